@@ -1,0 +1,383 @@
+import type { Browser, Locator, Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type Api, createUser, login } from './support/api';
+import { launch, newContext, shot, useSession } from './support/browser';
+import { ADMIN, startServer, type TestServer } from './support/server';
+
+let server: TestServer;
+let browser: Browser;
+let admin: Api;
+
+beforeAll(async () => {
+  server = await startServer();
+  browser = await launch();
+  admin = await login(server.url, ADMIN.login, ADMIN.password);
+});
+afterAll(async () => {
+  await browser?.close();
+  await server?.stop();
+});
+
+async function pageAs(api: Api, options: Parameters<typeof newContext>[2] = {}): Promise<Page> {
+  const context = await newContext(browser, server.url, options);
+  await useSession(context, server.url, api.cookie);
+  return context.newPage();
+}
+
+const snackbar = (page: Page, text: string) =>
+  page.locator('#notistack-snackbar').filter({ hasText: text }).waitFor();
+const field = (scope: Page | Locator, name: string) => scope.getByRole('textbox', { name, exact: true });
+const navItems = (page: Page) =>
+  page.getByRole('navigation', { name: 'Project navigation' }).getByRole('link').allTextContents();
+
+describe('projects', () => {
+  it('creates a project and a demo project from /project/new', async () => {
+    const page = await pageAs(admin);
+    await page.goto('/project/new');
+    await page.getByRole('button', { name: 'Create', exact: true }).click();
+    await page.getByText('Name is required').waitFor();
+    await field(page, 'Name').fill('Web Ops');
+    await page.getByLabel('Max parallel tasks').fill('-1');
+    await page.getByRole('button', { name: 'Create', exact: true }).click();
+    await page.getByText('Must be 0 or greater').waitFor();
+    await page.getByLabel('Max parallel tasks').fill('2');
+    await page.getByRole('button', { name: 'Create', exact: true }).click();
+    await snackbar(page, 'Project Web Ops created');
+    await page.waitForURL(/\/project\/\d+\/history$/);
+    const projects = await admin.get<{ id: number; name: string; max_parallel_tasks: number }[]>('/projects');
+    expect(projects.find((p) => p.name === 'Web Ops')?.max_parallel_tasks).toBe(2);
+    expect(await navItems(page)).toEqual([
+      'Dashboard',
+      'Task Templates',
+      'Schedule',
+      'Inventory',
+      'Environment',
+      'Key Store',
+      'Repositories',
+      'Integrations',
+      'Team',
+    ]);
+    await page.getByRole('tab', { name: 'Activity' }).click();
+    await page.getByRole('cell', { name: 'Project Web Ops created' }).waitFor();
+    await page.getByRole('cell', { name: ADMIN.name }).first().waitFor();
+
+    await page.goto('/project/new');
+    await page.getByRole('button', { name: 'Create Demo Project' }).click();
+    await snackbar(page, 'created');
+    await page.waitForURL(/\/project\/\d+\//);
+    const after = await admin.get<{ id: number }[]>('/projects');
+    expect(after.length).toBe(projects.length + 1);
+    await page.context().close();
+  });
+
+  it('/project/{id} redirects to history and remembers the project', async () => {
+    const project = await admin.post<{ id: number }>('/projects', { name: 'Remembered' });
+    const page = await pageAs(admin);
+    await page.goto(`/project/${project.id}`);
+    await page.waitForURL(`**/project/${project.id}/history`);
+    expect(await page.evaluate(() => localStorage.getItem('projectId'))).toBe(String(project.id));
+    await page.goto('/');
+    await page.waitForURL(`**/project/${project.id}/history`);
+    // The project selector lists the projects with initials avatars and offers New/Restore to admins.
+    await page.getByRole('button', { name: 'Select project' }).click();
+    await page.getByRole('menuitem', { name: 'New project' }).waitFor();
+    await page.getByRole('menuitem', { name: 'Restore project' }).waitFor();
+    await page.getByRole('menuitem', { name: /Remembered/ }).waitFor();
+    await page.context().close();
+  });
+
+  it('settings: save, backup download, delete with confirmation', async () => {
+    const project = await admin.post<{ id: number }>('/projects', { name: 'Settings Demo' });
+    const page = await pageAs(admin);
+    await page.goto(`/project/${project.id}/settings`);
+    await field(page, 'Name').fill('');
+    await page.getByRole('button', { name: 'Save' }).click();
+    await page.getByText('Name is required').waitFor();
+    await field(page, 'Name').fill('Settings Renamed');
+    await page.getByLabel('Max parallel tasks').fill('1.5');
+    await page.getByRole('button', { name: 'Save' }).click();
+    await page.getByText('Must be integer').waitFor();
+    await page.getByLabel('Max parallel tasks').fill('3');
+    await page.getByLabel('Send alerts about failed tasks').check();
+    await page.getByRole('button', { name: 'Save' }).click();
+    await snackbar(page, 'Project Settings Renamed saved');
+    const saved = await admin.get<{ name: string; max_parallel_tasks: number; alert: boolean }>(
+      `/project/${project.id}`,
+    );
+    expect(saved).toMatchObject({ name: 'Settings Renamed', max_parallel_tasks: 3, alert: true });
+    await shot(page, 'settings-light-1280');
+
+    const [download] = await Promise.all([
+      page.waitForEvent('download'),
+      page.getByRole('button', { name: 'Backup' }).click(),
+    ]);
+    const path = await download.path();
+    const { readFileSync } = await import('node:fs');
+    const backup = JSON.parse(readFileSync(path, 'utf8'));
+    expect(backup.meta?.name ?? backup.name).toBe('Settings Renamed');
+
+    // Restore the backup as a new project from the project menu.
+    await page.getByRole('button', { name: 'Select project' }).click();
+    await page.getByRole('menuitem', { name: 'Restore project' }).click();
+    const restore = page.getByRole('dialog', { name: 'Restore project' });
+    await restore.getByLabel('Backup file').setInputFiles(path);
+    await restore.getByRole('button', { name: 'Restore' }).click();
+    await snackbar(page, 'created');
+    await page.waitForURL((u) => !u.pathname.startsWith(`/project/${project.id}/`));
+    const restored = (await admin.get<{ id: number; name: string }[]>('/projects')).filter(
+      (p) => p.name === 'Settings Renamed',
+    );
+    expect(restored.length).toBe(2);
+    await page.goto(`/project/${project.id}/settings`);
+
+    await page.getByRole('button', { name: 'Delete project' }).click();
+    const dialog = page.getByRole('dialog', { name: 'Delete this project?' });
+    await dialog.getByText('cannot be undone').waitFor();
+    await dialog.getByRole('button', { name: 'Delete project' }).click();
+    await snackbar(page, 'Project Settings Renamed deleted');
+    expect(await admin.status('GET', `/project/${project.id}`)).toBe(404);
+    await page.context().close();
+  });
+});
+
+describe('users', () => {
+  it('creates, edits, changes a password and deletes users; refuses self-delete', async () => {
+    const page = await pageAs(admin);
+    await page.goto('/users');
+    await page.getByRole('heading', { name: 'Users' }).waitFor();
+    await page.getByRole('button', { name: 'New user' }).click();
+    const dialog = page.getByRole('dialog', { name: 'New user' });
+    await dialog.getByRole('button', { name: 'Create' }).click();
+    for (const message of [
+      'Name is required',
+      'Username is required',
+      'Email is required',
+      'Password is required',
+    ])
+      await dialog.getByText(message, { exact: true }).waitFor();
+    await field(dialog, 'Name').fill('Grace Hopper');
+    await field(dialog, 'Username').fill('grace');
+    await field(dialog, 'Email').fill('not-an-email');
+    await dialog.getByLabel('Password').fill('Cobol-1959');
+    await dialog.getByRole('button', { name: 'Create' }).click();
+    await dialog.getByText('Email must be a valid e-mail address').waitFor();
+    await field(dialog, 'Email').fill('grace@example.com');
+    await dialog.getByLabel('Admin').check();
+    await dialog.getByRole('button', { name: 'Create' }).click();
+    await snackbar(page, 'User Grace Hopper created');
+    let users = await admin.get<{ id: number; username: string; admin: boolean; name: string }[]>('/users');
+    const grace = users.find((u) => u.username === 'grace')!;
+    expect(grace).toMatchObject({ name: 'Grace Hopper', admin: true });
+    await (await login(server.url, 'grace', 'Cobol-1959')).get('/user');
+
+    // A duplicate username shows the server's message in the form.
+    await page.getByRole('button', { name: 'New user' }).click();
+    await field(dialog, 'Name').fill('Other Grace');
+    await field(dialog, 'Username').fill('grace');
+    await field(dialog, 'Email').fill('other@example.com');
+    await dialog.getByLabel('Password').fill('x-password');
+    await dialog.getByRole('button', { name: 'Create' }).click();
+    await dialog.getByRole('alert').waitFor();
+    expect(await dialog.getByRole('alert').textContent()).not.toMatch(/Request failed/);
+    await dialog.getByRole('button', { name: 'Cancel' }).click();
+
+    await page.getByRole('button', { name: 'Edit user Grace Hopper' }).click();
+    const edit = page.getByRole('dialog', { name: 'Edit user' });
+    await field(edit, 'Name').fill('Grace B. Hopper');
+    await edit.getByRole('button', { name: 'Save' }).click();
+    await snackbar(page, 'User Grace B. Hopper saved');
+    users = await admin.get('/users');
+    expect(users.find((u) => u.id === grace.id)?.name).toBe('Grace B. Hopper');
+
+    await page.getByRole('button', { name: 'Change password of Grace B. Hopper' }).click();
+    const pw = page.getByRole('dialog', { name: 'Change password of Grace B. Hopper' });
+    await pw.getByRole('button', { name: 'Save' }).click();
+    await pw.getByText('Password is required').waitFor();
+    await pw.getByLabel('New password').fill('Navy-1986');
+    await pw.getByRole('button', { name: 'Save' }).click();
+    await snackbar(page, 'Password of Grace B. Hopper changed');
+    await (await login(server.url, 'grace', 'Navy-1986')).get('/user');
+    await shot(page, 'users-light-1280');
+
+    // The signed-in admin cannot delete themselves.
+    expect(await page.getByRole('button', { name: `Delete user ${ADMIN.name}` }).isDisabled()).toBe(true);
+    await page.getByRole('button', { name: 'Delete user Grace B. Hopper' }).click();
+    await page.getByRole('dialog', { name: 'Delete user' }).getByRole('button', { name: 'Delete' }).click();
+    await snackbar(page, 'User Grace B. Hopper deleted');
+    users = await admin.get('/users');
+    expect(users.some((u) => u.id === grace.id)).toBe(false);
+    await page.context().close();
+  });
+
+  it('pages users 20 at a time and hides the Users menu from non-admins', async () => {
+    for (let i = 0; i < 21; i++) await createUser(admin, { name: `Paged ${String(i).padStart(2, '0')}` });
+    const page = await pageAs(admin);
+    await page.goto('/users');
+    await page.getByRole('heading', { name: 'Users' }).waitFor();
+    expect(await page.locator('tbody tr').count()).toBe(20);
+    await page.getByRole('button', { name: 'Next page' }).click();
+    expect(await page.locator('tbody tr').count()).toBeGreaterThan(0);
+    await page.context().close();
+
+    const plain = await createUser(admin, { name: 'Plain User' });
+    const project = await admin.post<{ id: number }>('/projects', { name: 'Plain project' });
+    await admin.post(`/project/${project.id}/users`, { user_id: plain.id, role: 'guest' });
+    const api = await login(server.url, plain.username, plain.password);
+    const userPage = await pageAs(api);
+    await userPage.goto(`/project/${project.id}/history`);
+    await userPage.getByRole('button', { name: 'User menu' }).click();
+    await userPage.getByRole('menuitem', { name: 'Edit account' }).waitFor();
+    expect(await userPage.getByRole('menuitem', { name: 'Users' }).count()).toBe(0);
+    await userPage.keyboard.press('Escape');
+    await userPage.getByRole('button', { name: 'Select project' }).click();
+    expect(await userPage.getByRole('menuitem', { name: 'New project' }).count()).toBe(0);
+    expect(await userPage.getByRole('menuitem', { name: 'Restore project' }).count()).toBe(0);
+    await userPage.keyboard.press('Escape');
+    // Guests see no Settings tab.
+    expect(await userPage.getByRole('tab', { name: 'Settings' }).count()).toBe(0);
+    // /users is for admins only.
+    await userPage.goto('/users');
+    await userPage.waitForURL((u) => !u.pathname.startsWith('/users'));
+    await userPage.context().close();
+  });
+
+  it('edits the own account from the user menu', async () => {
+    const me = await createUser(admin, { name: 'Self Editor' });
+    const project = await admin.post<{ id: number }>('/projects', { name: 'Self project' });
+    await admin.post(`/project/${project.id}/users`, { user_id: me.id, role: 'owner' });
+    const api = await login(server.url, me.username, me.password);
+    const page = await pageAs(api);
+    await page.goto(`/project/${project.id}/history`);
+    await page.getByRole('button', { name: 'User menu' }).click();
+    await page.getByRole('menuitem', { name: 'Edit account' }).click();
+    const dialog = page.getByRole('dialog', { name: 'Edit account' });
+    expect(await dialog.getByLabel('Admin').count()).toBe(0);
+    await field(dialog, 'Name').fill('Self Edited');
+    await dialog.getByRole('button', { name: 'Save' }).click();
+    await snackbar(page, 'User Self Edited saved');
+    expect((await api.get<{ name: string }>('/user')).name).toBe('Self Edited');
+    await page.context().close();
+  });
+});
+
+describe('team', () => {
+  it('adds members, changes roles inline, and applies the leave rules', async () => {
+    const project = await admin.post<{ id: number }>('/projects', { name: 'Team project' });
+    const owner = await createUser(admin, { name: 'Olivia Owner' });
+    const guest = await createUser(admin, { name: 'Gus Guest' });
+    const runner = await createUser(admin, { name: 'Tara Runner' });
+    await admin.post(`/project/${project.id}/users`, { user_id: owner.id, role: 'owner' });
+    await admin.post(`/project/${project.id}/users`, { user_id: runner.id, role: 'task_runner' });
+    const ownerApi = await login(server.url, owner.username, owner.password);
+
+    // An admin adds a member (the user list, GET /api/users, is for admins).
+    const adminPage = await pageAs(admin);
+    await adminPage.goto(`/project/${project.id}/team`);
+    await adminPage.getByRole('button', { name: 'Add member' }).click();
+    const dialog = adminPage.getByRole('dialog', { name: 'Add member' });
+    await dialog.getByRole('button', { name: 'Add' }).click();
+    await dialog.getByText('User is required').waitFor();
+    await dialog.getByRole('combobox', { name: 'User' }).click();
+    await adminPage.getByRole('option', { name: new RegExp(guest.username) }).click();
+    await dialog.getByRole('combobox', { name: 'Role' }).click();
+    await adminPage.getByRole('option', { name: 'Guest' }).click();
+    await dialog.getByRole('button', { name: 'Add' }).click();
+    await snackbar(adminPage, 'Gus Guest added to the team');
+    await adminPage.context().close();
+
+    // The owner changes roles inline and cannot leave.
+    const page = await pageAs(ownerApi);
+    await page.goto(`/project/${project.id}/team`);
+    await page.getByText('You can run any tasks').waitFor();
+    expect(await page.getByRole('button', { name: 'Leave Project' }).isDisabled()).toBe(true);
+    await page.getByRole('combobox', { name: 'Role of Tara Runner' }).click();
+    await page.getByRole('option', { name: 'Manager' }).click();
+    await snackbar(page, 'Tara Runner is now Manager');
+    const members = await ownerApi.get<{ user_id: number; role: string }[]>(`/project/${project.id}/users`);
+    expect(members.find((m) => m.user_id === runner.id)?.role).toBe('manager');
+    expect(members.find((m) => m.user_id === guest.id)?.role).toBe('guest');
+    await shot(page, 'team-light-1280');
+    await page.context().close();
+
+    // A manager runs tasks but cannot manage the team or see Settings.
+    const managerPage = await pageAs(await login(server.url, runner.username, runner.password));
+    await managerPage.goto(`/project/${project.id}/team`);
+    await managerPage.getByText('You can run any tasks').waitFor();
+    expect(await managerPage.getByRole('button', { name: 'Add member' }).count()).toBe(0);
+    expect(await managerPage.getByRole('combobox', { name: /Role of/ }).count()).toBe(0);
+    await managerPage.goto(`/project/${project.id}/history`);
+    await managerPage.getByRole('tab', { name: 'Activity' }).waitFor();
+    expect(await managerPage.getByRole('tab', { name: 'Settings' }).count()).toBe(0);
+    await managerPage.context().close();
+
+    // A guest has read-only access and may leave.
+    const guestApi = await login(server.url, guest.username, guest.password);
+    const guestPage = await pageAs(guestApi);
+    await guestPage.goto(`/project/${project.id}/team`);
+    await guestPage.getByText('You have read-only access').waitFor();
+    await guestPage.getByRole('button', { name: 'Leave Project' }).click();
+    await guestPage
+      .getByRole('dialog', { name: 'Leave Project' })
+      .getByRole('button', { name: 'Leave Project' })
+      .click();
+    await guestPage.waitForURL('**/project/new');
+    expect(await guestApi.get<unknown[]>('/projects')).toEqual([]);
+    await guestPage.context().close();
+  });
+});
+
+describe('theme and languages', () => {
+  it('switches dark, light and system (following prefers-color-scheme live)', async () => {
+    const project = await admin.post<{ id: number }>('/projects', { name: 'Theme project' });
+    const page = await pageAs(admin, { colorScheme: 'light' });
+    await page.goto(`/project/${project.id}/history`);
+    const background = () => page.evaluate(() => getComputedStyle(document.body).backgroundColor);
+    const light = await background();
+    await page.getByRole('switch', { name: 'Dark mode' }).check();
+    const dark = await background();
+    expect(dark).not.toBe(light);
+    expect(await page.evaluate(() => localStorage.getItem('darkMode'))).toBe('dark');
+    await page.getByRole('switch', { name: 'Dark mode' }).uncheck();
+    expect(await background()).toBe(light);
+    await page.getByRole('button', { name: 'Theme' }).click();
+    await page.getByRole('menuitem', { name: 'System' }).click();
+    expect(await page.evaluate(() => localStorage.getItem('darkMode'))).toBe('system');
+    await page.emulateMedia({ colorScheme: 'dark' });
+    await expect.poll(background).toBe(dark);
+    await page.emulateMedia({ colorScheme: 'light' });
+    await expect.poll(background).toBe(light);
+    await page.reload();
+    await page.getByRole('switch', { name: 'Dark mode' }).waitFor();
+    expect(await background()).toBe(light);
+    await page.context().close();
+  });
+
+  it('switches each of the 12 languages from the language menu and remembers it', async () => {
+    const project = await admin.post<{ id: number }>('/projects', { name: 'Language project' });
+    const page = await pageAs(admin);
+    await page.goto(`/project/${project.id}/history`);
+    const expected: Record<string, [string, string]> = {
+      Deutsch: ['de', 'Zeitplan'],
+      Español: ['es', 'Programación'],
+      Français: ['fr', 'Planification'],
+      Italiano: ['it', 'Pianificazione'],
+      Nederlands: ['nl', 'Planning'],
+      Polski: ['pl', 'Harmonogram'],
+      Português: ['pt', 'Agendamento'],
+      'Português (Brasil)': ['pt-br', 'Agendamento'],
+      Русский: ['ru', 'Расписание'],
+      简体中文: ['zh-cn', '计划'],
+      繁體中文: ['zh-tw', '排程'],
+      English: ['en', 'Schedule'],
+    };
+    const nav = page.getByRole('navigation');
+    for (const [name, [code, schedule]] of Object.entries(expected)) {
+      await page.locator('[aria-haspopup="menu"]').nth(1).click();
+      await page.getByRole('menuitem', { name, exact: true }).click();
+      await nav.getByRole('link', { name: schedule, exact: true }).waitFor();
+      expect(await page.evaluate(() => localStorage.getItem('lang'))).toBe(code);
+      expect(await page.evaluate(() => document.documentElement.lang)).toBe(code);
+    }
+    await page.context().close();
+  });
+});

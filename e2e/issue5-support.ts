@@ -1,0 +1,129 @@
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
+import { type Api, createUser, login, type SeedUser } from './support/api';
+import { newContext, PHONE, shot } from './support/browser';
+import { ADMIN } from './support/server';
+
+export type Team = {
+  admin: Api;
+  projectId: number;
+  manager: SeedUser;
+  runner: SeedUser;
+  guest: SeedUser;
+};
+
+/** A project owned by the admin with a manager, a task runner and a guest (SPEC §6). */
+export async function seedTeam(baseUrl: string, name = 'Issue 5 project'): Promise<Team> {
+  const admin = await login(baseUrl, ADMIN.login, ADMIN.password);
+  const project = await admin.post<{ id: number }>('/projects', { name });
+  const manager = await createUser(admin, { name: 'Mia Manager' });
+  const runner = await createUser(admin, { name: 'Rui Runner' });
+  const guest = await createUser(admin, { name: 'Gus Guest' });
+  for (const [user, role] of [
+    [manager, 'manager'],
+    [runner, 'task_runner'],
+    [guest, 'guest'],
+  ] as const)
+    await admin.post(`/project/${project.id}/users`, { user_id: user.id, role });
+  return { admin, projectId: project.id, manager, runner, guest };
+}
+
+/** A browser context signed in as a user (session cookie from the API). */
+export async function contextAs(
+  browser: Browser,
+  baseUrl: string,
+  user: { username?: string; login?: string; password: string },
+  options: Parameters<typeof newContext>[2] = {},
+): Promise<{ context: BrowserContext; page: Page }> {
+  const api = await login(baseUrl, user.username ?? user.login!, user.password);
+  const context = await newContext(browser, baseUrl, options);
+  const [cookieName, ...value] = api.cookie.split('=');
+  await context.addCookies([{ name: cookieName, value: value.join('='), url: baseUrl }]);
+  await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: baseUrl });
+  const page = await context.newPage();
+  return { context, page };
+}
+
+/** A local repository directory holding a Bash script. */
+export function localBashRepo(script = 'echo "hello from signalbox"\necho "second line"\n'): string {
+  const dir = mkdtempSync(join(tmpdir(), 'signalbox-e2e-repo-'));
+  writeFileSync(join(dir, 'run.sh'), `#!/usr/bin/env bash\nset -e\n${script}`, { mode: 0o755 });
+  const git = (...args: string[]) => execFileSync('git', ['-C', dir, ...args], { stdio: 'ignore' });
+  git('init', '-q', '-b', 'main');
+  git('add', '.');
+  git('-c', 'user.name=e2e', '-c', 'user.email=e2e@example.com', 'commit', '-q', '-m', 'scripts');
+  return dir;
+}
+
+/** Seeds the resources a Bash template needs through the API; returns their ids. */
+export async function seedBashResources(api: Api, projectId: number, repoPath = localBashRepo()) {
+  const key = await api.post<{ id: number }>(`/project/${projectId}/keys`, {
+    name: 'Seed none key',
+    type: 'none',
+  });
+  const repo = await api.post<{ id: number }>(`/project/${projectId}/repositories`, {
+    name: 'Local scripts',
+    git_url: repoPath,
+    git_branch: '',
+    ssh_key_id: key.id,
+  });
+  const env = await api.post<{ id: number }>(`/project/${projectId}/environment`, {
+    name: 'Seed env',
+    json: '{}',
+    env: '{}',
+  });
+  const inv = await api.post<{ id: number }>(`/project/${projectId}/inventory`, {
+    name: 'Seed hosts',
+    type: 'static',
+    inventory: '[local]\nlocalhost ansible_connection=local\n',
+    ssh_key_id: key.id,
+  });
+  return { keyId: key.id, repoId: repo.id, envId: env.id, inventoryId: inv.id, repoPath };
+}
+
+/** Screenshots of a page in light and dark, desktop and phone width; fails when the page overflows at 390 px. */
+export async function shotAll(
+  browser: Browser,
+  baseUrl: string,
+  user: Parameters<typeof contextAs>[2],
+  path: string,
+  name: string,
+) {
+  for (const scheme of ['light', 'dark'] as const) {
+    for (const [size, viewport] of [
+      ['1280', { width: 1280, height: 800 }],
+      ['390', PHONE],
+    ] as const) {
+      const { context, page } = await contextAs(browser, baseUrl, user, { viewport, colorScheme: scheme });
+      await page.addInitScript(
+        (dark) => localStorage.setItem('darkMode', dark),
+        scheme === 'dark' ? 'true' : 'false',
+      );
+      await page.goto(path);
+      await page.waitForLoadState('networkidle');
+      await shot(page, `issue5-${name}-${scheme}-${size}`);
+      if (size === '390') {
+        const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+        if (overflow > 1) throw new Error(`${name} overflows by ${overflow}px at 390 px`);
+      }
+      await context.close();
+    }
+  }
+}
+
+/**
+ * Waits for a snackbar saying exactly `text`. Another one may still be showing (they last 3 s), so this looks
+ * for the expected message among all of them rather than at whichever is newest in the DOM.
+ */
+export async function expectSnackbar(page: Page, text: string) {
+  const bars = page.locator('#notistack-snackbar');
+  const exact = new RegExp(`^${text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}$`);
+  try {
+    await bars.filter({ hasText: exact }).first().waitFor({ timeout: 10_000 });
+  } catch {
+    throw new Error(`No snackbar "${text}"; showing: ${JSON.stringify(await bars.allTextContents())}`);
+  }
+}

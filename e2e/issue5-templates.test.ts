@@ -1,0 +1,421 @@
+import type { Browser, Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { contextAs, expectSnackbar, seedBashResources, seedTeam, shotAll, type Team } from './issue5-support';
+import { launch, shot } from './support/browser';
+import { ADMIN, startServer, type TestServer } from './support/server';
+
+let server: TestServer;
+let browser: Browser;
+let team: Team;
+let ids: Awaited<ReturnType<typeof seedBashResources>>;
+const admin = { login: ADMIN.login, password: ADMIN.password };
+
+beforeAll(async () => {
+  server = await startServer();
+  browser = await launch();
+  team = await seedTeam(server.url, 'Templates project');
+  ids = await seedBashResources(team.admin, team.projectId);
+});
+afterAll(async () => {
+  await browser?.close();
+  await server?.stop();
+});
+
+const dialog = (page: Page) => page.getByRole('dialog');
+const base = () => `/project/${team.projectId}`;
+
+async function pick(page: Page, scope: ReturnType<Page['locator']> | Page, label: string, option: string) {
+  await scope.getByRole('combobox', { name: label }).click();
+  await page.getByRole('option', { name: option, exact: true }).click();
+}
+
+describe('views', () => {
+  it('adds, reorders by keyboard drag and deletes views; the order persists after reload', async () => {
+    const { context, page } = await contextAs(browser, server.url, team.manager);
+    await page.goto(`${base()}/templates`);
+    await page.getByRole('button', { name: 'Edit views' }).click();
+    await dialog(page).getByText('No views').waitFor();
+    await dialog(page).getByRole('button', { name: 'Add' }).click();
+    await dialog(page).getByText('Title is required').waitFor();
+    for (const title of ['Alpha', 'Beta', 'Gamma']) {
+      await dialog(page).getByLabel('New view title').fill(title);
+      await dialog(page).getByRole('button', { name: 'Add' }).click();
+      await dialog(page).getByTestId(`view-row-${title}`).waitFor();
+    }
+    // dnd-kit keyboard sensor: pick up Alpha, move it down one place, drop.
+    const handle = dialog(page).getByRole('button', { name: 'Move Alpha' });
+    await handle.focus();
+    await page.keyboard.press('Space');
+    await page.waitForTimeout(200);
+    await page.keyboard.press('ArrowDown');
+    await page.waitForTimeout(200);
+    await page.keyboard.press('Space');
+    await page.waitForTimeout(500);
+    await dialog(page).getByRole('button', { name: 'Delete view Gamma' }).click();
+    await dialog(page).getByTestId('view-row-Gamma').waitFor({ state: 'detached' });
+    await page.waitForLoadState('networkidle');
+    await page.reload();
+    const tabs = page.getByRole('tablist', { name: 'Views' }).getByRole('tab');
+    await tabs.nth(2).waitFor();
+    expect(await tabs.allTextContents()).toEqual(['All', 'Beta', 'Alpha']);
+    const views = await team.admin.get<{ title: string; position: number }[]>(`${base()}/views`);
+    expect(views.sort((a, b) => a.position - b.position).map((v) => v.title)).toEqual(['Beta', 'Alpha']);
+    // The last visited view is remembered per project; an unknown view goes to the templates page.
+    await tabs.nth(1).click();
+    await page.waitForURL(/\/views\/\d+\/templates$/);
+    await page.goto(`${base()}/templates`);
+    await page.waitForURL(/\/views\/\d+\/templates$/);
+    await page.goto(`${base()}/views/999999/templates`);
+    await page.waitForURL(`**${base()}/templates`);
+    await context.close();
+  });
+});
+
+let templateId = 0;
+
+describe('template form', () => {
+  it('validates every owned rule, edits survey variables and creates a Bash template', async () => {
+    const { context, page } = await contextAs(browser, server.url, team.manager);
+    await page.goto(`${base()}/templates`);
+    await page.getByRole('button', { name: 'New Template' }).click();
+    await page.getByRole('menuitem', { name: 'Bash' }).click();
+    await page.waitForURL('**/templates/new/edit?app=bash');
+    await page.getByRole('button', { name: 'Create' }).click();
+    await page.getByText('Name is required', { exact: true }).waitFor();
+    await page.getByText('Playbook filename is required').waitFor();
+    await page.getByText('Repository is required').first().waitFor();
+    await page.getByText('Environment is required').waitFor();
+    await page.getByRole('tab', { name: 'Build' }).click();
+    await page.getByRole('button', { name: 'Create' }).click();
+    await page.getByText('Start version is required').waitFor();
+    expect(await page.getByPlaceholder('0.0.0').count()).toBe(1);
+    await page.getByRole('tab', { name: 'Deploy' }).click();
+    await page.getByRole('button', { name: 'Create' }).click();
+    await page.getByText('Build template is required').waitFor();
+    await page.getByLabel('Deploy automatically after each successful build').waitFor();
+    await page.getByRole('tab', { name: 'Task' }).click();
+    await page.getByLabel('Run when the repository has new commits').check();
+    await page.getByRole('button', { name: 'Create' }).click();
+    expect(await page.getByText('Repository is required').count()).toBe(2);
+    await page.getByLabel('Run when the repository has new commits').uncheck();
+
+    await page.getByRole('textbox', { name: 'Name', exact: true }).fill('Hello bash');
+    await page.getByRole('textbox', { name: 'Script filename' }).fill('run.sh');
+    await pick(page, page, 'Repository', 'Local scripts');
+    await pick(page, page, 'Environment', 'Seed env');
+
+    // Survey variables: the editor's own messages, then one variable of each type.
+    const addVar = async (v: {
+      name: string;
+      title: string;
+      type: string;
+      required?: boolean;
+      values?: string[][];
+    }) => {
+      await page.getByRole('button', { name: 'Add variable' }).click();
+      const d = dialog(page);
+      await d.getByRole('textbox', { name: 'Name', exact: true }).fill(v.name);
+      await d.getByRole('textbox', { name: 'Title', exact: true }).fill(v.title);
+      await pick(page, d, 'Type', v.type);
+      if (v.required) await d.getByLabel('Required').check();
+      for (const [n, val] of v.values ?? []) {
+        await d.getByRole('button', { name: 'Add value' }).click();
+        await d.getByRole('textbox', { name: 'Name', exact: true }).last().fill(n);
+        await d.getByRole('textbox', { name: 'Value', exact: true }).last().fill(val);
+      }
+      await d.getByRole('button', { name: 'Save' }).click();
+      await d.waitFor({ state: 'detached' });
+    };
+    await page.getByRole('button', { name: 'Add variable' }).click();
+    await dialog(page).getByRole('button', { name: 'Save' }).click();
+    await dialog(page).getByText('Name is required', { exact: true }).waitFor();
+    await dialog(page).getByText('Title is required').waitFor();
+    await dialog(page).getByRole('textbox', { name: 'Name', exact: true }).fill('color');
+    await dialog(page).getByRole('textbox', { name: 'Title', exact: true }).fill('Colour');
+    await pick(page, dialog(page), 'Type', 'Enumeration');
+    await dialog(page).getByRole('button', { name: 'Save' }).click();
+    await dialog(page).getByText('Enumeration must have values.').waitFor();
+    await dialog(page).getByRole('button', { name: 'Add value' }).click();
+    await dialog(page).getByRole('button', { name: 'Save' }).click();
+    await dialog(page).getByText('Value name cannot be empty.').waitFor();
+    await dialog(page).getByRole('textbox', { name: 'Name', exact: true }).last().fill('Red');
+    await dialog(page).getByRole('button', { name: 'Add value' }).click();
+    await dialog(page).getByRole('textbox', { name: 'Name', exact: true }).last().fill('Red');
+    await dialog(page).getByRole('button', { name: 'Save' }).click();
+    await dialog(page).getByText('Enumeration values must have unique names.').waitFor();
+    await dialog(page).getByRole('button', { name: 'Cancel' }).click();
+
+    await addVar({ name: 'who', title: 'Who', type: 'String', required: true });
+    await addVar({ name: 'count', title: 'Count', type: 'Integer', required: true });
+    await addVar({ name: 'token', title: 'Token', type: 'Secret' });
+    await addVar({
+      name: 'color',
+      title: 'Colour',
+      type: 'Enumeration',
+      values: [
+        ['Red', 'red'],
+        ['Blue', 'blue'],
+      ],
+    });
+    await page.getByRole('button', { name: 'Create' }).click();
+    await expectSnackbar(page, 'Template "Hello bash" created');
+    await page.waitForURL(/\/templates\/\d+$/);
+    templateId = Number(page.url().split('/').pop());
+    const saved = await team.admin.get<{ survey_vars: { name: string; type: string }[]; app: string }>(
+      `${base()}/templates/${templateId}`,
+    );
+    expect(saved.app).toBe('bash');
+    expect(saved.survey_vars.map((v) => `${v.name}:${v.type}`)).toEqual([
+      'who:string',
+      'count:int',
+      'token:secret',
+      'color:enum',
+    ]);
+    await context.close();
+  });
+});
+
+describe('run dialog and a Bash task to Success', () => {
+  it('asks each survey type with the required and int errors, runs, shows the log, and re-runs from the list', async () => {
+    const { context, page } = await contextAs(browser, server.url, team.runner);
+    await page.goto(`${base()}/templates/${templateId}`);
+    await page.getByRole('button', { name: 'Run', exact: true }).click();
+    const d = dialog(page);
+    await d.getByRole('button', { name: 'Run' }).click();
+    await d.getByText('Who is required').waitFor();
+    await d.getByText('Count is required').waitFor();
+    await d.getByRole('textbox', { name: 'Count' }).fill('12a');
+    await d.getByRole('button', { name: 'Run' }).click();
+    await d.getByText('Must be integer').waitFor();
+    expect(await d.locator('input[name="survey.token"]').getAttribute('type')).toBe('password');
+    await d.getByRole('textbox', { name: 'Who' }).fill('world');
+    await d.getByRole('textbox', { name: 'Count' }).fill('12');
+    await d.locator('input[name="survey.token"]').fill('t0p');
+    await pick(page, d, 'Colour', 'Blue');
+    await d.getByRole('textbox', { name: 'Message (optional)' }).fill('first run');
+    await d.getByRole('button', { name: 'Run' }).click();
+    await page.waitForURL(/[?&]t=\d+/);
+    const log = page.getByRole('dialog');
+    await log.locator('[data-status=success]').waitFor({ timeout: 60_000 });
+    await log.getByText('hello from signalbox').first().waitFor();
+    const taskId = Number(new URL(page.url()).searchParams.get('t'));
+    const task = await team.admin.get<{ status: string; environment: string }>(`${base()}/tasks/${taskId}`);
+    expect(task.status).toBe('success');
+    expect(JSON.parse(task.environment)).toMatchObject({ who: 'world', count: 12, color: 'blue' });
+    await page.keyboard.press('Escape');
+
+    // The list: last task status, expandable row with the last tasks and Re-Run.
+    await page.goto(`${base()}/templates`);
+    await page.getByRole('button', { name: 'Show the last tasks of Hello bash' }).click();
+    await page.getByRole('table', { name: 'Last tasks of Hello bash' }).waitFor();
+    await page.getByRole('button', { name: 'Re-Run' }).first().click();
+    await page.waitForURL((u) => Number(u.searchParams.get('t')) > taskId);
+    await page.getByRole('dialog').locator('[data-status=success]').waitFor({ timeout: 60_000 });
+    await context.close();
+  });
+});
+
+describe('template detail', () => {
+  it('edits, copies (navigating to the copy) and deletes; a referenced build template shows the refs dialog', async () => {
+    const build = await team.admin.post<{ id: number }>(`${base()}/templates`, {
+      name: 'Builder',
+      app: 'bash',
+      type: 'build',
+      start_version: '0.0.0',
+      playbook: 'run.sh',
+      repository_id: ids.repoId,
+      environment_id: ids.envId,
+    });
+    await team.admin.post(`${base()}/templates`, {
+      name: 'Deployer',
+      app: 'bash',
+      type: 'deploy',
+      build_template_id: build.id,
+      playbook: 'run.sh',
+      repository_id: ids.repoId,
+      environment_id: ids.envId,
+    });
+    const { context, page } = await contextAs(browser, server.url, team.manager);
+    await page.goto(`${base()}/templates/new`);
+    await page.waitForURL('**/templates/new/edit');
+    await page.goto(`${base()}/templates/${build.id}`);
+    await page.getByRole('button', { name: 'Build', exact: true }).waitFor();
+    await page.getByRole('button', { name: 'Delete template' }).click();
+    await page.getByText("Can't delete the template because it is used by the resources below").waitFor();
+    await page.getByRole('dialog').getByRole('link', { name: 'Deployer' }).waitFor();
+    await page.getByRole('dialog').getByRole('button', { name: 'Close' }).click();
+
+    await page.goto(`${base()}/templates/${templateId}`);
+    await page.getByRole('button', { name: 'Edit Template' }).click();
+    await page.getByRole('textbox', { name: 'Name', exact: true }).fill('Hello bash v2');
+    await page.getByRole('button', { name: 'Save' }).click();
+    await expectSnackbar(page, 'Template "Hello bash v2" saved');
+    await page.getByRole('heading', { name: 'Hello bash v2' }).waitFor();
+    await page.getByRole('button', { name: 'Copy template' }).click();
+    await page.waitForURL(`**/templates/new/edit?copy=${templateId}`);
+    expect(await page.getByRole('textbox', { name: 'Name', exact: true }).inputValue()).toBe(
+      'Hello bash v2 (copy)',
+    );
+    await page.getByRole('button', { name: 'Create' }).click();
+    await page.waitForURL(
+      (u) => /\/templates\/\d+$/.test(u.pathname) && !u.pathname.endsWith(`/${templateId}`),
+    );
+    await page.getByRole('heading', { name: 'Hello bash v2 (copy)' }).waitFor();
+    await page.getByRole('button', { name: 'Delete template' }).click();
+    await page.getByRole('dialog').getByRole('button', { name: 'Delete' }).click();
+    await page.getByText('Template "Hello bash v2 (copy)" deleted').waitFor();
+    await page.waitForURL(`**${base()}/templates`);
+    await context.close();
+  });
+});
+
+describe('schedule', () => {
+  it('creates with the timing selector and next-run preview, rejects a bad cron from the server, edits and deletes', async () => {
+    const { context, page } = await contextAs(browser, server.url, team.manager);
+    await page.goto(`${base()}/schedule`);
+    await page.getByRole('button', { name: 'New Schedule' }).click();
+    const d = dialog(page);
+    await d.getByRole('textbox', { name: 'Cron' }).fill('');
+    await d.getByRole('button', { name: 'Save' }).click();
+    await d.getByText('Template is required').waitFor();
+    await d.getByText('Cron is required').waitFor();
+    await pick(page, d, 'Template', 'Hello bash v2');
+    await d.getByRole('textbox', { name: 'Cron' }).fill('61 * * * *');
+    await d.getByText('No next run for this cron').waitFor();
+    await d.getByRole('button', { name: 'Save' }).click();
+    await d.locator('#schedule-form p.Mui-error').waitFor();
+    await d.getByRole('button', { name: 'Timing' }).click();
+    await pick(page, d, 'Timing', 'Daily');
+    await d.getByRole('group', { name: 'Hours' }).getByLabel('3', { exact: true }).check();
+    await d.getByRole('group', { name: 'Minutes' }).getByLabel('30', { exact: true }).check();
+    expect(await d.getByRole('textbox', { name: 'Cron' }).inputValue()).toBe('0,30 0,3 * * *');
+    await d.getByText(/^Next run: /).waitFor();
+    await d.getByRole('button', { name: 'Save' }).click();
+    await expectSnackbar(page, 'Schedule of Hello bash v2 created');
+    await page.getByRole('cell', { name: '0,30 0,3 * * *' }).waitFor();
+    await page.getByRole('link', { name: 'Hello bash v2' }).waitFor();
+    await page.getByRole('button', { name: 'Edit Hello bash v2' }).click();
+    await d.getByRole('textbox', { name: 'Cron' }).fill('0 0 * * *');
+    await d.getByRole('button', { name: 'Save' }).click();
+    await expectSnackbar(page, 'Schedule of Hello bash v2 saved');
+    await page.getByRole('cell', { name: '0 0 * * *' }).waitFor();
+    await page.getByRole('button', { name: 'Delete Hello bash v2' }).click();
+    await page.getByRole('dialog').getByRole('button', { name: 'Delete' }).click();
+    await expectSnackbar(page, 'Schedule of Hello bash v2 deleted');
+    await context.close();
+  });
+});
+
+describe('integrations', () => {
+  it('creates with auth rules, copies an alias, adds matchers and values, is triggered by its alias, and is deleted', async () => {
+    await team.admin.post(`${base()}/keys`, {
+      name: 'Hook secret',
+      type: 'login_password',
+      login_password: { login: '', password: 'hook-pass' },
+    });
+    const { context, page } = await contextAs(browser, server.url, admin);
+    await page.goto(`${base()}/integrations`);
+    await page.getByRole('button', { name: 'New Integration' }).click();
+    const d = dialog(page);
+    await d.getByRole('button', { name: 'Save' }).click();
+    await d.getByText('Name is required', { exact: true }).waitFor();
+    await d.getByRole('textbox', { name: 'Name', exact: true }).fill('Push hook');
+    await pick(page, d, 'Template', 'Hello bash v2');
+    expect(await d.getByRole('combobox', { name: 'Auth secret' }).count()).toBe(0);
+    await pick(page, d, 'Authentication', 'Token');
+    await d.getByRole('combobox', { name: 'Auth secret' }).waitFor();
+    await d.getByRole('button', { name: 'Save' }).click();
+    await d.getByText('Auth secret is required').waitFor();
+    await d.getByText('Auth header is required').waitFor();
+    await pick(page, d, 'Authentication', 'None');
+    expect(await d.getByRole('textbox', { name: 'Auth header' }).count()).toBe(0);
+    await d.getByRole('button', { name: 'Save' }).click();
+    await expectSnackbar(page, 'Integration Push hook created');
+    await page.getByRole('link', { name: 'Push hook' }).click();
+    await page.waitForURL(/\/integration\/\d+$/);
+
+    await page.getByRole('button', { name: 'Add alias' }).click();
+    const url = await page.getByTestId('alias-url').first().textContent();
+    await page.getByRole('button', { name: `Copy ${url}` }).click();
+    await expectSnackbar(page, 'The alias URL has been copied to the clipboard.');
+
+    await page.getByRole('button', { name: 'New Matcher' }).click();
+    await d.getByRole('button', { name: 'Save' }).click();
+    for (const m of ['Name is required', 'Key is required', 'Value is required'])
+      await d.getByText(m, { exact: true }).waitFor();
+    await d.getByRole('textbox', { name: 'Name', exact: true }).fill('Main branch');
+    await d.getByRole('textbox', { name: 'Key', exact: true }).fill('ref');
+    await d.getByRole('textbox', { name: 'Value', exact: true }).fill('refs/heads/main');
+    await d.getByRole('button', { name: 'Save' }).click();
+    await page.getByRole('cell', { name: 'Main branch', exact: true }).waitFor();
+
+    await page.getByRole('button', { name: 'New Extracted Value' }).click();
+    await d.getByRole('button', { name: 'Save' }).click();
+    for (const m of ['Name is required', 'Key is required', 'Variable is required'])
+      await d.getByText(m, { exact: true }).waitFor();
+    await d.getByRole('textbox', { name: 'Name', exact: true }).fill('Who');
+    await d.getByRole('textbox', { name: 'Key', exact: true }).fill('pusher');
+    await d.getByRole('textbox', { name: 'Variable', exact: true }).fill('who');
+    await d.getByRole('button', { name: 'Save' }).click();
+    await page.getByRole('cell', { name: 'pusher', exact: true }).waitFor();
+
+    const before = await team.admin.get<unknown[]>(`${base()}/tasks/last`);
+    const res = await fetch(url!.trim(), {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ ref: 'refs/heads/main', pusher: 'hook' }),
+    });
+    expect(res.status).toBeLessThan(300);
+    const deadline = Date.now() + 20_000;
+    let after = before;
+    while (after.length === before.length && Date.now() < deadline) {
+      await new Promise((r) => setTimeout(r, 300));
+      after = await team.admin.get<unknown[]>(`${base()}/tasks/last`);
+    }
+    expect(after.length).toBe(before.length + 1);
+
+    await page.goto(`${base()}/integrations`);
+    await page.getByRole('button', { name: 'Delete Push hook' }).click();
+    await page.getByRole('dialog').getByRole('button', { name: 'Delete' }).click();
+    await expectSnackbar(page, 'Integration Push hook deleted');
+    await context.close();
+  });
+});
+
+describe('screenshots', () => {
+  it('saves the templates, detail, form, schedule and integrations pages light/dark at 1280 and 390 px', async () => {
+    await team.admin.post(`${base()}/schedules`, { template_id: templateId, cron_format: '0 3 * * *' });
+    const hook = await team.admin.post<{ id: number }>(`${base()}/integrations`, {
+      name: 'Shot hook',
+      template_id: templateId,
+    });
+    await team.admin.post(`${base()}/integrations/${hook.id}/aliases`, {});
+    for (const [path, name] of [
+      ['templates', 'templates'],
+      [`templates/${templateId}`, 'template-detail'],
+      [`templates/${templateId}/edit`, 'template-form'],
+      ['schedule', 'schedule'],
+      ['integrations', 'integrations'],
+      [`integration/${hook.id}`, 'integration-detail'],
+    ] as const)
+      await shotAll(browser, server.url, admin, `${base()}/${path}`, name);
+    // Dialogs: the run dialog with its survey variables, and the edit-views dialog.
+    for (const [size, viewport] of [
+      ['1280', { width: 1280, height: 800 }],
+      ['390', { width: 390, height: 844 }],
+    ] as const) {
+      const { context, page } = await contextAs(browser, server.url, admin, { viewport });
+      await page.goto(`${base()}/templates/${templateId}`);
+      await page.getByRole('button', { name: 'Run', exact: true }).click();
+      await dialog(page).getByRole('button', { name: 'Run' }).click();
+      await dialog(page).getByText('Who is required').waitFor();
+      await shot(page, `issue5-run-dialog-light-${size}`);
+      await page.keyboard.press('Escape');
+      await page.goto(`${base()}/templates`);
+      await page.getByRole('button', { name: 'Edit views' }).click();
+      await dialog(page).getByTestId('view-row-Beta').waitFor();
+      await shot(page, `issue5-edit-views-light-${size}`);
+      await context.close();
+    }
+  });
+});

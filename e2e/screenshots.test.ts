@@ -1,0 +1,130 @@
+import type { Browser, Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, it } from 'vitest';
+import { type Api, createUser, login } from './support/api';
+import { DESKTOP, launch, newContext, PHONE, shot, useSession } from './support/browser';
+import { seedBashProject, waitForStatus } from './support/seed';
+import { ADMIN, startServer, type TestServer } from './support/server';
+
+// Every screen of the console, light and dark, at 1280×800 and 390×844, saved to .e2e-artifacts/screenshots.
+let server: TestServer;
+let browser: Browser;
+let admin: Api;
+let projectId: number;
+let taskId: number;
+
+beforeAll(async () => {
+  server = await startServer();
+  browser = await launch();
+  admin = await login(server.url, ADMIN.login, ADMIN.password);
+  const seeded = await seedBashProject(admin, 'Platform Operations', {
+    'Deploy web': [
+      'deploy.sh',
+      'for i in 1 2 3 4 5 6; do printf "\\033[1;34m==>\\033[0m step %d\\n" $i; done\nprintf "\\033[32mok: all hosts\\033[0m\\n"\n',
+    ],
+    'Nightly backup': ['backup.sh', 'echo "backup done"\n'],
+    'Broken check': ['broken.sh', 'printf "\\033[31mfatal: check failed\\033[0m\\n"; exit 2\n'],
+  });
+  projectId = seeded.projectId;
+  for (const name of ['Deploy web', 'Nightly backup', 'Broken check', 'Deploy web']) {
+    const task = await admin.post<{ id: number }>(`/project/${projectId}/tasks`, {
+      template_id: seeded.templates[name],
+      message: name === 'Deploy web' ? 'Release 2.4' : '',
+    });
+    await waitForStatus(admin, projectId, task.id, ['success', 'error']);
+    taskId = task.id;
+  }
+  await admin.post('/projects', { name: 'Data Pipelines' });
+  await admin.post('/projects', { name: 'Edge Network' });
+  for (const [name, username, role] of [
+    ['Lina Park', 'lina', 'manager'],
+    ['Omar Haddad', 'omar', 'task_runner'],
+    ['Sofia Rossi', 'sofia', 'guest'],
+  ] as const) {
+    const user = await createUser(admin, { name, username });
+    await admin.post(`/project/${projectId}/users`, { user_id: user.id, role });
+  }
+});
+afterAll(async () => {
+  await browser?.close();
+  await server?.stop();
+});
+
+const configs = [
+  { scheme: 'light', viewport: DESKTOP, size: '1280' },
+  { scheme: 'dark', viewport: DESKTOP, size: '1280' },
+  { scheme: 'light', viewport: PHONE, size: '390' },
+  { scheme: 'dark', viewport: PHONE, size: '390' },
+] as const;
+
+describe.each(configs)('screens ($scheme, $size px)', ({ scheme, viewport, size }) => {
+  let page: Page;
+  const name = (screen: string) => `${screen}-${scheme}-${size}`;
+
+  beforeAll(async () => {
+    const context = await newContext(browser, server.url, { viewport, colorScheme: scheme });
+    page = await context.newPage();
+  });
+  afterAll(async () => page?.context().close());
+
+  it('sign-in and help', async () => {
+    await page.goto('/auth/login');
+    await page.getByRole('button', { name: 'Sign in', exact: true }).waitFor();
+    await shot(page, name('login'));
+    await page.getByRole('button', { name: "Can't sign in?" }).click();
+    await page.getByRole('dialog').waitFor();
+    await shot(page, name('login-help'));
+    await useSession(page.context(), server.url, admin.cookie);
+  });
+
+  it('project pages', async () => {
+    await page.goto(`/project/${projectId}/history`);
+    await page.getByRole('table', { name: 'History' }).getByText('Deploy web').first().waitFor();
+    await shot(page, name('history'));
+    await page.goto(`/project/${projectId}/activity`);
+    await page.getByRole('table', { name: 'Activity' }).waitFor();
+    await shot(page, name('activity'));
+    await page.goto(`/project/${projectId}/settings`);
+    await page.getByRole('button', { name: 'Backup' }).waitFor();
+    await shot(page, name('settings'));
+    await page.goto(`/project/${projectId}/team`);
+    await page.getByText('Sofia Rossi').waitFor();
+    await shot(page, name('team'));
+    await page.goto('/project/new');
+    await page.getByRole('button', { name: 'Create Demo Project' }).waitFor();
+    await shot(page, name('project-new'));
+  });
+
+  it('drawer and menus', async () => {
+    await page.goto(`/project/${projectId}/history`);
+    await page.getByRole('table', { name: 'History' }).waitFor();
+    if (viewport === PHONE) {
+      await page.getByRole('button', { name: 'Open menu' }).click();
+      await page.getByRole('button', { name: 'Select project' }).waitFor();
+      await shot(page, name('drawer'));
+    }
+    await page.getByRole('button', { name: 'Select project' }).click();
+    await page.getByRole('menuitem', { name: 'New project' }).waitFor();
+    await shot(page, name('project-menu'));
+    await page.keyboard.press('Escape');
+    await page.getByRole('button', { name: 'User menu' }).click();
+    await page.getByRole('menuitem', { name: 'Sign out' }).waitFor();
+    await shot(page, name('user-menu'));
+    await page.keyboard.press('Escape');
+  });
+
+  it('users and the user dialog', async () => {
+    await page.goto('/users');
+    await page.getByText('Lina Park').waitFor();
+    await shot(page, name('users'));
+    await page.getByRole('button', { name: 'New user' }).click();
+    await page.getByRole('dialog').getByRole('button', { name: 'Create' }).click();
+    await page.getByRole('dialog').getByText('Name is required', { exact: true }).waitFor();
+    await shot(page, name('user-dialog'));
+  });
+
+  it('task log dialog', async () => {
+    await page.goto(`/project/${projectId}/history?t=${taskId}`);
+    await page.getByRole('dialog').getByText('ok: all hosts').waitFor();
+    await shot(page, name('task-log'));
+  });
+});

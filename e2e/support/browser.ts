@@ -1,0 +1,63 @@
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { type Browser, type BrowserContext, chromium, type Page } from 'playwright-core';
+import { root } from './server';
+
+export const CHROMIUM_ARGS = [
+  '--headless',
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--no-first-run',
+];
+
+export function launch(): Promise<Browser> {
+  return chromium.launch({ executablePath: '/usr/bin/chromium', args: CHROMIUM_ARGS, headless: true });
+}
+
+export const DESKTOP = { width: 1280, height: 800 };
+export const PHONE = { width: 390, height: 844 };
+
+/** A fresh browser context (own cookies and local storage) with English as the browser language. */
+export async function newContext(
+  browser: Browser,
+  baseURL: string,
+  options: {
+    viewport?: { width: number; height: number };
+    colorScheme?: 'light' | 'dark';
+    locale?: string;
+  } = {},
+): Promise<BrowserContext> {
+  return browser.newContext({
+    baseURL,
+    viewport: options.viewport ?? DESKTOP,
+    colorScheme: options.colorScheme ?? 'light',
+    locale: options.locale ?? 'en-US',
+    acceptDownloads: true,
+  });
+}
+
+/** Signs in through the sign-in page. */
+export async function signIn(page: Page, login: string, password: string) {
+  await page.goto('/auth/login');
+  await page.getByLabel('Username').fill(login);
+  await page.getByLabel('Password').fill(password);
+  await page.getByRole('button', { name: 'Sign in', exact: true }).click();
+  await page.waitForURL((url) => !url.pathname.startsWith('/auth/login'));
+}
+
+/** Reuses a session cookie from the API client in a browser context. */
+export async function useSession(context: BrowserContext, baseURL: string, cookie: string) {
+  const [name, ...value] = cookie.split('=');
+  await context.addCookies([{ name, value: value.join('='), url: baseURL }]);
+}
+
+export const screenshotDir = join(root, '.e2e-artifacts', 'screenshots');
+
+/** Saves a screenshot as .e2e-artifacts/screenshots/<name>.png. */
+export async function shot(page: Page, name: string) {
+  mkdirSync(screenshotDir, { recursive: true });
+  await page.waitForTimeout(350); // let transitions finish
+  await page.screenshot({ path: join(screenshotDir, `${name}.png`) });
+}

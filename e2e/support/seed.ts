@@ -1,0 +1,69 @@
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { Api } from './api';
+
+/** A local git repository holding the given scripts. */
+export function scriptsRepo(files: Record<string, string>): string {
+  const dir = mkdtempSync(join(tmpdir(), 'signalbox-e2e-repo-'));
+  for (const [name, text] of Object.entries(files)) writeFileSync(join(dir, name), text);
+  const git = (...args: string[]) => execFileSync('git', ['-C', dir, ...args], { stdio: 'ignore' });
+  git('init', '-q', '-b', 'main');
+  git('add', '.');
+  git('-c', 'user.name=e2e', '-c', 'user.email=e2e@example.com', 'commit', '-q', '-m', 'scripts');
+  return dir;
+}
+
+/** A project with a None key, a local repository of bash scripts, an empty environment and one template per script. */
+export async function seedBashProject(admin: Api, name: string, scripts: Record<string, string>) {
+  const projectId = (await admin.post<{ id: number }>('/projects', { name })).id;
+  const base = `/project/${projectId}`;
+  const key = await admin.post<{ id: number }>(`${base}/keys`, {
+    name: 'None',
+    type: 'none',
+    project_id: projectId,
+  });
+  const repo = await admin.post<{ id: number }>(`${base}/repositories`, {
+    name: 'scripts',
+    git_url: scriptsRepo(Object.fromEntries(Object.entries(scripts).map(([, [file, text]]) => [file, text]))),
+    git_branch: '',
+    ssh_key_id: key.id,
+    project_id: projectId,
+  });
+  const env = await admin.post<{ id: number }>(`${base}/environment`, {
+    name: 'Empty',
+    json: '{}',
+    env: '{}',
+    project_id: projectId,
+  });
+  const templates: Record<string, number> = {};
+  for (const [title, [file]] of Object.entries(scripts)) {
+    const tpl = await admin.post<{ id: number }>(`${base}/templates`, {
+      name: title,
+      app: 'bash',
+      playbook: file,
+      repository_id: repo.id,
+      environment_id: env.id,
+      project_id: projectId,
+    });
+    templates[title] = tpl.id;
+  }
+  return { projectId, templates };
+}
+
+export async function waitForStatus(
+  api: Api,
+  projectId: number,
+  taskId: number,
+  statuses: string[],
+  timeout = 60_000,
+) {
+  const deadline = Date.now() + timeout;
+  for (;;) {
+    const task = await api.get<{ status: string }>(`/project/${projectId}/tasks/${taskId}`);
+    if (statuses.includes(task.status)) return task;
+    if (Date.now() > deadline) throw new Error(`task ${taskId} stayed ${task.status}`);
+    await new Promise((r) => setTimeout(r, 250));
+  }
+}

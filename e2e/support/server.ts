@@ -1,0 +1,96 @@
+import { type ChildProcess, execSync, spawn } from 'node:child_process';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+export const root = fileURLToPath(new URL('../../', import.meta.url));
+export const ADMIN = {
+  login: 'admin',
+  password: 'admin-Passw0rd',
+  name: 'Ada Admin',
+  email: 'admin@example.com',
+};
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = createServer();
+    srv.unref();
+    srv.on('error', reject);
+    srv.listen(0, '127.0.0.1', () => {
+      const { port } = srv.address() as { port: number };
+      srv.close(() => resolve(port));
+    });
+  });
+}
+
+/** Builds the web console when its build is missing (npm test's bootstrap normally did it already). */
+export function ensureWebBuild() {
+  if (!existsSync(join(root, 'packages/web/dist/index.html')))
+    execSync('npm run build -w @signalbox/web', { cwd: root, stdio: 'inherit' });
+}
+
+export type TestServer = {
+  url: string;
+  dataDir: string;
+  dbFile: string;
+  logs: string[];
+  stop: () => Promise<void>;
+};
+
+/** A real Signalbox server on a free port with a temporary SQLite database and a known admin. */
+export async function startServer(env: Record<string, string> = {}): Promise<TestServer> {
+  ensureWebBuild();
+  const port = await freePort();
+  const dataDir = mkdtempSync(join(tmpdir(), 'signalbox-e2e-'));
+  const logs: string[] = [];
+  const child: ChildProcess = spawn(
+    process.execPath,
+    [join(root, 'packages/server/bin/signalbox.mjs'), 'server'],
+    {
+      cwd: root,
+      env: {
+        ...process.env,
+        SIGNALBOX_DATA_DIR: dataDir,
+        SIGNALBOX_PORT: String(port),
+        SIGNALBOX_HOST: '127.0.0.1',
+        SIGNALBOX_ADMIN_LOGIN: ADMIN.login,
+        SIGNALBOX_ADMIN_PASSWORD: ADMIN.password,
+        SIGNALBOX_ADMIN_NAME: ADMIN.name,
+        SIGNALBOX_ADMIN_EMAIL: ADMIN.email,
+        SIGNALBOX_LOG_LEVEL: 'warn',
+        ...env,
+      },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  );
+  child.stdout?.on('data', (d) => logs.push(String(d)));
+  child.stderr?.on('data', (d) => logs.push(String(d)));
+  const url = `http://127.0.0.1:${port}`;
+  const deadline = Date.now() + 60_000;
+  for (;;) {
+    if (child.exitCode !== null) throw new Error(`server exited: ${logs.join('')}`);
+    try {
+      const r = await fetch(`${url}/api/ping`);
+      if (r.ok) break;
+    } catch {}
+    if (Date.now() > deadline) throw new Error(`server did not start: ${logs.join('')}`);
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  return {
+    url,
+    dataDir,
+    dbFile: join(dataDir, 'signalbox.db'),
+    logs,
+    stop: async () => {
+      if (child.exitCode === null) {
+        const exited = new Promise((r) => child.once('exit', r));
+        child.kill('SIGTERM');
+        await Promise.race([exited, new Promise((r) => setTimeout(r, 5000))]);
+        if (child.exitCode === null) child.kill('SIGKILL');
+      }
+      rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}

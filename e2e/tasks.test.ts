@@ -1,0 +1,285 @@
+import { execFileSync } from 'node:child_process';
+import { chmodSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { Browser, Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type Api, login } from './support/api';
+import { DESKTOP, launch, newContext, PHONE, shot, useSession } from './support/browser';
+import { ADMIN, root, startServer, type TestServer } from './support/server';
+
+let server: TestServer;
+let browser: Browser;
+let admin: Api;
+let projectId: number;
+const templates: Record<string, number> = {};
+
+/** A local git repository with the scripts the tasks run. */
+function scriptsRepo(): string {
+  const dir = mkdtempSync(join(tmpdir(), 'signalbox-e2e-repo-'));
+  writeFileSync(
+    join(dir, 'tick.sh'),
+    'for i in $(seq 1 3000); do printf "\\033[32mtick %d\\033[0m ok\\n" "$i"; sleep 0.2; done\n',
+  );
+  writeFileSync(join(dir, 'quick.sh'), 'echo "quick run"\n');
+  mkdirSync(join(dir, 'infra'));
+  writeFileSync(join(dir, 'infra', 'main.tf'), 'resource "null_resource" "example" {}\n');
+  const git = (...args: string[]) => execFileSync('git', ['-C', dir, ...args], { stdio: 'ignore' });
+  git('init', '-q', '-b', 'main');
+  git('add', '.');
+  git('-c', 'user.name=e2e', '-c', 'user.email=e2e@example.com', 'commit', '-q', '-m', 'scripts');
+  return dir;
+}
+
+/**
+ * Terraform cannot be installed here: a stand-in on the server's PATH prints a realistic plan with changes,
+ * saves it, and applies only that saved plan.
+ */
+function terraformStandIn(): string {
+  const bin = mkdtempSync(join(tmpdir(), 'signalbox-e2e-bin-'));
+  const script = `#!/bin/bash
+case "$1" in
+  init) echo "Terraform has been successfully initialized!" ;;
+  workspace) [ "$2" = list ] && echo "* default" || echo "Switched to workspace." ;;
+  plan)
+    for a in "$@"; do case "$a" in -out=*) out="\${a#-out=}" ;; esac; done
+    echo "  # null_resource.example will be created"
+    echo "Plan: 1 to add, 0 to change, 0 to destroy."
+    echo "saved plan" > "$out" ;;
+  apply) [ -f "\${@: -1}" ] || exit 1; echo "Apply complete! Resources: 1 added, 0 changed, 0 destroyed." ;;
+esac
+`;
+  writeFileSync(join(bin, 'terraform'), script);
+  chmodSync(join(bin, 'terraform'), 0o755);
+  return bin;
+}
+
+beforeAll(async () => {
+  server = await startServer({ PATH: `${terraformStandIn()}:${process.env.PATH}` });
+  browser = await launch();
+  admin = await login(server.url, ADMIN.login, ADMIN.password);
+  projectId = (await admin.post<{ id: number }>('/projects', { name: 'Live Tasks' })).id;
+  const base = `/project/${projectId}`;
+  const key = await admin.post<{ id: number }>(`${base}/keys`, {
+    name: 'None',
+    type: 'none',
+    project_id: projectId,
+  });
+  const repo = await admin.post<{ id: number }>(`${base}/repositories`, {
+    name: 'scripts',
+    git_url: scriptsRepo(),
+    git_branch: '',
+    ssh_key_id: key.id,
+    project_id: projectId,
+  });
+  const env = await admin.post<{ id: number }>(`${base}/environment`, {
+    name: 'Empty',
+    json: '{}',
+    env: '{}',
+    project_id: projectId,
+  });
+  for (const [name, playbook] of [
+    ['Ticker', 'tick.sh'],
+    ['Quick', 'quick.sh'],
+  ]) {
+    const tpl = await admin.post<{ id: number }>(`${base}/templates`, {
+      name,
+      app: 'bash',
+      playbook,
+      repository_id: repo.id,
+      environment_id: env.id,
+      project_id: projectId,
+    });
+    templates[name] = tpl.id;
+  }
+  templates.Infra = (
+    await admin.post<{ id: number }>(`${base}/templates`, {
+      name: 'Infra',
+      app: 'terraform',
+      playbook: 'infra',
+      repository_id: repo.id,
+      environment_id: env.id,
+      project_id: projectId,
+    })
+  ).id;
+});
+afterAll(async () => {
+  await browser?.close();
+  await server?.stop();
+});
+
+async function pageAs(api: Api, viewport = DESKTOP, colorScheme: 'light' | 'dark' = 'light'): Promise<Page> {
+  const context = await newContext(browser, server.url, { viewport, colorScheme });
+  await useSession(context, server.url, api.cookie);
+  return context.newPage();
+}
+
+async function waitForStatus(taskId: number, statuses: string[], timeout = 60_000) {
+  const deadline = Date.now() + timeout;
+  for (;;) {
+    const task = await admin.get<{ status: string }>(`/project/${projectId}/tasks/${taskId}`);
+    if (statuses.includes(task.status)) return task;
+    if (Date.now() > deadline) throw new Error(`task ${taskId} stayed ${task.status}`);
+    await new Promise((r) => setTimeout(r, 250));
+  }
+}
+
+describe('task log dialog', () => {
+  it('opens by ?t=, shows live coloured lines of a running task, and stops it', async () => {
+    const task = await admin.post<{ id: number }>(`/project/${projectId}/tasks`, {
+      template_id: templates.Ticker,
+    });
+    await waitForStatus(task.id, ['running']);
+    const page = await pageAs(admin);
+    await page.goto(`/project/${projectId}/history`);
+    await page.getByRole('link', { name: `#${task.id}` }).click();
+    expect(new URL(page.url()).searchParams.get('t')).toBe(String(task.id));
+    const dialog = page.getByRole('dialog');
+    await dialog.getByText(`Task #${task.id}`).waitFor();
+    await dialog.getByRole('link', { name: 'Ticker' }).waitFor();
+    await dialog.getByText('Running', { exact: true }).waitFor();
+    const log = dialog.getByRole('log');
+    await log.getByText('tick 2 ok').waitFor();
+    // New lines keep arriving while the dialog is open, and ANSI colours are rendered.
+    const seen = Number(
+      /tick (\d+)/.exec((await log.locator('[data-log-line]').last().textContent()) ?? '')?.[1],
+    );
+    expect(seen).toBeGreaterThan(0);
+    await log.getByText(`tick ${seen + 3} ok`, { exact: true }).waitFor({ timeout: 20_000 });
+    const colour = await log
+      .locator('[data-log-line] span')
+      .first()
+      .evaluate((el) => getComputedStyle(el).color);
+    expect(colour).toMatch(/rgb\(0, 187, 0\)|rgb\(\d+, \d+, \d+\)/);
+    expect(await dialog.getByRole('button', { name: 'Confirm' }).count()).toBe(0);
+    await shot(page, 'task-log-running-light-1280');
+
+    // Search within the log.
+    await dialog.getByRole('textbox', { name: 'Search in log' }).fill('tick 2 ');
+    await dialog.getByText(/^1 of 1$/).waitFor();
+    await log.locator('mark').first().waitFor();
+    await dialog.getByRole('textbox', { name: 'Search in log' }).fill('');
+
+    await dialog.getByRole('button', { name: 'Stop' }).click();
+    const stopped = await waitForStatus(task.id, ['stopped', 'stopping']);
+    expect(['stopped', 'stopping']).toContain(stopped.status);
+    await dialog.getByText(/^Stopp(ed|ing\.\.\.)$/).waitFor();
+    if (stopped.status === 'stopping') {
+      // The script may end on SIGTERM before Force stop is clicked: then the button is gone and that is fine.
+      const force = dialog.getByRole('button', { name: 'Force stop' });
+      await Promise.race([force.waitFor(), dialog.getByText('Stopped', { exact: true }).waitFor()]);
+      if (await force.isVisible()) await force.click({ timeout: 2000 }).catch(() => {});
+      await waitForStatus(task.id, ['stopped']);
+    }
+    await dialog.getByText('Stopped', { exact: true }).waitFor();
+    expect(await dialog.getByRole('button', { name: /Stop/ }).count()).toBe(0);
+
+    // The history shows the new status; closing the dialog removes t.
+    await dialog.getByRole('button', { name: 'Close' }).click();
+    await page.waitForURL((u) => !u.searchParams.has('t'));
+    await page.getByRole('table', { name: 'History' }).getByText('Stopped').first().waitFor();
+    await shot(page, 'history-light-1280');
+    await page.context().close();
+  });
+
+  it('confirms a Terraform plan from the dialog, which then applies it', async () => {
+    const task = await admin.post<{ id: number }>(`/project/${projectId}/tasks`, {
+      template_id: templates.Infra,
+    });
+    await waitForStatus(task.id, ['waiting_confirmation', 'error', 'success']);
+    const page = await pageAs(admin);
+    await page.goto(`/project/${projectId}/history?t=${task.id}`);
+    const dialog = page.getByRole('dialog');
+    await dialog.getByText('Waiting confirmation', { exact: true }).waitFor();
+    await dialog.getByRole('log').getByText('Plan: 1 to add, 0 to change, 0 to destroy.').waitFor();
+    // Stop stays available while the plan waits.
+    await dialog.getByRole('button', { name: 'Stop' }).waitFor();
+    await shot(page, 'task-log-confirm-light-1280');
+    await dialog.getByRole('button', { name: 'Confirm' }).click();
+    await dialog.getByText('Success', { exact: true }).waitFor({ timeout: 30_000 });
+    await dialog
+      .getByRole('log')
+      .getByText(/^Apply complete! Resources: 1 added/)
+      .waitFor();
+    expect(await dialog.getByRole('button', { name: 'Confirm' }).count()).toBe(0);
+    expect((await waitForStatus(task.id, ['success'])).status).toBe('success');
+    await page.context().close();
+  });
+
+  it('opens a finished 1,000,000-line log in under a second with fewer than 500 rows in the DOM', async () => {
+    const task = await admin.post<{ id: number }>(`/project/${projectId}/tasks`, {
+      template_id: templates.Quick,
+    });
+    await waitForStatus(task.id, ['success', 'error']);
+    // Insert the rows straight into the test server's SQLite database (one transaction).
+    const require = createRequire(join(root, 'packages/server/package.json'));
+    const Database = require('better-sqlite3');
+    const db = new Database(server.dbFile);
+    db.pragma('busy_timeout = 10000');
+    const insert = db.prepare('INSERT INTO task_output (task_id, time, output) VALUES (?, ?, ?)');
+    const time = new Date().toISOString();
+    db.transaction(() => {
+      for (let i = 1; i <= 1_000_000; i++)
+        insert.run(task.id, time, `line ${i} \u001b[36mcyan ${i}\u001b[0m`);
+    })();
+    db.close();
+
+    const page = await pageAs(admin);
+    await page.goto(`/project/${projectId}/history`);
+    const link = page.getByRole('link', { name: `#${task.id}` });
+    await link.waitFor();
+    // Measured in the page: from the click to the first log line in the DOM (no test-runner polling in between).
+    await page.evaluate(() => {
+      const w = window as unknown as { clickAt?: number; firstLineAt?: number };
+      document.addEventListener('click', () => (w.clickAt = performance.now()), {
+        capture: true,
+        once: true,
+      });
+      new MutationObserver((_m, observer) => {
+        for (const el of document.querySelectorAll('[data-log-line]'))
+          if (el.textContent === 'line 1 cyan 1') {
+            w.firstLineAt = performance.now();
+            observer.disconnect();
+          }
+      }).observe(document.body, { childList: true, subtree: true });
+    });
+    await link.click();
+    const log = page.getByRole('dialog').getByRole('log');
+    await log.getByText('line 1 cyan 1', { exact: true }).waitFor();
+    const elapsed = await page.evaluate(() => {
+      const w = window as unknown as { clickAt: number; firstLineAt: number };
+      return w.firstLineAt - w.clickAt;
+    });
+    console.log(`1,000,000-line log: first lines visible ${Math.round(elapsed)} ms after the click`);
+    expect(elapsed).toBeLessThan(1000);
+    expect(await log.locator('[data-log-line]').count()).toBeLessThan(500);
+    // Scroll to the end once everything is loaded: still a handful of rows in the DOM.
+    await page
+      .getByRole('dialog')
+      .getByText(/^Lines: 100000\d$/)
+      .waitFor({ timeout: 90_000 });
+    await log.locator('[data-virtuoso-scroller]').evaluate((el) => el.scrollTo(0, el.scrollHeight));
+    await log.getByText('line 1000000 cyan 1000000').waitFor();
+    expect(await log.locator('[data-log-line]').count()).toBeLessThan(500);
+    await page.context().close();
+  }, 180_000);
+
+  it('screenshots the dialog on a phone and in dark mode', async () => {
+    const task = await admin.post<{ id: number }>(`/project/${projectId}/tasks`, {
+      template_id: templates.Quick,
+    });
+    await waitForStatus(task.id, ['success', 'error']);
+    for (const [viewport, scheme, size] of [
+      [PHONE, 'light', '390'],
+      [PHONE, 'dark', '390'],
+      [DESKTOP, 'dark', '1280'],
+    ] as const) {
+      const page = await pageAs(admin, viewport, scheme);
+      await page.goto(`/project/${projectId}/history?t=${task.id}`);
+      await page.getByRole('dialog').getByText('quick run').waitFor();
+      await shot(page, `task-log-${scheme}-${size}`);
+      await page.context().close();
+    }
+  });
+});

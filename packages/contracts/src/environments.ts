@@ -1,0 +1,86 @@
+import { z } from 'zod';
+import { messages, optionalId, requiredString } from './common';
+import { SECRET_MAX } from './keys';
+
+export const environmentSecretTypes = ['var', 'env'] as const;
+export type EnvironmentSecretType = (typeof environmentSecretTypes)[number];
+
+/** A secret of an environment as the API answers it: never its value. */
+export type EnvironmentSecret = { id: number; name: string; type: EnvironmentSecretType };
+
+export type Environment = {
+  id: number;
+  name: string;
+  project_id: number;
+  /** Extra variables: JSON text of an object. */
+  json: string;
+  /** Environment variables: JSON text of a name-to-value object. */
+  env: string;
+  secrets: EnvironmentSecret[];
+};
+
+export const ENVIRONMENT_JSON_MAX = 500_000;
+
+/** JSON text of an object; empty text means "{}". */
+const jsonObjectText = (label: string) =>
+  z
+    .string({ error: `${label} must be a string` })
+    .max(ENVIRONMENT_JSON_MAX, messages.tooLong(label, ENVIRONMENT_JSON_MAX))
+    .nullish()
+    .transform((v, ctx) => {
+      const text = (v ?? '').trim();
+      if (text === '') return '{}';
+      let value: unknown;
+      try {
+        value = JSON.parse(text);
+      } catch {
+        ctx.addIssue({ code: 'custom', message: messages.invalidJson(label) });
+        return z.NEVER;
+      }
+      if (value === null || typeof value !== 'object' || Array.isArray(value)) {
+        ctx.addIssue({ code: 'custom', message: `${label} must be a JSON object` });
+        return z.NEVER;
+      }
+      return text;
+    });
+
+export const environmentSecretInput = z
+  .object({
+    id: optionalId('Secret id'),
+    type: z.enum(environmentSecretTypes, { error: 'Secret type must be var or env' }),
+    name: z
+      .string({ error: 'Secret name must be a string' })
+      .trim()
+      .max(255, messages.tooLong('Secret name', 255))
+      .nullish()
+      .transform((v) => v ?? ''),
+    secret: z
+      .string({ error: 'Secret value must be a string' })
+      .max(SECRET_MAX, messages.tooLong('Secret value', SECRET_MAX))
+      .nullish()
+      .transform((v) => v ?? ''),
+    operation: z.enum(['create', 'update', 'delete'], {
+      error: 'Secret operation must be create, update or delete',
+    }),
+  })
+  .superRefine((input, ctx) => {
+    if (input.operation !== 'delete' && input.name === '')
+      ctx.addIssue({ code: 'custom', message: messages.required('Secret name'), path: ['name'] });
+    if (input.operation !== 'create' && !input.id)
+      ctx.addIssue({ code: 'custom', message: messages.required('Secret id'), path: ['id'] });
+  });
+export type EnvironmentSecretInput = z.output<typeof environmentSecretInput>;
+
+export const environmentInput = z.object({
+  id: optionalId('Id'),
+  project_id: optionalId('Project'),
+  name: requiredString('Name', 255),
+  json: jsonObjectText('Extra variables'),
+  env: jsonObjectText('Environment variables'),
+  secrets: z
+    .array(environmentSecretInput, { error: 'Secrets must be a list' })
+    .max(500, 'An environment holds at most 500 secrets')
+    .nullish()
+    .transform((v) => v ?? []),
+});
+export type EnvironmentInput = z.output<typeof environmentInput>;

@@ -1,0 +1,226 @@
+import { z } from 'zod';
+import { flag, jsonText, messages, optionalId, optionalString, requiredString } from './common';
+
+/** Integrations: incoming webhooks that start a template's task (SPEC §3, §5). */
+
+export const integrationAuthMethods = ['', 'github', 'token', 'hmac'] as const;
+export type IntegrationAuthMethod = (typeof integrationAuthMethods)[number];
+export const matchTypes = ['body', 'header'] as const;
+export type MatchType = (typeof matchTypes)[number];
+export const bodyDataTypes = ['json', 'string'] as const;
+export type BodyDataType = (typeof bodyDataTypes)[number];
+export const matchMethods = ['equals', 'unequals', 'contains'] as const;
+export type MatchMethod = (typeof matchMethods)[number];
+export const valueSources = ['body', 'header'] as const;
+export type ValueSource = (typeof valueSources)[number];
+export const variableTypes = ['environment', 'task'] as const;
+export type VariableType = (typeof variableTypes)[number];
+
+/** Default task parameters an integration passes to every task it starts. */
+export type IntegrationTaskParams = {
+  environment?: string;
+  message?: string;
+  git_branch?: string;
+  inventory_id?: number | null;
+  arguments?: string;
+  params?: Record<string, unknown>;
+};
+
+export type Integration = {
+  id: number;
+  project_id: number;
+  name: string;
+  template_id: number;
+  auth_method: IntegrationAuthMethod;
+  auth_header: string;
+  auth_secret_id: number | null;
+  searchable: boolean;
+  task_params: IntegrationTaskParams;
+};
+
+export type IntegrationAlias = {
+  id: number;
+  project_id: number;
+  integration_id: number | null;
+  alias: string;
+  /** The full address to give the sender: `<web root>/api/integrations/<alias>`. */
+  url: string;
+};
+
+export type IntegrationMatcher = {
+  id: number;
+  integration_id: number;
+  name: string;
+  match_type: MatchType;
+  body_data_type: BodyDataType;
+  key: string;
+  method: MatchMethod;
+  value: string;
+};
+
+export type IntegrationExtractValue = {
+  id: number;
+  integration_id: number;
+  name: string;
+  value_source: ValueSource;
+  body_data_type: BodyDataType;
+  key: string;
+  variable: string;
+  variable_type: VariableType;
+};
+
+/** A required choice from a fixed list; the message names the field as the form labels it. */
+const choice = <const T extends readonly string[]>(label: string, values: T) =>
+  z
+    .string({ error: messages.required(label) })
+    .trim()
+    .min(1, messages.required(label))
+    .refine((v) => (values as readonly string[]).includes(v), {
+      message: `${label} must be one of: ${values.join(', ')}`,
+    })
+    .transform((v) => v as T[number]);
+
+/** An id the form requires: absent or 0 means "required", anything else must be a positive integer. */
+const requiredId = (label: string) =>
+  z
+    .number({
+      error: (issue) =>
+        issue.input === undefined || issue.input === null
+          ? messages.required(label)
+          : `${label} must be a number`,
+    })
+    .int(`${label} must be an integer`)
+    .min(1, messages.required(label))
+    .max(2_147_483_647, `${label} is too large`);
+
+/** HTTP header names are tokens (RFC 9110); anything else could never arrive. */
+const headerName = /^[A-Za-z0-9!#$%&'*+.^_`|~-]+$/;
+
+/** Parses JSON text; undefined when it is not JSON (jsonText reports that case itself). */
+const tryJson = (text: string): unknown => {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+};
+
+const jsonArrayText = (label: string) =>
+  jsonText(label, 100_000).refine(
+    (v) => {
+      const parsed = tryJson(v);
+      return v.trim() === '' || parsed === undefined || Array.isArray(parsed);
+    },
+    { message: `${label} must be a JSON array` },
+  );
+
+const jsonObjectText = (label: string) =>
+  jsonText(label, 100_000).refine(
+    (v) => {
+      const parsed = tryJson(v);
+      return (
+        v.trim() === '' ||
+        parsed === undefined ||
+        (typeof parsed === 'object' && parsed !== null && !Array.isArray(parsed))
+      );
+    },
+    { message: `${label} must be a JSON object` },
+  );
+
+export const integrationTaskParamsInput = z
+  .object(
+    {
+      environment: jsonObjectText('Environment'),
+      message: optionalString('Message', 250),
+      git_branch: optionalString('Branch', 255),
+      inventory_id: optionalId('Inventory'),
+      arguments: jsonArrayText('Arguments'),
+      params: z
+        .record(z.string().max(100, 'Parameter names must be at most 100 characters'), z.unknown(), {
+          error: 'Params must be an object',
+        })
+        .refine((v) => JSON.stringify(v).length <= 100_000, 'Params must be at most 100000 characters')
+        .nullish()
+        .transform((v) => v ?? {}),
+    },
+    { error: 'Task params must be an object' },
+  )
+  .nullish()
+  .transform((v) => v ?? null);
+
+export const integrationInput = z
+  .object({
+    name: requiredString('Name', 255),
+    template_id: requiredId('Template'),
+    auth_method: z
+      .string({ error: 'Auth method must be a string' })
+      .trim()
+      .nullish()
+      .transform((v) => (v === 'none' || !v ? '' : v))
+      .refine((v) => (integrationAuthMethods as readonly string[]).includes(v), {
+        message: 'Auth method must be one of: none, github, token, hmac',
+      })
+      .transform((v) => v as IntegrationAuthMethod),
+    auth_secret_id: optionalId('Auth secret'),
+    auth_header: optionalString('Auth header', 255).transform((v) => v.trim()),
+    searchable: flag('Searchable'),
+    task_params: integrationTaskParamsInput,
+    /** Semaphore's request calls the default task parameters `params`. */
+    params: integrationTaskParamsInput,
+    project_id: z.unknown().optional(),
+    id: z.unknown().optional(),
+  })
+  .superRefine((v, ctx) => {
+    if (v.auth_method && !v.auth_secret_id)
+      ctx.addIssue({ code: 'custom', path: ['auth_secret_id'], message: messages.required('Auth secret') });
+    if (v.auth_method === 'token' || v.auth_method === 'hmac') {
+      if (!v.auth_header)
+        ctx.addIssue({ code: 'custom', path: ['auth_header'], message: messages.required('Auth header') });
+      else if (!headerName.test(v.auth_header))
+        ctx.addIssue({
+          code: 'custom',
+          path: ['auth_header'],
+          message: 'Auth header must be a valid HTTP header name',
+        });
+    }
+  })
+  .transform(({ params, project_id: _p, id: _i, ...rest }) => ({
+    ...rest,
+    // Without a method there is nothing to check, so a leftover secret or header is dropped.
+    auth_secret_id: rest.auth_method ? rest.auth_secret_id : null,
+    auth_header: rest.auth_method === 'token' || rest.auth_method === 'hmac' ? rest.auth_header : '',
+    task_params: rest.task_params ?? params ?? null,
+  }));
+export type IntegrationInput = z.infer<typeof integrationInput>;
+
+export const integrationMatcherInput = z.object({
+  name: requiredString('Name', 255),
+  match_type: choice('Match source', matchTypes),
+  body_data_type: choice('Body data format', bodyDataTypes),
+  key: requiredString('Key', 255),
+  method: choice('Comparison method', matchMethods),
+  value: requiredString('Value', 1000),
+  integration_id: optionalId('Integration'),
+  id: z.unknown().optional(),
+});
+export type IntegrationMatcherInput = z.infer<typeof integrationMatcherInput>;
+
+export const integrationExtractValueInput = z.object({
+  name: requiredString('Name', 255),
+  value_source: choice('Value source', valueSources),
+  body_data_type: choice('Body data type', bodyDataTypes),
+  key: requiredString('Key', 255),
+  variable: requiredString('Variable', 255),
+  variable_type: z
+    .string({ error: 'Variable type must be a string' })
+    .trim()
+    .nullish()
+    .transform((v) => v || 'environment')
+    .refine((v) => (variableTypes as readonly string[]).includes(v), {
+      message: 'Variable type must be one of: environment, task',
+    })
+    .transform((v) => v as VariableType),
+  integration_id: optionalId('Integration'),
+  id: z.unknown().optional(),
+});
+export type IntegrationExtractValueInput = z.infer<typeof integrationExtractValueInput>;

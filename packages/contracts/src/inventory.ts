@@ -1,0 +1,66 @@
+import { z } from 'zod';
+import { messages, optionalId, requiredString } from './common';
+
+export const inventoryTypes = [
+  'static',
+  'static-yaml',
+  'file',
+  'terraform-workspace',
+  'tofu-workspace',
+] as const;
+export type InventoryType = (typeof inventoryTypes)[number];
+
+export const workspaceInventoryTypes = ['terraform-workspace', 'tofu-workspace'] as const;
+export const isWorkspaceInventory = (type: string) =>
+  (workspaceInventoryTypes as readonly string[]).includes(type);
+
+export type Inventory = {
+  id: number;
+  name: string;
+  project_id: number;
+  type: InventoryType;
+  /** Static content, a file path, or a workspace name, by type. */
+  inventory: string;
+  ssh_key_id: number | null;
+  become_key_id: number | null;
+  repository_id: number | null;
+};
+
+export const INVENTORY_MAX = 500_000;
+
+export const inventoryInput = z
+  .object({
+    id: optionalId('Id'),
+    project_id: optionalId('Project'),
+    name: requiredString('Name', 255),
+    type: z.enum(inventoryTypes, {
+      error: (issue) =>
+        issue.input === undefined || issue.input === null || issue.input === ''
+          ? messages.required('Type')
+          : `Type must be one of ${inventoryTypes.join(', ')}`,
+    }),
+    inventory: z
+      .string({ error: 'Inventory must be a string' })
+      .max(INVENTORY_MAX, messages.tooLong('Inventory', INVENTORY_MAX))
+      .nullish()
+      .transform((v) => v ?? ''),
+    ssh_key_id: optionalId('User credentials'),
+    become_key_id: optionalId('Sudo credentials'),
+    repository_id: optionalId('Repository'),
+  })
+  .superRefine((input, ctx) => {
+    const workspace = isWorkspaceInventory(input.type);
+    // Workspace inventories run with the project's None key, which the server picks.
+    if (!workspace && !input.ssh_key_id)
+      ctx.addIssue({ code: 'custom', message: messages.required('User credentials'), path: ['ssh_key_id'] });
+    if (input.type === 'file' && input.inventory.trim() === '')
+      ctx.addIssue({ code: 'custom', message: messages.required('Path'), path: ['inventory'] });
+    if (workspace && input.inventory.trim() === '')
+      ctx.addIssue({ code: 'custom', message: messages.required('Workspace name'), path: ['inventory'] });
+  })
+  .transform((input) =>
+    input.type === 'file' || isWorkspaceInventory(input.type)
+      ? { ...input, inventory: input.inventory.trim() }
+      : input,
+  );
+export type InventoryInput = z.output<typeof inventoryInput>;

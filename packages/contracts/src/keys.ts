@@ -1,0 +1,96 @@
+import { z } from 'zod';
+import { flag, messages, optionalId, requiredString } from './common';
+
+export const keyTypes = ['none', 'ssh', 'login_password'] as const;
+export type KeyType = (typeof keyTypes)[number];
+
+/**
+ * A key as the API answers it. The secret never leaves the server: only the login is shown, so the edit form can
+ * display who the key signs in as.
+ */
+export type AccessKey = {
+  id: number;
+  name: string;
+  type: KeyType;
+  project_id: number;
+  login_password?: { login: string };
+  ssh?: { login: string };
+};
+
+/** A required reference to another object of the project (0 and null count as missing). */
+export const requiredRefId = (label: string) =>
+  z
+    .number({
+      error: (issue) =>
+        issue.input === undefined || issue.input === null
+          ? messages.required(label)
+          : `${label} must be a number`,
+    })
+    .int(`${label} must be an integer`)
+    .min(0, `${label} must be 0 or greater`)
+    .max(2_147_483_647, `${label} is too large`)
+    .refine((v) => v > 0, messages.required(label));
+
+/** Secrets may be long (certificate chains, tokens) but stay bounded. */
+export const SECRET_MAX = 65_536;
+
+const secretText = (label: string) =>
+  z
+    .string({ error: `${label} must be a string` })
+    .max(SECRET_MAX, messages.tooLong(label, SECRET_MAX))
+    .nullish()
+    .transform((v) => v ?? '');
+
+const login = z
+  .string({ error: 'Login must be a string' })
+  .trim()
+  .max(255, messages.tooLong('Login', 255))
+  .nullish()
+  .transform((v) => v ?? '');
+
+const keyBase = z.object({
+  id: optionalId('Id'),
+  project_id: optionalId('Project'),
+  name: requiredString('Name', 255),
+  type: z.enum(keyTypes, {
+    error: (issue) =>
+      issue.input === undefined || issue.input === null || issue.input === ''
+        ? messages.required('Type')
+        : `Type must be one of ${keyTypes.join(', ')}`,
+  }),
+  override_secret: flag('Override secret'),
+  login_password: z
+    .object({ login, password: secretText('Password') }, { error: 'Login and password must be an object' })
+    .nullish(),
+  ssh: z
+    .object(
+      { login, passphrase: secretText('Passphrase'), private_key: secretText('Private key') },
+      { error: 'SSH key must be an object' },
+    )
+    .nullish(),
+});
+export type KeyInput = z.output<typeof keyBase>;
+
+/**
+ * What a key of its type needs before its secret can be stored; null when nothing is missing. The server also
+ * applies it when the type of an existing key changes.
+ */
+export function keySecretProblem(input: Pick<KeyInput, 'type' | 'login_password' | 'ssh'>) {
+  if (input.type === 'login_password' && !input.login_password?.password)
+    return { field: 'login_password.password', message: messages.required('Password') };
+  if (input.type === 'ssh' && !input.ssh?.private_key?.trim())
+    return { field: 'ssh.private_key', message: messages.required('Private key') };
+  return null;
+}
+
+const requireSecret = (input: KeyInput, ctx: z.RefinementCtx) => {
+  const problem = keySecretProblem(input);
+  if (problem) ctx.addIssue({ code: 'custom', message: problem.message, path: problem.field.split('.') });
+};
+
+/** A new key is always editable, so its secret is required. */
+export const keyCreateInput = keyBase.superRefine(requireSecret);
+/** An existing key keeps its stored secret unless `override_secret` is set. */
+export const keyUpdateInput = keyBase.superRefine((input, ctx) => {
+  if (input.override_secret) requireSecret(input, ctx);
+});

@@ -1,0 +1,298 @@
+import { z } from 'zod';
+import { flag, messages, optionalId, requiredString } from './common';
+import { CRON_MAX, DEFAULT_CRON } from './schedules';
+import { apps, templateTypes } from './tasks';
+
+/** Survey variable types: '' and 'string' are text, 'int' digits only, 'secret' hidden, 'enum' a pick list. */
+export const surveyVarTypes = ['', 'string', 'int', 'secret', 'enum'] as const;
+export type SurveyVarType = (typeof surveyVarTypes)[number];
+
+/** Inventory types each app accepts (bash and pulumi take any). */
+export const inventoryTypesForApp: Partial<Record<(typeof apps)[number], readonly string[]>> = {
+  ansible: ['static', 'static-yaml', 'file'],
+  terraform: ['terraform-workspace'],
+  tofu: ['tofu-workspace'],
+};
+
+/** Apps whose `playbook` is a file that must be named; for the others it is a sub-directory and may be empty. */
+export const appsNeedingPlaybook: readonly string[] = ['ansible', 'bash'];
+
+const text = (label: string, max: number) =>
+  z
+    .string({ error: `${label} must be a string` })
+    .max(max, messages.tooLong(label, max))
+    .nullish()
+    .transform((v) => v ?? '');
+
+const surveyValue = z.object({
+  name: z
+    .string({ error: 'Value name must be a string' })
+    .trim()
+    .max(255, messages.tooLong('Value name', 255))
+    .nullish()
+    .transform((v) => v ?? ''),
+  value: text('Value', 1000),
+});
+
+export const surveyVarSchema = z
+  .object({
+    name: requiredString('Name', 100),
+    title: requiredString('Title', 255),
+    description: text('Description', 1000),
+    type: z
+      .enum(surveyVarTypes, { error: 'Type must be one of string, int, secret, enum' })
+      .nullish()
+      .transform((v) => v ?? ''),
+    required: flag('Required'),
+    values: z
+      .array(surveyValue, { error: 'Values must be a list' })
+      .max(200, 'At most 200 values')
+      .nullish()
+      .transform((v) => v ?? []),
+    default_value: text('Default value', 1000),
+  })
+  .superRefine((v, ctx) => {
+    if (v.type !== 'enum') return;
+    if (v.values.length === 0) {
+      ctx.addIssue({ code: 'custom', message: messages.enumNeedsValues, path: ['values'] });
+      return;
+    }
+    if (v.values.some((item) => item.name === '')) {
+      ctx.addIssue({ code: 'custom', message: messages.enumEmptyName, path: ['values'] });
+      return;
+    }
+    if (new Set(v.values.map((item) => item.name)).size !== v.values.length)
+      ctx.addIssue({ code: 'custom', message: messages.enumUniqueNames, path: ['values'] });
+  });
+export type SurveyVar = z.infer<typeof surveyVarSchema>;
+
+const stringList = (label: string) =>
+  z
+    .array(z.string({ error: `${label} must be a list of strings` }).max(255), {
+      error: `${label} must be a list of strings`,
+    })
+    .max(100, `${label} has too many entries`);
+
+/** App-specific template parameters (ansible: allow_debug, limit, tags…; terraform: auto_approve…). */
+export const templateTaskParams = z
+  .object(
+    {
+      allow_debug: z.boolean().optional(),
+      allow_override_inventory: z.boolean().optional(),
+      allow_override_limit: z.boolean().optional(),
+      allow_override_tags: z.boolean().optional(),
+      allow_override_skip_tags: z.boolean().optional(),
+      limit: stringList('Limit').optional(),
+      tags: stringList('Tags').optional(),
+      skip_tags: stringList('Skip tags').optional(),
+      allow_destroy: z.boolean().optional(),
+      allow_auto_approve: z.boolean().optional(),
+      auto_approve: z.boolean().optional(),
+      override_backend: z.boolean().optional(),
+      backend_filename: z.string().max(255).optional(),
+    },
+    { error: 'Task params must be an object' },
+  )
+  .catchall(z.union([z.string().max(1000), z.number(), z.boolean(), z.null(), stringList('Task param')]))
+  .refine((v) => Object.keys(v).length <= 50, 'Task params has too many entries');
+export type TemplateTaskParams = z.infer<typeof templateTaskParams>;
+
+const vaultSchema = z.object({
+  id: z.number().int().nullish(),
+  name: text('Vault name', 100),
+  type: z
+    .enum(['password', 'script'], { error: 'Vault type must be password or script' })
+    .nullish()
+    .transform((v) => v ?? 'password'),
+  vault_key_id: optionalId('Vault key'),
+  script: text('Vault script', 255),
+});
+
+/** `arguments`: empty, or a JSON array of strings. */
+export const templateArgsMessage = 'CLI args must be a JSON array';
+export function isTemplateCliArgs(value: string): boolean {
+  try {
+    const parsed: unknown = JSON.parse(value);
+    return Array.isArray(parsed) && parsed.every((item) => typeof item === 'string');
+  } catch {
+    return false;
+  }
+}
+
+/** Body of POST templates and PUT templates/{id} (the template form, SPEC §2/§5). */
+export const templateInput = z
+  .object({
+    id: z.number({ error: 'ID must be a number' }).int().nullish(),
+    project_id: z.number({ error: 'Project ID must be a number' }).int().nullish(),
+    name: requiredString('Name', 100),
+    description: text('Description', 10_000),
+    type: z
+      .enum(templateTypes, { error: 'Type must be one of "", build, deploy' })
+      .nullish()
+      .transform((v) => v ?? ''),
+    app: z
+      .enum(['', ...apps], { error: `App must be one of ${apps.join(', ')}` })
+      .nullish()
+      .transform((v) => (v ? v : 'ansible')),
+    playbook: z
+      .string({ error: 'Playbook filename must be a string' })
+      .trim()
+      .max(255, messages.tooLong('Playbook filename', 255))
+      .nullish()
+      .transform((v) => v ?? ''),
+    inventory_id: optionalId('Inventory'),
+    repository_id: optionalId('Repository'),
+    environment_id: optionalId('Environment'),
+    vault_key_id: optionalId('Vault key'),
+    vaults: z
+      .array(vaultSchema, { error: 'Vaults must be a list' })
+      .max(10, 'At most 10 vaults')
+      .nullish()
+      .transform((v) => v ?? []),
+    view_id: optionalId('View'),
+    build_template_id: optionalId('Build template'),
+    start_version: z
+      .string({ error: 'Start version must be a string' })
+      .trim()
+      .max(50, messages.tooLong('Start version', 50))
+      .nullish()
+      .transform((v) => (v ? v : null)),
+    autorun: flag('Autorun'),
+    suppress_success_alerts: flag('Suppress success alerts'),
+    arguments: z
+      .string({ error: templateArgsMessage })
+      .trim()
+      .max(10_000, messages.tooLong('CLI args', 10_000))
+      .nullish()
+      .transform((v) => (v ? v : null))
+      .refine((v) => v === null || isTemplateCliArgs(v), templateArgsMessage),
+    allow_override_args_in_task: flag('Allow CLI args override'),
+    allow_override_branch_in_task: flag('Allow branch override'),
+    allow_parallel_tasks: flag('Allow parallel tasks'),
+    git_branch: z
+      .string({ error: 'Branch must be a string' })
+      .trim()
+      .max(255, messages.tooLong('Branch', 255))
+      .nullish()
+      .transform((v) => (v ? v : null)),
+    survey_vars: z
+      .array(surveyVarSchema, { error: 'Survey variables must be a list' })
+      .max(100, 'At most 100 survey variables')
+      .nullish()
+      .transform((v) => v ?? []),
+    task_params: templateTaskParams.nullish().transform((v) => v ?? {}),
+    /** Swagger's comma-separated ansible limit; stored as task_params.limit. */
+    limit: text('Limit', 1000),
+    // Check-new-commits schedule (SPEC §4). Absent `check_new_commits` leaves the template's schedules alone.
+    check_new_commits: z.boolean({ error: 'Check new commits must be true or false' }).nullish(),
+    cron_format: z
+      .string({ error: 'Cron must be a string' })
+      .trim()
+      .max(CRON_MAX, messages.tooLong('Cron', CRON_MAX))
+      .nullish()
+      .transform((v) => (v ? v : DEFAULT_CRON)),
+    check_new_commits_repository_id: optionalId('Repository'),
+  })
+  .superRefine((t, ctx) => {
+    const issue = (path: string, message: string) => ctx.addIssue({ code: 'custom', message, path: [path] });
+    if (appsNeedingPlaybook.includes(t.app) && t.playbook === '')
+      issue('playbook', messages.required('Playbook filename'));
+    if (!t.repository_id) issue('repository_id', messages.required('Repository'));
+    if (!t.environment_id) issue('environment_id', messages.required('Environment'));
+    if (t.app === 'ansible' && !t.inventory_id) issue('inventory_id', messages.required('Inventory'));
+    if (t.type === 'build' && !t.start_version) issue('start_version', messages.required('Start version'));
+    if (t.type === 'deploy' && !t.build_template_id)
+      issue('build_template_id', messages.required('Build template'));
+    if (t.check_new_commits && !t.check_new_commits_repository_id)
+      issue('check_new_commits_repository_id', messages.required('Repository'));
+  })
+  .transform(({ vaults, limit, ...t }) => {
+    const vaultKey =
+      t.vault_key_id ?? vaults.find((v) => v.type === 'password' && v.vault_key_id)?.vault_key_id ?? null;
+    const task_params =
+      limit.trim() && !t.task_params.limit
+        ? {
+            ...t.task_params,
+            limit: limit
+              .split(',')
+              .map((s) => s.trim())
+              .filter(Boolean),
+          }
+        : t.task_params;
+    return { ...t, vault_key_id: vaultKey, task_params };
+  });
+export type TemplateInput = z.infer<typeof templateInput>;
+
+/** The latest task of a template, as listed with it (secrets never included). */
+export type TemplateLastTask = {
+  id: number;
+  template_id: number;
+  project_id: number;
+  status: string;
+  message: string;
+  user_id: number | null;
+  user_name: string | null;
+  integration_id: number | null;
+  schedule_id: number | null;
+  created: string;
+  start: string | null;
+  end: string | null;
+  version: string | null;
+  build_task_id: number | null;
+  commit_hash: string | null;
+  commit_message: string | null;
+  playbook: string;
+  environment: string;
+  arguments: string | null;
+  git_branch: string | null;
+  inventory_id: number | null;
+  params: Record<string, unknown>;
+  debug: boolean;
+  dry_run: boolean;
+  diff: boolean;
+  /** The template's name (Semaphore's TaskWithTpl field). */
+  tpl_alias: string;
+  tpl_type: string;
+  tpl_app: string;
+};
+
+export type TemplateVault = {
+  name: string;
+  type: 'password' | 'script';
+  vault_key_id: number;
+  script: string;
+};
+
+/** A template as the API answers it (SPEC §3 plus the Swagger Template). */
+export type Template = {
+  id: number;
+  project_id: number;
+  name: string;
+  description: string;
+  type: (typeof templateTypes)[number];
+  app: (typeof apps)[number];
+  playbook: string;
+  inventory_id: number | null;
+  repository_id: number | null;
+  environment_id: number | null;
+  vault_key_id: number | null;
+  vaults: TemplateVault[];
+  view_id: number | null;
+  build_template_id: number | null;
+  start_version: string | null;
+  autorun: boolean;
+  suppress_success_alerts: boolean;
+  arguments: string | null;
+  allow_override_args_in_task: boolean;
+  allow_override_branch_in_task: boolean;
+  allow_parallel_tasks: boolean;
+  git_branch: string | null;
+  survey_vars: SurveyVar[];
+  task_params: TemplateTaskParams;
+  /** Derived from the template's single schedule that has a repository (check-new-commits). */
+  check_new_commits: boolean;
+  cron_format: string;
+  check_new_commits_repository_id: number | null;
+  last_task_id: number | null;
+  last_task: TemplateLastTask | null;
+};

@@ -1,0 +1,17 @@
+import type { FastifyInstance } from 'fastify';
+import type { Deps } from '../deps';
+import { conflict } from '../http/errors';
+import { projectRoutes } from '../http/project-guard';
+import { sendTestAlert } from './alerts';
+
+/** POST /api/project/{id}/notifications/test: a test alert through every enabled channel (204; 409 when alerts are off). */
+export function alertsRoutes(app: FastifyInstance, deps: Deps) {
+  projectRoutes(app, deps, async (scope) => {
+    scope.post('/notifications/test', { config: { permission: 'updateProject' } }, async (request, reply) => {
+      if (request.project.alert !== 1) throw conflict('Alerts are disabled for this project');
+      const user = request.user!;
+      await sendTestAlert(deps, request.project, user.name || user.username);
+      return reply.status(204).send();
+    });
+  });
+}

@@ -1,0 +1,157 @@
+import type { Deps } from '../deps';
+import type { LiveMessage } from '../live/bus';
+import { alertRecipients, taskAlertContext } from './alerts.store';
+import {
+  type Alert,
+  type AlertKind,
+  type Channel,
+  chatRequests,
+  emailMessage,
+  failureReason,
+  mailTransport,
+  postJson,
+} from './senders';
+
+const ALERT_STATUSES = new Set<string>(['error', 'success', 'waiting_confirmation']);
+/** How many (task, status) pairs are remembered so a repeated `update` with the same status alerts once. */
+const SEEN_LIMIT = 5000;
+
+/** Alert work in progress per app, so tests (and shutdown) can wait for it. */
+const inFlight = new WeakMap<Deps, Set<Promise<void>>>();
+
+function track(deps: Deps, work: Promise<void>) {
+  const set = inFlight.get(deps) ?? new Set<Promise<void>>();
+  inFlight.set(deps, set);
+  set.add(work);
+  void work.finally(() => set.delete(work));
+}
+
+/** Resolves when every alert started so far has been sent or given up. */
+export async function alertsIdle(deps: Deps): Promise<void> {
+  const set = inFlight.get(deps);
+  while (set && set.size > 0) await Promise.allSettled([...set]);
+}
+
+export const taskUrl = (deps: Deps, projectId: number, taskId: number) =>
+  `${deps.config.webRoot.replace(/\/+$/, '')}/project/${projectId}/history?t=${taskId}`;
+
+/**
+ * E-mail and chat alerts on task results. Subscribes to the bus; returns an unsubscribe.
+ * E-mail on `error`; chat on `error`, `success` (unless the template suppresses it) and `waiting_confirmation`.
+ */
+export function startAlerts(deps: Deps): () => void {
+  const seen = new Set<string>();
+  const listener = (message: LiveMessage) => {
+    if (message.type !== 'update' || !ALERT_STATUSES.has(message.status)) return;
+    const key = `${message.task_id}:${message.status}`;
+    if (seen.has(key)) return;
+    seen.add(key);
+    if (seen.size > SEEN_LIMIT) seen.delete(seen.values().next().value as string);
+    const work = alertForTask(deps, message.task_id, message.status as AlertKind).catch((err: Error) => {
+      deps.log.error({ taskId: message.task_id, err: failureReason(err) }, 'alert failed');
+    });
+    track(deps, work);
+  };
+  deps.bus.on('live', listener);
+  return () => {
+    deps.bus.off('live', listener);
+  };
+}
+
+async function alertForTask(deps: Deps, taskId: number, kind: AlertKind) {
+  const ctx = await taskAlertContext(deps.db, taskId);
+  if (ctx?.alert !== 1) return;
+  const author =
+    ctx.user_name ||
+    ctx.user_username ||
+    (ctx.schedule_id ? 'schedule' : ctx.integration_id ? 'integration' : '');
+  const alert: Alert = {
+    kind,
+    projectId: ctx.project_id,
+    projectName: ctx.project_name,
+    taskId,
+    templateName: ctx.template_name,
+    url: taskUrl(deps, ctx.project_id, taskId),
+    version: ctx.version,
+    author,
+    chatId: ctx.alert_chat || deps.config.telegramChat,
+  };
+  const email = kind === 'error';
+  const chat = !(kind === 'success' && ctx.suppress_success_alerts === 1);
+  await deliver(deps, alert, { email, chat });
+}
+
+/** Sends a test alert through every enabled channel; resolves to the channels that were tried. */
+export async function sendTestAlert(
+  deps: Deps,
+  project: { id: number; name: string; alert_chat: string | null },
+  senderName: string,
+): Promise<Channel[]> {
+  const alert: Alert = {
+    kind: 'test',
+    projectId: project.id,
+    projectName: project.name,
+    taskId: null,
+    templateName: '',
+    url: deps.config.webRoot
+      ? `${deps.config.webRoot.replace(/\/+$/, '')}/project/${project.id}/history`
+      : '',
+    version: null,
+    author: senderName,
+    chatId: project.alert_chat || deps.config.telegramChat,
+  };
+  const work = deliver(deps, alert, { email: true, chat: true });
+  track(
+    deps,
+    work.then(() => undefined),
+  );
+  return work;
+}
+
+/** Every send is independent: one failing or hanging channel is logged and never stops the others. */
+async function deliver(
+  deps: Deps,
+  alert: Alert,
+  what: { email: boolean; chat: boolean },
+): Promise<Channel[]> {
+  const config = deps.config;
+  const timeoutMs = config.alertTimeout * 1000;
+  const sends: [Channel, Promise<unknown>][] = [];
+  if (what.chat) {
+    for (const [channel, request] of chatRequests(config, alert))
+      sends.push([channel, postJson(request, timeoutMs)]);
+  }
+  if (what.email && config.emailAlert) sends.push(['email', sendMail(deps, alert, timeoutMs)]);
+  const results = await Promise.allSettled(sends.map(([, p]) => p));
+  results.forEach((result, i) => {
+    const channel = sends[i]![0];
+    if (result.status === 'rejected') {
+      deps.log.warn(
+        { channel, projectId: alert.projectId, taskId: alert.taskId, reason: failureReason(result.reason) },
+        'alert not delivered',
+      );
+    }
+  });
+  return sends.map(([channel]) => channel);
+}
+
+async function sendMail(deps: Deps, alert: Alert, timeoutMs: number) {
+  const recipients = await alertRecipients(deps.db, alert.projectId);
+  if (recipients.length === 0) return;
+  const transport = mailTransport(deps.config, timeoutMs);
+  const { subject, text } = emailMessage(alert);
+  let failure: unknown;
+  try {
+    // One message per person: members do not see each other's addresses.
+    for (const r of recipients) {
+      try {
+        await transport.sendMail({ from: deps.config.emailSender, to: r.email, subject, text });
+      } catch (err) {
+        failure = err;
+      }
+    }
+  } finally {
+    transport.close();
+  }
+  if (failure) throw failure;
+}

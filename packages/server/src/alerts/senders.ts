@@ -1,0 +1,221 @@
+import nodemailer from 'nodemailer';
+import type { Config } from '../config';
+
+export type AlertKind = 'error' | 'success' | 'waiting_confirmation' | 'test';
+
+/** One alert, already resolved from the task, template and project rows. */
+export type Alert = {
+  kind: AlertKind;
+  projectId: number;
+  projectName: string;
+  taskId: number | null;
+  templateName: string;
+  url: string;
+  version: string | null;
+  author: string;
+  /** Telegram chat: the project's alert_chat, or the configured one. */
+  chatId: string;
+};
+
+export type Channel =
+  | 'email'
+  | 'telegram'
+  | 'slack'
+  | 'rocketchat'
+  | 'microsoft_teams'
+  | 'dingtalk'
+  | 'gotify';
+
+const colors: Record<AlertKind, string> = {
+  error: '#d32f2f',
+  success: '#388e3c',
+  waiting_confirmation: '#f57c00',
+  test: '#1976d2',
+};
+
+export function title(alert: Alert): string {
+  switch (alert.kind) {
+    case 'error':
+      return `Task '${alert.templateName}' failed`;
+    case 'success':
+      return `Task '${alert.templateName}' succeeded`;
+    case 'waiting_confirmation':
+      return `Task '${alert.templateName}' is waiting for confirmation`;
+    default:
+      return 'Test alert from Signalbox';
+  }
+}
+
+const statusText: Record<AlertKind, string> = {
+  error: 'failed',
+  success: 'success',
+  waiting_confirmation: 'waiting for confirmation',
+  test: 'test',
+};
+
+/** The plain-text body shared by every channel. */
+export function bodyLines(alert: Alert): string[] {
+  if (alert.kind === 'test') {
+    return [
+      `This is a test alert for project '${alert.projectName}'.`,
+      `Sent by: ${alert.author}`,
+      ...(alert.url ? [`Link: ${alert.url}`] : []),
+    ];
+  }
+  return [
+    `Project: ${alert.projectName}`,
+    `Template: ${alert.templateName}`,
+    `Task: #${alert.taskId}`,
+    `Status: ${statusText[alert.kind]}`,
+    ...(alert.version ? [`Version: ${alert.version}`] : []),
+    `Author: ${alert.author || '-'}`,
+    `Link: ${alert.url}`,
+  ];
+}
+
+export function emailMessage(alert: Alert) {
+  return { subject: title(alert), text: `${bodyLines(alert).join('\n')}\n` };
+}
+
+type Request = { url: string; body: unknown; ok?: (status: number) => boolean };
+
+const trimSlash = (url: string) => url.replace(/\/+$/, '');
+
+/** The HTTP request each enabled chat channel sends for an alert (null when the channel is off or incomplete). */
+export function chatRequests(config: Config, alert: Alert): [Channel, Request][] {
+  const heading = title(alert);
+  const lines = bodyLines(alert);
+  const text = `${heading}\n${lines.join('\n')}`;
+  const color = colors[alert.kind];
+  const out: [Channel, Request][] = [];
+  if (config.telegramAlert && config.telegramToken && alert.chatId) {
+    out.push([
+      'telegram',
+      {
+        url: `${trimSlash(config.telegramUrl)}/bot${config.telegramToken}/sendMessage`,
+        body: { chat_id: alert.chatId, text, disable_web_page_preview: true },
+      },
+    ]);
+  }
+  if (config.slackAlert && config.slackUrl) {
+    out.push([
+      'slack',
+      {
+        url: config.slackUrl,
+        body: {
+          text: heading,
+          attachments: [
+            { color, title: heading, title_link: alert.url || undefined, text: lines.join('\n') },
+          ],
+        },
+      },
+    ]);
+  }
+  if (config.rocketchatAlert && config.rocketchatUrl) {
+    out.push([
+      'rocketchat',
+      {
+        url: config.rocketchatUrl,
+        body: {
+          text: heading,
+          attachments: [
+            { color, title: heading, title_link: alert.url || undefined, text: lines.join('\n') },
+          ],
+        },
+      },
+    ]);
+  }
+  if (config.microsoftTeamsAlert && config.microsoftTeamsUrl) {
+    out.push([
+      'microsoft_teams',
+      {
+        url: config.microsoftTeamsUrl,
+        ok: (status) => status === 200 || status === 202,
+        body: {
+          '@type': 'MessageCard',
+          '@context': 'https://schema.org/extensions',
+          summary: heading,
+          themeColor: color.slice(1),
+          title: heading,
+          text: lines.join('<br>'),
+          ...(alert.url
+            ? {
+                potentialAction: [
+                  { '@type': 'OpenUri', name: 'Open task', targets: [{ os: 'default', uri: alert.url }] },
+                ],
+              }
+            : {}),
+        },
+      },
+    ]);
+  }
+  if (config.dingtalkAlert && config.dingtalkUrl) {
+    out.push([
+      'dingtalk',
+      {
+        url: config.dingtalkUrl,
+        body: {
+          msgtype: 'markdown',
+          markdown: { title: heading, text: `### ${heading}\n\n${lines.join('\n\n')}` },
+        },
+      },
+    ]);
+  }
+  if (config.gotifyAlert && config.gotifyUrl && config.gotifyToken) {
+    out.push([
+      'gotify',
+      {
+        url: `${trimSlash(config.gotifyUrl)}/message?token=${encodeURIComponent(config.gotifyToken)}`,
+        body: {
+          title: heading,
+          message: lines.join('\n'),
+          priority: alert.kind === 'error' ? 8 : 5,
+          ...(alert.url ? { extras: { 'client::notification': { click: { url: alert.url } } } } : {}),
+        },
+      },
+    ]);
+  }
+  return out;
+}
+
+/** Why a send failed, in words that never carry a URL, token or other secret. */
+export function failureReason(err: unknown): string {
+  const e = err as { name?: string; code?: string; cause?: { code?: string }; responseCode?: number };
+  if (e?.name === 'TimeoutError' || e?.name === 'AbortError') return 'timed out';
+  const code = e?.cause?.code ?? e?.code;
+  if (code) return String(code);
+  if (e?.responseCode) return `SMTP ${e.responseCode}`;
+  return 'request failed';
+}
+
+/** POSTs one chat request; resolves to the HTTP status, throws on a network failure or an unwanted status. */
+export async function postJson(request: Request, timeoutMs: number): Promise<number> {
+  const res = await fetch(request.url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify(request.body),
+    signal: AbortSignal.timeout(timeoutMs),
+    redirect: 'error',
+  });
+  // Drain the body so the connection is released, but never let a slow body hold the alert.
+  await res.arrayBuffer().catch(() => undefined);
+  const ok = request.ok ?? ((status: number) => status >= 200 && status < 300);
+  if (!ok(res.status)) throw Object.assign(new Error(`HTTP ${res.status}`), { code: `HTTP ${res.status}` });
+  return res.status;
+}
+
+/** SMTP transport from the e-mail settings (implicit TLS = email_tls, STARTTLS = email_secure). */
+export function mailTransport(config: Config, timeoutMs: number) {
+  return nodemailer.createTransport({
+    host: config.emailHost,
+    port: config.emailPort,
+    secure: config.emailTls,
+    requireTLS: config.emailSecure,
+    ignoreTLS: !config.emailSecure && !config.emailTls,
+    tls: { minVersion: 'TLSv1.2' },
+    ...(config.emailUsername ? { auth: { user: config.emailUsername, pass: config.emailPassword } } : {}),
+    connectionTimeout: timeoutMs,
+    greetingTimeout: timeoutMs,
+    socketTimeout: timeoutMs,
+  });
+}

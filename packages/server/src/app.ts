@@ -1,0 +1,123 @@
+import { existsSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import cookie from '@fastify/cookie';
+import fastifyStatic from '@fastify/static';
+import websocket from '@fastify/websocket';
+import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
+import { startAlerts } from './alerts/alerts';
+import type { Config } from './config';
+import { type DbHandle, migrate, openDb } from './db';
+import type { Deps } from './deps';
+import { registerFeatures } from './features';
+import { authRoutes } from './features/auth/auth.routes';
+import { eventsRoutes } from './features/events/events.routes';
+import { projectsRoutes } from './features/projects/projects.routes';
+import { registerAuth } from './http/auth';
+import { registerErrorHandler } from './http/errors';
+import { createSecretBox, loadSecretKey } from './lib/crypto';
+import { EventBus } from './live/bus';
+import { connectRedisBridge } from './live/redis';
+import { liveRoutes } from './live/ws';
+import { createScheduler } from './scheduler/scheduler';
+import { createTaskEngine } from './tasks/engine';
+import { createRetention, type RetentionOptions } from './tasks/retention';
+import { unavailableEngine } from './tasks/types';
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    routeList: { method: string; url: string }[];
+  }
+}
+
+const webDist = fileURLToPath(new URL('../../web/dist/', import.meta.url));
+
+export type BuildOptions = {
+  logger?: FastifyServerOptions['logger'];
+  /** An already-open database (tests); otherwise config.dbUrl is opened and closed with the app. */
+  db?: DbHandle;
+  /** Start the task queue, scheduler and alerts when the app is ready (default true). */
+  background?: boolean;
+  /** Timing of the task retention job (tests shorten the first delay). */
+  retention?: RetentionOptions;
+};
+
+/** Builds the Fastify app with every route (no listen). Migrations are applied before routes answer. */
+export async function buildApp(
+  config: Config,
+  options: BuildOptions = {},
+): Promise<{ app: FastifyInstance; deps: Deps }> {
+  const app = Fastify({
+    logger: options.logger ?? { level: config.logLevel },
+    trustProxy: config.trustProxy,
+    bodyLimit: 4 * 1024 * 1024,
+    // The peer's Swagger spells some paths with a trailing slash (/user/, /users/{id}/); both spellings answer.
+    routerOptions: { ignoreTrailingSlash: true },
+  });
+  const handle = options.db ?? openDb(config.dbUrl);
+  await migrate(handle);
+  const deps: Deps = {
+    config,
+    db: handle.db,
+    dialect: handle.dialect,
+    box: createSecretBox(loadSecretKey(config.secretKey, config.dataDir)),
+    log: app.log,
+    bus: new EventBus(),
+    tasks: unavailableEngine,
+    scheduler: { async start() {}, async refresh() {}, async close() {} },
+  };
+  deps.tasks = createTaskEngine(deps);
+  // Live events fan out across instances through Redis when configured; closed after the tasks (preClose) so
+  // their last updates still go out.
+  if (config.redisUrl) {
+    const redis = connectRedisBridge(deps.bus, config.redisUrl, app.log);
+    app.addHook('onClose', async () => redis.close());
+  }
+  deps.scheduler = createScheduler(deps);
+  if (!options.db) app.addHook('onClose', async () => handle.destroy());
+
+  // Every registered route, for the robustness tests that walk the whole API.
+  const routes: { method: string; url: string }[] = [];
+  app.decorate('routeList', routes);
+  app.addHook('onRoute', (route) => {
+    for (const method of [route.method].flat()) routes.push({ method, url: route.url });
+  });
+  registerErrorHandler(app);
+  await app.register(cookie);
+  await app.register(websocket, { options: { maxPayload: 64 * 1024 } });
+  registerAuth(app, deps);
+  liveRoutes(app, deps);
+
+  authRoutes(app, deps);
+  projectsRoutes(app, deps);
+  eventsRoutes(app, deps);
+  await registerFeatures(app, deps);
+
+  if (options.background !== false) {
+    let stopAlerts = () => {};
+    const retention = createRetention(deps, options.retention);
+    app.addHook('onReady', async () => {
+      // Only events of this instance: a task result is alerted once, not once per instance Redis relays it to.
+      stopAlerts = deps.bus.localListeners(() => startAlerts(deps));
+      await deps.tasks.start();
+      await deps.scheduler.start();
+      retention.start();
+    });
+    app.addHook('preClose', async () => {
+      stopAlerts();
+      await retention.close();
+      await deps.scheduler.close();
+      await deps.tasks.close();
+    });
+  }
+
+  // The web console: built assets, and index.html for every other GET outside /api (client-side routes).
+  const hasWeb = existsSync(webDist);
+  if (hasWeb)
+    await app.register(fastifyStatic, { root: webDist, prefix: '/', wildcard: false, index: ['index.html'] });
+  app.setNotFoundHandler((request, reply) => {
+    if (hasWeb && request.method === 'GET' && !request.url.startsWith('/api/'))
+      return reply.sendFile('index.html');
+    return reply.status(404).send({ error: `Not found: ${request.method} ${request.url.split('?')[0]}` });
+  });
+  return { app, deps };
+}

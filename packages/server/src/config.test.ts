@@ -1,0 +1,65 @@
+import { spawn } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, describe, expect, it } from 'vitest';
+import { ConfigError, loadConfig } from './config';
+
+const bin = fileURLToPath(new URL('../bin/signalbox.mjs', import.meta.url));
+
+describe('SIGNALBOX_TASK_RETENTION_DAYS', () => {
+  const dirs: string[] = [];
+  afterAll(() => {
+    for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('defaults to 0 (keep forever) and reads whole days', () => {
+    expect(loadConfig({}).taskRetentionDays).toBe(0);
+    expect(loadConfig({ SIGNALBOX_TASK_RETENTION_DAYS: '' }).taskRetentionDays).toBe(0);
+    expect(loadConfig({ SIGNALBOX_TASK_RETENTION_DAYS: '0' }).taskRetentionDays).toBe(0);
+    expect(loadConfig({ SIGNALBOX_TASK_RETENTION_DAYS: '30' }).taskRetentionDays).toBe(30);
+    expect(loadConfig({ SIGNALBOX_TASK_RETENTION_DAYS: '36500' }).taskRetentionDays).toBe(36_500);
+  });
+
+  it('rejects a bad value with a message naming the variable', () => {
+    for (const [value, message] of [
+      ['-1', 'must be 0 or greater'],
+      ['1.5', 'must be an integer'],
+      ['thirty', 'must be a number'],
+      ['36501', 'must be 36500 or less'],
+      ['1e9', 'must be 36500 or less'],
+    ]) {
+      expect(() => loadConfig({ SIGNALBOX_TASK_RETENTION_DAYS: value }), value).toThrow(ConfigError);
+      expect(() => loadConfig({ SIGNALBOX_TASK_RETENTION_DAYS: value }), value).toThrow(
+        `SIGNALBOX_TASK_RETENTION_DAYS: ${message}`,
+      );
+    }
+  });
+
+  it('a bad value stops `signalbox server` before it listens', { timeout: 60_000 }, async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'signalbox-config-'));
+    dirs.push(dataDir);
+    const env: NodeJS.ProcessEnv = {};
+    for (const [k, v] of Object.entries(process.env)) if (!/^(SIGNALBOX|SEMAPHORE)_/.test(k)) env[k] = v;
+    const run = await new Promise<{ code: number | null; stderr: string }>((resolve, reject) => {
+      const child = spawn(process.execPath, [bin, 'server'], {
+        env: {
+          ...env,
+          SIGNALBOX_DATA_DIR: dataDir,
+          SIGNALBOX_HOST: '127.0.0.1',
+          SIGNALBOX_PORT: '0',
+          SIGNALBOX_TASK_RETENTION_DAYS: '-7',
+        },
+      });
+      let stderr = '';
+      child.stderr.on('data', (d) => {
+        stderr += d;
+      });
+      child.on('error', reject);
+      child.on('close', (code) => resolve({ code, stderr }));
+    });
+    expect(run.code).toBe(2);
+    expect(run.stderr).toContain('Configuration error: SIGNALBOX_TASK_RETENTION_DAYS: must be 0 or greater');
+  });
+});

@@ -1,0 +1,186 @@
+import { resolve } from 'node:path';
+import { MAX_TASK_RETENTION_DAYS } from '@signalbox/contracts';
+import { z } from 'zod';
+
+/**
+ * Environment -> typed configuration, parsed once at start. Each setting has a SIGNALBOX_* name and, where
+ * Semaphore UI had one, its SEMAPHORE_* name as an alias (the Signalbox name wins when both are set).
+ */
+const bool = z
+  .enum(['1', '0', 'true', 'false', 'yes', 'no', 'TRUE', 'FALSE', 'True', 'False'], {
+    error: 'must be true or false',
+  })
+  .transform((v) => ['1', 'true', 'yes'].includes(v.toLowerCase()));
+
+const int = (min: number, max: number) =>
+  z.coerce
+    .number({ error: 'must be a number' })
+    .int('must be an integer')
+    .min(min, `must be ${min} or greater`)
+    .max(max, `must be ${max} or less`);
+
+const oidcProvider = z.object({
+  display_name: z.string().default(''),
+  provider_url: z.string().url().optional(),
+  client_id: z.string().min(1),
+  client_secret: z.string().default(''),
+  redirect_url: z.string().optional(),
+  scopes: z.array(z.string()).default(['openid', 'profile', 'email']),
+  username_claim: z.string().default('preferred_username'),
+  name_claim: z.string().default('preferred_username'),
+  email_claim: z.string().default('email'),
+  color: z.string().default(''),
+  icon: z.string().default(''),
+  order: z.number().default(0),
+});
+export type OidcProviderConfig = z.infer<typeof oidcProvider>;
+
+const jsonOf = <T extends z.ZodType>(schema: T) =>
+  z.string().transform((text, ctx) => {
+    try {
+      const parsed = schema.safeParse(JSON.parse(text));
+      if (parsed.success) return parsed.data as z.infer<T>;
+      ctx.addIssue({
+        code: 'custom',
+        message: parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; '),
+      });
+    } catch {
+      ctx.addIssue({ code: 'custom', message: 'must be valid JSON' });
+    }
+    return z.NEVER;
+  });
+
+/** name -> [schema, aliases]. Every variable is optional; defaults fill the embedded mode. */
+const variables = {
+  port: [int(0, 65535).default(3000), 'SIGNALBOX_PORT', 'SEMAPHORE_PORT'],
+  host: [z.string().default('0.0.0.0'), 'SIGNALBOX_HOST', 'SEMAPHORE_INTERFACE'],
+  dataDir: [z.string().default('./data'), 'SIGNALBOX_DATA_DIR'],
+  dbUrl: [z.string().optional(), 'SIGNALBOX_DB_URL'],
+  webRoot: [z.string().default(''), 'SIGNALBOX_WEB_ROOT', 'SEMAPHORE_WEB_ROOT'],
+  adminLogin: [z.string().optional(), 'SIGNALBOX_ADMIN_LOGIN', 'SEMAPHORE_ADMIN'],
+  adminPassword: [z.string().optional(), 'SIGNALBOX_ADMIN_PASSWORD', 'SEMAPHORE_ADMIN_PASSWORD'],
+  adminEmail: [z.string().optional(), 'SIGNALBOX_ADMIN_EMAIL', 'SEMAPHORE_ADMIN_EMAIL'],
+  adminName: [z.string().optional(), 'SIGNALBOX_ADMIN_NAME', 'SEMAPHORE_ADMIN_NAME'],
+  maxParallelTasks: [
+    int(1, 10_000).default(10),
+    'SIGNALBOX_MAX_PARALLEL_TASKS',
+    'SEMAPHORE_MAX_PARALLEL_TASKS',
+  ],
+  maxTasksPerTemplate: [
+    int(0, 1_000_000).default(0),
+    'SIGNALBOX_MAX_TASKS_PER_TEMPLATE',
+    'SEMAPHORE_MAX_TASKS_PER_TEMPLATE',
+  ],
+  /** Days finished tasks and their output are kept (0 = forever); a project's own setting overrides it. */
+  taskRetentionDays: [int(0, MAX_TASK_RETENTION_DAYS).default(0), 'SIGNALBOX_TASK_RETENTION_DAYS'],
+  redisUrl: [z.string().optional(), 'SIGNALBOX_REDIS_URL'],
+  /** This instance's name among several on one database; unset: a hash of the data dir (stable across restarts). */
+  instanceId: [
+    z
+      .string()
+      .max(64, 'must be at most 64 characters')
+      .regex(/^[A-Za-z0-9][A-Za-z0-9._-]*$/, 'must be letters, digits, dots, dashes or underscores')
+      .optional(),
+    'SIGNALBOX_INSTANCE_ID',
+  ],
+  secretKey: [
+    z
+      .string()
+      .refine((v) => Buffer.from(v, 'base64').length === 32, 'must be base64 of 32 bytes')
+      .optional(),
+    'SIGNALBOX_SECRET_KEY',
+    'SEMAPHORE_ACCESS_KEY_ENCRYPTION',
+  ],
+  passwordLoginDisabled: [
+    bool.default(false),
+    'SIGNALBOX_PASSWORD_LOGIN_DISABLED',
+    'SEMAPHORE_PASSWORD_LOGIN_DISABLED',
+  ],
+  nonAdminCanCreateProject: [
+    bool.default(false),
+    'SIGNALBOX_NON_ADMIN_CAN_CREATE_PROJECT',
+    'SEMAPHORE_NON_ADMIN_CAN_CREATE_PROJECT',
+  ],
+  oidcProviders: [
+    jsonOf(z.record(z.string(), oidcProvider)).optional(),
+    'SIGNALBOX_OIDC_PROVIDERS',
+    'SEMAPHORE_OIDC_PROVIDERS',
+  ],
+  trustProxy: [bool.default(false), 'SIGNALBOX_TRUST_PROXY'],
+  logLevel: [
+    z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+    'SIGNALBOX_LOG_LEVEL',
+    'SEMAPHORE_LOG_LEVEL',
+  ],
+  scheduleTimezone: [z.string().default('UTC'), 'SIGNALBOX_SCHEDULE_TIMEZONE', 'SEMAPHORE_SCHEDULE_TIMEZONE'],
+  // Alerts (issue: task engine). E-mail through SMTP; chat senders by URL/token.
+  emailAlert: [bool.default(false), 'SIGNALBOX_EMAIL_ALERT', 'SEMAPHORE_EMAIL_ALERT'],
+  emailSender: [
+    z.string().default('signalbox@localhost'),
+    'SIGNALBOX_EMAIL_SENDER',
+    'SEMAPHORE_EMAIL_SENDER',
+  ],
+  emailHost: [z.string().default('localhost'), 'SIGNALBOX_EMAIL_HOST', 'SEMAPHORE_EMAIL_HOST'],
+  emailPort: [int(1, 65535).default(25), 'SIGNALBOX_EMAIL_PORT', 'SEMAPHORE_EMAIL_PORT'],
+  emailUsername: [z.string().default(''), 'SIGNALBOX_EMAIL_USERNAME', 'SEMAPHORE_EMAIL_USERNAME'],
+  emailPassword: [z.string().default(''), 'SIGNALBOX_EMAIL_PASSWORD', 'SEMAPHORE_EMAIL_PASSWORD'],
+  emailSecure: [bool.default(false), 'SIGNALBOX_EMAIL_SECURE', 'SEMAPHORE_EMAIL_SECURE'],
+  emailTls: [bool.default(false), 'SIGNALBOX_EMAIL_TLS', 'SEMAPHORE_EMAIL_TLS'],
+  telegramAlert: [bool.default(false), 'SIGNALBOX_TELEGRAM_ALERT', 'SEMAPHORE_TELEGRAM_ALERT'],
+  telegramChat: [z.string().default(''), 'SIGNALBOX_TELEGRAM_CHAT', 'SEMAPHORE_TELEGRAM_CHAT'],
+  telegramToken: [z.string().default(''), 'SIGNALBOX_TELEGRAM_TOKEN', 'SEMAPHORE_TELEGRAM_TOKEN'],
+  telegramUrl: [z.string().default('https://api.telegram.org'), 'SIGNALBOX_TELEGRAM_URL'],
+  slackAlert: [bool.default(false), 'SIGNALBOX_SLACK_ALERT', 'SEMAPHORE_SLACK_ALERT'],
+  slackUrl: [z.string().default(''), 'SIGNALBOX_SLACK_URL', 'SEMAPHORE_SLACK_URL'],
+  rocketchatAlert: [bool.default(false), 'SIGNALBOX_ROCKETCHAT_ALERT', 'SEMAPHORE_ROCKETCHAT_ALERT'],
+  rocketchatUrl: [z.string().default(''), 'SIGNALBOX_ROCKETCHAT_URL', 'SEMAPHORE_ROCKETCHAT_URL'],
+  microsoftTeamsAlert: [
+    bool.default(false),
+    'SIGNALBOX_MICROSOFT_TEAMS_ALERT',
+    'SEMAPHORE_MICROSOFT_TEAMS_ALERT',
+  ],
+  microsoftTeamsUrl: [
+    z.string().default(''),
+    'SIGNALBOX_MICROSOFT_TEAMS_URL',
+    'SEMAPHORE_MICROSOFT_TEAMS_URL',
+  ],
+  dingtalkAlert: [bool.default(false), 'SIGNALBOX_DINGTALK_ALERT', 'SEMAPHORE_DINGTALK_ALERT'],
+  dingtalkUrl: [z.string().default(''), 'SIGNALBOX_DINGTALK_URL', 'SEMAPHORE_DINGTALK_URL'],
+  gotifyAlert: [bool.default(false), 'SIGNALBOX_GOTIFY_ALERT', 'SEMAPHORE_GOTIFY_ALERT'],
+  gotifyUrl: [z.string().default(''), 'SIGNALBOX_GOTIFY_URL', 'SEMAPHORE_GOTIFY_URL'],
+  gotifyToken: [z.string().default(''), 'SIGNALBOX_GOTIFY_TOKEN', 'SEMAPHORE_GOTIFY_TOKEN'],
+  /** Seconds one alert send (SMTP or chat POST) may take before it is given up. */
+  alertTimeout: [int(1, 300).default(10), 'SIGNALBOX_ALERT_TIMEOUT'],
+} as const satisfies Record<string, readonly [z.ZodType, ...string[]]>;
+
+type Variables = typeof variables;
+export type Config = { [K in keyof Variables]: z.output<Variables[K][0]> } & {
+  /** Absolute data directory. */
+  dataDir: string;
+  /** Resolved database URL. */
+  dbUrl: string;
+};
+
+export class ConfigError extends Error {}
+
+/** Parses the environment. Throws ConfigError naming the variable on a bad value. */
+export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Partial<Config> = {}): Config {
+  const out: Record<string, unknown> = {};
+  for (const [key, [schema, ...names]] of Object.entries(variables)) {
+    const name = names.find((n) => env[n] !== undefined && env[n] !== '');
+    let raw = name ? env[name] : undefined;
+    if (key === 'port' && typeof raw === 'string') raw = raw.replace(/^:/, '');
+    const parsed = (schema as z.ZodType).safeParse(raw);
+    if (!parsed.success) {
+      throw new ConfigError(`${name ?? names[0]}: ${parsed.error.issues[0]?.message ?? 'invalid value'}`);
+    }
+    out[key] = parsed.data;
+  }
+  const config = { ...out, ...overrides } as Config;
+  config.dataDir = resolve(config.dataDir);
+  config.dbUrl = config.dbUrl || `sqlite://${resolve(config.dataDir, 'signalbox.db')}`;
+  if (!/^(sqlite|postgres|postgresql|mysql|mariadb):\/\//.test(config.dbUrl)) {
+    throw new ConfigError('SIGNALBOX_DB_URL: must start with sqlite://, postgres:// or mysql://');
+  }
+  return config;
+}

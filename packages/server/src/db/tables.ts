@@ -1,0 +1,291 @@
+import type { Generated } from 'kysely';
+
+/**
+ * Table types. Booleans are stored as 0/1 integers and times as ISO-8601 strings on every dialect;
+ * `db/values.ts` converts them. JSON documents are stored as text.
+ */
+type Bool = number;
+type Time = string;
+
+export interface UserTable {
+  id: Generated<number>;
+  created: Time;
+  username: string;
+  name: string;
+  email: string;
+  password: string;
+  admin: Bool;
+  alert: Bool;
+  external: Bool;
+  can_create_project: Bool;
+}
+
+export interface SessionTable {
+  id: Generated<number>;
+  token_hash: string;
+  user_id: number;
+  created: Time;
+  last_active: Time;
+  expired: Bool;
+  ip: string;
+  user_agent: string;
+}
+
+export interface ApiTokenTable {
+  id: string;
+  token_hash: string;
+  name: string;
+  user_id: number;
+  created: Time;
+  expired: Bool;
+}
+
+export interface ProjectTable {
+  id: Generated<number>;
+  created: Time;
+  name: string;
+  alert: Bool;
+  alert_chat: string | null;
+  max_parallel_tasks: number;
+  type: string;
+  /** Days finished tasks and their output are kept; 0 = the server default (SIGNALBOX_TASK_RETENTION_DAYS). */
+  task_retention_days: Generated<number>;
+}
+
+export interface ProjectUserTable {
+  id: Generated<number>;
+  project_id: number;
+  user_id: number;
+  role: string;
+  created: Time;
+}
+
+export interface AccessKeyTable {
+  id: Generated<number>;
+  project_id: number;
+  name: string;
+  type: string;
+  /** AES-256-GCM ciphertext of the JSON secret ({login,password} or {login,passphrase,private_key}). */
+  secret: string | null;
+  /** '' for the key store; 'environment' / 'variable' for environment secrets. */
+  owner: string;
+  environment_id: number | null;
+}
+
+export interface RepositoryTable {
+  id: Generated<number>;
+  project_id: number;
+  name: string;
+  git_url: string;
+  git_branch: string;
+  ssh_key_id: number | null;
+}
+
+export interface InventoryTable {
+  id: Generated<number>;
+  project_id: number;
+  name: string;
+  type: string;
+  inventory: string;
+  ssh_key_id: number | null;
+  become_key_id: number | null;
+  repository_id: number | null;
+}
+
+export interface EnvironmentTable {
+  id: Generated<number>;
+  project_id: number;
+  name: string;
+  json: string;
+  env: string;
+}
+
+export interface ViewTable {
+  id: Generated<number>;
+  project_id: number;
+  title: string;
+  position: number;
+}
+
+export interface TemplateTable {
+  id: Generated<number>;
+  project_id: number;
+  name: string;
+  description: string;
+  type: string;
+  app: string;
+  playbook: string;
+  inventory_id: number | null;
+  repository_id: number | null;
+  environment_id: number | null;
+  vault_key_id: number | null;
+  view_id: number | null;
+  build_template_id: number | null;
+  start_version: string | null;
+  autorun: Bool;
+  suppress_success_alerts: Bool;
+  arguments: string | null;
+  allow_override_args_in_task: Bool;
+  allow_override_branch_in_task: Bool;
+  allow_parallel_tasks: Bool;
+  git_branch: string | null;
+  survey_vars: string;
+  /** JSON object of app-specific template parameters (allow_debug, auto_approve, limit, tags…). */
+  task_params: string;
+}
+
+export interface ScheduleTable {
+  id: Generated<number>;
+  project_id: number;
+  template_id: number;
+  cron_format: string;
+  repository_id: number | null;
+  name: string;
+  active: Bool;
+  last_commit_hash: string | null;
+  /** ISO time of the last cron tick claimed by a scheduler (migration 0002-scheduler). */
+  last_tick: string | null;
+}
+
+export interface TaskTable {
+  id: Generated<number>;
+  project_id: number;
+  template_id: number;
+  status: string;
+  message: string;
+  user_id: number | null;
+  integration_id: number | null;
+  schedule_id: number | null;
+  created: Time;
+  start: Time | null;
+  end: Time | null;
+  version: string | null;
+  build_task_id: number | null;
+  commit_hash: string | null;
+  commit_message: string | null;
+  playbook: string;
+  environment: string;
+  /** Encrypted JSON of secret survey values; cleared when the task finishes. */
+  secret: string | null;
+  arguments: string | null;
+  git_branch: string | null;
+  inventory_id: number | null;
+  params: string;
+  debug: Bool;
+  dry_run: Bool;
+  diff: Bool;
+  /** The instance that claimed the task (task_runner.id); null on rows from before 0004. */
+  runner: string | null;
+  /** A control request for the claiming instance: 'stop' | 'force' | 'confirm' | 'reject'; cleared when acted on. */
+  control: string | null;
+}
+
+/** One row per running server instance (SIGNALBOX_INSTANCE_ID or the data-dir hash) with its last heartbeat. */
+export interface TaskRunnerTable {
+  id: string;
+  heartbeat: Time;
+}
+
+/** The single row (id 1) leasing the queue to one instance while it claims waiting tasks. */
+export interface TaskQueueLockTable {
+  id: number;
+  holder: string | null;
+  expires: Time;
+}
+
+export interface TaskOutputTable {
+  id: Generated<number>;
+  task_id: number;
+  time: Time;
+  output: string;
+}
+
+export interface EventTable {
+  id: Generated<number>;
+  project_id: number | null;
+  user_id: number | null;
+  object_id: number | null;
+  object_type: string;
+  description: string;
+  created: Time;
+}
+
+export interface OptionTable {
+  key: string;
+  value: string;
+}
+
+export interface IntegrationTable {
+  id: Generated<number>;
+  project_id: number;
+  name: string;
+  template_id: number;
+  auth_method: string;
+  auth_header: string;
+  auth_secret_id: number | null;
+  searchable: Bool;
+  task_params: string;
+}
+
+export interface IntegrationAliasTable {
+  id: Generated<number>;
+  project_id: number;
+  integration_id: number | null;
+  alias: string;
+}
+
+export interface IntegrationMatcherTable {
+  id: Generated<number>;
+  integration_id: number;
+  name: string;
+  match_type: string;
+  body_data_type: string;
+  key: string;
+  method: string;
+  value: string;
+}
+
+export interface IntegrationExtractValueTable {
+  id: Generated<number>;
+  integration_id: number;
+  name: string;
+  value_source: string;
+  body_data_type: string;
+  key: string;
+  variable: string;
+  variable_type: string;
+}
+
+/** A delivery id an integration accepted (migration 0005-webhook-deliveries); pruned after 24 hours. */
+export interface IntegrationDeliveryTable {
+  id: Generated<number>;
+  integration_id: number;
+  delivery_id: string;
+  created: Time;
+}
+
+export interface Database {
+  user: UserTable;
+  session: SessionTable;
+  api_token: ApiTokenTable;
+  project: ProjectTable;
+  project_user: ProjectUserTable;
+  access_key: AccessKeyTable;
+  repository: RepositoryTable;
+  inventory: InventoryTable;
+  environment: EnvironmentTable;
+  view: ViewTable;
+  template: TemplateTable;
+  schedule: ScheduleTable;
+  task: TaskTable;
+  task_output: TaskOutputTable;
+  task_runner: TaskRunnerTable;
+  task_queue_lock: TaskQueueLockTable;
+  event: EventTable;
+  option: OptionTable;
+  integration: IntegrationTable;
+  integration_alias: IntegrationAliasTable;
+  integration_matcher: IntegrationMatcherTable;
+  integration_extract_value: IntegrationExtractValueTable;
+  integration_delivery: IntegrationDeliveryTable;
+}

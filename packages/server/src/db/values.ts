@@ -1,0 +1,38 @@
+import type { InsertObject, Kysely } from 'kysely';
+import type { Dialect } from './dialect';
+import type { Database } from './tables';
+
+/** Dialect differences live here: booleans, times, inserted ids, counts. */
+export const toBool = (v: number | boolean | null | undefined): boolean => v === 1 || v === true;
+export const fromBool = (v: boolean | null | undefined): number => (v ? 1 : 0);
+export const now = (): string => new Date().toISOString();
+
+export function toCount(v: unknown): number {
+  return typeof v === 'bigint' ? Number(v) : Number(v ?? 0);
+}
+
+/** Inserts one row and returns its generated id on every dialect. */
+export async function insertReturningId<T extends keyof Database & string>(
+  db: Kysely<Database>,
+  dialect: Dialect,
+  table: T,
+  values: InsertObject<Database, T>,
+): Promise<number> {
+  if (dialect === 'postgres') {
+    // biome-ignore lint/suspicious/noExplicitAny: Kysely cannot type a returning on a generic table
+    const row = await (db.insertInto(table).values(values) as any).returning('id').executeTakeFirstOrThrow();
+    return Number(row.id);
+  }
+  const result = await db.insertInto(table).values(values).executeTakeFirstOrThrow();
+  return Number(result.insertId);
+}
+
+/** Parses JSON text stored in a column; a broken document reads as the fallback. */
+export function parseJson<T>(text: string | null | undefined, fallback: T): T {
+  if (!text) return fallback;
+  try {
+    return JSON.parse(text) as T;
+  } catch {
+    return fallback;
+  }
+}

@@ -1,0 +1,88 @@
+import { apiTokenInput, type LoginOptions, loginInput } from '@signalbox/contracts';
+import bcrypt from 'bcryptjs';
+import type { FastifyInstance } from 'fastify';
+import type { Deps } from '../../deps';
+import { SESSION_COOKIE, startSession } from '../../http/auth';
+import { AppError, notFound, parse, unauthorized } from '../../http/errors';
+import { version } from '../../version';
+import { findUserByLogin, toUser } from '../users/users.store';
+import { FailureLimiter } from './rate-limit';
+import { expireSession } from './sessions.store';
+import { createToken, deleteToken, listTokens } from './tokens.store';
+
+export function loginOptions(deps: Deps): LoginOptions {
+  const providers = Object.entries(deps.config.oidcProviders ?? {})
+    .sort(([, a], [, b]) => a.order - b.order)
+    .map(([id, p]) => ({ id, name: p.display_name || id, color: p.color, icon: p.icon }));
+  return { oidc_providers: providers, login_with_password: !deps.config.passwordLoginDisabled };
+}
+
+// A bcrypt hash to compare against when the login is unknown, so timing does not reveal which logins exist.
+const decoyHash = bcrypt.hashSync('signalbox-decoy-password', 10);
+
+export function authRoutes(app: FastifyInstance, deps: Deps) {
+  const perLogin = new FailureLimiter(5, 15 * 60 * 1000);
+  const perAddress = new FailureLimiter(30, 15 * 60 * 1000);
+
+  app.get('/api/ping', { config: { public: true } }, async (_request, reply) =>
+    reply.type('text/plain').send('pong'),
+  );
+
+  app.get('/api/auth/login', { config: { public: true } }, async () => loginOptions(deps));
+
+  app.post('/api/auth/login', { config: { public: true } }, async (request, reply) => {
+    if (deps.config.passwordLoginDisabled) throw new AppError(403, 'Password sign-in is disabled');
+    const input = parse(loginInput, request.body);
+    const loginKey = input.auth.toLowerCase();
+    const wait = Math.max(perLogin.blockedFor(loginKey), perAddress.blockedFor(request.ip));
+    if (wait > 0) {
+      reply.header('retry-after', Math.ceil(wait / 1000));
+      throw new AppError(
+        429,
+        `Too many failed sign-in attempts. Try again in ${Math.ceil(wait / 60000)} minute(s).`,
+      );
+    }
+    const user = await findUserByLogin(deps.db, input.auth);
+    const ok = await bcrypt.compare(input.password, user && user.external !== 1 ? user.password : decoyHash);
+    if (!user || user.external === 1 || !ok) {
+      perLogin.fail(loginKey);
+      perAddress.fail(request.ip);
+      throw unauthorized('Incorrect login or password');
+    }
+    perLogin.clear(loginKey);
+    await startSession(deps, request, reply, user.id);
+    return reply.status(204).send();
+  });
+
+  app.post('/api/auth/logout', { config: { public: true } }, async (request, reply) => {
+    if (request.sessionId) {
+      await expireSession(deps.db, request.sessionId);
+      deps.bus.emit('logout', { sessionId: request.sessionId });
+    }
+    reply.clearCookie(SESSION_COOKIE, { path: '/' });
+    return reply.status(204).send();
+  });
+
+  app.get('/api/user', async (request) => toUser(request.user!));
+
+  app.get('/api/info', async () => ({
+    version,
+    ansible: '',
+    web_host: deps.config.webRoot,
+    schedule_timezone: deps.config.scheduleTimezone,
+    auth_methods: {},
+    premium_features: {},
+  }));
+
+  app.get('/api/user/tokens', async (request) => listTokens(deps.db, request.user!.id));
+  app.post('/api/user/tokens', async (request, reply) => {
+    const input = parse(apiTokenInput, request.body ?? {});
+    const { token, info } = await createToken(deps.db, request.user!.id, input?.name ?? '');
+    return reply.status(201).send({ ...info, token });
+  });
+  app.delete('/api/user/tokens/:id', async (request, reply) => {
+    const { id } = request.params as { id: string };
+    if (!(await deleteToken(deps.db, request.user!.id, String(id).slice(0, 64)))) throw notFound('Token');
+    return reply.status(204).send();
+  });
+}

@@ -1,0 +1,108 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { testDialects } from '../../test-support/dialects';
+import { createHarness, type Harness } from '../../test-support/harness';
+
+describe.each(testDialects())('auth on $name', (dialect) => {
+  let h: Harness;
+  beforeAll(async () => {
+    h = await createHarness(dialect);
+  });
+  afterAll(async () => h?.close());
+
+  it('answers ping without a session', async () => {
+    const res = await h.anonymous().get('/api/ping');
+    expect(res.statusCode).toBe(200);
+    expect(res.body).toBe('pong');
+  });
+
+  it('signs in by username or e-mail and sets an HttpOnly SameSite=Lax cookie', async () => {
+    const alice = await h.userClient({ username: 'alice' });
+    for (const auth of ['alice', 'ALICE', 'alice@example.test']) {
+      const res = await h.anonymous().post('/api/auth/login', { auth, password: alice.password });
+      expect(res.statusCode).toBe(204);
+      const cookie = String(res.headers['set-cookie']);
+      expect(cookie).toMatch(/HttpOnly/i);
+      expect(cookie).toMatch(/SameSite=Lax/i);
+    }
+    const me = await alice.get('/api/user');
+    expect(me.statusCode).toBe(200);
+    expect(me.json()).toMatchObject({ username: 'alice', admin: false });
+    expect(me.json()).not.toHaveProperty('password');
+  });
+
+  it('refuses a wrong password with 401 "Incorrect login or password"', async () => {
+    await h.userClient({ username: 'bob' });
+    const res = await h.anonymous().post('/api/auth/login', { auth: 'bob', password: 'nope' });
+    expect(res.statusCode).toBe(401);
+    expect(res.json()).toEqual({ error: 'Incorrect login or password' });
+  });
+
+  it('names the missing field', async () => {
+    const res = await h.anonymous().post('/api/auth/login', { auth: 'bob' });
+    expect(res.statusCode).toBe(400);
+    expect(res.json().error).toBe('Password is required');
+    const res2 = await h.anonymous().post('/api/auth/login', { password: 'x' });
+    expect(res2.json().error).toBe('Username is required');
+  });
+
+  it('rate limits failed sign-ins per login', async () => {
+    const carol = await h.userClient({ username: 'carol' });
+    for (let i = 0; i < 5; i++) {
+      expect(
+        (await h.anonymous().post('/api/auth/login', { auth: 'carol', password: 'bad' })).statusCode,
+      ).toBe(401);
+    }
+    const blocked = await h.anonymous().post('/api/auth/login', { auth: 'carol', password: carol.password });
+    expect(blocked.statusCode).toBe(429);
+    expect(blocked.json().error).toMatch(/Too many failed sign-in attempts/);
+  });
+
+  it('logs out and the cookie stops working', async () => {
+    const dave = await h.userClient({ username: 'dave' });
+    expect((await dave.get('/api/user')).statusCode).toBe(200);
+    expect((await dave.post('/api/auth/logout')).statusCode).toBe(204);
+    expect((await dave.get('/api/user')).statusCode).toBe(401);
+  });
+
+  it('expires a session idle for 7 days', async () => {
+    const erin = await h.userClient({ username: 'erin' });
+    await h.deps.db
+      .updateTable('session')
+      .set({ last_active: new Date(Date.now() - 8 * 24 * 3600 * 1000).toISOString() })
+      .where('user_id', '=', erin.userId)
+      .execute();
+    expect((await erin.get('/api/user')).statusCode).toBe(401);
+  });
+
+  it('issues API tokens shown once, stored hashed, accepted as Bearer and revocable', async () => {
+    const fay = await h.userClient({ username: 'fay' });
+    const created = await fay.post('/api/user/tokens', { name: 'ci' });
+    expect(created.statusCode).toBe(201);
+    const { token, id } = created.json();
+    expect(token).toMatch(/^[A-Za-z0-9_-]{40,}$/);
+    const stored = await h.deps.db
+      .selectFrom('api_token')
+      .selectAll()
+      .where('id', '=', id)
+      .executeTakeFirstOrThrow();
+    expect(stored.token_hash).not.toContain(token);
+    const list = await fay.get('/api/user/tokens');
+    expect(list.json()).toHaveLength(1);
+    expect(JSON.stringify(list.json())).not.toContain(token);
+    const bearer = await h
+      .anonymous()
+      .request('GET', '/api/user', undefined, { authorization: `Bearer ${token}` });
+    expect(bearer.statusCode).toBe(200);
+    expect(bearer.json().username).toBe('fay');
+    expect((await fay.del(`/api/user/tokens/${id}`)).statusCode).toBe(204);
+    const after = await h
+      .anonymous()
+      .request('GET', '/api/user', undefined, { authorization: `Bearer ${token}` });
+    expect(after.statusCode).toBe(401);
+  });
+
+  it('lists login options', async () => {
+    const res = await h.anonymous().get('/api/auth/login');
+    expect(res.json()).toEqual({ oidc_providers: [], login_with_password: true });
+  });
+});

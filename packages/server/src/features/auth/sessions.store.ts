@@ -1,0 +1,53 @@
+import type { Db } from '../../db';
+import { now } from '../../db/values';
+import { randomToken, sha256 } from '../../lib/crypto';
+
+export const SESSION_IDLE_MS = 7 * 24 * 3600 * 1000;
+/** last_active is written at most this often, so reads stay reads. */
+const TOUCH_EVERY_MS = 60 * 1000;
+
+export async function createSession(db: Db, userId: number, ip: string, userAgent: string) {
+  const token = randomToken();
+  const t = now();
+  await db
+    .insertInto('session')
+    .values({
+      token_hash: sha256(token),
+      user_id: userId,
+      created: t,
+      last_active: t,
+      expired: 0,
+      ip: ip.slice(0, 64),
+      user_agent: userAgent.slice(0, 512),
+    })
+    .execute();
+  return token;
+}
+
+/** The live session for a cookie token, touched; null when unknown, expired or idle for 7 days. */
+export async function resolveSession(db: Db, token: string) {
+  const session = await db
+    .selectFrom('session')
+    .selectAll()
+    .where('token_hash', '=', sha256(token))
+    .where('expired', '=', 0)
+    .executeTakeFirst();
+  if (!session) return null;
+  const idle = Date.now() - Date.parse(session.last_active);
+  if (idle > SESSION_IDLE_MS) {
+    await db.updateTable('session').set({ expired: 1 }).where('id', '=', session.id).execute();
+    return null;
+  }
+  if (idle > TOUCH_EVERY_MS) {
+    await db.updateTable('session').set({ last_active: now() }).where('id', '=', session.id).execute();
+  }
+  return session;
+}
+
+export async function expireSession(db: Db, id: number) {
+  await db.updateTable('session').set({ expired: 1 }).where('id', '=', id).execute();
+}
+
+export async function expireUserSessions(db: Db, userId: number) {
+  await db.updateTable('session').set({ expired: 1 }).where('user_id', '=', userId).execute();
+}

@@ -1,0 +1,59 @@
+import type { ApiToken } from '@signalbox/contracts';
+import type { Db } from '../../db';
+import { now, toBool } from '../../db/values';
+import { randomToken, sha256 } from '../../lib/crypto';
+
+/** API tokens are stored as SHA-256 hashes; the token itself is shown once, at creation. */
+export async function createToken(db: Db, userId: number, name: string) {
+  const token = randomToken(32);
+  const id = randomToken(12);
+  const row = { id, token_hash: sha256(token), name, user_id: userId, created: now(), expired: 0 };
+  await db.insertInto('api_token').values(row).execute();
+  return { token, info: toToken(row) };
+}
+
+export function toToken(row: {
+  id: string;
+  name: string;
+  created: string;
+  expired: number;
+  user_id: number;
+}): ApiToken {
+  return {
+    id: row.id,
+    name: row.name,
+    created: row.created,
+    expired: toBool(row.expired),
+    user_id: row.user_id,
+  };
+}
+
+export async function listTokens(db: Db, userId: number) {
+  const rows = await db
+    .selectFrom('api_token')
+    .select(['id', 'name', 'created', 'expired', 'user_id'])
+    .where('user_id', '=', userId)
+    .where('expired', '=', 0)
+    .orderBy('created', 'desc')
+    .execute();
+  return rows.map(toToken);
+}
+
+/** Deleting a token removes it; it stops working at once. */
+export async function deleteToken(db: Db, userId: number, id: string) {
+  const result = await db
+    .deleteFrom('api_token')
+    .where('id', '=', id)
+    .where('user_id', '=', userId)
+    .executeTakeFirst();
+  return Number(result.numDeletedRows) > 0;
+}
+
+export function findTokenUser(db: Db, token: string) {
+  return db
+    .selectFrom('api_token')
+    .select(['user_id'])
+    .where('token_hash', '=', sha256(token.trim()))
+    .where('expired', '=', 0)
+    .executeTakeFirst();
+}

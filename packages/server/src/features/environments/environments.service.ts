@@ -1,0 +1,191 @@
+import type {
+  Environment,
+  EnvironmentInput,
+  EnvironmentSecret,
+  EnvironmentSecretInput,
+  EnvironmentSecretType,
+} from '@signalbox/contracts';
+import type { Db } from '../../db';
+import type { Deps } from '../../deps';
+import { badRequest, notFound } from '../../http/errors';
+import { recordEvent } from '../events/events.store';
+import { assertBodyIds } from '../refs/body-ids';
+import { assertUnused, findRefs } from '../refs/refs.store';
+import type { UserRow } from '../users/users.store';
+import {
+  deleteEnvironmentRows,
+  deleteSecretRow,
+  type EnvironmentRow,
+  findEnvironmentRow,
+  insertEnvironmentRow,
+  insertSecretRow,
+  listEnvironmentRows,
+  listSecretRows,
+  listSecretRowsOfEnvironment,
+  type SecretRow,
+  updateEnvironmentRow,
+  updateSecretRow,
+} from './environments.store';
+
+const ownerOf = (type: EnvironmentSecretType) => (type === 'var' ? 'variable' : 'environment');
+const typeOf = (owner: string): EnvironmentSecretType => (owner === 'variable' ? 'var' : 'env');
+
+const toSecret = (row: SecretRow): EnvironmentSecret => ({
+  id: row.id,
+  name: row.name,
+  type: typeOf(row.owner),
+});
+
+export function toEnvironment(row: EnvironmentRow, secrets: SecretRow[]): Environment {
+  return {
+    id: row.id,
+    name: row.name,
+    project_id: row.project_id,
+    json: row.json,
+    env: row.env,
+    secrets: secrets.filter((s) => s.environment_id === row.id).map(toSecret),
+  };
+}
+
+export async function listEnvironments(deps: Deps, projectId: number, order: 'asc' | 'desc') {
+  const rows = await listEnvironmentRows(deps.db, projectId, order);
+  const secrets = await listSecretRows(deps.db, projectId);
+  return rows.map((row) => toEnvironment(row, secrets));
+}
+
+async function requireEnvironment(db: Db, projectId: number, id: number) {
+  const row = await findEnvironmentRow(db, projectId, id);
+  if (!row) throw notFound('Environment');
+  return row;
+}
+
+export async function getEnvironment(deps: Deps, projectId: number, id: number) {
+  const row = await requireEnvironment(deps.db, projectId, id);
+  return toEnvironment(row, await listSecretRows(deps.db, projectId, [id]));
+}
+
+export async function environmentRefs(deps: Deps, projectId: number, id: number) {
+  await requireEnvironment(deps.db, projectId, id);
+  return findRefs(deps.db, projectId, 'environment', id);
+}
+
+/** Update and delete operations must name secrets of this very environment; checked before anything is written. */
+function assertOwnSecrets(ops: EnvironmentSecretInput[], existing: SecretRow[]) {
+  const own = new Set(existing.map((s) => s.id));
+  for (const op of ops) {
+    if (op.operation !== 'create' && !own.has(op.id!))
+      throw badRequest(`Secret ${op.id} does not belong to this environment`, { secrets: 'Unknown secret' });
+  }
+}
+
+async function applySecrets(
+  trx: Db,
+  deps: Deps,
+  projectId: number,
+  environmentId: number,
+  ops: EnvironmentSecretInput[],
+) {
+  for (const op of ops) {
+    if (op.operation === 'create') {
+      await insertSecretRow(trx, deps.dialect, {
+        project_id: projectId,
+        environment_id: environmentId,
+        name: op.name,
+        owner: ownerOf(op.type),
+        secret: deps.box.seal(op.secret),
+      });
+    } else if (op.operation === 'update') {
+      // An empty value keeps the stored one: the form never sees the value it would have to send back.
+      await updateSecretRow(trx, environmentId, op.id!, {
+        name: op.name,
+        owner: ownerOf(op.type),
+        ...(op.secret !== '' ? { secret: deps.box.seal(op.secret) } : {}),
+      });
+    } else {
+      await deleteSecretRow(trx, environmentId, op.id!);
+    }
+  }
+}
+
+const values = (input: EnvironmentInput) => ({ name: input.name, json: input.json, env: input.env });
+
+export async function createEnvironment(
+  deps: Deps,
+  user: UserRow,
+  projectId: number,
+  input: EnvironmentInput,
+) {
+  assertBodyIds(input, projectId);
+  assertOwnSecrets(input.secrets, []);
+  const id = await deps.db.transaction().execute(async (trx) => {
+    const id = await insertEnvironmentRow(trx, deps.dialect, projectId, values(input));
+    await applySecrets(trx, deps, projectId, id, input.secrets);
+    return id;
+  });
+  await recordEvent(deps.db, {
+    project_id: projectId,
+    user_id: user.id,
+    object_type: 'environment',
+    object_id: id,
+    description: `Environment ${input.name} created`,
+  });
+  return getEnvironment(deps, projectId, id);
+}
+
+export async function updateEnvironment(
+  deps: Deps,
+  user: UserRow,
+  projectId: number,
+  id: number,
+  input: EnvironmentInput,
+) {
+  assertBodyIds(input, projectId, id);
+  await requireEnvironment(deps.db, projectId, id);
+  assertOwnSecrets(input.secrets, await listSecretRows(deps.db, projectId, [id]));
+  await deps.db.transaction().execute(async (trx) => {
+    await updateEnvironmentRow(trx, projectId, id, values(input));
+    await applySecrets(trx, deps, projectId, id, input.secrets);
+  });
+  await recordEvent(deps.db, {
+    project_id: projectId,
+    user_id: user.id,
+    object_type: 'environment',
+    object_id: id,
+    description: `Environment ${input.name} updated`,
+  });
+}
+
+export async function deleteEnvironment(deps: Deps, user: UserRow, projectId: number, id: number) {
+  const row = await requireEnvironment(deps.db, projectId, id);
+  await assertUnused(deps.db, projectId, 'environment', id);
+  await deps.db.transaction().execute((trx) => deleteEnvironmentRows(trx, projectId, id));
+  await recordEvent(deps.db, {
+    project_id: projectId,
+    user_id: user.id,
+    object_type: 'environment',
+    object_id: id,
+    description: `Environment ${row.name} deleted`,
+  });
+}
+
+export type EnvironmentSecretValue = { type: EnvironmentSecretType; name: string; value: string };
+
+/**
+ * The decrypted secrets of an environment, for the task engine only: `var` secrets join the extra variables,
+ * `env` secrets the process environment. A secret that cannot be opened reads as empty.
+ */
+export async function getEnvironmentSecrets(
+  deps: Deps,
+  environmentId: number,
+): Promise<EnvironmentSecretValue[]> {
+  const rows = await listSecretRowsOfEnvironment(deps.db, environmentId);
+  return rows.map((row) => {
+    let value = '';
+    try {
+      value = row.secret ? deps.box.open(row.secret) : '';
+    } catch {
+      value = '';
+    }
+    return { type: typeOf(row.owner), name: row.name, value };
+  });
+}

@@ -1,0 +1,336 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { testDialects } from '../../test-support/dialects';
+import { createHarness, type Harness } from '../../test-support/harness';
+import {
+  createTeam,
+  expectMatrix,
+  expectRejected,
+  lastEvents,
+  MEGABYTE,
+  malformedBodies,
+  readCodes,
+  snapshot,
+  type Team,
+  writeCodes,
+} from '../refs/resource-test-kit';
+import { getEnvironmentSecrets } from './environments.service';
+
+describe.each(testDialects())('environments on $name', (dialect) => {
+  let h: Harness;
+  let team: Team;
+  let other: Team;
+  beforeAll(async () => {
+    h = await createHarness(dialect);
+    team = await createTeam(h, 'Environments');
+    other = await createTeam(h, 'Other');
+  });
+  afterAll(async () => h?.close());
+
+  const body = (over: object = {}) => ({
+    name: `env-${Math.random().toString(36).slice(2, 8)}`,
+    json: '{"region": "eu"}',
+    env: '{"DEBUG": "1"}',
+    ...over,
+  });
+  const createEnv = async (over: object = {}, t = team) => {
+    const res = await t.owner.post(`${t.base}/environment`, body(over));
+    expect(res.statusCode, res.body).toBe(201);
+    return res.json() as { id: number; name: string; secrets: { id: number; name: string; type: string }[] };
+  };
+
+  it('creates, reads, updates and deletes an environment with events', async () => {
+    const created = await team.manager.post(`${team.base}/environment`, {
+      ...body({ name: 'Staging' }),
+      project_id: team.projectId,
+    });
+    expect(created.statusCode).toBe(201);
+    const env = created.json();
+    expect(env).toEqual({
+      id: expect.any(Number),
+      name: 'Staging',
+      project_id: team.projectId,
+      json: '{"region": "eu"}',
+      env: '{"DEBUG": "1"}',
+      secrets: [],
+    });
+    expect((await team.guest.get(`${team.base}/environment/${env.id}`)).json()).toEqual(env);
+    const put = await team.owner.put(`${team.base}/environment/${env.id}`, {
+      id: env.id,
+      name: 'Staging 2',
+      json: '',
+      env: null,
+    });
+    expect(put.statusCode).toBe(204);
+    expect((await team.guest.get(`${team.base}/environment/${env.id}`)).json()).toMatchObject({
+      name: 'Staging 2',
+      json: '{}',
+      env: '{}',
+    });
+    expect((await team.owner.del(`${team.base}/environment/${env.id}`)).statusCode).toBe(204);
+    expect((await team.owner.get(`${team.base}/environment/${env.id}`)).json()).toEqual({
+      error: 'Environment not found',
+    });
+    expect((await lastEvents(h, team.projectId, 3)).map((e) => e.description)).toEqual([
+      'Environment Staging 2 deleted',
+      'Environment Staging 2 updated',
+      'Environment Staging created',
+    ]);
+  });
+
+  it('stores secrets sealed, answers them without values, and applies create/update/delete', async () => {
+    const created = await team.owner.post(
+      `${team.base}/environment`,
+      body({
+        name: 'With secrets',
+        secrets: [
+          { type: 'var', name: 'db_password', secret: 'var-secret-1', operation: 'create' },
+          { type: 'env', name: 'API_TOKEN', secret: 'env-secret-1', operation: 'create' },
+        ],
+      }),
+    );
+    expect(created.statusCode).toBe(201);
+    const env = created.json();
+    expect(env.secrets).toEqual([
+      { id: expect.any(Number), name: 'db_password', type: 'var' },
+      { id: expect.any(Number), name: 'API_TOKEN', type: 'env' },
+    ]);
+    expect(created.body).not.toContain('var-secret-1');
+    expect(await getEnvironmentSecrets(h.deps, env.id)).toEqual([
+      { type: 'var', name: 'db_password', value: 'var-secret-1' },
+      { type: 'env', name: 'API_TOKEN', value: 'env-secret-1' },
+    ]);
+    const rows = await h.deps.db
+      .selectFrom('access_key')
+      .selectAll()
+      .where('environment_id', '=', env.id)
+      .orderBy('id')
+      .execute();
+    expect(rows.map((r) => [r.owner, r.project_id])).toEqual([
+      ['variable', team.projectId],
+      ['environment', team.projectId],
+    ]);
+    for (const row of rows) expect(row.secret).not.toContain('secret-1');
+
+    const [dbPassword, apiToken] = env.secrets;
+    const put = await team.owner.put(`${team.base}/environment/${env.id}`, {
+      name: 'With secrets',
+      secrets: [
+        { id: dbPassword.id, type: 'var', name: 'db_password', secret: '', operation: 'update' },
+        { id: apiToken.id, type: 'env', name: 'API_TOKEN_2', secret: 'env-secret-2', operation: 'update' },
+        { type: 'env', name: 'EXTRA', secret: 'extra-secret', operation: 'create' },
+      ],
+    });
+    expect(put.statusCode).toBe(204);
+    expect(await getEnvironmentSecrets(h.deps, env.id)).toEqual([
+      { type: 'var', name: 'db_password', value: 'var-secret-1' },
+      { type: 'env', name: 'API_TOKEN_2', value: 'env-secret-2' },
+      { type: 'env', name: 'EXTRA', value: 'extra-secret' },
+    ]);
+    const del = await team.owner.put(`${team.base}/environment/${env.id}`, {
+      name: 'With secrets',
+      secrets: [{ id: dbPassword.id, type: 'var', operation: 'delete' }],
+    });
+    expect(del.statusCode).toBe(204);
+    const got = (await team.guest.get(`${team.base}/environment/${env.id}`)).json();
+    expect(got.secrets.map((s: { name: string }) => s.name)).toEqual(['API_TOKEN_2', 'EXTRA']);
+    // Secrets are no keys of the key store.
+    const keys = (await team.owner.get(`${team.base}/keys`)).json();
+    expect(keys.map((k: { name: string }) => k.name)).not.toContain('EXTRA');
+
+    // Deleting the environment removes its secrets.
+    expect((await team.owner.del(`${team.base}/environment/${env.id}`)).statusCode).toBe(204);
+    const left = await h.deps.db
+      .selectFrom('access_key')
+      .select('id')
+      .where('environment_id', '=', env.id)
+      .execute();
+    expect(left).toEqual([]);
+  });
+
+  it('refuses secret operations on secrets of another environment', async () => {
+    const a = await createEnv({ secrets: [{ type: 'env', name: 'A', secret: 'a', operation: 'create' }] });
+    const b = await createEnv();
+    const foreign = await createEnv(
+      { secrets: [{ type: 'env', name: 'F', secret: 'f', operation: 'create' }] },
+      other,
+    );
+    const before = await snapshot(h);
+    for (const [target, id] of [
+      [b.id, a.secrets[0]!.id],
+      [b.id, foreign.secrets[0]!.id],
+    ] as const) {
+      for (const operation of ['update', 'delete']) {
+        const res = await team.owner.put(`${team.base}/environment/${target}`, {
+          name: 'B',
+          secrets: [{ id, type: 'env', name: 'X', secret: 'x', operation }],
+        });
+        expect(res.statusCode).toBe(400);
+        expect(res.json().error).toBe(`Secret ${id} does not belong to this environment`);
+      }
+    }
+    const post = await team.owner.post(
+      `${team.base}/environment`,
+      body({ secrets: [{ id: a.secrets[0]!.id, type: 'env', name: 'X', operation: 'update' }] }),
+    );
+    expect(post.statusCode).toBe(400);
+    expect(await snapshot(h)).toEqual(before);
+  });
+
+  it('lists environments sorted by name', async () => {
+    const t = await createTeam(h, 'Sorted environments');
+    for (const name of ['beta', 'Alpha', 'gamma']) await createEnv({ name }, t);
+    const res = await t.guest.get(`${t.base}/environment`);
+    expect(res.statusCode).toBe(200);
+    expect(res.json().map((r: { name: string }) => r.name)).toEqual(['Alpha', 'beta', 'Empty', 'gamma']);
+    const desc = await t.guest.get(`${t.base}/environment?sort=name&order=desc`);
+    expect(desc.json().map((r: { name: string }) => r.name)).toEqual(['gamma', 'Empty', 'beta', 'Alpha']);
+  });
+
+  it('answers every validation message', async () => {
+    const cases: [object, string][] = [
+      [body({ name: '' }), 'Name is required'],
+      [body({ name: undefined }), 'Name is required'],
+      [body({ json: '{not json' }), 'Extra variables must be valid JSON'],
+      [body({ json: '[1, 2]' }), 'Extra variables must be a JSON object'],
+      [body({ json: '"text"' }), 'Extra variables must be a JSON object'],
+      [body({ env: '{"A": ' }), 'Environment variables must be valid JSON'],
+      [body({ env: 'null' }), 'Environment variables must be a JSON object'],
+      [
+        body({ secrets: [{ type: 'env', name: '', secret: 's', operation: 'create' }] }),
+        'Secret name is required',
+      ],
+      [body({ secrets: [{ type: 'env', name: 'A', operation: 'update' }] }), 'Secret id is required'],
+      [body({ secrets: [{ type: 'env', operation: 'delete' }] }), 'Secret id is required'],
+      [
+        body({ secrets: [{ type: 'file', name: 'A', operation: 'create' }] }),
+        'Secret type must be var or env',
+      ],
+      [
+        body({ secrets: [{ type: 'env', name: 'A', operation: 'upsert' }] }),
+        'Secret operation must be create, update or delete',
+      ],
+      [body({ secrets: 'A=1' }), 'Secrets must be a list'],
+      [body({ project_id: other.projectId }), 'Project ID in body and URL are different'],
+    ];
+    const env = await createEnv();
+    const before = await snapshot(h);
+    for (const [payload, error] of cases) {
+      const post = await team.owner.post(`${team.base}/environment`, payload);
+      expect(post.statusCode, JSON.stringify(payload)).toBe(400);
+      expect(post.json().error).toBe(error);
+      const put = await team.owner.put(`${team.base}/environment/${env.id}`, payload);
+      expect(put.statusCode, JSON.stringify(payload)).toBe(400);
+      expect(put.json().error).toBe(error);
+    }
+    expect(await snapshot(h)).toEqual(before);
+  });
+
+  it('refuses malformed bodies, wrong types and 1 MB strings without changing anything', async () => {
+    const env = await createEnv();
+    const bad = [
+      ...malformedBodies,
+      body({ name: 1 }),
+      body({ json: { a: 1 } }),
+      body({ env: 5 }),
+      body({ secrets: [{ type: 'env', name: 5, secret: 's', operation: 'create' }] }),
+      body({ secrets: [{ type: 'env', name: 'A', secret: 5, operation: 'create' }] }),
+      body({ secrets: [{ id: 'x', type: 'env', name: 'A', operation: 'update' }] }),
+      body({ secrets: [null] }),
+      body({ name: MEGABYTE }),
+      body({ json: `{"a": "${MEGABYTE}"}` }),
+      body({ env: `{"A": "${MEGABYTE}"}` }),
+      body({ secrets: [{ type: 'env', name: MEGABYTE, secret: 's', operation: 'create' }] }),
+      body({ secrets: [{ type: 'env', name: 'BIG', secret: MEGABYTE, operation: 'create' }] }),
+      body({
+        secrets: Array.from({ length: 501 }, (_, i) => ({
+          type: 'env',
+          name: `S${i}`,
+          secret: 's',
+          operation: 'create',
+        })),
+      }),
+    ];
+    await expectRejected(h, team.owner, 'POST', `${team.base}/environment`, bad);
+    await expectRejected(h, team.owner, 'PUT', `${team.base}/environment/${env.id}`, bad);
+  });
+
+  it('answers 404 for an environment of another project', async () => {
+    const foreign = await createEnv({}, other);
+    const before = await snapshot(h);
+    const url = `${team.base}/environment/${foreign.id}`;
+    expect((await team.owner.get(url)).statusCode).toBe(404);
+    expect((await team.owner.get(`${url}/refs`)).statusCode).toBe(404);
+    expect((await team.owner.put(url, body())).statusCode).toBe(404);
+    expect((await team.owner.del(url)).statusCode).toBe(404);
+    expect((await team.admin.del(url)).statusCode).toBe(404);
+    expect(await snapshot(h)).toEqual(before);
+  });
+
+  it('lists refs and refuses to delete an environment in use', async () => {
+    const env = await createEnv({ name: 'Used environment' });
+    await h.deps.db
+      .insertInto('template')
+      .values({
+        project_id: team.projectId,
+        name: 'Uses environment',
+        description: '',
+        type: '',
+        app: '',
+        playbook: 'site.yml',
+        inventory_id: null,
+        repository_id: null,
+        environment_id: env.id,
+        vault_key_id: null,
+        view_id: null,
+        build_template_id: null,
+        start_version: null,
+        autorun: 0,
+        suppress_success_alerts: 0,
+        arguments: null,
+        allow_override_args_in_task: 0,
+        allow_override_branch_in_task: 0,
+        allow_parallel_tasks: 0,
+        git_branch: null,
+        survey_vars: '[]',
+        task_params: '{}',
+      })
+      .execute();
+    const refs = await team.guest.get(`${team.base}/environment/${env.id}/refs`);
+    expect(refs.json().templates).toEqual([{ id: expect.any(Number), name: 'Uses environment' }]);
+    const before = await snapshot(h);
+    const del = await team.owner.del(`${team.base}/environment/${env.id}`);
+    expect(del.statusCode).toBe(409);
+    expect(del.json()).toMatchObject({
+      error: "Can't delete the environment because it is used by the resources below",
+      refs: { templates: [{ name: 'Uses environment' }] },
+    });
+    expect(await snapshot(h)).toEqual(before);
+  });
+
+  describe('permission matrix', () => {
+    it('GET environment', async () => {
+      await expectMatrix(team, readCodes(), (c) => c.get(`${team.base}/environment`));
+    });
+    it('GET environment/:id', async () => {
+      const env = await createEnv();
+      await expectMatrix(team, readCodes(), (c) => c.get(`${team.base}/environment/${env.id}`));
+    });
+    it('GET environment/:id/refs', async () => {
+      const env = await createEnv();
+      await expectMatrix(team, readCodes(), (c) => c.get(`${team.base}/environment/${env.id}/refs`));
+    });
+    it('POST environment', async () => {
+      await expectMatrix(team, writeCodes(201), (c) => c.post(`${team.base}/environment`, body()));
+    });
+    it('PUT environment/:id', async () => {
+      const env = await createEnv();
+      await expectMatrix(team, writeCodes(204), (c) => c.put(`${team.base}/environment/${env.id}`, body()));
+    });
+    it('DELETE environment/:id', async () => {
+      await expectMatrix(team, writeCodes(204), async (c) => {
+        const env = await createEnv();
+        return c.del(`${team.base}/environment/${env.id}`);
+      });
+    });
+  });
+});

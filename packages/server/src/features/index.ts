@@ -1,0 +1,32 @@
+import type { FastifyInstance } from 'fastify';
+import { alertsRoutes } from '../alerts/alerts.routes';
+import type { Deps } from '../deps';
+import { oidcRoutes } from './auth/oidc.routes';
+import { environmentsRoutes } from './environments/environments.routes';
+import { integrationsRoutes } from './integrations/integrations.routes';
+import { inventoryRoutes } from './inventory/inventory.routes';
+import { keysRoutes } from './keys/keys.routes';
+import { repositoriesRoutes } from './repositories/repositories.routes';
+import { schedulesRoutes } from './schedules/schedules.routes';
+import { tasksRoutes } from './tasks/tasks.routes';
+import { teamRoutes } from './team/team.routes';
+import { templatesRoutes } from './templates/templates.routes';
+import { usersRoutes } from './users/users.routes';
+import { viewsRoutes } from './views/views.routes';
+
+/** Route registration for every feature folder. Each feature exports `<name>Routes(app, deps)`. */
+export async function registerFeatures(app: FastifyInstance, deps: Deps) {
+  usersRoutes(app, deps);
+  oidcRoutes(app, deps);
+  alertsRoutes(app, deps);
+  keysRoutes(app, deps);
+  repositoriesRoutes(app, deps);
+  inventoryRoutes(app, deps);
+  environmentsRoutes(app, deps);
+  templatesRoutes(app, deps);
+  viewsRoutes(app, deps);
+  schedulesRoutes(app, deps);
+  teamRoutes(app, deps);
+  integrationsRoutes(app, deps);
+  tasksRoutes(app, deps);
+}

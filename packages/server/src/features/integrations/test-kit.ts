@@ -1,0 +1,100 @@
+import { expect } from 'vitest';
+import { insertReturningId } from '../../db/values';
+import type { Client, Harness } from '../../test-support/harness';
+import type { Caller } from '../refs/resource-test-kit';
+
+/** Test helpers shared by the integration CRUD and webhook tests. */
+
+/** Integration writes need updateProject: only owners hold it, admins bypass. */
+export const updateProjectCodes = (ok: number): Record<Caller, number> => ({
+  admin: ok,
+  owner: ok,
+  manager: 403,
+  task_runner: 403,
+  guest: 403,
+  outsider: 403,
+  anonymous: 401,
+});
+
+/** A template row straight in the database (the template API has its own tests). */
+export function insertTemplate(
+  h: Harness,
+  projectId: number,
+  name = `tpl-${Math.random().toString(36).slice(2, 8)}`,
+) {
+  return insertReturningId(h.deps.db, h.deps.dialect, 'template', {
+    project_id: projectId,
+    name,
+    description: '',
+    type: '',
+    app: 'bash',
+    playbook: 'deploy.sh',
+    inventory_id: null,
+    repository_id: null,
+    environment_id: null,
+    vault_key_id: null,
+    view_id: null,
+    build_template_id: null,
+    start_version: null,
+    autorun: 0,
+    suppress_success_alerts: 0,
+    arguments: null,
+    allow_override_args_in_task: 0,
+    allow_override_branch_in_task: 0,
+    allow_parallel_tasks: 0,
+    git_branch: null,
+    survey_vars: '[]',
+    task_params: '{}',
+  });
+}
+
+/** A login/password key made through the key store API; its password is the integration's secret. */
+export async function createSecretKey(
+  client: Client,
+  base: string,
+  password: string,
+  name = `secret-${password}`,
+) {
+  const res = await client.post(`${base}/keys`, {
+    name,
+    type: 'login_password',
+    login_password: { login: 'webhook', password },
+  });
+  expect(res.statusCode, res.body).toBe(201);
+  return res.json().id as number;
+}
+
+const tables = [
+  'integration',
+  'integration_alias',
+  'integration_matcher',
+  'integration_extract_value',
+  'event',
+] as const;
+
+/** Every integration row and the event log, to assert that a refused request changed nothing. */
+export async function integrationSnapshot(h: Harness) {
+  const out: Record<string, unknown[]> = {};
+  for (const table of tables)
+    out[table] = await h.deps.db.selectFrom(table).selectAll().orderBy('id').execute();
+  return out;
+}
+
+/** Sends each bad body and expects a 4xx `{error}` with nothing changed. Strings go raw (malformed JSON). */
+export async function expectRefused(
+  h: Harness,
+  client: Client,
+  method: 'POST' | 'PUT',
+  url: string,
+  bodies: unknown[],
+) {
+  const before = await integrationSnapshot(h);
+  for (const body of bodies) {
+    const res = await client.request(method, url, body);
+    const label = `${method} ${url} ${JSON.stringify(body).slice(0, 200)}`;
+    expect(res.statusCode, label).toBeGreaterThanOrEqual(400);
+    expect(res.statusCode, label).toBeLessThan(500);
+    expect(typeof res.json().error, label).toBe('string');
+  }
+  expect(await integrationSnapshot(h)).toEqual(before);
+}

@@ -1,0 +1,38 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { Deps } from '../../deps';
+import { WebhookRequest } from './webhook.match';
+import { handleWebhook } from './webhook.service';
+
+/** GitHub sends up to 25 MB; anything larger is answered 413 by Fastify before it reaches the handler. */
+export const WEBHOOK_BODY_LIMIT = 25 * 1024 * 1024;
+
+/**
+ * `GET|POST /api/integrations/{alias}`, reachable without signing in. Signatures are computed over the exact
+ * bytes sent, so this route keeps the raw body: its own scope replaces every body parser with one that hands
+ * over the buffer untouched (JSON parsing of every other route is unaffected).
+ */
+export function webhookRoutes(app: FastifyInstance, deps: Deps) {
+  app.register(async (scope) => {
+    scope.removeAllContentTypeParsers();
+    scope.addContentTypeParser(
+      '*',
+      { parseAs: 'buffer', bodyLimit: WEBHOOK_BODY_LIMIT },
+      (_request, body, done) => done(null, body),
+    );
+    const handler = async (request: FastifyRequest, reply: FastifyReply) => {
+      const raw = Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0);
+      const { alias } = request.params as { alias: string };
+      const outcome = await handleWebhook(deps, alias, new WebhookRequest(request.headers, raw));
+      if (outcome.status === 404) return reply.status(404).send({ error: 'Integration alias not found' });
+      if (outcome.status === 401) return reply.status(401).send({ error: 'Invalid signature or token' });
+      return reply.status(204).send();
+    };
+    scope.route({
+      method: ['GET', 'POST'],
+      url: '/api/integrations/:alias',
+      config: { public: true },
+      bodyLimit: WEBHOOK_BODY_LIMIT,
+      handler,
+    });
+  });
+}

@@ -1,0 +1,215 @@
+import type { IntegrationTaskParams } from '@signalbox/contracts';
+import { now, parseJson } from '../../db/values';
+import type { Deps } from '../../deps';
+import { waitingIntegrationTasks } from '../../tasks/store';
+import type { NewTask } from '../../tasks/types';
+import * as store from './integrations.store';
+import { deliveryId, extract, matches, verifyAuth, type WebhookRequest } from './webhook.match';
+
+/** What the receiver answers: 404 for an unknown alias, 401 when every candidate failed its check, else 204. */
+export type WebhookOutcome = { status: 204 | 401 | 404; started: number[] };
+
+const aliasPattern = /^[A-Za-z0-9_-]{1,64}$/;
+
+/** The auth secret: the key's login_password password, decrypted. Undefined when it cannot be read. */
+async function readSecret(deps: Deps, integration: store.IntegrationRow): Promise<string | undefined> {
+  if (!integration.auth_secret_id) return undefined;
+  const key = await store.findStoreKey(deps.db, integration.project_id, integration.auth_secret_id);
+  if (!key?.secret) return undefined;
+  try {
+    const secret = JSON.parse(deps.box.open(key.secret)) as {
+      password?: unknown;
+      login_password?: { password?: unknown };
+    };
+    const password = secret.login_password?.password ?? secret.password;
+    return typeof password === 'string' ? password : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * The task an integration starts: its stored default parameters, plus the extracted values. As in the peer,
+ * environment keys set in the integration's own task parameters win over extracted ones.
+ */
+function buildTask(
+  integration: store.IntegrationRow,
+  request: WebhookRequest,
+  rules: store.ExtractValueRow[],
+) {
+  const defaults = parseJson<IntegrationTaskParams>(integration.task_params, {});
+  const extracted = extract(request, rules);
+  const environment = {
+    ...extracted.environment,
+    ...parseJson<Record<string, unknown>>(defaults.environment, {}),
+  };
+  const task: NewTask = {
+    template_id: integration.template_id,
+    environment: JSON.stringify(environment),
+    params: { ...(defaults.params ?? {}), ...extracted.params },
+  };
+  if (defaults.message) task.message = defaults.message;
+  if (defaults.git_branch) task.git_branch = defaults.git_branch;
+  if (defaults.inventory_id) task.inventory_id = defaults.inventory_id;
+  if (defaults.arguments) task.arguments = defaults.arguments;
+  return task;
+}
+
+/** How long an accepted delivery id blocks a redelivery of it. */
+export const DELIVERY_WINDOW_MS = 24 * 60 * 60 * 1000;
+
+/** Key order does not matter when two tasks' values are compared. */
+function canonical(value: unknown): string {
+  const sorted = (v: unknown): unknown => {
+    if (Array.isArray(v)) return v.map(sorted);
+    if (v !== null && typeof v === 'object')
+      return Object.fromEntries(
+        Object.keys(v)
+          .sort()
+          .map((k) => [k, sorted((v as Record<string, unknown>)[k])]),
+      );
+    return v;
+  };
+  return JSON.stringify(sorted(value)) ?? '';
+}
+
+/** Task params the task store sets itself (from the task's own flags), left out of the comparison. */
+const storeSetParams = ['debug', 'dry_run', 'diff'];
+
+const paramsKey = (params: Record<string, unknown>) =>
+  canonical(Object.fromEntries(Object.entries(params).filter(([k]) => !storeSetParams.includes(k))));
+
+/** A waiting task this integration started for its template with the same environment and params, if any. */
+async function identicalWaitingTask(deps: Deps, integration: store.IntegrationRow, task: NewTask) {
+  const environment = canonical(parseJson<unknown>(task.environment, {}));
+  const params = paramsKey(task.params ?? {});
+  const waiting = await waitingIntegrationTasks(deps.db, integration.template_id, integration.id);
+  return waiting.find(
+    (t) =>
+      canonical(parseJson<unknown>(t.environment, {})) === environment &&
+      paramsKey(parseJson<Record<string, unknown>>(t.params, {})) === params,
+  );
+}
+
+/** Per-integration chains of debounce check + task creation, so this process never queues two twins at once. */
+const chains = new WeakMap<Deps, Map<number, Promise<unknown>>>();
+
+async function oneAtATime<T>(deps: Deps, integrationId: number, fn: () => Promise<T>): Promise<T> {
+  let byIntegration = chains.get(deps);
+  if (!byIntegration) {
+    byIntegration = new Map();
+    chains.set(deps, byIntegration);
+  }
+  const run = (byIntegration.get(integrationId) ?? Promise.resolve()).then(fn);
+  const tail = run.catch(() => {});
+  byIntegration.set(integrationId, tail);
+  try {
+    return await run;
+  } finally {
+    if (byIntegration.get(integrationId) === tail) byIntegration.delete(integrationId);
+  }
+}
+
+/**
+ * Starts the integration's task for an authenticated request, unless the sender redelivers a delivery id the
+ * integration accepted within the last 24 hours, or an identical task of this integration is still waiting
+ * (a running one does not count: the new task may see new commits). Skipping still answers 204.
+ */
+async function startTask(
+  deps: Deps,
+  integration: store.IntegrationRow,
+  request: WebhookRequest,
+): Promise<number | undefined> {
+  const delivery = deliveryId(request);
+  const at = now();
+  if (delivery !== undefined) {
+    const since = new Date(Date.parse(at) - DELIVERY_WINDOW_MS).toISOString();
+    if (!(await store.claimDelivery(deps.db, integration.id, delivery, at, since))) {
+      deps.log.info(
+        { rule: 'delivery_id', integration_id: integration.id, delivery_id: delivery },
+        'integration request skipped: delivery already accepted',
+      );
+      return undefined;
+    }
+  }
+  const task = buildTask(integration, request, await store.listExtractValues(deps.db, integration.id));
+  return oneAtATime(deps, integration.id, async () => {
+    const twin = await identicalWaitingTask(deps, integration, task);
+    if (twin) {
+      deps.log.info(
+        {
+          rule: 'debounce',
+          integration_id: integration.id,
+          delivery_id: delivery ?? null,
+          waiting_task_id: twin.id,
+        },
+        'integration request skipped: an identical task is already waiting',
+      );
+      return undefined;
+    }
+    try {
+      // Read at call time: the engine may be replaced after the routes were registered.
+      return await deps.tasks.create(integration.project_id, task, {
+        userId: null,
+        integrationId: integration.id,
+      });
+    } catch (err) {
+      // One integration that cannot start (template gone, engine refusing) must not fail the others. Its
+      // delivery id is forgotten so that redelivering it tries again.
+      if (delivery !== undefined) await store.releaseDelivery(deps.db, integration.id, delivery, at);
+      deps.log.warn(
+        { integration_id: integration.id, err: err instanceof Error ? err.message : String(err) },
+        'integration could not start its task',
+      );
+      return undefined;
+    }
+  });
+}
+
+/**
+ * Handles one call of `/api/integrations/{alias}`. A project-level alias runs every integration of the project
+ * whose matchers all match (one without matchers never fires that way); an integration-level alias skips the
+ * matchers. An integration whose auth check fails is skipped and starts nothing.
+ */
+export async function handleWebhook(
+  deps: Deps,
+  alias: string,
+  request: WebhookRequest,
+): Promise<WebhookOutcome> {
+  if (!aliasPattern.test(alias)) return { status: 404, started: [] };
+  const found = await store.findAliasByValue(deps.db, alias);
+  if (!found) return { status: 404, started: [] };
+
+  let integrations: store.IntegrationRow[];
+  if (found.integration_id != null) {
+    const one = await store.findIntegration(deps.db, found.project_id, found.integration_id);
+    if (!one) return { status: 404, started: [] };
+    integrations = [one];
+  } else {
+    integrations = await store.listIntegrations(deps.db, found.project_id);
+  }
+  const checkMatchers = found.integration_id == null;
+
+  let candidates = 0;
+  let rejected = 0;
+  const started: number[] = [];
+  for (const integration of integrations) {
+    if (checkMatchers) {
+      const rules = await store.listMatchers(deps.db, integration.id);
+      if (rules.length === 0 || !rules.every((rule) => matches(request, rule))) continue;
+    }
+    candidates += 1;
+    if (!verifyAuth(request, integration, await readSecret(deps, integration))) {
+      rejected += 1;
+      deps.log.warn(
+        { integration_id: integration.id, project_id: integration.project_id },
+        'integration request failed its auth check',
+      );
+      continue;
+    }
+    const taskId = await startTask(deps, integration, request);
+    if (taskId !== undefined) started.push(taskId);
+  }
+  if (candidates > 0 && rejected === candidates) return { status: 401, started };
+  return { status: 204, started };
+}

@@ -1,0 +1,181 @@
+import {
+  type Inventory,
+  type InventoryInput,
+  type InventoryType,
+  isWorkspaceInventory,
+} from '@signalbox/contracts';
+import { parseAllDocuments } from 'yaml';
+import type { Deps } from '../../deps';
+import { badRequest, notFound } from '../../http/errors';
+import { recordEvent } from '../events/events.store';
+import { ensureNoneKey } from '../keys/keys.service';
+import { assertBodyIds } from '../refs/body-ids';
+import { assertInProject, assertUnused, findRefs } from '../refs/refs.store';
+import type { UserRow } from '../users/users.store';
+import {
+  deleteInventoryRow,
+  findInventoryRow,
+  type InventoryRow,
+  type InventoryValues,
+  insertInventoryRow,
+  listInventoryRows,
+  updateInventoryRow,
+} from './inventory.store';
+
+export function toInventory(row: InventoryRow): Inventory {
+  return {
+    id: row.id,
+    name: row.name,
+    project_id: row.project_id,
+    type: row.type as InventoryType,
+    inventory: row.inventory,
+    ssh_key_id: row.ssh_key_id,
+    become_key_id: row.become_key_id,
+    repository_id: row.repository_id,
+  };
+}
+
+export async function listInventories(
+  deps: Deps,
+  projectId: number,
+  sort: 'name' | 'type',
+  order: 'asc' | 'desc',
+) {
+  return (await listInventoryRows(deps.db, projectId, sort, order)).map(toInventory);
+}
+
+async function requireInventory(deps: Deps, projectId: number, id: number) {
+  const row = await findInventoryRow(deps.db, projectId, id);
+  if (!row) throw notFound('Inventory');
+  return row;
+}
+
+export async function getInventory(deps: Deps, projectId: number, id: number) {
+  return toInventory(await requireInventory(deps, projectId, id));
+}
+
+export async function inventoryRefs(deps: Deps, projectId: number, id: number) {
+  await requireInventory(deps, projectId, id);
+  return findRefs(deps.db, projectId, 'inventory', id);
+}
+
+function assertYaml(text: string) {
+  const invalid = badRequest('Inventory must be valid YAML', { inventory: 'Not valid YAML' });
+  try {
+    const docs = parseAllDocuments(text);
+    const list = Array.isArray(docs) ? docs : [docs];
+    if (list.some((doc) => doc.errors.length > 0)) throw invalid;
+  } catch {
+    throw invalid;
+  }
+}
+
+/** Checks content and references; everything is checked before anything is written. */
+async function checkInput(deps: Deps, projectId: number, input: InventoryInput) {
+  if (input.type === 'static-yaml') assertYaml(input.inventory);
+  const workspace = isWorkspaceInventory(input.type);
+  if (!workspace)
+    await assertInProject(
+      deps.db,
+      'access_key',
+      input.ssh_key_id,
+      projectId,
+      'User credentials',
+      'ssh_key_id',
+    );
+  await assertInProject(
+    deps.db,
+    'access_key',
+    input.become_key_id,
+    projectId,
+    'Sudo credentials',
+    'become_key_id',
+  );
+  await assertInProject(deps.db, 'repository', input.repository_id, projectId, 'Repository', 'repository_id');
+}
+
+/**
+ * Writes the inventory; a workspace inventory runs with the project's None key, created here when the project
+ * has none (SPEC §4). The write and the key creation share one transaction.
+ */
+async function save(deps: Deps, projectId: number, input: InventoryInput, id?: number) {
+  return deps.db.transaction().execute(async (trx) => {
+    let sshKeyId = input.ssh_key_id;
+    let noneKey: { id: number; created: boolean } | null = null;
+    if (isWorkspaceInventory(input.type)) {
+      noneKey = await ensureNoneKey(trx, deps, projectId);
+      sshKeyId = noneKey.id;
+    }
+    const values: InventoryValues = {
+      name: input.name,
+      type: input.type,
+      inventory: input.inventory,
+      ssh_key_id: sshKeyId,
+      become_key_id: input.become_key_id,
+      repository_id: input.repository_id,
+    };
+    if (id === undefined) id = await insertInventoryRow(trx, deps.dialect, projectId, values);
+    else await updateInventoryRow(trx, projectId, id, values);
+    return { id, createdNoneKey: noneKey?.created ? noneKey.id : null };
+  });
+}
+
+async function recordNoneKey(deps: Deps, user: UserRow, projectId: number, keyId: number | null) {
+  if (keyId === null) return;
+  await recordEvent(deps.db, {
+    project_id: projectId,
+    user_id: user.id,
+    object_type: 'key',
+    object_id: keyId,
+    description: 'Access key None created',
+  });
+}
+
+export async function createInventory(deps: Deps, user: UserRow, projectId: number, input: InventoryInput) {
+  assertBodyIds(input, projectId);
+  await checkInput(deps, projectId, input);
+  const { id, createdNoneKey } = await save(deps, projectId, input);
+  await recordNoneKey(deps, user, projectId, createdNoneKey);
+  await recordEvent(deps.db, {
+    project_id: projectId,
+    user_id: user.id,
+    object_type: 'inventory',
+    object_id: id,
+    description: `Inventory ${input.name} created`,
+  });
+  return getInventory(deps, projectId, id);
+}
+
+export async function updateInventory(
+  deps: Deps,
+  user: UserRow,
+  projectId: number,
+  id: number,
+  input: InventoryInput,
+) {
+  assertBodyIds(input, projectId, id);
+  await requireInventory(deps, projectId, id);
+  await checkInput(deps, projectId, input);
+  const { createdNoneKey } = await save(deps, projectId, input, id);
+  await recordNoneKey(deps, user, projectId, createdNoneKey);
+  await recordEvent(deps.db, {
+    project_id: projectId,
+    user_id: user.id,
+    object_type: 'inventory',
+    object_id: id,
+    description: `Inventory ${input.name} updated`,
+  });
+}
+
+export async function deleteInventory(deps: Deps, user: UserRow, projectId: number, id: number) {
+  const row = await requireInventory(deps, projectId, id);
+  await assertUnused(deps.db, projectId, 'inventory', id);
+  await deleteInventoryRow(deps.db, projectId, id);
+  await recordEvent(deps.db, {
+    project_id: projectId,
+    user_id: user.id,
+    object_type: 'inventory',
+    object_id: id,
+    description: `Inventory ${row.name} deleted`,
+  });
+}

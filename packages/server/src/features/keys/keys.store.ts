@@ -1,0 +1,74 @@
+import { type Selectable, sql } from 'kysely';
+import type { Db, Dialect } from '../../db';
+import type { AccessKeyTable } from '../../db/tables';
+import { insertReturningId } from '../../db/values';
+
+export type KeyRow = Selectable<AccessKeyTable>;
+
+/** Key-store keys of a project (owner ''): environment secrets share the table but are not keys. */
+export function listKeyRows(db: Db, projectId: number, sort: 'name' | 'type', order: 'asc' | 'desc') {
+  return db
+    .selectFrom('access_key')
+    .selectAll()
+    .where('project_id', '=', projectId)
+    .where('owner', '=', '')
+    .orderBy(sql`lower(${sql.ref(sort)})`, order)
+    .orderBy('name', order)
+    .orderBy('id')
+    .execute();
+}
+
+export function findKeyRow(db: Db, projectId: number, id: number) {
+  return db
+    .selectFrom('access_key')
+    .selectAll()
+    .where('id', '=', id)
+    .where('project_id', '=', projectId)
+    .where('owner', '=', '')
+    .executeTakeFirst();
+}
+
+/** The project's key of type none named 'None', which workspace inventories run with. */
+export function findNoneKeyRow(db: Db, projectId: number) {
+  return db
+    .selectFrom('access_key')
+    .selectAll()
+    .where('project_id', '=', projectId)
+    .where('owner', '=', '')
+    .where('type', '=', 'none')
+    .where('name', '=', 'None')
+    .orderBy('id')
+    .executeTakeFirst();
+}
+
+export function insertKeyRow(
+  db: Db,
+  dialect: Dialect,
+  row: { project_id: number; name: string; type: string; secret: string | null },
+) {
+  return insertReturningId(db, dialect, 'access_key', { ...row, owner: '', environment_id: null });
+}
+
+export async function updateKeyRow(
+  db: Db,
+  projectId: number,
+  id: number,
+  patch: { name: string; type: string; secret?: string | null },
+) {
+  await db
+    .updateTable('access_key')
+    .set(patch)
+    .where('id', '=', id)
+    .where('project_id', '=', projectId)
+    .where('owner', '=', '')
+    .execute();
+}
+
+export async function deleteKeyRow(db: Db, projectId: number, id: number) {
+  await db
+    .deleteFrom('access_key')
+    .where('id', '=', id)
+    .where('project_id', '=', projectId)
+    .where('owner', '=', '')
+    .execute();
+}

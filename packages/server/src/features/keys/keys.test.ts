@@ -1,0 +1,361 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { testDialects } from '../../test-support/dialects';
+import { createHarness, type Harness } from '../../test-support/harness';
+import {
+  createTeam,
+  expectMatrix,
+  expectRejected,
+  lastEvents,
+  MEGABYTE,
+  malformedBodies,
+  readCodes,
+  snapshot,
+  type Team,
+  writeCodes,
+} from '../refs/resource-test-kit';
+import { getDecryptedKey } from './keys.service';
+
+describe.each(testDialects())('keys on $name', (dialect) => {
+  let h: Harness;
+  let team: Team;
+  let other: Team;
+  beforeAll(async () => {
+    h = await createHarness(dialect);
+    team = await createTeam(h, 'Keys');
+    other = await createTeam(h, 'Other');
+  });
+  afterAll(async () => h?.close());
+
+  const loginPassword = (name: string, password = 'pw-1') => ({
+    name,
+    type: 'login_password',
+    login_password: { login: 'deploy', password },
+  });
+  const createKey = async (body: object = loginPassword(`k-${Math.random()}`), t = team) => {
+    const res = await t.owner.post(`${t.base}/keys`, body);
+    expect(res.statusCode, res.body).toBe(201);
+    return res.json() as { id: number; name: string };
+  };
+
+  it('creates keys of every type and answers without the secret', async () => {
+    const lp = await team.owner.post(`${team.base}/keys`, loginPassword('Deploy login', 'hunter2-lp'));
+    expect(lp.statusCode).toBe(201);
+    expect(lp.json()).toEqual({
+      id: expect.any(Number),
+      name: 'Deploy login',
+      type: 'login_password',
+      project_id: team.projectId,
+      login_password: { login: 'deploy' },
+    });
+    const ssh = await team.manager.post(`${team.base}/keys`, {
+      name: 'Deploy ssh',
+      type: 'ssh',
+      project_id: team.projectId,
+      ssh: { login: 'git', passphrase: 'pass-phrase-1', private_key: '-----BEGIN KEY-----\nabc\n' },
+    });
+    expect(ssh.statusCode).toBe(201);
+    expect(ssh.json()).toEqual({
+      id: expect.any(Number),
+      name: 'Deploy ssh',
+      type: 'ssh',
+      project_id: team.projectId,
+      ssh: { login: 'git' },
+    });
+    const none = await team.admin.post(`${team.base}/keys`, { name: 'Nothing', type: 'none' });
+    expect(none.statusCode).toBe(201);
+    expect(none.json()).toEqual({
+      id: expect.any(Number),
+      name: 'Nothing',
+      type: 'none',
+      project_id: team.projectId,
+    });
+
+    const decrypted = await getDecryptedKey(h.deps, team.projectId, ssh.json().id);
+    expect(decrypted).toEqual({
+      id: ssh.json().id,
+      name: 'Deploy ssh',
+      type: 'ssh',
+      login: 'git',
+      password: '',
+      passphrase: 'pass-phrase-1',
+      private_key: '-----BEGIN KEY-----\nabc\n',
+    });
+    expect(await lastEvents(h, team.projectId, 1)).toEqual([
+      { object_type: 'key', object_id: none.json().id, description: 'Access key Nothing created' },
+    ]);
+  });
+
+  it('lists only key-store keys, sorted by name', async () => {
+    const t = await createTeam(h, 'Sorted');
+    for (const name of ['beta', 'Alpha', 'gamma']) await createKey(loginPassword(name), t);
+    const env = await h.deps.db
+      .selectFrom('environment')
+      .select('id')
+      .where('project_id', '=', t.projectId)
+      .executeTakeFirstOrThrow();
+    for (const owner of ['variable', 'environment']) {
+      await h.deps.db
+        .insertInto('access_key')
+        .values({
+          project_id: t.projectId,
+          name: `aaa-${owner}`,
+          type: 'string',
+          secret: h.deps.box.seal('x'),
+          owner,
+          environment_id: env.id,
+        })
+        .execute();
+    }
+    const res = await t.guest.get(`${t.base}/keys`);
+    expect(res.statusCode).toBe(200);
+    expect(res.json().map((k: { name: string }) => k.name)).toEqual(['Alpha', 'beta', 'gamma', 'None']);
+    const desc = await t.guest.get(`${t.base}/keys?sort=name&order=desc`);
+    expect(desc.json().map((k: { name: string }) => k.name)).toEqual(['None', 'gamma', 'beta', 'Alpha']);
+    const byType = await t.guest.get(`${t.base}/keys?sort=type&order=asc`);
+    expect(byType.json().map((k: { type: string }) => k.type)).toEqual([
+      'login_password',
+      'login_password',
+      'login_password',
+      'none',
+    ]);
+    const bogus = await t.guest.get(`${t.base}/keys?sort=secret&order=sideways`);
+    expect(bogus.statusCode).toBe(200);
+    expect(bogus.json()).toHaveLength(4);
+    const secretRow = await h.deps.db
+      .selectFrom('access_key')
+      .select('id')
+      .where('project_id', '=', t.projectId)
+      .where('owner', '=', 'variable')
+      .executeTakeFirstOrThrow();
+    expect((await t.owner.get(`${t.base}/keys/${secretRow.id}`)).statusCode).toBe(404);
+    expect(
+      (await t.owner.put(`${t.base}/keys/${secretRow.id}`, { name: 'x', type: 'none' })).statusCode,
+    ).toBe(404);
+    expect((await t.owner.del(`${t.base}/keys/${secretRow.id}`)).statusCode).toBe(404);
+  });
+
+  it('gets one key', async () => {
+    const key = await createKey(loginPassword('One'));
+    const res = await team.guest.get(`${team.base}/keys/${key.id}`);
+    expect(res.statusCode).toBe(200);
+    expect(res.json()).toMatchObject({ id: key.id, name: 'One', login_password: { login: 'deploy' } });
+    expect((await team.guest.get(`${team.base}/keys/999999`)).json()).toEqual({
+      error: 'Access key not found',
+    });
+    expect((await team.guest.get(`${team.base}/keys/abc`)).statusCode).toBe(400);
+  });
+
+  it('keeps the stored secret unless override_secret is set', async () => {
+    const key = await createKey(loginPassword('Keep', 'original-pw'));
+    const url = `${team.base}/keys/${key.id}`;
+    const plain = await team.owner.put(url, { id: key.id, name: 'Kept', type: 'login_password' });
+    expect(plain.statusCode).toBe(204);
+    let stored = await getDecryptedKey(h.deps, team.projectId, key.id);
+    expect(stored).toMatchObject({ name: 'Kept', login: 'deploy', password: 'original-pw' });
+
+    const ignored = await team.owner.put(url, {
+      name: 'Kept',
+      type: 'login_password',
+      login_password: { login: 'other', password: 'ignored-pw' },
+    });
+    expect(ignored.statusCode).toBe(204);
+    stored = await getDecryptedKey(h.deps, team.projectId, key.id);
+    expect(stored).toMatchObject({ login: 'deploy', password: 'original-pw' });
+
+    const override = await team.owner.put(url, {
+      name: 'Kept',
+      type: 'login_password',
+      override_secret: true,
+      login_password: { login: 'root', password: 'new-pw' },
+    });
+    expect(override.statusCode).toBe(204);
+    stored = await getDecryptedKey(h.deps, team.projectId, key.id);
+    expect(stored).toMatchObject({ login: 'root', password: 'new-pw' });
+    expect(await lastEvents(h, team.projectId, 1)).toEqual([
+      { object_type: 'key', object_id: key.id, description: 'Access key Kept updated' },
+    ]);
+  });
+
+  it('needs the new secret when the type changes', async () => {
+    const key = await createKey(loginPassword('Switch'));
+    const url = `${team.base}/keys/${key.id}`;
+    const before = await snapshot(h);
+    const res = await team.owner.put(url, { name: 'Switch', type: 'ssh' });
+    expect(res.statusCode).toBe(400);
+    expect(res.json().error).toBe('Private key is required');
+    expect(await snapshot(h)).toEqual(before);
+    const ok = await team.owner.put(url, { name: 'Switch', type: 'ssh', ssh: { private_key: 'KEY' } });
+    expect(ok.statusCode).toBe(204);
+    expect(await getDecryptedKey(h.deps, team.projectId, key.id)).toMatchObject({
+      type: 'ssh',
+      private_key: 'KEY',
+      password: '',
+    });
+    expect((await team.owner.put(url, { name: 'Switch', type: 'none' })).statusCode).toBe(204);
+    const row = await h.deps.db
+      .selectFrom('access_key')
+      .select('secret')
+      .where('id', '=', key.id)
+      .executeTakeFirstOrThrow();
+    expect(row.secret).toBeNull();
+  });
+
+  it('answers every validation message', async () => {
+    const cases: [object, string][] = [
+      [{ type: 'none' }, 'Name is required'],
+      [{ name: '   ', type: 'none' }, 'Name is required'],
+      [{ name: 'x' }, 'Type is required'],
+      [{ name: 'x', type: '' }, 'Type is required'],
+      [{ name: 'x', type: 'string' }, 'Type must be one of none, ssh, login_password'],
+      [{ name: 'x', type: 'login_password' }, 'Password is required'],
+      [
+        { name: 'x', type: 'login_password', login_password: { login: 'a', password: '' } },
+        'Password is required',
+      ],
+      [{ name: 'x', type: 'ssh', ssh: { login: 'a' } }, 'Private key is required'],
+      [{ name: 'x', type: 'ssh', ssh: { private_key: '  ' } }, 'Private key is required'],
+      [{ name: 'x'.repeat(256), type: 'none' }, 'Name must be at most 255 characters'],
+      [{ name: 'x', type: 'none', project_id: other.projectId }, 'Project ID in body and URL are different'],
+    ];
+    const before = await snapshot(h);
+    for (const [body, error] of cases) {
+      const res = await team.owner.post(`${team.base}/keys`, body);
+      expect(res.statusCode, JSON.stringify(body)).toBe(400);
+      expect(res.json().error).toBe(error);
+    }
+    const key = await createKey(loginPassword('Valid'));
+    const mid = await snapshot(h);
+    const put = await team.owner.put(`${team.base}/keys/${key.id}`, {
+      name: 'Valid',
+      type: 'login_password',
+      override_secret: true,
+      login_password: { login: 'x' },
+    });
+    expect(put.json().error).toBe('Password is required');
+    const idMismatch = await team.owner.put(`${team.base}/keys/${key.id}`, {
+      id: key.id + 1,
+      name: 'v',
+      type: 'none',
+    });
+    expect(idMismatch.json().error).toBe('Object ID in body and URL are different');
+    expect(await snapshot(h)).toEqual(mid);
+    expect(before.access_key!.length + 1).toBe(mid.access_key!.length);
+  });
+
+  it('refuses malformed bodies, wrong types and 1 MB strings without changing anything', async () => {
+    const key = await createKey(loginPassword('Robust'));
+    const bad = [
+      ...malformedBodies,
+      { name: 5, type: 'none' },
+      { name: 'x', type: 5 },
+      { name: 'x', type: 'none', override_secret: 'yes' },
+      { name: 'x', type: 'login_password', login_password: 'pw' },
+      { name: 'x', type: 'login_password', login_password: { login: 1, password: 'p' } },
+      { name: 'x', type: 'login_password', login_password: { password: ['p'] } },
+      { name: 'x', type: 'ssh', ssh: { private_key: 42 } },
+      { name: 'x', type: 'none', project_id: 'one' },
+      { name: MEGABYTE, type: 'none' },
+      { name: 'x', type: MEGABYTE },
+      { name: 'x', type: 'login_password', login_password: { login: MEGABYTE, password: 'p' } },
+      { name: 'x', type: 'login_password', login_password: { login: 'l', password: MEGABYTE } },
+      { name: 'x', type: 'ssh', ssh: { private_key: MEGABYTE } },
+      { name: 'x', type: 'ssh', ssh: { private_key: 'k', passphrase: MEGABYTE } },
+    ];
+    await expectRejected(h, team.owner, 'POST', `${team.base}/keys`, bad);
+    await expectRejected(h, team.owner, 'PUT', `${team.base}/keys/${key.id}`, [
+      ...bad,
+      { name: 'x', type: 'login_password', override_secret: true, login_password: { password: MEGABYTE } },
+    ]);
+  });
+
+  it('answers 404 for a key of another project and changes nothing there', async () => {
+    const foreign = await createKey(loginPassword('Foreign'), other);
+    const before = await snapshot(h);
+    const url = `${team.base}/keys/${foreign.id}`;
+    expect((await team.owner.get(url)).statusCode).toBe(404);
+    expect((await team.owner.get(`${url}/refs`)).statusCode).toBe(404);
+    const put = await team.owner.put(url, { name: 'Stolen', type: 'none' });
+    expect(put.statusCode).toBe(404);
+    expect(put.json()).toEqual({ error: 'Access key not found' });
+    expect((await team.owner.del(url)).statusCode).toBe(404);
+    // A global admin addressing the key through the wrong project is refused too.
+    expect((await team.admin.del(url)).statusCode).toBe(404);
+    expect(await snapshot(h)).toEqual(before);
+  });
+
+  it('lists refs and refuses to delete a key in use with 409', async () => {
+    const key = await createKey(loginPassword('Used'));
+    const repo = await h.deps.db
+      .insertInto('repository')
+      .values({
+        project_id: team.projectId,
+        name: 'Uses key',
+        git_url: 'https://example.test/r.git',
+        git_branch: 'main',
+        ssh_key_id: key.id,
+      })
+      .executeTakeFirst();
+    const refs = await team.guest.get(`${team.base}/keys/${key.id}/refs`);
+    expect(refs.statusCode).toBe(200);
+    expect(refs.json().repositories).toEqual([{ id: expect.any(Number), name: 'Uses key' }]);
+    const before = await snapshot(h);
+    const del = await team.owner.del(`${team.base}/keys/${key.id}`);
+    expect(del.statusCode).toBe(409);
+    expect(del.json()).toMatchObject({
+      error: "Can't delete the key because it is used by the resources below",
+      refs: { repositories: [{ name: 'Uses key' }] },
+    });
+    expect(await snapshot(h)).toEqual(before);
+    void repo;
+    await h.deps.db.deleteFrom('repository').where('name', '=', 'Uses key').execute();
+    const unused = await team.owner.get(`${team.base}/keys/${key.id}/refs`);
+    expect(unused.json()).toEqual({
+      templates: [],
+      inventories: [],
+      repositories: [],
+      environments: [],
+      integrations: [],
+      schedules: [],
+    });
+    expect((await team.owner.del(`${team.base}/keys/${key.id}`)).statusCode).toBe(204);
+    expect((await team.owner.get(`${team.base}/keys/${key.id}`)).statusCode).toBe(404);
+    expect(await lastEvents(h, team.projectId, 1)).toEqual([
+      { object_type: 'key', object_id: key.id, description: 'Access key Used deleted' },
+    ]);
+  });
+
+  describe('permission matrix', () => {
+    it('GET keys', async () => {
+      await expectMatrix(team, readCodes(), (c) => c.get(`${team.base}/keys`));
+    });
+    it('GET keys/:id', async () => {
+      const key = await createKey();
+      await expectMatrix(team, readCodes(), (c) => c.get(`${team.base}/keys/${key.id}`));
+    });
+    it('GET keys/:id/refs', async () => {
+      const key = await createKey();
+      await expectMatrix(team, readCodes(), (c) => c.get(`${team.base}/keys/${key.id}/refs`));
+    });
+    it('POST keys', async () => {
+      await expectMatrix(team, writeCodes(201), (c, caller) =>
+        c.post(`${team.base}/keys`, { name: `by ${caller}`, type: 'none' }),
+      );
+    });
+    it('PUT keys/:id', async () => {
+      const key = await createKey();
+      await expectMatrix(team, writeCodes(204), (c, caller) =>
+        c.put(`${team.base}/keys/${key.id}`, { name: `by ${caller}`, type: 'login_password' }),
+      );
+    });
+    it('DELETE keys/:id', async () => {
+      await expectMatrix(team, writeCodes(204), async (c) => {
+        const key = await createKey();
+        return c.del(`${team.base}/keys/${key.id}`);
+      });
+    });
+    it('unknown project is 404 and a bad project id 400', async () => {
+      expect((await team.admin.get('/api/project/999999/keys')).statusCode).toBe(404);
+      expect((await team.admin.get('/api/project/abc/keys')).statusCode).toBe(400);
+    });
+  });
+});

@@ -1,0 +1,213 @@
+import type { ProjectBackup } from '@signalbox/contracts';
+import type { Db } from '../../db';
+import { parseJson, toBool } from '../../db/values';
+import { randomAlnum } from '../../lib/crypto';
+
+/** The peer's rule for names that occur twice: the later ones get ` - <random10>` so references stay unique. */
+export const uniqueSuffix = (name: string) => `${name} - ${randomAlnum(10)}`;
+
+/**
+ * Gives every row of a list a name no earlier row has (the first keeps its name) and returns id -> name.
+ * References are then written with these names.
+ */
+function uniqueNames<T extends { id: number }>(rows: T[], nameOf: (row: T) => string): Map<number, string> {
+  const taken = new Set<string>();
+  const names = new Map<number, string>();
+  for (const row of rows) {
+    let name = nameOf(row);
+    while (taken.has(name)) name = uniqueSuffix(nameOf(row));
+    taken.add(name);
+    names.set(row.id, name);
+  }
+  return names;
+}
+
+const nameOf = (names: Map<number, string>, id: number | null) =>
+  id == null ? null : (names.get(id) ?? null);
+
+/** Reads a whole project into the backup format: objects refer to each other by name; no secret is included. */
+export async function readBackup(db: Db, projectId: number): Promise<ProjectBackup> {
+  const project = await db
+    .selectFrom('project')
+    .selectAll()
+    .where('id', '=', projectId)
+    .executeTakeFirstOrThrow();
+  const keys = (
+    await db.selectFrom('access_key').selectAll().where('project_id', '=', projectId).orderBy('id').execute()
+  ).filter((k) => k.owner === '');
+  const repositories = await db
+    .selectFrom('repository')
+    .selectAll()
+    .where('project_id', '=', projectId)
+    .orderBy('id')
+    .execute();
+  const inventories = await db
+    .selectFrom('inventory')
+    .selectAll()
+    .where('project_id', '=', projectId)
+    .orderBy('id')
+    .execute();
+  const environments = await db
+    .selectFrom('environment')
+    .selectAll()
+    .where('project_id', '=', projectId)
+    .orderBy('id')
+    .execute();
+  const templates = await db
+    .selectFrom('template')
+    .selectAll()
+    .where('project_id', '=', projectId)
+    .orderBy('id')
+    .execute();
+  const schedules = await db
+    .selectFrom('schedule')
+    .selectAll()
+    .where('project_id', '=', projectId)
+    .orderBy('id')
+    .execute();
+  const views = await db
+    .selectFrom('view')
+    .selectAll()
+    .where('project_id', '=', projectId)
+    .orderBy('position')
+    .orderBy('id')
+    .execute();
+  const integrations = await db
+    .selectFrom('integration')
+    .selectAll()
+    .where('project_id', '=', projectId)
+    .orderBy('id')
+    .execute();
+  const integrationIds = integrations.map((i) => i.id);
+  const aliases = await db
+    .selectFrom('integration_alias')
+    .selectAll()
+    .where('project_id', '=', projectId)
+    .orderBy('id')
+    .execute();
+  const matchers = integrationIds.length
+    ? await db
+        .selectFrom('integration_matcher')
+        .selectAll()
+        .where('integration_id', 'in', integrationIds)
+        .orderBy('id')
+        .execute()
+    : [];
+  const extractValues = integrationIds.length
+    ? await db
+        .selectFrom('integration_extract_value')
+        .selectAll()
+        .where('integration_id', 'in', integrationIds)
+        .orderBy('id')
+        .execute()
+    : [];
+
+  const keyNames = uniqueNames(keys, (k) => k.name);
+  const repositoryNames = uniqueNames(repositories, (r) => r.name);
+  const inventoryNames = uniqueNames(inventories, (i) => i.name);
+  const environmentNames = uniqueNames(environments, (e) => e.name);
+  const templateNames = uniqueNames(templates, (t) => t.name);
+  const viewNames = uniqueNames(views, (v) => v.title);
+  const integrationNames = uniqueNames(integrations, (i) => i.name);
+
+  /** Stored task parameters name their inventory by id; a backup names it. */
+  const portableParams = (text: string) => {
+    const { inventory_id, ...params } = parseJson<Record<string, unknown>>(text, {});
+    const inventory = typeof inventory_id === 'number' ? nameOf(inventoryNames, inventory_id) : null;
+    return inventory ? { ...params, inventory_name: inventory } : params;
+  };
+
+  return {
+    meta: {
+      name: project.name,
+      alert: toBool(project.alert),
+      alert_chat: project.alert_chat,
+      max_parallel_tasks: project.max_parallel_tasks,
+      task_retention_days: project.task_retention_days,
+      type: project.type,
+    },
+    templates: templates.map((t) => ({
+      name: templateNames.get(t.id)!,
+      description: t.description,
+      type: t.type,
+      app: t.app,
+      playbook: t.playbook,
+      arguments: t.arguments,
+      inventory: nameOf(inventoryNames, t.inventory_id),
+      repository: nameOf(repositoryNames, t.repository_id),
+      environment: nameOf(environmentNames, t.environment_id),
+      view: nameOf(viewNames, t.view_id),
+      build_template: nameOf(templateNames, t.build_template_id),
+      vault_key: nameOf(keyNames, t.vault_key_id),
+      start_version: t.start_version,
+      autorun: toBool(t.autorun),
+      suppress_success_alerts: toBool(t.suppress_success_alerts),
+      allow_override_args_in_task: toBool(t.allow_override_args_in_task),
+      allow_override_branch_in_task: toBool(t.allow_override_branch_in_task),
+      allow_parallel_tasks: toBool(t.allow_parallel_tasks),
+      git_branch: t.git_branch,
+      survey_vars: parseJson<unknown[]>(t.survey_vars, []),
+      task_params: parseJson<Record<string, unknown>>(t.task_params, {}),
+      cron: schedules.find((s) => s.template_id === t.id)?.cron_format ?? null,
+    })),
+    repositories: repositories.map((r) => ({
+      name: repositoryNames.get(r.id)!,
+      git_url: r.git_url,
+      git_branch: r.git_branch,
+      ssh_key: nameOf(keyNames, r.ssh_key_id),
+    })),
+    keys: keys.map((k) => ({ name: keyNames.get(k.id)!, type: k.type, owner: k.owner })),
+    views: views.map((v) => ({ title: viewNames.get(v.id)!, position: v.position })),
+    inventories: inventories.map((i) => ({
+      name: inventoryNames.get(i.id)!,
+      type: i.type,
+      inventory: i.inventory,
+      ssh_key: nameOf(keyNames, i.ssh_key_id),
+      become_key: nameOf(keyNames, i.become_key_id),
+      repository: nameOf(repositoryNames, i.repository_id),
+    })),
+    environments: environments.map((e) => ({ name: environmentNames.get(e.id)!, json: e.json, env: e.env })),
+    integrations: integrations
+      .filter((i) => templateNames.has(i.template_id))
+      .map((i) => ({
+        name: integrationNames.get(i.id)!,
+        template: templateNames.get(i.template_id)!,
+        auth_method: i.auth_method,
+        auth_header: i.auth_header,
+        auth_secret: nameOf(keyNames, i.auth_secret_id),
+        searchable: toBool(i.searchable),
+        task_params: portableParams(i.task_params),
+        aliases: aliases.filter((a) => a.integration_id === i.id).map((a) => a.alias),
+        matchers: matchers
+          .filter((m) => m.integration_id === i.id)
+          .map(({ name, match_type, body_data_type, key, method, value }) => ({
+            name,
+            match_type,
+            body_data_type,
+            key,
+            method,
+            value,
+          })),
+        extract_values: extractValues
+          .filter((v) => v.integration_id === i.id)
+          .map(({ name, value_source, body_data_type, key, variable, variable_type }) => ({
+            name,
+            value_source,
+            body_data_type,
+            key,
+            variable,
+            variable_type,
+          })),
+      })),
+    integration_aliases: aliases.filter((a) => a.integration_id == null).map((a) => a.alias),
+    schedules: schedules
+      .filter((s) => templateNames.has(s.template_id))
+      .map((s) => ({
+        name: s.name,
+        template: templateNames.get(s.template_id)!,
+        cron_format: s.cron_format,
+        active: toBool(s.active),
+        checkable_repository: nameOf(repositoryNames, s.repository_id),
+      })),
+  };
+}

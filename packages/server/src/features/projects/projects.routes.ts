@@ -1,0 +1,59 @@
+import { projectInput } from '@signalbox/contracts';
+import type { FastifyInstance } from 'fastify';
+import type { Deps } from '../../deps';
+import { parse } from '../../http/errors';
+import { projectRoutes } from '../../http/project-guard';
+import { readBackup } from './backup';
+import { createDemoContent } from './demo';
+import { createProject, deleteProject, updateProject } from './projects.service';
+import { listProjects, toProject } from './projects.store';
+import { restoreProject } from './restore';
+
+/** Backups are whole projects; they may be larger than an ordinary request. */
+const BACKUP_BODY_LIMIT = 32 * 1024 * 1024;
+
+/** A file name for the download: the project's name reduced to safe characters. */
+const backupFileName = (name: string, id: number) =>
+  `${name.replace(/[^A-Za-z0-9._-]+/g, '_').replace(/^_+|_+$/g, '') || `project-${id}`}-backup.json`;
+
+export function projectsRoutes(app: FastifyInstance, deps: Deps) {
+  app.get('/api/projects', async (request) =>
+    listProjects(deps.db, request.user!.id, request.user!.admin === 1),
+  );
+
+  app.post('/api/projects', async (request, reply) => {
+    const input = parse(projectInput, request.body);
+    const project = await createProject(deps, request.user!, input, createDemoContent);
+    return reply.status(201).send(project);
+  });
+
+  app.post('/api/projects/restore', { bodyLimit: BACKUP_BODY_LIMIT }, async (request, reply) => {
+    // The peer answers 200 with the new project (Swagger lists only 200).
+    const project = await restoreProject(deps, request.user!, request.body);
+    return reply.status(200).send(project);
+  });
+
+  projectRoutes(app, deps, async (scope) => {
+    scope.get('/', async (request) => toProject(request.project));
+    scope.get('/backup', async (request, reply) => {
+      const backup = await readBackup(deps.db, request.project.id);
+      return reply
+        .header('content-type', 'application/json; charset=utf-8')
+        .header(
+          'content-disposition',
+          `attachment; filename="${backupFileName(request.project.name, request.project.id)}"`,
+        )
+        .send(JSON.stringify(backup, null, 2));
+    });
+    scope.get('/role', async (request) => ({ role: request.projectRole, permissions: request.permissions }));
+    scope.put('/', { config: { permission: 'updateProject' } }, async (request, reply) => {
+      const input = parse(projectInput, request.body);
+      await updateProject(deps, request.user!, request.project.id, input);
+      return reply.status(204).send();
+    });
+    scope.delete('/', { config: { permission: 'updateProject' } }, async (request, reply) => {
+      await deleteProject(deps, request.user!, request.project.id, request.project.name);
+      return reply.status(204).send();
+    });
+  });
+}

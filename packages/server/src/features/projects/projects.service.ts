@@ -1,0 +1,114 @@
+import type { ProjectInput } from '@signalbox/contracts';
+import type { Db } from '../../db';
+import type { Dialect } from '../../db/dialect';
+import { fromBool, insertReturningId, now } from '../../db/values';
+import type { Deps } from '../../deps';
+import { forbidden } from '../../http/errors';
+import { recordEvent } from '../events/events.store';
+import type { UserRow } from '../users/users.store';
+import { removeDemoRepository } from './demo';
+import { deleteProjectCascade, findProject, toProject } from './projects.store';
+
+export function canCreateProject(deps: Deps, user: UserRow) {
+  return user.admin === 1 || user.can_create_project === 1 || deps.config.nonAdminCanCreateProject;
+}
+
+/**
+ * Creates a project owned by `ownerId` with the objects every project starts with: the `None` key and the
+ * `Empty` environment. Runs inside the caller's transaction when given one.
+ */
+export async function insertProject(
+  db: Db,
+  dialect: Dialect,
+  input: Pick<
+    ProjectInput,
+    'name' | 'alert' | 'alert_chat' | 'max_parallel_tasks' | 'type' | 'task_retention_days'
+  >,
+  ownerId: number,
+) {
+  const projectId = await insertReturningId(db, dialect, 'project', {
+    created: now(),
+    name: input.name,
+    alert: fromBool(input.alert),
+    alert_chat: input.alert_chat ?? null,
+    max_parallel_tasks: input.max_parallel_tasks ?? 0,
+    type: input.type ?? '',
+    task_retention_days: input.task_retention_days ?? 0,
+  });
+  await db
+    .insertInto('project_user')
+    .values({ project_id: projectId, user_id: ownerId, role: 'owner', created: now() })
+    .execute();
+  const noneKeyId = await insertReturningId(db, dialect, 'access_key', {
+    project_id: projectId,
+    name: 'None',
+    type: 'none',
+    secret: null,
+    owner: '',
+    environment_id: null,
+  });
+  const emptyEnvironmentId = await insertReturningId(db, dialect, 'environment', {
+    project_id: projectId,
+    name: 'Empty',
+    json: '{}',
+    env: '{}',
+  });
+  return { projectId, noneKeyId, emptyEnvironmentId };
+}
+
+export type DemoBuilder = (
+  db: Db,
+  deps: Deps,
+  ids: { projectId: number; noneKeyId: number; emptyEnvironmentId: number },
+) => Promise<void>;
+
+export async function createProject(deps: Deps, user: UserRow, input: ProjectInput, demo?: DemoBuilder) {
+  if (!canCreateProject(deps, user)) throw forbidden('You are not allowed to create projects');
+  const projectId = await deps.db.transaction().execute(async (trx) => {
+    const ids = await insertProject(trx, deps.dialect, input, user.id);
+    if (input.demo && demo) await demo(trx, deps, ids);
+    return ids.projectId;
+  });
+  await recordEvent(deps.db, {
+    project_id: projectId,
+    user_id: user.id,
+    object_type: 'project',
+    object_id: projectId,
+    description: `Project ${input.name} created`,
+  });
+  return toProject((await findProject(deps.db, projectId))!);
+}
+
+export async function updateProject(deps: Deps, user: UserRow, projectId: number, input: ProjectInput) {
+  await deps.db
+    .updateTable('project')
+    .set({
+      name: input.name,
+      alert: fromBool(input.alert),
+      alert_chat: input.alert_chat ?? null,
+      max_parallel_tasks: input.max_parallel_tasks ?? 0,
+      // Absent (a client that predates the field): the project keeps its retention.
+      ...(input.task_retention_days === undefined ? {} : { task_retention_days: input.task_retention_days }),
+    })
+    .where('id', '=', projectId)
+    .execute();
+  await recordEvent(deps.db, {
+    project_id: projectId,
+    user_id: user.id,
+    object_type: 'project',
+    object_id: projectId,
+    description: `Project ${input.name} updated`,
+  });
+}
+
+export async function deleteProject(deps: Deps, user: UserRow, projectId: number, name: string) {
+  await deleteProjectCascade(deps.db, projectId);
+  removeDemoRepository(deps.config.dataDir, projectId);
+  await recordEvent(deps.db, {
+    project_id: null,
+    user_id: user.id,
+    object_type: 'project',
+    object_id: projectId,
+    description: `Project ${name} deleted`,
+  });
+}

@@ -1,0 +1,64 @@
+import type { Project } from '@signalbox/contracts';
+import type { Db } from '../../db';
+import { toBool } from '../../db/values';
+import type { ProjectRow } from '../../http/project-guard';
+
+export function toProject(row: ProjectRow): Project {
+  return {
+    id: row.id,
+    created: row.created,
+    name: row.name,
+    alert: toBool(row.alert),
+    alert_chat: row.alert_chat,
+    max_parallel_tasks: row.max_parallel_tasks,
+    type: row.type,
+    task_retention_days: row.task_retention_days,
+  };
+}
+
+export function findProject(db: Db, id: number) {
+  return db.selectFrom('project').selectAll().where('id', '=', id).executeTakeFirst();
+}
+
+/** Projects the user is a member of; admins see every project. */
+export async function listProjects(db: Db, userId: number, isAdmin: boolean) {
+  let q = db.selectFrom('project').selectAll('project').orderBy('project.name').orderBy('project.id');
+  if (!isAdmin) {
+    q = q
+      .innerJoin('project_user', 'project_user.project_id', 'project.id')
+      .where('project_user.user_id', '=', userId);
+  }
+  return (await q.execute()).map(toProject);
+}
+
+/** Tables holding rows of one project, children before parents. */
+const projectTables = [
+  'schedule',
+  'integration_alias',
+  'integration',
+  'template',
+  'inventory',
+  'repository',
+  'environment',
+  'access_key',
+  'view',
+  'event',
+  'project_user',
+] as const;
+
+/** Deletes a project and everything in it, in one transaction. */
+export async function deleteProjectCascade(db: Db, projectId: number) {
+  await db.transaction().execute(async (trx) => {
+    const integrations = trx.selectFrom('integration').select('id').where('project_id', '=', projectId);
+    await trx.deleteFrom('integration_matcher').where('integration_id', 'in', integrations).execute();
+    await trx.deleteFrom('integration_extract_value').where('integration_id', 'in', integrations).execute();
+    await trx.deleteFrom('integration_delivery').where('integration_id', 'in', integrations).execute();
+    const tasks = trx.selectFrom('task').select('id').where('project_id', '=', projectId);
+    await trx.deleteFrom('task_output').where('task_id', 'in', tasks).execute();
+    await trx.deleteFrom('task').where('project_id', '=', projectId).execute();
+    for (const table of projectTables) {
+      await trx.deleteFrom(table).where('project_id', '=', projectId).execute();
+    }
+    await trx.deleteFrom('project').where('id', '=', projectId).execute();
+  });
+}

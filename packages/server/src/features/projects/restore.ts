@@ -1,0 +1,276 @@
+import type { Project, ProjectBackupInput } from '@signalbox/contracts';
+import type { Db } from '../../db';
+import { fromBool, insertReturningId } from '../../db/values';
+import type { Deps } from '../../deps';
+import { forbidden } from '../../http/errors';
+import { randomAlnum } from '../../lib/crypto';
+import { recordEvent } from '../events/events.store';
+import type { UserRow } from '../users/users.store';
+import { checkBackup } from './backup-check';
+import { canCreateProject, insertProject } from './projects.service';
+import { findProject, toProject } from './projects.store';
+
+/** An empty secret of the key's type: secrets are never in a backup, so restored keys must be filled in again. */
+function emptySecret(deps: Deps, type: string) {
+  if (type === 'ssh') return deps.box.seal(JSON.stringify({ login: '', passphrase: '', private_key: '' }));
+  if (type === 'login_password') return deps.box.seal(JSON.stringify({ login: '', password: '' }));
+  return null;
+}
+
+/** Writes the whole backup as a new project inside `db` (a transaction); returns the new project's id. */
+async function writeBackup(db: Db, deps: Deps, b: ProjectBackupInput, ownerId: number): Promise<number> {
+  const { projectId, noneKeyId, emptyEnvironmentId } = await insertProject(db, deps.dialect, b.meta, ownerId);
+  const insert = insertReturningId;
+  const ids = {
+    key: new Map<string, number>(),
+    repository: new Map<string, number>(),
+    inventory: new Map<string, number>(),
+    environment: new Map<string, number>(),
+    view: new Map<string, number>(),
+    template: new Map<string, number>(),
+  };
+  const idOf = (map: Map<string, number>, name: string | null) =>
+    name == null ? null : (map.get(name) ?? null);
+
+  for (const e of b.environments) {
+    // Every new project starts with an `Empty` environment and a `None` key; a backup's own take their place.
+    if (e.name === 'Empty' && !ids.environment.has('Empty')) {
+      await db
+        .updateTable('environment')
+        .set({ json: e.json, env: e.env })
+        .where('id', '=', emptyEnvironmentId)
+        .execute();
+      ids.environment.set(e.name, emptyEnvironmentId);
+      continue;
+    }
+    ids.environment.set(
+      e.name,
+      await insert(db, deps.dialect, 'environment', {
+        project_id: projectId,
+        name: e.name,
+        json: e.json,
+        env: e.env,
+      }),
+    );
+  }
+
+  for (const v of b.views) {
+    ids.view.set(
+      v.title,
+      await insert(db, deps.dialect, 'view', { project_id: projectId, title: v.title, position: v.position }),
+    );
+  }
+
+  for (const k of b.keys) {
+    if (k.owner === 'environment' || k.owner === 'variable') continue;
+    if (k.name === 'None' && !ids.key.has('None')) {
+      if (k.type !== 'none') {
+        await db
+          .updateTable('access_key')
+          .set({ type: k.type, secret: emptySecret(deps, k.type) })
+          .where('id', '=', noneKeyId)
+          .execute();
+      }
+      ids.key.set(k.name, noneKeyId);
+      continue;
+    }
+    ids.key.set(
+      k.name,
+      await insert(db, deps.dialect, 'access_key', {
+        project_id: projectId,
+        name: k.name,
+        type: k.type,
+        secret: emptySecret(deps, k.type),
+        owner: '',
+        environment_id: null,
+      }),
+    );
+  }
+
+  for (const r of b.repositories) {
+    ids.repository.set(
+      r.name,
+      await insert(db, deps.dialect, 'repository', {
+        project_id: projectId,
+        name: r.name,
+        git_url: r.git_url,
+        git_branch: r.git_branch,
+        ssh_key_id: idOf(ids.key, r.ssh_key),
+      }),
+    );
+  }
+
+  for (const i of b.inventories) {
+    ids.inventory.set(
+      i.name,
+      await insert(db, deps.dialect, 'inventory', {
+        project_id: projectId,
+        name: i.name,
+        type: i.type,
+        inventory: i.inventory,
+        ssh_key_id: idOf(ids.key, i.ssh_key),
+        become_key_id: idOf(ids.key, i.become_key),
+        repository_id: idOf(ids.repository, i.repository),
+      }),
+    );
+  }
+
+  for (const t of b.templates) {
+    const vaultKey =
+      t.vault_key ?? t.vaults.find((v) => v.vault_key && (v.type ?? 'password') === 'password')?.vault_key;
+    ids.template.set(
+      t.name,
+      await insert(db, deps.dialect, 'template', {
+        project_id: projectId,
+        name: t.name,
+        description: t.description,
+        type: t.type,
+        app: t.app,
+        playbook: t.playbook,
+        inventory_id: idOf(ids.inventory, t.inventory),
+        repository_id: idOf(ids.repository, t.repository),
+        environment_id: idOf(ids.environment, t.environment),
+        vault_key_id: idOf(ids.key, vaultKey ?? null),
+        view_id: idOf(ids.view, t.view),
+        build_template_id: null,
+        start_version: t.start_version,
+        autorun: fromBool(t.autorun),
+        suppress_success_alerts: fromBool(t.suppress_success_alerts),
+        arguments: t.arguments,
+        allow_override_args_in_task: fromBool(t.allow_override_args_in_task),
+        allow_override_branch_in_task: fromBool(t.allow_override_branch_in_task),
+        allow_parallel_tasks: fromBool(t.allow_parallel_tasks),
+        git_branch: t.git_branch,
+        survey_vars: JSON.stringify(t.survey_vars),
+        task_params: JSON.stringify(t.task_params),
+      }),
+    );
+  }
+  // Build templates are linked once every template exists, whatever their order in the backup.
+  for (const t of b.templates) {
+    if (!t.build_template) continue;
+    await db
+      .updateTable('template')
+      .set({ build_template_id: idOf(ids.template, t.build_template) })
+      .where('id', '=', ids.template.get(t.name)!)
+      .execute();
+  }
+
+  // Aliases are unique across the server: one still used (by the original project, say) gets a new one.
+  const aliasFor = async (alias: string) => {
+    const taken = await db
+      .selectFrom('integration_alias')
+      .select('id')
+      .where('alias', '=', alias)
+      .executeTakeFirst();
+    return taken ? randomAlnum(32) : alias;
+  };
+  for (const integration of b.integrations) {
+    const { inventory_name, inventory_id: _ignored, ...params } = integration.task_params;
+    const inventoryId = typeof inventory_name === 'string' ? idOf(ids.inventory, inventory_name) : null;
+    const integrationId = await insert(db, deps.dialect, 'integration', {
+      project_id: projectId,
+      name: integration.name,
+      template_id: ids.template.get(integration.template)!,
+      auth_method: integration.auth_method,
+      auth_header: integration.auth_header,
+      auth_secret_id: idOf(ids.key, integration.auth_secret),
+      searchable: fromBool(integration.searchable),
+      task_params: JSON.stringify(inventoryId ? { ...params, inventory_id: inventoryId } : params),
+    });
+    for (const m of integration.matchers) {
+      await db
+        .insertInto('integration_matcher')
+        .values({
+          integration_id: integrationId,
+          name: m.name,
+          match_type: m.match_type,
+          body_data_type: m.body_data_type,
+          key: m.key,
+          method: m.method,
+          value: m.value,
+        })
+        .execute();
+    }
+    for (const v of integration.extract_values) {
+      await db
+        .insertInto('integration_extract_value')
+        .values({
+          integration_id: integrationId,
+          name: v.name,
+          value_source: v.value_source,
+          body_data_type: v.body_data_type,
+          key: v.key,
+          variable: v.variable,
+          variable_type: v.variable_type,
+        })
+        .execute();
+    }
+    for (const alias of integration.aliases) {
+      await db
+        .insertInto('integration_alias')
+        .values({ project_id: projectId, integration_id: integrationId, alias: await aliasFor(alias) })
+        .execute();
+    }
+  }
+  for (const alias of b.integration_aliases) {
+    await db
+      .insertInto('integration_alias')
+      .values({ project_id: projectId, integration_id: null, alias: await aliasFor(alias) })
+      .execute();
+  }
+
+  // Old backups have no schedules list: each template's cron was its schedule.
+  const schedules =
+    b.schedules ??
+    b.templates
+      .filter((t) => t.cron)
+      .map((t) => ({
+        name: '',
+        template: t.name,
+        cron_format: t.cron!,
+        active: true,
+        checkable_repository: null,
+      }));
+  for (const s of schedules) {
+    await db
+      .insertInto('schedule')
+      .values({
+        project_id: projectId,
+        template_id: ids.template.get(s.template)!,
+        cron_format: s.cron_format,
+        repository_id: idOf(ids.repository, s.checkable_repository),
+        name: s.name,
+        active: fromBool(s.active),
+        last_commit_hash: null,
+      })
+      .execute();
+  }
+  return projectId;
+}
+
+/**
+ * POST projects/restore: validates the whole backup first, then writes it as a NEW project owned by the caller in
+ * one transaction, so a backup that fails half-way leaves nothing behind.
+ */
+export async function restoreProject(deps: Deps, user: UserRow, body: unknown): Promise<Project> {
+  if (!canCreateProject(deps, user)) throw forbidden('You are not allowed to create projects');
+  const backup = checkBackup(body);
+
+  const projectId = await deps.db.transaction().execute((trx) => writeBackup(trx, deps, backup, user.id));
+  await recordEvent(deps.db, {
+    project_id: projectId,
+    user_id: user.id,
+    object_type: 'project',
+    object_id: projectId,
+    description: `Project ${backup.meta.name} restored from a backup`,
+  });
+  if ((backup.schedules?.length ?? 0) > 0 || backup.templates.some((t) => t.cron)) {
+    try {
+      await deps.scheduler.refresh();
+    } catch (err) {
+      deps.log.error({ err }, 'schedule refresh after restore failed');
+    }
+  }
+  return toProject((await findProject(deps.db, projectId))!);
+}

@@ -1,0 +1,16 @@
+import { badRequest } from '../../http/errors';
+
+/**
+ * Clients may repeat `project_id` (and `id` on update) in the body, as Semaphore's do; when they do, they must
+ * name the object of the path. Absent values are fine.
+ */
+export function assertBodyIds(
+  body: { id?: number | null; project_id?: number | null },
+  projectId: number,
+  id?: number,
+) {
+  if (body.project_id != null && body.project_id !== projectId)
+    throw badRequest('Project ID in body and URL are different', { project_id: 'Does not match the URL' });
+  if (id !== undefined && body.id != null && body.id !== id)
+    throw badRequest('Object ID in body and URL are different', { id: 'Does not match the URL' });
+}

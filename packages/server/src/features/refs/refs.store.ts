@@ -1,0 +1,155 @@
+import type { Refs } from '@signalbox/contracts';
+import { sql } from 'kysely';
+import type { Db } from '../../db';
+import type { Database } from '../../db/tables';
+import { badRequest, conflict } from '../../http/errors';
+
+type ProjectTable =
+  | 'access_key'
+  | 'repository'
+  | 'inventory'
+  | 'environment'
+  | 'template'
+  | 'view'
+  | 'integration'
+  | 'schedule';
+
+/**
+ * Checks that a referenced object exists in the same project; a missing one or one of another project is a 400
+ * naming the field (ids of another project are never followed). `field` is the request field the error names
+ * (default: the label in snake case).
+ */
+export async function assertInProject(
+  db: Db,
+  table: ProjectTable,
+  id: number | null | undefined,
+  projectId: number,
+  label: string,
+  field = fieldOf(label),
+) {
+  if (id == null) return;
+  let query = db
+    .selectFrom(table as keyof Database & ProjectTable)
+    .select('id')
+    .where('id', '=', id)
+    .where('project_id', '=', projectId);
+  // Environment secrets live in access_key too, but only key-store keys may be referenced.
+  if (table === 'access_key') query = query.where(sql.ref('owner'), '=', '');
+  const row = await query.executeTakeFirst();
+  if (!row)
+    throw badRequest(`${label} ${id} does not exist in this project`, { [field]: `${label} not found` });
+}
+
+const fieldOf = (label: string) => label.toLowerCase().replace(/\s+/g, '_');
+
+export type RefKind = 'key' | 'repository' | 'inventory' | 'environment' | 'template' | 'view';
+
+const empty = (): Refs => ({
+  templates: [],
+  inventories: [],
+  repositories: [],
+  environments: [],
+  integrations: [],
+  schedules: [],
+});
+
+/** Objects of the project that use the given object (answered by GET …/{id}/refs, and by a 409 on delete). */
+export async function findRefs(db: Db, projectId: number, kind: RefKind, id: number): Promise<Refs> {
+  const refs = empty();
+  const templates = (
+    column:
+      | 'inventory_id'
+      | 'repository_id'
+      | 'environment_id'
+      | 'vault_key_id'
+      | 'build_template_id'
+      | 'view_id',
+  ) =>
+    db
+      .selectFrom('template')
+      .select(['id', 'name'])
+      .where('project_id', '=', projectId)
+      .where(column, '=', id)
+      .execute();
+  switch (kind) {
+    case 'key': {
+      refs.templates = await templates('vault_key_id');
+      refs.inventories = await db
+        .selectFrom('inventory')
+        .select(['id', 'name'])
+        .where('project_id', '=', projectId)
+        .where((eb) => eb.or([eb('ssh_key_id', '=', id), eb('become_key_id', '=', id)]))
+        .execute();
+      refs.repositories = await db
+        .selectFrom('repository')
+        .select(['id', 'name'])
+        .where('project_id', '=', projectId)
+        .where('ssh_key_id', '=', id)
+        .execute();
+      refs.integrations = await db
+        .selectFrom('integration')
+        .select(['id', 'name'])
+        .where('project_id', '=', projectId)
+        .where('auth_secret_id', '=', id)
+        .execute();
+      break;
+    }
+    case 'repository': {
+      refs.templates = await templates('repository_id');
+      refs.inventories = await db
+        .selectFrom('inventory')
+        .select(['id', 'name'])
+        .where('project_id', '=', projectId)
+        .where('repository_id', '=', id)
+        .execute();
+      refs.schedules = await db
+        .selectFrom('schedule')
+        .select(['id', 'name'])
+        .where('project_id', '=', projectId)
+        .where('repository_id', '=', id)
+        .execute();
+      break;
+    }
+    case 'inventory':
+      refs.templates = await templates('inventory_id');
+      break;
+    case 'environment':
+      refs.templates = await templates('environment_id');
+      break;
+    case 'view':
+      refs.templates = await templates('view_id');
+      break;
+    case 'template': {
+      refs.templates = (await templates('build_template_id')).filter((t) => t.id !== id);
+      refs.integrations = await db
+        .selectFrom('integration')
+        .select(['id', 'name'])
+        .where('project_id', '=', projectId)
+        .where('template_id', '=', id)
+        .execute();
+      break;
+    }
+  }
+  return refs;
+}
+
+export const hasRefs = (refs: Refs) => Object.values(refs).some((list) => list.length > 0);
+
+const objectNames: Record<RefKind, string> = {
+  key: 'key',
+  repository: 'repository',
+  inventory: 'inventory',
+  environment: 'environment',
+  template: 'template',
+  view: 'view',
+};
+
+/** Refuses to delete an object in use: 409 with the dependents listed under `refs`. */
+export async function assertUnused(db: Db, projectId: number, kind: RefKind, id: number) {
+  const refs = await findRefs(db, projectId, kind, id);
+  if (hasRefs(refs)) {
+    throw conflict(`Can't delete the ${objectNames[kind]} because it is used by the resources below`, {
+      refs,
+    });
+  }
+}

@@ -1,0 +1,105 @@
+import type { Repository, RepositoryInput } from '@signalbox/contracts';
+import type { Deps } from '../../deps';
+import { notFound } from '../../http/errors';
+import { recordEvent } from '../events/events.store';
+import { assertBodyIds } from '../refs/body-ids';
+import { assertInProject, assertUnused, findRefs } from '../refs/refs.store';
+import type { UserRow } from '../users/users.store';
+import {
+  deleteRepositoryRow,
+  findRepositoryRow,
+  insertRepositoryRow,
+  listRepositoryRows,
+  type RepositoryRow,
+  type RepositorySort,
+  updateRepositoryRow,
+} from './repositories.store';
+
+export function toRepository(row: RepositoryRow): Repository {
+  return {
+    id: row.id,
+    name: row.name,
+    project_id: row.project_id,
+    git_url: row.git_url,
+    git_branch: row.git_branch,
+    ssh_key_id: row.ssh_key_id,
+  };
+}
+
+export async function listRepositories(
+  deps: Deps,
+  projectId: number,
+  sort: RepositorySort,
+  order: 'asc' | 'desc',
+) {
+  return (await listRepositoryRows(deps.db, projectId, sort, order)).map(toRepository);
+}
+
+async function requireRepository(deps: Deps, projectId: number, id: number) {
+  const row = await findRepositoryRow(deps.db, projectId, id);
+  if (!row) throw notFound('Repository');
+  return row;
+}
+
+export async function getRepository(deps: Deps, projectId: number, id: number) {
+  return toRepository(await requireRepository(deps, projectId, id));
+}
+
+export async function repositoryRefs(deps: Deps, projectId: number, id: number) {
+  await requireRepository(deps, projectId, id);
+  return findRefs(deps.db, projectId, 'repository', id);
+}
+
+const values = (input: RepositoryInput) => ({
+  name: input.name,
+  git_url: input.git_url,
+  git_branch: input.git_branch,
+  ssh_key_id: input.ssh_key_id,
+});
+
+export async function createRepository(deps: Deps, user: UserRow, projectId: number, input: RepositoryInput) {
+  assertBodyIds(input, projectId);
+  await assertInProject(deps.db, 'access_key', input.ssh_key_id, projectId, 'Access key', 'ssh_key_id');
+  const id = await insertRepositoryRow(deps.db, deps.dialect, projectId, values(input));
+  await recordEvent(deps.db, {
+    project_id: projectId,
+    user_id: user.id,
+    object_type: 'repository',
+    object_id: id,
+    description: `Repository ${input.name} created`,
+  });
+  return getRepository(deps, projectId, id);
+}
+
+export async function updateRepository(
+  deps: Deps,
+  user: UserRow,
+  projectId: number,
+  id: number,
+  input: RepositoryInput,
+) {
+  assertBodyIds(input, projectId, id);
+  await requireRepository(deps, projectId, id);
+  await assertInProject(deps.db, 'access_key', input.ssh_key_id, projectId, 'Access key', 'ssh_key_id');
+  await updateRepositoryRow(deps.db, projectId, id, values(input));
+  await recordEvent(deps.db, {
+    project_id: projectId,
+    user_id: user.id,
+    object_type: 'repository',
+    object_id: id,
+    description: `Repository ${input.name} updated`,
+  });
+}
+
+export async function deleteRepository(deps: Deps, user: UserRow, projectId: number, id: number) {
+  const row = await requireRepository(deps, projectId, id);
+  await assertUnused(deps.db, projectId, 'repository', id);
+  await deleteRepositoryRow(deps.db, projectId, id);
+  await recordEvent(deps.db, {
+    project_id: projectId,
+    user_id: user.id,
+    object_type: 'repository',
+    object_id: id,
+    description: `Repository ${row.name} deleted`,
+  });
+}

@@ -1,0 +1,242 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { testDialects } from '../../test-support/dialects';
+import { createHarness, type Harness } from '../../test-support/harness';
+import {
+  createTeam,
+  expectMatrix,
+  expectRejected,
+  lastEvents,
+  MEGABYTE,
+  malformedBodies,
+  readCodes,
+  snapshot,
+  type Team,
+  writeCodes,
+} from '../refs/resource-test-kit';
+
+describe.each(testDialects())('repositories on $name', (dialect) => {
+  let h: Harness;
+  let team: Team;
+  let other: Team;
+  let keyId: number;
+  let otherKeyId: number;
+  beforeAll(async () => {
+    h = await createHarness(dialect);
+    team = await createTeam(h, 'Repos');
+    other = await createTeam(h, 'Other');
+    keyId = (await team.owner.post(`${team.base}/keys`, { name: 'Git', type: 'none' })).json().id;
+    otherKeyId = (await other.owner.post(`${other.base}/keys`, { name: 'Git', type: 'none' })).json().id;
+  });
+  afterAll(async () => h?.close());
+
+  const body = (over: object = {}) => ({
+    name: `repo-${Math.random().toString(36).slice(2, 8)}`,
+    git_url: 'https://example.test/app.git',
+    git_branch: 'main',
+    ssh_key_id: keyId,
+    ...over,
+  });
+  const createRepo = async (over: object = {}, t = team, key = keyId) => {
+    const res = await t.owner.post(`${t.base}/repositories`, body({ ssh_key_id: key, ...over }));
+    expect(res.statusCode, res.body).toBe(201);
+    return res.json() as { id: number; name: string };
+  };
+
+  it('creates, reads, updates and deletes a repository with events', async () => {
+    const created = await team.manager.post(`${team.base}/repositories`, {
+      ...body({ name: 'App' }),
+      project_id: team.projectId,
+    });
+    expect(created.statusCode).toBe(201);
+    const repo = created.json();
+    expect(repo).toEqual({
+      id: expect.any(Number),
+      name: 'App',
+      project_id: team.projectId,
+      git_url: 'https://example.test/app.git',
+      git_branch: 'main',
+      ssh_key_id: keyId,
+    });
+    expect((await team.guest.get(`${team.base}/repositories/${repo.id}`)).json()).toEqual(repo);
+    const put = await team.owner.put(`${team.base}/repositories/${repo.id}`, {
+      id: repo.id,
+      name: 'App local',
+      git_url: '/srv/app',
+      git_branch: 'ignored',
+      ssh_key_id: keyId,
+    });
+    expect(put.statusCode).toBe(204);
+    expect((await team.guest.get(`${team.base}/repositories/${repo.id}`)).json()).toMatchObject({
+      name: 'App local',
+      git_url: '/srv/app',
+      git_branch: '',
+    });
+    expect((await team.owner.del(`${team.base}/repositories/${repo.id}`)).statusCode).toBe(204);
+    expect((await team.owner.get(`${team.base}/repositories/${repo.id}`)).json()).toEqual({
+      error: 'Repository not found',
+    });
+    expect((await lastEvents(h, team.projectId, 3)).map((e) => e.description)).toEqual([
+      'Repository App local deleted',
+      'Repository App local updated',
+      'Repository App created',
+    ]);
+  });
+
+  it('accepts every URL type and ssh without a scheme', async () => {
+    for (const git_url of [
+      'git://example.test/a.git',
+      'file:///srv/a',
+      'ssh://git@example.test/a.git',
+      'http://example.test/a.git',
+      'https://example.test/a.git',
+      'git@github.com:org/a.git',
+    ]) {
+      await createRepo({ git_url });
+    }
+    const local = await createRepo({ git_url: '/srv/a', git_branch: '' });
+    expect((await team.owner.get(`${team.base}/repositories/${local.id}`)).json().git_branch).toBe('');
+  });
+
+  it('lists repositories sorted by name', async () => {
+    const t = await createTeam(h, 'Sorted repos');
+    const k = (await t.owner.post(`${t.base}/keys`, { name: 'k', type: 'none' })).json().id;
+    for (const name of ['beta', 'Alpha', 'gamma']) await createRepo({ name }, t, k);
+    const res = await t.guest.get(`${t.base}/repositories`);
+    expect(res.statusCode).toBe(200);
+    expect(res.json().map((r: { name: string }) => r.name)).toEqual(['Alpha', 'beta', 'gamma']);
+    const desc = await t.guest.get(`${t.base}/repositories?sort=name&order=desc`);
+    expect(desc.json().map((r: { name: string }) => r.name)).toEqual(['gamma', 'beta', 'Alpha']);
+    expect((await t.guest.get(`${t.base}/repositories?sort=ssh_key&order=asc`)).json()).toHaveLength(3);
+  });
+
+  it('answers every validation message', async () => {
+    const cases: [object, string][] = [
+      [body({ name: '' }), 'Name is required'],
+      [body({ name: undefined }), 'Name is required'],
+      [body({ git_url: '' }), 'URL is required'],
+      [body({ git_url: undefined }), 'URL is required'],
+      [body({ git_url: 'ftp://example.test/a' }), 'Incorrect URL'],
+      [body({ git_url: 's3://bucket/a' }), 'Incorrect URL'],
+      [body({ git_branch: '' }), 'Branch is required'],
+      [body({ git_branch: undefined }), 'Branch is required'],
+      [body({ ssh_key_id: undefined }), 'Access key is required'],
+      [body({ ssh_key_id: 0 }), 'Access key is required'],
+      [body({ ssh_key_id: null }), 'Access key is required'],
+      [body({ ssh_key_id: 'abc' }), 'Access key must be a number'],
+      [body({ ssh_key_id: otherKeyId }), `Access key ${otherKeyId} does not exist in this project`],
+      [body({ ssh_key_id: 999999 }), 'Access key 999999 does not exist in this project'],
+      [body({ project_id: other.projectId }), 'Project ID in body and URL are different'],
+    ];
+    const repo = await createRepo();
+    const before = await snapshot(h);
+    for (const [payload, error] of cases) {
+      const post = await team.owner.post(`${team.base}/repositories`, payload);
+      expect(post.statusCode, JSON.stringify(payload)).toBe(400);
+      expect(post.json().error).toBe(error);
+      const put = await team.owner.put(`${team.base}/repositories/${repo.id}`, payload);
+      expect(put.statusCode, JSON.stringify(payload)).toBe(400);
+      expect(put.json().error).toBe(error);
+    }
+    const foreignKey = await team.owner.post(`${team.base}/repositories`, body({ ssh_key_id: otherKeyId }));
+    expect(foreignKey.json().fields).toEqual({ ssh_key_id: 'Access key not found' });
+    expect(await snapshot(h)).toEqual(before);
+  });
+
+  it('refuses an environment secret as the access key', async () => {
+    const env = await team.owner.post(`${team.base}/environment`, {
+      name: 'With secret',
+      secrets: [{ type: 'env', name: 'TOKEN', secret: 's', operation: 'create' }],
+    });
+    expect(env.statusCode).toBe(201);
+    const secretId = (await team.owner.get(`${team.base}/environment/${env.json().id}`)).json().secrets[0].id;
+    const res = await team.owner.post(`${team.base}/repositories`, body({ ssh_key_id: secretId }));
+    expect(res.statusCode).toBe(400);
+    expect(res.json().error).toBe(`Access key ${secretId} does not exist in this project`);
+  });
+
+  it('refuses malformed bodies, wrong types and 1 MB strings without changing anything', async () => {
+    const repo = await createRepo();
+    const bad = [
+      ...malformedBodies,
+      body({ name: 1 }),
+      body({ git_url: ['x'] }),
+      body({ git_branch: { b: 1 } }),
+      body({ ssh_key_id: 1.5 }),
+      body({ ssh_key_id: -1 }),
+      body({ ssh_key_id: 2 ** 40 }),
+      body({ name: MEGABYTE }),
+      body({ git_url: `https://example.test/${MEGABYTE}` }),
+      body({ git_branch: MEGABYTE }),
+    ];
+    await expectRejected(h, team.owner, 'POST', `${team.base}/repositories`, bad);
+    await expectRejected(h, team.owner, 'PUT', `${team.base}/repositories/${repo.id}`, bad);
+  });
+
+  it('answers 404 for a repository of another project', async () => {
+    const foreign = await createRepo({}, other, otherKeyId);
+    const before = await snapshot(h);
+    const url = `${team.base}/repositories/${foreign.id}`;
+    expect((await team.owner.get(url)).statusCode).toBe(404);
+    expect((await team.owner.get(`${url}/refs`)).statusCode).toBe(404);
+    expect((await team.owner.put(url, body())).statusCode).toBe(404);
+    expect((await team.owner.del(url)).statusCode).toBe(404);
+    expect((await team.admin.del(url)).statusCode).toBe(404);
+    expect(await snapshot(h)).toEqual(before);
+  });
+
+  it('lists refs and refuses to delete a repository in use', async () => {
+    const repo = await createRepo({ name: 'Used repo' });
+    await h.deps.db
+      .insertInto('inventory')
+      .values({
+        project_id: team.projectId,
+        name: 'Inv from repo',
+        type: 'file',
+        inventory: 'hosts',
+        ssh_key_id: keyId,
+        become_key_id: null,
+        repository_id: repo.id,
+      })
+      .execute();
+    const refs = await team.guest.get(`${team.base}/repositories/${repo.id}/refs`);
+    expect(refs.json().inventories).toEqual([{ id: expect.any(Number), name: 'Inv from repo' }]);
+    const before = await snapshot(h);
+    const del = await team.owner.del(`${team.base}/repositories/${repo.id}`);
+    expect(del.statusCode).toBe(409);
+    expect(del.json()).toMatchObject({
+      error: "Can't delete the repository because it is used by the resources below",
+      refs: { inventories: [{ name: 'Inv from repo' }] },
+    });
+    expect(await snapshot(h)).toEqual(before);
+    const keyDel = await team.owner.del(`${team.base}/keys/${keyId}`);
+    expect(keyDel.statusCode).toBe(409);
+    expect(keyDel.json().refs.repositories.length).toBeGreaterThan(0);
+  });
+
+  describe('permission matrix', () => {
+    it('GET repositories', async () => {
+      await expectMatrix(team, readCodes(), (c) => c.get(`${team.base}/repositories`));
+    });
+    it('GET repositories/:id', async () => {
+      const repo = await createRepo();
+      await expectMatrix(team, readCodes(), (c) => c.get(`${team.base}/repositories/${repo.id}`));
+    });
+    it('GET repositories/:id/refs', async () => {
+      const repo = await createRepo();
+      await expectMatrix(team, readCodes(), (c) => c.get(`${team.base}/repositories/${repo.id}/refs`));
+    });
+    it('POST repositories', async () => {
+      await expectMatrix(team, writeCodes(201), (c) => c.post(`${team.base}/repositories`, body()));
+    });
+    it('PUT repositories/:id', async () => {
+      const repo = await createRepo();
+      await expectMatrix(team, writeCodes(204), (c) => c.put(`${team.base}/repositories/${repo.id}`, body()));
+    });
+    it('DELETE repositories/:id', async () => {
+      await expectMatrix(team, writeCodes(204), async (c) => {
+        const repo = await createRepo();
+        return c.del(`${team.base}/repositories/${repo.id}`);
+      });
+    });
+  });
+});

@@ -1,0 +1,111 @@
+import type { ScheduleInput } from '@signalbox/contracts';
+import { fromBool } from '../../db/values';
+import type { Deps } from '../../deps';
+import { badRequest, notFound } from '../../http/errors';
+import { recordEvent } from '../events/events.store';
+import { assertInProject } from '../refs/refs.store';
+import { cronError } from './cron';
+import { deleteSchedule, findSchedule, insertSchedule, updateSchedule } from './schedules.store';
+
+type Actor = { id: number };
+
+/** 400 with the reason when the cron text is not a valid 5-field cron or nickname. */
+export function assertCron(cron: string, field = 'cron_format') {
+  const error = cronError(cron);
+  if (error) throw badRequest(error, { [field]: error });
+}
+
+export function assertSameProject(bodyProjectId: number | null | undefined, projectId: number) {
+  if (bodyProjectId && bodyProjectId !== projectId)
+    throw badRequest('Project ID in body and URL must be the same', { project_id: 'Wrong project' });
+}
+
+/** Rebuilds the cron table after a schedule change; a failure there is logged, the change stays stored. */
+export async function refreshScheduler(deps: Deps) {
+  try {
+    await deps.scheduler.refresh();
+  } catch (err) {
+    deps.log.error({ err }, 'scheduler refresh failed');
+  }
+}
+
+async function checkInput(deps: Deps, projectId: number, input: ScheduleInput) {
+  assertSameProject(input.project_id, projectId);
+  assertCron(input.cron_format);
+  await assertInProject(deps.db, 'template', input.template_id, projectId, 'Template');
+  await assertInProject(deps.db, 'repository', input.repository_id, projectId, 'Repository');
+}
+
+export async function getSchedule(deps: Deps, projectId: number, id: number) {
+  const schedule = await findSchedule(deps.db, projectId, id);
+  if (!schedule) throw notFound('Schedule');
+  return schedule;
+}
+
+const describe = (s: { cron_format: string; name: string }, tplName: string) =>
+  `Schedule ${s.name ? `${s.name} ` : ''}(${s.cron_format}) of template ${tplName}`;
+
+export async function createSchedule(deps: Deps, user: Actor, projectId: number, input: ScheduleInput) {
+  await checkInput(deps, projectId, input);
+  const id = await insertSchedule(deps.db, deps.dialect, {
+    project_id: projectId,
+    template_id: input.template_id,
+    cron_format: input.cron_format,
+    repository_id: input.repository_id,
+    name: input.name,
+    active: fromBool(input.active),
+    last_commit_hash: null,
+  });
+  const schedule = (await findSchedule(deps.db, projectId, id))!;
+  await recordEvent(deps.db, {
+    project_id: projectId,
+    user_id: user.id,
+    object_type: 'schedule',
+    object_id: id,
+    description: `${describe(schedule, schedule.tpl_name)} created`,
+  });
+  await refreshScheduler(deps);
+  return schedule;
+}
+
+export async function changeSchedule(
+  deps: Deps,
+  user: Actor,
+  projectId: number,
+  id: number,
+  input: ScheduleInput,
+) {
+  const existing = await getSchedule(deps, projectId, id);
+  await checkInput(deps, projectId, input);
+  await updateSchedule(deps.db, id, {
+    template_id: input.template_id,
+    cron_format: input.cron_format,
+    repository_id: input.repository_id,
+    name: input.name,
+    active: fromBool(input.active),
+    // A different repository has a different history: the next tick compares against nothing.
+    ...(existing.repository_id !== input.repository_id ? { last_commit_hash: null } : {}),
+  });
+  const schedule = (await findSchedule(deps.db, projectId, id))!;
+  await recordEvent(deps.db, {
+    project_id: projectId,
+    user_id: user.id,
+    object_type: 'schedule',
+    object_id: id,
+    description: `${describe(schedule, schedule.tpl_name)} updated`,
+  });
+  await refreshScheduler(deps);
+}
+
+export async function removeSchedule(deps: Deps, user: Actor, projectId: number, id: number) {
+  const existing = await getSchedule(deps, projectId, id);
+  await deleteSchedule(deps.db, id);
+  await recordEvent(deps.db, {
+    project_id: projectId,
+    user_id: user.id,
+    object_type: 'schedule',
+    object_id: id,
+    description: `${describe(existing, existing.tpl_name)} deleted`,
+  });
+  await refreshScheduler(deps);
+}

@@ -1,0 +1,75 @@
+import type { Schedule } from '@signalbox/contracts';
+import type { Insertable, Selectable, Updateable } from 'kysely';
+import type { Db, Dialect } from '../../db';
+import type { ScheduleTable } from '../../db/tables';
+import { insertReturningId, toBool } from '../../db/values';
+
+export type ScheduleRow = Selectable<ScheduleTable>;
+
+function baseQuery(db: Db, projectId: number) {
+  return db
+    .selectFrom('schedule')
+    .leftJoin('template', 'template.id', 'schedule.template_id')
+    .selectAll('schedule')
+    .select('template.name as tpl_name')
+    .where('schedule.project_id', '=', projectId)
+    .orderBy('schedule.id');
+}
+
+export function toSchedule(row: ScheduleRow & { tpl_name: string | null }): Schedule {
+  return {
+    id: row.id,
+    project_id: row.project_id,
+    template_id: row.template_id,
+    cron_format: row.cron_format,
+    repository_id: row.repository_id,
+    name: row.name,
+    active: toBool(row.active),
+    tpl_name: row.tpl_name ?? '',
+  };
+}
+
+export async function listSchedules(db: Db, projectId: number, templateId?: number): Promise<Schedule[]> {
+  let q = baseQuery(db, projectId);
+  if (templateId !== undefined) q = q.where('schedule.template_id', '=', templateId);
+  return (await q.execute()).map(toSchedule);
+}
+
+export async function findSchedule(db: Db, projectId: number, id: number): Promise<Schedule | undefined> {
+  const row = await baseQuery(db, projectId).where('schedule.id', '=', id).executeTakeFirst();
+  return row ? toSchedule(row) : undefined;
+}
+
+/** The schedules of a template that check a repository for new commits. */
+export function commitCheckSchedules(db: Db, templateId: number) {
+  return db
+    .selectFrom('schedule')
+    .selectAll()
+    .where('template_id', '=', templateId)
+    .where('repository_id', 'is not', null)
+    .orderBy('id')
+    .execute();
+}
+
+/** Commit-check schedules of many templates at once (for template lists). */
+export function commitCheckSchedulesOf(db: Db, projectId: number) {
+  return db
+    .selectFrom('schedule')
+    .selectAll()
+    .where('project_id', '=', projectId)
+    .where('repository_id', 'is not', null)
+    .orderBy('id')
+    .execute();
+}
+
+export function insertSchedule(db: Db, dialect: Dialect, values: Insertable<ScheduleTable>) {
+  return insertReturningId(db, dialect, 'schedule', values);
+}
+
+export async function updateSchedule(db: Db, id: number, values: Updateable<ScheduleTable>) {
+  await db.updateTable('schedule').set(values).where('id', '=', id).execute();
+}
+
+export async function deleteSchedule(db: Db, id: number) {
+  await db.deleteFrom('schedule').where('id', '=', id).execute();
+}

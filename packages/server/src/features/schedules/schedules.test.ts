@@ -1,0 +1,316 @@
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { testDialects } from '../../test-support/dialects';
+import { type Client, createHarness, type Harness } from '../../test-support/harness';
+import {
+  ansibleBody,
+  type Role,
+  readCodes,
+  snapshot,
+  statusByRole,
+  type TemplateFixtures,
+  teamProject,
+  templateFixtures,
+  writeCodes,
+} from '../templates/test-fixtures';
+import { cronError } from './cron';
+
+const MB = 'x'.repeat(1024 * 1024);
+
+describe('cronError', () => {
+  it('accepts 5-field cron and the nicknames', () => {
+    for (const cron of [
+      '* * * * *',
+      '*/5 * * * *',
+      '0 0 * * *',
+      '0 3 * * 1-5',
+      '@hourly',
+      '@daily',
+      '@weekly',
+      '@monthly',
+      '@yearly',
+    ])
+      expect(cronError(cron), cron).toBeNull();
+  });
+  it('refuses seconds syntax, bad values, unknown nicknames and crons that never fire', () => {
+    expect(cronError('0 0 * * * *')).toMatch(/expected 5 fields .* got 6/);
+    expect(cronError('* * * *')).toMatch(/got 4/);
+    expect(cronError('61 * * * *')).toMatch(/minute/);
+    expect(cronError('@sometimes')).toMatch(/unknown nickname/);
+    expect(cronError('0 0 31 2 *')).toMatch(/never fires/);
+    expect(cronError('')).toBe('Cron is required');
+  });
+});
+
+describe.each(testDialects())('schedules on $name', (dialect) => {
+  let h: Harness;
+  let projectId: number;
+  let clients: Record<Role, Client>;
+  let admin: Client;
+  let base: string;
+  let fx: TemplateFixtures;
+  let templateId: number;
+  let otherTemplateId: number;
+  let foreign: TemplateFixtures;
+  let foreignTemplateId: number;
+  let foreignScheduleId: number;
+
+  beforeAll(async () => {
+    h = await createHarness(dialect);
+    ({ projectId, clients } = await teamProject(h));
+    admin = clients.admin;
+    base = `/api/project/${projectId}`;
+    fx = await templateFixtures(h, projectId);
+    templateId = (await admin.post(`${base}/templates`, ansibleBody(fx, { name: 'Nightly' }))).json().id;
+    otherTemplateId = (await admin.post(`${base}/templates`, ansibleBody(fx, { name: 'Weekly' }))).json().id;
+    const other = await teamProject(h, 'Other project');
+    foreign = await templateFixtures(h, other.projectId);
+    const otherBase = `/api/project/${other.projectId}`;
+    foreignTemplateId = (
+      await other.clients.owner.post(`${otherBase}/templates`, ansibleBody(foreign))
+    ).json().id;
+    foreignScheduleId = (
+      await other.clients.owner.post(`${otherBase}/schedules`, {
+        template_id: foreignTemplateId,
+        cron_format: '@daily',
+      })
+    ).json().id;
+  });
+  afterAll(async () => h?.close());
+
+  const create = async (extra: Record<string, unknown> = {}) => {
+    const res = await admin.post(`${base}/schedules`, {
+      template_id: templateId,
+      cron_format: '0 0 * * *',
+      ...extra,
+    });
+    expect(res.statusCode, res.body).toBe(201);
+    return res.json();
+  };
+
+  it('creates, lists with tpl_name, reads, updates and deletes a schedule, refreshing the scheduler', async () => {
+    const refresh = vi.spyOn(h.deps.scheduler, 'refresh');
+    const res = await clients.manager.post(`${base}/schedules`, {
+      project_id: projectId,
+      template_id: templateId,
+      cron_format: ' 0 0 * * * ',
+      name: 'Midnight',
+    });
+    expect(res.statusCode).toBe(201);
+    const s = res.json();
+    expect(s).toEqual({
+      id: expect.any(Number),
+      project_id: projectId,
+      template_id: templateId,
+      cron_format: '0 0 * * *',
+      repository_id: null,
+      name: 'Midnight',
+      active: true,
+      tpl_name: 'Nightly',
+    });
+    expect(refresh).toHaveBeenCalledTimes(1);
+
+    const list = await clients.guest.get(`${base}/schedules`);
+    expect(list.statusCode).toBe(200);
+    expect(list.json()).toContainEqual(s);
+    expect(list.json().some((x: { id: number }) => x.id === foreignScheduleId)).toBe(false);
+    expect((await clients.guest.get(`${base}/schedules/${s.id}`)).json()).toEqual(s);
+
+    const upd = await clients.owner.put(`${base}/schedules/${s.id}`, {
+      id: s.id,
+      project_id: projectId,
+      template_id: otherTemplateId,
+      cron_format: '@weekly',
+      repository_id: fx.repository,
+      active: false,
+    });
+    expect(upd.statusCode).toBe(204);
+    expect(refresh).toHaveBeenCalledTimes(2);
+    expect((await admin.get(`${base}/schedules/${s.id}`)).json()).toEqual({
+      ...s,
+      template_id: otherTemplateId,
+      cron_format: '@weekly',
+      repository_id: fx.repository,
+      name: '',
+      active: false,
+      tpl_name: 'Weekly',
+    });
+
+    expect((await admin.del(`${base}/schedules/${s.id}`)).statusCode).toBe(204);
+    expect(refresh).toHaveBeenCalledTimes(3);
+    expect((await admin.get(`${base}/schedules/${s.id}`)).statusCode).toBe(404);
+    refresh.mockRestore();
+  });
+
+  it('forgets the last commit when the repository changes', async () => {
+    const s = await create({ repository_id: fx.repository });
+    await h.deps.db.updateTable('schedule').set({ last_commit_hash: 'abc' }).where('id', '=', s.id).execute();
+    const body = { template_id: templateId, cron_format: '@hourly', repository_id: fx.repository };
+    await admin.put(`${base}/schedules/${s.id}`, body);
+    const row = () =>
+      h.deps.db.selectFrom('schedule').select('last_commit_hash').where('id', '=', s.id).executeTakeFirst();
+    expect((await row())?.last_commit_hash).toBe('abc');
+    await admin.put(`${base}/schedules/${s.id}`, { ...body, repository_id: fx.otherRepository });
+    expect((await row())?.last_commit_hash).toBeNull();
+  });
+
+  it('validates a cron with POST schedules/validate', async () => {
+    for (const cron of ['* * * * *', '*/5 * * * *', '@daily', '0 0 1 1 *']) {
+      const res = await clients.guest.post(`${base}/schedules/validate`, { cron_format: cron });
+      expect(res.statusCode, cron).toBe(204);
+    }
+    const six = await admin.post(`${base}/schedules/validate`, { cron_format: '*/10 * * * * *' });
+    expect(six.statusCode).toBe(400);
+    expect(six.json().error).toBe(
+      'Invalid cron expression "*/10 * * * * *": expected 5 fields (minute hour day month weekday), got 6',
+    );
+    const bad = await admin.post(`${base}/schedules/validate`, { cron_format: '99 * * * *' });
+    expect(bad.statusCode).toBe(400);
+    expect(bad.json().error).toMatch(/^Invalid cron expression "99 \* \* \* \*": .*minute/);
+    expect((await admin.post(`${base}/schedules/validate`, { cron_format: '' })).json().error).toBe(
+      'Cron is required',
+    );
+    expect((await admin.post(`${base}/schedules/validate`, {})).json().error).toBe('Cron is required');
+    expect((await admin.post(`${base}/schedules/validate`, { cron_format: MB })).statusCode).toBe(400);
+    expect((await admin.request('POST', `${base}/schedules/validate`, '{')).statusCode).toBe(400);
+  });
+
+  it('answers the validation messages and changes nothing', async () => {
+    const s = await create();
+    const before = await snapshot(h);
+    const cases: Array<[Record<string, unknown>, string]> = [
+      [{ cron_format: '@daily' }, 'Template is required'],
+      [{ template_id: 0, cron_format: '@daily' }, 'Template is required'],
+      [{ template_id: null, cron_format: '@daily' }, 'Template is required'],
+      [{ template_id: templateId }, 'Cron is required'],
+      [{ template_id: templateId, cron_format: '  ' }, 'Cron is required'],
+      [
+        { template_id: templateId, cron_format: '61 * * * *' },
+        'Invalid cron expression "61 * * * *": Invalid value for minute: 61',
+      ],
+      [
+        { template_id: templateId, cron_format: '0 0 * * * *' },
+        'Invalid cron expression "0 0 * * * *": expected 5 fields (minute hour day month weekday), got 6',
+      ],
+      [
+        { template_id: foreignTemplateId, cron_format: '@daily' },
+        `Template ${foreignTemplateId} does not exist in this project`,
+      ],
+      [{ template_id: 999999, cron_format: '@daily' }, 'Template 999999 does not exist in this project'],
+      [
+        { template_id: templateId, cron_format: '@daily', repository_id: foreign.repository },
+        `Repository ${foreign.repository} does not exist in this project`,
+      ],
+      [
+        { template_id: templateId, cron_format: '@daily', project_id: 999 },
+        'Project ID in body and URL must be the same',
+      ],
+    ];
+    for (const [body, message] of cases) {
+      for (const res of [
+        await admin.post(`${base}/schedules`, body),
+        await admin.put(`${base}/schedules/${s.id}`, body),
+      ]) {
+        expect(res.statusCode, JSON.stringify(body)).toBe(400);
+        expect(res.json().error).toBe(message);
+      }
+    }
+    expect(await snapshot(h)).toEqual(before);
+  });
+
+  it('refuses wrong types, malformed JSON and 1 MB strings, changing nothing', async () => {
+    const s = await create();
+    const before = await snapshot(h);
+    const bodies: unknown[] = [
+      { template_id: 'one', cron_format: '@daily' },
+      { template_id: templateId, cron_format: 5 },
+      { template_id: templateId, cron_format: '@daily', repository_id: 'x' },
+      { template_id: templateId, cron_format: '@daily', active: 'yes' },
+      { template_id: templateId, cron_format: '@daily', name: 7 },
+      { template_id: templateId, cron_format: MB },
+      { template_id: templateId, cron_format: '@daily', name: MB },
+      '{"template_id": 1',
+      'null',
+      '[]',
+    ];
+    for (const body of bodies) {
+      for (const res of [
+        await admin.request('POST', `${base}/schedules`, body),
+        await admin.request('PUT', `${base}/schedules/${s.id}`, body),
+      ]) {
+        expect(res.statusCode, JSON.stringify(body).slice(0, 60)).toBe(400);
+        expect(res.json()).toHaveProperty('error');
+      }
+    }
+    expect(await snapshot(h)).toEqual(before);
+  });
+
+  it('answers 404 for a schedule of another project or an unknown id', async () => {
+    const before = await snapshot(h);
+    for (const id of [foreignScheduleId, 999999]) {
+      expect((await admin.get(`${base}/schedules/${id}`)).json()).toEqual({ error: 'Schedule not found' });
+      const put = await admin.put(`${base}/schedules/${id}`, {
+        template_id: templateId,
+        cron_format: '@daily',
+      });
+      expect(put.statusCode).toBe(404);
+      expect((await admin.del(`${base}/schedules/${id}`)).statusCode).toBe(404);
+    }
+    expect(await snapshot(h)).toEqual(before);
+  });
+
+  it('records an event for every change', async () => {
+    const s = await create({ name: 'Audit' });
+    await admin.put(`${base}/schedules/${s.id}`, {
+      template_id: templateId,
+      cron_format: '@daily',
+      name: 'Audit',
+    });
+    await admin.del(`${base}/schedules/${s.id}`);
+    const events = await h.deps.db
+      .selectFrom('event')
+      .select(['description', 'object_id'])
+      .where('object_type', '=', 'schedule')
+      .orderBy('id', 'desc')
+      .limit(3)
+      .execute();
+    expect(events).toEqual([
+      { description: 'Schedule Audit (@daily) of template Nightly deleted', object_id: s.id },
+      { description: 'Schedule Audit (@daily) of template Nightly updated', object_id: s.id },
+      { description: 'Schedule Audit (0 0 * * *) of template Nightly created', object_id: s.id },
+    ]);
+  });
+
+  describe('permission matrix', () => {
+    it('reads and validate: members only', async () => {
+      const s = await create();
+      expect(await statusByRole(clients, (c) => c.get(`${base}/schedules`))).toEqual(readCodes());
+      expect(await statusByRole(clients, (c) => c.get(`${base}/schedules/${s.id}`))).toEqual(readCodes());
+      expect(
+        await statusByRole(clients, (c) => c.post(`${base}/schedules/validate`, { cron_format: '@daily' })),
+      ).toEqual(readCodes(204));
+    });
+
+    it('POST schedules needs manageProjectResources', async () => {
+      expect(
+        await statusByRole(clients, (c) =>
+          c.post(`${base}/schedules`, { template_id: templateId, cron_format: '@daily' }),
+        ),
+      ).toEqual(writeCodes(201));
+    });
+
+    it('PUT schedules/{id} needs manageProjectResources', async () => {
+      const s = await create();
+      expect(
+        await statusByRole(clients, (c) =>
+          c.put(`${base}/schedules/${s.id}`, { template_id: templateId, cron_format: '@hourly' }),
+        ),
+      ).toEqual(writeCodes(204));
+    });
+
+    it('DELETE schedules/{id} needs manageProjectResources', async () => {
+      expect(
+        await statusByRole(clients, async (c) => c.del(`${base}/schedules/${(await create()).id}`)),
+      ).toEqual(writeCodes(204));
+    });
+  });
+});

@@ -1,0 +1,251 @@
+import { Readable } from 'node:stream';
+import {
+  idParam,
+  isFinished,
+  lastTasksQuery,
+  newTaskInput,
+  outputQuery,
+  stopTaskInput,
+  type TaskView,
+  taskListQuery,
+  templateTasksQuery,
+} from '@signalbox/contracts';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { parseJson, toBool } from '../../db/values';
+import type { Deps } from '../../deps';
+import { badRequest, notFound, parse } from '../../http/errors';
+import { projectRoutes } from '../../http/project-guard';
+import { rerunInput } from '../../tasks/create';
+import {
+  deleteTaskAndOutput,
+  findListedTask,
+  findProjectTask,
+  findTasksByIds,
+  findTemplate,
+  listOutput,
+  listTasks,
+  outputAfter,
+  type TaskListRow,
+  type TaskRow,
+  unfinishedOfTemplate,
+} from '../../tasks/store';
+import { recordEvent } from '../events/events.store';
+
+// biome-ignore lint/suspicious/noControlCharactersInRegex: ANSI escape sequences start with ESC
+const ANSI = /\u001b\[[0-9;?]*[ -/]*[@-~]|\u001b\][^\u0007\u001b]*(?:\u0007|\u001b\\)|\u001b[@-Z\\-_]/g;
+export const stripAnsi = (text: string) => text.replace(ANSI, '');
+
+export function toTaskView(t: TaskRow, statusDetail: string | null): TaskView {
+  return {
+    id: t.id,
+    template_id: t.template_id,
+    project_id: t.project_id,
+    status: t.status,
+    status_detail: t.status === 'waiting' ? statusDetail : null,
+    message: t.message,
+    user_id: t.user_id,
+    integration_id: t.integration_id,
+    schedule_id: t.schedule_id,
+    created: t.created,
+    start: t.start,
+    end: t.end,
+    version: t.version,
+    build_task_id: t.build_task_id,
+    commit_hash: t.commit_hash,
+    commit_message: t.commit_message,
+    playbook: t.playbook,
+    environment: t.environment,
+    arguments: t.arguments,
+    git_branch: t.git_branch,
+    inventory_id: t.inventory_id,
+    params: parseJson<Record<string, unknown>>(t.params, {}),
+    debug: toBool(t.debug),
+    dry_run: toBool(t.dry_run),
+    diff: toBool(t.diff),
+  };
+}
+
+const taskIdOf = (request: FastifyRequest) =>
+  parse(idParam, (request.params as { task_id: unknown }).task_id);
+const templateIdOf = (request: FastifyRequest) =>
+  parse(idParam, (request.params as { template_id: unknown }).template_id);
+
+/** Task API under /api/project/:project_id (SPEC §7; reference section c). */
+export function tasksRoutes(app: FastifyInstance, deps: Deps) {
+  const view = (t: TaskRow) => toTaskView(t, deps.tasks.statusDetail(t.id));
+
+  async function withTemplates(rows: TaskListRow[]) {
+    const builds = new Map(
+      (
+        await findTasksByIds(deps.db, [...new Set(rows.map((r) => r.build_task_id).filter((x) => x != null))])
+      ).map((b) => [b.id, b]),
+    );
+    return rows.map((r) => {
+      const build = r.build_task_id ? builds.get(r.build_task_id) : undefined;
+      return {
+        ...view(r),
+        tpl_alias: r.tpl_alias ?? '',
+        tpl_type: r.tpl_type ?? '',
+        tpl_app: r.tpl_app ?? '',
+        user_name: r.user_name,
+        build_task: build ? view(build) : null,
+      };
+    });
+  }
+
+  async function loadTask(request: FastifyRequest) {
+    const task = await findProjectTask(deps.db, request.project.id, taskIdOf(request));
+    if (!task) throw notFound('Task');
+    return task;
+  }
+
+  async function loadTemplate(request: FastifyRequest) {
+    const template = await findTemplate(deps.db, templateIdOf(request));
+    if (!template || template.project_id !== request.project.id) throw notFound('Template');
+    return template;
+  }
+
+  projectRoutes(app, deps, async (scope) => {
+    scope.post('/tasks', { config: { permission: 'runProjectTasks' } }, async (request, reply) => {
+      const input = parse(newTaskInput, request.body);
+      const id = await deps.tasks.create(request.project.id, input, { userId: request.user!.id });
+      const task = await findProjectTask(deps.db, request.project.id, id);
+      return reply.status(201).send(view(task!));
+    });
+
+    scope.get('/tasks', async (request) => {
+      const q = parse(taskListQuery, request.query);
+      return withTemplates(await listTasks(deps.db, request.project.id, q));
+    });
+
+    scope.get('/tasks/last', async (request) => {
+      const q = parse(lastTasksQuery, request.query);
+      return withTemplates(await listTasks(deps.db, request.project.id, { limit: q.limit }));
+    });
+
+    scope.get('/tasks/:task_id', async (request) => {
+      const task = await findListedTask(deps.db, request.project.id, taskIdOf(request));
+      if (!task) throw notFound('Task');
+      return (await withTemplates([task]))[0];
+    });
+
+    scope.get('/tasks/:task_id/output', async (request) => {
+      const task = await loadTask(request);
+      const q = parse(outputQuery, request.query);
+      return listOutput(deps.db, task.id, q.offset, q.limit ?? null);
+    });
+
+    scope.get('/tasks/:task_id/raw_output', async (request, reply) => {
+      const task = await loadTask(request);
+      async function* lines() {
+        let after = 0;
+        for (;;) {
+          const page = await outputAfter(deps.db, task.id, after, 10_000);
+          if (!page.length) return;
+          after = page[page.length - 1]!.id;
+          let chunk = '';
+          for (const row of page) chunk += `${stripAnsi(row.output)}\n`;
+          yield chunk;
+          if (page.length < 10_000) return;
+        }
+      }
+      return reply.type('text/plain; charset=utf-8').send(Readable.from(lines()));
+    });
+
+    scope.post(
+      '/tasks/:task_id/confirm',
+      { config: { permission: 'runProjectTasks' } },
+      async (request, reply) => {
+        const task = await loadTask(request);
+        await deps.tasks.confirm(request.project.id, task.id);
+        return reply.status(204).send();
+      },
+    );
+
+    scope.post(
+      '/tasks/:task_id/reject',
+      { config: { permission: 'runProjectTasks' } },
+      async (request, reply) => {
+        const task = await loadTask(request);
+        await deps.tasks.reject(request.project.id, task.id);
+        return reply.status(204).send();
+      },
+    );
+
+    scope.post(
+      '/tasks/:task_id/stop',
+      { config: { permission: 'runProjectTasks' } },
+      async (request, reply) => {
+        const task = await loadTask(request);
+        const { force } = parse(stopTaskInput, request.body ?? {});
+        await deps.tasks.stop(request.project.id, task.id, force);
+        return reply.status(204).send();
+      },
+    );
+
+    // Re-run: POST tasks/:id/rerun (no body) creates a new task with the original's parameters, pinned to its
+    // commit_hash and started by the caller. Secret survey values are not kept after a task ends, so they are
+    // not carried over.
+    scope.post(
+      '/tasks/:task_id/rerun',
+      { config: { permission: 'runProjectTasks' } },
+      async (request, reply) => {
+        const task = await loadTask(request);
+        const rerun = (await rerunInput(deps, request.project.id, task.id))!;
+        const id = await deps.tasks.create(request.project.id, rerun.input, {
+          userId: request.user!.id,
+          commitHash: rerun.commitHash,
+        });
+        const created = await findProjectTask(deps.db, request.project.id, id);
+        return reply.status(201).send(view(created!));
+      },
+    );
+
+    scope.delete('/tasks/:task_id', { config: { admin: true } }, async (request, reply) => {
+      const task = await loadTask(request);
+      if (!isFinished(task.status)) throw badRequest('Only a finished task can be deleted; stop it first');
+      await deleteTaskAndOutput(deps.db, task.id);
+      await recordEvent(deps.db, {
+        project_id: request.project.id,
+        user_id: request.user!.id,
+        object_type: 'task',
+        object_id: task.id,
+        description: `Task ID ${task.id} deleted`,
+      });
+      return reply.status(204).send();
+    });
+
+    scope.get('/templates/:template_id/tasks', async (request) => {
+      const template = await loadTemplate(request);
+      const q = parse(templateTasksQuery, request.query);
+      return withTemplates(
+        await listTasks(deps.db, request.project.id, {
+          templateId: template.id,
+          status: q.status,
+          limit: q.limit,
+          offset: q.offset,
+        }),
+      );
+    });
+
+    scope.get('/templates/:template_id/tasks/last', async (request) => {
+      const template = await loadTemplate(request);
+      const q = parse(lastTasksQuery, request.query);
+      return withTemplates(
+        await listTasks(deps.db, request.project.id, { templateId: template.id, limit: q.limit }),
+      );
+    });
+
+    scope.post(
+      '/templates/:template_id/stop_all_tasks',
+      { config: { permission: 'runProjectTasks' } },
+      async (request, reply) => {
+        const template = await loadTemplate(request);
+        const { force } = parse(stopTaskInput, request.body ?? {});
+        for (const t of await unfinishedOfTemplate(deps.db, request.project.id, template.id))
+          await deps.tasks.stop(request.project.id, t.id, force);
+        return reply.status(204).send();
+      },
+    );
+  });
+}

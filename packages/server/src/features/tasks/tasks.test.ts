@@ -1,0 +1,271 @@
+import type { ProjectRole } from '@signalbox/contracts';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { gitRepo, insertRepository, insertTemplate, waitForStatus } from '../../tasks/__fixtures__/fixtures';
+import { testDialects } from '../../test-support/dialects';
+import { type Client, createHarness, type Harness } from '../../test-support/harness';
+
+describe.each(testDialects())('task API on $name', (dialect) => {
+  let h: Harness;
+  let admin: Client;
+  let outsider: Client;
+  let members: Record<ProjectRole, Client>;
+  let projectId: number;
+  let otherProject: number;
+  let tpl: number;
+  let otherTpl: number;
+  let finishedTask: number;
+  const p = (path: string) => `/api/project/${projectId}${path}`;
+
+  beforeAll(async () => {
+    h = await createHarness(dialect);
+    admin = await h.userClient({ admin: true });
+    const owner = await h.userClient({ can_create_project: true });
+    outsider = await h.userClient({ can_create_project: true });
+    ({ projectId, members } = await h.projectWithTeam(owner));
+    ({ projectId: otherProject } = await h.projectWithTeam(outsider, 'Other'));
+    const repo = gitRepo({
+      'ok.sh': 'printf "\\033[32mgreen\\033[0m line\\n"; for i in 1 2 3 4; do echo "n$i"; done\n',
+    });
+    const rid = await insertRepository(h.deps, projectId, { git_url: repo });
+    tpl = await insertTemplate(h.deps, projectId, {
+      name: 'Deploy app',
+      repository_id: rid,
+      playbook: 'ok.sh',
+      allow_parallel_tasks: 1,
+    });
+    const orid = await insertRepository(h.deps, otherProject, { git_url: repo });
+    otherTpl = await insertTemplate(h.deps, otherProject, { repository_id: orid, playbook: 'ok.sh' });
+    const res = await members.owner.post(p('/tasks'), { template_id: tpl, message: 'seed' });
+    finishedTask = res.json().id;
+    await waitForStatus(h.deps, finishedTask, ['success']);
+  });
+  afterAll(async () => h?.close());
+
+  const clients = (): [string, Client][] => [
+    ['admin', admin],
+    ['owner', members.owner],
+    ['manager', members.manager],
+    ['task_runner', members.task_runner],
+    ['guest', members.guest],
+    ['non-member', outsider],
+    ['anonymous', h.anonymous()],
+  ];
+  const countTasks = async () =>
+    Number(
+      (
+        await h.deps.db
+          .selectFrom('task')
+          .select((eb) => eb.fn.countAll().as('n'))
+          .executeTakeFirst()
+      )?.n,
+    );
+
+  it('creates tasks with runProjectTasks only', async () => {
+    const expected: Record<string, number> = {
+      admin: 201,
+      owner: 201,
+      manager: 201,
+      task_runner: 201,
+      guest: 403,
+      'non-member': 403,
+      anonymous: 401,
+    };
+    for (const [name, client] of clients()) {
+      const res = await client.post(p('/tasks'), { template_id: tpl });
+      expect(res.statusCode, name).toBe(expected[name]);
+      if (res.statusCode === 201) {
+        expect(res.json()).toMatchObject({ template_id: tpl, project_id: projectId, status: 'waiting' });
+        await waitForStatus(h.deps, res.json().id, ['success']);
+      } else expect(res.json()).toHaveProperty('error');
+    }
+  });
+
+  it('lets members read tasks, output and template task lists', async () => {
+    const reads = [
+      p('/tasks'),
+      p('/tasks/last'),
+      p(`/tasks/${finishedTask}`),
+      p(`/tasks/${finishedTask}/output`),
+      p(`/tasks/${finishedTask}/raw_output`),
+      p(`/templates/${tpl}/tasks`),
+      p(`/templates/${tpl}/tasks/last`),
+    ];
+    for (const url of reads) {
+      for (const [name, client] of clients()) {
+        const res = await client.get(url);
+        const want = name === 'non-member' ? 403 : name === 'anonymous' ? 401 : 200;
+        expect(res.statusCode, `${name} GET ${url}`).toBe(want);
+      }
+    }
+  });
+
+  it('gates confirm, reject, stop, rerun and stop_all_tasks on runProjectTasks', async () => {
+    for (const [name, client] of clients()) {
+      const runner = ['admin', 'owner', 'manager', 'task_runner'].includes(name);
+      const deny = name === 'anonymous' ? 401 : 403;
+      const confirm = await client.post(p(`/tasks/${finishedTask}/confirm`), {});
+      expect(confirm.statusCode, `${name} confirm`).toBe(runner ? 400 : deny);
+      const reject = await client.post(p(`/tasks/${finishedTask}/reject`), {});
+      expect(reject.statusCode, `${name} reject`).toBe(runner ? 400 : deny);
+      const stop = await client.post(p(`/tasks/${finishedTask}/stop`), { force: false });
+      expect(stop.statusCode, `${name} stop`).toBe(runner ? 204 : deny);
+      const all = await client.post(p(`/templates/${tpl}/stop_all_tasks`), {});
+      expect(all.statusCode, `${name} stop_all`).toBe(runner ? 204 : deny);
+      const rerun = await client.post(p(`/tasks/${finishedTask}/rerun`), {});
+      expect(rerun.statusCode, `${name} rerun`).toBe(runner ? 201 : deny);
+      if (runner) await waitForStatus(h.deps, rerun.json().id, ['success']);
+    }
+  });
+
+  it('deletes finished tasks and their output for admins only', async () => {
+    const id = (await members.owner.post(p('/tasks'), { template_id: tpl })).json().id;
+    await waitForStatus(h.deps, id, ['success']);
+    for (const [name, client] of clients()) {
+      if (name === 'admin') continue;
+      const res = await client.del(p(`/tasks/${id}`));
+      expect(res.statusCode, name).toBe(name === 'anonymous' ? 401 : 403);
+    }
+    expect((await admin.del(p(`/tasks/${id}`))).statusCode).toBe(204);
+    expect((await admin.get(p(`/tasks/${id}`))).statusCode).toBe(404);
+    const rows = await h.deps.db.selectFrom('task_output').select('id').where('task_id', '=', id).execute();
+    expect(rows).toEqual([]);
+    // An unfinished task cannot be deleted.
+    const waiting = await h.deps.db
+      .insertInto('task')
+      .values({
+        project_id: projectId,
+        template_id: tpl,
+        status: 'waiting_confirmation',
+        message: '',
+        user_id: null,
+        created: new Date().toISOString(),
+        playbook: '',
+        environment: '{}',
+        params: '{}',
+        debug: 0,
+        dry_run: 0,
+        diff: 0,
+      })
+      .execute();
+    void waiting;
+    const open = await h.deps.db
+      .selectFrom('task')
+      .select('id')
+      .where('status', '=', 'waiting_confirmation')
+      .executeTakeFirstOrThrow();
+    const refused = await admin.del(p(`/tasks/${open.id}`));
+    expect(refused.statusCode).toBe(400);
+    expect(refused.json().error).toBe('Only a finished task can be deleted; stop it first');
+    await h.deps.db.updateTable('task').set({ status: 'error' }).where('id', '=', open.id).execute();
+  });
+
+  it('returns output lines in order, paged, and raw output without ANSI codes', async () => {
+    const all = (await members.guest.get(p(`/tasks/${finishedTask}/output`))).json();
+    const texts = all.map((r: { output: string }) => r.output);
+    expect(texts).toContain('\u001b[32mgreen\u001b[0m line');
+    const ids = all.map((r: { id: number }) => r.id);
+    expect(ids).toEqual([...ids].sort((a: number, b: number) => a - b));
+    const page = (await members.guest.get(p(`/tasks/${finishedTask}/output?offset=2&limit=3`))).json();
+    expect(page.map((r: { output: string }) => r.output)).toEqual(texts.slice(2, 5));
+    expect(page[0]).toMatchObject({ task_id: finishedTask });
+    const raw = await members.guest.get(p(`/tasks/${finishedTask}/raw_output`));
+    expect(raw.headers['content-type']).toMatch(/^text\/plain/);
+    expect(raw.body).toContain('green line\nn1\nn2\nn3\nn4\n');
+    expect(raw.body).not.toContain('\u001b');
+    const bad = await members.guest.get(p(`/tasks/${finishedTask}/output?limit=0`));
+    expect(bad.statusCode).toBe(400);
+    expect(bad.json().error).toBe('Limit must be 1 or greater');
+  });
+
+  it('lists last tasks with template and user fields', async () => {
+    const res = await members.guest.get(p('/tasks/last?limit=2'));
+    expect(res.statusCode).toBe(200);
+    const list = res.json();
+    expect(list).toHaveLength(2);
+    expect(list[0]).toMatchObject({
+      tpl_alias: 'Deploy app',
+      tpl_type: '',
+      tpl_app: 'bash',
+      build_task: null,
+    });
+    expect(list[0]).toHaveProperty('user_name');
+    expect(list[0]).not.toHaveProperty('secret');
+    expect(list[0].id).toBeGreaterThan(list[1].id);
+    // The single task carries the same template and user fields.
+    const one = (await members.guest.get(p(`/tasks/${list[0].id}`))).json();
+    expect(one).toMatchObject({ id: list[0].id, tpl_alias: 'Deploy app', tpl_app: 'bash', build_task: null });
+    expect(one.user_name).toBe(list[0].user_name);
+    expect(one).not.toHaveProperty('secret');
+    const tooMany = await members.guest.get(p('/tasks/last?limit=5000'));
+    expect(tooMany.statusCode).toBe(400);
+    const byStatus = (await members.guest.get(p(`/templates/${tpl}/tasks?status=success`))).json();
+    expect(byStatus.length).toBeGreaterThan(0);
+    expect(byStatus.every((t: { status: string }) => t.status === 'success')).toBe(true);
+    const badStatus = await members.guest.get(p(`/templates/${tpl}/tasks?status=bogus`));
+    expect(badStatus.statusCode).toBe(400);
+    expect(badStatus.json().error).toBe('Unknown status');
+  });
+
+  it('answers 404 for unknown ids and ids of another project', async () => {
+    const other = (
+      await outsider.post(`/api/project/${otherProject}/tasks`, { template_id: otherTpl })
+    ).json().id;
+    for (const url of [p('/tasks/999999'), p(`/tasks/${other}`), p(`/tasks/${other}/output`)]) {
+      const res = await members.owner.get(url);
+      expect(res.statusCode, url).toBe(404);
+      expect(res.json()).toEqual({ error: 'Task not found' });
+    }
+    expect((await members.owner.post(p(`/tasks/${other}/stop`), {})).statusCode).toBe(404);
+    expect((await members.owner.get(p(`/templates/${otherTpl}/tasks`))).statusCode).toBe(404);
+    expect((await members.owner.get(p('/tasks/abc'))).statusCode).toBe(400);
+    await waitForStatus(h.deps, other, ['success']);
+  });
+
+  it('refuses bad input with 400 and creates nothing', async () => {
+    const before = await countTasks();
+    const cases: [unknown, string][] = [
+      [{}, 'Template must be a number'],
+      [{ template_id: 'x' }, 'Template must be a number'],
+      [{ template_id: otherTpl }, `Template ${otherTpl} does not exist in this project`],
+      [{ template_id: 99999 }, 'Template 99999 does not exist in this project'],
+      [{ template_id: tpl, debug: 'yes' }, 'Debug must be true or false'],
+      [{ template_id: tpl, message: 'x'.repeat(1024 * 1024) }, 'Message must be at most 500 characters'],
+      [{ template_id: tpl, arguments: '{"a":1}' }, 'CLI args must be a JSON array'],
+      [{ template_id: tpl, arguments: 'not json' }, 'CLI args must be a JSON array'],
+      [{ template_id: tpl, environment: '[1]' }, 'Environment must be a JSON object'],
+      [{ template_id: tpl, secret: 'nope' }, 'Secret must be a JSON object'],
+      [{ template_id: tpl, limit: 5 }, 'Limit must be a string or a list of strings'],
+      [{ template_id: tpl, params: [] }, 'Params must be an object'],
+      [[], 'Request body must be a JSON object'],
+    ];
+    for (const [body, error] of cases) {
+      const res = await members.owner.post(p('/tasks'), body);
+      expect(res.statusCode, JSON.stringify(body).slice(0, 80)).toBe(400);
+      expect(res.json().error).toBe(error);
+    }
+    const malformed = await members.owner.request('POST', p('/tasks'), '{"template_id": ');
+    expect(malformed.statusCode).toBe(400);
+    expect(malformed.json().error).toBe('Request body is not valid JSON');
+    const stop = await members.owner.post(p(`/tasks/${finishedTask}/stop`), { force: 'yes' });
+    expect(stop.statusCode).toBe(400);
+    expect(stop.json().error).toBe('Force must be true or false');
+    expect(await countTasks()).toBe(before);
+  });
+
+  it('ignores overrides the template does not allow', async () => {
+    const res = await members.owner.post(p('/tasks'), {
+      template_id: tpl,
+      git_branch: 'feature',
+      inventory_id: 12345,
+      limit: 'web1,web2',
+      tags: ['a'],
+    });
+    expect(res.statusCode).toBe(201);
+    expect(res.json()).toMatchObject({
+      git_branch: null,
+      inventory_id: null,
+      params: { limit: ['web1', 'web2'], tags: ['a'] },
+    });
+    await waitForStatus(h.deps, res.json().id, ['success']);
+  });
+});

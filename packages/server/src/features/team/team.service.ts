@@ -1,0 +1,113 @@
+import type { ProjectRole, ProjectUser, TeamListQuery, TeamMemberInput } from '@signalbox/contracts';
+import type { Deps } from '../../deps';
+import { badRequest, conflict, notFound } from '../../http/errors';
+import { recordEvent } from '../events/events.store';
+import { findUserById, type UserRow } from '../users/users.store';
+import {
+  countOwners,
+  deleteMember,
+  findMember,
+  insertMember,
+  listMembers,
+  updateMemberRole,
+} from './team.store';
+
+export const OWNER_CANNOT_LEAVE = 'The owner cannot leave the project';
+export const LAST_OWNER = 'A project must keep at least one owner';
+
+const collator = new Intl.Collator('en', { sensitivity: 'base', numeric: true });
+
+/**
+ * Members sorted by one column. Sorting happens here rather than in SQL so that the order is the same on every
+ * dialect (their collations disagree on case); a team is small.
+ */
+export async function listTeam(deps: Deps, projectId: number, query: TeamListQuery): Promise<ProjectUser[]> {
+  const members = await listMembers(deps.db, projectId);
+  const direction = query.order === 'desc' ? -1 : 1;
+  return members.sort(
+    (a, b) => direction * (collator.compare(a[query.sort], b[query.sort]) || a.user_id - b.user_id),
+  );
+}
+
+export async function addMember(deps: Deps, actor: UserRow, projectId: number, input: TeamMemberInput) {
+  const user = await findUserById(deps.db, input.user_id);
+  if (!user) throw badRequest(`User ${input.user_id} does not exist`, { user_id: 'User not found' });
+  if (await findMember(deps.db, projectId, user.id)) {
+    throw conflict(`User ${user.username} is already a member of this project`);
+  }
+  try {
+    await insertMember(deps.db, projectId, user.id, input.role);
+  } catch (err) {
+    // Two requests adding the same user at once: the unique index answers for the loser.
+    if (await findMember(deps.db, projectId, user.id)) {
+      throw conflict(`User ${user.username} is already a member of this project`);
+    }
+    throw err;
+  }
+  await recordEvent(deps.db, {
+    project_id: projectId,
+    user_id: actor.id,
+    object_type: 'user',
+    object_id: user.id,
+    description: `User ${user.username} added to the team as ${input.role}`,
+  });
+  deps.bus.emit('membership', { userId: user.id });
+  return (await findMember(deps.db, projectId, user.id))!;
+}
+
+async function mustFindMember(deps: Deps, projectId: number, userId: number) {
+  const member = await findMember(deps.db, projectId, userId);
+  if (!member) throw notFound('Project member');
+  return member;
+}
+
+export async function changeRole(
+  deps: Deps,
+  actor: UserRow,
+  projectId: number,
+  userId: number,
+  role: ProjectRole,
+) {
+  const member = await mustFindMember(deps, projectId, userId);
+  if (member.role === role) return;
+  if (member.role === 'owner' && (await countOwners(deps.db, projectId)) <= 1) throw badRequest(LAST_OWNER);
+  await updateMemberRole(deps.db, projectId, userId, role);
+  await recordEvent(deps.db, {
+    project_id: projectId,
+    user_id: actor.id,
+    object_type: 'user',
+    object_id: userId,
+    description: `User ${member.username} role changed from ${member.role} to ${role}`,
+  });
+  deps.bus.emit('membership', { userId });
+}
+
+export async function removeMember(deps: Deps, actor: UserRow, projectId: number, userId: number) {
+  const member = await mustFindMember(deps, projectId, userId);
+  if (member.role === 'owner' && (await countOwners(deps.db, projectId)) <= 1) throw badRequest(LAST_OWNER);
+  await deleteMember(deps.db, projectId, userId);
+  await recordEvent(deps.db, {
+    project_id: projectId,
+    user_id: actor.id,
+    object_type: 'user',
+    object_id: userId,
+    description: `User ${member.username} removed from the team`,
+  });
+  deps.bus.emit('membership', { userId });
+}
+
+/** DELETE project/{id}/me: any member but an owner may leave. */
+export async function leaveProject(deps: Deps, actor: UserRow, projectId: number) {
+  const member = await findMember(deps.db, projectId, actor.id);
+  if (!member) throw badRequest('You are not a member of this project');
+  if (member.role === 'owner') throw badRequest(OWNER_CANNOT_LEAVE);
+  await deleteMember(deps.db, projectId, actor.id);
+  await recordEvent(deps.db, {
+    project_id: projectId,
+    user_id: actor.id,
+    object_type: 'user',
+    object_id: actor.id,
+    description: `User ${member.username} left the project`,
+  });
+  deps.bus.emit('membership', { userId: actor.id });
+}

@@ -1,0 +1,96 @@
+import type { ProjectRole, ProjectUser, TeamCandidate } from '@signalbox/contracts';
+import type { Db } from '../../db';
+import { now, toCount } from '../../db/values';
+
+/** Every member of a project with the user's name, username and e-mail. */
+export async function listMembers(db: Db, projectId: number): Promise<ProjectUser[]> {
+  const rows = await db
+    .selectFrom('project_user')
+    .innerJoin('user', 'user.id', 'project_user.user_id')
+    .select(['user.id as user_id', 'user.name', 'user.username', 'user.email', 'project_user.role'])
+    .where('project_user.project_id', '=', projectId)
+    .orderBy('user.id')
+    .execute();
+  return rows.map(toMember);
+}
+
+type MemberRow = { user_id: number; name: string; username: string; email: string; role: string };
+
+const toMember = (r: MemberRow): ProjectUser => ({
+  id: r.user_id,
+  user_id: r.user_id,
+  name: r.name,
+  username: r.username,
+  email: r.email,
+  role: r.role as ProjectRole,
+});
+
+export async function findMember(
+  db: Db,
+  projectId: number,
+  userId: number,
+): Promise<ProjectUser | undefined> {
+  const r = await db
+    .selectFrom('project_user')
+    .innerJoin('user', 'user.id', 'project_user.user_id')
+    .select(['user.id as user_id', 'user.name', 'user.username', 'user.email', 'project_user.role'])
+    .where('project_user.project_id', '=', projectId)
+    .where('project_user.user_id', '=', userId)
+    .executeTakeFirst();
+  return r && toMember(r);
+}
+
+export async function insertMember(db: Db, projectId: number, userId: number, role: ProjectRole) {
+  await db
+    .insertInto('project_user')
+    .values({ project_id: projectId, user_id: userId, role, created: now() })
+    .execute();
+}
+
+export async function updateMemberRole(db: Db, projectId: number, userId: number, role: ProjectRole) {
+  await db
+    .updateTable('project_user')
+    .set({ role })
+    .where('project_id', '=', projectId)
+    .where('user_id', '=', userId)
+    .execute();
+}
+
+export async function deleteMember(db: Db, projectId: number, userId: number) {
+  await db
+    .deleteFrom('project_user')
+    .where('project_id', '=', projectId)
+    .where('user_id', '=', userId)
+    .execute();
+}
+
+export async function countOwners(db: Db, projectId: number): Promise<number> {
+  const row = await db
+    .selectFrom('project_user')
+    .select((eb) => eb.fn.countAll().as('n'))
+    .where('project_id', '=', projectId)
+    .where('role', '=', 'owner')
+    .executeTakeFirst();
+  return toCount(row?.n);
+}
+
+/** Users who are not members of the project yet: only what the "Add member" picker shows. */
+export async function listCandidates(db: Db, projectId: number): Promise<TeamCandidate[]> {
+  const rows = await db
+    .selectFrom('user')
+    .select(['id', 'name', 'username'])
+    .where(({ not, exists, selectFrom }) =>
+      not(
+        exists(
+          selectFrom('project_user')
+            .select('project_user.user_id')
+            .whereRef('project_user.user_id', '=', 'user.id')
+            .where('project_user.project_id', '=', projectId),
+        ),
+      ),
+    )
+    .execute();
+  // Sorted here: the dialects' collations disagree on case.
+  const collator = new Intl.Collator('en', { sensitivity: 'base', numeric: true });
+  return rows.sort((a, b) => collator.compare(a.name, b.name) || a.id - b.id);
+}

@@ -1,0 +1,265 @@
+import {
+  inventoryTypesForApp,
+  type SurveyVar,
+  type Template,
+  type TemplateInput,
+  type TemplateTaskParams,
+} from '@signalbox/contracts';
+import type { Db } from '../../db';
+import { fromBool, parseJson, toBool } from '../../db/values';
+import type { Deps } from '../../deps';
+import { badRequest, notFound } from '../../http/errors';
+import { recordEvent } from '../events/events.store';
+import { assertInProject, assertUnused } from '../refs/refs.store';
+import { assertCron, assertSameProject, refreshScheduler } from '../schedules/schedules.service';
+import { commitCheckSchedules, commitCheckSchedulesOf } from '../schedules/schedules.store';
+import { applyCommitCheck, type CommitCheck, commitCheckOf, type ScheduleLike } from './commit-check';
+import {
+  deleteTemplateCascade,
+  findTemplateRow,
+  insertTemplate,
+  inventoryTypeOf,
+  lastTasks,
+  listTemplateRows,
+  namesById,
+  type TemplateRow,
+  unfinishedTaskIds,
+  updateTemplate,
+} from './templates.store';
+
+type Actor = { id: number };
+function toTemplate(row: TemplateRow, commitCheck: CommitCheck, last: Template['last_task']): Template {
+  return {
+    id: row.id,
+    project_id: row.project_id,
+    name: row.name,
+    description: row.description,
+    type: row.type as Template['type'],
+    app: (row.app || 'ansible') as Template['app'],
+    playbook: row.playbook,
+    inventory_id: row.inventory_id,
+    repository_id: row.repository_id,
+    environment_id: row.environment_id,
+    vault_key_id: row.vault_key_id,
+    vaults: row.vault_key_id
+      ? [{ name: 'default', type: 'password', vault_key_id: row.vault_key_id, script: '' }]
+      : [],
+    view_id: row.view_id,
+    build_template_id: row.build_template_id,
+    start_version: row.start_version,
+    autorun: toBool(row.autorun),
+    suppress_success_alerts: toBool(row.suppress_success_alerts),
+    arguments: row.arguments,
+    allow_override_args_in_task: toBool(row.allow_override_args_in_task),
+    allow_override_branch_in_task: toBool(row.allow_override_branch_in_task),
+    allow_parallel_tasks: toBool(row.allow_parallel_tasks),
+    git_branch: row.git_branch,
+    survey_vars: parseJson<SurveyVar[]>(row.survey_vars, []),
+    task_params: parseJson<TemplateTaskParams>(row.task_params, {}),
+    ...commitCheck,
+    last_task_id: last?.id ?? null,
+    last_task: last,
+  };
+}
+
+/** A template of the project with everything parsed, or undefined. */
+export async function findTemplate(db: Db, projectId: number, id: number): Promise<Template | undefined> {
+  const row = await findTemplateRow(db, projectId, id);
+  if (!row) return undefined;
+  const [schedules, last] = await Promise.all([commitCheckSchedules(db, id), lastTasks(db, projectId, [id])]);
+  return toTemplate(row, commitCheckOf(schedules), last.get(id) ?? null);
+}
+
+/** The parsed template (used by the task engine); 404 "Template not found" when it is not in the project. */
+export async function getTemplate(db: Db, projectId: number, id: number): Promise<Template> {
+  const template = await findTemplate(db, projectId, id);
+  if (!template) throw notFound('Template');
+  return template;
+}
+
+export const templateSorts = [
+  'name',
+  'playbook',
+  'inventory',
+  'environment',
+  'repository',
+  'ssh_key',
+] as const;
+export type TemplateSort = { sort?: (typeof templateSorts)[number]; order?: 'asc' | 'desc' };
+
+/** `ssh_key` is accepted for Swagger compatibility; templates have no key column, so it sorts by name. */
+/** Templates of the project (optionally of one view), each with its last task. */
+export async function listTemplates(
+  db: Db,
+  projectId: number,
+  opts: TemplateSort & { viewId?: number } = {},
+): Promise<Template[]> {
+  const rows = await listTemplateRows(db, projectId, opts.viewId);
+  const [schedules, last] = await Promise.all([
+    commitCheckSchedulesOf(db, projectId),
+    lastTasks(
+      db,
+      projectId,
+      rows.map((r) => r.id),
+    ),
+  ]);
+  const byTemplate = new Map<number, ScheduleLike[]>();
+  for (const s of schedules) byTemplate.set(s.template_id, [...(byTemplate.get(s.template_id) ?? []), s]);
+  const list = rows.map((row) =>
+    toTemplate(row, commitCheckOf(byTemplate.get(row.id) ?? []), last.get(row.id) ?? null),
+  );
+  return sortTemplates(db, projectId, list, opts);
+}
+
+async function sortTemplates(db: Db, projectId: number, list: Template[], opts: TemplateSort) {
+  const sort = opts.sort ?? 'name';
+  const names = (table: 'inventory' | 'environment' | 'repository') => namesById(db, projectId, table);
+  let key: (t: Template) => string;
+  if (sort === 'playbook') key = (t) => t.playbook;
+  else if (sort === 'inventory') {
+    const m = await names('inventory');
+    key = (t) => (t.inventory_id ? (m.get(t.inventory_id) ?? '') : '');
+  } else if (sort === 'environment') {
+    const m = await names('environment');
+    key = (t) => (t.environment_id ? (m.get(t.environment_id) ?? '') : '');
+  } else if (sort === 'repository') {
+    const m = await names('repository');
+    key = (t) => (t.repository_id ? (m.get(t.repository_id) ?? '') : '');
+  } else key = (t) => t.name;
+  const sign = opts.order === 'desc' ? -1 : 1;
+  return list.sort((a, b) => sign * (key(a).localeCompare(key(b)) || a.id - b.id));
+}
+
+/** Checks every reference of the template against the project (ids of another project are a 400). */
+async function checkReferences(deps: Deps, projectId: number, input: TemplateInput, selfId?: number) {
+  const { db } = deps;
+  assertSameProject(input.project_id, projectId);
+  await assertInProject(db, 'repository', input.repository_id, projectId, 'Repository');
+  await assertInProject(db, 'environment', input.environment_id, projectId, 'Environment');
+  await assertInProject(db, 'access_key', input.vault_key_id, projectId, 'Vault key');
+  await assertInProject(db, 'view', input.view_id, projectId, 'View');
+  await assertInProject(db, 'inventory', input.inventory_id, projectId, 'Inventory');
+  if (input.inventory_id) {
+    const inventory = (await inventoryTypeOf(db, projectId, input.inventory_id))!;
+    const allowed = inventoryTypesForApp[input.app];
+    if (allowed && !allowed.includes(inventory.type)) {
+      const message = `The ${input.app} app needs an inventory of type ${allowed.join(', ')}`;
+      throw badRequest(message, { inventory_id: message });
+    }
+  }
+  await assertInProject(db, 'template', input.build_template_id, projectId, 'Build template');
+  if (input.type === 'deploy' && input.build_template_id) {
+    const build = await findTemplateRow(db, projectId, input.build_template_id);
+    if (build?.type !== 'build' || build.id === selfId) {
+      const message = 'Build template must be a build template of this project';
+      throw badRequest(message, { build_template_id: message });
+    }
+  }
+  if (input.check_new_commits) {
+    assertCron(input.cron_format);
+    await assertInProject(
+      db,
+      'repository',
+      input.check_new_commits_repository_id,
+      projectId,
+      'Check new commits repository',
+    );
+  }
+}
+
+function columns(input: TemplateInput) {
+  return {
+    name: input.name,
+    description: input.description,
+    type: input.type,
+    app: input.app,
+    playbook: input.playbook,
+    inventory_id: input.inventory_id,
+    repository_id: input.repository_id,
+    environment_id: input.environment_id,
+    vault_key_id: input.vault_key_id,
+    view_id: input.view_id,
+    // Only deploy templates follow a build; a build keeps its start version.
+    build_template_id: input.type === 'deploy' ? input.build_template_id : null,
+    start_version: input.type === 'build' ? input.start_version : null,
+    autorun: fromBool(input.type === 'deploy' && input.autorun),
+    suppress_success_alerts: fromBool(input.suppress_success_alerts),
+    arguments: input.arguments,
+    allow_override_args_in_task: fromBool(input.allow_override_args_in_task),
+    allow_override_branch_in_task: fromBool(input.allow_override_branch_in_task),
+    allow_parallel_tasks: fromBool(input.allow_parallel_tasks),
+    git_branch: input.git_branch,
+    survey_vars: JSON.stringify(input.survey_vars),
+    task_params: JSON.stringify(input.task_params),
+  };
+}
+
+export async function createTemplate(deps: Deps, user: Actor, projectId: number, input: TemplateInput) {
+  await checkReferences(deps, projectId, input);
+  const id = await insertTemplate(deps.db, deps.dialect, { project_id: projectId, ...columns(input) });
+  await recordEvent(deps.db, {
+    project_id: projectId,
+    user_id: user.id,
+    object_type: 'template',
+    object_id: id,
+    description: `Template ${input.name} created`,
+  });
+  if (await applyCommitCheck(deps, user, projectId, id, input)) await refreshScheduler(deps);
+  return getTemplate(deps.db, projectId, id);
+}
+
+export async function changeTemplate(
+  deps: Deps,
+  user: Actor,
+  projectId: number,
+  id: number,
+  input: TemplateInput,
+) {
+  await getTemplate(deps.db, projectId, id);
+  await checkReferences(deps, projectId, input, id);
+  if (input.type !== 'build') await assertNotBuildOfOthers(deps, projectId, id);
+  await updateTemplate(deps.db, id, columns(input));
+  await recordEvent(deps.db, {
+    project_id: projectId,
+    user_id: user.id,
+    object_type: 'template',
+    object_id: id,
+    description: `Template ${input.name} updated`,
+  });
+  if (await applyCommitCheck(deps, user, projectId, id, input)) await refreshScheduler(deps);
+}
+
+/** A build template that deploy templates follow cannot stop being a build template. */
+async function assertNotBuildOfOthers(deps: Deps, projectId: number, id: number) {
+  const current = await findTemplateRow(deps.db, projectId, id);
+  if (current?.type !== 'build') return;
+  const users = (await listTemplateRows(deps.db, projectId)).filter(
+    (t) => t.build_template_id === id && t.id !== id,
+  );
+  if (users.length > 0) {
+    const message = `Template is the build template of ${users.map((t) => t.name).join(', ')}; it must stay a build template`;
+    throw badRequest(message, { type: message });
+  }
+}
+
+export async function removeTemplate(deps: Deps, user: Actor, projectId: number, id: number) {
+  const template = await getTemplate(deps.db, projectId, id);
+  await assertUnused(deps.db, projectId, 'template', id);
+  // Its tasks go with it, so none may keep running against a template that no longer exists.
+  for (const taskId of await unfinishedTaskIds(deps.db, id)) {
+    try {
+      await deps.tasks.stop(projectId, taskId, true);
+    } catch (err) {
+      deps.log.warn({ err, taskId }, 'could not stop a task of a deleted template');
+    }
+  }
+  await deleteTemplateCascade(deps.db, projectId, id);
+  await recordEvent(deps.db, {
+    project_id: projectId,
+    user_id: user.id,
+    object_type: 'template',
+    object_id: id,
+    description: `Template ${template.name} deleted`,
+  });
+  await refreshScheduler(deps);
+}

@@ -1,0 +1,697 @@
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { insertReturningId } from '../../db/values';
+import { testDialects } from '../../test-support/dialects';
+import { type Client, createHarness, type Harness } from '../../test-support/harness';
+import { getTemplate } from './templates.service';
+import {
+  ansibleBody,
+  insertTask,
+  type Role,
+  readCodes,
+  snapshot,
+  statusByRole,
+  type TemplateFixtures,
+  teamProject,
+  templateFixtures,
+  writeCodes,
+} from './test-fixtures';
+
+const MB = 'x'.repeat(1024 * 1024);
+
+describe.each(testDialects())('templates on $name', (dialect) => {
+  let h: Harness;
+  let projectId: number;
+  let clients: Record<Role, Client>;
+  let admin: Client;
+  let base: string;
+  let fx: TemplateFixtures;
+  let foreign: TemplateFixtures;
+  let otherProjectId: number;
+  let foreignTemplateId: number;
+  let foreignViewId: number;
+
+  beforeAll(async () => {
+    h = await createHarness(dialect);
+    ({ projectId, clients } = await teamProject(h));
+    admin = clients.admin;
+    base = `/api/project/${projectId}`;
+    fx = await templateFixtures(h, projectId);
+    const other = await teamProject(h, 'Other project');
+    otherProjectId = other.projectId;
+    foreign = await templateFixtures(h, otherProjectId);
+    const otherBase = `/api/project/${otherProjectId}`;
+    const tpl = await other.clients.owner.post(`${otherBase}/templates`, {
+      ...ansibleBody(foreign),
+      type: 'build',
+      start_version: '1.0.0',
+    });
+    expect(tpl.statusCode).toBe(201);
+    foreignTemplateId = tpl.json().id;
+    foreignViewId = (await other.clients.owner.post(`${otherBase}/views`, { title: 'Foreign' })).json().id;
+  });
+  afterAll(async () => h?.close());
+
+  const create = async (extra: Record<string, unknown> = {}) => {
+    const res = await admin.post(`${base}/templates`, ansibleBody(fx, extra));
+    expect(res.statusCode, res.body).toBe(201);
+    return res.json();
+  };
+  const expectError = async (body: unknown, error: string, field?: string) => {
+    const res = await admin.request('POST', `${base}/templates`, body);
+    expect(res.statusCode, res.body).toBe(400);
+    expect(res.json().error).toBe(error);
+    if (field) expect(res.json().fields?.[field]).toBe(error);
+    return res;
+  };
+
+  it('creates a template with every field and reads it back', async () => {
+    const view = (await admin.post(`${base}/views`, { title: 'Main' })).json().id;
+    const body = ansibleBody(fx, {
+      name: '  Full  ',
+      description: 'Does everything',
+      vault_key_id: fx.key,
+      view_id: view,
+      suppress_success_alerts: true,
+      arguments: '["--check", "-v"]',
+      allow_override_args_in_task: true,
+      allow_override_branch_in_task: true,
+      allow_parallel_tasks: true,
+      git_branch: 'develop',
+      survey_vars: [
+        {
+          name: ' region ',
+          title: 'Region',
+          type: 'enum',
+          required: true,
+          values: [{ name: 'EU', value: 'eu' }],
+        },
+        { name: 'count', title: 'Count', type: 'int', description: 'How many' },
+      ],
+      task_params: { allow_debug: true, tags: ['web'] },
+    });
+    const res = await clients.manager.post(`${base}/templates`, body);
+    expect(res.statusCode).toBe(201);
+    const t = res.json();
+    expect(t).toEqual({
+      id: expect.any(Number),
+      project_id: projectId,
+      name: 'Full',
+      description: 'Does everything',
+      type: '',
+      app: 'ansible',
+      playbook: 'site.yml',
+      inventory_id: fx.inventory,
+      repository_id: fx.repository,
+      environment_id: fx.environment,
+      vault_key_id: fx.key,
+      vaults: [{ name: 'default', type: 'password', vault_key_id: fx.key, script: '' }],
+      view_id: view,
+      build_template_id: null,
+      start_version: null,
+      autorun: false,
+      suppress_success_alerts: true,
+      arguments: '["--check", "-v"]',
+      allow_override_args_in_task: true,
+      allow_override_branch_in_task: true,
+      allow_parallel_tasks: true,
+      git_branch: 'develop',
+      survey_vars: [
+        {
+          name: 'region',
+          title: 'Region',
+          description: '',
+          type: 'enum',
+          required: true,
+          values: [{ name: 'EU', value: 'eu' }],
+          default_value: '',
+        },
+        {
+          name: 'count',
+          title: 'Count',
+          description: 'How many',
+          type: 'int',
+          required: false,
+          values: [],
+          default_value: '',
+        },
+      ],
+      task_params: { allow_debug: true, tags: ['web'] },
+      check_new_commits: false,
+      cron_format: '* * * * *',
+      check_new_commits_repository_id: null,
+      last_task_id: null,
+      last_task: null,
+    });
+    const one = await clients.guest.get(`${base}/templates/${t.id}`);
+    expect(one.statusCode).toBe(200);
+    expect(one.json()).toEqual(t);
+    expect(await getTemplate(h.deps.db, projectId, t.id)).toEqual(t);
+    await expect(getTemplate(h.deps.db, otherProjectId, t.id)).rejects.toMatchObject({ statusCode: 404 });
+  });
+
+  it('treats an empty app as ansible and maps Swagger vaults and limit', async () => {
+    const t = await create({
+      app: '',
+      vaults: [{ name: 'default', type: 'password', vault_key_id: fx.key }],
+      limit: 'web1, web2',
+    });
+    expect(t.app).toBe('ansible');
+    expect(t.vault_key_id).toBe(fx.key);
+    expect(t.task_params).toEqual({ limit: ['web1', 'web2'] });
+  });
+
+  it('lists templates by name with the last task, never its secret', async () => {
+    const b = await create({ name: 'zz second' });
+    const a = await create({ name: 'zz first' });
+    await insertTask(h, projectId, a.id, { status: 'error' });
+    const latest = await insertTask(h, projectId, a.id, { status: 'running', user_id: admin.userId });
+    const res = await clients.guest.get(`${base}/templates`);
+    expect(res.statusCode).toBe(200);
+    expect(res.body).not.toContain('should-never-be-shown');
+    const list = res.json() as Array<{
+      id: number;
+      name: string;
+      last_task_id: number | null;
+      last_task: unknown;
+    }>;
+    const names = list.map((t) => t.name);
+    expect(names).toEqual([...names].sort((x, y) => x.localeCompare(y)));
+    const first = list.find((t) => t.id === a.id)!;
+    expect(first.last_task_id).toBe(latest);
+    expect(first.last_task).toMatchObject({
+      id: latest,
+      template_id: a.id,
+      status: 'running',
+      user_id: admin.userId,
+      user_name: `Name ${admin.username}`,
+      tpl_alias: 'zz first',
+      tpl_type: '',
+      params: {},
+      debug: false,
+    });
+    expect(first.last_task).not.toHaveProperty('secret');
+    expect(list.find((t) => t.id === b.id)!.last_task).toBeNull();
+    const one = await admin.get(`${base}/templates/${a.id}`);
+    expect(one.json().last_task_id).toBe(latest);
+    expect(one.body).not.toContain('should-never-be-shown');
+
+    const desc = (await admin.get(`${base}/templates?sort=name&order=desc`)).json() as Array<{
+      name: string;
+    }>;
+    expect(desc.map((t) => t.name)).toEqual([...names].reverse());
+    expect((await admin.get(`${base}/templates?sort=bogus`)).statusCode).toBe(400);
+  });
+
+  it('updates a template with 204', async () => {
+    const t = await create({ name: 'Before' });
+    const res = await clients.owner.put(
+      `${base}/templates/${t.id}`,
+      ansibleBody(fx, { name: 'After', description: 'changed', id: t.id, project_id: projectId }),
+    );
+    expect(res.statusCode).toBe(204);
+    const after = (await admin.get(`${base}/templates/${t.id}`)).json();
+    expect(after).toMatchObject({ name: 'After', description: 'changed' });
+  });
+
+  it('supports terraform, tofu, bash and pulumi with their inventory and playbook rules', async () => {
+    const tf = await create({ app: 'terraform', playbook: '', inventory_id: fx.workspace });
+    expect(tf).toMatchObject({ app: 'terraform', playbook: '' });
+    const noInv = await create({ app: 'terraform', playbook: 'infra', inventory_id: null });
+    expect(noInv.inventory_id).toBeNull();
+    await create({ app: 'tofu', playbook: '', inventory_id: fx.tofuWorkspace });
+    await create({ app: 'pulumi', playbook: '', inventory_id: null });
+    await create({ app: 'bash', playbook: 'run.sh', inventory_id: null });
+
+    await expectError(
+      ansibleBody(fx, { app: 'terraform', inventory_id: fx.inventory }),
+      'The terraform app needs an inventory of type terraform-workspace',
+      'inventory_id',
+    );
+    await expectError(
+      ansibleBody(fx, { app: 'tofu', inventory_id: fx.workspace }),
+      'The tofu app needs an inventory of type tofu-workspace',
+    );
+    await expectError(
+      ansibleBody(fx, { inventory_id: fx.workspace }),
+      'The ansible app needs an inventory of type static, static-yaml, file',
+    );
+    await expectError(
+      ansibleBody(fx, { app: 'bash', playbook: '' }),
+      'Playbook filename is required',
+      'playbook',
+    );
+    await expectError(
+      ansibleBody(fx, { app: 'powershell' }),
+      'App must be one of ansible, terraform, tofu, bash, pulumi',
+    );
+  });
+
+  it('answers every template validation message of SPEC §5', async () => {
+    const before = await snapshot(h);
+    const cases: Array<[Record<string, unknown>, string, string]> = [
+      [{ name: undefined }, 'Name is required', 'name'],
+      [{ name: '   ' }, 'Name is required', 'name'],
+      [{ playbook: '' }, 'Playbook filename is required', 'playbook'],
+      [{ repository_id: null }, 'Repository is required', 'repository_id'],
+      [{ repository_id: 0 }, 'Repository is required', 'repository_id'],
+      [{ environment_id: undefined }, 'Environment is required', 'environment_id'],
+      [{ inventory_id: null }, 'Inventory is required', 'inventory_id'],
+      [{ type: 'build' }, 'Start version is required', 'start_version'],
+      [{ type: 'build', start_version: '  ' }, 'Start version is required', 'start_version'],
+      [{ type: 'deploy' }, 'Build template is required', 'build_template_id'],
+      [{ arguments: '{"a": 1}' }, 'CLI args must be a JSON array', 'arguments'],
+      [{ arguments: '[1, 2]' }, 'CLI args must be a JSON array', 'arguments'],
+      [{ arguments: 'not json' }, 'CLI args must be a JSON array', 'arguments'],
+      [{ arguments: ['--a'] }, 'CLI args must be a JSON array', 'arguments'],
+      [{ check_new_commits: true }, 'Repository is required', 'check_new_commits_repository_id'],
+      [{ type: 'other' }, 'Type must be one of "", build, deploy', 'type'],
+    ];
+    for (const [extra, message, field] of cases) await expectError(ansibleBody(fx, extra), message, field);
+    expect(await snapshot(h)).toEqual(before);
+  });
+
+  it('validates survey variables', async () => {
+    const before = await snapshot(h);
+    const v = (extra: Record<string, unknown>) =>
+      ansibleBody(fx, { survey_vars: [{ name: 'x', title: 'X', ...extra }] });
+    await expectError(v({ name: '  ' }), 'Name is required', 'survey_vars.0.name');
+    await expectError(v({ name: undefined }), 'Name is required');
+    await expectError(v({ title: '' }), 'Title is required', 'survey_vars.0.title');
+    await expectError(v({ type: 'float' }), 'Type must be one of string, int, secret, enum');
+    await expectError(v({ type: 'enum' }), 'Enumeration must have values.', 'survey_vars.0.values');
+    await expectError(v({ type: 'enum', values: [] }), 'Enumeration must have values.');
+    await expectError(
+      v({ type: 'enum', values: [{ name: ' ', value: '1' }] }),
+      'Value name cannot be empty.',
+      'survey_vars.0.values',
+    );
+    await expectError(
+      v({
+        type: 'enum',
+        values: [
+          { name: 'a', value: '1' },
+          { name: 'a', value: '2' },
+        ],
+      }),
+      'Enumeration values must have unique names.',
+    );
+    await expectError(ansibleBody(fx, { survey_vars: 'x' }), 'Survey variables must be a list');
+    expect(await snapshot(h)).toEqual(before);
+    for (const type of ['', 'string', 'int', 'secret']) {
+      expect((await admin.post(`${base}/templates`, v({ type }))).statusCode).toBe(201);
+    }
+  });
+
+  it('refuses ids of another project with 400 and changes nothing', async () => {
+    const t = await create({ name: 'Guarded' });
+    const before = await snapshot(h);
+    const cases: Array<[Record<string, unknown>, string]> = [
+      [
+        { repository_id: foreign.repository },
+        `Repository ${foreign.repository} does not exist in this project`,
+      ],
+      [
+        { environment_id: foreign.environment },
+        `Environment ${foreign.environment} does not exist in this project`,
+      ],
+      [{ inventory_id: foreign.inventory }, `Inventory ${foreign.inventory} does not exist in this project`],
+      [{ vault_key_id: foreign.key }, `Vault key ${foreign.key} does not exist in this project`],
+      [{ view_id: foreignViewId }, `View ${foreignViewId} does not exist in this project`],
+      [
+        { type: 'deploy', build_template_id: foreignTemplateId },
+        `Build template ${foreignTemplateId} does not exist in this project`,
+      ],
+      [
+        { check_new_commits: true, check_new_commits_repository_id: foreign.repository },
+        `Check new commits repository ${foreign.repository} does not exist in this project`,
+      ],
+      [
+        { build_template_id: foreignTemplateId },
+        `Build template ${foreignTemplateId} does not exist in this project`,
+      ],
+      [{ repository_id: 999999 }, 'Repository 999999 does not exist in this project'],
+      [{ project_id: otherProjectId }, 'Project ID in body and URL must be the same'],
+    ];
+    for (const [extra, message] of cases) {
+      await expectError(ansibleBody(fx, extra), message);
+      const put = await admin.put(`${base}/templates/${t.id}`, ansibleBody(fx, extra));
+      expect(put.statusCode).toBe(400);
+      expect(put.json().error).toBe(message);
+    }
+    expect(await snapshot(h)).toEqual(before);
+  });
+
+  it('answers 404 for a template of another project or an unknown id', async () => {
+    const before = await snapshot(h);
+    for (const id of [foreignTemplateId, 999999]) {
+      expect((await admin.get(`${base}/templates/${id}`)).json()).toEqual({ error: 'Template not found' });
+      expect((await admin.get(`${base}/templates/${id}/refs`)).statusCode).toBe(404);
+      expect((await admin.get(`${base}/templates/${id}/schedules`)).statusCode).toBe(404);
+      expect((await admin.put(`${base}/templates/${id}`, ansibleBody(fx))).statusCode).toBe(404);
+      expect((await admin.del(`${base}/templates/${id}`)).statusCode).toBe(404);
+    }
+    expect((await admin.get(`${base}/templates/0`)).statusCode).toBe(400);
+    expect(await snapshot(h)).toEqual(before);
+  });
+
+  it('refuses wrong types, malformed JSON and 1 MB strings, changing nothing', async () => {
+    const t = await create({ name: 'Solid' });
+    const before = await snapshot(h);
+    const bodies: unknown[] = [
+      ansibleBody(fx, { name: 42 }),
+      ansibleBody(fx, { inventory_id: 'one' }),
+      ansibleBody(fx, { repository_id: 1.5 }),
+      ansibleBody(fx, { environment_id: -3 }),
+      ansibleBody(fx, { autorun: 'yes' }),
+      ansibleBody(fx, { survey_vars: [{ name: 'a', title: 'A', values: 'x' }] }),
+      ansibleBody(fx, { task_params: 'x' }),
+      ansibleBody(fx, { task_params: { allow_debug: 'yes' } }),
+      ansibleBody(fx, { check_new_commits: 'on' }),
+      ansibleBody(fx, { name: MB }),
+      ansibleBody(fx, { description: MB }),
+      ansibleBody(fx, { playbook: MB }),
+      ansibleBody(fx, { arguments: MB }),
+      ansibleBody(fx, { git_branch: MB }),
+      ansibleBody(fx, { start_version: MB }),
+      ansibleBody(fx, { cron_format: MB }),
+      ansibleBody(fx, { survey_vars: [{ name: MB, title: 'A' }] }),
+      ansibleBody(fx, { task_params: { tags: [MB] } }),
+      '{"name": "broken",',
+      'null',
+      '"text"',
+    ];
+    for (const body of bodies) {
+      for (const res of [
+        await admin.request('POST', `${base}/templates`, body),
+        await admin.request('PUT', `${base}/templates/${t.id}`, body),
+      ]) {
+        expect(res.statusCode, JSON.stringify(body).slice(0, 80)).toBe(400);
+        expect(res.json()).toHaveProperty('error');
+      }
+    }
+    expect((await admin.post(`${base}/templates`, ansibleBody(fx, { name: MB }))).json().error).toBe(
+      'Name must be at most 100 characters',
+    );
+    expect(await snapshot(h)).toEqual(before);
+  });
+
+  describe('build and deploy', () => {
+    it('requires a build template of this project for deploy', async () => {
+      const build = await create({ name: 'Build', type: 'build', start_version: '0.0.0' });
+      expect(build).toMatchObject({ type: 'build', start_version: '0.0.0' });
+      const plain = await create({ name: 'Plain task' });
+      await expectError(
+        ansibleBody(fx, { type: 'deploy', build_template_id: plain.id }),
+        'Build template must be a build template of this project',
+        'build_template_id',
+      );
+      const deploy = await create({
+        name: 'Deploy',
+        type: 'deploy',
+        build_template_id: build.id,
+        autorun: true,
+      });
+      expect(deploy).toMatchObject({ type: 'deploy', build_template_id: build.id, autorun: true });
+
+      // A deploy template cannot follow itself.
+      const self = await admin.put(
+        `${base}/templates/${deploy.id}`,
+        ansibleBody(fx, { type: 'deploy', build_template_id: deploy.id }),
+      );
+      expect(self.statusCode).toBe(400);
+
+      // The build template cannot stop being one while deploys follow it.
+      const demote = await admin.put(`${base}/templates/${build.id}`, ansibleBody(fx, { name: 'Build' }));
+      expect(demote.statusCode).toBe(400);
+      expect(demote.json().error).toMatch(/must stay a build template/);
+
+      const refs = await clients.guest.get(`${base}/templates/${build.id}/refs`);
+      expect(refs.statusCode).toBe(200);
+      expect(refs.json().templates).toEqual([{ id: deploy.id, name: 'Deploy' }]);
+
+      const before = await snapshot(h);
+      const del = await admin.del(`${base}/templates/${build.id}`);
+      expect(del.statusCode).toBe(409);
+      expect(del.json()).toMatchObject({
+        error: "Can't delete the template because it is used by the resources below",
+        refs: { templates: [{ id: deploy.id, name: 'Deploy' }] },
+      });
+      expect(await snapshot(h)).toEqual(before);
+    });
+
+    it('refuses to delete a template used by an integration', async () => {
+      const t = await create({ name: 'Hooked' });
+      await insertReturningId(h.deps.db, h.deps.dialect, 'integration', {
+        project_id: projectId,
+        name: 'GitHub push',
+        template_id: t.id,
+        auth_method: '',
+        auth_header: '',
+        auth_secret_id: null,
+        searchable: 0,
+        task_params: '{}',
+      });
+      const del = await admin.del(`${base}/templates/${t.id}`);
+      expect(del.statusCode).toBe(409);
+      expect(del.json().refs.integrations).toEqual([{ id: expect.any(Number), name: 'GitHub push' }]);
+      expect((await admin.get(`${base}/templates/${t.id}/refs`)).json().integrations).toHaveLength(1);
+    });
+  });
+
+  it('deletes a template with its schedules, tasks and task output', async () => {
+    const t = await create({ name: 'Short lived' });
+    const keep = await create({ name: 'Keeper' });
+    const taskId = await insertTask(h, projectId, t.id);
+    const keptTask = await insertTask(h, projectId, keep.id);
+    await h.deps.db
+      .insertInto('task_output')
+      .values([
+        { task_id: taskId, time: new Date().toISOString(), output: 'gone' },
+        { task_id: keptTask, time: new Date().toISOString(), output: 'kept' },
+      ])
+      .execute();
+    const sched = await admin.post(`${base}/schedules`, { template_id: t.id, cron_format: '@daily' });
+    expect(sched.statusCode).toBe(201);
+    const waiting = await insertTask(h, projectId, t.id, { status: 'waiting' });
+    const refresh = vi.spyOn(h.deps.scheduler, 'refresh');
+    const stop = vi.spyOn(h.deps.tasks, 'stop');
+    expect((await clients.manager.del(`${base}/templates/${t.id}`)).statusCode).toBe(204);
+    expect(refresh).toHaveBeenCalled();
+    expect(stop).toHaveBeenCalledWith(projectId, waiting, true);
+    expect(stop).toHaveBeenCalledTimes(1);
+    refresh.mockRestore();
+    stop.mockRestore();
+    expect((await admin.get(`${base}/templates/${t.id}`)).statusCode).toBe(404);
+    const db = h.deps.db;
+    expect(await db.selectFrom('task').select('id').where('template_id', '=', t.id).execute()).toEqual([]);
+    expect(await db.selectFrom('task_output').select('id').where('task_id', '=', taskId).execute()).toEqual(
+      [],
+    );
+    expect(await db.selectFrom('schedule').select('id').where('template_id', '=', t.id).execute()).toEqual(
+      [],
+    );
+    expect(
+      await db.selectFrom('task_output').select('output').where('task_id', '=', keptTask).execute(),
+    ).toEqual([{ output: 'kept' }]);
+  });
+
+  describe('check-new-commits schedule', () => {
+    const schedulesOf = (id: number) =>
+      h.deps.db.selectFrom('schedule').selectAll().where('template_id', '=', id).orderBy('id').execute();
+
+    it('is created with the option on, updated, then deleted with the option off', async () => {
+      const refresh = vi.spyOn(h.deps.scheduler, 'refresh');
+      const t = await create({
+        name: 'Watcher',
+        check_new_commits: true,
+        check_new_commits_repository_id: fx.repository,
+      });
+      expect(t).toMatchObject({
+        check_new_commits: true,
+        cron_format: '* * * * *',
+        check_new_commits_repository_id: fx.repository,
+      });
+      expect(refresh).toHaveBeenCalledTimes(1);
+      const [created] = await schedulesOf(t.id);
+      expect(created).toMatchObject({
+        project_id: projectId,
+        cron_format: '* * * * *',
+        repository_id: fx.repository,
+      });
+
+      const upd = await admin.put(
+        `${base}/templates/${t.id}`,
+        ansibleBody(fx, {
+          name: 'Watcher',
+          check_new_commits: true,
+          cron_format: '@hourly',
+          check_new_commits_repository_id: fx.otherRepository,
+        }),
+      );
+      expect(upd.statusCode).toBe(204);
+      expect(refresh).toHaveBeenCalledTimes(2);
+      const updated = await schedulesOf(t.id);
+      expect(updated).toHaveLength(1);
+      expect(updated[0]).toMatchObject({
+        id: created!.id,
+        cron_format: '@hourly',
+        repository_id: fx.otherRepository,
+      });
+      expect((await admin.get(`${base}/templates/${t.id}`)).json()).toMatchObject({
+        check_new_commits: true,
+        cron_format: '@hourly',
+        check_new_commits_repository_id: fx.otherRepository,
+      });
+
+      // Without the option in the body the schedule stays.
+      await admin.put(`${base}/templates/${t.id}`, ansibleBody(fx, { name: 'Watcher' }));
+      expect(await schedulesOf(t.id)).toHaveLength(1);
+
+      await admin.put(
+        `${base}/templates/${t.id}`,
+        ansibleBody(fx, { name: 'Watcher', check_new_commits: false }),
+      );
+      expect(await schedulesOf(t.id)).toEqual([]);
+      expect(refresh).toHaveBeenCalledTimes(3);
+      expect((await admin.get(`${base}/templates/${t.id}`)).json().check_new_commits).toBe(false);
+      refresh.mockRestore();
+
+      const events = await h.deps.db
+        .selectFrom('event')
+        .select('description')
+        .where('object_type', '=', 'schedule')
+        .where('description', 'like', '%Watcher%')
+        .orderBy('id')
+        .execute();
+      expect(events.map((e) => e.description)).toEqual([
+        'Check-new-commits schedule of template Watcher created',
+        'Check-new-commits schedule of template Watcher updated',
+        'Check-new-commits schedule of template Watcher deleted',
+      ]);
+    });
+
+    it('accepts the SPEC intervals and any valid cron, refuses an invalid one', async () => {
+      for (const cron of ['* * * * *', '*/5 * * * *', '*/10 * * * *', '@hourly', '@daily', '0 3 * * 1-5']) {
+        const t = await create({
+          name: `Every ${cron}`,
+          check_new_commits: true,
+          cron_format: cron,
+          check_new_commits_repository_id: fx.repository,
+        });
+        expect(t.cron_format).toBe(cron);
+      }
+      const before = await snapshot(h);
+      const bad = await expectError(
+        ansibleBody(fx, {
+          check_new_commits: true,
+          cron_format: '0 0 * * * *',
+          check_new_commits_repository_id: fx.repository,
+        }),
+        'Invalid cron expression "0 0 * * * *": expected 5 fields (minute hour day month weekday), got 6',
+      );
+      expect(bad.json().fields.cron_format).toBeDefined();
+      expect(await snapshot(h)).toEqual(before);
+    });
+
+    it('leaves several commit-check schedules and plain cron schedules alone', async () => {
+      const t = await create({ name: 'Many' });
+      for (const repo of [fx.repository, fx.otherRepository]) {
+        const res = await admin.post(`${base}/schedules`, {
+          template_id: t.id,
+          cron_format: '@daily',
+          repository_id: repo,
+        });
+        expect(res.statusCode).toBe(201);
+      }
+      expect((await admin.get(`${base}/templates/${t.id}`)).json().check_new_commits).toBe(false);
+      await admin.put(
+        `${base}/templates/${t.id}`,
+        ansibleBody(fx, { name: 'Many', check_new_commits: false }),
+      );
+      expect(await schedulesOf(t.id)).toHaveLength(2);
+
+      const plain = await create({ name: 'Plain cron' });
+      await admin.post(`${base}/schedules`, { template_id: plain.id, cron_format: '0 0 * * *' });
+      await admin.put(
+        `${base}/templates/${plain.id}`,
+        ansibleBody(fx, {
+          name: 'Plain cron',
+          check_new_commits: true,
+          check_new_commits_repository_id: fx.repository,
+        }),
+      );
+      const list = await admin.get(`${base}/templates/${plain.id}/schedules`);
+      expect(list.statusCode).toBe(200);
+      expect(list.json()).toEqual([
+        expect.objectContaining({ cron_format: '0 0 * * *', repository_id: null, tpl_name: 'Plain cron' }),
+        expect.objectContaining({
+          cron_format: '* * * * *',
+          repository_id: fx.repository,
+          tpl_name: 'Plain cron',
+        }),
+      ]);
+      await admin.put(
+        `${base}/templates/${plain.id}`,
+        ansibleBody(fx, { name: 'Plain cron', check_new_commits: false }),
+      );
+      expect((await schedulesOf(plain.id)).map((s) => s.cron_format)).toEqual(['0 0 * * *']);
+    });
+  });
+
+  it('records an event for every change', async () => {
+    const t = await create({ name: 'Logged' });
+    await admin.put(`${base}/templates/${t.id}`, ansibleBody(fx, { name: 'Logged 2' }));
+    await admin.del(`${base}/templates/${t.id}`);
+    const events = await h.deps.db
+      .selectFrom('event')
+      .select(['description', 'object_id'])
+      .where('object_type', '=', 'template')
+      .orderBy('id', 'desc')
+      .limit(3)
+      .execute();
+    expect(events).toEqual([
+      { description: 'Template Logged 2 deleted', object_id: t.id },
+      { description: 'Template Logged 2 updated', object_id: t.id },
+      { description: 'Template Logged created', object_id: t.id },
+    ]);
+  });
+
+  describe('permission matrix', () => {
+    it('reads: members only', async () => {
+      const t = await create({ name: 'Readable' });
+      for (const path of [
+        '/templates',
+        `/templates/${t.id}`,
+        `/templates/${t.id}/refs`,
+        `/templates/${t.id}/schedules`,
+      ]) {
+        expect(await statusByRole(clients, (c) => c.get(`${base}${path}`)), path).toEqual(readCodes());
+      }
+    });
+
+    it('POST templates needs manageProjectResources', async () => {
+      expect(
+        await statusByRole(clients, (c, r) =>
+          c.post(`${base}/templates`, ansibleBody(fx, { name: `By ${r}` })),
+        ),
+      ).toEqual(writeCodes(201));
+    });
+
+    it('PUT templates/{id} needs manageProjectResources', async () => {
+      const t = await create({ name: 'Editable' });
+      expect(
+        await statusByRole(clients, (c, r) =>
+          c.put(`${base}/templates/${t.id}`, ansibleBody(fx, { name: r })),
+        ),
+      ).toEqual(writeCodes(204));
+    });
+
+    it('DELETE templates/{id} needs manageProjectResources', async () => {
+      expect(
+        await statusByRole(clients, async (c, r) =>
+          c.del(`${base}/templates/${(await create({ name: `Del ${r}` })).id}`),
+        ),
+      ).toEqual(writeCodes(204));
+    });
+  });
+});

@@ -1,0 +1,192 @@
+import { insertReturningId } from '../../db/values';
+import type { Client, Harness } from '../../test-support/harness';
+
+/**
+ * Rows a template needs, inserted straight into the database (the key/repository/inventory/environment APIs
+ * are built separately). Test-only.
+ */
+export async function templateFixtures(h: Harness, projectId: number) {
+  const { db, dialect } = h.deps;
+  const key = await insertReturningId(db, dialect, 'access_key', {
+    project_id: projectId,
+    name: 'Deploy key',
+    type: 'none',
+    secret: null,
+    owner: '',
+    environment_id: null,
+  });
+  const repository = await insertReturningId(db, dialect, 'repository', {
+    project_id: projectId,
+    name: 'Playbooks',
+    git_url: 'https://example.test/playbooks.git',
+    git_branch: 'main',
+    ssh_key_id: key,
+  });
+  const otherRepository = await insertReturningId(db, dialect, 'repository', {
+    project_id: projectId,
+    name: 'Another repo',
+    git_url: 'https://example.test/other.git',
+    git_branch: 'main',
+    ssh_key_id: key,
+  });
+  const inventory = await insertReturningId(db, dialect, 'inventory', {
+    project_id: projectId,
+    name: 'Hosts',
+    type: 'static',
+    inventory: 'localhost ansible_connection=local',
+    ssh_key_id: key,
+    become_key_id: null,
+    repository_id: null,
+  });
+  const workspace = await insertReturningId(db, dialect, 'inventory', {
+    project_id: projectId,
+    name: 'Workspace',
+    type: 'terraform-workspace',
+    inventory: 'default',
+    ssh_key_id: key,
+    become_key_id: null,
+    repository_id: null,
+  });
+  const tofuWorkspace = await insertReturningId(db, dialect, 'inventory', {
+    project_id: projectId,
+    name: 'Tofu workspace',
+    type: 'tofu-workspace',
+    inventory: 'default',
+    ssh_key_id: key,
+    become_key_id: null,
+    repository_id: null,
+  });
+  const environment = await insertReturningId(db, dialect, 'environment', {
+    project_id: projectId,
+    name: 'Staging',
+    json: '{}',
+    env: '{}',
+  });
+  return { key, repository, otherRepository, inventory, workspace, tofuWorkspace, environment };
+}
+export type TemplateFixtures = Awaited<ReturnType<typeof templateFixtures>>;
+
+/** A valid ansible template body for the fixtures. */
+export const ansibleBody = (f: TemplateFixtures, extra: Record<string, unknown> = {}) => ({
+  name: 'Deploy app',
+  app: 'ansible',
+  playbook: 'site.yml',
+  inventory_id: f.inventory,
+  repository_id: f.repository,
+  environment_id: f.environment,
+  ...extra,
+});
+
+/** Inserts a task row for a template (the task API is built separately). */
+export async function insertTask(
+  h: Harness,
+  projectId: number,
+  templateId: number,
+  extra: Partial<{
+    status: string;
+    user_id: number | null;
+    build_task_id: number | null;
+    version: string;
+  }> = {},
+) {
+  return insertReturningId(h.deps.db, h.deps.dialect, 'task', {
+    project_id: projectId,
+    template_id: templateId,
+    status: 'success',
+    message: '',
+    user_id: null,
+    integration_id: null,
+    schedule_id: null,
+    created: new Date().toISOString(),
+    start: null,
+    end: null,
+    version: null,
+    build_task_id: null,
+    commit_hash: null,
+    commit_message: null,
+    playbook: '',
+    environment: '{}',
+    secret: 'should-never-be-shown',
+    arguments: null,
+    git_branch: null,
+    inventory_id: null,
+    params: '{}',
+    debug: 0,
+    dry_run: 0,
+    diff: 0,
+    ...extra,
+  });
+}
+
+/** Row counts of the tables these features write, to assert that refused requests changed nothing. */
+export async function snapshot(h: Harness) {
+  const { db } = h.deps;
+  const rows = async (table: 'template' | 'schedule' | 'view' | 'task' | 'event') =>
+    JSON.stringify(await db.selectFrom(table).selectAll().orderBy('id').execute());
+  return {
+    template: await rows('template'),
+    schedule: await rows('schedule'),
+    view: await rows('view'),
+    task: await rows('task'),
+    event: await rows('event'),
+  };
+}
+
+export const roles = [
+  'admin',
+  'owner',
+  'manager',
+  'task_runner',
+  'guest',
+  'non_member',
+  'anonymous',
+] as const;
+export type Role = (typeof roles)[number];
+
+/** A project with a client for every role of the permission matrix. */
+export async function teamProject(h: Harness, name = 'Templates project') {
+  const owner = await h.userClient({ can_create_project: true });
+  const { projectId, members } = await h.projectWithTeam(owner, name);
+  const clients: Record<Role, Client> = {
+    admin: await h.userClient({ admin: true }),
+    owner: members.owner,
+    manager: members.manager,
+    task_runner: members.task_runner,
+    guest: members.guest,
+    non_member: await h.userClient(),
+    anonymous: h.anonymous(),
+  };
+  return { projectId, clients };
+}
+
+/** Members may read; others are refused. */
+export const readCodes = (ok = 200): Record<Role, number> => ({
+  admin: ok,
+  owner: ok,
+  manager: ok,
+  task_runner: ok,
+  guest: ok,
+  non_member: 403,
+  anonymous: 401,
+});
+
+/** Writes need manageProjectResources (owner, manager; admins bypass). */
+export const writeCodes = (ok: number): Record<Role, number> => ({
+  admin: ok,
+  owner: ok,
+  manager: ok,
+  task_runner: 403,
+  guest: 403,
+  non_member: 403,
+  anonymous: 401,
+});
+
+/** Runs `call` as every role and returns the status codes, to compare with the expected matrix at once. */
+export async function statusByRole(
+  clients: Record<Role, Client>,
+  call: (client: Client, role: Role) => Promise<{ statusCode: number }>,
+) {
+  const codes = {} as Record<Role, number>;
+  for (const role of roles) codes[role] = (await call(clients[role], role)).statusCode;
+  return codes;
+}

@@ -1,0 +1,104 @@
+import { parseArgs } from 'node:util';
+import { userCreateInput, userUpdateInput } from '@signalbox/contracts';
+import { ZodError } from 'zod';
+import type { DbHandle } from '../../db';
+import { AppError } from '../../http/errors';
+import { type Actor, createUser, deleteUser, updateUser } from './users.service';
+import { findUserByLogin, listUsers } from './users.store';
+
+/** `signalbox user …` — the commands the sign-in help dialog shows. Returns the exit code. */
+export async function runUserCommand(handle: DbHandle, argv: string[]): Promise<number> {
+  const [sub, ...args] = argv;
+  let parsed: ReturnType<typeof parseOptions>;
+  try {
+    parsed = parseOptions(args);
+  } catch (err) {
+    // An unknown or malformed flag: say which, without a stack trace.
+    return fail((err as Error).message);
+  }
+  const { values } = parsed;
+  const ctx = { db: handle.db, dialect: handle.dialect };
+  // Commands typed on the server console act as an administrator; events name no user.
+  const serverConsole: Actor = { user: null };
+
+  try {
+    switch (sub) {
+      case 'add': {
+        const input = userCreateInput.parse({
+          username: values.login,
+          name: values.name ?? values.login,
+          email: values.email,
+          // External users sign in through their provider; their stored password stays empty.
+          password: values.password ?? (values.external ? 'external' : undefined),
+          admin: values.admin,
+          external: values.external,
+          can_create_project: values.admin,
+        });
+        const user = await createUser(ctx, serverConsole, input);
+        console.log(`User ${user.username} added (id ${user.id})`);
+        return 0;
+      }
+      case 'list': {
+        const users = (await listUsers(ctx.db)).sort((a, b) => a.username.localeCompare(b.username));
+        for (const u of users)
+          console.log(
+            [u.username, u.name, u.email, u.admin ? 'admin' : '', u.external ? 'external' : '']
+              .join('\t')
+              .trimEnd(),
+          );
+        return 0;
+      }
+      case 'change-by-login': {
+        if (!values.login) return fail('--login is required');
+        const user = await findUserByLogin(ctx.db, values.login);
+        if (!user) return fail(`User ${values.login} not found`);
+        if (!values.name && !values.email && !values.password)
+          return fail('Nothing to change: give --password, --name or --email');
+        // Only the given flags change; the rest is sent back as stored.
+        const input = userUpdateInput.parse({
+          name: values.name ?? user.name,
+          username: user.username,
+          email: values.email ?? user.email,
+          password: values.password,
+        });
+        await updateUser(ctx, serverConsole, user.id, input);
+        console.log(`User ${user.username} changed`);
+        return 0;
+      }
+      case 'delete': {
+        if (!values.login) return fail('--login is required');
+        const user = await findUserByLogin(ctx.db, values.login);
+        if (!user) return fail(`User ${values.login} not found`);
+        await deleteUser(ctx, serverConsole, user.id);
+        console.log(`User ${user.username} deleted`);
+        return 0;
+      }
+      default:
+        return fail('Usage: signalbox user add|list|change-by-login|delete');
+    }
+  } catch (err) {
+    if (err instanceof ZodError) return fail(err.issues.map((i) => i.message).join('; '));
+    if (err instanceof AppError) return fail(err.message);
+    throw err;
+  }
+}
+
+function fail(message: string) {
+  console.error(message);
+  return 1;
+}
+
+function parseOptions(args: string[]) {
+  return parseArgs({
+    args,
+    options: {
+      login: { type: 'string' },
+      name: { type: 'string' },
+      email: { type: 'string' },
+      password: { type: 'string' },
+      admin: { type: 'boolean', default: false },
+      external: { type: 'boolean', default: false },
+    },
+    allowPositionals: false,
+  });
+}

@@ -1,0 +1,59 @@
+import { idParam, passwordInput, userCreateInput, userUpdateInput } from '@signalbox/contracts';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { Deps } from '../../deps';
+import { currentUser } from '../../http/auth';
+import { parse } from '../../http/errors';
+import {
+  type Actor,
+  assertAdminOrSelf,
+  changePassword,
+  createUser,
+  deleteUser,
+  EDIT_OWN,
+  getUser,
+  PASSWORD_OWN,
+  updateUser,
+} from './users.service';
+import { listUsers, toUser } from './users.store';
+
+const actorOf = (request: FastifyRequest): Actor => ({
+  user: currentUser(request),
+  sessionId: request.sessionId,
+});
+const userId = (request: FastifyRequest) => parse(idParam, (request.params as { id: unknown }).id);
+
+/** Global user administration (SPEC §7 "users"): admins manage everyone, a user their own account. */
+export function usersRoutes(app: FastifyInstance, deps: Deps) {
+  app.get('/api/users', { config: { admin: true } }, async () => (await listUsers(deps.db)).map(toUser));
+
+  app.post('/api/users', { config: { admin: true } }, async (request, reply) => {
+    const input = parse(userCreateInput, request.body);
+    return reply.status(201).send(await createUser(deps, actorOf(request), input));
+  });
+
+  // The peer's Swagger spells these with a trailing slash; the router ignores trailing slashes (app.ts).
+  for (const path of ['/api/users/:id']) {
+    app.get(path, async (request) => toUser(await getUser(deps, actorOf(request), userId(request))));
+
+    app.put(path, async (request, reply) => {
+      const id = userId(request);
+      assertAdminOrSelf(actorOf(request), id, EDIT_OWN);
+      const input = parse(userUpdateInput, request.body);
+      await updateUser(deps, actorOf(request), id, input);
+      return reply.status(204).send();
+    });
+
+    app.delete(path, { config: { admin: true } }, async (request, reply) => {
+      await deleteUser(deps, actorOf(request), userId(request));
+      return reply.status(204).send();
+    });
+  }
+
+  app.post('/api/users/:id/password', async (request, reply) => {
+    const id = userId(request);
+    assertAdminOrSelf(actorOf(request), id, PASSWORD_OWN);
+    const { password } = parse(passwordInput, request.body);
+    await changePassword(deps, actorOf(request), id, password);
+    return reply.status(204).send();
+  });
+}

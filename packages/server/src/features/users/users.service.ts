@@ -1,0 +1,242 @@
+import type { User, UserCreateInput, UserUpdateInput } from '@signalbox/contracts';
+import bcrypt from 'bcryptjs';
+import type { Updateable } from 'kysely';
+import type { Db } from '../../db';
+import type { Dialect } from '../../db/dialect';
+import type { UserTable } from '../../db/tables';
+import { fromBool, insertReturningId, now } from '../../db/values';
+import { AppError, badRequest, conflict, forbidden, notFound } from '../../http/errors';
+import { randomAlnum } from '../../lib/crypto';
+import type { EventBus } from '../../live/bus';
+import { recordEvent } from '../events/events.store';
+import {
+  countAdmins,
+  countUsers,
+  deleteUserCascade,
+  expireOtherSessions,
+  findOtherUserByLogin,
+  findUserById,
+  findUserByLogin,
+  isUniqueViolation,
+  projectsOnlyOwnedBy,
+  toUser,
+  type UserRow,
+  updateUserRow,
+} from './users.store';
+
+export const hashPassword = (password: string) => bcrypt.hash(password, 10);
+
+/** What user services need: the HTTP app passes its Deps, the CLI its open database. */
+/** `bus` is absent on the command line: there is no socket to tell. */
+export type UsersContext = { db: Db; dialect: Dialect; bus?: EventBus };
+
+/** The caller of a user operation; null when it is the server console (CLI). */
+export type Actor = { user: UserRow | null; sessionId?: number | null };
+
+const isAdmin = (actor: Actor) => actor.user === null || actor.user.admin === 1;
+const isSelf = (actor: Actor, id: number) => actor.user?.id === id;
+
+export const VIEW_OWN = 'You can only view your own account';
+export const EDIT_OWN = 'You can only edit your own account';
+export const PASSWORD_OWN = 'You can only change your own password';
+
+/** Admins act on anyone; other users only on themselves. Checked before the body is read. */
+export function assertAdminOrSelf(actor: Actor, id: number, message: string) {
+  if (!isAdmin(actor) && !isSelf(actor, id)) throw forbidden(message);
+}
+
+/** Creates a user; a taken username or e-mail is a 409 naming which. */
+export async function insertUser(db: Db, dialect: Dialect, input: UserCreateInput): Promise<number> {
+  if (await findUserByLogin(db, input.username))
+    throw conflict(`Username ${input.username} is already taken`);
+  if (await findUserByLogin(db, input.email)) throw conflict(`Email ${input.email} is already taken`);
+  try {
+    return await insertReturningId(db, dialect, 'user', {
+      created: now(),
+      username: input.username,
+      name: input.name,
+      email: input.email,
+      password: input.external ? '' : await hashPassword(input.password),
+      admin: fromBool(input.admin),
+      alert: fromBool(input.alert),
+      external: fromBool(input.external),
+      can_create_project: fromBool(input.can_create_project),
+    });
+  } catch (err) {
+    // Two requests racing for the same name pass the check above; the unique index decides.
+    if (isUniqueViolation(err)) throw conflict('Username or email is already taken');
+    throw err;
+  }
+}
+
+async function event(ctx: UsersContext, actor: Actor, objectId: number, description: string) {
+  await recordEvent(ctx.db, {
+    project_id: null,
+    user_id: actor.user?.id ?? null,
+    object_type: 'user',
+    object_id: objectId,
+    description,
+  });
+}
+
+/** POST /api/users and `signalbox user add`. */
+export async function createUser(ctx: UsersContext, actor: Actor, input: UserCreateInput): Promise<User> {
+  const id = await insertUser(ctx.db, ctx.dialect, input);
+  await event(ctx, actor, id, `User ${input.username} created`);
+  return toUser((await findUserById(ctx.db, id))!);
+}
+
+/** Admins see anyone; other users only themselves (403 before revealing whether an id exists). */
+export async function getUser(ctx: UsersContext, actor: Actor, id: number): Promise<UserRow> {
+  assertAdminOrSelf(actor, id, VIEW_OWN);
+  const user = await findUserById(ctx.db, id);
+  if (!user) throw notFound('User');
+  return user;
+}
+
+/**
+ * PUT /api/users/{id}. Admins change anything; a user editing themselves changes name, e-mail, alert and
+ * password only. External users' username, e-mail and password come from their provider and stay as they are.
+ */
+export async function updateUser(ctx: UsersContext, actor: Actor, id: number, input: UserUpdateInput) {
+  assertAdminOrSelf(actor, id, EDIT_OWN);
+  const user = await findUserById(ctx.db, id);
+  if (!user) throw notFound('User');
+  const admin = isAdmin(actor);
+
+  if (user.external === 1) {
+    if (input.username !== user.username)
+      throw badRequest('Username cannot be changed for external users', {
+        username: 'Username cannot be changed for external users',
+      });
+    if (input.email !== user.email)
+      throw badRequest('Email cannot be changed for external users', {
+        email: 'Email cannot be changed for external users',
+      });
+    if (input.password !== undefined) throw externalPassword();
+  }
+  if (!admin) {
+    if (input.admin !== undefined && fromBool(input.admin) !== user.admin)
+      throw forbidden('Only administrators can change the admin flag');
+    if (
+      input.can_create_project !== undefined &&
+      fromBool(input.can_create_project) !== user.can_create_project
+    )
+      throw forbidden('Only administrators can change who may create projects');
+    if (input.username !== user.username) throw forbidden('Only administrators can change a username');
+  }
+  if (input.admin === false && user.admin === 1 && (await countAdmins(ctx.db)) <= 1)
+    throw badRequest('At least one administrator must remain');
+  if (await findOtherUserByLogin(ctx.db, input.username, id))
+    throw conflict(`Username ${input.username} is already taken`);
+  if (await findOtherUserByLogin(ctx.db, input.email, id))
+    throw conflict(`Email ${input.email} is already taken`);
+
+  const patch: Updateable<UserTable> = { name: input.name, username: input.username, email: input.email };
+  if (input.alert !== undefined) patch.alert = fromBool(input.alert);
+  if (admin && input.admin !== undefined) patch.admin = fromBool(input.admin);
+  if (admin && input.can_create_project !== undefined)
+    patch.can_create_project = fromBool(input.can_create_project);
+  if (input.password !== undefined) patch.password = await hashPassword(input.password);
+  try {
+    await updateUserRow(ctx.db, id, patch);
+  } catch (err) {
+    if (isUniqueViolation(err)) throw conflict('Username or email is already taken');
+    throw err;
+  }
+  if (input.password !== undefined) await expireSessions(ctx, actor, id);
+  if (patch.admin !== undefined && patch.admin !== user.admin) ctx.bus?.emit('membership', { userId: id });
+  await event(ctx, actor, id, `User ${input.username} updated`);
+}
+
+/** A new password ends the user's other sessions, and the live sockets opened with them. */
+async function expireSessions(ctx: UsersContext, actor: Actor, id: number) {
+  const keep = isSelf(actor, id) ? (actor.sessionId ?? null) : null;
+  await expireOtherSessions(ctx.db, id, keep);
+  ctx.bus?.emit('sessionsExpired', { userId: id, keepSessionId: keep });
+}
+
+const externalPassword = () =>
+  badRequest('Password cannot be changed for external users', {
+    password: 'Password cannot be changed for external users',
+  });
+
+/** POST /api/users/{id}/password: the user's other sessions stop working. */
+export async function changePassword(ctx: UsersContext, actor: Actor, id: number, password: string) {
+  assertAdminOrSelf(actor, id, PASSWORD_OWN);
+  const user = await findUserById(ctx.db, id);
+  if (!user) throw notFound('User');
+  if (user.external === 1) throw externalPassword();
+  await updateUserRow(ctx.db, id, { password: await hashPassword(password) });
+  await expireSessions(ctx, actor, id);
+  await event(ctx, actor, id, `Password of user ${user.username} changed`);
+}
+
+/**
+ * DELETE /api/users/{id} and `signalbox user delete`. Nobody deletes themselves; the last administrator and the
+ * only owner of a project stay (give the project another owner, or delete it, first).
+ */
+export async function deleteUser(ctx: UsersContext, actor: Actor, id: number) {
+  if (!isAdmin(actor)) throw forbidden('Only administrators can delete users');
+  if (isSelf(actor, id)) throw badRequest('You cannot delete your own account');
+  const user = await findUserById(ctx.db, id);
+  if (!user) throw notFound('User');
+  if (user.admin === 1 && (await countAdmins(ctx.db)) <= 1)
+    throw badRequest('Cannot delete the last administrator');
+  const owned = await projectsOnlyOwnedBy(ctx.db, id);
+  if (owned.length > 0) {
+    const names = owned.map((p) => p.name).join(', ');
+    throw new AppError(
+      400,
+      `User ${user.username} is the only owner of ${owned.length === 1 ? 'project' : 'projects'} ${names}: make someone else owner or delete the project first`,
+      undefined,
+      { projects: owned },
+    );
+  }
+  await deleteUserCascade(ctx.db, id);
+  // Their open sockets look the user up again, find nobody and close.
+  ctx.bus?.emit('membership', { userId: id });
+  await event(ctx, actor, id, `User ${user.username} deleted`);
+  return user;
+}
+
+export type AdminSeed = { login?: string; password?: string; email?: string; name?: string };
+
+/**
+ * Start-up admin: the configured admin is created when that login does not exist; with no users and no
+ * configured admin, an `admin` user with a random password is created and the password returned to print once.
+ */
+export async function ensureAdmin(
+  db: Db,
+  dialect: Dialect,
+  seed: AdminSeed,
+): Promise<{ login: string; password: string } | null> {
+  if (seed.login) {
+    if (await findUserByLogin(db, seed.login)) return null;
+    const password = seed.password || randomAlnum(16);
+    await insertUser(db, dialect, {
+      username: seed.login,
+      name: seed.name || seed.login,
+      email: seed.email || `${seed.login}@localhost`,
+      password,
+      admin: true,
+      alert: false,
+      external: false,
+      can_create_project: true,
+    });
+    return seed.password ? null : { login: seed.login, password };
+  }
+  if ((await countUsers(db)) > 0) return null;
+  const password = randomAlnum(16);
+  await insertUser(db, dialect, {
+    username: 'admin',
+    name: 'Administrator',
+    email: 'admin@localhost',
+    password,
+    admin: true,
+    alert: false,
+    external: false,
+    can_create_project: true,
+  });
+  return { login: 'admin', password };
+}

@@ -1,0 +1,83 @@
+import type { ViewInput, ViewPositionsInput } from '@signalbox/contracts';
+import type { Deps } from '../../deps';
+import { badRequest, notFound } from '../../http/errors';
+import { recordEvent } from '../events/events.store';
+import { assertSameProject } from '../schedules/schedules.service';
+import {
+  deleteView,
+  findView,
+  insertView,
+  nextPosition,
+  setPositions,
+  updateView,
+  viewIdsInProject,
+} from './views.store';
+
+type Actor = { id: number };
+
+export async function getView(deps: Deps, projectId: number, id: number) {
+  const view = await findView(deps.db, projectId, id);
+  if (!view) throw notFound('View');
+  return view;
+}
+
+export async function createView(deps: Deps, user: Actor, projectId: number, input: ViewInput) {
+  assertSameProject(input.project_id, projectId);
+  const position = input.position ?? (await nextPosition(deps.db, projectId));
+  const id = await insertView(deps.db, deps.dialect, { project_id: projectId, title: input.title, position });
+  await recordEvent(deps.db, {
+    project_id: projectId,
+    user_id: user.id,
+    object_type: 'view',
+    object_id: id,
+    description: `View ${input.title} created`,
+  });
+  return (await findView(deps.db, projectId, id))!;
+}
+
+export async function changeView(deps: Deps, user: Actor, projectId: number, id: number, input: ViewInput) {
+  const existing = await getView(deps, projectId, id);
+  assertSameProject(input.project_id, projectId);
+  await updateView(deps.db, id, { title: input.title, position: input.position ?? existing.position });
+  await recordEvent(deps.db, {
+    project_id: projectId,
+    user_id: user.id,
+    object_type: 'view',
+    object_id: id,
+    description: `View ${input.title} updated`,
+  });
+}
+
+export async function removeView(deps: Deps, user: Actor, projectId: number, id: number) {
+  const existing = await getView(deps, projectId, id);
+  await deleteView(deps.db, projectId, id);
+  await recordEvent(deps.db, {
+    project_id: projectId,
+    user_id: user.id,
+    object_type: 'view',
+    object_id: id,
+    description: `View ${existing.title} deleted`,
+  });
+}
+
+/** Reorders views; every id must be a view of this project, else nothing changes. */
+export async function reorderViews(
+  deps: Deps,
+  user: Actor,
+  projectId: number,
+  positions: ViewPositionsInput,
+) {
+  const ids = positions.map((p) => p.id);
+  const known = await viewIdsInProject(deps.db, projectId, ids);
+  const unknown = ids.find((id) => !known.has(id));
+  if (unknown !== undefined)
+    throw badRequest(`View ${unknown} does not exist in this project`, { [unknown]: 'View not found' });
+  await setPositions(deps.db, projectId, positions);
+  await recordEvent(deps.db, {
+    project_id: projectId,
+    user_id: user.id,
+    object_type: 'view',
+    object_id: null,
+    description: 'Views reordered',
+  });
+}

@@ -1,0 +1,67 @@
+import {
+  ALL_PERMISSIONS,
+  idParam,
+  Permission,
+  type ProjectRole,
+  rolePermissions,
+} from '@signalbox/contracts';
+import type { FastifyInstance, FastifyPluginAsync, FastifyRequest } from 'fastify';
+import type { Selectable } from 'kysely';
+import type { ProjectTable } from '../db/tables';
+import type { Deps } from '../deps';
+import { forbidden, notFound, parse } from './errors';
+
+export type ProjectRow = Selectable<ProjectTable>;
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    project: ProjectRow;
+    projectRole: ProjectRole | '';
+    permissions: number;
+  }
+}
+
+export async function membership(deps: Deps, projectId: number, userId: number) {
+  return deps.db
+    .selectFrom('project_user')
+    .select(['role'])
+    .where('project_id', '=', projectId)
+    .where('user_id', '=', userId)
+    .executeTakeFirst();
+}
+
+/**
+ * Registers routes under /api/project/:project_id behind one guard: the project must exist, the caller must be
+ * a member (admins bypass), and the route's `config.permission` bit must be held. Members may always read.
+ */
+export function projectRoutes(app: FastifyInstance, deps: Deps, routes: FastifyPluginAsync) {
+  app.register(
+    async (scope) => {
+      scope.decorateRequest('project', null as unknown as ProjectRow);
+      scope.decorateRequest('projectRole', '');
+      scope.decorateRequest('permissions', 0);
+      scope.addHook('preHandler', async (request: FastifyRequest) => {
+        const projectId = parse(idParam, (request.params as { project_id: unknown }).project_id);
+        const user = request.user!;
+        const project = await deps.db
+          .selectFrom('project')
+          .selectAll()
+          .where('id', '=', projectId)
+          .executeTakeFirst();
+        if (!project) throw notFound('Project');
+        const member = await membership(deps, projectId, user.id);
+        if (!member && !user.admin) throw forbidden('You are not a member of this project');
+        const role = (member?.role ?? '') as ProjectRole | '';
+        request.project = project;
+        request.projectRole = role;
+        request.permissions = user.admin ? ALL_PERMISSIONS : role ? rolePermissions[role] : 0;
+        const needed = request.routeOptions.config?.permission;
+        if (needed && (request.permissions & Permission[needed]) === 0) {
+          throw forbidden(`You need the ${needed} permission in this project`);
+        }
+      });
+      await routes(scope, {});
+    },
+    { prefix: '/api/project/:project_id' },
+  );
+}

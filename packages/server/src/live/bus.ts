@@ -1,0 +1,111 @@
+import { EventEmitter } from 'node:events';
+
+/** Live messages (SPEC §3 "Live message"; reference section d). */
+export type TaskUpdateMessage = {
+  type: 'update';
+  project_id: number;
+  template_id: number;
+  task_id: number;
+  status: string;
+  start: string | null;
+  end: string | null;
+  version: string | null;
+  [field: string]: unknown;
+};
+export type TaskLogMessage = {
+  type: 'log';
+  project_id: number;
+  task_id: number;
+  output: string;
+  time: string;
+};
+export type LiveMessage = TaskUpdateMessage | TaskLogMessage;
+
+/** One stored batch of a task's output lines, published together (the socket hub writes it in one go). */
+export type TaskLogBatch = {
+  project_id: number;
+  task_id: number;
+  lines: { output: string; time: string }[];
+};
+
+/** A batch as the separate `log` messages the socket sends. */
+export const logMessages = (batch: TaskLogBatch): TaskLogMessage[] =>
+  batch.lines.map((l) => ({
+    type: 'log',
+    project_id: batch.project_id,
+    task_id: batch.task_id,
+    output: l.output,
+    time: l.time,
+  }));
+
+export type BusEvents = {
+  live: [LiveMessage];
+  /** Output lines; each line reaches socket clients as its own `log` message. */
+  logs: [TaskLogBatch];
+  logout: [{ sessionId: number }];
+  /** A user's project memberships or admin flag changed (team routes emit it; sockets refresh at once). */
+  membership: [{ userId: number }];
+  /** A user's sessions but `keepSessionId` were expired (password change): their sockets close. */
+  sessionsExpired: [{ userId: number; keepSessionId: number | null }];
+  /**
+   * A stop/force stop/confirm/reject request left in `task.control` for the instance running the task (the
+   * owner reads the column at once; without Redis its one-second poll finds it).
+   */
+  taskControl: [{ taskId: number; action: TaskControlAction }];
+};
+
+export type TaskControlAction = 'stop' | 'force' | 'confirm' | 'reject';
+
+/** Every bus event, all of them shared with other server instances when a bridge is attached. */
+export const busEvents = ['live', 'logs', 'logout', 'membership', 'sessionsExpired', 'taskControl'] as const;
+export type BusEvent = (typeof busEvents)[number];
+const shared = new Set<string | symbol>(busEvents);
+
+/** Carries local events to other server instances (Redis pub/sub: live/redis.ts). Must never throw or block. */
+export type BusBridge = { forward<K extends BusEvent>(event: K, payload: BusEvents[K][0]): void };
+
+/**
+ * In-process event bus; the task engine publishes, the socket hub subscribes. With a bridge attached, every
+ * event emitted here also goes to the other instances; events relayed from them enter through emitRelayed().
+ */
+export class EventBus extends EventEmitter<BusEvents> {
+  private bridge: BusBridge | null = null;
+  /** Listeners that hear only this instance's own events (see localListeners). */
+  private readonly localOnly = new Set<unknown>();
+  constructor() {
+    super();
+    this.setMaxListeners(0);
+  }
+  attach(bridge: BusBridge | null) {
+    this.bridge = bridge;
+  }
+  override emit<K extends BusEvent>(event: K, ...args: BusEvents[K]): boolean {
+    // (EventEmitter itself may emit others, e.g. 'newListener': those stay local.)
+    if (this.bridge && shared.has(event)) this.bridge.forward(event, args[0]);
+    return super.emit(event, ...(args as never));
+  }
+  /** An event relayed from another instance: to this instance's listeners (not local-only ones), never forwarded. */
+  emitRelayed<K extends BusEvent>(event: K, ...args: BusEvents[K]): boolean {
+    if (!this.localOnly.size) return super.emit(event, ...(args as never));
+    const listeners = this.rawListeners(event).filter((l) => !this.localOnly.has(l));
+    for (const l of listeners) (l as (...a: BusEvents[K]) => void).apply(this, args);
+    return listeners.length > 0;
+  }
+  /**
+   * Runs `subscribe`; the listeners it adds hear only events emitted on this instance, never ones relayed from
+   * other instances (alerts: each task result is alerted once, by the instance that ran the task).
+   */
+  localListeners<T>(subscribe: () => T): T {
+    const before = new Set(busEvents.flatMap((e) => this.rawListeners(e)));
+    const out = subscribe();
+    for (const e of busEvents)
+      for (const l of this.rawListeners(e)) if (!before.has(l)) this.localOnly.add(l);
+    return out;
+  }
+  publish(message: LiveMessage) {
+    this.emit('live', message);
+  }
+  publishLogs(batch: TaskLogBatch) {
+    if (batch.lines.length) this.emit('logs', batch);
+  }
+}

@@ -1,0 +1,412 @@
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
+import { type AddressInfo, createServer as createTcpServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Redis } from 'ioredis';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import WebSocket from 'ws';
+import { now } from '../db/values';
+import {
+  gitRepo,
+  insertRepository,
+  insertTemplate,
+  outputOf,
+  waitFor,
+  waitForStatus,
+} from '../tasks/__fixtures__/fixtures';
+import { type TestDialect, testDialects } from '../test-support/dialects';
+import { type Client, createHarness, type Harness } from '../test-support/harness';
+import { openLiveSocket } from '../test-support/live-socket';
+import type { LiveMessage } from './bus';
+import { liveChannel, type RedisBridge, redisBridgeOf } from './redis';
+
+const REDIS_URL = 'redis://127.0.0.1:6379';
+// A channel of this run only: parallel runs (and a real server) on the same Redis never see these events.
+liveChannel.name = `signalbox:test:${randomBytes(8).toString('hex')}`;
+
+/** A plain Redis subscriber on the live channel: what actually goes over Redis. */
+async function channelSpy() {
+  const redis = new Redis(REDIS_URL);
+  const messages: string[] = [];
+  redis.on('message', (channel: string, message: string) => {
+    if (channel === liveChannel.name) messages.push(message);
+  });
+  await redis.subscribe(liveChannel.name);
+  return { messages, close: () => redis.quit() };
+}
+
+/** A slack-compatible receiver counting alert posts. */
+async function alertReceiver() {
+  const bodies: string[] = [];
+  const server: Server = createServer((req, res) => {
+    let raw = '';
+    req.on('data', (c) => {
+      raw += c;
+    });
+    req.on('end', () => {
+      bodies.push(raw);
+      res.end('ok');
+    });
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/slack/hook`,
+    bodies,
+    close: () =>
+      new Promise<void>((r) => {
+        server.closeAllConnections();
+        server.close(() => r());
+      }),
+  };
+}
+
+/** One database both instances open (the SQLite file, or one PostgreSQL/MySQL database). */
+async function sharedDatabase(dialect: TestDialect) {
+  const dir = mkdtempSync(join(tmpdir(), 'sb-redis-db-'));
+  const db = await dialect.create(dir);
+  const same: TestDialect = {
+    name: dialect.name,
+    create: async () => ({ url: db.url, drop: async () => {} }),
+  };
+  return {
+    dialect: same,
+    async drop() {
+      await db.drop();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+const update = (project: number, task: number, status: string): LiveMessage => ({
+  type: 'update',
+  project_id: project,
+  template_id: 1,
+  task_id: task,
+  status,
+  start: null,
+  end: null,
+  version: null,
+});
+
+const logLinesMatching = (h: Harness, text: string) => h.logLines.filter((l) => l.includes(text));
+
+async function bashTask(h: Harness, projectId: number, lines: number) {
+  const repo = gitRepo({ 'run.sh': `for i in $(seq 1 ${lines}); do echo "line $i"; done\n` });
+  const rid = await insertRepository(h.deps, projectId, { git_url: repo });
+  return insertTemplate(h.deps, projectId, { repository_id: rid });
+}
+
+describe.each(testDialects())('live events across two instances through Redis on $name', (dialect) => {
+  let shared: Awaited<ReturnType<typeof sharedDatabase>>;
+  let receiver: Awaited<ReturnType<typeof alertReceiver>>;
+  let a: Harness;
+  let b: Harness;
+  let baseA: string;
+  let baseB: string;
+  let bridgeA: RedisBridge;
+  let bridgeB: RedisBridge;
+  let owner: Client;
+  let projectId: number;
+
+  beforeAll(async () => {
+    shared = await sharedDatabase(dialect);
+    receiver = await alertReceiver();
+    const config = {
+      redisUrl: REDIS_URL,
+      // Instances of one deployment share the secret key (stored secrets decrypt on either).
+      secretKey: randomBytes(32).toString('base64'),
+      slackAlert: true,
+      slackUrl: receiver.url,
+    };
+    a = await createHarness(shared.dialect, config);
+    b = await createHarness(shared.dialect, config);
+    // Only A runs tasks, so whatever B's sockets receive about them came through Redis.
+    await b.deps.tasks.close();
+    baseA = (await a.app.listen({ port: 0, host: '127.0.0.1' })).replace(/^http/, 'ws');
+    baseB = (await b.app.listen({ port: 0, host: '127.0.0.1' })).replace(/^http/, 'ws');
+    bridgeA = redisBridgeOf(a.deps.bus)!;
+    bridgeB = redisBridgeOf(b.deps.bus)!;
+    await waitFor(async () => (bridgeA.ready() && bridgeB.ready()) || undefined, 5000, 'Redis');
+    owner = await a.userClient({ can_create_project: true });
+    ({ projectId } = await a.projectWithTeam(owner));
+  });
+  afterAll(async () => {
+    await b?.close();
+    await a?.close();
+    await receiver?.close();
+    await shared?.drop();
+  });
+
+  it('relays what A publishes to a socket on B in order, exactly once, one Redis message per event', async () => {
+    expect(bridgeA.instanceId).not.toBe(bridgeB.instanceId);
+    const spy = await channelSpy();
+    const sock = await openLiveSocket(b, baseB, { cookie: owner.cookie });
+    const seenOnA = { live: 0, logs: 0 };
+    const countLive = () => {
+      seenOnA.live += 1;
+    };
+    const countLogs = () => {
+      seenOnA.logs += 1;
+    };
+    a.deps.bus.on('live', countLive);
+    a.deps.bus.on('logs', countLogs);
+
+    a.deps.bus.publish(update(projectId, 5001, 'running'));
+    a.deps.bus.publishLogs({
+      project_id: projectId,
+      task_id: 5001,
+      lines: ['one', 'two', 'three'].map((output) => ({ output, time: now() })),
+    });
+    a.deps.bus.publish(update(projectId, 5001, 'success'));
+
+    await waitFor(async () => sock.messages.length >= 5 || undefined, 3000, 'relayed messages');
+    await new Promise((r) => setTimeout(r, 300));
+    expect(sock.messages.map((m) => (m.type === 'log' ? m.output : m.status))).toEqual([
+      'running',
+      'one',
+      'two',
+      'three',
+      'success',
+    ]);
+    expect(sock.messages.every((m) => m.task_id === 5001 && m.project_id === projectId)).toBe(true);
+    // A's own listeners heard each event once: its messages coming back from Redis are not emitted again.
+    expect(seenOnA).toEqual({ live: 2, logs: 1 });
+    // Three events, three Redis messages (the three lines went as one), all tagged with A's instance id.
+    expect(spy.messages.map((m) => JSON.parse(m)).map((m) => [m.i, m.e])).toEqual([
+      [bridgeA.instanceId, 'live'],
+      [bridgeA.instanceId, 'logs'],
+      [bridgeA.instanceId, 'live'],
+    ]);
+    a.deps.bus.off('live', countLive);
+    a.deps.bus.off('logs', countLogs);
+    sock.ws.close();
+    await spy.close();
+  });
+
+  it('streams a task run on A to sockets on A and on B alike: every update and log line once, in order', async () => {
+    const tpl = await bashTask(a, projectId, 200);
+    const onA = await openLiveSocket(a, baseA, { cookie: owner.cookie });
+    const onB = await openLiveSocket(b, baseB, { cookie: owner.cookie });
+    const id = (await owner.post(`/api/project/${projectId}/tasks`, { template_id: tpl })).json().id;
+    await waitForStatus(a.deps, id, ['success']);
+    const stored = await outputOf(a.deps, id);
+    expect(stored.filter((l) => l.startsWith('line '))).toHaveLength(200);
+    for (const sock of [onA, onB]) {
+      await waitFor(
+        async () =>
+          sock.messages.some((m) => m.task_id === id && m.type === 'update' && m.status === 'success') ||
+          undefined,
+        5000,
+        'the success update',
+      );
+    }
+    await new Promise((r) => setTimeout(r, 200));
+    for (const sock of [onA, onB]) {
+      const mine = sock.messages.filter((m) => m.task_id === id);
+      expect(mine.filter((m) => m.type === 'log').map((m) => (m as { output: string }).output)).toEqual(
+        stored,
+      );
+      expect(mine.filter((m) => m.type === 'update').map((m) => (m as { status: string }).status)).toEqual([
+        'waiting',
+        'starting',
+        'running',
+        'success',
+      ]);
+    }
+    // Same messages, same order on both instances.
+    expect(onB.messages).toEqual(onA.messages);
+    onA.ws.close();
+    onB.ws.close();
+  });
+
+  it('a logout on A closes the socket of that session on B', async () => {
+    const user = await a.userClient();
+    const sock = await openLiveSocket(b, baseB, { cookie: user.cookie });
+    const other = await openLiveSocket(b, baseB, { cookie: owner.cookie });
+    expect((await user.post('/api/auth/logout')).statusCode).toBe(204);
+    const closed = await Promise.race([
+      sock.closed,
+      new Promise<null>((r) => setTimeout(() => r(null), 3000)),
+    ]);
+    expect(closed).toEqual({ code: 1000, reason: 'Signed out' });
+    expect(other.ws.readyState).toBe(WebSocket.OPEN);
+    other.ws.close();
+  });
+
+  it('a team change on A reaches sockets on B at once', async () => {
+    const joiner = await a.userClient();
+    const sock = await openLiveSocket(b, baseB, { cookie: joiner.cookie });
+    const add = await owner.post(`/api/project/${projectId}/users`, {
+      user_id: joiner.userId,
+      role: 'guest',
+    });
+    expect(add.statusCode).toBe(204);
+    // Well inside B's periodic (5 s) and on-demand (1 s) refreshes: only the relayed `membership` event explains it.
+    await new Promise((r) => setTimeout(r, 200));
+    a.deps.bus.publish(update(projectId, 6001, 'running'));
+    await waitFor(async () => sock.messages.length >= 1 || undefined, 800, 'the message');
+    expect(sock.messages.map((m) => m.task_id)).toEqual([6001]);
+    sock.ws.close();
+  });
+
+  it('alerts a task result once, from the instance that ran it, not once per instance', async () => {
+    await a.deps.db.updateTable('project').set({ alert: 1 }).where('id', '=', projectId).execute();
+    try {
+      const tpl = await bashTask(a, projectId, 3);
+      const id = (await owner.post(`/api/project/${projectId}/tasks`, { template_id: tpl })).json().id;
+      await waitForStatus(a.deps, id, ['success']);
+      const mine = () => receiver.bodies.filter((body) => body.includes(`t=${id}`));
+      await waitFor(async () => mine().length >= 1 || undefined, 5000, 'the alert');
+      await new Promise((r) => setTimeout(r, 500));
+      expect(mine()).toHaveLength(1);
+    } finally {
+      await a.deps.db.updateTable('project').set({ alert: 0 }).where('id', '=', projectId).execute();
+    }
+  });
+
+  it('survives dropped Redis connections: one warning, reconnects, relays again', async () => {
+    const admin = new Redis(REDIS_URL);
+    try {
+      const list = String(await admin.client('LIST'));
+      const ids = list
+        .split('\n')
+        .filter(
+          (l) =>
+            l.includes(`name=signalbox-pub-${bridgeA.instanceId.slice(0, 8)} `) ||
+            l.includes(`name=signalbox-sub-${bridgeB.instanceId.slice(0, 8)} `),
+        )
+        .map((l) => /(?:^|\s)id=(\d+)/.exec(l)?.[1]);
+      expect(ids).toHaveLength(2);
+      for (const id of ids) await admin.client('KILL', 'ID', id!);
+    } finally {
+      await admin.quit();
+    }
+    await waitFor(
+      async () => [a, b].every((h) => logLinesMatching(h, 'Redis connection lost').length > 0) || undefined,
+      3000,
+      'the drop to be noticed',
+    );
+    // Meanwhile A keeps working locally.
+    const local: LiveMessage[] = [];
+    const onLocal = (m: LiveMessage) => void local.push(m);
+    a.deps.bus.on('live', onLocal);
+    a.deps.bus.publish(update(projectId, 7000, 'running'));
+    expect(local).toHaveLength(1);
+    a.deps.bus.off('live', onLocal);
+
+    await waitFor(async () => (bridgeA.ready() && bridgeB.ready()) || undefined, 10_000, 'the reconnection');
+    const sock = await openLiveSocket(b, baseB, { cookie: owner.cookie });
+    a.deps.bus.publish(update(projectId, 7001, 'running'));
+    await waitFor(async () => sock.messages.length >= 1 || undefined, 3000, 'a relayed message');
+    expect(sock.messages.map((m) => m.task_id)).toEqual([7001]);
+    for (const h of [a, b]) {
+      expect(logLinesMatching(h, 'live events stay on this instance')).toHaveLength(1);
+      expect(logLinesMatching(h, 'Redis reconnected')).toHaveLength(1);
+    }
+    sock.ws.close();
+  });
+});
+
+describe('live events with Redis not configured or not reachable', () => {
+  it('without SIGNALBOX_REDIS_URL nothing is published and the socket works as before', async () => {
+    const spy = await channelSpy();
+    const h = await createHarness(testDialects()[0]!);
+    try {
+      expect(h.config.redisUrl).toBeUndefined();
+      expect(redisBridgeOf(h.deps.bus)).toBeUndefined();
+      const base = (await h.app.listen({ port: 0, host: '127.0.0.1' })).replace(/^http/, 'ws');
+      const owner = await h.userClient({ can_create_project: true });
+      const { projectId } = await h.projectWithTeam(owner);
+      const tpl = await bashTask(h, projectId, 50);
+      const sock = await openLiveSocket(h, base, { cookie: owner.cookie });
+      const id = (await owner.post(`/api/project/${projectId}/tasks`, { template_id: tpl })).json().id;
+      await waitForStatus(h.deps, id, ['success']);
+      await waitFor(
+        async () => sock.messages.some((m) => m.type === 'update' && m.status === 'success') || undefined,
+        3000,
+        'the success update',
+      );
+      h.deps.bus.emit('membership', { userId: owner.userId });
+      await new Promise((r) => setTimeout(r, 300));
+      const logs = sock.messages.filter((m) => m.type === 'log').map((m) => (m as { output: string }).output);
+      expect(logs).toEqual(await outputOf(h.deps, id));
+      expect(spy.messages).toEqual([]);
+      sock.ws.close();
+    } finally {
+      await h.close();
+      await spy.close();
+    }
+  });
+
+  it('a Redis URL on a closed port neither fails nor slows the local instance', async () => {
+    const probe = createTcpServer();
+    await new Promise<void>((r) => probe.listen(0, '127.0.0.1', r));
+    const port = (probe.address() as AddressInfo).port;
+    await new Promise((r) => probe.close(r));
+
+    const started = Date.now();
+    const h = await createHarness(testDialects()[0]!, {
+      redisUrl: `redis://:redis-pw-s3cret@127.0.0.1:${port}`,
+    });
+    const bootMs = Date.now() - started;
+    let closed = false;
+    try {
+      expect(bootMs).toBeLessThan(5000);
+      const bridge = redisBridgeOf(h.deps.bus)!;
+      expect(bridge.ready()).toBe(false);
+      const base = (await h.app.listen({ port: 0, host: '127.0.0.1' })).replace(/^http/, 'ws');
+      const owner = await h.userClient({ can_create_project: true });
+      const { projectId } = await h.projectWithTeam(owner);
+      const tpl = await bashTask(h, projectId, 300);
+      const sock = await openLiveSocket(h, base, { cookie: owner.cookie });
+
+      const runStart = Date.now();
+      const id = (await owner.post(`/api/project/${projectId}/tasks`, { template_id: tpl })).json().id;
+      await waitForStatus(h.deps, id, ['success'], 10_000);
+      await waitFor(
+        async () => sock.messages.some((m) => m.type === 'update' && m.status === 'success') || undefined,
+        3000,
+        'the success update',
+      );
+      const runMs = Date.now() - runStart;
+      const logs = sock.messages.filter((m) => m.type === 'log').map((m) => (m as { output: string }).output);
+      expect(logs).toEqual(await outputOf(h.deps, id));
+      expect(logs.filter((l) => l.startsWith('line '))).toHaveLength(300);
+      expect(runMs).toBeLessThan(8000);
+
+      // Publishing while Redis is down costs next to nothing: 20,000 lines and 2,000 updates.
+      const t0 = performance.now();
+      for (let i = 0; i < 2000; i++) {
+        h.deps.bus.publish(update(projectId, 9000, 'running'));
+        if (i % 100 === 0)
+          h.deps.bus.publishLogs({
+            project_id: projectId,
+            task_id: 9000,
+            lines: Array.from({ length: 1000 }, (_, j) => ({ output: `x ${j}`, time: now() })),
+          });
+      }
+      const publishMs = performance.now() - t0;
+      expect(publishMs).toBeLessThan(1000);
+      expect(bridge.skipped()).toBeGreaterThan(2000);
+
+      // ioredis keeps retrying (several attempts in this time); the outage is reported once.
+      await new Promise((r) => setTimeout(r, 1500));
+      expect(logLinesMatching(h, 'live events stay on this instance')).toHaveLength(1);
+      expect(logLinesMatching(h, `127.0.0.1:${port}`).length).toBeGreaterThan(0);
+      expect(h.logLines.join('\n')).not.toContain('redis-pw-s3cret');
+      sock.ws.close();
+
+      const closeStart = Date.now();
+      await h.close();
+      closed = true;
+      expect(Date.now() - closeStart).toBeLessThan(3000);
+      console.info(
+        `closed-port Redis: boot ${bootMs} ms, 300-line task ${runMs} ms, publish ${publishMs.toFixed(1)} ms`,
+      );
+    } finally {
+      if (!closed) await h.close();
+    }
+  });
+});

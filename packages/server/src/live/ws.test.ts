@@ -1,0 +1,231 @@
+import { spawn } from 'node:child_process';
+import { createRequire } from 'node:module';
+import { connect } from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { now } from '../db/values';
+import {
+  gitRepo,
+  insertRepository,
+  insertTemplate,
+  outputOf,
+  waitFor,
+  waitForStatus,
+} from '../tasks/__fixtures__/fixtures';
+import { testDialects } from '../test-support/dialects';
+import { type Client, createHarness, type Harness } from '../test-support/harness';
+import { type LiveSocketClient, openLiveSocket } from '../test-support/live-socket';
+import type { LiveMessage } from './bus';
+import { hubOf } from './ws';
+
+const require = createRequire(import.meta.url);
+
+type Received = LiveSocketClient;
+
+describe.each(testDialects())('live socket /api/ws on $name', (dialect) => {
+  let h: Harness;
+  let base: string;
+  let owner: Client;
+  let admin: Client;
+  let outsider: Client;
+  let projectId: number;
+  let otherProject: number;
+
+  beforeAll(async () => {
+    h = await createHarness(dialect);
+    const address = await h.app.listen({ port: 0, host: '127.0.0.1' });
+    base = address.replace(/^http/, 'ws');
+    owner = await h.userClient({ can_create_project: true });
+    admin = await h.userClient({ admin: true });
+    outsider = await h.userClient({ can_create_project: true });
+    ({ projectId } = await h.projectWithTeam(owner));
+    ({ projectId: otherProject } = await h.projectWithTeam(outsider, 'Other'));
+  });
+  afterAll(async () => h?.close());
+
+  const open = (headers: Record<string, string>): Promise<Received> => openLiveSocket(h, base, headers);
+
+  const update = (project: number, task: number): LiveMessage => ({
+    type: 'update',
+    project_id: project,
+    template_id: 1,
+    task_id: task,
+    status: 'running',
+    start: null,
+    end: null,
+    version: null,
+  });
+
+  it('refuses an anonymous upgrade with 401', async () => {
+    await expect(open({})).rejects.toThrow('HTTP 401');
+  });
+
+  it('delivers only messages of projects the user belongs to; admins get all', async () => {
+    const mine = await open({ cookie: owner.cookie });
+    const all = await open({ cookie: admin.cookie });
+    h.deps.bus.publish(update(projectId, 1001));
+    h.deps.bus.publish(update(otherProject, 1002));
+    await waitFor(async () => all.messages.length >= 2 || undefined, 2000);
+    await new Promise((r) => setTimeout(r, 100));
+    expect(mine.messages.map((m) => m.task_id)).toEqual([1001]);
+    expect(all.messages.map((m) => m.task_id)).toEqual([1001, 1002]);
+    mine.ws.close();
+    all.ws.close();
+  });
+
+  it('accepts a Bearer token and picks up a new membership', async () => {
+    const token = (await outsider.post('/api/user/tokens', { name: 'ws' })).json();
+    const secret = token.token ?? token.id;
+    const sock = await open({ authorization: `Bearer ${secret}` });
+    h.deps.bus.publish(update(projectId, 2001));
+    await h.deps.db
+      .insertInto('project_user')
+      .values({ project_id: projectId, user_id: outsider.userId, role: 'guest', created: now() })
+      .execute();
+    h.deps.bus.emit('membership', { userId: outsider.userId });
+    await new Promise((r) => setTimeout(r, 200));
+    h.deps.bus.publish(update(projectId, 2002));
+    await waitFor(async () => sock.messages.length >= 1 || undefined, 2000);
+    expect(sock.messages.map((m) => m.task_id)).toEqual([2002]);
+    sock.ws.close();
+  });
+
+  it('follows team changes at once: added members start receiving, removed ones stop', async () => {
+    const joiner = await h.userClient();
+    const sock = await open({ cookie: joiner.cookie });
+    const add = await owner.post(`/api/project/${projectId}/users`, {
+      user_id: joiner.userId,
+      role: 'guest',
+    });
+    expect(add.statusCode).toBe(204);
+    // Well inside the periodic refresh (5 s) and the on-demand one (1 s): only the team route's event explains it.
+    await new Promise((r) => setTimeout(r, 150));
+    h.deps.bus.publish(update(projectId, 3001));
+    await waitFor(async () => sock.messages.length >= 1 || undefined, 800);
+    expect(sock.messages.map((m) => m.task_id)).toEqual([3001]);
+
+    expect((await owner.del(`/api/project/${projectId}/users/${joiner.userId}`)).statusCode).toBe(204);
+    await new Promise((r) => setTimeout(r, 150));
+    h.deps.bus.publish(update(projectId, 3002));
+    await new Promise((r) => setTimeout(r, 200));
+    expect(sock.messages.map((m) => m.task_id)).toEqual([3001]);
+    sock.ws.close();
+  });
+
+  it("closes a user's other sessions' sockets when their password changes, and all of them on delete", async () => {
+    const user = await h.userClient();
+    const sock = await open({ cookie: user.cookie });
+    const changed = await admin.post(`/api/users/${user.userId}/password`, { password: 'a-new-password-1' });
+    expect(changed.statusCode).toBe(204);
+    expect((await sock.closed).code).toBe(1008);
+
+    const doomed = await h.userClient();
+    const token = (await doomed.post('/api/user/tokens', { name: 'ws' })).json();
+    const viaToken = await open({ authorization: `Bearer ${token.token ?? token.id}` });
+    expect((await admin.del(`/api/users/${doomed.userId}`)).statusCode).toBe(204);
+    const closed = await Promise.race([
+      viaToken.closed,
+      new Promise<null>((r) => setTimeout(() => r(null), 1000)),
+    ]);
+    expect(closed?.code).toBe(1008);
+  });
+
+  it('streams a real task: updates and every log line in order', async () => {
+    const repo = gitRepo({ 'run.sh': 'for i in $(seq 1 300); do echo "line $i"; done\n' });
+    const rid = await insertRepository(h.deps, projectId, { git_url: repo });
+    const tpl = await insertTemplate(h.deps, projectId, { repository_id: rid });
+    const sock = await open({ cookie: owner.cookie });
+    const id = (await owner.post(`/api/project/${projectId}/tasks`, { template_id: tpl })).json().id;
+    await waitForStatus(h.deps, id, ['success']);
+    await waitFor(
+      async () =>
+        sock.messages.some((m) => m.task_id === id && m.type === 'update' && m.status === 'success'),
+      3000,
+    );
+    const logs = sock.messages
+      .filter((m) => m.type === 'log' && m.task_id === id)
+      .map((m) => (m as { output: string }).output);
+    expect(logs).toEqual(await outputOf(h.deps, id));
+    expect(logs.filter((l) => l.startsWith('line '))).toHaveLength(300);
+    const statuses = sock.messages
+      .filter((m) => m.type === 'update' && m.task_id === id)
+      .map((m) => (m as { status: string }).status);
+    expect(statuses).toEqual(['waiting', 'starting', 'running', 'success']);
+    sock.ws.close();
+  });
+
+  it('closes the socket cleanly on logout', async () => {
+    const user = await h.userClient();
+    const sock = await open({ cookie: user.cookie });
+    expect((await user.post('/api/auth/logout')).statusCode).toBe(204);
+    const closed = await sock.closed;
+    expect(closed.code).toBe(1000);
+  });
+
+  it('delivers big output batches in full and in order to a client in another process', async () => {
+    // The client runs in its own process, as a browser would: it reads while the server publishes.
+    const client = `
+      const WebSocket = require(${JSON.stringify(require.resolve('ws'))});
+      const ws = new WebSocket(process.argv[1], { headers: { cookie: process.argv[2] } });
+      let n = 0, bad = 0;
+      ws.on('message', (d) => {
+        const m = JSON.parse(String(d));
+        if (m.type !== 'log' || m.task_id !== 4242) return;
+        if (m.output !== 'line ' + n) bad++;
+        n++;
+        if (n === ${20 * 6000}) { console.log(JSON.stringify({ n, bad })); process.exit(0); }
+      });
+      ws.on('open', () => console.log('open'));
+      ws.on('close', (code) => { console.log(JSON.stringify({ n, bad, code })); process.exit(0); });`;
+    const child = spawn(process.execPath, ['-e', client, `${base}/api/ws`, admin.cookie], {
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
+    let out = '';
+    child.stdout.on('data', (d) => {
+      out += String(d);
+    });
+    const exited = new Promise((r) => child.on('exit', r));
+    await waitFor(async () => out.includes('open') || undefined, 5000);
+    await new Promise((r) => setTimeout(r, 300));
+    const dropped = hubOf(h.app)!.dropped;
+    const batch = 6000;
+    for (let b = 0; b < 20; b++) {
+      const lines = Array.from({ length: batch }, (_, i) => ({
+        output: `line ${b * batch + i}`,
+        time: now(),
+      }));
+      h.deps.bus.publishLogs({ project_id: projectId, task_id: 4242, lines });
+      // A busy engine between batches: CPU work, then only a check phase (no timer pause).
+      const until = Date.now() + 2;
+      while (Date.now() < until) {}
+      await new Promise((r) => setImmediate(r));
+    }
+    await Promise.race([exited, new Promise((r) => setTimeout(r, 15_000))]);
+    child.kill();
+    const result = JSON.parse(out.trim().split('\n').pop()!);
+    expect(result).toEqual({ n: 20 * batch, bad: 0 });
+    expect(hubOf(h.app)!.dropped).toBe(dropped);
+  });
+
+  it('drops a client that does not read, without slowing the publisher', async () => {
+    const url = new URL(base);
+    const raw = connect(Number(url.port), url.hostname);
+    await new Promise<void>((r) => raw.on('connect', () => r()));
+    raw.write(
+      'GET /api/ws HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n' +
+        `Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\nCookie: ${admin.cookie}\r\n\r\n`,
+    );
+    const before = hubOf(h.app)!.clients();
+    await waitFor(async () => hubOf(h.app)!.clients() > before || undefined, 2000);
+    raw.pause();
+    const dropped = hubOf(h.app)!.dropped;
+    const big = 'x'.repeat(10_000);
+    const started = Date.now();
+    for (let i = 0; i < 3000; i++) {
+      h.deps.bus.publish({ type: 'log', project_id: projectId, task_id: 9, output: big, time: now() });
+      if (i % 100 === 0) await new Promise((r) => setImmediate(r));
+    }
+    expect(Date.now() - started).toBeLessThan(3000);
+    await waitFor(async () => hubOf(h.app)!.dropped > dropped || undefined, 5000);
+    raw.destroy();
+  });
+});

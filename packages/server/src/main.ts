@@ -1,0 +1,81 @@
+import { ConfigError, loadConfig } from './config';
+import { migrate, openDb } from './db';
+
+const usage = `Usage: signalbox <command>
+
+Commands:
+  server                      run the web console (applies migrations first)
+  migrate                     apply database migrations
+  user add --login L --name N --email E --password P [--admin]
+  user list
+  user change-by-login --login L [--password P] [--name N] [--email E]
+  user delete --login L
+`;
+
+export async function main(argv: string[]): Promise<void> {
+  const [command, ...rest] = argv;
+  let config: ReturnType<typeof loadConfig>;
+  try {
+    config = loadConfig();
+  } catch (err) {
+    if (err instanceof ConfigError) {
+      console.error(`Configuration error: ${err.message}`);
+      process.exit(2);
+    }
+    throw err;
+  }
+  switch (command) {
+    case 'server':
+    case 'service':
+      return serve(config);
+    case 'migrate': {
+      const handle = openDb(config.dbUrl);
+      const applied = await migrate(handle);
+      console.log(applied.length ? `Applied: ${applied.join(', ')}` : 'Database is up to date');
+      await handle.destroy();
+      return;
+    }
+    case 'user':
+    case 'users': {
+      const handle = openDb(config.dbUrl);
+      try {
+        await migrate(handle);
+        // Loaded on demand: `user …` commands should not pay for loading the whole web app.
+        const { runUserCommand } = await import('./features/users/users.cli');
+        process.exitCode = await runUserCommand(handle, rest);
+      } finally {
+        await handle.destroy();
+      }
+      return;
+    }
+    default:
+      console.log(usage);
+      process.exitCode = command && command !== 'help' && command !== '--help' ? 1 : 0;
+  }
+}
+
+async function serve(config: ReturnType<typeof loadConfig>) {
+  const { buildApp } = await import('./app');
+  const { ensureAdmin } = await import('./features/users/users.service');
+  const { app, deps } = await buildApp(config);
+  const created = await ensureAdmin(deps.db, deps.dialect, {
+    login: config.adminLogin,
+    password: config.adminPassword,
+    email: config.adminEmail,
+    name: config.adminName,
+  });
+  if (created) {
+    // Printed once, to the console only (never to the structured log).
+    console.log(
+      `\n  Admin user created. Sign in with login "${created.login}" and password: ${created.password}\n`,
+    );
+  }
+  for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+    process.once(signal, async () => {
+      app.log.info({ signal }, 'shutting down');
+      await app.close();
+      process.exit(0);
+    });
+  }
+  await app.listen({ port: config.port, host: config.host });
+}

@@ -1,0 +1,325 @@
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { testDialects } from '../test-support/dialects';
+import { createHarness, type Harness } from '../test-support/harness';
+import { ManualClock } from './clock';
+import { createScheduler, type SchedulerHandle } from './scheduler';
+import { claimTick } from './scheduler.store';
+import { recordingEngine, rows } from './test-rows';
+
+const git = (cwd: string, ...args: string[]) =>
+  execFileSync('git', ['-c', 'user.name=Test', '-c', 'user.email=test@example.test', ...args], {
+    cwd,
+    encoding: 'utf8',
+  }).trim();
+
+function makeRepo() {
+  const dir = mkdtempSync(join(tmpdir(), 'signalbox-sched-repo-'));
+  git(dir, 'init', '-q', '-b', 'main');
+  writeFileSync(join(dir, 'run.sh'), 'echo one\n');
+  git(dir, 'add', '.');
+  git(dir, 'commit', '-q', '-m', 'first');
+  return dir;
+}
+
+describe.each(testDialects())('scheduler on $name', (dialect) => {
+  let h: Harness;
+  let engine: ReturnType<typeof recordingEngine>;
+  let r: ReturnType<typeof rows>;
+  let projectId: number;
+  let templateId: number;
+  const schedulers: SchedulerHandle[] = [];
+  const cleanup: string[] = [];
+
+  const make = (clock: ManualClock, timezone?: string) => {
+    const s = createScheduler(h.deps, { clock, ...(timezone ? { timezone } : {}) });
+    schedulers.push(s);
+    return s;
+  };
+  /** Moves the clock and waits for the ticks it fired to finish their database work. */
+  const advance = async (s: SchedulerHandle, clock: ManualClock, to: string) => {
+    clock.advanceTo(to);
+    await s.idle();
+  };
+
+  beforeEach(async () => {
+    h = await createHarness(dialect);
+    // The app's own scheduler and engine run on the real clock; these tests drive their own.
+    await h.deps.scheduler.close();
+    await h.deps.tasks.close();
+    engine = recordingEngine(h.deps.db, h.deps.dialect);
+    h.deps.tasks = engine;
+    r = rows(h.deps.db, h.deps.dialect);
+    projectId = await r.project();
+    templateId = await r.template(projectId);
+  });
+
+  afterEach(async () => {
+    for (const s of schedulers.splice(0)) await s.close();
+    await h.close();
+    for (const dir of cleanup.splice(0)) rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('fires on time, with the schedule as the origin, and keeps firing', async () => {
+    const scheduleId = await r.schedule(projectId, templateId, { cron_format: '*/5 * * * *' });
+    const clock = new ManualClock('2030-01-01T10:02:30Z');
+    const s = make(clock);
+    await s.start();
+    expect(s.planned().get(scheduleId)?.toISOString()).toBe('2030-01-01T10:05:00.000Z');
+
+    await advance(s, clock, '2030-01-01T10:04:59.900Z');
+    expect(engine.calls).toHaveLength(0);
+    await advance(s, clock, '2030-01-01T10:05:00Z');
+    expect(engine.calls).toEqual([
+      {
+        projectId,
+        input: { template_id: templateId },
+        origin: { userId: null, scheduleId },
+        taskId: expect.any(Number),
+      },
+    ]);
+    const task = await h.deps.db
+      .selectFrom('task')
+      .selectAll()
+      .where('id', '=', engine.calls[0]!.taskId)
+      .executeTakeFirstOrThrow();
+    expect(task.schedule_id).toBe(scheduleId);
+    expect(s.planned().get(scheduleId)?.toISOString()).toBe('2030-01-01T10:10:00.000Z');
+
+    await advance(s, clock, '2030-01-01T10:20:00Z');
+    expect(engine.calls).toHaveLength(4);
+  });
+
+  it('reads cron times in the configured timezone', async () => {
+    await r.schedule(projectId, templateId, { cron_format: '0 9 * * *' });
+    const clock = new ManualClock('2030-01-01T06:00:00Z');
+    const s = make(clock, 'Europe/Berlin');
+    await s.start();
+    await advance(s, clock, '2030-01-01T07:59:59Z');
+    expect(engine.calls).toHaveLength(0);
+    await advance(s, clock, '2030-01-01T08:00:00Z'); // 09:00 in Berlin (UTC+1 in winter)
+    expect(engine.calls).toHaveLength(1);
+  });
+
+  it('uses config.scheduleTimezone by default (UTC)', async () => {
+    await r.schedule(projectId, templateId, { cron_format: '0 9 * * *' });
+    const clock = new ManualClock('2030-01-01T06:00:00Z');
+    const s = make(clock);
+    await s.start();
+    await advance(s, clock, '2030-01-01T08:30:00Z');
+    expect(engine.calls).toHaveLength(0);
+    await advance(s, clock, '2030-01-01T09:00:00Z');
+    expect(engine.calls).toHaveLength(1);
+  });
+
+  it('refresh applies creates, updates and deletes at once', async () => {
+    const clock = new ManualClock('2030-01-01T10:00:30Z');
+    const s = make(clock);
+    await s.start();
+    expect(s.planned().size).toBe(0);
+
+    const scheduleId = await r.schedule(projectId, templateId, { cron_format: '* * * * *' });
+    await s.refresh();
+    await advance(s, clock, '2030-01-01T10:01:00Z');
+    expect(engine.calls).toHaveLength(1);
+
+    // Update: every 10 minutes from now on.
+    await h.deps.db
+      .updateTable('schedule')
+      .set({ cron_format: '*/10 * * * *' })
+      .where('id', '=', scheduleId)
+      .execute();
+    await s.refresh();
+    expect(s.planned().get(scheduleId)?.toISOString()).toBe('2030-01-01T10:10:00.000Z');
+    await advance(s, clock, '2030-01-01T10:09:59Z');
+    expect(engine.calls).toHaveLength(1);
+    await advance(s, clock, '2030-01-01T10:10:00Z');
+    expect(engine.calls).toHaveLength(2);
+
+    // Delete: nothing more fires and no timer is left.
+    await h.deps.db.deleteFrom('schedule').where('id', '=', scheduleId).execute();
+    await s.refresh();
+    expect(s.planned().size).toBe(0);
+    expect(clock.pending).toBe(0);
+    await advance(s, clock, '2030-01-01T11:00:00Z');
+    expect(engine.calls).toHaveLength(2);
+  });
+
+  it('skips inactive schedules, invalid cron formats and schedules whose template is gone', async () => {
+    await r.schedule(projectId, templateId, { cron_format: '* * * * *', active: 0 });
+    const bad = await r.schedule(projectId, templateId, { cron_format: 'every minute please' });
+    await r.schedule(projectId, 999_999, { cron_format: '* * * * *' });
+    const good = await r.schedule(projectId, templateId, { cron_format: '* * * * *' });
+    const clock = new ManualClock('2030-01-01T10:00:30Z');
+    const s = make(clock);
+    await s.start();
+    expect([...s.planned().keys()]).toEqual([good]);
+    await advance(s, clock, '2030-01-01T10:03:00Z');
+    expect(engine.calls.map((c) => c.origin.scheduleId)).toEqual([good, good, good]);
+    expect(
+      h.logLines.some((l) => l.includes('invalid cron format') && l.includes(`"scheduleId":${bad}`)),
+    ).toBe(true);
+
+    // Deactivating without a refresh is still honoured at the next tick (the claim checks `active`).
+    await h.deps.db.updateTable('schedule').set({ active: 0 }).where('id', '=', good).execute();
+    await advance(s, clock, '2030-01-01T10:05:00Z');
+    expect(engine.calls).toHaveLength(3);
+  });
+
+  it('never fires twice for one tick, even with two schedulers on one database', async () => {
+    const scheduleId = await r.schedule(projectId, templateId, { cron_format: '* * * * *' });
+    const clockA = new ManualClock('2030-01-01T10:00:30Z');
+    const clockB = new ManualClock('2030-01-01T10:00:30Z');
+    const a = make(clockA);
+    const b = make(clockB);
+    await Promise.all([a.start(), b.start()]);
+    // Repeated refreshes must not arm a second timer.
+    await Promise.all([a.refresh(), a.refresh(), a.refresh()]);
+    expect(clockA.pending).toBe(1);
+
+    for (const minute of ['01', '02', '03']) {
+      clockA.advanceTo(`2030-01-01T10:${minute}:00Z`);
+      clockB.advanceTo(`2030-01-01T10:${minute}:00Z`);
+      await Promise.all([a.idle(), b.idle()]);
+    }
+    expect(engine.calls).toHaveLength(3);
+    const tasks = await h.deps.db
+      .selectFrom('task')
+      .select('id')
+      .where('schedule_id', '=', scheduleId)
+      .execute();
+    expect(tasks).toHaveLength(3);
+
+    // The claim itself: one winner per tick, earlier ticks are refused.
+    expect(await claimTick(h.deps.db, scheduleId, '2030-01-01T10:04:00.000Z')).toBe(true);
+    expect(await claimTick(h.deps.db, scheduleId, '2030-01-01T10:04:00.000Z')).toBe(false);
+    expect(await claimTick(h.deps.db, scheduleId, '2030-01-01T10:03:00.000Z')).toBe(false);
+  });
+
+  it('does not fire while its previous task of the template is still waiting', async () => {
+    engine.status = 'waiting';
+    const scheduleId = await r.schedule(projectId, templateId, { cron_format: '* * * * *' });
+    const clock = new ManualClock('2030-01-01T10:00:30Z');
+    const s = make(clock);
+    await s.start();
+    await advance(s, clock, '2030-01-01T10:01:00Z');
+    expect(engine.calls).toHaveLength(1);
+    await advance(s, clock, '2030-01-01T10:02:00Z');
+    await advance(s, clock, '2030-01-01T10:03:00Z');
+    expect(engine.calls).toHaveLength(1);
+
+    // Once it leaves the queue, the next tick fires again.
+    await h.deps.db
+      .updateTable('task')
+      .set({ status: 'running' })
+      .where('id', '=', engine.calls[0]!.taskId)
+      .execute();
+    await advance(s, clock, '2030-01-01T10:04:00Z');
+    expect(engine.calls).toHaveLength(2);
+
+    // A waiting task someone else started (not this schedule) does not hold the schedule back.
+    await h.deps.db
+      .updateTable('task')
+      .set({ status: 'success' })
+      .where('schedule_id', '=', scheduleId)
+      .execute();
+    await r.task(projectId, templateId, { status: 'waiting', user_id: 1 });
+    await advance(s, clock, '2030-01-01T10:05:00Z');
+    expect(engine.calls).toHaveLength(3);
+  });
+
+  it('logs a task the engine refuses and keeps the schedule alive', async () => {
+    await r.schedule(projectId, templateId, { cron_format: '* * * * *' });
+    const clock = new ManualClock('2030-01-01T10:00:30Z');
+    const s = make(clock);
+    await s.start();
+    engine.fail = new Error('Template needs an inventory');
+    await advance(s, clock, '2030-01-01T10:01:00Z');
+    expect(
+      h.logLines.some((l) => l.includes('schedule run failed') && l.includes('needs an inventory')),
+    ).toBe(true);
+    engine.fail = undefined;
+    await advance(s, clock, '2030-01-01T10:02:00Z');
+    expect(engine.calls).toHaveLength(1);
+  });
+
+  describe.each([
+    ['a local path', (dir: string) => dir],
+    ['a file:// URL', (dir: string) => `file://${dir}`],
+  ])('check-new-commits with %s', (_label, urlOf) => {
+    it('fires on the first tick and then only when the branch head moved', async () => {
+      const dir = makeRepo();
+      cleanup.push(dir);
+      const repositoryId = await r.repository(projectId, urlOf(dir), 'main');
+      const scheduleId = await r.schedule(projectId, templateId, {
+        cron_format: '* * * * *',
+        repository_id: repositoryId,
+      });
+      const clock = new ManualClock('2030-01-01T10:00:30Z');
+      const s = make(clock);
+      await s.start();
+      const lastHash = async () =>
+        (
+          await h.deps.db
+            .selectFrom('schedule')
+            .select('last_commit_hash')
+            .where('id', '=', scheduleId)
+            .executeTakeFirstOrThrow()
+        ).last_commit_hash;
+
+      const first = git(dir, 'rev-parse', 'HEAD');
+      await advance(s, clock, '2030-01-01T10:01:00Z');
+      expect(engine.calls).toHaveLength(1);
+      expect(engine.calls[0]!.origin).toEqual({ userId: null, scheduleId, commitHash: first });
+      expect(await lastHash()).toBe(first);
+
+      await advance(s, clock, '2030-01-01T10:02:00Z');
+      await advance(s, clock, '2030-01-01T10:03:00Z');
+      expect(engine.calls).toHaveLength(1);
+
+      writeFileSync(join(dir, 'run.sh'), 'echo two\n');
+      git(dir, 'commit', '-q', '-am', 'second');
+      const second = git(dir, 'rev-parse', 'HEAD');
+      await advance(s, clock, '2030-01-01T10:04:00Z');
+      expect(engine.calls).toHaveLength(2);
+      expect(engine.calls[1]!.origin.commitHash).toBe(second);
+      expect(await lastHash()).toBe(second);
+
+      await advance(s, clock, '2030-01-01T10:05:00Z');
+      expect(engine.calls).toHaveLength(2);
+    });
+  });
+
+  it('uses the template branch over the repository branch for new-commit checks', async () => {
+    const dir = makeRepo();
+    cleanup.push(dir);
+    git(dir, 'checkout', '-q', '-b', 'release');
+    writeFileSync(join(dir, 'run.sh'), 'echo release\n');
+    git(dir, 'commit', '-q', '-am', 'release');
+    const release = git(dir, 'rev-parse', 'release');
+    git(dir, 'checkout', '-q', 'main');
+    const tpl = await r.template(projectId, { git_branch: 'release' });
+    const repositoryId = await r.repository(projectId, `file://${dir}`, 'main');
+    await r.schedule(projectId, tpl, { cron_format: '* * * * *', repository_id: repositoryId });
+    const clock = new ManualClock('2030-01-01T10:00:30Z');
+    const s = make(clock);
+    await s.start();
+    await advance(s, clock, '2030-01-01T10:01:00Z');
+    expect(engine.calls[0]?.origin.commitHash).toBe(release);
+  });
+
+  it('does not fire when the repository cannot be read', async () => {
+    const missing = join(tmpdir(), 'signalbox-no-such-repo-xyz');
+    const repositoryId = await r.repository(projectId, `file://${missing}`, 'main');
+    await r.schedule(projectId, templateId, { cron_format: '* * * * *', repository_id: repositoryId });
+    const clock = new ManualClock('2030-01-01T10:00:30Z');
+    const s = make(clock);
+    await s.start();
+    await advance(s, clock, '2030-01-01T10:01:00Z');
+    expect(engine.calls).toHaveLength(0);
+    expect(h.logLines.some((l) => l.includes('schedule run failed'))).toBe(true);
+  });
+});

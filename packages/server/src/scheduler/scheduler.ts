@@ -1,0 +1,203 @@
+import { Cron } from 'croner';
+import { parseJson } from '../db/values';
+import type { Deps } from '../deps';
+import { type Clock, realClock } from './clock';
+import { branchHead, type GitAuth } from './git-head';
+import {
+  activeSchedules,
+  claimTick,
+  hasWaitingTask,
+  type ScheduleEntry,
+  saveCommitHash,
+  scheduleForRun,
+} from './scheduler.store';
+
+export type Scheduler = { start(): Promise<void>; refresh(): Promise<void>; close(): Promise<void> };
+
+export type SchedulerHandle = Scheduler & {
+  /** Resolves when every tick that has fired so far has finished its work (tests). */
+  idle(): Promise<void>;
+  /** The next planned tick of each armed schedule. */
+  planned(): Map<number, Date>;
+};
+
+export type SchedulerOptions = { clock?: Clock; timezone?: string };
+
+type Armed = { entry: ScheduleEntry; cron: Cron; timer?: unknown; next?: Date };
+
+/** setTimeout's ceiling; longer waits are split. */
+const MAX_DELAY = 2 ** 31 - 1;
+
+/** Strips credentials a git error message may echo back (user:password@host in a URL). */
+const redact = (text: string) => text.replace(/\/\/[^/@\s]*@/g, '//***@');
+
+/**
+ * Cron schedules and new-commit checks. Each active schedule is armed with one timer for its next tick;
+ * a tick is claimed in the database before anything runs, so it fires once even across server processes.
+ */
+export function createScheduler(deps: Deps, options: SchedulerOptions = {}): SchedulerHandle {
+  const clock = options.clock ?? realClock;
+  const timezone = options.timezone ?? deps.config.scheduleTimezone;
+  const armed = new Map<number, Armed>();
+  const inFlight = new Set<Promise<void>>();
+  let started = false;
+  let closed = false;
+  let refreshChain: Promise<void> = Promise.resolve();
+
+  function disarm(a: Armed) {
+    if (a.timer !== undefined) clock.clearTimer(a.timer);
+    a.timer = undefined;
+  }
+
+  function arm(a: Armed, next: Date | null) {
+    disarm(a);
+    a.next = next ?? undefined;
+    if (!next || closed) return;
+    const delay = Math.min(MAX_DELAY, Math.max(0, next.getTime() - clock.now().getTime()));
+    a.timer = clock.setTimer(() => {
+      a.timer = undefined;
+      if (armed.get(a.entry.id) !== a || closed) return;
+      // A wait longer than setTimeout allows wakes up early: keep waiting for the same tick.
+      if (next.getTime() - clock.now().getTime() > 1000) return arm(a, next);
+      fire(a.entry.id, next);
+      // Missed ticks (a blocked event loop) are skipped, not replayed.
+      const from = clock.now() > next ? clock.now() : next;
+      arm(a, nextRun(a, from));
+    }, delay);
+  }
+
+  function nextRun(a: Armed, from: Date): Date | null {
+    try {
+      return a.cron.nextRun(from);
+    } catch (err) {
+      deps.log.warn({ scheduleId: a.entry.id, err: (err as Error).message }, 'schedule has no next run');
+      return null;
+    }
+  }
+
+  /** Ticks of one schedule run one after another, so claims reach the database in tick order. */
+  const chains = new Map<number, Promise<void>>();
+
+  function fire(scheduleId: number, tick: Date) {
+    const previous = chains.get(scheduleId) ?? Promise.resolve();
+    const work: Promise<void> = previous
+      .then(() => runTick(scheduleId, tick))
+      .catch((err: Error) => {
+        deps.log.error(
+          { scheduleId, tick: tick.toISOString(), err: redact(err.message) },
+          'schedule run failed',
+        );
+      })
+      .finally(() => {
+        inFlight.delete(work);
+        if (chains.get(scheduleId) === work) chains.delete(scheduleId);
+      });
+    chains.set(scheduleId, work);
+    inFlight.add(work);
+  }
+
+  async function runTick(scheduleId: number, tick: Date) {
+    if (!(await claimTick(deps.db, scheduleId, tick.toISOString()))) return;
+    const s = await scheduleForRun(deps.db, scheduleId);
+    if (s?.active !== 1) return;
+    if (await hasWaitingTask(deps.db, scheduleId, s.template_id)) {
+      deps.log.info({ scheduleId }, 'schedule skipped: its previous task is still waiting');
+      return;
+    }
+    let commitHash: string | null = null;
+    if (s.repository_id !== null) {
+      if (!s.repo_id || !s.git_url) {
+        deps.log.warn({ scheduleId }, 'schedule skipped: its repository no longer exists');
+        return;
+      }
+      const branch = s.template_branch || s.repository_branch || 'HEAD';
+      const head = await branchHead(s.git_url, branch, gitAuth(s.key_type, s.key_secret));
+      if (!head) {
+        deps.log.warn({ scheduleId, branch }, 'schedule skipped: branch not found in the repository');
+        return;
+      }
+      if (head === s.last_commit_hash) return;
+      commitHash = head;
+    }
+    const taskId = await deps.tasks.create(
+      s.project_id,
+      { template_id: s.template_id },
+      { userId: null, scheduleId, ...(commitHash ? { commitHash } : {}) },
+    );
+    if (commitHash) await saveCommitHash(deps.db, scheduleId, commitHash);
+    deps.log.info({ scheduleId, taskId, tick: tick.toISOString() }, 'schedule started a task');
+  }
+
+  function gitAuth(type: string | null, secret: string | null): GitAuth {
+    if (!type || !secret || type === 'none') return { type: 'none' };
+    const plain = parseJson<Record<string, string>>(deps.box.open(secret), {});
+    if (type === 'login_password') return { type, login: plain.login ?? '', password: plain.password ?? '' };
+    if (type === 'ssh')
+      return {
+        type,
+        login: plain.login ?? '',
+        private_key: plain.private_key ?? '',
+        passphrase: plain.passphrase ?? '',
+      };
+    return { type: 'none' };
+  }
+
+  async function load() {
+    if (!started || closed) return;
+    const rows = await activeSchedules(deps.db);
+    const seen = new Set<number>();
+    for (const entry of rows) {
+      seen.add(entry.id);
+      const current = armed.get(entry.id);
+      if (current && current.entry.cron_format === entry.cron_format) {
+        current.entry = entry;
+        continue;
+      }
+      if (current) disarm(current);
+      let cron: Cron;
+      try {
+        cron = new Cron(entry.cron_format, { timezone, paused: true });
+      } catch (err) {
+        armed.delete(entry.id);
+        deps.log.warn(
+          { scheduleId: entry.id, err: (err as Error).message },
+          'schedule has an invalid cron format',
+        );
+        continue;
+      }
+      const a: Armed = { entry, cron };
+      armed.set(entry.id, a);
+      arm(a, nextRun(a, clock.now()));
+    }
+    for (const [id, a] of armed) {
+      if (seen.has(id)) continue;
+      disarm(a);
+      armed.delete(id);
+    }
+  }
+
+  return {
+    async start() {
+      started = true;
+      closed = false;
+      await this.refresh();
+    },
+    /** Re-reads the schedules table; concurrent calls run one after another. */
+    refresh() {
+      refreshChain = refreshChain.then(load, load);
+      return refreshChain;
+    },
+    async close() {
+      closed = true;
+      for (const a of armed.values()) disarm(a);
+      armed.clear();
+      await Promise.allSettled([...inFlight]);
+    },
+    async idle() {
+      while (inFlight.size > 0) await Promise.allSettled([...inFlight]);
+    },
+    planned() {
+      return new Map([...armed].filter(([, a]) => a.next).map(([id, a]) => [id, a.next as Date]));
+    },
+  };
+}

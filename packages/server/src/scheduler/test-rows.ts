@@ -1,0 +1,93 @@
+import type { Insertable } from 'kysely';
+import type { Db, Dialect } from '../db';
+import type { ScheduleTable, TaskTable, TemplateTable } from '../db/tables';
+import { insertReturningId, now } from '../db/values';
+import { type NewTask, type TaskEngine, type TaskOrigin, unavailableEngine } from '../tasks/types';
+
+/** Row factories for scheduler and alert tests (both drive their code from rows, not from other features' routes). */
+export function rows(db: Db, dialect: Dialect) {
+  return {
+    project: (values: { name?: string; alert?: number; alert_chat?: string | null } = {}) =>
+      insertReturningId(db, dialect, 'project', {
+        created: now(),
+        name: values.name ?? 'Scheduled project',
+        alert: values.alert ?? 0,
+        alert_chat: values.alert_chat ?? null,
+        max_parallel_tasks: 0,
+        type: '',
+      }),
+    template: (projectId: number, values: Partial<Insertable<TemplateTable>> = {}) =>
+      insertReturningId(db, dialect, 'template', {
+        project_id: projectId,
+        name: 'Nightly deploy',
+        description: '',
+        type: '',
+        app: 'bash',
+        playbook: 'run.sh',
+        autorun: 0,
+        suppress_success_alerts: 0,
+        allow_override_args_in_task: 0,
+        allow_override_branch_in_task: 0,
+        allow_parallel_tasks: 0,
+        survey_vars: '[]',
+        task_params: '{}',
+        ...values,
+      }),
+    repository: (projectId: number, gitUrl: string, branch = 'main') =>
+      insertReturningId(db, dialect, 'repository', {
+        project_id: projectId,
+        name: 'repo',
+        git_url: gitUrl,
+        git_branch: branch,
+        ssh_key_id: null,
+      }),
+    schedule: (projectId: number, templateId: number, values: Partial<Insertable<ScheduleTable>> = {}) =>
+      insertReturningId(db, dialect, 'schedule', {
+        project_id: projectId,
+        template_id: templateId,
+        cron_format: '*/5 * * * *',
+        name: '',
+        active: 1,
+        ...values,
+      }),
+    task: (projectId: number, templateId: number, values: Partial<Insertable<TaskTable>> = {}) =>
+      insertReturningId(db, dialect, 'task', {
+        project_id: projectId,
+        template_id: templateId,
+        status: 'waiting',
+        message: '',
+        created: now(),
+        playbook: '',
+        environment: '{}',
+        params: '{}',
+        debug: 0,
+        dry_run: 0,
+        diff: 0,
+        ...values,
+      }),
+  };
+}
+
+export type RecordedCall = { projectId: number; input: NewTask; origin: TaskOrigin; taskId: number };
+
+/** A task engine that only stores the task row (with the given status) and records the call. */
+export function recordingEngine(db: Db, dialect: Dialect, status = 'success') {
+  const calls: RecordedCall[] = [];
+  const engine: TaskEngine & { calls: RecordedCall[]; status: string; fail?: Error } = {
+    ...unavailableEngine,
+    calls,
+    status,
+    async create(projectId, input, origin) {
+      if (engine.fail) throw engine.fail;
+      const taskId = await rows(db, dialect).task(projectId, input.template_id, {
+        status: engine.status,
+        schedule_id: origin.scheduleId ?? null,
+        user_id: origin.userId,
+        commit_hash: origin.commitHash ?? null,
+      });
+      calls.push({ projectId, input, origin, taskId });
+      return taskId;
+    },
+  };
+  return engine;
+}

@@ -1,0 +1,195 @@
+import { execFileSync } from 'node:child_process';
+import { chmodSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import type { Insertable } from 'kysely';
+import type { TemplateTable } from '../../db/tables';
+import { insertReturningId } from '../../db/values';
+import type { Deps } from '../../deps';
+
+/** Small helpers that insert resource rows straight into the tables (the resource APIs are built elsewhere). */
+
+export function gitRepo(
+  files: Record<string, string>,
+  opts: { branch?: string; mode?: number } = {},
+): string {
+  const dir = mkdtempSync(join(tmpdir(), 'sb-repo-'));
+  execFileSync('git', ['init', '-q', '-b', opts.branch ?? 'main', dir]);
+  commitFiles(dir, files, 'initial commit');
+  return dir;
+}
+
+export function commitFiles(dir: string, files: Record<string, string>, message: string): string {
+  for (const [name, content] of Object.entries(files)) {
+    const path = join(dir, name);
+    mkdirSync(dirname(path), { recursive: true });
+    writeFileSync(path, content);
+    if (name.endsWith('.sh')) chmodSync(path, 0o755);
+  }
+  const git = (...args: string[]) =>
+    execFileSync('git', ['-C', dir, '-c', 'user.name=t', '-c', 'user.email=t@t', ...args])
+      .toString()
+      .trim();
+  git('add', '-A');
+  git('commit', '-q', '-m', message);
+  return git('rev-parse', 'HEAD');
+}
+
+export async function insertKey(
+  deps: Deps,
+  projectId: number,
+  key: {
+    name?: string;
+    type: string;
+    secret?: Record<string, string> | string;
+    owner?: string;
+    environment_id?: number;
+  },
+) {
+  const secret =
+    key.secret === undefined
+      ? null
+      : deps.box.seal(typeof key.secret === 'string' ? key.secret : JSON.stringify(key.secret));
+  return insertReturningId(deps.db, deps.dialect, 'access_key', {
+    project_id: projectId,
+    name: key.name ?? `key-${Math.random().toString(36).slice(2, 7)}`,
+    type: key.type,
+    secret,
+    owner: key.owner ?? '',
+    environment_id: key.environment_id ?? null,
+  });
+}
+
+export const insertRepository = (
+  deps: Deps,
+  projectId: number,
+  repo: { git_url: string; git_branch?: string; ssh_key_id?: number | null; name?: string },
+) =>
+  insertReturningId(deps.db, deps.dialect, 'repository', {
+    project_id: projectId,
+    name: repo.name ?? 'repo',
+    git_url: repo.git_url,
+    git_branch: repo.git_branch ?? 'main',
+    ssh_key_id: repo.ssh_key_id ?? null,
+  });
+
+export const insertInventory = (
+  deps: Deps,
+  projectId: number,
+  inv: {
+    type: string;
+    inventory: string;
+    name?: string;
+    ssh_key_id?: number | null;
+    become_key_id?: number | null;
+    repository_id?: number | null;
+  },
+) =>
+  insertReturningId(deps.db, deps.dialect, 'inventory', {
+    project_id: projectId,
+    name: inv.name ?? 'inventory',
+    type: inv.type,
+    inventory: inv.inventory,
+    ssh_key_id: inv.ssh_key_id ?? null,
+    become_key_id: inv.become_key_id ?? null,
+    repository_id: inv.repository_id ?? null,
+  });
+
+export const insertEnvironment = (
+  deps: Deps,
+  projectId: number,
+  env: { json?: Record<string, unknown>; env?: Record<string, string>; name?: string },
+) =>
+  insertReturningId(deps.db, deps.dialect, 'environment', {
+    project_id: projectId,
+    name: env.name ?? 'env',
+    json: JSON.stringify(env.json ?? {}),
+    env: JSON.stringify(env.env ?? {}),
+  });
+
+export function insertTemplate(
+  deps: Deps,
+  projectId: number,
+  tpl: Partial<Omit<Insertable<TemplateTable>, 'task_params'>> & { task_params?: Record<string, unknown> },
+) {
+  const { task_params, ...rest } = tpl;
+  return insertReturningId(deps.db, deps.dialect, 'template', {
+    project_id: projectId,
+    name: 'tpl',
+    description: '',
+    type: '',
+    app: 'bash',
+    playbook: 'run.sh',
+    inventory_id: null,
+    repository_id: null,
+    environment_id: null,
+    vault_key_id: null,
+    view_id: null,
+    build_template_id: null,
+    start_version: null,
+    autorun: 0,
+    suppress_success_alerts: 0,
+    arguments: null,
+    allow_override_args_in_task: 0,
+    allow_override_branch_in_task: 0,
+    allow_parallel_tasks: 0,
+    git_branch: null,
+    survey_vars: '[]',
+    ...rest,
+    task_params: JSON.stringify(task_params ?? {}),
+  });
+}
+
+export async function waitFor<T>(
+  fn: () => Promise<T | undefined | null | false>,
+  timeoutMs = 20_000,
+  what = 'condition',
+): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const v = await fn();
+    if (v) return v;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 25));
+  }
+}
+
+export async function waitForStatus(deps: Deps, taskId: number, statuses: string[], timeoutMs = 20_000) {
+  return waitFor(
+    async () => {
+      const t = await deps.db.selectFrom('task').selectAll().where('id', '=', taskId).executeTakeFirst();
+      return t && statuses.includes(t.status) ? t : undefined;
+    },
+    timeoutMs,
+    `task ${taskId} to reach ${statuses.join('/')}`,
+  );
+}
+
+export async function outputOf(deps: Deps, taskId: number): Promise<string[]> {
+  const rows = await deps.db
+    .selectFrom('task_output')
+    .select('output')
+    .where('task_id', '=', taskId)
+    .orderBy('id')
+    .execute();
+  return rows.map((r) => r.output);
+}
+
+/** True while the process exists and is not a zombie. */
+export function alive(pid: number): boolean {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return !/^\d+ \(.*\) [ZX]/.test(stat);
+  } catch {
+    return false;
+  }
+}
+
+/** Puts an executable stand-in on a private PATH directory. */
+export function standIn(dir: string, name: string, script: string) {
+  mkdirSync(dir, { recursive: true });
+  const path = join(dir, name);
+  writeFileSync(path, script);
+  chmodSync(path, 0o755);
+  return path;
+}

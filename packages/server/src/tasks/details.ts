@@ -1,0 +1,98 @@
+import { parseJson } from '../db/values';
+import type { Deps } from '../deps';
+import { decodeSecretValue, type JobDetails, TaskFailed } from './job';
+import {
+  environmentSecrets,
+  findEnvironment,
+  findInventory,
+  findProject,
+  findRepository,
+  findTask,
+  findTemplate,
+  findUserName,
+  type TaskRow,
+} from './store';
+
+const objectOf = (text: string | null | undefined): Record<string, unknown> => {
+  const v = parseJson<unknown>(text, {});
+  return v && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>) : {};
+};
+
+/** The version a deploy task deploys: the build at the end of its build_task_id chain. */
+export async function incomingVersion(deps: Deps, buildTaskId: number | null): Promise<string | null> {
+  let id = buildTaskId;
+  for (let hops = 0; id && hops < 50; hops++) {
+    const t = await findTask(deps.db, id);
+    if (!t) return null;
+    const tpl = await findTemplate(deps.db, t.template_id);
+    if (tpl?.type !== 'deploy') return t.version;
+    id = t.build_task_id;
+  }
+  return null;
+}
+
+/** Loads everything a run needs: template, project, inventory (task override when allowed), keys, secrets. */
+export async function loadDetails(deps: Deps, task: TaskRow): Promise<JobDetails> {
+  const template = await findTemplate(deps.db, task.template_id);
+  if (!template) throw new TaskFailed(`Template ${task.template_id} not found`);
+  const project = await findProject(deps.db, task.project_id);
+  if (!project) throw new TaskFailed(`Project ${task.project_id} not found`);
+  const templateParams = objectOf(template.task_params);
+  const inventoryId =
+    task.inventory_id && templateParams.allow_override_inventory ? task.inventory_id : template.inventory_id;
+  const inventory = inventoryId ? ((await findInventory(deps.db, project.id, inventoryId)) ?? null) : null;
+  if (inventoryId && !inventory) throw new TaskFailed(`Inventory ${inventoryId} not found`);
+  const repository = template.repository_id
+    ? ((await findRepository(deps.db, project.id, template.repository_id)) ?? null)
+    : null;
+  if (template.repository_id && !repository)
+    throw new TaskFailed(`Repository ${template.repository_id} not found`);
+  const environment = template.environment_id
+    ? ((await findEnvironment(deps.db, project.id, template.environment_id)) ?? null)
+    : null;
+
+  const extraVars = { ...objectOf(environment?.json), ...objectOf(task.environment) };
+  const envVars: Record<string, string> = {};
+  for (const [k, v] of Object.entries(objectOf(environment?.env)))
+    envVars[k] = typeof v === 'string' ? v : JSON.stringify(v);
+  const secretVars: Record<string, string> = {};
+  const secretEnv: Record<string, string> = {};
+  if (environment) {
+    for (const row of await environmentSecrets(deps.db, environment.id)) {
+      let value: string;
+      try {
+        value = decodeSecretValue(deps.box, row);
+      } catch {
+        throw new TaskFailed(`Cannot read environment secret "${row.name}"`);
+      }
+      if (row.owner === 'variable' || row.type === 'var') secretVars[row.name] = value;
+      else secretEnv[row.name] = value;
+    }
+  }
+  let surveySecrets: Record<string, unknown> = {};
+  if (task.secret) {
+    try {
+      surveySecrets = objectOf(deps.box.open(task.secret));
+    } catch {
+      throw new TaskFailed('Cannot read the secret survey values');
+    }
+  }
+  const user = task.user_id ? await findUserName(deps.db, task.user_id) : undefined;
+  return {
+    task,
+    template,
+    project,
+    inventory,
+    repository,
+    environment,
+    extraVars,
+    envVars,
+    secretVars,
+    secretEnv,
+    surveySecrets,
+    params: objectOf(task.params),
+    templateParams,
+    incomingVersion: template.type === 'deploy' ? await incomingVersion(deps, task.build_task_id) : null,
+    userName: user?.username ?? '',
+  };
+}

@@ -1,0 +1,168 @@
+import { createHash } from 'node:crypto';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { dirname, isAbsolute, join, relative, resolve } from 'node:path';
+import type { Db } from '../../db';
+import { checkoutRepository } from '../git';
+import { type Job, TaskFailed } from '../job';
+import { type Agent, startSshAgent } from '../keys';
+import { findRepository } from '../store';
+import { stringList, taskArgs, taskDetails, templateArgs } from './common';
+
+export type AnsibleOptions = { db: Db; webRoot: string };
+
+/**
+ * ansible-playbook with the argument order of the peer (reference section c), except that every secret
+ * reaches Ansible through 0600 files in the per-task temp dir or the environment — never argv.
+ */
+export async function runAnsible(job: Job, opts: AnsibleOptions) {
+  const d = job.details;
+  const tp = d.templateParams;
+  const params = d.params;
+  const env = job.baseEnv();
+  env.PYTHONUNBUFFERED = '1';
+  env.ANSIBLE_FORCE_COLOR = 'True';
+  env.ANSIBLE_HOST_KEY_CHECKING = 'False';
+  env.ANSIBLE_LOCAL_TEMP = join(job.dirs.tmp, 'ansible-local');
+  const args: string[] = [];
+  const agents: Agent[] = [];
+  try {
+    const inv = d.inventory;
+    if (inv) {
+      if (inv.type === 'static' || inv.type === 'static-yaml') {
+        const name = `inventory_${inv.id}${inv.type === 'static-yaml' ? '.yml' : ''}`;
+        args.push('-i', job.secretFile(name, inv.inventory));
+      } else if (inv.type === 'file') {
+        let base = job.repoDir;
+        if (inv.repository_id) {
+          const repo = await findRepository(opts.db, d.project.id, inv.repository_id);
+          if (!repo) throw new TaskFailed(`Inventory repository ${inv.repository_id} not found`);
+          const co = await checkoutRepository(job, repo, {
+            branch: repo.git_branch || 'main',
+            commitHash: null,
+            target: join(job.dirs.task, `inventory_${inv.id}`),
+          });
+          base = co.dir;
+        }
+        args.push('-i', isAbsolute(inv.inventory) ? inv.inventory : resolve(base, inv.inventory));
+      } else {
+        throw new TaskFailed(`Inventory type ${inv.type} cannot be used with Ansible`);
+      }
+      if (inv.ssh_key_id) {
+        const key = await job.loadKey(inv.ssh_key_id);
+        if (key?.type === 'ssh') {
+          if (key.login) args.push('--user', key.login);
+          const agent = await startSshAgent(job, key, 'inventory key');
+          agents.push(agent);
+          env.SSH_AUTH_SOCK = agent.sock;
+        } else if (key?.type === 'login_password') {
+          if (key.login) args.push('--user', key.login);
+          env.ANSIBLE_CONNECTION_PASSWORD_FILE = job.secretFile('connection-password', key.password);
+        }
+      }
+      if (inv.become_key_id) {
+        const key = await job.loadKey(inv.become_key_id);
+        if (key?.type === 'login_password') {
+          if (key.login) args.push('--become-user', key.login);
+          env.ANSIBLE_BECOME_PASSWORD_FILE = job.secretFile('become-password', key.password);
+        }
+      }
+    }
+
+    if (tp.allow_debug && job.task.debug) {
+      const level = Math.min(6, Math.max(1, Number(params.debug_level ?? 4) || 4));
+      args.push(`-${'v'.repeat(level)}`);
+    }
+    if (job.task.diff) args.push('--diff');
+    if (job.task.dry_run) args.push('--check');
+
+    if (d.template.vault_key_id) {
+      const vault = await job.loadKey(d.template.vault_key_id);
+      if (vault?.password) {
+        args.push('--vault-id', `default@${job.secretFile('vault-password', vault.password)}`);
+      }
+    }
+
+    const extra: Record<string, unknown> = { ...d.extraVars, ...d.secretVars, ...d.surveySecrets };
+    const semaphoreVars =
+      extra.semaphore_vars && typeof extra.semaphore_vars === 'object'
+        ? (extra.semaphore_vars as Record<string, unknown>)
+        : {};
+    extra.semaphore_vars = { ...semaphoreVars, task_details: taskDetails(job, opts.webRoot) };
+    args.push('--extra-vars', `@${job.secretFile('extra-vars.json', JSON.stringify(extra))}`);
+
+    args.push(...templateArgs(job));
+    const pick = (name: 'limit' | 'tags' | 'skip_tags') =>
+      tp[`allow_override_${name}`] && stringList(params[name]).length
+        ? stringList(params[name])
+        : stringList(tp[name]);
+    const limit = pick('limit');
+    const tags = pick('tags');
+    const skipTags = pick('skip_tags');
+    if (limit.length) args.push(`--limit=${limit.join(',')}`);
+    if (tags.length) args.push(`--tags=${tags.join(',')}`);
+    if (skipTags.length) args.push(`--skip-tags=${skipTags.join(',')}`);
+    args.push(...taskArgs(job));
+    const playbook = job.task.playbook || d.template.playbook;
+    if (!playbook) throw new TaskFailed('The template has no playbook');
+    args.push(playbook);
+
+    await installRequirements(job, env, playbook);
+    job.throwIfStopped();
+    await job.execOk({ command: 'ansible-playbook', args, env }, 'ansible-playbook');
+  } finally {
+    for (const a of agents) a.stop();
+  }
+}
+
+/**
+ * Galaxy collections then roles (the peer's file list), each skipped while the file's hash equals the hash
+ * stamped at its last successful install (stamps live in the project's home, which persists across tasks).
+ */
+async function installRequirements(job: Job, env: Record<string, string>, playbook: string) {
+  const repo = job.repoDir;
+  const playbookDir = dirname(resolve(repo, playbook));
+  const kinds = [
+    {
+      kind: 'collection',
+      files: [
+        join(playbookDir, 'collections', 'requirements.yml'),
+        join(playbookDir, 'requirements.yml'),
+        join(repo, 'collections', 'requirements.yml'),
+        join(repo, 'requirements.yml'),
+      ],
+    },
+    {
+      kind: 'role',
+      files: [
+        join(playbookDir, 'roles', 'requirements.yml'),
+        join(playbookDir, 'requirements.yml'),
+        join(repo, 'roles', 'requirements.yml'),
+        join(repo, 'requirements.yml'),
+      ],
+    },
+  ];
+  const stampDir = join(job.dirs.home, '.signalbox-galaxy');
+  for (const { kind, files } of kinds) {
+    for (const file of [...new Set(files)]) {
+      if (!existsSync(file)) continue;
+      const rel = relative(repo, file);
+      const hash = createHash('md5').update(readFileSync(file)).digest('hex');
+      const stamp = join(
+        stampDir,
+        `${createHash('sha1')
+          .update(`${job.details.repository?.id ?? 0}:${job.details.template.id}:${rel}`)
+          .digest('hex')}_${kind}.md5`,
+      );
+      if (existsSync(stamp) && readFileSync(stamp, 'utf8') === hash) {
+        job.log(`${rel} has not changed: skipping ansible-galaxy ${kind} install`);
+        continue;
+      }
+      await job.execOk(
+        { command: 'ansible-galaxy', args: [kind, 'install', '-r', file, '--force'], env },
+        `ansible-galaxy ${kind} install`,
+      );
+      mkdirSync(stampDir, { recursive: true });
+      writeFileSync(stamp, hash);
+    }
+  }
+}

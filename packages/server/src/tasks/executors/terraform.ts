@@ -1,0 +1,69 @@
+import { join } from 'node:path';
+import { type Job, TaskFailed } from '../job';
+import { taskArgs, templateArgs, valueText } from './common';
+
+/**
+ * terraform / tofu (the binary is the app id): init, workspace select-or-create, plan into a saved plan file;
+ * "No changes." or a plan-only task ends there; otherwise apply the saved plan after confirmation (or at
+ * once when auto-approve is allowed). Variables from the environment JSON go as -var; secrets as TF_VAR_*.
+ */
+export async function runTerraform(job: Job) {
+  const d = job.details;
+  const tp = d.templateParams;
+  const params = d.params;
+  const bin = d.template.app;
+  const cwd = join(job.repoDir, d.template.playbook || '');
+  const env = job.baseEnv();
+  env.TF_IN_AUTOMATION = '1';
+  env.TF_INPUT = '0';
+  for (const [k, v] of Object.entries({ ...d.secretVars, ...d.surveySecrets }))
+    env[`TF_VAR_${k}`] = valueText(v);
+
+  const init = ['init', '-lock=false'];
+  if (params.upgrade) init.push('-upgrade');
+  init.push(params.reconfigure ? '-reconfigure' : '-migrate-state');
+  await job.execOk({ command: bin, args: init, cwd, env }, `${bin} init`);
+
+  const list = await job.capture({ command: bin, args: ['workspace', 'list'], cwd, env });
+  job.throwIfStopped();
+  if (list.code === 0) {
+    const workspace = d.inventory?.inventory?.trim() || 'default';
+    await job.execOk(
+      { command: bin, args: ['workspace', 'select', '-or-create=true', workspace], cwd, env },
+      `${bin} workspace select`,
+    );
+  }
+
+  const planArgs: string[] = [];
+  if (params.destroy && tp.allow_destroy) planArgs.push('-destroy');
+  for (const [k, v] of Object.entries(d.extraVars)) {
+    if (k === 'semaphore_vars') continue;
+    planArgs.push('-var', `${k}=${valueText(v)}`);
+  }
+  planArgs.push(...templateArgs(job), ...taskArgs(job));
+  const planFile = join(job.dirs.tmp, 'signalbox.tfplan');
+  job.secretFile('.keep', '');
+  let noChanges = false;
+  const unwatch = job.sink.watch((line) => {
+    if (line.includes('No changes.')) noChanges = true;
+  });
+  try {
+    await job.execOk(
+      { command: bin, args: ['plan', '-lock=false', ...planArgs, `-out=${planFile}`], cwd, env },
+      `${bin} plan`,
+    );
+  } finally {
+    unwatch();
+  }
+  if (noChanges || params.plan) return;
+
+  const autoApprove = Boolean(tp.auto_approve) || Boolean(tp.allow_auto_approve && params.auto_approve);
+  if (!autoApprove) {
+    const decision = await job.waitDecision();
+    if (decision === 'rejected') throw new TaskFailed('The plan was rejected');
+  }
+  await job.execOk(
+    { command: bin, args: ['apply', '-lock=false', '-auto-approve', planFile], cwd, env },
+    `${bin} apply`,
+  );
+}

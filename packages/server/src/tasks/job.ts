@@ -1,0 +1,244 @@
+import { chmodSync, mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { SecretBox } from '../lib/crypto';
+import type { LogSink } from './log-sink';
+import type { ExitResult, ProcessAdapter, ProcessSpec, TaskProcess } from './process';
+import type {
+  EnvironmentRow,
+  InventoryRow,
+  KeyRow,
+  ProjectRow,
+  RepositoryRow,
+  TaskRow,
+  TemplateRow,
+} from './store';
+
+/** Thrown when a stop request ends the task; the engine turns it into `stopped`. */
+export class Stopped extends Error {
+  constructor() {
+    super('Task stopped');
+  }
+}
+
+/** Thrown for an ordinary task failure; its message is logged as the last line. */
+export class TaskFailed extends Error {}
+
+export type Key = {
+  id: number;
+  type: string;
+  login: string;
+  password: string;
+  passphrase: string;
+  private_key: string;
+};
+
+export function decodeKey(box: SecretBox, row: KeyRow): Key {
+  let secret: Record<string, unknown> = {};
+  if (row.secret) {
+    try {
+      const parsed = JSON.parse(box.open(row.secret));
+      if (parsed && typeof parsed === 'object') secret = parsed as Record<string, unknown>;
+    } catch {
+      throw new TaskFailed(`Cannot read key "${row.name}"`);
+    }
+  }
+  const str = (v: unknown) => (typeof v === 'string' ? v : '');
+  return {
+    id: row.id,
+    type: row.type,
+    login: str(secret.login),
+    password: str(secret.password),
+    passphrase: str(secret.passphrase),
+    private_key: str(secret.private_key),
+  };
+}
+
+/** An environment secret's value: the sealed text is either the bare value or a JSON document holding it. */
+export function decodeSecretValue(box: SecretBox, row: KeyRow): string {
+  if (!row.secret) return '';
+  const text = box.open(row.secret);
+  try {
+    const parsed = JSON.parse(text);
+    if (typeof parsed === 'string') return parsed;
+    if (parsed && typeof parsed === 'object') {
+      for (const k of ['value', 'secret', 'password']) {
+        const v = (parsed as Record<string, unknown>)[k];
+        if (typeof v === 'string') return v;
+      }
+    }
+  } catch {
+    // plain text
+  }
+  return text;
+}
+
+export type JobDetails = {
+  task: TaskRow;
+  template: TemplateRow;
+  project: ProjectRow;
+  inventory: InventoryRow | null;
+  repository: RepositoryRow | null;
+  environment: EnvironmentRow | null;
+  /** Environment JSON with the task's environment merged over it. */
+  extraVars: Record<string, unknown>;
+  /** Environment `env` map. */
+  envVars: Record<string, string>;
+  /** Environment secrets: `var` ones become extra vars, `env` ones process variables. */
+  secretVars: Record<string, string>;
+  secretEnv: Record<string, string>;
+  /** Secret survey values. */
+  surveySecrets: Record<string, unknown>;
+  params: Record<string, unknown>;
+  templateParams: Record<string, unknown>;
+  incomingVersion: string | null;
+  userName: string;
+};
+
+/**
+ * The context an executor works in: directories, environment, process spawning tied to the task's stop
+ * button, and 0600 secret files in the per-task temp dir.
+ */
+export class Job {
+  stopRequested: 'stop' | 'force' | null = null;
+  current: TaskProcess | null = null;
+  private killTimer: NodeJS.Timeout | null = null;
+  private stopListeners: (() => void)[] = [];
+  /** Aborted by the first stop request: ends helper commands run through `capture`. */
+  private readonly stopSignal = new AbortController();
+  /** The repository working copy (set by the checkout step). */
+  repoDir = '';
+
+  constructor(
+    readonly details: JobDetails,
+    readonly sink: LogSink,
+    readonly processes: ProcessAdapter,
+    readonly box: SecretBox,
+    readonly dirs: { task: string; tmp: string; home: string; reposCache: string; owner: string },
+    readonly loadKey: (id: number) => Promise<Key | null>,
+    readonly onStatus: (status: string) => Promise<void>,
+    readonly waitDecision: () => Promise<'confirmed' | 'rejected'>,
+  ) {}
+
+  get task() {
+    return this.details.task;
+  }
+
+  log(line: string) {
+    this.sink.line(line);
+  }
+
+  /** Writes a file only the server user can read, in the per-task temp dir (removed after the run). */
+  secretFile(name: string, content: string, mode = 0o600): string {
+    mkdirSync(this.dirs.tmp, { recursive: true, mode: 0o700 });
+    const path = join(this.dirs.tmp, name);
+    writeFileSync(path, content, { mode });
+    chmodSync(path, mode);
+    return path;
+  }
+
+  /** The process environment every tool of this task gets. */
+  baseEnv(): Record<string, string> {
+    const d = this.details;
+    const env: Record<string, string> = {};
+    for (const k of ['PATH', 'LANG', 'LC_ALL', 'TZ', 'USER', 'LOGNAME', 'SHELL']) {
+      const v = process.env[k];
+      if (v) env[k] = v;
+    }
+    env.PATH ||= '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin';
+    env.HOME = this.dirs.home;
+    env.TMPDIR = this.dirs.tmp;
+    env.SIGNALBOX_TASK_ID = String(d.task.id);
+    env.SIGNALBOX_TASK_OWNER = this.dirs.owner;
+    env.SEMAPHORE_TASK_TYPE = d.template.type;
+    if (d.incomingVersion) env.SEMAPHORE_TASK_INCOMING_VERSION = d.incomingVersion;
+    if (d.template.type === 'build' && d.task.version) env.SEMAPHORE_TASK_TARGET_VERSION = d.task.version;
+    for (const [k, v] of Object.entries(d.envVars)) env[k] = v;
+    for (const [k, v] of Object.entries(d.secretEnv)) env[k] = v;
+    return env;
+  }
+
+  onStop(listener: () => void) {
+    this.stopListeners.push(listener);
+  }
+
+  requestStop(force: boolean) {
+    const first = !this.stopRequested;
+    if (force || !this.stopRequested) this.stopRequested = force ? 'force' : 'stop';
+    if (first) {
+      this.stopSignal.abort();
+      for (const l of this.stopListeners) l();
+    }
+    const proc = this.current;
+    if (!proc) return;
+    if (force) {
+      proc.kill('SIGKILL');
+    } else {
+      proc.kill('SIGTERM');
+      this.killTimer ??= setTimeout(() => proc.kill('SIGKILL'), 3000);
+    }
+  }
+
+  throwIfStopped() {
+    if (this.stopRequested) throw new Stopped();
+  }
+
+  /** Runs a command, streaming its output into the task log; a stop request ends it and throws Stopped. */
+  async exec(spec: Omit<ProcessSpec, 'env' | 'cwd'> & { cwd?: string; env?: Record<string, string> }) {
+    this.throwIfStopped();
+    const full: ProcessSpec = {
+      command: spec.command,
+      args: spec.args,
+      cwd: spec.cwd ?? (this.repoDir || this.dirs.task),
+      env: spec.env ?? this.baseEnv(),
+    };
+    const proc = this.processes.run(full, this.sink);
+    this.current = proc;
+    if (proc.pid) {
+      try {
+        writeFileSync(join(this.dirs.task, 'pid'), String(proc.pid));
+      } catch {
+        // only a hint for orphan cleanup
+      }
+    }
+    let result: ExitResult;
+    try {
+      result = await proc.wait();
+    } finally {
+      this.current = null;
+      if (this.killTimer) clearTimeout(this.killTimer);
+      this.killTimer = null;
+    }
+    this.throwIfStopped();
+    return result;
+  }
+
+  /** exec, failing the task on a non-zero exit. */
+  async execOk(spec: Parameters<Job['exec']>[0], what = spec.command) {
+    const result = await this.exec(spec);
+    if (result.code !== 0)
+      throw new TaskFailed(
+        `${what} failed with ${result.signal ? `signal ${result.signal}` : `exit code ${result.code}`}`,
+      );
+    return result;
+  }
+
+  /** A short helper command; a stop request ends it and throws Stopped. */
+  async capture(
+    spec: Omit<ProcessSpec, 'env' | 'cwd'> & { cwd?: string; env?: Record<string, string> },
+    input?: string,
+  ) {
+    this.throwIfStopped();
+    const result = await this.processes.capture(
+      {
+        command: spec.command,
+        args: spec.args,
+        cwd: spec.cwd ?? (this.repoDir || this.dirs.task),
+        env: spec.env ?? this.baseEnv(),
+      },
+      input,
+      { signal: this.stopSignal.signal },
+    );
+    this.throwIfStopped();
+    return result;
+  }
+}

@@ -1,0 +1,157 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, describe, expect, it } from 'vitest';
+import WebSocket from 'ws';
+import { openDb } from '../db';
+import { freePort } from '../test-support/net';
+import { alive, gitRepo, insertRepository, insertTemplate, waitFor } from './__fixtures__/fixtures';
+
+const bin = fileURLToPath(new URL('../../bin/signalbox.mjs', import.meta.url));
+
+/** A real `signalbox server` process on a temp data dir, killed with SIGKILL mid-run and started again. */
+describe('server restart during a run', () => {
+  const dataDir = mkdtempSync(join(tmpdir(), 'sb-restart-'));
+  let server: ChildProcess | null = null;
+  let port = 0;
+  const env = {
+    ...process.env,
+    SIGNALBOX_DATA_DIR: dataDir,
+    SIGNALBOX_HOST: '127.0.0.1',
+    SIGNALBOX_ADMIN_LOGIN: 'admin',
+    SIGNALBOX_ADMIN_PASSWORD: 'admin-password-1',
+    SIGNALBOX_ADMIN_EMAIL: 'admin@example.test',
+    SIGNALBOX_ADMIN_NAME: 'Admin',
+    SIGNALBOX_LOG_LEVEL: 'warn',
+  };
+  const url = (path: string) => `http://127.0.0.1:${port}${path}`;
+
+  async function startServer() {
+    server = spawn(process.execPath, [bin, 'server'], {
+      env: { ...env, SIGNALBOX_PORT: String(port) },
+      stdio: ['ignore', 'ignore', 'inherit'],
+    });
+    await waitFor(
+      async () => {
+        try {
+          return (await fetch(url('/api/ping'))).ok;
+        } catch {
+          return false;
+        }
+      },
+      30_000,
+      'the server to answer',
+    );
+  }
+
+  afterAll(async () => {
+    if (server?.pid && server.exitCode === null) server.kill('SIGKILL');
+    rmSync(dataDir, { recursive: true, force: true });
+  });
+
+  it('leaves no task running, keeps every delivered line and re-queues waiting tasks', async () => {
+    port = await freePort();
+    await startServer();
+    const login = await fetch(url('/api/auth/login'), {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ auth: 'admin', password: 'admin-password-1' }),
+    });
+    expect(login.status).toBe(204);
+    const cookie = String(login.headers.get('set-cookie')).split(';')[0]!;
+    const api = (method: string, path: string, body?: unknown) =>
+      fetch(url(path), {
+        method,
+        headers: { cookie, ...(body ? { 'content-type': 'application/json' } : {}) },
+        body: body ? JSON.stringify(body) : undefined,
+      });
+    const projectId = (
+      (await (await api('POST', '/api/projects', { name: 'Restart' })).json()) as { id: number }
+    ).id;
+
+    const handle = openDb(`sqlite://${join(dataDir, 'signalbox.db')}`);
+    const deps = { db: handle.db, dialect: handle.dialect } as Parameters<typeof insertTemplate>[0];
+    const repo = gitRepo({
+      'loop.sh': 'echo "pid $$"\ni=0\nwhile true; do i=$((i+1)); echo "line $i"; sleep 0.005; done\n',
+    });
+    const repoId = await insertRepository(deps, projectId, { git_url: `file://${repo}` });
+    const tpl = await insertTemplate(deps, projectId, { repository_id: repoId, playbook: 'loop.sh' });
+
+    const ws = new WebSocket(`ws://127.0.0.1:${port}/api/ws`, { headers: { cookie } });
+    const received: string[] = [];
+    ws.on('message', (data) => {
+      const m = JSON.parse(String(data));
+      if (m.type === 'log') received.push(m.output);
+    });
+    ws.on('error', () => {});
+    await new Promise((r) => ws.on('open', r));
+    await new Promise((r) => setTimeout(r, 200));
+
+    const newTask = async () =>
+      (
+        (await (await api('POST', `/api/project/${projectId}/tasks`, { template_id: tpl })).json()) as {
+          id: number;
+        }
+      ).id;
+    const first = await newTask();
+    const second = await newTask();
+    await waitFor(
+      async () => received.filter((l) => l.startsWith('line ')).length >= 200 || undefined,
+      20_000,
+    );
+    server!.kill('SIGKILL');
+    await new Promise((r) => server!.once('exit', r));
+    const delivered = [...received];
+    ws.terminate();
+    const pid = Number(delivered.find((l) => l.startsWith('pid '))!.split(' ')[1]);
+
+    await startServer();
+    const rows = await handle.db.selectFrom('task').selectAll().where('project_id', '=', projectId).execute();
+    expect(
+      rows.filter((r) => ['starting', 'running', 'stopping'].includes(r.status) && r.id === first),
+    ).toEqual([]);
+    const t1 = rows.find((r) => r.id === first)!;
+    expect(t1.status).toBe('error');
+    expect(t1.message).toBe('Interrupted by server restart');
+    expect(t1.end).toBeTruthy();
+    // The orphaned script was killed on start.
+    await waitFor(async () => !alive(pid) || undefined, 3000, 'the orphaned task process to end');
+
+    const output = (
+      await handle.db
+        .selectFrom('task_output')
+        .select('output')
+        .where('task_id', '=', first)
+        .orderBy('id')
+        .execute()
+    ).map((r) => r.output);
+    expect(output.slice(0, delivered.length)).toEqual(delivered);
+    expect(output.at(-1)).toBe('Interrupted by server restart');
+
+    // The waiting task was queued again and runs now; stop it.
+    await waitFor(async () => {
+      const t = await handle.db
+        .selectFrom('task')
+        .select('status')
+        .where('id', '=', second)
+        .executeTakeFirst();
+      return t?.status === 'running' || undefined;
+    }, 20_000);
+    expect(
+      (await api('POST', `/api/project/${projectId}/tasks/${second}/stop`, { force: true })).status,
+    ).toBe(204);
+    await waitFor(async () => {
+      const t = await handle.db
+        .selectFrom('task')
+        .select('status')
+        .where('id', '=', second)
+        .executeTakeFirst();
+      return t?.status === 'stopped' || undefined;
+    }, 5000);
+    await handle.destroy();
+    server!.kill('SIGTERM');
+    await new Promise((r) => server!.once('exit', r));
+  });
+});

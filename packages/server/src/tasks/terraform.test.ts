@@ -1,0 +1,257 @@
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type LiveMessage, logMessages } from '../live/bus';
+import { testDialects } from '../test-support/dialects';
+import { type Client, createHarness, type Harness } from '../test-support/harness';
+import {
+  gitRepo,
+  insertEnvironment,
+  insertInventory,
+  insertKey,
+  insertRepository,
+  insertTemplate,
+  outputOf,
+  standIn,
+  waitFor,
+  waitForStatus,
+} from './__fixtures__/fixtures';
+
+/** A terraform/tofu stand-in: records argv, prints realistic output, writes and checks the saved plan. */
+const tfScript = (record: string) => `#!/bin/bash
+echo "$(basename "$0") $*" >> ${record}
+case "$1" in
+  init) echo "Initializing the backend..."; echo "Terraform has been successfully initialized!" ;;
+  workspace)
+    if [ "$2" = list ]; then [ -f hang ] && exec sleep 98765; echo "* default"; else echo "Switched to workspace \\"$4\\"."; fi ;;
+  plan)
+    env | grep '^TF_VAR_' | sort
+    out=""
+    for a in "$@"; do case "$a" in -out=*) out="\${a#-out=}" ;; esac; done
+    if [ -f nochanges ]; then
+      echo "No changes. Your infrastructure matches the configuration."
+    else
+      echo "  # null_resource.example will be created"
+      echo "Plan: 1 to add, 0 to change, 0 to destroy."
+      echo "saved plan" > "$out"
+    fi ;;
+  apply)
+    plan="\${@: -1}"
+    [ -f "$plan" ] || { echo "no saved plan at $plan"; exit 1; }
+    echo "Apply complete! Resources: 1 added, 0 changed, 0 destroyed." ;;
+esac
+`;
+
+describe.each(testDialects())('terraform, tofu and pulumi stand-ins on $name', (dialect) => {
+  let h: Harness;
+  let owner: Client;
+  let projectId: number;
+  let repoId: number;
+  let envId: number;
+  let invId: number;
+  let record: string;
+  const messages: LiveMessage[] = [];
+  const originalPath = process.env.PATH;
+
+  beforeAll(async () => {
+    const bin = mkdtempSync(join(tmpdir(), 'sb-bin-'));
+    record = join(bin, 'argv.log');
+    writeFileSync(record, '');
+    standIn(bin, 'terraform', tfScript(record));
+    standIn(bin, 'tofu', tfScript(record));
+    standIn(bin, 'pulumi', `#!/bin/bash\necho "pulumi $*" >> ${record}\necho "Resources: 2 unchanged"\n`);
+    process.env.PATH = `${bin}:${originalPath}`;
+    h = await createHarness(dialect);
+    h.deps.bus.on('live', (m) => messages.push(m));
+    h.deps.bus.on('logs', (b) => messages.push(...logMessages(b)));
+    owner = await h.userClient({ can_create_project: true });
+    ({ projectId } = await h.projectWithTeam(owner));
+    const repo = gitRepo({
+      'nochange/main.tf': '# nothing\n',
+      'nochange/nochanges': '',
+      'change/main.tf': 'resource "null_resource" "example" {}\n',
+      'hang/main.tf': '# workspace list never answers\n',
+      'hang/hang': '',
+      'infra/Pulumi.yaml': 'name: demo\n',
+    });
+    repoId = await insertRepository(h.deps, projectId, { git_url: `file://${repo}` });
+    envId = await insertEnvironment(h.deps, projectId, { json: { region: 'eu-1' } });
+    await insertKey(h.deps, projectId, {
+      name: 'db_password',
+      type: 'var',
+      owner: 'variable',
+      environment_id: envId,
+      secret: 'tf-s3cret-value',
+    });
+    invId = await insertInventory(h.deps, projectId, { type: 'terraform-workspace', inventory: 'staging' });
+  });
+  afterAll(async () => {
+    process.env.PATH = originalPath;
+    await h?.close();
+  });
+
+  /** The commands one task ran, with the per-task plan path normalised. */
+  function commandsSince(mark: number): string[] {
+    return readFileSync(record, 'utf8')
+      .split('\n')
+      .slice(mark)
+      .filter(Boolean)
+      .map((l) => l.replace(/\/\S*\/signalbox\.tfplan/g, '<plan>'));
+  }
+  const mark = () => readFileSync(record, 'utf8').split('\n').filter(Boolean).length;
+
+  async function run(tpl: Record<string, unknown>, body: Record<string, unknown> = {}) {
+    const id = await insertTemplate(h.deps, projectId, {
+      app: 'terraform',
+      repository_id: repoId,
+      environment_id: envId,
+      inventory_id: invId,
+      allow_parallel_tasks: 1,
+      ...tpl,
+    });
+    const res = await owner.post(`/api/project/${projectId}/tasks`, { template_id: id, ...body });
+    expect(res.statusCode).toBe(201);
+    return res.json().id as number;
+  }
+
+  const updatesOf = (id: number) =>
+    messages
+      .filter((m) => m.type === 'update' && m.task_id === id)
+      .map((m) => (m as { status: string }).status);
+  /** The published statuses once the final one (saved just before it is published) has arrived. */
+  const statuses = (id: number) =>
+    waitFor(async () => {
+      const list = updatesOf(id);
+      return ['success', 'error', 'stopped'].includes(list.at(-1) ?? '') ? list : undefined;
+    });
+
+  it('ends with success on "No changes." after init, workspace and plan', async () => {
+    const m = mark();
+    const id = await run({ playbook: 'nochange' });
+    const done = await waitForStatus(h.deps, id, ['success', 'error']);
+    expect(done.status, (await outputOf(h.deps, id)).join('\n')).toBe('success');
+    expect(commandsSince(m)).toEqual([
+      'terraform init -lock=false -migrate-state',
+      'terraform workspace list',
+      'terraform workspace select -or-create=true staging',
+      'terraform plan -lock=false -var region=eu-1 -out=<plan>',
+    ]);
+    const out = await outputOf(h.deps, id);
+    expect(out).toContain('TF_VAR_db_password=**********');
+    expect(out.join('\n')).not.toContain('tf-s3cret-value');
+    expect(readFileSync(record, 'utf8')).not.toContain('tf-s3cret-value');
+  });
+
+  it('waits for confirmation on a plan with changes, then applies the saved plan', async () => {
+    const m = mark();
+    const id = await run({ playbook: 'change' });
+    await waitForStatus(h.deps, id, ['waiting_confirmation']);
+    const early = await owner.post(`/api/project/${projectId}/tasks/${id}/confirm`, {});
+    expect(early.statusCode).toBe(204);
+    const done = await waitForStatus(h.deps, id, ['success', 'error']);
+    expect(done.status).toBe('success');
+    expect(commandsSince(m)).toEqual([
+      'terraform init -lock=false -migrate-state',
+      'terraform workspace list',
+      'terraform workspace select -or-create=true staging',
+      'terraform plan -lock=false -var region=eu-1 -out=<plan>',
+      'terraform apply -lock=false -auto-approve <plan>',
+    ]);
+    expect(await statuses(id)).toEqual([
+      'waiting',
+      'starting',
+      'running',
+      'waiting_confirmation',
+      'confirmed',
+      'running',
+      'success',
+    ]);
+    expect(await outputOf(h.deps, id)).toContain(
+      'Apply complete! Resources: 1 added, 0 changed, 0 destroyed.',
+    );
+    const again = await owner.post(`/api/project/${projectId}/tasks/${id}/confirm`, {});
+    expect(again.statusCode).toBe(400);
+    expect(again.json().error).toBe('The task is not waiting for confirmation');
+  });
+
+  it('ends as error without applying when the plan is rejected', async () => {
+    const m = mark();
+    const id = await run({ app: 'tofu', playbook: 'change' });
+    await waitForStatus(h.deps, id, ['waiting_confirmation']);
+    expect((await owner.post(`/api/project/${projectId}/tasks/${id}/reject`, {})).statusCode).toBe(204);
+    const done = await waitForStatus(h.deps, id, ['success', 'error']);
+    expect(done.status).toBe('error');
+    expect(commandsSince(m)).toEqual([
+      'tofu init -lock=false -migrate-state',
+      'tofu workspace list',
+      'tofu workspace select -or-create=true staging',
+      'tofu plan -lock=false -var region=eu-1 -out=<plan>',
+    ]);
+    expect((await statuses(id)).slice(-3)).toEqual(['waiting_confirmation', 'rejected', 'error']);
+    expect(await outputOf(h.deps, id)).toContain('The plan was rejected');
+  });
+
+  it('applies at once with auto-approve, honours plan-only, destroy and init params', async () => {
+    let m = mark();
+    const auto = await run({ playbook: 'change', task_params: { auto_approve: true } });
+    expect((await waitForStatus(h.deps, auto, ['success', 'error'])).status).toBe('success');
+    expect(commandsSince(m).at(-1)).toBe('terraform apply -lock=false -auto-approve <plan>');
+    expect(await statuses(auto)).not.toContain('waiting_confirmation');
+
+    m = mark();
+    const planOnly = await run(
+      { playbook: 'change', task_params: { allow_destroy: true } },
+      { params: { plan: true, destroy: true, upgrade: true, reconfigure: true } },
+    );
+    expect((await waitForStatus(h.deps, planOnly, ['success', 'error'])).status).toBe('success');
+    expect(commandsSince(m)).toEqual([
+      'terraform init -lock=false -upgrade -reconfigure',
+      'terraform workspace list',
+      'terraform workspace select -or-create=true staging',
+      'terraform plan -lock=false -destroy -var region=eu-1 -out=<plan>',
+    ]);
+  });
+
+  it('stopping a task that waits for confirmation ends it as stopped', async () => {
+    const id = await run({ playbook: 'change' });
+    await waitForStatus(h.deps, id, ['waiting_confirmation']);
+    expect((await owner.post(`/api/project/${projectId}/tasks/${id}/stop`, {})).statusCode).toBe(204);
+    expect((await waitForStatus(h.deps, id, ['stopped', 'error', 'success'], 3000)).status).toBe('stopped');
+  });
+
+  it('a stop request ends a helper command that hangs (workspace list) within 2 s', async () => {
+    const id = await run({ playbook: 'hang' });
+    await waitFor(async () => {
+      const ps = execFileSync('ps', ['-eo', 'pid,args']).toString();
+      return /sleep 98765/.test(ps) || undefined;
+    });
+    const started = Date.now();
+    expect((await owner.post(`/api/project/${projectId}/tasks/${id}/stop`, {})).statusCode).toBe(204);
+    expect((await waitForStatus(h.deps, id, ['stopped', 'error', 'success'], 2000)).status).toBe('stopped');
+    expect(Date.now() - started).toBeLessThan(2000);
+    await waitFor(
+      async () => !/sleep 98765/.test(execFileSync('ps', ['-eo', 'pid,args']).toString()) || undefined,
+      2000,
+    );
+  });
+
+  it('runs pulumi up with the stack, and preview for a dry run', async () => {
+    let m = mark();
+    const tpl = { app: 'pulumi', playbook: 'infra', inventory_id: null, arguments: '["--refresh"]' };
+    const up = await run(tpl);
+    expect((await waitForStatus(h.deps, up, ['success', 'error'])).status).toBe('success');
+    expect(commandsSince(m)).toEqual([
+      'pulumi stack select --create --non-interactive dev',
+      'pulumi up --yes --stack dev --refresh',
+    ]);
+    m = mark();
+    const preview = await run(tpl, { dry_run: true, params: { stack: 'prod' } });
+    expect((await waitForStatus(h.deps, preview, ['success', 'error'])).status).toBe('success');
+    expect(commandsSince(m)).toEqual([
+      'pulumi stack select --create --non-interactive prod',
+      'pulumi preview --stack prod --refresh',
+    ]);
+  });
+});

@@ -1,0 +1,67 @@
+/** What callers (API, scheduler, integrations, autorun) give to start a task. Field names follow SPEC §3/§7. */
+export type NewTask = {
+  template_id: number;
+  message?: string;
+  build_task_id?: number | null;
+  debug?: boolean;
+  dry_run?: boolean;
+  diff?: boolean;
+  /** JSON array text of extra CLI arguments (honoured only when the template allows overriding). */
+  arguments?: string | null;
+  /** JSON object text merged over the environment's extra variables. */
+  environment?: string;
+  /** JSON object text of secret survey values: stored encrypted, removed when the task ends. */
+  secret?: string;
+  git_branch?: string | null;
+  inventory_id?: number | null;
+  limit?: string | string[] | null;
+  tags?: string[] | null;
+  skip_tags?: string[] | null;
+  playbook?: string | null;
+  /** App-specific parameters (e.g. terraform plan/destroy/auto_approve). */
+  params?: Record<string, unknown>;
+};
+
+export type TaskOrigin = {
+  userId: number | null;
+  integrationId?: number | null;
+  scheduleId?: number | null;
+  /** Re-runs and new-commit schedules pin a commit. */
+  commitHash?: string | null;
+};
+
+/** The task engine as the rest of the server sees it. */
+export interface TaskEngine {
+  /** Validates (AppError 400/404 on bad input), stores the task as `waiting` and wakes the queue. Returns the task id. */
+  create(projectId: number, input: NewTask, origin: TaskOrigin): Promise<number>;
+  /** Starts the queue: reconciles tasks left unfinished by a previous process, then runs waiting ones. */
+  start(): Promise<void>;
+  /** Stops accepting work and ends running tasks. */
+  close(): Promise<void>;
+  /** Stops a task: `force` kills at once; otherwise `stopping`, SIGTERM, then SIGKILL after a grace period. */
+  stop(projectId: number, taskId: number, force: boolean): Promise<void>;
+  /** Answers a Terraform/OpenTofu plan waiting for confirmation. */
+  confirm(projectId: number, taskId: number): Promise<void>;
+  reject(projectId: number, taskId: number): Promise<void>;
+  /** Why a waiting task waits (e.g. "Waiting: project limit of 2 running tasks reached"), or null. */
+  statusDetail(taskId: number): string | null;
+}
+
+/** Until the engine is wired, creating a task is refused rather than silently dropped. */
+export const unavailableEngine: TaskEngine = {
+  async create() {
+    throw new Error('task engine not available');
+  },
+  async start() {},
+  async close() {},
+  async stop() {
+    throw new Error('task engine not available');
+  },
+  async confirm() {
+    throw new Error('task engine not available');
+  },
+  async reject() {
+    throw new Error('task engine not available');
+  },
+  statusDetail: () => null,
+};

@@ -1,0 +1,207 @@
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { createSecretBox } from '../lib/crypto';
+import { testDialects } from '../test-support/dialects';
+import { createHarness } from '../test-support/harness';
+import { runAnsible } from './executors/ansible';
+import { Job, type JobDetails } from './job';
+import type { LogSink } from './log-sink';
+import { LineSplitter, MAX_LINE, type ProcessAdapter, type ProcessSpec } from './process';
+import { insertOutput, type TaskRow, type TemplateRow } from './store';
+import { nextBuildVersion } from './version';
+
+describe('nextBuildVersion', () => {
+  it('counts the last numeric run up from the start version', () => {
+    expect(nextBuildVersion('1.0.0', null)).toBe('1.0.0');
+    expect(nextBuildVersion('1.0.0', '1.0.0')).toBe('1.0.1');
+    expect(nextBuildVersion('1.0.0', '1.0.9')).toBe('1.0.10');
+    expect(nextBuildVersion('1.0.5', '1.0.2')).toBe('1.0.5');
+    expect(nextBuildVersion('v2-beta', 'v7-beta')).toBe('v8-beta');
+    expect(nextBuildVersion('2.0.0', '1.0.7-rc')).toBe('2.0.0');
+    expect(nextBuildVersion('release', 'release')).toBe('release');
+  });
+});
+
+describe('LineSplitter', () => {
+  it('splits LF and CRLF lines across chunks, keeps UTF-8 intact and splits over-long lines', () => {
+    const lines: string[] = [];
+    const s = new LineSplitter((l) => lines.push(l));
+    const euro = Buffer.from('€');
+    s.push(Buffer.from('one\r\ntw'));
+    s.push(Buffer.concat([Buffer.from('o '), euro.subarray(0, 1)]));
+    s.push(Buffer.concat([euro.subarray(1), Buffer.from('\nthree')]));
+    s.push(Buffer.from(`\n${'x'.repeat(MAX_LINE * 2 + 5)}\nlast`));
+    s.end();
+    expect(lines.map((l) => (l.length > 100 ? l.length : l))).toEqual([
+      'one',
+      'two €',
+      'three',
+      MAX_LINE,
+      MAX_LINE,
+      'xxxxx',
+      'last',
+    ]);
+  });
+});
+
+/** A process adapter that records every spec and exits 0 without running anything. */
+function fakeProcesses(): ProcessAdapter & { specs: ProcessSpec[] } {
+  const specs: ProcessSpec[] = [];
+  return {
+    specs,
+    run(spec) {
+      specs.push(spec);
+      return { pid: undefined, wait: async () => ({ code: 0, signal: null }), kill() {} };
+    },
+    async capture(spec) {
+      specs.push(spec);
+      return { code: 0, signal: null, stdout: '', stderr: '' };
+    },
+  };
+}
+
+function fakeJob(processes: ProcessAdapter, repoDir: string, home: string) {
+  const lines: string[] = [];
+  const sink = {
+    line: (l: string) => lines.push(l),
+    pressure: () => false,
+    onDrain() {},
+    mask: (t: string) => t,
+    addSecrets() {},
+    watch: () => () => {},
+  } as unknown as LogSink;
+  const task = {
+    id: 7,
+    project_id: 1,
+    template_id: 3,
+    message: '',
+    debug: 1,
+    dry_run: 1,
+    diff: 1,
+    arguments: '["--task-arg"]',
+    playbook: '',
+    commit_hash: 'abc',
+    commit_message: 'msg',
+    version: null,
+  } as unknown as TaskRow;
+  const template = {
+    id: 3,
+    type: '',
+    app: 'ansible',
+    playbook: 'site.yml',
+    arguments: '["--forks", "5"]',
+    allow_override_args_in_task: 0,
+    vault_key_id: null,
+  } as unknown as TemplateRow;
+  const details: JobDetails = {
+    task,
+    template,
+    project: { id: 1 } as JobDetails['project'],
+    inventory: { id: 4, name: 'inv', type: 'static', inventory: 'localhost' } as JobDetails['inventory'],
+    repository: { id: 2, name: 'repo' } as JobDetails['repository'],
+    environment: null,
+    extraVars: { a: 1 },
+    envVars: {},
+    secretVars: {},
+    secretEnv: {},
+    surveySecrets: {},
+    params: { tags: ['t1'], limit: ['ignored'] },
+    templateParams: { allow_debug: true, allow_override_tags: true, limit: ['web'] },
+    incomingVersion: null,
+    userName: 'alice',
+  };
+  const taskDir = mkdtempSync(join(tmpdir(), 'sb-unit-task-'));
+  const job = new Job(
+    details,
+    sink,
+    processes,
+    createSecretBox(Buffer.alloc(32)),
+    { task: taskDir, tmp: join(taskDir, 'tmp'), home, reposCache: join(taskDir, 'cache'), owner: 'x' },
+    async () => null,
+    async () => {},
+    async () => 'confirmed',
+  );
+  job.repoDir = repoDir;
+  return { job, lines, tmp: join(taskDir, 'tmp') };
+}
+
+describe('ansible executor (fake processes)', () => {
+  it('builds the peer argument order and installs galaxy requirements only when they change', async () => {
+    const repo = mkdtempSync(join(tmpdir(), 'sb-unit-repo-'));
+    const home = mkdtempSync(join(tmpdir(), 'sb-unit-home-'));
+    writeFileSync(join(repo, 'requirements.yml'), 'collections: []\n');
+    const processes = fakeProcesses();
+    const first = fakeJob(processes, repo, home);
+    await runAnsible(first.job, { db: null as never, webRoot: 'http://sb' });
+    const runs = processes.specs.map((s) => [s.command, ...s.args]);
+    expect(runs).toEqual([
+      ['ansible-galaxy', 'collection', 'install', '-r', join(repo, 'requirements.yml'), '--force'],
+      ['ansible-galaxy', 'role', 'install', '-r', join(repo, 'requirements.yml'), '--force'],
+      [
+        'ansible-playbook',
+        '-i',
+        join(first.tmp, 'inventory_4'),
+        '-vvvv',
+        '--diff',
+        '--check',
+        '--extra-vars',
+        `@${join(first.tmp, 'extra-vars.json')}`,
+        '--forks',
+        '5',
+        '--limit=web',
+        '--tags=t1',
+        'site.yml',
+      ],
+    ]);
+    const extra = JSON.parse(readFileSync(join(first.tmp, 'extra-vars.json'), 'utf8'));
+    expect(extra).toMatchObject({ a: 1, semaphore_vars: { task_details: { id: 7, username: 'alice' } } });
+    expect(processes.specs.at(-1)?.env).toMatchObject({ ANSIBLE_FORCE_COLOR: 'True', PYTHONUNBUFFERED: '1' });
+
+    processes.specs.length = 0;
+    const second = fakeJob(processes, repo, home);
+    await runAnsible(second.job, { db: null as never, webRoot: '' });
+    expect(processes.specs.map((s) => s.command)).toEqual(['ansible-playbook']);
+    expect(second.lines).toContain(
+      'requirements.yml has not changed: skipping ansible-galaxy collection install',
+    );
+
+    writeFileSync(join(repo, 'requirements.yml'), 'collections: []\nroles: []\n');
+    processes.specs.length = 0;
+    await runAnsible(fakeJob(processes, repo, home).job, { db: null as never, webRoot: '' });
+    expect(processes.specs.map((s) => s.command)).toEqual([
+      'ansible-galaxy',
+      'ansible-galaxy',
+      'ansible-playbook',
+    ]);
+  });
+});
+
+describe('insertOutput', () => {
+  it.each(testDialects())('stores batches of any size completely and in order on $name', async (dialect) => {
+    const h = await createHarness(dialect);
+    try {
+      const taskId = 987_654;
+      const sizes = [1, 49, 50, 51, 137, 500, 3];
+      let n = 0;
+      for (const size of sizes) {
+        const rows = Array.from({ length: size }, () => ({
+          task_id: taskId,
+          time: new Date().toISOString(),
+          output: `row ${n++} "quoted" ✓`,
+        }));
+        await insertOutput(h.deps.db, h.deps.dialect, rows, h.deps.config.dbUrl);
+      }
+      const stored = await h.deps.db
+        .selectFrom('task_output')
+        .select('output')
+        .where('task_id', '=', taskId)
+        .orderBy('id')
+        .execute();
+      expect(stored.map((r) => r.output)).toEqual(Array.from({ length: n }, (_, i) => `row ${i} "quoted" ✓`));
+    } finally {
+      await h.close();
+    }
+  });
+});

@@ -1,0 +1,145 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { ProjectRole } from '@signalbox/contracts';
+import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify';
+import { buildApp } from '../app';
+import { type Config, loadConfig } from '../config';
+import { openDb } from '../db';
+import { now } from '../db/values';
+import type { Deps } from '../deps';
+import { insertUser } from '../features/users/users.service';
+import type { TestDialect } from './dialects';
+
+export type Harness = {
+  app: FastifyInstance;
+  deps: Deps;
+  config: Config;
+  dataDir: string;
+  /** Captured server log lines (JSON text), for asserting what the log never contains. */
+  logLines: string[];
+  close(): Promise<void>;
+  /** Creates a user and returns a client signed in as them (session cookie). */
+  userClient(
+    opts?: Partial<{ username: string; admin: boolean; can_create_project: boolean; password: string }>,
+  ): Promise<Client>;
+  anonymous(): Client;
+  /** A project owned by `owner`, plus members with the given roles (each a signed-in client). */
+  projectWithTeam(
+    owner: Client,
+    name?: string,
+  ): Promise<{ projectId: number; members: Record<ProjectRole, Client> }>;
+};
+
+export type Client = {
+  userId: number;
+  username: string;
+  password: string;
+  cookie: string;
+  request(
+    method: InjectOptions['method'],
+    url: string,
+    body?: unknown,
+    headers?: Record<string, string>,
+  ): Promise<LightMyRequestResponse>;
+  get(url: string): Promise<LightMyRequestResponse>;
+  post(url: string, body?: unknown): Promise<LightMyRequestResponse>;
+  put(url: string, body?: unknown): Promise<LightMyRequestResponse>;
+  del(url: string): Promise<LightMyRequestResponse>;
+};
+
+let counter = 0;
+
+/** Boots the real app on a fresh database of the given dialect; close() tears everything down. */
+export async function createHarness(dialect: TestDialect, overrides: Partial<Config> = {}): Promise<Harness> {
+  const dataDir = mkdtempSync(join(tmpdir(), 'signalbox-test-'));
+  const database = await dialect.create(dataDir);
+  const config = loadConfig({}, { dataDir, dbUrl: database.url, logLevel: 'info', ...overrides });
+  const handle = openDb(database.url);
+  const logLines: string[] = [];
+  const stream = { write: (line: string) => void logLines.push(line) };
+  const { app, deps } = await buildApp(config, { db: handle, logger: { level: 'info', stream } });
+  await app.ready();
+
+  const makeClient = (userId: number, username: string, password: string, cookie: string): Client => {
+    const request: Client['request'] = (method, url, body, headers = {}) =>
+      app.inject({
+        method,
+        url,
+        headers: { ...(cookie ? { cookie } : {}), ...headers },
+        ...(body === undefined
+          ? {}
+          : typeof body === 'string'
+            ? {
+                payload: body,
+                headers: { 'content-type': 'application/json', ...(cookie ? { cookie } : {}), ...headers },
+              }
+            : { payload: body as object }),
+      });
+    return {
+      userId,
+      username,
+      password,
+      cookie,
+      request,
+      get: (url) => request('GET', url),
+      post: (url, body) => request('POST', url, body ?? {}),
+      put: (url, body) => request('PUT', url, body ?? {}),
+      del: (url) => request('DELETE', url),
+    };
+  };
+
+  const harness: Harness = {
+    app,
+    deps,
+    config,
+    dataDir,
+    logLines,
+    async close() {
+      await app.close();
+      await handle.destroy();
+      await database.drop();
+      rmSync(dataDir, { recursive: true, force: true });
+    },
+    async userClient(opts = {}) {
+      counter += 1;
+      const username = opts.username ?? `user${counter}_${Math.random().toString(36).slice(2, 7)}`;
+      const password = opts.password ?? `pw-${username}-secret`;
+      const userId = await insertUser(deps.db, deps.dialect, {
+        username,
+        name: `Name ${username}`,
+        email: `${username}@example.test`,
+        password,
+        admin: opts.admin ?? false,
+        alert: false,
+        external: false,
+        can_create_project: opts.can_create_project ?? false,
+      });
+      const res = await app.inject({
+        method: 'POST',
+        url: '/api/auth/login',
+        payload: { auth: username, password },
+      });
+      if (res.statusCode !== 204) throw new Error(`login failed: ${res.statusCode} ${res.body}`);
+      const setCookie = String(res.headers['set-cookie']).split(';')[0]!;
+      return makeClient(userId, username, password, setCookie);
+    },
+    anonymous: () => makeClient(0, '', '', ''),
+    async projectWithTeam(owner, name = 'Team project') {
+      const res = await owner.post('/api/projects', { name });
+      if (res.statusCode !== 201) throw new Error(`project create failed: ${res.statusCode} ${res.body}`);
+      const projectId = res.json().id as number;
+      const members = { owner } as Record<ProjectRole, Client>;
+      for (const role of ['manager', 'task_runner', 'guest'] as const) {
+        const client = await harness.userClient();
+        await deps.db
+          .insertInto('project_user')
+          .values({ project_id: projectId, user_id: client.userId, role, created: now() })
+          .execute();
+        members[role] = client;
+      }
+      return { projectId, members };
+    },
+  };
+  return harness;
+}

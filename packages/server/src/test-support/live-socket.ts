@@ -1,0 +1,38 @@
+import WebSocket from 'ws';
+import type { LiveMessage } from '../live/bus';
+import { hubOf } from '../live/ws';
+import { waitFor } from '../tasks/__fixtures__/fixtures';
+import type { Harness } from './harness';
+
+export type LiveSocketClient = {
+  messages: LiveMessage[];
+  closed: Promise<{ code: number; reason: string }>;
+  ws: WebSocket;
+};
+
+/**
+ * A WebSocket on an app's /api/ws (`base` is its ws:// address) that collects every message; resolves once the
+ * hub has registered it (memberships loaded), so what is published next reaches it.
+ */
+export async function openLiveSocket(
+  h: Harness,
+  base: string,
+  headers: Record<string, string>,
+): Promise<LiveSocketClient> {
+  const hub = hubOf(h.app)!;
+  const before = hub.registered;
+  const ws = new WebSocket(`${base}/api/ws`, { headers });
+  const messages: LiveMessage[] = [];
+  ws.on('message', (data) => messages.push(JSON.parse(String(data))));
+  const closed = new Promise<{ code: number; reason: string }>((resolve) =>
+    ws.on('close', (code, reason) => resolve({ code, reason: String(reason) })),
+  );
+  await new Promise<void>((resolve, reject) => {
+    ws.on('open', () => resolve());
+    ws.on('unexpected-response', (_req, res) => reject(new Error(`HTTP ${res.statusCode}`)));
+    ws.on('error', reject);
+  });
+  // Counted by registrations, not open clients: another test's socket may be closing meanwhile.
+  await waitFor(async () => hub.registered > before || undefined, 3000, 'the socket to register');
+  return { messages, closed, ws };
+}

@@ -1,0 +1,41 @@
+import type { LoginOptions, Project, ProjectRoleInfo, User } from '@signalbox/contracts';
+import { useQuery } from '@tanstack/react-query';
+import { api, baseUrl } from './client';
+
+export type Info = { version: string; web_host?: string; schedule_timezone?: string };
+
+export const sessionKeys = {
+  user: ['user'] as const,
+  info: ['info'] as const,
+  projects: ['projects'] as const,
+  project: (id: number) => ['project', id] as const,
+  role: (id: number) => ['project', id, 'role'] as const,
+};
+
+export const useUser = () =>
+  useQuery({ queryKey: sessionKeys.user, queryFn: () => api<User>('/user'), retry: false });
+export const useInfo = () => useQuery({ queryKey: sessionKeys.info, queryFn: () => api<Info>('/info') });
+export const useProjects = () =>
+  useQuery({ queryKey: sessionKeys.projects, queryFn: () => api<Project[]>('/projects') });
+export const useProject = (id: number) =>
+  useQuery({
+    queryKey: sessionKeys.project(id),
+    queryFn: () => api<Project>(`/project/${id}`),
+    retry: false,
+  });
+export const useProjectRole = (id: number) =>
+  useQuery({
+    queryKey: sessionKeys.role(id),
+    queryFn: () => api<ProjectRoleInfo>(`/project/${id}/role`),
+    retry: false,
+  });
+export const useLoginOptions = () =>
+  useQuery({ queryKey: ['auth', 'login'], queryFn: () => api<LoginOptions>('/auth/login') });
+
+export async function signOut() {
+  try {
+    await api('/auth/logout', { method: 'POST' });
+  } finally {
+    window.location.assign(`${baseUrl}/auth/login`);
+  }
+}

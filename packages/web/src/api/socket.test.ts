@@ -1,0 +1,66 @@
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+
+class FakeSocket {
+  static all: FakeSocket[] = [];
+  onopen: (() => void) | null = null;
+  onclose: (() => void) | null = null;
+  onmessage: ((e: { data: string }) => void) | null = null;
+  onerror: (() => void) | null = null;
+  constructor(readonly url: URL) {
+    FakeSocket.all.push(this);
+  }
+  close() {
+    this.onclose?.();
+  }
+}
+
+beforeEach(() => {
+  vi.useFakeTimers();
+  FakeSocket.all = [];
+  vi.stubGlobal('WebSocket', FakeSocket);
+  vi.stubGlobal('window', { location: { href: 'http://localhost/project/1/history' } });
+});
+afterEach(() => {
+  vi.useRealTimers();
+  vi.unstubAllGlobals();
+});
+
+describe('LiveSocket', () => {
+  it('connects to /api/ws, reconnects 2 s after an unexpected close and reports the reconnect', async () => {
+    const { LiveSocket, RECONNECT_DELAY_MS } = await import('./socket');
+    expect(RECONNECT_DELAY_MS).toBe(2000);
+    const live = new LiveSocket();
+    const states: [boolean, boolean][] = [];
+    const messages: unknown[] = [];
+    live.onState((c, r) => states.push([c, r]));
+    live.subscribe((m) => messages.push(m));
+    live.start();
+    expect(String(FakeSocket.all[0].url)).toBe('ws://localhost/api/ws');
+    FakeSocket.all[0].onopen?.();
+    FakeSocket.all[0].onmessage?.({
+      data: '{"type":"log","task_id":1,"project_id":1,"output":"x","time":""}',
+    });
+    FakeSocket.all[0].onmessage?.({ data: 'not json' });
+    expect(messages).toHaveLength(1);
+    FakeSocket.all[0].close();
+    vi.advanceTimersByTime(1999);
+    expect(FakeSocket.all).toHaveLength(1);
+    vi.advanceTimersByTime(1);
+    expect(FakeSocket.all).toHaveLength(2);
+    FakeSocket.all[1].onopen?.();
+    expect(states).toEqual([
+      [true, false],
+      [false, false],
+      [true, true],
+    ]);
+  });
+
+  it('does not reconnect after stop()', async () => {
+    const { LiveSocket } = await import('./socket');
+    const live = new LiveSocket();
+    live.start();
+    live.stop();
+    vi.advanceTimersByTime(5000);
+    expect(FakeSocket.all).toHaveLength(1);
+  });
+});

@@ -1,0 +1,103 @@
+import { apiUrl } from './client';
+
+export type TaskUpdateMessage = {
+  type: 'update';
+  project_id: number;
+  template_id: number;
+  task_id: number;
+  status: string;
+  start: string | null;
+  end: string | null;
+  version: string | null;
+  [field: string]: unknown;
+};
+export type TaskLogMessage = {
+  type: 'log';
+  project_id: number;
+  task_id: number;
+  output: string;
+  time: string;
+};
+export type LiveMessage = TaskUpdateMessage | TaskLogMessage;
+
+type Listener = (message: LiveMessage) => void;
+type StateListener = (connected: boolean, reconnected: boolean) => void;
+
+export const RECONNECT_DELAY_MS = 2000;
+
+/**
+ * One socket to /api/ws for the whole app. It reconnects 2 s after an unexpected close (SPEC §4) and tells
+ * its state listeners, so views can resynchronise what they missed and show that live updates are off.
+ */
+export class LiveSocket {
+  private ws: WebSocket | null = null;
+  private listeners = new Set<Listener>();
+  private stateListeners = new Set<StateListener>();
+  private timer: ReturnType<typeof setTimeout> | null = null;
+  private closedOnPurpose = false;
+  private everConnected = false;
+  connected = false;
+
+  start() {
+    this.closedOnPurpose = false;
+    if (this.ws) return;
+    const url = new URL(apiUrl('/ws'), window.location.href);
+    url.protocol = url.protocol === 'https:' ? 'wss:' : 'ws:';
+    const ws = new WebSocket(url);
+    this.ws = ws;
+    ws.onopen = () => {
+      const reconnected = this.everConnected;
+      this.everConnected = true;
+      this.setConnected(true, reconnected);
+    };
+    ws.onmessage = (event) => {
+      let message: LiveMessage;
+      try {
+        message = JSON.parse(String(event.data));
+      } catch {
+        return;
+      }
+      for (const listener of this.listeners) listener(message);
+    };
+    ws.onclose = () => {
+      this.ws = null;
+      this.setConnected(false, false);
+      if (!this.closedOnPurpose) this.timer = setTimeout(() => this.reconnect(), RECONNECT_DELAY_MS);
+    };
+    ws.onerror = () => ws.close();
+  }
+
+  private reconnect() {
+    this.timer = null;
+    if (!this.closedOnPurpose) this.start();
+  }
+
+  stop() {
+    this.closedOnPurpose = true;
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = null;
+    this.ws?.close();
+    this.ws = null;
+  }
+
+  private setConnected(connected: boolean, reconnected: boolean) {
+    this.connected = connected;
+    for (const listener of this.stateListeners) listener(connected, reconnected);
+  }
+
+  subscribe(listener: Listener) {
+    this.listeners.add(listener);
+    return () => {
+      this.listeners.delete(listener);
+    };
+  }
+
+  onState(listener: StateListener) {
+    this.stateListeners.add(listener);
+    return () => {
+      this.stateListeners.delete(listener);
+    };
+  }
+}
+
+export const liveSocket = new LiveSocket();

@@ -1,0 +1,106 @@
+import { lazy, type ReactElement, Suspense, useEffect } from 'react';
+import { useTranslation } from 'react-i18next';
+import { Navigate, Route, Routes, useLocation } from 'react-router';
+import { ApiError } from '../api/client';
+import { useUser } from '../api/session';
+import { liveSocket } from '../api/socket';
+import { errorText } from '../i18n/messages';
+import { HomeRedirect, ProjectIndexRedirect } from './redirects';
+import { Shell } from './Shell';
+import { ErrorPage, Spinner } from './states';
+
+const UsersPage = lazy(() => import('../features/users/UsersPage'));
+const NewProjectPage = lazy(() => import('../features/projects/NewProjectPage'));
+const ProjectLayout = lazy(() => import('../features/projects/ProjectLayout'));
+const DashboardLayout = lazy(() => import('../features/dashboard/DashboardLayout'));
+const HistoryPage = lazy(() => import('../features/dashboard/HistoryPage'));
+const ActivityPage = lazy(() => import('../features/dashboard/ActivityPage'));
+const SettingsPage = lazy(() => import('../features/projects/SettingsPage'));
+const TeamPage = lazy(() => import('../features/team/TeamPage'));
+const ResourcePage = lazy(() => import('../features/resources/ResourcePage'));
+const TemplatesRoutes = lazy(() => import('../features/templates/TemplatesRoutes'));
+const SchedulePage = lazy(() => import('../features/schedule/SchedulePage'));
+const InventoryPage = lazy(() => import('../features/inventory/InventoryPage'));
+const EnvironmentPage = lazy(() => import('../features/environment/EnvironmentPage'));
+const KeysPage = lazy(() => import('../features/keys/KeysPage'));
+const RepositoriesPage = lazy(() => import('../features/repositories/RepositoriesPage'));
+const IntegrationsPage = lazy(() => import('../features/integrations/IntegrationsPage'));
+const IntegrationDetail = lazy(() => import('../features/integrations/IntegrationDetail'));
+
+/** The pages of issue 5, by route path; a path without one keeps its placeholder. */
+const resourcePages: Record<string, ReactElement> = {
+  'templates/*': <TemplatesRoutes />,
+  'views/:viewId/templates/*': <TemplatesRoutes />,
+  schedule: <SchedulePage />,
+  inventory: <InventoryPage />,
+  environment: <EnvironmentPage />,
+  keys: <KeysPage />,
+  repositories: <RepositoriesPage />,
+  integrations: <IntegrationsPage />,
+  'integration/:integrationId': <IntegrationDetail />,
+};
+
+/**
+ * Project pages built in later issues (templates, schedules, inventory, environment, keys, repositories,
+ * integrations): each has its route here and a page title until its feature folder provides the page.
+ */
+const resourceRoutes: { path: string; titleKey: string }[] = [
+  { path: 'templates/*', titleKey: 'nav.templates' },
+  { path: 'views/:viewId/templates/*', titleKey: 'nav.templates' },
+  { path: 'schedule', titleKey: 'nav.schedule' },
+  { path: 'inventory', titleKey: 'nav.inventory' },
+  { path: 'environment', titleKey: 'nav.environment' },
+  { path: 'keys', titleKey: 'nav.keys' },
+  { path: 'repositories', titleKey: 'nav.repositories' },
+  { path: 'integrations', titleKey: 'nav.integrations' },
+  { path: 'integration/:integrationId', titleKey: 'nav.integrations' },
+];
+
+/** Loads the signed-in user (app states: spinner, error page, success) and routes inside the shell. */
+export default function SessionRoot() {
+  const { t } = useTranslation();
+  const location = useLocation();
+  const user = useUser();
+  const signedIn = !!user.data;
+
+  useEffect(() => {
+    if (!signedIn) return;
+    liveSocket.start();
+    return () => liveSocket.stop();
+  }, [signedIn]);
+
+  if (user.isPending) return <Spinner />;
+  if (user.error) {
+    if (user.error instanceof ApiError && user.error.status === 401)
+      return <Navigate to={`/auth/login${location.search}`} replace />;
+    return <ErrorPage message={errorText(user.error, t)} />;
+  }
+  return (
+    <Suspense fallback={<Spinner />}>
+      <Routes>
+        <Route element={<Shell />}>
+          <Route index element={<HomeRedirect />} />
+          <Route path="users" element={<UsersPage />} />
+          <Route path="project/new" element={<NewProjectPage />} />
+          <Route path="project/:projectId" element={<ProjectLayout />}>
+            <Route index element={<ProjectIndexRedirect />} />
+            <Route element={<DashboardLayout />}>
+              <Route path="history" element={<HistoryPage />} />
+              <Route path="activity" element={<ActivityPage />} />
+              <Route path="settings" element={<SettingsPage />} />
+            </Route>
+            <Route path="team" element={<TeamPage />} />
+            {resourceRoutes.map((r) => (
+              <Route
+                key={r.path}
+                path={r.path}
+                element={resourcePages[r.path] ?? <ResourcePage titleKey={r.titleKey} />}
+              />
+            ))}
+          </Route>
+          <Route path="*" element={<Navigate to="/" replace />} />
+        </Route>
+      </Routes>
+    </Suspense>
+  );
+}

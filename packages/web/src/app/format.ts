@@ -1,0 +1,28 @@
+import i18next from 'i18next';
+
+const locale = () => (i18next.language === 'en' ? undefined : i18next.language);
+
+export function formatDateTime(value: string | null | undefined): string {
+  if (!value) return '—';
+  const date = new Date(value);
+  if (Number.isNaN(date.getTime())) return '—';
+  return date.toLocaleString(locale(), { dateStyle: 'medium', timeStyle: 'medium' });
+}
+
+/** Duration between two times as h:mm:ss (or m:ss); a running task counts up to `now`. */
+export function formatDuration(
+  start: string | null | undefined,
+  end: string | null | undefined,
+  now = Date.now(),
+) {
+  if (!start) return '—';
+  const from = new Date(start).getTime();
+  const to = end ? new Date(end).getTime() : now;
+  if (Number.isNaN(from) || Number.isNaN(to)) return '—';
+  const total = Math.max(0, Math.round((to - from) / 1000));
+  const h = Math.floor(total / 3600);
+  const m = Math.floor((total % 3600) / 60);
+  const s = total % 60;
+  const pad = (n: number) => String(n).padStart(2, '0');
+  return h > 0 ? `${h}:${pad(m)}:${pad(s)}` : `${m}:${pad(s)}`;
+}

@@ -1,0 +1,63 @@
+import { Alert, Checkbox, FormControlLabel } from '@mui/material';
+import { type Control, Controller, type FieldError, type FieldValues, type Path } from 'react-hook-form';
+import { useTranslation } from 'react-i18next';
+import { ApiError } from '../api/client';
+import { errorText, translateMessage } from '../i18n/messages';
+
+/** A form's server error, in a red alert (SPEC §8). */
+export function FormError({ error }: { error: unknown }) {
+  const { t } = useTranslation();
+  if (!error) return null;
+  return (
+    <Alert severity="error" role="alert" sx={{ mb: 2 }}>
+      {errorText(error, t)}
+    </Alert>
+  );
+}
+
+/** Props for a TextField from a react-hook-form field error, the message in the current language. */
+export function useFieldError() {
+  const { t } = useTranslation();
+  return (error: FieldError | undefined, serverError?: unknown, name?: string) => {
+    const server =
+      serverError instanceof ApiError && name
+        ? (serverError.body?.fields?.[name] as string | undefined)
+        : undefined;
+    const message = error?.message ?? server;
+    return message ? { error: true, helperText: translateMessage(message, t) } : {};
+  };
+}
+
+/** A checkbox bound to a react-hook-form field. */
+export function CheckboxField<T extends FieldValues>({
+  control,
+  name,
+  label,
+  disabled,
+}: {
+  control: Control<T>;
+  name: Path<T>;
+  label: string;
+  disabled?: boolean;
+}) {
+  return (
+    <Controller
+      control={control}
+      name={name}
+      render={({ field }) => (
+        <FormControlLabel
+          label={label}
+          disabled={disabled}
+          control={
+            <Checkbox
+              checked={!!field.value}
+              onChange={(e) => field.onChange(e.target.checked)}
+              onBlur={field.onBlur}
+              name={field.name}
+            />
+          }
+        />
+      )}
+    />
+  );
+}

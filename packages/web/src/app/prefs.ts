@@ -1,0 +1,19 @@
+/** Preferences kept in local storage (SPEC §9): lang, darkMode, projectId. */
+export type PrefKey = 'lang' | 'darkMode' | 'projectId';
+
+export function readPref(key: PrefKey): string | null {
+  try {
+    return localStorage.getItem(key);
+  } catch {
+    return null;
+  }
+}
+
+export function writePref(key: PrefKey, value: string | null) {
+  try {
+    if (value === null) localStorage.removeItem(key);
+    else localStorage.setItem(key, value);
+  } catch {
+    // Private mode or storage disabled: the preference lasts for this page only.
+  }
+}

@@ -1,0 +1,19 @@
+import { useSnackbar } from 'notistack';
+import { useCallback } from 'react';
+import { useTranslation } from 'react-i18next';
+import { errorText } from '../i18n/messages';
+
+/** Success and error snackbars (3 s, SPEC §9); errors use the server's text (SPEC §8). */
+export function useNotify() {
+  const { enqueueSnackbar } = useSnackbar();
+  const { t } = useTranslation();
+  const success = useCallback(
+    (message: string) => enqueueSnackbar(message, { variant: 'success' }),
+    [enqueueSnackbar],
+  );
+  const error = useCallback(
+    (err: unknown) => enqueueSnackbar(errorText(err, t), { variant: 'error' }),
+    [enqueueSnackbar, t],
+  );
+  return { success, error };
+}

@@ -1,0 +1,155 @@
+import { zodResolver } from '@hookform/resolvers/zod';
+import { Checkbox, FormControlLabel, MenuItem, Stack, TextField } from '@mui/material';
+import {
+  type AccessKey,
+  type Integration,
+  integrationAuthMethods,
+  integrationInput,
+  type Template,
+} from '@signalbox/contracts';
+import { Controller, useForm } from 'react-hook-form';
+import { useTranslation } from 'react-i18next';
+import type { z } from 'zod';
+import { useResourceList, useResourceSave } from '../templates/shared/api';
+import { FormDialog } from '../templates/shared/FormDialog';
+import { useFieldProps } from '../templates/shared/messages';
+import { mui } from '../templates/shared/mui';
+import { useResourceNotify } from '../templates/shared/ui';
+
+type Values = z.input<typeof integrationInput>;
+const EXAMPLE_HEADER = 'X-Signature';
+
+/** Create or edit an integration: the secret shows only with a method, the header only for token/hmac. */
+export function IntegrationDialog({
+  projectId,
+  item,
+  onClose,
+  onSaved,
+}: {
+  projectId: number;
+  item: Integration | null;
+  onClose: () => void;
+  onSaved?: (integration: Integration) => void;
+}) {
+  const { t } = useTranslation();
+  const notify = useResourceNotify();
+  const templates = useResourceList<Template>(projectId, 'templates');
+  const keys = useResourceList<AccessKey>(projectId, 'keys');
+  const save = useResourceSave<Record<string, unknown> & { id?: number | null }>(projectId, 'integrations');
+  const field = useFieldProps();
+  const { register, handleSubmit, control, watch, formState } = useForm<Values>({
+    resolver: zodResolver(integrationInput),
+    defaultValues: {
+      name: item?.name ?? '',
+      template_id: item?.template_id ?? (0 as number),
+      auth_method: item?.auth_method ?? '',
+      auth_secret_id: item?.auth_secret_id ?? null,
+      auth_header: item?.auth_header ?? '',
+      searchable: item?.searchable ?? false,
+    },
+  });
+  const method = watch('auth_method') ?? '';
+  const errors = formState.errors;
+
+  const submit = handleSubmit(async (values) => {
+    try {
+      const saved = await save.mutateAsync({ ...values, id: item?.id ?? null });
+      notify.success(t(item ? 'integrations.saved' : 'integrations.created', { name: values.name }));
+      onSaved?.(saved as unknown as Integration);
+      onClose();
+    } catch {
+      // Shown in the dialog.
+    }
+  });
+
+  const idSelect = (
+    name: 'template_id' | 'auth_secret_id',
+    label: string,
+    options: { id: number; name: string }[],
+  ) => (
+    <Controller
+      control={control}
+      name={name}
+      render={({ field: f }) => (
+        <TextField
+          select
+          label={label}
+          required
+          value={f.value || ''}
+          onChange={(e) => f.onChange(Number(e.target.value))}
+          onBlur={f.onBlur}
+          name={f.name}
+          {...field(errors[name], save.error, name)}
+        >
+          {options.map((o) => (
+            <MenuItem key={o.id} value={o.id}>
+              {o.name}
+            </MenuItem>
+          ))}
+        </TextField>
+      )}
+    />
+  );
+
+  return (
+    <FormDialog
+      open
+      formId="integration-form"
+      title={item ? t('integrations.edit') : t('integrations.new')}
+      error={save.error}
+      pending={save.isPending}
+      onSubmit={(e) => void submit(e)}
+      onClose={onClose}
+    >
+      <Stack spacing={2}>
+        <TextField
+          label={t('res.name')}
+          required
+          autoFocus
+          {...mui(register('name'))}
+          {...field(errors.name, save.error, 'name')}
+        />
+        {idSelect('template_id', t('res.template'), templates.data ?? [])}
+        <Controller
+          control={control}
+          name="auth_method"
+          render={({ field: f }) => (
+            <TextField
+              select
+              label={t('integrations.authMethod')}
+              value={f.value ?? ''}
+              onChange={f.onChange}
+              name={f.name}
+            >
+              {integrationAuthMethods.map((m) => (
+                <MenuItem key={m || 'none'} value={m}>
+                  {t(`integrations.methods.${m || 'none'}`)}
+                </MenuItem>
+              ))}
+            </TextField>
+          )}
+        />
+        {method !== '' && idSelect('auth_secret_id', t('integrations.authSecret'), keys.data ?? [])}
+        {(method === 'token' || method === 'hmac') && (
+          <TextField
+            label={t('integrations.authHeader')}
+            required
+            placeholder={EXAMPLE_HEADER}
+            {...mui(register('auth_header'))}
+            {...field(errors.auth_header, save.error, 'auth_header')}
+          />
+        )}
+        <Controller
+          control={control}
+          name="searchable"
+          render={({ field: f }) => (
+            <FormControlLabel
+              label={t('integrations.searchable')}
+              control={<Checkbox checked={!!f.value} onChange={(e) => f.onChange(e.target.checked)} />}
+            />
+          )}
+        />
+      </Stack>
+    </FormDialog>
+  );
+}

@@ -1,0 +1,232 @@
+import { zodResolver } from '@hookform/resolvers/zod';
+import { Alert, MenuItem, Stack, TextField } from '@mui/material';
+import { type AccessKey, type Inventory, inventoryInput, type Repository } from '@signalbox/contracts';
+import { useQueryClient } from '@tanstack/react-query';
+import { Controller, useForm } from 'react-hook-form';
+import { useTranslation } from 'react-i18next';
+import type { z } from 'zod';
+import { api } from '../../api/client';
+import { resourceKey, useResourceSave } from '../templates/shared/api';
+import { CodeEditor } from '../templates/shared/CodeEditor';
+import { FormDialog } from '../templates/shared/FormDialog';
+import { useFieldProps } from '../templates/shared/messages';
+import { mui } from '../templates/shared/mui';
+import { useResourceNotify } from '../templates/shared/ui';
+
+export type InventoryKind = 'generic' | 'terraform' | 'tofu';
+type Values = z.input<typeof inventoryInput>;
+
+const EXAMPLE_PATH = 'inventories/hosts.ini';
+const genericTypes = ['static', 'static-yaml', 'file'] as const;
+
+/** Generic inventories (INI, YAML, file) and terraform/tofu workspaces (SPEC §2, §4, §5). */
+export function InventoryDialog({
+  projectId,
+  kind,
+  item,
+  keys,
+  repositories,
+  readOnly,
+  onClose,
+}: {
+  projectId: number;
+  kind: InventoryKind;
+  item: Inventory | null;
+  keys: AccessKey[];
+  repositories: Repository[];
+  readOnly?: boolean;
+  onClose: () => void;
+}) {
+  const { t } = useTranslation();
+  const client = useQueryClient();
+  const notify = useResourceNotify();
+  const save = useResourceSave<Record<string, unknown> & { id?: number | null }>(projectId, 'inventory');
+  const field = useFieldProps();
+  const workspace = kind !== 'generic';
+  const workspaceType = kind === 'tofu' ? 'tofu-workspace' : 'terraform-workspace';
+  const { register, handleSubmit, control, watch, formState } = useForm<Values>({
+    resolver: zodResolver(inventoryInput),
+    defaultValues: {
+      name: item?.name ?? '',
+      type: item?.type ?? (workspace ? workspaceType : 'static'),
+      inventory: item?.inventory ?? '',
+      ssh_key_id: item?.ssh_key_id ?? null,
+      become_key_id: item?.become_key_id ?? null,
+      repository_id: item?.repository_id ?? null,
+    },
+  });
+  const type = watch('type');
+  const errors = formState.errors;
+
+  /** A workspace runs with the project's None key: create it when the project has none (SPEC §4). */
+  const noneKeyId = async () => {
+    const existing = keys.find((k) => k.type === 'none');
+    if (existing) return existing.id;
+    const created = await api<AccessKey>(`/project/${projectId}/keys`, {
+      method: 'POST',
+      body: { name: 'None', type: 'none', project_id: projectId },
+    });
+    void client.invalidateQueries({ queryKey: resourceKey(projectId, 'keys') });
+    return created.id;
+  };
+
+  const submit = handleSubmit(async (values) => {
+    try {
+      const body = workspace
+        ? { ...values, type: workspaceType, ssh_key_id: await noneKeyId(), become_key_id: null }
+        : values;
+      await save.mutateAsync({ ...body, id: item?.id ?? null });
+      notify.success(t(item ? 'inventory.saved' : 'inventory.created', { name: values.name }));
+      onClose();
+    } catch {
+      // Shown in the dialog.
+    }
+  });
+
+  const keySelect = (name: 'ssh_key_id' | 'become_key_id', label: string, required: boolean) => (
+    <Controller
+      control={control}
+      name={name}
+      render={({ field: f }) => (
+        <TextField
+          select
+          label={label}
+          required={required}
+          disabled={readOnly}
+          value={f.value || ''}
+          onChange={(e) => f.onChange(Number(e.target.value) || null)}
+          onBlur={f.onBlur}
+          name={f.name}
+          {...field(errors[name], save.error, name)}
+        >
+          {!required && (
+            <MenuItem value="">
+              <em>{t('res.none')}</em>
+            </MenuItem>
+          )}
+          {keys.map((k) => (
+            <MenuItem key={k.id} value={k.id}>
+              {k.name}
+            </MenuItem>
+          ))}
+        </TextField>
+      )}
+    />
+  );
+
+  const title = item ? t('inventory.edit') : t('inventory.newKind', { kind: t(`inventory.kinds.${kind}`) });
+
+  return (
+    <FormDialog
+      open
+      formId="inventory-form"
+      title={title}
+      error={save.error}
+      pending={save.isPending || readOnly}
+      onSubmit={(e) => void submit(e)}
+      onClose={onClose}
+      maxWidth="md"
+    >
+      <Stack spacing={2}>
+        {readOnly && <Alert severity="info">{t('res.readOnly')}</Alert>}
+        <TextField
+          label={workspace ? t('inventory.displayName') : t('res.name')}
+          required
+          autoFocus
+          disabled={readOnly}
+          {...mui(register('name'))}
+          {...field(errors.name, save.error, 'name')}
+        />
+        {workspace ? (
+          <TextField
+            label={t('inventory.workspaceName')}
+            required
+            disabled={readOnly}
+            helperText={t('inventory.workspaceHelp')}
+            {...mui(register('inventory'))}
+            {...field(errors.inventory, save.error, 'inventory')}
+          />
+        ) : (
+          <>
+            {keySelect('ssh_key_id', t('inventory.userCredentials'), true)}
+            {keySelect('become_key_id', t('inventory.sudoCredentials'), false)}
+            <Controller
+              control={control}
+              name="type"
+              render={({ field: f }) => (
+                <TextField
+                  select
+                  label={t('res.type')}
+                  required
+                  disabled={readOnly}
+                  value={f.value ?? ''}
+                  onChange={f.onChange}
+                  onBlur={f.onBlur}
+                  name={f.name}
+                  {...field(errors.type, save.error, 'type')}
+                >
+                  {genericTypes.map((g) => (
+                    <MenuItem key={g} value={g}>
+                      {t(`inventory.types.${g}`)}
+                    </MenuItem>
+                  ))}
+                </TextField>
+              )}
+            />
+            {type === 'file' ? (
+              <>
+                <TextField
+                  label={t('inventory.path')}
+                  required
+                  disabled={readOnly}
+                  placeholder={EXAMPLE_PATH}
+                  {...mui(register('inventory'))}
+                  {...field(errors.inventory, save.error, 'inventory')}
+                />
+                <Controller
+                  control={control}
+                  name="repository_id"
+                  render={({ field: f }) => (
+                    <TextField
+                      select
+                      label={t('res.repository')}
+                      disabled={readOnly}
+                      value={f.value || ''}
+                      onChange={(e) => f.onChange(Number(e.target.value) || null)}
+                      name={f.name}
+                    >
+                      <MenuItem value="">
+                        <em>{t('res.none')}</em>
+                      </MenuItem>
+                      {repositories.map((r) => (
+                        <MenuItem key={r.id} value={r.id}>
+                          {r.name}
+                        </MenuItem>
+                      ))}
+                    </TextField>
+                  )}
+                />
+              </>
+            ) : (
+              <Controller
+                control={control}
+                name="inventory"
+                render={({ field: f }) => (
+                  <CodeEditor
+                    label={type === 'static-yaml' ? t('inventory.contentYaml') : t('inventory.contentIni')}
+                    mode={type === 'static-yaml' ? 'yaml' : 'ini'}
+                    value={f.value ?? ''}
+                    onChange={f.onChange}
+                    readOnly={readOnly}
+                    testId="inventory-editor"
+                    {...field(errors.inventory, save.error, 'inventory')}
+                  />
+                )}
+              />
+            )}
+          </>
+        )}
+      </Stack>
+    </FormDialog>
+  );
+}

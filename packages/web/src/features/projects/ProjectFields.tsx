@@ -1,0 +1,62 @@
+import { Stack, TextField } from '@mui/material';
+import type { UseFormReturn } from 'react-hook-form';
+import { useTranslation } from 'react-i18next';
+import { CheckboxField, useFieldError } from '../../app/forms';
+import type { ProjectValues } from './api';
+
+/** Name, alert, alert chat and max parallel tasks (SPEC §3, §5); on the settings page also task retention. */
+export function ProjectFields({
+  form,
+  serverError,
+  retention = false,
+}: {
+  form: UseFormReturn<ProjectValues>;
+  serverError?: unknown;
+  /** Show "Keep tasks for (days)" (the settings page). */
+  retention?: boolean;
+}) {
+  const { t } = useTranslation();
+  const fieldError = useFieldError();
+  const { register, formState, control } = form;
+  const e = formState.errors;
+  return (
+    <Stack spacing={2}>
+      <TextField
+        label={t('fields.name')}
+        required
+        {...register('name')}
+        {...fieldError(e.name, serverError, 'name')}
+      />
+      <TextField
+        label={t('fields.maxParallelTasks')}
+        type="number"
+        slotProps={{ htmlInput: { min: 0, step: 1 } }}
+        {...register('max_parallel_tasks', { setValueAs: (v) => (v === '' || v === null ? 0 : Number(v)) })}
+        {...(fieldError(e.max_parallel_tasks, serverError, 'max_parallel_tasks').helperText
+          ? fieldError(e.max_parallel_tasks, serverError, 'max_parallel_tasks')
+          : { helperText: t('projects.maxParallelHelp') })}
+      />
+      {retention && (
+        <TextField
+          label={t('retention.keepDays')}
+          type="number"
+          slotProps={{ htmlInput: { min: 0, step: 1 } }}
+          {...register('task_retention_days', {
+            setValueAs: (v) => (v === '' || v === null ? 0 : Number(v)),
+          })}
+          {...(fieldError(e.task_retention_days, serverError, 'task_retention_days').helperText
+            ? fieldError(e.task_retention_days, serverError, 'task_retention_days')
+            : { helperText: t('retention.keepDaysHelp') })}
+        />
+      )}
+      <CheckboxField control={control} name="alert" label={t('projects.alertLabel')} />
+      <TextField
+        label={t('fields.alertChat')}
+        {...register('alert_chat')}
+        {...(fieldError(e.alert_chat, serverError, 'alert_chat').helperText
+          ? fieldError(e.alert_chat, serverError, 'alert_chat')
+          : { helperText: t('projects.alertChatHelp') })}
+      />
+    </Stack>
+  );
+}

@@ -1,0 +1,221 @@
+import { zodResolver } from '@hookform/resolvers/zod';
+import ExpandMoreIcon from '@mui/icons-material/ExpandMore';
+import {
+  Accordion,
+  AccordionDetails,
+  AccordionSummary,
+  Box,
+  Checkbox,
+  FormControlLabel,
+  FormGroup,
+  FormLabel,
+  MenuItem,
+  Stack,
+  TextField,
+  Typography,
+} from '@mui/material';
+import { DEFAULT_CRON, type Schedule, scheduleInput, type Template } from '@signalbox/contracts';
+import { Cron } from 'croner';
+import { useMemo, useState } from 'react';
+import { Controller, useForm } from 'react-hook-form';
+import { useTranslation } from 'react-i18next';
+import type { z } from 'zod';
+import { ApiError, api } from '../../api/client';
+import { formatDateTime } from '../../app/format';
+import { useResourceList, useResourceSave } from '../templates/shared/api';
+import { FormDialog } from '../templates/shared/FormDialog';
+import { translateResourceMessage, useFieldProps } from '../templates/shared/messages';
+import { mui } from '../templates/shared/mui';
+import { useResourceNotify } from '../templates/shared/ui';
+import { fromCron, groupsFor, ranges, type Timing, type TimingState, timings, toCron } from './timing';
+
+type Values = z.input<typeof scheduleInput>;
+
+const nextRun = (cron: string): Date | null => {
+  try {
+    return new Cron(cron, { paused: true }).nextRun();
+  } catch {
+    return null;
+  }
+};
+
+/** New/edit schedule: template, cron validated by the server, next-run preview, timing selector (SPEC §2). */
+export function ScheduleDialog({
+  projectId,
+  item,
+  onClose,
+}: {
+  projectId: number;
+  item: Schedule | null;
+  onClose: () => void;
+}) {
+  const { t } = useTranslation();
+  const notify = useResourceNotify();
+  const templates = useResourceList<Template>(projectId, 'templates');
+  const save = useResourceSave<Record<string, unknown> & { id?: number | null }>(projectId, 'schedules', [
+    'templates',
+  ]);
+  const field = useFieldProps();
+  const [cronError, setCronError] = useState('');
+  const { register, handleSubmit, control, watch, setValue, formState } = useForm<Values>({
+    resolver: zodResolver(scheduleInput),
+    defaultValues: {
+      template_id: item?.template_id ?? (0 as number),
+      cron_format: item?.cron_format ?? DEFAULT_CRON,
+      repository_id: item?.repository_id ?? null,
+      name: item?.name ?? '',
+      active: item?.active ?? true,
+    },
+  });
+  const cron = watch('cron_format') ?? '';
+  const next = useMemo(() => nextRun(cron.trim()), [cron]);
+  const [timing, setTiming] = useState<TimingState>(
+    () =>
+      fromCron(item?.cron_format ?? '') ?? {
+        timing: 'daily',
+        minutes: [0],
+        hours: [0],
+        days: [],
+        months: [],
+        weekdays: [],
+      },
+  );
+  const errors = formState.errors;
+
+  const applyTiming = (nextTiming: TimingState) => {
+    setTiming(nextTiming);
+    setValue('cron_format', toCron(nextTiming), { shouldValidate: formState.isSubmitted });
+  };
+  const toggleValue = (group: keyof typeof ranges, value: number, on: boolean) =>
+    applyTiming({
+      ...timing,
+      [group]: on ? [...timing[group], value] : timing[group].filter((v) => v !== value),
+    });
+
+  const submit = handleSubmit(async (values) => {
+    setCronError('');
+    try {
+      await api(`/project/${projectId}/schedules/validate`, {
+        method: 'POST',
+        body: { cron_format: values.cron_format },
+      });
+    } catch (err) {
+      setCronError(err instanceof ApiError ? err.message : String(err));
+      return;
+    }
+    try {
+      await save.mutateAsync({ ...values, id: item?.id ?? null });
+      const name = templates.data?.find((x) => x.id === values.template_id)?.name ?? '';
+      notify.success(t(item ? 'schedule.saved' : 'schedule.created', { name }));
+      onClose();
+    } catch {
+      // Shown in the dialog.
+    }
+  });
+
+  const cronProps = cronError
+    ? { error: true, helperText: translateResourceMessage(cronError, t) }
+    : field(errors.cron_format, save.error, 'cron_format');
+
+  return (
+    <FormDialog
+      open
+      formId="schedule-form"
+      title={item ? t('schedule.edit') : t('schedule.new')}
+      error={save.error}
+      pending={save.isPending}
+      onSubmit={(e) => void submit(e)}
+      onClose={onClose}
+    >
+      <Stack spacing={2}>
+        <Controller
+          control={control}
+          name="template_id"
+          render={({ field: f }) => (
+            <TextField
+              select
+              label={t('res.template')}
+              required
+              autoFocus
+              value={f.value || ''}
+              onChange={(e) => f.onChange(Number(e.target.value))}
+              onBlur={f.onBlur}
+              name={f.name}
+              {...field(errors.template_id, save.error, 'template_id')}
+            >
+              {(templates.data ?? []).map((tpl) => (
+                <MenuItem key={tpl.id} value={tpl.id}>
+                  {tpl.name}
+                </MenuItem>
+              ))}
+            </TextField>
+          )}
+        />
+        <TextField
+          label={t('schedule.cron')}
+          required
+          placeholder="0 0 * * *"
+          slotProps={{ htmlInput: { spellCheck: false, style: { fontFamily: 'monospace' } } }}
+          {...mui(register('cron_format'))}
+          {...cronProps}
+        />
+        <Typography variant="body2" color="text.secondary" aria-live="polite" data-testid="next-run">
+          {next
+            ? t('schedule.nextRun', { time: formatDateTime(next.toISOString()) })
+            : t('schedule.noNextRun')}
+        </Typography>
+        <Accordion variant="outlined" disableGutters>
+          <AccordionSummary expandIcon={<ExpandMoreIcon />}>
+            <Typography>{t('schedule.timing')}</Typography>
+          </AccordionSummary>
+          <AccordionDetails>
+            <TextField
+              select
+              fullWidth
+              size="small"
+              label={t('schedule.timing')}
+              value={timing.timing}
+              onChange={(e) => applyTiming({ ...timing, timing: e.target.value as Timing })}
+              sx={{ mb: 2 }}
+            >
+              {timings.map((x) => (
+                <MenuItem key={x} value={x}>
+                  {t(`schedule.timings.${x}`)}
+                </MenuItem>
+              ))}
+            </TextField>
+            {groupsFor[timing.timing].map((group) => (
+              <Box key={group} component="fieldset" sx={{ border: 0, p: 0, m: 0, mb: 1.5 }}>
+                <FormLabel component="legend" sx={{ fontSize: 14 }}>
+                  {t(`schedule.groups.${group}`)}
+                </FormLabel>
+                <FormGroup row>
+                  {ranges[group].map((value) => (
+                    <FormControlLabel
+                      key={value}
+                      sx={{ minWidth: group === 'weekdays' || group === 'months' ? 72 : 56, mr: 0.5 }}
+                      label={
+                        group === 'weekdays'
+                          ? t(`schedule.weekdays.${value}`)
+                          : group === 'months'
+                            ? t(`schedule.months.${value}`)
+                            : String(value)
+                      }
+                      control={
+                        <Checkbox
+                          size="small"
+                          checked={timing[group].includes(value)}
+                          onChange={(e) => toggleValue(group, value, e.target.checked)}
+                        />
+                      }
+                    />
+                  ))}
+                </FormGroup>
+              </Box>
+            ))}
+          </AccordionDetails>
+        </Accordion>
+      </Stack>
+    </FormDialog>
+  );
+}

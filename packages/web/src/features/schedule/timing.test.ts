@@ -1,0 +1,27 @@
+import { describe, expect, it } from 'vitest';
+import { fromCron, toCron } from './timing';
+
+describe('schedule timing selector', () => {
+  it('builds cron from checked values', () => {
+    expect(
+      toCron({ timing: 'daily', minutes: [30], hours: [2, 1], days: [], months: [], weekdays: [] }),
+    ).toBe('30 1,2 * * *');
+    expect(
+      toCron({ timing: 'hourly', minutes: [0, 15], hours: [4], days: [], months: [], weekdays: [] }),
+    ).toBe('0,15 * * * *');
+    expect(toCron({ timing: 'weekly', minutes: [], hours: [], days: [], months: [], weekdays: [1, 5] })).toBe(
+      '0 0 * * 1,5',
+    );
+    expect(
+      toCron({ timing: 'yearly', minutes: [5], hours: [3], days: [2], months: [12], weekdays: [] }),
+    ).toBe('5 3 2 12 *');
+  });
+
+  it('reads back what it could build, and nothing else', () => {
+    expect(fromCron('0 0 1 * *')?.timing).toBe('monthly');
+    expect(fromCron('30 1,2 * * *')).toMatchObject({ timing: 'daily', minutes: [30], hours: [1, 2] });
+    expect(fromCron('*/5 * * * *')).toBeNull();
+    expect(fromCron('7 * * * *')).toBeNull();
+    expect(fromCron('@daily')).toBeNull();
+  });
+});

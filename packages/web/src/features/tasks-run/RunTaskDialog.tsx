@@ -1,0 +1,261 @@
+import {
+  Alert,
+  Checkbox,
+  FormControlLabel,
+  FormGroup,
+  MenuItem,
+  Stack,
+  TextField,
+  Typography,
+} from '@mui/material';
+import type { Inventory, SurveyVar, Template } from '@signalbox/contracts';
+import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
+import { type FormEvent, useState } from 'react';
+import { useTranslation } from 'react-i18next';
+import { useLocation, useNavigate } from 'react-router';
+import { api } from '../../api/client';
+import type { Task } from '../tasks/api';
+import { runLabelKey, templateKeys } from '../templates/api';
+import { useResourceList } from '../templates/shared/api';
+import { CodeEditor } from '../templates/shared/CodeEditor';
+import { FormDialog } from '../templates/shared/FormDialog';
+import { translateResourceMessage } from '../templates/shared/messages';
+import { type RunValues, validateRun } from './validate-run';
+
+const appOptions: Record<string, ('debug' | 'dry_run' | 'diff')[]> = {
+  ansible: ['debug', 'dry_run', 'diff'],
+  terraform: ['dry_run'],
+  tofu: ['dry_run'],
+};
+
+/** The new-task dialog (SPEC §2, §5): message, build version, survey variables, options and overrides. */
+export function RunTaskDialog({ template, onClose }: { template: Template; onClose: () => void }) {
+  const { t } = useTranslation();
+  const navigate = useNavigate();
+  const location = useLocation();
+  const client = useQueryClient();
+  const params = template.task_params ?? {};
+  const inventories = useResourceList<Inventory>(
+    template.project_id,
+    'inventory',
+    !!params.allow_override_inventory,
+  );
+  const builds = useQuery({
+    queryKey: ['project', template.project_id, 'templates', 'builds', template.build_template_id],
+    queryFn: () =>
+      api<Task[]>(
+        `/project/${template.project_id}/templates/${template.build_template_id}/tasks?status=success`,
+      ),
+    enabled: template.type === 'deploy' && !!template.build_template_id,
+  });
+  const [values, setValues] = useState<RunValues>(() => ({
+    message: '',
+    build_task_id: 0,
+    survey: Object.fromEntries(template.survey_vars.map((v) => [v.name, v.default_value ?? ''])),
+    debug: false,
+    dry_run: false,
+    diff: false,
+    limit: (params.limit ?? []).join(', '),
+    tags: (params.tags ?? []).join(', '),
+    skip_tags: (params.skip_tags ?? []).join(', '),
+    inventory_id: template.inventory_id ?? 0,
+    git_branch: template.git_branch ?? '',
+    arguments: template.arguments ?? '[]',
+  }));
+  const [errors, setErrors] = useState<Record<string, string>>({});
+  const set = (patch: Partial<RunValues>) => setValues((v) => ({ ...v, ...patch }));
+  const setSurvey = (name: string, value: string) =>
+    setValues((v) => ({ ...v, survey: { ...v.survey, [name]: value } }));
+
+  const run = useMutation({
+    mutationFn: (body: Record<string, unknown>) =>
+      api<Task>(`/project/${template.project_id}/tasks`, { method: 'POST', body }),
+    onSuccess: () => void client.invalidateQueries({ queryKey: templateKeys.all(template.project_id) }),
+  });
+
+  const submit = async (e: FormEvent) => {
+    e.preventDefault();
+    const result = validateRun(template, values);
+    setErrors(result.errors);
+    if (!result.body) return;
+    try {
+      const task = await run.mutateAsync(result.body);
+      onClose();
+      const search = new URLSearchParams(location.search);
+      search.set('t', String(task.id));
+      navigate(`${location.pathname}?${search}`);
+    } catch {
+      // Shown in the dialog.
+    }
+  };
+
+  const err = (name: string) =>
+    errors[name] ? { error: true, helperText: translateResourceMessage(errors[name], t) } : {};
+  const options = appOptions[template.app] ?? [];
+
+  const surveyField = (v: SurveyVar) => {
+    const label = v.title || v.name;
+    const common = {
+      key: v.name,
+      label,
+      required: v.required,
+      value: values.survey[v.name] ?? '',
+      helperText: v.description || undefined,
+      onChange: (e: { target: { value: string } }) => setSurvey(v.name, e.target.value),
+      name: `survey.${v.name}`,
+    };
+    const errorProps = errors[`survey.${v.name}`]
+      ? {
+          error: true,
+          helperText:
+            errors[`survey.${v.name}`] === 'required'
+              ? t('validation.required', { field: label })
+              : translateResourceMessage(errors[`survey.${v.name}`], t),
+        }
+      : {};
+    if (v.type === 'enum')
+      return (
+        <TextField select {...common} {...errorProps}>
+          {!v.required && (
+            <MenuItem value="">
+              <em>{t('res.none')}</em>
+            </MenuItem>
+          )}
+          {v.values.map((o) => (
+            <MenuItem key={o.name} value={o.value}>
+              {o.name}
+            </MenuItem>
+          ))}
+        </TextField>
+      );
+    if (v.type === 'int')
+      return <TextField {...common} {...errorProps} slotProps={{ htmlInput: { inputMode: 'numeric' } }} />;
+    if (v.type === 'secret')
+      return <TextField {...common} {...errorProps} type="password" autoComplete="new-password" />;
+    return <TextField {...common} {...errorProps} />;
+  };
+
+  return (
+    <FormDialog
+      open
+      formId="run-task-form"
+      title={t('run.dialogTitle', { action: t(runLabelKey(template.type)), name: template.name })}
+      error={run.error}
+      pending={run.isPending}
+      submitLabel={t(runLabelKey(template.type))}
+      onSubmit={(e) => void submit(e)}
+      onClose={onClose}
+    >
+      <Stack spacing={2}>
+        {template.description && (
+          <Typography variant="body2" color="text.secondary" sx={{ whiteSpace: 'pre-wrap' }}>
+            {template.description}
+          </Typography>
+        )}
+        <TextField
+          label={t('run.message')}
+          autoFocus
+          value={values.message}
+          onChange={(e) => set({ message: e.target.value })}
+          name="message"
+          slotProps={{ htmlInput: { maxLength: 500 } }}
+        />
+        {template.type === 'deploy' && (
+          <TextField
+            select
+            required
+            label={t('run.buildVersion')}
+            value={values.build_task_id || ''}
+            onChange={(e) => set({ build_task_id: Number(e.target.value) })}
+            name="build_task_id"
+            {...err('build_task_id')}
+          >
+            {(builds.data ?? []).map((b) => (
+              <MenuItem key={b.id} value={b.id}>
+                {b.version ? `${b.version} (#${b.id})` : `#${b.id}`}
+                {b.message ? ` — ${b.message}` : ''}
+              </MenuItem>
+            ))}
+            {builds.data?.length === 0 && (
+              <MenuItem disabled value="">
+                {t('run.noBuilds')}
+              </MenuItem>
+            )}
+          </TextField>
+        )}
+        {template.survey_vars.map(surveyField)}
+        {options.length > 0 && (
+          <FormGroup row>
+            {options.map((o) => (
+              <FormControlLabel
+                key={o}
+                label={t(`run.options.${o}`)}
+                control={<Checkbox checked={values[o]} onChange={(e) => set({ [o]: e.target.checked })} />}
+              />
+            ))}
+          </FormGroup>
+        )}
+        {params.allow_override_limit && (
+          <TextField
+            label={t('run.limit')}
+            helperText={t('run.listHelp')}
+            value={values.limit}
+            onChange={(e) => set({ limit: e.target.value })}
+          />
+        )}
+        {params.allow_override_tags && (
+          <TextField
+            label={t('run.tags')}
+            helperText={t('run.listHelp')}
+            value={values.tags}
+            onChange={(e) => set({ tags: e.target.value })}
+          />
+        )}
+        {params.allow_override_skip_tags && (
+          <TextField
+            label={t('run.skipTags')}
+            helperText={t('run.listHelp')}
+            value={values.skip_tags}
+            onChange={(e) => set({ skip_tags: e.target.value })}
+          />
+        )}
+        {params.allow_override_inventory && (
+          <TextField
+            select
+            label={t('res.inventory')}
+            value={values.inventory_id || ''}
+            onChange={(e) => set({ inventory_id: Number(e.target.value) })}
+          >
+            {(inventories.data ?? []).map((i) => (
+              <MenuItem key={i.id} value={i.id}>
+                {i.name}
+              </MenuItem>
+            ))}
+          </TextField>
+        )}
+        {template.allow_override_branch_in_task && (
+          <TextField
+            label={t('repos.branch')}
+            value={values.git_branch}
+            onChange={(e) => set({ git_branch: e.target.value })}
+          />
+        )}
+        {template.allow_override_args_in_task && (
+          <CodeEditor
+            label={t('tpl.cliArgs')}
+            mode="json"
+            minHeight={80}
+            value={values.arguments}
+            onChange={(v) => set({ arguments: v })}
+            error={!!errors.arguments}
+            helperText={
+              errors.arguments ? translateResourceMessage(errors.arguments, t) : t('tpl.cliArgsHelp')
+            }
+            testId="run-args-editor"
+          />
+        )}
+        {template.type === 'deploy' && builds.error && <Alert severity="warning">{t('run.noBuilds')}</Alert>}
+      </Stack>
+    </FormDialog>
+  );
+}

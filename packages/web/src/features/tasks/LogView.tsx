@@ -1,0 +1,113 @@
+import { Box } from '@mui/material';
+import { AnsiUp } from 'ansi_up';
+import { memo, type RefObject, useMemo } from 'react';
+import { Virtuoso, type VirtuosoHandle } from 'react-virtuoso';
+import { type LogStore, stripAnsi } from './log-store';
+
+const colors: Record<string, [string, string]> = {
+  black: ['#6e7681', '#8b949e'],
+  red: ['#ff7b72', '#ffa198'],
+  green: ['#3fb950', '#56d364'],
+  yellow: ['#d29922', '#e3b341'],
+  blue: ['#58a6ff', '#79c0ff'],
+  magenta: ['#bc8cff', '#d2a8ff'],
+  cyan: ['#39c5cf', '#56d4dd'],
+  white: ['#b1bac4', '#f0f6fc'],
+};
+const ansiPalette: Record<string, { color?: string; backgroundColor?: string }> = {};
+for (const [name, [normal, bright]] of Object.entries(colors)) {
+  ansiPalette[`& .ansi-${name}-fg`] = { color: normal };
+  ansiPalette[`& .ansi-bright-${name}-fg`] = { color: bright };
+  ansiPalette[`& .ansi-${name}-bg`] = { backgroundColor: normal };
+  ansiPalette[`& .ansi-bright-${name}-bg`] = { backgroundColor: bright };
+}
+
+const escapeHtml = (s: string) => s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
+
+function toHtml(text: string, query: string): string {
+  if (query) {
+    const plain = stripAnsi(text);
+    const lower = plain.toLowerCase();
+    const q = query.toLowerCase();
+    if (lower.includes(q)) {
+      let html = '';
+      let at = 0;
+      for (let i = lower.indexOf(q); i >= 0; i = lower.indexOf(q, at)) {
+        html += `${escapeHtml(plain.slice(at, i))}<mark>${escapeHtml(plain.slice(i, i + q.length))}</mark>`;
+        at = i + q.length;
+      }
+      return html + escapeHtml(plain.slice(at));
+    }
+  }
+  if (!text.includes('\x1b')) return escapeHtml(text);
+  const converter = new AnsiUp();
+  converter.use_classes = true;
+  return converter.ansi_to_html(text);
+}
+
+const Line = memo(function Line({ text, query, current }: { text: string; query: string; current: boolean }) {
+  const html = useMemo(() => toHtml(text, query), [text, query]);
+  return (
+    <Box
+      data-log-line
+      className={current ? 'current' : undefined}
+      // biome-ignore lint/security/noDangerouslySetInnerHtml: ansi_up and escapeHtml escape the text first
+      dangerouslySetInnerHTML={{ __html: html || '&nbsp;' }}
+    />
+  );
+});
+
+/** The virtualised log: only the rows on screen are in the DOM, so a million lines stay smooth. */
+export function LogView({
+  store,
+  count,
+  follow,
+  query,
+  currentMatch,
+  listRef,
+  onAtBottom,
+  label,
+}: {
+  store: LogStore;
+  count: number;
+  follow: boolean;
+  query: string;
+  currentMatch: number;
+  listRef: RefObject<VirtuosoHandle | null>;
+  onAtBottom: (atBottom: boolean) => void;
+  label: string;
+}) {
+  return (
+    <Box
+      role="log"
+      aria-label={label}
+      sx={{
+        flex: 1,
+        minHeight: 0,
+        bgcolor: '#0d1117',
+        color: '#e6edf3',
+        borderRadius: 1,
+        fontFamily: 'ui-monospace, SFMono-Regular, Menlo, Consolas, "Liberation Mono", monospace',
+        fontSize: 13,
+        lineHeight: '20px',
+        '& [data-log-line]': { px: 1.5, whiteSpace: 'pre-wrap', wordBreak: 'break-all', minHeight: 20 },
+        '& [data-log-line].current': { bgcolor: 'rgba(255, 213, 79, 0.18)' },
+        '& mark': { bgcolor: '#ffd54f', color: '#000', borderRadius: '2px' },
+        // A palette readable on the dark log background (ansi_up's defaults are too dark for blue and black).
+        ...ansiPalette,
+      }}
+    >
+      <Virtuoso
+        ref={listRef}
+        style={{ height: '100%' }}
+        totalCount={count}
+        increaseViewportBy={200}
+        followOutput={follow ? (atBottom) => (atBottom ? 'auto' : false) : false}
+        atBottomStateChange={onAtBottom}
+        itemContent={(index) => (
+          <Line text={store.line(index)} query={query} current={index === currentMatch} />
+        )}
+      />
+    </Box>
+  );
+}

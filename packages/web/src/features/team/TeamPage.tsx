@@ -1,0 +1,210 @@
+import DeleteIcon from '@mui/icons-material/Delete';
+import LogoutIcon from '@mui/icons-material/Logout';
+import PersonAddIcon from '@mui/icons-material/PersonAdd';
+import {
+  Alert,
+  Box,
+  Button,
+  IconButton,
+  MenuItem,
+  Paper,
+  Select,
+  Table,
+  TableBody,
+  TableCell,
+  TableContainer,
+  TableHead,
+  TableRow,
+  Tooltip,
+  Typography,
+} from '@mui/material';
+import { type ProjectRole, projectRoles } from '@signalbox/contracts';
+import { useState } from 'react';
+import { useTranslation } from 'react-i18next';
+import { baseUrl } from '../../api/client';
+import { useUser } from '../../api/session';
+import { ConfirmDialog } from '../../app/ConfirmDialog';
+import { FormError } from '../../app/forms';
+import { PageHeader } from '../../app/PageHeader';
+import { useProjectContext } from '../../app/project-context';
+import { useNotify } from '../../app/snackbar';
+import { Spinner } from '../../app/states';
+import { AddMemberDialog } from './AddMemberDialog';
+import { memberUserId, type ProjectMember, useTeam, useTeamMutations } from './api';
+
+/** /project/{id}/team: members, inline role change, add, remove, Leave Project (SPEC §2, §6). */
+export default function TeamPage() {
+  const { t } = useTranslation();
+  const notify = useNotify();
+  const me = useUser().data!;
+  const { project, role, can } = useProjectContext();
+  const team = useTeam(project.id);
+  const { setRole, remove, leave } = useTeamMutations(project.id);
+  const [adding, setAdding] = useState(false);
+  const [removing, setRemoving] = useState<ProjectMember | null>(null);
+  const [leaving, setLeaving] = useState(false);
+  const manage = can('manageProjectUsers');
+  const members = team.data ?? [];
+
+  const changeRole = async (m: ProjectMember, next: ProjectRole) => {
+    try {
+      await setRole.mutateAsync({ userId: memberUserId(m), role: next });
+      notify.success(t('team.roleChanged', { name: m.name, role: t(`roles.${next}`) }));
+    } catch (err) {
+      notify.error(err);
+    }
+  };
+  const confirmRemove = async () => {
+    if (!removing) return;
+    try {
+      await remove.mutateAsync(memberUserId(removing));
+      notify.success(t('team.removed', { name: removing.name }));
+      setRemoving(null);
+    } catch {
+      // Shown in the dialog.
+    }
+  };
+  const confirmLeave = async () => {
+    try {
+      await leave.mutateAsync();
+      window.location.assign(`${baseUrl}/`);
+    } catch {
+      // Shown in the dialog.
+    }
+  };
+
+  return (
+    <Box>
+      <PageHeader
+        title={t('nav.team')}
+        actions={
+          <>
+            <Tooltip title={role === 'owner' ? t('team.ownerCannotLeave') : ''}>
+              <span>
+                <Button
+                  startIcon={<LogoutIcon />}
+                  disabled={role === 'owner' || !role}
+                  onClick={() => {
+                    leave.reset();
+                    setLeaving(true);
+                  }}
+                >
+                  {t('team.leave')}
+                </Button>
+              </span>
+            </Tooltip>
+            {manage && (
+              <Button variant="contained" startIcon={<PersonAddIcon />} onClick={() => setAdding(true)}>
+                {t('team.addMember')}
+              </Button>
+            )}
+          </>
+        }
+      />
+      <Box sx={{ p: { xs: 1, md: 3 } }}>
+        <Alert severity={can('runProjectTasks') ? 'success' : 'info'} sx={{ mb: 2 }}>
+          {can('runProjectTasks') ? t('team.canRun') : t('team.readOnly')}
+        </Alert>
+        {team.error && <FormError error={team.error} />}
+        {team.isPending ? (
+          <Spinner full={false} />
+        ) : (
+          <Paper variant="outlined">
+            <TableContainer>
+              <Table size="small" sx={{ '& td, & th': { whiteSpace: 'nowrap' } }} aria-label={t('nav.team')}>
+                <TableHead>
+                  <TableRow>
+                    <TableCell>{t('fields.name')}</TableCell>
+                    <TableCell>{t('fields.username')}</TableCell>
+                    <TableCell sx={{ width: 200 }}>{t('fields.role')}</TableCell>
+                    {manage && <TableCell align="right">{t('common.actions')}</TableCell>}
+                  </TableRow>
+                </TableHead>
+                <TableBody>
+                  {members.map((m) => (
+                    <TableRow key={memberUserId(m)} hover>
+                      <TableCell>
+                        {m.name}
+                        {memberUserId(m) === me.id && (
+                          <Typography component="span" color="text.secondary" variant="body2">
+                            {` ${t('team.you')}`}
+                          </Typography>
+                        )}
+                      </TableCell>
+                      <TableCell>{m.username}</TableCell>
+                      <TableCell>
+                        {manage ? (
+                          <Select
+                            size="small"
+                            variant="standard"
+                            value={m.role}
+                            inputProps={{ 'aria-label': t('team.roleOf', { name: m.name }) }}
+                            onChange={(e) => void changeRole(m, e.target.value as ProjectRole)}
+                          >
+                            {projectRoles.map((r) => (
+                              <MenuItem key={r} value={r}>
+                                {t(`roles.${r}`)}
+                              </MenuItem>
+                            ))}
+                          </Select>
+                        ) : (
+                          t(`roles.${m.role}`)
+                        )}
+                      </TableCell>
+                      {manage && (
+                        <TableCell align="right">
+                          <Tooltip title={t('team.remove')}>
+                            <IconButton
+                              aria-label={t('team.removeNamed', { name: m.name })}
+                              onClick={() => {
+                                remove.reset();
+                                setRemoving(m);
+                              }}
+                            >
+                              <DeleteIcon fontSize="small" />
+                            </IconButton>
+                          </Tooltip>
+                        </TableCell>
+                      )}
+                    </TableRow>
+                  ))}
+                </TableBody>
+              </Table>
+            </TableContainer>
+            {members.length === 0 && (
+              <Typography color="text.secondary" sx={{ p: 4, textAlign: 'center' }}>
+                {t('team.empty')}
+              </Typography>
+            )}
+          </Paper>
+        )}
+      </Box>
+      <AddMemberDialog
+        open={adding}
+        projectId={project.id}
+        members={members}
+        onClose={() => setAdding(false)}
+      />
+      <ConfirmDialog
+        open={!!removing}
+        title={t('team.remove')}
+        text={t('team.removeConfirm', { name: removing?.name ?? '' })}
+        confirmLabel={t('team.remove')}
+        pending={remove.isPending}
+        error={remove.error}
+        onConfirm={() => void confirmRemove()}
+        onClose={() => setRemoving(null)}
+      />
+      <ConfirmDialog
+        open={leaving}
+        title={t('team.leave')}
+        text={t('team.leaveConfirm', { name: project.name })}
+        confirmLabel={t('team.leave')}
+        pending={leave.isPending}
+        error={leave.error}
+        onConfirm={() => void confirmLeave()}
+        onClose={() => setLeaving(false)}
+      />
+    </Box>
+  );
+}

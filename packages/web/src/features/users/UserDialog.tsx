@@ -1,0 +1,145 @@
+import { zodResolver } from '@hookform/resolvers/zod';
+import {
+  Button,
+  Dialog,
+  DialogActions,
+  DialogContent,
+  DialogTitle,
+  FormGroup,
+  Stack,
+  TextField,
+  Typography,
+} from '@mui/material';
+import { type User, userCreateInput, userUpdateInput } from '@signalbox/contracts';
+import { useEffect } from 'react';
+import { type Resolver, useForm } from 'react-hook-form';
+import { useTranslation } from 'react-i18next';
+import { CheckboxField, FormError, useFieldError } from '../../app/forms';
+import { useNotify } from '../../app/snackbar';
+import { type UserValues, useSaveUser } from './api';
+
+type Props = {
+  open: boolean;
+  /** The user to edit; undefined creates a new user. */
+  user?: User;
+  /** Whether the editor is an admin: only admins see the admin and can-create-project boxes. */
+  adminEditor: boolean;
+  title?: string;
+  onClose: () => void;
+};
+
+const empty: UserValues = {
+  name: '',
+  username: '',
+  email: '',
+  password: '',
+  admin: false,
+  alert: false,
+  external: false,
+  can_create_project: false,
+};
+
+/** Create or edit a user (SPEC §5: name, username, email required; password only for new). */
+export function UserDialog({ open, user, adminEditor, title, onClose }: Props) {
+  const { t } = useTranslation();
+  const notify = useNotify();
+  const save = useSaveUser();
+  const fieldError = useFieldError();
+  const isNew = !user;
+  const external = !!user?.external;
+  const form = useForm<UserValues>({
+    mode: 'onTouched',
+    resolver: zodResolver(isNew ? userCreateInput : userUpdateInput) as unknown as Resolver<UserValues>,
+    defaultValues: empty,
+  });
+  const { register, handleSubmit, reset, formState } = form;
+
+  // biome-ignore lint/correctness/useExhaustiveDependencies: reset the form each time the dialog opens
+  useEffect(() => {
+    if (!open) return;
+    save.reset();
+    reset(user ? { ...empty, ...user, password: undefined } : empty);
+  }, [open, user, reset]);
+
+  const submit = handleSubmit(async (values) => {
+    try {
+      await save.mutateAsync({ id: user?.id, values });
+      notify.success(t(isNew ? 'users.created' : 'users.saved', { name: values.name }));
+      onClose();
+    } catch {
+      // The error shows in the form's alert.
+    }
+  });
+
+  const e = formState.errors;
+  return (
+    <Dialog open={open} onClose={onClose} fullWidth maxWidth="xs">
+      <form onSubmit={submit} noValidate>
+        <DialogTitle>{title ?? t(isNew ? 'users.newUser' : 'users.editUser')}</DialogTitle>
+        <DialogContent>
+          <FormError error={save.error} />
+          {external && (
+            <Typography variant="body2" color="text.secondary" sx={{ mb: 2 }}>
+              {t('users.externalNote')}
+            </Typography>
+          )}
+          <Stack spacing={2} sx={{ mt: 1 }}>
+            <TextField
+              label={t('fields.name')}
+              required
+              autoFocus
+              {...register('name')}
+              {...fieldError(e.name, save.error, 'name')}
+            />
+            <TextField
+              label={t('fields.username')}
+              required
+              disabled={external}
+              autoComplete="off"
+              {...register('username')}
+              {...fieldError(e.username, save.error, 'username')}
+            />
+            <TextField
+              label={t('fields.email')}
+              type="email"
+              required
+              disabled={external}
+              {...register('email')}
+              {...fieldError(e.email, save.error, 'email')}
+            />
+            {isNew && (
+              <TextField
+                label={t('fields.password')}
+                type="password"
+                required
+                autoComplete="new-password"
+                {...register('password')}
+                {...fieldError(e.password, save.error, 'password')}
+              />
+            )}
+          </Stack>
+          <FormGroup sx={{ mt: 1 }}>
+            {adminEditor && <CheckboxField control={form.control} name="admin" label={t('fields.admin')} />}
+            <CheckboxField control={form.control} name="alert" label={t('users.sendAlerts')} />
+            {adminEditor && (
+              <CheckboxField
+                control={form.control}
+                name="can_create_project"
+                label={t('fields.canCreateProject')}
+              />
+            )}
+            {adminEditor && isNew && (
+              <CheckboxField control={form.control} name="external" label={t('fields.external')} />
+            )}
+          </FormGroup>
+        </DialogContent>
+        <DialogActions>
+          <Button onClick={onClose}>{t('common.cancel')}</Button>
+          <Button type="submit" variant="contained" disabled={save.isPending}>
+            {t(isNew ? 'common.create' : 'common.save')}
+          </Button>
+        </DialogActions>
+      </form>
+    </Dialog>
+  );
+}

@@ -1,0 +1,195 @@
+import AddIcon from '@mui/icons-material/Add';
+import ArrowBackIcon from '@mui/icons-material/ArrowBack';
+import CheckIcon from '@mui/icons-material/Check';
+import DeleteIcon from '@mui/icons-material/Delete';
+import EditIcon from '@mui/icons-material/Edit';
+import PasswordIcon from '@mui/icons-material/Password';
+import {
+  Box,
+  Button,
+  IconButton,
+  Paper,
+  Table,
+  TableBody,
+  TableCell,
+  TableContainer,
+  TableHead,
+  TablePagination,
+  TableRow,
+  Tooltip,
+} from '@mui/material';
+import type { User } from '@signalbox/contracts';
+import { useState } from 'react';
+import { useTranslation } from 'react-i18next';
+import { Navigate, useNavigate } from 'react-router';
+import { useUser } from '../../api/session';
+import { ConfirmDialog } from '../../app/ConfirmDialog';
+import { FormError } from '../../app/forms';
+import { PageHeader } from '../../app/PageHeader';
+import { readPref } from '../../app/prefs';
+import { useNotify } from '../../app/snackbar';
+import { Spinner } from '../../app/states';
+import { useDeleteUser, useUsers } from './api';
+import { PasswordDialog } from './PasswordDialog';
+import { UserDialog } from './UserDialog';
+
+const PAGE_SIZE = 20;
+
+const Mark = ({ on, label }: { on: boolean; label: string }) =>
+  on ? <CheckIcon fontSize="small" color="success" aria-label={label} /> : null;
+
+/** /users: every user, 20 per page (admins only). */
+export default function UsersPage() {
+  const { t } = useTranslation();
+  const navigate = useNavigate();
+  const notify = useNotify();
+  const me = useUser().data!;
+  const users = useUsers();
+  const remove = useDeleteUser();
+  const [page, setPage] = useState(0);
+  const [editing, setEditing] = useState<User | 'new' | null>(null);
+  const [password, setPassword] = useState<User | null>(null);
+  const [deleting, setDeleting] = useState<User | null>(null);
+
+  if (!me.admin) return <Navigate to="/" replace />;
+  const list = users.data ?? [];
+  const rows = list.slice(page * PAGE_SIZE, (page + 1) * PAGE_SIZE);
+  const lastProject = readPref('projectId');
+
+  const confirmDelete = async () => {
+    if (!deleting) return;
+    try {
+      await remove.mutateAsync(deleting.id);
+      notify.success(t('users.deleted', { name: deleting.name }));
+      setDeleting(null);
+    } catch {
+      // Shown in the dialog.
+    }
+  };
+
+  return (
+    <Box>
+      <PageHeader
+        title={t('users.title')}
+        before={
+          <Tooltip title={t('users.backToProject')}>
+            <IconButton
+              aria-label={t('users.backToProject')}
+              onClick={() => navigate(lastProject ? `/project/${lastProject}` : '/')}
+            >
+              <ArrowBackIcon />
+            </IconButton>
+          </Tooltip>
+        }
+        actions={
+          <Button variant="contained" startIcon={<AddIcon />} onClick={() => setEditing('new')}>
+            {t('users.newUser')}
+          </Button>
+        }
+      />
+      <Box sx={{ p: { xs: 1, md: 3 } }}>
+        {users.error && <FormError error={users.error} />}
+        {users.isPending ? (
+          <Spinner full={false} />
+        ) : (
+          <Paper variant="outlined">
+            <TableContainer>
+              <Table size="small" sx={{ '& td, & th': { whiteSpace: 'nowrap' } }}>
+                <TableHead>
+                  <TableRow>
+                    <TableCell>{t('fields.name')}</TableCell>
+                    <TableCell>{t('fields.username')}</TableCell>
+                    <TableCell>{t('fields.email')}</TableCell>
+                    <TableCell align="center">{t('fields.alert')}</TableCell>
+                    <TableCell align="center">{t('fields.admin')}</TableCell>
+                    <TableCell align="center">{t('fields.external')}</TableCell>
+                    <TableCell align="right">{t('common.actions')}</TableCell>
+                  </TableRow>
+                </TableHead>
+                <TableBody>
+                  {rows.map((u) => (
+                    <TableRow key={u.id} hover>
+                      <TableCell>{u.name}</TableCell>
+                      <TableCell>{u.username}</TableCell>
+                      <TableCell>{u.email}</TableCell>
+                      <TableCell align="center">
+                        <Mark on={u.alert} label={t('fields.alert')} />
+                      </TableCell>
+                      <TableCell align="center">
+                        <Mark on={u.admin} label={t('fields.admin')} />
+                      </TableCell>
+                      <TableCell align="center">
+                        <Mark on={u.external} label={t('fields.external')} />
+                      </TableCell>
+                      <TableCell align="right" sx={{ whiteSpace: 'nowrap' }}>
+                        <Tooltip title={t('users.editUser')}>
+                          <IconButton
+                            aria-label={t('users.editUserNamed', { name: u.name })}
+                            onClick={() => setEditing(u)}
+                          >
+                            <EditIcon fontSize="small" />
+                          </IconButton>
+                        </Tooltip>
+                        <Tooltip title={t('app.changePassword')}>
+                          <span>
+                            <IconButton
+                              aria-label={t('users.changePasswordOf', { name: u.name })}
+                              disabled={u.external}
+                              onClick={() => setPassword(u)}
+                            >
+                              <PasswordIcon fontSize="small" />
+                            </IconButton>
+                          </span>
+                        </Tooltip>
+                        <Tooltip title={u.id === me.id ? t('users.cannotDeleteSelf') : t('users.deleteUser')}>
+                          <span>
+                            <IconButton
+                              aria-label={t('users.deleteUserNamed', { name: u.name })}
+                              disabled={u.id === me.id}
+                              onClick={() => {
+                                remove.reset();
+                                setDeleting(u);
+                              }}
+                            >
+                              <DeleteIcon fontSize="small" />
+                            </IconButton>
+                          </span>
+                        </Tooltip>
+                      </TableCell>
+                    </TableRow>
+                  ))}
+                </TableBody>
+              </Table>
+            </TableContainer>
+            <TablePagination
+              component="div"
+              count={list.length}
+              page={Math.min(page, Math.max(0, Math.ceil(list.length / PAGE_SIZE) - 1))}
+              onPageChange={(_e, p) => setPage(p)}
+              rowsPerPage={PAGE_SIZE}
+              rowsPerPageOptions={[PAGE_SIZE]}
+              labelDisplayedRows={({ from, to, count }) => t('common.rangeOf', { from, to, count })}
+              getItemAriaLabel={(type) => t(`common.page_${type}`)}
+            />
+          </Paper>
+        )}
+      </Box>
+      <UserDialog
+        open={editing !== null}
+        user={editing === 'new' || editing === null ? undefined : editing}
+        adminEditor
+        onClose={() => setEditing(null)}
+      />
+      {password && <PasswordDialog open user={password} onClose={() => setPassword(null)} />}
+      <ConfirmDialog
+        open={!!deleting}
+        title={t('users.deleteUser')}
+        text={t('users.deleteConfirm', { name: deleting?.name ?? '' })}
+        pending={remove.isPending}
+        error={remove.error}
+        onConfirm={() => void confirmDelete()}
+        onClose={() => setDeleting(null)}
+      />
+    </Box>
+  );
+}

@@ -1,0 +1,52 @@
+import type { User } from '@signalbox/contracts';
+import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
+import { api } from '../../api/client';
+import { sessionKeys } from '../../api/session';
+
+export const userKeys = { all: ['users'] as const };
+
+export const useUsers = () => useQuery({ queryKey: userKeys.all, queryFn: () => api<User[]>('/users') });
+
+export type UserValues = {
+  name: string;
+  username: string;
+  email: string;
+  password?: string;
+  admin: boolean;
+  alert: boolean;
+  external: boolean;
+  can_create_project: boolean;
+};
+
+export function useSaveUser() {
+  const client = useQueryClient();
+  return useMutation({
+    mutationFn: async ({ id, values }: { id?: number; values: UserValues }) => {
+      if (id) {
+        const { external: _external, password: _password, ...rest } = values;
+        await api(`/users/${id}`, { method: 'PUT', body: rest });
+        return;
+      }
+      await api<User>('/users', { method: 'POST', body: values });
+    },
+    onSuccess: () => {
+      void client.invalidateQueries({ queryKey: userKeys.all });
+      void client.invalidateQueries({ queryKey: sessionKeys.user });
+    },
+  });
+}
+
+export function useDeleteUser() {
+  const client = useQueryClient();
+  return useMutation({
+    mutationFn: (id: number) => api(`/users/${id}`, { method: 'DELETE' }),
+    onSuccess: () => void client.invalidateQueries({ queryKey: userKeys.all }),
+  });
+}
+
+export function useChangePassword() {
+  return useMutation({
+    mutationFn: ({ id, password }: { id: number; password: string }) =>
+      api(`/users/${id}/password`, { method: 'POST', body: { password } }),
+  });
+}

@@ -1,0 +1,80 @@
+#!/usr/bin/env node
+// Makes a fresh clone runnable: installs dependencies when they are missing or stale and builds the web
+// console when its sources are newer than the build. Run before `npm start` and `npm test`.
+import { execSync } from 'node:child_process';
+import { existsSync, readdirSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const root = fileURLToPath(new URL('..', import.meta.url));
+const wantWeb = process.argv.includes('--web');
+
+function mtime(path) {
+  try {
+    return statSync(path).mtimeMs;
+  } catch {
+    return 0;
+  }
+}
+
+function newest(dir) {
+  let max = 0;
+  if (!existsSync(dir)) return 0;
+  for (const entry of readdirSync(dir, { withFileTypes: true })) {
+    if (entry.name === 'node_modules' || entry.name === 'dist') continue;
+    const p = join(dir, entry.name);
+    max = Math.max(max, entry.isDirectory() ? newest(p) : mtime(p));
+  }
+  return max;
+}
+
+function run(cmd) {
+  console.log(`[bootstrap] ${cmd}`);
+  execSync(cmd, { cwd: root, stdio: 'inherit' });
+}
+
+const installed = join(root, 'node_modules', '.package-lock.json');
+const sqliteBinding = join(root, 'node_modules', 'better-sqlite3', 'build', 'Release', 'better_sqlite3.node');
+if (!existsSync(installed) || mtime(join(root, 'package-lock.json')) > mtime(installed)) {
+  // Not `npm ci`: the lockfile can only list the platform packages the registry serves (a mirror may
+  // carry just this platform's builds of e.g. @biomejs/cli-*), and `npm ci` rejects such a lockfile as
+  // out of sync. `npm install --no-save` installs the locked versions and leaves the lockfile alone.
+  run('npm install --no-audit --no-fund --no-save');
+}
+if (!existsSync(sqliteBinding)) run('npm rebuild better-sqlite3');
+
+if (wantWeb) {
+  const web = join(root, 'packages', 'web');
+  const built = mtime(join(web, 'dist', 'index.html'));
+  const sources = Math.max(
+    newest(join(web, 'src')),
+    mtime(join(web, 'index.html')),
+    newest(join(root, 'packages', 'contracts', 'src')),
+  );
+  if (built < sources) run('npm run build -w @signalbox/web');
+}
+
+// `npm test` drives real tools: ansible-playbook and Debian's Chromium. Install them when missing and we
+// may (root on a Debian-like machine); otherwise say what is missing and let the tests that need them fail.
+if (process.argv.includes('--system')) {
+  const missing = [];
+  const has = (cmd) => {
+    try {
+      execSync(`command -v ${cmd}`, { stdio: 'ignore', shell: '/bin/sh' });
+      return true;
+    } catch {
+      return false;
+    }
+  };
+  if (!has('chromium')) missing.push('chromium');
+  if (!has('ansible-playbook')) missing.push('ansible-core');
+  if (!has('ssh-agent')) missing.push('openssh-client');
+  if (!existsSync('/usr/sbin/sshd')) missing.push('openssh-server');
+  if (missing.length > 0) {
+    if (process.getuid?.() === 0 && has('apt-get')) {
+      run(`apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq ${missing.join(' ')}`);
+    } else {
+      console.warn(`[bootstrap] missing system packages for the full test suite: ${missing.join(', ')}`);
+    }
+  }
+}
