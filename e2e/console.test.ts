@@ -258,6 +258,62 @@ describe('users', () => {
     expect((await api.get<{ name: string }>('/user')).name).toBe('Self Edited');
     await page.context().close();
   });
+
+  it('creates an API token shown once, which works as Bearer until it is deleted', async () => {
+    const me = await createUser(admin, { name: 'Token Keeper' });
+    const project = await admin.post<{ id: number }>('/projects', { name: 'Token project' });
+    await admin.post(`/project/${project.id}/users`, { user_id: me.id, role: 'owner' });
+    const api = await login(server.url, me.username, me.password);
+    const page = await pageAs(api);
+    await page.context().grantPermissions(['clipboard-read', 'clipboard-write'], { origin: server.url });
+    const bearer = (token: string) =>
+      fetch(`${server.url}/api/user`, { headers: { authorization: `Bearer ${token}` } }).then((r) => r.status);
+
+    await page.goto(`/project/${project.id}/history`);
+    await page.getByRole('button', { name: 'User menu' }).click();
+    await page.getByRole('menuitem', { name: 'API tokens' }).click();
+    const dialog = page.getByRole('dialog', { name: 'API tokens' });
+    await dialog.getByText('You have no API tokens.').waitFor();
+    await field(dialog, 'Name').fill('deploy bot');
+    await dialog.getByRole('combobox', { name: 'Expires after' }).click();
+    await page.getByRole('option', { name: '30 days' }).click();
+    await dialog.getByRole('button', { name: 'Create token' }).click();
+
+    // Shown once, copyable, and it authenticates.
+    const shown = dialog.getByRole('textbox', { name: 'New token' });
+    await shown.waitFor();
+    const token = await shown.inputValue();
+    expect(token).toMatch(/^[A-Za-z0-9_-]{40,}$/);
+    await dialog.getByRole('button', { name: 'Copy token' }).click();
+    await snackbar(page, 'The token has been copied to the clipboard.');
+    expect(await page.evaluate(() => navigator.clipboard.readText())).toBe(token);
+    expect(await bearer(token)).toBe(200);
+    const row = dialog.getByRole('row').filter({ hasText: 'deploy bot' });
+    await row.waitFor();
+    await page.mouse.move(0, 0);
+    const listed = await api.get<{ name: string; expires: string }[]>('/user/tokens');
+    expect(listed).toHaveLength(1);
+    const days = (Date.parse(listed[0].expires) - Date.now()) / 86_400_000;
+    expect(days).toBeGreaterThan(29.9);
+    expect(days).toBeLessThanOrEqual(30);
+    await shot(page, 'api-tokens-light-1280');
+
+    // Reopening never shows the token again.
+    await dialog.getByRole('button', { name: 'Close' }).click();
+    await page.getByRole('button', { name: 'User menu' }).click();
+    await page.getByRole('menuitem', { name: 'API tokens' }).click();
+    await dialog.getByRole('row').filter({ hasText: 'deploy bot' }).waitFor();
+    expect(await dialog.getByRole('textbox', { name: 'New token' }).count()).toBe(0);
+    expect(await page.content()).not.toContain(token);
+
+    // Delete asks first, then the token stops working.
+    await dialog.getByRole('button', { name: 'Delete token deploy bot' }).click();
+    await page.getByRole('dialog', { name: 'Delete token' }).getByRole('button', { name: 'Delete' }).click();
+    await snackbar(page, 'Token deploy bot deleted');
+    await dialog.getByText('You have no API tokens.').waitFor();
+    expect(await bearer(token)).toBe(401);
+    await page.context().close();
+  });
 });
 
 describe('team', () => {

@@ -18,6 +18,7 @@ import { scheduler } from './migrations/0002-scheduler';
 import { retention } from './migrations/0003-retention';
 import { taskRunners } from './migrations/0004-task-runners';
 import { webhookDeliveries } from './migrations/0005-webhook-deliveries';
+import { tokenExpiry } from './migrations/0006-token-expiry';
 import type { Database } from './tables';
 
 export type { Dialect } from './dialect';
@@ -74,6 +75,7 @@ function provider(dialect: Dialect): MigrationProvider {
     '0003-retention': retention(dialect),
     '0004-task-runners': taskRunners(dialect),
     '0005-webhook-deliveries': webhookDeliveries(dialect),
+    '0006-token-expiry': tokenExpiry(),
   };
   return { getMigrations: async () => migrations };
 }

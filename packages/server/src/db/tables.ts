@@ -38,6 +38,8 @@ export interface ApiTokenTable {
   user_id: number;
   created: Time;
   expired: Bool;
+  /** When the token stops working (migration 0006-token-expiry); null = never. */
+  expires: Time | null;
 }
 
 export interface ProjectTable {

@@ -21,7 +21,7 @@ import { useState } from 'react';
 import { useTranslation } from 'react-i18next';
 import { useNavigate } from 'react-router';
 import { signOut, useInfo, useUser } from '../api/session';
-import { AccountDialogs } from '../features/users/AccountDialogs';
+import { type AccountDialog, AccountDialogs } from '../features/users/AccountDialogs';
 import { languages } from '../i18n/languages';
 import { LanguageMenu } from './LanguageMenu';
 import { type ThemeMode, useThemeMode } from './theme';
@@ -36,7 +36,7 @@ export function DrawerFooter() {
   const [langMenu, setLangMenu] = useState<HTMLElement | null>(null);
   const [themeMenu, setThemeMenu] = useState<HTMLElement | null>(null);
   const [userMenu, setUserMenu] = useState<HTMLElement | null>(null);
-  const [dialog, setDialog] = useState<'account' | 'password' | null>(null);
+  const [dialog, setDialog] = useState<AccountDialog | null>(null);
   const language = languages.find((l) => l.code === i18n.language) ?? languages[0];
   const themeIcons: Record<ThemeMode, typeof LightModeIcon> = {
     light: LightModeIcon,
@@ -141,6 +141,14 @@ export function DrawerFooter() {
           }}
         >
           {t('app.changePassword')}
+        </MenuItem>
+        <MenuItem
+          onClick={() => {
+            setUserMenu(null);
+            setDialog('tokens');
+          }}
+        >
+          {t('tokens.menu')}
         </MenuItem>
         <Divider />
         <MenuItem onClick={() => void signOut()}>{t('app.signOut')}</MenuItem>

@@ -77,7 +77,12 @@ export function authRoutes(app: FastifyInstance, deps: Deps) {
   app.get('/api/user/tokens', async (request) => listTokens(deps.db, request.user!.id));
   app.post('/api/user/tokens', async (request, reply) => {
     const input = parse(apiTokenInput, request.body ?? {});
-    const { token, info } = await createToken(deps.db, request.user!.id, input?.name ?? '');
+    const { token, info } = await createToken(
+      deps.db,
+      request.user!.id,
+      input?.name ?? '',
+      input?.expires_in_days,
+    );
     return reply.status(201).send({ ...info, token });
   });
   app.delete('/api/user/tokens/:id', async (request, reply) => {

@@ -101,6 +101,54 @@ describe.each(testDialects())('auth on $name', (dialect) => {
     expect(after.statusCode).toBe(401);
   });
 
+  it('gives tokens an optional lifetime: expired ones stop working and leave the list', async () => {
+    const gus = await h.userClient({ username: 'gus' });
+    const bearer = (token: string) =>
+      h.anonymous().request('GET', '/api/user', undefined, { authorization: `Bearer ${token}` });
+    const forever = (await gus.post('/api/user/tokens', { name: 'forever' })).json();
+    expect(forever.expires).toBeNull();
+    const before = Date.now();
+    const res = await gus.post('/api/user/tokens', { name: 'week', expires_in_days: 7 });
+    expect(res.statusCode).toBe(201);
+    const week = res.json();
+    const expires = Date.parse(week.expires);
+    expect(expires - before).toBeGreaterThanOrEqual(7 * 24 * 3600 * 1000 - 1000);
+    expect(expires - before).toBeLessThan(7 * 24 * 3600 * 1000 + 60_000);
+    expect((await bearer(week.token)).statusCode).toBe(200);
+    expect((await gus.get('/api/user/tokens')).json().map((t: { name: string }) => t.name).sort()).toEqual([
+      'forever',
+      'week',
+    ]);
+
+    // Its time passes: it no longer authenticates, and listing purges it.
+    await h.deps.db
+      .updateTable('api_token')
+      .set({ expires: new Date(Date.now() - 1000).toISOString() })
+      .where('id', '=', week.id)
+      .execute();
+    expect((await bearer(week.token)).statusCode).toBe(401);
+    expect((await bearer(forever.token)).statusCode).toBe(200);
+    expect((await gus.get('/api/user/tokens')).json().map((t: { name: string }) => t.name)).toEqual(['forever']);
+    const rows = await h.deps.db.selectFrom('api_token').select('id').where('user_id', '=', gus.userId).execute();
+    expect(rows.map((r) => r.id)).toEqual([forever.id]);
+  });
+
+  it('names a bad token lifetime and creates nothing', async () => {
+    const hal = await h.userClient({ username: 'hal' });
+    const cases: [unknown, string][] = [
+      [0, 'Expires in days must be at least 1'],
+      [1.5, 'Expires in days must be an integer'],
+      ['7', 'Expires in days must be an integer'],
+      [3651, 'Expires in days must be at most 3650'],
+    ];
+    for (const [value, error] of cases) {
+      const res = await hal.post('/api/user/tokens', { name: 'x', expires_in_days: value });
+      expect(res.statusCode).toBe(400);
+      expect(res.json()).toEqual({ error, fields: { expires_in_days: error } });
+    }
+    expect((await hal.get('/api/user/tokens')).json()).toEqual([]);
+  });
+
   it('lists login options', async () => {
     const res = await h.anonymous().get('/api/auth/login');
     expect(res.json()).toEqual({ oidc_providers: [], login_with_password: true });

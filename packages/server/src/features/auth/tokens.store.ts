@@ -3,11 +3,26 @@ import type { Db } from '../../db';
 import { now, toBool } from '../../db/values';
 import { randomToken, sha256 } from '../../lib/crypto';
 
-/** API tokens are stored as SHA-256 hashes; the token itself is shown once, at creation. */
-export async function createToken(db: Db, userId: number, name: string) {
+const DAY_MS = 24 * 60 * 60 * 1000;
+
+/**
+ * API tokens are stored as SHA-256 hashes; the token itself is shown once, at creation. A token given
+ * `expiresInDays` stops working that many days from now.
+ */
+export async function createToken(db: Db, userId: number, name: string, expiresInDays?: number | null) {
   const token = randomToken(32);
   const id = randomToken(12);
-  const row = { id, token_hash: sha256(token), name, user_id: userId, created: now(), expired: 0 };
+  const created = new Date();
+  const expires = expiresInDays ? new Date(created.getTime() + expiresInDays * DAY_MS).toISOString() : null;
+  const row = {
+    id,
+    token_hash: sha256(token),
+    name,
+    user_id: userId,
+    created: created.toISOString(),
+    expires,
+    expired: 0,
+  };
   await db.insertInto('api_token').values(row).execute();
   return { token, info: toToken(row) };
 }
@@ -16,6 +31,7 @@ export function toToken(row: {
   id: string;
   name: string;
   created: string;
+  expires: string | null;
   expired: number;
   user_id: number;
 }): ApiToken {
@@ -23,15 +39,23 @@ export function toToken(row: {
     id: row.id,
     name: row.name,
     created: row.created,
+    expires: row.expires,
     expired: toBool(row.expired),
     user_id: row.user_id,
   };
 }
 
+/** Lists the user's live tokens, first deleting the ones whose time has passed so they do not pile up. */
 export async function listTokens(db: Db, userId: number) {
+  await db
+    .deleteFrom('api_token')
+    .where('user_id', '=', userId)
+    .where('expires', 'is not', null)
+    .where('expires', '<=', now())
+    .execute();
   const rows = await db
     .selectFrom('api_token')
-    .select(['id', 'name', 'created', 'expired', 'user_id'])
+    .select(['id', 'name', 'created', 'expires', 'expired', 'user_id'])
     .where('user_id', '=', userId)
     .where('expired', '=', 0)
     .orderBy('created', 'desc')
@@ -55,5 +79,6 @@ export function findTokenUser(db: Db, token: string) {
     .select(['user_id'])
     .where('token_hash', '=', sha256(token.trim()))
     .where('expired', '=', 0)
+    .where((eb) => eb.or([eb('expires', 'is', null), eb('expires', '>', now())]))
     .executeTakeFirst();
 }

@@ -1,16 +1,19 @@
 import type { User } from '@signalbox/contracts';
 import { useTranslation } from 'react-i18next';
+import { ApiTokensDialog } from './ApiTokensDialog';
 import { PasswordDialog } from './PasswordDialog';
 import { UserDialog } from './UserDialog';
 
-/** The signed-in user's own dialogs: edit account and change password. */
+/** The signed-in user's own dialogs: edit account, change password and API tokens. */
+export type AccountDialog = 'account' | 'password' | 'tokens';
+
 export function AccountDialogs({
   user,
   open,
   onClose,
 }: {
   user: User;
-  open: 'account' | 'password' | null;
+  open: AccountDialog | null;
   onClose: () => void;
 }) {
   const { t } = useTranslation();
@@ -24,6 +27,7 @@ export function AccountDialogs({
         onClose={onClose}
       />
       <PasswordDialog open={open === 'password'} user={user} onClose={onClose} />
+      <ApiTokensDialog open={open === 'tokens'} onClose={onClose} />
     </>
   );
 }

@@ -1,4 +1,4 @@
-import type { User } from '@signalbox/contracts';
+import type { ApiToken, ApiTokenCreated, User } from '@signalbox/contracts';
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { api } from '../../api/client';
 import { sessionKeys } from '../../api/session';
@@ -48,5 +48,28 @@ export function useChangePassword() {
   return useMutation({
     mutationFn: ({ id, password }: { id: number; password: string }) =>
       api(`/users/${id}/password`, { method: 'POST', body: { password } }),
+  });
+}
+
+export const tokenKeys = { all: ['user', 'tokens'] as const };
+
+/** The signed-in user's API tokens (fetched while the tokens dialog is open). */
+export const useApiTokens = (enabled: boolean) =>
+  useQuery({ queryKey: tokenKeys.all, queryFn: () => api<ApiToken[]>('/user/tokens'), enabled });
+
+export function useCreateApiToken() {
+  const client = useQueryClient();
+  return useMutation({
+    mutationFn: (body: { name: string; expires_in_days: number | null }) =>
+      api<ApiTokenCreated>('/user/tokens', { method: 'POST', body }),
+    onSuccess: () => void client.invalidateQueries({ queryKey: tokenKeys.all }),
+  });
+}
+
+export function useDeleteApiToken() {
+  const client = useQueryClient();
+  return useMutation({
+    mutationFn: (id: string) => api(`/user/tokens/${encodeURIComponent(id)}`, { method: 'DELETE' }),
+    onSuccess: () => void client.invalidateQueries({ queryKey: tokenKeys.all }),
   });
 }

@@ -1,0 +1,234 @@
+import ContentCopyIcon from '@mui/icons-material/ContentCopy';
+import DeleteIcon from '@mui/icons-material/Delete';
+import {
+  Alert,
+  Box,
+  Button,
+  Dialog,
+  DialogActions,
+  DialogContent,
+  DialogTitle,
+  IconButton,
+  InputAdornment,
+  MenuItem,
+  Stack,
+  Table,
+  TableBody,
+  TableCell,
+  TableHead,
+  TableRow,
+  TextField,
+  Tooltip,
+  Typography,
+} from '@mui/material';
+import type { ApiToken } from '@signalbox/contracts';
+import { type FormEvent, useEffect, useState } from 'react';
+import { useTranslation } from 'react-i18next';
+import { ConfirmDialog } from '../../app/ConfirmDialog';
+import { formatDateTime } from '../../app/format';
+import { FormError } from '../../app/forms';
+import { useNotify } from '../../app/snackbar';
+import { useApiTokens, useCreateApiToken, useDeleteApiToken } from './api';
+
+/** Lifetimes offered for a new token, in days; 0 = it never expires. */
+const lifetimes = [0, 7, 30, 90, 365] as const;
+
+/**
+ * The signed-in user's API tokens: list with expiry, create (name + lifetime, the token shown once with a
+ * copy button) and delete. Tokens are sent as `Authorization: Bearer <token>`.
+ */
+export function ApiTokensDialog({ open, onClose }: { open: boolean; onClose: () => void }) {
+  const { t } = useTranslation();
+  const notify = useNotify();
+  const tokens = useApiTokens(open);
+  const create = useCreateApiToken();
+  const remove = useDeleteApiToken();
+  const [name, setName] = useState('');
+  const [lifetime, setLifetime] = useState<number>(90);
+  const [shown, setShown] = useState<string | null>(null);
+  const [deleting, setDeleting] = useState<ApiToken | null>(null);
+
+  // biome-ignore lint/correctness/useExhaustiveDependencies: reset when the dialog opens
+  useEffect(() => {
+    if (open) {
+      setName('');
+      setLifetime(90);
+      setShown(null);
+      setDeleting(null);
+      create.reset();
+    }
+  }, [open]);
+
+  const submit = async (event: FormEvent) => {
+    event.preventDefault();
+    try {
+      const created = await create.mutateAsync({ name: name.trim(), expires_in_days: lifetime || null });
+      setShown(created.token);
+      setName('');
+    } catch {
+      // Shown in the form's alert.
+    }
+  };
+
+  const copy = async () => {
+    try {
+      if (!navigator.clipboard || !shown) throw new Error('clipboard');
+      await navigator.clipboard.writeText(shown);
+      notify.success(t('tokens.copied'));
+    } catch {
+      notify.error(new Error(t('tokens.copyFailed')));
+    }
+  };
+
+  const confirmDelete = async () => {
+    if (!deleting) return;
+    try {
+      await remove.mutateAsync(deleting.id);
+      notify.success(t('tokens.deleted', { name: deleting.name || t('tokens.untitled') }));
+      setDeleting(null);
+    } catch {
+      // Shown in the confirmation's alert.
+    }
+  };
+
+  const list = tokens.data ?? [];
+  return (
+    <Dialog open={open} onClose={onClose} fullWidth maxWidth="sm" aria-labelledby="api-tokens-title">
+      <DialogTitle id="api-tokens-title">{t('tokens.title')}</DialogTitle>
+      <DialogContent>
+        <Typography variant="body2" color="text.secondary" sx={{ mb: 2 }}>
+          {t('tokens.intro')}
+        </Typography>
+        {shown && (
+          <Alert
+            severity="warning"
+            sx={{ mb: 2, '& .MuiAlert-message': { flex: 1, minWidth: 0 } }}
+            role="status"
+          >
+            <Typography variant="body2" sx={{ mb: 1 }}>
+              {t('tokens.showOnce')}
+            </Typography>
+            <TextField
+              value={shown}
+              fullWidth
+              size="small"
+              label={t('tokens.newToken')}
+              slotProps={{
+                htmlInput: { readOnly: true, spellCheck: false, sx: { fontFamily: 'monospace' } },
+                input: {
+                  endAdornment: (
+                    <InputAdornment position="end">
+                      <Tooltip title={t('tokens.copy')}>
+                        <IconButton aria-label={t('tokens.copy')} edge="end" onClick={() => void copy()}>
+                          <ContentCopyIcon fontSize="small" />
+                        </IconButton>
+                      </Tooltip>
+                    </InputAdornment>
+                  ),
+                },
+              }}
+              onFocus={(e) => e.target.select()}
+            />
+          </Alert>
+        )}
+        <form onSubmit={(e) => void submit(e)} noValidate aria-label={t('tokens.create')}>
+          <FormError error={create.error} />
+          <Stack
+            direction={{ xs: 'column', sm: 'row' }}
+            spacing={1.5}
+            sx={{ alignItems: { sm: 'flex-start' } }}
+          >
+            <TextField
+              label={t('fields.name')}
+              value={name}
+              onChange={(e) => setName(e.target.value)}
+              size="small"
+              sx={{ flex: 1 }}
+              slotProps={{ htmlInput: { maxLength: 100 } }}
+            />
+            <TextField
+              select
+              label={t('tokens.lifetime')}
+              value={lifetime}
+              onChange={(e) => setLifetime(Number(e.target.value))}
+              size="small"
+              sx={{ minWidth: 140 }}
+            >
+              {lifetimes.map((days) => (
+                <MenuItem key={days} value={days}>
+                  {days ? t('tokens.days', { days }) : t('tokens.never')}
+                </MenuItem>
+              ))}
+            </TextField>
+            <Button
+              type="submit"
+              variant="contained"
+              disabled={create.isPending}
+              sx={{ whiteSpace: 'nowrap' }}
+            >
+              {t('tokens.create')}
+            </Button>
+          </Stack>
+        </form>
+        <Box sx={{ mt: 2, overflowX: 'auto' }}>
+          {tokens.isSuccess && list.length === 0 ? (
+            <Typography variant="body2" color="text.secondary" sx={{ py: 2 }}>
+              {t('tokens.empty')}
+            </Typography>
+          ) : (
+            <Table size="small" aria-label={t('tokens.title')}>
+              <TableHead>
+                <TableRow>
+                  <TableCell>{t('fields.name')}</TableCell>
+                  <TableCell>{t('tokens.created')}</TableCell>
+                  <TableCell>{t('tokens.expires')}</TableCell>
+                  <TableCell align="right">{t('common.actions')}</TableCell>
+                </TableRow>
+              </TableHead>
+              <TableBody>
+                {list.map((token) => {
+                  const label = token.name || t('tokens.untitled');
+                  return (
+                    <TableRow key={token.id}>
+                      <TableCell>{label}</TableCell>
+                      <TableCell>{formatDateTime(token.created)}</TableCell>
+                      <TableCell>
+                        {token.expires ? formatDateTime(token.expires) : t('tokens.never')}
+                      </TableCell>
+                      <TableCell align="right">
+                        <Tooltip title={t('tokens.deleteNamed', { name: label })}>
+                          <IconButton
+                            aria-label={t('tokens.deleteNamed', { name: label })}
+                            size="small"
+                            onClick={() => {
+                              remove.reset();
+                              setDeleting(token);
+                            }}
+                          >
+                            <DeleteIcon fontSize="small" />
+                          </IconButton>
+                        </Tooltip>
+                      </TableCell>
+                    </TableRow>
+                  );
+                })}
+              </TableBody>
+            </Table>
+          )}
+        </Box>
+      </DialogContent>
+      <DialogActions>
+        <Button onClick={onClose}>{t('common.close')}</Button>
+      </DialogActions>
+      <ConfirmDialog
+        open={!!deleting}
+        title={t('tokens.deleteTitle')}
+        text={t('tokens.deleteConfirm', { name: deleting ? deleting.name || t('tokens.untitled') : '' })}
+        pending={remove.isPending}
+        error={remove.error}
+        onConfirm={() => void confirmDelete()}
+        onClose={() => setDeleting(null)}
+      />
+    </Dialog>
+  );
+}
