@@ -267,7 +267,9 @@ describe('users', () => {
     const page = await pageAs(api);
     await page.context().grantPermissions(['clipboard-read', 'clipboard-write'], { origin: server.url });
     const bearer = (token: string) =>
-      fetch(`${server.url}/api/user`, { headers: { authorization: `Bearer ${token}` } }).then((r) => r.status);
+      fetch(`${server.url}/api/user`, { headers: { authorization: `Bearer ${token}` } }).then(
+        (r) => r.status,
+      );
 
     await page.goto(`/project/${project.id}/history`);
     await page.getByRole('button', { name: 'User menu' }).click();

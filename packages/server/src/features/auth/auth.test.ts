@@ -115,10 +115,12 @@ describe.each(testDialects())('auth on $name', (dialect) => {
     expect(expires - before).toBeGreaterThanOrEqual(7 * 24 * 3600 * 1000 - 1000);
     expect(expires - before).toBeLessThan(7 * 24 * 3600 * 1000 + 60_000);
     expect((await bearer(week.token)).statusCode).toBe(200);
-    expect((await gus.get('/api/user/tokens')).json().map((t: { name: string }) => t.name).sort()).toEqual([
-      'forever',
-      'week',
-    ]);
+    expect(
+      (await gus.get('/api/user/tokens'))
+        .json()
+        .map((t: { name: string }) => t.name)
+        .sort(),
+    ).toEqual(['forever', 'week']);
 
     // Its time passes: it no longer authenticates, and listing purges it.
     await h.deps.db
@@ -128,8 +130,14 @@ describe.each(testDialects())('auth on $name', (dialect) => {
       .execute();
     expect((await bearer(week.token)).statusCode).toBe(401);
     expect((await bearer(forever.token)).statusCode).toBe(200);
-    expect((await gus.get('/api/user/tokens')).json().map((t: { name: string }) => t.name)).toEqual(['forever']);
-    const rows = await h.deps.db.selectFrom('api_token').select('id').where('user_id', '=', gus.userId).execute();
+    expect((await gus.get('/api/user/tokens')).json().map((t: { name: string }) => t.name)).toEqual([
+      'forever',
+    ]);
+    const rows = await h.deps.db
+      .selectFrom('api_token')
+      .select('id')
+      .where('user_id', '=', gus.userId)
+      .execute();
     expect(rows.map((r) => r.id)).toEqual([forever.id]);
   });
 
