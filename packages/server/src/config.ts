@@ -1,5 +1,5 @@
 import { resolve } from 'node:path';
-import { MAX_TASK_RETENTION_DAYS } from '@signalbox/contracts';
+import { MAX_TASK_RETENTION_DAYS, projectRoles } from '@signalbox/contracts';
 import { z } from 'zod';
 
 /**
@@ -32,6 +32,20 @@ const oidcProvider = z.object({
   color: z.string().default(''),
   icon: z.string().default(''),
   order: z.number().default(0),
+  /** The claim that lists the user's groups (an array of names, or one string of comma/space separated names). */
+  groups_claim: z.string().default('groups'),
+  /** When set, a user signing in is an admin exactly when one of their groups is listed here. */
+  admin_groups: z.array(z.string().min(1)).default([]),
+  /** Project memberships that follow the user's groups at every sign-in (see README). */
+  project_roles: z
+    .array(
+      z.object({
+        group: z.string().min(1),
+        project_id: z.number().int().positive(),
+        role: z.enum(projectRoles),
+      }),
+    )
+    .default([]),
 });
 export type OidcProviderConfig = z.infer<typeof oidcProvider>;
 

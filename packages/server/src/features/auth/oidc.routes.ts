@@ -1,6 +1,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Deps } from '../../deps';
 import { startSession } from '../../http/auth';
+import { applyGroupMappings } from './oidc.groups';
 import {
   beginSignIn,
   checkCallback,
@@ -75,7 +76,13 @@ export function oidcRoutes(app: FastifyInstance, deps: Deps) {
     clearPending(reply);
     const config = await clients.get(id, provider);
     const claims = await finishSignIn(config, id, provider, pending, query, request.log);
-    const user = await userForClaims(deps, id, provider, claims);
+    const user = await applyGroupMappings(
+      deps,
+      id,
+      provider,
+      await userForClaims(deps, id, provider, claims),
+      claims,
+    );
     await startSession(deps, request, reply, user.id);
     // A path after /redirect/ (the peer's form) wins over the one kept since the login.
     const to = rest ? safeLocalPath(rest) : pending.to;

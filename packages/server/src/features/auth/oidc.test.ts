@@ -7,6 +7,7 @@ import type { OidcProviderConfig } from '../../config';
 import { testDialects } from '../../test-support/dialects';
 import { createHarness, type Harness } from '../../test-support/harness';
 import { findUserByLogin } from '../users/users.store';
+import { groupsOf, mappedRoles } from './oidc.groups';
 import { OIDC_COOKIE } from './oidc.routes';
 import { safeLocalPath, webBasePath } from './oidc.service';
 
@@ -50,7 +51,11 @@ async function startIssuer(): Promise<{ issuer: string; server: Server }> {
         token_endpoint_auth_method: 'client_secret_post',
       },
     ],
-    claims: { openid: ['sub'], email: ['email', 'email_verified'], profile: ['name', 'preferred_username'] },
+    claims: {
+      openid: ['sub'],
+      email: ['email', 'email_verified'],
+      profile: ['name', 'preferred_username', 'groups'],
+    },
     findAccount: async (_ctx: unknown, id: string) =>
       accounts[id] ? { accountId: id, claims: async () => ({ sub: id, ...accounts[id] }) } : undefined,
     cookies: { keys: ['oidc-test-cookie-key'] },
@@ -122,6 +127,9 @@ const provider = (issuer: string, extra: Partial<OidcProviderConfig> = {}): Oidc
   color: 'blue',
   icon: 'login',
   order: 1,
+  groups_claim: 'groups',
+  admin_groups: [],
+  project_roles: [],
   ...extra,
 });
 
@@ -133,6 +141,26 @@ describe('OIDC helpers', () => {
     expect(safeLocalPath('/\\evil.example')).toBe('/');
     expect(safeLocalPath('https://evil.example/')).toBe('/https://evil.example/');
     expect(safeLocalPath(undefined)).toBe('/');
+  });
+
+  it('reads groups from an array or a separated string and picks the highest mapped role', () => {
+    expect([...groupsOf({ g: ['ops', ' dev ', 7, null, ''] }, 'g')]).toEqual(['ops', 'dev', '7']);
+    expect([...groupsOf({ g: 'ops, dev  qa' }, 'g')]).toEqual(['ops', 'dev', 'qa']);
+    expect([...groupsOf({}, 'g')]).toEqual([]);
+    const p = provider('http://127.0.0.1:1', {
+      project_roles: [
+        { group: 'ops', project_id: 1, role: 'guest' },
+        { group: 'leads', project_id: 1, role: 'manager' },
+        { group: 'dev', project_id: 1, role: 'task_runner' },
+        { group: 'ops', project_id: 2, role: 'owner' },
+        { group: 'qa', project_id: 3, role: 'guest' },
+      ],
+    });
+    expect([...mappedRoles(p, new Set(['ops', 'leads', 'dev']))]).toEqual([
+      [1, 'manager'],
+      [2, 'owner'],
+      [3, null],
+    ]);
   });
 
   it('reads the base path of the web root', () => {
@@ -306,6 +334,93 @@ describe.each(testDialects())('OIDC sign-in on $name', (dialect) => {
     expect(res.statusCode).toBe(302);
     const me = await h.anonymous().request('GET', '/api/user', undefined, { cookie: sessionOf(res) });
     expect(me.json()).toMatchObject({ id: created.userId, username: 'extmatch', external: true });
+  });
+
+  it('maps provider groups to the admin flag and project roles at every sign-in', async () => {
+    const owner = await h.userClient({ username: 'map-owner', can_create_project: true });
+    const project = async (name: string) => (await owner.post('/api/projects', { name })).json().id as number;
+    const [a, b, c] = [await project('Mapped A'), await project('Mapped B'), await project('Manual C')];
+    const config = h.deps.config.oidcProviders!.test!;
+    config.admin_groups = ['signalbox-admins'];
+    config.project_roles = [
+      { group: 'ops', project_id: a, role: 'manager' },
+      { group: 'leads', project_id: a, role: 'owner' },
+      { group: 'ops', project_id: b, role: 'guest' },
+      { group: 'ops', project_id: 987654, role: 'guest' },
+    ];
+    try {
+      accounts.grouped = {
+        sub: 'grouped',
+        email: 'grouped@idp.test',
+        name: 'Grouped',
+        preferred_username: 'grouped',
+        groups: ['ops', 'signalbox-admins'],
+      };
+      const roles = async () => {
+        const user = (await findUserByLogin(h.deps.db, 'grouped'))!;
+        const rows = await h.deps.db
+          .selectFrom('project_user')
+          .select(['project_id', 'role'])
+          .where('user_id', '=', user.id)
+          .orderBy('project_id')
+          .execute();
+        return {
+          admin: user.admin === 1,
+          roles: Object.fromEntries(rows.map((r) => [r.project_id, r.role])),
+        };
+      };
+
+      const first = await signIn('grouped');
+      expect(first.statusCode).toBe(302);
+      expect(await roles()).toEqual({ admin: true, roles: { [a]: 'manager', [b]: 'guest' } });
+      const session = sessionOf(first);
+      const me = await h.anonymous().request('GET', '/api/user', undefined, { cookie: session });
+      expect(me.json()).toMatchObject({ admin: true, external: true });
+      const team = await h
+        .anonymous()
+        .request('GET', `/api/project/${a}/role`, undefined, { cookie: session });
+      expect(team.json().role).toBe('manager');
+      const events = await h.deps.db
+        .selectFrom('event')
+        .select('description')
+        .where('project_id', '=', a)
+        .execute();
+      expect(events.map((e) => e.description)).toContain(
+        'User grouped added to the team as manager (groups of Test IdP)',
+      );
+
+      // An admin adds them by hand to a project the mapping does not name.
+      const user = (await findUserByLogin(h.deps.db, 'grouped'))!;
+      expect(
+        (await owner.post(`/api/project/${c}/users`, { user_id: user.id, role: 'task_runner' })).statusCode,
+      ).toBe(204);
+
+      // Groups change (here as one string): the highest role wins, a lost group removes, admin is revoked.
+      accounts.grouped.groups = 'leads other';
+      expect((await signIn('grouped')).statusCode).toBe(302);
+      expect(await roles()).toEqual({ admin: false, roles: { [a]: 'owner', [c]: 'task_runner' } });
+
+      // No groups at all: mapped projects are left (A keeps its creator as owner); C is untouched.
+      accounts.grouped.groups = [];
+      expect((await signIn('grouped')).statusCode).toBe(302);
+      expect(await roles()).toEqual({ admin: false, roles: { [c]: 'task_runner' } });
+
+      // The last owner of a mapped project is never removed by a lost group.
+      accounts.grouped.groups = ['leads'];
+      await signIn('grouped');
+      await h.deps.db
+        .deleteFrom('project_user')
+        .where('project_id', '=', a)
+        .where('user_id', '=', owner.userId)
+        .execute();
+      accounts.grouped.groups = [];
+      expect((await signIn('grouped')).statusCode).toBe(302);
+      expect((await roles()).roles[a]).toBe('owner');
+      expect(h.logLines.join('\n')).toContain('OIDC project_roles names a project that does not exist');
+    } finally {
+      config.admin_groups = [];
+      config.project_roles = [];
+    }
   });
 
   it('returns to the path kept since the login, never to another site', async () => {

@@ -1,0 +1,118 @@
+import { type ProjectRole, projectRoles } from '@signalbox/contracts';
+import type { OidcProviderConfig } from '../../config';
+import type { Deps } from '../../deps';
+import { recordEvent } from '../events/events.store';
+import { findProject } from '../projects/projects.store';
+import { countOwners, deleteMember, findMember, insertMember, updateMemberRole } from '../team/team.store';
+import { findUserById, type UserRow, updateUserRow } from '../users/users.store';
+import { type Claims, providerName } from './oidc.service';
+
+/** The user's groups from the provider's groups claim: an array of names, or one comma/space separated string. */
+export function groupsOf(claims: Claims, claim: string): Set<string> {
+  const value = claims[claim];
+  const names = Array.isArray(value)
+    ? value.filter((v): v is string | number => typeof v === 'string' || typeof v === 'number').map(String)
+    : typeof value === 'string'
+      ? value.split(/[\s,]+/)
+      : [];
+  return new Set(names.map((n) => n.trim()).filter(Boolean));
+}
+
+/** owner > manager > task_runner > guest: the order of `projectRoles`. */
+const rank = (role: ProjectRole) => projectRoles.length - projectRoles.indexOf(role);
+
+/**
+ * For each project the provider's `project_roles` name, the role the groups give (the highest when several
+ * groups map the same project), or null when none of the user's groups maps it.
+ */
+export function mappedRoles(p: OidcProviderConfig, groups: Set<string>): Map<number, ProjectRole | null> {
+  const roles = new Map<number, ProjectRole | null>();
+  for (const { group, project_id, role } of p.project_roles) {
+    const current = roles.get(project_id) ?? null;
+    if (!groups.has(group)) {
+      if (!roles.has(project_id)) roles.set(project_id, null);
+      continue;
+    }
+    if (!current || rank(role) > rank(current)) roles.set(project_id, role);
+  }
+  return roles;
+}
+
+/**
+ * Applies the provider's group mappings to a user signing in (user-asks #23: external users should not land
+ * without rights). `admin_groups`, when set, decides the admin flag both ways. Each project named in
+ * `project_roles` follows the groups: the user is added with the mapped role, their role is changed to it,
+ * or they are removed when no group maps that project any more — except the last owner, who stays. Projects
+ * the mapping does not name are never touched, so memberships an admin grants by hand keep working.
+ */
+export async function applyGroupMappings(
+  deps: Deps,
+  id: string,
+  p: OidcProviderConfig,
+  user: UserRow,
+  claims: Claims,
+): Promise<UserRow> {
+  if (p.admin_groups.length === 0 && p.project_roles.length === 0) return user;
+  const groups = groupsOf(claims, p.groups_claim);
+  const via = `(groups of ${providerName(id, p)})`;
+  let changed = false;
+
+  if (p.admin_groups.length > 0) {
+    const admin = p.admin_groups.some((g) => groups.has(g));
+    if (admin !== (user.admin === 1)) {
+      await updateUserRow(deps.db, user.id, { admin: admin ? 1 : 0 });
+      await recordEvent(deps.db, {
+        project_id: null,
+        user_id: user.id,
+        object_type: 'user',
+        object_id: user.id,
+        description: `User ${user.username} ${admin ? 'made an admin' : 'is no longer an admin'} ${via}`,
+      });
+      changed = true;
+    }
+  }
+
+  for (const [projectId, role] of mappedRoles(p, groups)) {
+    if (!(await findProject(deps.db, projectId))) {
+      deps.log.warn(
+        { provider: id, project_id: projectId },
+        'OIDC project_roles names a project that does not exist',
+      );
+      continue;
+    }
+    const member = await findMember(deps.db, projectId, user.id);
+    let description: string | undefined;
+    if (role && !member) {
+      try {
+        await insertMember(deps.db, projectId, user.id, role);
+      } catch (err) {
+        // A concurrent sign-in of the same user added them first.
+        if (!(await findMember(deps.db, projectId, user.id))) throw err;
+        continue;
+      }
+      description = `User ${user.username} added to the team as ${role} ${via}`;
+    } else if (role && member && member.role !== role) {
+      if (member.role === 'owner' && (await countOwners(deps.db, projectId)) <= 1) continue;
+      await updateMemberRole(deps.db, projectId, user.id, role);
+      description = `User ${user.username} role changed from ${member.role} to ${role} ${via}`;
+    } else if (!role && member) {
+      if (member.role === 'owner' && (await countOwners(deps.db, projectId)) <= 1) continue;
+      await deleteMember(deps.db, projectId, user.id);
+      description = `User ${user.username} removed from the team ${via}`;
+    }
+    if (!description) continue;
+    await recordEvent(deps.db, {
+      project_id: projectId,
+      user_id: user.id,
+      object_type: 'user',
+      object_id: user.id,
+      description,
+    });
+    changed = true;
+  }
+
+  if (!changed) return user;
+  // Open sockets follow the new rights at once.
+  deps.bus.emit('membership', { userId: user.id });
+  return (await findUserById(deps.db, user.id))!;
+}
