@@ -10,6 +10,7 @@ export async function taskAlertContext(db: Db, taskId: number) {
     .select([
       'task.id as task_id',
       'task.project_id',
+      'task.template_id',
       'task.version',
       'task.message',
       'task.schedule_id',
@@ -24,6 +25,20 @@ export async function taskAlertContext(db: Db, taskId: number) {
     ])
     .where('task.id', '=', taskId)
     .executeTakeFirst();
+}
+
+/** The status of the template's last finished run before `taskId` (undefined when there is none). */
+export async function previousFinishedStatus(db: Db, templateId: number, taskId: number) {
+  const row = await db
+    .selectFrom('task')
+    .select('status')
+    .where('template_id', '=', templateId)
+    .where('id', '<', taskId)
+    .where('status', 'in', ['success', 'error', 'stopped'])
+    .orderBy('id', 'desc')
+    .limit(1)
+    .executeTakeFirst();
+  return row?.status;
 }
 
 /** Members of the project (admins included when they are members) whose user `alert` flag is on. */

@@ -264,6 +264,32 @@ describe.each(testDialects())('alerts on $name', (dialect) => {
     expect(smtp.mails).toHaveLength(2);
   });
 
+  it('a success after a failed run is a recovery: mailed and posted even with success alerts suppressed', async () => {
+    const s = await scene({ suppress: 1 });
+    // The scene's task failed; the next run of the template succeeds.
+    await h.deps.db.updateTable('task').set({ status: 'error' }).where('id', '=', s.taskId).execute();
+    const next = {
+      ...s,
+      taskId: await r.task(s.projectId, s.templateId, { status: 'running', user_id: s.author.userId }),
+    };
+    await h.deps.db.updateTable('task').set({ status: 'success' }).where('id', '=', next.taskId).execute();
+    await publish(next, 'success');
+    const heading = "Task 'Deploy API' succeeded again after a failure";
+    expect(smtp.mails.map((m) => m.subject)).toEqual([heading, heading]);
+    expect(smtp.mails[0]!.text).toContain('Status: success (the previous run failed)');
+    expect(smtp.mails[0]!.text).toContain(`Task: #${next.taskId}`);
+    expect(receiver.received).toHaveLength(6);
+    expect(byPrefix('/slack/')[0]!.body.text).toBe(heading);
+
+    // A success after a success is an ordinary (here suppressed) success again.
+    smtp.mails.length = 0;
+    receiver.received.length = 0;
+    const third = { ...s, taskId: await r.task(s.projectId, s.templateId, { status: 'success' }) };
+    await publish(third, 'success');
+    expect(receiver.received).toHaveLength(0);
+    expect(smtp.mails).toHaveLength(0);
+  });
+
   it('sends nothing when the project has alerts off', async () => {
     const s = await scene({ alert: 0 });
     for (const status of ['error', 'success', 'waiting_confirmation']) await publish(s, status);

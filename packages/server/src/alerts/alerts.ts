@@ -1,6 +1,6 @@
 import type { Deps } from '../deps';
 import type { LiveMessage } from '../live/bus';
-import { alertRecipients, taskAlertContext } from './alerts.store';
+import { alertRecipients, previousFinishedStatus, taskAlertContext } from './alerts.store';
 import {
   type Alert,
   type AlertKind,
@@ -38,6 +38,8 @@ export const taskUrl = (deps: Deps, projectId: number, taskId: number) =>
 /**
  * E-mail and chat alerts on task results. Subscribes to the bus; returns an unsubscribe.
  * E-mail on `error`; chat on `error`, `success` (unless the template suppresses it) and `waiting_confirmation`.
+ * A success right after the template's previous finished run failed is a `recovered` alert: it goes to e-mail
+ * and chat even when success alerts are suppressed, so whoever heard of the failure hears it is fixed.
  */
 export function startAlerts(deps: Deps): () => void {
   const seen = new Set<string>();
@@ -58,9 +60,13 @@ export function startAlerts(deps: Deps): () => void {
   };
 }
 
-async function alertForTask(deps: Deps, taskId: number, kind: AlertKind) {
+async function alertForTask(deps: Deps, taskId: number, status: AlertKind) {
   const ctx = await taskAlertContext(deps.db, taskId);
   if (ctx?.alert !== 1) return;
+  const kind: AlertKind =
+    status === 'success' && (await previousFinishedStatus(deps.db, ctx.template_id, taskId)) === 'error'
+      ? 'recovered'
+      : status;
   const author =
     ctx.user_name ||
     ctx.user_username ||
@@ -76,7 +82,7 @@ async function alertForTask(deps: Deps, taskId: number, kind: AlertKind) {
     author,
     chatId: ctx.alert_chat || deps.config.telegramChat,
   };
-  const email = kind === 'error';
+  const email = kind === 'error' || kind === 'recovered';
   const chat = !(kind === 'success' && ctx.suppress_success_alerts === 1);
   await deliver(deps, alert, { email, chat });
 }

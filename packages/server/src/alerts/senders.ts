@@ -1,7 +1,8 @@
 import nodemailer from 'nodemailer';
 import type { Config } from '../config';
 
-export type AlertKind = 'error' | 'success' | 'waiting_confirmation' | 'test';
+/** `recovered`: a success right after the template's previous finished run failed. */
+export type AlertKind = 'error' | 'success' | 'recovered' | 'waiting_confirmation' | 'test';
 
 /** One alert, already resolved from the task, template and project rows. */
 export type Alert = {
@@ -29,6 +30,7 @@ export type Channel =
 const colors: Record<AlertKind, string> = {
   error: '#d32f2f',
   success: '#388e3c',
+  recovered: '#388e3c',
   waiting_confirmation: '#f57c00',
   test: '#1976d2',
 };
@@ -39,6 +41,8 @@ export function title(alert: Alert): string {
       return `Task '${alert.templateName}' failed`;
     case 'success':
       return `Task '${alert.templateName}' succeeded`;
+    case 'recovered':
+      return `Task '${alert.templateName}' succeeded again after a failure`;
     case 'waiting_confirmation':
       return `Task '${alert.templateName}' is waiting for confirmation`;
     default:
@@ -49,6 +53,7 @@ export function title(alert: Alert): string {
 const statusText: Record<AlertKind, string> = {
   error: 'failed',
   success: 'success',
+  recovered: 'success (the previous run failed)',
   waiting_confirmation: 'waiting for confirmation',
   test: 'test',
 };
