@@ -34,7 +34,8 @@ describe('task retention on the project settings page', () => {
     const days = page.getByLabel('Keep tasks for (days)');
     await days.waitFor();
     expect(await days.inputValue()).toBe('0');
-    await page.getByText('0 uses the server default').waitFor();
+    // The help names what 0 means on this server (SIGNALBOX_TASK_RETENTION_DAYS=90).
+    await page.getByText('0 uses the server default. Server default: 90 days.').waitFor();
 
     for (const [value, message] of [
       ['-1', 'Task retention days must be 0 or greater'],

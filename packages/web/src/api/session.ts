@@ -2,7 +2,13 @@ import type { LoginOptions, Project, ProjectRoleInfo, User } from '@signalbox/co
 import { useQuery } from '@tanstack/react-query';
 import { api, baseUrl } from './client';
 
-export type Info = { version: string; web_host?: string; schedule_timezone?: string };
+export type Info = {
+  version: string;
+  web_host?: string;
+  schedule_timezone?: string;
+  /** SIGNALBOX_TASK_RETENTION_DAYS: what a project's 0 means (0 = keep forever). */
+  task_retention_days?: number;
+};
 
 export const sessionKeys = {
   user: ['user'] as const,

@@ -70,6 +70,7 @@ export function authRoutes(app: FastifyInstance, deps: Deps) {
     ansible: '',
     web_host: deps.config.webRoot,
     schedule_timezone: deps.config.scheduleTimezone,
+    task_retention_days: deps.config.taskRetentionDays,
     auth_methods: {},
     premium_features: {},
   }));

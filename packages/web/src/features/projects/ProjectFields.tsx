@@ -1,6 +1,7 @@
 import { Stack, TextField } from '@mui/material';
 import type { UseFormReturn } from 'react-hook-form';
 import { useTranslation } from 'react-i18next';
+import { useInfo } from '../../api/session';
 import { CheckboxField, useFieldError } from '../../app/forms';
 import type { ProjectValues } from './api';
 
@@ -19,6 +20,17 @@ export function ProjectFields({
   const fieldError = useFieldError();
   const { register, formState, control } = form;
   const e = formState.errors;
+  const serverDays = useInfo().data?.task_retention_days;
+  const retentionHelp = [
+    t('retention.keepDaysHelp'),
+    serverDays === undefined
+      ? ''
+      : serverDays > 0
+        ? t('retention.serverDefaultDays', { days: serverDays })
+        : t('retention.serverDefaultForever'),
+  ]
+    .filter(Boolean)
+    .join(' ');
   return (
     <Stack spacing={2}>
       <TextField
@@ -46,7 +58,7 @@ export function ProjectFields({
           })}
           {...(fieldError(e.task_retention_days, serverError, 'task_retention_days').helperText
             ? fieldError(e.task_retention_days, serverError, 'task_retention_days')
-            : { helperText: t('retention.keepDaysHelp') })}
+            : { helperText: retentionHelp })}
         />
       )}
       <CheckboxField control={control} name="alert" label={t('projects.alertLabel')} />
