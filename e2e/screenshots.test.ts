@@ -1,5 +1,5 @@
 import type { Browser, Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Api, createUser, login } from './support/api';
 import { DESKTOP, launch, newContext, PHONE, shot, useSession } from './support/browser';
 import { seedBashProject, waitForStatus } from './support/seed';
@@ -109,6 +109,26 @@ describe.each(configs)('screens ($scheme, $size px)', ({ scheme, viewport, size 
     await page.getByRole('button', { name: 'User menu' }).click();
     await page.getByRole('menuitem', { name: 'Sign out' }).waitFor();
     await shot(page, name('user-menu'));
+    await page.keyboard.press('Escape');
+  });
+
+  it('API tokens dialog', async () => {
+    await page.goto(`/project/${projectId}/history`);
+    await page.getByRole('table', { name: 'History' }).waitFor();
+    if (viewport === PHONE) await page.getByRole('button', { name: 'Open menu' }).click();
+    await page.getByRole('button', { name: 'User menu' }).click();
+    await page.getByRole('menuitem', { name: 'API tokens' }).click();
+    const dialog = page.getByRole('dialog', { name: 'API tokens' });
+    await dialog.getByRole('textbox', { name: 'Name', exact: true }).fill(`CI pipeline ${scheme} ${size}`);
+    await dialog.getByRole('button', { name: 'Create token' }).click();
+    await dialog.getByRole('textbox', { name: 'New token' }).waitFor();
+    await page.mouse.move(0, 0);
+    await shot(page, name('api-tokens'));
+    const overflow = await dialog.evaluate((el) => {
+      const paper = el.querySelector('.MuiDialog-paper') ?? el;
+      return paper.scrollWidth - paper.clientWidth;
+    });
+    expect(overflow).toBeLessThanOrEqual(1);
     await page.keyboard.press('Escape');
   });
 

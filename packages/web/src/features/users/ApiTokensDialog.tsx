@@ -30,6 +30,9 @@ import { FormError } from '../../app/forms';
 import { useNotify } from '../../app/snackbar';
 import { useApiTokens, useCreateApiToken, useDeleteApiToken } from './api';
 
+/** Phones show name, expiry and actions only, so the delete button stays in view. */
+const wide = { display: { xs: 'none', sm: 'table-cell' } } as const;
+
 /** Lifetimes offered for a new token, in days; 0 = it never expires. */
 const lifetimes = [0, 7, 30, 90, 365] as const;
 
@@ -180,7 +183,7 @@ export function ApiTokensDialog({ open, onClose }: { open: boolean; onClose: () 
               <TableHead>
                 <TableRow>
                   <TableCell>{t('fields.name')}</TableCell>
-                  <TableCell>{t('tokens.created')}</TableCell>
+                  <TableCell sx={wide}>{t('tokens.created')}</TableCell>
                   <TableCell>{t('tokens.expires')}</TableCell>
                   <TableCell align="right">{t('common.actions')}</TableCell>
                 </TableRow>
@@ -191,7 +194,7 @@ export function ApiTokensDialog({ open, onClose }: { open: boolean; onClose: () 
                   return (
                     <TableRow key={token.id}>
                       <TableCell>{label}</TableCell>
-                      <TableCell>{formatDateTime(token.created)}</TableCell>
+                      <TableCell sx={wide}>{formatDateTime(token.created)}</TableCell>
                       <TableCell>
                         {token.expires ? formatDateTime(token.expires) : t('tokens.never')}
                       </TableCell>
