@@ -204,6 +204,7 @@ describe.each(testDialects())('task retention on $name', (dialect) => {
     clock = new ManualClock(NOW);
     logs = [];
     await db().deleteFrom('task_output').execute();
+    await db().deleteFrom('event').execute();
     await db().deleteFrom('task').execute();
     await db().deleteFrom('template').execute();
     await db().deleteFrom('project').execute();
@@ -247,9 +248,26 @@ describe.each(testDialects())('task retention on $name', (dialect) => {
       },
     ]);
 
-    // Nothing left to delete: no second log line.
+    const events = await db()
+      .selectFrom('event')
+      .select(['project_id', 'user_id', 'object_type', 'description'])
+      .where('project_id', '=', p.id)
+      .execute();
+    expect(events).toEqual([
+      {
+        project_id: p.id,
+        user_id: null,
+        object_type: 'task',
+        description: 'Retention deleted 3 finished tasks older than 30 days',
+      },
+    ]);
+
+    // Nothing left to delete: no second log line and no second event.
     expect(await job(30).run()).toEqual({ projects: 0, tasks: 0, output: 0 });
     expect(logs).toHaveLength(1);
+    expect(await db().selectFrom('event').select('id').where('project_id', '=', p.id).execute()).toHaveLength(
+      1,
+    );
     expect(await taskIds()).toEqual(kept);
   });
 

@@ -1,4 +1,5 @@
 import type { Deps } from '../deps';
+import { recordEvent } from '../features/events/events.store';
 import { type Clock, realClock } from '../scheduler/clock';
 import {
   deleteFinishedTasks,
@@ -38,7 +39,8 @@ export type Retention = {
  * project's is 0; 0 for both keeps everything. Unfinished tasks are never touched. Work is cut into short
  * transactions (at most `taskChunk` tasks and about `outputChunk` output rows each) with a turn of the event
  * loop between them, so a large backlog is worked off without holding the database or the server for long.
- * Several instances on one database may run it at once: deleting is idempotent.
+ * Several instances on one database may run it at once: deleting is idempotent. Each project that lost tasks
+ * gets an event in its Activity naming how many and why.
  */
 export function createRetention(deps: Pick<Deps, 'db' | 'config' | 'log'>, options: RetentionOptions = {}) {
   const clock = options.clock ?? realClock;
@@ -104,7 +106,18 @@ export function createRetention(deps: Pick<Deps, 'db' | 'config' | 'log'>, optio
         // rather than select the same ids forever.
         if (total.tasks === deleted) break;
       }
-      if (total.tasks > before) total.projects += 1;
+      if (total.tasks > before) {
+        total.projects += 1;
+        // The project's Activity says where its old tasks went.
+        const n = total.tasks - before;
+        await recordEvent(deps.db, {
+          project_id: project.id,
+          user_id: null,
+          object_type: 'task',
+          object_id: null,
+          description: `Retention deleted ${n} finished ${n === 1 ? 'task' : 'tasks'} older than ${days} days`,
+        });
+      }
     }
     if (total.tasks > 0 || total.output > 0) {
       deps.log.info(
