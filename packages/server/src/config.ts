@@ -163,6 +163,10 @@ const variables = {
   gotifyAlert: [bool.default(false), 'SIGNALBOX_GOTIFY_ALERT', 'SEMAPHORE_GOTIFY_ALERT'],
   gotifyUrl: [z.string().default(''), 'SIGNALBOX_GOTIFY_URL', 'SEMAPHORE_GOTIFY_URL'],
   gotifyToken: [z.string().default(''), 'SIGNALBOX_GOTIFY_TOKEN', 'SEMAPHORE_GOTIFY_TOKEN'],
+  /** Generic outbound webhook: every alert POSTed as JSON, signed with HMAC-SHA256 when a secret is set. */
+  webhookAlert: [bool.default(false), 'SIGNALBOX_WEBHOOK_ALERT'],
+  webhookUrl: [z.string().default(''), 'SIGNALBOX_WEBHOOK_URL'],
+  webhookSecret: [z.string().default(''), 'SIGNALBOX_WEBHOOK_SECRET'],
   /** Seconds one alert send (SMTP or chat POST) may take before it is given up. */
   alertTimeout: [int(1, 300).default(10), 'SIGNALBOX_ALERT_TIMEOUT'],
 } as const satisfies Record<string, readonly [z.ZodType, ...string[]]>;

@@ -1,3 +1,4 @@
+import { createHmac } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { SMTPServer } from 'smtp-server';
@@ -8,7 +9,13 @@ import { testDialects } from '../test-support/dialects';
 import { type Client, createHarness, type Harness } from '../test-support/harness';
 import { alertsIdle } from './alerts';
 
-type Received = { method: string; path: string; body: Record<string, unknown> };
+type Received = {
+  method: string;
+  path: string;
+  body: Record<string, unknown>;
+  raw: string;
+  headers: IncomingMessage['headers'];
+};
 type Mail = { to: string[]; subject: string; text: string };
 
 const TG_TOKEN = 'tg-token-s3cret';
@@ -25,7 +32,13 @@ async function startReceiver() {
     });
     req.on('end', () => {
       const path = req.url ?? '';
-      received.push({ method: req.method ?? '', path, body: raw ? JSON.parse(raw) : {} });
+      received.push({
+        method: req.method ?? '',
+        path,
+        body: raw ? JSON.parse(raw) : {},
+        raw,
+        headers: req.headers,
+      });
       if (path.startsWith('/hang/')) return;
       res.statusCode = path.startsWith('/fail/') ? 500 : path.startsWith('/accepted/') ? 202 : 200;
       res.end(path.startsWith('/fail/') ? 'boom' : 'ok');
@@ -335,6 +348,53 @@ describe.each(testDialects())('alerts on $name', (dialect) => {
     expect(task.status).toBe('running');
     await publish(s, 'success');
     expect(byPrefix('/rocketchat/')).toHaveLength(2);
+  });
+
+  it('a generic webhook gets every alert as signed JSON; off or without a URL it sends nothing', async () => {
+    const secret = 'generic-webhook-signing-key';
+    Object.assign(h.deps.config, {
+      webhookAlert: true,
+      webhookUrl: `${receiver.base}/hook/in`,
+      webhookSecret: secret,
+    });
+    const s = await scene();
+    await publish(s, 'error');
+    const [hook] = byPrefix('/hook/');
+    expect(receiver.received).toHaveLength(7);
+    expect(hook!.method).toBe('POST');
+    expect(hook!.headers['content-type']).toBe('application/json');
+    expect(hook!.body).toEqual({
+      event: 'task',
+      status: 'error',
+      title: "Task 'Deploy API' failed",
+      text: expect.stringContaining(`Task: #${s.taskId}`),
+      project: { id: s.projectId, name: 'Payments' },
+      template: { name: 'Deploy API' },
+      task: { id: s.taskId, version: '1.4.2' },
+      author: 'Name alice',
+      url: `https://signalbox.example/project/${s.projectId}/history?t=${s.taskId}`,
+    });
+    // The signature is the HMAC-SHA256 of the exact bytes received, and the secret itself is never sent.
+    const expected = `sha256=${createHmac('sha256', secret).update(hook!.raw).digest('hex')}`;
+    expect(hook!.headers['x-signalbox-signature']).toBe(expected);
+    for (const x of receiver.received) expect(JSON.stringify(x), x.path).not.toContain(secret);
+
+    // Without a secret: no signature header.
+    receiver.received.length = 0;
+    Object.assign(h.deps.config, { webhookSecret: '' });
+    await publish(s, 'success');
+    expect(byPrefix('/hook/')[0]!.body).toMatchObject({ status: 'success', event: 'task' });
+    expect(byPrefix('/hook/')[0]!.headers['x-signalbox-signature']).toBeUndefined();
+
+    // Switched off, or on without a URL: nothing goes to it.
+    for (const off of [{ webhookAlert: false }, { webhookAlert: true, webhookUrl: '' }]) {
+      Object.assign(h.deps.config, { webhookUrl: `${receiver.base}/hook/in` }, off);
+      receiver.received.length = 0;
+      const next = { ...s, taskId: await r.task(s.projectId, s.templateId, { status: 'running' }) };
+      await publish(next, 'error');
+      expect(receiver.received).toHaveLength(6);
+      expect(byPrefix('/hook/')).toHaveLength(0);
+    }
   });
 
   it('Microsoft Teams 200 and 202 both count as delivered; other channels need 2xx', async () => {

@@ -1,3 +1,4 @@
+import { createHmac } from 'node:crypto';
 import nodemailer from 'nodemailer';
 import type { Config } from '../config';
 
@@ -25,7 +26,8 @@ export type Channel =
   | 'rocketchat'
   | 'microsoft_teams'
   | 'dingtalk'
-  | 'gotify';
+  | 'gotify'
+  | 'webhook';
 
 const colors: Record<AlertKind, string> = {
   error: '#d32f2f',
@@ -82,7 +84,17 @@ export function emailMessage(alert: Alert) {
   return { subject: title(alert), text: `${bodyLines(alert).join('\n')}\n` };
 }
 
-type Request = { url: string; body: unknown; ok?: (status: number) => boolean };
+type Request = {
+  url: string;
+  body: unknown;
+  ok?: (status: number) => boolean;
+  /** Extra headers computed from the exact JSON sent (e.g. a signature over it). */
+  headers?: (payload: string) => Record<string, string>;
+};
+
+/** The HMAC-SHA256 of a webhook payload, as sent in `X-Signalbox-Signature` (GitHub's `sha256=<hex>` form). */
+export const webhookSignature = (secret: string, payload: string) =>
+  `sha256=${createHmac('sha256', secret).update(payload).digest('hex')}`;
 
 const trimSlash = (url: string) => url.replace(/\/+$/, '');
 
@@ -180,6 +192,30 @@ export function chatRequests(config: Config, alert: Alert): [Channel, Request][]
       },
     ]);
   }
+  if (config.webhookAlert && config.webhookUrl) {
+    const secret = config.webhookSecret;
+    out.push([
+      'webhook',
+      {
+        url: config.webhookUrl,
+        body: {
+          event: alert.kind === 'test' ? 'test' : 'task',
+          status: alert.kind,
+          title: heading,
+          text: lines.join('\n'),
+          project: { id: alert.projectId, name: alert.projectName },
+          template: alert.kind === 'test' ? null : { name: alert.templateName },
+          task: alert.taskId === null ? null : { id: alert.taskId, version: alert.version },
+          author: alert.author || null,
+          url: alert.url || null,
+        },
+        headers: (payload) => ({
+          'user-agent': 'Signalbox',
+          ...(secret ? { 'x-signalbox-signature': webhookSignature(secret, payload) } : {}),
+        }),
+      },
+    ]);
+  }
   return out;
 }
 
@@ -195,10 +231,11 @@ export function failureReason(err: unknown): string {
 
 /** POSTs one chat request; resolves to the HTTP status, throws on a network failure or an unwanted status. */
 export async function postJson(request: Request, timeoutMs: number): Promise<number> {
+  const payload = JSON.stringify(request.body);
   const res = await fetch(request.url, {
     method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify(request.body),
+    headers: { ...request.headers?.(payload), 'content-type': 'application/json' },
+    body: payload,
     signal: AbortSignal.timeout(timeoutMs),
     redirect: 'error',
   });
