@@ -109,7 +109,7 @@ export default function IntegrationDetail() {
       >
         <Breadcrumbs
           aria-label={t('integrations.breadcrumb')}
-          sx={{ flex: 1, minWidth: 0, '& ol': { flexWrap: 'wrap' } }}
+          sx={{ flex: '1 1 auto', minWidth: 0, '& ol': { flexWrap: 'wrap' } }}
         >
           <Link
             component={RouterLink}

@@ -32,6 +32,9 @@ import { Spinner } from '../../app/states';
 import { AddMemberDialog } from './AddMemberDialog';
 import { memberUserId, type ProjectMember, useTeam, useTeamMutations } from './api';
 
+/** Phones leave out the username column, so role and actions stay in view. */
+const wide = { display: { xs: 'none', sm: 'table-cell' } } as const;
+
 /** /project/{id}/team: members, inline role change, add, remove, Leave Project (SPEC §2, §6). */
 export default function TeamPage() {
   const { t } = useTranslation();
@@ -115,8 +118,8 @@ export default function TeamPage() {
                 <TableHead>
                   <TableRow>
                     <TableCell>{t('fields.name')}</TableCell>
-                    <TableCell>{t('fields.username')}</TableCell>
-                    <TableCell sx={{ width: 200 }}>{t('fields.role')}</TableCell>
+                    <TableCell sx={wide}>{t('fields.username')}</TableCell>
+                    <TableCell sx={{ width: { sm: 200 } }}>{t('fields.role')}</TableCell>
                     {manage && <TableCell align="right">{t('common.actions')}</TableCell>}
                   </TableRow>
                 </TableHead>
@@ -131,7 +134,7 @@ export default function TeamPage() {
                           </Typography>
                         )}
                       </TableCell>
-                      <TableCell>{m.username}</TableCell>
+                      <TableCell sx={wide}>{m.username}</TableCell>
                       <TableCell>
                         {manage ? (
                           <Select

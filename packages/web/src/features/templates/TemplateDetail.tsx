@@ -81,7 +81,7 @@ export function TemplateDetail({ templateId, listPath }: { templateId: number; l
       >
         <Breadcrumbs
           aria-label={t('tpl.breadcrumb')}
-          sx={{ flex: 1, minWidth: 0, '& ol': { flexWrap: 'wrap' } }}
+          sx={{ flex: '1 1 auto', minWidth: 0, '& ol': { flexWrap: 'wrap' } }}
         >
           <Link component={RouterLink} to={listPath} variant="h6" underline="hover">
             {t('nav.templates')}
