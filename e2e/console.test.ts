@@ -241,13 +241,19 @@ describe('users', () => {
     await userPage.context().close();
   });
 
-  it('edits the own account from the user menu', async () => {
-    const me = await createUser(admin, { name: 'Self Editor' });
-    const project = await admin.post<{ id: number }>('/projects', { name: 'Self project' });
+  /** A new non-admin user who owns a new project, signed in on its history page. */
+  async function ownerOnHistory(name: string) {
+    const me = await createUser(admin, { name });
+    const project = await admin.post<{ id: number }>('/projects', { name: `${name} project` });
     await admin.post(`/project/${project.id}/users`, { user_id: me.id, role: 'owner' });
     const api = await login(server.url, me.username, me.password);
     const page = await pageAs(api);
     await page.goto(`/project/${project.id}/history`);
+    return { api, page };
+  }
+
+  it('edits the own account from the user menu', async () => {
+    const { api, page } = await ownerOnHistory('Self Editor');
     await page.getByRole('button', { name: 'User menu' }).click();
     await page.getByRole('menuitem', { name: 'Edit account' }).click();
     const dialog = page.getByRole('dialog', { name: 'Edit account' });
@@ -260,18 +266,13 @@ describe('users', () => {
   });
 
   it('creates an API token shown once, which works as Bearer until it is deleted', async () => {
-    const me = await createUser(admin, { name: 'Token Keeper' });
-    const project = await admin.post<{ id: number }>('/projects', { name: 'Token project' });
-    await admin.post(`/project/${project.id}/users`, { user_id: me.id, role: 'owner' });
-    const api = await login(server.url, me.username, me.password);
-    const page = await pageAs(api);
+    const { api, page } = await ownerOnHistory('Token Keeper');
     await page.context().grantPermissions(['clipboard-read', 'clipboard-write'], { origin: server.url });
     const bearer = (token: string) =>
       fetch(`${server.url}/api/user`, { headers: { authorization: `Bearer ${token}` } }).then(
         (r) => r.status,
       );
 
-    await page.goto(`/project/${project.id}/history`);
     await page.getByRole('button', { name: 'User menu' }).click();
     await page.getByRole('menuitem', { name: 'API tokens' }).click();
     const dialog = page.getByRole('dialog', { name: 'API tokens' });
