@@ -77,5 +77,15 @@ async function serve(config: ReturnType<typeof loadConfig>) {
       process.exit(0);
     });
   }
-  await app.listen({ port: config.port, host: config.host });
+  try {
+    await app.listen({ port: config.port, host: config.host });
+  } catch (err) {
+    // Reasons a start is refused are said in one line, not a stack trace.
+    const { InstanceInUseError } = await import('./tasks/engine');
+    const known = err instanceof InstanceInUseError || (err as NodeJS.ErrnoException).code === 'EADDRINUSE';
+    if (!known) throw err;
+    console.error(`Signalbox cannot start: ${(err as Error).message}`);
+    await app.close().catch(() => {});
+    process.exit(1);
+  }
 }

@@ -19,6 +19,7 @@ import { retention } from './migrations/0003-retention';
 import { taskRunners } from './migrations/0004-task-runners';
 import { webhookDeliveries } from './migrations/0005-webhook-deliveries';
 import { tokenExpiry } from './migrations/0006-token-expiry';
+import { runnerOwner } from './migrations/0007-runner-owner';
 import type { Database } from './tables';
 
 export type { Dialect } from './dialect';
@@ -76,6 +77,7 @@ function provider(dialect: Dialect): MigrationProvider {
     '0004-task-runners': taskRunners(dialect),
     '0005-webhook-deliveries': webhookDeliveries(dialect),
     '0006-token-expiry': tokenExpiry(),
+    '0007-runner-owner': runnerOwner(),
   };
   return { getMigrations: async () => migrations };
 }

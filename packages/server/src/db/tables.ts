@@ -186,6 +186,9 @@ export interface TaskTable {
 export interface TaskRunnerTable {
   id: string;
   heartbeat: Time;
+  /** The host and process holding the id (migration 0007-runner-owner; null on older rows). */
+  host: string | null;
+  pid: number | null;
 }
 
 /** The single row (id 1) leasing the queue to one instance while it claims waiting tasks. */

@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import { rmSync } from 'node:fs';
+import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { isFinished } from '@signalbox/contracts';
 import type { Updateable } from 'kysely';
@@ -21,6 +22,7 @@ import {
   controlsOf,
   findProjects,
   findProjectTask,
+  findRunner,
   findTask,
   findTemplates,
   liveRunners,
@@ -81,6 +83,19 @@ export type Engine = TaskEngine & {
   readonly instanceId: string;
 };
 
+/** Thrown at start when another live server holds this instance id; the server must not start. */
+export class InstanceInUseError extends Error {}
+
+/** True when a process with this pid exists (EPERM: it exists but belongs to another user). */
+function processExists(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
 /**
  * Builds the task engine: the queue is the `task` table, the pool the set of runs in this process. Several
  * instances may share the database: each claims tasks under its instance id (`task.runner`), keeps a heartbeat in
@@ -96,6 +111,7 @@ export function createTaskEngine(deps: Deps, options: EngineOptions = {}): Engin
   const instanceId =
     deps.config.instanceId || createHash('sha1').update(deps.config.dataDir).digest('hex').slice(0, 16);
   const owner = instanceId;
+  const holder = { host: hostname(), pid: process.pid };
   const timings = { ...runnerTimings };
   let started = false;
   let closed = false;
@@ -299,9 +315,35 @@ export function createTaskEngine(deps: Deps, options: EngineOptions = {}): Engin
     if (row) publishTask(row);
   }
 
+  /**
+   * Refuses to start under an instance id another live server holds: starting would end that server's running
+   * tasks as interrupted. On this host the holder's pid tells (a crashed predecessor's pid is gone); a holder on
+   * another host is watched for one heartbeat period, and still beating means it is alive. A row of this very
+   * process (an app rebuilt in-process) is never a conflict.
+   */
+  async function ensureSoleHolder() {
+    const row = await findRunner(deps.db, instanceId);
+    if (!row?.host || row.pid === null) return;
+    if (row.host === holder.host && row.pid === holder.pid) return;
+    const since = Date.now() - Date.parse(row.heartbeat);
+    if (!(since < timings.heartbeatMs * 2 + 5000)) return;
+    let alive: boolean;
+    if (row.host === holder.host) alive = processExists(row.pid);
+    else {
+      await new Promise((r) => setTimeout(r, Math.max(0, timings.heartbeatMs + 2000 - since)));
+      alive = (await findRunner(deps.db, instanceId))?.heartbeat !== row.heartbeat;
+    }
+    if (alive)
+      throw new InstanceInUseError(
+        `Another Signalbox server (pid ${row.pid} on ${row.host}) is running with instance id "${instanceId}" ` +
+          'on this database (the same data directory?). Stop it first, or give this server its own ' +
+          'SIGNALBOX_INSTANCE_ID.',
+      );
+  }
+
   async function heartbeat() {
     try {
-      await beatRunner(deps.db, instanceId, now());
+      await beatRunner(deps.db, instanceId, now(), holder);
     } catch (err) {
       deps.log.warn({ err }, 'task runner heartbeat failed');
     }
@@ -401,6 +443,7 @@ export function createTaskEngine(deps: Deps, options: EngineOptions = {}): Engin
 
     async start() {
       if (started) return;
+      await ensureSoleHolder();
       await reconcile(true);
       await deps.db
         .updateTable('task')
@@ -409,7 +452,7 @@ export function createTaskEngine(deps: Deps, options: EngineOptions = {}): Engin
         .where('secret', 'is not', null)
         .execute();
       // Alive before claiming anything: other instances never take a task of this one for abandoned.
-      await beatRunner(deps.db, instanceId, now());
+      await beatRunner(deps.db, instanceId, now(), holder);
       started = true;
       closed = false;
       // Event driven; the slow poll only catches changes made elsewhere (another instance, a project limit edit).

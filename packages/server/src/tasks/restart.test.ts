@@ -1,6 +1,6 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -150,6 +150,64 @@ describe('server restart during a run', () => {
         .executeTakeFirst();
       return t?.status === 'stopped' || undefined;
     }, 5000);
+    await handle.destroy();
+    server!.kill('SIGTERM');
+    await new Promise((r) => server!.once('exit', r));
+  });
+
+  it('a second server on the same data directory refuses to start and leaves the running task alone', async () => {
+    port = await freePort();
+    await startServer();
+    const login = await fetch(url('/api/auth/login'), {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ auth: 'admin', password: 'admin-password-1' }),
+    });
+    const cookie = String(login.headers.get('set-cookie')).split(';')[0]!;
+    const handle = openDb(`sqlite://${join(dataDir, 'signalbox.db')}`);
+    const project = await handle.db.selectFrom('project').select('id').executeTakeFirstOrThrow();
+    const tpl = await handle.db
+      .selectFrom('template')
+      .select('id')
+      .where('project_id', '=', project.id)
+      .executeTakeFirstOrThrow();
+    const post = (path: string, body: unknown) =>
+      fetch(url(path), {
+        method: 'POST',
+        headers: { cookie, 'content-type': 'application/json' },
+        body: JSON.stringify(body),
+      });
+    const task = (await (await post(`/api/project/${project.id}/tasks`, { template_id: tpl.id })).json()) as {
+      id: number;
+    };
+    const statusOf = async () =>
+      (await handle.db.selectFrom('task').select('status').where('id', '=', task.id).executeTakeFirst())
+        ?.status;
+    await waitFor(async () => (await statusOf()) === 'running' || undefined, 20_000);
+
+    // `npm start` again in the same folder, on another port.
+    const second = spawn(process.execPath, [bin, 'server'], {
+      env: { ...env, SIGNALBOX_PORT: String(await freePort()) },
+      stdio: ['ignore', 'ignore', 'pipe'],
+    });
+    let stderr = '';
+    second.stderr!.on('data', (chunk) => {
+      stderr += chunk;
+    });
+    const code = await new Promise((r) => second.once('exit', r));
+    expect(code).toBe(1);
+    expect(stderr).toContain(
+      `Signalbox cannot start: Another Signalbox server (pid ${server!.pid} on ${hostname()}) is running`,
+    );
+    expect(stderr).not.toMatch(/\n\s+at /);
+    // The first server and its task are untouched.
+    expect(await statusOf()).toBe('running');
+    expect((await fetch(url('/api/ping'))).ok).toBe(true);
+
+    expect((await post(`/api/project/${project.id}/tasks/${task.id}/stop`, { force: true })).status).toBe(
+      204,
+    );
+    await waitFor(async () => (await statusOf()) === 'stopped' || undefined, 5000);
     await handle.destroy();
     server!.kill('SIGTERM');
     await new Promise((r) => server!.once('exit', r));

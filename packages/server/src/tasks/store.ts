@@ -168,20 +168,31 @@ export const runningTasks = (db: Db) =>
 
 // ---------------------------------------------------------------------------------------------- instances
 
-/** Records an instance's heartbeat (inserting its row on the first one). */
-export async function beatRunner(db: Db, id: string, time: string) {
-  const res = await db
-    .updateTable('task_runner')
-    .set({ heartbeat: time })
-    .where('id', '=', id)
-    .executeTakeFirst();
+/** The process that holds an instance id: its host name and pid. */
+export type RunnerOwner = { host: string; pid: number };
+
+/** Records an instance's heartbeat and the process holding it (inserting its row on the first one). */
+export async function beatRunner(db: Db, id: string, time: string, holder: RunnerOwner) {
+  const values = { heartbeat: time, host: holder.host.slice(0, 255), pid: holder.pid };
+  const res = await db.updateTable('task_runner').set(values).where('id', '=', id).executeTakeFirst();
   if (toCount(res.numUpdatedRows) > 0) return;
   try {
-    await db.insertInto('task_runner').values({ id, heartbeat: time }).execute();
+    await db
+      .insertInto('task_runner')
+      .values({ id, ...values })
+      .execute();
   } catch {
     // Inserted meanwhile by a concurrent start of the same instance id: set it once more.
-    await db.updateTable('task_runner').set({ heartbeat: time }).where('id', '=', id).execute();
+    await db.updateTable('task_runner').set(values).where('id', '=', id).execute();
   }
+}
+
+export function findRunner(db: Db, id: string) {
+  return db
+    .selectFrom('task_runner')
+    .select(['heartbeat', 'host', 'pid'])
+    .where('id', '=', id)
+    .executeTakeFirst();
 }
 
 export async function removeRunner(db: Db, id: string) {
