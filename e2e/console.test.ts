@@ -385,6 +385,41 @@ describe('team', () => {
   });
 });
 
+describe('live updates', () => {
+  it('says on every page when /api/ws cannot be reached, and clears once it connects', async () => {
+    const project = await admin.post<{ id: number }>('/projects', { name: 'Live banner project' });
+    const page = await pageAs(admin);
+    // A proxy that does not forward WebSocket upgrades: every socket fails until the test lets them through.
+    await page.addInitScript(() => {
+      const w = window as unknown as { WebSocket: unknown; failSockets: boolean };
+      const Real = window.WebSocket;
+      w.failSockets = true;
+      w.WebSocket = function FailingWebSocket(url: string | URL) {
+        if (!w.failSockets) return new Real(url);
+        const fake: Record<string, unknown> = { readyState: 3, close() {}, send() {} };
+        setTimeout(() => {
+          (fake.onerror as (() => void) | undefined)?.();
+          (fake.onclose as (() => void) | undefined)?.();
+        }, 10);
+        return fake;
+      };
+    });
+    await page.goto(`/project/${project.id}/history`);
+    const banner = page.getByRole('status').filter({ hasText: 'Live updates are unavailable' });
+    await banner.waitFor({ timeout: 20_000 });
+    expect(await banner.textContent()).toContain('let it forward WebSocket upgrades for /api/ws');
+    await shot(page, 'live-unavailable-light-1280');
+    // The same banner on another page.
+    await page.goto('/users');
+    await banner.waitFor({ timeout: 20_000 });
+    await page.evaluate(() => {
+      (window as unknown as { failSockets: boolean }).failSockets = false;
+    });
+    await banner.waitFor({ state: 'detached', timeout: 10_000 });
+    await page.context().close();
+  });
+});
+
 describe('theme and languages', () => {
   it('switches dark, light and system (following prefers-color-scheme live)', async () => {
     const project = await admin.post<{ id: number }>('/projects', { name: 'Theme project' });

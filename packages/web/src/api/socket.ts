@@ -80,6 +80,11 @@ export class LiveSocket {
     this.ws = null;
   }
 
+  /** Whether the socket has ever been open in this session (never: /api/ws is unreachable, e.g. a proxy). */
+  get hasConnected() {
+    return this.everConnected;
+  }
+
   private setConnected(connected: boolean, reconnected: boolean) {
     this.connected = connected;
     for (const listener of this.stateListeners) listener(connected, reconnected);

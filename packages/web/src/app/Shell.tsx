@@ -4,6 +4,7 @@ import { lazy, Suspense, useEffect, useState } from 'react';
 import { useTranslation } from 'react-i18next';
 import { Outlet, useLocation, useSearchParams } from 'react-router';
 import { DrawerContent } from './DrawerContent';
+import { LiveStatusBanner } from './LiveStatusBanner';
 import { Spinner } from './states';
 
 const loadTaskLogDialog = () => import('../features/tasks/TaskLogDialog');
@@ -70,6 +71,7 @@ export function Shell() {
             </Toolbar>
           </AppBar>
         )}
+        <LiveStatusBanner />
         <Suspense fallback={<Spinner full={false} />}>
           <Outlet />
         </Suspense>

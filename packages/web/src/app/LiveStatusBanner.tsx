@@ -1,0 +1,45 @@
+import { Alert } from '@mui/material';
+import { useEffect, useState } from 'react';
+import { useTranslation } from 'react-i18next';
+import { liveSocket } from '../api/socket';
+
+/** How long the live socket may be down before the banner shows (a normal reconnect takes about 2 s). */
+export const LIVE_BANNER_DELAY_MS = 8000;
+
+/**
+ * Says so on every page when live updates stop (user-asks #25: behind a proxy that does not forward
+ * WebSocket upgrades, statuses and logs silently froze). A socket that never connected gets the proxy hint; one
+ * that dropped says it is reconnecting. Gone as soon as the socket is back.
+ */
+export function LiveStatusBanner() {
+  const { t } = useTranslation();
+  const [down, setDown] = useState<'never' | 'lost' | null>(null);
+
+  useEffect(() => {
+    let timer: ReturnType<typeof setTimeout> | null = null;
+    const arm = () => {
+      timer ??= setTimeout(() => {
+        timer = null;
+        setDown(liveSocket.hasConnected ? 'lost' : 'never');
+      }, LIVE_BANNER_DELAY_MS);
+    };
+    if (!liveSocket.connected) arm();
+    const off = liveSocket.onState((connected) => {
+      if (!connected) return arm();
+      if (timer) clearTimeout(timer);
+      timer = null;
+      setDown(null);
+    });
+    return () => {
+      off();
+      if (timer) clearTimeout(timer);
+    };
+  }, []);
+
+  if (!down) return null;
+  return (
+    <Alert severity="warning" role="status" sx={{ borderRadius: 0 }}>
+      {t(down === 'never' ? 'app.liveUnavailable' : 'app.liveDisconnected')}
+    </Alert>
+  );
+}
