@@ -468,9 +468,10 @@ describe('theme and languages', () => {
     for (const [name, [code, schedule]] of Object.entries(expected)) {
       await page.locator('[aria-haspopup="menu"]').nth(1).click();
       await page.getByRole('menuitem', { name, exact: true }).click();
+      // pt and pt-br share the word: wait for the language itself, then for the string.
+      await page.waitForFunction((c) => document.documentElement.lang === c, code);
       await nav.getByRole('link', { name: schedule, exact: true }).waitFor();
       expect(await page.evaluate(() => localStorage.getItem('lang'))).toBe(code);
-      expect(await page.evaluate(() => document.documentElement.lang)).toBe(code);
     }
     await page.context().close();
   });

@@ -65,6 +65,9 @@ describe('issue 5 scenario, as a new user would', () => {
     await pick(page, 'Template', 'Ping');
     await dialog(page).getByRole('button', { name: 'Save' }).click();
     await page.getByRole('link', { name: 'Scenario hook' }).click();
+    // The list page has its own (project-level) "Add alias": wait for the integration's page first.
+    await page.waitForURL(/\/integration\/\d+/);
+    await page.getByRole('heading', { name: 'Scenario hook' }).waitFor();
     await page.getByRole('button', { name: 'Add alias' }).click();
     const url = (await page.getByTestId('alias-url').first().textContent())!.trim();
     const response = await fetch(url, {

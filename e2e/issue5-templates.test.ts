@@ -333,6 +333,8 @@ describe('integrations', () => {
     await expectSnackbar(page, 'Integration Push hook created');
     await page.getByRole('link', { name: 'Push hook' }).click();
     await page.waitForURL(/\/integration\/\d+$/);
+    // The list page has its own "Add alias" and may still be on screen while the detail page loads.
+    await page.getByRole('heading', { name: 'Push hook' }).waitFor();
 
     await page.getByRole('button', { name: 'Add alias' }).click();
     const url = await page.getByTestId('alias-url').first().textContent();
