@@ -134,7 +134,7 @@ describe('task log dialog', () => {
     const page = await pageAs(admin);
     await page.goto(`/project/${projectId}/history`);
     await page.getByRole('link', { name: `#${task.id}` }).click();
-    expect(new URL(page.url()).searchParams.get('t')).toBe(String(task.id));
+    await page.waitForURL((u) => u.searchParams.get('t') === String(task.id));
     const dialog = page.getByRole('dialog');
     await dialog.getByText(`Task #${task.id}`).waitFor();
     await dialog.getByRole('link', { name: 'Ticker' }).waitFor();
