@@ -2,7 +2,8 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { hostname } from 'node:os';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { insertReturningId, now } from '../db/values';
+import { now } from '../db/values';
+import { rows } from '../scheduler/test-rows';
 import { testDialects } from '../test-support/dialects';
 import { createHarness, type Harness } from '../test-support/harness';
 import { insertRepository, insertTemplate } from './__fixtures__/fixtures';
@@ -42,20 +43,10 @@ describe.each(testDialects())('instance id held by another server on $name', (di
 
   /** A task another server with this instance id is running. */
   const runningTaskOf = (instanceId: string) =>
-    insertReturningId(h.deps.db, h.deps.dialect, 'task', {
-      project_id: projectId,
-      template_id: templateId,
+    rows(h.deps.db, h.deps.dialect).task(projectId, templateId, {
       status: 'running',
-      message: '',
-      created: now(),
       start: now(),
       runner: instanceId,
-      playbook: '',
-      environment: '{}',
-      params: '{}',
-      debug: 0,
-      dry_run: 0,
-      diff: 0,
     });
 
   const statusOf = async (id: number) =>
