@@ -46,12 +46,8 @@ describe('server restart during a run', () => {
     );
   }
 
-  afterAll(async () => {
-    if (server?.pid && server.exitCode === null) server.kill('SIGKILL');
-    rmSync(dataDir, { recursive: true, force: true });
-  });
-
-  it('leaves no task running, keeps every delivered line and re-queues waiting tasks', async () => {
+  /** A server on a fresh port, and the admin's session cookie. */
+  async function startAndSignIn() {
     port = await freePort();
     await startServer();
     const login = await fetch(url('/api/auth/login'), {
@@ -60,7 +56,16 @@ describe('server restart during a run', () => {
       body: JSON.stringify({ auth: 'admin', password: 'admin-password-1' }),
     });
     expect(login.status).toBe(204);
-    const cookie = String(login.headers.get('set-cookie')).split(';')[0]!;
+    return String(login.headers.get('set-cookie')).split(';')[0]!;
+  }
+
+  afterAll(async () => {
+    if (server?.pid && server.exitCode === null) server.kill('SIGKILL');
+    rmSync(dataDir, { recursive: true, force: true });
+  });
+
+  it('leaves no task running, keeps every delivered line and re-queues waiting tasks', async () => {
+    const cookie = await startAndSignIn();
     const api = (method: string, path: string, body?: unknown) =>
       fetch(url(path), {
         method,
@@ -156,14 +161,7 @@ describe('server restart during a run', () => {
   });
 
   it('a second server on the same data directory refuses to start and leaves the running task alone', async () => {
-    port = await freePort();
-    await startServer();
-    const login = await fetch(url('/api/auth/login'), {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ auth: 'admin', password: 'admin-password-1' }),
-    });
-    const cookie = String(login.headers.get('set-cookie')).split(';')[0]!;
+    const cookie = await startAndSignIn();
     const handle = openDb(`sqlite://${join(dataDir, 'signalbox.db')}`);
     const project = await handle.db.selectFrom('project').select('id').executeTakeFirstOrThrow();
     const tpl = await handle.db
