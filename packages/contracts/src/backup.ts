@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { keyTypes } from './keys';
 import { taskRetentionDays } from './projects';
+import { PLAYBOOK_MAX, playbookPathProblem } from './templates';
 
 /**
  * The project backup of GET project/{id}/backup and POST projects/restore, in the peer's format: objects refer to
@@ -204,7 +205,10 @@ export const backupTemplate = z.looseObject({
   type: choice('Template type', ['', 'build', 'deploy'] as const, ''),
   /** The peer's backups may omit the app: that means ansible. */
   app: slug('App', 50).transform((v) => (v ? v : 'ansible')),
-  playbook: text('Playbook filename', 255),
+  playbook: text('Playbook filename', PLAYBOOK_MAX).superRefine((path, ctx) => {
+    const problem = playbookPathProblem(path);
+    if (problem) ctx.addIssue({ code: 'custom', message: problem });
+  }),
   arguments: nullableText('CLI args', 10_000),
   inventory: ref('Template inventory'),
   repository: ref('Template repository'),

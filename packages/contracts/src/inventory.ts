@@ -28,6 +28,14 @@ export type Inventory = {
 
 export const INVENTORY_MAX = 500_000;
 
+/**
+ * A Terraform/OpenTofu workspace name reaches the command line, so it keeps to a conservative character set and
+ * never starts with "-" (it would read as an option) or ".".
+ */
+export const workspaceNameMessage =
+  'Workspace name may contain only letters, digits, ".", "_" and "-", must not start with "-" or "." and must be at most 90 characters';
+export const isWorkspaceName = (name: string) => /^[A-Za-z0-9_][A-Za-z0-9_.-]{0,89}$/.test(name);
+
 export const inventoryInput = z
   .object({
     id: optionalId('Id'),
@@ -57,6 +65,8 @@ export const inventoryInput = z
       ctx.addIssue({ code: 'custom', message: messages.required('Path'), path: ['inventory'] });
     if (workspace && input.inventory.trim() === '')
       ctx.addIssue({ code: 'custom', message: messages.required('Workspace name'), path: ['inventory'] });
+    else if (workspace && !isWorkspaceName(input.inventory.trim()))
+      ctx.addIssue({ code: 'custom', message: workspaceNameMessage, path: ['inventory'] });
   })
   .transform((input) =>
     input.type === 'file' || isWorkspaceInventory(input.type)

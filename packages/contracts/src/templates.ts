@@ -17,6 +17,40 @@ export const inventoryTypesForApp: Partial<Record<(typeof apps)[number], readonl
 /** Apps whose `playbook` is a file that must be named; for the others it is a sub-directory and may be empty. */
 export const appsNeedingPlaybook: readonly string[] = ['ansible', 'bash'];
 
+export const PLAYBOOK_MAX = 255;
+
+/** Why a playbook path cannot be used, as the template form, the task API and backup restore say it. */
+export const playbookPathMessages = {
+  absolute: 'Playbook must be a path inside the repository, not an absolute path',
+  outside: 'Playbook must not leave the repository with ".."',
+  option: 'Playbook must not start with "-"',
+  control: 'Playbook must not contain control characters (newline, tab, NUL…)',
+  tooLong: messages.tooLong('Playbook filename', PLAYBOOK_MAX),
+} as const;
+
+// biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what it looks for
+const CONTROL_CHARS = /[\u0000-\u001f\u007f-\u009f\u2028\u2029]/;
+
+/**
+ * A playbook (ansible, bash) or sub-directory (terraform, tofu, pulumi) is always relative to the repository
+ * checkout: never absolute, never leaving it through "..", never read as an option, no control characters.
+ * Returns the problem's message, or null when the path is acceptable (an empty path is acceptable here; whether
+ * the app needs one is checked separately). The server checks the real path again after checkout (symlinks).
+ */
+export function playbookPathProblem(path: string): string | null {
+  if (path.length > PLAYBOOK_MAX) return playbookPathMessages.tooLong;
+  if (CONTROL_CHARS.test(path)) return playbookPathMessages.control;
+  if (path.startsWith('/')) return playbookPathMessages.absolute;
+  if (path.startsWith('-')) return playbookPathMessages.option;
+  let depth = 0;
+  for (const part of path.split('/')) {
+    if (part === '..') depth -= 1;
+    else if (part !== '' && part !== '.') depth += 1;
+    if (depth < 0) return playbookPathMessages.outside;
+  }
+  return null;
+}
+
 const text = (label: string, max: number) =>
   z
     .string({ error: `${label} must be a string` })
@@ -197,6 +231,8 @@ export const templateInput = z
     const issue = (path: string, message: string) => ctx.addIssue({ code: 'custom', message, path: [path] });
     if (appsNeedingPlaybook.includes(t.app) && t.playbook === '')
       issue('playbook', messages.required('Playbook filename'));
+    const playbookProblem = playbookPathProblem(t.playbook);
+    if (playbookProblem) issue('playbook', playbookProblem);
     if (!t.repository_id) issue('repository_id', messages.required('Repository'));
     if (!t.environment_id) issue('environment_id', messages.required('Environment'));
     if (t.app === 'ansible' && !t.inventory_id) issue('inventory_id', messages.required('Inventory'));
