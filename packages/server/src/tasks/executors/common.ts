@@ -1,3 +1,7 @@
+import { realpathSync, statSync } from 'node:fs';
+import { isAbsolute, relative, resolve, sep } from 'node:path';
+import { playbookPathProblem } from '@signalbox/contracts';
+import { parseJson } from '../../db/values';
 import type { Job } from '../job';
 import { TaskFailed } from '../job';
 
@@ -56,4 +60,67 @@ export function taskDetails(job: Job, webRoot: string) {
     ...(d.incomingVersion ? { incoming_version: d.incomingVersion } : {}),
     ...(d.template.type === 'build' && t.version ? { target_version: t.version } : {}),
   };
+}
+
+/** The playbook (file or sub-directory) a task runs: the task's own only when its template allows overriding. */
+export function chosenPlaybook(job: Job): string {
+  const template = job.details.template;
+  return (template.allow_override_args_in_task && job.task.playbook) || template.playbook || '';
+}
+
+/**
+ * Resolves the playbook (a file for ansible and bash, a sub-directory for terraform/tofu/pulumi, where empty
+ * means the repository itself) inside the checkout. The real path, symbolic links followed, must exist and lie
+ * inside the checkout's real path; otherwise the task fails before anything runs. This also catches templates
+ * saved before paths were checked and repositories that commit a link pointing outside. Returns the real path.
+ */
+export function resolveInCheckout(job: Job, kind: 'file' | 'directory'): string {
+  const path = chosenPlaybook(job);
+  const what = kind === 'file' ? 'Playbook' : 'Playbook directory';
+  if (kind === 'file' && !path) throw new TaskFailed('The template has no playbook');
+  const problem = playbookPathProblem(path);
+  if (problem) throw new TaskFailed(`${problem}: nothing was run`);
+  const shown = JSON.stringify(path);
+  let root: string;
+  let real: string;
+  try {
+    root = realpathSync(job.repoDir);
+    real = realpathSync(resolve(root, path || '.'));
+  } catch {
+    throw new TaskFailed(`${what} ${shown} does not exist in the repository: nothing was run`);
+  }
+  const rel = relative(root, real);
+  if (rel === '..' || rel.startsWith(`..${sep}`) || isAbsolute(rel))
+    throw new TaskFailed(`${what} ${shown} leads outside the repository (a symbolic link?): nothing was run`);
+  const stat = statSync(real);
+  if (kind === 'file' ? !stat.isFile() : !stat.isDirectory())
+    throw new TaskFailed(`${what} ${shown} is not a ${kind} in the repository: nothing was run`);
+  return real;
+}
+
+/** Names that become process environment variables: letters, digits and "_", not starting with a digit. */
+export const isEnvName = (name: string) => /^[A-Za-z_][A-Za-z0-9_]{0,127}$/.test(name);
+
+/** A pulumi stack ([org/[project/]]stack): a conservative character set, never starting with "-". */
+export const isStackName = (name: string) =>
+  name.length <= 100 && /^[A-Za-z0-9_][A-Za-z0-9_.-]*(\/[A-Za-z0-9_][A-Za-z0-9_.-]*){0,2}$/.test(name);
+
+/**
+ * Secret survey values as process environment variables (bash, pulumi), named after the survey variable. Only
+ * variables the template declares count: a task could otherwise name BASH_ENV, LD_PRELOAD or PATH and take over
+ * the process. Others are left out with a log line naming them (values are never logged).
+ */
+export function surveySecretEnv(job: Job): Record<string, string> {
+  const surveyVars = parseJson<unknown>(job.details.template.survey_vars, []);
+  const declared = new Set(
+    (Array.isArray(surveyVars) ? surveyVars : [])
+      .map((v) => (v && typeof v === 'object' ? (v as { name?: unknown }).name : undefined))
+      .filter((n): n is string => typeof n === 'string'),
+  );
+  const env: Record<string, string> = {};
+  for (const [name, value] of Object.entries(job.details.surveySecrets)) {
+    if (declared.has(name) && isEnvName(name)) env[name] = valueText(value);
+    else job.log(`Secret value ${JSON.stringify(name)} is not a survey variable of the template: not passed`);
+  }
+  return env;
 }

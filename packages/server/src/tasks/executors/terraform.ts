@@ -1,6 +1,10 @@
 import { join } from 'node:path';
+import { isWorkspaceName, workspaceNameMessage } from '@signalbox/contracts';
 import { type Job, TaskFailed } from '../job';
-import { taskArgs, templateArgs, valueText } from './common';
+import { resolveInCheckout, taskArgs, templateArgs, valueText } from './common';
+
+/** TF_VAR_<name>: Terraform variable names are letters, digits, "_" and "-". */
+const isVariableName = (name: string) => /^[A-Za-z_][A-Za-z0-9_-]{0,127}$/.test(name);
 
 /**
  * terraform / tofu (the binary is the app id): init, workspace select-or-create, plan into a saved plan file;
@@ -12,12 +16,16 @@ export async function runTerraform(job: Job) {
   const tp = d.templateParams;
   const params = d.params;
   const bin = d.template.app;
-  const cwd = join(job.repoDir, d.template.playbook || '');
+  const cwd = resolveInCheckout(job, 'directory');
+  const workspace = d.inventory?.inventory?.trim() || 'default';
+  if (!isWorkspaceName(workspace)) throw new TaskFailed(`${workspaceNameMessage}: nothing was run`);
   const env = job.baseEnv();
   env.TF_IN_AUTOMATION = '1';
   env.TF_INPUT = '0';
-  for (const [k, v] of Object.entries({ ...d.secretVars, ...d.surveySecrets }))
-    env[`TF_VAR_${k}`] = valueText(v);
+  for (const [k, v] of Object.entries({ ...d.secretVars, ...d.surveySecrets })) {
+    if (isVariableName(k)) env[`TF_VAR_${k}`] = valueText(v);
+    else job.log(`Secret value ${JSON.stringify(k)} is not a valid variable name: not passed`);
+  }
 
   const init = ['init', '-lock=false'];
   if (params.upgrade) init.push('-upgrade');
@@ -27,7 +35,6 @@ export async function runTerraform(job: Job) {
   const list = await job.capture({ command: bin, args: ['workspace', 'list'], cwd, env });
   job.throwIfStopped();
   if (list.code === 0) {
-    const workspace = d.inventory?.inventory?.trim() || 'default';
     await job.execOk(
       { command: bin, args: ['workspace', 'select', '-or-create=true', workspace], cwd, env },
       `${bin} workspace select`,
