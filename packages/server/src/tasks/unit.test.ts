@@ -1,7 +1,8 @@
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, realpathSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { parse as parseYaml } from 'yaml';
 import { createSecretBox } from '../lib/crypto';
 import { testDialects } from '../test-support/dialects';
 import { createHarness } from '../test-support/harness';
@@ -132,6 +133,7 @@ describe('ansible executor (fake processes)', () => {
     const repo = mkdtempSync(join(tmpdir(), 'sb-unit-repo-'));
     const home = mkdtempSync(join(tmpdir(), 'sb-unit-home-'));
     writeFileSync(join(repo, 'requirements.yml'), 'collections: []\n');
+    writeFileSync(join(repo, 'site.yml'), '- hosts: all\n');
     const processes = fakeProcesses();
     const first = fakeJob(processes, repo, home);
     await runAnsible(first.job, { db: null as never, webRoot: 'http://sb' });
@@ -147,15 +149,16 @@ describe('ansible executor (fake processes)', () => {
         '--diff',
         '--check',
         '--extra-vars',
-        `@${join(first.tmp, 'extra-vars.json')}`,
+        `@${join(first.tmp, 'extra-vars.yml')}`,
         '--forks',
         '5',
         '--limit=web',
         '--tags=t1',
-        'site.yml',
+        '--',
+        join(realpathSync(repo), 'site.yml'),
       ],
     ]);
-    const extra = JSON.parse(readFileSync(join(first.tmp, 'extra-vars.json'), 'utf8'));
+    const extra = parseYaml(readFileSync(join(first.tmp, 'extra-vars.yml'), 'utf8'), { logLevel: 'error' });
     expect(extra).toMatchObject({ a: 1, semaphore_vars: { task_details: { id: 7, username: 'alice' } } });
     expect(processes.specs.at(-1)?.env).toMatchObject({ ANSIBLE_FORCE_COLOR: 'True', PYTHONUNBUFFERED: '1' });
 

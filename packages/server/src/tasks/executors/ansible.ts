@@ -1,12 +1,53 @@
 import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, realpathSync, writeFileSync } from 'node:fs';
 import { dirname, isAbsolute, join, relative, resolve } from 'node:path';
 import type { Db } from '../../db';
+import { parseJson } from '../../db/values';
 import { checkoutRepository } from '../git';
 import { type Job, TaskFailed } from '../job';
 import { type Agent, startSshAgent } from '../keys';
 import { findRepository } from '../store';
-import { stringList, taskArgs, taskDetails, templateArgs } from './common';
+import { extraVarsYaml, Unsafe } from './ansible-vars';
+import { resolveInCheckout, stringList, taskArgs, taskDetails, templateArgs } from './common';
+
+const objectValue = (v: unknown): Record<string, unknown> =>
+  v && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>) : {};
+const objectOf = (text: string | null | undefined) => objectValue(parseJson<unknown>(text, {}));
+
+/**
+ * Extra vars in the peer's precedence (environment JSON, task environment, environment secrets, secret survey
+ * values), where everything the task supplied is marked unsafe (never templated) and the managers' own values
+ * are kept as they are. semaphore_vars.task_details (message, commit message…) is data too.
+ */
+function extraVars(job: Job, webRoot: string): string {
+  const d = job.details;
+  const fromTask = objectOf(job.task.environment);
+  const vars: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(d.extraVars)) vars[k] = Object.hasOwn(fromTask, k) ? new Unsafe(v) : v;
+  Object.assign(vars, d.secretVars);
+  for (const [k, v] of Object.entries(d.surveySecrets)) vars[k] = new Unsafe(v);
+  const details = taskDetails(job, webRoot);
+  const current = vars.semaphore_vars;
+  if (current instanceof Unsafe) {
+    vars.semaphore_vars = new Unsafe({ ...objectValue(current.value), task_details: details });
+  } else {
+    vars.semaphore_vars = { ...objectValue(current), task_details: new Unsafe(details) };
+  }
+  return extraVarsYaml(vars);
+}
+
+/**
+ * The task's limit/tags/skip_tags when the template allows overriding them, else the template's. A task limit
+ * starting with "@" would make Ansible read host names from a file on the server: only the template may.
+ */
+function pickList(job: Job, name: 'limit' | 'tags' | 'skip_tags'): string[] {
+  const { params, templateParams: tp } = job.details;
+  const fromTask = tp[`allow_override_${name}`] ? stringList(params[name]) : [];
+  if (!fromTask.length) return stringList(tp[name]);
+  if (name === 'limit' && fromTask.some((l) => l.startsWith('@')))
+    throw new TaskFailed('A task limit must not start with "@" (a file on the server): nothing was run');
+  return fromTask;
+}
 
 export type AnsibleOptions = { db: Db; webRoot: string };
 
@@ -18,6 +59,11 @@ export async function runAnsible(job: Job, opts: AnsibleOptions) {
   const d = job.details;
   const tp = d.templateParams;
   const params = d.params;
+  // Checked before anything runs (ssh-agent, inventory checkout).
+  const playbook = resolveInCheckout(job, 'file');
+  const limit = pickList(job, 'limit');
+  const tags = pickList(job, 'tags');
+  const skipTags = pickList(job, 'skip_tags');
   const env = job.baseEnv();
   env.PYTHONUNBUFFERED = '1';
   env.ANSIBLE_FORCE_COLOR = 'True';
@@ -82,29 +128,15 @@ export async function runAnsible(job: Job, opts: AnsibleOptions) {
       }
     }
 
-    const extra: Record<string, unknown> = { ...d.extraVars, ...d.secretVars, ...d.surveySecrets };
-    const semaphoreVars =
-      extra.semaphore_vars && typeof extra.semaphore_vars === 'object'
-        ? (extra.semaphore_vars as Record<string, unknown>)
-        : {};
-    extra.semaphore_vars = { ...semaphoreVars, task_details: taskDetails(job, opts.webRoot) };
-    args.push('--extra-vars', `@${job.secretFile('extra-vars.json', JSON.stringify(extra))}`);
+    args.push('--extra-vars', `@${job.secretFile('extra-vars.yml', extraVars(job, opts.webRoot))}`);
 
     args.push(...templateArgs(job));
-    const pick = (name: 'limit' | 'tags' | 'skip_tags') =>
-      tp[`allow_override_${name}`] && stringList(params[name]).length
-        ? stringList(params[name])
-        : stringList(tp[name]);
-    const limit = pick('limit');
-    const tags = pick('tags');
-    const skipTags = pick('skip_tags');
     if (limit.length) args.push(`--limit=${limit.join(',')}`);
     if (tags.length) args.push(`--tags=${tags.join(',')}`);
     if (skipTags.length) args.push(`--skip-tags=${skipTags.join(',')}`);
     args.push(...taskArgs(job));
-    const playbook = job.task.playbook || d.template.playbook;
-    if (!playbook) throw new TaskFailed('The template has no playbook');
-    args.push(playbook);
+    // The checked real path, after "--": never read as an option, never outside the checkout.
+    args.push('--', playbook);
 
     await installRequirements(job, env, playbook);
     job.throwIfStopped();
@@ -119,8 +151,8 @@ export async function runAnsible(job: Job, opts: AnsibleOptions) {
  * stamped at its last successful install (stamps live in the project's home, which persists across tasks).
  */
 async function installRequirements(job: Job, env: Record<string, string>, playbook: string) {
-  const repo = job.repoDir;
-  const playbookDir = dirname(resolve(repo, playbook));
+  const repo = realpathSync(job.repoDir);
+  const playbookDir = dirname(playbook);
   const kinds = [
     {
       kind: 'collection',
