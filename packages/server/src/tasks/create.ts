@@ -6,6 +6,7 @@ import { assertInProject } from '../features/refs/refs.store';
 import { badRequest } from '../http/errors';
 import { incomingVersion } from './details';
 import { findProjectTask, findTemplate, insertTask, lastBuildVersion, pruneTemplateTasks } from './store';
+import { guardTaskInput } from './task-input-guard';
 import type { NewTask, TaskOrigin } from './types';
 import { nextBuildVersion } from './version';
 
@@ -13,8 +14,9 @@ const list = (v: string | string[] | null | undefined): string[] =>
   (Array.isArray(v) ? v : (v ?? '').split(',')).map((s) => s.trim()).filter(Boolean);
 
 /**
- * Validates a new task against its template and stores it as `waiting`. Overrides the template does not allow
- * are not stored (inventory, branch) or not honoured by the executors (arguments, limit/tags, debug).
+ * Validates a new task against its template and the caller's rights (task-input-guard) and stores it as
+ * `waiting`. Overrides the template does not allow are not stored (inventory, branch, arguments, playbook) or
+ * not honoured by the executors (limit/tags, debug).
  */
 export async function insertNewTask(
   deps: Deps,
@@ -25,6 +27,7 @@ export async function insertNewTask(
   await assertInProject(deps.db, 'template', input.template_id, projectId, 'Template');
   const template = (await findTemplate(deps.db, input.template_id))!;
   const tp = parseJson<Record<string, unknown>>(template.task_params, {});
+  const guarded = guardTaskInput(template, input, origin);
 
   let inventoryId: number | null = null;
   if (input.inventory_id && tp.allow_override_inventory) {
@@ -78,10 +81,10 @@ export async function insertNewTask(
     build_task_id: buildTaskId,
     commit_hash: origin.commitHash ?? null,
     commit_message: null,
-    playbook: input.playbook ?? '',
+    playbook: guarded.playbook,
     environment: input.environment?.trim() || '{}',
     secret,
-    arguments: input.arguments?.trim() || null,
+    arguments: guarded.arguments,
     git_branch: input.git_branch && template.allow_override_branch_in_task ? input.git_branch : null,
     inventory_id: inventoryId,
     params: JSON.stringify(params),

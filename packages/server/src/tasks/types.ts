@@ -28,6 +28,14 @@ export type TaskOrigin = {
   scheduleId?: number | null;
   /** Re-runs and new-commit schedules pin a commit. */
   commitHash?: string | null;
+  /**
+   * The caller holds manageProjectResources (manager, owner, admin): it may change the playbook (when the
+   * template allows overrides), pass any CLI option and set Ansible's own variables. Absent means false, as for
+   * schedules, integrations and autoruns.
+   */
+  canEditTemplates?: boolean;
+  /** A re-run of this task: its overrides were checked when it was created and are kept. */
+  rerunOf?: number | null;
 };
 
 /** The task engine as the rest of the server sees it. */

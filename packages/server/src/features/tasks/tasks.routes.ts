@@ -1,5 +1,6 @@
 import { Readable } from 'node:stream';
 import {
+  can,
   idParam,
   isFinished,
   lastTasksQuery,
@@ -108,7 +109,10 @@ export function tasksRoutes(app: FastifyInstance, deps: Deps) {
   projectRoutes(app, deps, async (scope) => {
     scope.post('/tasks', { config: { permission: 'runProjectTasks' } }, async (request, reply) => {
       const input = parse(newTaskInput, request.body);
-      const id = await deps.tasks.create(request.project.id, input, { userId: request.user!.id });
+      const id = await deps.tasks.create(request.project.id, input, {
+        userId: request.user!.id,
+        canEditTemplates: can(request.permissions, 'manageProjectResources'),
+      });
       const task = await findProjectTask(deps.db, request.project.id, id);
       return reply.status(201).send(view(task!));
     });
@@ -185,7 +189,8 @@ export function tasksRoutes(app: FastifyInstance, deps: Deps) {
 
     // Re-run: POST tasks/:id/rerun (no body) creates a new task with the original's parameters, pinned to its
     // commit_hash and started by the caller. Secret survey values are not kept after a task ends, so they are
-    // not carried over.
+    // not carried over. The original's overrides were checked against its creator's rights and are kept; the
+    // playbook path is checked again when the re-run runs.
     scope.post(
       '/tasks/:task_id/rerun',
       { config: { permission: 'runProjectTasks' } },
@@ -195,6 +200,8 @@ export function tasksRoutes(app: FastifyInstance, deps: Deps) {
         const id = await deps.tasks.create(request.project.id, rerun.input, {
           userId: request.user!.id,
           commitHash: rerun.commitHash,
+          canEditTemplates: can(request.permissions, 'manageProjectResources'),
+          rerunOf: task.id,
         });
         const created = await findProjectTask(deps.db, request.project.id, id);
         return reply.status(201).send(view(created!));
