@@ -1,0 +1,168 @@
+import { mkdtempSync, readFileSync, realpathSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { testDialects } from '../test-support/dialects';
+import { type Client, createHarness, type Harness } from '../test-support/harness';
+import {
+  commitFiles,
+  insertInventory,
+  insertRepository,
+  insertTemplate,
+  outputOf,
+  standIn,
+  waitForStatus,
+} from './__fixtures__/fixtures';
+import {
+  type App,
+  apps,
+  type HostileRepo,
+  hostileRepo,
+  playbookOf,
+  recordingStandIn,
+} from './__fixtures__/hostile-repo';
+
+/**
+ * Templates saved before playbook paths were checked (written straight into the database here) and repositories
+ * that commit links out of the checkout: the executors check the real path after checkout and run nothing.
+ */
+describe.each(testDialects())('executors keep every path inside the checkout on $name', (dialect) => {
+  let h: Harness;
+  let owner: Client;
+  let projectId: number;
+  let hostile: HostileRepo;
+  let repoId: number;
+  let inventoryId: number;
+  let record: string;
+  const originalPath = process.env.PATH;
+
+  beforeAll(async () => {
+    const bin = mkdtempSync(join(tmpdir(), 'sb-bin-'));
+    record = join(bin, 'argv.log');
+    writeFileSync(record, '');
+    for (const tool of ['terraform', 'tofu', 'pulumi']) standIn(bin, tool, recordingStandIn(record));
+    process.env.PATH = `${bin}:${originalPath}`;
+    h = await createHarness(dialect, { maxParallelTasks: 10 });
+    owner = await h.userClient({ can_create_project: true });
+    ({ projectId } = await h.projectWithTeam(owner));
+    hostile = hostileRepo(h.dataDir);
+    commitFiles(hostile.repo, { 'show-args.sh': 'echo "script: $0"\necho "args: $*"\n' }, 'args');
+    repoId = await insertRepository(h.deps, projectId, { git_url: hostile.repo });
+    inventoryId = await insertInventory(h.deps, projectId, {
+      type: 'static',
+      inventory: 'localhost ansible_connection=local ansible_python_interpreter=/usr/bin/python3\n',
+    });
+  });
+  afterAll(async () => {
+    process.env.PATH = originalPath;
+    await h?.close();
+  });
+
+  async function run(app: App, playbook: string, extra: Parameters<typeof insertTemplate>[2] = {}) {
+    const before = readFileSync(record, 'utf8');
+    const template = await insertTemplate(h.deps, projectId, {
+      app,
+      playbook,
+      repository_id: repoId,
+      inventory_id: app === 'ansible' ? inventoryId : null,
+      allow_parallel_tasks: 1,
+      ...extra,
+    });
+    const res = await owner.post(`/api/project/${projectId}/tasks`, {
+      template_id: template,
+      environment: JSON.stringify({ x: `; touch ${hostile.marker}` }),
+    });
+    expect(res.statusCode, res.body).toBe(201);
+    const done = await waitForStatus(h.deps, res.json().id, ['success', 'error', 'stopped']);
+    const out = await outputOf(h.deps, done.id);
+    const text = out.join('\n');
+    for (const secret of hostile.secrets) expect(text).not.toContain(secret);
+    expect(text).not.toContain('root:x:0:0');
+    return { status: done.status, out, last: out.at(-1), ranTool: readFileSync(record, 'utf8') !== before };
+  }
+
+  const legacy = (app: App): Array<[string, RegExp]> => {
+    const what = app === 'ansible' || app === 'bash' ? 'Playbook' : 'Playbook directory';
+    return [
+      ['-c', /^Playbook must not start with "-": nothing was run$/],
+      ['--version', /^Playbook must not start with "-": nothing was run$/],
+      [
+        '/etc/passwd',
+        /^Playbook must be a path inside the repository, not an absolute path: nothing was run$/,
+      ],
+      ['../x', /^Playbook must not leave the repository with "\.\.": nothing was run$/],
+      ['run.sh\n-c', /^Playbook must not contain control characters/],
+      [playbookOf[app].link, new RegExp(`^${what} "${playbookOf[app].link}" leads outside the repository`)],
+      ['key.yml', new RegExp(`^${what} "key.yml" leads outside the repository`)],
+      ['missing', new RegExp(`^${what} "missing" does not exist in the repository: nothing was run$`)],
+    ];
+  };
+
+  for (const app of apps) {
+    it(`${app}: a stored bad playbook ends the task as error with a clear last line, running nothing`, async () => {
+      for (const [playbook, message] of legacy(app)) {
+        const r = await run(app, playbook);
+        expect(r.status, JSON.stringify(playbook)).toBe('error');
+        expect(r.last, JSON.stringify(playbook)).toMatch(message);
+        expect(r.ranTool, JSON.stringify(playbook)).toBe(false);
+      }
+      expect(hostile.ran()).toBe(false);
+    });
+  }
+
+  it('terraform and tofu refuse a file where a directory belongs, and run in the checked directory', async () => {
+    for (const app of ['terraform', 'tofu'] as const) {
+      const file = await run(app, 'run.sh');
+      expect(file.last).toBe(
+        'Playbook directory "run.sh" is not a directory in the repository: nothing was run',
+      );
+      expect(file.ranTool).toBe(false);
+      const root = await run(app, '');
+      expect(root.status).toBe('success');
+      expect(readFileSync(record, 'utf8')).toContain(`${app} [${realpathSync(hostile.repo)}] init`);
+    }
+  });
+
+  it('bash runs the script by its real path after "--", with the task values as plain arguments', async () => {
+    const r = await run('bash', 'show-args.sh');
+    expect(r.status).toBe('success');
+    expect(r.out).toContain(`script: ${join(realpathSync(hostile.repo), 'show-args.sh')}`);
+    expect(r.out).toContain(`args: x=; touch ${hostile.marker}`);
+    expect(hostile.ran()).toBe(false);
+  });
+
+  it('a terraform workspace or pulumi stack that would read as an option fails before anything runs', async () => {
+    const workspace = await insertInventory(h.deps, projectId, {
+      type: 'terraform-workspace',
+      inventory: '-chdir=/etc',
+    });
+    const tf = await run('terraform', 'infra', { inventory_id: workspace });
+    expect(tf.status).toBe('error');
+    expect(tf.last).toMatch(/^Workspace name may contain only letters, digits/);
+    expect(tf.ranTool).toBe(false);
+
+    const stack = await run('pulumi', 'infra', { task_params: { stack: '--cwd=/etc' } });
+    expect(stack.status).toBe('error');
+    expect(stack.last).toMatch(/^Pulumi stack "--cwd=\/etc" is not a valid stack name/);
+    expect(stack.ranTool).toBe(false);
+
+    const named = await run('pulumi', 'infra', { task_params: { stack: 'acme/web/prod' } });
+    expect(named.status).toBe('success');
+    expect(readFileSync(record, 'utf8')).toContain('stack select --create --non-interactive acme/web/prod');
+  });
+
+  it('a task limit starting with "@" (a hosts file on the server) is refused when the task is created', async () => {
+    const template = await insertTemplate(h.deps, projectId, {
+      app: 'ansible',
+      playbook: 'site.yml',
+      repository_id: repoId,
+      inventory_id: inventoryId,
+      task_params: { allow_override_limit: true },
+    });
+    for (const body of [{ limit: '@/etc/passwd' }, { params: { limit: ['@/etc/passwd'] } }]) {
+      const res = await owner.post(`/api/project/${projectId}/tasks`, { template_id: template, ...body });
+      expect(res.statusCode).toBe(400);
+      expect(res.json().fields).toEqual({ limit: 'A limit must not start with "@" (a file on the server)' });
+    }
+  });
+});

@@ -1,0 +1,177 @@
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { ProjectRole } from '@signalbox/contracts';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { testDialects } from '../test-support/dialects';
+import { type Client, createHarness, type Harness } from '../test-support/harness';
+import {
+  insertInventory,
+  insertRepository,
+  insertTemplate,
+  outputOf,
+  standIn,
+  waitForStatus,
+} from './__fixtures__/fixtures';
+import {
+  type App,
+  apps,
+  type HostileRepo,
+  hostileRepo,
+  malformedPlaybooks,
+  playbookOf,
+  recordingStandIn,
+} from './__fixtures__/hostile-repo';
+
+const roles = ['task_runner', 'manager', 'owner'] as const;
+
+describe.each(testDialects())('changing the playbook of a task on $name', (dialect) => {
+  let h: Harness;
+  let members: Record<ProjectRole, Client>;
+  let projectId: number;
+  let hostile: HostileRepo;
+  let record: string;
+  /** Template ids by app, with allow_override_args_in_task on and off. */
+  const templates = {} as Record<App, { on: number; off: number }>;
+  const originalPath = process.env.PATH;
+
+  beforeAll(async () => {
+    const bin = mkdtempSync(join(tmpdir(), 'sb-bin-'));
+    record = join(bin, 'argv.log');
+    writeFileSync(record, '');
+    for (const tool of ['terraform', 'tofu', 'pulumi']) standIn(bin, tool, recordingStandIn(record));
+    process.env.PATH = `${bin}:${originalPath}`;
+    h = await createHarness(dialect, { maxParallelTasks: 10 });
+    const owner = await h.userClient({ can_create_project: true });
+    ({ projectId, members } = await h.projectWithTeam(owner));
+    hostile = hostileRepo(h.dataDir);
+    const repo = await insertRepository(h.deps, projectId, { git_url: hostile.repo });
+    const inventory = await insertInventory(h.deps, projectId, {
+      type: 'static',
+      inventory: 'localhost ansible_connection=local ansible_python_interpreter=/usr/bin/python3\n',
+    });
+    for (const app of apps) {
+      const tpl = (allow: boolean) =>
+        insertTemplate(h.deps, projectId, {
+          name: `${app}-${allow ? 'on' : 'off'}`,
+          app,
+          playbook: playbookOf[app].legit,
+          repository_id: repo,
+          inventory_id: app === 'ansible' ? inventory : null,
+          allow_override_args_in_task: allow ? 1 : 0,
+          allow_parallel_tasks: 1,
+        });
+      templates[app] = { on: await tpl(true), off: await tpl(false) };
+    }
+  });
+  afterAll(async () => {
+    process.env.PATH = originalPath;
+    await h?.close();
+  });
+
+  const post = (role: (typeof roles)[number], template: number, playbook: string) =>
+    members[role].post(`/api/project/${projectId}/tasks`, { template_id: template, playbook });
+  const recorded = () => readFileSync(record, 'utf8');
+
+  async function finished(id: number) {
+    const done = await waitForStatus(h.deps, id, ['success', 'error', 'stopped']);
+    const out = await outputOf(h.deps, id);
+    for (const secret of hostile.secrets) expect(out.join('\n')).not.toContain(secret);
+    expect(out.join('\n')).not.toContain('root:x:0:0');
+    return { status: done.status, out, playbook: done.playbook };
+  }
+
+  for (const app of apps) {
+    const { legit, other, link } = playbookOf[app];
+
+    it(`${app}: a malformed playbook is a 400 naming playbook for every role, allowed or not`, async () => {
+      for (const allow of ['on', 'off'] as const)
+        for (const role of roles)
+          for (const playbook of malformedPlaybooks) {
+            const res = await post(role, templates[app][allow], playbook);
+            expect(res.statusCode, `${role} ${allow} ${JSON.stringify(playbook)}`).toBe(400);
+            expect(res.json().fields.playbook).toBe(res.json().error);
+          }
+      expect(hostile.ran()).toBe(false);
+    });
+
+    it(`${app}: another playbook needs the template's permission and manageProjectResources (403 naming playbook)`, async () => {
+      const refused = [...roles.map((role) => [role, 'off'] as const), ['task_runner', 'on'] as const];
+      for (const [role, allow] of refused)
+        for (const playbook of [other, link]) {
+          const res = await post(role, templates[app][allow], playbook);
+          expect(res.statusCode, `${role} ${allow} ${playbook}`).toBe(403);
+          expect(res.json()).toEqual({ error: expect.any(String), fields: { playbook: res.json().error } });
+        }
+      const guest = await members.guest.post(`/api/project/${projectId}/tasks`, {
+        template_id: templates[app].on,
+        playbook: other,
+      });
+      expect(guest.statusCode).toBe(403);
+    });
+
+    it(`${app}: a manager's or owner's link out of the checkout is caught when the task runs`, async () => {
+      for (const role of ['manager', 'owner'] as const) {
+        const before = recorded();
+        const res = await post(role, templates[app].on, link);
+        expect(res.statusCode, res.body).toBe(201);
+        const run = await finished(res.json().id);
+        expect(run.status).toBe('error');
+        expect(run.out.at(-1)).toBe(
+          `${app === 'ansible' || app === 'bash' ? 'Playbook' : 'Playbook directory'} "${link}" leads outside the repository (a symbolic link?): nothing was run`,
+        );
+        expect(recorded()).toBe(before);
+      }
+      expect(hostile.ran()).toBe(false);
+    });
+
+    it(`${app}: echoing the template's playbook runs for a task runner; a manager's override runs`, async () => {
+      for (const [role, allow, playbook, expected] of [
+        ['task_runner', 'off', legit, legit],
+        ['task_runner', 'on', '', legit],
+        ['manager', 'on', other, other],
+      ] as const) {
+        const res = await post(role, templates[app][allow], playbook);
+        expect(res.statusCode, res.body).toBe(201);
+        const run = await finished(res.json().id);
+        expect(run.status, run.out.join('\n')).toBe('success');
+        // An echo is no override: the task keeps no playbook of its own.
+        expect(run.playbook).toBe(playbook === legit ? '' : playbook);
+        if (app === 'bash')
+          expect(run.out).toContain(`${expected === 'run.sh' ? 'legit run' : 'other script'}: `);
+        if (app === 'ansible')
+          expect(run.out.join('\n')).toContain(expected === legit ? 'legit play' : 'other play');
+        if (app !== 'ansible' && app !== 'bash')
+          expect(recorded()).toContain(
+            `${app === 'pulumi' ? 'pulumi' : app} [${join(hostile.repo, expected)}]`,
+          );
+      }
+      expect(hostile.ran()).toBe(false);
+    });
+  }
+
+  it('a task runner re-runs a manager override; the path is checked again when the re-run runs', async () => {
+    const good = await post('manager', templates.bash.on, 'other.sh');
+    expect((await finished(good.json().id)).status).toBe('success');
+    const again = await members.task_runner.post(
+      `/api/project/${projectId}/tasks/${good.json().id}/rerun`,
+      {},
+    );
+    expect(again.statusCode, again.body).toBe(201);
+    const rerun = await finished(again.json().id);
+    expect(rerun).toMatchObject({ status: 'success', playbook: 'other.sh' });
+    expect(rerun.out).toContain('other script: ');
+
+    const bad = await post('owner', templates.bash.on, 'evil.sh');
+    expect((await finished(bad.json().id)).status).toBe('error');
+    const badAgain = await members.task_runner.post(
+      `/api/project/${projectId}/tasks/${bad.json().id}/rerun`,
+      {},
+    );
+    expect(badAgain.statusCode).toBe(201);
+    const badRerun = await finished(badAgain.json().id);
+    expect(badRerun.status).toBe('error');
+    expect(badRerun.out.at(-1)).toMatch(/leads outside the repository/);
+    expect(hostile.ran()).toBe(false);
+  });
+});

@@ -1,0 +1,123 @@
+import { createHash } from 'node:crypto';
+import { chmodSync, existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { stripAnsi } from '../features/tasks/tasks.routes';
+import { testDialects } from '../test-support/dialects';
+import { type Client, createHarness, type Harness } from '../test-support/harness';
+import {
+  gitRepo,
+  insertInventory,
+  insertRepository,
+  insertTemplate,
+  outputOf,
+  standIn,
+  waitForStatus,
+} from './__fixtures__/fixtures';
+
+const SECRET = 'survey-s3cret-Value';
+const sha = createHash('sha256').update(SECRET).digest('hex');
+/** Prints the value (the output masks it) and its hash (proving it arrived intact). */
+const show = (variable: string) =>
+  `echo "value=${variable}"; echo "sha=$(printf %s "${variable}" | sha256sum | cut -c1-64)"`;
+
+describe.each(testDialects())('secret survey values reach every app on $name', (dialect) => {
+  let h: Harness;
+  let owner: Client;
+  let projectId: number;
+  let repoId: number;
+  let inventoryId: number;
+  let record: string;
+  let payloadMarker: string;
+  let payload: string;
+  const originalPath = process.env.PATH;
+
+  beforeAll(async () => {
+    const bin = mkdtempSync(join(tmpdir(), 'sb-bin-'));
+    record = join(bin, 'argv.log');
+    writeFileSync(record, '');
+    const tf = `#!/bin/bash\necho "$(basename "$0") $*" >> ${record}\nif [ "$1" = plan ]; then ${show('$TF_VAR_db_password')}; echo "No changes."; fi\n`;
+    standIn(bin, 'terraform', tf);
+    standIn(bin, 'tofu', tf);
+    standIn(
+      bin,
+      'pulumi',
+      `#!/bin/bash\necho "pulumi $*" >> ${record}\n[ "$1" = up ] && { ${show('$db_password')}; }\nexit 0\n`,
+    );
+    process.env.PATH = `${bin}:${originalPath}`;
+    payloadMarker = join(bin, 'bash-env-ran');
+    payload = join(bin, 'payload.sh');
+    writeFileSync(payload, `touch ${payloadMarker}\n`);
+    chmodSync(payload, 0o755);
+    h = await createHarness(dialect, { maxParallelTasks: 10 });
+    owner = await h.userClient({ can_create_project: true });
+    ({ projectId } = await h.projectWithTeam(owner));
+    const repo = gitRepo({
+      'show.sh': `${show('$db_password')}\necho "argv: $*"\n`,
+      'site.yml': `- hosts: all\n  gather_facts: false\n  tasks:\n    - debug: msg="value={{ db_password }}"\n    - debug: msg="sha={{ db_password | hash('sha256') }}"\n`,
+      'infra/main.tf': '# infra\n',
+    });
+    repoId = await insertRepository(h.deps, projectId, { git_url: repo });
+    inventoryId = await insertInventory(h.deps, projectId, {
+      type: 'static',
+      inventory: 'localhost ansible_connection=local ansible_python_interpreter=/usr/bin/python3\n',
+    });
+  });
+  afterAll(async () => {
+    process.env.PATH = originalPath;
+    await h?.close();
+  });
+
+  const playbooks: Record<string, string> = {
+    ansible: 'site.yml',
+    bash: 'show.sh',
+    terraform: 'infra',
+    tofu: 'infra',
+    pulumi: 'infra',
+  };
+
+  async function run(app: string, secret: Record<string, string>) {
+    const template = await insertTemplate(h.deps, projectId, {
+      app,
+      playbook: playbooks[app],
+      repository_id: repoId,
+      inventory_id: app === 'ansible' ? inventoryId : null,
+      survey_vars: JSON.stringify([{ name: 'db_password', title: 'DB password', type: 'secret' }]),
+    });
+    const res = await owner.post(`/api/project/${projectId}/tasks`, {
+      template_id: template,
+      secret: JSON.stringify(secret),
+    });
+    expect(res.statusCode, res.body).toBe(201);
+    const done = await waitForStatus(h.deps, res.json().id, ['success', 'error']);
+    const out = await outputOf(h.deps, done.id);
+    expect(done.status, out.join('\n')).toBe('success');
+    return out.map(stripAnsi);
+  }
+
+  for (const app of Object.keys(playbooks)) {
+    it(`${app}: arrives intact, masked in the output, never in argv`, async () => {
+      const out = await run(app, { db_password: SECRET });
+      const text = out.join('\n');
+      expect(text).toContain(`sha=${sha}`);
+      expect(text).toContain('value=**********');
+      expect(text).not.toContain(SECRET);
+      expect(readFileSync(record, 'utf8')).not.toContain(SECRET);
+    });
+  }
+
+  it('bash and pulumi pass only survey variables the template declares: a task cannot set BASH_ENV or PATH', async () => {
+    for (const app of ['bash', 'pulumi']) {
+      const out = await run(app, {
+        db_password: SECRET,
+        BASH_ENV: payload,
+        PATH: '/nonexistent',
+      });
+      expect(out).toContain('Secret value "BASH_ENV" is not a survey variable of the template: not passed');
+      expect(out).toContain('Secret value "PATH" is not a survey variable of the template: not passed');
+      expect(out.join('\n')).toContain(`sha=${sha}`);
+    }
+    expect(existsSync(payloadMarker)).toBe(false);
+  });
+});
