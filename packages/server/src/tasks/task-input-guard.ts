@@ -6,13 +6,15 @@ import type { TemplateRow } from './store';
 import { disallowedArgument, isReservedAnsibleVar } from './task-args-allowlist';
 import type { NewTask, TaskOrigin } from './types';
 
-/**
+/*
  * What a new task may change of its template, by the caller's rights. Bad input is a 400; input the caller's
  * role may not send is a 403; both name the field. Callers without manageProjectResources (task runners,
  * schedules, integrations) may not change the playbook, may pass only harmless CLI options, and may not set
  * Ansible's own variables. A re-run keeps the overrides of the task it repeats (checked when that task was
  * created); paths are checked again when it runs.
  */
+
+/** The overrides a task keeps: '' / null when it has none of its own. */
 export type GuardedTask = { playbook: string; arguments: string | null };
 
 const refused = (field: string, message: string) => new AppError(403, message, { [field]: message });
