@@ -1,0 +1,217 @@
+import type { FastifyBaseLogger, FastifyReply } from 'fastify';
+import type { Db } from '../../db';
+import { AppError } from '../../http/errors';
+import { sha256 } from '../../lib/crypto';
+import {
+  deleteThrottle,
+  findThrottle,
+  insertThrottle,
+  pruneThrottles,
+  type ThrottleRow,
+  uncountFailure,
+  updateThrottleIf,
+} from './sign-in-throttle.store';
+
+/**
+ * How failed password sign-ins are slowed down. A login+address pair gets `pairFreeFailures` failures, then
+ * must wait `firstDelayMs` after the next, then twice that after each further one, up to `maxDelayMs`; a
+ * right password resets the pair. An address gets `addressFailures` failures (across every login) per
+ * `addressWindowMs`, then waits for the window to end. Rows a day quiet are forgotten.
+ */
+export const signInLimits = {
+  pairFreeFailures: 4,
+  firstDelayMs: 1000,
+  maxDelayMs: 15 * 60 * 1000,
+  addressFailures: 50,
+  addressWindowMs: 15 * 60 * 1000,
+  forgetMs: 24 * 60 * 60 * 1000,
+  pruneEveryMs: 60 * 1000,
+};
+
+/** How long a pair waits after its `failures`-th failure in a row. */
+export function pairDelayMs(failures: number): number {
+  const over = failures - signInLimits.pairFreeFailures;
+  if (over <= 0) return 0;
+  return Math.min(signInLimits.firstDelayMs * 2 ** Math.min(over - 1, 40), signInLimits.maxDelayMs);
+}
+
+const waitWords = (seconds: number) =>
+  seconds < 120 ? `${seconds} second${seconds === 1 ? '' : 's'}` : `${Math.ceil(seconds / 60)} minutes`;
+
+/** 429 for an attempt that must wait; its password was not looked at. */
+export class ThrottledError extends AppError {
+  readonly retryAfterSeconds: number;
+  constructor(waitMs: number) {
+    const seconds = Math.max(1, Math.ceil(waitMs / 1000));
+    super(429, `Too many failed sign-in attempts. Try again in ${waitWords(seconds)}.`);
+    this.retryAfterSeconds = seconds;
+  }
+}
+
+/** Runs a route's work; a throttled attempt's answer carries Retry-After. */
+export async function withRetryAfter<T>(reply: FastifyReply, work: () => Promise<T>): Promise<T> {
+  try {
+    return await work();
+  } catch (err) {
+    if (err instanceof ThrottledError) reply.header('retry-after', String(err.retryAfterSeconds));
+    throw err;
+  }
+}
+
+/**
+ * The address an attempt is counted against: IPv4 as it is, IPv6 by its /64 network (one host commonly holds
+ * a whole /64, and would otherwise get a fresh budget per address).
+ */
+export function addressKey(ip: string): string {
+  const mapped = /^::ffff:(\d{1,3}(?:\.\d{1,3}){3})$/i.exec(ip);
+  if (mapped) return mapped[1]!;
+  if (!ip.includes(':')) return ip.slice(0, 64);
+  const halves = ip.split('%')[0]!.toLowerCase().split('::');
+  const groups = (s: string | undefined) => (s ? s.split(':') : []);
+  const head = groups(halves[0]);
+  const tail = groups(halves[1]);
+  // An embedded IPv4 tail (::ffff:a.b.c.d, 64:ff9b::a.b.c.d) stands for two groups.
+  const tailGroups = tail.length + (tail.at(-1)?.includes('.') ? 1 : 0);
+  const full = [...head, ...Array(Math.max(0, 8 - head.length - tailGroups)).fill('0'), ...tail];
+  const network = full.slice(0, 4).map((g) => (Number.parseInt(g, 16) || 0).toString(16));
+  return `${network.join(':')}::/64`;
+}
+
+type Key = { id: string; user_id: number | null; login: string; address: string };
+
+/** One password check being counted: which login (and user, when the login names one) from which address. */
+export type SignInAttempt = {
+  login: string;
+  address: string;
+  pair: Key;
+  addressRow: Key;
+  /** Set by startAttempt: the pair's failures counting this one, and until when it would then wait. */
+  counted?: { pairFailures: number; pairBlockedUntil: string | null; addressFailures: number };
+};
+
+export function signInAttempt(login: string, userId: number | null, ip: string): SignInAttempt {
+  const address = addressKey(ip);
+  const name = login.trim().toLowerCase().slice(0, 255);
+  // A known user's pair is keyed by id, so their username and e-mail share one count.
+  const subject = userId === null ? `login:${name}` : `user:${userId}`;
+  return {
+    login: name,
+    address,
+    pair: { id: sha256(`${subject}|${address}`), user_id: userId, login: name, address },
+    addressRow: { id: sha256(`address:${address}`), user_id: null, login: '', address },
+  };
+}
+
+export type ThrottleContext = { db: Db; log?: FastifyBaseLogger };
+
+const iso = (ms: number) => new Date(ms).toISOString();
+type Decision = { waitMs: number } | { failures: number; firstFailure: string; blockedUntil: string | null };
+
+function decidePair(row: ThrottleRow | undefined, at: number): Decision {
+  const fresh = !row || Date.parse(row.last_failure) <= at - signInLimits.forgetMs;
+  if (!fresh && row.blocked_until && Date.parse(row.blocked_until) > at)
+    return { waitMs: Date.parse(row.blocked_until) - at };
+  const failures = (fresh ? 0 : row.failures) + 1;
+  const delay = pairDelayMs(failures);
+  return {
+    failures,
+    firstFailure: fresh ? iso(at) : row.first_failure,
+    blockedUntil: delay ? iso(at + delay) : null,
+  };
+}
+
+function decideAddress(row: ThrottleRow | undefined, at: number): Decision {
+  const ends = row ? Date.parse(row.first_failure) + signInLimits.addressWindowMs : 0;
+  const fresh = !row || ends <= at;
+  if (!fresh && row.failures >= signInLimits.addressFailures) return { waitMs: ends - at };
+  return {
+    failures: (fresh ? 0 : row.failures) + 1,
+    firstFailure: fresh ? iso(at) : row.first_failure,
+    blockedUntil: null,
+  };
+}
+
+/** Counts one attempt against a key, unless the key must wait; exactly one of racing requests wins each count. */
+async function charge(db: Db, key: Key, decide: (row: ThrottleRow | undefined, at: number) => Decision) {
+  for (let round = 0; round < 8; round++) {
+    const at = Date.now();
+    const row = await findThrottle(db, key.id);
+    const decision = decide(row, at);
+    if ('waitMs' in decision) return decision;
+    const counts = {
+      failures: decision.failures,
+      first_failure: decision.firstFailure,
+      last_failure: iso(at),
+      blocked_until: decision.blockedUntil,
+    };
+    const won = row
+      ? await updateThrottleIf(db, row, counts)
+      : await insertThrottle(db, { ...key, ...counts });
+    if (won) return decision;
+  }
+  // Still losing after several rounds: many requests for this very key at once. Let them come back later.
+  return { waitMs: signInLimits.firstDelayMs };
+}
+
+const lastPrune = new WeakMap<Db, number>();
+
+async function pruneNowAndThen(ctx: ThrottleContext) {
+  const at = Date.now();
+  if (at - (lastPrune.get(ctx.db) ?? 0) < signInLimits.pruneEveryMs) return;
+  lastPrune.set(ctx.db, at);
+  try {
+    await pruneThrottles(ctx.db, iso(at - signInLimits.forgetMs));
+  } catch (err) {
+    ctx.log?.warn({ err }, 'pruning old sign-in failures failed');
+  }
+}
+
+/**
+ * Counts an attempt before its password is checked (so a burst of parallel guesses cannot slip past the
+ * count), or throws ThrottledError when the pair or the address must still wait — the password unread.
+ */
+export async function startAttempt(ctx: ThrottleContext, attempt: SignInAttempt): Promise<void> {
+  const pair = await findThrottle(ctx.db, attempt.pair.id);
+  const pairWait = decidePair(pair, Date.now());
+  if ('waitMs' in pairWait) throw new ThrottledError(pairWait.waitMs);
+  const address = await charge(ctx.db, attempt.addressRow, decideAddress);
+  if ('waitMs' in address) throw new ThrottledError(address.waitMs);
+  const counted = await charge(ctx.db, attempt.pair, decidePair);
+  if ('waitMs' in counted) {
+    await uncountFailure(ctx.db, attempt.addressRow.id);
+    throw new ThrottledError(counted.waitMs);
+  }
+  attempt.counted = {
+    pairFailures: counted.failures,
+    pairBlockedUntil: counted.blockedUntil,
+    addressFailures: address.failures,
+  };
+  await pruneNowAndThen(ctx);
+}
+
+/** The password was wrong: the counts stand. A count that starts a wait is logged (never the password). */
+export function failAttempt(ctx: ThrottleContext, attempt: SignInAttempt): void {
+  const counted = attempt.counted;
+  if (!counted) return;
+  const { login, address } = attempt;
+  if (counted.pairBlockedUntil) {
+    const seconds = Math.ceil((Date.parse(counted.pairBlockedUntil) - Date.now()) / 1000);
+    ctx.log?.warn(
+      { login, address, failures: counted.pairFailures, retry_after_s: Math.max(1, seconds) },
+      'sign-in locked for this login from this address after repeated failures',
+    );
+  }
+  if (counted.addressFailures === signInLimits.addressFailures) {
+    ctx.log?.warn(
+      { login, address, failures: counted.addressFailures },
+      'sign-in locked for every login from this address after repeated failures',
+    );
+  }
+}
+
+/** The password was right: the pair starts over and the address gets its count back. */
+export async function passAttempt(ctx: ThrottleContext, attempt: SignInAttempt): Promise<void> {
+  if (!attempt.counted) return;
+  await deleteThrottle(ctx.db, attempt.pair.id);
+  await uncountFailure(ctx.db, attempt.addressRow.id);
+}
