@@ -38,6 +38,28 @@ export async function updateThrottleIf(db: Db, seen: ThrottleRow, counts: Thrott
   return Number(result.numUpdatedRows) > 0;
 }
 
+/**
+ * Counts one failure against an address row in one atomic statement, while its window (begun after
+ * `windowBegunAfter`) is open and it has fewer than `max`: many sign-ins from one address at once (a proxy)
+ * never contend. False when the row is missing, full, or its window is over.
+ */
+export async function countAddressFailure(
+  db: Db,
+  id: string,
+  max: number,
+  windowBegunAfter: string,
+  at: string,
+): Promise<boolean> {
+  const result = await db
+    .updateTable('sign_in_throttle')
+    .set((eb) => ({ failures: eb('failures', '+', 1), last_failure: at }))
+    .where('id', '=', id)
+    .where('failures', '<', max)
+    .where('first_failure', '>', windowBegunAfter)
+    .executeTakeFirst();
+  return Number(result.numUpdatedRows) > 0;
+}
+
 /** Gives back one counted failure (the attempt turned out right, or was refused after all). */
 export async function uncountFailure(db: Db, id: string) {
   await db

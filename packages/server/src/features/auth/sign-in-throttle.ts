@@ -3,6 +3,7 @@ import type { Db } from '../../db';
 import { AppError } from '../../http/errors';
 import { sha256 } from '../../lib/crypto';
 import {
+  countAddressFailure,
   deleteThrottle,
   findThrottle,
   insertThrottle,
@@ -120,23 +121,12 @@ function decidePair(row: ThrottleRow | undefined, at: number): Decision {
   };
 }
 
-function decideAddress(row: ThrottleRow | undefined, at: number): Decision {
-  const ends = row ? Date.parse(row.first_failure) + signInLimits.addressWindowMs : 0;
-  const fresh = !row || ends <= at;
-  if (!fresh && row.failures >= signInLimits.addressFailures) return { waitMs: ends - at };
-  return {
-    failures: (fresh ? 0 : row.failures) + 1,
-    firstFailure: fresh ? iso(at) : row.first_failure,
-    blockedUntil: null,
-  };
-}
-
-/** Counts one attempt against a key, unless the key must wait; exactly one of racing requests wins each count. */
-async function charge(db: Db, key: Key, decide: (row: ThrottleRow | undefined, at: number) => Decision) {
-  for (let round = 0; round < 8; round++) {
+/** Counts one attempt against a pair, unless it must wait; of racing requests for one pair one wins each count. */
+async function chargePair(db: Db, key: Key) {
+  for (let round = 0; round < 16; round++) {
     const at = Date.now();
     const row = await findThrottle(db, key.id);
-    const decision = decide(row, at);
+    const decision = decidePair(row, at);
     if ('waitMs' in decision) return decision;
     const counts = {
       failures: decision.failures,
@@ -149,7 +139,31 @@ async function charge(db: Db, key: Key, decide: (row: ThrottleRow | undefined, a
       : await insertThrottle(db, { ...key, ...counts });
     if (won) return decision;
   }
-  // Still losing after several rounds: many requests for this very key at once. Let them come back later.
+  // Still losing: many requests for this very login from this very address at once. Let them come back later.
+  return { waitMs: signInLimits.firstDelayMs };
+}
+
+/** Counts one attempt against an address, unless its window is full; the address's failures counting this one. */
+async function chargeAddress(db: Db, key: Key): Promise<{ waitMs: number } | { failures: number }> {
+  const { addressFailures: max, addressWindowMs: windowMs } = signInLimits;
+  for (let round = 0; round < 16; round++) {
+    const at = Date.now();
+    if (await countAddressFailure(db, key.id, max, iso(at - windowMs), iso(at)))
+      return { failures: (await findThrottle(db, key.id))?.failures ?? 1 };
+    const row = await findThrottle(db, key.id);
+    const counts = { failures: 1, first_failure: iso(at), last_failure: iso(at), blocked_until: null };
+    if (!row) {
+      if (await insertThrottle(db, { ...key, ...counts })) return counts;
+      continue;
+    }
+    const ends = Date.parse(row.first_failure) + windowMs;
+    // The window is over: a new one begins with this attempt.
+    if (ends <= at) {
+      if (await updateThrottleIf(db, row, counts)) return counts;
+      continue;
+    }
+    if (row.failures >= max) return { waitMs: ends - at };
+  }
   return { waitMs: signInLimits.firstDelayMs };
 }
 
@@ -174,9 +188,9 @@ export async function startAttempt(ctx: ThrottleContext, attempt: SignInAttempt)
   const pair = await findThrottle(ctx.db, attempt.pair.id);
   const pairWait = decidePair(pair, Date.now());
   if ('waitMs' in pairWait) throw new ThrottledError(pairWait.waitMs);
-  const address = await charge(ctx.db, attempt.addressRow, decideAddress);
+  const address = await chargeAddress(ctx.db, attempt.addressRow);
   if ('waitMs' in address) throw new ThrottledError(address.waitMs);
-  const counted = await charge(ctx.db, attempt.pair, decidePair);
+  const counted = await chargePair(ctx.db, attempt.pair);
   if ('waitMs' in counted) {
     await uncountFailure(ctx.db, attempt.addressRow.id);
     throw new ThrottledError(counted.waitMs);
@@ -201,7 +215,7 @@ export function failAttempt(ctx: ThrottleContext, attempt: SignInAttempt): void 
       'sign-in locked for this login from this address after repeated failures',
     );
   }
-  if (counted.addressFailures === signInLimits.addressFailures) {
+  if (counted.addressFailures >= signInLimits.addressFailures) {
     ctx.log?.warn(
       { login, address, failures: counted.addressFailures },
       'sign-in locked for every login from this address after repeated failures',
