@@ -53,10 +53,13 @@ export type BusEvents = {
   accessRevoked: [{ userId: number; projectId: number | null }];
   /** A user was deleted: their sockets close. */
   userDeleted: [{ userId: number }];
-  /** A user's sessions but `keepSessionId` were expired (password change): their sockets close. */
-  sessionsExpired: [{ userId: number; keepSessionId: number | null }];
-  /** API tokens of a user were revoked (`tokenIds` null: all of them): the sockets opened with them close. */
-  tokensRevoked: [{ userId: number; tokenIds: string[] | null }];
+  /**
+   * A user's sessions but `keepSessionId` were expired, and with `tokens` their API tokens deleted too (password
+   * change): the sockets opened with them close.
+   */
+  sessionsExpired: [{ userId: number; keepSessionId: number | null; tokens?: boolean }];
+  /** API tokens of a user were deleted: the sockets opened with them close. */
+  tokensRevoked: [{ userId: number; tokenIds: string[] }];
   /**
    * A stop/force stop/confirm/reject request left in `task.control` for the instance running the task (the
    * owner reads the column at once; without Redis its one-second poll finds it).

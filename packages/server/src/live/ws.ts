@@ -200,14 +200,16 @@ export function liveRoutes(app: FastifyInstance, deps: Deps) {
   const onUserDeleted = ({ userId }: { userId: number }) => {
     for (const c of ofUser(userId)) close(c, 1008, 'User no longer exists');
   };
-  const onSessionsExpired = ({ userId, keepSessionId }: { userId: number; keepSessionId: number | null }) => {
-    for (const c of ofUser(userId))
+  const onSessionsExpired = ({ userId, keepSessionId, tokens }: BusEvents['sessionsExpired'][0]) => {
+    for (const c of ofUser(userId)) {
       if (c.sessionId !== null && c.sessionId !== keepSessionId) close(c, 1008, 'Session expired');
+      else if (c.tokenId !== null && tokens === true) close(c, 1008, 'Token revoked');
+    }
   };
   const onTokensRevoked = ({ userId, tokenIds }: BusEvents['tokensRevoked'][0]) => {
-    const ids = Array.isArray(tokenIds) ? new Set<unknown>(tokenIds) : null;
+    const ids = new Set<unknown>(Array.isArray(tokenIds) ? tokenIds : []);
     for (const c of ofUser(userId))
-      if (c.tokenId !== null && (ids === null || ids.has(c.tokenId))) close(c, 1008, 'Token revoked');
+      if (c.tokenId !== null && ids.has(c.tokenId)) close(c, 1008, 'Token revoked');
   };
   const listeners = {
     live: onLive,

@@ -212,11 +212,9 @@ export async function updateUser(ctx: UsersContext, actor: Actor, id: number, in
 async function afterPasswordChange(ctx: UsersContext, actor: Actor, id: number, revokeTokens: boolean) {
   const keep = isSelf(actor, id) ? (actor.sessionId ?? null) : null;
   await expireOtherSessions(ctx.db, id, keep);
-  ctx.bus?.emit('sessionsExpired', { userId: id, keepSessionId: keep });
-  if (revokeTokens) {
-    await deleteUserTokens(ctx.db, id);
-    ctx.bus?.emit('tokensRevoked', { userId: id, tokenIds: null });
-  }
+  if (revokeTokens) await deleteUserTokens(ctx.db, id);
+  // One event for both, so every socket opened with them closes together.
+  ctx.bus?.emit('sessionsExpired', { userId: id, keepSessionId: keep, tokens: revokeTokens });
   await deleteUserThrottles(ctx.db, id);
 }
 
