@@ -3,7 +3,8 @@ import { userCreateInput, userUpdateInput } from '@signalbox/contracts';
 import { ZodError } from 'zod';
 import type { DbHandle } from '../../db';
 import { AppError } from '../../http/errors';
-import { type Actor, clearSignInLock, createUser, deleteUser, updateUser } from './users.service';
+import { clearSignInLock } from './sign-in-lock';
+import { type Actor, createUser, deleteUser, updateUser } from './users.service';
 import { findUserByLogin, listUsers } from './users.store';
 
 /** `signalbox user …` — the commands the sign-in help dialog shows. Returns the exit code. */

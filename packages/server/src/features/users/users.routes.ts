@@ -4,17 +4,16 @@ import type { Deps } from '../../deps';
 import { currentUser } from '../../http/auth';
 import { parse } from '../../http/errors';
 import { withRetryAfter } from '../auth/sign-in-throttle';
+import { clearSignInLock, viewUser } from './sign-in-lock';
 import {
   type Actor,
   assertAdminOrSelf,
   changePassword,
-  clearSignInLock,
   createUser,
   deleteUser,
   EDIT_OWN,
   PASSWORD_OWN,
   updateUser,
-  viewUser,
 } from './users.service';
 import { listUsers, toUser } from './users.store';
 

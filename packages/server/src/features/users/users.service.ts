@@ -16,7 +16,7 @@ import { AppError, badRequest, conflict, forbidden, notFound } from '../../http/
 import { randomAlnum } from '../../lib/crypto';
 import type { EventBus } from '../../live/bus';
 import { failAttempt, passAttempt, signInAttempt, startAttempt } from '../auth/sign-in-throttle';
-import { deleteUserThrottles, userBlockedUntil } from '../auth/sign-in-throttle.store';
+import { deleteUserThrottles } from '../auth/sign-in-throttle.store';
 import { deleteUserTokens } from '../auth/tokens.store';
 import { recordEvent } from '../events/events.store';
 import {
@@ -48,7 +48,7 @@ export type UsersContext = { db: Db; dialect: Dialect; bus?: EventBus; log?: Fas
  */
 export type Actor = { user: UserRow | null; sessionId?: number | null; address?: string };
 
-const isAdmin = (actor: Actor) => actor.user === null || actor.user.admin === 1;
+export const isAdmin = (actor: Actor) => actor.user === null || actor.user.admin === 1;
 const isSelf = (actor: Actor, id: number) => actor.user?.id === id;
 
 export const VIEW_OWN = 'You can only view your own account';
@@ -84,7 +84,8 @@ export async function insertUser(db: Db, dialect: Dialect, input: UserCreateInpu
   }
 }
 
-async function event(ctx: UsersContext, actor: Actor, objectId: number, description: string) {
+/** Records a user event in the global event log. */
+export async function event(ctx: UsersContext, actor: Actor, objectId: number, description: string) {
   await recordEvent(ctx.db, {
     project_id: null,
     user_id: actor.user?.id ?? null,
@@ -99,26 +100,6 @@ export async function createUser(ctx: UsersContext, actor: Actor, input: UserCre
   const id = await insertUser(ctx.db, ctx.dialect, input);
   await event(ctx, actor, id, `User ${input.username} created`);
   return toUser((await findUserById(ctx.db, id))!);
-}
-
-/** GET /api/users/{id}: the user; administrators also see whether the user's sign-in is locked. */
-export async function viewUser(ctx: UsersContext, actor: Actor, id: number): Promise<User> {
-  const user = toUser(await getUser(ctx, actor, id));
-  if (!isAdmin(actor)) return user;
-  return { ...user, sign_in_locked_until: await userBlockedUntil(ctx.db, id, now()) };
-}
-
-/**
- * DELETE /api/users/{id}/sign-in-lock and `signalbox user unlock`: forgets the failed sign-ins counted against
- * the user's login from every address, so each may try again at once. Administrators only.
- */
-export async function clearSignInLock(ctx: UsersContext, actor: Actor, id: number): Promise<UserRow> {
-  if (!isAdmin(actor)) throw forbidden('Only administrators can clear a sign-in lock');
-  const user = await findUserById(ctx.db, id);
-  if (!user) throw notFound('User');
-  await deleteUserThrottles(ctx.db, id);
-  await event(ctx, actor, id, `Sign-in lock of user ${user.username} cleared`);
-  return user;
 }
 
 /**
