@@ -191,6 +191,9 @@ describe('users', () => {
 
     await page.getByRole('button', { name: 'Change password of Grace B. Hopper' }).click();
     const pw = page.getByRole('dialog', { name: 'Change password of Grace B. Hopper' });
+    // An administrator resetting someone else's password gives no current password.
+    expect(await pw.getByLabel('Current password').count()).toBe(0);
+    expect(await pw.getByLabel('Also revoke the API tokens of Grace B. Hopper').isChecked()).toBe(true);
     await pw.getByRole('button', { name: 'Save' }).click();
     await pw.getByText('Password is required').waitFor();
     await pw.getByLabel('New password').fill('Navy-1986');
@@ -262,6 +265,41 @@ describe('users', () => {
     await dialog.getByRole('button', { name: 'Save' }).click();
     await snackbar(page, 'User Self Edited saved');
     expect((await api.get<{ name: string }>('/user')).name).toBe('Self Edited');
+    await page.context().close();
+  });
+
+  it('changes the own password from the user menu with the current one, revoking API tokens', async () => {
+    const { api, page } = await ownerOnHistory('Password Changer');
+    const me = await api.get<{ username: string }>('/user');
+    const token = (await api.post<{ token: string }>('/user/tokens', { name: 'ci' })).token;
+    const bearer = () =>
+      fetch(`${server.url}/api/user`, { headers: { authorization: `Bearer ${token}` } }).then(
+        (r) => r.status,
+      );
+    expect(await bearer()).toBe(200);
+
+    await page.getByRole('button', { name: 'User menu' }).click();
+    await page.getByRole('menuitem', { name: 'Change password' }).click();
+    const dialog = page.getByRole('dialog', { name: 'Change password of Password Changer' });
+    const revoke = dialog.getByLabel('Also revoke my API tokens');
+    expect(await revoke.isChecked()).toBe(true);
+    await dialog.getByRole('button', { name: 'Save' }).click();
+    await dialog.getByText('Current password is required').waitFor();
+    await dialog.getByText('Password is required', { exact: true }).waitFor();
+
+    await dialog.getByLabel('Current password').fill('not-my-password');
+    await dialog.getByLabel('New password').fill('Fresh-Secret-2');
+    await dialog.getByRole('button', { name: 'Save' }).click();
+    await dialog.getByRole('alert').filter({ hasText: 'Current password is incorrect' }).waitFor();
+    expect(await bearer()).toBe(200);
+
+    await dialog.getByLabel('Current password').fill('Secret-pass-1');
+    await dialog.getByRole('button', { name: 'Save' }).click();
+    await snackbar(page, 'Password of Password Changer changed');
+    // This session goes on; the token stopped working; the new password signs in.
+    expect((await api.get<{ username: string }>('/user')).username).toBe(me.username);
+    expect(await bearer()).toBe(401);
+    await login(server.url, me.username, 'Fresh-Secret-2');
     await page.context().close();
   });
 

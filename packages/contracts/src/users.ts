@@ -11,6 +11,11 @@ export type User = {
   alert: boolean;
   external: boolean;
   can_create_project: boolean;
+  /**
+   * Administrators viewing GET /api/users/{id} only: until when some address must wait before trying this
+   * user's password again after repeated failures (ISO 8601), or null when none must.
+   */
+  sign_in_locked_until?: string | null;
 };
 
 const password = z
@@ -39,6 +44,19 @@ export const userCreateInput = z.object({
   can_create_project: flag('Can create project'),
 });
 
+/** The caller's current password: required (by the server) when users change their own password. */
+const currentPassword = z
+  .string({ error: 'Current password must be a string' })
+  .max(255, messages.tooLong('Current password', 255))
+  .nullish()
+  .transform((v) => (v ? v : undefined));
+
+/** Whether the user's API tokens stop working with the new password; absent or null = yes. */
+const revokeTokens = z
+  .boolean({ error: 'Revoke tokens must be true or false' })
+  .nullish()
+  .transform((v) => v ?? true);
+
 /** An optional flag of an update: absent keeps the stored value. */
 const keepFlag = (label: string) =>
   z
@@ -62,8 +80,33 @@ export const userUpdateInput = z.object({
     .max(255, messages.tooLong('Password', 255))
     .nullish()
     .transform((v) => (v ? v : undefined)),
+  /** With a password: the caller's current one, as for POST users/{id}/password. */
+  current_password: currentPassword,
+  /** With a password: whether the user's API tokens stop working (default true). */
+  revoke_tokens: revokeTokens,
 });
 
-export const passwordInput = z.object({ password });
+export const CURRENT_PASSWORD_REQUIRED = messages.required('Current password');
+export const CURRENT_PASSWORD_INCORRECT = 'Current password is incorrect';
+
+/**
+ * POST users/{id}/password. Changing one's own password needs `current_password` (administrators resetting
+ * someone else's do not give one); the user's other sessions end, and their API tokens too unless
+ * `revoke_tokens` is false.
+ */
+export const passwordInput = z.object({
+  password,
+  current_password: currentPassword,
+  revoke_tokens: revokeTokens,
+});
+
+/** The change-password form for one's own password: the current one is required there. */
+export const ownPasswordInput = passwordInput.extend({
+  current_password: z
+    .string({ error: CURRENT_PASSWORD_REQUIRED })
+    .min(1, CURRENT_PASSWORD_REQUIRED)
+    .max(255, messages.tooLong('Current password', 255)),
+});
+export type PasswordInput = z.input<typeof passwordInput>;
 export type UserCreateInput = z.infer<typeof userCreateInput>;
 export type UserUpdateInput = z.infer<typeof userUpdateInput>;

@@ -10,6 +10,7 @@ Commands:
   user list
   user change-by-login --login L [--password P] [--name N] [--email E]
   user delete --login L
+  user unlock --login L       clear the user's sign-in lock after repeated failed passwords
 `;
 
 export async function main(argv: string[]): Promise<void> {

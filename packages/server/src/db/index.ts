@@ -20,6 +20,7 @@ import { taskRunners } from './migrations/0004-task-runners';
 import { webhookDeliveries } from './migrations/0005-webhook-deliveries';
 import { tokenExpiry } from './migrations/0006-token-expiry';
 import { runnerOwner } from './migrations/0007-runner-owner';
+import { signInThrottle } from './migrations/0008-sign-in-throttle';
 import type { Database } from './tables';
 
 export type { Dialect } from './dialect';
@@ -78,6 +79,7 @@ function provider(dialect: Dialect): MigrationProvider {
     '0005-webhook-deliveries': webhookDeliveries(dialect),
     '0006-token-expiry': tokenExpiry(),
     '0007-runner-owner': runnerOwner(),
+    '0008-sign-in-throttle': signInThrottle(),
   };
   return { getMigrations: async () => migrations };
 }

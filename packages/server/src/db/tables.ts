@@ -269,6 +269,23 @@ export interface IntegrationDeliveryTable {
   created: Time;
 }
 
+/**
+ * Failed password sign-ins (migration 0008-sign-in-throttle): a login+address pair row (`login` set, `user_id`
+ * when the login names a user) or an address row (`login` empty). `id` is the SHA-256 of the row's key.
+ */
+export interface SignInThrottleTable {
+  id: string;
+  user_id: number | null;
+  login: string;
+  address: string;
+  failures: number;
+  /** Start of an address row's counting window; the first counted failure of a pair. */
+  first_failure: Time;
+  last_failure: Time;
+  /** A pair may not try again before this time; null when it need not wait (address rows: always null). */
+  blocked_until: Time | null;
+}
+
 export interface Database {
   user: UserTable;
   session: SessionTable;
@@ -293,4 +310,5 @@ export interface Database {
   integration_matcher: IntegrationMatcherTable;
   integration_extract_value: IntegrationExtractValueTable;
   integration_delivery: IntegrationDeliveryTable;
+  sign_in_throttle: SignInThrottleTable;
 }

@@ -42,11 +42,24 @@ export type BusEvents = {
   live: [LiveMessage];
   /** Output lines; each line reaches socket clients as its own `log` message. */
   logs: [TaskLogBatch];
+  /** A session signed out: the sockets opened with it close. */
   logout: [{ sessionId: number }];
-  /** A user's project memberships or admin flag changed (team routes emit it; sockets refresh at once). */
+  /** A user gained access (joined a project, became an admin): their sockets read their memberships again. */
   membership: [{ userId: number }];
-  /** A user's sessions but `keepSessionId` were expired (password change): their sockets close. */
-  sessionsExpired: [{ userId: number; keepSessionId: number | null }];
+  /**
+   * A user lost access: to the project `projectId` (removed from it, or left it), or with `projectId` null, their
+   * admin rights. Their sockets stop getting that project's messages before the event returns, then refresh.
+   */
+  accessRevoked: [{ userId: number; projectId: number | null }];
+  /** A user was deleted: their sockets close. */
+  userDeleted: [{ userId: number }];
+  /**
+   * A user's sessions but `keepSessionId` were expired, and with `tokens` their API tokens deleted too (password
+   * change): the sockets opened with them close.
+   */
+  sessionsExpired: [{ userId: number; keepSessionId: number | null; tokens?: boolean }];
+  /** API tokens of a user were deleted: the sockets opened with them close. */
+  tokensRevoked: [{ userId: number; tokenIds: string[] }];
   /**
    * A stop/force stop/confirm/reject request left in `task.control` for the instance running the task (the
    * owner reads the column at once; without Redis its one-second poll finds it).
@@ -57,7 +70,17 @@ export type BusEvents = {
 export type TaskControlAction = 'stop' | 'force' | 'confirm' | 'reject';
 
 /** Every bus event, all of them shared with other server instances when a bridge is attached. */
-export const busEvents = ['live', 'logs', 'logout', 'membership', 'sessionsExpired', 'taskControl'] as const;
+export const busEvents = [
+  'live',
+  'logs',
+  'logout',
+  'membership',
+  'accessRevoked',
+  'userDeleted',
+  'sessionsExpired',
+  'tokensRevoked',
+  'taskControl',
+] as const;
 export type BusEvent = (typeof busEvents)[number];
 const shared = new Set<string | symbol>(busEvents);
 

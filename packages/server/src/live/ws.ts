@@ -1,8 +1,10 @@
 import type { FastifyInstance } from 'fastify';
 import type { WebSocket } from 'ws';
 import type { Deps } from '../deps';
+import { isSessionLive } from '../features/auth/sessions.store';
+import { findLiveToken, findTokenUser } from '../features/auth/tokens.store';
 import { findUserAdmin, memberProjects } from '../tasks/store';
-import type { LiveMessage, TaskLogBatch } from './bus';
+import type { BusEvents, LiveMessage, TaskLogBatch } from './bus';
 
 /** Bytes a socket may hold unsent before it is dropped (a slow client never slows the tasks). */
 export const MAX_BUFFERED = 4 * 1024 * 1024;
@@ -11,15 +13,30 @@ const REFRESH_MS = 5000;
 const CORK_MESSAGES = 256;
 const PING_MS = 30_000;
 
+/** Longest timeout Node keeps (about 24.8 days); later token expiries are caught by the periodic check. */
+const MAX_TIMER_MS = 2 ** 31 - 1;
+
 type LiveClient = {
   socket: WebSocket;
   userId: number;
+  /** The session cookie the socket was opened with, or null for an API token. */
   sessionId: number | null;
+  /** The API token the socket was opened with, or null for a session cookie. */
+  tokenId: string | null;
+  /** When that token stops working (ms since the epoch), or null. */
+  tokenExpires: number | null;
+  expiryTimer: NodeJS.Timeout | null;
   admin: boolean;
   projects: Set<number>;
+  /** Set once the first membership read is done; until then the socket gets nothing. */
+  ready: boolean;
+  /** Bumped by every access event, so a read that started before the change is read again. */
+  generation: number;
   refreshedAt: number;
   refreshing: Promise<void> | null;
 };
+
+type Access = { gone: string } | { admin: boolean; projects: Set<number>; tokenExpires: number | null };
 
 /** Counters of a socket hub: open clients, clients ever registered, clients dropped for falling behind. */
 export type LiveHub = { clients(): number; registered: number; dropped: number };
@@ -30,24 +47,53 @@ export const hubOf = (app: FastifyInstance) => hubs.get(app);
 /**
  * GET /api/ws: live `update` and `log` messages for the projects the caller belongs to (admins: all).
  * Authentication is the /api onRequest hook (cookie or Bearer); memberships are cached per socket and refreshed
- * every few seconds or when a `membership` event names the user; a logout closes the session's sockets.
+ * every few seconds, and at once on the bus events that change access. Events that take access away act before
+ * the next message goes out: a deleted user's sockets, a signed-out or expired session's and a revoked or
+ * expired token's close; a project the user left, or admin rights they lost, leave the socket's set at once.
+ * Each refresh also checks that the user, session or token the socket was opened with still stands.
  */
 export function liveRoutes(app: FastifyInstance, deps: Deps) {
   const clients = new Set<LiveClient>();
-  const hub: LiveHub = { clients: () => clients.size, registered: 0, dropped: 0 };
+  const hub: LiveHub = {
+    clients: () => [...clients].filter((c) => c.ready).length,
+    registered: 0,
+    dropped: 0,
+  };
   hubs.set(app, hub);
+
+  /** What the socket may see now, read from the database; `gone` when it may see nothing any more. */
+  async function readAccess(c: LiveClient): Promise<Access> {
+    const user = await findUserAdmin(deps.db, c.userId);
+    if (!user) return { gone: 'User no longer exists' };
+    let tokenExpires: number | null = null;
+    if (c.sessionId !== null && !(await isSessionLive(deps.db, c.sessionId)))
+      return { gone: 'Session expired' };
+    if (c.tokenId !== null) {
+      const token = await findLiveToken(deps.db, c.tokenId);
+      if (!token) return { gone: 'Token revoked' };
+      tokenExpires = token.expires ? Date.parse(token.expires) : null;
+    }
+    return { admin: user.admin === 1, projects: await memberProjects(deps.db, c.userId), tokenExpires };
+  }
 
   function refresh(c: LiveClient): Promise<void> {
     c.refreshing ??= (async () => {
       try {
-        const user = await findUserAdmin(deps.db, c.userId);
-        if (!user) {
-          c.socket.close(1008, 'User no longer exists');
+        for (;;) {
+          const generation = c.generation;
+          const access = await readAccess(c);
+          // An access event arrived while reading: what was read may predate it.
+          if (c.generation !== generation) continue;
+          if ('gone' in access) {
+            close(c, 1008, access.gone);
+            return;
+          }
+          c.admin = access.admin;
+          c.projects = access.projects;
+          c.tokenExpires = access.tokenExpires;
+          c.refreshedAt = Date.now();
           return;
         }
-        c.admin = user.admin === 1;
-        c.projects = await memberProjects(deps.db, c.userId);
-        c.refreshedAt = Date.now();
       } catch (err) {
         deps.log.warn({ err }, 'refreshing socket memberships failed');
       } finally {
@@ -57,17 +103,36 @@ export function liveRoutes(app: FastifyInstance, deps: Deps) {
     return c.refreshing;
   }
 
-  function drop(c: LiveClient) {
+  function forget(c: LiveClient) {
     clients.delete(c);
+    if (c.expiryTimer) clearTimeout(c.expiryTimer);
+    c.expiryTimer = null;
+  }
+
+  /** Closes a socket and stops sending to it at once (close() alone waits for the peer's answer). */
+  function close(c: LiveClient, code: number, reason: string) {
+    forget(c);
+    c.socket.close(code, reason);
+  }
+
+  function drop(c: LiveClient) {
+    forget(c);
     hub.dropped += 1;
     c.socket.terminate();
   }
+
+  const tokenExpired = (c: LiveClient, now: number) => c.tokenExpires !== null && c.tokenExpires <= now;
 
   /** The open sockets that may see a project's messages; drops the ones that fell too far behind. */
   function audience(projectId: number): LiveClient[] {
     const now = Date.now();
     const out: LiveClient[] = [];
     for (const c of clients) {
+      if (!c.ready) continue;
+      if (tokenExpired(c, now)) {
+        close(c, 1008, 'Token expired');
+        continue;
+      }
       if (!c.admin && !c.projects.has(projectId)) {
         // Possibly a project the user just joined; look again soon (never on every message).
         if (now - c.refreshedAt > 1000) void refresh(c);
@@ -113,26 +178,58 @@ export function liveRoutes(app: FastifyInstance, deps: Deps) {
     }
   };
 
+  // Access events (possibly relayed from another instance through Redis: their fields are checked).
+  const ofUser = (userId: unknown) => [...clients].filter((c) => c.userId === userId);
   const onLogout = ({ sessionId }: { sessionId: number }) => {
-    for (const c of clients) if (c.sessionId === sessionId) c.socket.close(1000, 'Signed out');
+    for (const c of clients) if (c.sessionId === sessionId) close(c, 1000, 'Signed out');
   };
   const onMembership = ({ userId }: { userId: number }) => {
-    for (const c of clients) if (c.userId === userId) void refresh(c);
+    for (const c of ofUser(userId)) {
+      c.generation += 1;
+      void refresh(c);
+    }
   };
-  const onSessionsExpired = ({ userId, keepSessionId }: { userId: number; keepSessionId: number | null }) => {
-    for (const c of clients)
-      if (c.userId === userId && c.sessionId !== null && c.sessionId !== keepSessionId)
-        c.socket.close(1008, 'Session expired');
+  const onAccessRevoked = ({ userId, projectId }: BusEvents['accessRevoked'][0]) => {
+    for (const c of ofUser(userId)) {
+      c.generation += 1;
+      if (projectId === null) c.admin = false;
+      else c.projects.delete(projectId);
+      void refresh(c);
+    }
   };
-  deps.bus.on('live', onLive);
-  deps.bus.on('logs', onLogs);
-  deps.bus.on('logout', onLogout);
-  deps.bus.on('membership', onMembership);
-  deps.bus.on('sessionsExpired', onSessionsExpired);
+  const onUserDeleted = ({ userId }: { userId: number }) => {
+    for (const c of ofUser(userId)) close(c, 1008, 'User no longer exists');
+  };
+  const onSessionsExpired = ({ userId, keepSessionId, tokens }: BusEvents['sessionsExpired'][0]) => {
+    for (const c of ofUser(userId)) {
+      if (c.sessionId !== null && c.sessionId !== keepSessionId) close(c, 1008, 'Session expired');
+      else if (c.tokenId !== null && tokens === true) close(c, 1008, 'Token revoked');
+    }
+  };
+  const onTokensRevoked = ({ userId, tokenIds }: BusEvents['tokensRevoked'][0]) => {
+    const ids = new Set<unknown>(Array.isArray(tokenIds) ? tokenIds : []);
+    for (const c of ofUser(userId))
+      if (c.tokenId !== null && ids.has(c.tokenId)) close(c, 1008, 'Token revoked');
+  };
+  const listeners = {
+    live: onLive,
+    logs: onLogs,
+    logout: onLogout,
+    membership: onMembership,
+    accessRevoked: onAccessRevoked,
+    userDeleted: onUserDeleted,
+    sessionsExpired: onSessionsExpired,
+    tokensRevoked: onTokensRevoked,
+  } as const;
+  for (const [event, listener] of Object.entries(listeners))
+    deps.bus.on(event as keyof typeof listeners, listener as never);
 
   const timer = setInterval(() => {
     const now = Date.now();
-    for (const c of clients) if (now - c.refreshedAt >= REFRESH_MS) void refresh(c);
+    for (const c of clients) {
+      if (tokenExpired(c, now)) close(c, 1008, 'Token expired');
+      else if (c.ready && now - c.refreshedAt >= REFRESH_MS) void refresh(c);
+    }
   }, 1000);
   timer.unref();
   const pinger = setInterval(() => {
@@ -143,13 +240,9 @@ export function liveRoutes(app: FastifyInstance, deps: Deps) {
   app.addHook('onClose', async () => {
     clearInterval(timer);
     clearInterval(pinger);
-    deps.bus.off('live', onLive);
-    deps.bus.off('logs', onLogs);
-    deps.bus.off('logout', onLogout);
-    deps.bus.off('membership', onMembership);
-    deps.bus.off('sessionsExpired', onSessionsExpired);
-    for (const c of clients) c.socket.close(1001, 'Server shutting down');
-    clients.clear();
+    for (const [event, listener] of Object.entries(listeners))
+      deps.bus.off(event as keyof typeof listeners, listener as never);
+    for (const c of clients) close(c, 1001, 'Server shutting down');
   });
 
   app.get('/api/ws', { websocket: true }, (socket, request) => {
@@ -158,19 +251,43 @@ export function liveRoutes(app: FastifyInstance, deps: Deps) {
       socket,
       userId: user.id,
       sessionId: request.sessionId,
-      admin: user.admin === 1,
+      tokenId: null,
+      tokenExpires: null,
+      expiryTimer: null,
+      admin: false,
       projects: new Set(),
+      ready: false,
+      generation: 0,
       refreshedAt: 0,
       refreshing: null,
     };
+    // Listed before its first read, so access events arriving meanwhile already reach it.
+    clients.add(client);
     // Messages are only read and discarded (the protocol is server → client).
     socket.on('message', () => {});
-    socket.on('close', () => clients.delete(client));
-    socket.on('error', () => clients.delete(client));
-    void refresh(client).then(() => {
-      if (socket.readyState !== socket.OPEN) return;
-      clients.add(client);
+    socket.on('close', () => forget(client));
+    socket.on('error', () => forget(client));
+    void (async () => {
+      const bearer = /^bearer\s+(.+)$/i.exec(request.headers.authorization ?? '');
+      if (request.sessionId === null && bearer) {
+        const token = await findTokenUser(deps.db, bearer[1]!);
+        if (!token || token.user_id !== user.id) return close(client, 1008, 'Token revoked');
+        client.tokenId = token.id;
+      }
+      await refresh(client);
+      if (socket.readyState !== socket.OPEN || !clients.has(client)) return;
+      if (client.tokenExpires !== null && client.tokenExpires - Date.now() < MAX_TIMER_MS) {
+        client.expiryTimer = setTimeout(
+          () => close(client, 1008, 'Token expired'),
+          Math.max(0, client.tokenExpires - Date.now()),
+        );
+        client.expiryTimer.unref();
+      }
+      client.ready = true;
       hub.registered += 1;
+    })().catch((err) => {
+      deps.log.warn({ err }, 'opening a live socket failed');
+      close(client, 1011, 'Internal error');
     });
   });
 }

@@ -11,6 +11,7 @@ const fieldKeys: Record<string, string> = {
   'Alert chat': 'fields.alertChat',
   Role: 'fields.role',
   User: 'fields.user',
+  'Current password': 'users.currentPassword',
 };
 
 const exact: Record<string, string> = {
@@ -20,6 +21,7 @@ const exact: Record<string, string> = {
   'Username must not contain spaces': 'validation.usernameSpaces',
   'Incorrect URL': 'validation.incorrectUrl',
   'Incorrect login or password': 'errors.incorrectLogin',
+  'Current password is incorrect': 'users.currentPasswordIncorrect',
   'Max parallel tasks must be at most 10000': 'validation.maxParallelTooLarge',
   'Task retention days must be 0 or greater': 'retention.nonNegative',
   'Task retention days must be an integer': 'retention.integer',

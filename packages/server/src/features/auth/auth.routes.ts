@@ -6,8 +6,8 @@ import { SESSION_COOKIE, startSession } from '../../http/auth';
 import { AppError, notFound, parse, unauthorized } from '../../http/errors';
 import { version } from '../../version';
 import { findUserByLogin, toUser } from '../users/users.store';
-import { FailureLimiter } from './rate-limit';
 import { expireSession } from './sessions.store';
+import { failAttempt, passAttempt, signInAttempt, startAttempt, withRetryAfter } from './sign-in-throttle';
 import { createToken, deleteToken, listTokens } from './tokens.store';
 
 export function loginOptions(deps: Deps): LoginOptions {
@@ -21,9 +21,6 @@ export function loginOptions(deps: Deps): LoginOptions {
 const decoyHash = bcrypt.hashSync('signalbox-decoy-password', 10);
 
 export function authRoutes(app: FastifyInstance, deps: Deps) {
-  const perLogin = new FailureLimiter(5, 15 * 60 * 1000);
-  const perAddress = new FailureLimiter(30, 15 * 60 * 1000);
-
   app.get('/api/ping', { config: { public: true } }, async (_request, reply) =>
     reply.type('text/plain').send('pong'),
   );
@@ -33,23 +30,16 @@ export function authRoutes(app: FastifyInstance, deps: Deps) {
   app.post('/api/auth/login', { config: { public: true } }, async (request, reply) => {
     if (deps.config.passwordLoginDisabled) throw new AppError(403, 'Password sign-in is disabled');
     const input = parse(loginInput, request.body);
-    const loginKey = input.auth.toLowerCase();
-    const wait = Math.max(perLogin.blockedFor(loginKey), perAddress.blockedFor(request.ip));
-    if (wait > 0) {
-      reply.header('retry-after', Math.ceil(wait / 1000));
-      throw new AppError(
-        429,
-        `Too many failed sign-in attempts. Try again in ${Math.ceil(wait / 60000)} minute(s).`,
-      );
-    }
     const user = await findUserByLogin(deps.db, input.auth);
+    const attempt = signInAttempt(input.auth, user?.id ?? null, request.ip);
+    // A pair or address that must wait gets 429 before the password is looked at, right or wrong.
+    await withRetryAfter(reply, () => startAttempt(deps, attempt));
     const ok = await bcrypt.compare(input.password, user && user.external !== 1 ? user.password : decoyHash);
     if (!user || user.external === 1 || !ok) {
-      perLogin.fail(loginKey);
-      perAddress.fail(request.ip);
+      failAttempt(deps, attempt);
       throw unauthorized('Incorrect login or password');
     }
-    perLogin.clear(loginKey);
+    await passAttempt(deps, attempt);
     await startSession(deps, request, reply, user.id);
     return reply.status(204).send();
   });
@@ -88,7 +78,10 @@ export function authRoutes(app: FastifyInstance, deps: Deps) {
   });
   app.delete('/api/user/tokens/:id', async (request, reply) => {
     const { id } = request.params as { id: string };
-    if (!(await deleteToken(deps.db, request.user!.id, String(id).slice(0, 64)))) throw notFound('Token');
+    const tokenId = String(id).slice(0, 64);
+    if (!(await deleteToken(deps.db, request.user!.id, tokenId))) throw notFound('Token');
+    // Live sockets opened with the token close at once.
+    deps.bus.emit('tokensRevoked', { userId: request.user!.id, tokenIds: [tokenId] });
     return reply.status(204).send();
   });
 }

@@ -61,6 +61,8 @@ export async function applyGroupMappings(
     const admin = p.admin_groups.some((g) => groups.has(g));
     if (admin !== (user.admin === 1)) {
       await updateUserRow(deps.db, user.id, { admin: admin ? 1 : 0 });
+      // Their open sockets lose admin rights before anything else happens.
+      if (!admin) deps.bus.emit('accessRevoked', { userId: user.id, projectId: null });
       await recordEvent(deps.db, {
         project_id: null,
         user_id: user.id,
@@ -98,6 +100,7 @@ export async function applyGroupMappings(
     } else if (!role && member) {
       if (member.role === 'owner' && (await countOwners(deps.db, projectId)) <= 1) continue;
       await deleteMember(deps.db, projectId, user.id);
+      deps.bus.emit('accessRevoked', { userId: user.id, projectId });
       description = `User ${user.username} removed from the team ${via}`;
     }
     if (!description) continue;
@@ -112,7 +115,7 @@ export async function applyGroupMappings(
   }
 
   if (!changed) return user;
-  // Open sockets follow the new rights at once.
+  // Open sockets read the new rights at once (lost ones were taken away as they went).
   deps.bus.emit('membership', { userId: user.id });
   return (await findUserById(deps.db, user.id))!;
 }

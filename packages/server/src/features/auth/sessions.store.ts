@@ -51,3 +51,14 @@ export async function expireSession(db: Db, id: number) {
 export async function expireUserSessions(db: Db, userId: number) {
   await db.updateTable('session').set({ expired: 1 }).where('user_id', '=', userId).execute();
 }
+
+/** True while the session has not been expired (logout, password change) and is not idle for too long. */
+export async function isSessionLive(db: Db, id: number): Promise<boolean> {
+  const session = await db
+    .selectFrom('session')
+    .select(['last_active'])
+    .where('id', '=', id)
+    .where('expired', '=', 0)
+    .executeTakeFirst();
+  return !!session && Date.now() - Date.parse(session.last_active) <= SESSION_IDLE_MS;
+}

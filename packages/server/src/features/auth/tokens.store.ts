@@ -73,12 +73,30 @@ export async function deleteToken(db: Db, userId: number, id: string) {
   return Number(result.numDeletedRows) > 0;
 }
 
+/** The live token a secret stands for (its id, user and expiry), or undefined. */
 export function findTokenUser(db: Db, token: string) {
   return db
     .selectFrom('api_token')
-    .select(['user_id'])
+    .select(['id', 'user_id', 'expires'])
     .where('token_hash', '=', sha256(token.trim()))
     .where('expired', '=', 0)
     .where((eb) => eb.or([eb('expires', 'is', null), eb('expires', '>', now())]))
     .executeTakeFirst();
+}
+
+/** The token with this id while it still works (not revoked, not past its expiry), or undefined. */
+export function findLiveToken(db: Db, id: string) {
+  return db
+    .selectFrom('api_token')
+    .select(['id', 'user_id', 'expires'])
+    .where('id', '=', id)
+    .where('expired', '=', 0)
+    .where((eb) => eb.or([eb('expires', 'is', null), eb('expires', '>', now())]))
+    .executeTakeFirst();
+}
+
+/** Deletes every API token of the user (a password change that revokes them); how many there were. */
+export async function deleteUserTokens(db: Db, userId: number): Promise<number> {
+  const result = await db.deleteFrom('api_token').where('user_id', '=', userId).executeTakeFirst();
+  return Number(result.numDeletedRows);
 }

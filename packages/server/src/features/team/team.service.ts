@@ -86,6 +86,8 @@ export async function removeMember(deps: Deps, actor: UserRow, projectId: number
   const member = await mustFindMember(deps, projectId, userId);
   if (member.role === 'owner' && (await countOwners(deps.db, projectId)) <= 1) throw badRequest(LAST_OWNER);
   await deleteMember(deps.db, projectId, userId);
+  // Their open sockets stop getting this project's messages at once, before the answer goes out.
+  deps.bus.emit('accessRevoked', { userId, projectId });
   await recordEvent(deps.db, {
     project_id: projectId,
     user_id: actor.id,
@@ -93,7 +95,6 @@ export async function removeMember(deps: Deps, actor: UserRow, projectId: number
     object_id: userId,
     description: `User ${member.username} removed from the team`,
   });
-  deps.bus.emit('membership', { userId });
 }
 
 /** DELETE project/{id}/me: any member but an owner may leave. */
@@ -102,6 +103,7 @@ export async function leaveProject(deps: Deps, actor: UserRow, projectId: number
   if (!member) throw badRequest('You are not a member of this project');
   if (member.role === 'owner') throw badRequest(OWNER_CANNOT_LEAVE);
   await deleteMember(deps.db, projectId, actor.id);
+  deps.bus.emit('accessRevoked', { userId: actor.id, projectId });
   await recordEvent(deps.db, {
     project_id: projectId,
     user_id: actor.id,
@@ -109,5 +111,4 @@ export async function leaveProject(deps: Deps, actor: UserRow, projectId: number
     object_id: actor.id,
     description: `User ${member.username} left the project`,
   });
-  deps.bus.emit('membership', { userId: actor.id });
 }

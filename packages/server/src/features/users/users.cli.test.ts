@@ -6,6 +6,7 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildApp } from '../../app';
 import { loadConfig } from '../../config';
+import { openDb } from '../../db';
 import { freePort } from '../../test-support/net';
 
 const bin = fileURLToPath(new URL('../../../bin/signalbox.mjs', import.meta.url));
@@ -225,6 +226,61 @@ describe('signalbox user …', () => {
     const usage = await signalbox(['user', 'frobnicate'], env);
     expect(usage.code).toBe(1);
     expect(usage.stderr).toMatch(/Usage: signalbox user add\|list\|change-by-login\|delete/);
+  });
+});
+
+describe('signalbox user unlock', () => {
+  let dir: string;
+  let env: Record<string, string>;
+  beforeAll(() => {
+    dir = mkdtempSync(join(tmpdir(), 'signalbox-unlock-'));
+    env = { SIGNALBOX_DATA_DIR: dir, SIGNALBOX_DB_URL: `sqlite://${join(dir, 'cli.db')}` };
+  });
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+  it('clears the sign-in lock of a login, which the usage text lists', { timeout: 120_000 }, async () => {
+    const add = await signalbox(
+      ['user', 'add', '--login', 'ann', '--email', 'ann@example.test', '--password', 'ann-pw'],
+      env,
+    );
+    expect(add.code).toBe(0);
+    const config = loadConfig({}, { dataDir: dir, dbUrl: env.SIGNALBOX_DB_URL!, logLevel: 'silent' });
+    const signIn = async (password: string) => {
+      const { app } = await buildApp(config, { background: false, logger: false });
+      try {
+        const res = await app.inject({
+          method: 'POST',
+          url: '/api/auth/login',
+          payload: { auth: 'ann', password },
+          remoteAddress: '203.0.113.9',
+        });
+        return res.statusCode;
+      } finally {
+        await app.close();
+      }
+    };
+    for (let i = 0; i < 5; i++) expect(await signIn('wrong')).toBe(401);
+    // Stretch the 1 s wait, as further failures would, so the slow commands below do not outlast it.
+    const handle = openDb(env.SIGNALBOX_DB_URL!);
+    await handle.db
+      .updateTable('sign_in_throttle')
+      .set({ blocked_until: new Date(Date.now() + 600_000).toISOString() })
+      .where('blocked_until', 'is not', null)
+      .execute();
+    await handle.destroy();
+    expect(await signIn('ann-pw')).toBe(429);
+
+    const unlock = await signalbox(['user', 'unlock', '--login', 'ann@example.test'], env);
+    expect(unlock.stderr).toBe('');
+    expect(unlock.code).toBe(0);
+    expect(unlock.stdout.trim()).toBe('Sign-in lock of user ann cleared');
+    expect(await signIn('ann-pw')).toBe(204);
+
+    const nobody = await signalbox(['user', 'unlock', '--login', 'nobody'], env);
+    expect(nobody.code).toBe(1);
+    expect(nobody.stderr.trim()).toBe('User nobody not found');
+    const help = await signalbox(['help'], env);
+    expect(help.stdout).toMatch(/^ {2}user unlock --login L\s+clear the user's sign-in lock/m);
   });
 });
 

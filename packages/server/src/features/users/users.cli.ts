@@ -3,6 +3,7 @@ import { userCreateInput, userUpdateInput } from '@signalbox/contracts';
 import { ZodError } from 'zod';
 import type { DbHandle } from '../../db';
 import { AppError } from '../../http/errors';
+import { clearSignInLock } from './sign-in-lock';
 import { type Actor, createUser, deleteUser, updateUser } from './users.service';
 import { findUserByLogin, listUsers } from './users.store';
 
@@ -73,8 +74,16 @@ export async function runUserCommand(handle: DbHandle, argv: string[]): Promise<
         console.log(`User ${user.username} deleted`);
         return 0;
       }
+      case 'unlock': {
+        if (!values.login) return fail('--login is required');
+        const user = await findUserByLogin(ctx.db, values.login);
+        if (!user) return fail(`User ${values.login} not found`);
+        await clearSignInLock(ctx, serverConsole, user.id);
+        console.log(`Sign-in lock of user ${user.username} cleared`);
+        return 0;
+      }
       default:
-        return fail('Usage: signalbox user add|list|change-by-login|delete');
+        return fail('Usage: signalbox user add|list|change-by-login|delete|unlock');
     }
   } catch (err) {
     if (err instanceof ZodError) return fail(err.issues.map((i) => i.message).join('; '));

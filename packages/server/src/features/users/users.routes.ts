@@ -3,6 +3,8 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Deps } from '../../deps';
 import { currentUser } from '../../http/auth';
 import { parse } from '../../http/errors';
+import { withRetryAfter } from '../auth/sign-in-throttle';
+import { clearSignInLock, viewUser } from './sign-in-lock';
 import {
   type Actor,
   assertAdminOrSelf,
@@ -10,7 +12,6 @@ import {
   createUser,
   deleteUser,
   EDIT_OWN,
-  getUser,
   PASSWORD_OWN,
   updateUser,
 } from './users.service';
@@ -19,6 +20,7 @@ import { listUsers, toUser } from './users.store';
 const actorOf = (request: FastifyRequest): Actor => ({
   user: currentUser(request),
   sessionId: request.sessionId,
+  address: request.ip,
 });
 const userId = (request: FastifyRequest) => parse(idParam, (request.params as { id: unknown }).id);
 
@@ -33,13 +35,13 @@ export function usersRoutes(app: FastifyInstance, deps: Deps) {
 
   // The peer's Swagger spells these with a trailing slash; the router ignores trailing slashes (app.ts).
   for (const path of ['/api/users/:id']) {
-    app.get(path, async (request) => toUser(await getUser(deps, actorOf(request), userId(request))));
+    app.get(path, async (request) => viewUser(deps, actorOf(request), userId(request)));
 
     app.put(path, async (request, reply) => {
       const id = userId(request);
       assertAdminOrSelf(actorOf(request), id, EDIT_OWN);
       const input = parse(userUpdateInput, request.body);
-      await updateUser(deps, actorOf(request), id, input);
+      await withRetryAfter(reply, () => updateUser(deps, actorOf(request), id, input));
       return reply.status(204).send();
     });
 
@@ -52,8 +54,14 @@ export function usersRoutes(app: FastifyInstance, deps: Deps) {
   app.post('/api/users/:id/password', async (request, reply) => {
     const id = userId(request);
     assertAdminOrSelf(actorOf(request), id, PASSWORD_OWN);
-    const { password } = parse(passwordInput, request.body);
-    await changePassword(deps, actorOf(request), id, password);
+    const input = parse(passwordInput, request.body);
+    await withRetryAfter(reply, () => changePassword(deps, actorOf(request), id, input));
+    return reply.status(204).send();
+  });
+
+  // Clears the sign-in throttle of the user's login (GET users/{id} shows `sign_in_locked_until`).
+  app.delete('/api/users/:id/sign-in-lock', { config: { admin: true } }, async (request, reply) => {
+    await clearSignInLock(deps, actorOf(request), userId(request));
     return reply.status(204).send();
   });
 }

@@ -1,5 +1,12 @@
-import type { User, UserCreateInput, UserUpdateInput } from '@signalbox/contracts';
+import {
+  CURRENT_PASSWORD_INCORRECT,
+  CURRENT_PASSWORD_REQUIRED,
+  type User,
+  type UserCreateInput,
+  type UserUpdateInput,
+} from '@signalbox/contracts';
 import bcrypt from 'bcryptjs';
+import type { FastifyBaseLogger } from 'fastify';
 import type { Updateable } from 'kysely';
 import type { Db } from '../../db';
 import type { Dialect } from '../../db/dialect';
@@ -8,6 +15,9 @@ import { fromBool, insertReturningId, now } from '../../db/values';
 import { AppError, badRequest, conflict, forbidden, notFound } from '../../http/errors';
 import { randomAlnum } from '../../lib/crypto';
 import type { EventBus } from '../../live/bus';
+import { failAttempt, passAttempt, signInAttempt, startAttempt } from '../auth/sign-in-throttle';
+import { deleteUserThrottles } from '../auth/sign-in-throttle.store';
+import { deleteUserTokens } from '../auth/tokens.store';
 import { recordEvent } from '../events/events.store';
 import {
   countAdmins,
@@ -26,14 +36,19 @@ import {
 
 export const hashPassword = (password: string) => bcrypt.hash(password, 10);
 
-/** What user services need: the HTTP app passes its Deps, the CLI its open database. */
-/** `bus` is absent on the command line: there is no socket to tell. */
-export type UsersContext = { db: Db; dialect: Dialect; bus?: EventBus };
+/**
+ * What user services need: the HTTP app passes its Deps, the CLI its open database. `bus` and `log` are absent
+ * on the command line: there is no socket to tell.
+ */
+export type UsersContext = { db: Db; dialect: Dialect; bus?: EventBus; log?: FastifyBaseLogger };
 
-/** The caller of a user operation; null when it is the server console (CLI). */
-export type Actor = { user: UserRow | null; sessionId?: number | null };
+/**
+ * The caller of a user operation: `user` null when it is the server console (CLI); `sessionId` the session
+ * they call with, `address` the client address (a wrong current password counts against it).
+ */
+export type Actor = { user: UserRow | null; sessionId?: number | null; address?: string };
 
-const isAdmin = (actor: Actor) => actor.user === null || actor.user.admin === 1;
+export const isAdmin = (actor: Actor) => actor.user === null || actor.user.admin === 1;
 const isSelf = (actor: Actor, id: number) => actor.user?.id === id;
 
 export const VIEW_OWN = 'You can only view your own account';
@@ -69,7 +84,8 @@ export async function insertUser(db: Db, dialect: Dialect, input: UserCreateInpu
   }
 }
 
-async function event(ctx: UsersContext, actor: Actor, objectId: number, description: string) {
+/** Records a user event in the global event log. */
+export async function event(ctx: UsersContext, actor: Actor, objectId: number, description: string) {
   await recordEvent(ctx.db, {
     project_id: null,
     user_id: actor.user?.id ?? null,
@@ -84,6 +100,22 @@ export async function createUser(ctx: UsersContext, actor: Actor, input: UserCre
   const id = await insertUser(ctx.db, ctx.dialect, input);
   await event(ctx, actor, id, `User ${input.username} created`);
   return toUser((await findUserById(ctx.db, id))!);
+}
+
+/**
+ * Users changing their own password give the current one (an administrator resetting someone else's, and the
+ * server console, do not). It is checked as a sign-in is: throttled, and a wrong one counts as a failure.
+ */
+async function checkCurrentPassword(ctx: UsersContext, actor: Actor, user: UserRow, current?: string) {
+  if (!isSelf(actor, user.id)) return;
+  if (!current) throw badRequest(CURRENT_PASSWORD_REQUIRED, { current_password: CURRENT_PASSWORD_REQUIRED });
+  const attempt = signInAttempt(user.username, user.id, actor.address ?? '');
+  await startAttempt(ctx, attempt);
+  if (!(await bcrypt.compare(current, user.password))) {
+    failAttempt(ctx, attempt);
+    throw badRequest(CURRENT_PASSWORD_INCORRECT, { current_password: CURRENT_PASSWORD_INCORRECT });
+  }
+  await passAttempt(ctx, attempt);
 }
 
 /** Admins see anyone; other users only themselves (403 before revealing whether an id exists). */
@@ -132,6 +164,8 @@ export async function updateUser(ctx: UsersContext, actor: Actor, id: number, in
   if (await findOtherUserByLogin(ctx.db, input.email, id))
     throw conflict(`Email ${input.email} is already taken`);
 
+  if (input.password !== undefined) await checkCurrentPassword(ctx, actor, user, input.current_password);
+
   const patch: Updateable<UserTable> = { name: input.name, username: input.username, email: input.email };
   if (input.alert !== undefined) patch.alert = fromBool(input.alert);
   if (admin && input.admin !== undefined) patch.admin = fromBool(input.admin);
@@ -144,16 +178,25 @@ export async function updateUser(ctx: UsersContext, actor: Actor, id: number, in
     if (isUniqueViolation(err)) throw conflict('Username or email is already taken');
     throw err;
   }
-  if (input.password !== undefined) await expireSessions(ctx, actor, id);
-  if (patch.admin !== undefined && patch.admin !== user.admin) ctx.bus?.emit('membership', { userId: id });
+  // Lost admin rights leave the user's open sockets at once; gained ones are read on the next refresh.
+  if (patch.admin === 1 && user.admin === 0) ctx.bus?.emit('membership', { userId: id });
+  if (patch.admin === 0 && user.admin === 1) ctx.bus?.emit('accessRevoked', { userId: id, projectId: null });
+  if (input.password !== undefined) await afterPasswordChange(ctx, actor, id, input.revoke_tokens);
   await event(ctx, actor, id, `User ${input.username} updated`);
 }
 
-/** A new password ends the user's other sessions, and the live sockets opened with them. */
-async function expireSessions(ctx: UsersContext, actor: Actor, id: number) {
+/**
+ * A new password ends the user's other sessions (a user changing their own keeps the one they called with) and,
+ * unless `revokeTokens` is false, their API tokens, with the live sockets opened with either. Failed sign-ins
+ * counted against the old password are forgotten.
+ */
+async function afterPasswordChange(ctx: UsersContext, actor: Actor, id: number, revokeTokens: boolean) {
   const keep = isSelf(actor, id) ? (actor.sessionId ?? null) : null;
   await expireOtherSessions(ctx.db, id, keep);
-  ctx.bus?.emit('sessionsExpired', { userId: id, keepSessionId: keep });
+  if (revokeTokens) await deleteUserTokens(ctx.db, id);
+  // One event for both, so every socket opened with them closes together.
+  ctx.bus?.emit('sessionsExpired', { userId: id, keepSessionId: keep, tokens: revokeTokens });
+  await deleteUserThrottles(ctx.db, id);
 }
 
 const externalPassword = () =>
@@ -161,14 +204,20 @@ const externalPassword = () =>
     password: 'Password cannot be changed for external users',
   });
 
-/** POST /api/users/{id}/password: the user's other sessions stop working. */
-export async function changePassword(ctx: UsersContext, actor: Actor, id: number, password: string) {
+/** POST /api/users/{id}/password: the user's other sessions stop working, and their API tokens by default. */
+export async function changePassword(
+  ctx: UsersContext,
+  actor: Actor,
+  id: number,
+  input: { password: string; current_password?: string; revoke_tokens: boolean },
+) {
   assertAdminOrSelf(actor, id, PASSWORD_OWN);
   const user = await findUserById(ctx.db, id);
   if (!user) throw notFound('User');
   if (user.external === 1) throw externalPassword();
-  await updateUserRow(ctx.db, id, { password: await hashPassword(password) });
-  await expireSessions(ctx, actor, id);
+  await checkCurrentPassword(ctx, actor, user, input.current_password);
+  await updateUserRow(ctx.db, id, { password: await hashPassword(input.password) });
+  await afterPasswordChange(ctx, actor, id, input.revoke_tokens);
   await event(ctx, actor, id, `Password of user ${user.username} changed`);
 }
 
@@ -194,8 +243,8 @@ export async function deleteUser(ctx: UsersContext, actor: Actor, id: number) {
     );
   }
   await deleteUserCascade(ctx.db, id);
-  // Their open sockets look the user up again, find nobody and close.
-  ctx.bus?.emit('membership', { userId: id });
+  // Their open sockets close at once.
+  ctx.bus?.emit('userDeleted', { userId: id });
   await event(ctx, actor, id, `User ${user.username} deleted`);
   return user;
 }

@@ -95,12 +95,13 @@ export async function projectsOnlyOwnedBy(db: Db, userId: number) {
     .execute();
 }
 
-/** Removes a user with their memberships, sessions and API tokens; tasks and events keep the id. */
+/** Removes a user with their memberships, sessions, API tokens and sign-in failures; tasks and events keep the id. */
 export async function deleteUserCascade(db: Db, id: number) {
   await db.transaction().execute(async (trx) => {
     await trx.deleteFrom('project_user').where('user_id', '=', id).execute();
     await trx.deleteFrom('session').where('user_id', '=', id).execute();
     await trx.deleteFrom('api_token').where('user_id', '=', id).execute();
+    await trx.deleteFrom('sign_in_throttle').where('user_id', '=', id).execute();
     await trx.deleteFrom('user').where('id', '=', id).execute();
   });
 }

@@ -213,7 +213,9 @@ describe.each(testDialects())('users on $name', (dialect) => {
       const self = await h.userClient();
       const other = await h.userClient();
       const url = `/api/users/${self.userId}/password`;
-      expect((await self.post(url, { password: 'by-self' })).statusCode).toBe(204);
+      expect(
+        (await self.post(url, { password: 'by-self', current_password: self.password })).statusCode,
+      ).toBe(204);
       expect((await admin.post(url, { password: 'by-admin' })).statusCode).toBe(204);
       const res = await other.post(url, { password: 'by-other' });
       expect(res.statusCode).toBe(403);
@@ -292,7 +294,10 @@ describe.each(testDialects())('users on $name', (dialect) => {
         username: self.username,
       });
 
-      expect((await self.put(url, { ...base, password: 'new-own-password' })).statusCode).toBe(204);
+      expect(
+        (await self.put(url, { ...base, password: 'new-own-password', current_password: self.password }))
+          .statusCode,
+      ).toBe(204);
       expect((await signIn(self.username, 'new-own-password')).statusCode).toBe(204);
       // An empty password field means "unchanged".
       expect((await self.put(url, { ...base, password: '' })).statusCode).toBe(204);
@@ -424,7 +429,12 @@ describe.each(testDialects())('users on $name', (dialect) => {
       expect((await asSecond('/api/user')).statusCode).toBe(200);
 
       expect(
-        (await self.post(`/api/users/${self.userId}/password`, { password: 'rotated-1' })).statusCode,
+        (
+          await self.post(`/api/users/${self.userId}/password`, {
+            password: 'rotated-1',
+            current_password: self.password,
+          })
+        ).statusCode,
       ).toBe(204);
       expect((await self.get('/api/user')).statusCode).toBe(200);
       expect((await asSecond('/api/user')).statusCode).toBe(401);

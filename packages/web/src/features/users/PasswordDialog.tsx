@@ -1,35 +1,48 @@
 import { zodResolver } from '@hookform/resolvers/zod';
 import { Button, Dialog, DialogActions, DialogContent, DialogTitle, TextField } from '@mui/material';
-import { passwordInput, type User } from '@signalbox/contracts';
+import { ownPasswordInput, passwordInput, type User } from '@signalbox/contracts';
 import { useEffect } from 'react';
-import { useForm } from 'react-hook-form';
+import { type Resolver, useForm } from 'react-hook-form';
 import { useTranslation } from 'react-i18next';
-import { FormError, useFieldError } from '../../app/forms';
+import { useUser } from '../../api/session';
+import { CheckboxField, FormError, useFieldError } from '../../app/forms';
 import { useNotify } from '../../app/snackbar';
 import { useChangePassword } from './api';
 
-/** Change a user's password (SPEC §5: password required). */
+type Values = { password: string; current_password: string; revoke_tokens: boolean };
+const blank: Values = { password: '', current_password: '', revoke_tokens: true };
+
+/**
+ * Change a user's password (SPEC §5: password required). Changing one's own asks for the current password;
+ * the user's API tokens are revoked too unless the box is cleared.
+ */
 export function PasswordDialog({ open, user, onClose }: { open: boolean; user: User; onClose: () => void }) {
   const { t } = useTranslation();
   const notify = useNotify();
   const change = useChangePassword();
   const fieldError = useFieldError();
-  const { register, handleSubmit, reset, formState } = useForm<{ password: string }>({
+  const own = useUser().data?.id === user.id;
+  const { register, handleSubmit, reset, formState, control } = useForm<Values>({
     mode: 'onTouched',
-    resolver: zodResolver(passwordInput),
-    defaultValues: { password: '' },
+    resolver: zodResolver(own ? ownPasswordInput : passwordInput) as unknown as Resolver<Values>,
+    defaultValues: blank,
   });
   // biome-ignore lint/correctness/useExhaustiveDependencies: reset when the dialog opens
   useEffect(() => {
     if (open) {
-      reset({ password: '' });
+      reset(blank);
       change.reset();
     }
   }, [open, reset]);
 
-  const submit = handleSubmit(async ({ password }) => {
+  const submit = handleSubmit(async ({ password, current_password, revoke_tokens }) => {
     try {
-      await change.mutateAsync({ id: user.id, password });
+      await change.mutateAsync({
+        id: user.id,
+        password,
+        revoke_tokens,
+        ...(own ? { current_password } : {}),
+      });
       notify.success(t('users.passwordChanged', { name: user.name }));
       onClose();
     } catch {
@@ -43,16 +56,34 @@ export function PasswordDialog({ open, user, onClose }: { open: boolean; user: U
         <DialogTitle>{t('users.changePasswordOf', { name: user.name })}</DialogTitle>
         <DialogContent>
           <FormError error={change.error} />
+          {own && (
+            <TextField
+              label={t('users.currentPassword')}
+              type="password"
+              required
+              fullWidth
+              autoFocus
+              autoComplete="current-password"
+              sx={{ mt: 1 }}
+              {...register('current_password')}
+              {...fieldError(formState.errors.current_password, change.error, 'current_password')}
+            />
+          )}
           <TextField
             label={t('users.newPassword')}
             type="password"
             required
             fullWidth
-            autoFocus
+            autoFocus={!own}
             autoComplete="new-password"
-            sx={{ mt: 1 }}
+            sx={{ mt: own ? 2 : 1 }}
             {...register('password')}
             {...fieldError(formState.errors.password, change.error, 'password')}
+          />
+          <CheckboxField
+            control={control}
+            name="revoke_tokens"
+            label={own ? t('users.revokeMyTokens') : t('users.revokeTheirTokens', { name: user.name })}
           />
         </DialogContent>
         <DialogActions>

@@ -44,10 +44,21 @@ export function useDeleteUser() {
   });
 }
 
+export type PasswordChange = {
+  id: number;
+  password: string;
+  /** Required when users change their own password. */
+  current_password?: string;
+  /** Whether the user's API tokens stop working too. */
+  revoke_tokens: boolean;
+};
+
 export function useChangePassword() {
+  const client = useQueryClient();
   return useMutation({
-    mutationFn: ({ id, password }: { id: number; password: string }) =>
-      api(`/users/${id}/password`, { method: 'POST', body: { password } }),
+    mutationFn: ({ id, ...body }: PasswordChange) => api(`/users/${id}/password`, { method: 'POST', body }),
+    // The signed-in user's tokens may be gone.
+    onSuccess: () => void client.invalidateQueries({ queryKey: tokenKeys.all }),
   });
 }
 

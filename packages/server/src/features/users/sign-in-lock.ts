@@ -1,0 +1,26 @@
+import type { User } from '@signalbox/contracts';
+import { now } from '../../db/values';
+import { forbidden, notFound } from '../../http/errors';
+import { deleteUserThrottles, userBlockedUntil } from '../auth/sign-in-throttle.store';
+import { type Actor, event, getUser, isAdmin, type UsersContext } from './users.service';
+import { findUserById, toUser, type UserRow } from './users.store';
+
+/** GET /api/users/{id}: the user; administrators also see whether the user's sign-in is locked. */
+export async function viewUser(ctx: UsersContext, actor: Actor, id: number): Promise<User> {
+  const user = toUser(await getUser(ctx, actor, id));
+  if (!isAdmin(actor)) return user;
+  return { ...user, sign_in_locked_until: await userBlockedUntil(ctx.db, id, now()) };
+}
+
+/**
+ * DELETE /api/users/{id}/sign-in-lock and `signalbox user unlock`: forgets the failed sign-ins counted against
+ * the user's login from every address, so each may try again at once. Administrators only.
+ */
+export async function clearSignInLock(ctx: UsersContext, actor: Actor, id: number): Promise<UserRow> {
+  if (!isAdmin(actor)) throw forbidden('Only administrators can clear a sign-in lock');
+  const user = await findUserById(ctx.db, id);
+  if (!user) throw notFound('User');
+  await deleteUserThrottles(ctx.db, id);
+  await event(ctx, actor, id, `Sign-in lock of user ${user.username} cleared`);
+  return user;
+}
