@@ -12,7 +12,7 @@ export const transportOf = (type: RepositoryType): GitTransport => (type === 'lo
 const schemes = ['git', 'file', 'ssh', 'http', 'https'] as const;
 
 /** Whitespace, C0/C1 control characters and DEL: never part of a URL or a branch git should be given. */
-const unsafeChar = /[\s\u0000-\u001f\u007f-\u009f]/u;
+const unsafeChar = /[\s\p{Cc}]/u;
 /** git's `<transport>::<address>` form runs a remote helper (ext:: runs any command, fd:: uses descriptors). */
 const helperPrefix = /^[A-Za-z][A-Za-z0-9+.-]*::/;
 /** A host name or an IPv4 address; never empty, never starting with "-" (ssh would read it as an option). */
