@@ -1,6 +1,7 @@
 import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
+import type { GitTransport } from '@signalbox/contracts';
 import { type Job, type Key, TaskFailed } from './job';
 
 /**
@@ -82,9 +83,19 @@ export async function startSshAgent(job: Job, key: Key, label: string): Promise<
   return { sock, stop };
 }
 
-/** Environment for git and ssh: no prompts, no host key pinning (as the peer), the agent when there is one. */
-export function gitEnv(job: Job, agent: Agent | null, login?: Key | null): Record<string, string> {
+/**
+ * Environment for git and ssh: no prompts, no host key pinning (as the peer), the agent when there is one, and
+ * only the transports in `allow` (GIT_ALLOW_PROTOCOL overrides every protocol.*.allow setting: ext, fd and any
+ * remote helper stay refused).
+ */
+export function gitEnv(
+  job: Job,
+  agent: Agent | null,
+  login: Key | null,
+  allow: GitTransport[],
+): Record<string, string> {
   const env = job.baseEnv();
+  env.GIT_ALLOW_PROTOCOL = allow.join(':');
   env.GIT_TERMINAL_PROMPT = '0';
   env.GIT_SSH_COMMAND = 'ssh -o StrictHostKeyChecking=no -o UserKnownHostsFile=/dev/null -o BatchMode=yes';
   if (agent) env.SSH_AUTH_SOCK = agent.sock;
