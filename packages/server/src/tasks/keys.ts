@@ -34,7 +34,9 @@ export async function startSshAgent(job: Job, key: Key, label: string): Promise<
   if (!key.private_key) throw new TaskFailed(`Key "${label}" has no private key`);
   job.secretFile('.keep', '');
   const sock = join(job.dirs.tmp, `ssh-agent-${key.id}-${Math.random().toString(36).slice(2, 8)}.sock`);
-  const agent = spawn('ssh-agent', ['-D', '-a', sock], {
+  // In the task's sandbox like every other process of the task: a crash of the server cannot leave it behind.
+  const unit = job.sandbox.enter('ssh-agent', ['-D', '-a', sock]);
+  const agent = spawn(unit.command, unit.args, {
     detached: true,
     stdio: 'ignore',
     env: {
@@ -43,6 +45,9 @@ export async function startSshAgent(job: Job, key: Key, label: string): Promise<
       SIGNALBOX_TASK_OWNER: job.dirs.owner,
     },
   });
+  if (agent.pid) unit.started(agent.pid);
+  agent.on('exit', () => void unit.release());
+  agent.on('error', () => void unit.release());
   const stop = () => {
     try {
       if (agent.pid) process.kill(-agent.pid, 'SIGKILL');
