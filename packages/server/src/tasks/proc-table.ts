@@ -71,7 +71,8 @@ export const emptyTracked = (): Tracked => ({ known: new Map(), ids: new Map() }
  * process groups that are verified still to be its own, and all their descendants. A session or group id counts
  * while its leader is the very process seen earlier (same start time) or while a known process still belongs to
  * it: the kernel never hands out a pid that is still some living process's session or group id, so a match
- * there is not a reused id. The server's own process and session are never included.
+ * there is not a reused id. The server's own session and group are never taken as the task's (a known
+ * process inside them still is), and the server itself is never included.
  */
 export function membersOf(procs: Map<number, ProcInfo>, tracked: Tracked): ProcInfo[] {
   const verified = new Set<number>();
@@ -96,7 +97,7 @@ export function membersOf(procs: Map<number, ProcInfo>, tracked: Tracked): ProcI
   const queue = seeds;
   while (queue.length) {
     const p = queue.pop()!;
-    if (out.has(p.pid) || p.pid === self.pid || p.sid === self.sid) continue;
+    if (out.has(p.pid) || p.pid === self.pid) continue;
     out.set(p.pid, p);
     for (const c of children.get(p.pid) ?? []) queue.push(c);
   }
