@@ -136,12 +136,34 @@ const kill = (dir: string) => {
     // already removed
   }
 };
-const removeDir = (dir: string) => {
+/** Removes a cgroup and any child cgroups (a cgroup directory holds no files that need deleting). */
+const removeDir = (dir: string): boolean => {
   try {
+    for (const e of readdirSync(dir, { withFileTypes: true }))
+      if (e.isDirectory()) removeDir(join(dir, e.name));
     rmdirSync(dir);
     return true;
   } catch {
     return false;
+  }
+};
+/** Removes a directory only when it is empty: another task's cgroup being set up stays. */
+const removeEmpty = (dir: string) => {
+  try {
+    rmdirSync(dir);
+  } catch {
+    // in use
+  }
+};
+/** How many processes a cgroup and its children hold. */
+const processCount = (dir: string): number => {
+  try {
+    let n = readFileSync(join(dir, 'cgroup.procs'), 'utf8').split('\n').filter(Boolean).length;
+    for (const e of readdirSync(dir, { withFileTypes: true }))
+      if (e.isDirectory()) n += processCount(join(dir, e.name));
+    return n;
+  } catch {
+    return 0;
   }
 };
 
@@ -172,7 +194,7 @@ class CgroupSandbox implements TaskSandbox {
           removeDir(unit);
           this.live -= 1;
           // The task's and the instance's directories go when nothing is left in them.
-          if (this.live === 0 && removeDir(this.dir)) removeDir(this.instance);
+          if (this.live === 0 && removeDir(this.dir)) removeEmpty(this.instance);
         })()),
     };
   }
@@ -215,17 +237,11 @@ export function sweepTaskCgroups(owner: string, taskIds: Set<number>): number {
   for (const id of taskIds) {
     const dir = join(instance, `task-${id}`);
     if (!existsSync(dir)) continue;
-    const units = readdirSync(dir, { withFileTypes: true }).filter((e) => e.isDirectory());
-    for (const u of units) {
-      count += readFileSync(join(dir, u.name, 'cgroup.procs'), 'utf8')
-        .split('\n')
-        .filter(Boolean).length;
-    }
+    count += processCount(dir);
     kill(dir);
     for (let i = 0; i < 500 && populated(dir); i++) Atomics.wait(pause, 0, 0, 10);
-    for (const u of units) removeDir(join(dir, u.name));
     removeDir(dir);
   }
-  removeDir(instance);
+  removeEmpty(instance);
   return count;
 }

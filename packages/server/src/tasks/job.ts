@@ -165,8 +165,9 @@ export class Job {
    */
   get sandbox(): TaskSandbox {
     if (!this.openedSandbox) {
+      let opened: TaskSandbox;
       try {
-        this.openedSandbox = openTaskSandbox({
+        opened = openTaskSandbox({
           owner: this.dirs.owner,
           taskId: this.task.id,
           taskDir: this.dirs.task,
@@ -176,6 +177,20 @@ export class Job {
         if (err instanceof IsolationUnavailable) throw new TaskFailed(err.message);
         throw err;
       }
+      // A command that cannot be put in the sandbox (e.g. no cgroup can be created) fails the task, unstarted.
+      this.openedSandbox = {
+        mode: opened.mode,
+        enter(command, args) {
+          try {
+            return opened.enter(command, args);
+          } catch (err) {
+            throw new TaskFailed(
+              `Cannot start ${command} in the task's ${opened.mode}: ${(err as Error).message}`,
+            );
+          }
+        },
+        killAll: () => opened.killAll(),
+      };
     }
     return this.openedSandbox;
   }
