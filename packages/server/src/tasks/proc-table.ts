@@ -53,6 +53,39 @@ export function readProcs(): Map<number, ProcInfo> {
   return out;
 }
 
+/**
+ * The processes descending from the given ones (pid → start time; a pid whose start time differs was reused
+ * and is skipped), found through /proc/<pid>/task/<tid>/children: a poll reads only the task's own tree, never
+ * all of /proc.
+ */
+export function readTree(roots: Map<number, string>): Map<number, ProcInfo> {
+  const out = new Map<number, ProcInfo>();
+  const queue: number[] = [];
+  for (const [pid, start] of roots) if (procInfo(pid)?.start === start) queue.push(pid);
+  while (queue.length) {
+    const pid = queue.pop()!;
+    if (out.has(pid)) continue;
+    const info = procInfo(pid);
+    if (!info) continue;
+    out.set(pid, info);
+    let threads: string[] = [];
+    try {
+      threads = readdirSync(`/proc/${pid}/task`);
+    } catch {
+      continue;
+    }
+    for (const tid of threads) {
+      try {
+        for (const child of readFileSync(`/proc/${pid}/task/${tid}/children`, 'latin1').split(' '))
+          if (child) queue.push(Number(child));
+      } catch {
+        // the thread ended
+      }
+    }
+  }
+  return out;
+}
+
 /** The server's own process, session and group: never a task's, never killed. */
 export const self = (() => {
   const me = procInfo(process.pid);
@@ -102,6 +135,25 @@ export function membersOf(procs: Map<number, ProcInfo>, tracked: Tracked): ProcI
     for (const c of children.get(p.pid) ?? []) queue.push(c);
   }
   return [...out.values()];
+}
+
+/**
+ * Forgets what is gone: known processes no longer among `members`, and session and group ids no live member is
+ * in (a dead process cannot be killed, and an id nobody holds any more could only be found again reused).
+ */
+export function forget(tracked: Tracked, members: ProcInfo[]): boolean {
+  const live = new Set<number>();
+  const ids = new Set<number>();
+  for (const p of members) {
+    if (p.zombie) continue;
+    live.add(p.pid);
+    ids.add(p.sid);
+    ids.add(p.pgrp);
+  }
+  let changed = false;
+  for (const pid of tracked.known.keys()) if (!live.has(pid)) changed = tracked.known.delete(pid) || changed;
+  for (const id of tracked.ids.keys()) if (!ids.has(id)) changed = tracked.ids.delete(id) || changed;
+  return changed;
 }
 
 /** Adds what `members` shows to `tracked`; true when anything new was learnt. */

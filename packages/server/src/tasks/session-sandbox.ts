@@ -1,9 +1,19 @@
 import { readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { SandboxUnit, TaskSandbox } from './isolation';
-import { emptyTracked, killMembers, learn, membersOf, procInfo, readProcs, type Tracked } from './proc-table';
+import {
+  emptyTracked,
+  forget,
+  killMembers,
+  learn,
+  membersOf,
+  procInfo,
+  readProcs,
+  readTree,
+  type Tracked,
+} from './proc-table';
 
-/** How often running tasks' process trees are looked at (one /proc scan serves every task). */
+/** How often running tasks' process trees are looked at. */
 export const SESSION_POLL_MS = 250;
 /** The record a restarted server sweeps: in the task's directory, removed with it when the task ends. */
 export const SESSIONS_FILE = 'sessions.json';
@@ -70,10 +80,15 @@ export class SessionSandbox implements TaskSandbox {
     await Promise.all([...this.units].map((t) => killTracked(t)));
   }
 
-  /** One poll: learns the task's new processes. */
-  observe(procs: ReturnType<typeof readProcs>) {
+  /** One poll: learns the task's new processes (reading only the trees of those it knows) and forgets gone ones. */
+  observe() {
     let changed = false;
-    for (const t of this.units) if (learn(t, membersOf(procs, t), procs)) changed = true;
+    for (const t of this.units) {
+      const procs = readTree(t.known);
+      const members = membersOf(procs, t);
+      if (learn(t, members, procs)) changed = true;
+      if (forget(t, members)) changed = true;
+    }
     if (changed) this.persist();
   }
 
@@ -98,7 +113,7 @@ export class SessionSandbox implements TaskSandbox {
   }
 }
 
-/** One timer and one /proc scan for every running task in session mode. */
+/** One timer for every running task in session mode. */
 const poller = (() => {
   const sandboxes = new Set<SessionSandbox>();
   let timer: NodeJS.Timeout | null = null;
@@ -106,8 +121,7 @@ const poller = (() => {
     add(s: SessionSandbox) {
       sandboxes.add(s);
       timer ??= setInterval(() => {
-        const procs = readProcs();
-        for (const sandbox of sandboxes) sandbox.observe(procs);
+        for (const sandbox of sandboxes) sandbox.observe();
       }, SESSION_POLL_MS);
       timer.unref();
     },
