@@ -88,6 +88,15 @@ const variables = {
   /** Days finished tasks and their output are kept (0 = forever); a project's own setting overrides it. */
   taskRetentionDays: [int(0, MAX_TASK_RETENTION_DAYS).default(0), 'SIGNALBOX_TASK_RETENTION_DAYS'],
   redisUrl: [z.string().optional(), 'SIGNALBOX_REDIS_URL'],
+  /**
+   * How a task's processes are held so that all of them end with the task: cgroup (a cgroup v2 per task, killed
+   * with cgroup.kill), session (tracking the sessions and groups its processes create), or auto (cgroup where
+   * the server may create cgroups, else session).
+   */
+  taskIsolation: [
+    z.enum(['auto', 'cgroup', 'session'], { error: 'must be auto, cgroup or session' }).default('auto'),
+    'SIGNALBOX_TASK_ISOLATION',
+  ],
   /** This instance's name among several on one database; unset: a hash of the data dir (stable across restarts). */
   instanceId: [
     z

@@ -1,7 +1,8 @@
 import { execFile } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { isAbsolute, join } from 'node:path';
+import { join } from 'node:path';
+import { isBranchName, isUsableRepositoryUrl, repositoryType, transportOf } from '@signalbox/contracts';
 
 /** Credentials of the repository's access key, already decrypted. */
 export type GitAuth =
@@ -25,26 +26,30 @@ function run(args: string[], env: NodeJS.ProcessEnv): Promise<string> {
   });
 }
 
-const isLocalPath = (url: string) => isAbsolute(url) || url.startsWith('./') || url.startsWith('../');
-
 /**
  * The commit the branch points at, as `git ls-remote <url> <branch>` reports it. A local-path repository is
  * used in place by the task engine, so its checked-out HEAD is what a task would run. Returns null when the
  * branch does not exist. Secrets reach git only through the environment of the child (never argv or a URL).
+ * A URL or branch git could read as an option or another transport (stored before the rules, or restored from
+ * a backup) is refused before git starts, and git may use only the repository's own transport.
  */
 export async function branchHead(
   url: string,
   branch: string,
   auth: GitAuth = { type: 'none' },
 ): Promise<string | null> {
+  const type = isUsableRepositoryUrl(url) ? repositoryType(url) : null;
+  if (!type) throw new Error('the repository URL is incorrect');
+  if (!isBranchName(branch)) throw new Error('the branch name is incorrect');
   const env: NodeJS.ProcessEnv = {
     ...process.env,
+    GIT_ALLOW_PROTOCOL: transportOf(type),
     GIT_TERMINAL_PROMPT: '0',
     GIT_ASKPASS: '',
     SSH_ASKPASS: '',
     LC_ALL: 'C',
   };
-  if (isLocalPath(url)) {
+  if (type === 'local') {
     if (!existsSync(join(url, '.git')) && !existsSync(join(url, 'HEAD'))) {
       throw new Error('the local repository path is not a git repository');
     }

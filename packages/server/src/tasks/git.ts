@@ -1,5 +1,12 @@
 import { existsSync, mkdirSync } from 'node:fs';
-import { join } from 'node:path';
+import { join, resolve, sep } from 'node:path';
+import {
+  type GitTransport,
+  isBranchName,
+  isUsableRepositoryUrl,
+  repositoryType,
+  transportOf,
+} from '@signalbox/contracts';
 import { type Job, TaskFailed } from './job';
 import { type Agent, gitEnv, startSshAgent } from './keys';
 import type { RepositoryRow } from './store';
@@ -19,40 +26,109 @@ async function withLock<T>(key: string, fn: () => Promise<T>): Promise<T> {
   }
 }
 
-export const isLocalPath = (url: string) => url.startsWith('/');
+/** Nested submodules deeper than this are refused rather than followed. */
+const MAX_SUBMODULE_DEPTH = 8;
 
-/** The URLs .gitmodules names (relative ones as written). */
-async function submoduleUrls(job: Job, dir: string): Promise<string[]> {
-  const res = await job.capture({
+type Submodule = { name: string; path: string; url: string; transport: GitTransport };
+
+/**
+ * The submodules .gitmodules declares that are really in the tree (gitlinks in the index), each with the
+ * transport git will clone it through: a relative URL ("./x", "../x") inherits the parent's. A URL the
+ * repository form would refuse fails the task before git sees it.
+ */
+async function submodulesOf(job: Job, dir: string, parent: GitTransport): Promise<Submodule[]> {
+  const config = await job.capture({
     command: 'git',
-    args: ['config', '-z', '-f', '.gitmodules', '--get-regexp', '^submodule\\..*\\.url$'],
+    args: ['config', '-z', '-f', '.gitmodules', '--get-regexp', '^submodule\\..*\\.(url|path)$'],
     cwd: dir,
   });
-  if (res.code !== 0) return [];
-  return res.stdout
-    .split('\0')
-    .filter(Boolean)
-    .map((entry) => entry.slice(entry.indexOf('\n') + 1));
+  if (config.code !== 0) return [];
+  const byName = new Map<string, { path?: string; url?: string }>();
+  for (const entry of config.stdout.split('\0').filter(Boolean)) {
+    const key = entry.slice(0, entry.indexOf('\n'));
+    const value = entry.slice(entry.indexOf('\n') + 1);
+    const field = key.endsWith('.url') ? 'url' : 'path';
+    const name = key.slice('submodule.'.length, -(field.length + 1));
+    byName.set(name, { ...byName.get(name), [field]: value });
+  }
+  const index = await job.capture({ command: 'git', args: ['ls-files', '-z', '--stage'], cwd: dir });
+  const gitlinks = new Set(
+    index.stdout
+      .split('\0')
+      .filter((line) => line.startsWith('160000 '))
+      .map((line) => line.slice(line.indexOf('\t') + 1)),
+  );
+  const out: Submodule[] = [];
+  for (const [name, { path, url }] of byName) {
+    if (!path || url === undefined || !gitlinks.has(path)) continue;
+    const relative = url.startsWith('./') || url.startsWith('../');
+    const type = relative ? null : isUsableRepositoryUrl(url) ? repositoryType(url) : null;
+    if (!relative && !type) throw new TaskFailed(`Submodule ${JSON.stringify(name)} has an incorrect URL`);
+    out.push({ name, path, url, transport: type ? transportOf(type) : parent });
+  }
+  return out;
 }
 
-/** Whether git clones a submodule URL through the file transport (relative URLs inherit the parent's). */
-function usesFileTransport(url: string, parentUrl: string): boolean {
-  if (url.startsWith('./') || url.startsWith('../')) return usesFileTransport(parentUrl, '');
-  return url.startsWith('file://') || isLocalPath(url);
+/**
+ * `git submodule update --init` one level at a time, each allowed only the transports its own .gitmodules
+ * URLs use. git >= 2.38.1 refuses the file transport for submodules by default (CVE-2022-39253: a cloned
+ * repository making a submodule clone copy local files); that guards nothing here, where the repository's own
+ * scripts run with the server's rights, so file is allowed exactly when .gitmodules names a file:// or
+ * local-path submodule, or a relative one of a file:// parent. ext and fd are never allowed.
+ */
+async function updateSubmodules(
+  job: Job,
+  dir: string,
+  parent: GitTransport,
+  envFor: (allow: GitTransport[]) => Record<string, string>,
+  depth = 0,
+) {
+  if (!existsSync(join(dir, '.gitmodules'))) return;
+  if (depth >= MAX_SUBMODULE_DEPTH) throw new TaskFailed('Submodules are nested too deeply');
+  const subs = await submodulesOf(job, dir, parent);
+  if (!subs.length) return;
+  const transports = [...new Set(subs.map((s) => s.transport))];
+  await job.execOk(
+    {
+      command: 'git',
+      args: ['-C', dir, 'submodule', 'update', '--init'],
+      env: envFor(transports),
+    },
+    'git submodule update',
+  );
+  for (const sub of subs) {
+    const subDir = resolve(dir, sub.path);
+    if (subDir.startsWith(dir + sep)) await updateSubmodules(job, subDir, sub.transport, envFor, depth + 1);
+  }
+}
+
+/** Refuses, before any process starts, a repository URL, branch or commit git could misread. */
+function assertUsable(repo: RepositoryRow, branch: string, commitHash: string | null) {
+  if (!isUsableRepositoryUrl(repo.git_url))
+    throw new TaskFailed(
+      `Repository ${JSON.stringify(repo.name)} has an incorrect URL: correct it in the repository settings`,
+    );
+  if (branch && !isBranchName(branch))
+    throw new TaskFailed(`Incorrect branch name ${JSON.stringify(branch)}`);
+  if (commitHash !== null && !/^[0-9a-f]{4,64}$/i.test(commitHash))
+    throw new TaskFailed(`Incorrect commit hash ${JSON.stringify(commitHash)}`);
 }
 
 /**
  * Brings a repository to the commit the task needs: local paths are used in place; anything else is fetched
  * into a bare cache under <dataDir>/repos/ and then cloned (--shared, cheap) into the task's own directory, so
  * parallel runs of one template never share a working copy. Credentials reach git through an ssh-agent or the
- * askpass helper, never through the URL.
+ * askpass helper, never through the URL. Every git command may use only the transport it needs (the
+ * repository's own for the fetch, file for the clone from the cache), and URLs and paths follow "--".
  */
 export async function checkoutRepository(
   job: Job,
   repo: RepositoryRow,
   opts: { branch: string; commitHash: string | null; target: string },
 ): Promise<Checkout> {
-  if (isLocalPath(repo.git_url)) {
+  assertUsable(repo, opts.branch, opts.commitHash);
+  const type = repositoryType(repo.git_url)!;
+  if (type === 'local') {
     if (!existsSync(repo.git_url)) throw new TaskFailed(`Repository path ${repo.git_url} does not exist`);
     job.log(`Using local repository ${repo.git_url}`);
     const head = await job.capture({ command: 'git', args: ['rev-parse', 'HEAD'], cwd: repo.git_url });
@@ -65,19 +141,34 @@ export async function checkoutRepository(
   let agent: Agent | null = null;
   try {
     if (key?.type === 'ssh') agent = await startSshAgent(job, key, `repository ${repo.name}`);
-    const env = gitEnv(job, agent, key?.type === 'login_password' ? key : null);
+    const envFor = (allow: GitTransport[]) =>
+      gitEnv(job, agent, key?.type === 'login_password' ? key : null, allow);
+    const transport = transportOf(type);
+    const remoteEnv = envFor([transport]);
+    const localEnv = envFor(['file']);
     const cache = join(job.dirs.reposCache, `repo_${repo.id}.git`);
     await withLock(cache, async () => {
       mkdirSync(job.dirs.reposCache, { recursive: true });
       if (!existsSync(join(cache, 'HEAD'))) {
-        await job.execOk({ command: 'git', args: ['init', '-q', '--bare', cache], env }, 'git init');
         await job.execOk(
-          { command: 'git', args: ['-C', cache, 'remote', 'add', 'origin', repo.git_url], env },
+          { command: 'git', args: ['init', '-q', '--bare', '--', cache], env: localEnv },
+          'git init',
+        );
+        await job.execOk(
+          {
+            command: 'git',
+            args: ['-C', cache, 'remote', 'add', '--', 'origin', repo.git_url],
+            env: localEnv,
+          },
           'git remote add',
         );
       } else {
         await job.execOk(
-          { command: 'git', args: ['-C', cache, 'remote', 'set-url', 'origin', repo.git_url], env },
+          {
+            command: 'git',
+            args: ['-C', cache, 'remote', 'set-url', '--', 'origin', repo.git_url],
+            env: localEnv,
+          },
           'git remote set-url',
         );
       }
@@ -85,61 +176,57 @@ export async function checkoutRepository(
       await job.execOk(
         {
           command: 'git',
-          args: ['-C', cache, 'fetch', '--prune', '--tags', 'origin', '+refs/heads/*:refs/heads/*'],
-          env,
+          args: ['-C', cache, 'fetch', '--prune', '--tags', '--', 'origin', '+refs/heads/*:refs/heads/*'],
+          env: remoteEnv,
         },
         'git fetch',
       );
     });
 
-    const args = opts.commitHash
-      ? ['clone', '-q', '--shared', '--no-checkout', cache, opts.target]
-      : ['clone', '-q', '--shared', ...(opts.branch ? ['--branch', opts.branch] : []), cache, opts.target];
-    await job.execOk({ command: 'git', args, cwd: job.dirs.task, env }, 'git clone');
+    const branch = !opts.commitHash && opts.branch ? [`--branch=${opts.branch}`] : [];
+    const checkout = opts.commitHash ? ['--no-checkout'] : branch;
+    await job.execOk(
+      {
+        command: 'git',
+        args: ['clone', '-q', '--shared', ...checkout, '--', cache, opts.target],
+        cwd: job.dirs.task,
+        env: localEnv,
+      },
+      'git clone',
+    );
     if (opts.commitHash) {
       job.log(`Checking out commit ${opts.commitHash}`);
       await job.execOk(
-        { command: 'git', args: ['-C', opts.target, 'checkout', '-q', '--detach', opts.commitHash], env },
+        {
+          command: 'git',
+          args: ['-C', opts.target, 'checkout', '-q', '--detach', opts.commitHash],
+          env: localEnv,
+        },
         'git checkout',
       );
     }
     // The clone came from the cache; its origin is the repository's own URL, as in any clone of it (scripts
     // that look at origin see the real one, and relative submodule URLs like "../lib.git" resolve against it).
     await job.execOk(
-      { command: 'git', args: ['-C', opts.target, 'remote', 'set-url', 'origin', repo.git_url], env },
+      {
+        command: 'git',
+        args: ['-C', opts.target, 'remote', 'set-url', '--', 'origin', repo.git_url],
+        env: localEnv,
+      },
       'git remote set-url',
     );
-    if (existsSync(join(opts.target, '.gitmodules'))) {
-      const allowFile = (await submoduleUrls(job, opts.target)).some((url) =>
-        usesFileTransport(url, repo.git_url),
-      );
-      await job.execOk(
-        {
-          command: 'git',
-          args: [
-            // git >= 2.38.1 refuses the file transport for submodules (protocol.file.allow=user, CVE-2022-39253:
-            // a cloned repository making a submodule clone copy local files). That guards nothing here, where the
-            // repository's own scripts run with the server's rights, so it is lifted, but only when .gitmodules
-            // names a file:// or local-path submodule (or a relative one of a file:// repository).
-            ...(allowFile ? ['-c', 'protocol.file.allow=always'] : []),
-            '-C',
-            opts.target,
-            'submodule',
-            'update',
-            '--init',
-            '--recursive',
-          ],
-          env,
-        },
-        'git submodule update',
-      );
-    }
-    const head = await job.capture({ command: 'git', args: ['rev-parse', 'HEAD'], cwd: opts.target, env });
+    await updateSubmodules(job, opts.target, transport, envFor);
+    const head = await job.capture({
+      command: 'git',
+      args: ['rev-parse', 'HEAD'],
+      cwd: opts.target,
+      env: localEnv,
+    });
     const msg = await job.capture({
       command: 'git',
       args: ['log', '-1', '--format=%s'],
       cwd: opts.target,
-      env,
+      env: localEnv,
     });
     return {
       dir: opts.target,

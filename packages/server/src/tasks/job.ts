@@ -1,6 +1,7 @@
 import { chmodSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { SecretBox } from '../lib/crypto';
+import { IsolationUnavailable, isolationSettings, openTaskSandbox, type TaskSandbox } from './isolation';
 import type { LogSink } from './log-sink';
 import type { ExitResult, ProcessAdapter, ProcessSpec, TaskProcess } from './process';
 import type {
@@ -107,6 +108,7 @@ export class Job {
   private readonly stopSignal = new AbortController();
   /** The repository working copy (set by the checkout step). */
   repoDir = '';
+  private openedSandbox: TaskSandbox | null = null;
 
   constructor(
     readonly details: JobDetails,
@@ -157,6 +159,42 @@ export class Job {
     return env;
   }
 
+  /**
+   * Where every process of this task starts (opened on first use): its cgroup, or the session tracking of the
+   * fallback. A forced cgroup mode without cgroups fails the task rather than running it unconfined.
+   */
+  get sandbox(): TaskSandbox {
+    if (!this.openedSandbox) {
+      let opened: TaskSandbox;
+      try {
+        opened = openTaskSandbox({
+          owner: this.dirs.owner,
+          taskId: this.task.id,
+          taskDir: this.dirs.task,
+          setting: isolationSettings().setting,
+        });
+      } catch (err) {
+        if (err instanceof IsolationUnavailable) throw new TaskFailed(err.message);
+        throw err;
+      }
+      // A command that cannot be put in the sandbox (e.g. no cgroup can be created) fails the task, unstarted.
+      this.openedSandbox = {
+        mode: opened.mode,
+        enter(command, args) {
+          try {
+            return opened.enter(command, args);
+          } catch (err) {
+            throw new TaskFailed(
+              `Cannot start ${command} in the task's ${opened.mode}: ${(err as Error).message}`,
+            );
+          }
+        },
+        killAll: () => opened.killAll(),
+      };
+    }
+    return this.openedSandbox;
+  }
+
   onStop(listener: () => void) {
     this.stopListeners.push(listener);
   }
@@ -168,13 +206,20 @@ export class Job {
       this.stopSignal.abort();
       for (const l of this.stopListeners) l();
     }
+    // Everything of the task goes at once on a forced stop, and after the grace period otherwise (a command's
+    // leftovers also go as soon as the command itself exits).
+    const killAll = () => void this.openedSandbox?.killAll();
+    if (force) killAll();
     const proc = this.current;
     if (!proc) return;
     if (force) {
       proc.kill('SIGKILL');
     } else {
       proc.kill('SIGTERM');
-      this.killTimer ??= setTimeout(() => proc.kill('SIGKILL'), 3000);
+      this.killTimer ??= setTimeout(() => {
+        proc.kill('SIGKILL');
+        killAll();
+      }, 3000);
     }
   }
 
@@ -183,13 +228,16 @@ export class Job {
   }
 
   /** Runs a command, streaming its output into the task log; a stop request ends it and throws Stopped. */
-  async exec(spec: Omit<ProcessSpec, 'env' | 'cwd'> & { cwd?: string; env?: Record<string, string> }) {
+  async exec(
+    spec: Omit<ProcessSpec, 'env' | 'cwd' | 'sandbox'> & { cwd?: string; env?: Record<string, string> },
+  ) {
     this.throwIfStopped();
     const full: ProcessSpec = {
       command: spec.command,
       args: spec.args,
       cwd: spec.cwd ?? (this.repoDir || this.dirs.task),
       env: spec.env ?? this.baseEnv(),
+      sandbox: this.sandbox,
     };
     const proc = this.processes.run(full, this.sink);
     this.current = proc;
@@ -224,7 +272,7 @@ export class Job {
 
   /** A short helper command; a stop request ends it and throws Stopped. */
   async capture(
-    spec: Omit<ProcessSpec, 'env' | 'cwd'> & { cwd?: string; env?: Record<string, string> },
+    spec: Omit<ProcessSpec, 'env' | 'cwd' | 'sandbox'> & { cwd?: string; env?: Record<string, string> },
     input?: string,
   ) {
     this.throwIfStopped();
@@ -234,6 +282,7 @@ export class Job {
         args: spec.args,
         cwd: spec.cwd ?? (this.repoDir || this.dirs.task),
         env: spec.env ?? this.baseEnv(),
+        sandbox: this.sandbox,
       },
       input,
       { signal: this.stopSignal.signal },

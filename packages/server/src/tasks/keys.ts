@@ -1,6 +1,7 @@
 import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
+import type { GitTransport } from '@signalbox/contracts';
 import { type Job, type Key, TaskFailed } from './job';
 
 /**
@@ -33,7 +34,9 @@ export async function startSshAgent(job: Job, key: Key, label: string): Promise<
   if (!key.private_key) throw new TaskFailed(`Key "${label}" has no private key`);
   job.secretFile('.keep', '');
   const sock = join(job.dirs.tmp, `ssh-agent-${key.id}-${Math.random().toString(36).slice(2, 8)}.sock`);
-  const agent = spawn('ssh-agent', ['-D', '-a', sock], {
+  // In the task's sandbox like every other process of the task: a crash of the server cannot leave it behind.
+  const unit = job.sandbox.enter('ssh-agent', ['-D', '-a', sock]);
+  const agent = spawn(unit.command, unit.args, {
     detached: true,
     stdio: 'ignore',
     env: {
@@ -42,6 +45,9 @@ export async function startSshAgent(job: Job, key: Key, label: string): Promise<
       SIGNALBOX_TASK_OWNER: job.dirs.owner,
     },
   });
+  if (agent.pid) unit.started(agent.pid);
+  agent.on('exit', () => void unit.release());
+  agent.on('error', () => void unit.release());
   const stop = () => {
     try {
       if (agent.pid) process.kill(-agent.pid, 'SIGKILL');
@@ -82,9 +88,19 @@ export async function startSshAgent(job: Job, key: Key, label: string): Promise<
   return { sock, stop };
 }
 
-/** Environment for git and ssh: no prompts, no host key pinning (as the peer), the agent when there is one. */
-export function gitEnv(job: Job, agent: Agent | null, login?: Key | null): Record<string, string> {
+/**
+ * Environment for git and ssh: no prompts, no host key pinning (as the peer), the agent when there is one, and
+ * only the transports in `allow` (GIT_ALLOW_PROTOCOL overrides every protocol.*.allow setting: ext, fd and any
+ * remote helper stay refused).
+ */
+export function gitEnv(
+  job: Job,
+  agent: Agent | null,
+  login: Key | null,
+  allow: GitTransport[],
+): Record<string, string> {
   const env = job.baseEnv();
+  env.GIT_ALLOW_PROTOCOL = allow.join(':');
   env.GIT_TERMINAL_PROMPT = '0';
   env.GIT_SSH_COMMAND = 'ssh -o StrictHostKeyChecking=no -o UserKnownHostsFile=/dev/null -o BatchMode=yes';
   if (agent) env.SSH_AUTH_SOCK = agent.sock;

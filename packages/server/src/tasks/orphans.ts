@@ -1,26 +1,31 @@
-import { readdirSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { isolationSettings, sweepTaskCgroups } from './isolation';
+import { emptyTracked, readProcs } from './proc-table';
+import { readSessionRecord, sweepTracked } from './session-sandbox';
 
 /**
- * Kills processes a previous server process left behind for the given tasks. Every task process carries
- * SIGNALBOX_TASK_ID and SIGNALBOX_TASK_OWNER (the instance id: SIGNALBOX_INSTANCE_ID or a hash of the data dir)
- * in its environment, so only processes of this instance's interrupted tasks are matched — never an unrelated
- * process that reused a pid.
+ * Kills processes a previous server process left behind for the given tasks (this instance's interrupted
+ * ones), wherever they hide:
+ * - in the tasks' cgroups (cgroup isolation): everything in them, then the cgroups are removed;
+ * - by environment: every task process is started with SIGNALBOX_TASK_ID and SIGNALBOX_TASK_OWNER (the
+ *   instance id), so only this instance's tasks are matched, never an unrelated process that reused a pid;
+ * - by session and group (session isolation): those the previous process recorded in each task's directory,
+ *   and those of the matched processes and of their descendants (a child that cleared its environment).
+ * `dataDir` locates the task directories; it defaults to the configured one.
  */
-export function killOrphans(owner: string, taskIds: Set<number>): number {
-  let killed = 0;
-  let entries: string[];
-  try {
-    entries = readdirSync('/proc');
-  } catch {
-    return 0;
-  }
-  for (const entry of entries) {
-    if (!/^\d+$/.test(entry)) continue;
-    const pid = Number(entry);
-    if (pid === process.pid) continue;
+export function killOrphans(
+  owner: string,
+  taskIds: Set<number>,
+  dataDir = isolationSettings().dataDir,
+): number {
+  let killed = sweepTaskCgroups(owner, taskIds);
+  const tracked = emptyTracked();
+  for (const p of readProcs().values()) {
+    if (p.pid === process.pid) continue;
     let environ: string;
     try {
-      environ = readFileSync(`/proc/${entry}/environ`, 'latin1');
+      environ = readFileSync(`/proc/${p.pid}/environ`, 'latin1');
     } catch {
       continue;
     }
@@ -29,12 +34,16 @@ export function killOrphans(owner: string, taskIds: Set<number>): number {
     if (!vars.includes(`SIGNALBOX_TASK_OWNER=${owner}`)) continue;
     const id = vars.find((v) => v.startsWith('SIGNALBOX_TASK_ID='));
     if (!id || !taskIds.has(Number(id.slice('SIGNALBOX_TASK_ID='.length)))) continue;
-    try {
-      process.kill(pid, 'SIGKILL');
-      killed += 1;
-    } catch {
-      // already gone
+    tracked.known.set(p.pid, p.start);
+  }
+  if (dataDir) {
+    for (const id of taskIds) {
+      const record = readSessionRecord(join(dataDir, 'tasks', String(id)), owner);
+      if (!record) continue;
+      for (const [pid, start] of record.known) tracked.known.set(pid, start);
+      for (const [sid, start] of record.ids) tracked.ids.set(sid, start);
     }
   }
+  killed += sweepTracked(tracked);
   return killed;
 }

@@ -1,13 +1,18 @@
 import { spawn } from 'node:child_process';
 import type { Readable } from 'node:stream';
 import { StringDecoder } from 'node:string_decoder';
+import type { TaskSandbox } from './isolation';
 
-/** One command to run. `env` is the complete environment (nothing is inherited implicitly). */
+/**
+ * One command to run. `env` is the complete environment (nothing is inherited implicitly). `sandbox` is the
+ * task's: the real adapter starts the command inside it and kills what the command leaves behind.
+ */
 export type ProcessSpec = {
   command: string;
   args: string[];
   cwd: string;
   env: Record<string, string>;
+  sandbox?: TaskSandbox;
 };
 
 export type ExitResult = { code: number | null; signal: NodeJS.Signals | null };
@@ -36,7 +41,10 @@ export interface TaskProcess {
  * substitute a fake that records specs and scripts output.
  */
 export interface ProcessAdapter {
-  /** Spawns in its own process group, streaming stdout+stderr line by line into `target`. */
+  /**
+   * Spawns in its own session and process group (inside `spec.sandbox` when given), streaming stdout+stderr
+   * line by line into `target`.
+   */
   run(spec: ProcessSpec, target: LineTarget): TaskProcess;
   /**
    * Runs a short helper command and captures its output (git rev-parse and the like). `signal` ends it early
@@ -115,25 +123,32 @@ function pipeLines(stream: Readable, target: LineTarget): Promise<void> {
   });
 }
 
-/** The real adapter: child_process with `detached` so each task is its own process group. */
+/**
+ * The real adapter: child_process with `detached` so each command is its own session and process group, started
+ * in the task's sandbox when the spec names one.
+ */
 export const systemProcesses: ProcessAdapter = {
   run(spec, target) {
-    const child = spawn(spec.command, spec.args, {
+    const unit = spec.sandbox?.enter(spec.command, spec.args);
+    const child = spawn(unit?.command ?? spec.command, unit?.args ?? spec.args, {
       cwd: spec.cwd,
       env: spec.env,
       detached: true,
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     const pid = child.pid;
+    if (pid) unit?.started(pid);
     let spawnError: Error | null = null;
     const exited = new Promise<ExitResult>((resolve) => {
       child.on('error', (err) => {
         spawnError = err;
+        void unit?.release();
         resolve({ code: 127, signal: null });
       });
-      child.on('exit', (code, signal) => {
-        // Whatever the main process left behind in its group goes with it.
+      child.on('exit', async (code, signal) => {
+        // Whatever the main process left behind, in its group or escaped from it, goes with it.
         killGroup(pid, 'SIGKILL');
+        await unit?.release();
         resolve({ code, signal });
       });
     });
@@ -155,30 +170,41 @@ export const systemProcesses: ProcessAdapter = {
 
   capture(spec, input, opts = {}) {
     return new Promise((resolve) => {
-      const child = spawn(spec.command, spec.args, {
+      const unit = spec.sandbox?.enter(spec.command, spec.args);
+      const child = spawn(unit?.command ?? spec.command, unit?.args ?? spec.args, {
         cwd: spec.cwd,
         env: spec.env,
+        detached: true,
         stdio: [input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'],
         signal: opts.signal,
         timeout: opts.timeoutMs ?? CAPTURE_TIMEOUT_MS,
         killSignal: 'SIGKILL',
+      });
+      const pid = child.pid;
+      if (pid) unit?.started(pid);
+      let released: Promise<void> | undefined;
+      child.on('exit', () => {
+        killGroup(pid, 'SIGKILL');
+        released ??= unit?.release();
       });
       const out: Buffer[] = [];
       const err: Buffer[] = [];
       child.stdout?.on('data', (b: Buffer) => out.push(b));
       child.stderr?.on('data', (b: Buffer) => err.push(b));
       if (input !== undefined) child.stdin?.end(input);
-      child.on('error', (e) =>
-        resolve({ code: 127, signal: null, stdout: '', stderr: String((e as Error).message) }),
-      );
-      child.on('close', (code, signal) =>
+      child.on('error', (e) => {
+        released ??= unit?.release();
+        resolve({ code: 127, signal: null, stdout: '', stderr: String((e as Error).message) });
+      });
+      child.on('close', async (code, signal) => {
+        await released;
         resolve({
           code,
           signal,
           stdout: Buffer.concat(out).toString('utf8'),
           stderr: Buffer.concat(err).toString('utf8'),
-        }),
-      );
+        });
+      });
     });
   },
 };

@@ -142,6 +142,44 @@ describe.each(testDialects())('repositories on $name', (dialect) => {
     expect(await snapshot(h)).toEqual(before);
   });
 
+  it('refuses URLs and branches git would take as options, commands or other transports', async () => {
+    const repo = await createRepo();
+    const before = await snapshot(h);
+    const urls = [
+      'ext::sh -c touch% /tmp/signalbox-pwned',
+      'fd::7',
+      '--upload-pack=touch /tmp/signalbox-pwned',
+      '-oProxyCommand=touch /tmp/signalbox-pwned',
+      'ssh://-oProxyCommand=touch/app.git',
+      'ssh://git@-oProxyCommand=x/app.git',
+      'git@-oProxyCommand=x:app.git',
+      'example.test:--upload-pack=x',
+      'https://example.test/app.git\n--upload-pack=x',
+      'https://example.test/a\u0000b.git',
+      'https://example.test/a b.git',
+      '../repo_1.git',
+      'repo_1.git',
+    ];
+    for (const git_url of urls) {
+      for (const res of [
+        await team.owner.post(`${team.base}/repositories`, body({ git_url })),
+        await team.owner.put(`${team.base}/repositories/${repo.id}`, body({ git_url })),
+      ]) {
+        expect(res.statusCode, git_url).toBe(400);
+        expect(res.json(), git_url).toEqual({ error: 'Incorrect URL', fields: { git_url: 'Incorrect URL' } });
+      }
+    }
+    for (const git_branch of ['--upload-pack=x', '-b', 'ma\nin', 'a..b', 'a b', 'x:y', 'main.lock']) {
+      const res = await team.owner.post(`${team.base}/repositories`, body({ git_branch }));
+      expect(res.statusCode, git_branch).toBe(400);
+      expect(res.json(), git_branch).toEqual({
+        error: 'Incorrect branch name',
+        fields: { git_branch: 'Incorrect branch name' },
+      });
+    }
+    expect(await snapshot(h)).toEqual(before);
+  });
+
   it('refuses an environment secret as the access key', async () => {
     const env = await team.owner.post(`${team.base}/environment`, {
       name: 'With secret',

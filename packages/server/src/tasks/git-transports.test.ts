@@ -1,0 +1,262 @@
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createSecretBox } from '../lib/crypto';
+import { branchHead } from '../scheduler/git-head';
+import { testDialects } from '../test-support/dialects';
+import { type Client, createHarness, type Harness } from '../test-support/harness';
+import {
+  commitFiles,
+  gitRepo,
+  insertRepository,
+  insertTemplate,
+  outputOf,
+  waitForStatus,
+} from './__fixtures__/fixtures';
+import { bareCopy } from './__fixtures__/git-servers';
+import { checkoutRepository } from './git';
+import { Job, type JobDetails } from './job';
+import type { LogSink } from './log-sink';
+import type { ProcessAdapter, ProcessSpec } from './process';
+import type { RepositoryRow } from './store';
+
+/**
+ * Repository URLs, branches and submodule URLs stored before the validation rules (or restored from a backup)
+ * must never reach git as an option, a remote helper or a path relative to the server's own directories.
+ * Each payload would create a marker file if it ever ran.
+ */
+
+const scratch = mkdtempSync(join(tmpdir(), 'sb-git-transports-'));
+const made: string[] = [scratch];
+const workRepo = (files: Record<string, string>) => {
+  const dir = gitRepo(files);
+  made.push(dir);
+  return dir;
+};
+afterAll(() => {
+  for (const dir of made) rmSync(dir, { recursive: true, force: true });
+});
+
+let markers = 0;
+const newMarker = () => join(scratch, `marker-${++markers}`);
+
+describe.each(testDialects())('repository URLs at run time on $name', (dialect) => {
+  let h: Harness;
+  let owner: Client;
+  let projectId: number;
+
+  beforeAll(async () => {
+    h = await createHarness(dialect, { maxParallelTasks: 10 });
+    owner = await h.userClient({ can_create_project: true });
+    ({ projectId } = await h.projectWithTeam(owner));
+  });
+  afterAll(async () => h?.close());
+
+  async function run(repositoryId: number, project = projectId, tpl: Record<string, unknown> = {}) {
+    const template = await insertTemplate(h.deps, project, { repository_id: repositoryId, ...tpl });
+    const res = await owner.post(`/api/project/${project}/tasks`, { template_id: template });
+    expect(res.statusCode, res.body).toBe(201);
+    const done = await waitForStatus(h.deps, res.json().id, ['success', 'error', 'stopped'], 15_000);
+    return { done, out: await outputOf(h.deps, done.id) };
+  }
+
+  it('fails a task whose stored URL is a helper or an option, before any git command', async () => {
+    const payloads = [
+      (m: string) => `ext::sh -c touch% ${m}`,
+      (m: string) => `--upload-pack=touch ${m}`,
+      (m: string) => `-oProxyCommand=touch ${m}`,
+      (m: string) => `ssh://-oProxyCommand=touch%20${encodeURIComponent(m)}/app.git`,
+      (m: string) => `example.test:--upload-pack=touch ${m}`,
+      (m: string) => `https://example.test/app.git\n--upload-pack=touch ${m}`,
+    ];
+    for (const [i, payload] of payloads.entries()) {
+      const marker = newMarker();
+      const url = payload(marker);
+      const repo = await insertRepository(h.deps, projectId, { git_url: url, name: `bad ${i}` });
+      const { done, out } = await run(repo);
+      expect(done.status, url).toBe('error');
+      expect(out.at(-1), url).toBe(
+        `Repository "bad ${i}" has an incorrect URL: correct it in the repository settings`,
+      );
+      expect(
+        out.some((l) => l.startsWith('git ')),
+        out.join('\n'),
+      ).toBe(false);
+      // Nothing ran: not even `git init` of the repository's cache.
+      expect(existsSync(join(h.dataDir, 'repos', `repo_${repo}.git`))).toBe(false);
+      expect(existsSync(marker)).toBe(false);
+    }
+  });
+
+  it("cannot read another project's cached repository through a relative URL", async () => {
+    const secretRepo = workRepo({ 'run.sh': 'echo "private to project A"\n' });
+    const a = await insertRepository(h.deps, projectId, { git_url: `file://${secretRepo}`, name: 'A' });
+    const first = await run(a);
+    expect(first.done.status, first.out.join('\n')).toBe('success');
+    expect(existsSync(join(h.dataDir, 'repos', `repo_${a}.git`))).toBe(true);
+
+    const { projectId: other } = await h.projectWithTeam(owner, 'Other');
+    for (const git_url of [`../repo_${a}.git`, `repo_${a}.git`]) {
+      const b = await insertRepository(h.deps, other, { git_url, name: 'B' });
+      const { done, out } = await run(b, other);
+      expect(done.status, out.join('\n')).toBe('error');
+      expect(out.join('\n')).not.toContain('private to project A');
+      expect(out.at(-1)).toBe('Repository "B" has an incorrect URL: correct it in the repository settings');
+    }
+  });
+
+  it('fails a task whose stored branch looks like an option', async () => {
+    const dir = workRepo({ 'run.sh': 'echo hi\n' });
+    const marker = newMarker();
+    const repo = await insertRepository(h.deps, projectId, {
+      git_url: `file://${dir}`,
+      git_branch: `--upload-pack=touch ${marker}`,
+    });
+    const viaRepo = await run(repo);
+    expect(viaRepo.done.status).toBe('error');
+    expect(viaRepo.out.at(-1)).toBe(`Incorrect branch name "--upload-pack=touch ${marker}"`);
+    const good = await insertRepository(h.deps, projectId, { git_url: `file://${dir}` });
+    const viaTemplate = await run(good, projectId, { git_branch: '-b' });
+    expect(viaTemplate.done.status).toBe('error');
+    expect(viaTemplate.out.at(-1)).toBe('Incorrect branch name "-b"');
+    expect(existsSync(marker)).toBe(false);
+  });
+
+  it('refuses a submodule URL that is a remote helper, naming the submodule', async () => {
+    const marker = newMarker();
+    const work = workRepo({ 'run.sh': 'echo parent\n' });
+    const fake = execFileSync('git', ['-C', work, 'rev-parse', 'HEAD']).toString().trim();
+    writeFileSync(
+      join(work, '.gitmodules'),
+      `[submodule "evil"]\n\tpath = libs/evil\n\turl = ext::sh -c touch% ${marker}\n`,
+    );
+    const git = (...args: string[]) =>
+      execFileSync('git', ['-C', work, '-c', 'user.name=t', '-c', 'user.email=t@t', ...args]);
+    git('update-index', '--add', '--cacheinfo', `160000,${fake},libs/evil`);
+    git('add', '.gitmodules');
+    git('commit', '-q', '-m', 'add a submodule');
+    const repo = await insertRepository(h.deps, projectId, { git_url: `file://${work}` });
+    const { done, out } = await run(repo);
+    expect(done.status, out.join('\n')).toBe('error');
+    expect(out.at(-1)).toBe('Submodule "evil" has an incorrect URL');
+    expect(existsSync(marker)).toBe(false);
+  });
+
+  it('still checks out nested submodules level by level (relative and absolute file:// URLs)', async () => {
+    const hub = mkdtempSync(join(scratch, 'hub-'));
+    const git = (dir: string, ...args: string[]) =>
+      execFileSync('git', ['-C', dir, '-c', 'protocol.file.allow=always', ...args], { stdio: 'pipe' });
+    const leaf = workRepo({ 'leaf.txt': 'from the nested submodule\n' });
+    bareCopy(leaf, join(hub, 'leaf.git'));
+    const middle = workRepo({ 'middle.txt': 'from the middle submodule\n' });
+    git(middle, 'submodule', 'add', '-q', `file://${join(hub, 'leaf.git')}`, 'leaf');
+    commitFiles(middle, {}, 'add leaf');
+    bareCopy(middle, join(hub, 'middle.git'));
+    const top = workRepo({ 'run.sh': 'cat middle/middle.txt middle/leaf/leaf.txt\n' });
+    git(top, 'submodule', 'add', '-q', `file://${join(hub, 'middle.git')}`, 'middle');
+    git(top, 'config', '-f', '.gitmodules', 'submodule.middle.url', '../middle.git');
+    commitFiles(top, {}, 'add middle');
+    bareCopy(top, join(hub, 'top.git'));
+    const repo = await insertRepository(h.deps, projectId, { git_url: `file://${join(hub, 'top.git')}` });
+    const { done, out } = await run(repo);
+    expect(done.status, out.join('\n')).toBe('success');
+    expect(out).toContain('from the middle submodule');
+    expect(out).toContain('from the nested submodule');
+  });
+});
+
+describe('git commands of a checkout (fake processes)', () => {
+  function fakeJob() {
+    const specs: ProcessSpec[] = [];
+    const processes: ProcessAdapter = {
+      run(spec) {
+        specs.push(spec);
+        return { pid: undefined, wait: async () => ({ code: 0, signal: null }), kill() {} };
+      },
+      async capture(spec) {
+        specs.push(spec);
+        return { code: 0, signal: null, stdout: '', stderr: '' };
+      },
+    };
+    const sink = {
+      line() {},
+      pressure: () => false,
+      onDrain() {},
+      mask: (t: string) => t,
+    } as unknown as LogSink;
+    const dir = mkdtempSync(join(scratch, 'job-'));
+    const details = {
+      task: { id: 1 },
+      template: { type: '' },
+      envVars: {},
+      secretEnv: {},
+    } as unknown as JobDetails;
+    const job = new Job(
+      details,
+      sink,
+      processes,
+      createSecretBox(Buffer.alloc(32)),
+      { task: dir, tmp: join(dir, 'tmp'), home: dir, reposCache: join(dir, 'repos'), owner: 'x' },
+      async () => null,
+      async () => {},
+      async () => 'confirmed',
+    );
+    return { job, specs, dir };
+  }
+
+  it.each([
+    ['https://example.test/app.git', 'https'],
+    ['git@example.test:org/app.git', 'ssh'],
+    ['git://example.test/app.git', 'git'],
+    ['file:///srv/app.git', 'file'],
+  ])(
+    '%s: the fetch may use %s only, every other command file only, and URLs follow "--"',
+    async (url, transport) => {
+      const { job, specs, dir } = fakeJob();
+      const repo = { id: 3, name: 'r', git_url: url, git_branch: 'main', ssh_key_id: null } as RepositoryRow;
+      await checkoutRepository(job, repo, { branch: 'main', commitHash: null, target: join(dir, 'repo') });
+      const git = specs.filter((s) => s.command === 'git');
+      const cache = join(dir, 'repos', 'repo_3.git');
+      expect(git.map((s) => s.args)).toEqual([
+        ['init', '-q', '--bare', '--', cache],
+        ['-C', cache, 'remote', 'add', '--', 'origin', url],
+        ['-C', cache, 'fetch', '--prune', '--tags', '--', 'origin', '+refs/heads/*:refs/heads/*'],
+        ['clone', '-q', '--shared', '--branch=main', '--', cache, join(dir, 'repo')],
+        ['-C', join(dir, 'repo'), 'remote', 'set-url', '--', 'origin', url],
+        ['rev-parse', 'HEAD'],
+        ['log', '-1', '--format=%s'],
+      ]);
+      expect(git.map((s) => s.env.GIT_ALLOW_PROTOCOL)).toEqual([
+        'file',
+        'file',
+        transport,
+        'file',
+        'file',
+        'file',
+        'file',
+      ]);
+    },
+  );
+});
+
+describe('new-commit checks', () => {
+  it('refuse a helper or option URL and an option branch without running git', async () => {
+    const dir = workRepo({ 'run.sh': 'echo hi\n' });
+    const marker = newMarker();
+    await expect(branchHead(`ext::sh -c touch% ${marker}`, 'main')).rejects.toThrow(
+      'the repository URL is incorrect',
+    );
+    await expect(branchHead(`-oProxyCommand=touch ${marker}`, 'main')).rejects.toThrow(
+      'the repository URL is incorrect',
+    );
+    await expect(branchHead(`file://${dir}`, `--upload-pack=touch ${marker}`)).rejects.toThrow(
+      'the branch name is incorrect',
+    );
+    expect(existsSync(marker)).toBe(false);
+    expect(await branchHead(`file://${dir}`, 'main')).toBe(
+      execFileSync('git', ['-C', dir, 'rev-parse', 'HEAD']).toString().trim(),
+    );
+  });
+});
