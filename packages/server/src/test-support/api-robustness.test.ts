@@ -93,10 +93,12 @@ describe.each(testDialects())('API-wide robustness on $name', (dialect) => {
       problems.push(`${what}: wanted a 4xx {error}, got ${res.statusCode} ${res.body.slice(0, 200)}`);
   }
 
-  function report() {
+  /** Fails with every problem of the walk; the admin must still be signed in, or the walk proved nothing. */
+  async function report() {
     const found = problems;
     problems = [];
     expect(found).toEqual([]);
+    expect((await admin.get('/api/user')).statusCode, 'the walking session is still signed in').toBe(200);
   }
 
   beforeAll(async () => {
@@ -121,7 +123,7 @@ describe.each(testDialects())('API-wide robustness on $name', (dialect) => {
       expect(res.statusCode, keyOf(route)).toBe(401);
       expect(res.json(), keyOf(route)).toEqual({ error: expect.any(String) });
     }
-    report();
+    await report();
   });
 
   it('answers 403 to non-members on every project route and changes nothing', async () => {
@@ -132,7 +134,7 @@ describe.each(testDialects())('API-wide robustness on $name', (dialect) => {
       const res = await send(outsider, route.method, fill(route.url, ids, admin.userId), body);
       expect(res.statusCode, keyOf(route)).toBe(403);
     }
-    report();
+    await report();
     expect(await snapshot(h)).toEqual(before);
   });
 
@@ -179,7 +181,7 @@ describe.each(testDialects())('API-wide robustness on $name', (dialect) => {
           await check(crossed, {}, `${key} id of another project`);
       }
     }
-    report();
+    await report();
     expect(await snapshot(h)).toEqual(before);
   });
 
@@ -217,7 +219,7 @@ describe.each(testDialects())('API-wide robustness on $name', (dialect) => {
         }
       }
     }
-    report();
+    await report();
     expect(existsSync(marker), 'a git transport trick ran a program').toBe(false);
   });
 });
