@@ -22,10 +22,10 @@ export const messages = {
  */
 export function findNulCharacter(value: unknown): (string | number)[] | null {
   type Step = { value: unknown; key?: string | number; parent?: Step };
-  const pathOf = (step: Step | undefined, last?: string): (string | number)[] => {
+  const pathOf = (step: Step, last?: string): (string | number)[] => {
     const path: (string | number)[] = last === undefined ? [] : [last];
-    for (let s = step; s?.parent; s = s.parent) path.unshift(s.key!);
-    return path;
+    for (let s: Step | undefined = step; s?.parent; s = s.parent) path.push(s.key!);
+    return path.reverse();
   };
   const stack: Step[] = [{ value }];
   const seen = new WeakSet<object>();

@@ -43,7 +43,8 @@ function fromZod(error: ZodError): AppError {
 export function rejectNul(input: unknown, label = 'Request body') {
   const path = findNulCharacter(input);
   if (!path) return;
-  const field = path.length ? path.join('.') : label;
+  // A NUL in a key is shown as \0, never sent back as the character itself.
+  const field = path.length ? path.join('.').replaceAll('\0', '\\0') : label;
   const message = messages.noNul(field);
   throw new AppError(400, message, { [path.length ? field : '_']: message });
 }
