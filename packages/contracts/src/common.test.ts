@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { findNulCharacter, idParam } from './common';
+import { findNulCharacter, idParam, jsonDepth, jsonText, MAX_JSON_DEPTH } from './common';
 
 describe('findNulCharacter', () => {
   it('finds the path of the first string or key holding U+0000', () => {
@@ -28,5 +28,21 @@ describe('idParam', () => {
     expect(idParam.safeParse('abc').error?.issues[0]?.message).toBe('id must be a number');
     expect(idParam.safeParse('1.5').error?.issues[0]?.message).toBe('id must be an integer');
     expect(idParam.safeParse('-1').error?.issues[0]?.message).toBe('id must be positive');
+  });
+});
+
+describe('JSON nesting depth', () => {
+  it('counts objects and arrays, not brackets inside strings', () => {
+    expect(jsonDepth('1')).toBe(0);
+    expect(jsonDepth('{"a":[1,{"b":[]}]}')).toBe(4);
+    expect(jsonDepth('{"a":"[[[[\\"{{{"}')).toBe(1);
+  });
+
+  it('refuses JSON text nested deeper than the limit', () => {
+    const nested = (n: number) => `${'['.repeat(n)}${']'.repeat(n)}`;
+    expect(jsonText('Extra variables').safeParse(nested(MAX_JSON_DEPTH)).success).toBe(true);
+    expect(jsonText('Extra variables').safeParse(nested(MAX_JSON_DEPTH + 1)).error?.issues[0]?.message).toBe(
+      `Extra variables must not nest objects or arrays more than ${MAX_JSON_DEPTH} levels deep`,
+    );
   });
 });

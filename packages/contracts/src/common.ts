@@ -12,6 +12,8 @@ export const messages = {
   enumUniqueNames: 'Enumeration values must have unique names.',
   enumEmptyName: 'Value name cannot be empty.',
   noNul: (label: string) => `${label} must not contain NUL characters`,
+  tooDeep: (label: string) =>
+    `${label} must not nest objects or arrays more than ${MAX_JSON_DEPTH} levels deep`,
 } as const;
 
 /**
@@ -110,7 +112,33 @@ export const jsonText = (label: string, max = 500_000) =>
         }
       },
       { message: messages.invalidJson(label) },
-    );
+    )
+    .refine((v) => jsonDepth(v) <= MAX_JSON_DEPTH, { message: messages.tooDeep(label) });
+
+/**
+ * How deep JSON may nest objects and arrays, in request bodies and in JSON text fields: deeper values are refused,
+ * so no later recursive walk (JSON.stringify overflows the stack near 10,000 levels) meets them.
+ */
+export const MAX_JSON_DEPTH = 64;
+
+/** The deepest nesting of objects and arrays in JSON text, counted without parsing (brackets in strings skipped). */
+export function jsonDepth(text: string): number {
+  let depth = 0;
+  let max = 0;
+  let inString = false;
+  for (let i = 0; i < text.length; i++) {
+    const ch = text[i];
+    if (inString) {
+      if (ch === '\\') i++;
+      else if (ch === '"') inString = false;
+    } else if (ch === '"') inString = true;
+    else if (ch === '{' || ch === '[') {
+      depth++;
+      if (depth > max) max = depth;
+    } else if (ch === '}' || ch === ']') depth--;
+  }
+  return max;
+}
 
 /**
  * Path parameter ids arrive as strings: only plain decimal numbers count (Number() would also read "0x1", "1e3",

@@ -1,3 +1,4 @@
+import { jsonDepth, MAX_JSON_DEPTH, messages } from '@signalbox/contracts';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Config } from '../config';
 import { SESSION_COOKIE } from './auth';
@@ -37,28 +38,6 @@ export function answerFrameworkError(error: FastifyError, reply: FastifyReply) {
   return reply.status(500).send({ error: 'Internal server error' });
 }
 
-/** How deep a JSON request body may nest objects and arrays. */
-export const MAX_JSON_DEPTH = 64;
-
-/** The deepest nesting of objects and arrays in JSON text, counted without parsing (brackets in strings skipped). */
-export function jsonDepth(text: string): number {
-  let depth = 0;
-  let max = 0;
-  let inString = false;
-  for (let i = 0; i < text.length; i++) {
-    const ch = text[i];
-    if (inString) {
-      if (ch === '\\') i++;
-      else if (ch === '"') inString = false;
-    } else if (ch === '"') inString = true;
-    else if (ch === '{' || ch === '[') {
-      depth++;
-      if (depth > max) max = depth;
-    } else if (ch === '}' || ch === ']') depth--;
-  }
-  return max;
-}
-
 /**
  * Fastify's own JSON body parser behind a depth check: a body nested deeper than MAX_JSON_DEPTH is a 400 before it
  * is parsed, so no later walk over it (validation, serialisation, storage) meets unbounded nesting.
@@ -73,7 +52,7 @@ function registerJsonParser(app: FastifyInstance) {
     // An empty body is no body (a DELETE sent with Content-Type: application/json to pass the forgery check).
     if (body === '') return done(null, undefined);
     if (jsonDepth(body as string) > MAX_JSON_DEPTH)
-      return done(badRequest(`Request body is nested more than ${MAX_JSON_DEPTH} levels deep`), undefined);
+      return done(badRequest(messages.tooDeep('Request body')), undefined);
     parseJson(request, body as string, done);
   });
 }
