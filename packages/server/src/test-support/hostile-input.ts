@@ -181,8 +181,19 @@ export function withValue(body: unknown, path: (string | number)[], value: unkno
   return copy;
 }
 
-/** A body each main write route accepts, so a hostile value in one field reaches the route's own code. */
-export function validBodies(ids: Ids, userId: number): Record<string, Record<string, unknown>> {
+/** A copy of `body` with `{n}` in its strings replaced by `n`, for values that must be unique per request. */
+export const numbered = (body: unknown, n: number): unknown =>
+  JSON.parse(JSON.stringify(body).replaceAll('{n}', String(n)));
+
+/**
+ * A body each main write route accepts, so a hostile value in one field reaches the route's own code (`{n}` marks
+ * values that must differ from one request to the next; see `numbered`).
+ */
+export function validBodies(
+  ids: Ids,
+  other: { userId: number; username: string; password: string },
+): Record<string, Record<string, unknown>> {
+  const userId = other.userId;
   const project = `/api/project/:project_id`;
   const key = { name: 'k', type: 'login_password', login_password: { login: 'u', password: 'p4ss' } };
   const repo = { name: 'r', git_url: 'https://example.com/r.git', git_branch: 'main', ssh_key_id: ids.key };
@@ -214,10 +225,15 @@ export function validBodies(ids: Ids, userId: number): Record<string, Record<str
     [`PUT ${project}/${path}/:id`]: body,
   });
   return {
-    'POST /api/auth/login': { auth: 'nobody', password: 'wrong' },
+    'POST /api/auth/login': { auth: other.username, password: other.password },
     'POST /api/projects': { name: 'p' },
     [`PUT ${project}`]: { name: 'Main', alert: false, alert_chat: '' },
-    'POST /api/users': { name: 'n', username: 'newuser', email: 'new@example.test', password: 'secret-pw-1' },
+    'POST /api/users': {
+      name: 'n',
+      username: 'new{n}',
+      email: 'new{n}@example.test',
+      password: 'secret-pw-1',
+    },
     'PUT /api/users/:id': { name: 'n', username: `admin${userId}`, email: `admin${userId}@example.test` },
     'POST /api/users/:id/password': { password: 'another-secret-pw' },
     [`POST ${project}/users`]: { user_id: userId, role: 'manager' },
