@@ -11,7 +11,48 @@ export const messages = {
   enumNeedsValues: 'Enumeration must have values.',
   enumUniqueNames: 'Enumeration values must have unique names.',
   enumEmptyName: 'Value name cannot be empty.',
+  noNul: (label: string) => `${label} must not contain NUL characters`,
+  tooDeep: (label: string) =>
+    `${label} must not nest objects or arrays more than ${MAX_JSON_DEPTH} levels deep`,
 } as const;
+
+/**
+ * Where the first U+0000 sits in a value: the path (keys and array indexes) of the first string, or object key,
+ * that contains one; null when there is none. Databases refuse NUL in text (PostgreSQL fails the whole query),
+ * so every input is checked before use. Walks own enumerable keys of every object (raw bytes are skipped) without
+ * recursion, so any nesting depth is safe.
+ */
+export function findNulCharacter(value: unknown): (string | number)[] | null {
+  type Step = { value: unknown; key?: string | number; parent?: Step };
+  const pathOf = (step: Step, last?: string): (string | number)[] => {
+    const path: (string | number)[] = last === undefined ? [] : [last];
+    for (let s: Step | undefined = step; s?.parent; s = s.parent) path.push(s.key!);
+    return path.reverse();
+  };
+  const stack: Step[] = [{ value }];
+  const seen = new WeakSet<object>();
+  while (stack.length) {
+    const step = stack.pop()!;
+    const v = step.value;
+    if (typeof v === 'string') {
+      if (v.includes('\0')) return pathOf(step);
+      continue;
+    }
+    if (v === null || typeof v !== 'object' || seen.has(v)) continue;
+    seen.add(v);
+    if (Array.isArray(v)) {
+      for (let i = v.length - 1; i >= 0; i--) stack.push({ value: v[i], key: i, parent: step });
+    } else if (!ArrayBuffer.isView(v)) {
+      const keys = Object.keys(v);
+      for (let i = keys.length - 1; i >= 0; i--) {
+        const key = keys[i]!;
+        if (key.includes('\0')) return pathOf(step, key);
+        stack.push({ value: (v as Record<string, unknown>)[key], key, parent: step });
+      }
+    }
+  }
+  return null;
+}
 
 /** A required, trimmed, bounded string: the message names the field as the form labels it. */
 export const requiredString = (label: string, max = 255) =>
@@ -71,14 +112,46 @@ export const jsonText = (label: string, max = 500_000) =>
         }
       },
       { message: messages.invalidJson(label) },
-    );
+    )
+    .refine((v) => jsonDepth(v) <= MAX_JSON_DEPTH, { message: messages.tooDeep(label) });
 
-/** Path parameter ids arrive as strings. */
-export const idParam = z.coerce
-  .number({ error: 'id must be a number' })
-  .int('id must be an integer')
-  .positive('id must be positive')
-  .max(2_147_483_647, 'id is too large');
+/**
+ * How deep JSON may nest objects and arrays, in request bodies and in JSON text fields: deeper values are refused,
+ * so no later recursive walk (JSON.stringify overflows the stack near 10,000 levels) meets them.
+ */
+export const MAX_JSON_DEPTH = 64;
+
+/** The deepest nesting of objects and arrays in JSON text, counted without parsing (brackets in strings skipped). */
+export function jsonDepth(text: string): number {
+  let depth = 0;
+  let max = 0;
+  let inString = false;
+  for (let i = 0; i < text.length; i++) {
+    const ch = text[i];
+    if (inString) {
+      if (ch === '\\') i++;
+      else if (ch === '"') inString = false;
+    } else if (ch === '"') inString = true;
+    else if (ch === '{' || ch === '[') {
+      depth++;
+      if (depth > max) max = depth;
+    } else if (ch === '}' || ch === ']') depth--;
+  }
+  return max;
+}
+
+/**
+ * Path parameter ids arrive as strings: only plain decimal numbers count (Number() would also read "0x1", "1e3",
+ * " 1" or "" as ids).
+ */
+export const idParam = z.preprocess(
+  (v) => (typeof v === 'string' ? (/^-?\d+(\.\d+)?$/.test(v) ? Number(v) : Number.NaN) : v),
+  z
+    .number({ error: 'id must be a number' })
+    .int('id must be an integer')
+    .positive('id must be positive')
+    .max(2_147_483_647, 'id is too large'),
+);
 
 export type ErrorBody = { error: string; fields?: Record<string, string> };
 

@@ -14,6 +14,7 @@ import { eventsRoutes } from './features/events/events.routes';
 import { projectsRoutes } from './features/projects/projects.routes';
 import { registerAuth } from './http/auth';
 import { registerErrorHandler } from './http/errors';
+import { answerFrameworkError, registerRequestGuards } from './http/request-guards';
 import { createSecretBox, loadSecretKey } from './lib/crypto';
 import { EventBus } from './live/bus';
 import { connectRedisBridge } from './live/redis';
@@ -46,10 +47,14 @@ export async function buildApp(
   config: Config,
   options: BuildOptions = {},
 ): Promise<{ app: FastifyInstance; deps: Deps }> {
+  const trusted = config.trustProxy;
   const app = Fastify({
     logger: options.logger ?? { level: config.logLevel },
-    trustProxy: config.trustProxy,
+    // A hop count or proxy addresses, never `true` (which would trust every X-Forwarded-For entry). Fastify takes a
+    // number too, but its types do not say so: a count becomes the function it would build from one.
+    trustProxy: typeof trusted === 'number' ? (_address: string, hop: number) => hop < trusted : trusted,
     bodyLimit: 4 * 1024 * 1024,
+    frameworkErrors: (error, _request, reply) => answerFrameworkError(error, reply),
     // The peer's Swagger spells some paths with a trailing slash (/user/, /users/{id}/); both spellings answer.
     routerOptions: { ignoreTrailingSlash: true },
   });
@@ -84,6 +89,7 @@ export async function buildApp(
   registerErrorHandler(app);
   await app.register(cookie);
   await app.register(websocket, { options: { maxPayload: 64 * 1024 } });
+  registerRequestGuards(app, config);
   registerAuth(app, deps);
   liveRoutes(app, deps);
 

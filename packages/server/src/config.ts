@@ -1,3 +1,4 @@
+import { isIP } from 'node:net';
 import { resolve } from 'node:path';
 import { MAX_TASK_RETENTION_DAYS, projectRoles } from '@signalbox/contracts';
 import { z } from 'zod';
@@ -61,6 +62,43 @@ const jsonOf = <T extends z.ZodType>(schema: T) =>
     } catch {
       ctx.addIssue({ code: 'custom', message: 'must be valid JSON' });
     }
+    return z.NEVER;
+  });
+
+/** proxy-addr's names for address ranges, accepted in a list of trusted proxies. */
+const PROXY_RANGE_NAMES = new Set(['loopback', 'linklocal', 'uniquelocal']);
+
+const isProxyAddress = (entry: string) => {
+  if (PROXY_RANGE_NAMES.has(entry) || isIP(entry)) return true;
+  const [address, bits, ...rest] = entry.split('/');
+  const family = isIP(address ?? '');
+  if (!family || rest.length || !/^\d{1,3}$/.test(bits ?? '')) return false;
+  return Number(bits) <= (family === 4 ? 32 : 128);
+};
+
+/**
+ * Which reverse proxies may tell the client's address (X-Forwarded-For) and host (X-Forwarded-Host), in the form
+ * Fastify's trustProxy takes: false = none; true = one hop (the nearest proxy only, so a client cannot prepend a
+ * forged address); a number of hops; or a comma-separated list of proxy addresses and CIDR ranges.
+ */
+const trustProxy = z
+  .string()
+  .optional()
+  .transform((raw, ctx): false | number | string[] => {
+    const text = (raw ?? '').trim();
+    if (['', 'false', 'no'].includes(text.toLowerCase())) return false;
+    if (['true', 'yes'].includes(text.toLowerCase())) return 1;
+    if (/^\d+$/.test(text)) {
+      const hops = Number(text);
+      if (hops <= 100) return hops === 0 ? false : hops;
+    }
+    const entries = text.split(',').map((e) => e.trim());
+    const bad = entries.find((e) => !isProxyAddress(e));
+    if (bad === undefined) return entries;
+    ctx.addIssue({
+      code: 'custom',
+      message: `must be true, false, a number of proxy hops (at most 100), or a comma-separated list of proxy addresses or CIDR ranges ("${bad}" is none of these)`,
+    });
     return z.NEVER;
   });
 
@@ -129,7 +167,7 @@ const variables = {
     'SIGNALBOX_OIDC_PROVIDERS',
     'SEMAPHORE_OIDC_PROVIDERS',
   ],
-  trustProxy: [bool.default(false), 'SIGNALBOX_TRUST_PROXY'],
+  trustProxy: [trustProxy, 'SIGNALBOX_TRUST_PROXY'],
   logLevel: [
     z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
     'SIGNALBOX_LOG_LEVEL',

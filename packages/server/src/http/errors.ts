@@ -1,3 +1,4 @@
+import { findNulCharacter, messages } from '@signalbox/contracts';
 import type { FastifyError, FastifyInstance } from 'fastify';
 import { ZodError, type ZodType, type z } from 'zod';
 
@@ -35,8 +36,22 @@ function fromZod(error: ZodError): AppError {
   return new AppError(400, message, fields);
 }
 
+/**
+ * Refuses a value holding U+0000 anywhere (strings and object keys, at any depth) with a 400 naming the field;
+ * `label` names the value itself when the NUL is in a bare string.
+ */
+export function rejectNul(input: unknown, label = 'Request body') {
+  const path = findNulCharacter(input);
+  if (!path) return;
+  // A NUL in a key is shown as \0, never sent back as the character itself.
+  const field = path.length ? path.join('.').replaceAll('\0', '\\0') : label;
+  const message = messages.noNul(field);
+  throw new AppError(400, message, { [path.length ? field : '_']: message });
+}
+
 /** Parses input with a contract schema; a failure becomes a 400 naming the field. */
 export function parse<T extends ZodType>(schema: T, input: unknown): z.output<T> {
+  rejectNul(input, 'Value');
   const result = schema.safeParse(input);
   if (!result.success) throw fromZod(result.error);
   return result.data;

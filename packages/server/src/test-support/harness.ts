@@ -62,18 +62,17 @@ export async function createHarness(dialect: TestDialect, overrides: Partial<Con
   await app.ready();
 
   const makeClient = (userId: number, username: string, password: string, cookie: string): Client => {
+    // A signed-in client is the console in a browser: it says its requests are same-origin, as browsers do.
+    const session = cookie ? { cookie, 'sec-fetch-site': 'same-origin' } : {};
     const request: Client['request'] = (method, url, body, headers = {}) =>
       app.inject({
         method,
         url,
-        headers: { ...(cookie ? { cookie } : {}), ...headers },
+        headers: { ...session, ...headers },
         ...(body === undefined
           ? {}
           : typeof body === 'string'
-            ? {
-                payload: body,
-                headers: { 'content-type': 'application/json', ...(cookie ? { cookie } : {}), ...headers },
-              }
+            ? { payload: body, headers: { 'content-type': 'application/json', ...session, ...headers } }
             : { payload: body as object }),
       });
     return {

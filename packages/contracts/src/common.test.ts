@@ -1,0 +1,48 @@
+import { describe, expect, it } from 'vitest';
+import { findNulCharacter, idParam, jsonDepth, jsonText, MAX_JSON_DEPTH } from './common';
+
+describe('findNulCharacter', () => {
+  it('finds the path of the first string or key holding U+0000', () => {
+    expect(findNulCharacter('a\u0000')).toEqual([]);
+    expect(findNulCharacter({ a: 'x', b: [1, { c: 'y\u0000' }] })).toEqual(['b', 1, 'c']);
+    expect(findNulCharacter({ ok: { 'bad\u0000key': 1 } })).toEqual(['ok', 'bad\u0000key']);
+    expect(findNulCharacter({ a: 'x\u0001\u001f\u007f', b: [null, 1, true] })).toBeNull();
+    expect(findNulCharacter(new Uint8Array([97, 0, 98]))).toBeNull();
+  });
+
+  it('walks any depth without recursion, and cycles once', () => {
+    let deep: unknown = 'end\u0000';
+    for (let i = 0; i < 200_000; i++) deep = [deep];
+    expect(findNulCharacter(deep)).toHaveLength(200_000);
+    const cyclic: Record<string, unknown> = { a: 'x' };
+    cyclic.self = cyclic;
+    expect(findNulCharacter(cyclic)).toBeNull();
+  });
+});
+
+describe('idParam', () => {
+  it('takes plain decimal ids only', () => {
+    expect(idParam.parse('42')).toBe(42);
+    for (const bad of ['0x1', '1e3', ' 1', '', '0b1', 'Infinity', '1.5', '-1', '0', '2147483648'])
+      expect(idParam.safeParse(bad).success, bad).toBe(false);
+    expect(idParam.safeParse('abc').error?.issues[0]?.message).toBe('id must be a number');
+    expect(idParam.safeParse('1.5').error?.issues[0]?.message).toBe('id must be an integer');
+    expect(idParam.safeParse('-1').error?.issues[0]?.message).toBe('id must be positive');
+  });
+});
+
+describe('JSON nesting depth', () => {
+  it('counts objects and arrays, not brackets inside strings', () => {
+    expect(jsonDepth('1')).toBe(0);
+    expect(jsonDepth('{"a":[1,{"b":[]}]}')).toBe(4);
+    expect(jsonDepth('{"a":"[[[[\\"{{{"}')).toBe(1);
+  });
+
+  it('refuses JSON text nested deeper than the limit', () => {
+    const nested = (n: number) => `${'['.repeat(n)}${']'.repeat(n)}`;
+    expect(jsonText('Extra variables').safeParse(nested(MAX_JSON_DEPTH)).success).toBe(true);
+    expect(jsonText('Extra variables').safeParse(nested(MAX_JSON_DEPTH + 1)).error?.issues[0]?.message).toBe(
+      `Extra variables must not nest objects or arrays more than ${MAX_JSON_DEPTH} levels deep`,
+    );
+  });
+});

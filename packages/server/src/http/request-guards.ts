@@ -1,0 +1,129 @@
+import { jsonDepth, MAX_JSON_DEPTH, messages } from '@signalbox/contracts';
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { Config } from '../config';
+import { SESSION_COOKIE } from './auth';
+import { badRequest, forbidden, rejectNul } from './errors';
+
+/**
+ * Guards every request passes before any handler:
+ * - JSON bodies nested deeper than MAX_JSON_DEPTH are refused by the body parser itself (400);
+ * - U+0000 anywhere in the path parameters, query string or body is refused with a 400 naming the field;
+ * - a state-changing request authenticated by the session cookie must prove it comes from the console itself
+ *   (cross-site request forgery), and so must a cookie-authenticated WebSocket upgrade.
+ */
+export function registerRequestGuards(app: FastifyInstance, config: Pick<Config, 'webRoot'>) {
+  registerJsonParser(app);
+  const ownOrigins = consoleOrigins(config.webRoot);
+  app.addHook('onRequest', async (request) => {
+    if (!cookieAuthenticated(request)) return;
+    if (STATE_CHANGING.has(request.method)) refuseForgedWrite(request, ownOrigins);
+    else if (String(request.headers.upgrade ?? '').toLowerCase() === 'websocket')
+      refuseForeignOrigin(request, ownOrigins);
+  });
+  app.addHook('preValidation', async (request) => {
+    rejectNul(request.params, 'Path');
+    rejectNul(request.query, 'Query string');
+    // Webhook routes keep their body as raw bytes: those are signed, never stored as text.
+    if (!Buffer.isBuffer(request.body)) rejectNul(request.body);
+  });
+}
+
+/** Fastify's `frameworkErrors`: URLs it cannot route (bad percent-encoding, over-long parameters) get our `{error}`. */
+export function answerFrameworkError(error: FastifyError, reply: FastifyReply) {
+  if (error.code === 'FST_ERR_BAD_URL')
+    return reply.status(400).send({ error: 'Request URL is not valid (malformed percent-encoding)' });
+  if (error.code === 'FST_ERR_MAX_PARAM_LENGTH')
+    return reply.status(414).send({ error: 'A path parameter in the request URL is too long' });
+  reply.log.error({ err: error }, 'request failed before routing');
+  return reply.status(500).send({ error: 'Internal server error' });
+}
+
+/**
+ * Fastify's own JSON body parser behind a depth check: a body nested deeper than MAX_JSON_DEPTH is a 400 before it
+ * is parsed, so no later walk over it (validation, serialisation, storage) meets unbounded nesting.
+ */
+function registerJsonParser(app: FastifyInstance) {
+  const parseJson = app.getDefaultJsonParser(
+    app.initialConfig.onProtoPoisoning ?? 'error',
+    app.initialConfig.onConstructorPoisoning ?? 'error',
+  );
+  app.removeContentTypeParser('application/json');
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
+    // An empty body is no body (a DELETE sent with Content-Type: application/json to pass the forgery check).
+    if (body === '') return done(null, undefined);
+    if (jsonDepth(body as string) > MAX_JSON_DEPTH)
+      return done(badRequest(messages.tooDeep('Request body')), undefined);
+    parseJson(request, body as string, done);
+  });
+}
+
+const STATE_CHANGING = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
+const CROSS_SITE = 'Request refused: it was not sent by this console (cross-site request)';
+const NOT_JSON =
+  'Request refused: a request signed in by cookie must send Content-Type: application/json or come from this console';
+
+/**
+ * Requests the browser may send on its own carry the session cookie; an API token must be sent on purpose. A
+ * request with a Bearer token is authenticated by the token alone (the cookie is ignored), so only cookie
+ * requests need proving.
+ */
+function cookieAuthenticated(request: FastifyRequest): boolean {
+  const authorization = request.headers.authorization;
+  if (authorization && /^bearer\s+/i.test(authorization)) return false;
+  return Boolean(request.cookies?.[SESSION_COOKIE]);
+}
+
+/** The console's origin as SIGNALBOX_WEB_ROOT names it (when that is an absolute http(s) address). */
+function consoleOrigins(webRoot: string): Set<string> {
+  try {
+    const url = new URL(webRoot);
+    if (url.protocol === 'http:' || url.protocol === 'https:') return new Set([url.origin]);
+  } catch {}
+  return new Set();
+}
+
+/**
+ * Whether an Origin header names this server: its host[:port] equals the request's Host (X-Forwarded-Host when
+ * the proxy is trusted), or it is the origin of SIGNALBOX_WEB_ROOT. "null" (sandboxed pages, data: URLs) and
+ * anything unparsable are foreign.
+ */
+function isOwnOrigin(origin: string, request: FastifyRequest, configured: Set<string>): boolean {
+  let url: URL;
+  try {
+    url = new URL(origin);
+  } catch {
+    return false;
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') return false;
+  if (configured.has(url.origin)) return true;
+  if (!request.host) return false;
+  try {
+    // The request's host read with the origin's scheme, so a default port compares equal with or without it.
+    return new URL(`${url.protocol}//${request.host}`).host === url.host;
+  } catch {
+    return false;
+  }
+}
+
+function refuseForeignOrigin(request: FastifyRequest, configured: Set<string>) {
+  const site = request.headers['sec-fetch-site'];
+  if (site === 'cross-site' || site === 'same-site') throw forbidden(CROSS_SITE);
+  const origin = request.headers.origin;
+  if (origin !== undefined && !isOwnOrigin(origin, request, configured)) throw forbidden(CROSS_SITE);
+}
+
+/**
+ * A cookie-authenticated write passes when the browser says it is same-origin (Origin of this server, or
+ * Sec-Fetch-Site: same-origin); without either it must be JSON, which a cross-site page cannot send without a
+ * CORS preflight this server never grants. Cross-site or same-site Sec-Fetch-Site and a foreign Origin are refused.
+ */
+function refuseForgedWrite(request: FastifyRequest, configured: Set<string>) {
+  refuseForeignOrigin(request, configured);
+  if (request.headers.origin !== undefined) return;
+  if (request.headers['sec-fetch-site'] === 'same-origin') return;
+  const type = String(request.headers['content-type'] ?? '')
+    .split(';')[0]!
+    .trim()
+    .toLowerCase();
+  if (type !== 'application/json') throw forbidden(NOT_JSON);
+}
