@@ -1,0 +1,126 @@
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { type TestDialect, testDialects } from '../test-support/dialects';
+import { type Client, createHarness, type Harness } from '../test-support/harness';
+import { killConnections } from '../test-support/kill-connections';
+import { gitRepo, insertRepository, insertTemplate, outputOf, waitFor } from './__fixtures__/fixtures';
+
+const LINES = 150;
+const ROUNDS = 10;
+/** Prints numbered lines for about two seconds. */
+const script = `for i in $(seq 1 ${LINES}); do echo "line $i"; sleep 0.01; done\n`;
+const numbered = Array.from({ length: LINES }, (_, i) => `line ${i + 1}`);
+
+/** The test's own reads share the app's pool: one that meets the loss counts as "not yet". */
+const orNothing =
+  <T>(read: () => Promise<T>) =>
+  async () => {
+    try {
+      return await read();
+    } catch {
+      return undefined;
+    }
+  };
+
+/** Errors that reached the process without a handler (vitest also fails the file on one). */
+const escaped: unknown[] = [];
+const onEscape = (err: unknown) => void escaped.push(err);
+
+function lostConnections(name: TestDialect['name']) {
+  const dialect = testDialects().find((d) => d.name === name) as TestDialect;
+  describe.runIf(dialect)(`database connections lost mid-run on ${name}`, () => {
+    let h: Harness;
+    let owner: Client;
+    let projectId: number;
+    let templateId: number;
+
+    beforeAll(async () => {
+      process.on('uncaughtException', onEscape);
+      process.on('unhandledRejection', onEscape);
+      h = await createHarness(dialect, { maxParallelTasks: 10 });
+      owner = await h.userClient({ can_create_project: true });
+      ({ projectId } = await h.projectWithTeam(owner));
+      const repoId = await insertRepository(h.deps, projectId, {
+        git_url: gitRepo({ 'count.sh': script }),
+        name: 'counter',
+      });
+      templateId = await insertTemplate(h.deps, projectId, { repository_id: repoId, playbook: 'count.sh' });
+    });
+    afterAll(async () => {
+      await h?.close();
+      process.off('uncaughtException', onEscape);
+      process.off('unhandledRejection', onEscape);
+    });
+    afterEach(() => {
+      expect(escaped).toEqual([]);
+    });
+
+    /** Keeps asking a DB-free and a DB-backed route until stopped; collects every status code. */
+    function pollRoutes() {
+      const codes: number[] = [];
+      let running = true;
+      const loop = (async () => {
+        while (running) {
+          codes.push((await owner.get('/api/ping')).statusCode);
+          codes.push((await owner.get('/api/projects')).statusCode);
+          await new Promise((r) => setTimeout(r, 20));
+        }
+      })();
+      return {
+        codes,
+        async stop() {
+          running = false;
+          await loop;
+          return codes;
+        },
+      };
+    }
+
+    it(`ends every task, keeps every line and keeps serving across ${ROUNDS} rounds of killed connections`, async () => {
+      for (let round = 1; round <= ROUNDS; round++) {
+        const res = await owner.post(`/api/project/${projectId}/tasks`, { template_id: templateId });
+        expect(res.statusCode).toBe(201);
+        const taskId = res.json().id as number;
+        // Mid-run: the task prints and its lines are being stored.
+        await waitFor(
+          orNothing(
+            async () => (await outputOf(h.deps, taskId)).filter((l) => l.startsWith('line ')).length >= 20,
+          ),
+          20_000,
+          `round ${round}: the task's first lines`,
+        );
+        const poller = pollRoutes();
+        const ended = await killConnections(h.config.dbUrl);
+        expect(ended, `round ${round}: connections ended`).toBeGreaterThan(0);
+        const done = await waitFor(
+          orNothing(async () => {
+            const t = await h.deps.db
+              .selectFrom('task')
+              .selectAll()
+              .where('id', '=', taskId)
+              .executeTakeFirst();
+            return t && ['success', 'error', 'stopped'].includes(t.status) ? t : undefined;
+          }),
+          60_000,
+          `round ${round}: the task to end`,
+        );
+        // After the loss too.
+        await waitFor(async () => poller.codes.length >= 10, 10_000, 'requests after the loss');
+        const codes = await poller.stop();
+        expect(
+          codes.filter((c) => c >= 500),
+          `round ${round}: server errors; log: ${h.logLines.filter((l) => l.includes('request failed')).join('\n')}`,
+        ).toEqual([]);
+        expect((await owner.get('/api/projects')).statusCode).toBe(200);
+        const out = await waitFor(orNothing(() => outputOf(h.deps, taskId)));
+        expect(done.status, `round ${round}: ${out.join('\n')}`).toBe('success');
+        // Every line the script printed is stored once, in order.
+        expect(out.filter((l) => l.startsWith('line '))).toEqual(numbered);
+        expect(escaped).toEqual([]);
+      }
+    });
+  });
+}
+
+// Only where the servers are configured (CI sets SIGNALBOX_TEST_PG_URL and SIGNALBOX_TEST_MYSQL_URL).
+lostConnections('postgres');
+lostConnections('mysql');
