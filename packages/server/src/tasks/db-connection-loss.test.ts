@@ -1,7 +1,14 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { openDb } from '../db';
 import { type TestDialect, testDialects } from '../test-support/dialects';
 import { type Client, createHarness, type Harness } from '../test-support/harness';
 import { killConnections } from '../test-support/kill-connections';
+import { freePort } from '../test-support/net';
 import { gitRepo, insertRepository, insertTemplate, outputOf, waitFor } from './__fixtures__/fixtures';
 
 const LINES = 150;
@@ -120,6 +127,122 @@ function lostConnections(name: TestDialect['name']) {
     });
   });
 }
+
+const postgres = testDialects().find((d) => d.name === 'postgres');
+const bin = fileURLToPath(new URL('../../bin/signalbox.mjs', import.meta.url));
+
+/** A real `signalbox server` process on PostgreSQL: its connections are ended mid-run and it carries on. */
+describe.runIf(postgres)('a server process whose database connections are ended mid-run', () => {
+  const dataDir = mkdtempSync(join(tmpdir(), 'sb-conn-loss-'));
+  let server: ChildProcess | null = null;
+  let database: { url: string; drop(): Promise<void> } | null = null;
+  let output = '';
+
+  afterAll(async () => {
+    if (server?.pid && server.exitCode === null) {
+      server.kill('SIGTERM');
+      await new Promise((r) => server!.once('exit', r));
+    }
+    await database?.drop();
+    rmSync(dataDir, { recursive: true, force: true });
+  });
+
+  it('keeps running and serving, and ends the task with every line', async () => {
+    database = await postgres!.create(dataDir);
+    const port = await freePort();
+    const url = (path: string) => `http://127.0.0.1:${port}${path}`;
+    server = spawn(process.execPath, [bin, 'server'], {
+      env: {
+        ...process.env,
+        SIGNALBOX_DATA_DIR: dataDir,
+        SIGNALBOX_DB_URL: database.url,
+        SIGNALBOX_HOST: '127.0.0.1',
+        SIGNALBOX_PORT: String(port),
+        SIGNALBOX_ADMIN_LOGIN: 'admin',
+        SIGNALBOX_ADMIN_PASSWORD: 'admin-password-1',
+        SIGNALBOX_ADMIN_EMAIL: 'admin@example.test',
+        SIGNALBOX_ADMIN_NAME: 'Admin',
+        SIGNALBOX_LOG_LEVEL: 'warn',
+      },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    server.stdout!.on('data', (chunk) => {
+      output += chunk;
+    });
+    server.stderr!.on('data', (chunk) => {
+      output += chunk;
+    });
+    await waitFor(
+      orNothing(async () => (await fetch(url('/api/ping'))).ok),
+      30_000,
+      'the server to answer',
+    );
+    const login = await fetch(url('/api/auth/login'), {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ auth: 'admin', password: 'admin-password-1' }),
+    });
+    expect(login.status).toBe(204);
+    const cookie = String(login.headers.get('set-cookie')).split(';')[0]!;
+    const api = (method: string, path: string, body?: unknown) =>
+      fetch(url(path), {
+        method,
+        headers: { cookie, ...(body ? { 'content-type': 'application/json' } : {}) },
+        body: body ? JSON.stringify(body) : undefined,
+      });
+    const projectId = (
+      (await (await api('POST', '/api/projects', { name: 'Loss' })).json()) as { id: number }
+    ).id;
+    const handle = openDb(database.url);
+    const deps = { db: handle.db, dialect: handle.dialect } as Parameters<typeof insertTemplate>[0];
+    const repoId = await insertRepository(deps, projectId, { git_url: gitRepo({ 'count.sh': script }) });
+    const tpl = await insertTemplate(deps, projectId, { repository_id: repoId, playbook: 'count.sh' });
+    await handle.destroy();
+
+    const task = (await (
+      await api('POST', `/api/project/${projectId}/tasks`, { template_id: tpl })
+    ).json()) as {
+      id: number;
+    };
+    const lines = async () =>
+      (
+        (await (await api('GET', `/api/project/${projectId}/tasks/${task.id}/output`)).json()) as {
+          output: string;
+        }[]
+      ).map((r) => r.output);
+    await waitFor(
+      orNothing(async () => (await lines()).filter((l) => l.startsWith('line ')).length >= 20),
+      20_000,
+      'the first lines',
+    );
+    expect(await killConnections(database.url)).toBeGreaterThan(0);
+    const codes: number[] = [];
+    const status = async () => {
+      const res = await api('GET', `/api/project/${projectId}/tasks/${task.id}`);
+      codes.push(
+        res.status,
+        (await fetch(url('/api/ping'))).status,
+        (await api('GET', '/api/projects')).status,
+      );
+      return res.ok ? ((await res.json()) as { status: string }).status : '';
+    };
+    const final = await waitFor(
+      async () => {
+        const s = await status();
+        return ['success', 'error', 'stopped'].includes(s) ? s : undefined;
+      },
+      60_000,
+      'the task to end',
+    );
+    expect(server.exitCode, output).toBeNull();
+    expect(codes.filter((c) => c >= 500)).toEqual([]);
+    expect(final).toBe('success');
+    expect((await lines()).filter((l) => l.startsWith('line '))).toEqual(numbered);
+    expect(output).not.toContain("Unhandled 'error' event");
+    // Lost connections are reported in one line each, never with a stack trace.
+    expect(output).not.toMatch(/\n\s+at /);
+  });
+});
 
 // Only where the servers are configured (CI sets SIGNALBOX_TEST_PG_URL and SIGNALBOX_TEST_MYSQL_URL).
 lostConnections('postgres');
