@@ -12,10 +12,11 @@ import { isDbUnavailable } from './unavailable';
 const isRead = (query: CompiledQuery) => /^\s*select\b/i.test(query.sql);
 
 /**
- * Wraps a dialect so that a read (a `select`) outside a transaction that fails because its connection was lost
- * runs again on a new connection: a request that reads while the database restarts or ends its sessions still
- * answers. Writes and statements inside a transaction are never repeated here (a write whose answer was lost may
- * have been applied; a transaction died with its connection): their error reaches the caller.
+ * Wraps a dialect so that a read (a `select`) that fails because its connection was lost runs again on a new
+ * connection when it was the first statement on that connection — a lone query, never one inside a transaction or
+ * after other statements on a pinned connection, whose session state a new connection would not have — so a
+ * request that reads while the database restarts or ends its sessions still answers. Writes are never repeated
+ * here (a write whose answer was lost may have been applied): their error reaches the caller.
  */
 export function retryReads(dialect: Dialect, poolSize: number): Dialect {
   // An outage can leave every pooled connection dead, and the pool finds out one use at a time; each failed use
@@ -30,7 +31,8 @@ export function retryReads(dialect: Dialect, poolSize: number): Dialect {
 }
 
 class RetryingConnection implements DatabaseConnection {
-  inTransaction = false;
+  /** No statement ran on this checkout yet (a transaction's `begin` counts). */
+  fresh = true;
   /** Null after a lost connection went back to the pool and no new one could be had. */
   current: DatabaseConnection | null;
 
@@ -48,12 +50,13 @@ class RetryingConnection implements DatabaseConnection {
   }
 
   async executeQuery<R>(query: CompiledQuery): Promise<QueryResult<R>> {
+    const repeatable = this.fresh && isRead(query);
+    this.fresh = false;
     for (let attempt = 1; ; attempt++) {
       try {
         return await this.connection().executeQuery<R>(query);
       } catch (err) {
-        if (attempt >= this.attempts || this.inTransaction || !isRead(query) || !isDbUnavailable(err))
-          throw err;
+        if (!repeatable || attempt >= this.attempts || !isDbUnavailable(err)) throw err;
         // Hand the lost connection back first (the pool closes it and frees its slot), then take another.
         const lost = this.connection();
         this.current = null;
@@ -64,6 +67,7 @@ class RetryingConnection implements DatabaseConnection {
   }
 
   streamQuery<R>(query: CompiledQuery, chunkSize?: number): AsyncIterableIterator<QueryResult<R>> {
+    this.fresh = false;
     return this.connection().streamQuery<R>(query, chunkSize);
   }
 }
@@ -84,26 +88,16 @@ class ReadRetryingDriver implements Driver {
 
   async beginTransaction(connection: DatabaseConnection, settings: TransactionSettings) {
     const c = connection as RetryingConnection;
-    c.inTransaction = true;
+    c.fresh = false;
     await this.driver.beginTransaction(c.connection(), settings);
   }
 
   async commitTransaction(connection: DatabaseConnection) {
-    const c = connection as RetryingConnection;
-    try {
-      await this.driver.commitTransaction(c.connection());
-    } finally {
-      c.inTransaction = false;
-    }
+    await this.driver.commitTransaction((connection as RetryingConnection).connection());
   }
 
   async rollbackTransaction(connection: DatabaseConnection) {
-    const c = connection as RetryingConnection;
-    try {
-      await this.driver.rollbackTransaction(c.connection());
-    } finally {
-      c.inTransaction = false;
-    }
+    await this.driver.rollbackTransaction((connection as RetryingConnection).connection());
   }
 
   async savepoint(connection: DatabaseConnection, name: string, compile: QueryCompiler['compileQuery']) {
