@@ -25,7 +25,7 @@ import { tokenExpiry } from './migrations/0006-token-expiry';
 import { runnerOwner } from './migrations/0007-runner-owner';
 import { retryReads } from './read-retry';
 import type { Database } from './tables';
-import { describeDbError, isDbUnavailable } from './unavailable';
+import { describeDbError, isConnectionLoss } from './unavailable';
 
 export type { Dialect } from './dialect';
 export type { Database } from './tables';
@@ -81,7 +81,7 @@ function postgresPool(url: string, log: DbLog): PostgresPool {
         try {
           return await client.query(sql, [...parameters]);
         } catch (err) {
-          if (isDbUnavailable(err)) broken = err as Error;
+          if (isConnectionLoss(err)) broken = err as Error;
           throw err;
         }
       };

@@ -7,9 +7,11 @@ import type {
   QueryResult,
   TransactionSettings,
 } from 'kysely';
-import { isDbUnavailable } from './unavailable';
+import { isDbUnavailable, markDbError } from './unavailable';
 
 const isRead = (query: CompiledQuery) => /^\s*select\b/i.test(query.sql);
+/** The driver's errors are marked as the database's (see isDbUnavailable). */
+const marked = <T>(work: Promise<T>) => work.catch((err: unknown) => Promise.reject(markDbError(err)));
 
 /**
  * Wraps a dialect so that a read (a `select`) that fails because its connection was lost runs again on a new
@@ -45,7 +47,10 @@ class RetryingConnection implements DatabaseConnection {
   }
 
   connection(): DatabaseConnection {
-    if (!this.current) throw new Error('The database connection was lost');
+    if (!this.current)
+      throw markDbError(
+        Object.assign(new Error('The database connection was lost'), { code: 'ECONNABORTED' }),
+      );
     return this.current;
   }
 
@@ -56,12 +61,13 @@ class RetryingConnection implements DatabaseConnection {
       try {
         return await this.connection().executeQuery<R>(query);
       } catch (err) {
+        markDbError(err);
         if (!repeatable || attempt >= this.attempts || !isDbUnavailable(err)) throw err;
         // Hand the lost connection back first (the pool closes it and frees its slot), then take another.
         const lost = this.connection();
         this.current = null;
         await this.driver.releaseConnection(lost);
-        this.current = await this.driver.acquireConnection();
+        this.current = await marked(this.driver.acquireConnection());
       }
     }
   }
@@ -83,25 +89,26 @@ class ReadRetryingDriver implements Driver {
   }
 
   async acquireConnection(): Promise<DatabaseConnection> {
-    return new RetryingConnection(this.driver, await this.driver.acquireConnection(), this.attempts);
+    const connection = await marked(this.driver.acquireConnection());
+    return new RetryingConnection(this.driver, connection, this.attempts);
   }
 
   async beginTransaction(connection: DatabaseConnection, settings: TransactionSettings) {
     const c = connection as RetryingConnection;
     c.fresh = false;
-    await this.driver.beginTransaction(c.connection(), settings);
+    await marked(this.driver.beginTransaction(c.connection(), settings));
   }
 
   async commitTransaction(connection: DatabaseConnection) {
-    await this.driver.commitTransaction((connection as RetryingConnection).connection());
+    await marked(this.driver.commitTransaction((connection as RetryingConnection).connection()));
   }
 
   async rollbackTransaction(connection: DatabaseConnection) {
-    await this.driver.rollbackTransaction((connection as RetryingConnection).connection());
+    await marked(this.driver.rollbackTransaction((connection as RetryingConnection).connection()));
   }
 
   async savepoint(connection: DatabaseConnection, name: string, compile: QueryCompiler['compileQuery']) {
-    await this.nested('savepoint')((connection as RetryingConnection).connection(), name, compile);
+    await marked(this.nested('savepoint')((connection as RetryingConnection).connection(), name, compile));
   }
 
   async rollbackToSavepoint(
@@ -109,7 +116,9 @@ class ReadRetryingDriver implements Driver {
     name: string,
     compile: QueryCompiler['compileQuery'],
   ) {
-    await this.nested('rollbackToSavepoint')((connection as RetryingConnection).connection(), name, compile);
+    await marked(
+      this.nested('rollbackToSavepoint')((connection as RetryingConnection).connection(), name, compile),
+    );
   }
 
   async releaseSavepoint(
@@ -117,7 +126,9 @@ class ReadRetryingDriver implements Driver {
     name: string,
     compile: QueryCompiler['compileQuery'],
   ) {
-    await this.nested('releaseSavepoint')((connection as RetryingConnection).connection(), name, compile);
+    await marked(
+      this.nested('releaseSavepoint')((connection as RetryingConnection).connection(), name, compile),
+    );
   }
 
   private nested(method: 'savepoint' | 'rollbackToSavepoint' | 'releaseSavepoint') {

@@ -29,11 +29,11 @@ const postgresMessages = [
 ];
 
 /**
- * True when the error says the database connection is gone or cannot be made (the server restarted, an
- * administrator ended the session, the network dropped) rather than that the statement itself was wrong: trying
- * again on a new connection may succeed.
+ * True when the error says a connection is gone or cannot be made (the server restarted, an administrator ended
+ * the session, the network dropped) rather than that the statement itself was wrong: trying again on a new
+ * connection may succeed. Classifies any error; see isDbUnavailable for errors that reached the application.
  */
-export function isDbUnavailable(err: unknown): boolean {
+export function isConnectionLoss(err: unknown): boolean {
   if (!err || typeof err !== 'object') return false;
   const e = err as { code?: unknown; fatal?: unknown; message?: unknown };
   const code = typeof e.code === 'string' ? e.code : '';
@@ -44,6 +44,20 @@ export function isDbUnavailable(err: unknown): boolean {
   if (e.fatal === true) return true;
   const message = typeof e.message === 'string' ? e.message : '';
   return postgresMessages.some((m) => message.startsWith(m));
+}
+
+/** Errors the database driver threw (so a refused connection to some other service is never taken for one). */
+const fromDatabase = new WeakSet<object>();
+
+/** Marks an error as thrown by the database driver (db/read-retry.ts does, for every statement and connection). */
+export function markDbError(err: unknown): unknown {
+  if (err && typeof err === 'object') fromDatabase.add(err);
+  return err;
+}
+
+/** True for a lost or refused database connection the driver reported: see isConnectionLoss. */
+export function isDbUnavailable(err: unknown): boolean {
+  return !!err && typeof err === 'object' && fromDatabase.has(err) && isConnectionLoss(err);
 }
 
 /** A one-line description of a connection error for the log (no stack: one outage fails many queries). */
