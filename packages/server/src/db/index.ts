@@ -61,11 +61,11 @@ function lostConnectionWarning(log: DbLog) {
  * A PostgreSQL pool that survives the server ending connections (a restart, a failover, an administrator ending
  * sessions). node-postgres reports a dropped connection as an 'error' event on its client, which ends the process
  * when nothing listens, and pg-pool listens only while a client is idle: every client gets a listener of its own
- * for the time a query or transaction holds it. A client whose connection dropped is never handed out again:
- * pg-pool drops a released client that is no longer queryable (node-postgres marks it so before the 'error'
- * event), and a client on which a query failed because the connection was lost goes back with that error, which
- * makes pg-pool close it (the server's "terminating connection" message can arrive before the socket closes,
- * while the client still looks queryable).
+ * for its whole life, so one a query or transaction holds is covered too. A client whose connection dropped is
+ * never handed out again: pg-pool drops a released client that is no longer queryable (node-postgres marks it so
+ * before the 'error' event), and a client on which a query failed because the connection was lost goes back with
+ * that error, which makes pg-pool close it (the server's "terminating connection" message can arrive before the
+ * socket closes, while the client still looks queryable).
  */
 function postgresPool(url: string, log: DbLog): PostgresPool {
   const pool = new pg.Pool({ connectionString: url, max: POOL_SIZE });

@@ -1,6 +1,6 @@
 import { mkdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { untilDbAnswers } from '../db/retry';
+import { logFailure, untilDbAnswers } from '../db/retry';
 import type { Deps } from '../deps';
 import { recordEvent } from '../features/events/events.store';
 import { loadDetails } from './details';
@@ -53,8 +53,8 @@ export function runTask(
   let pendingStop: 'stop' | 'force' | null = null;
   let decider: ((d: Decision) => void) | null = null;
   /**
-   * Database work of the run, tried again while the database is unavailable (each step is safe to repeat): a
-   * dropped connection delays the task instead of failing it or leaving it unfinished.
+   * Database work of the run that is safe to repeat (reads, updates to fixed values), tried again while the
+   * database is unavailable: a dropped connection delays the task instead of failing it or leaving it unfinished.
    */
   const persist = <T>(what: string, work: () => Promise<T>) =>
     untilDbAnswers(work, { log: deps.log, what, taskId: id, giveUp: () => engine.closing });
@@ -165,15 +165,14 @@ export function runTask(
     const saved = await engine.saveStatus(id, final);
     if (!saved && final !== 'stopped') await engine.saveStatus(id, 'stopped');
     const end = await persist('reading the task', () => findTask(deps.db, id));
-    await persist('recording the task event', () =>
-      recordEvent(deps.db, {
-        project_id: task.project_id,
-        user_id: task.user_id,
-        object_type: 'task',
-        object_id: id,
-        description: `Task ID ${id} finished: ${end?.status ?? final}`,
-      }),
-    );
+    // One attempt: an insert whose answer was lost may have been stored, and a second would duplicate it.
+    await recordEvent(deps.db, {
+      project_id: task.project_id,
+      user_id: task.user_id,
+      object_type: 'task',
+      object_id: id,
+      description: `Task ID ${id} finished: ${end?.status ?? final}`,
+    }).catch((err) => logFailure(deps.log, err, 'recording the task event failed', { taskId: id }));
     if (end?.status === 'success' && templateType === 'build') {
       const templates = await persist('reading autorun templates', () =>
         autorunTemplates(deps.db, task.project_id, task.template_id),
