@@ -128,6 +128,60 @@ function outageOn(name: TestDialect['name']) {
       expect(h.logLines.some((l) => l.includes('storing task output: database unavailable'))).toBe(true);
     });
 
+    it('stores a batch of lines once when its commit went through but the answer was lost', async () => {
+      dbRetry.capMs = 60_000;
+      const signal = join(gate, 'commit');
+      const id = await startTask('until.sh', signal);
+      await waitFor(
+        orNothing(async () => (await outputOf(h.deps, id)).length >= 20),
+        20_000,
+        'first lines',
+      );
+      // The next output batch's commit reaches the server; its answer does not reach the app.
+      await outage.loseAnswerTo('commit');
+      writeFileSync(signal, '');
+      const done = await waitFor(
+        orNothing(async () => {
+          const t = await taskRow(id);
+          return t && finished.includes(t.status) ? t : undefined;
+        }),
+        30_000,
+        'the task to end',
+      );
+      expect(done.status).toBe('success');
+      const out = await outputOf(h.deps, id);
+      const count = Number(out.find((l) => l.startsWith('end '))!.split(' ')[1]);
+      expect(out.filter((l) => l.startsWith('line '))).toEqual(
+        Array.from({ length: count }, (_, i) => `line ${i + 1}`),
+      );
+      expect(h.logLines.some((l) => l.includes('storing task output: the database answers again'))).toBe(
+        true,
+      );
+    });
+
+    it('counts a final status as saved when the update went through but the answer was lost', async () => {
+      dbRetry.capMs = 60_000;
+      const published: string[] = [];
+      let id = 0;
+      h.deps.bus.on('live', (m) => {
+        if (m.type === 'update' && m.task_id === id) published.push(m.status);
+      });
+      const signal = join(gate, 'status');
+      id = await startTask('wait.sh', signal);
+      await waitFor(
+        orNothing(async () => (await taskRow(id))?.status === 'running'),
+        20_000,
+        'running',
+      );
+      const q = name === 'mysql' ? '`' : '"';
+      // The run's next task update is its final status: it reaches the server, its answer does not.
+      const lost = outage.loseAnswerTo(`update ${q}task${q} set`);
+      writeFileSync(signal, '');
+      await lost;
+      await waitFor(async () => published.includes('success'), 20_000, 'the final status to be published');
+      expect((await taskRow(id))?.status).toBe('success');
+    });
+
     it('ends a task whose end could not be saved before the retry cap, once the database is back', async () => {
       dbRetry.capMs = 1500;
       const signal = join(gate, 'end');
