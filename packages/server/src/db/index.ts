@@ -1,6 +1,8 @@
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import SQLite from 'better-sqlite3';
+import type { FastifyBaseLogger } from 'fastify';
+import type { PostgresPool, PostgresPoolClient } from 'kysely';
 import {
   Kysely,
   type Migration,
@@ -12,6 +14,7 @@ import {
 } from 'kysely';
 import { createPool } from 'mysql2';
 import pg from 'pg';
+import { pino } from 'pino';
 import { type Dialect, dialectOf } from './dialect';
 import { initial } from './migrations/0001-initial';
 import { scheduler } from './migrations/0002-scheduler';
@@ -21,7 +24,9 @@ import { webhookDeliveries } from './migrations/0005-webhook-deliveries';
 import { tokenExpiry } from './migrations/0006-token-expiry';
 import { runnerOwner } from './migrations/0007-runner-owner';
 import { signInThrottle } from './migrations/0008-sign-in-throttle';
+import { retryReads } from './read-retry';
 import type { Database } from './tables';
+import { describeDbError, isConnectionLoss } from './unavailable';
 
 export type { Dialect } from './dialect';
 export type { Database } from './tables';
@@ -29,20 +34,88 @@ export type Db = Kysely<Database>;
 
 export type DbHandle = { db: Db; dialect: Dialect; destroy: () => Promise<void> };
 
+/** Connections per PostgreSQL/MariaDB pool. */
+const POOL_SIZE = 10;
+
+/** Where the pools report lost connections; the app passes its logger (a warning-level pino logger otherwise). */
+export type DbLog = Pick<FastifyBaseLogger, 'warn'>;
+let fallbackLog: DbLog | null = null;
+function defaultLog(): DbLog {
+  fallbackLog ??= pino({ level: 'warn' });
+  return fallbackLog;
+}
+
+/** Reports each lost connection once, in one line: an outage ends every pooled connection at the same time. */
+function lostConnectionWarning(log: DbLog) {
+  const reported = new WeakSet<object>();
+  return (connection: object, err: unknown) => {
+    if (reported.has(connection)) return;
+    reported.add(connection);
+    log.warn(
+      { reason: describeDbError(err) },
+      'database connection lost; the pool opens a new one when needed',
+    );
+  };
+}
+
 /**
- * A PostgreSQL pool that survives the server closing idle connections (a restart, a failover, an administrator
- * ending sessions): pg reports that as an 'error' event, which would end the process with no listener. The pool
- * has already dropped the connection and opens a new one on the next query, so there is nothing else to do.
+ * A PostgreSQL pool that survives the server ending connections (a restart, a failover, an administrator ending
+ * sessions). node-postgres reports a dropped connection as an 'error' event on its client, which ends the process
+ * when nothing listens, and pg-pool listens only while a client is idle: every client gets a listener of its own
+ * for its whole life, so one a query or transaction holds is covered too. A client whose connection dropped is
+ * never handed out again: pg-pool drops a released client that is no longer queryable (node-postgres marks it so
+ * before the 'error' event), and a client on which a query failed because the connection was lost goes back with
+ * that error, which makes pg-pool close it (the server's "terminating connection" message can arrive before the
+ * socket closes, while the client still looks queryable).
  */
-function postgresPool(url: string) {
-  const pool = new pg.Pool({ connectionString: url, max: 10 });
+function postgresPool(url: string, log: DbLog): PostgresPool {
+  const pool = new pg.Pool({ connectionString: url, max: POOL_SIZE });
+  const lost = lostConnectionWarning(log);
+  // pg-pool repeats an idle client's error on the pool; the client's own listener has reported it.
   pool.on('error', () => {});
+  pool.on('connect', (client) => client.on('error', (err) => lost(client, err)));
+  return {
+    async connect() {
+      const client = await pool.connect();
+      let broken: Error | undefined;
+      const query = async (sql: string, parameters: readonly unknown[]) => {
+        try {
+          return await client.query(sql, [...parameters]);
+        } catch (err) {
+          if (isConnectionLoss(err)) broken = err as Error;
+          throw err;
+        }
+      };
+      // Only the (sql, parameters) form: the dialect has no cursor configured, so Kysely never passes one.
+      return {
+        query: query as unknown as PostgresPoolClient['query'],
+        release: () => client.release(broken),
+      };
+    },
+    end: () => pool.end(),
+  };
+}
+
+/** The MariaDB/MySQL pool, with a listener on every connection so no later 'error' event goes unheard. */
+function mysqlPool(url: string, log: DbLog) {
+  const pool = createPool({
+    uri: url.replace(/^mariadb:/, 'mysql:'),
+    connectionLimit: POOL_SIZE,
+    charset: 'utf8mb4',
+  });
+  const lost = lostConnectionWarning(log);
+  // mysql2 drops a connection from the pool on its first error; its own listener is a one-time one.
+  pool.on('connection', (connection) => connection.on('error', (err) => lost(connection, err)));
   return pool;
 }
 
-/** Opens the database named by the URL: sqlite://<path>, postgres://…, mysql://… */
-export function openDb(url: string): DbHandle {
+/**
+ * Opens the database named by the URL: sqlite://<path>, postgres://…, mysql://… On PostgreSQL and MariaDB a read
+ * outside a transaction that meets a lost connection runs again on a new one (see retryReads).
+ */
+export function openDb(url: string, options: { log?: DbLog } = {}): DbHandle {
   const dialect = dialectOf(url);
+  const log = options.log ?? defaultLog();
   let db: Db;
   if (dialect === 'sqlite') {
     const path = url.slice('sqlite://'.length);
@@ -54,17 +127,11 @@ export function openDb(url: string): DbHandle {
     db = new Kysely<Database>({ dialect: new SqliteDialect({ database: sqlite }) });
   } else if (dialect === 'postgres') {
     db = new Kysely<Database>({
-      dialect: new PostgresDialect({ pool: postgresPool(url) }),
+      dialect: retryReads(new PostgresDialect({ pool: postgresPool(url, log) }), POOL_SIZE),
     });
   } else {
     db = new Kysely<Database>({
-      dialect: new MysqlDialect({
-        pool: createPool({
-          uri: url.replace(/^mariadb:/, 'mysql:'),
-          connectionLimit: 10,
-          charset: 'utf8mb4',
-        }),
-      }),
+      dialect: retryReads(new MysqlDialect({ pool: mysqlPool(url, log) }), POOL_SIZE),
     });
   }
   return { db, dialect, destroy: () => db.destroy() };

@@ -1,29 +1,127 @@
 import { sql } from 'kysely';
+import { createConnection } from 'mysql2/promise';
 import pg from 'pg';
 import { describe, expect, it } from 'vitest';
 import { testDialects } from '../test-support/dialects';
 import { openDb } from '.';
+import { isDbUnavailable } from './unavailable';
 
 const postgres = testDialects().find((d) => d.name === 'postgres');
+const mysql = testDialects().find((d) => d.name === 'mysql');
+
+/** Resolves once `check` holds, trying every 20 ms (at most 10 s). */
+async function until(check: () => Promise<boolean>) {
+  const deadline = Date.now() + 10_000;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error('timed out');
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
 
 /** Runs only where PostgreSQL is configured (CI sets SIGNALBOX_TEST_PG_URL); it is a property of that driver. */
 describe.runIf(postgres)('PostgreSQL pool', () => {
+  const admin = async <T>(work: (client: pg.Client) => Promise<T>) => {
+    const client = new pg.Client({ connectionString: process.env.SIGNALBOX_TEST_PG_URL });
+    await client.connect();
+    try {
+      return await work(client);
+    } finally {
+      await client.end();
+    }
+  };
+  const pidOf = async (db: ReturnType<typeof openDb>['db']) =>
+    (await sql<{ pid: number }>`select pg_backend_pid() as pid`.execute(db)).rows[0]!.pid;
+
   it('survives the server ending its idle connections and answers the next query', async () => {
     const database = await postgres!.create('');
     const handle = openDb(database.url);
     try {
-      const pid = async () =>
-        (await sql<{ pid: number }>`select pg_backend_pid() as pid`.execute(handle.db)).rows[0]!.pid;
-      const before = await pid();
+      const before = await pidOf(handle.db);
       // Another session ends ours, as a restart or an administrator would, while it sits idle in the pool.
-      const admin = new pg.Client({ connectionString: process.env.SIGNALBOX_TEST_PG_URL });
-      await admin.connect();
-      await admin.query('select pg_terminate_backend($1)', [before]);
-      await admin.end();
-      await new Promise((r) => setTimeout(r, 200));
-      // No unhandled 'error' (vitest fails the run on one), and the pool reconnects.
-      const after = await pid();
+      await admin((c) => c.query('select pg_terminate_backend($1)', [before]));
+      // The very next read answers (from a new connection), with no unhandled 'error' (vitest fails on one).
+      const after = await pidOf(handle.db);
       expect(after).not.toBe(before);
+    } finally {
+      await handle.destroy();
+      await database.drop();
+    }
+  });
+
+  it('survives losing a connection held by a transaction, and never hands that connection out again', async () => {
+    const database = await postgres!.create('');
+    const handle = openDb(database.url);
+    try {
+      let held = 0;
+      const failed = await handle.db
+        .transaction()
+        .execute(async (trx) => {
+          held = await pidOf(trx as never);
+          const sleeping = sql`select pg_sleep(30)`.execute(trx);
+          sleeping.catch(() => {}); // awaited below, after the kill
+          await until(() =>
+            admin(async (c) => {
+              const res = await c.query(
+                "select 1 from pg_stat_activity where pid = $1 and query like '%pg_sleep%'",
+                [held],
+              );
+              return res.rowCount === 1;
+            }),
+          );
+          await admin((c) => c.query('select pg_terminate_backend($1)', [held]));
+          await sleeping;
+        })
+        .then(
+          () => null,
+          (err: unknown) => err,
+        );
+      expect(isDbUnavailable(failed)).toBe(true);
+      // Every later use gets a live connection, never the one that was ended.
+      for (let i = 0; i < 12; i++) expect(await pidOf(handle.db)).not.toBe(held);
+      const writes = await handle.db.transaction().execute(async (trx) => pidOf(trx as never));
+      expect(writes).not.toBe(held);
+    } finally {
+      await handle.destroy();
+      await database.drop();
+    }
+  });
+});
+
+describe.runIf(mysql)('MariaDB/MySQL pool', () => {
+  it('survives losing a connection held by a transaction and answers the next query', async () => {
+    const database = await mysql!.create('');
+    const handle = openDb(database.url);
+    const idOf = async (db: ReturnType<typeof openDb>['db']) =>
+      Number((await sql<{ id: number }>`select connection_id() as id`.execute(db)).rows[0]!.id);
+    try {
+      let held = 0;
+      const failed = await handle.db
+        .transaction()
+        .execute(async (trx) => {
+          held = await idOf(trx as never);
+          const sleeping = sql`select sleep(30)`.execute(trx);
+          sleeping.catch(() => {}); // awaited below, after the kill
+          const killer = await createConnection(process.env.SIGNALBOX_TEST_MYSQL_URL!);
+          try {
+            await until(async () => {
+              const [rows] = await killer.query(
+                "select 1 from information_schema.processlist where id = ? and info like '%sleep(30)%'",
+                [held],
+              );
+              return (rows as unknown[]).length === 1;
+            });
+            await killer.query(`KILL ${held}`);
+          } finally {
+            await killer.end();
+          }
+          await sleeping;
+        })
+        .then(
+          () => null,
+          (err: unknown) => err,
+        );
+      expect(isDbUnavailable(failed)).toBe(true);
+      for (let i = 0; i < 12; i++) expect(await idOf(handle.db)).not.toBe(held);
     } finally {
       await handle.destroy();
       await database.drop();

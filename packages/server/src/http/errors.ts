@@ -1,6 +1,7 @@
 import { findNulCharacter, messages } from '@signalbox/contracts';
 import type { FastifyError, FastifyInstance } from 'fastify';
 import { ZodError, type ZodType, type z } from 'zod';
+import { describeDbError, isDbUnavailable } from '../db/unavailable';
 
 /** The one error type services throw: a status, a message a user understands, optional per-field messages. */
 export class AppError extends Error {
@@ -76,6 +77,11 @@ export function registerErrorHandler(app: FastifyInstance) {
       else if (code === 'FST_ERR_CTP_BODY_TOO_LARGE') message = 'Request body is too large';
       else if (code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE') message = 'Unsupported content type';
       return reply.status(status).send({ error: message });
+    }
+    if (isDbUnavailable(err)) {
+      // An outage fails many requests at once: one line each, no stack.
+      request.log.warn({ reason: describeDbError(err) }, 'request failed: database unavailable');
+      return reply.status(503).send({ error: 'Database unavailable, try again' });
     }
     request.log.error({ err }, 'request failed');
     return reply.status(500).send({ error: 'Internal server error' });

@@ -1,4 +1,5 @@
 import { Cron } from 'croner';
+import { logFailure, untilDbAnswers } from '../db/retry';
 import { parseJson } from '../db/values';
 import type { Deps } from '../deps';
 import { type Clock, realClock } from './clock';
@@ -27,6 +28,8 @@ type Armed = { entry: ScheduleEntry; cron: Cron; timer?: unknown; next?: Date };
 
 /** setTimeout's ceiling; longer waits are split. */
 const MAX_DELAY = 2 ** 31 - 1;
+/** After a failed re-read of the schedules (the database was unavailable), the next try comes this much later. */
+export const RELOAD_RETRY_MS = 5000;
 
 /** Strips credentials a git error message may echo back (user:password@host in a URL). */
 const redact = (text: string) => text.replace(/\/\/[^/@\s]*@/g, '//***@');
@@ -43,6 +46,10 @@ export function createScheduler(deps: Deps, options: SchedulerOptions = {}): Sch
   let started = false;
   let closed = false;
   let refreshChain: Promise<void> = Promise.resolve();
+  let reloadTimer: unknown;
+  /** Database reads and idempotent writes of a tick: a short outage delays the tick instead of losing it. */
+  const persist = <T>(what: string, scheduleId: number, work: () => Promise<T>) =>
+    untilDbAnswers(work, { log: deps.log, what, scheduleId, giveUp: () => closed });
 
   function disarm(a: Armed) {
     if (a.timer !== undefined) clock.clearTimer(a.timer);
@@ -96,11 +103,21 @@ export function createScheduler(deps: Deps, options: SchedulerOptions = {}): Sch
     inFlight.add(work);
   }
 
+  /**
+   * Runs one tick. A claim whose answer was lost is not taken for won (trying it again finds it claimed): the tick
+   * is skipped rather than risk running twice. The task itself is created once, without retry, for the same reason.
+   */
   async function runTick(scheduleId: number, tick: Date) {
-    if (!(await claimTick(deps.db, scheduleId, tick.toISOString()))) return;
-    const s = await scheduleForRun(deps.db, scheduleId);
+    const at = tick.toISOString();
+    if (!(await persist('claiming a schedule tick', scheduleId, () => claimTick(deps.db, scheduleId, at))))
+      return;
+    const s = await persist('reading a schedule', scheduleId, () => scheduleForRun(deps.db, scheduleId));
     if (s?.active !== 1) return;
-    if (await hasWaitingTask(deps.db, scheduleId, s.template_id)) {
+    if (
+      await persist('reading a schedule', scheduleId, () =>
+        hasWaitingTask(deps.db, scheduleId, s.template_id),
+      )
+    ) {
       deps.log.info({ scheduleId }, 'schedule skipped: its previous task is still waiting');
       return;
     }
@@ -124,7 +141,10 @@ export function createScheduler(deps: Deps, options: SchedulerOptions = {}): Sch
       { template_id: s.template_id },
       { userId: null, scheduleId, ...(commitHash ? { commitHash } : {}) },
     );
-    if (commitHash) await saveCommitHash(deps.db, scheduleId, commitHash);
+    if (commitHash)
+      await persist('saving a schedule commit', scheduleId, () =>
+        saveCommitHash(deps.db, scheduleId, commitHash),
+      );
     deps.log.info({ scheduleId, taskId, tick: tick.toISOString() }, 'schedule started a task');
   }
 
@@ -140,6 +160,14 @@ export function createScheduler(deps: Deps, options: SchedulerOptions = {}): Sch
         passphrase: plain.passphrase ?? '',
       };
     return { type: 'none' };
+  }
+
+  function reloadSoon() {
+    if (reloadTimer !== undefined || closed) return;
+    reloadTimer = clock.setTimer(() => {
+      reloadTimer = undefined;
+      handle.refresh().catch(() => {});
+    }, RELOAD_RETRY_MS);
   }
 
   async function load() {
@@ -176,19 +204,29 @@ export function createScheduler(deps: Deps, options: SchedulerOptions = {}): Sch
     }
   }
 
-  return {
+  const handle: SchedulerHandle = {
     async start() {
       started = true;
       closed = false;
       await this.refresh();
     },
-    /** Re-reads the schedules table; concurrent calls run one after another. */
+    /**
+     * Re-reads the schedules table; concurrent calls run one after another. When the read fails the caller gets
+     * the error and the scheduler tries again on its own a little later, so a change saved just before an outage
+     * is still armed.
+     */
     refresh() {
-      refreshChain = refreshChain.then(load, load);
+      refreshChain = refreshChain.then(load, load).catch((err: unknown) => {
+        logFailure(deps.log, err, 'reading the schedules failed; trying again shortly');
+        reloadSoon();
+        throw err;
+      });
       return refreshChain;
     },
     async close() {
       closed = true;
+      if (reloadTimer !== undefined) clock.clearTimer(reloadTimer);
+      reloadTimer = undefined;
       for (const a of armed.values()) disarm(a);
       armed.clear();
       await Promise.allSettled([...inFlight]);
@@ -200,4 +238,5 @@ export function createScheduler(deps: Deps, options: SchedulerOptions = {}): Sch
       return new Map([...armed].filter(([, a]) => a.next).map(([id, a]) => [id, a.next as Date]));
     },
   };
+  return handle;
 }

@@ -4,6 +4,7 @@ import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { isFinished } from '@signalbox/contracts';
 import type { Updateable } from 'kysely';
+import { logFailure, untilDbAnswers } from '../db/retry';
 import type { TaskTable } from '../db/tables';
 import { now, toBool } from '../db/values';
 import type { Deps } from '../deps';
@@ -72,15 +73,24 @@ export const runnerTimings = {
 
 export const interruptedMessage = 'Interrupted by server restart';
 export const runnerGoneMessage = 'Interrupted: its server stopped responding';
+export const unsavedMessage = 'Interrupted: the database was unavailable, so its result could not be saved';
 
 const iso = (ms: number) => new Date(ms).toISOString();
 
 export type Engine = TaskEngine & {
   /** Saves a status change (if allowed from the current one, or from `from` when given) and publishes it. */
   setStatus(id: number, status: string, extra?: Updateable<TaskTable>, from?: string[]): Promise<boolean>;
+  /**
+   * setStatus for a run's own transitions (to running, to its end): while the database is unavailable it tries
+   * again (bounded by dbRetry.capMs; past it, the sweep ends the task), and a change that was applied although
+   * its answer was lost counts as saved.
+   */
+  saveStatus(id: number, status: string, extra?: Updateable<TaskTable>): Promise<boolean>;
   publishTask(task: TaskRow): void;
   /** This instance's id among those sharing the database (SIGNALBOX_INSTANCE_ID or a hash of the data dir). */
   readonly instanceId: string;
+  /** True once close() began: runs stop waiting for an unavailable database (the next start ends their tasks). */
+  readonly closing: boolean;
 };
 
 /** Thrown at start when another live server holds this instance id; the server must not start. */
@@ -122,6 +132,8 @@ export function createTaskEngine(deps: Deps, options: EngineOptions = {}): Engin
   let retry: NodeJS.Timeout | null = null;
   let sweeping = false;
   let polling = false;
+  /** Tasks being claimed by this instance (status set to starting, run not registered yet). */
+  const claiming = new Set<number>();
   /** Runs here whose task another instance ended (their process is being killed). */
   const ended = new Set<number>();
 
@@ -163,6 +175,24 @@ export function createTaskEngine(deps: Deps, options: EngineOptions = {}): Engin
     return ok;
   }
 
+  async function saveStatus(id: number, status: string, extra: Updateable<TaskTable> = {}) {
+    let attempted = false;
+    return untilDbAnswers(
+      async () => {
+        if (attempted) {
+          const t = await findTask(deps.db, id);
+          if (t?.status === status) {
+            publishTask(t);
+            return true;
+          }
+        }
+        attempted = true;
+        return setStatus(id, status, extra);
+      },
+      { log: deps.log, what: `saving task status ${status}`, taskId: id, giveUp: () => closed },
+    );
+  }
+
   function wake() {
     if (!started || closed) return;
     if (pumping) {
@@ -177,7 +207,12 @@ export function createTaskEngine(deps: Deps, options: EngineOptions = {}): Engin
           await pass();
         } while (again && !closed);
       } catch (err) {
-        deps.log.error({ err }, 'task queue pass failed');
+        logFailure(deps.log, err, 'task queue pass failed');
+        // Look again soon rather than at the next safety poll: the database may be back by then.
+        retry ??= setTimeout(() => {
+          retry = null;
+          wake();
+        }, 1000);
       } finally {
         pumping = false;
       }
@@ -253,11 +288,18 @@ export function createTaskEngine(deps: Deps, options: EngineOptions = {}): Engin
         continue;
       }
       details.delete(w.id);
-      if (!(await setStatus(w.id, 'starting', { runner: instanceId, control: null }))) continue;
-      total += 1;
-      perProject.set(w.project_id, (perProject.get(w.project_id) ?? 0) + 1);
-      if (!perTemplate.has(w.template_id)) perTemplate.set(w.template_id, w.id);
-      launch(w.id, w.project_id, w.template_id);
+      // Until launch() registers the run, the sweep must not take the task for abandoned. (If the database drops
+      // the answer to this change, the task may be starting with no run: the sweep ends it.)
+      claiming.add(w.id);
+      try {
+        if (!(await setStatus(w.id, 'starting', { runner: instanceId, control: null }))) continue;
+        total += 1;
+        perProject.set(w.project_id, (perProject.get(w.project_id) ?? 0) + 1);
+        if (!perTemplate.has(w.template_id)) perTemplate.set(w.template_id, w.id);
+        launch(w.id, w.project_id, w.template_id);
+      } finally {
+        claiming.delete(w.id);
+      }
     }
   }
 
@@ -266,7 +308,7 @@ export function createTaskEngine(deps: Deps, options: EngineOptions = {}): Engin
     handle.where = { project_id: projectId, template_id: templateId };
     runs.set(id, handle);
     void handle.done
-      .catch((err) => deps.log.error({ err, taskId: id }, 'task run failed'))
+      .catch((err) => logFailure(deps.log, err, 'task run failed', { taskId: id }))
       .finally(() => {
         runs.delete(id);
         ended.delete(id);
@@ -277,17 +319,21 @@ export function createTaskEngine(deps: Deps, options: EngineOptions = {}): Engin
   /**
    * Ends as error the active tasks nothing runs any more: at start this instance's own (left by its previous
    * process; their processes are killed) and legacy ones without a runner; at start and on every sweep those of
-   * instances whose heartbeat is older than the staleness window. A live instance's tasks are never touched.
+   * instances whose heartbeat is older than the staleness window. On a sweep also this instance's own that it
+   * neither runs nor is claiming: a run that could not save its end while the database was unavailable. A live
+   * instance's tasks are never touched.
    */
   async function reconcile(atStart: boolean) {
     const t = Date.now();
     const live = await liveRunners(deps.db, iso(t - timings.staleMs));
     const own: { id: number; project_id: number; status: string }[] = [];
     const gone: typeof own = [];
+    const unsaved: typeof own = [];
     for (const task of await runningTasks(deps.db)) {
       if (task.runner === instanceId || task.runner === null) {
         // Rows without a runner predate instance ids: a previous single server left them.
         if (atStart) own.push(task);
+        else if (task.runner && !runs.has(task.id) && !claiming.has(task.id)) unsaved.push(task);
       } else if (!live.has(task.runner)) gone.push(task);
     }
     if (own.length) killOrphans(owner, new Set(own.map((task) => task.id)));
@@ -296,6 +342,7 @@ export function createTaskEngine(deps: Deps, options: EngineOptions = {}): Engin
     for (const task of own)
       rmSync(join(deps.config.dataDir, 'tasks', String(task.id)), { recursive: true, force: true });
     for (const task of gone) await interrupt(task, runnerGoneMessage);
+    for (const task of unsaved) await interrupt(task, unsavedMessage);
     if (!atStart) await removeStaleRunners(deps.db, iso(t - timings.staleMs));
   }
 
@@ -308,7 +355,7 @@ export function createTaskEngine(deps: Deps, options: EngineOptions = {}): Engin
       control: null,
     });
     if (!ok) return;
-    const sink = new LogSink(deps, task.project_id, task.id);
+    const sink = new LogSink(deps, task.project_id, task.id, { giveUp: () => closed });
     sink.line(message);
     await sink.close();
     const row = await findTask(deps.db, task.id);
@@ -345,7 +392,7 @@ export function createTaskEngine(deps: Deps, options: EngineOptions = {}): Engin
     try {
       await beatRunner(deps.db, instanceId, now(), holder);
     } catch (err) {
-      deps.log.warn({ err }, 'task runner heartbeat failed');
+      logFailure(deps.log, err, 'task runner heartbeat failed');
     }
   }
 
@@ -355,7 +402,7 @@ export function createTaskEngine(deps: Deps, options: EngineOptions = {}): Engin
     try {
       await reconcile(false);
     } catch (err) {
-      deps.log.error({ err }, 'looking for tasks of stopped instances failed');
+      logFailure(deps.log, err, 'looking for abandoned tasks failed');
     } finally {
       sweeping = false;
     }
@@ -393,7 +440,7 @@ export function createTaskEngine(deps: Deps, options: EngineOptions = {}): Engin
     try {
       await applyControls(taskIds);
     } catch (err) {
-      deps.log.error({ err }, 'reading task control requests failed');
+      logFailure(deps.log, err, 'reading task control requests failed');
     }
   }
 
@@ -431,8 +478,12 @@ export function createTaskEngine(deps: Deps, options: EngineOptions = {}): Engin
 
   const engine: Engine = {
     setStatus,
+    saveStatus,
     publishTask,
     instanceId,
+    get closing() {
+      return closed;
+    },
     async create(projectId, input, origin) {
       const id = await insertNewTask(deps, projectId, input, origin);
       const t = await findTask(deps.db, id);

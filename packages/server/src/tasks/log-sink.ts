@@ -1,6 +1,8 @@
 import type { FastifyBaseLogger } from 'fastify';
 import type { Db, Dialect } from '../db';
+import { untilDbAnswers } from '../db/retry';
 import type { EventBus } from '../live/bus';
+import { countOutputSince } from './log-sink.store';
 import type { LineTarget } from './process';
 import { insertOutput, type OutputRow } from './store';
 
@@ -13,7 +15,9 @@ const HIGH_WATER = 20_000;
 
 /**
  * Collects a task's output lines, masks secrets, stores them in batches (one transaction each) and only then
- * publishes each line as a `log` message — so every line a socket client saw is already in the database.
+ * publishes each line as a `log` message — so every line a socket client saw is already in the database. While the
+ * database is unavailable a batch is tried again (see dbRetry; the readers pause once too many lines wait), and a
+ * batch whose transaction was committed before its connection dropped is not stored twice.
  */
 export class LogSink implements LineTarget {
   private pending: OutputRow[] = [];
@@ -26,6 +30,11 @@ export class LogSink implements LineTarget {
   private lastTime = '';
   /** Lines stored so far (tests and benchmarks read it). */
   stored = 0;
+  /** Lines given up on after the database stayed unavailable past the retry cap. */
+  lost = 0;
+  /** The time of the last stored line and how many stored lines carry it (times never go down within a task). */
+  private tailTime = '';
+  private tailCount = 0;
 
   constructor(
     private readonly deps: {
@@ -37,6 +46,8 @@ export class LogSink implements LineTarget {
     },
     private readonly projectId: number,
     private readonly taskId: number,
+    /** giveUp: stop retrying at once (the server is shutting down). */
+    private readonly options: { giveUp?: () => boolean } = {},
   ) {}
 
   /** Registers values to mask in every later line (multi-line secrets are masked line by line too). */
@@ -69,8 +80,8 @@ export class LogSink implements LineTarget {
   line(text: string) {
     for (const w of this.watchers) w(text);
     let output = this.secrets.length ? this.mask(text) : text;
-    // PostgreSQL text cannot hold NUL.
-    if (output.includes('\u0000')) output = output.replaceAll('\u0000', '');
+    // PostgreSQL text cannot hold NUL: it shows as the replacement character, on every database alike.
+    if (output.includes('\u0000')) output = output.replaceAll('\u0000', '\uFFFD');
     const ms = Date.now();
     if (ms !== this.lastMs) {
       this.lastMs = ms;
@@ -104,13 +115,7 @@ export class LogSink implements LineTarget {
     while (this.pending.length) {
       const batch = this.pending;
       this.pending = [];
-      try {
-        await insertOutput(this.deps.db, this.deps.dialect, batch, this.deps.config.dbUrl);
-        this.stored += batch.length;
-        this.deps.bus.publishLogs({ project_id: this.projectId, task_id: this.taskId, lines: batch });
-      } catch (err) {
-        this.deps.log.error({ err, taskId: this.taskId }, 'storing task output failed');
-      }
+      await this.store(batch);
       if (this.pending.length <= HIGH_WATER / 2 && this.drainCallbacks.length) {
         const callbacks = this.drainCallbacks;
         this.drainCallbacks = [];
@@ -119,6 +124,42 @@ export class LogSink implements LineTarget {
       // Let a few more lines gather so batches stay large under load.
       if (this.pending.length && this.pending.length < BATCH_ROWS) await new Promise((r) => setTimeout(r, 5));
     }
+  }
+
+  /** Stores one batch and publishes it; on a lost connection it tries again until the database answers. */
+  private async store(batch: OutputRow[]) {
+    let attempted = false;
+    try {
+      await untilDbAnswers(
+        async () => {
+          if (attempted && (await this.landed(batch))) return;
+          attempted = true;
+          await insertOutput(this.deps.db, this.deps.dialect, batch, this.deps.config.dbUrl);
+        },
+        { log: this.deps.log, what: 'storing task output', taskId: this.taskId, giveUp: this.options.giveUp },
+      );
+    } catch (err) {
+      this.lost += batch.length;
+      this.deps.log.error({ err, taskId: this.taskId, lines: batch.length }, 'storing task output failed');
+      return;
+    }
+    this.stored += batch.length;
+    const last = batch.at(-1)!.time;
+    let atLast = 0;
+    for (let i = batch.length - 1; i >= 0 && batch[i]!.time === last; i--) atLast++;
+    this.tailCount = last === this.tailTime && atLast === batch.length ? this.tailCount + atLast : atLast;
+    this.tailTime = last;
+    this.deps.bus.publishLogs({ project_id: this.projectId, task_id: this.taskId, lines: batch });
+  }
+
+  /**
+   * After a failed attempt: whether the batch is in the database anyway (its commit went through, the answer was
+   * lost). Rows at or after the batch's first time are the batch plus the earlier lines sharing that time.
+   */
+  private async landed(batch: OutputRow[]) {
+    const first = batch[0]!.time;
+    const earlier = first === this.tailTime ? this.tailCount : 0;
+    return (await countOutputSince(this.deps.db, this.taskId, first)) === earlier + batch.length;
   }
 
   /** Stores everything still pending. */

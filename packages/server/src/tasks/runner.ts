@@ -1,5 +1,6 @@
 import { mkdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
+import { logFailure, untilDbAnswers } from '../db/retry';
 import type { Deps } from '../deps';
 import { recordEvent } from '../features/events/events.store';
 import { loadDetails } from './details';
@@ -51,19 +52,25 @@ export function runTask(
   let job: Job | null = null;
   let pendingStop: 'stop' | 'force' | null = null;
   let decider: ((d: Decision) => void) | null = null;
+  /**
+   * Database work of the run that is safe to repeat (reads, updates to fixed values), tried again while the
+   * database is unavailable: a dropped connection delays the task instead of failing it or leaving it unfinished.
+   */
+  const persist = <T>(what: string, work: () => Promise<T>) =>
+    untilDbAnswers(work, { log: deps.log, what, taskId: id, giveUp: () => engine.closing });
 
   async function execute() {
-    const task = await findTask(deps.db, id);
+    const task = await persist('reading the task', () => findTask(deps.db, id));
     if (!task) return;
     const dataDir = deps.config.dataDir;
     const taskDir = join(dataDir, 'tasks', String(id));
-    const sink = new LogSink(deps, task.project_id, id);
+    const sink = new LogSink(deps, task.project_id, id, { giveUp: () => engine.closing });
     let final: 'success' | 'error' | 'stopped' = 'error';
     let templateType = '';
     try {
       rmSync(taskDir, { recursive: true, force: true });
       mkdirSync(taskDir, { recursive: true, mode: 0o700 });
-      const details = await loadDetails(deps, task);
+      const details = await persist('reading the task details', () => loadDetails(deps, task));
       templateType = details.template.type;
       sink.addSecrets([
         ...Object.values(details.secretVars),
@@ -79,18 +86,18 @@ export function runTask(
         deps.box,
         { task: taskDir, tmp: join(taskDir, 'tmp'), home, reposCache: join(dataDir, 'repos'), owner },
         async (keyId) => {
-          const row = await findKey(deps.db, task.project_id, keyId);
+          const row = await persist('reading a key', () => findKey(deps.db, task.project_id, keyId));
           if (!row) return null;
           const key = decodeKey(deps.box, row);
           sink.addSecrets([key.password, key.passphrase, key.private_key]);
           return key;
         },
         async (status) => {
-          await engine.setStatus(id, status);
+          await engine.saveStatus(id, status);
         },
         async () => {
           current.throwIfStopped();
-          await engine.setStatus(id, 'waiting_confirmation');
+          await engine.saveStatus(id, 'waiting_confirmation');
           sink.line('Waiting for confirmation of the plan');
           const decision = await new Promise<Decision>((resolve) => {
             decider = resolve;
@@ -100,11 +107,11 @@ export function runTask(
           if (decision === 'stopped') throw new Stopped();
           if (decision === 'confirmed') {
             sink.line('Plan confirmed');
-            await engine.setStatus(id, 'confirmed');
-            await engine.setStatus(id, 'running');
+            await engine.saveStatus(id, 'confirmed');
+            await engine.saveStatus(id, 'running');
           } else {
             sink.line('Plan rejected');
-            await engine.setStatus(id, 'rejected');
+            await engine.saveStatus(id, 'rejected');
           }
           return decision;
         },
@@ -129,11 +136,13 @@ export function runTask(
         current.repoDir = taskDir;
       }
       current.throwIfStopped();
-      await updateTask(deps.db, id, {
-        commit_hash: details.task.commit_hash,
-        commit_message: details.task.commit_message,
-      });
-      await engine.setStatus(id, 'running');
+      await persist('saving the commit', () =>
+        updateTask(deps.db, id, {
+          commit_hash: details.task.commit_hash,
+          commit_message: details.task.commit_message,
+        }),
+      );
+      await engine.saveStatus(id, 'running');
       current.throwIfStopped();
       await dispatch(deps, current);
       final = 'success';
@@ -152,18 +161,23 @@ export function runTask(
     await sink.close();
     // Clean up before the final status is visible: a finished task has nothing left on disk.
     rmSync(taskDir, { recursive: true, force: true });
-    const saved = await engine.setStatus(id, final);
-    if (!saved && final !== 'stopped') await engine.setStatus(id, 'stopped');
-    const end = await findTask(deps.db, id);
+    // If the database stays unavailable past the retry cap this throws, and the engine's sweep ends the task.
+    const saved = await engine.saveStatus(id, final);
+    if (!saved && final !== 'stopped') await engine.saveStatus(id, 'stopped');
+    const end = await persist('reading the task', () => findTask(deps.db, id));
+    // One attempt: an insert whose answer was lost may have been stored, and a second would duplicate it.
     await recordEvent(deps.db, {
       project_id: task.project_id,
       user_id: task.user_id,
       object_type: 'task',
       object_id: id,
       description: `Task ID ${id} finished: ${end?.status ?? final}`,
-    });
+    }).catch((err) => logFailure(deps.log, err, 'recording the task event failed', { taskId: id }));
     if (end?.status === 'success' && templateType === 'build') {
-      for (const t of await autorunTemplates(deps.db, task.project_id, task.template_id)) {
+      const templates = await persist('reading autorun templates', () =>
+        autorunTemplates(deps.db, task.project_id, task.template_id),
+      );
+      for (const t of templates) {
         try {
           await engine.create(
             task.project_id,

@@ -1,0 +1,85 @@
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { waitFor } from '../tasks/__fixtures__/fixtures';
+import { behindRelay } from '../test-support/db-relay';
+import { type TestDialect, testDialects } from '../test-support/dialects';
+import { createHarness, type Harness } from '../test-support/harness';
+import { ManualClock } from './clock';
+import { createScheduler, RELOAD_RETRY_MS, type SchedulerHandle } from './scheduler';
+import { recordingEngine, rows } from './test-rows';
+
+/** The scheduler while its database cannot be reached for a while: no tick is lost to a short outage. */
+function outageOn(name: TestDialect['name']) {
+  const base = testDialects().find((d) => d.name === name) as TestDialect;
+  describe.runIf(base)(`scheduler with the database unreachable on ${name}`, () => {
+    let relay: Awaited<ReturnType<typeof behindRelay>>;
+    let h: Harness;
+    let engine: ReturnType<typeof recordingEngine>;
+    let r: ReturnType<typeof rows>;
+    let projectId: number;
+    let templateId: number;
+    let scheduler: SchedulerHandle | null = null;
+
+    beforeEach(async () => {
+      relay = await behindRelay(base);
+      h = await createHarness(relay.dialect);
+      // The app's own scheduler and engine run on the real clock; these tests drive their own.
+      await h.deps.scheduler.close();
+      await h.deps.tasks.close();
+      engine = recordingEngine(h.deps.db, h.deps.dialect);
+      h.deps.tasks = engine;
+      r = rows(h.deps.db, h.deps.dialect);
+      projectId = await r.project();
+      templateId = await r.template(projectId);
+    });
+    afterEach(async () => {
+      relay.outage.up();
+      await scheduler?.close();
+      await h.close();
+      await relay.close();
+    });
+
+    it('runs a tick that fired during the outage once the database is back, and keeps firing', async () => {
+      const scheduleId = await r.schedule(projectId, templateId, { cron_format: '*/5 * * * *' });
+      const clock = new ManualClock('2030-01-01T10:02:30Z');
+      scheduler = createScheduler(h.deps, { clock });
+      await scheduler.start();
+
+      relay.outage.down();
+      clock.advanceTo('2030-01-01T10:05:00Z');
+      await waitFor(
+        async () => h.logLines.some((l) => l.includes('claiming a schedule tick: database unavailable')),
+        10_000,
+        'the claim to fail',
+      );
+      expect(engine.calls).toEqual([]);
+      relay.outage.up();
+      await scheduler.idle();
+      expect(engine.calls.map((c) => c.origin)).toEqual([{ userId: null, scheduleId }]);
+
+      clock.advanceTo('2030-01-01T10:10:00Z');
+      await scheduler.idle();
+      expect(engine.calls).toHaveLength(2);
+      expect(h.logLines.some((l) => l.includes('schedule run failed'))).toBe(false);
+    });
+
+    it('re-reads the schedules on its own when a refresh met the outage', async () => {
+      const clock = new ManualClock('2030-01-01T10:02:30Z');
+      scheduler = createScheduler(h.deps, { clock });
+      await scheduler.start();
+      // Saved just before the database went away; the refresh that should arm it fails.
+      const scheduleId = await r.schedule(projectId, templateId, { cron_format: '*/5 * * * *' });
+      relay.outage.down();
+      await expect(scheduler.refresh()).rejects.toThrow();
+      relay.outage.up();
+      expect(scheduler.planned().has(scheduleId)).toBe(false);
+
+      clock.advance(RELOAD_RETRY_MS);
+      await waitFor(async () => scheduler!.planned().has(scheduleId), 10_000, 'the schedule to be armed');
+      expect(scheduler.planned().get(scheduleId)?.toISOString()).toBe('2030-01-01T10:05:00.000Z');
+    });
+  });
+}
+
+// Only where the servers are configured (CI sets SIGNALBOX_TEST_PG_URL and SIGNALBOX_TEST_MYSQL_URL).
+outageOn('postgres');
+outageOn('mysql');
