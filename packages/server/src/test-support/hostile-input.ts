@@ -192,6 +192,7 @@ export const numbered = (body: unknown, n: number): unknown =>
 export function validBodies(
   ids: Ids,
   other: { userId: number; username: string; password: string },
+  self: { password: string },
 ): Record<string, Record<string, unknown>> {
   const userId = other.userId;
   const project = `/api/project/:project_id`;
@@ -235,7 +236,8 @@ export function validBodies(
       password: 'secret-pw-1',
     },
     'PUT /api/users/:id': { name: 'n', username: `admin${userId}`, email: `admin${userId}@example.test` },
-    'POST /api/users/:id/password': { password: 'another-secret-pw' },
+    // The walker's own password: a self-change names the current one (kept, so later requests still match).
+    'POST /api/users/:id/password': { password: self.password, current_password: self.password },
     [`POST ${project}/users`]: { user_id: userId, role: 'manager' },
     [`PUT ${project}/users/:user_id`]: { role: 'owner' },
     [`POST ${project}/schedules/validate`]: { cron_format: '0 0 * * *' },

@@ -511,6 +511,10 @@ describe.each(testDialects())('Swagger conformance on $name', (dialect) => {
         build_template_id: undefined,
         vault_key_id: undefined,
         auth_secret_id: undefined,
+        // The peer's example URL "git@example.com" has no path: git reads a colon-less string as a local
+        // relative path, not an SSH address, so Signalbox refuses it (a relative path could reach another
+        // project's cached repository). The scp-like form the peer's UI means is used instead.
+        git_url: 'git@example.com:semaphoreui/semaphore-demo.git',
       };
       const schema = bodySchema(op);
       const body = schema ? exampleBody(doc, schema, bodyIds) : {};
