@@ -58,7 +58,7 @@ export async function buildApp(
     // The peer's Swagger spells some paths with a trailing slash (/user/, /users/{id}/); both spellings answer.
     routerOptions: { ignoreTrailingSlash: true },
   });
-  const handle = options.db ?? openDb(config.dbUrl);
+  const handle = options.db ?? openDb(config.dbUrl, { log: app.log });
   await migrate(handle);
   const deps: Deps = {
     config,

@@ -11,6 +11,7 @@ import type { Deps } from '../deps';
 import { badRequest, notFound } from '../http/errors';
 import type { TaskControlAction } from '../live/bus';
 import { insertNewTask } from './create';
+import { isolationMode } from './isolation';
 import { LogSink } from './log-sink';
 import { killOrphans } from './orphans';
 import { type ProcessAdapter, systemProcesses } from './process';
@@ -336,7 +337,7 @@ export function createTaskEngine(deps: Deps, options: EngineOptions = {}): Engin
         else if (task.runner && !runs.has(task.id) && !claiming.has(task.id)) unsaved.push(task);
       } else if (!live.has(task.runner)) gone.push(task);
     }
-    if (own.length) killOrphans(owner, new Set(own.map((task) => task.id)));
+    if (own.length) killOrphans(owner, new Set(own.map((task) => task.id)), deps.config.dataDir);
     for (const task of own) await interrupt(task, interruptedMessage);
     // Their work directories may be on another machine: only the owner removes those (this one its own).
     for (const task of own)
@@ -495,6 +496,13 @@ export function createTaskEngine(deps: Deps, options: EngineOptions = {}): Engin
     async start() {
       if (started) return;
       await ensureSoleHolder();
+      const isolation = isolationMode(deps.config.taskIsolation);
+      if (deps.config.taskIsolation === 'cgroup' && isolation.mode !== 'cgroup')
+        deps.log.error(
+          { reason: isolation.reason },
+          'task isolation: cgroup required but unavailable; tasks will fail',
+        );
+      else deps.log.info(isolation, `task isolation: ${isolation.mode}`);
       await reconcile(true);
       await deps.db
         .updateTable('task')

@@ -421,10 +421,10 @@ describe('instance identity', () => {
       'the process to start',
     );
     try {
-      expect(killOrphans('web-1', new Set([4242]))).toBe(0);
-      expect(killOrphans('web-12', new Set([4243]))).toBe(0);
+      expect(killOrphans('web-1', new Set([4242]), '')).toBe(0);
+      expect(killOrphans('web-12', new Set([4243]), '')).toBe(0);
       expect(alive(pid)).toBe(true);
-      expect(killOrphans('web-12', new Set([4242]))).toBe(1);
+      expect(killOrphans('web-12', new Set([4242]), '')).toBe(1);
       await waitFor(async () => !alive(pid) || undefined, 3000, 'the orphan to be killed');
     } finally {
       child.kill('SIGKILL');

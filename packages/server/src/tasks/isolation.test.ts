@@ -40,15 +40,13 @@ for (const mode of ['cgroup', 'session'] as const) {
     const numbers: number[] = [];
 
     beforeAll(async () => {
-      process.env.SIGNALBOX_TASK_ISOLATION = mode;
-      h = await createHarness(sqlite, { maxParallelTasks: 10, instanceId });
+      h = await createHarness(sqlite, { maxParallelTasks: 10, instanceId, taskIsolation: mode });
       owner = await h.userClient({ can_create_project: true });
       ({ projectId } = await h.projectWithTeam(owner));
       repoId = await insertRepository(h.deps, projectId, { git_url: `file://${escapeRepo()}` });
     });
     afterAll(async () => {
       killSleepers(numbers);
-      delete process.env.SIGNALBOX_TASK_ISOLATION;
       await h?.close();
     });
 

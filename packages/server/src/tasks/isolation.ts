@@ -9,7 +9,6 @@ import {
   writeFileSync,
 } from 'node:fs';
 import { join } from 'node:path';
-import { loadConfig } from '../config';
 import { SessionSandbox } from './session-sandbox';
 
 /**
@@ -41,16 +40,6 @@ export interface TaskSandbox {
 
 /** Thrown when SIGNALBOX_TASK_ISOLATION=cgroup and no usable cgroup v2 hierarchy exists. */
 export class IsolationUnavailable extends Error {}
-
-/** The isolation setting and data directory, as the server's configuration gives them. */
-export function isolationSettings(): { setting: IsolationSetting; dataDir: string } {
-  try {
-    const config = loadConfig(process.env);
-    return { setting: config.taskIsolation, dataDir: config.dataDir };
-  } catch {
-    return { setting: 'auto', dataDir: '' };
-  }
-}
 
 const unescapeMount = (text: string) =>
   text.replace(/\\([0-7]{3})/g, (_, o) => String.fromCharCode(Number.parseInt(o, 8)));
@@ -202,6 +191,13 @@ class CgroupSandbox implements TaskSandbox {
   async killAll() {
     kill(this.dir);
   }
+}
+
+/** The mode tasks get under a setting, and why it is not cgroup when it is not (logged at start). */
+export function isolationMode(setting: IsolationSetting): { mode: IsolationMode; reason?: string } {
+  if (setting === 'session') return { mode: 'session', reason: 'SIGNALBOX_TASK_ISOLATION is session' };
+  const cg = usableCgroup();
+  return 'dir' in cg ? { mode: 'cgroup' } : { mode: 'session', reason: cg.reason };
 }
 
 /** The sandbox for a task's processes under the given setting. */

@@ -1,7 +1,7 @@
 import { chmodSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { SecretBox } from '../lib/crypto';
-import { IsolationUnavailable, isolationSettings, openTaskSandbox, type TaskSandbox } from './isolation';
+import { type IsolationSetting, IsolationUnavailable, openTaskSandbox, type TaskSandbox } from './isolation';
 import type { LogSink } from './log-sink';
 import type { ExitResult, ProcessAdapter, ProcessSpec, TaskProcess } from './process';
 import type {
@@ -115,7 +115,15 @@ export class Job {
     readonly sink: LogSink,
     readonly processes: ProcessAdapter,
     readonly box: SecretBox,
-    readonly dirs: { task: string; tmp: string; home: string; reposCache: string; owner: string },
+    readonly dirs: {
+      task: string;
+      tmp: string;
+      home: string;
+      reposCache: string;
+      owner: string;
+      /** Where the task's processes live (SIGNALBOX_TASK_ISOLATION); see isolation.ts. */
+      isolation: IsolationSetting;
+    },
     readonly loadKey: (id: number) => Promise<Key | null>,
     readonly onStatus: (status: string) => Promise<void>,
     readonly waitDecision: () => Promise<'confirmed' | 'rejected'>,
@@ -171,7 +179,7 @@ export class Job {
           owner: this.dirs.owner,
           taskId: this.task.id,
           taskDir: this.dirs.task,
-          setting: isolationSettings().setting,
+          setting: this.dirs.isolation,
         });
       } catch (err) {
         if (err instanceof IsolationUnavailable) throw new TaskFailed(err.message);

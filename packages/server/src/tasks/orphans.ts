@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { isolationSettings, sweepTaskCgroups } from './isolation';
+import { sweepTaskCgroups } from './isolation';
 import { emptyTracked, readProcs } from './proc-table';
 import { readSessionRecord, sweepTracked } from './session-sandbox';
 
@@ -12,13 +12,9 @@ import { readSessionRecord, sweepTracked } from './session-sandbox';
  *   instance id), so only this instance's tasks are matched, never an unrelated process that reused a pid;
  * - by session and group (session isolation): those the previous process recorded in each task's directory,
  *   and those of the matched processes and of their descendants (a child that cleared its environment).
- * `dataDir` locates the task directories; it defaults to the configured one.
+ * `dataDir` locates the task directories.
  */
-export function killOrphans(
-  owner: string,
-  taskIds: Set<number>,
-  dataDir = isolationSettings().dataDir,
-): number {
+export function killOrphans(owner: string, taskIds: Set<number>, dataDir: string): number {
   let killed = sweepTaskCgroups(owner, taskIds);
   const tracked = emptyTracked();
   for (const p of readProcs().values()) {

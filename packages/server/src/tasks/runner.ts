@@ -84,7 +84,14 @@ export function runTask(
         sink,
         processes,
         deps.box,
-        { task: taskDir, tmp: join(taskDir, 'tmp'), home, reposCache: join(dataDir, 'repos'), owner },
+        {
+          task: taskDir,
+          tmp: join(taskDir, 'tmp'),
+          home,
+          reposCache: join(dataDir, 'repos'),
+          owner,
+          isolation: deps.config.taskIsolation,
+        },
         async (keyId) => {
           const row = await persist('reading a key', () => findKey(deps.db, task.project_id, keyId));
           if (!row) return null;

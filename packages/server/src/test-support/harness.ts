@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { ProjectRole } from '@signalbox/contracts';
 import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify';
+import { pino } from 'pino';
 import { buildApp } from '../app';
 import { type Config, loadConfig } from '../config';
 import { openDb } from '../db';
@@ -55,9 +56,10 @@ export async function createHarness(dialect: TestDialect, overrides: Partial<Con
   const dataDir = mkdtempSync(join(tmpdir(), 'signalbox-test-'));
   const database = await dialect.create(dataDir);
   const config = loadConfig({}, { dataDir, dbUrl: database.url, logLevel: 'info', ...overrides });
-  const handle = openDb(database.url);
   const logLines: string[] = [];
   const stream = { write: (line: string) => void logLines.push(line) };
+  // The database's own warnings (lost connections) land in the same captured log as the app's.
+  const handle = openDb(database.url, { log: pino({ level: 'info' }, stream) });
   const { app, deps } = await buildApp(config, { db: handle, logger: { level: 'info', stream } });
   await app.ready();
 
