@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { keyTypes } from './keys';
 import { taskRetentionDays } from './projects';
+import { branchMessages, isBranchName, isUsableRepositoryUrl } from './repositories';
 import { PLAYBOOK_MAX, playbookPathProblem } from './templates';
 
 /**
@@ -159,8 +160,13 @@ export const backupKey = z.looseObject({
 
 export const backupRepository = z.looseObject({
   name: name('Repository name'),
-  git_url: name('Repository URL', 2048),
-  git_branch: text('Repository branch', 255),
+  // The same URL and branch rules as a repository saved through the API: nothing git would read as an option,
+  // a helper transport or a relative path is restored.
+  git_url: name('Repository URL', 2048).refine(isUsableRepositoryUrl, 'Incorrect URL'),
+  git_branch: text('Repository branch', 255).refine(
+    (v) => v === '' || isBranchName(v),
+    branchMessages.incorrect,
+  ),
   ssh_key: ref('Repository key'),
 });
 
@@ -223,7 +229,10 @@ export const backupTemplate = z.looseObject({
   allow_override_args_in_task: bool('Allow CLI args override'),
   allow_override_branch_in_task: bool('Allow branch override'),
   allow_parallel_tasks: bool('Allow parallel tasks'),
-  git_branch: nullableText('Branch', 255),
+  git_branch: nullableText('Branch', 255).refine(
+    (v) => v === null || isBranchName(v),
+    branchMessages.incorrect,
+  ),
   survey_vars: surveyVars,
   task_params: jsonObject('Task params'),
   /** The peer writes the cron of the template's first schedule here; used only by backups without `schedules`. */

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { flag, jsonText, messages, optionalId, optionalString, requiredString } from './common';
+import { optionalBranch } from './repositories';
 
 /** Integrations: incoming webhooks that start a template's task (SPEC §3, §5). */
 
@@ -132,7 +133,7 @@ export const integrationTaskParamsInput = z
     {
       environment: jsonObjectText('Environment'),
       message: optionalString('Message', 250),
-      git_branch: optionalString('Branch', 255),
+      git_branch: optionalBranch(),
       inventory_id: optionalId('Inventory'),
       arguments: jsonArrayText('Arguments'),
       params: z

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { flag, id, optionalId, optionalString } from './common';
+import { optionalBranch } from './repositories';
 
 /** Task API requests (SPEC §7, reference section c). */
 
@@ -54,7 +55,7 @@ export const newTaskInput = z.object(
     arguments: jsonOf('CLI args', 'array', 100_000),
     environment: jsonOf('Environment', 'object', 500_000),
     secret: jsonOf('Secret', 'object', 500_000),
-    git_branch: optionalString('Branch', 255),
+    git_branch: optionalBranch(),
     inventory_id: optionalId('Inventory'),
     limit: stringList('Limit'),
     tags: stringList('Tags'),

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { flag, messages, optionalId, requiredString } from './common';
+import { optionalBranch } from './repositories';
 import { CRON_MAX, DEFAULT_CRON } from './schedules';
 import { apps, templateTypes } from './tasks';
 
@@ -203,12 +204,7 @@ export const templateInput = z
     allow_override_args_in_task: flag('Allow CLI args override'),
     allow_override_branch_in_task: flag('Allow branch override'),
     allow_parallel_tasks: flag('Allow parallel tasks'),
-    git_branch: z
-      .string({ error: 'Branch must be a string' })
-      .trim()
-      .max(255, messages.tooLong('Branch', 255))
-      .nullish()
-      .transform((v) => (v ? v : null)),
+    git_branch: optionalBranch().transform((v) => (v ? v : null)),
     survey_vars: z
       .array(surveyVarSchema, { error: 'Survey variables must be a list' })
       .max(100, 'At most 100 survey variables')

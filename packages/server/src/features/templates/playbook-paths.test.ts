@@ -47,7 +47,7 @@ describe('the playbook path rule', () => {
   it('is the rule the template form checks (the same schema runs in the browser)', () => {
     const base = { name: 'T', repository_id: 1, environment_id: 1, inventory_id: 1 };
     for (const app of ['ansible', 'bash', 'terraform', 'tofu', 'pulumi'])
-      for (const [playbook, message] of apiBadPaths) {
+      for (const [playbook, message] of badPaths) {
         const r = templateInput.safeParse({
           ...base,
           app,
