@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { jsonDepth, MAX_JSON_DEPTH, messages } from './common';
 import { keyTypes } from './keys';
 import { taskRetentionDays } from './projects';
 import { branchMessages, isBranchName, isUsableRepositoryUrl } from './repositories';
@@ -90,7 +91,8 @@ const jsonDoc = (label: string, fallback: string, max = 500_000) =>
     .nullish()
     .transform((v) => (v == null || v === '' ? fallback : typeof v === 'string' ? v : JSON.stringify(v)))
     .refine((v) => v.length <= max, `${label} must be at most ${max} characters`)
-    .refine(isJson, `${label} must be valid JSON`);
+    .refine(isJson, `${label} must be valid JSON`)
+    .refine((v) => jsonDepth(v) <= MAX_JSON_DEPTH, messages.tooDeep(label));
 
 /** A JSON object given as an object or as its text; anything else reads as {}. */
 const jsonObject = (label: string) =>

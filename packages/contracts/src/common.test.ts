@@ -1,5 +1,8 @@
 import { describe, expect, it } from 'vitest';
+import { backupTemplate } from './backup';
 import { findNulCharacter, idParam, jsonDepth, jsonText, MAX_JSON_DEPTH } from './common';
+import { environmentInput } from './environments';
+import { newTaskInput } from './task-api';
 
 describe('findNulCharacter', () => {
   it('finds the path of the first string or key holding U+0000', () => {
@@ -44,5 +47,22 @@ describe('JSON nesting depth', () => {
     expect(jsonText('Extra variables').safeParse(nested(MAX_JSON_DEPTH + 1)).error?.issues[0]?.message).toBe(
       `Extra variables must not nest objects or arrays more than ${MAX_JSON_DEPTH} levels deep`,
     );
+  });
+});
+
+describe('JSON text fields of other contracts', () => {
+  const deep = (n: number) => `{"a":${'['.repeat(n - 1)}${']'.repeat(n - 1)}}`;
+  const tooDeep = (label: string) =>
+    `${label} must not nest objects or arrays more than ${MAX_JSON_DEPTH} levels deep`;
+
+  it('refuses over-deep task environments, environment JSON and backup documents', () => {
+    const task = (environment: string) => newTaskInput.safeParse({ template_id: 1, environment });
+    expect(task(deep(MAX_JSON_DEPTH)).success).toBe(true);
+    expect(task(deep(MAX_JSON_DEPTH + 1)).error?.issues[0]?.message).toBe(tooDeep('Environment'));
+    const env = (json: string) => environmentInput.safeParse({ name: 'e', json, env: '{}' });
+    expect(env(deep(MAX_JSON_DEPTH)).success).toBe(true);
+    expect(env(deep(MAX_JSON_DEPTH + 1)).success).toBe(false);
+    const restored = backupTemplate.safeParse({ name: 't', task_params: deep(MAX_JSON_DEPTH + 1) });
+    expect(restored.error?.issues[0]?.message).toBe(tooDeep('Task params'));
   });
 });

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { messages, optionalId, requiredString } from './common';
+import { jsonDepth, MAX_JSON_DEPTH, messages, optionalId, requiredString } from './common';
 import { SECRET_MAX } from './keys';
 
 export const environmentSecretTypes = ['var', 'env'] as const;
@@ -39,6 +39,10 @@ const jsonObjectText = (label: string) =>
       }
       if (value === null || typeof value !== 'object' || Array.isArray(value)) {
         ctx.addIssue({ code: 'custom', message: `${label} must be a JSON object` });
+        return z.NEVER;
+      }
+      if (jsonDepth(text) > MAX_JSON_DEPTH) {
+        ctx.addIssue({ code: 'custom', message: messages.tooDeep(label) });
         return z.NEVER;
       }
       return text;

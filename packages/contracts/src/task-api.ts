@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { flag, id, optionalId, optionalString } from './common';
+import { flag, id, jsonDepth, MAX_JSON_DEPTH, messages, optionalId, optionalString } from './common';
 import { optionalBranch } from './repositories';
 
 /** Task API requests (SPEC §7, reference section c). */
@@ -22,7 +22,8 @@ const jsonOf = (label: string, kind: 'object' | 'array', max: number) =>
         }
       },
       { message: kind === 'array' ? `${label} must be a JSON array` : `${label} must be a JSON object` },
-    );
+    )
+    .refine((v) => jsonDepth(v) <= MAX_JSON_DEPTH, { message: messages.tooDeep(label) });
 
 const listItem = z.string({ error: 'Must be a string' }).trim().max(1000, 'Must be at most 1000 characters');
 /** A host/tag list: an array of strings or comma-separated text. */
