@@ -148,7 +148,8 @@ export function tasksRoutes(app: FastifyInstance, deps: Deps) {
       async function* text() {
         for await (const batch of outputBatches(deps.db, task.id, 0)) {
           let chunk = '';
-          for (const row of batch) chunk += `${stripAnsi(row.output)}\n`;
+          for (const row of batch)
+            chunk += `${row.output.includes('\u001b') ? stripAnsi(row.output) : row.output}\n`;
           yield chunk;
         }
       }
