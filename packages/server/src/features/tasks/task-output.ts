@@ -62,9 +62,13 @@ async function idBeforeLine(db: Db, taskId: number, offset: number): Promise<num
   return after;
 }
 
+const OPEN = Buffer.from('[');
+const COMMA = Buffer.from(',');
+const CLOSE = Buffer.from(']');
+
 export type OutputPage = {
-  /** The page as a JSON array of {id, task_id, time, output}. */
-  json: string;
+  /** The page as a JSON array of {id, task_id, time, output} (UTF-8). */
+  json: Buffer;
   /** The id of the page's last line (the cursor for the next page). */
   lastId: number | undefined;
   /** True when lines follow the page (at the time of reading). */
@@ -82,8 +86,10 @@ export async function readOutputPage(
   limit: number,
 ): Promise<OutputPage> {
   const start = from.after ?? (from.offset ? await idBeforeLine(db, taskId, from.offset) : 0);
-  if (start === undefined) return { json: '[]', lastId: undefined, more: false };
-  const parts: string[] = [];
+  if (start === undefined) return { json: Buffer.from('[]'), lastId: undefined, more: false };
+  // Each batch is kept as UTF-8 bytes, outside the JavaScript heap: a page is built over many turns of the event
+  // loop, and strings held that long would be promoted and collected by the slower major garbage collections.
+  const parts: Buffer[] = [OPEN];
   let count = 0;
   let chars = 0;
   let lastId: number | undefined;
@@ -99,7 +105,9 @@ export async function readOutputPage(
       }
     }
     const rows = take === batch.length ? batch : batch.slice(0, take);
-    parts.push(JSON.stringify(rows).slice(1, -1));
+    if (count > 0) parts.push(COMMA);
+    const json = Buffer.from(JSON.stringify(rows));
+    parts.push(json.subarray(1, json.length - 1));
     count += rows.length;
     lastId = rows[rows.length - 1]!.id;
     if (full) break;
@@ -108,5 +116,6 @@ export async function readOutputPage(
     lastId !== undefined &&
     (full || count === limit) &&
     (await outputIdAfter(db, taskId, lastId, 1)) !== undefined;
-  return { json: `[${parts.join(',')}]`, lastId, more };
+  parts.push(CLOSE);
+  return { json: Buffer.concat(parts), lastId, more };
 }
