@@ -9,11 +9,12 @@
 // measures their latency (from the scheduled send time to the end of the response) and the server's event-loop
 // delay (perf_hooks.monitorEventLoopDelay) in three phases:
 //   idle     no other client;
-//   pages    --readers clients (one separate process) each read the whole log in a loop, page by page through
-//            GET tasks/{id}/output and its `Link: rel="next"`, verifying every line (order, no gap, no repeat);
+//   pages    --readers clients (one separate process, bench/task-output-readers-child.mjs) each read the whole
+//            log in a loop, page by page through GET tasks/{id}/output and its `Link: rel="next"`, the first
+//            time verifying every line (order, no gap, no repeat);
 //   raw      --readers clients each download GET tasks/{id}/raw_output in a loop, counting lines.
-// Readers sign in as a guest of the project. Also timed alone: the first page, a page 900,000 lines deep by the
-// next-page cursor, and by ?offset=900000. --write adds a row to the readers table in bench/README.md; --keep
+// Readers sign in as a guest of the project. Also timed alone: the first page, the page 90 % into the log
+// (900,000 lines deep) by the next-page cursor, and by ?offset=. --write adds a row to the readers table in bench/README.md; --keep
 // leaves the temp data dir behind; --profile DIR writes a V8 CPU profile of the server into DIR.
 import { execFileSync, spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -43,9 +44,6 @@ const log = (...m) => console.error('[bench]', ...m);
 /** The text of line n as the task prints it (seq's format, n from 1). */
 const LINE_FORMAT =
   'line %.0f: ok: [web-01.example.internal] => {"changed": false, "msg": "All assertions passed"}';
-const lineStart = (n) => `line ${n}: `;
-/** Stored lines of the task: the printed ones plus the engine's own (readers get it from the main process). */
-const TOTAL = Number(opt('total', '0'));
 
 const stats = (values) => {
   const sorted = [...values].sort((a, b) => a - b);
@@ -59,118 +57,6 @@ const stats = (values) => {
     mean: sum / (sorted.length || 1),
   };
 };
-
-// ---------------------------------------------------------------------------------------------- reader process
-
-/**
- * `--reader-child --base URL --cookie C --path P --mode pages|raw`: READERS concurrent loops reading the whole
- * log. In pages mode each loop first reads the log once verifying every line (JSON.parse: ids ascending, the
- * task's lines in order, every stored line once), then goes on reading it without parsing (counting the rows and
- * checking the next-page cursor only moves forward), so the server, not the readers' parsing, sets the pace.
- * Prints {"event":"started"} once every loop is reading at full pace (the totals start then), and its totals as
- * JSON on SIGTERM.
- */
-async function readerChild() {
-  const base = opt('base');
-  const cookie = opt('cookie');
-  const path = opt('path');
-  const mode = opt('mode', 'pages');
-  const controller = new AbortController();
-  const totals = { verifiedPasses: 0, passes: 0, pages: 0, lines: 0, bytes: 0, errors: [], requestMs: [] };
-  let started = 0;
-  const markStarted = (state) => {
-    if (state.started) return;
-    state.started = true;
-    if (++started < READERS) return;
-    Object.assign(totals, { passes: 0, pages: 0, lines: 0, bytes: 0, requestMs: [] });
-    process.stdout.write(`${JSON.stringify({ event: 'started' })}\n`);
-  };
-  const fail = (message) => {
-    if (totals.errors.length < 20) totals.errors.push(message);
-  };
-
-  async function readPages(verify) {
-    let url = `${base}${path}/output`;
-    let expected = 1;
-    let rows = 0;
-    let lastId = 0;
-    while (url) {
-      const t0 = performance.now();
-      const res = await fetch(url, { headers: { cookie }, signal: controller.signal });
-      const text = await res.text();
-      totals.requestMs.push(performance.now() - t0);
-      if (res.status !== 200) return fail(`${url}: ${res.status} ${text.slice(0, 200)}`);
-      totals.pages++;
-      totals.bytes += text.length;
-      if (verify) {
-        // The task's own lines, in order, between the engine's lines (the command, the final status).
-        for (const row of JSON.parse(text)) {
-          if (!(row.id > lastId)) return fail(`id ${row.id} after ${lastId}`);
-          if (row.output.startsWith('line ')) {
-            if (!row.output.startsWith(lineStart(expected)))
-              return fail(`line ${expected}: got ${row.output.slice(0, 40)}`);
-            expected++;
-          }
-          rows++;
-          lastId = row.id;
-        }
-      } else {
-        for (let i = text.indexOf('{"id":'); i >= 0; i = text.indexOf('{"id":', i + 6)) rows++;
-      }
-      const next = /<([^>]*)>\s*;\s*rel="next"/.exec(res.headers.get('link') ?? '');
-      url = next ? base + next[1] : null;
-      if (next && !verify) {
-        const after = Number(/[?&]after=(\d+)/.exec(next[1])?.[1]);
-        if (!(after > lastId)) return fail(`next page after ${after}, previous after ${lastId}`);
-        lastId = after;
-      }
-    }
-    totals.lines += rows;
-    if (rows !== TOTAL) fail(`pass ended after ${rows} of ${TOTAL} stored lines`);
-    if (verify && expected - 1 !== LINES) fail(`pass ended after ${expected - 1} of ${LINES} task lines`);
-    if (verify) totals.verifiedPasses++;
-    else totals.passes++;
-  }
-
-  async function readRaw(state) {
-    const t0 = performance.now();
-    const res = await fetch(`${base}${path}/raw_output`, { headers: { cookie }, signal: controller.signal });
-    if (res.status !== 200) return fail(`raw_output: ${res.status}`);
-    let lines = 0;
-    for await (const chunk of res.body) {
-      markStarted(state);
-      totals.bytes += chunk.length;
-      for (let i = chunk.indexOf(10); i >= 0; i = chunk.indexOf(10, i + 1)) lines++;
-    }
-    totals.requestMs.push(performance.now() - t0);
-    totals.lines += lines;
-    totals.passes++;
-    if (lines !== TOTAL) fail(`raw_output had ${lines} of ${TOTAL} stored lines`);
-  }
-
-  async function readLoop(state) {
-    if (mode === 'pages') {
-      await readPages(true);
-      markStarted(state);
-    }
-    while (!controller.signal.aborted) await (mode === 'raw' ? readRaw(state) : readPages(false));
-  }
-
-  const loops = Array.from({ length: READERS }, () => {
-    const state = { started: false };
-    return readLoop(state).catch((err) => {
-      if (!controller.signal.aborted) fail(String(err));
-      markStarted(state);
-    });
-  });
-  process.once('SIGTERM', async () => {
-    controller.abort();
-    await Promise.allSettled(loops);
-    const { requestMs, ...rest } = totals;
-    const done = JSON.stringify({ event: 'done', ...rest, requestMs: stats(requestMs) });
-    process.stdout.write(`${done}\n`, () => process.exit(0));
-  });
-}
 
 // ---------------------------------------------------------------------------------------------- main
 
@@ -331,8 +217,7 @@ async function main() {
       child = spawn(
         process.execPath,
         [
-          fileURLToPath(import.meta.url),
-          '--reader-child',
+          join(root, 'bench/task-output-readers-child.mjs'),
           ...['--base', base, '--cookie', readerCookie, '--path', taskPath, '--mode', mode],
           ...['--readers', String(READERS), '--lines', String(LINES), '--total', String(total)],
         ],
@@ -542,11 +427,7 @@ function writeReadme(r) {
   log('README updated');
 }
 
-if (args.includes('--reader-child')) {
-  readerChild();
-} else {
-  main().catch((err) => {
-    console.error(err);
-    process.exitCode = 1;
-  });
-}
+main().catch((err) => {
+  console.error(err);
+  process.exitCode = 1;
+});
