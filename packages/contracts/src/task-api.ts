@@ -106,10 +106,23 @@ export const templateTasksQuery = z.object({
   limit: intQuery('Limit', 1, 10_000).default(1000),
   offset: intQuery('Offset', 0, 1_000_000_000).default(0),
 });
-export const outputQuery = z.object({
-  offset: intQuery('Offset', 0, 1_000_000_000).default(0),
-  limit: intQuery('Limit', 1, 1_000_000).optional(),
-});
+/** Lines per page of GET tasks/{id}/output: the default and the largest `limit`. */
+export const OUTPUT_PAGE_LINES = 10_000;
+
+/**
+ * GET tasks/{id}/output: a page of at most `limit` lines starting at line `offset` (0-based) or after the line
+ * whose id is `after` (the keyset cursor the next-page link uses); without either, the first page.
+ */
+export const outputQuery = z
+  .object({
+    offset: intQuery('Offset', 0, 1_000_000_000).optional(),
+    after: intQuery('After', 0, Number.MAX_SAFE_INTEGER).optional(),
+    limit: intQuery('Limit', 1, OUTPUT_PAGE_LINES).default(OUTPUT_PAGE_LINES),
+  })
+  .refine((q) => q.offset === undefined || q.after === undefined, {
+    message: 'Use either offset or after, not both',
+    path: ['after'],
+  });
 
 /** A task as the API returns it (secret is never returned). */
 export type TaskView = {

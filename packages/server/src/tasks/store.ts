@@ -447,27 +447,48 @@ export async function insertOutput(db: Db, dialect: Dialect, rows: OutputRow[], 
   });
 }
 
-export function listOutput(db: Db, taskId: number, offset: number, limit: number | null) {
-  let q = db
+/** A stored output line as the API returns it. */
+export type OutputLine = { id: number; task_id: number; time: string; output: string };
+
+/**
+ * Up to `limit` lines of a task with an id above `afterId`, oldest first: keyset paging on the (task_id, id)
+ * index, so a page deep in a log costs what the first one does. Ids are numbers on every database (PostgreSQL
+ * returns bigserial values as strings).
+ */
+export async function outputAfter(
+  db: Db,
+  taskId: number,
+  afterId: number,
+  limit: number,
+): Promise<OutputLine[]> {
+  const rows = await db
     .selectFrom('task_output')
     .select(['id', 'task_id', 'time', 'output'])
-    .where('task_id', '=', taskId)
-    .orderBy('id');
-  if (limit !== null) q = q.limit(limit).offset(offset);
-  else if (offset) q = q.limit(Number.MAX_SAFE_INTEGER).offset(offset);
-  return q.execute();
-}
-
-/** One page of output after `afterId` (keyset paging for streaming). */
-export const outputAfter = (db: Db, taskId: number, afterId: number, limit: number) =>
-  db
-    .selectFrom('task_output')
-    .select(['id', 'output'])
     .where('task_id', '=', taskId)
     .where('id', '>', afterId)
     .orderBy('id')
     .limit(limit)
     .execute();
+  for (const row of rows) row.id = Number(row.id);
+  return rows;
+}
+
+/**
+ * The id of the `n`-th line (n ≥ 1) of a task after the line `afterId`, or undefined when there are fewer:
+ * reads the (task_id, id) index only, never the lines.
+ */
+export async function outputIdAfter(db: Db, taskId: number, afterId: number, n: number) {
+  const row = await db
+    .selectFrom('task_output')
+    .select('id')
+    .where('task_id', '=', taskId)
+    .where('id', '>', afterId)
+    .orderBy('id')
+    .limit(1)
+    .offset(n - 1)
+    .executeTakeFirst();
+  return row ? Number(row.id) : undefined;
+}
 
 // ---------------------------------------------------------------------------------------------- sockets
 

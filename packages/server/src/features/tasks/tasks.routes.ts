@@ -23,14 +23,13 @@ import {
   findProjectTask,
   findTasksByIds,
   findTemplate,
-  listOutput,
   listTasks,
-  outputAfter,
   type TaskListRow,
   type TaskRow,
   unfinishedOfTemplate,
 } from '../../tasks/store';
 import { recordEvent } from '../events/events.store';
+import { outputBatches, readOutputPage } from './task-output';
 
 // biome-ignore lint/suspicious/noControlCharactersInRegex: ANSI escape sequences start with ESC
 const ANSI = /\u001b\[[0-9;?]*[ -/]*[@-~]|\u001b\][^\u0007\u001b]*(?:\u0007|\u001b\\)|\u001b[@-Z\\-_]/g;
@@ -133,27 +132,34 @@ export function tasksRoutes(app: FastifyInstance, deps: Deps) {
       return (await withTemplates([task]))[0];
     });
 
-    scope.get('/tasks/:task_id/output', async (request) => {
+    // A page of the log (at most OUTPUT_PAGE_LINES lines, fewer when they are long); a Link header names the
+    // next page by its keyset cursor (`after`, the last line's id) until the last page.
+    scope.get('/tasks/:task_id/output', async (request, reply) => {
       const task = await loadTask(request);
       const q = parse(outputQuery, request.query);
-      return listOutput(deps.db, task.id, q.offset, q.limit ?? null);
+      const page = await readOutputPage(deps.db, task.id, q, q.limit);
+      if (page.more) {
+        const next = `/api/project/${request.project.id}/tasks/${task.id}/output?after=${page.lastId}&limit=${q.limit}`;
+        reply.header('link', `<${next}>; rel="next"`);
+      }
+      return reply.type('application/json; charset=utf-8').send(page.json);
     });
 
+    // The whole log as plain text, streamed: read in small keyset batches as the client takes them (one chunk
+    // buffered at most), so neither a long log nor a slow reader holds memory or the event loop.
     scope.get('/tasks/:task_id/raw_output', async (request, reply) => {
       const task = await loadTask(request);
-      async function* lines() {
-        let after = 0;
-        for (;;) {
-          const page = await outputAfter(deps.db, task.id, after, 10_000);
-          if (!page.length) return;
-          after = page[page.length - 1]!.id;
+      async function* text() {
+        for await (const batch of outputBatches(deps.db, task.id, 0)) {
           let chunk = '';
-          for (const row of page) chunk += `${stripAnsi(row.output)}\n`;
+          for (const row of batch)
+            chunk += `${row.output.includes('\u001b') ? stripAnsi(row.output) : row.output}\n`;
           yield chunk;
-          if (page.length < 10_000) return;
         }
       }
-      return reply.type('text/plain; charset=utf-8').send(Readable.from(lines()));
+      return reply
+        .type('text/plain; charset=utf-8')
+        .send(Readable.from(text(), { objectMode: true, highWaterMark: 1 }));
     });
 
     scope.post(

@@ -1,6 +1,6 @@
 import type { TaskStatus } from '@signalbox/contracts';
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
-import { api } from '../../api/client';
+import { ApiError, api, apiUrl } from '../../api/client';
 
 /** A task as GET /api/project/{id}/tasks/… returns it (SPEC §3). */
 export type Task = {
@@ -24,7 +24,7 @@ export type Task = {
   commit_message?: string | null;
 };
 
-export type TaskOutputLine = { id?: number; task_id?: number; time: string; output: string };
+export type TaskOutputLine = { id: number; task_id: number; time: string; output: string };
 
 export const taskKeys = {
   history: (projectId: number) => ['project', projectId, 'tasks', 'last'] as const,
@@ -58,5 +58,33 @@ export function useTaskAction(projectId: number, taskId: number) {
   });
 }
 
-export const outputPath = (projectId: number, taskId: number, offset: number, limit: number) =>
-  `/project/${projectId}/tasks/${taskId}/output?offset=${offset}&limit=${limit}`;
+/** One page of a task's stored log: the lines after the line `after`, and whether the server links a next page. */
+export type OutputPage = { rows: TaskOutputLine[]; more: boolean };
+
+/**
+ * GET tasks/{id}/output?after=&limit=: the server answers at most `limit` lines (fewer when they are long) and a
+ * `Link: <…>; rel="next"` header while lines follow, so the caller pages on until `more` is false.
+ */
+export async function fetchOutputPage(
+  projectId: number,
+  taskId: number,
+  after: number,
+  limit: number,
+): Promise<OutputPage> {
+  const path = `/project/${projectId}/tasks/${taskId}/output?after=${after}&limit=${limit}`;
+  let response: Response;
+  try {
+    response = await fetch(apiUrl(path), {
+      headers: { accept: 'application/json' },
+      credentials: 'same-origin',
+    });
+  } catch (err) {
+    throw new ApiError(0, (err as Error).message || 'Network error');
+  }
+  if (!response.ok) {
+    const body = (await response.json().catch(() => null)) as { error?: string } | null;
+    throw new ApiError(response.status, body?.error || `${response.status} ${response.statusText}`.trim());
+  }
+  const rows = (await response.json()) as TaskOutputLine[];
+  return { rows, more: /;\s*rel="next"/.test(response.headers.get('link') ?? '') };
+}

@@ -1,20 +1,20 @@
-import { ApiError, api } from '../../api/client';
-import { outputPath, type TaskOutputLine } from './api';
+import { OUTPUT_PAGE_LINES } from '@signalbox/contracts';
+import { ApiError } from '../../api/client';
+import { fetchOutputPage } from './api';
 
+/** A small first page shows the first lines at once; then the largest page the server answers. */
 export const FIRST_PAGE = 300;
-export const PAGE = 20000;
-
-type Page = TaskOutputLine[] | { items?: TaskOutputLine[]; output?: TaskOutputLine[] };
-const rowsOf = (page: Page): TaskOutputLine[] =>
-  Array.isArray(page) ? page : (page?.items ?? page?.output ?? []);
+export const PAGE = OUTPUT_PAGE_LINES;
 
 /**
- * A task's log lines: the stored lines (read from `output?offset=` page by page) followed by live lines
- * that arrived over the socket and are not stored yet. Each stored line read later removes its live twin,
- * so a resync after a reconnect neither loses nor repeats lines.
+ * A task's log lines: the stored lines (read from `output?after=` page by page, on while the server links a next
+ * page) followed by live lines that arrived over the socket and are not stored yet. Each stored line read later
+ * removes its live twin, so a resync after a reconnect neither loses nor repeats lines.
  */
 export class LogStore {
   readonly stored: string[] = [];
+  /** The id of the last stored line read: the next page starts after it. */
+  private lastId = 0;
   private live: string[] = [];
   private syncing = false;
   private again = false;
@@ -58,18 +58,17 @@ export class LogStore {
         for (;;) {
           if (this.stopped) return;
           const limit = this.stored.length === 0 ? FIRST_PAGE : PAGE;
-          const rows = rowsOf(
-            await api<Page>(outputPath(this.projectId, this.taskId, this.stored.length, limit)),
-          );
+          const { rows, more } = await fetchOutputPage(this.projectId, this.taskId, this.lastId, limit);
           if (this.stopped) return;
           for (const row of rows) {
             const text = row.output ?? '';
             this.stored.push(text);
             if (this.live.length > 0 && this.live[0] === text) this.live.shift();
           }
+          if (rows.length > 0) this.lastId = rows[rows.length - 1]!.id;
           this.error = null;
           if (rows.length > 0) this.onChange();
-          if (rows.length < limit) break;
+          if (!more) break;
         }
       } while (this.again);
       this.loaded = true;

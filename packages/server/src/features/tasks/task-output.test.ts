@@ -1,0 +1,187 @@
+import type { LightMyRequestResponse } from 'fastify';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { now } from '../../db/values';
+import { rows } from '../../scheduler/test-rows';
+import { insertOutput, type OutputRow } from '../../tasks/store';
+import { testDialects } from '../../test-support/dialects';
+import { type Client, createHarness, type Harness } from '../../test-support/harness';
+
+type Line = { id: number; task_id: number; time: string; output: string };
+
+/** The target of a `Link: <…>; rel="next"` header, or null when the response has none. */
+function nextLink(res: LightMyRequestResponse): string | null {
+  const header = res.headers.link;
+  if (header === undefined) return null;
+  const match = /<([^>]*)>\s*;\s*rel="next"/.exec(String(header));
+  return match ? match[1]! : null;
+}
+
+describe.each(testDialects())('task output pages on $name', (dialect) => {
+  let h: Harness;
+  let guest: Client;
+  let projectId: number;
+  /** 25,000 short lines, interleaved in the table with another task's lines. */
+  let bigTask: number;
+  let otherTask: number;
+  /** Five lines of 900,000 characters each. */
+  let wideTask: number;
+  let emptyTask: number;
+  const BIG = 25_000;
+  const bigLines = Array.from({ length: BIG }, (_, i) =>
+    i === 3 ? `\u001b[32mgreen ${i + 1}\u001b[0m` : `line ${i + 1}`,
+  );
+  const wideLines = Array.from({ length: 5 }, (_, i) => `${i + 1}:${'x'.repeat(900_000)}`);
+  const p = (path: string) => `/api/project/${projectId}${path}`;
+
+  beforeAll(async () => {
+    h = await createHarness(dialect);
+    const owner = await h.userClient({ can_create_project: true });
+    let members: Awaited<ReturnType<Harness['projectWithTeam']>>['members'];
+    ({ projectId, members } = await h.projectWithTeam(owner));
+    guest = members.guest;
+    const make = rows(h.deps.db, h.deps.dialect);
+    const template = await make.template(projectId);
+    const finished = { status: 'success', start: now(), end: now() };
+    bigTask = await make.task(projectId, template, finished);
+    otherTask = await make.task(projectId, template, finished);
+    wideTask = await make.task(projectId, template, finished);
+    emptyTask = await make.task(projectId, template, finished);
+    const time = now();
+    // Batches of 1,000 alternating between two tasks, so the big task's ids have gaps.
+    for (let i = 0; i < BIG; i += 1000) {
+      const batch: OutputRow[] = bigLines
+        .slice(i, i + 1000)
+        .map((output) => ({ task_id: bigTask, time, output }));
+      await insertOutput(h.deps.db, h.deps.dialect, batch);
+      await insertOutput(h.deps.db, h.deps.dialect, [{ task_id: otherTask, time, output: `other ${i}` }]);
+    }
+    for (const output of wideLines)
+      await insertOutput(h.deps.db, h.deps.dialect, [{ task_id: wideTask, time, output }]);
+  }, 120_000);
+  afterAll(async () => h?.close());
+
+  /** Follows the next links from `first` to the end; returns every line and each page's response. */
+  async function follow(first: string) {
+    const lines: Line[] = [];
+    const pages: LightMyRequestResponse[] = [];
+    let url: string | null = first;
+    while (url) {
+      const res = await guest.get(url);
+      expect(res.statusCode, url).toBe(200);
+      pages.push(res);
+      lines.push(...(res.json() as Line[]));
+      url = nextLink(res);
+      expect(pages.length, 'pages').toBeLessThan(1000);
+    }
+    return { lines, pages };
+  }
+
+  const expectComplete = (lines: Line[], expected: string[], taskId: number) => {
+    expect(lines.map((l) => l.output)).toEqual(expected);
+    expect(lines.every((l) => l.task_id === taskId)).toBe(true);
+    const ids = lines.map((l) => l.id);
+    for (let i = 1; i < ids.length; i++) expect(ids[i]! > ids[i - 1]!, `id ${i}`).toBe(true);
+  };
+
+  it('answers a guest the first 10,000 lines by default, with a link to the next page', async () => {
+    const res = await guest.get(p(`/tasks/${bigTask}/output`));
+    expect(res.statusCode).toBe(200);
+    const page = res.json() as Line[];
+    expect(page).toHaveLength(10_000);
+    expect(page[0]).toMatchObject({ task_id: bigTask, output: 'line 1' });
+    expect(typeof page[0]!.id).toBe('number');
+    expect(page[3]!.output).toBe('\u001b[32mgreen 4\u001b[0m');
+    expect(page[9_999]!.output).toBe('line 10000');
+    expect(nextLink(res)).toBe(
+      `/api/project/${projectId}/tasks/${bigTask}/output?after=${page[9_999]!.id}&limit=10000`,
+    );
+  });
+
+  it('pages through the whole log in order, without gaps or repeats, and ends without a link', async () => {
+    const all = await follow(p(`/tasks/${bigTask}/output`));
+    expect(all.pages).toHaveLength(3);
+    expectComplete(all.lines, bigLines, bigTask);
+    // A limit that divides the log: the last page is full and still has no link (no empty page after it).
+    const even = await follow(p(`/tasks/${bigTask}/output?limit=5000`));
+    expect(even.pages.map((r) => (r.json() as Line[]).length)).toEqual([5000, 5000, 5000, 5000, 5000]);
+    expectComplete(even.lines, bigLines, bigTask);
+    const odd = await follow(p(`/tasks/${bigTask}/output?limit=7000`));
+    expect(odd.pages).toHaveLength(4);
+    expectComplete(odd.lines, bigLines, bigTask);
+  });
+
+  it('starts a page at an offset or after a line id', async () => {
+    const res = await guest.get(p(`/tasks/${bigTask}/output?offset=12345&limit=100`));
+    const page = res.json() as Line[];
+    expect(page.map((l) => l.output)).toEqual(bigLines.slice(12_345, 12_445));
+    expect(nextLink(res)).toContain(`after=${page[99]!.id}&limit=100`);
+    const rest = await follow(nextLink(res)!);
+    expectComplete([...page, ...rest.lines], bigLines.slice(12_345), bigTask);
+
+    const after = await guest.get(p(`/tasks/${bigTask}/output?after=${page[0]!.id}&limit=3`));
+    expect((after.json() as Line[]).map((l) => l.output)).toEqual(bigLines.slice(12_346, 12_349));
+
+    const tail = await guest.get(p(`/tasks/${bigTask}/output?offset=${BIG - 2}`));
+    expect((tail.json() as Line[]).map((l) => l.output)).toEqual(bigLines.slice(-2));
+    expect(nextLink(tail)).toBeNull();
+    for (const url of [
+      p(`/tasks/${bigTask}/output?offset=${BIG}`),
+      p(`/tasks/${bigTask}/output?offset=999999999`),
+      p(`/tasks/${emptyTask}/output`),
+    ]) {
+      const res = await guest.get(url);
+      expect(res.json(), url).toEqual([]);
+      expect(nextLink(res), url).toBeNull();
+    }
+  });
+
+  it('never reads another task through the after cursor', async () => {
+    const others = await follow(p(`/tasks/${otherTask}/output?after=0&limit=2`));
+    expectComplete(
+      others.lines,
+      Array.from({ length: BIG / 1000 }, (_, i) => `other ${i * 1000}`),
+      otherTask,
+    );
+  });
+
+  it('ends a page early when its lines are long, and still returns every line', async () => {
+    const first = await guest.get(p(`/tasks/${wideTask}/output`));
+    expect(first.body.length).toBeLessThan(4_000_000);
+    expect((first.json() as Line[]).length).toBeLessThan(wideLines.length);
+    expect(nextLink(first)).not.toBeNull();
+    const all = await follow(p(`/tasks/${wideTask}/output`));
+    expectComplete(all.lines, wideLines, wideTask);
+  });
+
+  it('streams the whole raw output in order', async () => {
+    const raw = await guest.get(p(`/tasks/${bigTask}/raw_output`));
+    expect(raw.statusCode).toBe(200);
+    expect(raw.headers['content-type']).toMatch(/^text\/plain/);
+    expect(raw.body).toBe(`${bigLines.map((l, i) => (i === 3 ? 'green 4' : l)).join('\n')}\n`);
+    const wide = await guest.get(p(`/tasks/${wideTask}/raw_output`));
+    expect(wide.body).toBe(`${wideLines.join('\n')}\n`);
+    const empty = await guest.get(p(`/tasks/${emptyTask}/raw_output`));
+    expect(empty.statusCode).toBe(200);
+    expect(empty.body).toBe('');
+  });
+
+  it('refuses bad offset, after and limit values with 400 naming the parameter', async () => {
+    const cases: [string, string][] = [
+      ['limit=0', 'Limit must be 1 or greater'],
+      ['limit=10001', 'Limit must be at most 10000'],
+      ['limit=abc', 'Limit must be a number'],
+      ['limit=2.5', 'Limit must be an integer'],
+      ['offset=-1', 'Offset must be 0 or greater'],
+      ['offset=abc', 'Offset must be a number'],
+      ['offset=1000000001', 'Offset must be at most 1000000000'],
+      ['after=-1', 'After must be 0 or greater'],
+      ['after=x', 'After must be a number'],
+      ['after=5&offset=10', 'Use either offset or after, not both'],
+    ];
+    for (const [query, message] of cases) {
+      const res = await guest.get(p(`/tasks/${bigTask}/output?${query}`));
+      expect(res.statusCode, query).toBe(400);
+      expect(res.json().error, query).toBe(message);
+    }
+  });
+});
