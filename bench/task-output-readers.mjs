@@ -147,7 +147,7 @@ async function main() {
   const call = async (method, path, body, cookie = '') => {
     const res = await fetch(base + path, {
       method,
-      headers: { cookie, ...(body ? { 'content-type': 'application/json' } : {}) },
+      headers: { cookie, 'content-type': 'application/json' },
       body: body ? JSON.stringify(body) : undefined,
     });
     const text = await res.text();

@@ -156,7 +156,7 @@ async function main() {
   const api = async (method, path, body) => {
     const res = await fetch(base_url + path, {
       method,
-      headers: { cookie, ...(body ? { 'content-type': 'application/json' } : {}) },
+      headers: { cookie, 'content-type': 'application/json' },
       body: body ? JSON.stringify(body) : undefined,
     });
     const text = await res.text();

@@ -21,7 +21,8 @@ export async function login(baseUrl: string, auth: string, password: string): Pr
   const call = async (method: string, path: string, body?: unknown) => {
     const res = await fetch(`${baseUrl}/api${path}`, {
       method,
-      headers: { cookie, ...(body !== undefined ? { 'content-type': 'application/json' } : {}) },
+      // A cookie-signed write must be JSON (or come from the console's own origin): always say JSON.
+      headers: { cookie, 'content-type': 'application/json' },
       body: body === undefined ? undefined : JSON.stringify(body),
     });
     return res;
