@@ -14,7 +14,7 @@ export default defineConfig({
         test: {
           name: 'server',
           root: './packages/server',
-          include: ['src/**/*.test.ts'],
+          include: ['src/**/*.test.ts', 'test/**/*.test.ts'],
           testTimeout: 60_000,
           hookTimeout: 60_000,
           pool: 'forks',

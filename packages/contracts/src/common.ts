@@ -1,6 +1,6 @@
 import { z } from 'zod';
 
-/** Messages shared by the server and the web forms (SPEC §5). */
+/** Messages shared by the server and the web forms. */
 export const messages = {
   required: (label: string) => `${label} is required`,
   tooLong: (label: string, max: number) => `${label} must be at most ${max} characters`,

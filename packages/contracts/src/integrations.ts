@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { flag, jsonText, messages, optionalId, optionalString, requiredString } from './common';
 import { optionalBranch } from './repositories';
 
-/** Integrations: incoming webhooks that start a template's task (SPEC §3, §5). */
+/** Integrations: incoming webhooks that start a template's task. */
 
 export const integrationAuthMethods = ['', 'github', 'token', 'hmac'] as const;
 export type IntegrationAuthMethod = (typeof integrationAuthMethods)[number];

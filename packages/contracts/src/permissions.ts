@@ -1,4 +1,4 @@
-/** Project permission bits (SPEC §6). */
+/** Project permission bits. */
 export const Permission = {
   runProjectTasks: 1,
   updateProject: 2,

@@ -17,7 +17,7 @@ export type Schedule = {
 export const CRON_MAX = 100;
 export const DEFAULT_CRON = '* * * * *';
 
-/** Intervals offered for the check-new-commits option (SPEC §9); any valid cron is accepted too. */
+/** Intervals offered for the check-new-commits option; any valid cron is accepted too. */
 export const commitCheckIntervals = [
   { title: '1 minute', cron: '* * * * *' },
   { title: '5 minutes', cron: '*/5 * * * *' },
@@ -46,7 +46,7 @@ const scheduleTemplateId = z
   .max(2_147_483_647, 'Template is too large')
   .refine((v) => v > 0, messages.required('Template'));
 
-/** Body of POST schedules and PUT schedules/{id} (SPEC §7). */
+/** Body of POST schedules and PUT schedules/{id}. */
 export const scheduleInput = z.object({
   id: z.number({ error: 'ID must be a number' }).int().nullish(),
   project_id: z.number({ error: 'Project ID must be a number' }).int().nullish(),

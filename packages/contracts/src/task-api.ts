@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { flag, id, jsonDepth, MAX_JSON_DEPTH, messages, optionalId, optionalString } from './common';
 import { optionalBranch } from './repositories';
 
-/** Task API requests (SPEC §7, reference section c). */
+/** Task API requests. */
 
 const jsonOf = (label: string, kind: 'object' | 'array', max: number) =>
   z

@@ -1,4 +1,4 @@
-/** Task states and their labels (SPEC §4). */
+/** Task states and their labels. */
 export const taskStatuses = [
   'waiting',
   'starting',

@@ -154,7 +154,7 @@ export function isTemplateCliArgs(value: string): boolean {
   }
 }
 
-/** Body of POST templates and PUT templates/{id} (the template form, SPEC §2/§5). */
+/** Body of POST templates and PUT templates/{id}. */
 export const templateInput = z
   .object({
     id: z.number({ error: 'ID must be a number' }).int().nullish(),
@@ -213,7 +213,7 @@ export const templateInput = z
     task_params: templateTaskParams.nullish().transform((v) => v ?? {}),
     /** Swagger's comma-separated ansible limit; stored as task_params.limit. */
     limit: text('Limit', 1000),
-    // Check-new-commits schedule (SPEC §4). Absent `check_new_commits` leaves the template's schedules alone.
+    // Check-new-commits schedule. Absent `check_new_commits` leaves the template's schedules alone.
     check_new_commits: z.boolean({ error: 'Check new commits must be true or false' }).nullish(),
     cron_format: z
       .string({ error: 'Cron must be a string' })
@@ -295,7 +295,7 @@ export type TemplateVault = {
   script: string;
 };
 
-/** A template as the API answers it (SPEC §3 plus the Swagger Template). */
+/** A template as the API answers it. */
 export type Template = {
   id: number;
   project_id: number;

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { requiredString } from './common';
 
-/** A view: a named tab grouping templates, ordered by position (SPEC §3). */
+/** A view: a named tab grouping templates, ordered by position. */
 export type View = {
   id: number;
   project_id: number;

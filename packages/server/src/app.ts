@@ -13,7 +13,7 @@ import { authRoutes } from './features/auth/auth.routes';
 import { eventsRoutes } from './features/events/events.routes';
 import { projectsRoutes } from './features/projects/projects.routes';
 import { registerAuth } from './http/auth';
-import { registerErrorHandler } from './http/errors';
+import { registerErrorHandler } from './http/error-handler';
 import { answerFrameworkError, registerRequestGuards } from './http/request-guards';
 import { createSecretBox, loadSecretKey } from './lib/crypto';
 import { EventBus } from './live/bus';

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
-import { freePort } from './test-support/net';
+import { freePort } from '../test/support/net';
 
 const repoRoot = fileURLToPath(new URL('../../..', import.meta.url));
 

@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { Deps } from '../deps';
-import { conflict } from '../http/errors';
 import { projectRoutes } from '../http/project-guard';
+import { conflict } from '../lib/errors';
 import { sendTestAlert } from './alerts';
 
 /** POST /api/project/{id}/notifications/test: a test alert through every enabled channel (204; 409 when alerts are off). */

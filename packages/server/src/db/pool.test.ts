@@ -2,7 +2,7 @@ import { sql } from 'kysely';
 import { createConnection } from 'mysql2/promise';
 import pg from 'pg';
 import { describe, expect, it } from 'vitest';
-import { testDialects } from '../test-support/dialects';
+import { testDialects } from '../../test/support/dialects';
 import { openDb } from '.';
 import { isDbUnavailable } from './unavailable';
 

@@ -4,7 +4,7 @@ import type { Deps } from '../deps';
 import { createSession, resolveSession } from '../features/auth/sessions.store';
 import { findTokenUser } from '../features/auth/tokens.store';
 import { findUserById, type UserRow } from '../features/users/users.store';
-import { forbidden, unauthorized } from './errors';
+import { forbidden, unauthorized } from '../lib/errors';
 
 export const SESSION_COOKIE = 'signalbox';
 
@@ -18,7 +18,7 @@ declare module 'fastify' {
     public?: boolean;
     /** Only global admins. */
     admin?: boolean;
-    /** Project routes: the permission bit this route needs (SPEC §6). */
+    /** Project routes: the permission bit this route needs. */
     permission?: PermissionName;
   }
 }

@@ -1,9 +1,9 @@
 import type { InjectOptions } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { apiRoutes, fill, type Ids, type Route, seedProject, snapshot } from '../test-support/api-walk';
-import { testDialects } from '../test-support/dialects';
-import { type Client, createHarness, type Harness } from '../test-support/harness';
-import { openLiveSocket } from '../test-support/live-socket';
+import { apiRoutes, fill, type Ids, type Route, seedProject, snapshot } from '../../test/support/api-walk';
+import { testDialects } from '../../test/support/dialects';
+import { type Client, createHarness, type Harness } from '../../test/support/harness';
+import { openLiveSocket } from '../../test/support/live-socket';
 
 /**
  * Cross-site request forgery: a page elsewhere can make the browser send the session cookie with a form POST

@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { testDialects } from '../test-support/dialects';
-import { type Client, createHarness, type Harness } from '../test-support/harness';
-import { AppError, parse } from './errors';
+import { testDialects } from '../../test/support/dialects';
+import { type Client, createHarness, type Harness } from '../../test/support/harness';
+import { AppError, parse } from '../lib/errors';
 
 /**
  * U+0000 in any input is refused with a 400 naming the field before it reaches a database (PostgreSQL fails the

@@ -9,7 +9,7 @@ import type { FastifyInstance, FastifyPluginAsync, FastifyRequest } from 'fastif
 import type { Selectable } from 'kysely';
 import type { ProjectTable } from '../db/tables';
 import type { Deps } from '../deps';
-import { forbidden, notFound, parse } from './errors';
+import { forbidden, notFound, parse } from '../lib/errors';
 
 export type ProjectRow = Selectable<ProjectTable>;
 

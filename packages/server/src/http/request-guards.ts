@@ -1,8 +1,8 @@
 import { jsonDepth, MAX_JSON_DEPTH, messages } from '@signalbox/contracts';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Config } from '../config';
+import { badRequest, forbidden, rejectNul } from '../lib/errors';
 import { SESSION_COOKIE } from './auth';
-import { badRequest, forbidden, rejectNul } from './errors';
 
 /**
  * Guards every request passes before any handler:

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
+import { testDialects } from '../../test/support/dialects';
+import { createHarness } from '../../test/support/harness';
 import { ConfigError, loadConfig } from '../config';
-import { testDialects } from '../test-support/dialects';
-import { createHarness } from '../test-support/harness';
 
 /**
  * SIGNALBOX_TRUST_PROXY decides which X-Forwarded-For entries are believed. Each proxy appends the address it

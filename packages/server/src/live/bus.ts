@@ -1,6 +1,6 @@
 import { EventEmitter } from 'node:events';
 
-/** Live messages (SPEC §3 "Live message"; reference section d). */
+/** Live messages. */
 export type TaskUpdateMessage = {
   type: 'update';
   project_id: number;

@@ -7,7 +7,9 @@ import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
-import { now } from '../db/values';
+import { type TestDialect, testDialects } from '../../test/support/dialects';
+import { type Client, createHarness, type Harness } from '../../test/support/harness';
+import { openLiveSocket } from '../../test/support/live-socket';
 import {
   gitRepo,
   insertRepository,
@@ -15,10 +17,8 @@ import {
   outputOf,
   waitFor,
   waitForStatus,
-} from '../tasks/__fixtures__/fixtures';
-import { type TestDialect, testDialects } from '../test-support/dialects';
-import { type Client, createHarness, type Harness } from '../test-support/harness';
-import { openLiveSocket } from '../test-support/live-socket';
+} from '../../test/support/task-fixtures';
+import { now } from '../db/values';
 import type { LiveMessage } from './bus';
 import { liveChannel, type RedisBridge, redisBridgeOf } from './redis';
 

@@ -3,11 +3,11 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type TestDialect, testDialects } from '../../test/support/dialects';
+import { type Client, createHarness, type Harness } from '../../test/support/harness';
+import { type LiveSocketClient, openLiveSocket } from '../../test/support/live-socket';
+import { waitFor } from '../../test/support/task-fixtures';
 import { now } from '../db/values';
-import { waitFor } from '../tasks/__fixtures__/fixtures';
-import { type TestDialect, testDialects } from '../test-support/dialects';
-import { type Client, createHarness, type Harness } from '../test-support/harness';
-import { type LiveSocketClient, openLiveSocket } from '../test-support/live-socket';
 import { liveChannel, redisBridgeOf } from './redis';
 
 const REDIS_URL = 'redis://127.0.0.1:6379';

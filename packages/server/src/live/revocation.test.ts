@@ -1,9 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { testDialects } from '../../test/support/dialects';
+import { type Client, createHarness, type Harness } from '../../test/support/harness';
+import { type LiveSocketClient, openLiveSocket } from '../../test/support/live-socket';
+import { waitFor } from '../../test/support/task-fixtures';
 import { now } from '../db/values';
-import { waitFor } from '../tasks/__fixtures__/fixtures';
-import { testDialects } from '../test-support/dialects';
-import { type Client, createHarness, type Harness } from '../test-support/harness';
-import { type LiveSocketClient, openLiveSocket } from '../test-support/live-socket';
 import type { BusEvent } from './bus';
 
 /**

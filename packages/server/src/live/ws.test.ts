@@ -2,7 +2,9 @@ import { spawn } from 'node:child_process';
 import { createRequire } from 'node:module';
 import { connect } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { now } from '../db/values';
+import { testDialects } from '../../test/support/dialects';
+import { type Client, createHarness, type Harness } from '../../test/support/harness';
+import { type LiveSocketClient, openLiveSocket } from '../../test/support/live-socket';
 import {
   gitRepo,
   insertRepository,
@@ -10,10 +12,8 @@ import {
   outputOf,
   waitFor,
   waitForStatus,
-} from '../tasks/__fixtures__/fixtures';
-import { testDialects } from '../test-support/dialects';
-import { type Client, createHarness, type Harness } from '../test-support/harness';
-import { type LiveSocketClient, openLiveSocket } from '../test-support/live-socket';
+} from '../../test/support/task-fixtures';
+import { now } from '../db/values';
 import type { LiveMessage } from './bus';
 import { hubOf } from './ws';
 

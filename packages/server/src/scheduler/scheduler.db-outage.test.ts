@@ -1,11 +1,11 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { waitFor } from '../tasks/__fixtures__/fixtures';
-import { behindRelay } from '../test-support/db-relay';
-import { type TestDialect, testDialects } from '../test-support/dialects';
-import { createHarness, type Harness } from '../test-support/harness';
+import { behindRelay } from '../../test/support/db-relay';
+import { type TestDialect, testDialects } from '../../test/support/dialects';
+import { createHarness, type Harness } from '../../test/support/harness';
+import { recordingEngine, rows } from '../../test/support/scheduler-rows';
+import { waitFor } from '../../test/support/task-fixtures';
 import { ManualClock } from './clock';
 import { createScheduler, RELOAD_RETRY_MS, type SchedulerHandle } from './scheduler';
-import { recordingEngine, rows } from './test-rows';
 
 /** The scheduler while its database cannot be reached for a while: no tick is lost to a short outage. */
 function outageOn(name: TestDialect['name']) {

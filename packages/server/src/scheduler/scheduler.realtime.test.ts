@@ -3,11 +3,11 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { testDialects } from '../../test/support/dialects';
+import { createHarness, type Harness } from '../../test/support/harness';
+import { recordingEngine, rows } from '../../test/support/scheduler-rows';
 import { unavailableEngine } from '../tasks/types';
-import { testDialects } from '../test-support/dialects';
-import { createHarness, type Harness } from '../test-support/harness';
 import type { SchedulerHandle } from './scheduler';
-import { recordingEngine, rows } from './test-rows';
 
 /**
  * The one test on the real clock: the app's own scheduler, a `* * * * *` schedule, and the real task engine when

@@ -3,12 +3,12 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { testDialects } from '../test-support/dialects';
-import { createHarness, type Harness } from '../test-support/harness';
+import { testDialects } from '../../test/support/dialects';
+import { createHarness, type Harness } from '../../test/support/harness';
+import { recordingEngine, rows } from '../../test/support/scheduler-rows';
 import { ManualClock } from './clock';
 import { createScheduler, type SchedulerHandle } from './scheduler';
 import { claimTick } from './scheduler.store';
-import { recordingEngine, rows } from './test-rows';
 
 const git = (cwd: string, ...args: string[]) =>
   execFileSync('git', ['-c', 'user.name=Test', '-c', 'user.email=test@example.test', ...args], {

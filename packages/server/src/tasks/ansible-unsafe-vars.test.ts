@@ -3,8 +3,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { ProjectRole } from '@signalbox/contracts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { testDialects } from '../test-support/dialects';
-import { type Client, createHarness, type Harness } from '../test-support/harness';
+import { testDialects } from '../../test/support/dialects';
+import { type Client, createHarness, type Harness } from '../../test/support/harness';
 import {
   gitRepo,
   insertEnvironment,
@@ -13,7 +13,7 @@ import {
   insertTemplate,
   outputOf,
   waitForStatus,
-} from './__fixtures__/fixtures';
+} from '../../test/support/task-fixtures';
 
 /** Jinja that would print PWNED (and create a marker file) if Ansible ever evaluated it. */
 const payload = (marker: string) => `{{ lookup('pipe', 'touch ${marker}; echo PW$(true)NED') }}`;

@@ -3,8 +3,8 @@ import { mkdtempSync, readdirSync, readFileSync, statSync, writeFileSync } from 
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { testDialects } from '../test-support/dialects';
-import { type Client, createHarness, type Harness } from '../test-support/harness';
+import { testDialects } from '../../test/support/dialects';
+import { type Client, createHarness, type Harness } from '../../test/support/harness';
 import {
   gitRepo,
   insertEnvironment,
@@ -14,7 +14,7 @@ import {
   insertTemplate,
   outputOf,
   waitForStatus,
-} from './__fixtures__/fixtures';
+} from '../../test/support/task-fixtures';
 
 function filesUnder(dir: string): string[] {
   const out: string[] = [];

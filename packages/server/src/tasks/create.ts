@@ -1,9 +1,9 @@
 import { isFinished } from '@signalbox/contracts';
+import { recordEvent } from '../audit/audit.store';
 import { fromBool, now, parseJson } from '../db/values';
 import type { Deps } from '../deps';
-import { recordEvent } from '../features/events/events.store';
 import { assertInProject } from '../features/refs/refs.store';
-import { badRequest } from '../http/errors';
+import { badRequest } from '../lib/errors';
 import { incomingVersion } from './details';
 import { findProjectTask, findTemplate, insertTask, lastBuildVersion, pruneTemplateTasks } from './store';
 import { guardTaskInput } from './task-input-guard';

@@ -4,12 +4,18 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { type TestDialect, testDialects } from '../../test/support/dialects';
+import { type Client, createHarness, type Harness } from '../../test/support/harness';
+import { killConnections } from '../../test/support/kill-connections';
+import { freePort } from '../../test/support/net';
+import {
+  gitRepo,
+  insertRepository,
+  insertTemplate,
+  outputOf,
+  waitFor,
+} from '../../test/support/task-fixtures';
 import { openDb } from '../db';
-import { type TestDialect, testDialects } from '../test-support/dialects';
-import { type Client, createHarness, type Harness } from '../test-support/harness';
-import { killConnections } from '../test-support/kill-connections';
-import { freePort } from '../test-support/net';
-import { gitRepo, insertRepository, insertTemplate, outputOf, waitFor } from './__fixtures__/fixtures';
 
 const LINES = 150;
 const ROUNDS = 10;

@@ -2,11 +2,17 @@ import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { behindRelay, type DbOutage } from '../../test/support/db-relay';
+import { type TestDialect, testDialects } from '../../test/support/dialects';
+import { type Client, createHarness, type Harness } from '../../test/support/harness';
+import {
+  gitRepo,
+  insertRepository,
+  insertTemplate,
+  outputOf,
+  waitFor,
+} from '../../test/support/task-fixtures';
 import { dbRetry } from '../db/retry';
-import { behindRelay, type DbOutage } from '../test-support/db-relay';
-import { type TestDialect, testDialects } from '../test-support/dialects';
-import { type Client, createHarness, type Harness } from '../test-support/harness';
-import { gitRepo, insertRepository, insertTemplate, outputOf, waitFor } from './__fixtures__/fixtures';
 import { runnerTimings, unsavedMessage } from './engine';
 
 /** The test's own reads go through the same relay: one that meets the outage counts as "not yet". */

@@ -2,9 +2,8 @@ import { execFileSync } from 'node:child_process';
 import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type LiveMessage, logMessages } from '../live/bus';
-import { testDialects } from '../test-support/dialects';
-import { type Client, createHarness, type Harness } from '../test-support/harness';
+import { testDialects } from '../../test/support/dialects';
+import { type Client, createHarness, type Harness } from '../../test/support/harness';
 import {
   alive,
   commitFiles,
@@ -16,7 +15,8 @@ import {
   outputOf,
   waitFor,
   waitForStatus,
-} from './__fixtures__/fixtures';
+} from '../../test/support/task-fixtures';
+import { type LiveMessage, logMessages } from '../live/bus';
 
 describe.each(testDialects())('task engine with real bash tasks on $name', (dialect) => {
   let h: Harness;

@@ -8,7 +8,7 @@ import { logFailure, untilDbAnswers } from '../db/retry';
 import type { TaskTable } from '../db/tables';
 import { now, toBool } from '../db/values';
 import type { Deps } from '../deps';
-import { badRequest, notFound } from '../http/errors';
+import { badRequest, notFound } from '../lib/errors';
 import type { TaskControlAction } from '../live/bus';
 import { insertNewTask } from './create';
 import { isolationMode } from './isolation';
@@ -40,7 +40,7 @@ import {
 } from './store';
 import type { TaskEngine } from './types';
 
-/** Which statuses a task may move to a given status from (SPEC §4; reference section c guards). */
+/** Which statuses a task may move to a given status from. */
 const allowedFrom: Record<string, string[]> = {
   starting: ['waiting'],
   running: ['starting', 'confirmed'],

@@ -2,8 +2,16 @@ import { mkdtempSync, readFileSync, realpathSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { testDialects } from '../test-support/dialects';
-import { type Client, createHarness, type Harness } from '../test-support/harness';
+import { testDialects } from '../../test/support/dialects';
+import { type Client, createHarness, type Harness } from '../../test/support/harness';
+import {
+  type App,
+  apps,
+  type HostileRepo,
+  hostileRepo,
+  playbookOf,
+  recordingStandIn,
+} from '../../test/support/hostile-repo';
 import {
   commitFiles,
   insertInventory,
@@ -12,15 +20,7 @@ import {
   outputOf,
   standIn,
   waitForStatus,
-} from './__fixtures__/fixtures';
-import {
-  type App,
-  apps,
-  type HostileRepo,
-  hostileRepo,
-  playbookOf,
-  recordingStandIn,
-} from './__fixtures__/hostile-repo';
+} from '../../test/support/task-fixtures';
 
 /**
  * Templates saved before playbook paths were checked (written straight into the database here) and repositories

@@ -4,17 +4,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir, userInfo } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { testDialects } from '../test-support/dialects';
-import { type Client, createHarness, type Harness } from '../test-support/harness';
-import {
-  commitFiles,
-  gitRepo,
-  insertKey,
-  insertRepository,
-  insertTemplate,
-  outputOf,
-  waitForStatus,
-} from './__fixtures__/fixtures';
+import { testDialects } from '../../test/support/dialects';
 import {
   bareCopy,
   filesContaining,
@@ -27,7 +17,17 @@ import {
   startGitHttpServer,
   startSshd,
   watchArgv,
-} from './__fixtures__/git-servers';
+} from '../../test/support/git-servers';
+import { type Client, createHarness, type Harness } from '../../test/support/harness';
+import {
+  commitFiles,
+  gitRepo,
+  insertKey,
+  insertRepository,
+  insertTemplate,
+  outputOf,
+  waitForStatus,
+} from '../../test/support/task-fixtures';
 
 /**
  * The engine's remote checkouts against real servers: git http-backend behind Basic auth, a real sshd, file://

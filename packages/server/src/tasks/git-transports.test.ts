@@ -3,10 +3,9 @@ import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createSecretBox } from '../lib/crypto';
-import { branchHead } from '../scheduler/git-head';
-import { testDialects } from '../test-support/dialects';
-import { type Client, createHarness, type Harness } from '../test-support/harness';
+import { testDialects } from '../../test/support/dialects';
+import { bareCopy } from '../../test/support/git-servers';
+import { type Client, createHarness, type Harness } from '../../test/support/harness';
 import {
   commitFiles,
   gitRepo,
@@ -14,8 +13,9 @@ import {
   insertTemplate,
   outputOf,
   waitForStatus,
-} from './__fixtures__/fixtures';
-import { bareCopy } from './__fixtures__/git-servers';
+} from '../../test/support/task-fixtures';
+import { createSecretBox } from '../lib/crypto';
+import { branchHead } from '../scheduler/git-head';
 import { checkoutRepository } from './git';
 import { Job, type JobDetails } from './job';
 import type { LogSink } from './log-sink';

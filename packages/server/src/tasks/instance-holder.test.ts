@@ -2,11 +2,11 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { hostname } from 'node:os';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { testDialects } from '../../test/support/dialects';
+import { createHarness, type Harness } from '../../test/support/harness';
+import { rows } from '../../test/support/scheduler-rows';
+import { insertRepository, insertTemplate } from '../../test/support/task-fixtures';
 import { now } from '../db/values';
-import { rows } from '../scheduler/test-rows';
-import { testDialects } from '../test-support/dialects';
-import { createHarness, type Harness } from '../test-support/harness';
-import { insertRepository, insertTemplate } from './__fixtures__/fixtures';
 import { createTaskEngine, InstanceInUseError, runnerTimings } from './engine';
 import { findRunner } from './store';
 

@@ -4,11 +4,8 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loadConfig } from '../config';
-import { insertReturningId, now } from '../db/values';
-import { liveChannel, redisBridgeOf } from '../live/redis';
-import { type TestDialect, testDialects } from '../test-support/dialects';
-import { type Client, createHarness, type Harness } from '../test-support/harness';
+import { type TestDialect, testDialects } from '../../test/support/dialects';
+import { type Client, createHarness, type Harness } from '../../test/support/harness';
 import {
   alive,
   gitRepo,
@@ -18,7 +15,10 @@ import {
   standIn,
   waitFor,
   waitForStatus,
-} from './__fixtures__/fixtures';
+} from '../../test/support/task-fixtures';
+import { loadConfig } from '../config';
+import { insertReturningId, now } from '../db/values';
+import { liveChannel, redisBridgeOf } from '../live/redis';
 import { type Engine, interruptedMessage, runnerGoneMessage, runnerTimings } from './engine';
 import { killOrphans } from './orphans';
 

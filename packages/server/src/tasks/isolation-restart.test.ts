@@ -4,8 +4,6 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
-import { openDb } from '../db';
-import { freePort } from '../test-support/net';
 import {
   cgroupOf,
   escapeRepo,
@@ -13,8 +11,10 @@ import {
   killSleepers,
   sleepers,
   uniqueSleep,
-} from './__fixtures__/escapes';
-import { alive, insertRepository, insertTemplate, waitFor } from './__fixtures__/fixtures';
+} from '../../test/support/escapes';
+import { freePort } from '../../test/support/net';
+import { alive, insertRepository, insertTemplate, waitFor } from '../../test/support/task-fixtures';
+import { openDb } from '../db';
 import { ownCgroup } from './isolation';
 
 const bin = fileURLToPath(new URL('../../bin/signalbox.mjs', import.meta.url));

@@ -1,8 +1,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { testDialects } from '../test-support/dialects';
-import { type Client, createHarness, type Harness } from '../test-support/harness';
+import { testDialects } from '../../test/support/dialects';
 import {
   cgroupOf,
   escapeRepo,
@@ -10,7 +9,8 @@ import {
   killSleepers,
   sleepers,
   uniqueSleep,
-} from './__fixtures__/escapes';
+} from '../../test/support/escapes';
+import { type Client, createHarness, type Harness } from '../../test/support/harness';
 import {
   alive,
   insertRepository,
@@ -18,7 +18,7 @@ import {
   outputOf,
   waitFor,
   waitForStatus,
-} from './__fixtures__/fixtures';
+} from '../../test/support/task-fixtures';
 import { ownCgroup } from './isolation';
 
 /**

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { testDialects } from '../test-support/dialects';
-import { type Client, createHarness, type Harness } from '../test-support/harness';
-import { gitRepo, insertRepository, insertTemplate, waitForStatus } from './__fixtures__/fixtures';
+import { testDialects } from '../../test/support/dialects';
+import { type Client, createHarness, type Harness } from '../../test/support/harness';
+import { gitRepo, insertRepository, insertTemplate, waitForStatus } from '../../test/support/task-fixtures';
 
 describe.each(testDialects())('task output on $name', (dialect) => {
   let h: Harness;

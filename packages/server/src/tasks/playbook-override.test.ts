@@ -3,16 +3,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { ProjectRole } from '@signalbox/contracts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { testDialects } from '../test-support/dialects';
-import { type Client, createHarness, type Harness } from '../test-support/harness';
-import {
-  insertInventory,
-  insertRepository,
-  insertTemplate,
-  outputOf,
-  standIn,
-  waitForStatus,
-} from './__fixtures__/fixtures';
+import { testDialects } from '../../test/support/dialects';
+import { type Client, createHarness, type Harness } from '../../test/support/harness';
 import {
   type App,
   apps,
@@ -21,7 +13,15 @@ import {
   malformedPlaybooks,
   playbookOf,
   recordingStandIn,
-} from './__fixtures__/hostile-repo';
+} from '../../test/support/hostile-repo';
+import {
+  insertInventory,
+  insertRepository,
+  insertTemplate,
+  outputOf,
+  standIn,
+  waitForStatus,
+} from '../../test/support/task-fixtures';
 
 const roles = ['task_runner', 'manager', 'owner'] as const;
 

@@ -1,7 +1,13 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { testDialects } from '../test-support/dialects';
-import { type Client, createHarness, type Harness } from '../test-support/harness';
-import { gitRepo, insertRepository, insertTemplate, waitFor, waitForStatus } from './__fixtures__/fixtures';
+import { testDialects } from '../../test/support/dialects';
+import { type Client, createHarness, type Harness } from '../../test/support/harness';
+import {
+  gitRepo,
+  insertRepository,
+  insertTemplate,
+  waitFor,
+  waitForStatus,
+} from '../../test/support/task-fixtures';
 
 /** The server-wide cap (SIGNALBOX_MAX_PARALLEL_TASKS) and per-template task retention (MAX_TASKS_PER_TEMPLATE). */
 describe.each(testDialects())('queue limits on $name', (dialect) => {

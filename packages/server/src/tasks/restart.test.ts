@@ -5,9 +5,9 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
+import { freePort } from '../../test/support/net';
+import { alive, gitRepo, insertRepository, insertTemplate, waitFor } from '../../test/support/task-fixtures';
 import { openDb } from '../db';
-import { freePort } from '../test-support/net';
-import { alive, gitRepo, insertRepository, insertTemplate, waitFor } from './__fixtures__/fixtures';
 
 const bin = fileURLToPath(new URL('../../bin/signalbox.mjs', import.meta.url));
 

@@ -12,6 +12,8 @@ import {
   type UnknownRow,
 } from 'kysely';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { type TestDialect, testDialects } from '../../test/support/dialects';
+import { waitFor } from '../../test/support/task-fixtures';
 import { buildApp } from '../app';
 import { type Config, loadConfig } from '../config';
 import { migrate, openDb } from '../db';
@@ -19,8 +21,6 @@ import { retention as retentionMigration } from '../db/migrations/0003-retention
 import { insertReturningId } from '../db/values';
 import type { Deps } from '../deps';
 import { ManualClock } from '../scheduler/clock';
-import { type TestDialect, testDialects } from '../test-support/dialects';
-import { waitFor } from './__fixtures__/fixtures';
 import { createRetention, type RetentionOptions } from './retention';
 import { insertOutput } from './store';
 

@@ -1,5 +1,5 @@
+import { recordEvent } from '../audit/audit.store';
 import type { Deps } from '../deps';
-import { recordEvent } from '../features/events/events.store';
 import { type Clock, realClock } from '../scheduler/clock';
 import {
   deleteFinishedTasks,

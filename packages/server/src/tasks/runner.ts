@@ -1,8 +1,8 @@
 import { mkdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
+import { recordEvent } from '../audit/audit.store';
 import { logFailure, untilDbAnswers } from '../db/retry';
 import type { Deps } from '../deps';
-import { recordEvent } from '../features/events/events.store';
 import { loadDetails } from './details';
 import type { Engine } from './engine';
 import { runAnsible } from './executors/ansible';

@@ -3,9 +3,8 @@ import { chmodSync, existsSync, mkdtempSync, readFileSync, writeFileSync } from 
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { stripAnsi } from '../features/tasks/tasks.routes';
-import { testDialects } from '../test-support/dialects';
-import { type Client, createHarness, type Harness } from '../test-support/harness';
+import { testDialects } from '../../test/support/dialects';
+import { type Client, createHarness, type Harness } from '../../test/support/harness';
 import {
   gitRepo,
   insertInventory,
@@ -14,7 +13,8 @@ import {
   outputOf,
   standIn,
   waitForStatus,
-} from './__fixtures__/fixtures';
+} from '../../test/support/task-fixtures';
+import { stripAnsi } from '../features/tasks/tasks.routes';
 
 const SECRET = 'survey-s3cret-Value';
 const sha = createHash('sha256').update(SECRET).digest('hex');

@@ -1,6 +1,6 @@
 import { playbookPathProblem } from '@signalbox/contracts';
 import { parseJson } from '../db/values';
-import { AppError, badRequest } from '../http/errors';
+import { AppError, badRequest } from '../lib/errors';
 import { isStackName } from './executors/common';
 import type { TemplateRow } from './store';
 import { disallowedArgument, isReservedAnsibleVar } from './task-args-allowlist';

@@ -3,9 +3,8 @@ import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type LiveMessage, logMessages } from '../live/bus';
-import { testDialects } from '../test-support/dialects';
-import { type Client, createHarness, type Harness } from '../test-support/harness';
+import { testDialects } from '../../test/support/dialects';
+import { type Client, createHarness, type Harness } from '../../test/support/harness';
 import {
   gitRepo,
   insertEnvironment,
@@ -17,7 +16,8 @@ import {
   standIn,
   waitFor,
   waitForStatus,
-} from './__fixtures__/fixtures';
+} from '../../test/support/task-fixtures';
+import { type LiveMessage, logMessages } from '../live/bus';
 
 /** A terraform/tofu stand-in: records argv, prints realistic output, writes and checks the saved plan. */
 const tfScript = (record: string) => `#!/bin/bash

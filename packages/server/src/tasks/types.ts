@@ -1,4 +1,4 @@
-/** What callers (API, scheduler, integrations, autorun) give to start a task. Field names follow SPEC §3/§7. */
+/** What callers (API, scheduler, integrations, autorun) give to start a task; field names follow the REST API. */
 export type NewTask = {
   template_id: number;
   message?: string;

@@ -1,6 +1,6 @@
 import type { ErrorBody } from '@signalbox/contracts';
 
-/** An HTTP error carrying the server's message (SPEC §8: the `error` field wins). */
+/** An HTTP error carrying the server's message. */
 export class ApiError extends Error {
   constructor(
     readonly status: number,

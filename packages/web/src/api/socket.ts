@@ -26,7 +26,7 @@ type StateListener = (connected: boolean, reconnected: boolean) => void;
 export const RECONNECT_DELAY_MS = 2000;
 
 /**
- * One socket to /api/ws for the whole app. It reconnects 2 s after an unexpected close (SPEC §4) and tells
+ * One socket to /api/ws for the whole app. It reconnects 2 s after an unexpected close and tells
  * its state listeners, so views can resynchronise what they missed and show that live updates are off.
  */
 export class LiveSocket {

@@ -31,7 +31,7 @@ import { ProjectAvatar } from './ProjectAvatar';
 
 type NavItem = { to: string; key: string; icon: ReactNode; match?: RegExp };
 
-/** Nav items in SPEC §2 order; Integrations only for projects whose type is empty. */
+/** Nav items in menu order; Integrations only for projects whose type is empty. */
 function navItems(projectType: string): NavItem[] {
   const items: NavItem[] = [
     { to: 'history', key: 'nav.dashboard', icon: <DashboardIcon />, match: /\/(history|activity|settings)$/ },

@@ -27,7 +27,7 @@ const RepositoriesPage = lazy(() => import('../features/repositories/Repositorie
 const IntegrationsPage = lazy(() => import('../features/integrations/IntegrationsPage'));
 const IntegrationDetail = lazy(() => import('../features/integrations/IntegrationDetail'));
 
-/** The pages of issue 5, by route path; a path without one keeps its placeholder. */
+/** The pages, by route path; a path without one keeps its placeholder. */
 const resourcePages: Record<string, ReactElement> = {
   'templates/*': <TemplatesRoutes />,
   'views/:viewId/templates/*': <TemplatesRoutes />,

@@ -1,4 +1,4 @@
-/** Project avatar colours cycle red, blue, orange, green (SPEC §9). */
+/** Project avatar colours cycle red, blue, orange, green. */
 export const avatarColors = ['#e53935', '#1e88e5', '#fb8c00', '#43a047'] as const;
 
 export const avatarColor = (index: number) => avatarColors[((index % 4) + 4) % 4];

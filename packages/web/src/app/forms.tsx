@@ -4,7 +4,7 @@ import { useTranslation } from 'react-i18next';
 import { ApiError } from '../api/client';
 import { errorText, translateMessage } from '../i18n/messages';
 
-/** A form's server error, in a red alert (SPEC §8). */
+/** A form's server error, in a red alert. */
 export function FormError({ error }: { error: unknown }) {
   const { t } = useTranslation();
   if (!error) return null;

@@ -1,4 +1,4 @@
-/** Preferences kept in local storage (SPEC §9): lang, darkMode, projectId. */
+/** Preferences kept in local storage: lang, darkMode, projectId. */
 export type PrefKey = 'lang' | 'darkMode' | 'projectId';
 
 export function readPref(key: PrefKey): string | null {

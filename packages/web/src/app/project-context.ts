@@ -10,7 +10,7 @@ export type ProjectContextValue = {
 
 export const ProjectContext = createContext<ProjectContextValue | null>(null);
 
-/** The current project, its role and permission bits (SPEC §6); only inside /project/{id}. */
+/** The current project, its role and permission bits; only inside /project/{id}. */
 export function useProjectContext(): ProjectContextValue {
   const value = useContext(ProjectContext);
   if (!value) throw new Error('useProjectContext outside a project route');

@@ -3,7 +3,7 @@ import { useCallback } from 'react';
 import { useTranslation } from 'react-i18next';
 import { errorText } from '../i18n/messages';
 
-/** Success and error snackbars (3 s, SPEC §9); errors use the server's text (SPEC §8). */
+/** Success and error snackbars; errors use the server's text. */
 export function useNotify() {
   const { enqueueSnackbar } = useSnackbar();
   const { t } = useTranslation();

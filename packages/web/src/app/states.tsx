@@ -22,7 +22,7 @@ export function Spinner({ full = true }: { full?: boolean }) {
   );
 }
 
-/** App state "error": the message, Refresh page and Re-login (SPEC §2). */
+/** App state "error": the message, Refresh page and Re-login. */
 export function ErrorPage({ message }: { message: string }) {
   const { t } = useTranslation();
   return (

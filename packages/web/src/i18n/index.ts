@@ -11,7 +11,7 @@ const enResources =
   Object.values(
     import.meta.glob<{ default: Record<string, unknown> }>('./resources/en.json', { eager: true }),
   )[0]?.default ?? {};
-// The screens of issue 5 keep their strings in resources/<lang>.json, merged into the same namespace.
+// The resource screens keep their strings in resources/<lang>.json, merged into the same namespace.
 const resourceLoaders = import.meta.glob<{ default: Record<string, unknown> }>([
   './resources/*.json',
   '!./resources/en.json',

@@ -1,4 +1,4 @@
-/** The 12 languages of SPEC §1, with their names written in each language. */
+/** The 12 interface languages, with their names written in each language. */
 export const languages = [
   { code: 'en', name: 'English' },
   { code: 'de', name: 'Deutsch' },

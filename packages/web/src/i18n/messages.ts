@@ -32,7 +32,7 @@ const exact: Record<string, string> = {
 
 /**
  * Shows an English contract/server message in the current language when the catalogue knows it; any
- * other server text is shown as the server wrote it (SPEC §8).
+ * other server text is shown as the server wrote it.
  */
 export function translateMessage(message: string, t: TFunction): string {
   const key = exact[message];

@@ -1,7 +1,7 @@
 import { type ColumnDefinitionBuilder, type CreateTableBuilder, type Kysely, sql } from 'kysely';
 import type { Dialect } from '../dialect';
 
-/** The first schema: every entity of SPEC §3 plus sessions, API tokens, task output, events and options. */
+/** The first schema: every product entity plus sessions, API tokens, task output, events and options. */
 export function initial(dialect: Dialect) {
   // MySQL's TEXT holds 64 KB; documents and log lines need more there.
   const longText = dialect === 'mysql' ? sql`mediumtext` : sql`text`;

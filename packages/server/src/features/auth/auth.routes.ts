@@ -3,7 +3,7 @@ import bcrypt from 'bcryptjs';
 import type { FastifyInstance } from 'fastify';
 import type { Deps } from '../../deps';
 import { SESSION_COOKIE, startSession } from '../../http/auth';
-import { AppError, notFound, parse, unauthorized } from '../../http/errors';
+import { AppError, notFound, parse, unauthorized } from '../../lib/errors';
 import { version } from '../../version';
 import { findUserByLogin, toUser } from '../users/users.store';
 import { expireSession } from './sessions.store';

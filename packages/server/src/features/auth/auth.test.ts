@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { testDialects } from '../../test-support/dialects';
-import { createHarness, type Harness } from '../../test-support/harness';
+import { testDialects } from '../../../test/support/dialects';
+import { createHarness, type Harness } from '../../../test/support/harness';
 
 describe.each(testDialects())('auth on $name', (dialect) => {
   let h: Harness;

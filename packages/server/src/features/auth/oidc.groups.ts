@@ -1,7 +1,7 @@
 import { type ProjectRole, projectRoles } from '@signalbox/contracts';
+import { recordEvent } from '../../audit/audit.store';
 import type { OidcProviderConfig } from '../../config';
 import type { Deps } from '../../deps';
-import { recordEvent } from '../events/events.store';
 import { findProject } from '../projects/projects.store';
 import { countOwners, deleteMember, findMember, insertMember, updateMemberRole } from '../team/team.store';
 import { findUserById, type UserRow, updateUserRow } from '../users/users.store';

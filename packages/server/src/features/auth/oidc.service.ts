@@ -1,8 +1,8 @@
 import * as client from 'openid-client';
+import { recordEvent } from '../../audit/audit.store';
 import type { OidcProviderConfig } from '../../config';
 import type { Deps } from '../../deps';
-import { AppError, badRequest, forbidden, notFound, unauthorized } from '../../http/errors';
-import { recordEvent } from '../events/events.store';
+import { AppError, badRequest, forbidden, notFound, unauthorized } from '../../lib/errors';
 import { insertUser } from '../users/users.service';
 import { findUserById, findUserByLogin, type UserRow } from '../users/users.store';
 

@@ -3,9 +3,9 @@ import type { AddressInfo } from 'node:net';
 // @ts-expect-error oidc-provider ships no type declarations (a test-only dev dependency; no @types package added).
 import Provider from 'oidc-provider';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { testDialects } from '../../../test/support/dialects';
+import { createHarness, type Harness } from '../../../test/support/harness';
 import type { OidcProviderConfig } from '../../config';
-import { testDialects } from '../../test-support/dialects';
-import { createHarness, type Harness } from '../../test-support/harness';
 import { findUserByLogin } from '../users/users.store';
 import { groupsOf, mappedRoles } from './oidc.groups';
 import { OIDC_COOKIE } from './oidc.routes';

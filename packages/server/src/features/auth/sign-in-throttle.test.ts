@@ -1,9 +1,9 @@
 import type { LightMyRequestResponse } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { testDialects } from '../../../test/support/dialects';
+import { type Client, createHarness, type Harness } from '../../../test/support/harness';
 import { buildApp } from '../../app';
 import { openDb } from '../../db';
-import { testDialects } from '../../test-support/dialects';
-import { type Client, createHarness, type Harness } from '../../test-support/harness';
 import { runUserCommand } from '../users/users.cli';
 import { addressKey, pairDelayMs, signInAttempt, signInLimits } from './sign-in-throttle';
 

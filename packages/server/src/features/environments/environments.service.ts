@@ -5,10 +5,10 @@ import type {
   EnvironmentSecretInput,
   EnvironmentSecretType,
 } from '@signalbox/contracts';
+import { recordEvent } from '../../audit/audit.store';
 import type { Db } from '../../db';
 import type { Deps } from '../../deps';
-import { badRequest, notFound } from '../../http/errors';
-import { recordEvent } from '../events/events.store';
+import { badRequest, notFound } from '../../lib/errors';
 import { assertBodyIds } from '../refs/body-ids';
 import { assertUnused, findRefs } from '../refs/refs.store';
 import type { UserRow } from '../users/users.store';

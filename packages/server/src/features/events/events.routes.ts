@@ -1,8 +1,8 @@
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import type { Deps } from '../../deps';
-import { parse } from '../../http/errors';
 import { projectRoutes } from '../../http/project-guard';
+import { parse } from '../../lib/errors';
 import { listProjectEvents, listUserEvents } from './events.store';
 
 const limitQuery = z.object({

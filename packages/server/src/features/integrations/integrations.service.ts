@@ -4,10 +4,10 @@ import type {
   IntegrationInput,
   IntegrationMatcherInput,
 } from '@signalbox/contracts';
+import { recordEvent } from '../../audit/audit.store';
 import type { Deps } from '../../deps';
-import { badRequest, notFound } from '../../http/errors';
 import { randomAlnum } from '../../lib/crypto';
-import { recordEvent } from '../events/events.store';
+import { badRequest, notFound } from '../../lib/errors';
 import { assertInProject } from '../refs/refs.store';
 import type { UserRow } from '../users/users.store';
 import * as store from './integrations.store';

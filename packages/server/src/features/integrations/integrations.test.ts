@@ -1,6 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { testDialects } from '../../test-support/dialects';
-import { createHarness, type Harness } from '../../test-support/harness';
+import { testDialects } from '../../../test/support/dialects';
+import { createHarness, type Harness } from '../../../test/support/harness';
+import {
+  createSecretKey,
+  expectRefused,
+  insertTemplate,
+  updateProjectCodes,
+} from '../../../test/support/integration-kit';
 import {
   createTeam,
   expectMatrix,
@@ -9,8 +15,7 @@ import {
   malformedBodies,
   readCodes,
   type Team,
-} from '../refs/resource-test-kit';
-import { createSecretKey, expectRefused, insertTemplate, updateProjectCodes } from './test-kit';
+} from '../../../test/support/resource-team';
 
 const matcherBody = {
   name: 'Repository',

@@ -3,18 +3,18 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { insertReturningId } from '../../db/values';
+import { testDialects } from '../../../test/support/dialects';
+import { type Client, createHarness, type Harness } from '../../../test/support/harness';
+import { createSecretKey } from '../../../test/support/integration-kit';
 import {
   gitRepo,
   insertRepository,
   insertTemplate,
   waitFor,
   waitForStatus,
-} from '../../tasks/__fixtures__/fixtures';
-import { testDialects } from '../../test-support/dialects';
-import { type Client, createHarness, type Harness } from '../../test-support/harness';
+} from '../../../test/support/task-fixtures';
+import { insertReturningId } from '../../db/values';
 import { claimDelivery } from './integrations.store';
-import { createSecretKey } from './test-kit';
 
 /**
  * Redelivery de-duplication and the debounce of identical waiting tasks, through `POST /api/integrations/{alias}`

@@ -1,11 +1,11 @@
 import { createHmac } from 'node:crypto';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { testDialects } from '../../../test/support/dialects';
+import { createHarness, type Harness } from '../../../test/support/harness';
+import { createSecretKey, insertTemplate } from '../../../test/support/integration-kit';
+import { createTeam, type Team } from '../../../test/support/resource-team';
 import type { NewTask, TaskEngine, TaskOrigin } from '../../tasks/types';
 import { unavailableEngine } from '../../tasks/types';
-import { testDialects } from '../../test-support/dialects';
-import { createHarness, type Harness } from '../../test-support/harness';
-import { createTeam, type Team } from '../refs/resource-test-kit';
-import { createSecretKey, insertTemplate } from './test-kit';
 
 type Call = { projectId: number; input: NewTask; origin: TaskOrigin };
 

@@ -1,8 +1,8 @@
 import { idParam, inventoryInput } from '@signalbox/contracts';
 import type { FastifyInstance } from 'fastify';
 import type { Deps } from '../../deps';
-import { parse } from '../../http/errors';
 import { projectRoutes } from '../../http/project-guard';
+import { parse } from '../../lib/errors';
 import { listQuery } from '../refs/list-query';
 import {
   createInventory,

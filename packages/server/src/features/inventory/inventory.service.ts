@@ -5,9 +5,9 @@ import {
   isWorkspaceInventory,
 } from '@signalbox/contracts';
 import { parseAllDocuments } from 'yaml';
+import { recordEvent } from '../../audit/audit.store';
 import type { Deps } from '../../deps';
-import { badRequest, notFound } from '../../http/errors';
-import { recordEvent } from '../events/events.store';
+import { badRequest, notFound } from '../../lib/errors';
 import { ensureNoneKey } from '../keys/keys.service';
 import { assertBodyIds } from '../refs/body-ids';
 import { assertInProject, assertUnused, findRefs } from '../refs/refs.store';
@@ -96,7 +96,7 @@ async function checkInput(deps: Deps, projectId: number, input: InventoryInput) 
 
 /**
  * Writes the inventory; a workspace inventory runs with the project's None key, created here when the project
- * has none (SPEC §4). The write and the key creation share one transaction.
+ * has none. The write and the key creation share one transaction.
  */
 async function save(deps: Deps, projectId: number, input: InventoryInput, id?: number) {
   return deps.db.transaction().execute(async (trx) => {

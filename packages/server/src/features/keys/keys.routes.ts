@@ -1,15 +1,15 @@
 import { idParam, keyCreateInput, keyUpdateInput } from '@signalbox/contracts';
 import type { FastifyInstance } from 'fastify';
 import type { Deps } from '../../deps';
-import { parse } from '../../http/errors';
 import { projectRoutes } from '../../http/project-guard';
+import { parse } from '../../lib/errors';
 import { listQuery } from '../refs/list-query';
 import { createKey, deleteKey, getKey, keyRefs, listKeys, updateKey } from './keys.service';
 
 const keysQuery = listQuery(['name', 'type']);
 const itemId = (params: unknown) => parse(idParam, (params as { id: unknown }).id);
 
-/** The key store: secrets are write-only (SPEC §3, §4). */
+/** The key store: secrets are write-only. */
 export function keysRoutes(app: FastifyInstance, deps: Deps) {
   projectRoutes(app, deps, async (scope) => {
     scope.get('/keys', async (request) => {

@@ -1,9 +1,9 @@
 import { type AccessKey, type KeyInput, type KeyType, keySecretProblem } from '@signalbox/contracts';
+import { recordEvent } from '../../audit/audit.store';
 import type { Db } from '../../db';
 import type { Deps } from '../../deps';
-import { badRequest, notFound } from '../../http/errors';
 import type { SecretBox } from '../../lib/crypto';
-import { recordEvent } from '../events/events.store';
+import { badRequest, notFound } from '../../lib/errors';
 import { assertBodyIds } from '../refs/body-ids';
 import { assertUnused, findRefs } from '../refs/refs.store';
 import type { UserRow } from '../users/users.store';

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { testDialects } from '../../test-support/dialects';
-import { createHarness, type Harness } from '../../test-support/harness';
+import { testDialects } from '../../../test/support/dialects';
+import { createHarness, type Harness } from '../../../test/support/harness';
 import {
   createTeam,
   expectMatrix,
@@ -12,7 +12,7 @@ import {
   snapshot,
   type Team,
   writeCodes,
-} from '../refs/resource-test-kit';
+} from '../../../test/support/resource-team';
 import { getDecryptedKey } from './keys.service';
 
 describe.each(testDialects())('keys on $name', (dialect) => {

@@ -1,9 +1,9 @@
 import type { LightMyRequestResponse } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { testDialects } from '../../test-support/dialects';
-import { createHarness, type Harness } from '../../test-support/harness';
+import { testDialects } from '../../../test/support/dialects';
+import { createHarness, type Harness } from '../../../test/support/harness';
+import { createTeam, type Team } from '../../../test/support/resource-team';
 import { getEnvironmentSecrets } from '../environments/environments.service';
-import { createTeam, type Team } from '../refs/resource-test-kit';
 import { getDecryptedKey } from './keys.service';
 
 /**

@@ -1,5 +1,5 @@
 import { type ProjectBackupInput, projectBackup } from '@signalbox/contracts';
-import { badRequest } from '../../http/errors';
+import { badRequest } from '../../lib/errors';
 import { uniqueSuffix } from './backup';
 
 /** `templates[2].inventory` from a zod path. */

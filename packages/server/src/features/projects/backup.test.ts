@@ -1,8 +1,8 @@
 import type { ProjectRole } from '@signalbox/contracts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { testDialects } from '../../test-support/dialects';
-import { type Client, createHarness, type Harness } from '../../test-support/harness';
-import { FIXTURE_SECRET, fillProject } from './backup-fixture';
+import { FIXTURE_SECRET, fillProject } from '../../../test/support/backup-fixture';
+import { testDialects } from '../../../test/support/dialects';
+import { type Client, createHarness, type Harness } from '../../../test/support/harness';
 
 type Actor = 'admin' | ProjectRole | 'non-member' | 'anonymous';
 const actors: Actor[] = ['admin', 'owner', 'manager', 'task_runner', 'guest', 'non-member', 'anonymous'];

@@ -4,8 +4,8 @@ import { tmpdir } from 'node:os';
 import { isAbsolute, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse as parseYaml } from 'yaml';
-import { testDialects } from '../../test-support/dialects';
-import { type Client, createHarness, type Harness } from '../../test-support/harness';
+import { testDialects } from '../../../test/support/dialects';
+import { type Client, createHarness, type Harness } from '../../../test/support/harness';
 import { DEMO_REPOSITORY_PATH, DEMO_VAULT_PASSWORD, demoRepositoryDir } from './demo';
 
 describe('the demo repository shipped with Signalbox', () => {

@@ -1,8 +1,8 @@
 import { projectInput } from '@signalbox/contracts';
 import type { FastifyInstance } from 'fastify';
 import type { Deps } from '../../deps';
-import { parse } from '../../http/errors';
 import { projectRoutes } from '../../http/project-guard';
+import { parse } from '../../lib/errors';
 import { readBackup } from './backup';
 import { createDemoContent } from './demo';
 import { createProject, deleteProject, updateProject } from './projects.service';

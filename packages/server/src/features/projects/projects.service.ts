@@ -1,10 +1,10 @@
 import type { ProjectInput } from '@signalbox/contracts';
+import { recordEvent } from '../../audit/audit.store';
 import type { Db } from '../../db';
 import type { Dialect } from '../../db/dialect';
 import { fromBool, insertReturningId, now } from '../../db/values';
 import type { Deps } from '../../deps';
-import { forbidden } from '../../http/errors';
-import { recordEvent } from '../events/events.store';
+import { forbidden } from '../../lib/errors';
 import type { UserRow } from '../users/users.store';
 import { removeDemoRepository } from './demo';
 import { deleteProjectCascade, findProject, toProject } from './projects.store';

@@ -1,9 +1,9 @@
 import type { ProjectRole } from '@signalbox/contracts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { fillProject } from '../../../test/support/backup-fixture';
+import { testDialects } from '../../../test/support/dialects';
+import { type Client, createHarness, type Harness } from '../../../test/support/harness';
 import { insertReturningId, now } from '../../db/values';
-import { testDialects } from '../../test-support/dialects';
-import { type Client, createHarness, type Harness } from '../../test-support/harness';
-import { fillProject } from './backup-fixture';
 
 type Actor = 'admin' | ProjectRole | 'non-member' | 'anonymous';
 const actors: Actor[] = ['admin', 'owner', 'manager', 'task_runner', 'guest', 'non-member', 'anonymous'];

@@ -1,10 +1,10 @@
 import type { Project, ProjectBackupInput } from '@signalbox/contracts';
+import { recordEvent } from '../../audit/audit.store';
 import type { Db } from '../../db';
 import { fromBool, insertReturningId } from '../../db/values';
 import type { Deps } from '../../deps';
-import { forbidden } from '../../http/errors';
 import { randomAlnum } from '../../lib/crypto';
-import { recordEvent } from '../events/events.store';
+import { forbidden } from '../../lib/errors';
 import type { UserRow } from '../users/users.store';
 import { checkBackup } from './backup-check';
 import { canCreateProject, insertProject } from './projects.service';

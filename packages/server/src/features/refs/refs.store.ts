@@ -2,7 +2,7 @@ import type { Refs } from '@signalbox/contracts';
 import { sql } from 'kysely';
 import type { Db } from '../../db';
 import type { Database } from '../../db/tables';
-import { badRequest, conflict } from '../../http/errors';
+import { badRequest, conflict } from '../../lib/errors';
 
 type ProjectTable =
   | 'access_key'

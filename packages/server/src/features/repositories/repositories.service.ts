@@ -1,7 +1,7 @@
 import type { Repository, RepositoryInput } from '@signalbox/contracts';
+import { recordEvent } from '../../audit/audit.store';
 import type { Deps } from '../../deps';
-import { notFound } from '../../http/errors';
-import { recordEvent } from '../events/events.store';
+import { notFound } from '../../lib/errors';
 import { assertBodyIds } from '../refs/body-ids';
 import { assertInProject, assertUnused, findRefs } from '../refs/refs.store';
 import type { UserRow } from '../users/users.store';

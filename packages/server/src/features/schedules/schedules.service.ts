@@ -1,8 +1,8 @@
 import type { ScheduleInput } from '@signalbox/contracts';
+import { recordEvent } from '../../audit/audit.store';
 import { fromBool } from '../../db/values';
 import type { Deps } from '../../deps';
-import { badRequest, notFound } from '../../http/errors';
-import { recordEvent } from '../events/events.store';
+import { badRequest, notFound } from '../../lib/errors';
 import { assertInProject } from '../refs/refs.store';
 import { cronError } from './cron';
 import { deleteSchedule, findSchedule, insertSchedule, updateSchedule } from './schedules.store';

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { testDialects } from '../../test-support/dialects';
-import { type Client, createHarness, type Harness } from '../../test-support/harness';
+import { testDialects } from '../../../test/support/dialects';
+import { type Client, createHarness, type Harness } from '../../../test/support/harness';
 import {
   ansibleBody,
   type Role,
@@ -11,7 +11,7 @@ import {
   teamProject,
   templateFixtures,
   writeCodes,
-} from '../templates/test-fixtures';
+} from '../../../test/support/template-fixtures';
 import { cronError } from './cron';
 
 const MB = 'x'.repeat(1024 * 1024);

@@ -1,10 +1,10 @@
 import type { LightMyRequestResponse } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { testDialects } from '../../../test/support/dialects';
+import { type Client, createHarness, type Harness } from '../../../test/support/harness';
+import { rows } from '../../../test/support/scheduler-rows';
 import { now } from '../../db/values';
-import { rows } from '../../scheduler/test-rows';
 import { insertOutput, type OutputRow } from '../../tasks/store';
-import { testDialects } from '../../test-support/dialects';
-import { type Client, createHarness, type Harness } from '../../test-support/harness';
 
 type Line = { id: number; task_id: number; time: string; output: string };
 

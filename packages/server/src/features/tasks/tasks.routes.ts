@@ -12,10 +12,11 @@ import {
   templateTasksQuery,
 } from '@signalbox/contracts';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { recordEvent } from '../../audit/audit.store';
 import { parseJson, toBool } from '../../db/values';
 import type { Deps } from '../../deps';
-import { badRequest, notFound, parse } from '../../http/errors';
 import { projectRoutes } from '../../http/project-guard';
+import { badRequest, notFound, parse } from '../../lib/errors';
 import { rerunInput } from '../../tasks/create';
 import {
   deleteTaskAndOutput,
@@ -28,7 +29,6 @@ import {
   type TaskRow,
   unfinishedOfTemplate,
 } from '../../tasks/store';
-import { recordEvent } from '../events/events.store';
 import { outputBatches, readOutputPage } from './task-output';
 
 // biome-ignore lint/suspicious/noControlCharactersInRegex: ANSI escape sequences start with ESC
@@ -70,7 +70,7 @@ const taskIdOf = (request: FastifyRequest) =>
 const templateIdOf = (request: FastifyRequest) =>
   parse(idParam, (request.params as { template_id: unknown }).template_id);
 
-/** Task API under /api/project/:project_id (SPEC §7; reference section c). */
+/** Task API under /api/project/:project_id. */
 export function tasksRoutes(app: FastifyInstance, deps: Deps) {
   const view = (t: TaskRow) => toTaskView(t, deps.tasks.statusDetail(t.id));
 

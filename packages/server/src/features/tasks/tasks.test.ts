@@ -1,8 +1,13 @@
 import type { ProjectRole } from '@signalbox/contracts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { gitRepo, insertRepository, insertTemplate, waitForStatus } from '../../tasks/__fixtures__/fixtures';
-import { testDialects } from '../../test-support/dialects';
-import { type Client, createHarness, type Harness } from '../../test-support/harness';
+import { testDialects } from '../../../test/support/dialects';
+import { type Client, createHarness, type Harness } from '../../../test/support/harness';
+import {
+  gitRepo,
+  insertRepository,
+  insertTemplate,
+  waitForStatus,
+} from '../../../test/support/task-fixtures';
 
 describe.each(testDialects())('task API on $name', (dialect) => {
   let h: Harness;

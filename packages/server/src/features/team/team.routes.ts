@@ -1,12 +1,12 @@
 import { idParam, teamListQuery, teamMemberInput, teamRoleInput } from '@signalbox/contracts';
 import type { FastifyInstance } from 'fastify';
 import type { Deps } from '../../deps';
-import { parse } from '../../http/errors';
 import { projectRoutes } from '../../http/project-guard';
+import { parse } from '../../lib/errors';
 import { addMember, changeRole, leaveProject, listTeam, removeMember } from './team.service';
 import { listCandidates } from './team.store';
 
-/** The project team (SPEC §2 Team page): members may read; changes need manageProjectUsers; anyone but an owner may leave. */
+/** The project team: members may read; changes need manageProjectUsers; anyone but an owner may leave. */
 export function teamRoutes(app: FastifyInstance, deps: Deps) {
   projectRoutes(app, deps, async (scope) => {
     scope.get('/users', async (request) =>

@@ -1,7 +1,7 @@
 import type { ProjectRole, ProjectUser, TeamListQuery, TeamMemberInput } from '@signalbox/contracts';
+import { recordEvent } from '../../audit/audit.store';
 import type { Deps } from '../../deps';
-import { badRequest, conflict, notFound } from '../../http/errors';
-import { recordEvent } from '../events/events.store';
+import { badRequest, conflict, notFound } from '../../lib/errors';
 import { findUserById, type UserRow } from '../users/users.store';
 import {
   countOwners,

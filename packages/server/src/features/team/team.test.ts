@@ -1,7 +1,7 @@
 import type { ProjectRole } from '@signalbox/contracts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { testDialects } from '../../test-support/dialects';
-import { type Client, createHarness, type Harness } from '../../test-support/harness';
+import { testDialects } from '../../../test/support/dialects';
+import { type Client, createHarness, type Harness } from '../../../test/support/harness';
 
 type Actor = 'admin' | ProjectRole | 'non-member' | 'anonymous';
 const actors: Actor[] = ['admin', 'owner', 'manager', 'task_runner', 'guest', 'non-member', 'anonymous'];

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { testDialects } from '../../test-support/dialects';
-import { type Client, createHarness, type Harness } from '../../test-support/harness';
+import { testDialects } from '../../../test/support/dialects';
+import { type Client, createHarness, type Harness } from '../../../test/support/harness';
 import {
   ansibleBody,
   type Role,
@@ -8,7 +8,7 @@ import {
   type TemplateFixtures,
   teamProject,
   templateFixtures,
-} from './test-fixtures';
+} from '../../../test/support/template-fixtures';
 
 /** Branch names git would read as an option, a revision range or a pattern; never stored. */
 const badBranches = ['--upload-pack=touch /tmp/x', '-b', 'ma\nin', 'a..b', 'a b', 'x:y', 'main.lock', 'a~1'];

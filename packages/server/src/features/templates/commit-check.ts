@@ -1,6 +1,6 @@
 import { DEFAULT_CRON, type Template, type TemplateInput } from '@signalbox/contracts';
+import { recordEvent } from '../../audit/audit.store';
 import type { Deps } from '../../deps';
-import { recordEvent } from '../events/events.store';
 import {
   commitCheckSchedules,
   deleteSchedule,
@@ -8,7 +8,7 @@ import {
   updateSchedule,
 } from '../schedules/schedules.store';
 
-// The check-new-commits option of the template form, kept as a schedule with a repository (SPEC §4).
+// The check-new-commits option of the template form, kept as a schedule with a repository.
 
 type Actor = { id: number };
 
@@ -36,7 +36,7 @@ export function commitCheckOf(schedules: ScheduleLike[]): CommitCheck {
 }
 
 /**
- * Applies the check-new-commits rules of SPEC §4 to the template's commit-check schedules: create one when
+ * Applies the check-new-commits rules to the template's commit-check schedules: create one when
  * none exists and the option is on, update the only one when on, delete the only one when off, and leave
  * several alone. A body without `check_new_commits` leaves them alone too. Returns whether anything changed.
  */

@@ -1,7 +1,7 @@
 import { playbookPathMessages, playbookPathProblem, templateInput } from '@signalbox/contracts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { testDialects } from '../../test-support/dialects';
-import { type Client, createHarness, type Harness } from '../../test-support/harness';
+import { testDialects } from '../../../test/support/dialects';
+import { type Client, createHarness, type Harness } from '../../../test/support/harness';
 import {
   ansibleBody,
   type Role,
@@ -9,7 +9,7 @@ import {
   type TemplateFixtures,
   teamProject,
   templateFixtures,
-} from './test-fixtures';
+} from '../../../test/support/template-fixtures';
 
 /** Playbook values that must never be saved, with the message each gets. */
 const badPaths: Array<[string, string]> = [

@@ -5,11 +5,11 @@ import {
   type TemplateInput,
   type TemplateTaskParams,
 } from '@signalbox/contracts';
+import { recordEvent } from '../../audit/audit.store';
 import type { Db } from '../../db';
 import { fromBool, parseJson, toBool } from '../../db/values';
 import type { Deps } from '../../deps';
-import { badRequest, notFound } from '../../http/errors';
-import { recordEvent } from '../events/events.store';
+import { badRequest, notFound } from '../../lib/errors';
 import { assertInProject, assertUnused } from '../refs/refs.store';
 import { assertCron, assertSameProject, refreshScheduler } from '../schedules/schedules.service';
 import { commitCheckSchedules, commitCheckSchedulesOf } from '../schedules/schedules.store';

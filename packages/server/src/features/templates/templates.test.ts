@@ -1,8 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { insertReturningId } from '../../db/values';
-import { testDialects } from '../../test-support/dialects';
-import { type Client, createHarness, type Harness } from '../../test-support/harness';
-import { getTemplate } from './templates.service';
+import { testDialects } from '../../../test/support/dialects';
+import { type Client, createHarness, type Harness } from '../../../test/support/harness';
 import {
   ansibleBody,
   insertTask,
@@ -14,7 +12,9 @@ import {
   teamProject,
   templateFixtures,
   writeCodes,
-} from './test-fixtures';
+} from '../../../test/support/template-fixtures';
+import { insertReturningId } from '../../db/values';
+import { getTemplate } from './templates.service';
 
 const MB = 'x'.repeat(1024 * 1024);
 
@@ -246,7 +246,7 @@ describe.each(testDialects())('templates on $name', (dialect) => {
     );
   });
 
-  it('answers every template validation message of SPEC §5', async () => {
+  it('answers every template validation message', async () => {
     const before = await snapshot(h);
     const cases: Array<[Record<string, unknown>, string, string]> = [
       [{ name: undefined }, 'Name is required', 'name'],
@@ -570,7 +570,7 @@ describe.each(testDialects())('templates on $name', (dialect) => {
       ]);
     });
 
-    it('accepts the SPEC intervals and any valid cron, refuses an invalid one', async () => {
+    it('accepts the preset intervals and any valid cron, refuses an invalid one', async () => {
       for (const cron of ['* * * * *', '*/5 * * * *', '*/10 * * * *', '@hourly', '@daily', '0 3 * * 1-5']) {
         const t = await create({
           name: `Every ${cron}`,

@@ -1,6 +1,6 @@
 import type { User } from '@signalbox/contracts';
 import { now } from '../../db/values';
-import { forbidden, notFound } from '../../http/errors';
+import { forbidden, notFound } from '../../lib/errors';
 import { deleteUserThrottles, userBlockedUntil } from '../auth/sign-in-throttle.store';
 import { type Actor, event, getUser, isAdmin, type UsersContext } from './users.service';
 import { findUserById, toUser, type UserRow } from './users.store';

@@ -4,10 +4,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { freePort } from '../../../test/support/net';
 import { buildApp } from '../../app';
 import { loadConfig } from '../../config';
 import { openDb } from '../../db';
-import { freePort } from '../../test-support/net';
 
 const bin = fileURLToPath(new URL('../../../bin/signalbox.mjs', import.meta.url));
 const repoRoot = fileURLToPath(new URL('../../../../../', import.meta.url));

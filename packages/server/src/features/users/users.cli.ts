@@ -2,7 +2,7 @@ import { parseArgs } from 'node:util';
 import { userCreateInput, userUpdateInput } from '@signalbox/contracts';
 import { ZodError } from 'zod';
 import type { DbHandle } from '../../db';
-import { AppError } from '../../http/errors';
+import { AppError } from '../../lib/errors';
 import { clearSignInLock } from './sign-in-lock';
 import { type Actor, createUser, deleteUser, updateUser } from './users.service';
 import { findUserByLogin, listUsers } from './users.store';

@@ -2,7 +2,7 @@ import { idParam, passwordInput, userCreateInput, userUpdateInput } from '@signa
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Deps } from '../../deps';
 import { currentUser } from '../../http/auth';
-import { parse } from '../../http/errors';
+import { parse } from '../../lib/errors';
 import { withRetryAfter } from '../auth/sign-in-throttle';
 import { clearSignInLock, viewUser } from './sign-in-lock';
 import {
@@ -24,7 +24,7 @@ const actorOf = (request: FastifyRequest): Actor => ({
 });
 const userId = (request: FastifyRequest) => parse(idParam, (request.params as { id: unknown }).id);
 
-/** Global user administration (SPEC §7 "users"): admins manage everyone, a user their own account. */
+/** Global user administration: admins manage everyone, a user their own account. */
 export function usersRoutes(app: FastifyInstance, deps: Deps) {
   app.get('/api/users', { config: { admin: true } }, async () => (await listUsers(deps.db)).map(toUser));
 

@@ -8,17 +8,17 @@ import {
 import bcrypt from 'bcryptjs';
 import type { FastifyBaseLogger } from 'fastify';
 import type { Updateable } from 'kysely';
+import { recordEvent } from '../../audit/audit.store';
 import type { Db } from '../../db';
 import type { Dialect } from '../../db/dialect';
 import type { UserTable } from '../../db/tables';
 import { fromBool, insertReturningId, now } from '../../db/values';
-import { AppError, badRequest, conflict, forbidden, notFound } from '../../http/errors';
 import { randomAlnum } from '../../lib/crypto';
+import { AppError, badRequest, conflict, forbidden, notFound } from '../../lib/errors';
 import type { EventBus } from '../../live/bus';
 import { failAttempt, passAttempt, signInAttempt, startAttempt } from '../auth/sign-in-throttle';
 import { deleteUserThrottles } from '../auth/sign-in-throttle.store';
 import { deleteUserTokens } from '../auth/tokens.store';
-import { recordEvent } from '../events/events.store';
 import {
   countAdmins,
   countUsers,

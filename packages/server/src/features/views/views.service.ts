@@ -1,7 +1,7 @@
 import type { ViewInput, ViewPositionsInput } from '@signalbox/contracts';
+import { recordEvent } from '../../audit/audit.store';
 import type { Deps } from '../../deps';
-import { badRequest, notFound } from '../../http/errors';
-import { recordEvent } from '../events/events.store';
+import { badRequest, notFound } from '../../lib/errors';
 import { assertSameProject } from '../schedules/schedules.service';
 import {
   deleteView,

@@ -52,7 +52,7 @@ function pickList(job: Job, name: 'limit' | 'tags' | 'skip_tags'): string[] {
 export type AnsibleOptions = { db: Db; webRoot: string };
 
 /**
- * ansible-playbook with the argument order of the peer (reference section c), except that every secret
+ * ansible-playbook with the argument order of the peer, except that every secret
  * reaches Ansible through 0600 files in the per-task temp dir or the environment — never argv.
  */
 export async function runAnsible(job: Job, opts: AnsibleOptions) {

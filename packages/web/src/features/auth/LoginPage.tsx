@@ -46,7 +46,7 @@ function ProviderButton({ provider }: { provider: OidcProviderInfo }) {
   );
 }
 
-/** /auth/login (SPEC §2). */
+/** /auth/login. */
 export default function LoginPage() {
   const { t } = useTranslation();
   const options = useLoginOptions();

@@ -102,7 +102,7 @@ export function EnvironmentDialog({
       const issue = parsed.error.issues[0]!;
       const message = translateResourceMessage(issue.message, t);
       if (issue.path[0] === 'name') setNameError(message);
-      else notify.error(message); // Invalid JSON: a red snackbar (SPEC §5).
+      else notify.error(message); // Invalid JSON: a red snackbar.
       return;
     }
     setNameError('');

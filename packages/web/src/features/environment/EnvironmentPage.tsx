@@ -13,7 +13,7 @@ import { useDeleteFlow } from '../templates/shared/DeleteFlow';
 import { actionsSx, ErrorAlert, PageBody, TableFrame, useResourceNotify } from '../templates/shared/ui';
 import { EnvironmentDialog } from './EnvironmentDialog';
 
-/** /project/{id}/environment (SPEC §2). */
+/** /project/{id}/environment. */
 export default function EnvironmentPage() {
   const { t } = useTranslation();
   const { project, can } = useProjectContext();

@@ -49,7 +49,7 @@ function Section({ title, action, children }: { title: string; action?: ReactNod
   );
 }
 
-/** /project/{id}/integration/{integrationId}: aliases, matchers and extracted values (SPEC §2). */
+/** /project/{id}/integration/{integrationId}: aliases, matchers and extracted values. */
 export default function IntegrationDetail() {
   const { t } = useTranslation();
   const { project, can } = useProjectContext();

@@ -27,7 +27,7 @@ import { actionsSx, ErrorAlert, PageBody, TableFrame, useResourceNotify } from '
 import { AliasList } from './AliasList';
 import { IntegrationDialog } from './IntegrationDialog';
 
-/** /project/{id}/integrations: list, create/edit/delete, and the project-level aliases (SPEC §2). */
+/** /project/{id}/integrations: list, create/edit/delete, and the project-level aliases. */
 export default function IntegrationsPage() {
   const { t } = useTranslation();
   const { project, can } = useProjectContext();

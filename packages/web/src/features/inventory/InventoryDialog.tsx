@@ -19,7 +19,7 @@ type Values = z.input<typeof inventoryInput>;
 const EXAMPLE_PATH = 'inventories/hosts.ini';
 const genericTypes = ['static', 'static-yaml', 'file'] as const;
 
-/** Generic inventories (INI, YAML, file) and terraform/tofu workspaces (SPEC §2, §4, §5). */
+/** Generic inventories (INI, YAML, file) and terraform/tofu workspaces. */
 export function InventoryDialog({
   projectId,
   kind,
@@ -58,7 +58,7 @@ export function InventoryDialog({
   const type = watch('type');
   const errors = formState.errors;
 
-  /** A workspace runs with the project's None key: create it when the project has none (SPEC §4). */
+  /** A workspace runs with the project's None key: create it when the project has none. */
   const noneKeyId = async () => {
     const existing = keys.find((k) => k.type === 'none');
     if (existing) return existing.id;

@@ -38,7 +38,7 @@ const kinds: InventoryKind[] = ['generic', 'terraform', 'tofu'];
 const kindOf = (inv: Inventory): InventoryKind =>
   inv.type === 'terraform-workspace' ? 'terraform' : inv.type === 'tofu-workspace' ? 'tofu' : 'generic';
 
-/** /project/{id}/inventory: the New Inventory menu offers generic, terraform and tofu kinds (SPEC §2). */
+/** /project/{id}/inventory: the New Inventory menu offers generic, terraform and tofu kinds. */
 export default function InventoryPage() {
   const { t } = useTranslation();
   const { project, can } = useProjectContext();

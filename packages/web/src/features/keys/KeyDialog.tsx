@@ -12,7 +12,7 @@ import { useResourceNotify } from '../templates/shared/ui';
 
 type Values = z.input<typeof keyCreateInput>;
 
-/** Create or edit a key. Secrets of an existing key stay locked until "override" is ticked (SPEC §4). */
+/** Create or edit a key. Secrets of an existing key stay locked until "override" is ticked. */
 export function KeyDialog({
   projectId,
   item,

@@ -13,7 +13,7 @@ import { useDeleteFlow } from '../templates/shared/DeleteFlow';
 import { actionsSx, ErrorAlert, PageBody, TableFrame, useResourceNotify } from '../templates/shared/ui';
 import { KeyDialog } from './KeyDialog';
 
-/** /project/{id}/keys: the key store (SPEC §2): a full-page table with an edit dialog. */
+/** /project/{id}/keys: the key store: a full-page table with an edit dialog. */
 export default function KeysPage() {
   const { t } = useTranslation();
   const { project, can } = useProjectContext();

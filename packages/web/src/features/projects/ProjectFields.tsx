@@ -5,7 +5,7 @@ import { useInfo } from '../../api/session';
 import { CheckboxField, useFieldError } from '../../app/forms';
 import type { ProjectValues } from './api';
 
-/** Name, alert, alert chat and max parallel tasks (SPEC §3, §5); on the settings page also task retention. */
+/** Name, alert, alert chat and max parallel tasks; on the settings page also task retention. */
 export function ProjectFields({
   form,
   serverError,

@@ -20,7 +20,7 @@ import {
 } from '../templates/shared/ui';
 import { RepositoryDialog } from './RepositoryDialog';
 
-/** /project/{id}/repositories (SPEC §2). */
+/** /project/{id}/repositories. */
 export default function RepositoriesPage() {
   const { t } = useTranslation();
   const { project, can } = useProjectContext();

@@ -13,7 +13,7 @@ import { useResourceNotify } from '../templates/shared/ui';
 type Values = z.input<typeof repositoryInput>;
 const EXAMPLE_URL = 'git@example.com:org/repo.git';
 
-/** The type chips, and the prefix each writes in front of the URL (SPEC §4). */
+/** The type chips, and the prefix each writes in front of the URL. */
 export const urlTypes = [
   { type: 'ssh', prefix: 'ssh://' },
   { type: 'https', prefix: 'https://' },

@@ -39,7 +39,7 @@ const nextRun = (cron: string): Date | null => {
   }
 };
 
-/** New/edit schedule: template, cron validated by the server, next-run preview, timing selector (SPEC §2). */
+/** New/edit schedule: template, cron validated by the server, next-run preview, timing selector. */
 export function ScheduleDialog({
   projectId,
   item,

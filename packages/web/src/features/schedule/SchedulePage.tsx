@@ -24,7 +24,7 @@ import { useResourceDelete, useResourceList } from '../templates/shared/api';
 import { actionsSx, ErrorAlert, PageBody, TableFrame, useResourceNotify } from '../templates/shared/ui';
 import { ScheduleDialog } from './ScheduleDialog';
 
-/** /project/{id}/schedule: template name (link), cron, actions (SPEC §2). */
+/** /project/{id}/schedule: template name (link), cron, actions. */
 export default function SchedulePage() {
   const { t } = useTranslation();
   const { project, can } = useProjectContext();

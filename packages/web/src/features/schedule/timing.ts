@@ -1,4 +1,4 @@
-/** The timing selector of the schedule form (SPEC §2, §9): a cron built from checked values. */
+/** The timing selector of the schedule form: a cron built from checked values. */
 export const timings = ['yearly', 'monthly', 'weekly', 'daily', 'hourly'] as const;
 export type Timing = (typeof timings)[number];
 

@@ -28,7 +28,7 @@ const appOptions: Record<string, ('debug' | 'dry_run' | 'diff')[]> = {
   tofu: ['dry_run'],
 };
 
-/** The new-task dialog (SPEC §2, §5): message, build version, survey variables, options and overrides. */
+/** The new-task dialog: message, build version, survey variables, options and overrides. */
 export function RunTaskDialog({ template, onClose }: { template: Template; onClose: () => void }) {
   const { t } = useTranslation();
   const navigate = useNavigate();

@@ -22,7 +22,7 @@ const list = (text: string) =>
     .filter(Boolean);
 
 /**
- * Checks the new-task form (SPEC §5) and builds the POST tasks body. Errors map a field to its English
+ * Checks the new-task form and builds the POST tasks body. Errors map a field to its English
  * message; a required survey variable answers 'required' so the form names it by its title.
  */
 export function validateRun(template: Template, v: RunValues) {

@@ -65,7 +65,7 @@ function useNow(active: boolean) {
   return now;
 }
 
-/** The task log dialog opened by ?t={taskId} over any page (SPEC §2, §4). */
+/** The task log dialog opened by ?t={taskId} over any page. */
 export default function TaskLogDialog({
   taskId,
   projectId: routeProjectId,

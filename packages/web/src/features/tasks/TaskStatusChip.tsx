@@ -14,7 +14,7 @@ const colors: Record<string, ChipProps['color']> = {
   stopped: 'default',
 };
 
-/** Status with the labels of SPEC §4; an unknown status shows as an error. */
+/** Status with its label; an unknown status shows as an error. */
 export function TaskStatusChip({ status, size = 'small' }: { status: string; size?: ChipProps['size'] }) {
   const { t } = useTranslation();
   const known = status in colors;

@@ -2,7 +2,7 @@ import type { TaskStatus } from '@signalbox/contracts';
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { ApiError, api, apiUrl } from '../../api/client';
 
-/** A task as GET /api/project/{id}/tasks/… returns it (SPEC §3). */
+/** A task as GET /api/project/{id}/tasks/… returns it. */
 export type Task = {
   id: number;
   template_id: number;

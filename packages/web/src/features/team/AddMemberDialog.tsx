@@ -15,7 +15,7 @@ import { FormError } from '../../app/forms';
 import { useNotify } from '../../app/snackbar';
 import { memberUserId, type ProjectMember, useCandidates, useTeamMutations } from './api';
 
-/** Add member: user and role are required (SPEC §5). */
+/** Add member: user and role are required. */
 export function AddMemberDialog({
   open,
   projectId,

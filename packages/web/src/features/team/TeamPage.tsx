@@ -35,7 +35,7 @@ import { memberUserId, type ProjectMember, useTeam, useTeamMutations } from './a
 /** Phones leave out the username column, so role and actions stay in view. */
 const wide = { display: { xs: 'none', sm: 'table-cell' } } as const;
 
-/** /project/{id}/team: members, inline role change, add, remove, Leave Project (SPEC §2, §6). */
+/** /project/{id}/team: members, inline role change, add, remove, Leave Project. */
 export default function TeamPage() {
   const { t } = useTranslation();
   const notify = useNotify();

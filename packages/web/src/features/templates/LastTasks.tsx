@@ -12,7 +12,7 @@ import { TaskStatusChip } from '../tasks/TaskStatusChip';
 import { rerunLabelKey, templateKeys, useTemplateTasks } from './api';
 import { ErrorAlert, useResourceNotify } from './shared/ui';
 
-/** A template's last tasks with a Re-run (Re-Build / Re-Deploy) action per task (SPEC §2, §4). */
+/** A template's last tasks with a Re-run (Re-Build / Re-Deploy) action per task. */
 export function LastTasks({ template, limit }: { template: Template; limit: number }) {
   const { t } = useTranslation();
   const location = useLocation();

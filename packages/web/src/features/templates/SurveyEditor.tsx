@@ -24,7 +24,7 @@ import { translateResourceMessage } from './shared/messages';
 
 const types = ['string', 'int', 'secret', 'enum'] as const;
 
-/** The survey variables of a template: a list with add, edit and remove (SPEC §2, §5). */
+/** The survey variables of a template: a list with add, edit and remove. */
 export function SurveyEditor({
   value,
   onChange,

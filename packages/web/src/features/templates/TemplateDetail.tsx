@@ -29,7 +29,7 @@ function Fact({ label, children }: { label: string; children: ReactNode }) {
   );
 }
 
-/** /project/{id}/templates/{templateId} (and under views): facts, tasks, run/edit/copy/delete (SPEC §2). */
+/** /project/{id}/templates/{templateId} (and under views): facts, tasks, run/edit/copy/delete. */
 export function TemplateDetail({ templateId, listPath }: { templateId: number; listPath: string }) {
   const { t } = useTranslation();
   const { project, can } = useProjectContext();

@@ -20,7 +20,7 @@ import { useColumns } from './columns';
 import { ErrorAlert, PageBody } from './shared/ui';
 import { TemplatesTable } from './TemplatesTable';
 
-/** /project/{id}/templates and /project/{id}/views/{viewId}/templates (SPEC §2). */
+/** /project/{id}/templates and /project/{id}/views/{viewId}/templates. */
 export default function TemplatesPage() {
   const { t } = useTranslation();
   const { project, can } = useProjectContext();
@@ -45,7 +45,7 @@ export default function TemplatesPage() {
     if (views.data && knownView) writeLastView(project.id, viewId);
   }, [views.data, knownView, project.id, viewId]);
 
-  // Updates for a template's task refresh its last task (SPEC §4).
+  // Updates for a template's task refresh its last task.
   useLiveMessages((m) => {
     if (m.type === 'update' && m.project_id === project.id)
       void client.invalidateQueries({ queryKey: templateKeys.all(project.id) });

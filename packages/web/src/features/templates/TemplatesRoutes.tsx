@@ -15,7 +15,7 @@ function Edit({ listPath }: { listPath: string }) {
   return <TemplateFormPage templateId={Number(id) || null} listPath={listPath} />;
 }
 
-/** Everything under templates/* and views/{viewId}/templates/* (SPEC §2). */
+/** Everything under templates/* and views/{viewId}/templates/*. */
 export default function TemplatesRoutes() {
   const { project } = useProjectContext();
   const viewId = Number(useParams().viewId) || null;

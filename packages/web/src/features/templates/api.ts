@@ -108,13 +108,13 @@ export function useViewMutations(projectId: number) {
   };
 }
 
-/** What the run button says, by template type (SPEC §2). */
+/** What the run button says, by template type. */
 export const runLabelKey = (type: string) =>
   type === 'build' ? 'run.build' : type === 'deploy' ? 'run.deploy' : 'run.run';
 export const rerunLabelKey = (type: string) =>
   type === 'build' ? 'run.rebuild' : type === 'deploy' ? 'run.redeploy' : 'run.rerun';
 
-/** Local preferences of the templates list (SPEC §9): last visited view per project, visible columns. */
+/** Local preferences of the templates list: last visited view per project, visible columns. */
 const viewPrefKey = (projectId: number) => `templates.view.${projectId}`;
 export const columnsPrefKey = 'templates.columns';
 

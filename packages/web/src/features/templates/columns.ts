@@ -21,7 +21,7 @@ const readHidden = (): OptionalColumn[] => {
   }
 };
 
-/** Column visibility of the templates table, remembered locally (SPEC §9). */
+/** Column visibility of the templates table, remembered locally. */
 export function useColumns() {
   const [hidden, setHidden] = useState<OptionalColumn[]>(readHidden);
   const toggle = (column: OptionalColumn, visible: boolean) => {

@@ -13,7 +13,7 @@ type Values = { password: string; current_password: string; revoke_tokens: boole
 const blank: Values = { password: '', current_password: '', revoke_tokens: true };
 
 /**
- * Change a user's password (SPEC §5: password required). Changing one's own asks for the current password;
+ * Change a user's password. Changing one's own asks for the current password;
  * the user's API tokens are revoked too unless the box is cleared.
  */
 export function PasswordDialog({ open, user, onClose }: { open: boolean; user: User; onClose: () => void }) {

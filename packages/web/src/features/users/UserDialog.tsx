@@ -39,7 +39,7 @@ const empty: UserValues = {
   can_create_project: false,
 };
 
-/** Create or edit a user (SPEC §5: name, username, email required; password only for new). */
+/** Create or edit a user. */
 export function UserDialog({ open, user, adminEditor, title, onClose }: Props) {
   const { t } = useTranslation();
   const notify = useNotify();

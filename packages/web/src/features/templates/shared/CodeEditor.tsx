@@ -15,7 +15,7 @@ const modes = {
   text: () => [],
 };
 
-/** A labelled CodeMirror 6 editor for JSON (two-space), INI or YAML text (SPEC §9). */
+/** A labelled CodeMirror 6 editor for JSON (two-space), INI or YAML text. */
 export function CodeEditor({
   label,
   value,

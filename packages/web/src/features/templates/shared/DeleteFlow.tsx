@@ -26,7 +26,7 @@ type State =
   | { step: 'refs'; target: Target; refs: Partial<Refs> };
 
 /**
- * Delete with a references check first (SPEC §2, §4): if anything uses the object, a refs dialog lists the
+ * Delete with a references check first: if anything uses the object, a refs dialog lists the
  * dependents instead of the confirmation; if the lookup fails, a plain confirmation is shown. A 409 from the
  * delete itself (something started using it meanwhile) also opens the refs dialog.
  */

@@ -2,7 +2,7 @@ import type { Refs } from '@signalbox/contracts';
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { api } from '../../../api/client';
 
-/** Query keys of the project resources of issue 5; mutations invalidate by the collection key. */
+/** Query keys of the project resources; mutations invalidate by the collection key. */
 export const resourceKey = (projectId: number, collection: string) =>
   ['project', projectId, collection] as const;
 
@@ -15,7 +15,7 @@ export function useResourceList<T>(projectId: number, collection: string, enable
   });
 }
 
-/** POST a new item or PUT an existing one (SPEC §7 "generic save"), with project_id in the body. */
+/** POST a new item or PUT an existing one, with project_id in the body. */
 export function useResourceSave<T extends { id?: number | null }>(
   projectId: number,
   collection: string,

@@ -4,7 +4,7 @@ import { useTranslation } from 'react-i18next';
 import { ApiError } from '../../../api/client';
 import { errorText, translateMessage } from '../../../i18n/messages';
 
-/** Field labels used by the contracts of issue 5, mapped to catalogue keys of resources/<lang>.json. */
+/** Field labels used by the contracts, mapped to catalogue keys of resources/<lang>.json. */
 const labels: Record<string, string> = {
   Name: 'res.name',
   Title: 'res.title',
@@ -52,7 +52,7 @@ const exact: Record<string, string> = {
   'Environment variables must be a JSON object': 'environment.envVarsObject',
 };
 
-/** Translates an English contract or server message of issue 5 screens; unknown text stays as written. */
+/** Translates an English contract or server message of the resource screens; unknown text stays as written. */
 export function translateResourceMessage(message: string, t: TFunction): string {
   const key = exact[message];
   if (key) return t(key);
@@ -64,7 +64,7 @@ export function translateResourceMessage(message: string, t: TFunction): string 
   return translateMessage(message, t);
 }
 
-/** The text to show for any failure on these screens (SPEC §8). */
+/** The text to show for any failure on these screens. */
 export function resourceErrorText(err: unknown, t: TFunction): string {
   if (err instanceof ApiError && err.status > 0) return translateResourceMessage(err.message, t);
   return errorText(err, t);

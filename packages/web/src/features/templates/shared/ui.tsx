@@ -4,7 +4,7 @@ import { type ReactNode, useCallback } from 'react';
 import { useTranslation } from 'react-i18next';
 import { resourceErrorText } from './messages';
 
-/** A form's or page's server error in a red alert, translated when the catalogue knows it (SPEC §8). */
+/** A form's or page's server error in a red alert, translated when the catalogue knows it. */
 export function ErrorAlert({ error }: { error: unknown }) {
   const { t } = useTranslation();
   if (!error) return null;
@@ -15,7 +15,7 @@ export function ErrorAlert({ error }: { error: unknown }) {
   );
 }
 
-/** Success and error snackbars of these screens (3 s, SPEC §9). */
+/** Success and error snackbars of these screens. */
 export function useResourceNotify() {
   const { enqueueSnackbar } = useSnackbar();
   const { t } = useTranslation();

@@ -1,8 +1,8 @@
 import WebSocket from 'ws';
-import type { LiveMessage } from '../live/bus';
-import { hubOf } from '../live/ws';
-import { waitFor } from '../tasks/__fixtures__/fixtures';
+import type { LiveMessage } from '../../src/live/bus';
+import { hubOf } from '../../src/live/ws';
 import type { Harness } from './harness';
+import { waitFor } from './task-fixtures';
 
 export type LiveSocketClient = {
   messages: LiveMessage[];

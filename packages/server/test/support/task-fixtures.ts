@@ -3,9 +3,9 @@ import { chmodSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from '
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import type { Insertable } from 'kysely';
-import type { TemplateTable } from '../../db/tables';
-import { insertReturningId } from '../../db/values';
-import type { Deps } from '../../deps';
+import type { TemplateTable } from '../../src/db/tables';
+import { insertReturningId } from '../../src/db/values';
+import type { Deps } from '../../src/deps';
 
 /** Small helpers that insert resource rows straight into the tables (the resource APIs are built elsewhere). */
 

@@ -1,5 +1,5 @@
-import { insertReturningId } from '../../db/values';
-import type { Deps } from '../../deps';
+import { insertReturningId } from '../../src/db/values';
+import type { Deps } from '../../src/deps';
 
 export const FIXTURE_SECRET = 'TOPSECRET-fixture-9f3a1c';
 

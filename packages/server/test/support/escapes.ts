@@ -1,7 +1,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { ownCgroup } from '../isolation';
-import { gitRepo } from './fixtures';
+import { ownCgroup } from '../../src/tasks/isolation';
+import { gitRepo } from './task-fixtures';
 
 /**
  * A task grandchild that leaves the task's session and clears its environment: `setsid env -i sleep <n>`,

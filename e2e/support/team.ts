@@ -3,9 +3,9 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
-import { type Api, createUser, login, type SeedUser } from './support/api';
-import { newContext, PHONE, shot } from './support/browser';
-import { ADMIN } from './support/server';
+import { type Api, createUser, login, type SeedUser } from './api';
+import { newContext, PHONE, shot } from './browser';
+import { ADMIN } from './server';
 
 export type Team = {
   admin: Api;
@@ -15,8 +15,8 @@ export type Team = {
   guest: SeedUser;
 };
 
-/** A project owned by the admin with a manager, a task runner and a guest (SPEC §6). */
-export async function seedTeam(baseUrl: string, name = 'Issue 5 project'): Promise<Team> {
+/** A project owned by the admin with a manager, a task runner and a guest. */
+export async function seedTeam(baseUrl: string, name = 'Team project'): Promise<Team> {
   const admin = await login(baseUrl, ADMIN.login, ADMIN.password);
   const project = await admin.post<{ id: number }>('/projects', { name });
   const manager = await createUser(admin, { name: 'Mia Manager' });
@@ -104,7 +104,7 @@ export async function shotAll(
       );
       await page.goto(path);
       await page.waitForLoadState('networkidle');
-      await shot(page, `issue5-${name}-${scheme}-${size}`);
+      await shot(page, `${name}-${scheme}-${size}`);
       if (size === '390') {
         const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
         if (overflow > 1) throw new Error(`${name} overflows by ${overflow}px at 390 px`);

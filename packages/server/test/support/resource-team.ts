@@ -1,6 +1,6 @@
 import type { LightMyRequestResponse } from 'fastify';
 import { expect } from 'vitest';
-import type { Client, Harness } from '../../test-support/harness';
+import type { Client, Harness } from './harness';
 
 /** Shared helpers for the project-resource API tests (keys, repositories, inventory, environments). */
 

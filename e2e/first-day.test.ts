@@ -34,7 +34,7 @@ async function runToSuccess(page: Page, projectId: number, name: string) {
   return Number(new URL(page.url()).searchParams.get('t'));
 }
 
-describe('issue 5 scenario, as a new user would', () => {
+describe('a first day with Signalbox, as a new user would spend it', () => {
   it('signs in, creates the demo project, runs Bash and Ansible to Success, schedules one, triggers one by alias, sees them in History', async () => {
     const context = await newContext(browser, server.url);
     await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: server.url });
@@ -46,9 +46,9 @@ describe('issue 5 scenario, as a new user would', () => {
     const projectId = Number(/\/project\/(\d+)/.exec(page.url())![1]);
 
     const bashTask = await runToSuccess(page, projectId, 'Print system info (Bash)');
-    await shot(page, 'issue5-scenario-bash-log-light-1280');
+    await shot(page, 'first-day-bash-log-light-1280');
     const pingTask = await runToSuccess(page, projectId, 'Ping');
-    await shot(page, 'issue5-scenario-ansible-log-light-1280');
+    await shot(page, 'first-day-ansible-log-light-1280');
 
     // Schedule the Bash template every minute through the schedule page.
     await page.goto(`/project/${projectId}/schedule`);
@@ -100,7 +100,7 @@ describe('issue 5 scenario, as a new user would', () => {
         .getByRole('link', { name: new RegExp(`#${id}\\b`) })
         .first()
         .waitFor();
-    await shot(page, 'issue5-scenario-history-light-1280');
+    await shot(page, 'first-day-history-light-1280');
     await context.close();
   }, 600_000);
 });

@@ -1,8 +1,8 @@
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { contextAs, expectSnackbar, localBashRepo, seedTeam, shotAll, type Team } from './issue5-support';
 import { launch } from './support/browser';
 import { ADMIN, startServer, type TestServer } from './support/server';
+import { contextAs, expectSnackbar, localBashRepo, seedTeam, shotAll, type Team } from './support/team';
 
 let server: TestServer;
 let browser: Browser;

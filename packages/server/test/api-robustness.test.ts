@@ -4,9 +4,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { LightMyRequestResponse } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { apiRoutes, fill, type Ids, PUBLIC, type Route, seedProject, snapshot } from './api-walk';
-import { testDialects } from './dialects';
-import { type Client, createHarness, type Harness } from './harness';
+import { apiRoutes, fill, type Ids, PUBLIC, type Route, seedProject, snapshot } from './support/api-walk';
+import { testDialects } from './support/dialects';
+import { type Client, createHarness, type Harness } from './support/harness';
 import {
   BAD_PATH_VALUES,
   encodeHostile,
@@ -20,7 +20,7 @@ import {
   stringPaths,
   validBodies,
   withValue,
-} from './hostile-input';
+} from './support/hostile-input';
 
 /**
  * API-wide checks that walk every registered route (so a route added later is covered without new code):

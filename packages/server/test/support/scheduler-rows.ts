@@ -1,8 +1,8 @@
 import type { Insertable } from 'kysely';
-import type { Db, Dialect } from '../db';
-import type { ScheduleTable, TaskTable, TemplateTable } from '../db/tables';
-import { insertReturningId, now } from '../db/values';
-import { type NewTask, type TaskEngine, type TaskOrigin, unavailableEngine } from '../tasks/types';
+import type { Db, Dialect } from '../../src/db';
+import type { ScheduleTable, TaskTable, TemplateTable } from '../../src/db/tables';
+import { insertReturningId, now } from '../../src/db/values';
+import { type NewTask, type TaskEngine, type TaskOrigin, unavailableEngine } from '../../src/tasks/types';
 
 /** Row factories for scheduler and alert tests (both drive their code from rows, not from other features' routes). */
 export function rows(db: Db, dialect: Dialect) {

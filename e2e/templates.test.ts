@@ -1,8 +1,8 @@
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { contextAs, expectSnackbar, seedBashResources, seedTeam, shotAll, type Team } from './issue5-support';
 import { launch, shot } from './support/browser';
 import { ADMIN, startServer, type TestServer } from './support/server';
+import { contextAs, expectSnackbar, seedBashResources, seedTeam, shotAll, type Team } from './support/team';
 
 let server: TestServer;
 let browser: Browser;
@@ -411,12 +411,12 @@ describe('screenshots', () => {
       await page.getByRole('button', { name: 'Run', exact: true }).click();
       await dialog(page).getByRole('button', { name: 'Run' }).click();
       await dialog(page).getByText('Who is required').waitFor();
-      await shot(page, `issue5-run-dialog-light-${size}`);
+      await shot(page, `run-dialog-light-${size}`);
       await page.keyboard.press('Escape');
       await page.goto(`${base()}/templates`);
       await page.getByRole('button', { name: 'Edit views' }).click();
       await dialog(page).getByTestId('view-row-Beta').waitFor();
-      await shot(page, `issue5-edit-views-light-${size}`);
+      await shot(page, `edit-views-light-${size}`);
       await context.close();
     }
   });

@@ -1,7 +1,7 @@
 import { expect } from 'vitest';
-import { insertReturningId } from '../../db/values';
-import type { Client, Harness } from '../../test-support/harness';
-import type { Caller } from '../refs/resource-test-kit';
+import { insertReturningId } from '../../src/db/values';
+import type { Client, Harness } from './harness';
+import type { Caller } from './resource-team';
 
 /** Test helpers shared by the integration CRUD and webhook tests. */
 

@@ -4,12 +4,12 @@ import { join } from 'node:path';
 import type { ProjectRole } from '@signalbox/contracts';
 import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify';
 import { pino } from 'pino';
-import { buildApp } from '../app';
-import { type Config, loadConfig } from '../config';
-import { openDb } from '../db';
-import { now } from '../db/values';
-import type { Deps } from '../deps';
-import { insertUser } from '../features/users/users.service';
+import { buildApp } from '../../src/app';
+import { type Config, loadConfig } from '../../src/config';
+import { openDb } from '../../src/db';
+import { now } from '../../src/db/values';
+import type { Deps } from '../../src/deps';
+import { insertUser } from '../../src/features/users/users.service';
 import type { TestDialect } from './dialects';
 
 export type Harness = {

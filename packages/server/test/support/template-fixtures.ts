@@ -1,5 +1,5 @@
-import { insertReturningId } from '../../db/values';
-import type { Client, Harness } from '../../test-support/harness';
+import { insertReturningId } from '../../src/db/values';
+import type { Client, Harness } from './harness';
 
 /**
  * Rows a template needs, inserted straight into the database (the key/repository/inventory/environment APIs

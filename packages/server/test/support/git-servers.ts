@@ -11,7 +11,7 @@ import {
 } from 'node:fs';
 import { createServer as createHttpServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { join } from 'node:path';
-import { freePort } from '../../test-support/net';
+import { freePort } from './net';
 
 /**
  * Real git servers on loopback for the engine's remote checkout tests: `git http-backend` behind HTTP Basic

@@ -1,5 +1,5 @@
 import type { LightMyRequestResponse } from 'fastify';
-import type { Database } from '../db/tables';
+import type { Database } from '../../src/db/tables';
 import type { Client, Harness } from './harness';
 
 /**

@@ -1,7 +1,7 @@
 import type { LightMyRequestResponse } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { testDialects } from './dialects';
-import { type Client, createHarness, type Harness } from './harness';
+import { testDialects } from './support/dialects';
+import { type Client, createHarness, type Harness } from './support/harness';
 import {
   bodySchema,
   type CheckRules,
@@ -15,14 +15,14 @@ import {
   type SwaggerOp,
   successCodes,
   swaggerOperations,
-} from './swagger-spec';
+} from './support/swagger-spec';
 
 /**
  * Conformance with Semaphore UI's Swagger description (shared/reference/semaphore-api-docs.yml):
  * 1. every Swagger operation is implemented, except the commented allowlist below;
- * 2. the main GET responses carry the definition's required and SPEC §3 fields with the Swagger types;
+ * 2. the main GET responses carry the definition's required and documented fields with the Swagger types;
  * 3. the main POST/PUT operations accept the definition's example-like body and answer the Swagger code.
- * Properties a definition lists that we do not send (and SPEC §3 does not name) are printed, not failed.
+ * Properties a definition lists that we do not send are printed, not failed.
  */
 
 const doc = loadSwagger();
@@ -31,12 +31,12 @@ const doc = loadSwagger();
 const NOT_IMPLEMENTED: Record<string, string> = {
   // Go runtime garbage collection trigger for debugging the Go server; nothing like it in Node.
   'POST /debug/gc': 'Go runtime debug hook',
-  // Project invitations (e-mail/user invites with tokens): SPEC §2 adds team members directly.
-  'GET /project/{project_id}/invites': 'invites are not in SPEC',
-  'POST /project/{project_id}/invites': 'invites are not in SPEC',
-  'GET /project/{project_id}/invites/{invite_id}': 'invites are not in SPEC',
-  // The configurable app registry (admin "Applications" settings); our apps are the fixed SPEC §9 list.
-  'GET /apps': 'apps are fixed (SPEC §9)',
+  // Project invitations (e-mail/user invites with tokens): our team page adds members directly.
+  'GET /project/{project_id}/invites': 'members are added directly, no invites',
+  'POST /project/{project_id}/invites': 'members are added directly, no invites',
+  'GET /project/{project_id}/invites/{invite_id}': 'members are added directly, no invites',
+  // The configurable app registry (admin "Applications" settings); our apps are a fixed list.
+  'GET /apps': 'apps are fixed',
 };
 
 /**
@@ -52,8 +52,8 @@ const PENDING_ELSEWHERE: Record<string, string> = {};
  */
 const KNOWN_ELSEWHERE: Record<string, string> = {};
 
-/** The fields SPEC §3 names per entity (Swagger definition name); a missing one fails. */
-const SPEC_FIELDS: Record<string, string[]> = {
+/** The fields we document per entity (Swagger definition name); a missing one fails. */
+const DOCUMENTED_FIELDS: Record<string, string[]> = {
   User: ['id', 'name', 'username', 'email', 'admin', 'alert', 'external', 'can_create_project'],
   Project: ['id', 'name', 'alert', 'alert_chat', 'max_parallel_tasks', 'type'],
   ProjectUser: ['id', 'name', 'username', 'role', 'user_id'],
@@ -120,14 +120,14 @@ const SPEC_FIELDS: Record<string, string[]> = {
 };
 
 /**
- * Fields that may be null: optional in SPEC §3, or a pointer (`*int`, `*string`, `*time.Time`) in
+ * Fields that may be null: optional in our API, or a pointer (`*int`, `*string`, `*time.Time`) in
  * Semaphore's own Go model, which it sends as null too.
  */
 const NULLABLE = new Set([
-  'Project.alert_chat', // SPEC: optional
-  'Project.max_parallel_tasks', // SPEC: optional
+  'Project.alert_chat', // optional
+  'Project.max_parallel_tasks', // optional
   'Inventory.ssh_key_id', // *int in Semaphore (workspace inventories)
-  'Inventory.become_key_id', // SPEC: optional
+  'Inventory.become_key_id', // optional
   'Inventory.repository_id', // *int
   'Template.arguments', // *string
   'Template.git_branch', // *string (no branch override)
@@ -168,7 +168,7 @@ const WRITE_ONLY = new Set([
   'AccessKey.override_secret',
 ]);
 
-const rules: CheckRules = { spec: SPEC_FIELDS, nullable: NULLABLE, writeOnly: WRITE_ONLY };
+const rules: CheckRules = { spec: DOCUMENTED_FIELDS, nullable: NULLABLE, writeOnly: WRITE_ONLY };
 
 /** The folder (of the server's features) an operation belongs to, to say who fixes a mismatch. */
 function owner(path: string) {

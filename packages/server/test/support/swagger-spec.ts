@@ -141,14 +141,14 @@ export type Problem = {
   field: string;
   def: string;
   problem: string;
-  /** fail: required or SPEC §3 field missing, or a wrong type; report: listed in the definition only. */
+  /** fail: required or documented field missing, or a wrong type; report: listed in the definition only. */
   severity: 'fail' | 'report';
 };
 
 export type CheckRules = {
-  /** Definition -> fields SPEC §3 names for that entity (a missing one fails). */
+  /** Definition -> fields our API documents for that entity (a missing one fails). */
   spec: Record<string, string[]>;
-  /** `Definition.field` that may be null (x-nullable, or optional in SPEC / a pointer in Semaphore's model). */
+  /** `Definition.field` that may be null. */
   nullable: Set<string>;
   /** `Definition.field` never expected in a response (write-only secrets, request-only flags). */
   writeOnly: Set<string>;
@@ -236,7 +236,7 @@ export function checkValue(
           problem: required.has(prop)
             ? 'missing (required)'
             : specFields.has(prop)
-              ? 'missing (SPEC §3 field)'
+              ? 'missing (documented field)'
               : 'missing',
           severity: must ? 'fail' : 'report',
         });
@@ -257,7 +257,7 @@ export function checkValue(
       }
       problems.push(...checkValue(doc, rules, op, propSchema, obj[prop], path, here, prop));
     }
-    // SPEC §3 fields the Swagger definition does not list must be present too.
+    // Documented fields the Swagger definition does not list must be present too.
     for (const prop of specFields)
       if (!(prop in s.properties) && !(prop in obj))
         problems.push({
@@ -265,7 +265,7 @@ export function checkValue(
           at: `${at}.${prop}`,
           field: prop,
           def: here,
-          problem: 'missing (SPEC §3 field, not in Swagger)',
+          problem: 'missing (documented field, not in Swagger)',
           severity: 'fail',
         });
   }
