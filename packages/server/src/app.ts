@@ -12,6 +12,7 @@ import { registerFeatures } from './features';
 import { authRoutes } from './features/auth/auth.routes';
 import { eventsRoutes } from './features/events/events.routes';
 import { projectsRoutes } from './features/projects/projects.routes';
+import { autorunDeploys, startTask } from './features/tasks/tasks.service';
 import { registerAuth } from './http/auth';
 import { registerErrorHandler } from './http/error-handler';
 import { answerFrameworkError, registerRequestGuards } from './http/request-guards';
@@ -19,10 +20,10 @@ import { createSecretBox, loadSecretKey } from './lib/crypto';
 import { EventBus } from './live/bus';
 import { connectRedisBridge } from './live/redis';
 import { liveRoutes } from './live/ws';
+import type { StartTask } from './ports';
 import { createScheduler } from './scheduler/scheduler';
 import { createTaskEngine } from './tasks/engine';
 import { createRetention, type RetentionOptions } from './tasks/retention';
-import { unavailableEngine } from './tasks/types';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -60,24 +61,33 @@ export async function buildApp(
   });
   const handle = options.db ?? openDb(config.dbUrl, { log: app.log });
   await migrate(handle);
-  const deps: Deps = {
+  const base = {
     config,
     db: handle.db,
     dialect: handle.dialect,
     box: createSecretBox(loadSecretKey(config.secretKey, config.dataDir)),
     log: app.log,
     bus: new EventBus(),
-    tasks: unavailableEngine,
-    scheduler: { async start() {}, async refresh() {}, async close() {} },
   };
-  deps.tasks = createTaskEngine(deps);
+  // Tasks start through the tasks feature (validation, storage), which hands them to the engine; the engine
+  // reports each finished run back, and a successful build autoruns its deploys.
+  const tasks = createTaskEngine(base, {
+    onRunFinished: (run) => autorunDeploys({ ...base, startTask: taskStarter }, run),
+  });
+  const taskStarter: StartTask = (projectId, input, origin) =>
+    startTask({ ...base, tasks }, projectId, input, origin);
+  const deps: Deps = {
+    ...base,
+    tasks,
+    startTask: taskStarter,
+    scheduler: createScheduler({ ...base, startTask: taskStarter }),
+  };
   // Live events fan out across instances through Redis when configured; closed after the tasks (preClose) so
   // their last updates still go out.
   if (config.redisUrl) {
     const redis = connectRedisBridge(deps.bus, config.redisUrl, app.log);
     app.addHook('onClose', async () => redis.close());
   }
-  deps.scheduler = createScheduler(deps);
   if (!options.db) app.addHook('onClose', async () => handle.destroy());
 
   // Every registered route, for the robustness tests that walk the whole API.

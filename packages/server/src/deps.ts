@@ -3,8 +3,7 @@ import type { Config } from './config';
 import type { Db, Dialect } from './db';
 import type { SecretBox } from './lib/crypto';
 import type { EventBus } from './live/bus';
-import type { Scheduler } from './scheduler/scheduler';
-import type { TaskEngine } from './tasks/types';
+import type { Scheduler, StartTask, TaskEngine } from './ports';
 
 /** Everything a service needs, built once in app.ts (the composition root) and passed explicitly. */
 export type Deps = {
@@ -18,4 +17,6 @@ export type Deps = {
   tasks: TaskEngine;
   /** Cron schedules; schedule and template routes call refresh() after a change. */
   scheduler: Scheduler;
+  /** Validates, stores and queues a new task (the tasks feature's service, for the scheduler and integrations). */
+  startTask: StartTask;
 };

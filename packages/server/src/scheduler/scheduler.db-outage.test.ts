@@ -2,7 +2,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { behindRelay } from '../../test/support/db-relay';
 import { type TestDialect, testDialects } from '../../test/support/dialects';
 import { createHarness, type Harness } from '../../test/support/harness';
-import { recordingEngine, rows } from '../../test/support/scheduler-rows';
+import { recordingStarter, rows } from '../../test/support/scheduler-rows';
 import { waitFor } from '../../test/support/task-fixtures';
 import { ManualClock } from './clock';
 import { createScheduler, RELOAD_RETRY_MS, type SchedulerHandle } from './scheduler';
@@ -13,7 +13,7 @@ function outageOn(name: TestDialect['name']) {
   describe.runIf(base)(`scheduler with the database unreachable on ${name}`, () => {
     let relay: Awaited<ReturnType<typeof behindRelay>>;
     let h: Harness;
-    let engine: ReturnType<typeof recordingEngine>;
+    let starter: ReturnType<typeof recordingStarter>;
     let r: ReturnType<typeof rows>;
     let projectId: number;
     let templateId: number;
@@ -25,8 +25,7 @@ function outageOn(name: TestDialect['name']) {
       // The app's own scheduler and engine run on the real clock; these tests drive their own.
       await h.deps.scheduler.close();
       await h.deps.tasks.close();
-      engine = recordingEngine(h.deps.db, h.deps.dialect);
-      h.deps.tasks = engine;
+      starter = recordingStarter(h.deps.db, h.deps.dialect);
       r = rows(h.deps.db, h.deps.dialect);
       projectId = await r.project();
       templateId = await r.template(projectId);
@@ -41,7 +40,7 @@ function outageOn(name: TestDialect['name']) {
     it('runs a tick that fired during the outage once the database is back, and keeps firing', async () => {
       const scheduleId = await r.schedule(projectId, templateId, { cron_format: '*/5 * * * *' });
       const clock = new ManualClock('2030-01-01T10:02:30Z');
-      scheduler = createScheduler(h.deps, { clock });
+      scheduler = createScheduler({ ...h.deps, startTask: starter.start }, { clock });
       await scheduler.start();
 
       relay.outage.down();
@@ -51,20 +50,20 @@ function outageOn(name: TestDialect['name']) {
         10_000,
         'the claim to fail',
       );
-      expect(engine.calls).toEqual([]);
+      expect(starter.calls).toEqual([]);
       relay.outage.up();
       await scheduler.idle();
-      expect(engine.calls.map((c) => c.origin)).toEqual([{ userId: null, scheduleId }]);
+      expect(starter.calls.map((c) => c.origin)).toEqual([{ userId: null, scheduleId }]);
 
       clock.advanceTo('2030-01-01T10:10:00Z');
       await scheduler.idle();
-      expect(engine.calls).toHaveLength(2);
+      expect(starter.calls).toHaveLength(2);
       expect(h.logLines.some((l) => l.includes('schedule run failed'))).toBe(false);
     });
 
     it('re-reads the schedules on its own when a refresh met the outage', async () => {
       const clock = new ManualClock('2030-01-01T10:02:30Z');
-      scheduler = createScheduler(h.deps, { clock });
+      scheduler = createScheduler({ ...h.deps, startTask: starter.start }, { clock });
       await scheduler.start();
       // Saved just before the database went away; the refresh that should arm it fails.
       const scheduleId = await r.schedule(projectId, templateId, { cron_format: '*/5 * * * *' });

@@ -5,24 +5,19 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { testDialects } from '../../test/support/dialects';
 import { createHarness, type Harness } from '../../test/support/harness';
-import { recordingEngine, rows } from '../../test/support/scheduler-rows';
-import { unavailableEngine } from '../tasks/types';
+import { rows } from '../../test/support/scheduler-rows';
 import type { SchedulerHandle } from './scheduler';
 
 /**
- * The one test on the real clock: the app's own scheduler, a `* * * * *` schedule, and the real task engine when
- * it is wired (otherwise a recording stand-in). Runs on SQLite only; the clock-driven tests cover the dialects.
+ * The one test on the real clock: the app's own scheduler, a `* * * * *` schedule, and the real task engine.
+ * Runs on SQLite only; the clock-driven tests cover the dialects.
  */
 describe('scheduler on the real clock', () => {
   let h: Harness;
   let dir: string;
 
-  let realEngine = false;
-
   beforeAll(async () => {
     h = await createHarness(testDialects()[0]!);
-    realEngine = h.deps.tasks !== unavailableEngine;
-    if (!realEngine) h.deps.tasks = recordingEngine(h.deps.db, h.deps.dialect);
     dir = mkdtempSync(join(tmpdir(), 'signalbox-realtime-'));
     writeFileSync(join(dir, 'run.sh'), 'echo scheduled run\n');
     execFileSync('git', ['init', '-q', '-b', 'main'], { cwd: dir });
@@ -67,21 +62,19 @@ describe('scheduler on the real clock', () => {
     await new Promise((r) => setTimeout(r, msToNextMinute + 3_000));
     expect(await count()).toBe(before);
 
-    if (realEngine) {
-      // The real engine ran the scheduled task to the end.
-      const task = await h.deps.db
-        .selectFrom('task')
-        .selectAll()
-        .where('schedule_id', '=', scheduleId)
-        .orderBy('id')
-        .executeTakeFirstOrThrow();
-      expect(task.status).toBe('success');
-      const lines = await h.deps.db
-        .selectFrom('task_output')
-        .select('output')
-        .where('task_id', '=', task.id)
-        .execute();
-      expect(lines.map((l) => l.output)).toContain('scheduled run');
-    }
+    // The engine ran the scheduled task to the end.
+    const task = await h.deps.db
+      .selectFrom('task')
+      .selectAll()
+      .where('schedule_id', '=', scheduleId)
+      .orderBy('id')
+      .executeTakeFirstOrThrow();
+    expect(task.status).toBe('success');
+    const lines = await h.deps.db
+      .selectFrom('task_output')
+      .select('output')
+      .where('task_id', '=', task.id)
+      .execute();
+    expect(lines.map((l) => l.output)).toContain('scheduled run');
   }, 140_000);
 });

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { testDialects } from '../../test/support/dialects';
 import { createHarness, type Harness } from '../../test/support/harness';
-import { recordingEngine, rows } from '../../test/support/scheduler-rows';
+import { recordingStarter, rows } from '../../test/support/scheduler-rows';
 import { ManualClock } from './clock';
 import { createScheduler, type SchedulerHandle } from './scheduler';
 import { claimTick } from './scheduler.store';
@@ -27,7 +27,7 @@ function makeRepo() {
 
 describe.each(testDialects())('scheduler on $name', (dialect) => {
   let h: Harness;
-  let engine: ReturnType<typeof recordingEngine>;
+  let starter: ReturnType<typeof recordingStarter>;
   let r: ReturnType<typeof rows>;
   let projectId: number;
   let templateId: number;
@@ -35,7 +35,10 @@ describe.each(testDialects())('scheduler on $name', (dialect) => {
   const cleanup: string[] = [];
 
   const make = (clock: ManualClock, timezone?: string) => {
-    const s = createScheduler(h.deps, { clock, ...(timezone ? { timezone } : {}) });
+    const s = createScheduler(
+      { ...h.deps, startTask: starter.start },
+      { clock, ...(timezone ? { timezone } : {}) },
+    );
     schedulers.push(s);
     return s;
   };
@@ -50,8 +53,7 @@ describe.each(testDialects())('scheduler on $name', (dialect) => {
     // The app's own scheduler and engine run on the real clock; these tests drive their own.
     await h.deps.scheduler.close();
     await h.deps.tasks.close();
-    engine = recordingEngine(h.deps.db, h.deps.dialect);
-    h.deps.tasks = engine;
+    starter = recordingStarter(h.deps.db, h.deps.dialect);
     r = rows(h.deps.db, h.deps.dialect);
     projectId = await r.project();
     templateId = await r.template(projectId);
@@ -71,9 +73,9 @@ describe.each(testDialects())('scheduler on $name', (dialect) => {
     expect(s.planned().get(scheduleId)?.toISOString()).toBe('2030-01-01T10:05:00.000Z');
 
     await advance(s, clock, '2030-01-01T10:04:59.900Z');
-    expect(engine.calls).toHaveLength(0);
+    expect(starter.calls).toHaveLength(0);
     await advance(s, clock, '2030-01-01T10:05:00Z');
-    expect(engine.calls).toEqual([
+    expect(starter.calls).toEqual([
       {
         projectId,
         input: { template_id: templateId },
@@ -84,13 +86,13 @@ describe.each(testDialects())('scheduler on $name', (dialect) => {
     const task = await h.deps.db
       .selectFrom('task')
       .selectAll()
-      .where('id', '=', engine.calls[0]!.taskId)
+      .where('id', '=', starter.calls[0]!.taskId)
       .executeTakeFirstOrThrow();
     expect(task.schedule_id).toBe(scheduleId);
     expect(s.planned().get(scheduleId)?.toISOString()).toBe('2030-01-01T10:10:00.000Z');
 
     await advance(s, clock, '2030-01-01T10:20:00Z');
-    expect(engine.calls).toHaveLength(4);
+    expect(starter.calls).toHaveLength(4);
   });
 
   it('reads cron times in the configured timezone', async () => {
@@ -99,9 +101,9 @@ describe.each(testDialects())('scheduler on $name', (dialect) => {
     const s = make(clock, 'Europe/Berlin');
     await s.start();
     await advance(s, clock, '2030-01-01T07:59:59Z');
-    expect(engine.calls).toHaveLength(0);
+    expect(starter.calls).toHaveLength(0);
     await advance(s, clock, '2030-01-01T08:00:00Z'); // 09:00 in Berlin (UTC+1 in winter)
-    expect(engine.calls).toHaveLength(1);
+    expect(starter.calls).toHaveLength(1);
   });
 
   it('uses config.scheduleTimezone by default (UTC)', async () => {
@@ -110,9 +112,9 @@ describe.each(testDialects())('scheduler on $name', (dialect) => {
     const s = make(clock);
     await s.start();
     await advance(s, clock, '2030-01-01T08:30:00Z');
-    expect(engine.calls).toHaveLength(0);
+    expect(starter.calls).toHaveLength(0);
     await advance(s, clock, '2030-01-01T09:00:00Z');
-    expect(engine.calls).toHaveLength(1);
+    expect(starter.calls).toHaveLength(1);
   });
 
   it('refresh applies creates, updates and deletes at once', async () => {
@@ -124,7 +126,7 @@ describe.each(testDialects())('scheduler on $name', (dialect) => {
     const scheduleId = await r.schedule(projectId, templateId, { cron_format: '* * * * *' });
     await s.refresh();
     await advance(s, clock, '2030-01-01T10:01:00Z');
-    expect(engine.calls).toHaveLength(1);
+    expect(starter.calls).toHaveLength(1);
 
     // Update: every 10 minutes from now on.
     await h.deps.db
@@ -135,9 +137,9 @@ describe.each(testDialects())('scheduler on $name', (dialect) => {
     await s.refresh();
     expect(s.planned().get(scheduleId)?.toISOString()).toBe('2030-01-01T10:10:00.000Z');
     await advance(s, clock, '2030-01-01T10:09:59Z');
-    expect(engine.calls).toHaveLength(1);
+    expect(starter.calls).toHaveLength(1);
     await advance(s, clock, '2030-01-01T10:10:00Z');
-    expect(engine.calls).toHaveLength(2);
+    expect(starter.calls).toHaveLength(2);
 
     // Delete: nothing more fires and no timer is left.
     await h.deps.db.deleteFrom('schedule').where('id', '=', scheduleId).execute();
@@ -145,7 +147,7 @@ describe.each(testDialects())('scheduler on $name', (dialect) => {
     expect(s.planned().size).toBe(0);
     expect(clock.pending).toBe(0);
     await advance(s, clock, '2030-01-01T11:00:00Z');
-    expect(engine.calls).toHaveLength(2);
+    expect(starter.calls).toHaveLength(2);
   });
 
   it('skips inactive schedules, invalid cron formats and schedules whose template is gone', async () => {
@@ -158,7 +160,7 @@ describe.each(testDialects())('scheduler on $name', (dialect) => {
     await s.start();
     expect([...s.planned().keys()]).toEqual([good]);
     await advance(s, clock, '2030-01-01T10:03:00Z');
-    expect(engine.calls.map((c) => c.origin.scheduleId)).toEqual([good, good, good]);
+    expect(starter.calls.map((c) => c.origin.scheduleId)).toEqual([good, good, good]);
     expect(
       h.logLines.some((l) => l.includes('invalid cron format') && l.includes(`"scheduleId":${bad}`)),
     ).toBe(true);
@@ -166,7 +168,7 @@ describe.each(testDialects())('scheduler on $name', (dialect) => {
     // Deactivating without a refresh is still honoured at the next tick (the claim checks `active`).
     await h.deps.db.updateTable('schedule').set({ active: 0 }).where('id', '=', good).execute();
     await advance(s, clock, '2030-01-01T10:05:00Z');
-    expect(engine.calls).toHaveLength(3);
+    expect(starter.calls).toHaveLength(3);
   });
 
   it('never fires twice for one tick, even with two schedulers on one database', async () => {
@@ -185,7 +187,7 @@ describe.each(testDialects())('scheduler on $name', (dialect) => {
       clockB.advanceTo(`2030-01-01T10:${minute}:00Z`);
       await Promise.all([a.idle(), b.idle()]);
     }
-    expect(engine.calls).toHaveLength(3);
+    expect(starter.calls).toHaveLength(3);
     const tasks = await h.deps.db
       .selectFrom('task')
       .select('id')
@@ -200,25 +202,25 @@ describe.each(testDialects())('scheduler on $name', (dialect) => {
   });
 
   it('does not fire while its previous task of the template is still waiting', async () => {
-    engine.status = 'waiting';
+    starter.status = 'waiting';
     const scheduleId = await r.schedule(projectId, templateId, { cron_format: '* * * * *' });
     const clock = new ManualClock('2030-01-01T10:00:30Z');
     const s = make(clock);
     await s.start();
     await advance(s, clock, '2030-01-01T10:01:00Z');
-    expect(engine.calls).toHaveLength(1);
+    expect(starter.calls).toHaveLength(1);
     await advance(s, clock, '2030-01-01T10:02:00Z');
     await advance(s, clock, '2030-01-01T10:03:00Z');
-    expect(engine.calls).toHaveLength(1);
+    expect(starter.calls).toHaveLength(1);
 
     // Once it leaves the queue, the next tick fires again.
     await h.deps.db
       .updateTable('task')
       .set({ status: 'running' })
-      .where('id', '=', engine.calls[0]!.taskId)
+      .where('id', '=', starter.calls[0]!.taskId)
       .execute();
     await advance(s, clock, '2030-01-01T10:04:00Z');
-    expect(engine.calls).toHaveLength(2);
+    expect(starter.calls).toHaveLength(2);
 
     // A waiting task someone else started (not this schedule) does not hold the schedule back.
     await h.deps.db
@@ -228,22 +230,22 @@ describe.each(testDialects())('scheduler on $name', (dialect) => {
       .execute();
     await r.task(projectId, templateId, { status: 'waiting', user_id: 1 });
     await advance(s, clock, '2030-01-01T10:05:00Z');
-    expect(engine.calls).toHaveLength(3);
+    expect(starter.calls).toHaveLength(3);
   });
 
-  it('logs a task the engine refuses and keeps the schedule alive', async () => {
+  it('logs a task that cannot start and keeps the schedule alive', async () => {
     await r.schedule(projectId, templateId, { cron_format: '* * * * *' });
     const clock = new ManualClock('2030-01-01T10:00:30Z');
     const s = make(clock);
     await s.start();
-    engine.fail = new Error('Template needs an inventory');
+    starter.fail = new Error('Template needs an inventory');
     await advance(s, clock, '2030-01-01T10:01:00Z');
     expect(
       h.logLines.some((l) => l.includes('schedule run failed') && l.includes('needs an inventory')),
     ).toBe(true);
-    engine.fail = undefined;
+    starter.fail = undefined;
     await advance(s, clock, '2030-01-01T10:02:00Z');
-    expect(engine.calls).toHaveLength(1);
+    expect(starter.calls).toHaveLength(1);
   });
 
   describe.each([
@@ -272,24 +274,24 @@ describe.each(testDialects())('scheduler on $name', (dialect) => {
 
       const first = git(dir, 'rev-parse', 'HEAD');
       await advance(s, clock, '2030-01-01T10:01:00Z');
-      expect(engine.calls).toHaveLength(1);
-      expect(engine.calls[0]!.origin).toEqual({ userId: null, scheduleId, commitHash: first });
+      expect(starter.calls).toHaveLength(1);
+      expect(starter.calls[0]!.origin).toEqual({ userId: null, scheduleId, commitHash: first });
       expect(await lastHash()).toBe(first);
 
       await advance(s, clock, '2030-01-01T10:02:00Z');
       await advance(s, clock, '2030-01-01T10:03:00Z');
-      expect(engine.calls).toHaveLength(1);
+      expect(starter.calls).toHaveLength(1);
 
       writeFileSync(join(dir, 'run.sh'), 'echo two\n');
       git(dir, 'commit', '-q', '-am', 'second');
       const second = git(dir, 'rev-parse', 'HEAD');
       await advance(s, clock, '2030-01-01T10:04:00Z');
-      expect(engine.calls).toHaveLength(2);
-      expect(engine.calls[1]!.origin.commitHash).toBe(second);
+      expect(starter.calls).toHaveLength(2);
+      expect(starter.calls[1]!.origin.commitHash).toBe(second);
       expect(await lastHash()).toBe(second);
 
       await advance(s, clock, '2030-01-01T10:05:00Z');
-      expect(engine.calls).toHaveLength(2);
+      expect(starter.calls).toHaveLength(2);
     });
   });
 
@@ -308,7 +310,7 @@ describe.each(testDialects())('scheduler on $name', (dialect) => {
     const s = make(clock);
     await s.start();
     await advance(s, clock, '2030-01-01T10:01:00Z');
-    expect(engine.calls[0]?.origin.commitHash).toBe(release);
+    expect(starter.calls[0]?.origin.commitHash).toBe(release);
   });
 
   it('does not fire when the repository cannot be read', async () => {
@@ -319,7 +321,7 @@ describe.each(testDialects())('scheduler on $name', (dialect) => {
     const s = make(clock);
     await s.start();
     await advance(s, clock, '2030-01-01T10:01:00Z');
-    expect(engine.calls).toHaveLength(0);
+    expect(starter.calls).toHaveLength(0);
     expect(h.logLines.some((l) => l.includes('schedule run failed'))).toBe(true);
   });
 });

@@ -2,6 +2,7 @@ import { Cron } from 'croner';
 import { logFailure, untilDbAnswers } from '../db/retry';
 import { parseJson } from '../db/values';
 import type { Deps } from '../deps';
+import type { Scheduler } from '../ports';
 import { type Clock, realClock } from './clock';
 import { branchHead, type GitAuth } from './git-head';
 import {
@@ -12,8 +13,6 @@ import {
   saveCommitHash,
   scheduleForRun,
 } from './scheduler.store';
-
-export type Scheduler = { start(): Promise<void>; refresh(): Promise<void>; close(): Promise<void> };
 
 export type SchedulerHandle = Scheduler & {
   /** Resolves when every tick that has fired so far has finished its work (tests). */
@@ -38,7 +37,10 @@ const redact = (text: string) => text.replace(/\/\/[^/@\s]*@/g, '//***@');
  * Cron schedules and new-commit checks. Each active schedule is armed with one timer for its next tick;
  * a tick is claimed in the database before anything runs, so it fires once even across server processes.
  */
-export function createScheduler(deps: Deps, options: SchedulerOptions = {}): SchedulerHandle {
+export function createScheduler(
+  deps: Pick<Deps, 'db' | 'log' | 'box' | 'config' | 'startTask'>,
+  options: SchedulerOptions = {},
+): SchedulerHandle {
   const clock = options.clock ?? realClock;
   const timezone = options.timezone ?? deps.config.scheduleTimezone;
   const armed = new Map<number, Armed>();
@@ -136,7 +138,7 @@ export function createScheduler(deps: Deps, options: SchedulerOptions = {}): Sch
       if (head === s.last_commit_hash) return;
       commitHash = head;
     }
-    const taskId = await deps.tasks.create(
+    const taskId = await deps.startTask(
       s.project_id,
       { template_id: s.template_id },
       { userId: null, scheduleId, ...(commitHash ? { commitHash } : {}) },

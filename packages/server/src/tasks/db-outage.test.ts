@@ -13,7 +13,7 @@ import {
   waitFor,
 } from '../../test/support/task-fixtures';
 import { dbRetry } from '../db/retry';
-import { runnerTimings, unsavedMessage } from './engine';
+import { runnerTimings, unsavedMessage } from './instances';
 
 /** The test's own reads go through the same relay: one that meets the outage counts as "not yet". */
 const orNothing =

@@ -1,5 +1,6 @@
+import type { Db } from '../db';
 import { parseJson } from '../db/values';
-import type { Deps } from '../deps';
+import type { SecretBox } from '../lib/crypto';
 import { decodeSecretValue, type JobDetails, TaskFailed } from './job';
 import {
   environmentSecrets,
@@ -19,7 +20,7 @@ const objectOf = (text: string | null | undefined): Record<string, unknown> => {
 };
 
 /** The version a deploy task deploys: the build at the end of its build_task_id chain. */
-export async function incomingVersion(deps: Deps, buildTaskId: number | null): Promise<string | null> {
+export async function incomingVersion(deps: { db: Db }, buildTaskId: number | null): Promise<string | null> {
   let id = buildTaskId;
   for (let hops = 0; id && hops < 50; hops++) {
     const t = await findTask(deps.db, id);
@@ -32,7 +33,7 @@ export async function incomingVersion(deps: Deps, buildTaskId: number | null): P
 }
 
 /** Loads everything a run needs: template, project, inventory (task override when allowed), keys, secrets. */
-export async function loadDetails(deps: Deps, task: TaskRow): Promise<JobDetails> {
+export async function loadDetails(deps: { db: Db; box: SecretBox }, task: TaskRow): Promise<JobDetails> {
   const template = await findTemplate(deps.db, task.template_id);
   if (!template) throw new TaskFailed(`Template ${task.template_id} not found`);
   const project = await findProject(deps.db, task.project_id);

@@ -7,8 +7,9 @@ import { createHarness, type Harness } from '../../test/support/harness';
 import { rows } from '../../test/support/scheduler-rows';
 import { insertRepository, insertTemplate } from '../../test/support/task-fixtures';
 import { now } from '../db/values';
-import { createTaskEngine, InstanceInUseError, runnerTimings } from './engine';
-import { findRunner } from './store';
+import { createTaskEngine } from './engine';
+import { InstanceInUseError, runnerTimings } from './instances';
+import { findRunner } from './instances.store';
 
 // A short heartbeat keeps the other-host check (it watches one heartbeat period) quick.
 runnerTimings.heartbeatMs = 400;

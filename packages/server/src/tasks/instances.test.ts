@@ -19,7 +19,8 @@ import {
 import { loadConfig } from '../config';
 import { insertReturningId, now } from '../db/values';
 import { liveChannel, redisBridgeOf } from '../live/redis';
-import { type Engine, interruptedMessage, runnerGoneMessage, runnerTimings } from './engine';
+import type { Engine } from './engine';
+import { interruptedMessage, runnerGoneMessage, runnerTimings } from './instances';
 import { killOrphans } from './orphans';
 
 // Short enough for a test run, long enough that a busy machine does not take a live instance for dead.

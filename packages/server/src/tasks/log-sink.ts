@@ -1,10 +1,9 @@
 import type { FastifyBaseLogger } from 'fastify';
-import type { Db, Dialect } from '../db';
+import type { Db } from '../db';
 import { untilDbAnswers } from '../db/retry';
 import type { EventBus } from '../live/bus';
-import { countOutputSince } from './log-sink.store';
+import { countOutputSince, type OutputRow, type OutputWriter } from './output.store';
 import type { LineTarget } from './process';
-import { insertOutput, type OutputRow } from './store';
 
 export const MASK = '**********';
 /** Lines held before a flush starts at once instead of on the timer. */
@@ -39,10 +38,10 @@ export class LogSink implements LineTarget {
   constructor(
     private readonly deps: {
       db: Db;
-      dialect: Dialect;
       bus: EventBus;
       log: FastifyBaseLogger;
-      config: { dbUrl: string };
+      /** The engine's output writer. */
+      output: OutputWriter;
     },
     private readonly projectId: number,
     private readonly taskId: number,
@@ -134,7 +133,7 @@ export class LogSink implements LineTarget {
         async () => {
           if (attempted && (await this.landed(batch))) return;
           attempted = true;
-          await insertOutput(this.deps.db, this.deps.dialect, batch, this.deps.config.dbUrl);
+          await this.deps.output.write(batch);
         },
         { log: this.deps.log, what: 'storing task output', taskId: this.taskId, giveUp: this.options.giveUp },
       );

@@ -21,8 +21,8 @@ import { retention as retentionMigration } from '../db/migrations/0003-retention
 import { insertReturningId } from '../db/values';
 import type { Deps } from '../deps';
 import { ManualClock } from '../scheduler/clock';
+import { insertOutput } from './output.store';
 import { createRetention, type RetentionOptions } from './retention';
-import { insertOutput } from './store';
 
 const DAY = 24 * 60 * 60 * 1000;
 const NOW = new Date('2025-06-15T12:00:00.000Z');

@@ -1,34 +1,55 @@
 import { mkdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
+import type { FastifyBaseLogger } from 'fastify';
 import { recordEvent } from '../audit/audit.store';
+import type { Config } from '../config';
+import type { Db } from '../db';
 import { logFailure, untilDbAnswers } from '../db/retry';
-import type { Deps } from '../deps';
+import type { SecretBox } from '../lib/crypto';
+import type { FinishedRun } from '../ports';
 import { loadDetails } from './details';
-import type { Engine } from './engine';
 import { runAnsible } from './executors/ansible';
 import { runBash, runPulumi } from './executors/shell';
 import { runTerraform } from './executors/terraform';
 import { checkoutRepository } from './git';
 import { decodeKey, Job, Stopped, TaskFailed } from './job';
-import { LogSink } from './log-sink';
+import type { LogSink } from './log-sink';
 import type { ProcessAdapter } from './process';
-import { autorunTemplates, findKey, findTask, updateTask } from './store';
+import { findKey, findTask, updateTask } from './store';
 
 type Decision = 'confirmed' | 'rejected' | 'stopped';
 
+/** What a run needs from the engine that started it. */
+export type RunContext = {
+  db: Db;
+  box: SecretBox;
+  log: FastifyBaseLogger;
+  config: Pick<Config, 'dataDir' | 'webRoot' | 'taskIsolation'>;
+  processes: ProcessAdapter;
+  /** The instance id that marks the task's processes (orphan cleanup). */
+  owner: string;
+  /** A log sink for the task's output (the engine's output writer behind it). */
+  openLog(projectId: number, taskId: number): LogSink;
+  /** Saves one of the run's own status changes (see StatusUpdates.saveStatus). */
+  saveStatus(taskId: number, status: string): Promise<boolean>;
+  /** True once the engine is closing: database work stops being retried. */
+  closing(): boolean;
+};
+
 export type RunHandle = {
-  done: Promise<void>;
+  /** The finished run (null when its task was gone), once everything of the run is done. */
+  done: Promise<FinishedRun | null>;
   where: { project_id: number; template_id: number };
   stop(force: boolean): void;
   /** Delivers a confirm/reject answer; false when nothing is waiting for one. */
   decide(decision: 'confirmed' | 'rejected'): boolean;
 };
 
-async function dispatch(deps: Deps, job: Job) {
+async function dispatch(ctx: RunContext, job: Job) {
   const app = job.details.template.app || 'ansible';
   switch (app) {
     case 'ansible':
-      return runAnsible(job, { db: deps.db, webRoot: deps.config.webRoot });
+      return runAnsible(job, { db: ctx.db, webRoot: ctx.config.webRoot });
     case 'terraform':
     case 'tofu':
       return runTerraform(job);
@@ -41,14 +62,8 @@ async function dispatch(deps: Deps, job: Job) {
   }
 }
 
-/** Runs one claimed task (status `starting`) to its end: checkout, app, final status, cleanup, autorun. */
-export function runTask(
-  deps: Deps,
-  engine: Engine,
-  processes: ProcessAdapter,
-  id: number,
-  owner: string,
-): RunHandle {
+/** Runs one claimed task (status `starting`) to its end: checkout, app, final status, cleanup. */
+export function runTask(ctx: RunContext, id: number): RunHandle {
   let job: Job | null = null;
   let pendingStop: 'stop' | 'force' | null = null;
   let decider: ((d: Decision) => void) | null = null;
@@ -57,20 +72,20 @@ export function runTask(
    * database is unavailable: a dropped connection delays the task instead of failing it or leaving it unfinished.
    */
   const persist = <T>(what: string, work: () => Promise<T>) =>
-    untilDbAnswers(work, { log: deps.log, what, taskId: id, giveUp: () => engine.closing });
+    untilDbAnswers(work, { log: ctx.log, what, taskId: id, giveUp: ctx.closing });
 
-  async function execute() {
-    const task = await persist('reading the task', () => findTask(deps.db, id));
-    if (!task) return;
-    const dataDir = deps.config.dataDir;
+  async function execute(): Promise<FinishedRun | null> {
+    const task = await persist('reading the task', () => findTask(ctx.db, id));
+    if (!task) return null;
+    const dataDir = ctx.config.dataDir;
     const taskDir = join(dataDir, 'tasks', String(id));
-    const sink = new LogSink(deps, task.project_id, id, { giveUp: () => engine.closing });
+    const sink = ctx.openLog(task.project_id, id);
     let final: 'success' | 'error' | 'stopped' = 'error';
     let templateType = '';
     try {
       rmSync(taskDir, { recursive: true, force: true });
       mkdirSync(taskDir, { recursive: true, mode: 0o700 });
-      const details = await persist('reading the task details', () => loadDetails(deps, task));
+      const details = await persist('reading the task details', () => loadDetails(ctx, task));
       templateType = details.template.type;
       sink.addSecrets([
         ...Object.values(details.secretVars),
@@ -82,29 +97,29 @@ export function runTask(
       const current = new Job(
         details,
         sink,
-        processes,
-        deps.box,
+        ctx.processes,
+        ctx.box,
         {
           task: taskDir,
           tmp: join(taskDir, 'tmp'),
           home,
           reposCache: join(dataDir, 'repos'),
-          owner,
-          isolation: deps.config.taskIsolation,
+          owner: ctx.owner,
+          isolation: ctx.config.taskIsolation,
         },
         async (keyId) => {
-          const row = await persist('reading a key', () => findKey(deps.db, task.project_id, keyId));
+          const row = await persist('reading a key', () => findKey(ctx.db, task.project_id, keyId));
           if (!row) return null;
-          const key = decodeKey(deps.box, row);
+          const key = decodeKey(ctx.box, row);
           sink.addSecrets([key.password, key.passphrase, key.private_key]);
           return key;
         },
         async (status) => {
-          await engine.saveStatus(id, status);
+          await ctx.saveStatus(id, status);
         },
         async () => {
           current.throwIfStopped();
-          await engine.saveStatus(id, 'waiting_confirmation');
+          await ctx.saveStatus(id, 'waiting_confirmation');
           sink.line('Waiting for confirmation of the plan');
           const decision = await new Promise<Decision>((resolve) => {
             decider = resolve;
@@ -114,11 +129,11 @@ export function runTask(
           if (decision === 'stopped') throw new Stopped();
           if (decision === 'confirmed') {
             sink.line('Plan confirmed');
-            await engine.saveStatus(id, 'confirmed');
-            await engine.saveStatus(id, 'running');
+            await ctx.saveStatus(id, 'confirmed');
+            await ctx.saveStatus(id, 'running');
           } else {
             sink.line('Plan rejected');
-            await engine.saveStatus(id, 'rejected');
+            await ctx.saveStatus(id, 'rejected');
           }
           return decision;
         },
@@ -144,14 +159,14 @@ export function runTask(
       }
       current.throwIfStopped();
       await persist('saving the commit', () =>
-        updateTask(deps.db, id, {
+        updateTask(ctx.db, id, {
           commit_hash: details.task.commit_hash,
           commit_message: details.task.commit_message,
         }),
       );
-      await engine.saveStatus(id, 'running');
+      await ctx.saveStatus(id, 'running');
       current.throwIfStopped();
-      await dispatch(deps, current);
+      await dispatch(ctx, current);
       final = 'success';
     } catch (err) {
       if (err instanceof Stopped || job?.stopRequested || pendingStop) {
@@ -160,7 +175,7 @@ export function runTask(
         final = 'error';
         if (err instanceof TaskFailed) sink.line(err.message);
         else {
-          deps.log.error({ err, taskId: id }, 'task failed with an internal error');
+          ctx.log.error({ err, taskId: id }, 'task failed with an internal error');
           sink.line('The task failed with an internal error (see the server log)');
         }
       }
@@ -169,33 +184,27 @@ export function runTask(
     // Clean up before the final status is visible: a finished task has nothing left on disk.
     rmSync(taskDir, { recursive: true, force: true });
     // If the database stays unavailable past the retry cap this throws, and the engine's sweep ends the task.
-    const saved = await engine.saveStatus(id, final);
-    if (!saved && final !== 'stopped') await engine.saveStatus(id, 'stopped');
-    const end = await persist('reading the task', () => findTask(deps.db, id));
+    const saved = await ctx.saveStatus(id, final);
+    if (!saved && final !== 'stopped') await ctx.saveStatus(id, 'stopped');
+    const end = await persist('reading the task', () => findTask(ctx.db, id));
     // One attempt: an insert whose answer was lost may have been stored, and a second would duplicate it.
-    await recordEvent(deps.db, {
+    await recordEvent(ctx.db, {
       project_id: task.project_id,
       user_id: task.user_id,
       object_type: 'task',
       object_id: id,
       description: `Task ID ${id} finished: ${end?.status ?? final}`,
-    }).catch((err) => logFailure(deps.log, err, 'recording the task event failed', { taskId: id }));
-    if (end?.status === 'success' && templateType === 'build') {
-      const templates = await persist('reading autorun templates', () =>
-        autorunTemplates(deps.db, task.project_id, task.template_id),
-      );
-      for (const t of templates) {
-        try {
-          await engine.create(
-            task.project_id,
-            { template_id: t.id, build_task_id: id },
-            { userId: task.user_id },
-          );
-        } catch (err) {
-          deps.log.warn({ err, taskId: id, templateId: t.id }, 'autorun deploy could not start');
-        }
-      }
-    }
+    }).catch((err) => logFailure(ctx.log, err, 'recording the task event failed', { taskId: id }));
+    if (!end) return null;
+    return {
+      taskId: id,
+      projectId: task.project_id,
+      templateId: task.template_id,
+      userId: task.user_id,
+      status: end.status,
+      templateType,
+      giveUp: ctx.closing,
+    };
   }
 
   const handle: RunHandle = {
@@ -211,7 +220,7 @@ export function runTask(
       answer(decision);
       return true;
     },
-    done: Promise.resolve(),
+    done: Promise.resolve(null),
   };
   handle.done = execute();
   return handle;

@@ -1,5 +1,4 @@
-import SQLite from 'better-sqlite3';
-import { CompiledQuery, type Insertable, type Selectable, type Updateable } from 'kysely';
+import type { Insertable, Selectable, Updateable } from 'kysely';
 import type { Db, Dialect } from '../db';
 import type {
   AccessKeyTable,
@@ -12,7 +11,10 @@ import type {
 } from '../db/tables';
 import { insertReturningId, toCount } from '../db/values';
 
-/** Every SQL statement of the task engine lives here (only *.store.ts files touch Kysely). */
+/**
+ * SQL on the task table and the rows a task run reads (template, project, resources). The instances' rows are in
+ * instances.store.ts, the output lines in output.store.ts.
+ */
 
 export type TaskRow = Selectable<TaskTable>;
 export type TemplateRow = Selectable<TemplateTable>;
@@ -166,68 +168,17 @@ export const runningTasks = (db: Db) =>
     .where('status', 'in', activeStatuses)
     .execute();
 
-// ---------------------------------------------------------------------------------------------- instances
-
-/** The process that holds an instance id: its host name and pid. */
-export type RunnerOwner = { host: string; pid: number };
-
-/** Records an instance's heartbeat and the process holding it (inserting its row on the first one). */
-export async function beatRunner(db: Db, id: string, time: string, holder: RunnerOwner) {
-  const values = { heartbeat: time, host: holder.host.slice(0, 255), pid: holder.pid };
-  const res = await db.updateTable('task_runner').set(values).where('id', '=', id).executeTakeFirst();
-  if (toCount(res.numUpdatedRows) > 0) return;
-  try {
-    await db
-      .insertInto('task_runner')
-      .values({ id, ...values })
-      .execute();
-  } catch {
-    // Inserted meanwhile by a concurrent start of the same instance id: set it once more.
-    await db.updateTable('task_runner').set(values).where('id', '=', id).execute();
-  }
-}
-
-export function findRunner(db: Db, id: string) {
-  return db
-    .selectFrom('task_runner')
-    .select(['heartbeat', 'host', 'pid'])
-    .where('id', '=', id)
-    .executeTakeFirst();
-}
-
-export async function removeRunner(db: Db, id: string) {
-  await db.deleteFrom('task_runner').where('id', '=', id).execute();
-}
-
-/** Instances whose last heartbeat is at or after `since`. */
-export async function liveRunners(db: Db, since: string): Promise<Set<string>> {
-  const rows = await db.selectFrom('task_runner').select('id').where('heartbeat', '>=', since).execute();
-  return new Set(rows.map((r) => r.id));
-}
-
-export async function removeStaleRunners(db: Db, before: string) {
-  await db.deleteFrom('task_runner').where('heartbeat', '<', before).execute();
-}
-
-/** Takes (or extends) the queue lease unless another instance holds an unexpired one. */
-export async function takeQueueLease(db: Db, holder: string, time: string, expires: string) {
-  const res = await db
-    .updateTable('task_queue_lock')
-    .set({ holder, expires })
-    .where('id', '=', 1)
-    .where((eb) => eb.or([eb('holder', 'is', null), eb('holder', '=', holder), eb('expires', '<', time)]))
-    .executeTakeFirst();
-  return toCount(res.numUpdatedRows) === 1;
-}
-
-export async function releaseQueueLease(db: Db, holder: string) {
+/** Secret survey values are kept only while a task runs: removes any a finished task still holds. */
+export async function clearFinishedSecrets(db: Db) {
   await db
-    .updateTable('task_queue_lock')
-    .set({ holder: null, expires: '' })
-    .where('id', '=', 1)
-    .where('holder', '=', holder)
+    .updateTable('task')
+    .set({ secret: null })
+    .where('status', 'in', ['success', 'error', 'stopped'])
+    .where('secret', 'is not', null)
     .execute();
 }
+
+// ---------------------------------------------------------------------------------------------- controls
 
 /** Leaves a control request for the instance running the task; false when that instance no longer holds it. */
 export async function requestControl(db: Db, id: number, runner: string, action: string) {
@@ -346,148 +297,6 @@ export async function pruneTemplateTasks(db: Db, templateId: number, keep: numbe
     .limit(100_000)
     .execute();
   for (const { id } of old) await deleteTaskAndOutput(db, id);
-}
-
-// ---------------------------------------------------------------------------------------------- output
-
-export type OutputRow = { task_id: number; time: string; output: string };
-
-const ROWS_PER_STATEMENT = 500;
-const statementCache = new Map<string, string>();
-
-function insertSql(dialect: Dialect, rows: number): string {
-  const key = `${dialect}:${rows}`;
-  let text = statementCache.get(key);
-  if (text) return text;
-  const q = dialect === 'mysql' ? '`' : '"';
-  const values: string[] = [];
-  for (let i = 0; i < rows; i++) {
-    values.push(dialect === 'postgres' ? `($${i * 3 + 1}, $${i * 3 + 2}, $${i * 3 + 3})` : '(?, ?, ?)');
-  }
-  text = `insert into ${q}task_output${q} (${q}task_id${q}, ${q}time${q}, ${q}output${q}) values ${values.join(', ')}`;
-  statementCache.set(key, text);
-  return text;
-}
-
-type SqliteWriter = { conn: SQLite.Database; write: (rows: OutputRow[]) => void };
-const sqliteWriters = new Map<string, SqliteWriter>();
-
-/** Rows per prepared multi-row insert on SQLite (measured: twice the rows/s of single-row inserts). */
-const SQLITE_ROWS = 50;
-
-/**
- * SQLite: a dedicated connection to the same file with prepared inserts run inside one transaction per batch
- * (WAL and busy_timeout serialise it with the main connection): 50 rows per statement, the rest one by one.
- */
-function sqliteWriter(dbUrl: string): SqliteWriter | null {
-  const path = dbUrl.slice('sqlite://'.length);
-  if (!path || path === ':memory:') return null;
-  let writer = sqliteWriters.get(path);
-  if (!writer) {
-    const conn = new SQLite(path);
-    conn.pragma('busy_timeout = 5000');
-    conn.pragma('synchronous = NORMAL');
-    const insert = 'insert into "task_output" ("task_id", "time", "output") values ';
-    const one = conn.prepare(`${insert}(?, ?, ?)`);
-    const many = conn.prepare(insert + Array(SQLITE_ROWS).fill('(?, ?, ?)').join(', '));
-    const params: unknown[] = new Array(SQLITE_ROWS * 3);
-    const write = conn.transaction((rows: OutputRow[]) => {
-      let i = 0;
-      for (; i + SQLITE_ROWS <= rows.length; i += SQLITE_ROWS) {
-        for (let j = 0; j < SQLITE_ROWS; j++) {
-          const r = rows[i + j]!;
-          params[j * 3] = r.task_id;
-          params[j * 3 + 1] = r.time;
-          params[j * 3 + 2] = r.output;
-        }
-        many.run(params);
-      }
-      for (; i < rows.length; i++) one.run(rows[i]!.task_id, rows[i]!.time, rows[i]!.output);
-    });
-    writer = { conn, write };
-    sqliteWriters.set(path, writer);
-  }
-  return writer;
-}
-
-export function closeOutputWriter(dbUrl: string) {
-  const path = dbUrl.slice('sqlite://'.length);
-  const writer = sqliteWriters.get(path);
-  if (writer) {
-    sqliteWriters.delete(path);
-    writer.conn.close();
-  }
-}
-
-/**
- * Stores a batch of lines in one transaction: on SQLite through the prepared-statement writer, elsewhere with
- * multi-row inserts of prebuilt SQL (no per-row query compilation).
- */
-export async function insertOutput(db: Db, dialect: Dialect, rows: OutputRow[], dbUrl?: string) {
-  if (!rows.length) return;
-  if (dialect === 'sqlite' && dbUrl) {
-    const writer = sqliteWriter(dbUrl);
-    if (writer) {
-      writer.write(rows);
-      return;
-    }
-  }
-  await db.transaction().execute(async (trx) => {
-    for (let i = 0; i < rows.length; i += ROWS_PER_STATEMENT) {
-      const chunk = rows.slice(i, i + ROWS_PER_STATEMENT);
-      const params: unknown[] = new Array(chunk.length * 3);
-      for (let j = 0; j < chunk.length; j++) {
-        const r = chunk[j]!;
-        params[j * 3] = r.task_id;
-        params[j * 3 + 1] = r.time;
-        params[j * 3 + 2] = r.output;
-      }
-      await trx.executeQuery(CompiledQuery.raw(insertSql(dialect, chunk.length), params));
-    }
-  });
-}
-
-/** A stored output line as the API returns it. */
-export type OutputLine = { id: number; task_id: number; time: string; output: string };
-
-/**
- * Up to `limit` lines of a task with an id above `afterId`, oldest first: keyset paging on the (task_id, id)
- * index, so a page deep in a log costs what the first one does. Ids are numbers on every database (PostgreSQL
- * returns bigserial values as strings).
- */
-export async function outputAfter(
-  db: Db,
-  taskId: number,
-  afterId: number,
-  limit: number,
-): Promise<OutputLine[]> {
-  const rows = await db
-    .selectFrom('task_output')
-    .select(['id', 'task_id', 'time', 'output'])
-    .where('task_id', '=', taskId)
-    .where('id', '>', afterId)
-    .orderBy('id')
-    .limit(limit)
-    .execute();
-  for (const row of rows) row.id = Number(row.id);
-  return rows;
-}
-
-/**
- * The id of the `n`-th line (n ≥ 1) of a task after the line `afterId`, or undefined when there are fewer:
- * reads the (task_id, id) index only, never the lines.
- */
-export async function outputIdAfter(db: Db, taskId: number, afterId: number, n: number) {
-  const row = await db
-    .selectFrom('task_output')
-    .select('id')
-    .where('task_id', '=', taskId)
-    .where('id', '>', afterId)
-    .orderBy('id')
-    .limit(1)
-    .offset(n - 1)
-    .executeTakeFirst();
-  return row ? Number(row.id) : undefined;
 }
 
 // ---------------------------------------------------------------------------------------------- sockets

@@ -14,7 +14,7 @@ import {
   standIn,
   waitForStatus,
 } from '../../test/support/task-fixtures';
-import { stripAnsi } from '../features/tasks/tasks.routes';
+import { stripAnsi } from '../lib/ansi';
 
 const SECRET = 'survey-s3cret-Value';
 const sha = createHash('sha256').update(SECRET).digest('hex');

@@ -9,8 +9,9 @@ import { createSecretBox } from '../lib/crypto';
 import { runAnsible } from './executors/ansible';
 import { Job, type JobDetails } from './job';
 import type { LogSink } from './log-sink';
+import { createOutputWriter } from './output.store';
 import { LineSplitter, MAX_LINE, type ProcessAdapter, type ProcessSpec } from './process';
-import { insertOutput, type TaskRow, type TemplateRow } from './store';
+import type { TaskRow, TemplateRow } from './store';
 import { nextBuildVersion } from './version';
 
 describe('nextBuildVersion', () => {
@@ -188,9 +189,10 @@ describe('ansible executor (fake processes)', () => {
   });
 });
 
-describe('insertOutput', () => {
+describe('the output writer', () => {
   it.each(testDialects())('stores batches of any size completely and in order on $name', async (dialect) => {
     const h = await createHarness(dialect);
+    const writer = createOutputWriter(h.deps.db, h.deps.dialect, h.deps.config.dbUrl);
     try {
       const taskId = 987_654;
       const sizes = [1, 49, 50, 51, 137, 500, 3];
@@ -201,7 +203,7 @@ describe('insertOutput', () => {
           time: new Date().toISOString(),
           output: `row ${n++} "quoted" ✓`,
         }));
-        await insertOutput(h.deps.db, h.deps.dialect, rows, h.deps.config.dbUrl);
+        await writer.write(rows);
       }
       const stored = await h.deps.db
         .selectFrom('task_output')
@@ -211,6 +213,7 @@ describe('insertOutput', () => {
         .execute();
       expect(stored.map((r) => r.output)).toEqual(Array.from({ length: n }, (_, i) => `row ${i} "quoted" ✓`));
     } finally {
+      writer.close();
       await h.close();
     }
   });

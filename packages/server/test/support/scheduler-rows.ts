@@ -2,7 +2,7 @@ import type { Insertable } from 'kysely';
 import type { Db, Dialect } from '../../src/db';
 import type { ScheduleTable, TaskTable, TemplateTable } from '../../src/db/tables';
 import { insertReturningId, now } from '../../src/db/values';
-import { type NewTask, type TaskEngine, type TaskOrigin, unavailableEngine } from '../../src/tasks/types';
+import type { NewTask, StartTask, TaskOrigin } from '../../src/ports';
 
 /** Row factories for scheduler and alert tests (both drive their code from rows, not from other features' routes). */
 export function rows(db: Db, dialect: Dialect) {
@@ -70,17 +70,16 @@ export function rows(db: Db, dialect: Dialect) {
 
 export type RecordedCall = { projectId: number; input: NewTask; origin: TaskOrigin; taskId: number };
 
-/** A task engine that only stores the task row (with the given status) and records the call. */
-export function recordingEngine(db: Db, dialect: Dialect, status = 'success') {
+/** A task starter that only stores the task row (with the given status) and records the call. */
+export function recordingStarter(db: Db, dialect: Dialect, status = 'success') {
   const calls: RecordedCall[] = [];
-  const engine: TaskEngine & { calls: RecordedCall[]; status: string; fail?: Error } = {
-    ...unavailableEngine,
+  const starter: { start: StartTask; calls: RecordedCall[]; status: string; fail?: Error } = {
     calls,
     status,
-    async create(projectId, input, origin) {
-      if (engine.fail) throw engine.fail;
+    async start(projectId, input, origin) {
+      if (starter.fail) throw starter.fail;
       const taskId = await rows(db, dialect).task(projectId, input.template_id, {
-        status: engine.status,
+        status: starter.status,
         schedule_id: origin.scheduleId ?? null,
         user_id: origin.userId,
         commit_hash: origin.commitHash ?? null,
@@ -89,5 +88,5 @@ export function recordingEngine(db: Db, dialect: Dialect, status = 'success') {
       return taskId;
     },
   };
-  return engine;
+  return starter;
 }

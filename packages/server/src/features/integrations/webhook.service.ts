@@ -1,8 +1,8 @@
 import type { IntegrationTaskParams } from '@signalbox/contracts';
 import { now, parseJson } from '../../db/values';
 import type { Deps } from '../../deps';
+import type { NewTask } from '../../ports';
 import { waitingIntegrationTasks } from '../../tasks/store';
-import type { NewTask } from '../../tasks/types';
 import * as store from './integrations.store';
 import { deliveryId, extract, matches, verifyAuth, type WebhookRequest } from './webhook.match';
 
@@ -148,8 +148,8 @@ async function startTask(
       return undefined;
     }
     try {
-      // Read at call time: the engine may be replaced after the routes were registered.
-      return await deps.tasks.create(integration.project_id, task, {
+      // Read at call time: the task starter may be replaced after the routes were registered.
+      return await deps.startTask(integration.project_id, task, {
         userId: null,
         integrationId: integration.id,
       });

@@ -4,28 +4,24 @@ import { testDialects } from '../../../test/support/dialects';
 import { createHarness, type Harness } from '../../../test/support/harness';
 import { createSecretKey, insertTemplate } from '../../../test/support/integration-kit';
 import { createTeam, type Team } from '../../../test/support/resource-team';
-import type { NewTask, TaskEngine, TaskOrigin } from '../../tasks/types';
-import { unavailableEngine } from '../../tasks/types';
+import type { NewTask, StartTask, TaskOrigin } from '../../ports';
 
 type Call = { projectId: number; input: NewTask; origin: TaskOrigin };
 
-/** Records what the receiver asks the task engine to start (the real engine has its own tests). */
-function recordingEngine() {
+/** Records what the receiver asks to start (starting a task has its own tests). */
+function recordingStarter() {
   const calls: Call[] = [];
   let next = 1000;
-  const engine: TaskEngine & { calls: Call[]; fail?: Error } = {
-    ...unavailableEngine,
+  const starter: { start: StartTask; calls: Call[]; fail?: Error } = {
     calls,
-    async create(projectId, input, origin) {
-      if (engine.fail) throw engine.fail;
+    async start(projectId, input, origin) {
+      if (starter.fail) throw starter.fail;
       calls.push({ projectId, input, origin });
       next += 1;
       return next;
     },
-    async start() {},
-    async close() {},
   };
-  return engine;
+  return starter;
 }
 
 const GITHUB_SECRET = 'gh-webhook-secret-9f3a';
@@ -45,7 +41,7 @@ const sign = (secret: string, body: string) => createHmac('sha256', secret).upda
 describe.each(testDialects())('integration webhooks on $name', (dialect) => {
   let h: Harness;
   let team: Team;
-  let engine: ReturnType<typeof recordingEngine>;
+  let starter: ReturnType<typeof recordingStarter>;
   let templateId: number;
   let tokenKey: number;
   let hmacKey: number;
@@ -59,8 +55,8 @@ describe.each(testDialects())('integration webhooks on $name', (dialect) => {
   });
   afterAll(async () => h?.close());
   beforeEach(() => {
-    engine = recordingEngine();
-    h.deps.tasks = engine;
+    starter = recordingStarter();
+    h.deps.startTask = starter.start;
   });
 
   /** Creates a fresh project so project-level aliases see only this test's integrations. */
@@ -163,8 +159,8 @@ describe.each(testDialects())('integration webhooks on $name', (dialect) => {
     const alias = await projectAlias(t);
     const res = await githubPush(alias);
     expect(res.statusCode, res.body).toBe(204);
-    expect(engine.calls).toHaveLength(1);
-    const call = engine.calls[0]!;
+    expect(starter.calls).toHaveLength(1);
+    const call = starter.calls[0]!;
     expect(call.projectId).toBe(t.projectId);
     expect(call.origin).toEqual({ userId: null, integrationId: id });
     expect(call.input.template_id).toBe(tpl);
@@ -193,7 +189,7 @@ describe.each(testDialects())('integration webhooks on $name', (dialect) => {
       expect(res.statusCode, JSON.stringify(headers)).toBe(401);
       expect(res.json()).toEqual({ error: 'Invalid signature or token' });
     }
-    expect(engine.calls).toEqual([]);
+    expect(starter.calls).toEqual([]);
     // The secret never shows up in a response or a log line.
     expect(h.logLines.join('\n')).not.toContain(GITHUB_SECRET);
   });
@@ -205,7 +201,7 @@ describe.each(testDialects())('integration webhooks on $name', (dialect) => {
     const body = '{ "ref" :  "refs/heads/dev",\n  "x": 1.50 }\n';
     const res = await send(alias, body, { 'x-hub-signature-256': `sha256=${sign(GITHUB_SECRET, body)}` });
     expect(res.statusCode).toBe(204);
-    expect(engine.calls).toHaveLength(1);
+    expect(starter.calls).toHaveLength(1);
     // A form-encoded GitHub delivery is signed the same way.
     const form = `payload=${encodeURIComponent(JSON.stringify(pushEvent))}`;
     const formRes = await send(alias, form, {
@@ -213,7 +209,7 @@ describe.each(testDialects())('integration webhooks on $name', (dialect) => {
       'x-hub-signature-256': `sha256=${sign(GITHUB_SECRET, form)}`,
     });
     expect(formRes.statusCode).toBe(204);
-    expect(engine.calls).toHaveLength(2);
+    expect(starter.calls).toHaveLength(2);
   });
 
   it('token method: the configured header must equal the secret', async () => {
@@ -226,10 +222,10 @@ describe.each(testDialects())('integration webhooks on $name', (dialect) => {
     expect((await send(alias, '{}', { 'x-deploy-token': 'nope' })).statusCode).toBe(401);
     expect((await send(alias, '{}', {})).statusCode).toBe(401);
     expect((await send(alias, '{}', { 'x-deploy-token': `${TOKEN_SECRET}x` })).statusCode).toBe(401);
-    expect(engine.calls).toEqual([]);
+    expect(starter.calls).toEqual([]);
     expect((await send(alias, '{}', { 'X-Deploy-Token': TOKEN_SECRET })).statusCode).toBe(204);
-    expect(engine.calls).toHaveLength(1);
-    expect(engine.calls[0]!.origin.integrationId).toBe(id);
+    expect(starter.calls).toHaveLength(1);
+    expect(starter.calls[0]!.origin.integrationId).toBe(id);
   });
 
   it('hmac method: the configured header carries the hex HMAC-SHA256 of the body', async () => {
@@ -242,9 +238,9 @@ describe.each(testDialects())('integration webhooks on $name', (dialect) => {
     const body = '{"event":"deploy"}';
     expect((await send(alias, body, { 'x-signature': sign('wrong', body) })).statusCode).toBe(401);
     expect((await send(alias, body, { 'x-signature': sign(HMAC_SECRET, '{}') })).statusCode).toBe(401);
-    expect(engine.calls).toEqual([]);
+    expect(starter.calls).toEqual([]);
     expect((await send(alias, body, { 'x-signature': sign(HMAC_SECRET, body) })).statusCode).toBe(204);
-    expect(engine.calls).toHaveLength(1);
+    expect(starter.calls).toHaveLength(1);
   });
 
   it('a project alias runs only integrations whose matchers all match, never one without matchers', async () => {
@@ -258,13 +254,13 @@ describe.each(testDialects())('integration webhooks on $name', (dialect) => {
 
     const res = await send(alias, JSON.stringify(pushEvent), { 'x-github-event': 'push' });
     expect(res.statusCode).toBe(204);
-    expect(engine.calls.map((c) => c.origin.integrationId)).toEqual([both]);
+    expect(starter.calls.map((c) => c.origin.integrationId)).toEqual([both]);
 
     // Only one of two matchers matches: nothing runs, and the answer is still 204.
-    engine.calls.length = 0;
+    starter.calls.length = 0;
     const partly = await send(alias, JSON.stringify(pushEvent), { 'x-github-event': 'issues' });
     expect(partly.statusCode).toBe(204);
-    expect(engine.calls).toEqual([]);
+    expect(starter.calls).toEqual([]);
 
     const otherRepo = await send(
       alias,
@@ -272,7 +268,7 @@ describe.each(testDialects())('integration webhooks on $name', (dialect) => {
       { 'x-github-event': 'push' },
     );
     expect(otherRepo.statusCode).toBe(204);
-    expect(engine.calls.map((c) => c.origin.integrationId)).toEqual([other]);
+    expect(starter.calls.map((c) => c.origin.integrationId)).toEqual([other]);
   });
 
   it('an integration alias skips the matchers', async () => {
@@ -282,7 +278,7 @@ describe.each(testDialects())('integration webhooks on $name', (dialect) => {
     const alias = await integrationAlias(team, id);
     const res = await send(alias, '{"anything": true}');
     expect(res.statusCode).toBe(204);
-    expect(engine.calls.map((c) => c.origin.integrationId)).toEqual([id]);
+    expect(starter.calls.map((c) => c.origin.integrationId)).toEqual([id]);
   });
 
   it('a failing signature for one integration does not start it while a matching one runs', async () => {
@@ -301,7 +297,7 @@ describe.each(testDialects())('integration webhooks on $name', (dialect) => {
     const alias = await projectAlias(t);
     const res = await githubPush(alias);
     expect(res.statusCode).toBe(204);
-    expect(engine.calls.map((c) => c.origin.integrationId)).toEqual([good]);
+    expect(starter.calls.map((c) => c.origin.integrationId)).toEqual([good]);
   });
 
   it('matches JSON paths and headers with equals, unequals and contains', async () => {
@@ -341,14 +337,16 @@ describe.each(testDialects())('integration webhooks on $name', (dialect) => {
 
     const main = await send(alias, JSON.stringify(pushEvent), { 'user-agent': 'GitHub-Hookshot/1' });
     expect(main.statusCode).toBe(204);
-    expect(engine.calls.map((c) => c.origin.integrationId).sort()).toEqual([contains, whole, numeric].sort());
+    expect(starter.calls.map((c) => c.origin.integrationId).sort()).toEqual(
+      [contains, whole, numeric].sort(),
+    );
 
-    engine.calls.length = 0;
+    starter.calls.length = 0;
     const dev = await send(alias, JSON.stringify({ ...pushEvent, ref: 'refs/heads/dev' }), {
       'user-agent': 'curl/8',
     });
     expect(dev.statusCode).toBe(204);
-    expect(engine.calls.map((c) => c.origin.integrationId).sort()).toEqual([unequal, whole, numeric].sort());
+    expect(starter.calls.map((c) => c.origin.integrationId).sort()).toEqual([unequal, whole, numeric].sort());
   });
 
   it('puts task-type values in params and keeps the integration defaults (which win for environment keys)', async () => {
@@ -370,7 +368,7 @@ describe.each(testDialects())('integration webhooks on $name', (dialect) => {
     expect((await send(alias, JSON.stringify(pushEvent), { 'x-github-event': 'release' })).statusCode).toBe(
       204,
     );
-    const input = engine.calls[0]!.input;
+    const input = starter.calls[0]!.input;
     expect(JSON.parse(input.environment!)).toEqual({
       STAGE: 'prod',
       GIT_REF: 'pinned',
@@ -401,7 +399,7 @@ describe.each(testDialects())('integration webhooks on $name', (dialect) => {
     const gone = await send(alias, '{}');
     expect(gone.statusCode).toBe(404);
     expect(gone.json()).toEqual({ error: 'Integration alias not found' });
-    expect(engine.calls).toEqual([]);
+    expect(starter.calls).toEqual([]);
   });
 
   it('accepts GET and odd bodies without a 5xx', async () => {
@@ -423,19 +421,19 @@ describe.each(testDialects())('integration webhooks on $name', (dialect) => {
       const res = await send(alias, body, headers);
       expect(res.statusCode, String(body).slice(0, 40)).toBe(204);
     }
-    expect(engine.calls).toHaveLength(odd.length + 2);
+    expect(starter.calls).toHaveLength(odd.length + 2);
     const huge = await send(alias, 'x'.repeat(26 * 1024 * 1024));
     expect(huge.statusCode).toBe(413);
     expect(huge.json().error).toBe('Request body is too large');
   });
 
-  it('answers 204 when the engine refuses the task, and reads the engine at call time', async () => {
+  it('answers 204 when the task cannot start, and reads the task starter at call time', async () => {
     const id = await integration(team, {});
     const alias = await integrationAlias(team, id);
-    engine.fail = new Error('template has no repository');
+    starter.fail = new Error('template has no repository');
     expect((await send(alias, '{}')).statusCode).toBe(204);
-    const replacement = recordingEngine();
-    h.deps.tasks = replacement;
+    const replacement = recordingStarter();
+    h.deps.startTask = replacement.start;
     expect((await send(alias, '{}')).statusCode).toBe(204);
     expect(replacement.calls).toHaveLength(1);
   });

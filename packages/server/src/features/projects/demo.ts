@@ -3,9 +3,17 @@ import { cpSync, rmSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Insertable } from 'kysely';
+import type { Db } from '../../db';
 import type { TemplateTable } from '../../db/tables';
 import { insertReturningId } from '../../db/values';
-import type { DemoBuilder } from './projects.service';
+import type { Deps } from '../../deps';
+
+/** Fills a new project with demo content, inside the transaction that creates the project. */
+export type DemoBuilder = (
+  db: Db,
+  deps: Deps,
+  ids: { projectId: number; noneKeyId: number; emptyEnvironmentId: number },
+) => Promise<void>;
 
 /** The example repository shipped with Signalbox (packages/server/demo); each demo project gets a copy. */
 export const DEMO_REPOSITORY_PATH = fileURLToPath(new URL('../../../demo', import.meta.url));

@@ -6,7 +6,7 @@ import { fromBool, insertReturningId, now } from '../../db/values';
 import type { Deps } from '../../deps';
 import { forbidden } from '../../lib/errors';
 import type { UserRow } from '../users/users.store';
-import { removeDemoRepository } from './demo';
+import { type DemoBuilder, removeDemoRepository } from './demo';
 import { deleteProjectCascade, findProject, toProject } from './projects.store';
 
 export function canCreateProject(deps: Deps, user: UserRow) {
@@ -55,12 +55,6 @@ export async function insertProject(
   });
   return { projectId, noneKeyId, emptyEnvironmentId };
 }
-
-export type DemoBuilder = (
-  db: Db,
-  deps: Deps,
-  ids: { projectId: number; noneKeyId: number; emptyEnvironmentId: number },
-) => Promise<void>;
 
 export async function createProject(deps: Deps, user: UserRow, input: ProjectInput, demo?: DemoBuilder) {
   if (!canCreateProject(deps, user)) throw forbidden('You are not allowed to create projects');

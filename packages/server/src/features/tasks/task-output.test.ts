@@ -4,7 +4,7 @@ import { testDialects } from '../../../test/support/dialects';
 import { type Client, createHarness, type Harness } from '../../../test/support/harness';
 import { rows } from '../../../test/support/scheduler-rows';
 import { now } from '../../db/values';
-import { insertOutput, type OutputRow } from '../../tasks/store';
+import { insertOutput, type OutputRow } from '../../tasks/output.store';
 
 type Line = { id: number; task_id: number; time: string; output: string };
 

@@ -7,17 +7,15 @@ import {
   newTaskInput,
   outputQuery,
   stopTaskInput,
-  type TaskView,
   taskListQuery,
   templateTasksQuery,
 } from '@signalbox/contracts';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { recordEvent } from '../../audit/audit.store';
-import { parseJson, toBool } from '../../db/values';
 import type { Deps } from '../../deps';
 import { projectRoutes } from '../../http/project-guard';
+import { stripAnsi } from '../../lib/ansi';
 import { badRequest, notFound, parse } from '../../lib/errors';
-import { rerunInput } from '../../tasks/create';
 import {
   deleteTaskAndOutput,
   findListedTask,
@@ -30,40 +28,7 @@ import {
   unfinishedOfTemplate,
 } from '../../tasks/store';
 import { outputBatches, readOutputPage } from './task-output';
-
-// biome-ignore lint/suspicious/noControlCharactersInRegex: ANSI escape sequences start with ESC
-const ANSI = /\u001b\[[0-9;?]*[ -/]*[@-~]|\u001b\][^\u0007\u001b]*(?:\u0007|\u001b\\)|\u001b[@-Z\\-_]/g;
-export const stripAnsi = (text: string) => text.replace(ANSI, '');
-
-export function toTaskView(t: TaskRow, statusDetail: string | null): TaskView {
-  return {
-    id: t.id,
-    template_id: t.template_id,
-    project_id: t.project_id,
-    status: t.status,
-    status_detail: t.status === 'waiting' ? statusDetail : null,
-    message: t.message,
-    user_id: t.user_id,
-    integration_id: t.integration_id,
-    schedule_id: t.schedule_id,
-    created: t.created,
-    start: t.start,
-    end: t.end,
-    version: t.version,
-    build_task_id: t.build_task_id,
-    commit_hash: t.commit_hash,
-    commit_message: t.commit_message,
-    playbook: t.playbook,
-    environment: t.environment,
-    arguments: t.arguments,
-    git_branch: t.git_branch,
-    inventory_id: t.inventory_id,
-    params: parseJson<Record<string, unknown>>(t.params, {}),
-    debug: toBool(t.debug),
-    dry_run: toBool(t.dry_run),
-    diff: toBool(t.diff),
-  };
-}
+import { rerunInput, startTask, toTaskView } from './tasks.service';
 
 const taskIdOf = (request: FastifyRequest) =>
   parse(idParam, (request.params as { task_id: unknown }).task_id);
@@ -108,7 +73,7 @@ export function tasksRoutes(app: FastifyInstance, deps: Deps) {
   projectRoutes(app, deps, async (scope) => {
     scope.post('/tasks', { config: { permission: 'runProjectTasks' } }, async (request, reply) => {
       const input = parse(newTaskInput, request.body);
-      const id = await deps.tasks.create(request.project.id, input, {
+      const id = await startTask(deps, request.project.id, input, {
         userId: request.user!.id,
         canEditTemplates: can(request.permissions, 'manageProjectResources'),
       });
@@ -203,7 +168,7 @@ export function tasksRoutes(app: FastifyInstance, deps: Deps) {
       async (request, reply) => {
         const task = await loadTask(request);
         const rerun = (await rerunInput(deps, request.project.id, task.id))!;
-        const id = await deps.tasks.create(request.project.id, rerun.input, {
+        const id = await startTask(deps, request.project.id, rerun.input, {
           userId: request.user!.id,
           commitHash: rerun.commitHash,
           canEditTemplates: can(request.permissions, 'manageProjectResources'),

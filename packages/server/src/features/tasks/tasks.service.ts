@@ -1,14 +1,96 @@
-import { isFinished } from '@signalbox/contracts';
-import { recordEvent } from '../audit/audit.store';
-import { fromBool, now, parseJson } from '../db/values';
-import type { Deps } from '../deps';
-import { assertInProject } from '../features/refs/refs.store';
-import { badRequest } from '../lib/errors';
-import { incomingVersion } from './details';
-import { findProjectTask, findTemplate, insertTask, lastBuildVersion, pruneTemplateTasks } from './store';
+import { isFinished, type TaskView } from '@signalbox/contracts';
+import { recordEvent } from '../../audit/audit.store';
+import { untilDbAnswers } from '../../db/retry';
+import { fromBool, now, parseJson, toBool } from '../../db/values';
+import type { Deps } from '../../deps';
+import { badRequest } from '../../lib/errors';
+import type { FinishedRun, NewTask, TaskOrigin } from '../../ports';
+import { incomingVersion } from '../../tasks/details';
+import {
+  autorunTemplates,
+  findProjectTask,
+  findTemplate,
+  insertTask,
+  lastBuildVersion,
+  pruneTemplateTasks,
+  type TaskRow,
+} from '../../tasks/store';
+import { nextBuildVersion } from '../../tasks/version';
+import { assertInProject } from '../refs/refs.store';
 import { guardTaskInput } from './task-input-guard';
-import type { NewTask, TaskOrigin } from './types';
-import { nextBuildVersion } from './version';
+
+/** What starting a task reads and writes: the database, the secret box, the limits, and the engine to hand it to. */
+export type TaskServiceDeps = Pick<Deps, 'db' | 'dialect' | 'box' | 'config' | 'tasks'>;
+
+export function toTaskView(t: TaskRow, statusDetail: string | null): TaskView {
+  return {
+    id: t.id,
+    template_id: t.template_id,
+    project_id: t.project_id,
+    status: t.status,
+    status_detail: t.status === 'waiting' ? statusDetail : null,
+    message: t.message,
+    user_id: t.user_id,
+    integration_id: t.integration_id,
+    schedule_id: t.schedule_id,
+    created: t.created,
+    start: t.start,
+    end: t.end,
+    version: t.version,
+    build_task_id: t.build_task_id,
+    commit_hash: t.commit_hash,
+    commit_message: t.commit_message,
+    playbook: t.playbook,
+    environment: t.environment,
+    arguments: t.arguments,
+    git_branch: t.git_branch,
+    inventory_id: t.inventory_id,
+    params: parseJson<Record<string, unknown>>(t.params, {}),
+    debug: toBool(t.debug),
+    dry_run: toBool(t.dry_run),
+    diff: toBool(t.diff),
+  };
+}
+
+/**
+ * Starts a task for the API, a schedule, an integration or an autorun: validates and stores it as `waiting`,
+ * then hands it to the engine's queue. Returns the task id.
+ */
+export async function startTask(
+  deps: TaskServiceDeps,
+  projectId: number,
+  input: NewTask,
+  origin: TaskOrigin,
+): Promise<number> {
+  const id = await insertNewTask(deps, projectId, input, origin);
+  await deps.tasks.enqueue(id);
+  return id;
+}
+
+/**
+ * The reaction to a finished run: a successful build starts the deploy templates set to run automatically on
+ * its builds, as the build's starter. A deploy that cannot start is logged and the others still start.
+ */
+export async function autorunDeploys(deps: Pick<Deps, 'db' | 'log' | 'startTask'>, run: FinishedRun) {
+  if (run.status !== 'success' || run.templateType !== 'build') return;
+  const templates = await untilDbAnswers(() => autorunTemplates(deps.db, run.projectId, run.templateId), {
+    log: deps.log,
+    what: 'reading autorun templates',
+    taskId: run.taskId,
+    giveUp: run.giveUp,
+  });
+  for (const t of templates) {
+    try {
+      await deps.startTask(
+        run.projectId,
+        { template_id: t.id, build_task_id: run.taskId },
+        { userId: run.userId },
+      );
+    } catch (err) {
+      deps.log.warn({ err, taskId: run.taskId, templateId: t.id }, 'autorun deploy could not start');
+    }
+  }
+}
 
 const list = (v: string | string[] | null | undefined): string[] =>
   (Array.isArray(v) ? v : (v ?? '').split(',')).map((s) => s.trim()).filter(Boolean);
@@ -18,8 +100,8 @@ const list = (v: string | string[] | null | undefined): string[] =>
  * `waiting`. Overrides the template does not allow are not stored (inventory, branch, arguments, playbook) or
  * not honoured by the executors (limit/tags, debug).
  */
-export async function insertNewTask(
-  deps: Deps,
+async function insertNewTask(
+  deps: TaskServiceDeps,
   projectId: number,
   input: NewTask,
   origin: TaskOrigin,
@@ -105,7 +187,7 @@ export async function insertNewTask(
 }
 
 /** A re-run: the original's parameters and commit, started by the caller (secret survey values are gone). */
-export async function rerunInput(deps: Deps, projectId: number, taskId: number) {
+export async function rerunInput(deps: Pick<Deps, 'db'>, projectId: number, taskId: number) {
   const t = await findProjectTask(deps.db, projectId, taskId);
   if (!t) return null;
   const params = parseJson<Record<string, unknown>>(t.params, {});

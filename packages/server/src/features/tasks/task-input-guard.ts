@@ -1,10 +1,10 @@
 import { playbookPathProblem } from '@signalbox/contracts';
-import { parseJson } from '../db/values';
-import { AppError, badRequest } from '../lib/errors';
-import { isStackName } from './executors/common';
-import type { TemplateRow } from './store';
+import { parseJson } from '../../db/values';
+import { AppError, badRequest } from '../../lib/errors';
+import type { NewTask, TaskOrigin } from '../../ports';
+import { isStackName } from '../../tasks/executors/common';
+import type { TemplateRow } from '../../tasks/store';
 import { disallowedArgument, isReservedAnsibleVar } from './task-args-allowlist';
-import type { NewTask, TaskOrigin } from './types';
 
 /*
  * What a new task may change of its template, by the caller's rights. Bad input is a 400; input the caller's

@@ -1,3 +1,8 @@
+/*
+ * The interfaces the engines (task queue, scheduler) offer to features, and the task-start function features
+ * offer back to the engines. Both sides import them from here, so neither imports the other.
+ */
+
 /** What callers (API, scheduler, integrations, autorun) give to start a task; field names follow the REST API. */
 export type NewTask = {
   template_id: number;
@@ -38,10 +43,30 @@ export type TaskOrigin = {
   rerunOf?: number | null;
 };
 
-/** The task engine as the rest of the server sees it. */
+/**
+ * Validates a new task (AppError 400/403/404 on bad input), stores it as `waiting` and hands it to the task
+ * engine. Returns the task id.
+ */
+export type StartTask = (projectId: number, input: NewTask, origin: TaskOrigin) => Promise<number>;
+
+/** A run that has ended, as the engine reports it to whoever reacts to finished tasks (autorun). */
+export type FinishedRun = {
+  taskId: number;
+  projectId: number;
+  templateId: number;
+  userId: number | null;
+  /** The stored final status. */
+  status: string;
+  /** The template's type when the run started ('build', 'deploy' or ''). */
+  templateType: string;
+  /** True once the engine is closing: database reads stop being retried. */
+  giveUp(): boolean;
+};
+
+/** The task engine as the rest of the server sees it: it queues and runs stored tasks. */
 export interface TaskEngine {
-  /** Validates (AppError 400/404 on bad input), stores the task as `waiting` and wakes the queue. Returns the task id. */
-  create(projectId: number, input: NewTask, origin: TaskOrigin): Promise<number>;
+  /** Announces a task just stored as `waiting` and wakes the queue. */
+  enqueue(taskId: number): Promise<void>;
   /** Starts the queue: reconciles tasks left unfinished by a previous process, then runs waiting ones. */
   start(): Promise<void>;
   /** Stops accepting work and ends running tasks. */
@@ -55,21 +80,9 @@ export interface TaskEngine {
   statusDetail(taskId: number): string | null;
 }
 
-/** Until the engine is wired, creating a task is refused rather than silently dropped. */
-export const unavailableEngine: TaskEngine = {
-  async create() {
-    throw new Error('task engine not available');
-  },
-  async start() {},
-  async close() {},
-  async stop() {
-    throw new Error('task engine not available');
-  },
-  async confirm() {
-    throw new Error('task engine not available');
-  },
-  async reject() {
-    throw new Error('task engine not available');
-  },
-  statusDetail: () => null,
-};
+/** Cron schedules; schedule and template changes call refresh(). */
+export interface Scheduler {
+  start(): Promise<void>;
+  refresh(): Promise<void>;
+  close(): Promise<void>;
+}

@@ -1,15 +1,15 @@
 import type { ProjectRole } from '@signalbox/contracts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { testDialects } from '../../test/support/dialects';
-import { type Client, createHarness, type Harness } from '../../test/support/harness';
-import { type HostileRepo, hostileRepo } from '../../test/support/hostile-repo';
+import { testDialects } from '../../../test/support/dialects';
+import { type Client, createHarness, type Harness } from '../../../test/support/harness';
+import { type HostileRepo, hostileRepo } from '../../../test/support/hostile-repo';
 import {
   insertInventory,
   insertRepository,
   insertTemplate,
   outputOf,
   waitForStatus,
-} from '../../test/support/task-fixtures';
+} from '../../../test/support/task-fixtures';
 import { disallowedArgument } from './task-args-allowlist';
 
 describe('task arguments a caller without manageProjectResources may pass', () => {
