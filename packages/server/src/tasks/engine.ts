@@ -1,33 +1,25 @@
 import { logFailure } from '../db/retry';
-import { now, toBool } from '../db/values';
+import { now } from '../db/values';
 import type { Deps } from '../deps';
 import type { FinishedRun, TaskEngine } from '../ports';
-import { admission, holdBehind, type Occupancy, occupancy, occupy } from './admission';
 import { createControls } from './controls';
 import {
   ensureSoleHolder,
   heartbeat,
   instanceIdOf,
-  iso,
   reconcile,
   runnerTimings,
   thisProcess,
 } from './instances';
-import { beatRunner, releaseQueueLease, removeRunner, takeQueueLease } from './instances.store';
+import { beatRunner, removeRunner } from './instances.store';
 import { isolationMode } from './isolation';
 import { LogSink } from './log-sink';
 import { createOutputWriter } from './output.store';
 import { type ProcessAdapter, systemProcesses } from './process';
+import { createQueue } from './queue';
 import { type RunContext, type RunHandle, runTask } from './runner';
 import { createStatusUpdates } from './status';
-import {
-  activeTasks,
-  clearFinishedSecrets,
-  findProjects,
-  findTask,
-  findTemplates,
-  waitingTasks,
-} from './store';
+import { clearFinishedSecrets, findTask } from './store';
 
 export { InstanceInUseError } from './instances';
 
@@ -63,11 +55,8 @@ export function createTaskEngine(
   const output = createOutputWriter(db, deps.dialect, config.dbUrl);
   let started = false;
   let closed = false;
-  let pumping = false;
-  let again = false;
   let safety: NodeJS.Timeout | null = null;
   let timers: NodeJS.Timeout[] = [];
-  let retry: NodeJS.Timeout | null = null;
   let sweeping = false;
   let polling = false;
   /** Tasks being claimed by this instance (status set to starting, run not registered yet). */
@@ -81,7 +70,7 @@ export function createTaskEngine(
     timings,
     runs,
     setStatus: status.setStatus,
-    wake,
+    wake: () => queue.wake(),
     closing,
   });
   const run: RunContext = {
@@ -101,101 +90,23 @@ export function createTaskEngine(
     interrupt: status.interrupt,
   };
 
-  const retrySoon = (ms: number) => {
-    retry ??= setTimeout(() => {
-      retry = null;
-      wake();
-    }, ms);
-  };
+  const queue = createQueue({
+    db,
+    log,
+    maxParallelTasks: config.maxParallelTasks,
+    instanceId,
+    timings,
+    runs,
+    claiming,
+    details,
+    status,
+    launch,
+    running: () => started && !closed,
+  });
 
-  function wake() {
-    if (!started || closed) return;
-    if (pumping) {
-      again = true;
-      return;
-    }
-    pumping = true;
-    void (async () => {
-      try {
-        do {
-          again = false;
-          await pass();
-        } while (again && !closed);
-      } catch (err) {
-        logFailure(log, err, 'task queue pass failed');
-        // Look again soon rather than at the next safety poll: the database may be back by then.
-        retrySoon(1000);
-      } finally {
-        pumping = false;
-      }
-    })();
-  }
-
-  /**
-   * One walk over the waiting tasks under the queue lease (one instance claims at a time, so the counts it reads
-   * include every other instance's claims and the project/template limits hold across instances).
-   */
-  async function pass() {
-    const waiting = await waitingTasks(db);
-    if (!waiting.length) return;
-    const t = Date.now();
-    // Another instance is claiming right now: look again shortly.
-    if (!(await takeQueueLease(db, instanceId, iso(t), iso(t + timings.leaseMs)))) return retrySoon(200);
-    try {
-      await claim(waiting);
-    } finally {
-      await releaseQueueLease(db, instanceId);
-    }
-  }
-
-  /** Starts every waiting task (in creation order) no limit blocks. */
-  async function claim(waiting: { id: number; project_id: number; template_id: number }[]) {
-    const active = await activeTasks(db);
-    const ids = new Set(active.map((a) => a.id));
-    const slots = [...active];
-    for (const [id, r] of runs)
-      if (!ids.has(id)) slots.push({ id, ...r.where, status: 'running', runner: instanceId });
-    const projects = new Map(
-      (await findProjects(db, [...new Set(waiting.map((w) => w.project_id))])).map((p) => [p.id, p]),
-    );
-    const templates = new Map(
-      (await findTemplates(db, [...new Set(waiting.map((w) => w.template_id))])).map((tp) => [tp.id, tp]),
-    );
-    let taken: Occupancy = occupancy(slots, instanceId);
-    for (const w of waiting) {
-      if (closed) return;
-      const limits = {
-        server: config.maxParallelTasks,
-        project: projects.get(w.project_id)?.max_parallel_tasks ?? 0,
-        allowParallel: toBool(templates.get(w.template_id)?.allow_parallel_tasks),
-      };
-      const decision = admission(taken, w, limits);
-      if (!decision.admit) {
-        if (details.get(w.id) !== decision.reason) {
-          details.set(w.id, decision.reason);
-          const row = await findTask(db, w.id);
-          if (row?.status === 'waiting') status.publishTask(row);
-        }
-        taken = holdBehind(taken, w, limits);
-        continue;
-      }
-      details.delete(w.id);
-      // Until launch() registers the run, the sweep must not take the task for abandoned. (If the database drops
-      // the answer to this change, the task may be starting with no run: the sweep ends it.)
-      claiming.add(w.id);
-      try {
-        if (!(await status.setStatus(w.id, 'starting', { runner: instanceId, control: null }))) continue;
-        taken = occupy(taken, w);
-        launch(w.id, w.project_id, w.template_id);
-      } finally {
-        claiming.delete(w.id);
-      }
-    }
-  }
-
-  function launch(id: number, projectId: number, templateId: number) {
+  function launch({ id, project_id, template_id }: { id: number; project_id: number; template_id: number }) {
     const handle = runTask(run, id);
-    handle.where = { project_id: projectId, template_id: templateId };
+    handle.where = { project_id, template_id };
     runs.set(id, handle);
     const settled: Promise<void> = handle.done
       .then((finished) => (finished ? options.onRunFinished?.(finished) : undefined))
@@ -204,7 +115,7 @@ export function createTaskEngine(
         runs.delete(id);
         finishing.delete(settled);
         controls.runEnded(id);
-        wake();
+        queue.wake();
       });
     finishing.add(settled);
   }
@@ -235,7 +146,7 @@ export function createTaskEngine(
     async enqueue(taskId) {
       const t = await findTask(db, taskId);
       if (t) status.publishTask(t);
-      wake();
+      queue.wake();
     },
 
     async start() {
@@ -255,7 +166,7 @@ export function createTaskEngine(
       started = true;
       closed = false;
       // Event driven; the slow poll only catches changes made elsewhere (another instance, a project limit edit).
-      safety = setInterval(wake, options.safetyPollMs ?? 10_000);
+      safety = setInterval(queue.wake, options.safetyPollMs ?? 10_000);
       timers = [
         setInterval(() => void heartbeat(db, log, instanceId, holder), timings.heartbeatMs),
         setInterval(() => void sweep(), timings.sweepMs),
@@ -263,7 +174,7 @@ export function createTaskEngine(
       ];
       for (const timer of [safety, ...timers]) timer.unref();
       deps.bus.on('taskControl', controls.onControl);
-      wake();
+      queue.wake();
     },
 
     async close() {
@@ -271,8 +182,7 @@ export function createTaskEngine(
       if (safety) clearInterval(safety);
       for (const timer of timers) clearInterval(timer);
       timers = [];
-      if (retry) clearTimeout(retry);
-      retry = null;
+      queue.close();
       deps.bus.off('taskControl', controls.onControl);
       for (const r of runs.values()) r.stop(true);
       await Promise.allSettled([...finishing]);
