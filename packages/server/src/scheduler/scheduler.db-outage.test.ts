@@ -2,9 +2,9 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { behindRelay } from '../../test/support/db-relay';
 import { type TestDialect, testDialects } from '../../test/support/dialects';
 import { createHarness, type Harness } from '../../test/support/harness';
+import { ManualClock } from '../../test/support/manual-clock';
 import { recordingStarter, rows } from '../../test/support/scheduler-rows';
 import { waitFor } from '../../test/support/task-fixtures';
-import { ManualClock } from './clock';
 import { createScheduler, RELOAD_RETRY_MS, type SchedulerHandle } from './scheduler';
 
 /** The scheduler while its database cannot be reached for a while: no tick is lost to a short outage. */

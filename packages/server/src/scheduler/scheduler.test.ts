@@ -5,8 +5,8 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { testDialects } from '../../test/support/dialects';
 import { createHarness, type Harness } from '../../test/support/harness';
+import { ManualClock } from '../../test/support/manual-clock';
 import { recordingStarter, rows } from '../../test/support/scheduler-rows';
-import { ManualClock } from './clock';
 import { createScheduler, type SchedulerHandle } from './scheduler';
 import { claimTick } from './scheduler.store';
 

@@ -126,5 +126,3 @@ export function createControls(ctx: {
     runEnded: (taskId: number) => ended.delete(taskId),
   };
 }
-
-export type Controls = ReturnType<typeof createControls>;

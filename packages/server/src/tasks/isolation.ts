@@ -9,34 +9,10 @@ import {
   writeFileSync,
 } from 'node:fs';
 import { join } from 'node:path';
+import type { IsolationMode, IsolationSetting, SandboxUnit, TaskSandbox } from './sandbox';
 import { SessionSandbox } from './session-sandbox';
 
-/**
- * Where a task's processes live, so that all of them end with the task — grandchildren that started a new
- * session and cleared their environment included. `cgroup`: every command starts in its own cgroup v2 under
- * <server's cgroup>/signalbox-<instance>/task-<id>/, and cgroup.kill ends everything in it. `session`: the
- * fallback where there is no writable cgroup v2 (see SessionSandbox).
- */
-export type IsolationMode = 'cgroup' | 'session';
-export type IsolationSetting = 'auto' | IsolationMode;
-
-/** One command started in a task's sandbox. */
-export interface SandboxUnit {
-  /** What to spawn instead of the command itself (a wrapper that enters the cgroup, or the command). */
-  readonly command: string;
-  readonly args: string[];
-  /** Tells the sandbox the pid of the spawned process. */
-  started(pid: number): void;
-  /** Kills whatever the command left behind and forgets it; call once its main process has exited. */
-  release(): Promise<void>;
-}
-
-export interface TaskSandbox {
-  readonly mode: IsolationMode;
-  enter(command: string, args: string[]): SandboxUnit;
-  /** Kills every process of the task (a stop request). */
-  killAll(): Promise<void>;
-}
+export type { IsolationMode, IsolationSetting, SandboxUnit, TaskSandbox } from './sandbox';
 
 /** Thrown when SIGNALBOX_TASK_ISOLATION=cgroup and no usable cgroup v2 hierarchy exists. */
 export class IsolationUnavailable extends Error {}

@@ -13,6 +13,7 @@ import {
 } from 'kysely';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { type TestDialect, testDialects } from '../../test/support/dialects';
+import { ManualClock } from '../../test/support/manual-clock';
 import { waitFor } from '../../test/support/task-fixtures';
 import { buildApp } from '../app';
 import { type Config, loadConfig } from '../config';
@@ -20,7 +21,6 @@ import { migrate, openDb } from '../db';
 import { retention as retentionMigration } from '../db/migrations/0003-retention';
 import { insertReturningId } from '../db/values';
 import type { Deps } from '../deps';
-import { ManualClock } from '../scheduler/clock';
 import { insertOutput } from './output.store';
 import { createRetention, type RetentionOptions } from './retention';
 

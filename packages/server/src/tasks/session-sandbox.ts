@@ -1,6 +1,5 @@
 import { readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { SandboxUnit, TaskSandbox } from './isolation';
 import {
   emptyTracked,
   forget,
@@ -12,6 +11,7 @@ import {
   readTree,
   type Tracked,
 } from './proc-table';
+import type { SandboxUnit, TaskSandbox } from './sandbox';
 
 /** How often running tasks' process trees are looked at. */
 export const SESSION_POLL_MS = 250;
