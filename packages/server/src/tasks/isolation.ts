@@ -12,8 +12,6 @@ import { join } from 'node:path';
 import type { IsolationMode, IsolationSetting, SandboxUnit, TaskSandbox } from './sandbox';
 import { SessionSandbox } from './session-sandbox';
 
-export type { IsolationMode, IsolationSetting, SandboxUnit, TaskSandbox } from './sandbox';
-
 /** Thrown when SIGNALBOX_TASK_ISOLATION=cgroup and no usable cgroup v2 hierarchy exists. */
 export class IsolationUnavailable extends Error {}
 

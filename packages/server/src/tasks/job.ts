@@ -1,9 +1,10 @@
 import { chmodSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { SecretBox } from '../lib/crypto';
-import { type IsolationSetting, IsolationUnavailable, openTaskSandbox, type TaskSandbox } from './isolation';
+import { IsolationUnavailable, openTaskSandbox } from './isolation';
 import type { LogSink } from './log-sink';
 import type { ExitResult, ProcessAdapter, ProcessSpec, TaskProcess } from './process';
+import type { IsolationSetting, TaskSandbox } from './sandbox';
 import type {
   EnvironmentRow,
   InventoryRow,

@@ -1,7 +1,7 @@
 import { spawn } from 'node:child_process';
 import type { Readable } from 'node:stream';
 import { StringDecoder } from 'node:string_decoder';
-import type { TaskSandbox } from './isolation';
+import type { TaskSandbox } from './sandbox';
 
 /**
  * One command to run. `env` is the complete environment (nothing is inherited implicitly). `sandbox` is the
