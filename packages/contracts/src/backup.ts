@@ -98,7 +98,7 @@ const jsonDoc = (label: string, fallback: string, max = 500_000) =>
 const jsonObject = (label: string) =>
   jsonDoc(label, '{}', 100_000)
     .transform((v) => JSON.parse(v) as unknown)
-    .refine((v) => typeof v === 'object' && v !== null && !Array.isArray(v), `${label} must be a JSON object`)
+    .refine((v) => typeof v === 'object' && v !== null && !Array.isArray(v), messages.notJsonObject(label))
     .transform((v) => v as Record<string, unknown>);
 
 const surveyVar = z.looseObject({
@@ -145,7 +145,7 @@ export const backupMeta = z.looseObject({
     .number({ error: 'Max parallel tasks must be a number' })
     .int('Must be integer')
     .min(0, 'Must be 0 or greater')
-    .max(10_000, 'Max parallel tasks must be at most 10000')
+    .max(10_000, messages.maxParallelTooLarge(10_000))
     .nullish()
     .transform((v) => v ?? 0),
   /** Absent in Semaphore's backups (and in ours before 0003): the project then uses the server default. */

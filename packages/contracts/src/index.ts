@@ -2,6 +2,7 @@ export * from './auth';
 export * from './backup';
 export * from './common';
 export * from './environments';
+export * from './errors';
 export * from './integrations';
 export * from './inventory';
 export * from './keys';

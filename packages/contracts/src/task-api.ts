@@ -21,7 +21,7 @@ const jsonOf = (label: string, kind: 'object' | 'array', max: number) =>
           return false;
         }
       },
-      { message: kind === 'array' ? `${label} must be a JSON array` : `${label} must be a JSON object` },
+      { message: kind === 'array' ? `${label} must be a JSON array` : messages.notJsonObject(label) },
     )
     .refine((v) => jsonDepth(v) <= MAX_JSON_DEPTH, { message: messages.tooDeep(label) });
 
@@ -64,12 +64,12 @@ export const newTaskInput = z.object(
     playbook: optionalString('Playbook', 255),
     params,
   },
-  { error: 'Request body must be a JSON object' },
+  { error: messages.bodyNotObject },
 );
 export type NewTaskInput = z.infer<typeof newTaskInput>;
 
 export const stopTaskInput = z
-  .object({ force: flag('Force') }, { error: 'Request body must be a JSON object' })
+  .object({ force: flag('Force') }, { error: messages.bodyNotObject })
   .nullish()
   .transform((v) => v ?? { force: false });
 
