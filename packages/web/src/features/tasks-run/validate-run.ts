@@ -1,4 +1,4 @@
-import { isTemplateCliArgs, messages, type Template } from '@signalbox/contracts';
+import { isTemplateCliArgs, messages, type Template, templateArgsMessage } from '@signalbox/contracts';
 
 export type RunValues = {
   message: string;
@@ -47,7 +47,7 @@ export function validateRun(template: Template, v: RunValues) {
   let args: string | undefined;
   if (template.allow_override_args_in_task) {
     const text = v.arguments.trim();
-    if (text !== '' && !isTemplateCliArgs(text)) errors.arguments = 'CLI args must be a JSON array';
+    if (text !== '' && !isTemplateCliArgs(text)) errors.arguments = templateArgsMessage;
     else args = text || undefined;
   }
   if (Object.keys(errors).length > 0) return { errors, body: null };
