@@ -6,6 +6,7 @@ export * from './errors';
 export * from './integrations';
 export * from './inventory';
 export * from './keys';
+export * from './live';
 export * from './permissions';
 export * from './projects';
 export * from './repositories';
