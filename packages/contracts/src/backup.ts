@@ -22,22 +22,22 @@ const list = <T extends z.ZodType>(label: string, item: T) =>
 
 const name = (label: string, max = 255) =>
   z
-    .string({ error: `${label} is required` })
+    .string({ error: messages.required(label) })
     .trim()
-    .min(1, `${label} is required`)
-    .max(max, `${label} must be at most ${max} characters`);
+    .min(1, messages.required(label))
+    .max(max, messages.tooLong(label, max));
 
 const text = (label: string, max: number) =>
   z
     .string({ error: `${label} must be a string` })
-    .max(max, `${label} must be at most ${max} characters`)
+    .max(max, messages.tooLong(label, max))
     .nullish()
     .transform((v) => v ?? '');
 
 const nullableText = (label: string, max: number) =>
   z
     .string({ error: `${label} must be a string` })
-    .max(max, `${label} must be at most ${max} characters`)
+    .max(max, messages.tooLong(label, max))
     .nullish()
     .transform((v) => (v ? v : null));
 
@@ -60,7 +60,7 @@ const slug = (label: string, max: number) =>
   z
     .string({ error: `${label} must be a string` })
     .trim()
-    .max(max, `${label} must be at most ${max} characters`)
+    .max(max, messages.tooLong(label, max))
     .regex(/^[a-z0-9_-]*$/, `${label} must be a lowercase identifier`)
     .nullish()
     .transform((v) => v ?? '');
@@ -90,7 +90,7 @@ const jsonDoc = (label: string, fallback: string, max = 500_000) =>
     })
     .nullish()
     .transform((v) => (v == null || v === '' ? fallback : typeof v === 'string' ? v : JSON.stringify(v)))
-    .refine((v) => v.length <= max, `${label} must be at most ${max} characters`)
+    .refine((v) => v.length <= max, messages.tooLong(label, max))
     .refine(isJson, `${label} must be valid JSON`)
     .refine((v) => jsonDepth(v) <= MAX_JSON_DEPTH, messages.tooDeep(label));
 

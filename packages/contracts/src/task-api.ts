@@ -45,6 +45,9 @@ const params = z
   .transform((v) => v ?? {})
   .refine((v) => JSON.stringify(v).length <= 100_000, { message: 'Params are too large' });
 
+/** A deploy task needs the build it deploys: the server and the run form refuse a task without one so. */
+export const BUILD_VERSION_REQUIRED = messages.required('Build version');
+
 export const newTaskInput = z.object(
   {
     template_id: id('Template'),
