@@ -22,22 +22,22 @@ const list = <T extends z.ZodType>(label: string, item: T) =>
 
 const name = (label: string, max = 255) =>
   z
-    .string({ error: `${label} is required` })
+    .string({ error: messages.required(label) })
     .trim()
-    .min(1, `${label} is required`)
-    .max(max, `${label} must be at most ${max} characters`);
+    .min(1, messages.required(label))
+    .max(max, messages.tooLong(label, max));
 
 const text = (label: string, max: number) =>
   z
     .string({ error: `${label} must be a string` })
-    .max(max, `${label} must be at most ${max} characters`)
+    .max(max, messages.tooLong(label, max))
     .nullish()
     .transform((v) => v ?? '');
 
 const nullableText = (label: string, max: number) =>
   z
     .string({ error: `${label} must be a string` })
-    .max(max, `${label} must be at most ${max} characters`)
+    .max(max, messages.tooLong(label, max))
     .nullish()
     .transform((v) => (v ? v : null));
 
@@ -60,7 +60,7 @@ const slug = (label: string, max: number) =>
   z
     .string({ error: `${label} must be a string` })
     .trim()
-    .max(max, `${label} must be at most ${max} characters`)
+    .max(max, messages.tooLong(label, max))
     .regex(/^[a-z0-9_-]*$/, `${label} must be a lowercase identifier`)
     .nullish()
     .transform((v) => v ?? '');
@@ -90,7 +90,7 @@ const jsonDoc = (label: string, fallback: string, max = 500_000) =>
     })
     .nullish()
     .transform((v) => (v == null || v === '' ? fallback : typeof v === 'string' ? v : JSON.stringify(v)))
-    .refine((v) => v.length <= max, `${label} must be at most ${max} characters`)
+    .refine((v) => v.length <= max, messages.tooLong(label, max))
     .refine(isJson, `${label} must be valid JSON`)
     .refine((v) => jsonDepth(v) <= MAX_JSON_DEPTH, messages.tooDeep(label));
 
@@ -98,7 +98,7 @@ const jsonDoc = (label: string, fallback: string, max = 500_000) =>
 const jsonObject = (label: string) =>
   jsonDoc(label, '{}', 100_000)
     .transform((v) => JSON.parse(v) as unknown)
-    .refine((v) => typeof v === 'object' && v !== null && !Array.isArray(v), `${label} must be a JSON object`)
+    .refine((v) => typeof v === 'object' && v !== null && !Array.isArray(v), messages.notJsonObject(label))
     .transform((v) => v as Record<string, unknown>);
 
 const surveyVar = z.looseObject({
@@ -145,7 +145,7 @@ export const backupMeta = z.looseObject({
     .number({ error: 'Max parallel tasks must be a number' })
     .int('Must be integer')
     .min(0, 'Must be 0 or greater')
-    .max(10_000, 'Max parallel tasks must be at most 10000')
+    .max(10_000, messages.maxParallelTooLarge(10_000))
     .nullish()
     .transform((v) => v ?? 0),
   /** Absent in Semaphore's backups (and in ours before 0003): the project then uses the server default. */

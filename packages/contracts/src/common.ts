@@ -1,19 +1,53 @@
 import { z } from 'zod';
+import { coded, ErrorCode } from './errors';
 
-/** Messages shared by the server and the web forms. */
+/**
+ * Messages shared by the server and the web forms. Each is recorded with its error code (see errors.ts), so the
+ * code of any of these texts is known wherever the text turns up.
+ */
 export const messages = {
-  required: (label: string) => `${label} is required`,
-  tooLong: (label: string, max: number) => `${label} must be at most ${max} characters`,
-  mustBeInteger: 'Must be integer',
-  mustBeNonNegative: 'Must be 0 or greater',
-  incorrectUrl: 'Incorrect URL',
-  invalidJson: (label: string) => `${label} must be valid JSON`,
-  enumNeedsValues: 'Enumeration must have values.',
-  enumUniqueNames: 'Enumeration values must have unique names.',
-  enumEmptyName: 'Value name cannot be empty.',
-  noNul: (label: string) => `${label} must not contain NUL characters`,
+  required: (label: string) => coded(`${label} is required`, ErrorCode.required, { field: label }),
+  tooLong: (label: string, max: number) =>
+    coded(`${label} must be at most ${max} characters`, ErrorCode.tooLong, { field: label, max }),
+  mustBeInteger: coded('Must be integer', ErrorCode.mustBeInteger),
+  mustBeNonNegative: coded('Must be 0 or greater', ErrorCode.mustBeNonNegative),
+  incorrectUrl: coded('Incorrect URL', ErrorCode.incorrectUrl),
+  invalidJson: (label: string) =>
+    coded(`${label} must be valid JSON`, ErrorCode.invalidJson, { field: label }),
+  notJsonObject: (label: string) =>
+    coded(`${label} must be a JSON object`, ErrorCode.notJsonObject, { field: label }),
+  enumNeedsValues: coded('Enumeration must have values.', ErrorCode.enumNeedsValues),
+  enumUniqueNames: coded('Enumeration values must have unique names.', ErrorCode.enumUniqueNames),
+  enumEmptyName: coded('Value name cannot be empty.', ErrorCode.enumEmptyName),
+  noNul: (label: string) =>
+    coded(`${label} must not contain NUL characters`, ErrorCode.noNul, { field: label }),
   tooDeep: (label: string) =>
-    `${label} must not nest objects or arrays more than ${MAX_JSON_DEPTH} levels deep`,
+    coded(
+      `${label} must not nest objects or arrays more than ${MAX_JSON_DEPTH} levels deep`,
+      ErrorCode.tooDeep,
+      { field: label, max: MAX_JSON_DEPTH },
+    ),
+  invalidEmail: coded('Email must be a valid e-mail address', ErrorCode.invalidEmail),
+  usernameSpaces: coded('Username must not contain spaces', ErrorCode.usernameSpaces),
+  maxParallelTooLarge: (max: number) =>
+    coded(`Max parallel tasks must be at most ${max}`, ErrorCode.maxParallelTooLarge, { max }),
+  retentionNotInteger: coded('Task retention days must be an integer', ErrorCode.retentionNotInteger),
+  retentionNegative: coded('Task retention days must be 0 or greater', ErrorCode.retentionNegative),
+  retentionTooLarge: (max: number) =>
+    coded(`Task retention days must be at most ${max}`, ErrorCode.retentionTooLarge, { max }),
+  cliArgsNotArray: coded('CLI args must be a JSON array', ErrorCode.cliArgsNotArray),
+  notSignedIn: coded('Not signed in', ErrorCode.notSignedIn),
+  incorrectLogin: coded('Incorrect login or password', ErrorCode.incorrectLogin),
+  currentPasswordIncorrect: coded('Current password is incorrect', ErrorCode.currentPasswordIncorrect),
+  noPermission: coded('You do not have permission to do this', ErrorCode.noPermission),
+  notFound: (what: string) => coded(`${what} not found`, ErrorCode.notFound, { what }),
+  bodyNotJson: coded('Request body is not valid JSON', ErrorCode.bodyNotJson),
+  bodyEmpty: coded('Request body is empty', ErrorCode.bodyEmpty),
+  bodyTooLarge: coded('Request body is too large', ErrorCode.bodyTooLarge),
+  bodyNotObject: coded('Request body must be a JSON object', ErrorCode.bodyNotObject),
+  unsupportedContentType: coded('Unsupported content type', ErrorCode.unsupportedContentType),
+  databaseUnavailable: coded('Database unavailable, try again', ErrorCode.databaseUnavailable),
+  internal: coded('Internal server error', ErrorCode.internal),
 } as const;
 
 /**
@@ -152,8 +186,6 @@ export const idParam = z.preprocess(
     .positive('id must be positive')
     .max(2_147_483_647, 'id is too large'),
 );
-
-export type ErrorBody = { error: string; fields?: Record<string, string> };
 
 /** A list of objects that use a resource, answered by GET …/{id}/refs and by a 409 on delete. */
 export const refsSchema = z.object({

@@ -38,7 +38,7 @@ const jsonObjectText = (label: string) =>
         return z.NEVER;
       }
       if (value === null || typeof value !== 'object' || Array.isArray(value)) {
-        ctx.addIssue({ code: 'custom', message: `${label} must be a JSON object` });
+        ctx.addIssue({ code: 'custom', message: messages.notJsonObject(label) });
         return z.NEVER;
       }
       if (jsonDepth(text) > MAX_JSON_DEPTH) {

@@ -125,7 +125,7 @@ const jsonObjectText = (label: string) =>
         (typeof parsed === 'object' && parsed !== null && !Array.isArray(parsed))
       );
     },
-    { message: `${label} must be a JSON object` },
+    { message: messages.notJsonObject(label) },
   );
 
 export const integrationTaskParamsInput = z

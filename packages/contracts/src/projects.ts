@@ -19,10 +19,10 @@ export const MAX_TASK_RETENTION_DAYS = 36_500;
 
 /** Days finished tasks are kept, 0 meaning the server default. Absent or null: unchanged on update, 0 on create. */
 export const taskRetentionDays = z
-  .number({ error: 'Task retention days must be an integer' })
-  .int('Task retention days must be an integer')
-  .min(0, 'Task retention days must be 0 or greater')
-  .max(MAX_TASK_RETENTION_DAYS, `Task retention days must be at most ${MAX_TASK_RETENTION_DAYS}`);
+  .number({ error: messages.retentionNotInteger })
+  .int(messages.retentionNotInteger)
+  .min(0, messages.retentionNegative)
+  .max(MAX_TASK_RETENTION_DAYS, messages.retentionTooLarge(MAX_TASK_RETENTION_DAYS));
 
 export const projectInput = z.object({
   name: requiredString('Name', 100),
@@ -37,7 +37,7 @@ export const projectInput = z.object({
     .number({ error: messages.mustBeInteger })
     .int(messages.mustBeInteger)
     .min(0, messages.mustBeNonNegative)
-    .max(10_000, 'Max parallel tasks must be at most 10000')
+    .max(10_000, messages.maxParallelTooLarge(10_000))
     .nullish()
     .transform((v) => v ?? 0),
   task_retention_days: taskRetentionDays.nullish().transform((v) => v ?? undefined),

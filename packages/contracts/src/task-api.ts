@@ -21,7 +21,7 @@ const jsonOf = (label: string, kind: 'object' | 'array', max: number) =>
           return false;
         }
       },
-      { message: kind === 'array' ? `${label} must be a JSON array` : `${label} must be a JSON object` },
+      { message: kind === 'array' ? `${label} must be a JSON array` : messages.notJsonObject(label) },
     )
     .refine((v) => jsonDepth(v) <= MAX_JSON_DEPTH, { message: messages.tooDeep(label) });
 
@@ -45,6 +45,9 @@ const params = z
   .transform((v) => v ?? {})
   .refine((v) => JSON.stringify(v).length <= 100_000, { message: 'Params are too large' });
 
+/** A deploy task needs the build it deploys: the server and the run form refuse a task without one so. */
+export const BUILD_VERSION_REQUIRED = messages.required('Build version');
+
 export const newTaskInput = z.object(
   {
     template_id: id('Template'),
@@ -64,12 +67,12 @@ export const newTaskInput = z.object(
     playbook: optionalString('Playbook', 255),
     params,
   },
-  { error: 'Request body must be a JSON object' },
+  { error: messages.bodyNotObject },
 );
 export type NewTaskInput = z.infer<typeof newTaskInput>;
 
 export const stopTaskInput = z
-  .object({ force: flag('Force') }, { error: 'Request body must be a JSON object' })
+  .object({ force: flag('Force') }, { error: messages.bodyNotObject })
   .nullish()
   .transform((v) => v ?? { force: false });
 

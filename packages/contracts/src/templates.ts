@@ -144,7 +144,7 @@ const vaultSchema = z.object({
 });
 
 /** `arguments`: empty, or a JSON array of strings. */
-export const templateArgsMessage = 'CLI args must be a JSON array';
+export const templateArgsMessage = messages.cliArgsNotArray;
 export function isTemplateCliArgs(value: string): boolean {
   try {
     const parsed: unknown = JSON.parse(value);

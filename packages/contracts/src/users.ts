@@ -29,9 +29,9 @@ const email = z
   .min(1, messages.required('Email'))
   .max(255, messages.tooLong('Email', 255))
   // name@host: a host without a dot (admin@localhost, the first-start admin) is a valid address too.
-  .regex(/^[^\s@]+@[^\s@]+$/, 'Email must be a valid e-mail address');
+  .regex(/^[^\s@]+@[^\s@]+$/, messages.invalidEmail);
 
-const username = requiredString('Username', 255).regex(/^[^\s]+$/, 'Username must not contain spaces');
+const username = requiredString('Username', 255).regex(/^[^\s]+$/, messages.usernameSpaces);
 
 export const userCreateInput = z.object({
   name: requiredString('Name', 255),
@@ -87,7 +87,7 @@ export const userUpdateInput = z.object({
 });
 
 export const CURRENT_PASSWORD_REQUIRED = messages.required('Current password');
-export const CURRENT_PASSWORD_INCORRECT = 'Current password is incorrect';
+export const CURRENT_PASSWORD_INCORRECT = messages.currentPasswordIncorrect;
 
 /**
  * POST users/{id}/password. Changing one's own password needs `current_password` (administrators resetting

@@ -446,7 +446,7 @@ describe.each(testDialects())('alerts on $name', (dialect) => {
       await h.deps.db.updateTable('project').set({ alert: 0 }).where('id', '=', team.projectId).execute();
       const res = await owner.post(url(team.projectId));
       expect(res.statusCode).toBe(409);
-      expect(res.json()).toEqual({ error: 'Alerts are disabled for this project' });
+      expect(res.json()).toMatchObject({ error: 'Alerts are disabled for this project' });
       expect(receiver.received).toHaveLength(0);
       expect(smtp.mails).toHaveLength(0);
     });
@@ -490,7 +490,7 @@ describe.each(testDialects())('alerts on $name', (dialect) => {
       expect((await owner.post('/api/project/abc/notifications/test')).statusCode).toBe(400);
       const bad = await owner.request('POST', url(team.projectId), '{"oops":');
       expect(bad.statusCode).toBe(400);
-      expect(bad.json()).toEqual({ error: 'Request body is not valid JSON' });
+      expect(bad.json()).toMatchObject({ error: 'Request body is not valid JSON' });
       expect(receiver.received).toHaveLength(0);
     });
 

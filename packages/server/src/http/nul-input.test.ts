@@ -29,22 +29,22 @@ describe.each(testDialects())('NUL characters on $name', (dialect) => {
   it('refuses a NUL in the sign-in name before anyone is signed in', async () => {
     const res = await h.anonymous().request('POST', '/api/auth/login', '{"auth":"a\\u0000b","password":"x"}');
     expect(res.statusCode).toBe(400);
-    expect(res.json()).toEqual(nul('auth'));
+    expect(res.json()).toMatchObject(nul('auth'));
   });
 
   it('refuses a NUL in a path parameter', async () => {
     const res = await admin.request('DELETE', '/api/user/tokens/%00');
     expect(res.statusCode).toBe(400);
-    expect(res.json()).toEqual(nul('id'));
+    expect(res.json()).toMatchObject(nul('id'));
     const project = await admin.get('/api/project/1%00');
     expect(project.statusCode).toBe(400);
-    expect(project.json()).toEqual(nul('project_id'));
+    expect(project.json()).toMatchObject(nul('project_id'));
   });
 
   it('refuses a NUL in the query string', async () => {
     const res = await admin.get(`/api/project/${projectId}/keys?sort=name&order=a%00`);
     expect(res.statusCode).toBe(400);
-    expect(res.json()).toEqual(nul('order'));
+    expect(res.json()).toMatchObject(nul('order'));
   });
 
   it('refuses a NUL at any depth of a body, naming the path; in a key it is shown as \\0', async () => {
@@ -53,7 +53,7 @@ describe.each(testDialects())('NUL characters on $name', (dialect) => {
       survey_vars: [{ name: 'ok' }, { name: 'v', values: [{ name: 'x', value: 'a\u0000' }] }],
     });
     expect(nested.statusCode).toBe(400);
-    expect(nested.json()).toEqual(nul('survey_vars.1.values.0.value'));
+    expect(nested.json()).toMatchObject(nul('survey_vars.1.values.0.value'));
     const key = await admin.post('/api/projects', { 'na\u0000me': 'x' });
     expect(key.statusCode).toBe(400);
     expect(key.json().error).toBe('na\\0me must not contain NUL characters');

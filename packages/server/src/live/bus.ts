@@ -1,25 +1,7 @@
 import { EventEmitter } from 'node:events';
+import type { LiveMessage, TaskLogMessage, TaskUpdateMessage } from '@signalbox/contracts';
 
-/** Live messages. */
-export type TaskUpdateMessage = {
-  type: 'update';
-  project_id: number;
-  template_id: number;
-  task_id: number;
-  status: string;
-  start: string | null;
-  end: string | null;
-  version: string | null;
-  [field: string]: unknown;
-};
-export type TaskLogMessage = {
-  type: 'log';
-  project_id: number;
-  task_id: number;
-  output: string;
-  time: string;
-};
-export type LiveMessage = TaskUpdateMessage | TaskLogMessage;
+export type { LiveMessage, TaskLogMessage, TaskUpdateMessage };
 
 /** One stored batch of a task's output lines, published together (the socket hub writes it in one go). */
 export type TaskLogBatch = {

@@ -1,5 +1,6 @@
+import type { LiveMessage } from '@signalbox/contracts';
 import { useEffect, useRef, useState } from 'react';
-import { type LiveMessage, liveSocket } from './socket';
+import { liveSocket } from './socket';
 
 /** Calls `listener` for every live message while the component is mounted. */
 export function useLiveMessages(listener: (message: LiveMessage) => void) {

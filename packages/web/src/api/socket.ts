@@ -1,24 +1,5 @@
+import type { LiveMessage } from '@signalbox/contracts';
 import { apiUrl } from './client';
-
-export type TaskUpdateMessage = {
-  type: 'update';
-  project_id: number;
-  template_id: number;
-  task_id: number;
-  status: string;
-  start: string | null;
-  end: string | null;
-  version: string | null;
-  [field: string]: unknown;
-};
-export type TaskLogMessage = {
-  type: 'log';
-  project_id: number;
-  task_id: number;
-  output: string;
-  time: string;
-};
-export type LiveMessage = TaskUpdateMessage | TaskLogMessage;
 
 type Listener = (message: LiveMessage) => void;
 type StateListener = (connected: boolean, reconnected: boolean) => void;

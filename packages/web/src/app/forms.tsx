@@ -1,8 +1,7 @@
 import { Alert, Checkbox, FormControlLabel } from '@mui/material';
 import { type Control, Controller, type FieldError, type FieldValues, type Path } from 'react-hook-form';
 import { useTranslation } from 'react-i18next';
-import { ApiError } from '../api/client';
-import { errorText, translateMessage } from '../i18n/messages';
+import { errorText, serverFieldText, translateMessage } from '../i18n/messages';
 
 /** A form's server error, in a red alert. */
 export function FormError({ error }: { error: unknown }) {
@@ -19,12 +18,10 @@ export function FormError({ error }: { error: unknown }) {
 export function useFieldError() {
   const { t } = useTranslation();
   return (error: FieldError | undefined, serverError?: unknown, name?: string) => {
-    const server =
-      serverError instanceof ApiError && name
-        ? (serverError.body?.fields?.[name] as string | undefined)
-        : undefined;
-    const message = error?.message ?? server;
-    return message ? { error: true, helperText: translateMessage(message, t) } : {};
+    if (error?.message !== undefined)
+      return error.message ? { error: true, helperText: translateMessage(error.message, t) } : {};
+    const server = name ? serverFieldText(serverError, name, t) : undefined;
+    return server ? { error: true, helperText: server } : {};
   };
 }
 

@@ -1,9 +1,20 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { ErrorCode, errorCodes, messages } from '@signalbox/contracts';
 import i18next from 'i18next';
 import { describe, expect, it } from 'vitest';
-import { translateMessage } from './messages';
+import { ApiError } from '../api/client';
+import { resourceLabels } from '../features/templates/shared/messages';
+import { languageCodes } from './languages';
+import {
+  codeTexts,
+  errorText,
+  fieldLabels,
+  serverFieldText,
+  translateCode,
+  translateMessage,
+} from './messages';
 
 const here = fileURLToPath(new URL('.', import.meta.url));
 const catalogue = (lang: string) => ({
@@ -45,6 +56,71 @@ describe('translateMessage', () => {
       // In English the screen shows exactly what the contract says.
       expect(translateMessage(message, en)).toBe(message);
       expect(translateMessage(message, zh), message).toMatch(/^任务保留天数/);
+    }
+  });
+});
+
+describe('error codes', () => {
+  const lookup = (tree: Record<string, unknown>, key: string) =>
+    key
+      .split('.')
+      .reduce<unknown>((node, part) => (node as Record<string, unknown> | undefined)?.[part], tree);
+
+  it('says how every code is shown', () => {
+    expect(Object.keys(codeTexts).sort()).toEqual([...errorCodes].sort());
+  });
+
+  it.each(languageCodes)(
+    '%s has a translation of every code the catalogue says, and of every field label',
+    (lang) => {
+      const tree = catalogue(lang);
+      const keys = Object.values(codeTexts).flatMap((text) =>
+        text === null ? [] : typeof text === 'string' ? [text] : Object.values(text.byField),
+      );
+      const labels = [...Object.values(fieldLabels), ...Object.values(resourceLabels)];
+      const missing = [...keys, ...labels].filter((key) => {
+        const text = lookup(tree, key);
+        return typeof text !== 'string' || text.trim() === '';
+      });
+      expect(missing).toEqual([]);
+    },
+  );
+
+  it('translates a server error by its code and params, not by its words', async () => {
+    const de = await translator('de');
+    const err = new ApiError(400, 'whatever the server wrote', {
+      error: 'whatever the server wrote',
+      code: ErrorCode.tooLong,
+      params: { field: 'Name', max: 30 },
+      fields: { name: 'whatever the server wrote' },
+      field_errors: { name: { code: ErrorCode.required, params: { field: 'Email' } } },
+    });
+    expect(errorText(err, de)).toBe(de('validation.tooLong', { field: de('fields.name'), max: 30 }));
+    expect(serverFieldText(err, 'name', de)).toBe(de('validation.required', { field: de('fields.email') }));
+    expect(serverFieldText(err, 'email', de)).toBeUndefined();
+  });
+
+  it("shows the server's text for a code said in its own words, an unknown code or an unknown field", async () => {
+    const de = await translator('de');
+    expect(translateCode({ code: ErrorCode.conflict }, 'Username x is already taken', de)).toBe(
+      'Username x is already taken',
+    );
+    expect(translateCode({ code: 'from_a_newer_server' as ErrorCode }, 'Newer text', de)).toBe('Newer text');
+    expect(
+      translateCode(
+        { code: ErrorCode.required, params: { field: 'Unlabelled' } },
+        'Unlabelled is required',
+        de,
+      ),
+    ).toBe('Unlabelled is required');
+    expect(translateCode(undefined, 'No code at all', de)).toBe('No code at all');
+  });
+
+  it('translates the fixed contract messages in every language', async () => {
+    for (const lang of languageCodes) {
+      const t = await translator(lang);
+      expect(translateMessage(messages.noPermission, t)).toBe(t('errors.forbidden'));
+      expect(translateMessage(messages.enumNeedsValues, t)).toBe(t('survey.enumNeedsValues'));
     }
   });
 });

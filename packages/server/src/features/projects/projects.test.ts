@@ -170,7 +170,7 @@ describe.each(testDialects())('projects on $name', (dialect) => {
     ] as const) {
       const malformed = await creator.request(method, url, '{"name": "x"');
       expect(malformed.statusCode).toBe(400);
-      expect(malformed.json()).toEqual({ error: 'Request body is not valid JSON' });
+      expect(malformed.json()).toMatchObject({ error: 'Request body is not valid JSON' });
       const notObject = await creator.request(method, url, []);
       expect(notObject.statusCode).toBe(400);
       expect(notObject.json().error).toBe('Request body must be a JSON object');

@@ -72,7 +72,7 @@ describe.each(testDialects())('repositories on $name', (dialect) => {
       git_branch: '',
     });
     expect((await team.owner.del(`${team.base}/repositories/${repo.id}`)).statusCode).toBe(204);
-    expect((await team.owner.get(`${team.base}/repositories/${repo.id}`)).json()).toEqual({
+    expect((await team.owner.get(`${team.base}/repositories/${repo.id}`)).json()).toMatchObject({
       error: 'Repository not found',
     });
     expect((await lastEvents(h, team.projectId, 3)).map((e) => e.description)).toEqual([
@@ -165,7 +165,7 @@ describe.each(testDialects())('repositories on $name', (dialect) => {
         await team.owner.put(`${team.base}/repositories/${repo.id}`, body({ git_url })),
       ]) {
         expect(res.statusCode, git_url).toBe(400);
-        expect(res.json(), git_url).toEqual({ error: 'Incorrect URL', fields: { git_url: 'Incorrect URL' } });
+        expect(res.json(), git_url).toMatchObject({ error: 'Incorrect URL', fields: { git_url: 'Incorrect URL' } });
       }
     }
     // A NUL is refused before the URL is looked at, naming the same field.
@@ -178,7 +178,7 @@ describe.each(testDialects())('repositories on $name', (dialect) => {
     for (const git_branch of ['--upload-pack=x', '-b', 'ma\nin', 'a..b', 'a b', 'x:y', 'main.lock']) {
       const res = await team.owner.post(`${team.base}/repositories`, body({ git_branch }));
       expect(res.statusCode, git_branch).toBe(400);
-      expect(res.json(), git_branch).toEqual({
+      expect(res.json(), git_branch).toMatchObject({
         error: 'Incorrect branch name',
         fields: { git_branch: 'Incorrect branch name' },
       });

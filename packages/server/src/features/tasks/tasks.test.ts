@@ -218,7 +218,7 @@ describe.each(testDialects())('task API on $name', (dialect) => {
     for (const url of [p('/tasks/999999'), p(`/tasks/${other}`), p(`/tasks/${other}/output`)]) {
       const res = await members.owner.get(url);
       expect(res.statusCode, url).toBe(404);
-      expect(res.json()).toEqual({ error: 'Task not found' });
+      expect(res.json()).toMatchObject({ error: 'Task not found' });
     }
     expect((await members.owner.post(p(`/tasks/${other}/stop`), {})).statusCode).toBe(404);
     expect((await members.owner.get(p(`/templates/${otherTpl}/tasks`))).statusCode).toBe(404);

@@ -208,7 +208,7 @@ describe.each(testDialects())('team on $name', (dialect) => {
     }
     const malformed = await members.owner.request('POST', url, '{"user_id": 3,');
     expect(malformed.statusCode).toBe(400);
-    expect(malformed.json()).toEqual({ error: 'Request body is not valid JSON' });
+    expect(malformed.json()).toMatchObject({ error: 'Request body is not valid JSON' });
     expect(await membership(projectId)).toEqual(before);
   });
 

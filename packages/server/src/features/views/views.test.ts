@@ -169,7 +169,7 @@ describe.each(testDialects())('views on $name', (dialect) => {
   it('answers 404 for a view of another project or an unknown id', async () => {
     const before = await snapshot(h);
     for (const id of [otherViewId, 999999]) {
-      expect((await admin.get(`${base}/views/${id}`)).json()).toEqual({ error: 'View not found' });
+      expect((await admin.get(`${base}/views/${id}`)).json()).toMatchObject({ error: 'View not found' });
       expect((await admin.get(`${base}/views/${id}/templates`)).statusCode).toBe(404);
       expect((await admin.put(`${base}/views/${id}`, { title: 'Hijack' })).statusCode).toBe(404);
       expect((await admin.del(`${base}/views/${id}`)).statusCode).toBe(404);

@@ -1,4 +1,10 @@
-import { isTemplateCliArgs, messages, type Template } from '@signalbox/contracts';
+import {
+  BUILD_VERSION_REQUIRED,
+  isTemplateCliArgs,
+  messages,
+  type Template,
+  templateArgsMessage,
+} from '@signalbox/contracts';
 
 export type RunValues = {
   message: string;
@@ -29,8 +35,7 @@ export function validateRun(template: Template, v: RunValues) {
   const errors: Record<string, string> = {};
   const environment: Record<string, unknown> = {};
   const secret: Record<string, unknown> = {};
-  if (template.type === 'deploy' && !v.build_task_id)
-    errors.build_task_id = messages.required('Build version');
+  if (template.type === 'deploy' && !v.build_task_id) errors.build_task_id = BUILD_VERSION_REQUIRED;
   for (const sv of template.survey_vars) {
     const value = (v.survey[sv.name] ?? '').trim();
     const key = `survey.${sv.name}`;
@@ -47,7 +52,7 @@ export function validateRun(template: Template, v: RunValues) {
   let args: string | undefined;
   if (template.allow_override_args_in_task) {
     const text = v.arguments.trim();
-    if (text !== '' && !isTemplateCliArgs(text)) errors.arguments = 'CLI args must be a JSON array';
+    if (text !== '' && !isTemplateCliArgs(text)) errors.arguments = templateArgsMessage;
     else args = text || undefined;
   }
   if (Object.keys(errors).length > 0) return { errors, body: null };

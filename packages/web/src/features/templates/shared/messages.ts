@@ -1,8 +1,7 @@
 import type { TFunction } from 'i18next';
 import { useCallback } from 'react';
 import { useTranslation } from 'react-i18next';
-import { ApiError } from '../../../api/client';
-import { errorText, translateMessage } from '../../../i18n/messages';
+import { errorText, fieldLabels, serverFieldText, translateMessage } from '../../../i18n/messages';
 
 /** Field labels used by the contracts, mapped to catalogue keys of resources/<lang>.json. */
 const labels: Record<string, string> = {
@@ -39,35 +38,17 @@ const labels: Record<string, string> = {
   'Secret name': 'environment.secretName',
 };
 
-const exact: Record<string, string> = {
-  'Enumeration must have values.': 'survey.enumNeedsValues',
-  'Enumeration values must have unique names.': 'survey.enumUniqueNames',
-  'Value name cannot be empty.': 'survey.enumEmptyName',
-  'CLI args must be a JSON array': 'tpl.argsMustBeArray',
-  'Incorrect URL': 'validation.incorrectUrl',
-  'Must be integer': 'validation.mustBeInteger',
-  'Extra variables must be valid JSON': 'environment.extraVarsInvalid',
-  'Environment variables must be valid JSON': 'environment.envVarsInvalid',
-  'Extra variables must be a JSON object': 'environment.extraVarsObject',
-  'Environment variables must be a JSON object': 'environment.envVarsObject',
-};
+/** The labels of the resource screens, then those the rest of the console uses. */
+export const resourceLabels: Record<string, string> = { ...fieldLabels, ...labels };
 
-/** Translates an English contract or server message of the resource screens; unknown text stays as written. */
+/** Translates a contract message of the resource screens by its code; unknown text stays as written. */
 export function translateResourceMessage(message: string, t: TFunction): string {
-  const key = exact[message];
-  if (key) return t(key);
-  const required = /^(.+) is required$/.exec(message);
-  if (required && labels[required[1]]) return t('validation.required', { field: t(labels[required[1]]) });
-  const long = /^(.+) must be at most (\d+) characters$/.exec(message);
-  if (long && labels[long[1]])
-    return t('validation.tooLong', { field: t(labels[long[1]]), max: Number(long[2]) });
-  return translateMessage(message, t);
+  return translateMessage(message, t, resourceLabels);
 }
 
 /** The text to show for any failure on these screens. */
 export function resourceErrorText(err: unknown, t: TFunction): string {
-  if (err instanceof ApiError && err.status > 0) return translateResourceMessage(err.message, t);
-  return errorText(err, t);
+  return errorText(err, t, resourceLabels);
 }
 
 type FieldErr = { message?: string } | undefined;
@@ -77,12 +58,10 @@ export function useFieldProps() {
   const { t } = useTranslation();
   return useCallback(
     (error: FieldErr, serverError?: unknown, name?: string) => {
-      const server =
-        serverError instanceof ApiError && name
-          ? (serverError.body?.fields?.[name] as string | undefined)
-          : undefined;
-      const message = error?.message ?? server;
-      return message ? { error: true, helperText: translateResourceMessage(message, t) } : {};
+      if (error?.message !== undefined)
+        return error.message ? { error: true, helperText: translateResourceMessage(error.message, t) } : {};
+      const server = name ? serverFieldText(serverError, name, t, resourceLabels) : undefined;
+      return server ? { error: true, helperText: server } : {};
     },
     [t],
   );

@@ -1,0 +1,25 @@
+/** The messages the live socket (/api/ws) sends: one JSON object per WebSocket message. */
+
+/** A task changed (queued, started, finished, …): its status, times and version. */
+export type TaskUpdateMessage = {
+  type: 'update';
+  project_id: number;
+  template_id: number;
+  task_id: number;
+  status: string;
+  start: string | null;
+  end: string | null;
+  version: string | null;
+  [field: string]: unknown;
+};
+
+/** One line of a task's output. */
+export type TaskLogMessage = {
+  type: 'log';
+  project_id: number;
+  task_id: number;
+  output: string;
+  time: string;
+};
+
+export type LiveMessage = TaskUpdateMessage | TaskLogMessage;

@@ -1,0 +1,73 @@
+import { Box, Typography } from '@mui/material';
+import { useEffect, useState } from 'react';
+import { useTranslation } from 'react-i18next';
+import { formatDateTime, formatDuration } from '../../../app/format';
+import type { Task } from '../api';
+
+function Detail({ label, value }: { label: string; value: string | null | undefined }) {
+  if (!value) return null;
+  return (
+    <Box sx={{ minWidth: 0 }}>
+      <Typography variant="caption" color="text.secondary" component="div">
+        {label}
+      </Typography>
+      <Typography variant="body2" sx={{ overflowWrap: 'anywhere' }}>
+        {value}
+      </Typography>
+    </Box>
+  );
+}
+
+/** Keeps a running task's duration counting. */
+function useNow(active: boolean) {
+  const [now, setNow] = useState(Date.now());
+  useEffect(() => {
+    if (!active) return;
+    const id = setInterval(() => setNow(Date.now()), 1000);
+    return () => clearInterval(id);
+  }, [active]);
+  return now;
+}
+
+/** Who ran the task, when, how long, which commit and version, and its message. */
+export function TaskDetails({
+  task,
+  userName,
+  running,
+}: {
+  task: Task;
+  userName: string | null | undefined;
+  running: boolean;
+}) {
+  const { t } = useTranslation();
+  const now = useNow(running);
+  return (
+    <Box
+      sx={{
+        display: 'grid',
+        gridTemplateColumns: { xs: 'repeat(2, minmax(0, 1fr))', md: 'repeat(6, minmax(0, 1fr))' },
+        gap: 1.5,
+      }}
+    >
+      <Detail
+        label={t('tasks.user')}
+        value={userName ?? (task.integration_id ? t('history.integration') : '—')}
+      />
+      <Detail label={t('tasks.started')} value={formatDateTime(task.start ?? task.created)} />
+      <Detail label={t('tasks.ended')} value={task.end ? formatDateTime(task.end) : '—'} />
+      <Detail label={t('tasks.duration')} value={formatDuration(task.start, task.end, now)} />
+      <Detail
+        label={t('tasks.commit')}
+        value={
+          task.commit_hash ? `${task.commit_hash.slice(0, 10)} ${task.commit_message ?? ''}`.trim() : '—'
+        }
+      />
+      <Detail label={t('tasks.version')} value={task.version ?? '—'} />
+      {task.message && (
+        <Box sx={{ gridColumn: '1 / -1' }}>
+          <Detail label={t('tasks.message')} value={task.message} />
+        </Box>
+      )}
+    </Box>
+  );
+}

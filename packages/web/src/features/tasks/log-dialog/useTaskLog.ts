@@ -1,0 +1,125 @@
+import { useQueryClient } from '@tanstack/react-query';
+import { useCallback, useEffect, useMemo, useRef, useState } from 'react';
+import type { VirtuosoHandle } from 'react-virtuoso';
+import { useLiveConnection, useLiveMessages } from '../../../api/live';
+import { type Task, taskKeys } from '../api';
+import { LogStore } from '../log-store';
+
+/**
+ * A task's log: the stored pages loaded and kept in step, live lines and status from the socket (or, without it,
+ * polled while the task runs), and whether the view follows the tail.
+ */
+export function useTaskLog({
+  projectId,
+  taskId,
+  running,
+  taskLoaded,
+}: {
+  projectId: number;
+  taskId: number;
+  running: boolean;
+  taskLoaded: boolean;
+}) {
+  const client = useQueryClient();
+  const [count, setCount] = useState(0);
+  const [, setTick] = useState(0);
+  const [follow, setFollow] = useState(true);
+  const listRef = useRef<VirtuosoHandle | null>(null);
+  const syncTimer = useRef<ReturnType<typeof setTimeout> | null>(null);
+
+  const store = useMemo(() => {
+    let frame = 0;
+    const s = new LogStore(projectId, taskId, () => {
+      if (frame) return;
+      frame = requestAnimationFrame(() => {
+        frame = 0;
+        setCount(s.count);
+        setTick((n) => n + 1);
+      });
+    });
+    return s;
+  }, [projectId, taskId]);
+
+  useEffect(() => {
+    void store.sync();
+    return () => {
+      store.close();
+      if (syncTimer.current) clearTimeout(syncTimer.current);
+    };
+  }, [store]);
+
+  const scheduleSync = useCallback(() => {
+    if (syncTimer.current) return;
+    syncTimer.current = setTimeout(() => {
+      syncTimer.current = null;
+      void store.sync();
+    }, 1000);
+  }, [store]);
+
+  useLiveMessages((m) => {
+    if (m.task_id !== taskId) return;
+    if (m.type === 'log') {
+      store.addLive(m.output);
+      scheduleSync();
+    } else if (m.type === 'update') {
+      client.setQueryData<Task>(taskKeys.task(projectId, taskId), (old) =>
+        old
+          ? { ...old, status: m.status, start: m.start, end: m.end, version: m.version ?? old.version }
+          : old,
+      );
+      // And fetch it again: a fetch already in flight (after Stop/Confirm) could otherwise land after this
+      // update with an older status and leave it on screen. The row is saved before the update is sent.
+      void client.invalidateQueries({ queryKey: taskKeys.task(projectId, taskId) });
+      scheduleSync();
+    }
+  });
+  const connected = useLiveConnection(() => {
+    void store.sync();
+    void client.invalidateQueries({ queryKey: taskKeys.task(projectId, taskId) });
+  });
+
+  // Without the socket (a proxy that does not pass WebSockets, or while reconnecting) a running task's log
+  // and status are polled, so the view never silently stops.
+  useEffect(() => {
+    if (connected || !running) return;
+    const id = setInterval(() => {
+      void store.sync();
+      void client.invalidateQueries({ queryKey: taskKeys.task(projectId, taskId) });
+    }, 2000);
+    return () => clearInterval(id);
+  }, [connected, running, store, client, projectId, taskId]);
+
+  // A running task opens at its tail.
+  const didInitialScroll = useRef(false);
+  useEffect(() => {
+    if (didInitialScroll.current || !store.loaded || !taskLoaded) return;
+    didInitialScroll.current = true;
+    if (running && count > 0) {
+      listRef.current?.scrollToIndex({ index: 'LAST', align: 'end' });
+      setFollow(true);
+    }
+  }, [store.loaded, taskLoaded, running, count]);
+
+  /** Follows the tail again, scrolled to the last line. */
+  const followTail = useCallback(() => {
+    setFollow(true);
+    listRef.current?.scrollToIndex({ index: 'LAST', align: 'end' });
+  }, []);
+
+  /** Stops following and centres line `index` (a search match). */
+  const revealLine = useCallback((index: number) => {
+    setFollow(false);
+    listRef.current?.scrollToIndex({ index, align: 'center' });
+  }, []);
+
+  /** The view scrolled: at the bottom of a running task it follows again, anywhere else it stops. */
+  const onAtBottom = useCallback(
+    (atBottom: boolean) => {
+      if (atBottom && running) setFollow(true);
+      else if (!atBottom) setFollow(false);
+    },
+    [running],
+  );
+
+  return { store, count, connected, listRef, follow, followTail, revealLine, onAtBottom };
+}

@@ -1,0 +1,151 @@
+import { MenuItem, Stack, TextField } from '@mui/material';
+import {
+  type AccessKey,
+  apps,
+  type Environment,
+  type Inventory,
+  inventoryTypesForApp,
+  type Repository,
+  type Template,
+  type View,
+} from '@signalbox/contracts';
+import { Controller } from 'react-hook-form';
+import { useTranslation } from 'react-i18next';
+import { useFieldProps } from '../shared/messages';
+import { mui } from '../shared/mui';
+import { FlagCheckbox, IdSelect } from './fields';
+import type { SectionProps } from './values';
+
+/** The objects a template refers to, loaded by the form. */
+export type TemplateRefs = {
+  inventories: Inventory[];
+  repositories: Repository[];
+  environments: Environment[];
+  keys: AccessKey[];
+  views: View[];
+  templates: Template[];
+};
+
+/**
+ * The left column: name, description, app and what it runs, the build/deploy fields of those types, and the
+ * inventory, repository, environment, vault key and view the template uses.
+ */
+export function GeneralSection({
+  editing,
+  refs,
+  ...section
+}: SectionProps & { editing: Template | undefined; refs: TemplateRefs }) {
+  const { t } = useTranslation();
+  const field = useFieldProps();
+  const { form, errors, serverError } = section;
+  const { register, control, watch } = form;
+  const type = watch('type') ?? '';
+  const app = watch('app') || 'ansible';
+  const allowedInventory = inventoryTypesForApp[app as keyof typeof inventoryTypesForApp];
+  const inventoryOptions = refs.inventories.filter(
+    (i) => !allowedInventory || allowedInventory.includes(i.type),
+  );
+  const buildTemplates = refs.templates.filter((x) => x.type === 'build' && x.id !== editing?.id);
+  const playbookLabel =
+    app === 'ansible' ? t('tpl.playbook') : app === 'bash' ? t('tpl.script') : t('tpl.subdirectory');
+
+  return (
+    <Stack spacing={2}>
+      <TextField
+        label={t('res.name')}
+        required
+        autoFocus
+        {...mui(register('name'))}
+        {...field(errors.name, serverError, 'name')}
+      />
+      <TextField label={t('res.description')} multiline minRows={2} {...mui(register('description'))} />
+      <Controller
+        control={control}
+        name="app"
+        render={({ field: f }) => (
+          <TextField
+            select
+            label={t('tpl.app')}
+            value={f.value || 'ansible'}
+            onChange={f.onChange}
+            name={f.name}
+          >
+            {apps.map((a) => (
+              <MenuItem key={a} value={a}>
+                {t(`tpl.apps.${a}`)}
+              </MenuItem>
+            ))}
+          </TextField>
+        )}
+      />
+      <TextField
+        label={playbookLabel}
+        required={app === 'ansible' || app === 'bash'}
+        placeholder={app === 'ansible' ? 'play.yml' : app === 'bash' ? 'run.sh' : ''}
+        {...mui(register('playbook'))}
+        {...field(errors.playbook, serverError, 'playbook')}
+      />
+      {type === 'build' && (
+        <TextField
+          label={t('tpl.startVersion')}
+          required
+          placeholder="0.0.0"
+          helperText={t('tpl.startVersionHelp')}
+          {...mui(register('start_version'))}
+          {...field(errors.start_version, serverError, 'start_version')}
+        />
+      )}
+      {type === 'deploy' && (
+        <>
+          <IdSelect
+            {...section}
+            name="build_template_id"
+            label={t('tpl.buildTemplate')}
+            options={buildTemplates}
+            required
+          />
+          <FlagCheckbox form={form} name="autorun" label={t('tpl.autorun')} />
+        </>
+      )}
+      <IdSelect
+        {...section}
+        name="inventory_id"
+        label={t('res.inventory')}
+        options={inventoryOptions}
+        required={app === 'ansible'}
+        none={app !== 'ansible'}
+        helperText={app === 'terraform' || app === 'tofu' ? t('tpl.workspaceHelp') : undefined}
+      />
+      <IdSelect
+        {...section}
+        name="repository_id"
+        label={t('res.repository')}
+        options={refs.repositories}
+        required
+      />
+      <IdSelect
+        {...section}
+        name="environment_id"
+        label={t('res.environment')}
+        options={refs.environments}
+        required
+      />
+      {app === 'ansible' && (
+        <IdSelect
+          {...section}
+          name="vault_key_id"
+          label={t('tpl.vaultKey')}
+          options={refs.keys.filter((k) => k.type === 'login_password')}
+          none
+        />
+      )}
+      <IdSelect
+        {...section}
+        name="view_id"
+        label={t('tpl.view')}
+        options={refs.views.map((v) => ({ id: v.id, name: v.title }))}
+        none
+      />
+    </Stack>
+  );
+}

@@ -1,0 +1,50 @@
+import { Box, Checkbox, FormControlLabel, FormGroup, Typography } from '@mui/material';
+import { useTranslation } from 'react-i18next';
+import { FlagCheckbox } from './fields';
+import type { SectionProps, Values } from './values';
+
+/** The Ansible run options a task may override, kept in `task_params`. */
+const taskParamFlags = [
+  'allow_override_inventory',
+  'allow_override_limit',
+  'allow_override_tags',
+  'allow_override_skip_tags',
+  'allow_debug',
+] as const;
+
+/** "Options": alerts, parallel runs, what a task run may override. */
+export function OptionsSection({ form }: Pick<SectionProps, 'form'>) {
+  const { t } = useTranslation();
+  const app = form.watch('app') || 'ansible';
+  const taskParams = (form.watch('task_params') ?? {}) as Record<string, unknown>;
+  return (
+    <Box sx={{ pt: 1 }}>
+      <Typography variant="subtitle2" component="h3">
+        {t('tpl.options')}
+      </Typography>
+      <FormGroup>
+        <FlagCheckbox form={form} name="suppress_success_alerts" label={t('tpl.suppressSuccessAlerts')} />
+        <FlagCheckbox form={form} name="allow_parallel_tasks" label={t('tpl.allowParallel')} />
+        <FlagCheckbox form={form} name="allow_override_branch_in_task" label={t('tpl.allowBranch')} />
+        {app === 'ansible' &&
+          taskParamFlags.map((flag) => (
+            <FormControlLabel
+              key={flag}
+              label={t(`tpl.params.${flag}`)}
+              control={
+                <Checkbox
+                  checked={!!taskParams[flag]}
+                  onChange={(e) =>
+                    form.setValue('task_params', {
+                      ...taskParams,
+                      [flag]: e.target.checked,
+                    } as Values['task_params'])
+                  }
+                />
+              }
+            />
+          ))}
+      </FormGroup>
+    </Box>
+  );
+}

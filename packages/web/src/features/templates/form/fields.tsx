@@ -1,0 +1,98 @@
+import { Checkbox, FormControlLabel, MenuItem, TextField } from '@mui/material';
+import { Controller } from 'react-hook-form';
+import { useTranslation } from 'react-i18next';
+import { useFieldProps } from '../shared/messages';
+import type { SectionProps } from './values';
+
+type IdField =
+  | 'inventory_id'
+  | 'repository_id'
+  | 'environment_id'
+  | 'vault_key_id'
+  | 'view_id'
+  | 'build_template_id'
+  | 'check_new_commits_repository_id';
+
+type FlagField =
+  | 'autorun'
+  | 'suppress_success_alerts'
+  | 'allow_override_args_in_task'
+  | 'allow_override_branch_in_task'
+  | 'allow_parallel_tasks'
+  | 'check_new_commits';
+
+/** A select of one referenced object (inventory, repository, …), stored as its id or null. */
+export function IdSelect({
+  form,
+  errors,
+  serverError,
+  name,
+  label,
+  options,
+  required,
+  none,
+  helperText,
+}: SectionProps & {
+  name: IdField;
+  label: string;
+  options: { id: number; name: string }[];
+  required?: boolean;
+  none?: boolean;
+  helperText?: string;
+}) {
+  const { t } = useTranslation();
+  const field = useFieldProps();
+  return (
+    <Controller
+      control={form.control}
+      name={name}
+      render={({ field: f }) => (
+        <TextField
+          select
+          fullWidth
+          label={label}
+          required={required}
+          value={f.value || ''}
+          onChange={(e) => f.onChange(Number(e.target.value) || null)}
+          onBlur={f.onBlur}
+          name={f.name}
+          helperText={helperText}
+          {...field(errors[name], serverError, name)}
+        >
+          {none && (
+            <MenuItem value="">
+              <em>{t('res.none')}</em>
+            </MenuItem>
+          )}
+          {options.map((o) => (
+            <MenuItem key={o.id} value={o.id}>
+              {o.name}
+            </MenuItem>
+          ))}
+        </TextField>
+      )}
+    />
+  );
+}
+
+/** A checkbox of one of the template's flags. */
+export function FlagCheckbox({
+  form,
+  name,
+  label,
+}: Pick<SectionProps, 'form'> & { name: FlagField; label: string }) {
+  return (
+    <Controller
+      control={form.control}
+      name={name}
+      render={({ field: f }) => (
+        <FormControlLabel
+          label={label}
+          control={
+            <Checkbox checked={!!f.value} onChange={(e) => f.onChange(e.target.checked)} name={f.name} />
+          }
+        />
+      )}
+    />
+  );
+}
