@@ -101,7 +101,10 @@ describe.each(testDialects())('changing the playbook of a task on $name', (diale
         for (const playbook of [other, link]) {
           const res = await post(role, templates[app][allow], playbook);
           expect(res.statusCode, `${role} ${allow} ${playbook}`).toBe(403);
-          expect(res.json()).toMatchObject({ error: expect.any(String), fields: { playbook: res.json().error } });
+          expect(res.json()).toMatchObject({
+            error: expect.any(String),
+            fields: { playbook: res.json().error },
+          });
         }
       const guest = await members.guest.post(`/api/project/${projectId}/tasks`, {
         template_id: templates[app].on,

@@ -82,7 +82,9 @@ describe.each(testDialects())('sign-in throttle on $name', (dialect) => {
     const right = await signIn(attacker, victim.username, victim.password);
     for (const res of [wrong, right]) {
       expect(res.statusCode).toBe(429);
-      expect(res.json()).toMatchObject({ error: 'Too many failed sign-in attempts. Try again in 10 minutes.' });
+      expect(res.json()).toMatchObject({
+        error: 'Too many failed sign-in attempts. Try again in 10 minutes.',
+      });
       expect(retryAfter(res)).toBeGreaterThan(9 * 60);
       expect(retryAfter(res)).toBeLessThanOrEqual(10 * 60);
       expect(res.headers['set-cookie']).toBeUndefined();

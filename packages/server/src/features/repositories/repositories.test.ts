@@ -165,7 +165,10 @@ describe.each(testDialects())('repositories on $name', (dialect) => {
         await team.owner.put(`${team.base}/repositories/${repo.id}`, body({ git_url })),
       ]) {
         expect(res.statusCode, git_url).toBe(400);
-        expect(res.json(), git_url).toMatchObject({ error: 'Incorrect URL', fields: { git_url: 'Incorrect URL' } });
+        expect(res.json(), git_url).toMatchObject({
+          error: 'Incorrect URL',
+          fields: { git_url: 'Incorrect URL' },
+        });
       }
     }
     // A NUL is refused before the URL is looked at, naming the same field.

@@ -247,7 +247,9 @@ describe.each(testDialects())('schedules on $name', (dialect) => {
   it('answers 404 for a schedule of another project or an unknown id', async () => {
     const before = await snapshot(h);
     for (const id of [foreignScheduleId, 999999]) {
-      expect((await admin.get(`${base}/schedules/${id}`)).json()).toMatchObject({ error: 'Schedule not found' });
+      expect((await admin.get(`${base}/schedules/${id}`)).json()).toMatchObject({
+        error: 'Schedule not found',
+      });
       const put = await admin.put(`${base}/schedules/${id}`, {
         template_id: templateId,
         cron_format: '@daily',

@@ -344,7 +344,9 @@ describe.each(testDialects())('templates on $name', (dialect) => {
   it('answers 404 for a template of another project or an unknown id', async () => {
     const before = await snapshot(h);
     for (const id of [foreignTemplateId, 999999]) {
-      expect((await admin.get(`${base}/templates/${id}`)).json()).toMatchObject({ error: 'Template not found' });
+      expect((await admin.get(`${base}/templates/${id}`)).json()).toMatchObject({
+        error: 'Template not found',
+      });
       expect((await admin.get(`${base}/templates/${id}/refs`)).statusCode).toBe(404);
       expect((await admin.get(`${base}/templates/${id}/schedules`)).statusCode).toBe(404);
       expect((await admin.put(`${base}/templates/${id}`, ansibleBody(fx))).statusCode).toBe(404);
