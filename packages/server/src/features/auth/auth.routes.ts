@@ -2,10 +2,11 @@ import { apiTokenInput, type LoginOptions, loginInput } from '@signalbox/contrac
 import bcrypt from 'bcryptjs';
 import type { FastifyInstance } from 'fastify';
 import type { Deps } from '../../deps';
-import { SESSION_COOKIE, startSession } from '../../http/auth';
+import { SESSION_COOKIE } from '../../http/request-guards';
 import { AppError, notFound, parse, unauthorized } from '../../lib/errors';
 import { version } from '../../version';
 import { findUserByLogin, toUser } from '../users/users.store';
+import { startSession } from './auth.hook';
 import { expireSession } from './sessions.store';
 import { failAttempt, passAttempt, signInAttempt, startAttempt, withRetryAfter } from './sign-in-throttle';
 import { createToken, deleteToken, listTokens } from './tokens.store';

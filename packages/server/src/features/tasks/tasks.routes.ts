@@ -15,7 +15,6 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { recordEvent } from '../../audit/audit.store';
 import { parseJson, toBool } from '../../db/values';
 import type { Deps } from '../../deps';
-import { projectRoutes } from '../../http/project-guard';
 import { badRequest, notFound, parse } from '../../lib/errors';
 import { rerunInput } from '../../tasks/create';
 import {
@@ -29,6 +28,7 @@ import {
   type TaskRow,
   unfinishedOfTemplate,
 } from '../../tasks/store';
+import { projectRoutes } from '../projects/projects.guard';
 import { outputBatches, readOutputPage } from './task-output';
 
 // biome-ignore lint/suspicious/noControlCharactersInRegex: ANSI escape sequences start with ESC
