@@ -7,7 +7,7 @@ import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastif
 import { startAlerts } from './alerts/alerts';
 import type { Config } from './config';
 import { type DbHandle, migrate, openDb } from './db';
-import type { Deps } from './deps';
+import type { CoreDeps, Deps } from './deps';
 import { registerFeatures } from './features';
 import { registerAuth } from './features/auth/auth.hook';
 import { authRoutes } from './features/auth/auth.routes';
@@ -22,7 +22,7 @@ import { connectRedisBridge } from './live/redis';
 import { createScheduler } from './scheduler/scheduler';
 import { createTaskEngine } from './tasks/engine';
 import { createRetention, type RetentionOptions } from './tasks/retention';
-import { unavailableEngine } from './tasks/types';
+import { type TaskEngine, unavailableEngine } from './tasks/types';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -40,6 +40,8 @@ export type BuildOptions = {
   background?: boolean;
   /** Timing of the task retention job (tests shorten the first delay). */
   retention?: RetentionOptions;
+  /** Builds a stand-in for the task engine (tests that record what would be started). */
+  tasks?: (deps: CoreDeps) => TaskEngine;
 };
 
 /** Builds the Fastify app with every route (no listen). Migrations are applied before routes answer. */
@@ -60,24 +62,28 @@ export async function buildApp(
   });
   const handle = options.db ?? openDb(config.dbUrl, { log: app.log });
   await migrate(handle);
-  const deps: Deps = {
+  const core: CoreDeps = {
     config,
     db: handle.db,
     dialect: handle.dialect,
     box: createSecretBox(loadSecretKey(config.secretKey, config.dataDir)),
     log: app.log,
     bus: new EventBus(),
-    tasks: unavailableEngine,
-    scheduler: { async start() {}, async refresh() {}, async close() {} },
   };
-  deps.tasks = createTaskEngine(deps);
+  // The engine and the scheduler are handed the whole bag, but the engine reads neither `tasks` nor
+  // `scheduler`, and the scheduler reads `tasks` only: what they never read is an idle stand-in.
+  const idleScheduler = { async start() {}, async refresh() {}, async close() {} };
+  const tasks =
+    options.tasks?.(core) ??
+    createTaskEngine({ ...core, tasks: unavailableEngine, scheduler: idleScheduler });
+  const scheduler = createScheduler({ ...core, tasks, scheduler: idleScheduler });
+  const deps: Deps = Object.freeze({ ...core, tasks, scheduler });
   // Live events fan out across instances through Redis when configured; closed after the tasks (preClose) so
   // their last updates still go out.
   if (config.redisUrl) {
     const redis = connectRedisBridge(deps.bus, config.redisUrl, app.log);
     app.addHook('onClose', async () => redis.close());
   }
-  deps.scheduler = createScheduler(deps);
   if (!options.db) app.addHook('onClose', async () => handle.destroy());
 
   // Every registered route, for the robustness tests that walk the whole API.

@@ -6,16 +6,24 @@ import type { EventBus } from './live/bus';
 import type { Scheduler } from './scheduler/scheduler';
 import type { TaskEngine } from './tasks/types';
 
-/** Everything a service needs, built once in app.ts (the composition root) and passed explicitly. */
-export type Deps = {
+/** The ground-floor services every engine and feature is built from; `Deps` adds the engines. */
+export type CoreDeps = Readonly<{
   config: Config;
   db: Db;
   dialect: Dialect;
   box: SecretBox;
   log: FastifyBaseLogger;
   bus: EventBus;
-  /** The task engine (queue + runners). */
-  tasks: TaskEngine;
-  /** Cron schedules; schedule and template routes call refresh() after a change. */
-  scheduler: Scheduler;
-};
+}>;
+
+/**
+ * Everything a service needs, built once in app.ts (the composition root), frozen, and passed explicitly; a
+ * service takes the slice it uses (`Pick<Deps, 'db' | 'bus'>`).
+ */
+export type Deps = CoreDeps &
+  Readonly<{
+    /** The task engine (queue + runners). */
+    tasks: TaskEngine;
+    /** Cron schedules; schedule and template routes call refresh() after a change. */
+    scheduler: Scheduler;
+  }>;

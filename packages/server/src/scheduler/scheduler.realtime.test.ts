@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { testDialects } from '../../test/support/dialects';
 import { createHarness, type Harness } from '../../test/support/harness';
-import { recordingEngine, rows } from '../../test/support/scheduler-rows';
+import { rows } from '../../test/support/scheduler-rows';
 import { unavailableEngine } from '../tasks/types';
 import type { SchedulerHandle } from './scheduler';
 
@@ -22,7 +22,6 @@ describe('scheduler on the real clock', () => {
   beforeAll(async () => {
     h = await createHarness(testDialects()[0]!);
     realEngine = h.deps.tasks !== unavailableEngine;
-    if (!realEngine) h.deps.tasks = recordingEngine(h.deps.db, h.deps.dialect);
     dir = mkdtempSync(join(tmpdir(), 'signalbox-realtime-'));
     writeFileSync(join(dir, 'run.sh'), 'echo scheduled run\n');
     execFileSync('git', ['init', '-q', '-b', 'main'], { cwd: dir });

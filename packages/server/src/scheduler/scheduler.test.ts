@@ -46,12 +46,9 @@ describe.each(testDialects())('scheduler on $name', (dialect) => {
   };
 
   beforeEach(async () => {
-    h = await createHarness(dialect);
-    // The app's own scheduler and engine run on the real clock; these tests drive their own.
+    h = await createHarness(dialect, {}, { tasks: (d) => (engine = recordingEngine(d.db, d.dialect)) });
+    // The app's own scheduler runs on the real clock; these tests drive their own.
     await h.deps.scheduler.close();
-    await h.deps.tasks.close();
-    engine = recordingEngine(h.deps.db, h.deps.dialect);
-    h.deps.tasks = engine;
     r = rows(h.deps.db, h.deps.dialect);
     projectId = await r.project();
     templateId = await r.template(projectId);
