@@ -11,7 +11,7 @@ import { expireSession } from './sessions.store';
 import { failAttempt, passAttempt, signInAttempt, startAttempt, withRetryAfter } from './sign-in-throttle';
 import { createToken, deleteToken, listTokens } from './tokens.store';
 
-export function loginOptions(deps: Deps): LoginOptions {
+export function loginOptions(deps: Pick<Deps, 'config'>): LoginOptions {
   const providers = Object.entries(deps.config.oidcProviders ?? {})
     .sort(([, a], [, b]) => a.order - b.order)
     .map(([id, p]) => ({ id, name: p.display_name || id, color: p.color, icon: p.icon }));

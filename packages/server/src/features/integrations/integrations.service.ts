@@ -15,7 +15,7 @@ import * as store from './integrations.store';
 /** Aliases are the only secret of an unauthenticated webhook: 32 characters of [A-Za-z0-9] (~190 bits). */
 export const ALIAS_LENGTH = 32;
 
-type Actor = { deps: Deps; user: UserRow; projectId: number };
+type Actor = { deps: Pick<Deps, 'db' | 'dialect'>; user: UserRow; projectId: number };
 
 const event = (a: Actor, object_type: string, object_id: number | null, description: string) =>
   recordEvent(a.deps.db, {
@@ -26,18 +26,18 @@ const event = (a: Actor, object_type: string, object_id: number | null, descript
     description,
   });
 
-export async function listIntegrations(deps: Deps, projectId: number) {
+export async function listIntegrations(deps: Pick<Deps, 'db'>, projectId: number) {
   return (await store.listIntegrations(deps.db, projectId)).map(store.toIntegration);
 }
 
-export async function getIntegration(deps: Deps, projectId: number, id: number) {
+export async function getIntegration(deps: Pick<Deps, 'db'>, projectId: number, id: number) {
   const row = await store.findIntegration(deps.db, projectId, id);
   if (!row) throw notFound('Integration');
   return row;
 }
 
 /** Referenced objects must live in this project; the auth secret must be a login/password key. */
-async function checkReferences(deps: Deps, projectId: number, input: IntegrationInput) {
+async function checkReferences(deps: Pick<Deps, 'db'>, projectId: number, input: IntegrationInput) {
   await assertInProject(deps.db, 'template', input.template_id, projectId, 'Template');
   if (input.task_params?.inventory_id)
     await assertInProject(deps.db, 'inventory', input.task_params.inventory_id, projectId, 'Inventory');
@@ -92,7 +92,7 @@ export function toAlias(row: store.AliasRow, baseUrl: string): IntegrationAlias 
 }
 
 export async function listAliases(
-  deps: Deps,
+  deps: Pick<Deps, 'db'>,
   projectId: number,
   integrationId: number | null,
   baseUrl: string,
@@ -130,7 +130,7 @@ export async function deleteAlias(a: Actor, integrationId: number | null, aliasI
 
 // Matchers.
 
-export async function listMatchers(deps: Deps, projectId: number, integrationId: number) {
+export async function listMatchers(deps: Pick<Deps, 'db'>, projectId: number, integrationId: number) {
   await getIntegration(deps, projectId, integrationId);
   return (await store.listMatchers(deps.db, integrationId)).map(store.toMatcher);
 }
@@ -174,7 +174,7 @@ export async function deleteMatcher(a: Actor, integrationId: number, id: number)
 
 // Extracted values.
 
-export async function listExtractValues(deps: Deps, projectId: number, integrationId: number) {
+export async function listExtractValues(deps: Pick<Deps, 'db'>, projectId: number, integrationId: number) {
   await getIntegration(deps, projectId, integrationId);
   return (await store.listExtractValues(deps.db, integrationId)).map(store.toExtractValue);
 }

@@ -1,4 +1,5 @@
 import type { IntegrationTaskParams } from '@signalbox/contracts';
+import type { Db } from '../../db';
 import { now, parseJson } from '../../db/values';
 import type { Deps } from '../../deps';
 import { waitingIntegrationTasks } from '../../tasks/store';
@@ -12,7 +13,10 @@ export type WebhookOutcome = { status: 204 | 401 | 404; started: number[] };
 const aliasPattern = /^[A-Za-z0-9_-]{1,64}$/;
 
 /** The auth secret: the key's login_password password, decrypted. Undefined when it cannot be read. */
-async function readSecret(deps: Deps, integration: store.IntegrationRow): Promise<string | undefined> {
+async function readSecret(
+  deps: Pick<Deps, 'db' | 'box'>,
+  integration: store.IntegrationRow,
+): Promise<string | undefined> {
   if (!integration.auth_secret_id) return undefined;
   const key = await store.findStoreKey(deps.db, integration.project_id, integration.auth_secret_id);
   if (!key?.secret) return undefined;
@@ -80,7 +84,11 @@ const paramsKey = (params: Record<string, unknown>) =>
   canonical(Object.fromEntries(Object.entries(params).filter(([k]) => !storeSetParams.includes(k))));
 
 /** A waiting task this integration started for its template with the same environment and params, if any. */
-async function identicalWaitingTask(deps: Deps, integration: store.IntegrationRow, task: NewTask) {
+async function identicalWaitingTask(
+  deps: Pick<Deps, 'db'>,
+  integration: store.IntegrationRow,
+  task: NewTask,
+) {
   const environment = canonical(parseJson<unknown>(task.environment, {}));
   const params = paramsKey(task.params ?? {});
   const waiting = await waitingIntegrationTasks(deps.db, integration.template_id, integration.id);
@@ -91,14 +99,17 @@ async function identicalWaitingTask(deps: Deps, integration: store.IntegrationRo
   );
 }
 
-/** Per-integration chains of debounce check + task creation, so this process never queues two twins at once. */
-const chains = new WeakMap<Deps, Map<number, Promise<unknown>>>();
+/**
+ * Per-integration chains of debounce check + task creation, so this process never queues two twins at once
+ * (one set of chains per database: the twins are looked for there).
+ */
+const chains = new WeakMap<Db, Map<number, Promise<unknown>>>();
 
-async function oneAtATime<T>(deps: Deps, integrationId: number, fn: () => Promise<T>): Promise<T> {
-  let byIntegration = chains.get(deps);
+async function oneAtATime<T>(db: Db, integrationId: number, fn: () => Promise<T>): Promise<T> {
+  let byIntegration = chains.get(db);
   if (!byIntegration) {
     byIntegration = new Map();
-    chains.set(deps, byIntegration);
+    chains.set(db, byIntegration);
   }
   const run = (byIntegration.get(integrationId) ?? Promise.resolve()).then(fn);
   const tail = run.catch(() => {});
@@ -116,7 +127,7 @@ async function oneAtATime<T>(deps: Deps, integrationId: number, fn: () => Promis
  * (a running one does not count: the new task may see new commits). Skipping still answers 204.
  */
 async function startTask(
-  deps: Deps,
+  deps: Pick<Deps, 'db' | 'log' | 'tasks'>,
   integration: store.IntegrationRow,
   request: WebhookRequest,
 ): Promise<number | undefined> {
@@ -133,7 +144,7 @@ async function startTask(
     }
   }
   const task = buildTask(integration, request, await store.listExtractValues(deps.db, integration.id));
-  return oneAtATime(deps, integration.id, async () => {
+  return oneAtATime(deps.db, integration.id, async () => {
     const twin = await identicalWaitingTask(deps, integration, task);
     if (twin) {
       deps.log.info(
@@ -172,7 +183,7 @@ async function startTask(
  * matchers. An integration whose auth check fails is skipped and starts nothing.
  */
 export async function handleWebhook(
-  deps: Deps,
+  deps: Pick<Deps, 'db' | 'box' | 'log' | 'tasks'>,
   alias: string,
   request: WebhookRequest,
 ): Promise<WebhookOutcome> {

@@ -21,7 +21,11 @@ const collator = new Intl.Collator('en', { sensitivity: 'base', numeric: true })
  * Members sorted by one column. Sorting happens here rather than in SQL so that the order is the same on every
  * dialect (their collations disagree on case); a team is small.
  */
-export async function listTeam(deps: Deps, projectId: number, query: TeamListQuery): Promise<ProjectUser[]> {
+export async function listTeam(
+  deps: Pick<Deps, 'db'>,
+  projectId: number,
+  query: TeamListQuery,
+): Promise<ProjectUser[]> {
   const members = await listMembers(deps.db, projectId);
   const direction = query.order === 'desc' ? -1 : 1;
   return members.sort(
@@ -29,7 +33,12 @@ export async function listTeam(deps: Deps, projectId: number, query: TeamListQue
   );
 }
 
-export async function addMember(deps: Deps, actor: UserRow, projectId: number, input: TeamMemberInput) {
+export async function addMember(
+  deps: Pick<Deps, 'db' | 'bus'>,
+  actor: UserRow,
+  projectId: number,
+  input: TeamMemberInput,
+) {
   const user = await findUserById(deps.db, input.user_id);
   if (!user) throw badRequest(`User ${input.user_id} does not exist`, { user_id: 'User not found' });
   if (await findMember(deps.db, projectId, user.id)) {
@@ -55,14 +64,14 @@ export async function addMember(deps: Deps, actor: UserRow, projectId: number, i
   return (await findMember(deps.db, projectId, user.id))!;
 }
 
-async function mustFindMember(deps: Deps, projectId: number, userId: number) {
+async function mustFindMember(deps: Pick<Deps, 'db'>, projectId: number, userId: number) {
   const member = await findMember(deps.db, projectId, userId);
   if (!member) throw notFound('Project member');
   return member;
 }
 
 export async function changeRole(
-  deps: Deps,
+  deps: Pick<Deps, 'db' | 'bus'>,
   actor: UserRow,
   projectId: number,
   userId: number,
@@ -82,7 +91,12 @@ export async function changeRole(
   deps.bus.emit('membership', { userId });
 }
 
-export async function removeMember(deps: Deps, actor: UserRow, projectId: number, userId: number) {
+export async function removeMember(
+  deps: Pick<Deps, 'db' | 'bus'>,
+  actor: UserRow,
+  projectId: number,
+  userId: number,
+) {
   const member = await mustFindMember(deps, projectId, userId);
   if (member.role === 'owner' && (await countOwners(deps.db, projectId)) <= 1) throw badRequest(LAST_OWNER);
   await deleteMember(deps.db, projectId, userId);
@@ -98,7 +112,7 @@ export async function removeMember(deps: Deps, actor: UserRow, projectId: number
 }
 
 /** DELETE project/{id}/me: any member but an owner may leave. */
-export async function leaveProject(deps: Deps, actor: UserRow, projectId: number) {
+export async function leaveProject(deps: Pick<Deps, 'db' | 'bus'>, actor: UserRow, projectId: number) {
   const member = await findMember(deps.db, projectId, actor.id);
   if (!member) throw badRequest('You are not a member of this project');
   if (member.role === 'owner') throw badRequest(OWNER_CANNOT_LEAVE);
