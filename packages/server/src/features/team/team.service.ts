@@ -1,5 +1,6 @@
 import type { ProjectRole, ProjectUser, TeamListQuery, TeamMemberInput } from '@signalbox/contracts';
 import { recordEvent } from '../../audit/audit.store';
+import { transaction } from '../../db/transaction';
 import type { Deps } from '../../deps';
 import { badRequest, conflict, notFound } from '../../lib/errors';
 import { findUserById, type UserRow } from '../users/users.store';
@@ -45,7 +46,17 @@ export async function addMember(
     throw conflict(`User ${user.username} is already a member of this project`);
   }
   try {
-    await insertMember(deps.db, projectId, user.id, input.role);
+    await transaction(deps.db, async (trx, onCommit) => {
+      await insertMember(trx, projectId, user.id, input.role);
+      await recordEvent(trx, {
+        project_id: projectId,
+        user_id: actor.id,
+        object_type: 'user',
+        object_id: user.id,
+        description: `User ${user.username} added to the team as ${input.role}`,
+      });
+      onCommit(() => deps.bus.emit('membership', { userId: user.id }));
+    });
   } catch (err) {
     // Two requests adding the same user at once: the unique index answers for the loser.
     if (await findMember(deps.db, projectId, user.id)) {
@@ -53,14 +64,6 @@ export async function addMember(
     }
     throw err;
   }
-  await recordEvent(deps.db, {
-    project_id: projectId,
-    user_id: actor.id,
-    object_type: 'user',
-    object_id: user.id,
-    description: `User ${user.username} added to the team as ${input.role}`,
-  });
-  deps.bus.emit('membership', { userId: user.id });
   return (await findMember(deps.db, projectId, user.id))!;
 }
 
@@ -80,15 +83,17 @@ export async function changeRole(
   const member = await mustFindMember(deps, projectId, userId);
   if (member.role === role) return;
   if (member.role === 'owner' && (await countOwners(deps.db, projectId)) <= 1) throw badRequest(LAST_OWNER);
-  await updateMemberRole(deps.db, projectId, userId, role);
-  await recordEvent(deps.db, {
-    project_id: projectId,
-    user_id: actor.id,
-    object_type: 'user',
-    object_id: userId,
-    description: `User ${member.username} role changed from ${member.role} to ${role}`,
+  await transaction(deps.db, async (trx, onCommit) => {
+    await updateMemberRole(trx, projectId, userId, role);
+    await recordEvent(trx, {
+      project_id: projectId,
+      user_id: actor.id,
+      object_type: 'user',
+      object_id: userId,
+      description: `User ${member.username} role changed from ${member.role} to ${role}`,
+    });
+    onCommit(() => deps.bus.emit('membership', { userId }));
   });
-  deps.bus.emit('membership', { userId });
 }
 
 export async function removeMember(
@@ -99,15 +104,17 @@ export async function removeMember(
 ) {
   const member = await mustFindMember(deps, projectId, userId);
   if (member.role === 'owner' && (await countOwners(deps.db, projectId)) <= 1) throw badRequest(LAST_OWNER);
-  await deleteMember(deps.db, projectId, userId);
-  // Their open sockets stop getting this project's messages at once, before the answer goes out.
-  deps.bus.emit('accessRevoked', { userId, projectId });
-  await recordEvent(deps.db, {
-    project_id: projectId,
-    user_id: actor.id,
-    object_type: 'user',
-    object_id: userId,
-    description: `User ${member.username} removed from the team`,
+  await transaction(deps.db, async (trx, onCommit) => {
+    await deleteMember(trx, projectId, userId);
+    await recordEvent(trx, {
+      project_id: projectId,
+      user_id: actor.id,
+      object_type: 'user',
+      object_id: userId,
+      description: `User ${member.username} removed from the team`,
+    });
+    // Their open sockets stop getting this project's messages at once, before the answer goes out.
+    onCommit(() => deps.bus.emit('accessRevoked', { userId, projectId }));
   });
 }
 
@@ -116,13 +123,15 @@ export async function leaveProject(deps: Pick<Deps, 'db' | 'bus'>, actor: UserRo
   const member = await findMember(deps.db, projectId, actor.id);
   if (!member) throw badRequest('You are not a member of this project');
   if (member.role === 'owner') throw badRequest(OWNER_CANNOT_LEAVE);
-  await deleteMember(deps.db, projectId, actor.id);
-  deps.bus.emit('accessRevoked', { userId: actor.id, projectId });
-  await recordEvent(deps.db, {
-    project_id: projectId,
-    user_id: actor.id,
-    object_type: 'user',
-    object_id: actor.id,
-    description: `User ${member.username} left the project`,
+  await transaction(deps.db, async (trx, onCommit) => {
+    await deleteMember(trx, projectId, actor.id);
+    await recordEvent(trx, {
+      project_id: projectId,
+      user_id: actor.id,
+      object_type: 'user',
+      object_id: actor.id,
+      description: `User ${member.username} left the project`,
+    });
+    onCommit(() => deps.bus.emit('accessRevoked', { userId: actor.id, projectId }));
   });
 }
