@@ -4,7 +4,12 @@ import { now, parseJson } from '../../db/values';
 import type { Deps } from '../../deps';
 import { waitingIntegrationTasks } from '../../tasks/store';
 import type { NewTask } from '../../tasks/types';
-import * as store from './integrations.store';
+import { findStoreKey } from '../keys/keys.store';
+import * as aliasStore from './aliases.store';
+import * as deliveryStore from './deliveries.store';
+import * as valueStore from './extract-values.store';
+import * as integrationStore from './integrations.store';
+import * as matcherStore from './matchers.store';
 import { deliveryId, extract, matches, verifyAuth, type WebhookRequest } from './webhook.match';
 
 /** What the receiver answers: 404 for an unknown alias, 401 when every candidate failed its check, else 204. */
@@ -15,10 +20,10 @@ const aliasPattern = /^[A-Za-z0-9_-]{1,64}$/;
 /** The auth secret: the key's login_password password, decrypted. Undefined when it cannot be read. */
 async function readSecret(
   deps: Pick<Deps, 'db' | 'box'>,
-  integration: store.IntegrationRow,
+  integration: integrationStore.IntegrationRow,
 ): Promise<string | undefined> {
   if (!integration.auth_secret_id) return undefined;
-  const key = await store.findStoreKey(deps.db, integration.project_id, integration.auth_secret_id);
+  const key = await findStoreKey(deps.db, integration.project_id, integration.auth_secret_id);
   if (!key?.secret) return undefined;
   try {
     const secret = JSON.parse(deps.box.open(key.secret)) as {
@@ -37,9 +42,9 @@ async function readSecret(
  * environment keys set in the integration's own task parameters win over extracted ones.
  */
 function buildTask(
-  integration: store.IntegrationRow,
+  integration: integrationStore.IntegrationRow,
   request: WebhookRequest,
-  rules: store.ExtractValueRow[],
+  rules: valueStore.ExtractValueRow[],
 ) {
   const defaults = parseJson<IntegrationTaskParams>(integration.task_params, {});
   const extracted = extract(request, rules);
@@ -86,7 +91,7 @@ const paramsKey = (params: Record<string, unknown>) =>
 /** A waiting task this integration started for its template with the same environment and params, if any. */
 async function identicalWaitingTask(
   deps: Pick<Deps, 'db'>,
-  integration: store.IntegrationRow,
+  integration: integrationStore.IntegrationRow,
   task: NewTask,
 ) {
   const environment = canonical(parseJson<unknown>(task.environment, {}));
@@ -128,14 +133,14 @@ async function oneAtATime<T>(db: Db, integrationId: number, fn: () => Promise<T>
  */
 async function startTask(
   deps: Pick<Deps, 'db' | 'log' | 'tasks'>,
-  integration: store.IntegrationRow,
+  integration: integrationStore.IntegrationRow,
   request: WebhookRequest,
 ): Promise<number | undefined> {
   const delivery = deliveryId(request);
   const at = now();
   if (delivery !== undefined) {
     const since = new Date(Date.parse(at) - DELIVERY_WINDOW_MS).toISOString();
-    if (!(await store.claimDelivery(deps.db, integration.id, delivery, at, since))) {
+    if (!(await deliveryStore.claimDelivery(deps.db, integration.id, delivery, at, since))) {
       deps.log.info(
         { rule: 'delivery_id', integration_id: integration.id, delivery_id: delivery },
         'integration request skipped: delivery already accepted',
@@ -143,7 +148,7 @@ async function startTask(
       return undefined;
     }
   }
-  const task = buildTask(integration, request, await store.listExtractValues(deps.db, integration.id));
+  const task = buildTask(integration, request, await valueStore.listExtractValues(deps.db, integration.id));
   return oneAtATime(deps.db, integration.id, async () => {
     const twin = await identicalWaitingTask(deps, integration, task);
     if (twin) {
@@ -167,7 +172,7 @@ async function startTask(
     } catch (err) {
       // One integration that cannot start (template gone, engine refusing) must not fail the others. Its
       // delivery id is forgotten so that redelivering it tries again.
-      if (delivery !== undefined) await store.releaseDelivery(deps.db, integration.id, delivery, at);
+      if (delivery !== undefined) await deliveryStore.releaseDelivery(deps.db, integration.id, delivery, at);
       deps.log.warn(
         { integration_id: integration.id, err: err instanceof Error ? err.message : String(err) },
         'integration could not start its task',
@@ -188,16 +193,16 @@ export async function handleWebhook(
   request: WebhookRequest,
 ): Promise<WebhookOutcome> {
   if (!aliasPattern.test(alias)) return { status: 404, started: [] };
-  const found = await store.findAliasByValue(deps.db, alias);
+  const found = await aliasStore.findAliasByValue(deps.db, alias);
   if (!found) return { status: 404, started: [] };
 
-  let integrations: store.IntegrationRow[];
+  let integrations: integrationStore.IntegrationRow[];
   if (found.integration_id != null) {
-    const one = await store.findIntegration(deps.db, found.project_id, found.integration_id);
+    const one = await integrationStore.findIntegration(deps.db, found.project_id, found.integration_id);
     if (!one) return { status: 404, started: [] };
     integrations = [one];
   } else {
-    integrations = await store.listIntegrations(deps.db, found.project_id);
+    integrations = await integrationStore.listIntegrations(deps.db, found.project_id);
   }
   const checkMatchers = found.integration_id == null;
 
@@ -206,7 +211,7 @@ export async function handleWebhook(
   const started: number[] = [];
   for (const integration of integrations) {
     if (checkMatchers) {
-      const rules = await store.listMatchers(deps.db, integration.id);
+      const rules = await matcherStore.listMatchers(deps.db, integration.id);
       if (rules.length === 0 || !rules.every((rule) => matches(request, rule))) continue;
     }
     candidates += 1;
