@@ -6,7 +6,7 @@ import type { EventBus } from './live/bus';
 import type { Scheduler } from './scheduler/scheduler';
 import type { TaskEngine } from './tasks/types';
 
-/** The ground-floor services every engine and feature is built from; `Deps` adds the engines. */
+/** What the engines are built from (configuration, database, secret box, log, event bus); `Deps` adds them. */
 export type CoreDeps = Readonly<{
   config: Config;
   db: Db;
