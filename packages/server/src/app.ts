@@ -7,19 +7,19 @@ import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastif
 import { startAlerts } from './alerts/alerts';
 import type { Config } from './config';
 import { type DbHandle, migrate, openDb } from './db';
-import type { Deps } from './deps';
+import type { CoreDeps, Deps } from './deps';
 import { registerFeatures } from './features';
+import { registerAuth } from './features/auth/auth.hook';
 import { authRoutes } from './features/auth/auth.routes';
 import { eventsRoutes } from './features/events/events.routes';
+import { liveRoutes } from './features/live/live.routes';
 import { projectsRoutes } from './features/projects/projects.routes';
 import { autorunDeploys, startTask } from './features/tasks/tasks.service';
-import { registerAuth } from './http/auth';
 import { registerErrorHandler } from './http/error-handler';
 import { answerFrameworkError, registerRequestGuards } from './http/request-guards';
 import { createSecretBox, loadSecretKey } from './lib/crypto';
 import { EventBus } from './live/bus';
 import { connectRedisBridge } from './live/redis';
-import { liveRoutes } from './live/ws';
 import type { StartTask } from './ports';
 import { createScheduler } from './scheduler/scheduler';
 import { createTaskEngine } from './tasks/engine';
@@ -41,6 +41,8 @@ export type BuildOptions = {
   background?: boolean;
   /** Timing of the task retention job (tests shorten the first delay). */
   retention?: RetentionOptions;
+  /** Starts the tasks the scheduler and integrations ask for, in place of the tasks feature (tests record them). */
+  startTask?: StartTask;
 };
 
 /** Builds the Fastify app with every route (no listen). Migrations are applied before routes answer. */
@@ -61,7 +63,7 @@ export async function buildApp(
   });
   const handle = options.db ?? openDb(config.dbUrl, { log: app.log });
   await migrate(handle);
-  const base = {
+  const core: CoreDeps = {
     config,
     db: handle.db,
     dialect: handle.dialect,
@@ -71,17 +73,18 @@ export async function buildApp(
   };
   // Tasks start through the tasks feature (validation, storage), which hands them to the engine; the engine
   // reports each finished run back, and a successful build autoruns its deploys.
-  const tasks = createTaskEngine(base, {
-    onRunFinished: (run) => autorunDeploys({ ...base, startTask: taskStarter }, run),
+  const tasks = createTaskEngine(core, {
+    onRunFinished: (run) => autorunDeploys({ ...core, startTask: taskStarter }, run),
   });
-  const taskStarter: StartTask = (projectId, input, origin) =>
-    startTask({ ...base, tasks }, projectId, input, origin);
-  const deps: Deps = {
-    ...base,
+  const taskStarter: StartTask =
+    options.startTask ??
+    ((projectId, input, origin) => startTask({ ...core, tasks }, projectId, input, origin));
+  const deps: Deps = Object.freeze({
+    ...core,
     tasks,
     startTask: taskStarter,
-    scheduler: createScheduler({ ...base, startTask: taskStarter }),
-  };
+    scheduler: createScheduler({ ...core, startTask: taskStarter }),
+  });
   // Live events fan out across instances through Redis when configured; closed after the tasks (preClose) so
   // their last updates still go out.
   if (config.redisUrl) {

@@ -5,18 +5,26 @@ import type { SecretBox } from './lib/crypto';
 import type { EventBus } from './live/bus';
 import type { Scheduler, StartTask, TaskEngine } from './ports';
 
-/** Everything a service needs, built once in app.ts (the composition root) and passed explicitly. */
-export type Deps = {
+/** What the engines are built from (configuration, database, secret box, log, event bus); `Deps` adds them. */
+export type CoreDeps = Readonly<{
   config: Config;
   db: Db;
   dialect: Dialect;
   box: SecretBox;
   log: FastifyBaseLogger;
   bus: EventBus;
-  /** The task engine (queue + runners). */
-  tasks: TaskEngine;
-  /** Cron schedules; schedule and template routes call refresh() after a change. */
-  scheduler: Scheduler;
-  /** Validates, stores and queues a new task (the tasks feature's service, for the scheduler and integrations). */
-  startTask: StartTask;
-};
+}>;
+
+/**
+ * Everything a service needs, built once in app.ts (the composition root), frozen, and passed explicitly; a
+ * service takes the slice it uses (`Pick<Deps, 'db' | 'bus'>`).
+ */
+export type Deps = CoreDeps &
+  Readonly<{
+    /** The task engine (queue + runners). */
+    tasks: TaskEngine;
+    /** Cron schedules; schedule and template routes call refresh() after a change. */
+    scheduler: Scheduler;
+    /** Validates, stores and queues a new task (the tasks feature's service, for the scheduler and integrations). */
+    startTask: StartTask;
+  }>;

@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
-import { alertsRoutes } from '../alerts/alerts.routes';
 import type { Deps } from '../deps';
+import { alertsRoutes } from './alerts/alerts.routes';
 import { oidcRoutes } from './auth/oidc.routes';
 import { environmentsRoutes } from './environments/environments.routes';
 import { integrationsRoutes } from './integrations/integrations.routes';

@@ -2,7 +2,9 @@ import { jsonDepth, MAX_JSON_DEPTH, messages } from '@signalbox/contracts';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Config } from '../config';
 import { badRequest, forbidden, rejectNul } from '../lib/errors';
-import { SESSION_COOKIE } from './auth';
+
+/** The cookie of a signed-in console session: the auth feature sets it, the forgery checks key on it. */
+export const SESSION_COOKIE = 'signalbox';
 
 /**
  * Guards every request passes before any handler:

@@ -22,7 +22,7 @@ function outageOn(name: TestDialect['name']) {
     beforeEach(async () => {
       relay = await behindRelay(base);
       h = await createHarness(relay.dialect);
-      // The app's own scheduler and engine run on the real clock; these tests drive their own.
+      // The app's own scheduler runs on the real clock; these tests drive their own.
       await h.deps.scheduler.close();
       await h.deps.tasks.close();
       starter = recordingStarter(h.deps.db, h.deps.dialect);

@@ -50,7 +50,7 @@ describe.each(testDialects())('scheduler on $name', (dialect) => {
 
   beforeEach(async () => {
     h = await createHarness(dialect);
-    // The app's own scheduler and engine run on the real clock; these tests drive their own.
+    // The app's own scheduler runs on the real clock; these tests drive their own.
     await h.deps.scheduler.close();
     await h.deps.tasks.close();
     starter = recordingStarter(h.deps.db, h.deps.dialect);

@@ -299,21 +299,6 @@ export async function pruneTemplateTasks(db: Db, templateId: number, keep: numbe
   for (const { id } of old) await deleteTaskAndOutput(db, id);
 }
 
-// ---------------------------------------------------------------------------------------------- sockets
-
-/** Project ids the user belongs to. */
-export async function memberProjects(db: Db, userId: number): Promise<Set<number>> {
-  const rows = await db
-    .selectFrom('project_user')
-    .select('project_id')
-    .where('user_id', '=', userId)
-    .execute();
-  return new Set(rows.map((r) => r.project_id));
-}
-
-export const findUserAdmin = (db: Db, userId: number) =>
-  db.selectFrom('user').select(['admin']).where('id', '=', userId).executeTakeFirst();
-
 // ---------------------------------------------------------------------------------------------- integrations
 
 /** Waiting tasks an integration started for a template, oldest first (the webhook receiver's debounce). */

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import type { ProjectRole } from '@signalbox/contracts';
 import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify';
 import { pino } from 'pino';
-import { buildApp } from '../../src/app';
+import { type BuildOptions, buildApp } from '../../src/app';
 import { type Config, loadConfig } from '../../src/config';
 import { openDb } from '../../src/db';
 import { now } from '../../src/db/values';
@@ -51,8 +51,16 @@ export type Client = {
 
 let counter = 0;
 
-/** Boots the real app on a fresh database of the given dialect; close() tears everything down. */
-export async function createHarness(dialect: TestDialect, overrides: Partial<Config> = {}): Promise<Harness> {
+/**
+ * Boots the real app on a fresh database of the given dialect; close() tears everything down.
+ * `build.startTask` records the tasks the scheduler and integrations start (the app's Deps are frozen: nothing is
+ * swapped in later).
+ */
+export async function createHarness(
+  dialect: TestDialect,
+  overrides: Partial<Config> = {},
+  build: Pick<BuildOptions, 'startTask'> = {},
+): Promise<Harness> {
   const dataDir = mkdtempSync(join(tmpdir(), 'signalbox-test-'));
   const database = await dialect.create(dataDir);
   const config = loadConfig({}, { dataDir, dbUrl: database.url, logLevel: 'info', ...overrides });
@@ -60,7 +68,7 @@ export async function createHarness(dialect: TestDialect, overrides: Partial<Con
   const stream = { write: (line: string) => void logLines.push(line) };
   // The database's own warnings (lost connections) land in the same captured log as the app's.
   const handle = openDb(database.url, { log: pino({ level: 'info' }, stream) });
-  const { app, deps } = await buildApp(config, { db: handle, logger: { level: 'info', stream } });
+  const { app, deps } = await buildApp(config, { ...build, db: handle, logger: { level: 'info', stream } });
   await app.ready();
 
   const makeClient = (userId: number, username: string, password: string, cookie: string): Client => {

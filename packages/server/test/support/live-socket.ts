@@ -1,6 +1,6 @@
 import WebSocket from 'ws';
+import { hubOf } from '../../src/features/live/live.routes';
 import type { LiveMessage } from '../../src/live/bus';
-import { hubOf } from '../../src/live/ws';
 import type { Harness } from './harness';
 import { waitFor } from './task-fixtures';
 

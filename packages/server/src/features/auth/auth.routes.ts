@@ -2,15 +2,16 @@ import { apiTokenInput, type LoginOptions, loginInput } from '@signalbox/contrac
 import bcrypt from 'bcryptjs';
 import type { FastifyInstance } from 'fastify';
 import type { Deps } from '../../deps';
-import { SESSION_COOKIE, startSession } from '../../http/auth';
+import { SESSION_COOKIE } from '../../http/request-guards';
 import { AppError, notFound, parse, unauthorized } from '../../lib/errors';
 import { version } from '../../version';
 import { findUserByLogin, toUser } from '../users/users.store';
+import { startSession } from './auth.hook';
 import { expireSession } from './sessions.store';
 import { failAttempt, passAttempt, signInAttempt, startAttempt, withRetryAfter } from './sign-in-throttle';
 import { createToken, deleteToken, listTokens } from './tokens.store';
 
-export function loginOptions(deps: Deps): LoginOptions {
+export function loginOptions(deps: Pick<Deps, 'config'>): LoginOptions {
   const providers = Object.entries(deps.config.oidcProviders ?? {})
     .sort(([, a], [, b]) => a.order - b.order)
     .map(([id, p]) => ({ id, name: p.display_name || id, color: p.color, icon: p.icon }));

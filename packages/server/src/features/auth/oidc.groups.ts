@@ -46,7 +46,7 @@ export function mappedRoles(p: OidcProviderConfig, groups: Set<string>): Map<num
  * the mapping does not name are never touched, so memberships an admin grants by hand keep working.
  */
 export async function applyGroupMappings(
-  deps: Deps,
+  deps: Pick<Deps, 'db' | 'log' | 'bus'>,
   id: string,
   p: OidcProviderConfig,
   user: UserRow,

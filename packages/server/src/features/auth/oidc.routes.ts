@@ -1,6 +1,6 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Deps } from '../../deps';
-import { startSession } from '../../http/auth';
+import { startSession } from './auth.hook';
 import { applyGroupMappings } from './oidc.groups';
 import {
   beginSignIn,

@@ -32,7 +32,7 @@ export function isLoopbackHttp(url: URL) {
 }
 
 /** A provider from configuration, or 404. */
-export function findProvider(deps: Deps, id: string): OidcProviderConfig {
+export function findProvider(deps: Pick<Deps, 'config'>, id: string): OidcProviderConfig {
   const providers = deps.config.oidcProviders ?? {};
   if (!Object.hasOwn(providers, id)) throw notFound('Sign-in provider');
   return providers[id]!;
@@ -213,7 +213,7 @@ const claim = (claims: Claims, name: string): string => {
  * as the peer refuses it ("OIDC user conflicts with local user").
  */
 export async function userForClaims(
-  deps: Deps,
+  deps: Pick<Deps, 'db' | 'dialect'>,
   id: string,
   p: OidcProviderConfig,
   claims: Claims,

@@ -47,7 +47,7 @@ export function toEnvironment(row: EnvironmentRow, secrets: SecretRow[]): Enviro
   };
 }
 
-export async function listEnvironments(deps: Deps, projectId: number, order: 'asc' | 'desc') {
+export async function listEnvironments(deps: Pick<Deps, 'db'>, projectId: number, order: 'asc' | 'desc') {
   const rows = await listEnvironmentRows(deps.db, projectId, order);
   const secrets = await listSecretRows(deps.db, projectId);
   return rows.map((row) => toEnvironment(row, secrets));
@@ -59,12 +59,12 @@ async function requireEnvironment(db: Db, projectId: number, id: number) {
   return row;
 }
 
-export async function getEnvironment(deps: Deps, projectId: number, id: number) {
+export async function getEnvironment(deps: Pick<Deps, 'db'>, projectId: number, id: number) {
   const row = await requireEnvironment(deps.db, projectId, id);
   return toEnvironment(row, await listSecretRows(deps.db, projectId, [id]));
 }
 
-export async function environmentRefs(deps: Deps, projectId: number, id: number) {
+export async function environmentRefs(deps: Pick<Deps, 'db'>, projectId: number, id: number) {
   await requireEnvironment(deps.db, projectId, id);
   return findRefs(deps.db, projectId, 'environment', id);
 }
@@ -80,7 +80,7 @@ function assertOwnSecrets(ops: EnvironmentSecretInput[], existing: SecretRow[]) 
 
 async function applySecrets(
   trx: Db,
-  deps: Deps,
+  deps: Pick<Deps, 'dialect' | 'box'>,
   projectId: number,
   environmentId: number,
   ops: EnvironmentSecretInput[],
@@ -110,7 +110,7 @@ async function applySecrets(
 const values = (input: EnvironmentInput) => ({ name: input.name, json: input.json, env: input.env });
 
 export async function createEnvironment(
-  deps: Deps,
+  deps: Pick<Deps, 'db' | 'dialect' | 'box'>,
   user: UserRow,
   projectId: number,
   input: EnvironmentInput,
@@ -133,7 +133,7 @@ export async function createEnvironment(
 }
 
 export async function updateEnvironment(
-  deps: Deps,
+  deps: Pick<Deps, 'db' | 'dialect' | 'box'>,
   user: UserRow,
   projectId: number,
   id: number,
@@ -155,7 +155,12 @@ export async function updateEnvironment(
   });
 }
 
-export async function deleteEnvironment(deps: Deps, user: UserRow, projectId: number, id: number) {
+export async function deleteEnvironment(
+  deps: Pick<Deps, 'db'>,
+  user: UserRow,
+  projectId: number,
+  id: number,
+) {
   const row = await requireEnvironment(deps.db, projectId, id);
   await assertUnused(deps.db, projectId, 'environment', id);
   await deps.db.transaction().execute((trx) => deleteEnvironmentRows(trx, projectId, id));
@@ -175,7 +180,7 @@ export type EnvironmentSecretValue = { type: EnvironmentSecretType; name: string
  * `env` secrets the process environment. A secret that cannot be opened reads as empty.
  */
 export async function getEnvironmentSecrets(
-  deps: Deps,
+  deps: Pick<Deps, 'db' | 'box'>,
   environmentId: number,
 ): Promise<EnvironmentSecretValue[]> {
   const rows = await listSecretRowsOfEnvironment(deps.db, environmentId);

@@ -1,8 +1,8 @@
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import type { Deps } from '../../deps';
-import { projectRoutes } from '../../http/project-guard';
 import { parse } from '../../lib/errors';
+import { projectRoutes } from '../projects/projects.guard';
 import { listProjectEvents, listUserEvents } from './events.store';
 
 const limitQuery = z.object({

@@ -1,5 +1,4 @@
 import type { Db } from '../../db';
-import { now } from '../../db/values';
 export type EventView = {
   id: number;
   project_id: number | null;

@@ -7,8 +7,8 @@ import {
 } from '@signalbox/contracts';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Deps } from '../../deps';
-import { projectRoutes } from '../../http/project-guard';
 import { parse } from '../../lib/errors';
+import { projectRoutes } from '../projects/projects.guard';
 import * as service from './integrations.service';
 import { toIntegration } from './integrations.store';
 import { webhookRoutes } from './webhook.routes';

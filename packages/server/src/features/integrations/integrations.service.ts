@@ -8,14 +8,18 @@ import { recordEvent } from '../../audit/audit.store';
 import type { Deps } from '../../deps';
 import { randomAlnum } from '../../lib/crypto';
 import { badRequest, notFound } from '../../lib/errors';
+import { findStoreKey } from '../keys/keys.store';
 import { assertInProject } from '../refs/refs.store';
 import type { UserRow } from '../users/users.store';
-import * as store from './integrations.store';
+import * as aliasStore from './aliases.store';
+import * as valueStore from './extract-values.store';
+import * as integrationStore from './integrations.store';
+import * as matcherStore from './matchers.store';
 
 /** Aliases are the only secret of an unauthenticated webhook: 32 characters of [A-Za-z0-9] (~190 bits). */
 export const ALIAS_LENGTH = 32;
 
-type Actor = { deps: Deps; user: UserRow; projectId: number };
+type Actor = { deps: Pick<Deps, 'db' | 'dialect'>; user: UserRow; projectId: number };
 
 const event = (a: Actor, object_type: string, object_id: number | null, description: string) =>
   recordEvent(a.deps.db, {
@@ -26,23 +30,23 @@ const event = (a: Actor, object_type: string, object_id: number | null, descript
     description,
   });
 
-export async function listIntegrations(deps: Deps, projectId: number) {
-  return (await store.listIntegrations(deps.db, projectId)).map(store.toIntegration);
+export async function listIntegrations(deps: Pick<Deps, 'db'>, projectId: number) {
+  return (await integrationStore.listIntegrations(deps.db, projectId)).map(integrationStore.toIntegration);
 }
 
-export async function getIntegration(deps: Deps, projectId: number, id: number) {
-  const row = await store.findIntegration(deps.db, projectId, id);
+export async function getIntegration(deps: Pick<Deps, 'db'>, projectId: number, id: number) {
+  const row = await integrationStore.findIntegration(deps.db, projectId, id);
   if (!row) throw notFound('Integration');
   return row;
 }
 
 /** Referenced objects must live in this project; the auth secret must be a login/password key. */
-async function checkReferences(deps: Deps, projectId: number, input: IntegrationInput) {
+async function checkReferences(deps: Pick<Deps, 'db'>, projectId: number, input: IntegrationInput) {
   await assertInProject(deps.db, 'template', input.template_id, projectId, 'Template');
   if (input.task_params?.inventory_id)
     await assertInProject(deps.db, 'inventory', input.task_params.inventory_id, projectId, 'Inventory');
   if (input.auth_secret_id) {
-    const key = await store.findStoreKey(deps.db, projectId, input.auth_secret_id);
+    const key = await findStoreKey(deps.db, projectId, input.auth_secret_id);
     if (!key)
       throw badRequest(`Auth secret ${input.auth_secret_id} does not exist in this project`, {
         auth_secret_id: 'Auth secret not found',
@@ -56,21 +60,23 @@ async function checkReferences(deps: Deps, projectId: number, input: Integration
 
 export async function createIntegration(a: Actor, input: IntegrationInput) {
   await checkReferences(a.deps, a.projectId, input);
-  const id = await store.insertIntegration(a.deps.db, a.deps.dialect, a.projectId, input);
+  const id = await integrationStore.insertIntegration(a.deps.db, a.deps.dialect, a.projectId, input);
   await event(a, 'integration', id, `Integration ${input.name} created`);
-  return store.toIntegration((await store.findIntegration(a.deps.db, a.projectId, id))!);
+  return integrationStore.toIntegration(
+    (await integrationStore.findIntegration(a.deps.db, a.projectId, id))!,
+  );
 }
 
 export async function updateIntegration(a: Actor, id: number, input: IntegrationInput) {
   await getIntegration(a.deps, a.projectId, id);
   await checkReferences(a.deps, a.projectId, input);
-  await store.updateIntegration(a.deps.db, a.projectId, id, input);
+  await integrationStore.updateIntegration(a.deps.db, a.projectId, id, input);
   await event(a, 'integration', id, `Integration ${input.name} updated`);
 }
 
 export async function deleteIntegration(a: Actor, id: number) {
   const row = await getIntegration(a.deps, a.projectId, id);
-  await store.deleteIntegration(a.deps.db, a.projectId, id);
+  await integrationStore.deleteIntegration(a.deps.db, a.projectId, id);
   await event(a, 'integration', id, `Integration ${row.name} deleted`);
 }
 
@@ -81,7 +87,7 @@ export function aliasUrl(baseUrl: string, alias: string) {
   return `${baseUrl.replace(/\/+$/, '')}/api/integrations/${alias}`;
 }
 
-export function toAlias(row: store.AliasRow, baseUrl: string): IntegrationAlias {
+export function toAlias(row: aliasStore.AliasRow, baseUrl: string): IntegrationAlias {
   return {
     id: row.id,
     project_id: row.project_id,
@@ -92,34 +98,34 @@ export function toAlias(row: store.AliasRow, baseUrl: string): IntegrationAlias 
 }
 
 export async function listAliases(
-  deps: Deps,
+  deps: Pick<Deps, 'db'>,
   projectId: number,
   integrationId: number | null,
   baseUrl: string,
 ) {
   if (integrationId != null) await getIntegration(deps, projectId, integrationId);
-  return (await store.listAliases(deps.db, projectId, integrationId)).map((r) => toAlias(r, baseUrl));
+  return (await aliasStore.listAliases(deps.db, projectId, integrationId)).map((r) => toAlias(r, baseUrl));
 }
 
 export async function createAlias(a: Actor, integrationId: number | null, baseUrl: string) {
   const integration = integrationId == null ? null : await getIntegration(a.deps, a.projectId, integrationId);
   const alias = randomAlnum(ALIAS_LENGTH);
-  const id = await store.insertAlias(a.deps.db, a.deps.dialect, a.projectId, integrationId, alias);
+  const id = await aliasStore.insertAlias(a.deps.db, a.deps.dialect, a.projectId, integrationId, alias);
   await event(
     a,
     'integration_alias',
     id,
     integration ? `Alias of integration ${integration.name} created` : 'Project integration alias created',
   );
-  return toAlias((await store.findAliasById(a.deps.db, a.projectId, id))!, baseUrl);
+  return toAlias((await aliasStore.findAliasById(a.deps.db, a.projectId, id))!, baseUrl);
 }
 
 /** Deletes an alias; with an integration id, only an alias of that integration. */
 export async function deleteAlias(a: Actor, integrationId: number | null, aliasId: number) {
   const integration = integrationId == null ? null : await getIntegration(a.deps, a.projectId, integrationId);
-  const row = await store.findAliasById(a.deps.db, a.projectId, aliasId);
+  const row = await aliasStore.findAliasById(a.deps.db, a.projectId, aliasId);
   if (!row || (integration && row.integration_id !== integration.id)) throw notFound('Alias');
-  await store.deleteAlias(a.deps.db, a.projectId, aliasId);
+  await aliasStore.deleteAlias(a.deps.db, a.projectId, aliasId);
   await event(
     a,
     'integration_alias',
@@ -130,21 +136,21 @@ export async function deleteAlias(a: Actor, integrationId: number | null, aliasI
 
 // Matchers.
 
-export async function listMatchers(deps: Deps, projectId: number, integrationId: number) {
+export async function listMatchers(deps: Pick<Deps, 'db'>, projectId: number, integrationId: number) {
   await getIntegration(deps, projectId, integrationId);
-  return (await store.listMatchers(deps.db, integrationId)).map(store.toMatcher);
+  return (await matcherStore.listMatchers(deps.db, integrationId)).map(matcherStore.toMatcher);
 }
 
 export async function createMatcher(a: Actor, integrationId: number, input: IntegrationMatcherInput) {
   const integration = await getIntegration(a.deps, a.projectId, integrationId);
-  const id = await store.insertMatcher(a.deps.db, a.deps.dialect, integrationId, input);
+  const id = await matcherStore.insertMatcher(a.deps.db, a.deps.dialect, integrationId, input);
   await event(
     a,
     'integration_matcher',
     id,
     `Matcher ${input.name} of integration ${integration.name} created`,
   );
-  return store.toMatcher((await store.findMatcher(a.deps.db, integrationId, id))!);
+  return matcherStore.toMatcher((await matcherStore.findMatcher(a.deps.db, integrationId, id))!);
 }
 
 export async function updateMatcher(
@@ -154,8 +160,8 @@ export async function updateMatcher(
   input: IntegrationMatcherInput,
 ) {
   const integration = await getIntegration(a.deps, a.projectId, integrationId);
-  if (!(await store.findMatcher(a.deps.db, integrationId, id))) throw notFound('Matcher');
-  await store.updateMatcher(a.deps.db, integrationId, id, input);
+  if (!(await matcherStore.findMatcher(a.deps.db, integrationId, id))) throw notFound('Matcher');
+  await matcherStore.updateMatcher(a.deps.db, integrationId, id, input);
   await event(
     a,
     'integration_matcher',
@@ -166,17 +172,17 @@ export async function updateMatcher(
 
 export async function deleteMatcher(a: Actor, integrationId: number, id: number) {
   const integration = await getIntegration(a.deps, a.projectId, integrationId);
-  const row = await store.findMatcher(a.deps.db, integrationId, id);
+  const row = await matcherStore.findMatcher(a.deps.db, integrationId, id);
   if (!row) throw notFound('Matcher');
-  await store.deleteMatcher(a.deps.db, integrationId, id);
+  await matcherStore.deleteMatcher(a.deps.db, integrationId, id);
   await event(a, 'integration_matcher', id, `Matcher ${row.name} of integration ${integration.name} deleted`);
 }
 
 // Extracted values.
 
-export async function listExtractValues(deps: Deps, projectId: number, integrationId: number) {
+export async function listExtractValues(deps: Pick<Deps, 'db'>, projectId: number, integrationId: number) {
   await getIntegration(deps, projectId, integrationId);
-  return (await store.listExtractValues(deps.db, integrationId)).map(store.toExtractValue);
+  return (await valueStore.listExtractValues(deps.db, integrationId)).map(valueStore.toExtractValue);
 }
 
 export async function createExtractValue(
@@ -185,14 +191,14 @@ export async function createExtractValue(
   input: IntegrationExtractValueInput,
 ) {
   const integration = await getIntegration(a.deps, a.projectId, integrationId);
-  const id = await store.insertExtractValue(a.deps.db, a.deps.dialect, integrationId, input);
+  const id = await valueStore.insertExtractValue(a.deps.db, a.deps.dialect, integrationId, input);
   await event(
     a,
     'integration_extract_value',
     id,
     `Extracted value ${input.name} of integration ${integration.name} created`,
   );
-  return store.toExtractValue((await store.findExtractValue(a.deps.db, integrationId, id))!);
+  return valueStore.toExtractValue((await valueStore.findExtractValue(a.deps.db, integrationId, id))!);
 }
 
 export async function updateExtractValue(
@@ -202,8 +208,8 @@ export async function updateExtractValue(
   input: IntegrationExtractValueInput,
 ) {
   const integration = await getIntegration(a.deps, a.projectId, integrationId);
-  if (!(await store.findExtractValue(a.deps.db, integrationId, id))) throw notFound('Extracted value');
-  await store.updateExtractValue(a.deps.db, integrationId, id, input);
+  if (!(await valueStore.findExtractValue(a.deps.db, integrationId, id))) throw notFound('Extracted value');
+  await valueStore.updateExtractValue(a.deps.db, integrationId, id, input);
   await event(
     a,
     'integration_extract_value',
@@ -214,9 +220,9 @@ export async function updateExtractValue(
 
 export async function deleteExtractValue(a: Actor, integrationId: number, id: number) {
   const integration = await getIntegration(a.deps, a.projectId, integrationId);
-  const row = await store.findExtractValue(a.deps.db, integrationId, id);
+  const row = await valueStore.findExtractValue(a.deps.db, integrationId, id);
   if (!row) throw notFound('Extracted value');
-  await store.deleteExtractValue(a.deps.db, integrationId, id);
+  await valueStore.deleteExtractValue(a.deps.db, integrationId, id);
   await event(
     a,
     'integration_extract_value',

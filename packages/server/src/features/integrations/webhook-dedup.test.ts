@@ -14,7 +14,7 @@ import {
   waitForStatus,
 } from '../../../test/support/task-fixtures';
 import { insertReturningId } from '../../db/values';
-import { claimDelivery } from './integrations.store';
+import { claimDelivery } from './deliveries.store';
 
 /**
  * Redelivery de-duplication and the debounce of identical waiting tasks, through `POST /api/integrations/{alias}`

@@ -1,9 +1,15 @@
 import type { IntegrationTaskParams } from '@signalbox/contracts';
+import type { Db } from '../../db';
 import { now, parseJson } from '../../db/values';
 import type { Deps } from '../../deps';
 import type { NewTask } from '../../ports';
 import { waitingIntegrationTasks } from '../../tasks/store';
-import * as store from './integrations.store';
+import { findStoreKey } from '../keys/keys.store';
+import * as aliasStore from './aliases.store';
+import * as deliveryStore from './deliveries.store';
+import * as valueStore from './extract-values.store';
+import * as integrationStore from './integrations.store';
+import * as matcherStore from './matchers.store';
 import { deliveryId, extract, matches, verifyAuth, type WebhookRequest } from './webhook.match';
 
 /** What the receiver answers: 404 for an unknown alias, 401 when every candidate failed its check, else 204. */
@@ -12,9 +18,12 @@ export type WebhookOutcome = { status: 204 | 401 | 404; started: number[] };
 const aliasPattern = /^[A-Za-z0-9_-]{1,64}$/;
 
 /** The auth secret: the key's login_password password, decrypted. Undefined when it cannot be read. */
-async function readSecret(deps: Deps, integration: store.IntegrationRow): Promise<string | undefined> {
+async function readSecret(
+  deps: Pick<Deps, 'db' | 'box'>,
+  integration: integrationStore.IntegrationRow,
+): Promise<string | undefined> {
   if (!integration.auth_secret_id) return undefined;
-  const key = await store.findStoreKey(deps.db, integration.project_id, integration.auth_secret_id);
+  const key = await findStoreKey(deps.db, integration.project_id, integration.auth_secret_id);
   if (!key?.secret) return undefined;
   try {
     const secret = JSON.parse(deps.box.open(key.secret)) as {
@@ -33,9 +42,9 @@ async function readSecret(deps: Deps, integration: store.IntegrationRow): Promis
  * environment keys set in the integration's own task parameters win over extracted ones.
  */
 function buildTask(
-  integration: store.IntegrationRow,
+  integration: integrationStore.IntegrationRow,
   request: WebhookRequest,
-  rules: store.ExtractValueRow[],
+  rules: valueStore.ExtractValueRow[],
 ) {
   const defaults = parseJson<IntegrationTaskParams>(integration.task_params, {});
   const extracted = extract(request, rules);
@@ -80,7 +89,11 @@ const paramsKey = (params: Record<string, unknown>) =>
   canonical(Object.fromEntries(Object.entries(params).filter(([k]) => !storeSetParams.includes(k))));
 
 /** A waiting task this integration started for its template with the same environment and params, if any. */
-async function identicalWaitingTask(deps: Deps, integration: store.IntegrationRow, task: NewTask) {
+async function identicalWaitingTask(
+  deps: Pick<Deps, 'db'>,
+  integration: integrationStore.IntegrationRow,
+  task: NewTask,
+) {
   const environment = canonical(parseJson<unknown>(task.environment, {}));
   const params = paramsKey(task.params ?? {});
   const waiting = await waitingIntegrationTasks(deps.db, integration.template_id, integration.id);
@@ -91,14 +104,17 @@ async function identicalWaitingTask(deps: Deps, integration: store.IntegrationRo
   );
 }
 
-/** Per-integration chains of debounce check + task creation, so this process never queues two twins at once. */
-const chains = new WeakMap<Deps, Map<number, Promise<unknown>>>();
+/**
+ * Per-integration chains of debounce check + task creation, so this process never queues two twins at once
+ * (one set of chains per database: the twins are looked for there).
+ */
+const chains = new WeakMap<Db, Map<number, Promise<unknown>>>();
 
-async function oneAtATime<T>(deps: Deps, integrationId: number, fn: () => Promise<T>): Promise<T> {
-  let byIntegration = chains.get(deps);
+async function oneAtATime<T>(db: Db, integrationId: number, fn: () => Promise<T>): Promise<T> {
+  let byIntegration = chains.get(db);
   if (!byIntegration) {
     byIntegration = new Map();
-    chains.set(deps, byIntegration);
+    chains.set(db, byIntegration);
   }
   const run = (byIntegration.get(integrationId) ?? Promise.resolve()).then(fn);
   const tail = run.catch(() => {});
@@ -116,15 +132,15 @@ async function oneAtATime<T>(deps: Deps, integrationId: number, fn: () => Promis
  * (a running one does not count: the new task may see new commits). Skipping still answers 204.
  */
 async function startTask(
-  deps: Deps,
-  integration: store.IntegrationRow,
+  deps: Pick<Deps, 'db' | 'log' | 'startTask'>,
+  integration: integrationStore.IntegrationRow,
   request: WebhookRequest,
 ): Promise<number | undefined> {
   const delivery = deliveryId(request);
   const at = now();
   if (delivery !== undefined) {
     const since = new Date(Date.parse(at) - DELIVERY_WINDOW_MS).toISOString();
-    if (!(await store.claimDelivery(deps.db, integration.id, delivery, at, since))) {
+    if (!(await deliveryStore.claimDelivery(deps.db, integration.id, delivery, at, since))) {
       deps.log.info(
         { rule: 'delivery_id', integration_id: integration.id, delivery_id: delivery },
         'integration request skipped: delivery already accepted',
@@ -132,8 +148,8 @@ async function startTask(
       return undefined;
     }
   }
-  const task = buildTask(integration, request, await store.listExtractValues(deps.db, integration.id));
-  return oneAtATime(deps, integration.id, async () => {
+  const task = buildTask(integration, request, await valueStore.listExtractValues(deps.db, integration.id));
+  return oneAtATime(deps.db, integration.id, async () => {
     const twin = await identicalWaitingTask(deps, integration, task);
     if (twin) {
       deps.log.info(
@@ -148,7 +164,6 @@ async function startTask(
       return undefined;
     }
     try {
-      // Read at call time: the task starter may be replaced after the routes were registered.
       return await deps.startTask(integration.project_id, task, {
         userId: null,
         integrationId: integration.id,
@@ -156,7 +171,7 @@ async function startTask(
     } catch (err) {
       // One integration that cannot start (template gone, engine refusing) must not fail the others. Its
       // delivery id is forgotten so that redelivering it tries again.
-      if (delivery !== undefined) await store.releaseDelivery(deps.db, integration.id, delivery, at);
+      if (delivery !== undefined) await deliveryStore.releaseDelivery(deps.db, integration.id, delivery, at);
       deps.log.warn(
         { integration_id: integration.id, err: err instanceof Error ? err.message : String(err) },
         'integration could not start its task',
@@ -172,21 +187,21 @@ async function startTask(
  * matchers. An integration whose auth check fails is skipped and starts nothing.
  */
 export async function handleWebhook(
-  deps: Deps,
+  deps: Pick<Deps, 'db' | 'box' | 'log' | 'startTask'>,
   alias: string,
   request: WebhookRequest,
 ): Promise<WebhookOutcome> {
   if (!aliasPattern.test(alias)) return { status: 404, started: [] };
-  const found = await store.findAliasByValue(deps.db, alias);
+  const found = await aliasStore.findAliasByValue(deps.db, alias);
   if (!found) return { status: 404, started: [] };
 
-  let integrations: store.IntegrationRow[];
+  let integrations: integrationStore.IntegrationRow[];
   if (found.integration_id != null) {
-    const one = await store.findIntegration(deps.db, found.project_id, found.integration_id);
+    const one = await integrationStore.findIntegration(deps.db, found.project_id, found.integration_id);
     if (!one) return { status: 404, started: [] };
     integrations = [one];
   } else {
-    integrations = await store.listIntegrations(deps.db, found.project_id);
+    integrations = await integrationStore.listIntegrations(deps.db, found.project_id);
   }
   const checkMatchers = found.integration_id == null;
 
@@ -195,7 +210,7 @@ export async function handleWebhook(
   const started: number[] = [];
   for (const integration of integrations) {
     if (checkMatchers) {
-      const rules = await store.listMatchers(deps.db, integration.id);
+      const rules = await matcherStore.listMatchers(deps.db, integration.id);
       if (rules.length === 0 || !rules.every((rule) => matches(request, rule))) continue;
     }
     candidates += 1;

@@ -36,7 +36,7 @@ export function toInventory(row: InventoryRow): Inventory {
 }
 
 export async function listInventories(
-  deps: Deps,
+  deps: Pick<Deps, 'db'>,
   projectId: number,
   sort: 'name' | 'type',
   order: 'asc' | 'desc',
@@ -44,17 +44,17 @@ export async function listInventories(
   return (await listInventoryRows(deps.db, projectId, sort, order)).map(toInventory);
 }
 
-async function requireInventory(deps: Deps, projectId: number, id: number) {
+async function requireInventory(deps: Pick<Deps, 'db'>, projectId: number, id: number) {
   const row = await findInventoryRow(deps.db, projectId, id);
   if (!row) throw notFound('Inventory');
   return row;
 }
 
-export async function getInventory(deps: Deps, projectId: number, id: number) {
+export async function getInventory(deps: Pick<Deps, 'db'>, projectId: number, id: number) {
   return toInventory(await requireInventory(deps, projectId, id));
 }
 
-export async function inventoryRefs(deps: Deps, projectId: number, id: number) {
+export async function inventoryRefs(deps: Pick<Deps, 'db'>, projectId: number, id: number) {
   await requireInventory(deps, projectId, id);
   return findRefs(deps.db, projectId, 'inventory', id);
 }
@@ -71,7 +71,7 @@ function assertYaml(text: string) {
 }
 
 /** Checks content and references; everything is checked before anything is written. */
-async function checkInput(deps: Deps, projectId: number, input: InventoryInput) {
+async function checkInput(deps: Pick<Deps, 'db'>, projectId: number, input: InventoryInput) {
   if (input.type === 'static-yaml') assertYaml(input.inventory);
   const workspace = isWorkspaceInventory(input.type);
   if (!workspace)
@@ -98,7 +98,12 @@ async function checkInput(deps: Deps, projectId: number, input: InventoryInput) 
  * Writes the inventory; a workspace inventory runs with the project's None key, created here when the project
  * has none. The write and the key creation share one transaction.
  */
-async function save(deps: Deps, projectId: number, input: InventoryInput, id?: number) {
+async function save(
+  deps: Pick<Deps, 'db' | 'dialect'>,
+  projectId: number,
+  input: InventoryInput,
+  id?: number,
+) {
   return deps.db.transaction().execute(async (trx) => {
     let sshKeyId = input.ssh_key_id;
     let noneKey: { id: number; created: boolean } | null = null;
@@ -120,7 +125,7 @@ async function save(deps: Deps, projectId: number, input: InventoryInput, id?: n
   });
 }
 
-async function recordNoneKey(deps: Deps, user: UserRow, projectId: number, keyId: number | null) {
+async function recordNoneKey(deps: Pick<Deps, 'db'>, user: UserRow, projectId: number, keyId: number | null) {
   if (keyId === null) return;
   await recordEvent(deps.db, {
     project_id: projectId,
@@ -131,7 +136,12 @@ async function recordNoneKey(deps: Deps, user: UserRow, projectId: number, keyId
   });
 }
 
-export async function createInventory(deps: Deps, user: UserRow, projectId: number, input: InventoryInput) {
+export async function createInventory(
+  deps: Pick<Deps, 'db' | 'dialect'>,
+  user: UserRow,
+  projectId: number,
+  input: InventoryInput,
+) {
   assertBodyIds(input, projectId);
   await checkInput(deps, projectId, input);
   const { id, createdNoneKey } = await save(deps, projectId, input);
@@ -147,7 +157,7 @@ export async function createInventory(deps: Deps, user: UserRow, projectId: numb
 }
 
 export async function updateInventory(
-  deps: Deps,
+  deps: Pick<Deps, 'db' | 'dialect'>,
   user: UserRow,
   projectId: number,
   id: number,
@@ -167,7 +177,7 @@ export async function updateInventory(
   });
 }
 
-export async function deleteInventory(deps: Deps, user: UserRow, projectId: number, id: number) {
+export async function deleteInventory(deps: Pick<Deps, 'db'>, user: UserRow, projectId: number, id: number) {
   const row = await requireInventory(deps, projectId, id);
   await assertUnused(deps.db, projectId, 'inventory', id);
   await deleteInventoryRow(deps.db, projectId, id);

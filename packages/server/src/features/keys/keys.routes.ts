@@ -1,8 +1,8 @@
 import { idParam, keyCreateInput, keyUpdateInput } from '@signalbox/contracts';
 import type { FastifyInstance } from 'fastify';
 import type { Deps } from '../../deps';
-import { projectRoutes } from '../../http/project-guard';
 import { parse } from '../../lib/errors';
+import { projectRoutes } from '../projects/projects.guard';
 import { listQuery } from '../refs/list-query';
 import { createKey, deleteKey, getKey, keyRefs, listKeys, updateKey } from './keys.service';
 

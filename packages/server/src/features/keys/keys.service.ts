@@ -66,7 +66,12 @@ export function toAccessKey(box: SecretBox, row: KeyRow): AccessKey {
   return key;
 }
 
-export async function listKeys(deps: Deps, projectId: number, sort: 'name' | 'type', order: 'asc' | 'desc') {
+export async function listKeys(
+  deps: Pick<Deps, 'db' | 'box'>,
+  projectId: number,
+  sort: 'name' | 'type',
+  order: 'asc' | 'desc',
+) {
   return (await listKeyRows(deps.db, projectId, sort, order)).map((row) => toAccessKey(deps.box, row));
 }
 
@@ -76,16 +81,21 @@ async function requireKey(db: Db, projectId: number, id: number) {
   return row;
 }
 
-export async function getKey(deps: Deps, projectId: number, id: number) {
+export async function getKey(deps: Pick<Deps, 'db' | 'box'>, projectId: number, id: number) {
   return toAccessKey(deps.box, await requireKey(deps.db, projectId, id));
 }
 
-export async function keyRefs(deps: Deps, projectId: number, id: number) {
+export async function keyRefs(deps: Pick<Deps, 'db'>, projectId: number, id: number) {
   await requireKey(deps.db, projectId, id);
   return findRefs(deps.db, projectId, 'key', id);
 }
 
-export async function createKey(deps: Deps, user: UserRow, projectId: number, input: KeyInput) {
+export async function createKey(
+  deps: Pick<Deps, 'db' | 'dialect' | 'box'>,
+  user: UserRow,
+  projectId: number,
+  input: KeyInput,
+) {
   assertBodyIds(input, projectId);
   const id = await insertKeyRow(deps.db, deps.dialect, {
     project_id: projectId,
@@ -107,7 +117,13 @@ export async function createKey(deps: Deps, user: UserRow, projectId: number, in
  * Updates name and type; the stored secret changes only with `override_secret`. A new type cannot keep the old
  * secret, so changing the type replaces the secret too (and needs the new type's secret).
  */
-export async function updateKey(deps: Deps, user: UserRow, projectId: number, id: number, input: KeyInput) {
+export async function updateKey(
+  deps: Pick<Deps, 'db' | 'box'>,
+  user: UserRow,
+  projectId: number,
+  id: number,
+  input: KeyInput,
+) {
   assertBodyIds(input, projectId, id);
   const row = await requireKey(deps.db, projectId, id);
   const replaceSecret = input.override_secret || row.type !== input.type;
@@ -129,7 +145,7 @@ export async function updateKey(deps: Deps, user: UserRow, projectId: number, id
   });
 }
 
-export async function deleteKey(deps: Deps, user: UserRow, projectId: number, id: number) {
+export async function deleteKey(deps: Pick<Deps, 'db'>, user: UserRow, projectId: number, id: number) {
   const row = await requireKey(deps.db, projectId, id);
   await assertUnused(deps.db, projectId, 'key', id);
   await deleteKeyRow(deps.db, projectId, id);
@@ -148,7 +164,7 @@ export async function deleteKey(deps: Deps, user: UserRow, projectId: number, id
  */
 export async function ensureNoneKey(
   db: Db,
-  deps: Deps,
+  deps: Pick<Deps, 'dialect'>,
   projectId: number,
 ): Promise<{ id: number; created: boolean }> {
   const existing = await findNoneKeyRow(db, projectId);
@@ -166,7 +182,11 @@ export async function ensureNoneKey(
  * A key-store key with its secret decrypted, for the task engine (repository checkout, inventory login, vault
  * passwords) and integrations. Throws 404 when the key is not in the project.
  */
-export async function getDecryptedKey(deps: Deps, projectId: number, keyId: number): Promise<DecryptedKey> {
+export async function getDecryptedKey(
+  deps: Pick<Deps, 'db' | 'box'>,
+  projectId: number,
+  keyId: number,
+): Promise<DecryptedKey> {
   const row = await requireKey(deps.db, projectId, keyId);
   const secret = openSecret(deps.box, row);
   return {

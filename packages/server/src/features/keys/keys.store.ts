@@ -72,3 +72,14 @@ export async function deleteKeyRow(db: Db, projectId: number, id: number) {
     .where('owner', '=', '')
     .execute();
 }
+
+/** A key of the project's key store (not an environment secret) that can hold an auth secret. */
+export function findStoreKey(db: Db, projectId: number, id: number) {
+  return db
+    .selectFrom('access_key')
+    .select(['id', 'type', 'secret'])
+    .where('project_id', '=', projectId)
+    .where('id', '=', id)
+    .where('owner', '=', '')
+    .executeTakeFirst();
+}

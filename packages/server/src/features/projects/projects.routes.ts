@@ -1,10 +1,10 @@
 import { projectInput } from '@signalbox/contracts';
 import type { FastifyInstance } from 'fastify';
 import type { Deps } from '../../deps';
-import { projectRoutes } from '../../http/project-guard';
 import { parse } from '../../lib/errors';
 import { readBackup } from './backup';
 import { createDemoContent } from './demo';
+import { projectRoutes } from './projects.guard';
 import { createProject, deleteProject, updateProject } from './projects.service';
 import { listProjects, toProject } from './projects.store';
 import { restoreProject } from './restore';

@@ -9,7 +9,7 @@ import type { UserRow } from '../users/users.store';
 import { type DemoBuilder, removeDemoRepository } from './demo';
 import { deleteProjectCascade, findProject, toProject } from './projects.store';
 
-export function canCreateProject(deps: Deps, user: UserRow) {
+export function canCreateProject(deps: Pick<Deps, 'config'>, user: UserRow) {
   return user.admin === 1 || user.can_create_project === 1 || deps.config.nonAdminCanCreateProject;
 }
 
@@ -73,7 +73,12 @@ export async function createProject(deps: Deps, user: UserRow, input: ProjectInp
   return toProject((await findProject(deps.db, projectId))!);
 }
 
-export async function updateProject(deps: Deps, user: UserRow, projectId: number, input: ProjectInput) {
+export async function updateProject(
+  deps: Pick<Deps, 'db'>,
+  user: UserRow,
+  projectId: number,
+  input: ProjectInput,
+) {
   await deps.db
     .updateTable('project')
     .set({
@@ -95,7 +100,12 @@ export async function updateProject(deps: Deps, user: UserRow, projectId: number
   });
 }
 
-export async function deleteProject(deps: Deps, user: UserRow, projectId: number, name: string) {
+export async function deleteProject(
+  deps: Pick<Deps, 'config' | 'db'>,
+  user: UserRow,
+  projectId: number,
+  name: string,
+) {
   await deleteProjectCascade(deps.db, projectId);
   removeDemoRepository(deps.config.dataDir, projectId);
   await recordEvent(deps.db, {

@@ -1,7 +1,10 @@
 import type { Project } from '@signalbox/contracts';
+import type { Selectable } from 'kysely';
 import type { Db } from '../../db';
+import type { ProjectTable } from '../../db/tables';
 import { toBool } from '../../db/values';
-import type { ProjectRow } from '../../http/project-guard';
+
+export type ProjectRow = Selectable<ProjectTable>;
 
 export function toProject(row: ProjectRow): Project {
   return {

@@ -11,14 +11,19 @@ import { canCreateProject, insertProject } from './projects.service';
 import { findProject, toProject } from './projects.store';
 
 /** An empty secret of the key's type: secrets are never in a backup, so restored keys must be filled in again. */
-function emptySecret(deps: Deps, type: string) {
+function emptySecret(deps: Pick<Deps, 'box'>, type: string) {
   if (type === 'ssh') return deps.box.seal(JSON.stringify({ login: '', passphrase: '', private_key: '' }));
   if (type === 'login_password') return deps.box.seal(JSON.stringify({ login: '', password: '' }));
   return null;
 }
 
 /** Writes the whole backup as a new project inside `db` (a transaction); returns the new project's id. */
-async function writeBackup(db: Db, deps: Deps, b: ProjectBackupInput, ownerId: number): Promise<number> {
+async function writeBackup(
+  db: Db,
+  deps: Pick<Deps, 'dialect' | 'box'>,
+  b: ProjectBackupInput,
+  ownerId: number,
+): Promise<number> {
   const { projectId, noneKeyId, emptyEnvironmentId } = await insertProject(db, deps.dialect, b.meta, ownerId);
   const insert = insertReturningId;
   const ids = {
@@ -253,7 +258,11 @@ async function writeBackup(db: Db, deps: Deps, b: ProjectBackupInput, ownerId: n
  * POST projects/restore: validates the whole backup first, then writes it as a NEW project owned by the caller in
  * one transaction, so a backup that fails half-way leaves nothing behind.
  */
-export async function restoreProject(deps: Deps, user: UserRow, body: unknown): Promise<Project> {
+export async function restoreProject(
+  deps: Pick<Deps, 'config' | 'db' | 'dialect' | 'box' | 'log' | 'scheduler'>,
+  user: UserRow,
+  body: unknown,
+): Promise<Project> {
   if (!canCreateProject(deps, user)) throw forbidden('You are not allowed to create projects');
   const backup = checkBackup(body);
 

@@ -27,7 +27,7 @@ export function toRepository(row: RepositoryRow): Repository {
 }
 
 export async function listRepositories(
-  deps: Deps,
+  deps: Pick<Deps, 'db'>,
   projectId: number,
   sort: RepositorySort,
   order: 'asc' | 'desc',
@@ -35,17 +35,17 @@ export async function listRepositories(
   return (await listRepositoryRows(deps.db, projectId, sort, order)).map(toRepository);
 }
 
-async function requireRepository(deps: Deps, projectId: number, id: number) {
+async function requireRepository(deps: Pick<Deps, 'db'>, projectId: number, id: number) {
   const row = await findRepositoryRow(deps.db, projectId, id);
   if (!row) throw notFound('Repository');
   return row;
 }
 
-export async function getRepository(deps: Deps, projectId: number, id: number) {
+export async function getRepository(deps: Pick<Deps, 'db'>, projectId: number, id: number) {
   return toRepository(await requireRepository(deps, projectId, id));
 }
 
-export async function repositoryRefs(deps: Deps, projectId: number, id: number) {
+export async function repositoryRefs(deps: Pick<Deps, 'db'>, projectId: number, id: number) {
   await requireRepository(deps, projectId, id);
   return findRefs(deps.db, projectId, 'repository', id);
 }
@@ -57,7 +57,12 @@ const values = (input: RepositoryInput) => ({
   ssh_key_id: input.ssh_key_id,
 });
 
-export async function createRepository(deps: Deps, user: UserRow, projectId: number, input: RepositoryInput) {
+export async function createRepository(
+  deps: Pick<Deps, 'db' | 'dialect'>,
+  user: UserRow,
+  projectId: number,
+  input: RepositoryInput,
+) {
   assertBodyIds(input, projectId);
   await assertInProject(deps.db, 'access_key', input.ssh_key_id, projectId, 'Access key', 'ssh_key_id');
   const id = await insertRepositoryRow(deps.db, deps.dialect, projectId, values(input));
@@ -72,7 +77,7 @@ export async function createRepository(deps: Deps, user: UserRow, projectId: num
 }
 
 export async function updateRepository(
-  deps: Deps,
+  deps: Pick<Deps, 'db'>,
   user: UserRow,
   projectId: number,
   id: number,
@@ -91,7 +96,7 @@ export async function updateRepository(
   });
 }
 
-export async function deleteRepository(deps: Deps, user: UserRow, projectId: number, id: number) {
+export async function deleteRepository(deps: Pick<Deps, 'db'>, user: UserRow, projectId: number, id: number) {
   const row = await requireRepository(deps, projectId, id);
   await assertUnused(deps.db, projectId, 'repository', id);
   await deleteRepositoryRow(deps.db, projectId, id);

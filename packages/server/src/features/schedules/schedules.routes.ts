@@ -1,8 +1,8 @@
 import { cronValidateInput, idParam, scheduleInput } from '@signalbox/contracts';
 import type { FastifyInstance } from 'fastify';
 import type { Deps } from '../../deps';
-import { projectRoutes } from '../../http/project-guard';
 import { parse } from '../../lib/errors';
+import { projectRoutes } from '../projects/projects.guard';
 import { assertCron, changeSchedule, createSchedule, getSchedule, removeSchedule } from './schedules.service';
 import { listSchedules } from './schedules.store';
 

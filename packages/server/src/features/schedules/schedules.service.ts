@@ -21,7 +21,7 @@ export function assertSameProject(bodyProjectId: number | null | undefined, proj
 }
 
 /** Rebuilds the cron table after a schedule change; a failure there is logged, the change stays stored. */
-export async function refreshScheduler(deps: Deps) {
+export async function refreshScheduler(deps: Pick<Deps, 'log' | 'scheduler'>) {
   try {
     await deps.scheduler.refresh();
   } catch (err) {
@@ -29,14 +29,14 @@ export async function refreshScheduler(deps: Deps) {
   }
 }
 
-async function checkInput(deps: Deps, projectId: number, input: ScheduleInput) {
+async function checkInput(deps: Pick<Deps, 'db'>, projectId: number, input: ScheduleInput) {
   assertSameProject(input.project_id, projectId);
   assertCron(input.cron_format);
   await assertInProject(deps.db, 'template', input.template_id, projectId, 'Template');
   await assertInProject(deps.db, 'repository', input.repository_id, projectId, 'Repository');
 }
 
-export async function getSchedule(deps: Deps, projectId: number, id: number) {
+export async function getSchedule(deps: Pick<Deps, 'db'>, projectId: number, id: number) {
   const schedule = await findSchedule(deps.db, projectId, id);
   if (!schedule) throw notFound('Schedule');
   return schedule;
@@ -45,7 +45,12 @@ export async function getSchedule(deps: Deps, projectId: number, id: number) {
 const describe = (s: { cron_format: string; name: string }, tplName: string) =>
   `Schedule ${s.name ? `${s.name} ` : ''}(${s.cron_format}) of template ${tplName}`;
 
-export async function createSchedule(deps: Deps, user: Actor, projectId: number, input: ScheduleInput) {
+export async function createSchedule(
+  deps: Pick<Deps, 'db' | 'dialect' | 'log' | 'scheduler'>,
+  user: Actor,
+  projectId: number,
+  input: ScheduleInput,
+) {
   await checkInput(deps, projectId, input);
   const id = await insertSchedule(deps.db, deps.dialect, {
     project_id: projectId,
@@ -69,7 +74,7 @@ export async function createSchedule(deps: Deps, user: Actor, projectId: number,
 }
 
 export async function changeSchedule(
-  deps: Deps,
+  deps: Pick<Deps, 'db' | 'log' | 'scheduler'>,
   user: Actor,
   projectId: number,
   id: number,
@@ -97,7 +102,12 @@ export async function changeSchedule(
   await refreshScheduler(deps);
 }
 
-export async function removeSchedule(deps: Deps, user: Actor, projectId: number, id: number) {
+export async function removeSchedule(
+  deps: Pick<Deps, 'db' | 'log' | 'scheduler'>,
+  user: Actor,
+  projectId: number,
+  id: number,
+) {
   const existing = await getSchedule(deps, projectId, id);
   await deleteSchedule(deps.db, id);
   await recordEvent(deps.db, {

@@ -13,7 +13,6 @@ import {
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { recordEvent } from '../../audit/audit.store';
 import type { Deps } from '../../deps';
-import { projectRoutes } from '../../http/project-guard';
 import { stripAnsi } from '../../lib/ansi';
 import { badRequest, notFound, parse } from '../../lib/errors';
 import {
@@ -27,6 +26,7 @@ import {
   type TaskRow,
   unfinishedOfTemplate,
 } from '../../tasks/store';
+import { projectRoutes } from '../projects/projects.guard';
 import { outputBatches, readOutputPage } from './task-output';
 import { rerunInput, startTask, toTaskView } from './tasks.service';
 

@@ -1,8 +1,8 @@
 import { idParam, teamListQuery, teamMemberInput, teamRoleInput } from '@signalbox/contracts';
 import type { FastifyInstance } from 'fastify';
 import type { Deps } from '../../deps';
-import { projectRoutes } from '../../http/project-guard';
 import { parse } from '../../lib/errors';
+import { projectRoutes } from '../projects/projects.guard';
 import { addMember, changeRole, leaveProject, listTeam, removeMember } from './team.service';
 import { listCandidates } from './team.store';
 

@@ -1,5 +1,6 @@
 import type { ProjectRole, ProjectUser, TeamListQuery, TeamMemberInput } from '@signalbox/contracts';
 import { recordEvent } from '../../audit/audit.store';
+import { transaction } from '../../db/transaction';
 import type { Deps } from '../../deps';
 import { badRequest, conflict, notFound } from '../../lib/errors';
 import { findUserById, type UserRow } from '../users/users.store';
@@ -21,7 +22,11 @@ const collator = new Intl.Collator('en', { sensitivity: 'base', numeric: true })
  * Members sorted by one column. Sorting happens here rather than in SQL so that the order is the same on every
  * dialect (their collations disagree on case); a team is small.
  */
-export async function listTeam(deps: Deps, projectId: number, query: TeamListQuery): Promise<ProjectUser[]> {
+export async function listTeam(
+  deps: Pick<Deps, 'db'>,
+  projectId: number,
+  query: TeamListQuery,
+): Promise<ProjectUser[]> {
   const members = await listMembers(deps.db, projectId);
   const direction = query.order === 'desc' ? -1 : 1;
   return members.sort(
@@ -29,14 +34,29 @@ export async function listTeam(deps: Deps, projectId: number, query: TeamListQue
   );
 }
 
-export async function addMember(deps: Deps, actor: UserRow, projectId: number, input: TeamMemberInput) {
+export async function addMember(
+  deps: Pick<Deps, 'db' | 'bus'>,
+  actor: UserRow,
+  projectId: number,
+  input: TeamMemberInput,
+) {
   const user = await findUserById(deps.db, input.user_id);
   if (!user) throw badRequest(`User ${input.user_id} does not exist`, { user_id: 'User not found' });
   if (await findMember(deps.db, projectId, user.id)) {
     throw conflict(`User ${user.username} is already a member of this project`);
   }
   try {
-    await insertMember(deps.db, projectId, user.id, input.role);
+    await transaction(deps.db, async (trx, onCommit) => {
+      await insertMember(trx, projectId, user.id, input.role);
+      await recordEvent(trx, {
+        project_id: projectId,
+        user_id: actor.id,
+        object_type: 'user',
+        object_id: user.id,
+        description: `User ${user.username} added to the team as ${input.role}`,
+      });
+      onCommit(() => deps.bus.emit('membership', { userId: user.id }));
+    });
   } catch (err) {
     // Two requests adding the same user at once: the unique index answers for the loser.
     if (await findMember(deps.db, projectId, user.id)) {
@@ -44,25 +64,17 @@ export async function addMember(deps: Deps, actor: UserRow, projectId: number, i
     }
     throw err;
   }
-  await recordEvent(deps.db, {
-    project_id: projectId,
-    user_id: actor.id,
-    object_type: 'user',
-    object_id: user.id,
-    description: `User ${user.username} added to the team as ${input.role}`,
-  });
-  deps.bus.emit('membership', { userId: user.id });
   return (await findMember(deps.db, projectId, user.id))!;
 }
 
-async function mustFindMember(deps: Deps, projectId: number, userId: number) {
+async function mustFindMember(deps: Pick<Deps, 'db'>, projectId: number, userId: number) {
   const member = await findMember(deps.db, projectId, userId);
   if (!member) throw notFound('Project member');
   return member;
 }
 
 export async function changeRole(
-  deps: Deps,
+  deps: Pick<Deps, 'db' | 'bus'>,
   actor: UserRow,
   projectId: number,
   userId: number,
@@ -71,44 +83,55 @@ export async function changeRole(
   const member = await mustFindMember(deps, projectId, userId);
   if (member.role === role) return;
   if (member.role === 'owner' && (await countOwners(deps.db, projectId)) <= 1) throw badRequest(LAST_OWNER);
-  await updateMemberRole(deps.db, projectId, userId, role);
-  await recordEvent(deps.db, {
-    project_id: projectId,
-    user_id: actor.id,
-    object_type: 'user',
-    object_id: userId,
-    description: `User ${member.username} role changed from ${member.role} to ${role}`,
+  await transaction(deps.db, async (trx, onCommit) => {
+    await updateMemberRole(trx, projectId, userId, role);
+    await recordEvent(trx, {
+      project_id: projectId,
+      user_id: actor.id,
+      object_type: 'user',
+      object_id: userId,
+      description: `User ${member.username} role changed from ${member.role} to ${role}`,
+    });
+    onCommit(() => deps.bus.emit('membership', { userId }));
   });
-  deps.bus.emit('membership', { userId });
 }
 
-export async function removeMember(deps: Deps, actor: UserRow, projectId: number, userId: number) {
+export async function removeMember(
+  deps: Pick<Deps, 'db' | 'bus'>,
+  actor: UserRow,
+  projectId: number,
+  userId: number,
+) {
   const member = await mustFindMember(deps, projectId, userId);
   if (member.role === 'owner' && (await countOwners(deps.db, projectId)) <= 1) throw badRequest(LAST_OWNER);
-  await deleteMember(deps.db, projectId, userId);
-  // Their open sockets stop getting this project's messages at once, before the answer goes out.
-  deps.bus.emit('accessRevoked', { userId, projectId });
-  await recordEvent(deps.db, {
-    project_id: projectId,
-    user_id: actor.id,
-    object_type: 'user',
-    object_id: userId,
-    description: `User ${member.username} removed from the team`,
+  await transaction(deps.db, async (trx, onCommit) => {
+    await deleteMember(trx, projectId, userId);
+    await recordEvent(trx, {
+      project_id: projectId,
+      user_id: actor.id,
+      object_type: 'user',
+      object_id: userId,
+      description: `User ${member.username} removed from the team`,
+    });
+    // Their open sockets stop getting this project's messages at once, before the answer goes out.
+    onCommit(() => deps.bus.emit('accessRevoked', { userId, projectId }));
   });
 }
 
 /** DELETE project/{id}/me: any member but an owner may leave. */
-export async function leaveProject(deps: Deps, actor: UserRow, projectId: number) {
+export async function leaveProject(deps: Pick<Deps, 'db' | 'bus'>, actor: UserRow, projectId: number) {
   const member = await findMember(deps.db, projectId, actor.id);
   if (!member) throw badRequest('You are not a member of this project');
   if (member.role === 'owner') throw badRequest(OWNER_CANNOT_LEAVE);
-  await deleteMember(deps.db, projectId, actor.id);
-  deps.bus.emit('accessRevoked', { userId: actor.id, projectId });
-  await recordEvent(deps.db, {
-    project_id: projectId,
-    user_id: actor.id,
-    object_type: 'user',
-    object_id: actor.id,
-    description: `User ${member.username} left the project`,
+  await transaction(deps.db, async (trx, onCommit) => {
+    await deleteMember(trx, projectId, actor.id);
+    await recordEvent(trx, {
+      project_id: projectId,
+      user_id: actor.id,
+      object_type: 'user',
+      object_id: actor.id,
+      description: `User ${member.username} left the project`,
+    });
+    onCommit(() => deps.bus.emit('accessRevoked', { userId: actor.id, projectId }));
   });
 }

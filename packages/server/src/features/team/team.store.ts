@@ -40,6 +40,30 @@ export async function findMember(
   return r && toMember(r);
 }
 
+/** The caller's role in a project (the project guard's membership check). */
+export function findMemberRole(db: Db, projectId: number, userId: number) {
+  return db
+    .selectFrom('project_user')
+    .select(['role'])
+    .where('project_id', '=', projectId)
+    .where('user_id', '=', userId)
+    .executeTakeFirst();
+}
+
+/** Project ids the user belongs to (what a live socket may see). */
+export async function memberProjects(db: Db, userId: number): Promise<Set<number>> {
+  const rows = await db
+    .selectFrom('project_user')
+    .select('project_id')
+    .where('user_id', '=', userId)
+    .execute();
+  return new Set(rows.map((r) => r.project_id));
+}
+
+/** The admin flag of a user, or undefined when the user no longer exists. */
+export const findUserAdmin = (db: Db, userId: number) =>
+  db.selectFrom('user').select(['admin']).where('id', '=', userId).executeTakeFirst();
+
 export async function insertMember(db: Db, projectId: number, userId: number, role: ProjectRole) {
   await db
     .insertInto('project_user')

@@ -41,7 +41,7 @@ export function commitCheckOf(schedules: ScheduleLike[]): CommitCheck {
  * several alone. A body without `check_new_commits` leaves them alone too. Returns whether anything changed.
  */
 export async function applyCommitCheck(
-  deps: Deps,
+  deps: Pick<Deps, 'db' | 'dialect'>,
   user: Actor,
   projectId: number,
   templateId: number,

@@ -2,8 +2,8 @@ import { idParam, templateInput } from '@signalbox/contracts';
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import type { Deps } from '../../deps';
-import { projectRoutes } from '../../http/project-guard';
 import { parse } from '../../lib/errors';
+import { projectRoutes } from '../projects/projects.guard';
 import { findRefs } from '../refs/refs.store';
 import { listSchedules } from '../schedules/schedules.store';
 import {

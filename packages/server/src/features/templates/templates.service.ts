@@ -131,7 +131,12 @@ async function sortTemplates(db: Db, projectId: number, list: Template[], opts: 
 }
 
 /** Checks every reference of the template against the project (ids of another project are a 400). */
-async function checkReferences(deps: Deps, projectId: number, input: TemplateInput, selfId?: number) {
+async function checkReferences(
+  deps: Pick<Deps, 'db'>,
+  projectId: number,
+  input: TemplateInput,
+  selfId?: number,
+) {
   const { db } = deps;
   assertSameProject(input.project_id, projectId);
   await assertInProject(db, 'repository', input.repository_id, projectId, 'Repository');
@@ -194,7 +199,12 @@ function columns(input: TemplateInput) {
   };
 }
 
-export async function createTemplate(deps: Deps, user: Actor, projectId: number, input: TemplateInput) {
+export async function createTemplate(
+  deps: Pick<Deps, 'db' | 'dialect' | 'log' | 'scheduler'>,
+  user: Actor,
+  projectId: number,
+  input: TemplateInput,
+) {
   await checkReferences(deps, projectId, input);
   const id = await insertTemplate(deps.db, deps.dialect, { project_id: projectId, ...columns(input) });
   await recordEvent(deps.db, {
@@ -209,7 +219,7 @@ export async function createTemplate(deps: Deps, user: Actor, projectId: number,
 }
 
 export async function changeTemplate(
-  deps: Deps,
+  deps: Pick<Deps, 'db' | 'dialect' | 'log' | 'scheduler'>,
   user: Actor,
   projectId: number,
   id: number,
@@ -230,7 +240,7 @@ export async function changeTemplate(
 }
 
 /** A build template that deploy templates follow cannot stop being a build template. */
-async function assertNotBuildOfOthers(deps: Deps, projectId: number, id: number) {
+async function assertNotBuildOfOthers(deps: Pick<Deps, 'db'>, projectId: number, id: number) {
   const current = await findTemplateRow(deps.db, projectId, id);
   if (current?.type !== 'build') return;
   const users = (await listTemplateRows(deps.db, projectId)).filter(
@@ -242,7 +252,12 @@ async function assertNotBuildOfOthers(deps: Deps, projectId: number, id: number)
   }
 }
 
-export async function removeTemplate(deps: Deps, user: Actor, projectId: number, id: number) {
+export async function removeTemplate(
+  deps: Pick<Deps, 'db' | 'log' | 'tasks' | 'scheduler'>,
+  user: Actor,
+  projectId: number,
+  id: number,
+) {
   const template = await getTemplate(deps.db, projectId, id);
   await assertUnused(deps.db, projectId, 'template', id);
   // Its tasks go with it, so none may keep running against a template that no longer exists.

@@ -1,8 +1,8 @@
 import { idParam, passwordInput, userCreateInput, userUpdateInput } from '@signalbox/contracts';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Deps } from '../../deps';
-import { currentUser } from '../../http/auth';
 import { parse } from '../../lib/errors';
+import { currentUser } from '../auth/auth.hook';
 import { withRetryAfter } from '../auth/sign-in-throttle';
 import { clearSignInLock, viewUser } from './sign-in-lock';
 import {

@@ -12,6 +12,7 @@ import { recordEvent } from '../../audit/audit.store';
 import type { Db } from '../../db';
 import type { Dialect } from '../../db/dialect';
 import type { UserTable } from '../../db/tables';
+import { type OnCommit, transaction } from '../../db/transaction';
 import { fromBool, insertReturningId, now } from '../../db/values';
 import { randomAlnum } from '../../lib/crypto';
 import { AppError, badRequest, conflict, forbidden, notFound } from '../../lib/errors';
@@ -22,7 +23,7 @@ import { deleteUserTokens } from '../auth/tokens.store';
 import {
   countAdmins,
   countUsers,
-  deleteUserCascade,
+  deleteUserRows,
   expireOtherSessions,
   findOtherUserByLogin,
   findUserById,
@@ -172,31 +173,42 @@ export async function updateUser(ctx: UsersContext, actor: Actor, id: number, in
   if (admin && input.can_create_project !== undefined)
     patch.can_create_project = fromBool(input.can_create_project);
   if (input.password !== undefined) patch.password = await hashPassword(input.password);
-  try {
-    await updateUserRow(ctx.db, id, patch);
-  } catch (err) {
-    if (isUniqueViolation(err)) throw conflict('Username or email is already taken');
-    throw err;
-  }
-  // Lost admin rights leave the user's open sockets at once; gained ones are read on the next refresh.
-  if (patch.admin === 1 && user.admin === 0) ctx.bus?.emit('membership', { userId: id });
-  if (patch.admin === 0 && user.admin === 1) ctx.bus?.emit('accessRevoked', { userId: id, projectId: null });
-  if (input.password !== undefined) await afterPasswordChange(ctx, actor, id, input.revoke_tokens);
+  await transaction(ctx.db, async (trx, onCommit) => {
+    try {
+      await updateUserRow(trx, id, patch);
+    } catch (err) {
+      if (isUniqueViolation(err)) throw conflict('Username or email is already taken');
+      throw err;
+    }
+    // Lost admin rights leave the user's open sockets at once; gained ones are read on the next refresh.
+    if (patch.admin === 1 && user.admin === 0) onCommit(() => ctx.bus?.emit('membership', { userId: id }));
+    if (patch.admin === 0 && user.admin === 1)
+      onCommit(() => ctx.bus?.emit('accessRevoked', { userId: id, projectId: null }));
+    if (input.password !== undefined)
+      await afterPasswordChange(trx, onCommit, ctx, actor, id, input.revoke_tokens);
+  });
   await event(ctx, actor, id, `User ${input.username} updated`);
 }
 
 /**
  * A new password ends the user's other sessions (a user changing their own keeps the one they called with) and,
  * unless `revokeTokens` is false, their API tokens, with the live sockets opened with either. Failed sign-ins
- * counted against the old password are forgotten.
+ * counted against the old password are forgotten. Runs in the transaction that stores the new password.
  */
-async function afterPasswordChange(ctx: UsersContext, actor: Actor, id: number, revokeTokens: boolean) {
+async function afterPasswordChange(
+  trx: Db,
+  onCommit: OnCommit,
+  ctx: UsersContext,
+  actor: Actor,
+  id: number,
+  revokeTokens: boolean,
+) {
   const keep = isSelf(actor, id) ? (actor.sessionId ?? null) : null;
-  await expireOtherSessions(ctx.db, id, keep);
-  if (revokeTokens) await deleteUserTokens(ctx.db, id);
+  await expireOtherSessions(trx, id, keep);
+  if (revokeTokens) await deleteUserTokens(trx, id);
   // One event for both, so every socket opened with them closes together.
-  ctx.bus?.emit('sessionsExpired', { userId: id, keepSessionId: keep, tokens: revokeTokens });
-  await deleteUserThrottles(ctx.db, id);
+  onCommit(() => ctx.bus?.emit('sessionsExpired', { userId: id, keepSessionId: keep, tokens: revokeTokens }));
+  await deleteUserThrottles(trx, id);
 }
 
 const externalPassword = () =>
@@ -216,8 +228,11 @@ export async function changePassword(
   if (!user) throw notFound('User');
   if (user.external === 1) throw externalPassword();
   await checkCurrentPassword(ctx, actor, user, input.current_password);
-  await updateUserRow(ctx.db, id, { password: await hashPassword(input.password) });
-  await afterPasswordChange(ctx, actor, id, input.revoke_tokens);
+  const password = await hashPassword(input.password);
+  await transaction(ctx.db, async (trx, onCommit) => {
+    await updateUserRow(trx, id, { password });
+    await afterPasswordChange(trx, onCommit, ctx, actor, id, input.revoke_tokens);
+  });
   await event(ctx, actor, id, `Password of user ${user.username} changed`);
 }
 
@@ -242,9 +257,11 @@ export async function deleteUser(ctx: UsersContext, actor: Actor, id: number) {
       { projects: owned },
     );
   }
-  await deleteUserCascade(ctx.db, id);
-  // Their open sockets close at once.
-  ctx.bus?.emit('userDeleted', { userId: id });
+  await transaction(ctx.db, async (trx, onCommit) => {
+    await deleteUserRows(trx, id);
+    // Their open sockets close at once.
+    onCommit(() => ctx.bus?.emit('userDeleted', { userId: id }));
+  });
   await event(ctx, actor, id, `User ${user.username} deleted`);
   return user;
 }

@@ -95,15 +95,16 @@ export async function projectsOnlyOwnedBy(db: Db, userId: number) {
     .execute();
 }
 
-/** Removes a user with their memberships, sessions, API tokens and sign-in failures; tasks and events keep the id. */
-export async function deleteUserCascade(db: Db, id: number) {
-  await db.transaction().execute(async (trx) => {
-    await trx.deleteFrom('project_user').where('user_id', '=', id).execute();
-    await trx.deleteFrom('session').where('user_id', '=', id).execute();
-    await trx.deleteFrom('api_token').where('user_id', '=', id).execute();
-    await trx.deleteFrom('sign_in_throttle').where('user_id', '=', id).execute();
-    await trx.deleteFrom('user').where('id', '=', id).execute();
-  });
+/**
+ * Removes a user with their memberships, sessions, API tokens and sign-in failures; tasks and events keep the id.
+ * The caller runs it in a transaction (the service publishes the deletion once it is committed).
+ */
+export async function deleteUserRows(trx: Db, id: number) {
+  await trx.deleteFrom('project_user').where('user_id', '=', id).execute();
+  await trx.deleteFrom('session').where('user_id', '=', id).execute();
+  await trx.deleteFrom('api_token').where('user_id', '=', id).execute();
+  await trx.deleteFrom('sign_in_throttle').where('user_id', '=', id).execute();
+  await trx.deleteFrom('user').where('id', '=', id).execute();
 }
 
 /** Expires every live session of the user except `keepSessionId` (the caller's own, when changing theirs). */

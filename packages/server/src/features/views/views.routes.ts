@@ -1,8 +1,8 @@
 import { idParam, viewInput, viewPositionsInput } from '@signalbox/contracts';
 import type { FastifyInstance } from 'fastify';
 import type { Deps } from '../../deps';
-import { projectRoutes } from '../../http/project-guard';
 import { parse } from '../../lib/errors';
+import { projectRoutes } from '../projects/projects.guard';
 import { listTemplates } from '../templates/templates.service';
 import { changeView, createView, getView, removeView, reorderViews } from './views.service';
 import { listViews } from './views.store';

@@ -15,13 +15,18 @@ import {
 
 type Actor = { id: number };
 
-export async function getView(deps: Deps, projectId: number, id: number) {
+export async function getView(deps: Pick<Deps, 'db'>, projectId: number, id: number) {
   const view = await findView(deps.db, projectId, id);
   if (!view) throw notFound('View');
   return view;
 }
 
-export async function createView(deps: Deps, user: Actor, projectId: number, input: ViewInput) {
+export async function createView(
+  deps: Pick<Deps, 'db' | 'dialect'>,
+  user: Actor,
+  projectId: number,
+  input: ViewInput,
+) {
   assertSameProject(input.project_id, projectId);
   const position = input.position ?? (await nextPosition(deps.db, projectId));
   const id = await insertView(deps.db, deps.dialect, { project_id: projectId, title: input.title, position });
@@ -35,7 +40,13 @@ export async function createView(deps: Deps, user: Actor, projectId: number, inp
   return (await findView(deps.db, projectId, id))!;
 }
 
-export async function changeView(deps: Deps, user: Actor, projectId: number, id: number, input: ViewInput) {
+export async function changeView(
+  deps: Pick<Deps, 'db'>,
+  user: Actor,
+  projectId: number,
+  id: number,
+  input: ViewInput,
+) {
   const existing = await getView(deps, projectId, id);
   assertSameProject(input.project_id, projectId);
   await updateView(deps.db, id, { title: input.title, position: input.position ?? existing.position });
@@ -48,7 +59,7 @@ export async function changeView(deps: Deps, user: Actor, projectId: number, id:
   });
 }
 
-export async function removeView(deps: Deps, user: Actor, projectId: number, id: number) {
+export async function removeView(deps: Pick<Deps, 'db'>, user: Actor, projectId: number, id: number) {
   const existing = await getView(deps, projectId, id);
   await deleteView(deps.db, projectId, id);
   await recordEvent(deps.db, {
@@ -62,7 +73,7 @@ export async function removeView(deps: Deps, user: Actor, projectId: number, id:
 
 /** Reorders views; every id must be a view of this project, else nothing changes. */
 export async function reorderViews(
-  deps: Deps,
+  deps: Pick<Deps, 'db'>,
   user: Actor,
   projectId: number,
   positions: ViewPositionsInput,

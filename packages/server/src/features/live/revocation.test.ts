@@ -1,10 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { testDialects } from '../../test/support/dialects';
-import { type Client, createHarness, type Harness } from '../../test/support/harness';
-import { type LiveSocketClient, openLiveSocket } from '../../test/support/live-socket';
-import { waitFor } from '../../test/support/task-fixtures';
-import { now } from '../db/values';
-import type { BusEvent } from './bus';
+import { testDialects } from '../../../test/support/dialects';
+import { type Client, createHarness, type Harness } from '../../../test/support/harness';
+import { type LiveSocketClient, openLiveSocket } from '../../../test/support/live-socket';
+import { waitFor } from '../../../test/support/task-fixtures';
+import { now } from '../../db/values';
+import type { BusEvent } from '../../live/bus';
 
 /**
  * Live sockets lose access at once. Each test takes access away over HTTP, then publishes a log line of the

@@ -1,12 +1,11 @@
 import type { PermissionName } from '@signalbox/contracts';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import type { Deps } from '../deps';
-import { createSession, resolveSession } from '../features/auth/sessions.store';
-import { findTokenUser } from '../features/auth/tokens.store';
-import { findUserById, type UserRow } from '../features/users/users.store';
-import { forbidden, unauthorized } from '../lib/errors';
-
-export const SESSION_COOKIE = 'signalbox';
+import type { Deps } from '../../deps';
+import { SESSION_COOKIE } from '../../http/request-guards';
+import { forbidden, unauthorized } from '../../lib/errors';
+import { findUserById, type UserRow } from '../users/users.store';
+import { createSession, resolveSession } from './sessions.store';
+import { findTokenUser } from './tokens.store';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -24,7 +23,7 @@ declare module 'fastify' {
 }
 
 /** Resolves the caller from the session cookie or an `Authorization: Bearer` API token. */
-export async function identify(deps: Deps, request: FastifyRequest): Promise<void> {
+export async function identify(deps: Pick<Deps, 'db'>, request: FastifyRequest): Promise<void> {
   request.user = null;
   request.sessionId = null;
   const header = request.headers.authorization;
@@ -43,7 +42,7 @@ export async function identify(deps: Deps, request: FastifyRequest): Promise<voi
 }
 
 /** Every /api route needs a signed-in user unless its config says `public`. */
-export function registerAuth(app: FastifyInstance, deps: Deps) {
+export function registerAuth(app: FastifyInstance, deps: Pick<Deps, 'db'>) {
   app.decorateRequest('user', null);
   app.decorateRequest('sessionId', null);
   app.addHook('onRequest', async (request) => {
@@ -56,7 +55,12 @@ export function registerAuth(app: FastifyInstance, deps: Deps) {
   });
 }
 
-export async function startSession(deps: Deps, request: FastifyRequest, reply: FastifyReply, userId: number) {
+export async function startSession(
+  deps: Pick<Deps, 'db'>,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  userId: number,
+) {
   const token = await createSession(deps.db, userId, request.ip, String(request.headers['user-agent'] ?? ''));
   reply.setCookie(SESSION_COOKIE, token, {
     path: '/',

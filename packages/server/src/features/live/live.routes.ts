@@ -1,10 +1,10 @@
 import type { FastifyInstance } from 'fastify';
 import type { WebSocket } from 'ws';
-import type { Deps } from '../deps';
-import { isSessionLive } from '../features/auth/sessions.store';
-import { findLiveToken, findTokenUser } from '../features/auth/tokens.store';
-import { findUserAdmin, memberProjects } from '../tasks/store';
-import type { BusEvents, LiveMessage, TaskLogBatch } from './bus';
+import type { Deps } from '../../deps';
+import type { BusEvents, LiveMessage, TaskLogBatch } from '../../live/bus';
+import { isSessionLive } from '../auth/sessions.store';
+import { findLiveToken, findTokenUser } from '../auth/tokens.store';
+import { findUserAdmin, memberProjects } from '../team/team.store';
 
 /** Bytes a socket may hold unsent before it is dropped (a slow client never slows the tasks). */
 export const MAX_BUFFERED = 4 * 1024 * 1024;
@@ -52,7 +52,7 @@ export const hubOf = (app: FastifyInstance) => hubs.get(app);
  * expired token's close; a project the user left, or admin rights they lost, leave the socket's set at once.
  * Each refresh also checks that the user, session or token the socket was opened with still stands.
  */
-export function liveRoutes(app: FastifyInstance, deps: Deps) {
+export function liveRoutes(app: FastifyInstance, deps: Pick<Deps, 'db' | 'bus' | 'log'>) {
   const clients = new Set<LiveClient>();
   const hub: LiveHub = {
     clients: () => [...clients].filter((c) => c.ready).length,

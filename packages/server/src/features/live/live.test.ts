@@ -2,9 +2,9 @@ import { spawn } from 'node:child_process';
 import { createRequire } from 'node:module';
 import { connect } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { testDialects } from '../../test/support/dialects';
-import { type Client, createHarness, type Harness } from '../../test/support/harness';
-import { type LiveSocketClient, openLiveSocket } from '../../test/support/live-socket';
+import { testDialects } from '../../../test/support/dialects';
+import { type Client, createHarness, type Harness } from '../../../test/support/harness';
+import { type LiveSocketClient, openLiveSocket } from '../../../test/support/live-socket';
 import {
   gitRepo,
   insertRepository,
@@ -12,10 +12,10 @@ import {
   outputOf,
   waitFor,
   waitForStatus,
-} from '../../test/support/task-fixtures';
-import { now } from '../db/values';
-import type { LiveMessage } from './bus';
-import { hubOf } from './ws';
+} from '../../../test/support/task-fixtures';
+import { now } from '../../db/values';
+import type { LiveMessage } from '../../live/bus';
+import { hubOf } from './live.routes';
 
 const require = createRequire(import.meta.url);
 

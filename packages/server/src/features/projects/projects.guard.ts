@@ -6,12 +6,10 @@ import {
   rolePermissions,
 } from '@signalbox/contracts';
 import type { FastifyInstance, FastifyPluginAsync, FastifyRequest } from 'fastify';
-import type { Selectable } from 'kysely';
-import type { ProjectTable } from '../db/tables';
-import type { Deps } from '../deps';
-import { forbidden, notFound, parse } from '../lib/errors';
-
-export type ProjectRow = Selectable<ProjectTable>;
+import type { Deps } from '../../deps';
+import { forbidden, notFound, parse } from '../../lib/errors';
+import { findMemberRole } from '../team/team.store';
+import { findProject, type ProjectRow } from './projects.store';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -21,20 +19,11 @@ declare module 'fastify' {
   }
 }
 
-export async function membership(deps: Deps, projectId: number, userId: number) {
-  return deps.db
-    .selectFrom('project_user')
-    .select(['role'])
-    .where('project_id', '=', projectId)
-    .where('user_id', '=', userId)
-    .executeTakeFirst();
-}
-
 /**
  * Registers routes under /api/project/:project_id behind one guard: the project must exist, the caller must be
  * a member (admins bypass), and the route's `config.permission` bit must be held. Members may always read.
  */
-export function projectRoutes(app: FastifyInstance, deps: Deps, routes: FastifyPluginAsync) {
+export function projectRoutes(app: FastifyInstance, deps: Pick<Deps, 'db'>, routes: FastifyPluginAsync) {
   app.register(
     async (scope) => {
       scope.decorateRequest('project', null as unknown as ProjectRow);
@@ -43,13 +32,9 @@ export function projectRoutes(app: FastifyInstance, deps: Deps, routes: FastifyP
       scope.addHook('preHandler', async (request: FastifyRequest) => {
         const projectId = parse(idParam, (request.params as { project_id: unknown }).project_id);
         const user = request.user!;
-        const project = await deps.db
-          .selectFrom('project')
-          .selectAll()
-          .where('id', '=', projectId)
-          .executeTakeFirst();
+        const project = await findProject(deps.db, projectId);
         if (!project) throw notFound('Project');
-        const member = await membership(deps, projectId, user.id);
+        const member = await findMemberRole(deps.db, projectId, user.id);
         if (!member && !user.admin) throw forbidden('You are not a member of this project');
         const role = (member?.role ?? '') as ProjectRole | '';
         request.project = project;

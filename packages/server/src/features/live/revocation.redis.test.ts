@@ -3,12 +3,12 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type TestDialect, testDialects } from '../../test/support/dialects';
-import { type Client, createHarness, type Harness } from '../../test/support/harness';
-import { type LiveSocketClient, openLiveSocket } from '../../test/support/live-socket';
-import { waitFor } from '../../test/support/task-fixtures';
-import { now } from '../db/values';
-import { liveChannel, redisBridgeOf } from './redis';
+import { type TestDialect, testDialects } from '../../../test/support/dialects';
+import { type Client, createHarness, type Harness } from '../../../test/support/harness';
+import { type LiveSocketClient, openLiveSocket } from '../../../test/support/live-socket';
+import { waitFor } from '../../../test/support/task-fixtures';
+import { now } from '../../db/values';
+import { liveChannel, redisBridgeOf } from '../../live/redis';
 
 const REDIS_URL = 'redis://127.0.0.1:6379';
 // A channel of this run only: parallel runs (and a real server) on the same Redis never see these events.

@@ -1,8 +1,8 @@
 import type { FastifyInstance } from 'fastify';
-import type { Deps } from '../deps';
-import { projectRoutes } from '../http/project-guard';
-import { conflict } from '../lib/errors';
-import { sendTestAlert } from './alerts';
+import { sendTestAlert } from '../../alerts/alerts';
+import type { Deps } from '../../deps';
+import { conflict } from '../../lib/errors';
+import { projectRoutes } from '../projects/projects.guard';
 
 /** POST /api/project/{id}/notifications/test: a test alert through every enabled channel (204; 409 when alerts are off). */
 export function alertsRoutes(app: FastifyInstance, deps: Deps) {

@@ -1,0 +1,71 @@
+import type { Db } from '../../db';
+import { toCount } from '../../db/values';
+import { isUniqueViolation } from '../users/users.store';
+
+// Accepted delivery ids (redelivery de-duplication).
+
+/** Rows older than the window removed per accepted delivery, so pruning never grows into one long statement. */
+const PRUNE_BATCH = 100;
+
+/**
+ * Records that the integration accepted a delivery id; false when it already did after `since`. The insert
+ * comes first and the unique key decides, so of two concurrent deliveries of one id only one gets true. A row
+ * from before `since` is taken over by a conditional update (again only one caller wins it).
+ */
+export async function claimDelivery(
+  db: Db,
+  integrationId: number,
+  deliveryId: string,
+  at: string,
+  since: string,
+): Promise<boolean> {
+  let claimed = true;
+  try {
+    await db
+      .insertInto('integration_delivery')
+      .values({ integration_id: integrationId, delivery_id: deliveryId, created: at })
+      .execute();
+  } catch (err) {
+    if (!isUniqueViolation(err)) throw err;
+    const res = await db
+      .updateTable('integration_delivery')
+      .set({ created: at })
+      .where('integration_id', '=', integrationId)
+      .where('delivery_id', '=', deliveryId)
+      .where('created', '<', since)
+      .executeTakeFirst();
+    claimed = toCount(res.numUpdatedRows) === 1;
+  }
+  if (claimed) await pruneDeliveries(db, since);
+  return claimed;
+}
+
+/** Forgets an accepted delivery id (its task could not be started, so a redelivery should try again). */
+export async function releaseDelivery(db: Db, integrationId: number, deliveryId: string, at: string) {
+  await db
+    .deleteFrom('integration_delivery')
+    .where('integration_id', '=', integrationId)
+    .where('delivery_id', '=', deliveryId)
+    .where('created', '=', at)
+    .execute();
+}
+
+/** Deletes up to one batch of delivery ids accepted before `since` (of any integration). */
+export async function pruneDeliveries(db: Db, since: string, limit = PRUNE_BATCH) {
+  const old = await db
+    .selectFrom('integration_delivery')
+    .select('id')
+    .where('created', '<', since)
+    .orderBy('created')
+    .limit(limit)
+    .execute();
+  if (old.length === 0) return;
+  await db
+    .deleteFrom('integration_delivery')
+    .where(
+      'id',
+      'in',
+      old.map((r) => r.id),
+    )
+    .execute();
+}

@@ -1,0 +1,87 @@
+import type {
+  BodyDataType,
+  IntegrationExtractValue,
+  IntegrationExtractValueInput,
+  ValueSource,
+  VariableType,
+} from '@signalbox/contracts';
+import type { Selectable } from 'kysely';
+import type { Db, Dialect } from '../../db';
+import type { IntegrationExtractValueTable } from '../../db/tables';
+import { insertReturningId } from '../../db/values';
+
+export type ExtractValueRow = Selectable<IntegrationExtractValueTable>;
+
+export function toExtractValue(row: ExtractValueRow): IntegrationExtractValue {
+  return {
+    id: row.id,
+    integration_id: row.integration_id,
+    name: row.name,
+    value_source: row.value_source as ValueSource,
+    body_data_type: row.body_data_type as BodyDataType,
+    key: row.key,
+    variable: row.variable,
+    variable_type: (row.variable_type || 'environment') as VariableType,
+  };
+}
+
+export function listExtractValues(db: Db, integrationId: number) {
+  return db
+    .selectFrom('integration_extract_value')
+    .selectAll()
+    .where('integration_id', '=', integrationId)
+    .orderBy('id')
+    .execute();
+}
+
+export function findExtractValue(db: Db, integrationId: number, id: number) {
+  return db
+    .selectFrom('integration_extract_value')
+    .selectAll()
+    .where('integration_id', '=', integrationId)
+    .where('id', '=', id)
+    .executeTakeFirst();
+}
+
+const extractValues = (input: IntegrationExtractValueInput) => ({
+  name: input.name,
+  value_source: input.value_source,
+  body_data_type: input.body_data_type,
+  key: input.key,
+  variable: input.variable,
+  variable_type: input.variable_type,
+});
+
+export function insertExtractValue(
+  db: Db,
+  dialect: Dialect,
+  integrationId: number,
+  input: IntegrationExtractValueInput,
+) {
+  return insertReturningId(db, dialect, 'integration_extract_value', {
+    integration_id: integrationId,
+    ...extractValues(input),
+  });
+}
+
+export async function updateExtractValue(
+  db: Db,
+  integrationId: number,
+  id: number,
+  input: IntegrationExtractValueInput,
+) {
+  await db
+    .updateTable('integration_extract_value')
+    .set(extractValues(input))
+    .where('integration_id', '=', integrationId)
+    .where('id', '=', id)
+    .execute();
+}
+
+export async function deleteExtractValue(db: Db, integrationId: number, id: number) {
+  await db
+    .deleteFrom('integration_extract_value')
+    .where('integration_id', '=', integrationId)
+    .where('id', '=', id)
+    .execute();
+}

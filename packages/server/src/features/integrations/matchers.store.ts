@@ -1,0 +1,87 @@
+import type {
+  BodyDataType,
+  IntegrationMatcher,
+  IntegrationMatcherInput,
+  MatchMethod,
+  MatchType,
+} from '@signalbox/contracts';
+import type { Selectable } from 'kysely';
+import type { Db, Dialect } from '../../db';
+import type { IntegrationMatcherTable } from '../../db/tables';
+import { insertReturningId } from '../../db/values';
+
+export type MatcherRow = Selectable<IntegrationMatcherTable>;
+
+export function toMatcher(row: MatcherRow): IntegrationMatcher {
+  return {
+    id: row.id,
+    integration_id: row.integration_id,
+    name: row.name,
+    match_type: row.match_type as MatchType,
+    body_data_type: row.body_data_type as BodyDataType,
+    key: row.key,
+    method: row.method as MatchMethod,
+    value: row.value,
+  };
+}
+
+export function listMatchers(db: Db, integrationId: number) {
+  return db
+    .selectFrom('integration_matcher')
+    .selectAll()
+    .where('integration_id', '=', integrationId)
+    .orderBy('id')
+    .execute();
+}
+
+export function findMatcher(db: Db, integrationId: number, id: number) {
+  return db
+    .selectFrom('integration_matcher')
+    .selectAll()
+    .where('integration_id', '=', integrationId)
+    .where('id', '=', id)
+    .executeTakeFirst();
+}
+
+const matcherValues = (input: IntegrationMatcherInput) => ({
+  name: input.name,
+  match_type: input.match_type,
+  body_data_type: input.body_data_type,
+  key: input.key,
+  method: input.method,
+  value: input.value,
+});
+
+export function insertMatcher(
+  db: Db,
+  dialect: Dialect,
+  integrationId: number,
+  input: IntegrationMatcherInput,
+) {
+  return insertReturningId(db, dialect, 'integration_matcher', {
+    integration_id: integrationId,
+    ...matcherValues(input),
+  });
+}
+
+export async function updateMatcher(
+  db: Db,
+  integrationId: number,
+  id: number,
+  input: IntegrationMatcherInput,
+) {
+  await db
+    .updateTable('integration_matcher')
+    .set(matcherValues(input))
+    .where('integration_id', '=', integrationId)
+    .where('id', '=', id)
+    .execute();
+}
+
+export async function deleteMatcher(db: Db, integrationId: number, id: number) {
+  await db
+    .deleteFrom('integration_matcher')
+    .where('integration_id', '=', integrationId)
+    .where('id', '=', id)
+    .execute();
+}
