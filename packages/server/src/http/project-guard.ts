@@ -5,11 +5,13 @@ import {
   type ProjectRole,
   rolePermissions,
 } from '@signalbox/contracts';
-import type { FastifyInstance, FastifyPluginAsync, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyPluginAsync, FastifyRequest, RawServerDefault } from 'fastify';
 import type { Selectable } from 'kysely';
 import type { ProjectTable } from '../db/tables';
 import type { Deps } from '../deps';
 import { forbidden, notFound, parse } from '../lib/errors';
+import { currentUser } from './auth';
+import type { ZodTypeProvider } from './path-params';
 
 export type ProjectRow = Selectable<ProjectTable>;
 
@@ -33,16 +35,22 @@ export async function membership(deps: Deps, projectId: number, userId: number) 
 /**
  * Registers routes under /api/project/:project_id behind one guard: the project must exist, the caller must be
  * a member (admins bypass), and the route's `config.permission` bit must be held. Members may always read.
+ * The guard runs before the route's own path parameters are validated, so an unknown project or a non-member
+ * is answered first.
  */
-export function projectRoutes(app: FastifyInstance, deps: Deps, routes: FastifyPluginAsync) {
+export function projectRoutes(
+  app: FastifyInstance,
+  deps: Deps,
+  routes: FastifyPluginAsync<Record<never, never>, RawServerDefault, ZodTypeProvider>,
+) {
   app.register(
     async (scope) => {
       scope.decorateRequest('project', null as unknown as ProjectRow);
       scope.decorateRequest('projectRole', '');
       scope.decorateRequest('permissions', 0);
-      scope.addHook('preHandler', async (request: FastifyRequest) => {
+      scope.addHook('preValidation', async (request: FastifyRequest) => {
         const projectId = parse(idParam, (request.params as { project_id: unknown }).project_id);
-        const user = request.user!;
+        const user = currentUser(request);
         const project = await deps.db
           .selectFrom('project')
           .selectAll()
@@ -60,7 +68,7 @@ export function projectRoutes(app: FastifyInstance, deps: Deps, routes: FastifyP
           throw forbidden(`You need the ${needed} permission in this project`);
         }
       });
-      await routes(scope, {});
+      await routes(scope.withTypeProvider<ZodTypeProvider>(), {});
     },
     { prefix: '/api/project/:project_id' },
   );
