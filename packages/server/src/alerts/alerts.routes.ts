@@ -1,5 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import type { Deps } from '../deps';
+import { currentUser } from '../http/auth';
 import { projectRoutes } from '../http/project-guard';
 import { conflict } from '../lib/errors';
 import { sendTestAlert } from './alerts';
@@ -9,7 +10,7 @@ export function alertsRoutes(app: FastifyInstance, deps: Deps) {
   projectRoutes(app, deps, async (scope) => {
     scope.post('/notifications/test', { config: { permission: 'updateProject' } }, async (request, reply) => {
       if (request.project.alert !== 1) throw conflict('Alerts are disabled for this project');
-      const user = request.user!;
+      const user = currentUser(request);
       await sendTestAlert(deps, request.project, user.name || user.username);
       return reply.status(204).send();
     });
