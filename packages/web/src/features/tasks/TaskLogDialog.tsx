@@ -23,7 +23,7 @@ import {
   useMediaQuery,
 } from '@mui/material';
 import { isFinished, stoppableStatuses, type TaskStatus } from '@signalbox/contracts';
-import { useQuery, useQueryClient } from '@tanstack/react-query';
+import { skipToken, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useCallback, useEffect, useMemo, useRef, useState } from 'react';
 import { useTranslation } from 'react-i18next';
 import { Link as RouterLink, useSearchParams } from 'react-router';
@@ -202,10 +202,12 @@ export default function TaskLogDialog({
 
   const data = task.data;
   // GET tasks/{id} carries ids only; the template's name and the user's name come from what the page knows.
+  const templateId = data?.tpl_alias ? null : data?.template_id;
   const template = useQuery({
     queryKey: ['project', projectId, 'template', data?.template_id],
-    queryFn: () => api<{ name: string }>(`/project/${projectId}/templates/${data!.template_id}`),
-    enabled: !!data?.template_id && !data.tpl_alias,
+    queryFn: templateId
+      ? () => api<{ name: string }>(`/project/${projectId}/templates/${templateId}`)
+      : skipToken,
     retry: false,
   });
   const history = useTaskHistory(projectId);
