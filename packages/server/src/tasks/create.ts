@@ -3,7 +3,7 @@ import { recordEvent } from '../audit/audit.store';
 import { fromBool, now, parseJson } from '../db/values';
 import type { Deps } from '../deps';
 import { assertInProject } from '../features/refs/refs.store';
-import { badRequest } from '../lib/errors';
+import { badRequest, found } from '../lib/errors';
 import { incomingVersion } from './details';
 import { findProjectTask, findTemplate, insertTask, lastBuildVersion, pruneTemplateTasks } from './store';
 import { guardTaskInput } from './task-input-guard';
@@ -25,7 +25,7 @@ export async function insertNewTask(
   origin: TaskOrigin,
 ): Promise<number> {
   await assertInProject(deps.db, 'template', input.template_id, projectId, 'Template');
-  const template = (await findTemplate(deps.db, input.template_id))!;
+  const template = found(await findTemplate(deps.db, input.template_id), 'Template');
   const tp = parseJson<Record<string, unknown>>(template.task_params, {});
   const guarded = guardTaskInput(template, input, origin);
 

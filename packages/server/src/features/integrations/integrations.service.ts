@@ -7,7 +7,7 @@ import type {
 import { recordEvent } from '../../audit/audit.store';
 import type { Deps } from '../../deps';
 import { randomAlnum } from '../../lib/crypto';
-import { badRequest, notFound } from '../../lib/errors';
+import { badRequest, found, notFound } from '../../lib/errors';
 import { assertInProject } from '../refs/refs.store';
 import type { UserRow } from '../users/users.store';
 import * as store from './integrations.store';
@@ -58,7 +58,7 @@ export async function createIntegration(a: Actor, input: IntegrationInput) {
   await checkReferences(a.deps, a.projectId, input);
   const id = await store.insertIntegration(a.deps.db, a.deps.dialect, a.projectId, input);
   await event(a, 'integration', id, `Integration ${input.name} created`);
-  return store.toIntegration((await store.findIntegration(a.deps.db, a.projectId, id))!);
+  return store.toIntegration(found(await store.findIntegration(a.deps.db, a.projectId, id), 'Integration'));
 }
 
 export async function updateIntegration(a: Actor, id: number, input: IntegrationInput) {
@@ -111,7 +111,7 @@ export async function createAlias(a: Actor, integrationId: number | null, baseUr
     id,
     integration ? `Alias of integration ${integration.name} created` : 'Project integration alias created',
   );
-  return toAlias((await store.findAliasById(a.deps.db, a.projectId, id))!, baseUrl);
+  return toAlias(found(await store.findAliasById(a.deps.db, a.projectId, id), 'Alias'), baseUrl);
 }
 
 /** Deletes an alias; with an integration id, only an alias of that integration. */
@@ -144,7 +144,7 @@ export async function createMatcher(a: Actor, integrationId: number, input: Inte
     id,
     `Matcher ${input.name} of integration ${integration.name} created`,
   );
-  return store.toMatcher((await store.findMatcher(a.deps.db, integrationId, id))!);
+  return store.toMatcher(found(await store.findMatcher(a.deps.db, integrationId, id), 'Matcher'));
 }
 
 export async function updateMatcher(
@@ -192,7 +192,9 @@ export async function createExtractValue(
     id,
     `Extracted value ${input.name} of integration ${integration.name} created`,
   );
-  return store.toExtractValue((await store.findExtractValue(a.deps.db, integrationId, id))!);
+  return store.toExtractValue(
+    found(await store.findExtractValue(a.deps.db, integrationId, id), 'Extracted value'),
+  );
 }
 
 export async function updateExtractValue(

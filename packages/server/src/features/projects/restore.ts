@@ -4,7 +4,7 @@ import type { Db } from '../../db';
 import { fromBool, insertReturningId } from '../../db/values';
 import type { Deps } from '../../deps';
 import { randomAlnum } from '../../lib/crypto';
-import { forbidden } from '../../lib/errors';
+import { forbidden, found } from '../../lib/errors';
 import type { UserRow } from '../users/users.store';
 import { checkBackup } from './backup-check';
 import { canCreateProject, insertProject } from './projects.service';
@@ -272,5 +272,5 @@ export async function restoreProject(deps: Deps, user: UserRow, body: unknown): 
       deps.log.error({ err }, 'schedule refresh after restore failed');
     }
   }
-  return toProject((await findProject(deps.db, projectId))!);
+  return toProject(found(await findProject(deps.db, projectId), 'Project'));
 }

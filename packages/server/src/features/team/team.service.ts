@@ -1,7 +1,7 @@
 import type { ProjectRole, ProjectUser, TeamListQuery, TeamMemberInput } from '@signalbox/contracts';
 import { recordEvent } from '../../audit/audit.store';
 import type { Deps } from '../../deps';
-import { badRequest, conflict, notFound } from '../../lib/errors';
+import { badRequest, conflict, found, notFound } from '../../lib/errors';
 import { findUserById, type UserRow } from '../users/users.store';
 import {
   countOwners,
@@ -52,7 +52,7 @@ export async function addMember(deps: Deps, actor: UserRow, projectId: number, i
     description: `User ${user.username} added to the team as ${input.role}`,
   });
   deps.bus.emit('membership', { userId: user.id });
-  return (await findMember(deps.db, projectId, user.id))!;
+  return found(await findMember(deps.db, projectId, user.id), 'Team member');
 }
 
 async function mustFindMember(deps: Deps, projectId: number, userId: number) {

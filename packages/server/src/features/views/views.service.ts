@@ -1,7 +1,7 @@
 import type { ViewInput, ViewPositionsInput } from '@signalbox/contracts';
 import { recordEvent } from '../../audit/audit.store';
 import type { Deps } from '../../deps';
-import { badRequest, notFound } from '../../lib/errors';
+import { badRequest, found, notFound } from '../../lib/errors';
 import { assertSameProject } from '../schedules/schedules.service';
 import {
   deleteView,
@@ -32,7 +32,7 @@ export async function createView(deps: Deps, user: Actor, projectId: number, inp
     object_id: id,
     description: `View ${input.title} created`,
   });
-  return (await findView(deps.db, projectId, id))!;
+  return found(await findView(deps.db, projectId, id), 'View');
 }
 
 export async function changeView(deps: Deps, user: Actor, projectId: number, id: number, input: ViewInput) {
