@@ -31,6 +31,12 @@ async function writeBackup(db: Db, deps: Deps, b: ProjectBackupInput, ownerId: n
   };
   const idOf = (map: Map<string, number>, name: string | null) =>
     name == null ? null : (map.get(name) ?? null);
+  /** The id of a template restored under that name: checkBackup made sure every reference names one. */
+  const templateId = (name: string) => {
+    const id = ids.template.get(name);
+    if (id === undefined) throw new Error(`restore: no template named ${name}`);
+    return id;
+  };
 
   for (const e of b.environments) {
     // Every new project starts with an `Empty` environment and a `None` key; a backup's own take their place.
@@ -152,7 +158,7 @@ async function writeBackup(db: Db, deps: Deps, b: ProjectBackupInput, ownerId: n
     await db
       .updateTable('template')
       .set({ build_template_id: idOf(ids.template, t.build_template) })
-      .where('id', '=', ids.template.get(t.name)!)
+      .where('id', '=', templateId(t.name))
       .execute();
   }
 
@@ -171,7 +177,7 @@ async function writeBackup(db: Db, deps: Deps, b: ProjectBackupInput, ownerId: n
     const integrationId = await insert(db, deps.dialect, 'integration', {
       project_id: projectId,
       name: integration.name,
-      template_id: ids.template.get(integration.template)!,
+      template_id: templateId(integration.template),
       auth_method: integration.auth_method,
       auth_header: integration.auth_header,
       auth_secret_id: idOf(ids.key, integration.auth_secret),
@@ -223,21 +229,17 @@ async function writeBackup(db: Db, deps: Deps, b: ProjectBackupInput, ownerId: n
   // Old backups have no schedules list: each template's cron was its schedule.
   const schedules =
     b.schedules ??
-    b.templates
-      .filter((t) => t.cron)
-      .map((t) => ({
-        name: '',
-        template: t.name,
-        cron_format: t.cron!,
-        active: true,
-        checkable_repository: null,
-      }));
+    b.templates.flatMap((t) =>
+      t.cron
+        ? [{ name: '', template: t.name, cron_format: t.cron, active: true, checkable_repository: null }]
+        : [],
+    );
   for (const s of schedules) {
     await db
       .insertInto('schedule')
       .values({
         project_id: projectId,
-        template_id: ids.template.get(s.template)!,
+        template_id: templateId(s.template),
         cron_format: s.cron_format,
         repository_id: idOf(ids.repository, s.checkable_repository),
         name: s.name,
