@@ -3,6 +3,7 @@ import type { WebSocket } from 'ws';
 import type { Deps } from '../deps';
 import { isSessionLive } from '../features/auth/sessions.store';
 import { findLiveToken, findTokenUser } from '../features/auth/tokens.store';
+import { currentUser } from '../http/auth';
 import { findUserAdmin, memberProjects } from '../tasks/store';
 import type { BusEvents, LiveMessage, TaskLogBatch } from './bus';
 
@@ -169,8 +170,7 @@ export function liveRoutes(app: FastifyInstance, deps: Deps) {
       for (let i = 0; i < texts.length; i += CORK_MESSAGES) {
         tcp?.cork();
         try {
-          const end = Math.min(i + CORK_MESSAGES, texts.length);
-          for (let j = i; j < end; j++) c.socket.send(texts[j]!);
+          for (const text of texts.slice(i, i + CORK_MESSAGES)) c.socket.send(text);
         } finally {
           tcp?.uncork();
         }
@@ -246,7 +246,7 @@ export function liveRoutes(app: FastifyInstance, deps: Deps) {
   });
 
   app.get('/api/ws', { websocket: true }, (socket, request) => {
-    const user = request.user!;
+    const user = currentUser(request);
     const client: LiveClient = {
       socket,
       userId: user.id,
@@ -270,7 +270,7 @@ export function liveRoutes(app: FastifyInstance, deps: Deps) {
     void (async () => {
       const bearer = /^bearer\s+(.+)$/i.exec(request.headers.authorization ?? '');
       if (request.sessionId === null && bearer) {
-        const token = await findTokenUser(deps.db, bearer[1]!);
+        const token = await findTokenUser(deps.db, bearer[1] ?? '');
         if (!token || token.user_id !== user.id) return close(client, 1008, 'Token revoked');
         client.tokenId = token.id;
       }
