@@ -394,15 +394,14 @@ function sqliteWriter(dbUrl: string): SqliteWriter | null {
     const write = conn.transaction((rows: OutputRow[]) => {
       let i = 0;
       for (; i + SQLITE_ROWS <= rows.length; i += SQLITE_ROWS) {
-        for (let j = 0; j < SQLITE_ROWS; j++) {
-          const r = rows[i + j]!;
+        for (const [j, r] of rows.slice(i, i + SQLITE_ROWS).entries()) {
           params[j * 3] = r.task_id;
           params[j * 3 + 1] = r.time;
           params[j * 3 + 2] = r.output;
         }
         many.run(params);
       }
-      for (; i < rows.length; i++) one.run(rows[i]!.task_id, rows[i]!.time, rows[i]!.output);
+      for (const r of rows.slice(i)) one.run(r.task_id, r.time, r.output);
     });
     writer = { conn, write };
     sqliteWriters.set(path, writer);
@@ -436,8 +435,7 @@ export async function insertOutput(db: Db, dialect: Dialect, rows: OutputRow[], 
     for (let i = 0; i < rows.length; i += ROWS_PER_STATEMENT) {
       const chunk = rows.slice(i, i + ROWS_PER_STATEMENT);
       const params: unknown[] = new Array(chunk.length * 3);
-      for (let j = 0; j < chunk.length; j++) {
-        const r = chunk[j]!;
+      for (const [j, r] of chunk.entries()) {
         params[j * 3] = r.task_id;
         params[j * 3 + 1] = r.time;
         params[j * 3 + 2] = r.output;
