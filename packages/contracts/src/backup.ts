@@ -130,8 +130,8 @@ const surveyVars = z
     vars.forEach((item, i) => {
       const result = surveyVar.safeParse(item);
       if (!result.success) {
-        const issue = result.error.issues[0]!;
-        ctx.addIssue({ code: 'custom', message: issue.message, path: [i, ...issue.path] });
+        const [issue] = result.error.issues;
+        if (issue) ctx.addIssue({ code: 'custom', message: issue.message, path: [i, ...issue.path] });
       }
     });
   })

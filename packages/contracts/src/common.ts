@@ -57,16 +57,16 @@ export const messages = {
  * recursion, so any nesting depth is safe.
  */
 export function findNulCharacter(value: unknown): (string | number)[] | null {
-  type Step = { value: unknown; key?: string | number; parent?: Step };
+  /** A value to look at, and where it was found: the key or index in its parent (none for the value itself). */
+  type Step = { value: unknown; from?: { key: string | number; parent: Step } };
   const pathOf = (step: Step, last?: string): (string | number)[] => {
     const path: (string | number)[] = last === undefined ? [] : [last];
-    for (let s: Step | undefined = step; s?.parent; s = s.parent) path.push(s.key!);
+    for (let from = step.from; from; from = from.parent.from) path.push(from.key);
     return path.reverse();
   };
   const stack: Step[] = [{ value }];
   const seen = new WeakSet<object>();
-  while (stack.length) {
-    const step = stack.pop()!;
+  for (let step = stack.pop(); step; step = stack.pop()) {
     const v = step.value;
     if (typeof v === 'string') {
       if (v.includes('\0')) return pathOf(step);
@@ -75,13 +75,11 @@ export function findNulCharacter(value: unknown): (string | number)[] | null {
     if (v === null || typeof v !== 'object' || seen.has(v)) continue;
     seen.add(v);
     if (Array.isArray(v)) {
-      for (let i = v.length - 1; i >= 0; i--) stack.push({ value: v[i], key: i, parent: step });
+      for (let i = v.length - 1; i >= 0; i--) stack.push({ value: v[i], from: { key: i, parent: step } });
     } else if (!ArrayBuffer.isView(v)) {
-      const keys = Object.keys(v);
-      for (let i = keys.length - 1; i >= 0; i--) {
-        const key = keys[i]!;
+      for (const key of Object.keys(v).reverse()) {
         if (key.includes('\0')) return pathOf(step, key);
-        stack.push({ value: (v as Record<string, unknown>)[key], key, parent: step });
+        stack.push({ value: (v as Record<string, unknown>)[key], from: { key, parent: step } });
       }
     }
   }

@@ -32,7 +32,7 @@ function authorityOk(authority: string, scheme: string): boolean {
   if (userinfo !== null && !userInfo.test(userinfo)) return false;
   if (hostPort === '') return scheme === 'file' && userinfo === null;
   const match = /^(\[[^\]]*\]|[^:]*)(?::(\d{1,5}))?$/.exec(hostPort);
-  return !!match && isHost(match[1]!);
+  return !!match && isHost(match[1] ?? '');
 }
 
 /**
@@ -48,18 +48,19 @@ export function repositoryType(url: string): RepositoryType | null {
   if (text.startsWith('/')) return 'local';
   const scheme = /^([A-Za-z][A-Za-z0-9+.-]*):\/\/([^/?#]*)(.*)$/.exec(text);
   if (scheme) {
-    const name = scheme[1]!.toLowerCase();
+    const [, word = '', authority = '', rest = ''] = scheme;
+    const name = word.toLowerCase();
     if (!(schemes as readonly string[]).includes(name)) return null;
-    if (!authorityOk(scheme[2]!, name)) return null;
-    if (name === 'file' && !scheme[3]!.startsWith('/')) return null;
+    if (!authorityOk(authority, name)) return null;
+    if (name === 'file' && !rest.startsWith('/')) return null;
     return name as RepositoryType;
   }
   // scp-like: git takes it for ssh only when a ":" comes before any "/".
   const scp = /^(?:([^@/:]+)@)?(\[[^\]/]*\]|[^@/:[\]]+):(.*)$/.exec(text);
   if (!scp) return null;
-  const [, user, host, path] = scp;
+  const [, user, host = '', path = ''] = scp;
   if (user !== undefined && !scpUser.test(user)) return null;
-  if (!isHost(host!) || path === '' || path!.startsWith('-')) return null;
+  if (!isHost(host) || path === '' || path.startsWith('-')) return null;
   return 'ssh';
 }
 

@@ -3,8 +3,11 @@ import { createRoot } from 'react-dom/client';
 import { App } from './app/App';
 import { initI18n } from './i18n';
 
+const root = document.getElementById('root');
+if (!root) throw new Error('index.html has no #root element');
+
 void initI18n().then(() => {
-  createRoot(document.getElementById('root')!).render(
+  createRoot(root).render(
     <StrictMode>
       <App />
     </StrictMode>,

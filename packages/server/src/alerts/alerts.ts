@@ -128,16 +128,27 @@ async function deliver(
       sends.push([channel, postJson(request, timeoutMs)]);
   }
   if (what.email && config.emailAlert) sends.push(['email', sendMail(deps, alert, timeoutMs)]);
-  const results = await Promise.allSettled(sends.map(([, p]) => p));
-  results.forEach((result, i) => {
-    const channel = sends[i]![0];
-    if (result.status === 'rejected') {
-      deps.log.warn(
-        { channel, projectId: alert.projectId, taskId: alert.taskId, reason: failureReason(result.reason) },
-        'alert not delivered',
-      );
-    }
-  });
+  // Every send settles (a failure becomes its reason), so all are waited for before the failures are logged.
+  const failures = await Promise.all(
+    sends.map(([channel, p]) =>
+      p.then(
+        () => null,
+        (reason: unknown) => ({ channel, reason }),
+      ),
+    ),
+  );
+  for (const failure of failures) {
+    if (!failure) continue;
+    deps.log.warn(
+      {
+        channel: failure.channel,
+        projectId: alert.projectId,
+        taskId: alert.taskId,
+        reason: failureReason(failure.reason),
+      },
+      'alert not delivered',
+    );
+  }
   return sends.map(([channel]) => channel);
 }
 

@@ -100,3 +100,9 @@ export function parse<T extends ZodType>(schema: T, input: unknown): z.output<T>
   if (!result.success) throw fromZod(result.error);
   return result.data;
 }
+
+/** A row that must exist, read back after a write or looked up again: one deleted in between is a 404 naming it. */
+export function found<T>(row: T | null | undefined, what: string): T {
+  if (row == null) throw notFound(what);
+  return row;
+}

@@ -4,6 +4,7 @@ import {
   type GitTransport,
   isBranchName,
   isUsableRepositoryUrl,
+  type RepositoryType,
   repositoryType,
   transportOf,
 } from '@signalbox/contracts';
@@ -103,8 +104,10 @@ async function updateSubmodules(
 }
 
 /** Refuses, before any process starts, a repository URL, branch or commit git could misread. */
-function assertUsable(repo: RepositoryRow, branch: string, commitHash: string | null) {
-  if (!isUsableRepositoryUrl(repo.git_url))
+/** Refuses a repository or revision git must not be handed; answers the repository's type. */
+function assertUsable(repo: RepositoryRow, branch: string, commitHash: string | null): RepositoryType {
+  const type = isUsableRepositoryUrl(repo.git_url) ? repositoryType(repo.git_url) : null;
+  if (!type)
     throw new TaskFailed(
       `Repository ${JSON.stringify(repo.name)} has an incorrect URL: correct it in the repository settings`,
     );
@@ -112,6 +115,7 @@ function assertUsable(repo: RepositoryRow, branch: string, commitHash: string | 
     throw new TaskFailed(`Incorrect branch name ${JSON.stringify(branch)}`);
   if (commitHash !== null && !/^[0-9a-f]{4,64}$/i.test(commitHash))
     throw new TaskFailed(`Incorrect commit hash ${JSON.stringify(commitHash)}`);
+  return type;
 }
 
 /**
@@ -126,8 +130,7 @@ export async function checkoutRepository(
   repo: RepositoryRow,
   opts: { branch: string; commitHash: string | null; target: string },
 ): Promise<Checkout> {
-  assertUsable(repo, opts.branch, opts.commitHash);
-  const type = repositoryType(repo.git_url)!;
+  const type = assertUsable(repo, opts.branch, opts.commitHash);
   if (type === 'local') {
     if (!existsSync(repo.git_url)) throw new TaskFailed(`Repository path ${repo.git_url} does not exist`);
     job.log(`Using local repository ${repo.git_url}`);

@@ -35,11 +35,10 @@ export function ownCgroup(): { dir: string } | { reason: string } {
   const own = /^0::(.*)$/m.exec(cgroup)?.[1];
   if (own === undefined) return { reason: 'the server is in no cgroup v2' };
   for (const line of mountinfo.split('\n')) {
-    const [left, right] = line.split(' - ');
+    const [left = '', right] = line.split(' - ');
     if (!right?.startsWith('cgroup2 ')) continue;
-    const fields = left!.split(' ');
-    const root = unescapeMount(fields[3]!);
-    const mount = unescapeMount(fields[4]!);
+    const [, , , root, mount] = left.split(' ').map(unescapeMount);
+    if (root === undefined || mount === undefined) continue;
     if (root !== '/' && own !== root && !own.startsWith(`${root}/`)) continue;
     const dir = join(mount, root === '/' ? own : own.slice(root.length));
     try {

@@ -143,9 +143,8 @@ export class LogSink implements LineTarget {
       return;
     }
     this.stored += batch.length;
-    const last = batch.at(-1)!.time;
-    let atLast = 0;
-    for (let i = batch.length - 1; i >= 0 && batch[i]!.time === last; i--) atLast++;
+    const last = batch.at(-1)?.time ?? this.tailTime;
+    const atLast = batch.length - 1 - batch.findLastIndex((row) => row.time !== last);
     this.tailCount = last === this.tailTime && atLast === batch.length ? this.tailCount + atLast : atLast;
     this.tailTime = last;
     this.deps.bus.publishLogs({ project_id: this.projectId, task_id: this.taskId, lines: batch });
@@ -156,7 +155,8 @@ export class LogSink implements LineTarget {
    * lost). Rows at or after the batch's first time are the batch plus the earlier lines sharing that time.
    */
   private async landed(batch: OutputRow[]) {
-    const first = batch[0]!.time;
+    const first = batch[0]?.time;
+    if (first === undefined) return true;
     const earlier = first === this.tailTime ? this.tailCount : 0;
     return (await countOutputSince(this.deps.db, this.taskId, first)) === earlier + batch.length;
   }

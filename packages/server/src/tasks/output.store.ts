@@ -34,12 +34,11 @@ export async function insertOutput(db: Db, dialect: Dialect, rows: OutputRow[]) 
     for (let i = 0; i < rows.length; i += ROWS_PER_STATEMENT) {
       const chunk = rows.slice(i, i + ROWS_PER_STATEMENT);
       const params: unknown[] = new Array(chunk.length * 3);
-      for (let j = 0; j < chunk.length; j++) {
-        const r = chunk[j]!;
+      chunk.forEach((r, j) => {
         params[j * 3] = r.task_id;
         params[j * 3 + 1] = r.time;
         params[j * 3 + 2] = r.output;
-      }
+      });
       await trx.executeQuery(CompiledQuery.raw(insertSql(dialect, chunk.length), params));
     }
   });
@@ -63,17 +62,16 @@ function openSqliteConnection(path: string): SqliteConnection {
   const many = conn.prepare(insert + Array(SQLITE_ROWS).fill('(?, ?, ?)').join(', '));
   const params: unknown[] = new Array(SQLITE_ROWS * 3);
   const write = conn.transaction((rows: OutputRow[]) => {
-    let i = 0;
-    for (; i + SQLITE_ROWS <= rows.length; i += SQLITE_ROWS) {
-      for (let j = 0; j < SQLITE_ROWS; j++) {
-        const r = rows[i + j]!;
+    const whole = rows.length - (rows.length % SQLITE_ROWS);
+    for (let i = 0; i < whole; i += SQLITE_ROWS) {
+      rows.slice(i, i + SQLITE_ROWS).forEach((r, j) => {
         params[j * 3] = r.task_id;
         params[j * 3 + 1] = r.time;
         params[j * 3 + 2] = r.output;
-      }
+      });
       many.run(params);
     }
-    for (; i < rows.length; i++) one.run(rows[i]!.task_id, rows[i]!.time, rows[i]!.output);
+    for (const r of rows.slice(whole)) one.run(r.task_id, r.time, r.output);
   });
   return { conn, write };
 }

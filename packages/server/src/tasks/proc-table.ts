@@ -16,13 +16,14 @@ export function parseStat(text: string): ProcInfo | null {
   if (close < 0) return null;
   const pid = Number.parseInt(text, 10);
   const f = text.slice(close + 2).split(' ');
-  if (!(pid > 0) || f.length < 20) return null;
+  const start = f[19];
+  if (!(pid > 0) || start === undefined) return null;
   return {
     pid,
     ppid: Number(f[1]),
     pgrp: Number(f[2]),
     sid: Number(f[3]),
-    start: f[19]!,
+    start,
     zombie: f[0] === 'Z' || f[0] === 'X',
   };
 }
@@ -62,8 +63,7 @@ export function readTree(roots: Map<number, string>): Map<number, ProcInfo> {
   const out = new Map<number, ProcInfo>();
   const queue: number[] = [];
   for (const [pid, start] of roots) if (procInfo(pid)?.start === start) queue.push(pid);
-  while (queue.length) {
-    const pid = queue.pop()!;
+  for (let pid = queue.pop(); pid !== undefined; pid = queue.pop()) {
     if (out.has(pid)) continue;
     const info = procInfo(pid);
     if (!info) continue;
@@ -128,8 +128,7 @@ export function membersOf(procs: Map<number, ProcInfo>, tracked: Tracked): ProcI
   for (const p of procs.values()) if (verified.has(p.sid) || verified.has(p.pgrp)) seeds.push(p);
   const out = new Map<number, ProcInfo>();
   const queue = seeds;
-  while (queue.length) {
-    const p = queue.pop()!;
+  for (let p = queue.pop(); p; p = queue.pop()) {
     if (out.has(p.pid) || p.pid === self.pid) continue;
     out.set(p.pid, p);
     for (const c of children.get(p.pid) ?? []) queue.push(c);

@@ -16,5 +16,6 @@ export function nextBuildVersion(start: string, previous: string | null): string
 function splitVersion(v: string): { prefix: string; number: number; suffix: string } | null {
   const m = /^(.*?)(\d+)(\D*)$/.exec(v);
   if (!m) return null;
-  return { prefix: m[1]!, number: Number(m[2]), suffix: m[3]! };
+  const [, prefix = '', digits, suffix = ''] = m;
+  return { prefix, number: Number(digits), suffix };
 }

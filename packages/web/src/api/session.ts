@@ -20,6 +20,12 @@ export const sessionKeys = {
 
 export const useUser = () =>
   useQuery({ queryKey: sessionKeys.user, queryFn: () => api<User>('/user'), retry: false });
+/** The signed-in user, for pages that SessionRoot renders only once the user has loaded. */
+export function useSignedInUser(): User {
+  const { data } = useUser();
+  if (!data) throw new Error('No signed-in user: this page is rendered only inside SessionRoot');
+  return data;
+}
 export const useInfo = () => useQuery({ queryKey: sessionKeys.info, queryFn: () => api<Info>('/info') });
 export const useProjects = () =>
   useQuery({ queryKey: sessionKeys.projects, queryFn: () => api<Project[]>('/projects') });

@@ -2,6 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import { sendTestAlert } from '../../alerts/alerts';
 import type { Deps } from '../../deps';
 import { conflict } from '../../lib/errors';
+import { currentUser } from '../auth/auth.hook';
 import { projectRoutes } from '../projects/projects.guard';
 
 /** POST /api/project/{id}/notifications/test: a test alert through every enabled channel (204; 409 when alerts are off). */
@@ -9,7 +10,7 @@ export function alertsRoutes(app: FastifyInstance, deps: Deps) {
   projectRoutes(app, deps, async (scope) => {
     scope.post('/notifications/test', { config: { permission: 'updateProject' } }, async (request, reply) => {
       if (request.project.alert !== 1) throw conflict('Alerts are disabled for this project');
-      const user = request.user!;
+      const user = currentUser(request);
       await sendTestAlert(deps, request.project, user.name || user.username);
       return reply.status(204).send();
     });

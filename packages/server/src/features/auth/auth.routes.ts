@@ -6,7 +6,7 @@ import { SESSION_COOKIE } from '../../http/request-guards';
 import { AppError, notFound, parse, unauthorized } from '../../lib/errors';
 import { version } from '../../version';
 import { findUserByLogin, toUser } from '../users/users.store';
-import { startSession } from './auth.hook';
+import { currentUser, startSession } from './auth.hook';
 import { expireSession } from './sessions.store';
 import { failAttempt, passAttempt, signInAttempt, startAttempt, withRetryAfter } from './sign-in-throttle';
 import { createToken, deleteToken, listTokens } from './tokens.store';
@@ -54,7 +54,7 @@ export function authRoutes(app: FastifyInstance, deps: Deps) {
     return reply.status(204).send();
   });
 
-  app.get('/api/user', async (request) => toUser(request.user!));
+  app.get('/api/user', async (request) => toUser(currentUser(request)));
 
   app.get('/api/info', async () => ({
     version,
@@ -66,23 +66,24 @@ export function authRoutes(app: FastifyInstance, deps: Deps) {
     premium_features: {},
   }));
 
-  app.get('/api/user/tokens', async (request) => listTokens(deps.db, request.user!.id));
+  app.get('/api/user/tokens', async (request) => listTokens(deps.db, currentUser(request).id));
   app.post('/api/user/tokens', async (request, reply) => {
     const input = parse(apiTokenInput, request.body ?? {});
     const { token, info } = await createToken(
       deps.db,
-      request.user!.id,
+      currentUser(request).id,
       input?.name ?? '',
       input?.expires_in_days,
     );
     return reply.status(201).send({ ...info, token });
   });
-  app.delete('/api/user/tokens/:id', async (request, reply) => {
-    const { id } = request.params as { id: string };
-    const tokenId = String(id).slice(0, 64);
-    if (!(await deleteToken(deps.db, request.user!.id, tokenId))) throw notFound('Token');
+  // Token ids are not row ids: any string names one (an unknown one is a 404).
+  app.delete<{ Params: { id: string } }>('/api/user/tokens/:id', async (request, reply) => {
+    const user = currentUser(request);
+    const tokenId = request.params.id.slice(0, 64);
+    if (!(await deleteToken(deps.db, user.id, tokenId))) throw notFound('Token');
     // Live sockets opened with the token close at once.
-    deps.bus.emit('tokensRevoked', { userId: request.user!.id, tokenIds: [tokenId] });
+    deps.bus.emit('tokensRevoked', { userId: user.id, tokenIds: [tokenId] });
     return reply.status(204).send();
   });
 }

@@ -2,6 +2,7 @@ import { type ProjectRole, projectRoles } from '@signalbox/contracts';
 import { recordEvent } from '../../audit/audit.store';
 import type { OidcProviderConfig } from '../../config';
 import type { Deps } from '../../deps';
+import { found } from '../../lib/errors';
 import { findProject } from '../projects/projects.store';
 import { countOwners, deleteMember, findMember, insertMember, updateMemberRole } from '../team/team.store';
 import { findUserById, type UserRow, updateUserRow } from '../users/users.store';
@@ -117,5 +118,5 @@ export async function applyGroupMappings(
   if (!changed) return user;
   // Open sockets read the new rights at once (lost ones were taken away as they went).
   deps.bus.emit('membership', { userId: user.id });
-  return (await findUserById(deps.db, user.id))!;
+  return found(await findUserById(deps.db, user.id), 'User');
 }

@@ -20,6 +20,7 @@ export const OIDC_COOKIE = 'signalbox_oidc';
 const COOKIE_PATH = '/api/auth/oidc';
 
 type ProviderParams = { provider: string; '*'?: string };
+type CallbackRoute = { Params: ProviderParams; Querystring: Record<string, unknown> };
 
 /** GET /api/auth/oidc/{id}/login and its redirect callback (authorization code flow with PKCE, state and nonce). */
 export function oidcRoutes(app: FastifyInstance, deps: Deps) {
@@ -45,33 +46,37 @@ export function oidcRoutes(app: FastifyInstance, deps: Deps) {
 
   const clearPending = (reply: FastifyReply) => reply.clearCookie(OIDC_COOKIE, { path: COOKIE_PATH });
 
-  app.get('/api/auth/oidc/:provider/login', { config: { public: true } }, async (request, reply) => {
-    const { provider: id } = request.params as ProviderParams;
-    const provider = findProvider(deps, id);
-    const config = await clients.get(id, provider);
-    const { redirect } = request.query as { redirect?: unknown };
-    const { url, pending } = await beginSignIn(
-      config,
-      provider,
-      id,
-      redirectUriFor(request, id, provider.redirect_url),
-      typeof redirect === 'string' ? redirect.slice(0, 2000) : '/',
-    );
-    reply.setCookie(OIDC_COOKIE, deps.box.seal(JSON.stringify(pending)), {
-      path: COOKIE_PATH,
-      httpOnly: true,
-      // Lax: the provider sends the browser back with a top-level GET, which carries Lax cookies.
-      sameSite: 'lax',
-      secure: request.protocol === 'https',
-      maxAge: PENDING_TTL_MS / 1000,
-    });
-    return reply.redirect(url.href, 302);
-  });
+  app.get<{ Params: ProviderParams; Querystring: { redirect?: unknown } }>(
+    '/api/auth/oidc/:provider/login',
+    { config: { public: true } },
+    async (request, reply) => {
+      const { provider: id } = request.params;
+      const provider = findProvider(deps, id);
+      const config = await clients.get(id, provider);
+      const { redirect } = request.query;
+      const { url, pending } = await beginSignIn(
+        config,
+        provider,
+        id,
+        redirectUriFor(request, id, provider.redirect_url),
+        typeof redirect === 'string' ? redirect.slice(0, 2000) : '/',
+      );
+      reply.setCookie(OIDC_COOKIE, deps.box.seal(JSON.stringify(pending)), {
+        path: COOKIE_PATH,
+        httpOnly: true,
+        // Lax: the provider sends the browser back with a top-level GET, which carries Lax cookies.
+        sameSite: 'lax',
+        secure: request.protocol === 'https',
+        maxAge: PENDING_TTL_MS / 1000,
+      });
+      return reply.redirect(url.href, 302);
+    },
+  );
 
-  const callback = async (request: FastifyRequest, reply: FastifyReply) => {
-    const { provider: id, '*': rest } = request.params as ProviderParams;
+  const callback = async (request: FastifyRequest<CallbackRoute>, reply: FastifyReply) => {
+    const { provider: id, '*': rest } = request.params;
     const provider = findProvider(deps, id);
-    const query = request.query as Record<string, unknown>;
+    const { query } = request;
     const pending = checkCallback(id, provider, readPending(request), query);
     clearPending(reply);
     const config = await clients.get(id, provider);
@@ -89,6 +94,6 @@ export function oidcRoutes(app: FastifyInstance, deps: Deps) {
     return reply.redirect(`${webBasePath(deps.config.webRoot)}${to}`, 302);
   };
 
-  app.get('/api/auth/oidc/:provider/redirect', { config: { public: true } }, callback);
-  app.get('/api/auth/oidc/:provider/redirect/*', { config: { public: true } }, callback);
+  app.get<CallbackRoute>('/api/auth/oidc/:provider/redirect', { config: { public: true } }, callback);
+  app.get<CallbackRoute>('/api/auth/oidc/:provider/redirect/*', { config: { public: true } }, callback);
 }

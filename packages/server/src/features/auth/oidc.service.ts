@@ -2,7 +2,7 @@ import * as client from 'openid-client';
 import { recordEvent } from '../../audit/audit.store';
 import type { OidcProviderConfig } from '../../config';
 import type { Deps } from '../../deps';
-import { AppError, badRequest, forbidden, notFound, unauthorized } from '../../lib/errors';
+import { AppError, badRequest, forbidden, found, notFound, unauthorized } from '../../lib/errors';
 import { insertUser } from '../users/users.service';
 import { findUserById, findUserByLogin, type UserRow } from '../users/users.store';
 
@@ -34,8 +34,9 @@ export function isLoopbackHttp(url: URL) {
 /** A provider from configuration, or 404. */
 export function findProvider(deps: Pick<Deps, 'config'>, id: string): OidcProviderConfig {
   const providers = deps.config.oidcProviders ?? {};
-  if (!Object.hasOwn(providers, id)) throw notFound('Sign-in provider');
-  return providers[id]!;
+  const provider = Object.hasOwn(providers, id) ? providers[id] : undefined;
+  if (!provider) throw notFound('Sign-in provider');
+  return provider;
 }
 
 export const providerName = (id: string, p: OidcProviderConfig) => p.display_name || id;
@@ -252,5 +253,5 @@ export async function userForClaims(
     object_id: userId,
     description: `User ${username} created (signed in with ${providerName(id, p)})`,
   });
-  return (await findUserById(deps.db, userId))!;
+  return found(await findUserById(deps.db, userId), 'User');
 }

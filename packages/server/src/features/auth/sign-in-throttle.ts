@@ -65,9 +65,9 @@ export async function withRetryAfter<T>(reply: FastifyReply, work: () => Promise
  */
 export function addressKey(ip: string): string {
   const mapped = /^::ffff:(\d{1,3}(?:\.\d{1,3}){3})$/i.exec(ip);
-  if (mapped) return mapped[1]!;
+  if (mapped?.[1]) return mapped[1];
   if (!ip.includes(':')) return ip.slice(0, 64);
-  const halves = ip.split('%')[0]!.toLowerCase().split('::');
+  const halves = ip.replace(/%.*/s, '').toLowerCase().split('::');
   const groups = (s: string | undefined) => (s ? s.split(':') : []);
   const head = groups(halves[0]);
   const tail = groups(halves[1]);

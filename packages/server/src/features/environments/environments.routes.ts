@@ -1,7 +1,9 @@
-import { environmentInput, idParam } from '@signalbox/contracts';
+import { environmentInput } from '@signalbox/contracts';
 import type { FastifyInstance } from 'fastify';
 import type { Deps } from '../../deps';
+import { pathIds } from '../../http/path-params';
 import { parse } from '../../lib/errors';
+import { currentUser } from '../auth/auth.hook';
 import { projectRoutes } from '../projects/projects.guard';
 import { listQuery } from '../refs/list-query';
 import {
@@ -14,7 +16,7 @@ import {
 } from './environments.service';
 
 const environmentsQuery = listQuery(['name']);
-const itemId = (params: unknown) => parse(idParam, (params as { id: unknown }).id);
+const byId = { schema: { params: pathIds('id') } };
 
 /** Environments (variable groups): extra variables, environment variables and write-only secrets. */
 export function environmentsRoutes(app: FastifyInstance, deps: Deps) {
@@ -24,24 +26,26 @@ export function environmentsRoutes(app: FastifyInstance, deps: Deps) {
       const { order } = parse(environmentsQuery, request.query);
       return listEnvironments(deps, request.project.id, order);
     });
-    scope.get('/environment/:id', async (request) =>
-      getEnvironment(deps, request.project.id, itemId(request.params)),
+    scope.get('/environment/:id', byId, async (request) =>
+      getEnvironment(deps, request.project.id, request.params.id),
     );
-    scope.get('/environment/:id/refs', async (request) =>
-      environmentRefs(deps, request.project.id, itemId(request.params)),
+    scope.get('/environment/:id/refs', byId, async (request) =>
+      environmentRefs(deps, request.project.id, request.params.id),
     );
     scope.post('/environment', write, async (request, reply) => {
       const input = parse(environmentInput, request.body);
-      return reply.status(201).send(await createEnvironment(deps, request.user!, request.project.id, input));
+      return reply
+        .status(201)
+        .send(await createEnvironment(deps, currentUser(request), request.project.id, input));
     });
-    scope.put('/environment/:id', write, async (request, reply) => {
-      const id = itemId(request.params);
+    scope.put('/environment/:id', { ...write, ...byId }, async (request, reply) => {
+      const { id } = request.params;
       const input = parse(environmentInput, request.body);
-      await updateEnvironment(deps, request.user!, request.project.id, id, input);
+      await updateEnvironment(deps, currentUser(request), request.project.id, id, input);
       return reply.status(204).send();
     });
-    scope.delete('/environment/:id', write, async (request, reply) => {
-      await deleteEnvironment(deps, request.user!, request.project.id, itemId(request.params));
+    scope.delete('/environment/:id', { ...write, ...byId }, async (request, reply) => {
+      await deleteEnvironment(deps, currentUser(request), request.project.id, request.params.id);
       return reply.status(204).send();
     });
   });

@@ -8,7 +8,7 @@ import type {
 import { recordEvent } from '../../audit/audit.store';
 import type { Db } from '../../db';
 import type { Deps } from '../../deps';
-import { badRequest, notFound } from '../../lib/errors';
+import { badRequest, found, notFound } from '../../lib/errors';
 import { assertBodyIds } from '../refs/body-ids';
 import { assertUnused, findRefs } from '../refs/refs.store';
 import type { UserRow } from '../users/users.store';
@@ -73,7 +73,7 @@ export async function environmentRefs(deps: Pick<Deps, 'db'>, projectId: number,
 function assertOwnSecrets(ops: EnvironmentSecretInput[], existing: SecretRow[]) {
   const own = new Set(existing.map((s) => s.id));
   for (const op of ops) {
-    if (op.operation !== 'create' && !own.has(op.id!))
+    if (op.operation !== 'create' && (op.id == null || !own.has(op.id)))
       throw badRequest(`Secret ${op.id} does not belong to this environment`, { secrets: 'Unknown secret' });
   }
 }
@@ -96,13 +96,13 @@ async function applySecrets(
       });
     } else if (op.operation === 'update') {
       // An empty value keeps the stored one: the form never sees the value it would have to send back.
-      await updateSecretRow(trx, environmentId, op.id!, {
+      await updateSecretRow(trx, environmentId, found(op.id, 'Secret'), {
         name: op.name,
         owner: ownerOf(op.type),
         ...(op.secret !== '' ? { secret: deps.box.seal(op.secret) } : {}),
       });
     } else {
-      await deleteSecretRow(trx, environmentId, op.id!);
+      await deleteSecretRow(trx, environmentId, found(op.id, 'Secret'));
     }
   }
 }

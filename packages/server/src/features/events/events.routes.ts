@@ -1,7 +1,8 @@
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import type { Deps } from '../../deps';
 import { parse } from '../../lib/errors';
+import { currentUser } from '../auth/auth.hook';
 import { projectRoutes } from '../projects/projects.guard';
 import { listProjectEvents, listUserEvents } from './events.store';
 
@@ -15,9 +16,9 @@ const limitQuery = z.object({
 });
 
 export function eventsRoutes(app: FastifyInstance, deps: Deps) {
-  const handler = (all: boolean) => async (request: import('fastify').FastifyRequest) => {
+  const handler = (all: boolean) => async (request: FastifyRequest) => {
     const { limit } = parse(limitQuery, request.query);
-    const user = request.user!;
+    const user = currentUser(request);
     return listUserEvents(deps.db, user.id, user.admin === 1, all ? limit : Math.min(limit, 200));
   };
   app.get('/api/events', handler(true));

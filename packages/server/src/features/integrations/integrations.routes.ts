@@ -1,5 +1,4 @@
 import {
-  idParam,
   integrationExtractValueInput,
   integrationInput,
   integrationMatcherInput,
@@ -7,16 +6,19 @@ import {
 } from '@signalbox/contracts';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Deps } from '../../deps';
+import { pathIds } from '../../http/path-params';
 import { parse } from '../../lib/errors';
+import { currentUser } from '../auth/auth.hook';
 import { projectRoutes } from '../projects/projects.guard';
 import * as service from './integrations.service';
 import { toIntegration } from './integrations.store';
 import { webhookRoutes } from './webhook.routes';
 
-type Params = { id?: string; alias_id?: string; matcher_id?: string; value_id?: string };
-
-const param = (request: FastifyRequest, name: keyof Params) =>
-  parse(idParam, (request.params as Params)[name]);
+const byId = { schema: { params: pathIds('id') } };
+const byAlias = { schema: { params: pathIds('alias_id') } };
+const byIdAndAlias = { schema: { params: pathIds('id', 'alias_id') } };
+const byMatcher = { schema: { params: pathIds('id', 'matcher_id') } };
+const byValue = { schema: { params: pathIds('id', 'value_id') } };
 
 const noRefs = (): Refs => ({
   templates: [],
@@ -32,7 +34,11 @@ export function integrationsRoutes(app: FastifyInstance, deps: Deps) {
 
   /** Where senders reach this server: the configured web root, else the address this request used. */
   const baseUrl = (request: FastifyRequest) => deps.config.webRoot || `${request.protocol}://${request.host}`;
-  const actor = (request: FastifyRequest) => ({ deps, user: request.user!, projectId: request.project.id });
+  const actor = (request: FastifyRequest) => ({
+    deps,
+    user: currentUser(request),
+    projectId: request.project.id,
+  });
   const write = { config: { permission: 'updateProject' as const } };
 
   projectRoutes(app, deps, async (scope) => {
@@ -49,80 +55,88 @@ export function integrationsRoutes(app: FastifyInstance, deps: Deps) {
     scope.post('/integrations/aliases', write, async (request, reply) =>
       reply.status(201).send(await service.createAlias(actor(request), null, baseUrl(request))),
     );
-    scope.delete('/integrations/aliases/:alias_id', write, async (request, reply) => {
-      await service.deleteAlias(actor(request), null, param(request, 'alias_id'));
+    scope.delete('/integrations/aliases/:alias_id', { ...write, ...byAlias }, async (request, reply) => {
+      await service.deleteAlias(actor(request), null, request.params.alias_id);
       return reply.status(204).send();
     });
 
-    scope.get('/integrations/:id', async (request) =>
-      toIntegration(await service.getIntegration(deps, request.project.id, param(request, 'id'))),
+    scope.get('/integrations/:id', byId, async (request) =>
+      toIntegration(await service.getIntegration(deps, request.project.id, request.params.id)),
     );
-    scope.put('/integrations/:id', write, async (request, reply) => {
-      const id = param(request, 'id');
+    scope.put('/integrations/:id', { ...write, ...byId }, async (request, reply) => {
+      const { id } = request.params;
       const input = parse(integrationInput, request.body);
       await service.updateIntegration(actor(request), id, input);
       return reply.status(204).send();
     });
-    scope.delete('/integrations/:id', write, async (request, reply) => {
-      await service.deleteIntegration(actor(request), param(request, 'id'));
+    scope.delete('/integrations/:id', { ...write, ...byId }, async (request, reply) => {
+      await service.deleteIntegration(actor(request), request.params.id);
       return reply.status(204).send();
     });
-    scope.get('/integrations/:id/refs', async (request) => {
-      await service.getIntegration(deps, request.project.id, param(request, 'id'));
+    scope.get('/integrations/:id/refs', byId, async (request) => {
+      await service.getIntegration(deps, request.project.id, request.params.id);
       return noRefs();
     });
 
-    scope.get('/integrations/:id/aliases', async (request) =>
-      service.listAliases(deps, request.project.id, param(request, 'id'), baseUrl(request)),
+    scope.get('/integrations/:id/aliases', byId, async (request) =>
+      service.listAliases(deps, request.project.id, request.params.id, baseUrl(request)),
     );
-    scope.post('/integrations/:id/aliases', write, async (request, reply) =>
-      reply
-        .status(201)
-        .send(await service.createAlias(actor(request), param(request, 'id'), baseUrl(request))),
+    scope.post('/integrations/:id/aliases', { ...write, ...byId }, async (request, reply) =>
+      reply.status(201).send(await service.createAlias(actor(request), request.params.id, baseUrl(request))),
     );
-    scope.delete('/integrations/:id/aliases/:alias_id', write, async (request, reply) => {
-      await service.deleteAlias(actor(request), param(request, 'id'), param(request, 'alias_id'));
-      return reply.status(204).send();
-    });
+    scope.delete(
+      '/integrations/:id/aliases/:alias_id',
+      { ...write, ...byIdAndAlias },
+      async (request, reply) => {
+        await service.deleteAlias(actor(request), request.params.id, request.params.alias_id);
+        return reply.status(204).send();
+      },
+    );
 
-    scope.get('/integrations/:id/matchers', async (request) =>
-      service.listMatchers(deps, request.project.id, param(request, 'id')),
+    scope.get('/integrations/:id/matchers', byId, async (request) =>
+      service.listMatchers(deps, request.project.id, request.params.id),
     );
-    scope.post('/integrations/:id/matchers', write, async (request, reply) => {
-      const id = param(request, 'id');
+    scope.post('/integrations/:id/matchers', { ...write, ...byId }, async (request, reply) => {
+      const { id } = request.params;
       const input = parse(integrationMatcherInput, request.body);
       // Semaphore's Swagger lists 200 (not 201) for a created matcher; values answer 201.
       return reply.status(200).send(await service.createMatcher(actor(request), id, input));
     });
-    scope.put('/integrations/:id/matchers/:matcher_id', write, async (request, reply) => {
-      const id = param(request, 'id');
-      const matcherId = param(request, 'matcher_id');
-      const input = parse(integrationMatcherInput, request.body);
-      await service.updateMatcher(actor(request), id, matcherId, input);
-      return reply.status(204).send();
-    });
-    scope.delete('/integrations/:id/matchers/:matcher_id', write, async (request, reply) => {
-      await service.deleteMatcher(actor(request), param(request, 'id'), param(request, 'matcher_id'));
-      return reply.status(204).send();
-    });
-
-    scope.get('/integrations/:id/values', async (request) =>
-      service.listExtractValues(deps, request.project.id, param(request, 'id')),
+    scope.put(
+      '/integrations/:id/matchers/:matcher_id',
+      { ...write, ...byMatcher },
+      async (request, reply) => {
+        const { id, matcher_id } = request.params;
+        const input = parse(integrationMatcherInput, request.body);
+        await service.updateMatcher(actor(request), id, matcher_id, input);
+        return reply.status(204).send();
+      },
     );
-    scope.post('/integrations/:id/values', write, async (request, reply) => {
-      const id = param(request, 'id');
+    scope.delete(
+      '/integrations/:id/matchers/:matcher_id',
+      { ...write, ...byMatcher },
+      async (request, reply) => {
+        await service.deleteMatcher(actor(request), request.params.id, request.params.matcher_id);
+        return reply.status(204).send();
+      },
+    );
+
+    scope.get('/integrations/:id/values', byId, async (request) =>
+      service.listExtractValues(deps, request.project.id, request.params.id),
+    );
+    scope.post('/integrations/:id/values', { ...write, ...byId }, async (request, reply) => {
+      const { id } = request.params;
       const input = parse(integrationExtractValueInput, request.body);
       return reply.status(201).send(await service.createExtractValue(actor(request), id, input));
     });
-    scope.put('/integrations/:id/values/:value_id', write, async (request, reply) => {
-      const id = param(request, 'id');
-      const valueId = param(request, 'value_id');
+    scope.put('/integrations/:id/values/:value_id', { ...write, ...byValue }, async (request, reply) => {
+      const { id, value_id } = request.params;
       const input = parse(integrationExtractValueInput, request.body);
-      await service.updateExtractValue(actor(request), id, valueId, input);
+      await service.updateExtractValue(actor(request), id, value_id, input);
       return reply.status(204).send();
     });
-    scope.delete('/integrations/:id/values/:value_id', write, async (request, reply) => {
-      await service.deleteExtractValue(actor(request), param(request, 'id'), param(request, 'value_id'));
+    scope.delete('/integrations/:id/values/:value_id', { ...write, ...byValue }, async (request, reply) => {
+      await service.deleteExtractValue(actor(request), request.params.id, request.params.value_id);
       return reply.status(204).send();
     });
   });

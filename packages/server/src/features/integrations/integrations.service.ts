@@ -7,7 +7,7 @@ import type {
 import { recordEvent } from '../../audit/audit.store';
 import type { Deps } from '../../deps';
 import { randomAlnum } from '../../lib/crypto';
-import { badRequest, notFound } from '../../lib/errors';
+import { badRequest, found, notFound } from '../../lib/errors';
 import { findStoreKey } from '../keys/keys.store';
 import { assertInProject } from '../refs/refs.store';
 import type { UserRow } from '../users/users.store';
@@ -63,7 +63,7 @@ export async function createIntegration(a: Actor, input: IntegrationInput) {
   const id = await integrationStore.insertIntegration(a.deps.db, a.deps.dialect, a.projectId, input);
   await event(a, 'integration', id, `Integration ${input.name} created`);
   return integrationStore.toIntegration(
-    (await integrationStore.findIntegration(a.deps.db, a.projectId, id))!,
+    found(await integrationStore.findIntegration(a.deps.db, a.projectId, id), 'Integration'),
   );
 }
 
@@ -117,7 +117,7 @@ export async function createAlias(a: Actor, integrationId: number | null, baseUr
     id,
     integration ? `Alias of integration ${integration.name} created` : 'Project integration alias created',
   );
-  return toAlias((await aliasStore.findAliasById(a.deps.db, a.projectId, id))!, baseUrl);
+  return toAlias(found(await aliasStore.findAliasById(a.deps.db, a.projectId, id), 'Alias'), baseUrl);
 }
 
 /** Deletes an alias; with an integration id, only an alias of that integration. */
@@ -150,7 +150,9 @@ export async function createMatcher(a: Actor, integrationId: number, input: Inte
     id,
     `Matcher ${input.name} of integration ${integration.name} created`,
   );
-  return matcherStore.toMatcher((await matcherStore.findMatcher(a.deps.db, integrationId, id))!);
+  return matcherStore.toMatcher(
+    found(await matcherStore.findMatcher(a.deps.db, integrationId, id), 'Matcher'),
+  );
 }
 
 export async function updateMatcher(
@@ -198,7 +200,9 @@ export async function createExtractValue(
     id,
     `Extracted value ${input.name} of integration ${integration.name} created`,
   );
-  return valueStore.toExtractValue((await valueStore.findExtractValue(a.deps.db, integrationId, id))!);
+  return valueStore.toExtractValue(
+    found(await valueStore.findExtractValue(a.deps.db, integrationId, id), 'Extracted value'),
+  );
 }
 
 export async function updateExtractValue(

@@ -19,9 +19,9 @@ export function webhookRoutes(app: FastifyInstance, deps: Deps) {
       { parseAs: 'buffer', bodyLimit: WEBHOOK_BODY_LIMIT },
       (_request, body, done) => done(null, body),
     );
-    const handler = async (request: FastifyRequest, reply: FastifyReply) => {
+    const handler = async (request: FastifyRequest<{ Params: { alias: string } }>, reply: FastifyReply) => {
       const raw = Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0);
-      const { alias } = request.params as { alias: string };
+      const { alias } = request.params;
       const outcome = await handleWebhook(deps, alias, new WebhookRequest(request.headers, raw));
       if (outcome.status === 404) return reply.status(404).send({ error: 'Integration alias not found' });
       if (outcome.status === 401) return reply.status(401).send({ error: 'Invalid signature or token' });

@@ -1,7 +1,9 @@
-import { idParam, inventoryInput } from '@signalbox/contracts';
+import { inventoryInput } from '@signalbox/contracts';
 import type { FastifyInstance } from 'fastify';
 import type { Deps } from '../../deps';
+import { pathIds } from '../../http/path-params';
 import { parse } from '../../lib/errors';
+import { currentUser } from '../auth/auth.hook';
 import { projectRoutes } from '../projects/projects.guard';
 import { listQuery } from '../refs/list-query';
 import {
@@ -14,7 +16,7 @@ import {
 } from './inventory.service';
 
 const inventoryQuery = listQuery(['name', 'type']);
-const itemId = (params: unknown) => parse(idParam, (params as { id: unknown }).id);
+const byId = { schema: { params: pathIds('id') } };
 
 export function inventoryRoutes(app: FastifyInstance, deps: Deps) {
   projectRoutes(app, deps, async (scope) => {
@@ -23,24 +25,26 @@ export function inventoryRoutes(app: FastifyInstance, deps: Deps) {
       const { sort, order } = parse(inventoryQuery, request.query);
       return listInventories(deps, request.project.id, sort, order);
     });
-    scope.get('/inventory/:id', async (request) =>
-      getInventory(deps, request.project.id, itemId(request.params)),
+    scope.get('/inventory/:id', byId, async (request) =>
+      getInventory(deps, request.project.id, request.params.id),
     );
-    scope.get('/inventory/:id/refs', async (request) =>
-      inventoryRefs(deps, request.project.id, itemId(request.params)),
+    scope.get('/inventory/:id/refs', byId, async (request) =>
+      inventoryRefs(deps, request.project.id, request.params.id),
     );
     scope.post('/inventory', write, async (request, reply) => {
       const input = parse(inventoryInput, request.body);
-      return reply.status(201).send(await createInventory(deps, request.user!, request.project.id, input));
+      return reply
+        .status(201)
+        .send(await createInventory(deps, currentUser(request), request.project.id, input));
     });
-    scope.put('/inventory/:id', write, async (request, reply) => {
-      const id = itemId(request.params);
+    scope.put('/inventory/:id', { ...write, ...byId }, async (request, reply) => {
+      const { id } = request.params;
       const input = parse(inventoryInput, request.body);
-      await updateInventory(deps, request.user!, request.project.id, id, input);
+      await updateInventory(deps, currentUser(request), request.project.id, id, input);
       return reply.status(204).send();
     });
-    scope.delete('/inventory/:id', write, async (request, reply) => {
-      await deleteInventory(deps, request.user!, request.project.id, itemId(request.params));
+    scope.delete('/inventory/:id', { ...write, ...byId }, async (request, reply) => {
+      await deleteInventory(deps, currentUser(request), request.project.id, request.params.id);
       return reply.status(204).send();
     });
   });

@@ -1,13 +1,16 @@
-import { idParam, keyCreateInput, keyUpdateInput } from '@signalbox/contracts';
+import { keyCreateInput, keyUpdateInput } from '@signalbox/contracts';
 import type { FastifyInstance } from 'fastify';
 import type { Deps } from '../../deps';
+import { pathIds } from '../../http/path-params';
 import { parse } from '../../lib/errors';
+import { currentUser } from '../auth/auth.hook';
 import { projectRoutes } from '../projects/projects.guard';
 import { listQuery } from '../refs/list-query';
 import { createKey, deleteKey, getKey, keyRefs, listKeys, updateKey } from './keys.service';
 
 const keysQuery = listQuery(['name', 'type']);
-const itemId = (params: unknown) => parse(idParam, (params as { id: unknown }).id);
+const byId = { schema: { params: pathIds('id') } };
+const manage = { config: { permission: 'manageProjectResources' as const } };
 
 /** The key store: secrets are write-only. */
 export function keysRoutes(app: FastifyInstance, deps: Deps) {
@@ -16,25 +19,22 @@ export function keysRoutes(app: FastifyInstance, deps: Deps) {
       const { sort, order } = parse(keysQuery, request.query);
       return listKeys(deps, request.project.id, sort, order);
     });
-    scope.get('/keys/:id', async (request) => getKey(deps, request.project.id, itemId(request.params)));
-    scope.get('/keys/:id/refs', async (request) => keyRefs(deps, request.project.id, itemId(request.params)));
-    scope.post('/keys', { config: { permission: 'manageProjectResources' } }, async (request, reply) => {
+    scope.get('/keys/:id', byId, async (request) => getKey(deps, request.project.id, request.params.id));
+    scope.get('/keys/:id/refs', byId, async (request) =>
+      keyRefs(deps, request.project.id, request.params.id),
+    );
+    scope.post('/keys', manage, async (request, reply) => {
       const input = parse(keyCreateInput, request.body);
-      return reply.status(201).send(await createKey(deps, request.user!, request.project.id, input));
+      return reply.status(201).send(await createKey(deps, currentUser(request), request.project.id, input));
     });
-    scope.put('/keys/:id', { config: { permission: 'manageProjectResources' } }, async (request, reply) => {
-      const id = itemId(request.params);
+    scope.put('/keys/:id', { ...manage, ...byId }, async (request, reply) => {
       const input = parse(keyUpdateInput, request.body);
-      await updateKey(deps, request.user!, request.project.id, id, input);
+      await updateKey(deps, currentUser(request), request.project.id, request.params.id, input);
       return reply.status(204).send();
     });
-    scope.delete(
-      '/keys/:id',
-      { config: { permission: 'manageProjectResources' } },
-      async (request, reply) => {
-        await deleteKey(deps, request.user!, request.project.id, itemId(request.params));
-        return reply.status(204).send();
-      },
-    );
+    scope.delete('/keys/:id', { ...manage, ...byId }, async (request, reply) => {
+      await deleteKey(deps, currentUser(request), request.project.id, request.params.id);
+      return reply.status(204).send();
+    });
   });
 }

@@ -2,6 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import type { WebSocket } from 'ws';
 import type { Deps } from '../../deps';
 import type { BusEvents, LiveMessage, TaskLogBatch } from '../../live/bus';
+import { currentUser } from '../auth/auth.hook';
 import { isSessionLive } from '../auth/sessions.store';
 import { findLiveToken, findTokenUser } from '../auth/tokens.store';
 import { findUserAdmin, memberProjects } from '../team/team.store';
@@ -169,8 +170,7 @@ export function liveRoutes(app: FastifyInstance, deps: Pick<Deps, 'db' | 'bus' |
       for (let i = 0; i < texts.length; i += CORK_MESSAGES) {
         tcp?.cork();
         try {
-          const end = Math.min(i + CORK_MESSAGES, texts.length);
-          for (let j = i; j < end; j++) c.socket.send(texts[j]!);
+          for (const text of texts.slice(i, i + CORK_MESSAGES)) c.socket.send(text);
         } finally {
           tcp?.uncork();
         }
@@ -246,7 +246,7 @@ export function liveRoutes(app: FastifyInstance, deps: Pick<Deps, 'db' | 'bus' |
   });
 
   app.get('/api/ws', { websocket: true }, (socket, request) => {
-    const user = request.user!;
+    const user = currentUser(request);
     const client: LiveClient = {
       socket,
       userId: user.id,
@@ -270,7 +270,7 @@ export function liveRoutes(app: FastifyInstance, deps: Pick<Deps, 'db' | 'bus' |
     void (async () => {
       const bearer = /^bearer\s+(.+)$/i.exec(request.headers.authorization ?? '');
       if (request.sessionId === null && bearer) {
-        const token = await findTokenUser(deps.db, bearer[1]!);
+        const token = await findTokenUser(deps.db, bearer[1] ?? '');
         if (!token || token.user_id !== user.id) return close(client, 1008, 'Token revoked');
         client.tokenId = token.id;
       }

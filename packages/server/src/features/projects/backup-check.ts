@@ -23,11 +23,11 @@ export function parseBackup(body: unknown): ProjectBackupInput {
   }
   const result = projectBackup.safeParse(data);
   if (!result.success) {
-    const issue = result.error.issues[0]!;
-    const where = pathText(issue.path);
-    throw badRequest(
-      where ? `Invalid backup: ${where}: ${issue.message}` : `Invalid backup: ${issue.message}`,
-    );
+    // A failed parse names at least one issue; the first is the one shown.
+    const [issue] = result.error.issues;
+    const where = issue ? pathText(issue.path) : '';
+    const message = issue?.message ?? 'not a project backup';
+    throw badRequest(where ? `Invalid backup: ${where}: ${message}` : `Invalid backup: ${message}`);
   }
   return result.data;
 }

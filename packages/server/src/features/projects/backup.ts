@@ -25,6 +25,13 @@ function uniqueNames<T extends { id: number }>(rows: T[], nameOf: (row: T) => st
 const nameOf = (names: Map<number, string>, id: number | null) =>
   id == null ? null : (names.get(id) ?? null);
 
+/** The name uniqueNames gave a row it was handed (every row read for the backup has one). */
+function nameFor(names: Map<number, string>, id: number): string {
+  const name = names.get(id);
+  if (name === undefined) throw new Error(`backup: row ${id} has no name`);
+  return name;
+}
+
 /** Reads a whole project into the backup format: objects refer to each other by name; no secret is included. */
 export async function readBackup(db: Db, projectId: number): Promise<ProjectBackup> {
   const project = await db
@@ -127,7 +134,7 @@ export async function readBackup(db: Db, projectId: number): Promise<ProjectBack
       type: project.type,
     },
     templates: templates.map((t) => ({
-      name: templateNames.get(t.id)!,
+      name: nameFor(templateNames, t.id),
       description: t.description,
       type: t.type,
       app: t.app,
@@ -151,27 +158,31 @@ export async function readBackup(db: Db, projectId: number): Promise<ProjectBack
       cron: schedules.find((s) => s.template_id === t.id)?.cron_format ?? null,
     })),
     repositories: repositories.map((r) => ({
-      name: repositoryNames.get(r.id)!,
+      name: nameFor(repositoryNames, r.id),
       git_url: r.git_url,
       git_branch: r.git_branch,
       ssh_key: nameOf(keyNames, r.ssh_key_id),
     })),
-    keys: keys.map((k) => ({ name: keyNames.get(k.id)!, type: k.type, owner: k.owner })),
-    views: views.map((v) => ({ title: viewNames.get(v.id)!, position: v.position })),
+    keys: keys.map((k) => ({ name: nameFor(keyNames, k.id), type: k.type, owner: k.owner })),
+    views: views.map((v) => ({ title: nameFor(viewNames, v.id), position: v.position })),
     inventories: inventories.map((i) => ({
-      name: inventoryNames.get(i.id)!,
+      name: nameFor(inventoryNames, i.id),
       type: i.type,
       inventory: i.inventory,
       ssh_key: nameOf(keyNames, i.ssh_key_id),
       become_key: nameOf(keyNames, i.become_key_id),
       repository: nameOf(repositoryNames, i.repository_id),
     })),
-    environments: environments.map((e) => ({ name: environmentNames.get(e.id)!, json: e.json, env: e.env })),
+    environments: environments.map((e) => ({
+      name: nameFor(environmentNames, e.id),
+      json: e.json,
+      env: e.env,
+    })),
     integrations: integrations
       .filter((i) => templateNames.has(i.template_id))
       .map((i) => ({
-        name: integrationNames.get(i.id)!,
-        template: templateNames.get(i.template_id)!,
+        name: nameFor(integrationNames, i.id),
+        template: nameFor(templateNames, i.template_id),
         auth_method: i.auth_method,
         auth_header: i.auth_header,
         auth_secret: nameOf(keyNames, i.auth_secret_id),
@@ -204,7 +215,7 @@ export async function readBackup(db: Db, projectId: number): Promise<ProjectBack
       .filter((s) => templateNames.has(s.template_id))
       .map((s) => ({
         name: s.name,
-        template: templateNames.get(s.template_id)!,
+        template: nameFor(templateNames, s.template_id),
         cron_format: s.cron_format,
         active: toBool(s.active),
         checkable_repository: nameOf(repositoryNames, s.repository_id),

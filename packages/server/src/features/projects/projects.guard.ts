@@ -5,9 +5,11 @@ import {
   type ProjectRole,
   rolePermissions,
 } from '@signalbox/contracts';
-import type { FastifyInstance, FastifyPluginAsync, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyPluginAsync, FastifyRequest, RawServerDefault } from 'fastify';
 import type { Deps } from '../../deps';
+import type { ZodTypeProvider } from '../../http/path-params';
 import { forbidden, notFound, parse } from '../../lib/errors';
+import { currentUser } from '../auth/auth.hook';
 import { findMemberRole } from '../team/team.store';
 import { findProject, type ProjectRow } from './projects.store';
 
@@ -22,16 +24,22 @@ declare module 'fastify' {
 /**
  * Registers routes under /api/project/:project_id behind one guard: the project must exist, the caller must be
  * a member (admins bypass), and the route's `config.permission` bit must be held. Members may always read.
+ * The guard runs before the route's own path parameters are validated, so an unknown project or a non-member
+ * is answered first.
  */
-export function projectRoutes(app: FastifyInstance, deps: Pick<Deps, 'db'>, routes: FastifyPluginAsync) {
+export function projectRoutes(
+  app: FastifyInstance,
+  deps: Pick<Deps, 'db'>,
+  routes: FastifyPluginAsync<Record<never, never>, RawServerDefault, ZodTypeProvider>,
+) {
   app.register(
     async (scope) => {
       scope.decorateRequest('project', null as unknown as ProjectRow);
       scope.decorateRequest('projectRole', '');
       scope.decorateRequest('permissions', 0);
-      scope.addHook('preHandler', async (request: FastifyRequest) => {
+      scope.addHook('preValidation', async (request: FastifyRequest) => {
         const projectId = parse(idParam, (request.params as { project_id: unknown }).project_id);
-        const user = request.user!;
+        const user = currentUser(request);
         const project = await findProject(deps.db, projectId);
         if (!project) throw notFound('Project');
         const member = await findMemberRole(deps.db, projectId, user.id);
@@ -45,7 +53,7 @@ export function projectRoutes(app: FastifyInstance, deps: Pick<Deps, 'db'>, rout
           throw forbidden(`You need the ${needed} permission in this project`);
         }
       });
-      await routes(scope, {});
+      await routes(scope.withTypeProvider<ZodTypeProvider>(), {});
     },
     { prefix: '/api/project/:project_id' },
   );

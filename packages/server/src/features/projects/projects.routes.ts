@@ -2,6 +2,7 @@ import { projectInput } from '@signalbox/contracts';
 import type { FastifyInstance } from 'fastify';
 import type { Deps } from '../../deps';
 import { parse } from '../../lib/errors';
+import { currentUser } from '../auth/auth.hook';
 import { readBackup } from './backup';
 import { createDemoContent } from './demo';
 import { projectRoutes } from './projects.guard';
@@ -17,19 +18,20 @@ const backupFileName = (name: string, id: number) =>
   `${name.replace(/[^A-Za-z0-9._-]+/g, '_').replace(/^_+|_+$/g, '') || `project-${id}`}-backup.json`;
 
 export function projectsRoutes(app: FastifyInstance, deps: Deps) {
-  app.get('/api/projects', async (request) =>
-    listProjects(deps.db, request.user!.id, request.user!.admin === 1),
-  );
+  app.get('/api/projects', async (request) => {
+    const user = currentUser(request);
+    return listProjects(deps.db, user.id, user.admin === 1);
+  });
 
   app.post('/api/projects', async (request, reply) => {
     const input = parse(projectInput, request.body);
-    const project = await createProject(deps, request.user!, input, createDemoContent);
+    const project = await createProject(deps, currentUser(request), input, createDemoContent);
     return reply.status(201).send(project);
   });
 
   app.post('/api/projects/restore', { bodyLimit: BACKUP_BODY_LIMIT }, async (request, reply) => {
     // The peer answers 200 with the new project (Swagger lists only 200).
-    const project = await restoreProject(deps, request.user!, request.body);
+    const project = await restoreProject(deps, currentUser(request), request.body);
     return reply.status(200).send(project);
   });
 
@@ -48,11 +50,11 @@ export function projectsRoutes(app: FastifyInstance, deps: Deps) {
     scope.get('/role', async (request) => ({ role: request.projectRole, permissions: request.permissions }));
     scope.put('/', { config: { permission: 'updateProject' } }, async (request, reply) => {
       const input = parse(projectInput, request.body);
-      await updateProject(deps, request.user!, request.project.id, input);
+      await updateProject(deps, currentUser(request), request.project.id, input);
       return reply.status(204).send();
     });
     scope.delete('/', { config: { permission: 'updateProject' } }, async (request, reply) => {
-      await deleteProject(deps, request.user!, request.project.id, request.project.name);
+      await deleteProject(deps, currentUser(request), request.project.id, request.project.name);
       return reply.status(204).send();
     });
   });

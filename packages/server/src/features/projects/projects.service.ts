@@ -4,7 +4,7 @@ import type { Db } from '../../db';
 import type { Dialect } from '../../db/dialect';
 import { fromBool, insertReturningId, now } from '../../db/values';
 import type { Deps } from '../../deps';
-import { forbidden } from '../../lib/errors';
+import { forbidden, found } from '../../lib/errors';
 import type { UserRow } from '../users/users.store';
 import { type DemoBuilder, removeDemoRepository } from './demo';
 import { deleteProjectCascade, findProject, toProject } from './projects.store';
@@ -70,7 +70,7 @@ export async function createProject(deps: Deps, user: UserRow, input: ProjectInp
     object_id: projectId,
     description: `Project ${input.name} created`,
   });
-  return toProject((await findProject(deps.db, projectId))!);
+  return toProject(found(await findProject(deps.db, projectId), 'Project'));
 }
 
 export async function updateProject(

@@ -4,7 +4,7 @@ import type { Db } from '../../db';
 import { fromBool, insertReturningId } from '../../db/values';
 import type { Deps } from '../../deps';
 import { randomAlnum } from '../../lib/crypto';
-import { forbidden } from '../../lib/errors';
+import { forbidden, found } from '../../lib/errors';
 import type { UserRow } from '../users/users.store';
 import { checkBackup } from './backup-check';
 import { canCreateProject, insertProject } from './projects.service';
@@ -36,6 +36,12 @@ async function writeBackup(
   };
   const idOf = (map: Map<string, number>, name: string | null) =>
     name == null ? null : (map.get(name) ?? null);
+  /** The id of a template restored under that name: checkBackup made sure every reference names one. */
+  const templateId = (name: string) => {
+    const id = ids.template.get(name);
+    if (id === undefined) throw new Error(`restore: no template named ${name}`);
+    return id;
+  };
 
   for (const e of b.environments) {
     // Every new project starts with an `Empty` environment and a `None` key; a backup's own take their place.
@@ -157,7 +163,7 @@ async function writeBackup(
     await db
       .updateTable('template')
       .set({ build_template_id: idOf(ids.template, t.build_template) })
-      .where('id', '=', ids.template.get(t.name)!)
+      .where('id', '=', templateId(t.name))
       .execute();
   }
 
@@ -176,7 +182,7 @@ async function writeBackup(
     const integrationId = await insert(db, deps.dialect, 'integration', {
       project_id: projectId,
       name: integration.name,
-      template_id: ids.template.get(integration.template)!,
+      template_id: templateId(integration.template),
       auth_method: integration.auth_method,
       auth_header: integration.auth_header,
       auth_secret_id: idOf(ids.key, integration.auth_secret),
@@ -228,21 +234,17 @@ async function writeBackup(
   // Old backups have no schedules list: each template's cron was its schedule.
   const schedules =
     b.schedules ??
-    b.templates
-      .filter((t) => t.cron)
-      .map((t) => ({
-        name: '',
-        template: t.name,
-        cron_format: t.cron!,
-        active: true,
-        checkable_repository: null,
-      }));
+    b.templates.flatMap((t) =>
+      t.cron
+        ? [{ name: '', template: t.name, cron_format: t.cron, active: true, checkable_repository: null }]
+        : [],
+    );
   for (const s of schedules) {
     await db
       .insertInto('schedule')
       .values({
         project_id: projectId,
-        template_id: ids.template.get(s.template)!,
+        template_id: templateId(s.template),
         cron_format: s.cron_format,
         repository_id: idOf(ids.repository, s.checkable_repository),
         name: s.name,
@@ -281,5 +283,5 @@ export async function restoreProject(
       deps.log.error({ err }, 'schedule refresh after restore failed');
     }
   }
-  return toProject((await findProject(deps.db, projectId))!);
+  return toProject(found(await findProject(deps.db, projectId), 'Project'));
 }

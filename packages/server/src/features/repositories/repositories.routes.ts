@@ -1,7 +1,9 @@
-import { idParam, repositoryInput } from '@signalbox/contracts';
+import { repositoryInput } from '@signalbox/contracts';
 import type { FastifyInstance } from 'fastify';
 import type { Deps } from '../../deps';
+import { pathIds } from '../../http/path-params';
 import { parse } from '../../lib/errors';
+import { currentUser } from '../auth/auth.hook';
 import { projectRoutes } from '../projects/projects.guard';
 import { listQuery } from '../refs/list-query';
 import {
@@ -14,7 +16,7 @@ import {
 } from './repositories.service';
 
 const repositoriesQuery = listQuery(['name', 'git_url', 'ssh_key']);
-const itemId = (params: unknown) => parse(idParam, (params as { id: unknown }).id);
+const byId = { schema: { params: pathIds('id') } };
 
 export function repositoriesRoutes(app: FastifyInstance, deps: Deps) {
   projectRoutes(app, deps, async (scope) => {
@@ -23,24 +25,26 @@ export function repositoriesRoutes(app: FastifyInstance, deps: Deps) {
       const { sort, order } = parse(repositoriesQuery, request.query);
       return listRepositories(deps, request.project.id, sort, order);
     });
-    scope.get('/repositories/:id', async (request) =>
-      getRepository(deps, request.project.id, itemId(request.params)),
+    scope.get('/repositories/:id', byId, async (request) =>
+      getRepository(deps, request.project.id, request.params.id),
     );
-    scope.get('/repositories/:id/refs', async (request) =>
-      repositoryRefs(deps, request.project.id, itemId(request.params)),
+    scope.get('/repositories/:id/refs', byId, async (request) =>
+      repositoryRefs(deps, request.project.id, request.params.id),
     );
     scope.post('/repositories', write, async (request, reply) => {
       const input = parse(repositoryInput, request.body);
-      return reply.status(201).send(await createRepository(deps, request.user!, request.project.id, input));
+      return reply
+        .status(201)
+        .send(await createRepository(deps, currentUser(request), request.project.id, input));
     });
-    scope.put('/repositories/:id', write, async (request, reply) => {
-      const id = itemId(request.params);
+    scope.put('/repositories/:id', { ...write, ...byId }, async (request, reply) => {
+      const { id } = request.params;
       const input = parse(repositoryInput, request.body);
-      await updateRepository(deps, request.user!, request.project.id, id, input);
+      await updateRepository(deps, currentUser(request), request.project.id, id, input);
       return reply.status(204).send();
     });
-    scope.delete('/repositories/:id', write, async (request, reply) => {
-      await deleteRepository(deps, request.user!, request.project.id, itemId(request.params));
+    scope.delete('/repositories/:id', { ...write, ...byId }, async (request, reply) => {
+      await deleteRepository(deps, currentUser(request), request.project.id, request.params.id);
       return reply.status(204).send();
     });
   });

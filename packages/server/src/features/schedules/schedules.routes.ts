@@ -1,25 +1,27 @@
-import { cronValidateInput, idParam, scheduleInput } from '@signalbox/contracts';
+import { cronValidateInput, scheduleInput } from '@signalbox/contracts';
 import type { FastifyInstance } from 'fastify';
 import type { Deps } from '../../deps';
+import { pathIds } from '../../http/path-params';
 import { parse } from '../../lib/errors';
+import { currentUser } from '../auth/auth.hook';
 import { projectRoutes } from '../projects/projects.guard';
 import { assertCron, changeSchedule, createSchedule, getSchedule, removeSchedule } from './schedules.service';
 import { listSchedules } from './schedules.store';
 
 const manage = { config: { permission: 'manageProjectResources' as const } };
-const scheduleId = (params: unknown) => parse(idParam, (params as { id: unknown }).id);
+const byId = { schema: { params: pathIds('id') } };
 
 export function schedulesRoutes(app: FastifyInstance, deps: Deps) {
   projectRoutes(app, deps, async (scope) => {
     scope.get('/schedules', async (request) => listSchedules(deps.db, request.project.id));
 
-    scope.get('/schedules/:id', async (request) =>
-      getSchedule(deps, request.project.id, scheduleId(request.params)),
+    scope.get('/schedules/:id', byId, async (request) =>
+      getSchedule(deps, request.project.id, request.params.id),
     );
 
     scope.post('/schedules', manage, async (request, reply) => {
       const input = parse(scheduleInput, request.body);
-      const schedule = await createSchedule(deps, request.user!, request.project.id, input);
+      const schedule = await createSchedule(deps, currentUser(request), request.project.id, input);
       return reply.status(201).send(schedule);
     });
 
@@ -30,15 +32,15 @@ export function schedulesRoutes(app: FastifyInstance, deps: Deps) {
       return reply.status(204).send();
     });
 
-    scope.put('/schedules/:id', manage, async (request, reply) => {
-      const id = scheduleId(request.params);
+    scope.put('/schedules/:id', { ...manage, ...byId }, async (request, reply) => {
+      const { id } = request.params;
       const input = parse(scheduleInput, request.body);
-      await changeSchedule(deps, request.user!, request.project.id, id, input);
+      await changeSchedule(deps, currentUser(request), request.project.id, id, input);
       return reply.status(204).send();
     });
 
-    scope.delete('/schedules/:id', manage, async (request, reply) => {
-      await removeSchedule(deps, request.user!, request.project.id, scheduleId(request.params));
+    scope.delete('/schedules/:id', { ...manage, ...byId }, async (request, reply) => {
+      await removeSchedule(deps, currentUser(request), request.project.id, request.params.id);
       return reply.status(204).send();
     });
   });

@@ -2,7 +2,7 @@ import type { ScheduleInput } from '@signalbox/contracts';
 import { recordEvent } from '../../audit/audit.store';
 import { fromBool } from '../../db/values';
 import type { Deps } from '../../deps';
-import { badRequest, notFound } from '../../lib/errors';
+import { badRequest, found, notFound } from '../../lib/errors';
 import { assertInProject } from '../refs/refs.store';
 import { cronError } from './cron';
 import { deleteSchedule, findSchedule, insertSchedule, updateSchedule } from './schedules.store';
@@ -61,7 +61,7 @@ export async function createSchedule(
     active: fromBool(input.active),
     last_commit_hash: null,
   });
-  const schedule = (await findSchedule(deps.db, projectId, id))!;
+  const schedule = found(await findSchedule(deps.db, projectId, id), 'Schedule');
   await recordEvent(deps.db, {
     project_id: projectId,
     user_id: user.id,
@@ -91,7 +91,7 @@ export async function changeSchedule(
     // A different repository has a different history: the next tick compares against nothing.
     ...(existing.repository_id !== input.repository_id ? { last_commit_hash: null } : {}),
   });
-  const schedule = (await findSchedule(deps.db, projectId, id))!;
+  const schedule = found(await findSchedule(deps.db, projectId, id), 'Schedule');
   await recordEvent(deps.db, {
     project_id: projectId,
     user_id: user.id,

@@ -47,7 +47,7 @@ const extraVars: ValueCheck = (v) => {
   } else {
     const kv = /^([A-Za-z_][A-Za-z0-9_]*)=[^\s'"\\]*$/.exec(v);
     if (!kv) return 'must be one key=value (no spaces or quotes) or a JSON object';
-    names = [kv[1]!];
+    names = kv[1] ? [kv[1]] : [];
   }
   const reserved = names.find(isReservedAnsibleVar);
   return reserved ? `must not set ${JSON.stringify(reserved)}` : null;
@@ -126,8 +126,8 @@ export function disallowedArgument(app: string, args: string[]): ArgumentProblem
   const rules = rulesByApp[app];
   if (!rules) return null;
   for (let i = 0; i < args.length; i++) {
-    const token = args[i]!;
-    const exact = Object.hasOwn(rules, token) ? rules[token]! : undefined;
+    const token = args[i] ?? '';
+    const exact = Object.hasOwn(rules, token) ? rules[token] : undefined;
     if (exact && !exact.value) continue;
     if (exact?.joined && !exact.separate)
       return { argument: token, message: `Task argument "${token}" must be written ${token}=value` };
@@ -135,14 +135,14 @@ export function disallowedArgument(app: string, args: string[]): ArgumentProblem
       const value = args[i + 1];
       if (value === undefined || value.startsWith('-'))
         return { argument: token, message: `Task argument "${token}" needs a value after it` };
-      const problem = exact.value!(value);
+      const problem = exact.value?.(value);
       if (problem) return { argument: token, message: `Task argument "${token} ${value}" ${problem}` };
       i += 1;
       continue;
     }
     const eq = token.indexOf('=');
     const name = eq > 0 ? token.slice(0, eq) : token;
-    const joined = eq > 0 && Object.hasOwn(rules, name) ? rules[name]! : undefined;
+    const joined = eq > 0 && Object.hasOwn(rules, name) ? rules[name] : undefined;
     if (joined?.bool) {
       if (/^(true|false)$/.test(token.slice(eq + 1))) continue;
       return { argument: token, message: `Task argument "${token}" must be ${name}=true or ${name}=false` };

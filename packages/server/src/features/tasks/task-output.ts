@@ -36,8 +36,9 @@ export async function* outputBatches(
     const rows = await outputAfter(db, taskId, afterId, want);
     if (rows.length) yield rows;
     left -= rows.length;
-    if (rows.length < want || left <= 0) return;
-    afterId = rows[rows.length - 1]!.id;
+    const last = rows.at(-1);
+    if (!last || rows.length < want || left <= 0) return;
+    afterId = last.id;
     let chars = 0;
     for (const row of rows) chars += row.output.length;
     size = Math.max(
@@ -96,8 +97,8 @@ export async function readOutputPage(
   let full = false;
   for await (const batch of outputBatches(db, taskId, start, limit)) {
     let take = batch.length;
-    for (let i = 0; i < batch.length; i++) {
-      chars += batch[i]!.output.length;
+    for (const [i, row] of batch.entries()) {
+      chars += row.output.length;
       if (chars >= PAGE_CHARS) {
         take = i + 1;
         full = true;
@@ -109,7 +110,7 @@ export async function readOutputPage(
     const json = Buffer.from(JSON.stringify(rows));
     parts.push(json.subarray(1, json.length - 1));
     count += rows.length;
-    lastId = rows[rows.length - 1]!.id;
+    lastId = rows.at(-1)?.id ?? lastId;
     if (full) break;
   }
   const more =

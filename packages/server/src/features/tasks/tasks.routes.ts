@@ -1,7 +1,6 @@
 import { Readable } from 'node:stream';
 import {
   can,
-  idParam,
   isFinished,
   lastTasksQuery,
   newTaskInput,
@@ -10,9 +9,10 @@ import {
   taskListQuery,
   templateTasksQuery,
 } from '@signalbox/contracts';
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance } from 'fastify';
 import { recordEvent } from '../../audit/audit.store';
 import type { Deps } from '../../deps';
+import { pathIds } from '../../http/path-params';
 import { stripAnsi } from '../../lib/ansi';
 import { badRequest, notFound, parse } from '../../lib/errors';
 import {
@@ -26,14 +26,14 @@ import {
   type TaskRow,
   unfinishedOfTemplate,
 } from '../../tasks/store';
+import { currentUser } from '../auth/auth.hook';
 import { projectRoutes } from '../projects/projects.guard';
 import { outputBatches, readOutputPage } from './task-output';
 import { rerunInput, startTask, toTaskView } from './tasks.service';
 
-const taskIdOf = (request: FastifyRequest) =>
-  parse(idParam, (request.params as { task_id: unknown }).task_id);
-const templateIdOf = (request: FastifyRequest) =>
-  parse(idParam, (request.params as { template_id: unknown }).template_id);
+const run = { config: { permission: 'runProjectTasks' as const } };
+const byTask = { schema: { params: pathIds('task_id') } };
+const byTemplate = { schema: { params: pathIds('template_id') } };
 
 /** Task API under /api/project/:project_id. */
 export function tasksRoutes(app: FastifyInstance, deps: Deps) {
@@ -58,27 +58,26 @@ export function tasksRoutes(app: FastifyInstance, deps: Deps) {
     });
   }
 
-  async function loadTask(request: FastifyRequest) {
-    const task = await findProjectTask(deps.db, request.project.id, taskIdOf(request));
+  async function loadTask(projectId: number, taskId: number) {
+    const task = await findProjectTask(deps.db, projectId, taskId);
     if (!task) throw notFound('Task');
     return task;
   }
 
-  async function loadTemplate(request: FastifyRequest) {
-    const template = await findTemplate(deps.db, templateIdOf(request));
-    if (!template || template.project_id !== request.project.id) throw notFound('Template');
+  async function loadTemplate(projectId: number, templateId: number) {
+    const template = await findTemplate(deps.db, templateId);
+    if (!template || template.project_id !== projectId) throw notFound('Template');
     return template;
   }
 
   projectRoutes(app, deps, async (scope) => {
-    scope.post('/tasks', { config: { permission: 'runProjectTasks' } }, async (request, reply) => {
+    scope.post('/tasks', run, async (request, reply) => {
       const input = parse(newTaskInput, request.body);
       const id = await startTask(deps, request.project.id, input, {
-        userId: request.user!.id,
+        userId: currentUser(request).id,
         canEditTemplates: can(request.permissions, 'manageProjectResources'),
       });
-      const task = await findProjectTask(deps.db, request.project.id, id);
-      return reply.status(201).send(view(task!));
+      return reply.status(201).send(view(await loadTask(request.project.id, id)));
     });
 
     scope.get('/tasks', async (request) => {
@@ -91,16 +90,16 @@ export function tasksRoutes(app: FastifyInstance, deps: Deps) {
       return withTemplates(await listTasks(deps.db, request.project.id, { limit: q.limit }));
     });
 
-    scope.get('/tasks/:task_id', async (request) => {
-      const task = await findListedTask(deps.db, request.project.id, taskIdOf(request));
+    scope.get('/tasks/:task_id', byTask, async (request) => {
+      const task = await findListedTask(deps.db, request.project.id, request.params.task_id);
       if (!task) throw notFound('Task');
       return (await withTemplates([task]))[0];
     });
 
     // A page of the log (at most OUTPUT_PAGE_LINES lines, fewer when they are long); a Link header names the
     // next page by its keyset cursor (`after`, the last line's id) until the last page.
-    scope.get('/tasks/:task_id/output', async (request, reply) => {
-      const task = await loadTask(request);
+    scope.get('/tasks/:task_id/output', byTask, async (request, reply) => {
+      const task = await loadTask(request.project.id, request.params.task_id);
       const q = parse(outputQuery, request.query);
       const page = await readOutputPage(deps.db, task.id, q, q.limit);
       if (page.more) {
@@ -112,8 +111,8 @@ export function tasksRoutes(app: FastifyInstance, deps: Deps) {
 
     // The whole log as plain text, streamed: read in small keyset batches as the client takes them (one chunk
     // buffered at most), so neither a long log nor a slow reader holds memory or the event loop.
-    scope.get('/tasks/:task_id/raw_output', async (request, reply) => {
-      const task = await loadTask(request);
+    scope.get('/tasks/:task_id/raw_output', byTask, async (request, reply) => {
+      const task = await loadTask(request.project.id, request.params.task_id);
       async function* text() {
         for await (const batch of outputBatches(deps.db, task.id, 0)) {
           let chunk = '';
@@ -127,65 +126,50 @@ export function tasksRoutes(app: FastifyInstance, deps: Deps) {
         .send(Readable.from(text(), { objectMode: true, highWaterMark: 1 }));
     });
 
-    scope.post(
-      '/tasks/:task_id/confirm',
-      { config: { permission: 'runProjectTasks' } },
-      async (request, reply) => {
-        const task = await loadTask(request);
-        await deps.tasks.confirm(request.project.id, task.id);
-        return reply.status(204).send();
-      },
-    );
+    scope.post('/tasks/:task_id/confirm', { ...run, ...byTask }, async (request, reply) => {
+      const task = await loadTask(request.project.id, request.params.task_id);
+      await deps.tasks.confirm(request.project.id, task.id);
+      return reply.status(204).send();
+    });
 
-    scope.post(
-      '/tasks/:task_id/reject',
-      { config: { permission: 'runProjectTasks' } },
-      async (request, reply) => {
-        const task = await loadTask(request);
-        await deps.tasks.reject(request.project.id, task.id);
-        return reply.status(204).send();
-      },
-    );
+    scope.post('/tasks/:task_id/reject', { ...run, ...byTask }, async (request, reply) => {
+      const task = await loadTask(request.project.id, request.params.task_id);
+      await deps.tasks.reject(request.project.id, task.id);
+      return reply.status(204).send();
+    });
 
-    scope.post(
-      '/tasks/:task_id/stop',
-      { config: { permission: 'runProjectTasks' } },
-      async (request, reply) => {
-        const task = await loadTask(request);
-        const { force } = parse(stopTaskInput, request.body ?? {});
-        await deps.tasks.stop(request.project.id, task.id, force);
-        return reply.status(204).send();
-      },
-    );
+    scope.post('/tasks/:task_id/stop', { ...run, ...byTask }, async (request, reply) => {
+      const task = await loadTask(request.project.id, request.params.task_id);
+      const { force } = parse(stopTaskInput, request.body ?? {});
+      await deps.tasks.stop(request.project.id, task.id, force);
+      return reply.status(204).send();
+    });
 
     // Re-run: POST tasks/:id/rerun (no body) creates a new task with the original's parameters, pinned to its
     // commit_hash and started by the caller. Secret survey values are not kept after a task ends, so they are
     // not carried over. The original's overrides were checked against its creator's rights and are kept; the
     // playbook path is checked again when the re-run runs.
-    scope.post(
-      '/tasks/:task_id/rerun',
-      { config: { permission: 'runProjectTasks' } },
-      async (request, reply) => {
-        const task = await loadTask(request);
-        const rerun = (await rerunInput(deps, request.project.id, task.id))!;
-        const id = await startTask(deps, request.project.id, rerun.input, {
-          userId: request.user!.id,
-          commitHash: rerun.commitHash,
-          canEditTemplates: can(request.permissions, 'manageProjectResources'),
-          rerunOf: task.id,
-        });
-        const created = await findProjectTask(deps.db, request.project.id, id);
-        return reply.status(201).send(view(created!));
-      },
-    );
+    scope.post('/tasks/:task_id/rerun', { ...run, ...byTask }, async (request, reply) => {
+      const task = await loadTask(request.project.id, request.params.task_id);
+      // The task may have been deleted since it was loaded.
+      const rerun = await rerunInput(deps, request.project.id, task.id);
+      if (!rerun) throw notFound('Task');
+      const id = await startTask(deps, request.project.id, rerun.input, {
+        userId: currentUser(request).id,
+        commitHash: rerun.commitHash,
+        canEditTemplates: can(request.permissions, 'manageProjectResources'),
+        rerunOf: task.id,
+      });
+      return reply.status(201).send(view(await loadTask(request.project.id, id)));
+    });
 
-    scope.delete('/tasks/:task_id', { config: { admin: true } }, async (request, reply) => {
-      const task = await loadTask(request);
+    scope.delete('/tasks/:task_id', { config: { admin: true }, ...byTask }, async (request, reply) => {
+      const task = await loadTask(request.project.id, request.params.task_id);
       if (!isFinished(task.status)) throw badRequest('Only a finished task can be deleted; stop it first');
       await deleteTaskAndOutput(deps.db, task.id);
       await recordEvent(deps.db, {
         project_id: request.project.id,
-        user_id: request.user!.id,
+        user_id: currentUser(request).id,
         object_type: 'task',
         object_id: task.id,
         description: `Task ID ${task.id} deleted`,
@@ -193,8 +177,8 @@ export function tasksRoutes(app: FastifyInstance, deps: Deps) {
       return reply.status(204).send();
     });
 
-    scope.get('/templates/:template_id/tasks', async (request) => {
-      const template = await loadTemplate(request);
+    scope.get('/templates/:template_id/tasks', byTemplate, async (request) => {
+      const template = await loadTemplate(request.project.id, request.params.template_id);
       const q = parse(templateTasksQuery, request.query);
       return withTemplates(
         await listTasks(deps.db, request.project.id, {
@@ -206,8 +190,8 @@ export function tasksRoutes(app: FastifyInstance, deps: Deps) {
       );
     });
 
-    scope.get('/templates/:template_id/tasks/last', async (request) => {
-      const template = await loadTemplate(request);
+    scope.get('/templates/:template_id/tasks/last', byTemplate, async (request) => {
+      const template = await loadTemplate(request.project.id, request.params.template_id);
       const q = parse(lastTasksQuery, request.query);
       return withTemplates(
         await listTasks(deps.db, request.project.id, { templateId: template.id, limit: q.limit }),
@@ -216,9 +200,9 @@ export function tasksRoutes(app: FastifyInstance, deps: Deps) {
 
     scope.post(
       '/templates/:template_id/stop_all_tasks',
-      { config: { permission: 'runProjectTasks' } },
+      { ...run, ...byTemplate },
       async (request, reply) => {
-        const template = await loadTemplate(request);
+        const template = await loadTemplate(request.project.id, request.params.template_id);
         const { force } = parse(stopTaskInput, request.body ?? {});
         for (const t of await unfinishedOfTemplate(deps.db, request.project.id, template.id))
           await deps.tasks.stop(request.project.id, t.id, force);

@@ -3,7 +3,7 @@ import { recordEvent } from '../../audit/audit.store';
 import { untilDbAnswers } from '../../db/retry';
 import { fromBool, now, parseJson, toBool } from '../../db/values';
 import type { Deps } from '../../deps';
-import { badRequest } from '../../lib/errors';
+import { badRequest, found } from '../../lib/errors';
 import type { FinishedRun, NewTask, TaskOrigin } from '../../ports';
 import { incomingVersion } from '../../tasks/details';
 import {
@@ -107,7 +107,7 @@ async function insertNewTask(
   origin: TaskOrigin,
 ): Promise<number> {
   await assertInProject(deps.db, 'template', input.template_id, projectId, 'Template');
-  const template = (await findTemplate(deps.db, input.template_id))!;
+  const template = found(await findTemplate(deps.db, input.template_id), 'Template');
   const tp = parseJson<Record<string, unknown>>(template.task_params, {});
   const guarded = guardTaskInput(template, input, origin);
 

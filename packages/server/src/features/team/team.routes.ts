@@ -1,10 +1,15 @@
-import { idParam, teamListQuery, teamMemberInput, teamRoleInput } from '@signalbox/contracts';
+import { teamListQuery, teamMemberInput, teamRoleInput } from '@signalbox/contracts';
 import type { FastifyInstance } from 'fastify';
 import type { Deps } from '../../deps';
+import { pathIds } from '../../http/path-params';
 import { parse } from '../../lib/errors';
+import { currentUser } from '../auth/auth.hook';
 import { projectRoutes } from '../projects/projects.guard';
 import { addMember, changeRole, leaveProject, listTeam, removeMember } from './team.service';
 import { listCandidates } from './team.store';
+
+const manageUsers = { config: { permission: 'manageProjectUsers' as const } };
+const byUserId = { schema: { params: pathIds('user_id') } };
 
 /** The project team: members may read; changes need manageProjectUsers; anyone but an owner may leave. */
 export function teamRoutes(app: FastifyInstance, deps: Deps) {
@@ -14,36 +19,30 @@ export function teamRoutes(app: FastifyInstance, deps: Deps) {
     );
 
     // Who can be added: GET /api/users is for administrators, but an owner who is not one must pick users too.
-    scope.get('/users/candidates', { config: { permission: 'manageProjectUsers' } }, async (request) =>
+    scope.get('/users/candidates', manageUsers, async (request) =>
       listCandidates(deps.db, request.project.id),
     );
 
-    scope.post('/users', { config: { permission: 'manageProjectUsers' } }, async (request, reply) => {
+    scope.post('/users', manageUsers, async (request, reply) => {
       const input = parse(teamMemberInput, request.body);
       // The peer answers 204 (Swagger lists only 204); the list route shows the new member.
-      await addMember(deps, request.user!, request.project.id, input);
+      await addMember(deps, currentUser(request), request.project.id, input);
       return reply.status(204).send();
     });
 
-    scope.put('/users/:user_id', { config: { permission: 'manageProjectUsers' } }, async (request, reply) => {
-      const userId = parse(idParam, (request.params as { user_id: unknown }).user_id);
+    scope.put('/users/:user_id', { ...manageUsers, ...byUserId }, async (request, reply) => {
       const { role } = parse(teamRoleInput, request.body);
-      await changeRole(deps, request.user!, request.project.id, userId, role);
+      await changeRole(deps, currentUser(request), request.project.id, request.params.user_id, role);
       return reply.status(204).send();
     });
 
-    scope.delete(
-      '/users/:user_id',
-      { config: { permission: 'manageProjectUsers' } },
-      async (request, reply) => {
-        const userId = parse(idParam, (request.params as { user_id: unknown }).user_id);
-        await removeMember(deps, request.user!, request.project.id, userId);
-        return reply.status(204).send();
-      },
-    );
+    scope.delete('/users/:user_id', { ...manageUsers, ...byUserId }, async (request, reply) => {
+      await removeMember(deps, currentUser(request), request.project.id, request.params.user_id);
+      return reply.status(204).send();
+    });
 
     scope.delete('/me', async (request, reply) => {
-      await leaveProject(deps, request.user!, request.project.id);
+      await leaveProject(deps, currentUser(request), request.project.id);
       return reply.status(204).send();
     });
   });

@@ -2,7 +2,7 @@ import type { ProjectRole, ProjectUser, TeamListQuery, TeamMemberInput } from '@
 import { recordEvent } from '../../audit/audit.store';
 import { transaction } from '../../db/transaction';
 import type { Deps } from '../../deps';
-import { badRequest, conflict, notFound } from '../../lib/errors';
+import { badRequest, conflict, found, notFound } from '../../lib/errors';
 import { findUserById, type UserRow } from '../users/users.store';
 import {
   countOwners,
@@ -64,7 +64,7 @@ export async function addMember(
     }
     throw err;
   }
-  return (await findMember(deps.db, projectId, user.id))!;
+  return found(await findMember(deps.db, projectId, user.id), 'Team member');
 }
 
 async function mustFindMember(deps: Pick<Deps, 'db'>, projectId: number, userId: number) {

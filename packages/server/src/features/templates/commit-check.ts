@@ -1,6 +1,7 @@
 import { DEFAULT_CRON, type Template, type TemplateInput } from '@signalbox/contracts';
 import { recordEvent } from '../../audit/audit.store';
 import type { Deps } from '../../deps';
+import { found } from '../../lib/errors';
 import {
   commitCheckSchedules,
   deleteSchedule,
@@ -60,7 +61,8 @@ export async function applyCommitCheck(
       description: `Check-new-commits schedule of template ${input.name} ${verb}`,
     });
   if (input.check_new_commits) {
-    const repositoryId = input.check_new_commits_repository_id!;
+    // The contract requires the repository whenever check_new_commits is on.
+    const repositoryId = found(input.check_new_commits_repository_id, 'Repository');
     if (!current) {
       const id = await insertSchedule(deps.db, deps.dialect, {
         project_id: projectId,

@@ -9,7 +9,7 @@ import { recordEvent } from '../../audit/audit.store';
 import type { Db } from '../../db';
 import { fromBool, parseJson, toBool } from '../../db/values';
 import type { Deps } from '../../deps';
-import { badRequest, notFound } from '../../lib/errors';
+import { badRequest, found, notFound } from '../../lib/errors';
 import { assertInProject, assertUnused } from '../refs/refs.store';
 import { assertCron, assertSameProject, refreshScheduler } from '../schedules/schedules.service';
 import { commitCheckSchedules, commitCheckSchedulesOf } from '../schedules/schedules.store';
@@ -145,7 +145,7 @@ async function checkReferences(
   await assertInProject(db, 'view', input.view_id, projectId, 'View');
   await assertInProject(db, 'inventory', input.inventory_id, projectId, 'Inventory');
   if (input.inventory_id) {
-    const inventory = (await inventoryTypeOf(db, projectId, input.inventory_id))!;
+    const inventory = found(await inventoryTypeOf(db, projectId, input.inventory_id), 'Inventory');
     const allowed = inventoryTypesForApp[input.app];
     if (allowed && !allowed.includes(inventory.type)) {
       const message = `The ${input.app} app needs an inventory of type ${allowed.join(', ')}`;

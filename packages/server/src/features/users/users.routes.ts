@@ -1,6 +1,7 @@
-import { idParam, passwordInput, userCreateInput, userUpdateInput } from '@signalbox/contracts';
+import { passwordInput, userCreateInput, userUpdateInput } from '@signalbox/contracts';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Deps } from '../../deps';
+import { pathIds, type ZodTypeProvider } from '../../http/path-params';
 import { parse } from '../../lib/errors';
 import { currentUser } from '../auth/auth.hook';
 import { withRetryAfter } from '../auth/sign-in-throttle';
@@ -22,10 +23,11 @@ const actorOf = (request: FastifyRequest): Actor => ({
   sessionId: request.sessionId,
   address: request.ip,
 });
-const userId = (request: FastifyRequest) => parse(idParam, (request.params as { id: unknown }).id);
+const byId = { schema: { params: pathIds('id') } };
 
 /** Global user administration: admins manage everyone, a user their own account. */
-export function usersRoutes(app: FastifyInstance, deps: Deps) {
+export function usersRoutes(fastify: FastifyInstance, deps: Deps) {
+  const app = fastify.withTypeProvider<ZodTypeProvider>();
   app.get('/api/users', { config: { admin: true } }, async () => (await listUsers(deps.db)).map(toUser));
 
   app.post('/api/users', { config: { admin: true } }, async (request, reply) => {
@@ -35,24 +37,24 @@ export function usersRoutes(app: FastifyInstance, deps: Deps) {
 
   // The peer's Swagger spells these with a trailing slash; the router ignores trailing slashes (app.ts).
   for (const path of ['/api/users/:id']) {
-    app.get(path, async (request) => viewUser(deps, actorOf(request), userId(request)));
+    app.get(path, byId, async (request) => viewUser(deps, actorOf(request), request.params.id));
 
-    app.put(path, async (request, reply) => {
-      const id = userId(request);
+    app.put(path, byId, async (request, reply) => {
+      const { id } = request.params;
       assertAdminOrSelf(actorOf(request), id, EDIT_OWN);
       const input = parse(userUpdateInput, request.body);
       await withRetryAfter(reply, () => updateUser(deps, actorOf(request), id, input));
       return reply.status(204).send();
     });
 
-    app.delete(path, { config: { admin: true } }, async (request, reply) => {
-      await deleteUser(deps, actorOf(request), userId(request));
+    app.delete(path, { config: { admin: true }, ...byId }, async (request, reply) => {
+      await deleteUser(deps, actorOf(request), request.params.id);
       return reply.status(204).send();
     });
   }
 
-  app.post('/api/users/:id/password', async (request, reply) => {
-    const id = userId(request);
+  app.post('/api/users/:id/password', byId, async (request, reply) => {
+    const { id } = request.params;
     assertAdminOrSelf(actorOf(request), id, PASSWORD_OWN);
     const input = parse(passwordInput, request.body);
     await withRetryAfter(reply, () => changePassword(deps, actorOf(request), id, input));
@@ -60,8 +62,8 @@ export function usersRoutes(app: FastifyInstance, deps: Deps) {
   });
 
   // Clears the sign-in throttle of the user's login (GET users/{id} shows `sign_in_locked_until`).
-  app.delete('/api/users/:id/sign-in-lock', { config: { admin: true } }, async (request, reply) => {
-    await clearSignInLock(deps, actorOf(request), userId(request));
+  app.delete('/api/users/:id/sign-in-lock', { config: { admin: true }, ...byId }, async (request, reply) => {
+    await clearSignInLock(deps, actorOf(request), request.params.id);
     return reply.status(204).send();
   });
 }

@@ -15,7 +15,7 @@ import type { UserTable } from '../../db/tables';
 import { type OnCommit, transaction } from '../../db/transaction';
 import { fromBool, insertReturningId, now } from '../../db/values';
 import { randomAlnum } from '../../lib/crypto';
-import { AppError, badRequest, conflict, forbidden, notFound } from '../../lib/errors';
+import { AppError, badRequest, conflict, forbidden, found, notFound } from '../../lib/errors';
 import type { EventBus } from '../../live/bus';
 import { failAttempt, passAttempt, signInAttempt, startAttempt } from '../auth/sign-in-throttle';
 import { deleteUserThrottles } from '../auth/sign-in-throttle.store';
@@ -100,7 +100,7 @@ export async function event(ctx: UsersContext, actor: Actor, objectId: number, d
 export async function createUser(ctx: UsersContext, actor: Actor, input: UserCreateInput): Promise<User> {
   const id = await insertUser(ctx.db, ctx.dialect, input);
   await event(ctx, actor, id, `User ${input.username} created`);
-  return toUser((await findUserById(ctx.db, id))!);
+  return toUser(found(await findUserById(ctx.db, id), 'User'));
 }
 
 /**

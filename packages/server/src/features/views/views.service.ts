@@ -1,7 +1,7 @@
 import type { ViewInput, ViewPositionsInput } from '@signalbox/contracts';
 import { recordEvent } from '../../audit/audit.store';
 import type { Deps } from '../../deps';
-import { badRequest, notFound } from '../../lib/errors';
+import { badRequest, found, notFound } from '../../lib/errors';
 import { assertSameProject } from '../schedules/schedules.service';
 import {
   deleteView,
@@ -37,7 +37,7 @@ export async function createView(
     object_id: id,
     description: `View ${input.title} created`,
   });
-  return (await findView(deps.db, projectId, id))!;
+  return found(await findView(deps.db, projectId, id), 'View');
 }
 
 export async function changeView(

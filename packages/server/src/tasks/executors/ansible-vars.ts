@@ -17,7 +17,7 @@ export class Unsafe {
 function quote(text: string): string {
   let out = '"';
   for (const ch of text) {
-    const code = ch.codePointAt(0)!;
+    const code = ch.codePointAt(0) ?? 0;
     if (ch === '"' || ch === '\\') out += `\\${ch}`;
     else if (code >= 0x20 && code <= 0x7e) out += ch;
     else if (code >= 0xd800 && code <= 0xdfff)

@@ -99,9 +99,9 @@ export function EnvironmentDialog({
     });
     const parsed = environmentInput.safeParse({ name, json, env, secrets: secretOps });
     if (!parsed.success) {
-      const issue = parsed.error.issues[0]!;
-      const message = translateResourceMessage(issue.message, t);
-      if (issue.path[0] === 'name') setNameError(message);
+      const [issue] = parsed.error.issues;
+      const message = translateResourceMessage(issue?.message ?? '', t);
+      if (issue?.path[0] === 'name') setNameError(message);
       else notify.error(message); // Invalid JSON: a red snackbar.
       return;
     }

@@ -5,7 +5,7 @@ import { useState } from 'react';
 import { type Resolver, useForm } from 'react-hook-form';
 import { useTranslation } from 'react-i18next';
 import { Navigate, useNavigate } from 'react-router';
-import { useProjects, useUser } from '../../api/session';
+import { useProjects, useSignedInUser } from '../../api/session';
 import { FormError } from '../../app/forms';
 import { PageHeader } from '../../app/PageHeader';
 import { useNotify } from '../../app/snackbar';
@@ -20,7 +20,7 @@ export default function NewProjectPage() {
   const { t } = useTranslation();
   const navigate = useNavigate();
   const notify = useNotify();
-  const user = useUser().data!;
+  const user = useSignedInUser();
   const projects = useProjects().data ?? [];
   const create = useCreateProject();
   const [restoring, setRestoring] = useState(false);

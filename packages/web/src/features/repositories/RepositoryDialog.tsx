@@ -25,7 +25,7 @@ export const urlTypes = [
 
 /** Rewrites the URL prefix for a chosen type, keeping the rest of the address. */
 export function rewriteUrl(url: string, type: (typeof urlTypes)[number]['type']): string {
-  const prefix = urlTypes.find((u) => u.type === type)!.prefix;
+  const prefix = urlTypes.find((u) => u.type === type)?.prefix ?? '';
   const rest = url
     .trim()
     .replace(/^[A-Za-z][A-Za-z0-9+.-]*:\/\//, '')

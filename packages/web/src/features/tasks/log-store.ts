@@ -65,7 +65,7 @@ export class LogStore {
             this.stored.push(text);
             if (this.live.length > 0 && this.live[0] === text) this.live.shift();
           }
-          if (rows.length > 0) this.lastId = rows[rows.length - 1]!.id;
+          this.lastId = rows.at(-1)?.id ?? this.lastId;
           this.error = null;
           if (rows.length > 0) this.onChange();
           if (!more) break;

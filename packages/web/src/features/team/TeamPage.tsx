@@ -22,7 +22,7 @@ import { type ProjectRole, projectRoles } from '@signalbox/contracts';
 import { useState } from 'react';
 import { useTranslation } from 'react-i18next';
 import { baseUrl } from '../../api/client';
-import { useUser } from '../../api/session';
+import { useSignedInUser } from '../../api/session';
 import { ConfirmDialog } from '../../app/ConfirmDialog';
 import { FormError } from '../../app/forms';
 import { PageHeader } from '../../app/PageHeader';
@@ -39,7 +39,7 @@ const wide = { display: { xs: 'none', sm: 'table-cell' } } as const;
 export default function TeamPage() {
   const { t } = useTranslation();
   const notify = useNotify();
-  const me = useUser().data!;
+  const me = useSignedInUser();
   const { project, role, can } = useProjectContext();
   const team = useTeam(project.id);
   const { setRole, remove, leave } = useTeamMutations(project.id);

@@ -22,7 +22,7 @@ import type { User } from '@signalbox/contracts';
 import { useState } from 'react';
 import { useTranslation } from 'react-i18next';
 import { Navigate, useNavigate } from 'react-router';
-import { useUser } from '../../api/session';
+import { useSignedInUser } from '../../api/session';
 import { ConfirmDialog } from '../../app/ConfirmDialog';
 import { FormError } from '../../app/forms';
 import { PageHeader } from '../../app/PageHeader';
@@ -43,7 +43,7 @@ export default function UsersPage() {
   const { t } = useTranslation();
   const navigate = useNavigate();
   const notify = useNotify();
-  const me = useUser().data!;
+  const me = useSignedInUser();
   const users = useUsers();
   const remove = useDeleteUser();
   const [page, setPage] = useState(0);

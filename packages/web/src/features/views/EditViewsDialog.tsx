@@ -62,9 +62,10 @@ export function EditViewsDialog({
   );
 
   const onDragEnd = (e: DragEndEvent) => {
-    if (!e.over || e.active.id === e.over.id) return;
-    const from = order.findIndex((v) => v.id === e.active.id);
-    const to = order.findIndex((v) => v.id === e.over!.id);
+    const { active, over } = e;
+    if (!over || active.id === over.id) return;
+    const from = order.findIndex((v) => v.id === active.id);
+    const to = order.findIndex((v) => v.id === over.id);
     const next = arrayMove(order, from, to);
     setOrder(next);
     m.positions.mutate(
@@ -76,7 +77,7 @@ export function EditViewsDialog({
   const add = async () => {
     const parsed = viewInput.safeParse({ title, position: order.length });
     if (!parsed.success) {
-      setTitleError(translateResourceMessage(parsed.error.issues[0]!.message, t));
+      setTitleError(translateResourceMessage(parsed.error.issues[0]?.message ?? '', t));
       return;
     }
     setTitleError('');

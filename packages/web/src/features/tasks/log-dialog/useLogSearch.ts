@@ -23,8 +23,8 @@ export function useLogSearch(store: LogStore, count: number, revealLine: (index:
     return () => clearTimeout(id);
   }, [query]);
   useEffect(() => {
-    if (matches.length === 0) return;
-    revealLine(matches[Math.min(matchIndex, matches.length - 1)]!);
+    const line = matches[Math.min(matchIndex, matches.length - 1)];
+    if (line !== undefined) revealLine(line);
   }, [matches, matchIndex, revealLine]);
 
   const position = Math.min(matchIndex, matches.length - 1);
@@ -36,7 +36,7 @@ export function useLogSearch(store: LogStore, count: number, revealLine: (index:
     /** 1-based number of the current match (for "3 of 12"). */
     matchNumber: position + 1,
     /** The line of the current match, -1 without one. */
-    currentMatch: matches.length ? matches[position]! : -1,
+    currentMatch: matches[position] ?? -1,
     next: () => setMatchIndex((i) => (i + 1) % matches.length),
     previous: () => setMatchIndex((i) => (i - 1 + matches.length) % matches.length),
   };

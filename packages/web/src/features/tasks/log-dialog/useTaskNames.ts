@@ -1,4 +1,4 @@
-import { useQuery } from '@tanstack/react-query';
+import { skipToken, useQuery } from '@tanstack/react-query';
 import { api } from '../../../api/client';
 import { type Task, useTaskHistory } from '../api';
 
@@ -9,8 +9,10 @@ import { type Task, useTaskHistory } from '../api';
 export function useTaskNames(projectId: number, taskId: number, task: Task | undefined) {
   const template = useQuery({
     queryKey: ['project', projectId, 'template', task?.template_id],
-    queryFn: () => api<{ name: string }>(`/project/${projectId}/templates/${task!.template_id}`),
-    enabled: !!task?.template_id && !task.tpl_alias,
+    queryFn:
+      task?.template_id && !task.tpl_alias
+        ? () => api<{ name: string }>(`/project/${projectId}/templates/${task.template_id}`)
+        : skipToken,
     retry: false,
   });
   const history = useTaskHistory(projectId);

@@ -56,7 +56,7 @@ export function useDeleteFlow({
     } catch {
       refs = null; // The plain confirmation stands in when the lookup fails.
     }
-    setState(hasRefs(refs) ? { step: 'refs', target, refs: refs! } : { step: 'confirm', target });
+    setState(hasRefs(refs) ? { step: 'refs', target, refs } : { step: 'confirm', target });
   };
 
   const confirm = async () => {

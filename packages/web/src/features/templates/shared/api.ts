@@ -50,5 +50,5 @@ export const fetchRefs = (projectId: number, collection: string, id: number) =>
   api<Partial<Refs>>(`/project/${projectId}/${collection}/${id}/refs`);
 
 /** Whether a refs answer names anything that uses the object. */
-export const hasRefs = (refs: Partial<Refs> | null | undefined) =>
+export const hasRefs = (refs: Partial<Refs> | null | undefined): refs is Partial<Refs> =>
   !!refs && Object.values(refs).some((list) => Array.isArray(list) && list.length > 0);
