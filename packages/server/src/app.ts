@@ -16,6 +16,7 @@ import { registerAuth } from './http/auth';
 import { registerErrorHandler } from './http/error-handler';
 import { answerFrameworkError, registerRequestGuards } from './http/request-guards';
 import { createSecretBox, loadSecretKey } from './lib/crypto';
+import { setPasswordHashCost } from './lib/password-hash';
 import { EventBus } from './live/bus';
 import { connectRedisBridge } from './live/redis';
 import { liveRoutes } from './live/ws';
@@ -47,6 +48,7 @@ export async function buildApp(
   config: Config,
   options: BuildOptions = {},
 ): Promise<{ app: FastifyInstance; deps: Deps }> {
+  setPasswordHashCost(config.bcryptCost);
   const trusted = config.trustProxy;
   const app = Fastify({
     logger: options.logger ?? { level: config.logLevel },
