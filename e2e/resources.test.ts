@@ -276,8 +276,8 @@ describe('permission gating', () => {
   });
 });
 
-describe('screenshots', () => {
-  it('saves every resource page light/dark at 1280 and 390 px without overflow', async () => {
+describe('resource pages on a phone', () => {
+  it('fit 390 px without overflow (and are saved light/dark at 1280 and 390 px under npm run screenshots)', async () => {
     for (const page of ['keys', 'repositories', 'inventory', 'environment'])
       await shotAll(browser, server.url, admin, `/project/${team.projectId}/${page}`, page);
   });
