@@ -24,6 +24,8 @@ const serverSystem = [
   'src/live/redis.test.ts',
   'src/live/revocation.redis.test.ts',
   'src/scheduler/scheduler.db-outage.test.ts',
+  // Waits for real minute boundaries of the wall clock.
+  'src/scheduler/scheduler.realtime.test.ts',
 ];
 
 const serverApi = {
