@@ -19,14 +19,17 @@ afterAll(async () => {
 
 describe('sign-in page', () => {
   it('signs in with Enter, sends a user with zero projects to /project/new', async () => {
+    // Other files' projects live on the shared server: a new user is a member of none of them.
+    const admin = await login(server.url, ADMIN.login, ADMIN.password);
+    const fresh = await createUser(admin, { can_create_project: true });
     const context = await newContext(browser, server.url);
     const page = await context.newPage();
     await page.goto('/');
     await page.waitForURL('**/auth/login');
     await page.getByRole('heading', { name: 'Sign in to Signalbox' }).waitFor();
     await shot(page, 'login-light-1280');
-    await page.getByLabel('Username').fill(ADMIN.login);
-    await page.getByLabel('Password').fill(ADMIN.password);
+    await page.getByLabel('Username').fill(fresh.username);
+    await page.getByLabel('Password').fill(fresh.password);
     await page.getByLabel('Password').press('Enter');
     await page.waitForURL('**/project/new');
     await page.getByRole('heading', { name: 'New project' }).waitFor();
