@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { testDialects } from '../../../test/support/dialects';
-import { type Client, createHarness, type Harness } from '../../../test/support/harness';
-import { type Caller, createTeam, type Team } from '../../../test/support/permission-matrix';
+import { createHarness, type Harness } from '../../../test/support/harness';
+import { createTeam, type Team } from '../../../test/support/permission-matrix';
 import {
   ansibleBody,
   snapshot,
@@ -21,9 +21,8 @@ describe.each(testDialects())('branch names and repository URLs wherever they en
 
   beforeAll(async () => {
     h = await createHarness(dialect);
-    let projectId: number;
     clients = await createTeam(h, 'Templates project');
-    projectId = clients.projectId;
+    const projectId = clients.projectId;
     fx = await templateFixtures(h, projectId);
     base = `/api/project/${projectId}`;
     const res = await clients.owner.post(

@@ -1,8 +1,8 @@
 import { playbookPathMessages, playbookPathProblem, templateInput } from '@signalbox/contracts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { testDialects } from '../../../test/support/dialects';
-import { type Client, createHarness, type Harness } from '../../../test/support/harness';
-import { type Caller, createTeam, type Team } from '../../../test/support/permission-matrix';
+import { createHarness, type Harness } from '../../../test/support/harness';
+import { createTeam, type Team } from '../../../test/support/permission-matrix';
 import {
   ansibleBody,
   snapshot,
