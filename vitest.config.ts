@@ -1,5 +1,7 @@
+import { fileURLToPath } from 'node:url';
 import { defineConfig, type TestProjectInlineConfiguration } from 'vitest/config';
-import { tiers } from './test-tiers.mjs';
+import { BaseSequencer, type TestSpecification } from 'vitest/node';
+import { startFirst, tiers } from './test-tiers.mjs';
 
 // Screenshots are taken only by `npm run screenshots` (it sets this); the e2e tests assert the same screens.
 const screenshots = process.env.SIGNALBOX_SCREENSHOTS === '1';
@@ -71,4 +73,25 @@ if (screenshots) {
   });
 }
 
-export default defineConfig({ test: { passWithNoTests: true, projects } });
+const root = fileURLToPath(new URL('.', import.meta.url));
+const waitsLong = (spec: TestSpecification) => startFirst.some((path) => spec.moduleId === `${root}${path}`);
+
+/** Vitest's order (group, project, then longest or largest first), with the long waits of a project first. */
+class LongWaitsFirst extends BaseSequencer {
+  override async sort(files: TestSpecification[]) {
+    const sorted = await super.sort(files);
+    const out: TestSpecification[] = [];
+    for (let start = 0; start < sorted.length; ) {
+      let end = start;
+      while (end < sorted.length && sorted[end]!.project === sorted[start]!.project) end++;
+      const block = sorted.slice(start, end);
+      out.push(...block.filter(waitsLong), ...block.filter((spec) => !waitsLong(spec)));
+      start = end;
+    }
+    return out;
+  }
+}
+
+export default defineConfig({
+  test: { passWithNoTests: true, projects, sequence: { sequencer: LongWaitsFirst } },
+});
