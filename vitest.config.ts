@@ -1,43 +1,97 @@
-import { defineConfig } from 'vitest/config';
+import { fileURLToPath } from 'node:url';
+import { defineConfig, type TestProjectInlineConfiguration } from 'vitest/config';
+import { BaseSequencer, type TestSpecification } from 'vitest/node';
+import { startFirst, tiers } from './test-tiers.mjs';
+
+// Screenshots are taken only by `npm run screenshots` (it sets this); the e2e tests assert the same screens.
+const screenshots = process.env.SIGNALBOX_SCREENSHOTS === '1';
+const otherDialects = Boolean(process.env.SIGNALBOX_TEST_PG_URL || process.env.SIGNALBOX_TEST_MYSQL_URL);
+
+type Tier = keyof typeof tiers;
+const files = (tier: Tier) => ({
+  root: tiers[tier].root,
+  include: tiers[tier].include,
+  exclude: ['**/node_modules/**', ...('exclude' in tiers[tier] ? tiers[tier].exclude : [])],
+});
+
+// Server tests get the lowest bcrypt cost; the harness sets it too, this reaches the servers they spawn.
+const serverEnv = { SIGNALBOX_BCRYPT_COST: '4' };
+const server = { testTimeout: 60_000, hookTimeout: 60_000, pool: 'forks' } as const;
+
+// Projects run in groups, one after the other: the in-process tiers, then the tiers that time real processes,
+// then the browser, so a browser test never waits behind a CPU-bound API file.
+const projects: TestProjectInlineConfiguration[] = [
+  { test: { name: 'unit', ...files('unit'), pool: 'threads', sequence: { groupOrder: 0 } } },
+  { test: { name: 'contracts', ...files('contracts'), sequence: { groupOrder: 0 } } },
+  { test: { name: 'web', ...files('web'), sequence: { groupOrder: 0 } } },
+  {
+    test: {
+      name: 'api',
+      ...files('api'),
+      ...server,
+      env: { ...serverEnv, SIGNALBOX_TEST_DIALECTS: 'sqlite' },
+      sequence: { groupOrder: 0 },
+    },
+  },
+  {
+    test: {
+      name: 'dialects',
+      ...files('api'),
+      // Without a PostgreSQL or MariaDB URL there is nothing to repeat the API tests on.
+      include: otherDialects ? tiers.api.include : [],
+      ...server,
+      env: { ...serverEnv, SIGNALBOX_TEST_DIALECTS: 'postgres,mysql' },
+      sequence: { groupOrder: 0 },
+    },
+  },
+  { test: { name: 'system', ...files('system'), ...server, env: serverEnv, sequence: { groupOrder: 1 } } },
+  {
+    test: {
+      name: 'e2e',
+      ...files('e2e'),
+      // One server for the files that can share it; first-day.test.ts starts a fresh install of its own.
+      globalSetup: ['./support/shared-server.ts'],
+      testTimeout: 120_000,
+      hookTimeout: 120_000,
+      pool: 'forks',
+      fileParallelism: false,
+      sequence: { groupOrder: 2 },
+    },
+  },
+];
+if (screenshots) {
+  projects.push({
+    test: {
+      name: 'screenshots',
+      ...files('screenshots'),
+      testTimeout: 120_000,
+      hookTimeout: 120_000,
+      pool: 'forks',
+      fileParallelism: false,
+      sequence: { groupOrder: 3 },
+    },
+  });
+}
+
+const root = fileURLToPath(new URL('.', import.meta.url));
+const waitsLong = (spec: TestSpecification) => startFirst.some((path) => spec.moduleId === `${root}${path}`);
+
+/** Vitest's order (group, project, then longest or largest first), with the long waits of a project first. */
+class LongWaitsFirst extends BaseSequencer {
+  override async sort(files: TestSpecification[]) {
+    const sorted = await super.sort(files);
+    const out: TestSpecification[] = [];
+    for (let start = 0; start < sorted.length; ) {
+      let end = start;
+      while (end < sorted.length && sorted[end]?.project === sorted[start]?.project) end++;
+      const block = sorted.slice(start, end);
+      out.push(...block.filter(waitsLong), ...block.filter((spec) => !waitsLong(spec)));
+      start = end;
+    }
+    return out;
+  }
+}
 
 export default defineConfig({
-  test: {
-    projects: [
-      {
-        test: {
-          name: 'contracts',
-          root: './packages/contracts',
-          include: ['src/**/*.test.ts'],
-        },
-      },
-      {
-        test: {
-          name: 'server',
-          root: './packages/server',
-          include: ['src/**/*.test.ts', 'test/**/*.test.ts'],
-          testTimeout: 60_000,
-          hookTimeout: 60_000,
-          pool: 'forks',
-        },
-      },
-      {
-        test: {
-          name: 'e2e',
-          root: './e2e',
-          include: ['**/*.test.ts'],
-          testTimeout: 120_000,
-          hookTimeout: 120_000,
-          pool: 'forks',
-          fileParallelism: false,
-        },
-      },
-      {
-        test: {
-          name: 'web',
-          root: './packages/web',
-          include: ['src/**/*.test.ts'],
-        },
-      },
-    ],
-  },
+  test: { passWithNoTests: true, projects, sequence: { sequencer: LongWaitsFirst } },
 });

@@ -3,29 +3,33 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createUser, login } from './support/api';
 import { DESKTOP, launch, newContext, PHONE, shot, useSession } from './support/browser';
 import { ADMIN, startServer, type TestServer } from './support/server';
+import { sharedServer } from './support/shared';
+import type { SharedServer } from './support/shared-server';
 
-let server: TestServer;
+let server: SharedServer;
 let browser: Browser;
 
 beforeAll(async () => {
-  server = await startServer();
+  server = sharedServer();
   browser = await launch();
 });
 afterAll(async () => {
   await browser?.close();
-  await server?.stop();
 });
 
 describe('sign-in page', () => {
   it('signs in with Enter, sends a user with zero projects to /project/new', async () => {
+    // Other files' projects live on the shared server: a new user is a member of none of them.
+    const admin = await login(server.url, ADMIN.login, ADMIN.password);
+    const fresh = await createUser(admin, { can_create_project: true });
     const context = await newContext(browser, server.url);
     const page = await context.newPage();
     await page.goto('/');
     await page.waitForURL('**/auth/login');
     await page.getByRole('heading', { name: 'Sign in to Signalbox' }).waitFor();
     await shot(page, 'login-light-1280');
-    await page.getByLabel('Username').fill(ADMIN.login);
-    await page.getByLabel('Password').fill(ADMIN.password);
+    await page.getByLabel('Username').fill(fresh.username);
+    await page.getByLabel('Password').fill(fresh.password);
     await page.getByLabel('Password').press('Enter');
     await page.waitForURL('**/project/new');
     await page.getByRole('heading', { name: 'New project' }).waitFor();

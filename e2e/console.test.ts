@@ -2,20 +2,21 @@ import type { Browser, Locator, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Api, createUser, login } from './support/api';
 import { launch, newContext, shot, useSession } from './support/browser';
-import { ADMIN, startServer, type TestServer } from './support/server';
+import { ADMIN } from './support/server';
+import { sharedServer } from './support/shared';
+import type { SharedServer } from './support/shared-server';
 
-let server: TestServer;
+let server: SharedServer;
 let browser: Browser;
 let admin: Api;
 
 beforeAll(async () => {
-  server = await startServer();
+  server = sharedServer();
   browser = await launch();
   admin = await login(server.url, ADMIN.login, ADMIN.password);
 });
 afterAll(async () => {
   await browser?.close();
-  await server?.stop();
 });
 
 async function pageAs(api: Api, options: Parameters<typeof newContext>[2] = {}): Promise<Page> {

@@ -1,22 +1,23 @@
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { launch } from './support/browser';
-import { ADMIN, startServer, type TestServer } from './support/server';
+import { ADMIN } from './support/server';
+import { sharedServer } from './support/shared';
+import type { SharedServer } from './support/shared-server';
 import { contextAs, expectSnackbar, localBashRepo, seedTeam, shotAll, type Team } from './support/team';
 
-let server: TestServer;
+let server: SharedServer;
 let browser: Browser;
 let team: Team;
 const admin = { login: ADMIN.login, password: ADMIN.password };
 
 beforeAll(async () => {
-  server = await startServer();
+  server = sharedServer();
   browser = await launch();
   team = await seedTeam(server.url, 'Resources project');
 });
 afterAll(async () => {
   await browser?.close();
-  await server?.stop();
 });
 
 const dialog = (page: Page) => page.getByRole('dialog');
@@ -276,8 +277,8 @@ describe('permission gating', () => {
   });
 });
 
-describe('screenshots', () => {
-  it('saves every resource page light/dark at 1280 and 390 px without overflow', async () => {
+describe('resource pages on a phone', () => {
+  it('fit 390 px without overflow (and are saved light/dark at 1280 and 390 px under npm run screenshots)', async () => {
     for (const page of ['keys', 'repositories', 'inventory', 'environment'])
       await shotAll(browser, server.url, admin, `/project/${team.projectId}/${page}`, page);
   });

@@ -2,20 +2,21 @@ import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Api, login } from './support/api';
 import { launch, newContext, useSession } from './support/browser';
-import { ADMIN, startServer, type TestServer } from './support/server';
+import { ADMIN } from './support/server';
+import { sharedServer } from './support/shared';
+import type { SharedServer } from './support/shared-server';
 
-let server: TestServer;
+let server: SharedServer;
 let browser: Browser;
 let admin: Api;
 
 beforeAll(async () => {
-  server = await startServer({ SIGNALBOX_TASK_RETENTION_DAYS: '90' });
+  server = sharedServer();
   browser = await launch();
   admin = await login(server.url, ADMIN.login, ADMIN.password);
 });
 afterAll(async () => {
   await browser?.close();
-  await server?.stop();
 });
 
 async function pageAs(api: Api, locale?: string): Promise<Page> {

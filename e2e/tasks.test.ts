@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { chmodSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -7,9 +7,11 @@ import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Api, login } from './support/api';
 import { DESKTOP, launch, newContext, PHONE, shot, useSession } from './support/browser';
-import { ADMIN, root, startServer, type TestServer } from './support/server';
+import { ADMIN, root } from './support/server';
+import { sharedServer } from './support/shared';
+import type { SharedServer } from './support/shared-server';
 
-let server: TestServer;
+let server: SharedServer;
 let browser: Browser;
 let admin: Api;
 let projectId: number;
@@ -32,31 +34,8 @@ function scriptsRepo(): string {
   return dir;
 }
 
-/**
- * Terraform cannot be installed here: a stand-in on the server's PATH prints a realistic plan with changes,
- * saves it, and applies only that saved plan.
- */
-function terraformStandIn(): string {
-  const bin = mkdtempSync(join(tmpdir(), 'signalbox-e2e-bin-'));
-  const script = `#!/bin/bash
-case "$1" in
-  init) echo "Terraform has been successfully initialized!" ;;
-  workspace) [ "$2" = list ] && echo "* default" || echo "Switched to workspace." ;;
-  plan)
-    for a in "$@"; do case "$a" in -out=*) out="\${a#-out=}" ;; esac; done
-    echo "  # null_resource.example will be created"
-    echo "Plan: 1 to add, 0 to change, 0 to destroy."
-    echo "saved plan" > "$out" ;;
-  apply) [ -f "\${@: -1}" ] || exit 1; echo "Apply complete! Resources: 1 added, 0 changed, 0 destroyed." ;;
-esac
-`;
-  writeFileSync(join(bin, 'terraform'), script);
-  chmodSync(join(bin, 'terraform'), 0o755);
-  return bin;
-}
-
 beforeAll(async () => {
-  server = await startServer({ PATH: `${terraformStandIn()}:${process.env.PATH}` });
+  server = sharedServer();
   browser = await launch();
   admin = await login(server.url, ADMIN.login, ADMIN.password);
   projectId = (await admin.post<{ id: number }>('/projects', { name: 'Live Tasks' })).id;
@@ -106,7 +85,6 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   await browser?.close();
-  await server?.stop();
 });
 
 async function pageAs(api: Api, viewport = DESKTOP, colorScheme: 'light' | 'dark' = 'light'): Promise<Page> {
@@ -207,7 +185,7 @@ describe('task log dialog', () => {
     await page.context().close();
   });
 
-  it('opens a finished 1,000,000-line log in under a second with fewer than 500 rows in the DOM', async () => {
+  it('opens a finished 1,000,000-line log with fewer than 500 rows in the DOM, from the first line to the last', async () => {
     const task = await admin.post<{ id: number }>(`/project/${projectId}/tasks`, {
       template_id: templates.Quick,
     });
@@ -227,32 +205,10 @@ describe('task log dialog', () => {
 
     const page = await pageAs(admin);
     await page.goto(`/project/${projectId}/history`);
-    const link = page.getByRole('link', { name: `#${task.id}` });
-    await link.waitFor();
-    // Measured in the page: from the click to the first log line in the DOM (no test-runner polling in between).
-    await page.evaluate(() => {
-      const w = window as unknown as { clickAt?: number; firstLineAt?: number };
-      document.addEventListener('click', () => (w.clickAt = performance.now()), {
-        capture: true,
-        once: true,
-      });
-      new MutationObserver((_m, observer) => {
-        for (const el of document.querySelectorAll('[data-log-line]'))
-          if (el.textContent === 'line 1 cyan 1') {
-            w.firstLineAt = performance.now();
-            observer.disconnect();
-          }
-      }).observe(document.body, { childList: true, subtree: true });
-    });
-    await link.click();
+    // How fast the first lines show is measured by bench/log-dialog.mjs; this checks what is shown.
+    await page.getByRole('link', { name: `#${task.id}` }).click();
     const log = page.getByRole('dialog').getByRole('log');
     await log.getByText('line 1 cyan 1', { exact: true }).waitFor();
-    const elapsed = await page.evaluate(() => {
-      const w = window as unknown as { clickAt: number; firstLineAt: number };
-      return w.firstLineAt - w.clickAt;
-    });
-    console.log(`1,000,000-line log: first lines visible ${Math.round(elapsed)} ms after the click`);
-    expect(elapsed).toBeLessThan(1000);
     expect(await log.locator('[data-log-line]').count()).toBeLessThan(500);
     // Scroll to the end once everything is loaded: still a handful of rows in the DOM.
     await page
@@ -265,7 +221,7 @@ describe('task log dialog', () => {
     await page.context().close();
   }, 180_000);
 
-  it('screenshots the dialog on a phone and in dark mode', async () => {
+  it('shows the dialog on a phone and in dark mode', async () => {
     const task = await admin.post<{ id: number }>(`/project/${projectId}/tasks`, {
       template_id: templates.Quick,
     });

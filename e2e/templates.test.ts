@@ -1,24 +1,25 @@
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { launch, shot } from './support/browser';
-import { ADMIN, startServer, type TestServer } from './support/server';
+import { ADMIN } from './support/server';
+import { sharedServer } from './support/shared';
+import type { SharedServer } from './support/shared-server';
 import { contextAs, expectSnackbar, seedBashResources, seedTeam, shotAll, type Team } from './support/team';
 
-let server: TestServer;
+let server: SharedServer;
 let browser: Browser;
 let team: Team;
 let ids: Awaited<ReturnType<typeof seedBashResources>>;
 const admin = { login: ADMIN.login, password: ADMIN.password };
 
 beforeAll(async () => {
-  server = await startServer();
+  server = sharedServer();
   browser = await launch();
   team = await seedTeam(server.url, 'Templates project');
   ids = await seedBashResources(team.admin, team.projectId);
 });
 afterAll(async () => {
   await browser?.close();
-  await server?.stop();
 });
 
 const dialog = (page: Page) => page.getByRole('dialog');
@@ -42,15 +43,21 @@ describe('views', () => {
       await dialog(page).getByRole('button', { name: 'Add' }).click();
       await dialog(page).getByTestId(`view-row-${title}`).waitFor();
     }
-    // dnd-kit keyboard sensor: pick up Alpha, move it down one place, drop.
+    // dnd-kit keyboard sensor: pick up Alpha, move it down one place, drop. Each step waits for what dnd-kit
+    // says in its live region (or sets on the handle), and the drop for the saved order.
+    const created = await team.admin.get<{ id: number; title: string }[]>(`${base()}/views`);
+    const betaId = created.find((v) => v.title === 'Beta')!.id;
     const handle = dialog(page).getByRole('button', { name: 'Move Alpha' });
     await handle.focus();
     await page.keyboard.press('Space');
-    await page.waitForTimeout(200);
+    await dialog(page).locator('[aria-roledescription="sortable"][aria-pressed="true"]').waitFor();
     await page.keyboard.press('ArrowDown');
-    await page.waitForTimeout(200);
+    await page
+      .getByText(new RegExp(`was moved over droppable area ${betaId}\\.`))
+      .waitFor({ state: 'attached' });
+    const saved = page.waitForResponse((r) => r.url().endsWith('/views/positions') && r.ok());
     await page.keyboard.press('Space');
-    await page.waitForTimeout(500);
+    await saved;
     await dialog(page).getByRole('button', { name: 'Delete view Gamma' }).click();
     await dialog(page).getByTestId('view-row-Gamma').waitFor({ state: 'detached' });
     await page.waitForLoadState('networkidle');
@@ -368,13 +375,9 @@ describe('integrations', () => {
       body: JSON.stringify({ ref: 'refs/heads/main', pusher: 'hook' }),
     });
     expect(res.status).toBeLessThan(300);
-    const deadline = Date.now() + 20_000;
-    let after = before;
-    while (after.length === before.length && Date.now() < deadline) {
-      await new Promise((r) => setTimeout(r, 300));
-      after = await team.admin.get<unknown[]>(`${base()}/tasks/last`);
-    }
-    expect(after.length).toBe(before.length + 1);
+    await expect
+      .poll(async () => (await team.admin.get<unknown[]>(`${base()}/tasks/last`)).length, { timeout: 20_000 })
+      .toBe(before.length + 1);
 
     await page.goto(`${base()}/integrations`);
     await page.getByRole('button', { name: 'Delete Push hook' }).click();
@@ -384,8 +387,8 @@ describe('integrations', () => {
   });
 });
 
-describe('screenshots', () => {
-  it('saves the templates, detail, form, schedule and integrations pages light/dark at 1280 and 390 px', async () => {
+describe('template pages on a phone', () => {
+  it('fit 390 px: templates, detail, form, schedule and integrations (saved light/dark at 1280 and 390 px under npm run screenshots)', async () => {
     await team.admin.post(`${base()}/schedules`, { template_id: templateId, cron_format: '0 3 * * *' });
     const hook = await team.admin.post<{ id: number }>(`${base()}/integrations`, {
       name: 'Shot hook',

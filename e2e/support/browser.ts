@@ -55,9 +55,13 @@ export async function useSession(context: BrowserContext, baseURL: string, cooki
 
 export const screenshotDir = join(root, '.e2e-artifacts', 'screenshots');
 
-/** Saves a screenshot as .e2e-artifacts/screenshots/<name>.png. */
+/** Screenshots are taken only by `npm run screenshots`; other runs assert the same screens without saving them. */
+export const takingScreenshots = process.env.SIGNALBOX_SCREENSHOTS === '1';
+
+/** Saves a screenshot as .e2e-artifacts/screenshots/<name>.png once transitions have finished. */
 export async function shot(page: Page, name: string) {
+  if (!takingScreenshots) return;
   mkdirSync(screenshotDir, { recursive: true });
-  await page.waitForTimeout(350); // let transitions finish
+  await page.waitForFunction(() => document.getAnimations().every((a) => a.playState !== 'running'));
   await page.screenshot({ path: join(screenshotDir, `${name}.png`) });
 }

@@ -15,8 +15,15 @@ export function scriptsRepo(files: Record<string, string>): string {
   return dir;
 }
 
-/** A project with a None key, a local repository of bash scripts, an empty environment and one template per script. */
-export async function seedBashProject(admin: Api, name: string, scripts: Record<string, string>) {
+/**
+ * A project with a None key, a local repository of bash scripts, an empty environment and one template per
+ * script: `scripts` maps a template name to its script's file name and text.
+ */
+export async function seedBashProject(
+  admin: Api,
+  name: string,
+  scripts: Record<string, readonly [file: string, text: string]>,
+) {
   const projectId = (await admin.post<{ id: number }>('/projects', { name })).id;
   const base = `/project/${projectId}`;
   const key = await admin.post<{ id: number }>(`${base}/keys`, {

@@ -60,6 +60,7 @@ export async function startServer(env: Record<string, string> = {}): Promise<Tes
         SIGNALBOX_ADMIN_NAME: ADMIN.name,
         SIGNALBOX_ADMIN_EMAIL: ADMIN.email,
         SIGNALBOX_LOG_LEVEL: 'warn',
+        SIGNALBOX_BCRYPT_COST: '4',
         ...env,
       },
       stdio: ['ignore', 'pipe', 'pipe'],

@@ -18,6 +18,7 @@ import { autorunDeploys, startTask } from './features/tasks/tasks.service';
 import { registerErrorHandler } from './http/error-handler';
 import { answerFrameworkError, registerRequestGuards } from './http/request-guards';
 import { createSecretBox, loadSecretKey } from './lib/crypto';
+import { setPasswordHashCost } from './lib/password-hash';
 import { EventBus } from './live/bus';
 import { connectRedisBridge } from './live/redis';
 import type { StartTask } from './ports';
@@ -50,6 +51,7 @@ export async function buildApp(
   config: Config,
   options: BuildOptions = {},
 ): Promise<{ app: FastifyInstance; deps: Deps }> {
+  setPasswordHashCost(config.bcryptCost);
   const trusted = config.trustProxy;
   const app = Fastify({
     logger: options.logger ?? { level: config.logLevel },

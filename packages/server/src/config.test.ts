@@ -8,6 +8,17 @@ import { ConfigError, loadConfig } from './config';
 
 const bin = fileURLToPath(new URL('../bin/signalbox.mjs', import.meta.url));
 
+describe('SIGNALBOX_BCRYPT_COST', () => {
+  it('defaults to 10 and reads a cost from 4 to 31', () => {
+    expect(loadConfig({}).bcryptCost).toBe(10);
+    expect(loadConfig({ SIGNALBOX_BCRYPT_COST: '4' }).bcryptCost).toBe(4);
+    expect(loadConfig({ SIGNALBOX_BCRYPT_COST: '31' }).bcryptCost).toBe(31);
+    expect(() => loadConfig({ SIGNALBOX_BCRYPT_COST: '3' })).toThrow(
+      'SIGNALBOX_BCRYPT_COST: must be 4 or greater',
+    );
+  });
+});
+
 describe('SIGNALBOX_TASK_RETENTION_DAYS', () => {
   const dirs: string[] = [];
   afterAll(() => {

@@ -2,6 +2,7 @@ import { isIP } from 'node:net';
 import { resolve } from 'node:path';
 import { MAX_TASK_RETENTION_DAYS, projectRoles } from '@signalbox/contracts';
 import { z } from 'zod';
+import { DEFAULT_BCRYPT_COST } from './lib/password-hash';
 
 /**
  * Environment -> typed configuration, parsed once at start. Each setting has a SIGNALBOX_* name and, where
@@ -216,6 +217,8 @@ const variables = {
   webhookSecret: [z.string().default(''), 'SIGNALBOX_WEBHOOK_SECRET'],
   /** Seconds one alert send (SMTP or chat POST) may take before it is given up. */
   alertTimeout: [int(1, 300).default(10), 'SIGNALBOX_ALERT_TIMEOUT'],
+  /** bcrypt cost of stored password hashes (each step doubles the work). */
+  bcryptCost: [int(4, 31).default(DEFAULT_BCRYPT_COST), 'SIGNALBOX_BCRYPT_COST'],
 } as const satisfies Record<string, readonly [z.ZodType, ...string[]]>;
 
 type Variables = typeof variables;

@@ -43,6 +43,7 @@ export async function main(argv: string[]): Promise<void> {
         await migrate(handle);
         // Loaded on demand: `user …` commands should not pay for loading the whole web app.
         const { runUserCommand } = await import('./features/users/users.cli');
+        (await import('./lib/password-hash')).setPasswordHashCost(config.bcryptCost);
         process.exitCode = await runUserCommand(handle, rest);
       } finally {
         await handle.destroy();

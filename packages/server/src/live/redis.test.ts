@@ -202,7 +202,10 @@ describe.each(testDialects())('live events across two instances through Redis on
         'the success update',
       );
     }
-    await new Promise((r) => setTimeout(r, 200));
+    // A marker published on A after the run: Redis keeps order, so once it arrived everything before it did too.
+    a.deps.bus.publish(update(projectId, 0, 'marker'));
+    for (const sock of [onA, onB])
+      await waitFor(async () => sock.messages.some((m) => m.task_id === 0) || undefined, 5000, 'the marker');
     for (const sock of [onA, onB]) {
       const mine = sock.messages.filter((m) => m.task_id === id);
       expect(mine.filter((m) => m.type === 'log').map((m) => (m as { output: string }).output)).toEqual(

@@ -1,5 +1,6 @@
 import { insertReturningId } from '../../src/db/values';
 import type { Deps } from '../../src/deps';
+import { templateRow } from './task-fixtures';
 
 export const FIXTURE_SECRET = 'TOPSECRET-fixture-9f3a1c';
 
@@ -83,31 +84,16 @@ export async function fillProject(deps: Deps, projectId: number, aliasPrefix: st
       ],
     },
   ];
-  const template = (over: Record<string, unknown>) => ({
-    project_id: projectId,
-    description: '',
-    type: '',
-    app: 'ansible',
-    playbook: 'site.yml',
-    inventory_id: inventory,
-    repository_id: repository,
-    environment_id: environment,
-    vault_key_id: null,
-    view_id: null,
-    build_template_id: null,
-    start_version: null,
-    autorun: 0,
-    suppress_success_alerts: 0,
-    arguments: null,
-    allow_override_args_in_task: 0,
-    allow_override_branch_in_task: 0,
-    allow_parallel_tasks: 0,
-    git_branch: null,
-    survey_vars: '[]',
-    task_params: '{}',
-    name: '',
-    ...over,
-  });
+  const template = (over: Parameters<typeof templateRow>[1]) =>
+    templateRow(projectId, {
+      app: 'ansible',
+      playbook: 'site.yml',
+      inventory_id: inventory,
+      repository_id: repository,
+      environment_id: environment,
+      name: '',
+      ...over,
+    });
   const build = await insertReturningId(
     db,
     dialect,

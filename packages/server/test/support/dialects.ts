@@ -3,8 +3,8 @@ import { createConnection } from 'mysql2/promise';
 import pg from 'pg';
 
 /**
- * The dialects every data/API test runs on: SQLite always, PostgreSQL and MariaDB/MySQL when
- * SIGNALBOX_TEST_PG_URL / SIGNALBOX_TEST_MYSQL_URL name a server. Each test app gets a fresh database.
+ * The dialects data/API tests run on: SQLite always, PostgreSQL and MariaDB/MySQL when SIGNALBOX_TEST_PG_URL /
+ * SIGNALBOX_TEST_MYSQL_URL name a server. Each test app gets a fresh database.
  */
 export type TestDialect = {
   name: 'sqlite' | 'postgres' | 'mysql';
@@ -62,9 +62,19 @@ const mysql = (adminUrl: string): TestDialect => ({
   },
 });
 
-export function testDialects(): TestDialect[] {
+/** Every dialect this machine can test: SQLite, and PostgreSQL and MariaDB/MySQL when their URLs are set. */
+export function configuredDialects(): TestDialect[] {
   const list = [sqlite];
   if (process.env.SIGNALBOX_TEST_PG_URL) list.push(postgres(process.env.SIGNALBOX_TEST_PG_URL));
   if (process.env.SIGNALBOX_TEST_MYSQL_URL) list.push(mysql(process.env.SIGNALBOX_TEST_MYSQL_URL));
   return list;
+}
+
+/**
+ * The dialects of this test run. The vitest project chooses them with SIGNALBOX_TEST_DIALECTS (`api`: sqlite,
+ * `dialects`: postgres,mysql); without it, every configured dialect.
+ */
+export function testDialects(): TestDialect[] {
+  const chosen = process.env.SIGNALBOX_TEST_DIALECTS?.split(',').map((name) => name.trim());
+  return configuredDialects().filter((dialect) => !chosen || chosen.includes(dialect.name));
 }

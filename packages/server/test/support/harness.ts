@@ -63,7 +63,11 @@ export async function createHarness(
 ): Promise<Harness> {
   const dataDir = mkdtempSync(join(tmpdir(), 'signalbox-test-'));
   const database = await dialect.create(dataDir);
-  const config = loadConfig({}, { dataDir, dbUrl: database.url, logLevel: 'info', ...overrides });
+  // The lowest bcrypt cost: tests create many users and a real cost only makes them slow.
+  const config = loadConfig(
+    {},
+    { dataDir, dbUrl: database.url, logLevel: 'info', bcryptCost: 4, ...overrides },
+  );
   const logLines: string[] = [];
   const stream = { write: (line: string) => void logLines.push(line) };
   // The database's own warnings (lost connections) land in the same captured log as the app's.

@@ -1,52 +1,7 @@
 import { expect } from 'vitest';
-import { insertReturningId } from '../../src/db/values';
 import type { Client, Harness } from './harness';
-import type { Caller } from './resource-team';
 
 /** Test helpers shared by the integration CRUD and webhook tests. */
-
-/** Integration writes need updateProject: only owners hold it, admins bypass. */
-export const updateProjectCodes = (ok: number): Record<Caller, number> => ({
-  admin: ok,
-  owner: ok,
-  manager: 403,
-  task_runner: 403,
-  guest: 403,
-  outsider: 403,
-  anonymous: 401,
-});
-
-/** A template row straight in the database (the template API has its own tests). */
-export function insertTemplate(
-  h: Harness,
-  projectId: number,
-  name = `tpl-${Math.random().toString(36).slice(2, 8)}`,
-) {
-  return insertReturningId(h.deps.db, h.deps.dialect, 'template', {
-    project_id: projectId,
-    name,
-    description: '',
-    type: '',
-    app: 'bash',
-    playbook: 'deploy.sh',
-    inventory_id: null,
-    repository_id: null,
-    environment_id: null,
-    vault_key_id: null,
-    view_id: null,
-    build_template_id: null,
-    start_version: null,
-    autorun: 0,
-    suppress_success_alerts: 0,
-    arguments: null,
-    allow_override_args_in_task: 0,
-    allow_override_branch_in_task: 0,
-    allow_parallel_tasks: 0,
-    git_branch: null,
-    survey_vars: '[]',
-    task_params: '{}',
-  });
-}
 
 /** A login/password key made through the key store API; its password is the integration's secret. */
 export async function createSecretKey(

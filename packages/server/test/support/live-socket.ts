@@ -36,3 +36,14 @@ export async function openLiveSocket(
   await waitFor(async () => hub.registered > before || undefined, 3000, 'the socket to register');
   return { messages, closed, ws };
 }
+
+/**
+ * Resolves once the server answered a ping sent now. The server sends in order, so every message it sent before
+ * that moment has arrived: what has not arrived by then was never sent (no need to wait "long enough").
+ */
+export function roundTrip(socket: LiveSocketClient): Promise<void> {
+  return new Promise((resolve) => {
+    socket.ws.once('pong', () => resolve());
+    socket.ws.ping();
+  });
+}

@@ -1,63 +1,7 @@
-import type { LightMyRequestResponse } from 'fastify';
 import { expect } from 'vitest';
 import type { Client, Harness } from './harness';
 
 /** Shared helpers for the project-resource API tests (keys, repositories, inventory, environments). */
-
-export const roles = ['admin', 'owner', 'manager', 'task_runner', 'guest', 'outsider', 'anonymous'] as const;
-export type Caller = (typeof roles)[number];
-
-export type Team = { projectId: number; base: string } & Record<Caller, Client>;
-
-/** A project with a member of every role, a global admin who is no member, an outsider and an anonymous caller. */
-export async function createTeam(h: Harness, name = 'Resources'): Promise<Team> {
-  const owner = await h.userClient({ can_create_project: true });
-  const { projectId, members } = await h.projectWithTeam(owner, name);
-  return {
-    projectId,
-    base: `/api/project/${projectId}`,
-    admin: await h.userClient({ admin: true }),
-    outsider: await h.userClient(),
-    anonymous: h.anonymous(),
-    ...members,
-  };
-}
-
-export const readCodes = (ok = 200): Record<Caller, number> => ({
-  admin: ok,
-  owner: ok,
-  manager: ok,
-  task_runner: ok,
-  guest: ok,
-  outsider: 403,
-  anonymous: 401,
-});
-
-/** Writes need manageProjectResources: owners and managers hold it, admins bypass. */
-export const writeCodes = (ok: number): Record<Caller, number> => ({
-  admin: ok,
-  owner: ok,
-  manager: ok,
-  task_runner: 403,
-  guest: 403,
-  outsider: 403,
-  anonymous: 401,
-});
-
-/** Calls once per caller (fresh setup each time when the call consumes something) and checks every code. */
-export async function expectMatrix(
-  team: Team,
-  expected: Record<Caller, number>,
-  call: (client: Client, caller: Caller) => Promise<LightMyRequestResponse>,
-) {
-  const got: Record<string, number> = {};
-  for (const caller of roles) {
-    const res = await call(team[caller], caller);
-    got[caller] = res.statusCode;
-    if (res.statusCode >= 400) expect(res.json()).toHaveProperty('error');
-  }
-  expect(got).toEqual(expected);
-}
 
 const snapshotTables = ['access_key', 'repository', 'inventory', 'environment', 'event'] as const;
 

@@ -3,6 +3,7 @@ import type { Db, Dialect } from '../../src/db';
 import type { ScheduleTable, TaskTable, TemplateTable } from '../../src/db/tables';
 import { insertReturningId, now } from '../../src/db/values';
 import type { NewTask, StartTask, TaskOrigin } from '../../src/ports';
+import { templateRow } from './task-fixtures';
 
 /** Row factories for scheduler and alert tests (both drive their code from rows, not from other features' routes). */
 export function rows(db: Db, dialect: Dialect) {
@@ -17,22 +18,12 @@ export function rows(db: Db, dialect: Dialect) {
         type: '',
       }),
     template: (projectId: number, values: Partial<Insertable<TemplateTable>> = {}) =>
-      insertReturningId(db, dialect, 'template', {
-        project_id: projectId,
-        name: 'Nightly deploy',
-        description: '',
-        type: '',
-        app: 'bash',
-        playbook: 'run.sh',
-        autorun: 0,
-        suppress_success_alerts: 0,
-        allow_override_args_in_task: 0,
-        allow_override_branch_in_task: 0,
-        allow_parallel_tasks: 0,
-        survey_vars: '[]',
-        task_params: '{}',
-        ...values,
-      }),
+      insertReturningId(
+        db,
+        dialect,
+        'template',
+        templateRow(projectId, { name: 'Nightly deploy', ...values }),
+      ),
     repository: (projectId: number, gitUrl: string, branch = 'main') =>
       insertReturningId(db, dialect, 'repository', {
         project_id: projectId,

@@ -9,6 +9,9 @@ import type { Deps } from '../../src/deps';
 
 /** Small helpers that insert resource rows straight into the tables (the resource APIs are built elsewhere). */
 
+/** What inserting rows needs: the database and its dialect (a Harness's deps, or an open handle). */
+type Rows = Pick<Deps, 'db' | 'dialect'>;
+
 export function gitRepo(
   files: Record<string, string>,
   opts: { branch?: string; mode?: number } = {},
@@ -61,7 +64,7 @@ export async function insertKey(
 }
 
 export const insertRepository = (
-  deps: Deps,
+  deps: Rows,
   projectId: number,
   repo: { git_url: string; git_branch?: string; ssh_key_id?: number | null; name?: string },
 ) =>
@@ -74,7 +77,7 @@ export const insertRepository = (
   });
 
 export const insertInventory = (
-  deps: Deps,
+  deps: Rows,
   projectId: number,
   inv: {
     type: string;
@@ -96,7 +99,7 @@ export const insertInventory = (
   });
 
 export const insertEnvironment = (
-  deps: Deps,
+  deps: Rows,
   projectId: number,
   env: { json?: Record<string, unknown>; env?: Record<string, string>; name?: string },
 ) =>
@@ -107,13 +110,12 @@ export const insertEnvironment = (
     env: JSON.stringify(env.env ?? {}),
   });
 
-export function insertTemplate(
-  deps: Deps,
-  projectId: number,
-  tpl: Partial<Omit<Insertable<TemplateTable>, 'task_params'>> & { task_params?: Record<string, unknown> },
-) {
-  const { task_params, ...rest } = tpl;
-  return insertReturningId(deps.db, deps.dialect, 'template', {
+/**
+ * A complete template row: a Bash template running run.sh with nothing attached; `values` names what a test
+ * cares about. The one template-row literal of the tests (backup fixtures and scheduler rows build on it).
+ */
+export function templateRow(projectId: number, values: Partial<Insertable<TemplateTable>> = {}) {
+  return {
     project_id: projectId,
     name: 'tpl',
     description: '',
@@ -135,9 +137,26 @@ export function insertTemplate(
     allow_parallel_tasks: 0,
     git_branch: null,
     survey_vars: '[]',
-    ...rest,
-    task_params: JSON.stringify(task_params ?? {}),
-  });
+    task_params: '{}',
+    ...values,
+  } satisfies Insertable<TemplateTable>;
+}
+
+/** Inserts a template row straight into the database (the template API has its own tests); returns its id. */
+export function insertTemplate(
+  deps: Rows,
+  projectId: number,
+  tpl: Partial<Omit<Insertable<TemplateTable>, 'task_params'>> & {
+    task_params?: Record<string, unknown>;
+  } = {},
+) {
+  const { task_params, ...rest } = tpl;
+  return insertReturningId(
+    deps.db,
+    deps.dialect,
+    'template',
+    templateRow(projectId, { ...rest, task_params: JSON.stringify(task_params ?? {}) }),
+  );
 }
 
 export async function waitFor<T>(

@@ -1,5 +1,5 @@
 import { insertReturningId } from '../../src/db/values';
-import type { Client, Harness } from './harness';
+import type { Harness } from './harness';
 
 /**
  * Rows a template needs, inserted straight into the database (the key/repository/inventory/environment APIs
@@ -130,63 +130,4 @@ export async function snapshot(h: Harness) {
     task: await rows('task'),
     event: await rows('event'),
   };
-}
-
-export const roles = [
-  'admin',
-  'owner',
-  'manager',
-  'task_runner',
-  'guest',
-  'non_member',
-  'anonymous',
-] as const;
-export type Role = (typeof roles)[number];
-
-/** A project with a client for every role of the permission matrix. */
-export async function teamProject(h: Harness, name = 'Templates project') {
-  const owner = await h.userClient({ can_create_project: true });
-  const { projectId, members } = await h.projectWithTeam(owner, name);
-  const clients: Record<Role, Client> = {
-    admin: await h.userClient({ admin: true }),
-    owner: members.owner,
-    manager: members.manager,
-    task_runner: members.task_runner,
-    guest: members.guest,
-    non_member: await h.userClient(),
-    anonymous: h.anonymous(),
-  };
-  return { projectId, clients };
-}
-
-/** Members may read; others are refused. */
-export const readCodes = (ok = 200): Record<Role, number> => ({
-  admin: ok,
-  owner: ok,
-  manager: ok,
-  task_runner: ok,
-  guest: ok,
-  non_member: 403,
-  anonymous: 401,
-});
-
-/** Writes need manageProjectResources (owner, manager; admins bypass). */
-export const writeCodes = (ok: number): Record<Role, number> => ({
-  admin: ok,
-  owner: ok,
-  manager: ok,
-  task_runner: 403,
-  guest: 403,
-  non_member: 403,
-  anonymous: 401,
-});
-
-/** Runs `call` as every role and returns the status codes, to compare with the expected matrix at once. */
-export async function statusByRole(
-  clients: Record<Role, Client>,
-  call: (client: Client, role: Role) => Promise<{ statusCode: number }>,
-) {
-  const codes = {} as Record<Role, number>;
-  for (const role of roles) codes[role] = (await call(clients[role], role)).statusCode;
-  return codes;
 }

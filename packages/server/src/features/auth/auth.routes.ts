@@ -1,9 +1,9 @@
 import { apiTokenInput, type LoginOptions, loginInput } from '@signalbox/contracts';
-import bcrypt from 'bcryptjs';
 import type { FastifyInstance } from 'fastify';
 import type { Deps } from '../../deps';
 import { SESSION_COOKIE } from '../../http/request-guards';
 import { AppError, notFound, parse, unauthorized } from '../../lib/errors';
+import { decoyHash, passwordMatches } from '../../lib/password-hash';
 import { version } from '../../version';
 import { findUserByLogin, toUser } from '../users/users.store';
 import { currentUser, startSession } from './auth.hook';
@@ -17,9 +17,6 @@ export function loginOptions(deps: Pick<Deps, 'config'>): LoginOptions {
     .map(([id, p]) => ({ id, name: p.display_name || id, color: p.color, icon: p.icon }));
   return { oidc_providers: providers, login_with_password: !deps.config.passwordLoginDisabled };
 }
-
-// A bcrypt hash to compare against when the login is unknown, so timing does not reveal which logins exist.
-const decoyHash = bcrypt.hashSync('signalbox-decoy-password', 10);
 
 export function authRoutes(app: FastifyInstance, deps: Deps) {
   app.get('/api/ping', { config: { public: true } }, async (_request, reply) =>
@@ -35,7 +32,10 @@ export function authRoutes(app: FastifyInstance, deps: Deps) {
     const attempt = signInAttempt(input.auth, user?.id ?? null, request.ip);
     // A pair or address that must wait gets 429 before the password is looked at, right or wrong.
     await withRetryAfter(reply, () => startAttempt(deps, attempt));
-    const ok = await bcrypt.compare(input.password, user && user.external !== 1 ? user.password : decoyHash);
+    const ok = await passwordMatches(
+      input.password,
+      user && user.external !== 1 ? user.password : await decoyHash(),
+    );
     if (!user || user.external === 1 || !ok) {
       failAttempt(deps, attempt);
       throw unauthorized('Incorrect login or password');

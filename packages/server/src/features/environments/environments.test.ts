@@ -4,15 +4,18 @@ import { createHarness, type Harness } from '../../../test/support/harness';
 import {
   createTeam,
   expectMatrix,
+  readCodes,
+  type Team,
+  writeCodes,
+} from '../../../test/support/permission-matrix';
+import {
   expectRejected,
   lastEvents,
   MEGABYTE,
   malformedBodies,
-  readCodes,
   snapshot,
-  type Team,
-  writeCodes,
 } from '../../../test/support/resource-team';
+import { insertTemplate } from '../../../test/support/task-fixtures';
 import { getEnvironmentSecrets } from './environments.service';
 
 describe.each(testDialects())('environments on $name', (dialect) => {
@@ -268,33 +271,12 @@ describe.each(testDialects())('environments on $name', (dialect) => {
 
   it('lists refs and refuses to delete an environment in use', async () => {
     const env = await createEnv({ name: 'Used environment' });
-    await h.deps.db
-      .insertInto('template')
-      .values({
-        project_id: team.projectId,
-        name: 'Uses environment',
-        description: '',
-        type: '',
-        app: '',
-        playbook: 'site.yml',
-        inventory_id: null,
-        repository_id: null,
-        environment_id: env.id,
-        vault_key_id: null,
-        view_id: null,
-        build_template_id: null,
-        start_version: null,
-        autorun: 0,
-        suppress_success_alerts: 0,
-        arguments: null,
-        allow_override_args_in_task: 0,
-        allow_override_branch_in_task: 0,
-        allow_parallel_tasks: 0,
-        git_branch: null,
-        survey_vars: '[]',
-        task_params: '{}',
-      })
-      .execute();
+    await insertTemplate(h.deps, team.projectId, {
+      name: 'Uses environment',
+      app: '',
+      playbook: 'site.yml',
+      environment_id: env.id,
+    });
     const refs = await team.guest.get(`${team.base}/environment/${env.id}/refs`);
     expect(refs.json().templates).toEqual([{ id: expect.any(Number), name: 'Uses environment' }]);
     const before = await snapshot(h);

@@ -1,21 +1,16 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { testDialects } from '../../../test/support/dialects';
 import { createHarness, type Harness } from '../../../test/support/harness';
-import {
-  createSecretKey,
-  expectRefused,
-  insertTemplate,
-  updateProjectCodes,
-} from '../../../test/support/integration-kit';
+import { createSecretKey, expectRefused } from '../../../test/support/integration-kit';
 import {
   createTeam,
   expectMatrix,
-  lastEvents,
-  MEGABYTE,
-  malformedBodies,
   readCodes,
   type Team,
-} from '../../../test/support/resource-team';
+  updateProjectCodes,
+} from '../../../test/support/permission-matrix';
+import { lastEvents, MEGABYTE, malformedBodies } from '../../../test/support/resource-team';
+import { insertTemplate } from '../../../test/support/task-fixtures';
 
 const matcherBody = {
   name: 'Repository',
@@ -46,8 +41,11 @@ describe.each(testDialects())('integrations API on $name', (dialect) => {
     h = await createHarness(dialect);
     team = await createTeam(h, 'Hooks');
     other = await createTeam(h, 'Other');
-    templateId = await insertTemplate(h, team.projectId, 'Deploy');
-    otherTemplateId = await insertTemplate(h, other.projectId, 'Elsewhere');
+    templateId = await insertTemplate(h.deps, team.projectId, { name: 'Deploy', playbook: 'deploy.sh' });
+    otherTemplateId = await insertTemplate(h.deps, other.projectId, {
+      name: 'Elsewhere',
+      playbook: 'deploy.sh',
+    });
     keyId = await createSecretKey(team.owner, team.base, 'hook-secret-1');
     otherKeyId = await createSecretKey(other.owner, other.base, 'hook-secret-2');
   });

@@ -2,8 +2,9 @@ import { createHmac } from 'node:crypto';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { testDialects } from '../../../test/support/dialects';
 import { createHarness, type Harness } from '../../../test/support/harness';
-import { createSecretKey, insertTemplate } from '../../../test/support/integration-kit';
-import { createTeam, type Team } from '../../../test/support/resource-team';
+import { createSecretKey } from '../../../test/support/integration-kit';
+import { createTeam, type Team } from '../../../test/support/permission-matrix';
+import { insertTemplate } from '../../../test/support/task-fixtures';
 import type { NewTask, StartTask, TaskOrigin } from '../../ports';
 
 type Call = { projectId: number; input: NewTask; origin: TaskOrigin };
@@ -50,7 +51,7 @@ describe.each(testDialects())('integration webhooks on $name', (dialect) => {
     // The receiver asks whichever recording starter the running test put in place.
     h = await createHarness(dialect, {}, { startTask: (...args) => starter.start(...args) });
     team = await createTeam(h, 'Webhooks');
-    templateId = await insertTemplate(h, team.projectId, 'Deploy app');
+    templateId = await insertTemplate(h.deps, team.projectId, { name: 'Deploy app', playbook: 'deploy.sh' });
     tokenKey = await createSecretKey(team.owner, team.base, TOKEN_SECRET, 'Token secret');
     hmacKey = await createSecretKey(team.owner, team.base, HMAC_SECRET, 'HMAC secret');
   });
@@ -64,7 +65,7 @@ describe.each(testDialects())('integration webhooks on $name', (dialect) => {
     const created = await team.owner.post('/api/projects', { name: 'Webhook scope' });
     const projectId = created.json().id as number;
     const t: Team = { ...team, projectId, base: `/api/project/${projectId}` };
-    const tpl = await insertTemplate(h, t.projectId, 'Scoped');
+    const tpl = await insertTemplate(h.deps, t.projectId, { name: 'Scoped', playbook: 'deploy.sh' });
     const key = await createSecretKey(t.owner, t.base, GITHUB_SECRET, 'GitHub secret');
     return { t, tpl, key };
   };

@@ -4,15 +4,18 @@ import { createHarness, type Harness } from '../../../test/support/harness';
 import {
   createTeam,
   expectMatrix,
+  readCodes,
+  type Team,
+  writeCodes,
+} from '../../../test/support/permission-matrix';
+import {
   expectRejected,
   lastEvents,
   MEGABYTE,
   malformedBodies,
-  readCodes,
   snapshot,
-  type Team,
-  writeCodes,
 } from '../../../test/support/resource-team';
+import { insertTemplate } from '../../../test/support/task-fixtures';
 
 describe.each(testDialects())('inventory on $name', (dialect) => {
   let h: Harness;
@@ -273,33 +276,13 @@ describe.each(testDialects())('inventory on $name', (dialect) => {
 
   it('lists refs and refuses to delete an inventory in use', async () => {
     const inv = await createInv({ name: 'Used inventory' });
-    await h.deps.db
-      .insertInto('template')
-      .values({
-        project_id: team.projectId,
-        name: 'Uses inventory',
-        description: '',
-        type: '',
-        app: '',
-        playbook: 'site.yml',
-        inventory_id: inv.id,
-        repository_id: repoId,
-        environment_id: null,
-        vault_key_id: null,
-        view_id: null,
-        build_template_id: null,
-        start_version: null,
-        autorun: 0,
-        suppress_success_alerts: 0,
-        arguments: null,
-        allow_override_args_in_task: 0,
-        allow_override_branch_in_task: 0,
-        allow_parallel_tasks: 0,
-        git_branch: null,
-        survey_vars: '[]',
-        task_params: '{}',
-      })
-      .execute();
+    await insertTemplate(h.deps, team.projectId, {
+      name: 'Uses inventory',
+      app: '',
+      playbook: 'site.yml',
+      inventory_id: inv.id,
+      repository_id: repoId,
+    });
     const refs = await team.guest.get(`${team.base}/inventory/${inv.id}/refs`);
     expect(refs.json().templates).toEqual([{ id: expect.any(Number), name: 'Uses inventory' }]);
     const before = await snapshot(h);

@@ -2,7 +2,7 @@ import type { LightMyRequestResponse } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { testDialects } from '../../../test/support/dialects';
 import { createHarness, type Harness } from '../../../test/support/harness';
-import { createTeam, type Team } from '../../../test/support/resource-team';
+import { createTeam, type Team } from '../../../test/support/permission-matrix';
 import { getEnvironmentSecrets } from '../environments/environments.service';
 import { getDecryptedKey } from './keys.service';
 

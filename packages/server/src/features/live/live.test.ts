@@ -4,7 +4,7 @@ import { connect } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { testDialects } from '../../../test/support/dialects';
 import { type Client, createHarness, type Harness } from '../../../test/support/harness';
-import { type LiveSocketClient, openLiveSocket } from '../../../test/support/live-socket';
+import { type LiveSocketClient, openLiveSocket, roundTrip } from '../../../test/support/live-socket';
 import {
   gitRepo,
   insertRepository,
@@ -65,7 +65,7 @@ describe.each(testDialects())('live socket /api/ws on $name', (dialect) => {
     h.deps.bus.publish(update(projectId, 1001));
     h.deps.bus.publish(update(otherProject, 1002));
     await waitFor(async () => all.messages.length >= 2 || undefined, 2000);
-    await new Promise((r) => setTimeout(r, 100));
+    await roundTrip(mine);
     expect(mine.messages.map((m) => m.task_id)).toEqual([1001]);
     expect(all.messages.map((m) => m.task_id)).toEqual([1001, 1002]);
     mine.ws.close();
@@ -82,10 +82,13 @@ describe.each(testDialects())('live socket /api/ws on $name', (dialect) => {
       .values({ project_id: projectId, user_id: outsider.userId, role: 'guest', created: now() })
       .execute();
     h.deps.bus.emit('membership', { userId: outsider.userId });
-    await new Promise((r) => setTimeout(r, 200));
-    h.deps.bus.publish(update(projectId, 2002));
-    await waitFor(async () => sock.messages.length >= 1 || undefined, 2000);
-    expect(sock.messages.map((m) => m.task_id)).toEqual([2002]);
+    // The membership is read again in the background: publish until it reaches the socket.
+    await waitFor(async () => {
+      h.deps.bus.publish(update(projectId, 2002));
+      await roundTrip(sock);
+      return sock.messages.length >= 1 || undefined;
+    }, 2000);
+    expect(new Set(sock.messages.map((m) => m.task_id))).toEqual(new Set([2002]));
     sock.ws.close();
   });
 
@@ -98,16 +101,22 @@ describe.each(testDialects())('live socket /api/ws on $name', (dialect) => {
     });
     expect(add.statusCode).toBe(204);
     // Well inside the periodic refresh (5 s) and the on-demand one (1 s): only the team route's event explains it.
-    await new Promise((r) => setTimeout(r, 150));
-    h.deps.bus.publish(update(projectId, 3001));
-    await waitFor(async () => sock.messages.length >= 1 || undefined, 800);
-    expect(sock.messages.map((m) => m.task_id)).toEqual([3001]);
+    await waitFor(
+      async () => {
+        h.deps.bus.publish(update(projectId, 3001));
+        await roundTrip(sock);
+        return sock.messages.length >= 1 || undefined;
+      },
+      900,
+      'the new member to receive',
+    );
+    expect(new Set(sock.messages.map((m) => m.task_id))).toEqual(new Set([3001]));
 
     expect((await owner.del(`/api/project/${projectId}/users/${joiner.userId}`)).statusCode).toBe(204);
-    await new Promise((r) => setTimeout(r, 150));
+    // The removal takes the project off the socket before the route answers.
     h.deps.bus.publish(update(projectId, 3002));
-    await new Promise((r) => setTimeout(r, 200));
-    expect(sock.messages.map((m) => m.task_id)).toEqual([3001]);
+    await roundTrip(sock);
+    expect(sock.messages.map((m) => m.task_id)).not.toContain(3002);
     sock.ws.close();
   });
 
@@ -176,6 +185,7 @@ describe.each(testDialects())('live socket /api/ws on $name', (dialect) => {
       });
       ws.on('open', () => console.log('open'));
       ws.on('close', (code) => { console.log(JSON.stringify({ n, bad, code })); process.exit(0); });`;
+    const registered = hubOf(h.app)!.registered;
     const child = spawn(process.execPath, ['-e', client, `${base}/api/ws`, admin.cookie], {
       stdio: ['ignore', 'pipe', 'inherit'],
     });
@@ -184,8 +194,11 @@ describe.each(testDialects())('live socket /api/ws on $name', (dialect) => {
       out += String(d);
     });
     const exited = new Promise((r) => child.on('exit', r));
-    await waitFor(async () => out.includes('open') || undefined, 5000);
-    await new Promise((r) => setTimeout(r, 300));
+    await waitFor(
+      async () => hubOf(h.app)!.registered > registered || undefined,
+      5000,
+      'the client to register',
+    );
     const dropped = hubOf(h.app)!.dropped;
     const batch = 6000;
     for (let b = 0; b < 20; b++) {

@@ -4,14 +4,16 @@ import { createHarness, type Harness } from '../../../test/support/harness';
 import {
   createTeam,
   expectMatrix,
+  readCodes,
+  type Team,
+  writeCodes,
+} from '../../../test/support/permission-matrix';
+import {
   expectRejected,
   lastEvents,
   MEGABYTE,
   malformedBodies,
-  readCodes,
   snapshot,
-  type Team,
-  writeCodes,
 } from '../../../test/support/resource-team';
 
 describe.each(testDialects())('repositories on $name', (dialect) => {

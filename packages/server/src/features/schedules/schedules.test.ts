@@ -2,15 +2,17 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { testDialects } from '../../../test/support/dialects';
 import { type Client, createHarness, type Harness } from '../../../test/support/harness';
 import {
-  ansibleBody,
-  type Role,
+  createTeam,
   readCodes,
-  snapshot,
-  statusByRole,
-  type TemplateFixtures,
-  teamProject,
-  templateFixtures,
+  statusByCaller,
+  type Team,
   writeCodes,
+} from '../../../test/support/permission-matrix';
+import {
+  ansibleBody,
+  snapshot,
+  type TemplateFixtures,
+  templateFixtures,
 } from '../../../test/support/template-fixtures';
 import { cronError } from './cron';
 
@@ -44,7 +46,7 @@ describe('cronError', () => {
 describe.each(testDialects())('schedules on $name', (dialect) => {
   let h: Harness;
   let projectId: number;
-  let clients: Record<Role, Client>;
+  let clients: Team;
   let admin: Client;
   let base: string;
   let fx: TemplateFixtures;
@@ -56,20 +58,19 @@ describe.each(testDialects())('schedules on $name', (dialect) => {
 
   beforeAll(async () => {
     h = await createHarness(dialect);
-    ({ projectId, clients } = await teamProject(h));
+    clients = await createTeam(h, 'Templates project');
+    projectId = clients.projectId;
     admin = clients.admin;
     base = `/api/project/${projectId}`;
     fx = await templateFixtures(h, projectId);
     templateId = (await admin.post(`${base}/templates`, ansibleBody(fx, { name: 'Nightly' }))).json().id;
     otherTemplateId = (await admin.post(`${base}/templates`, ansibleBody(fx, { name: 'Weekly' }))).json().id;
-    const other = await teamProject(h, 'Other project');
+    const other = await createTeam(h, 'Other project');
     foreign = await templateFixtures(h, other.projectId);
     const otherBase = `/api/project/${other.projectId}`;
-    foreignTemplateId = (
-      await other.clients.owner.post(`${otherBase}/templates`, ansibleBody(foreign))
-    ).json().id;
+    foreignTemplateId = (await other.owner.post(`${otherBase}/templates`, ansibleBody(foreign))).json().id;
     foreignScheduleId = (
-      await other.clients.owner.post(`${otherBase}/schedules`, {
+      await other.owner.post(`${otherBase}/schedules`, {
         template_id: foreignTemplateId,
         cron_format: '@daily',
       })
@@ -285,16 +286,16 @@ describe.each(testDialects())('schedules on $name', (dialect) => {
   describe('permission matrix', () => {
     it('reads and validate: members only', async () => {
       const s = await create();
-      expect(await statusByRole(clients, (c) => c.get(`${base}/schedules`))).toEqual(readCodes());
-      expect(await statusByRole(clients, (c) => c.get(`${base}/schedules/${s.id}`))).toEqual(readCodes());
+      expect(await statusByCaller(clients, (c) => c.get(`${base}/schedules`))).toEqual(readCodes());
+      expect(await statusByCaller(clients, (c) => c.get(`${base}/schedules/${s.id}`))).toEqual(readCodes());
       expect(
-        await statusByRole(clients, (c) => c.post(`${base}/schedules/validate`, { cron_format: '@daily' })),
+        await statusByCaller(clients, (c) => c.post(`${base}/schedules/validate`, { cron_format: '@daily' })),
       ).toEqual(readCodes(204));
     });
 
     it('POST schedules needs manageProjectResources', async () => {
       expect(
-        await statusByRole(clients, (c) =>
+        await statusByCaller(clients, (c) =>
           c.post(`${base}/schedules`, { template_id: templateId, cron_format: '@daily' }),
         ),
       ).toEqual(writeCodes(201));
@@ -303,7 +304,7 @@ describe.each(testDialects())('schedules on $name', (dialect) => {
     it('PUT schedules/{id} needs manageProjectResources', async () => {
       const s = await create();
       expect(
-        await statusByRole(clients, (c) =>
+        await statusByCaller(clients, (c) =>
           c.put(`${base}/schedules/${s.id}`, { template_id: templateId, cron_format: '@hourly' }),
         ),
       ).toEqual(writeCodes(204));
@@ -311,7 +312,7 @@ describe.each(testDialects())('schedules on $name', (dialect) => {
 
     it('DELETE schedules/{id} needs manageProjectResources', async () => {
       expect(
-        await statusByRole(clients, async (c) => c.del(`${base}/schedules/${(await create()).id}`)),
+        await statusByCaller(clients, async (c) => c.del(`${base}/schedules/${(await create()).id}`)),
       ).toEqual(writeCodes(204));
     });
   });

@@ -1,12 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { testDialects } from '../../../test/support/dialects';
-import { type Client, createHarness, type Harness } from '../../../test/support/harness';
+import { createHarness, type Harness } from '../../../test/support/harness';
+import { createTeam, type Team } from '../../../test/support/permission-matrix';
 import {
   ansibleBody,
-  type Role,
   snapshot,
   type TemplateFixtures,
-  teamProject,
   templateFixtures,
 } from '../../../test/support/template-fixtures';
 
@@ -15,15 +14,15 @@ const badBranches = ['--upload-pack=touch /tmp/x', '-b', 'ma\nin', 'a..b', 'a b'
 
 describe.each(testDialects())('branch names and repository URLs wherever they enter, on $name', (dialect) => {
   let h: Harness;
-  let clients: Record<Role, Client>;
+  let clients: Team;
   let fx: TemplateFixtures;
   let base: string;
   let templateId: number;
 
   beforeAll(async () => {
     h = await createHarness(dialect);
-    let projectId: number;
-    ({ projectId, clients } = await teamProject(h));
+    clients = await createTeam(h, 'Templates project');
+    const projectId = clients.projectId;
     fx = await templateFixtures(h, projectId);
     base = `/api/project/${projectId}`;
     const res = await clients.owner.post(

@@ -1,13 +1,12 @@
 import { playbookPathMessages, playbookPathProblem, templateInput } from '@signalbox/contracts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { testDialects } from '../../../test/support/dialects';
-import { type Client, createHarness, type Harness } from '../../../test/support/harness';
+import { createHarness, type Harness } from '../../../test/support/harness';
+import { createTeam, type Team } from '../../../test/support/permission-matrix';
 import {
   ansibleBody,
-  type Role,
   snapshot,
   type TemplateFixtures,
-  teamProject,
   templateFixtures,
 } from '../../../test/support/template-fixtures';
 
@@ -65,13 +64,14 @@ describe('the playbook path rule', () => {
 describe.each(testDialects())('playbook paths at template save and backup restore on $name', (dialect) => {
   let h: Harness;
   let projectId: number;
-  let clients: Record<Role, Client>;
+  let clients: Team;
   let fx: TemplateFixtures;
   let base: string;
 
   beforeAll(async () => {
     h = await createHarness(dialect);
-    ({ projectId, clients } = await teamProject(h));
+    clients = await createTeam(h, 'Templates project');
+    projectId = clients.projectId;
     fx = await templateFixtures(h, projectId);
     base = `/api/project/${projectId}`;
   });

@@ -2,16 +2,18 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { testDialects } from '../../../test/support/dialects';
 import { type Client, createHarness, type Harness } from '../../../test/support/harness';
 import {
+  createTeam,
+  readCodes,
+  statusByCaller,
+  type Team,
+  writeCodes,
+} from '../../../test/support/permission-matrix';
+import {
   ansibleBody,
   insertTask,
-  type Role,
-  readCodes,
   snapshot,
-  statusByRole,
   type TemplateFixtures,
-  teamProject,
   templateFixtures,
-  writeCodes,
 } from '../../../test/support/template-fixtures';
 import { insertReturningId } from '../../db/values';
 import { getTemplate } from './templates.service';
@@ -21,7 +23,7 @@ const MB = 'x'.repeat(1024 * 1024);
 describe.each(testDialects())('templates on $name', (dialect) => {
   let h: Harness;
   let projectId: number;
-  let clients: Record<Role, Client>;
+  let clients: Team;
   let admin: Client;
   let base: string;
   let fx: TemplateFixtures;
@@ -32,22 +34,23 @@ describe.each(testDialects())('templates on $name', (dialect) => {
 
   beforeAll(async () => {
     h = await createHarness(dialect);
-    ({ projectId, clients } = await teamProject(h));
+    clients = await createTeam(h, 'Templates project');
+    projectId = clients.projectId;
     admin = clients.admin;
     base = `/api/project/${projectId}`;
     fx = await templateFixtures(h, projectId);
-    const other = await teamProject(h, 'Other project');
+    const other = await createTeam(h, 'Other project');
     otherProjectId = other.projectId;
     foreign = await templateFixtures(h, otherProjectId);
     const otherBase = `/api/project/${otherProjectId}`;
-    const tpl = await other.clients.owner.post(`${otherBase}/templates`, {
+    const tpl = await other.owner.post(`${otherBase}/templates`, {
       ...ansibleBody(foreign),
       type: 'build',
       start_version: '1.0.0',
     });
     expect(tpl.statusCode).toBe(201);
     foreignTemplateId = tpl.json().id;
-    foreignViewId = (await other.clients.owner.post(`${otherBase}/views`, { title: 'Foreign' })).json().id;
+    foreignViewId = (await other.owner.post(`${otherBase}/views`, { title: 'Foreign' })).json().id;
   });
   afterAll(async () => h?.close());
 
@@ -667,13 +670,13 @@ describe.each(testDialects())('templates on $name', (dialect) => {
         `/templates/${t.id}/refs`,
         `/templates/${t.id}/schedules`,
       ]) {
-        expect(await statusByRole(clients, (c) => c.get(`${base}${path}`)), path).toEqual(readCodes());
+        expect(await statusByCaller(clients, (c) => c.get(`${base}${path}`)), path).toEqual(readCodes());
       }
     });
 
     it('POST templates needs manageProjectResources', async () => {
       expect(
-        await statusByRole(clients, (c, r) =>
+        await statusByCaller(clients, (c, r) =>
           c.post(`${base}/templates`, ansibleBody(fx, { name: `By ${r}` })),
         ),
       ).toEqual(writeCodes(201));
@@ -682,7 +685,7 @@ describe.each(testDialects())('templates on $name', (dialect) => {
     it('PUT templates/{id} needs manageProjectResources', async () => {
       const t = await create({ name: 'Editable' });
       expect(
-        await statusByRole(clients, (c, r) =>
+        await statusByCaller(clients, (c, r) =>
           c.put(`${base}/templates/${t.id}`, ansibleBody(fx, { name: r })),
         ),
       ).toEqual(writeCodes(204));
@@ -690,7 +693,7 @@ describe.each(testDialects())('templates on $name', (dialect) => {
 
     it('DELETE templates/{id} needs manageProjectResources', async () => {
       expect(
-        await statusByRole(clients, async (c, r) =>
+        await statusByCaller(clients, async (c, r) =>
           c.del(`${base}/templates/${(await create({ name: `Del ${r}` })).id}`),
         ),
       ).toEqual(writeCodes(204));

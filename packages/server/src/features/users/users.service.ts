@@ -5,7 +5,6 @@ import {
   type UserCreateInput,
   type UserUpdateInput,
 } from '@signalbox/contracts';
-import bcrypt from 'bcryptjs';
 import type { FastifyBaseLogger } from 'fastify';
 import type { Updateable } from 'kysely';
 import { recordEvent } from '../../audit/audit.store';
@@ -16,6 +15,7 @@ import { type OnCommit, transaction } from '../../db/transaction';
 import { fromBool, insertReturningId, now } from '../../db/values';
 import { randomAlnum } from '../../lib/crypto';
 import { AppError, badRequest, conflict, forbidden, found, notFound } from '../../lib/errors';
+import { hashPassword, passwordMatches } from '../../lib/password-hash';
 import type { EventBus } from '../../live/bus';
 import { failAttempt, passAttempt, signInAttempt, startAttempt } from '../auth/sign-in-throttle';
 import { deleteUserThrottles } from '../auth/sign-in-throttle.store';
@@ -34,8 +34,6 @@ import {
   type UserRow,
   updateUserRow,
 } from './users.store';
-
-export const hashPassword = (password: string) => bcrypt.hash(password, 10);
 
 /**
  * What user services need: the HTTP app passes its Deps, the CLI its open database. `bus` and `log` are absent
@@ -112,7 +110,7 @@ async function checkCurrentPassword(ctx: UsersContext, actor: Actor, user: UserR
   if (!current) throw badRequest(CURRENT_PASSWORD_REQUIRED, { current_password: CURRENT_PASSWORD_REQUIRED });
   const attempt = signInAttempt(user.username, user.id, actor.address ?? '');
   await startAttempt(ctx, attempt);
-  if (!(await bcrypt.compare(current, user.password))) {
+  if (!(await passwordMatches(current, user.password))) {
     failAttempt(ctx, attempt);
     throw badRequest(CURRENT_PASSWORD_INCORRECT, { current_password: CURRENT_PASSWORD_INCORRECT });
   }

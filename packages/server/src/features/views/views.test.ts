@@ -2,15 +2,17 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { testDialects } from '../../../test/support/dialects';
 import { type Client, createHarness, type Harness } from '../../../test/support/harness';
 import {
-  ansibleBody,
-  type Role,
+  createTeam,
   readCodes,
-  snapshot,
-  statusByRole,
-  type TemplateFixtures,
-  teamProject,
-  templateFixtures,
+  statusByCaller,
+  type Team,
   writeCodes,
+} from '../../../test/support/permission-matrix';
+import {
+  ansibleBody,
+  snapshot,
+  type TemplateFixtures,
+  templateFixtures,
 } from '../../../test/support/template-fixtures';
 
 const MB = 'x'.repeat(1024 * 1024);
@@ -18,7 +20,7 @@ const MB = 'x'.repeat(1024 * 1024);
 describe.each(testDialects())('views on $name', (dialect) => {
   let h: Harness;
   let projectId: number;
-  let clients: Record<Role, Client>;
+  let clients: Team;
   let admin: Client;
   let base: string;
   let fx: TemplateFixtures;
@@ -27,13 +29,14 @@ describe.each(testDialects())('views on $name', (dialect) => {
 
   beforeAll(async () => {
     h = await createHarness(dialect);
-    ({ projectId, clients } = await teamProject(h));
+    clients = await createTeam(h, 'Templates project');
+    projectId = clients.projectId;
     admin = clients.admin;
     base = `/api/project/${projectId}`;
     fx = await templateFixtures(h, projectId);
-    const other = await teamProject(h, 'Other project');
+    const other = await createTeam(h, 'Other project');
     otherProjectId = other.projectId;
-    const res = await other.clients.owner.post(`/api/project/${otherProjectId}/views`, { title: 'Foreign' });
+    const res = await other.owner.post(`/api/project/${otherProjectId}/views`, { title: 'Foreign' });
     otherViewId = res.json().id;
   });
   afterAll(async () => h?.close());
@@ -203,33 +206,35 @@ describe.each(testDialects())('views on $name', (dialect) => {
   describe('permission matrix', () => {
     it('GET views and views/{id} and views/{id}/templates: members read', async () => {
       const id = await newView('Matrix');
-      expect(await statusByRole(clients, (c) => c.get(`${base}/views`))).toEqual(readCodes());
-      expect(await statusByRole(clients, (c) => c.get(`${base}/views/${id}`))).toEqual(readCodes());
-      expect(await statusByRole(clients, (c) => c.get(`${base}/views/${id}/templates`))).toEqual(readCodes());
+      expect(await statusByCaller(clients, (c) => c.get(`${base}/views`))).toEqual(readCodes());
+      expect(await statusByCaller(clients, (c) => c.get(`${base}/views/${id}`))).toEqual(readCodes());
+      expect(await statusByCaller(clients, (c) => c.get(`${base}/views/${id}/templates`))).toEqual(
+        readCodes(),
+      );
     });
 
     it('POST views needs manageProjectResources', async () => {
-      expect(await statusByRole(clients, (c, r) => c.post(`${base}/views`, { title: `By ${r}` }))).toEqual(
+      expect(await statusByCaller(clients, (c, r) => c.post(`${base}/views`, { title: `By ${r}` }))).toEqual(
         writeCodes(201),
       );
     });
 
     it('PUT views/{id} needs manageProjectResources', async () => {
       const id = await newView('Matrix put');
-      expect(await statusByRole(clients, (c, r) => c.put(`${base}/views/${id}`, { title: r }))).toEqual(
+      expect(await statusByCaller(clients, (c, r) => c.put(`${base}/views/${id}`, { title: r }))).toEqual(
         writeCodes(204),
       );
     });
 
     it('DELETE views/{id} needs manageProjectResources', async () => {
       expect(
-        await statusByRole(clients, async (c) => c.del(`${base}/views/${await newView('Matrix del')}`)),
+        await statusByCaller(clients, async (c) => c.del(`${base}/views/${await newView('Matrix del')}`)),
       ).toEqual(writeCodes(204));
     });
 
     it('POST views/positions needs manageProjectResources', async () => {
       const id = await newView('Matrix pos');
-      expect(await statusByRole(clients, (c) => c.post(`${base}/views/positions`, { [id]: 2 }))).toEqual(
+      expect(await statusByCaller(clients, (c) => c.post(`${base}/views/positions`, { [id]: 2 }))).toEqual(
         writeCodes(204),
       );
     });

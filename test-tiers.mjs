@@ -1,0 +1,59 @@
+// The test tiers: which test files each vitest project runs. vitest.config.ts builds its projects from this
+// list and scripts/test-tiers.test.ts checks that every test file in the repository is in exactly one tier.
+// Paths are relative to each tier's root.
+
+/** Server tests that do no I/O: pure functions over their input. */
+const serverUnit = [
+  'src/db/unavailable.test.ts',
+  'src/features/integrations/webhook.match.test.ts',
+  'src/tasks/admission.test.ts',
+  'src/tasks/proc-table.test.ts',
+];
+
+/**
+ * Server tests that drive the real machine: task runs (Bash, ansible-playbook, the terraform/tofu/pulumi
+ * stand-ins, git over ssh and http), server processes that start, stop and restart, process isolation,
+ * Redis, and database outages.
+ */
+const serverSystem = [
+  'src/tasks/**/*.test.ts',
+  'src/config.test.ts',
+  'src/npm-start.test.ts',
+  'src/db/pool.test.ts',
+  'src/features/projects/demo.test.ts',
+  'src/features/users/users.cli.test.ts',
+  'src/live/redis.test.ts',
+  'src/features/live/revocation.redis.test.ts',
+  'src/scheduler/scheduler.db-outage.test.ts',
+  // Waits for real minute boundaries of the wall clock.
+  'src/scheduler/scheduler.realtime.test.ts',
+];
+
+const serverApi = {
+  include: ['src/**/*.test.ts', 'test/**/*.test.ts'],
+  exclude: [...serverUnit, ...serverSystem],
+};
+
+/**
+ * Every tier, by vitest project name. The `dialects` project repeats the `api` files on PostgreSQL and MariaDB;
+ * `screenshots` runs only under `npm run screenshots`.
+ */
+export const tiers = {
+  unit: { root: '.', include: [...serverUnit.map((path) => `packages/server/${path}`), 'scripts/*.test.ts'] },
+  contracts: { root: 'packages/contracts', include: ['src/**/*.test.ts'] },
+  web: { root: 'packages/web', include: ['src/**/*.test.ts'] },
+  api: { root: 'packages/server', ...serverApi },
+  system: { root: 'packages/server', include: serverSystem, exclude: serverUnit },
+  e2e: { root: 'e2e', include: ['**/*.test.ts'], exclude: ['screenshots.test.ts'] },
+  screenshots: { root: 'e2e', include: ['screenshots.test.ts'] },
+};
+
+/**
+ * Files that mostly wait (for the wall clock's next minute, for processes to start and stop): started first
+ * within their tier so their waiting overlaps the other files instead of trailing at the end of the run.
+ */
+export const startFirst = [
+  'packages/server/src/scheduler/scheduler.realtime.test.ts',
+  'packages/server/src/features/users/users.cli.test.ts',
+  'packages/server/src/tasks/instances.test.ts',
+];
