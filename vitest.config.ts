@@ -49,7 +49,8 @@ const projects: TestProjectInlineConfiguration[] = [
     test: {
       name: 'e2e',
       ...files('e2e'),
-      // One server for the files that can share it; first-day.test.ts starts a fresh install of its own.
+      // One server for the files that can share it; first-day.test.ts (a fresh install) and templates.test.ts start
+      // their own.
       globalSetup: ['./support/shared-server.ts'],
       testTimeout: 120_000,
       hookTimeout: 120_000,
