@@ -65,8 +65,16 @@ const sortKey = (table: keyof Database) => (table === 'option' ? 'key' : 'id') a
 
 export type Ids = Record<string, number | string>;
 
+/** What a seeded project's template carries beyond the defaults. */
+export type SeedOptions = { templateInView?: boolean; surveyVars?: unknown[] };
+
 /** A project with one object of every kind, created through the API as its owner. */
-export async function seedProject(h: Harness, owner: Client, name: string): Promise<Ids> {
+export async function seedProject(
+  h: Harness,
+  owner: Client,
+  name: string,
+  options: SeedOptions = {},
+): Promise<Ids> {
   const ok = async (res: Promise<LightMyRequestResponse>) => {
     const r = await res;
     if (r.statusCode >= 300) throw new Error(`seed failed: ${r.statusCode} ${r.body}`);
@@ -112,7 +120,9 @@ export async function seedProject(h: Harness, owner: Client, name: string): Prom
       repository_id: repo.id,
       inventory_id: inv.id,
       environment_id: env.id,
+      ...(options.templateInView ? { view_id: view.id } : {}),
       project_id: project.id,
+      ...(options.surveyVars ? { survey_vars: options.surveyVars } : {}),
     }),
   );
   const schedule = await ok(

@@ -1,13 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { testDialects } from '../../../test/support/dialects';
 import { createHarness, type Harness } from '../../../test/support/harness';
-import {
-  createTeam,
-  expectMatrix,
-  readCodes,
-  type Team,
-  writeCodes,
-} from '../../../test/support/permission-matrix';
+import { createTeam, resourceMatrixTests, type Team } from '../../../test/support/permission-matrix';
 import {
   expectRejected,
   lastEvents,
@@ -290,29 +284,11 @@ describe.each(testDialects())('environments on $name', (dialect) => {
   });
 
   describe('permission matrix', () => {
-    it('GET environment', async () => {
-      await expectMatrix(team, readCodes(), (c) => c.get(`${team.base}/environment`));
-    });
-    it('GET environment/:id', async () => {
-      const env = await createEnv();
-      await expectMatrix(team, readCodes(), (c) => c.get(`${team.base}/environment/${env.id}`));
-    });
-    it('GET environment/:id/refs', async () => {
-      const env = await createEnv();
-      await expectMatrix(team, readCodes(), (c) => c.get(`${team.base}/environment/${env.id}/refs`));
-    });
-    it('POST environment', async () => {
-      await expectMatrix(team, writeCodes(201), (c) => c.post(`${team.base}/environment`, body()));
-    });
-    it('PUT environment/:id', async () => {
-      const env = await createEnv();
-      await expectMatrix(team, writeCodes(204), (c) => c.put(`${team.base}/environment/${env.id}`, body()));
-    });
-    it('DELETE environment/:id', async () => {
-      await expectMatrix(team, writeCodes(204), async (c) => {
-        const env = await createEnv();
-        return c.del(`${team.base}/environment/${env.id}`);
-      });
-    });
+    resourceMatrixTests(
+      () => team,
+      'environment',
+      () => createEnv(),
+      () => body(),
+    );
   });
 });

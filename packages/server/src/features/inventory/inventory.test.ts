@@ -1,13 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { testDialects } from '../../../test/support/dialects';
 import { createHarness, type Harness } from '../../../test/support/harness';
-import {
-  createTeam,
-  expectMatrix,
-  readCodes,
-  type Team,
-  writeCodes,
-} from '../../../test/support/permission-matrix';
+import { createTeam, resourceMatrixTests, type Team } from '../../../test/support/permission-matrix';
 import {
   expectRejected,
   lastEvents,
@@ -305,29 +299,11 @@ describe.each(testDialects())('inventory on $name', (dialect) => {
   });
 
   describe('permission matrix', () => {
-    it('GET inventory', async () => {
-      await expectMatrix(team, readCodes(), (c) => c.get(`${team.base}/inventory`));
-    });
-    it('GET inventory/:id', async () => {
-      const inv = await createInv();
-      await expectMatrix(team, readCodes(), (c) => c.get(`${team.base}/inventory/${inv.id}`));
-    });
-    it('GET inventory/:id/refs', async () => {
-      const inv = await createInv();
-      await expectMatrix(team, readCodes(), (c) => c.get(`${team.base}/inventory/${inv.id}/refs`));
-    });
-    it('POST inventory', async () => {
-      await expectMatrix(team, writeCodes(201), (c) => c.post(`${team.base}/inventory`, body()));
-    });
-    it('PUT inventory/:id', async () => {
-      const inv = await createInv();
-      await expectMatrix(team, writeCodes(204), (c) => c.put(`${team.base}/inventory/${inv.id}`, body()));
-    });
-    it('DELETE inventory/:id', async () => {
-      await expectMatrix(team, writeCodes(204), async (c) => {
-        const inv = await createInv();
-        return c.del(`${team.base}/inventory/${inv.id}`);
-      });
-    });
+    resourceMatrixTests(
+      () => team,
+      'inventory',
+      () => createInv(),
+      () => body(),
+    );
   });
 });

@@ -1,13 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { testDialects } from '../../../test/support/dialects';
 import { createHarness, type Harness } from '../../../test/support/harness';
-import {
-  createTeam,
-  expectMatrix,
-  readCodes,
-  type Team,
-  writeCodes,
-} from '../../../test/support/permission-matrix';
+import { createTeam, resourceMatrixTests, type Team } from '../../../test/support/permission-matrix';
 import {
   expectRejected,
   lastEvents,
@@ -327,34 +321,12 @@ describe.each(testDialects())('keys on $name', (dialect) => {
   });
 
   describe('permission matrix', () => {
-    it('GET keys', async () => {
-      await expectMatrix(team, readCodes(), (c) => c.get(`${team.base}/keys`));
-    });
-    it('GET keys/:id', async () => {
-      const key = await createKey();
-      await expectMatrix(team, readCodes(), (c) => c.get(`${team.base}/keys/${key.id}`));
-    });
-    it('GET keys/:id/refs', async () => {
-      const key = await createKey();
-      await expectMatrix(team, readCodes(), (c) => c.get(`${team.base}/keys/${key.id}/refs`));
-    });
-    it('POST keys', async () => {
-      await expectMatrix(team, writeCodes(201), (c, caller) =>
-        c.post(`${team.base}/keys`, { name: `by ${caller}`, type: 'none' }),
-      );
-    });
-    it('PUT keys/:id', async () => {
-      const key = await createKey();
-      await expectMatrix(team, writeCodes(204), (c, caller) =>
-        c.put(`${team.base}/keys/${key.id}`, { name: `by ${caller}`, type: 'login_password' }),
-      );
-    });
-    it('DELETE keys/:id', async () => {
-      await expectMatrix(team, writeCodes(204), async (c) => {
-        const key = await createKey();
-        return c.del(`${team.base}/keys/${key.id}`);
-      });
-    });
+    resourceMatrixTests(
+      () => team,
+      'keys',
+      () => createKey(),
+      (caller, method) => ({ name: `by ${caller}`, type: method === 'POST' ? 'none' : 'login_password' }),
+    );
     it('unknown project is 404 and a bad project id 400', async () => {
       expect((await team.admin.get('/api/project/999999/keys')).statusCode).toBe(404);
       expect((await team.admin.get('/api/project/abc/keys')).statusCode).toBe(400);

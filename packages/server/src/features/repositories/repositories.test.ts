@@ -1,13 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { testDialects } from '../../../test/support/dialects';
 import { createHarness, type Harness } from '../../../test/support/harness';
-import {
-  createTeam,
-  expectMatrix,
-  readCodes,
-  type Team,
-  writeCodes,
-} from '../../../test/support/permission-matrix';
+import { createTeam, resourceMatrixTests, type Team } from '../../../test/support/permission-matrix';
 import {
   expectRejected,
   lastEvents,
@@ -263,29 +257,11 @@ describe.each(testDialects())('repositories on $name', (dialect) => {
   });
 
   describe('permission matrix', () => {
-    it('GET repositories', async () => {
-      await expectMatrix(team, readCodes(), (c) => c.get(`${team.base}/repositories`));
-    });
-    it('GET repositories/:id', async () => {
-      const repo = await createRepo();
-      await expectMatrix(team, readCodes(), (c) => c.get(`${team.base}/repositories/${repo.id}`));
-    });
-    it('GET repositories/:id/refs', async () => {
-      const repo = await createRepo();
-      await expectMatrix(team, readCodes(), (c) => c.get(`${team.base}/repositories/${repo.id}/refs`));
-    });
-    it('POST repositories', async () => {
-      await expectMatrix(team, writeCodes(201), (c) => c.post(`${team.base}/repositories`, body()));
-    });
-    it('PUT repositories/:id', async () => {
-      const repo = await createRepo();
-      await expectMatrix(team, writeCodes(204), (c) => c.put(`${team.base}/repositories/${repo.id}`, body()));
-    });
-    it('DELETE repositories/:id', async () => {
-      await expectMatrix(team, writeCodes(204), async (c) => {
-        const repo = await createRepo();
-        return c.del(`${team.base}/repositories/${repo.id}`);
-      });
-    });
+    resourceMatrixTests(
+      () => team,
+      'repositories',
+      () => createRepo(),
+      () => body(),
+    );
   });
 });
