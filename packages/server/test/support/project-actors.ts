@@ -44,3 +44,25 @@ export function actorClient(
   if (actor === 'anonymous') return h.anonymous();
   return callers.members[actor];
 }
+
+/** Members may call (reads); a non-member is refused, an anonymous caller must sign in. */
+export const memberCodes = (ok: number): Record<Actor, number> => ({
+  admin: ok,
+  owner: ok,
+  manager: ok,
+  task_runner: ok,
+  guest: ok,
+  'non-member': 403,
+  anonymous: 401,
+});
+
+/** Only owners may call (updateProject, manageProjectUsers); admins bypass. */
+export const ownerCodes = (ok: number): Record<Actor, number> => ({
+  admin: ok,
+  owner: ok,
+  manager: 403,
+  task_runner: 403,
+  guest: 403,
+  'non-member': 403,
+  anonymous: 401,
+});

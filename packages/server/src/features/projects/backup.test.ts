@@ -7,6 +7,7 @@ import {
   actorClient,
   actors,
   createProjectActors,
+  memberCodes,
   type ProjectActors,
 } from '../../../test/support/project-actors';
 
@@ -278,15 +279,7 @@ describe.each(testDialects())('project backup and restore on $name', (dialect) =
   });
 
   it('GET backup: permission matrix', async () => {
-    const expected: Record<Actor, number> = {
-      admin: 200,
-      owner: 200,
-      manager: 200,
-      task_runner: 200,
-      guest: 200,
-      'non-member': 403,
-      anonymous: 401,
-    };
+    const expected = memberCodes(200);
     for (const actor of actors) {
       expect((await as(actor).get(`/api/project/${team.projectId}/backup`)).statusCode, actor).toBe(
         expected[actor],

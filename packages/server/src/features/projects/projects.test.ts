@@ -7,6 +7,8 @@ import {
   actorClient,
   actors,
   createProjectActors,
+  memberCodes,
+  ownerCodes,
   type ProjectActors,
 } from '../../../test/support/project-actors';
 import { insertReturningId, now } from '../../db/values';
@@ -272,15 +274,7 @@ describe.each(testDialects())('projects on $name', (dialect) => {
   });
 
   it('GET project: permission matrix, unknown and malformed ids', async () => {
-    const expected: Record<Actor, number> = {
-      admin: 200,
-      owner: 200,
-      manager: 200,
-      task_runner: 200,
-      guest: 200,
-      'non-member': 403,
-      anonymous: 401,
-    };
+    const expected = memberCodes(200);
     for (const actor of actors) {
       const res = await as(actor).get(`/api/project/${team.projectId}`);
       expect(res.statusCode, actor).toBe(expected[actor]);
@@ -337,15 +331,7 @@ describe.each(testDialects())('projects on $name', (dialect) => {
   });
 
   it('PUT project: permission matrix', async () => {
-    const expected: Record<Actor, number> = {
-      admin: 204,
-      owner: 204,
-      manager: 403,
-      task_runner: 403,
-      guest: 403,
-      'non-member': 403,
-      anonymous: 401,
-    };
+    const expected = ownerCodes(204);
     for (const actor of actors) {
       const name = `Renamed by ${actor}`;
       const res = await as(actor).put(`/api/project/${team.projectId}`, { name });

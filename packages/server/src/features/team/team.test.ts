@@ -7,6 +7,8 @@ import {
   actorClient,
   actors,
   createProjectActors,
+  memberCodes,
+  ownerCodes,
   type ProjectActors,
 } from '../../../test/support/project-actors';
 
@@ -84,15 +86,7 @@ describe.each(testDialects())('team on $name', (dialect) => {
   });
 
   it('GET users: permission matrix', async () => {
-    const expected: Record<Actor, number> = {
-      admin: 200,
-      owner: 200,
-      manager: 200,
-      task_runner: 200,
-      guest: 200,
-      'non-member': 403,
-      anonymous: 401,
-    };
+    const expected = memberCodes(200);
     for (const actor of actors) {
       const res = await as(actor).get(`/api/project/${team.projectId}/users`);
       expect(res.statusCode, actor).toBe(expected[actor]);
@@ -118,15 +112,7 @@ describe.each(testDialects())('team on $name', (dialect) => {
     expect(names).toEqual(
       [...names].sort((a, b) => a.localeCompare(b, 'en', { sensitivity: 'base', numeric: true })),
     );
-    const expected: Record<Actor, number> = {
-      admin: 200,
-      owner: 200,
-      manager: 403,
-      task_runner: 403,
-      guest: 403,
-      'non-member': 403,
-      anonymous: 401,
-    };
+    const expected = ownerCodes(200);
     for (const actor of actors) {
       const r = await as(actor).get(`/api/project/${team.projectId}/users/candidates`);
       expect(r.statusCode, actor).toBe(expected[actor]);
@@ -208,15 +194,7 @@ describe.each(testDialects())('team on $name', (dialect) => {
   });
 
   it('POST users: permission matrix', async () => {
-    const expected: Record<Actor, number> = {
-      admin: 204,
-      owner: 204,
-      manager: 403,
-      task_runner: 403,
-      guest: 403,
-      'non-member': 403,
-      anonymous: 401,
-    };
+    const expected = ownerCodes(204);
     for (const actor of actors) {
       const target = await h.userClient();
       const res = await as(actor).post(`/api/project/${team.projectId}/users`, {
@@ -269,15 +247,7 @@ describe.each(testDialects())('team on $name', (dialect) => {
   });
 
   it('PUT users/{id}: permission matrix', async () => {
-    const expected: Record<Actor, number> = {
-      admin: 204,
-      owner: 204,
-      manager: 403,
-      task_runner: 403,
-      guest: 403,
-      'non-member': 403,
-      anonymous: 401,
-    };
+    const expected = ownerCodes(204);
     for (const actor of actors) {
       const target = await h.userClient();
       await addRow(team.projectId, target.userId, 'guest');
@@ -309,15 +279,7 @@ describe.each(testDialects())('team on $name', (dialect) => {
   });
 
   it('DELETE users/{id}: permission matrix', async () => {
-    const expected: Record<Actor, number> = {
-      admin: 204,
-      owner: 204,
-      manager: 403,
-      task_runner: 403,
-      guest: 403,
-      'non-member': 403,
-      anonymous: 401,
-    };
+    const expected = ownerCodes(204);
     for (const actor of actors) {
       const target = await h.userClient();
       await addRow(team.projectId, target.userId, 'guest');
