@@ -14,7 +14,7 @@ import {
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { type TestDialect, testDialects } from '../../test/support/dialects';
 import { ManualClock } from '../../test/support/manual-clock';
-import { waitFor } from '../../test/support/task-fixtures';
+import { templateRow, waitFor } from '../../test/support/task-fixtures';
 import { buildApp } from '../app';
 import { type Config, loadConfig } from '../config';
 import { migrate, openDb } from '../db';
@@ -97,30 +97,7 @@ describe.each(testDialects())('task retention on $name', (dialect) => {
       type: '',
       task_retention_days: days,
     });
-    const templateId = await insertReturningId(db(), dialect.name, 'template', {
-      project_id: id,
-      name: 'tpl',
-      description: '',
-      type: '',
-      app: 'bash',
-      playbook: 'run.sh',
-      inventory_id: null,
-      repository_id: null,
-      environment_id: null,
-      vault_key_id: null,
-      view_id: null,
-      build_template_id: null,
-      start_version: null,
-      autorun: 0,
-      suppress_success_alerts: 0,
-      arguments: null,
-      allow_override_args_in_task: 0,
-      allow_override_branch_in_task: 0,
-      allow_parallel_tasks: 0,
-      git_branch: null,
-      survey_vars: '[]',
-      task_params: '{}',
-    });
+    const templateId = await insertReturningId(db(), dialect.name, 'template', templateRow(id));
     return { id, templateId };
   };
 

@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import type { Insertable } from 'kysely';
 import type { TemplateTable } from '../../src/db/tables';
+import { templateRowDefaults } from '../../src/db/template-row';
 import { insertReturningId } from '../../src/db/values';
 import type { Deps } from '../../src/deps';
 
@@ -116,28 +117,11 @@ export const insertEnvironment = (
  */
 export function templateRow(projectId: number, values: Partial<Insertable<TemplateTable>> = {}) {
   return {
+    ...templateRowDefaults,
     project_id: projectId,
     name: 'tpl',
-    description: '',
-    type: '',
     app: 'bash',
     playbook: 'run.sh',
-    inventory_id: null,
-    repository_id: null,
-    environment_id: null,
-    vault_key_id: null,
-    view_id: null,
-    build_template_id: null,
-    start_version: null,
-    autorun: 0,
-    suppress_success_alerts: 0,
-    arguments: null,
-    allow_override_args_in_task: 0,
-    allow_override_branch_in_task: 0,
-    allow_parallel_tasks: 0,
-    git_branch: null,
-    survey_vars: '[]',
-    task_params: '{}',
     ...values,
   } satisfies Insertable<TemplateTable>;
 }
