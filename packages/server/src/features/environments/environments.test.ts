@@ -3,7 +3,10 @@ import { testDialects } from '../../../test/support/dialects';
 import { createHarness, type Harness } from '../../../test/support/harness';
 import { createTeam, resourceMatrixTests, type Team } from '../../../test/support/permission-matrix';
 import {
+  expectDeleteRefused,
+  expectForeignNotFound,
   expectRejected,
+  expectValidationErrors,
   lastEvents,
   MEGABYTE,
   malformedBodies,
@@ -211,14 +214,12 @@ describe.each(testDialects())('environments on $name', (dialect) => {
     ];
     const env = await createEnv();
     const before = await snapshot(h);
-    for (const [payload, error] of cases) {
-      const post = await team.owner.post(`${team.base}/environment`, payload);
-      expect(post.statusCode, JSON.stringify(payload)).toBe(400);
-      expect(post.json().error).toBe(error);
-      const put = await team.owner.put(`${team.base}/environment/${env.id}`, payload);
-      expect(put.statusCode, JSON.stringify(payload)).toBe(400);
-      expect(put.json().error).toBe(error);
-    }
+    await expectValidationErrors(
+      team.owner,
+      `${team.base}/environment`,
+      `${team.base}/environment/${env.id}`,
+      cases,
+    );
     expect(await snapshot(h)).toEqual(before);
   });
 
@@ -253,14 +254,7 @@ describe.each(testDialects())('environments on $name', (dialect) => {
 
   it('answers 404 for an environment of another project', async () => {
     const foreign = await createEnv({}, other);
-    const before = await snapshot(h);
-    const url = `${team.base}/environment/${foreign.id}`;
-    expect((await team.owner.get(url)).statusCode).toBe(404);
-    expect((await team.owner.get(`${url}/refs`)).statusCode).toBe(404);
-    expect((await team.owner.put(url, body())).statusCode).toBe(404);
-    expect((await team.owner.del(url)).statusCode).toBe(404);
-    expect((await team.admin.del(url)).statusCode).toBe(404);
-    expect(await snapshot(h)).toEqual(before);
+    await expectForeignNotFound(h, team, `${team.base}/environment/${foreign.id}`, body());
   });
 
   it('lists refs and refuses to delete an environment in use', async () => {
@@ -273,14 +267,13 @@ describe.each(testDialects())('environments on $name', (dialect) => {
     });
     const refs = await team.guest.get(`${team.base}/environment/${env.id}/refs`);
     expect(refs.json().templates).toEqual([{ id: expect.any(Number), name: 'Uses environment' }]);
-    const before = await snapshot(h);
-    const del = await team.owner.del(`${team.base}/environment/${env.id}`);
-    expect(del.statusCode).toBe(409);
-    expect(del.json()).toMatchObject({
-      error: "Can't delete the environment because it is used by the resources below",
-      refs: { templates: [{ name: 'Uses environment' }] },
-    });
-    expect(await snapshot(h)).toEqual(before);
+    await expectDeleteRefused(
+      h,
+      team.owner,
+      `${team.base}/environment/${env.id}`,
+      "Can't delete the environment because it is used by the resources below",
+      { templates: [{ name: 'Uses environment' }] },
+    );
   });
 
   describe('permission matrix', () => {

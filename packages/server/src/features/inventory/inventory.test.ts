@@ -3,7 +3,10 @@ import { testDialects } from '../../../test/support/dialects';
 import { createHarness, type Harness } from '../../../test/support/harness';
 import { createTeam, resourceMatrixTests, type Team } from '../../../test/support/permission-matrix';
 import {
+  expectDeleteRefused,
+  expectForeignNotFound,
   expectRejected,
+  expectValidationErrors,
   lastEvents,
   MEGABYTE,
   malformedBodies,
@@ -218,14 +221,12 @@ describe.each(testDialects())('inventory on $name', (dialect) => {
     ];
     const inv = await createInv();
     const before = await snapshot(h);
-    for (const [payload, error] of cases) {
-      const post = await team.owner.post(`${team.base}/inventory`, payload);
-      expect(post.statusCode, JSON.stringify(payload)).toBe(400);
-      expect(post.json().error).toBe(error);
-      const put = await team.owner.put(`${team.base}/inventory/${inv.id}`, payload);
-      expect(put.statusCode, JSON.stringify(payload)).toBe(400);
-      expect(put.json().error).toBe(error);
-    }
+    await expectValidationErrors(
+      team.owner,
+      `${team.base}/inventory`,
+      `${team.base}/inventory/${inv.id}`,
+      cases,
+    );
     const fields = await team.owner.post(`${team.base}/inventory`, body({ repository_id: otherRepoId }));
     expect(fields.json().fields).toEqual({ repository_id: 'Repository not found' });
     expect(await snapshot(h)).toEqual(before);
@@ -258,14 +259,7 @@ describe.each(testDialects())('inventory on $name', (dialect) => {
         ssh_key_id: otherKeyId,
       })
     ).json();
-    const before = await snapshot(h);
-    const url = `${team.base}/inventory/${foreign.id}`;
-    expect((await team.owner.get(url)).statusCode).toBe(404);
-    expect((await team.owner.get(`${url}/refs`)).statusCode).toBe(404);
-    expect((await team.owner.put(url, body())).statusCode).toBe(404);
-    expect((await team.owner.del(url)).statusCode).toBe(404);
-    expect((await team.admin.del(url)).statusCode).toBe(404);
-    expect(await snapshot(h)).toEqual(before);
+    await expectForeignNotFound(h, team, `${team.base}/inventory/${foreign.id}`, body());
   });
 
   it('lists refs and refuses to delete an inventory in use', async () => {
@@ -279,14 +273,13 @@ describe.each(testDialects())('inventory on $name', (dialect) => {
     });
     const refs = await team.guest.get(`${team.base}/inventory/${inv.id}/refs`);
     expect(refs.json().templates).toEqual([{ id: expect.any(Number), name: 'Uses inventory' }]);
-    const before = await snapshot(h);
-    const del = await team.owner.del(`${team.base}/inventory/${inv.id}`);
-    expect(del.statusCode).toBe(409);
-    expect(del.json()).toMatchObject({
-      error: "Can't delete the inventory because it is used by the resources below",
-      refs: { templates: [{ name: 'Uses inventory' }] },
-    });
-    expect(await snapshot(h)).toEqual(before);
+    await expectDeleteRefused(
+      h,
+      team.owner,
+      `${team.base}/inventory/${inv.id}`,
+      "Can't delete the inventory because it is used by the resources below",
+      { templates: [{ name: 'Uses inventory' }] },
+    );
     await h.deps.db.deleteFrom('template').where('name', '=', 'Uses inventory').execute();
   });
 

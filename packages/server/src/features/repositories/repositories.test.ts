@@ -3,7 +3,10 @@ import { testDialects } from '../../../test/support/dialects';
 import { createHarness, type Harness } from '../../../test/support/harness';
 import { createTeam, resourceMatrixTests, type Team } from '../../../test/support/permission-matrix';
 import {
+  expectDeleteRefused,
+  expectForeignNotFound,
   expectRejected,
+  expectValidationErrors,
   lastEvents,
   MEGABYTE,
   malformedBodies,
@@ -125,14 +128,12 @@ describe.each(testDialects())('repositories on $name', (dialect) => {
     ];
     const repo = await createRepo();
     const before = await snapshot(h);
-    for (const [payload, error] of cases) {
-      const post = await team.owner.post(`${team.base}/repositories`, payload);
-      expect(post.statusCode, JSON.stringify(payload)).toBe(400);
-      expect(post.json().error).toBe(error);
-      const put = await team.owner.put(`${team.base}/repositories/${repo.id}`, payload);
-      expect(put.statusCode, JSON.stringify(payload)).toBe(400);
-      expect(put.json().error).toBe(error);
-    }
+    await expectValidationErrors(
+      team.owner,
+      `${team.base}/repositories`,
+      `${team.base}/repositories/${repo.id}`,
+      cases,
+    );
     const foreignKey = await team.owner.post(`${team.base}/repositories`, body({ ssh_key_id: otherKeyId }));
     expect(foreignKey.json().fields).toEqual({ ssh_key_id: 'Access key not found' });
     expect(await snapshot(h)).toEqual(before);
@@ -217,14 +218,7 @@ describe.each(testDialects())('repositories on $name', (dialect) => {
 
   it('answers 404 for a repository of another project', async () => {
     const foreign = await createRepo({}, other, otherKeyId);
-    const before = await snapshot(h);
-    const url = `${team.base}/repositories/${foreign.id}`;
-    expect((await team.owner.get(url)).statusCode).toBe(404);
-    expect((await team.owner.get(`${url}/refs`)).statusCode).toBe(404);
-    expect((await team.owner.put(url, body())).statusCode).toBe(404);
-    expect((await team.owner.del(url)).statusCode).toBe(404);
-    expect((await team.admin.del(url)).statusCode).toBe(404);
-    expect(await snapshot(h)).toEqual(before);
+    await expectForeignNotFound(h, team, `${team.base}/repositories/${foreign.id}`, body());
   });
 
   it('lists refs and refuses to delete a repository in use', async () => {
@@ -243,14 +237,13 @@ describe.each(testDialects())('repositories on $name', (dialect) => {
       .execute();
     const refs = await team.guest.get(`${team.base}/repositories/${repo.id}/refs`);
     expect(refs.json().inventories).toEqual([{ id: expect.any(Number), name: 'Inv from repo' }]);
-    const before = await snapshot(h);
-    const del = await team.owner.del(`${team.base}/repositories/${repo.id}`);
-    expect(del.statusCode).toBe(409);
-    expect(del.json()).toMatchObject({
-      error: "Can't delete the repository because it is used by the resources below",
-      refs: { inventories: [{ name: 'Inv from repo' }] },
-    });
-    expect(await snapshot(h)).toEqual(before);
+    await expectDeleteRefused(
+      h,
+      team.owner,
+      `${team.base}/repositories/${repo.id}`,
+      "Can't delete the repository because it is used by the resources below",
+      { inventories: [{ name: 'Inv from repo' }] },
+    );
     const keyDel = await team.owner.del(`${team.base}/keys/${keyId}`);
     expect(keyDel.statusCode).toBe(409);
     expect(keyDel.json().refs.repositories.length).toBeGreaterThan(0);
