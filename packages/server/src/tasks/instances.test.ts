@@ -1,6 +1,6 @@
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -12,7 +12,7 @@ import {
   insertRepository,
   insertTemplate,
   outputOf,
-  standIn,
+  toolsOnPath,
   waitFor,
   waitForStatus,
 } from '../../test/support/task-fixtures';
@@ -204,12 +204,7 @@ describe.each(testDialects())('two instances on one $name database', (dialect) =
   });
 
   it("confirm posted to the other instance applies the runner's Terraform plan; reject ends the plan", async () => {
-    const bin = mkdtempSync(join(tmpdir(), 'sb-bin-'));
-    const record = join(bin, 'argv.log');
-    writeFileSync(record, '');
-    standIn(bin, 'terraform', tfScript(record));
-    const originalPath = process.env.PATH;
-    process.env.PATH = `${bin}:${originalPath}`;
+    const { bin, record, restore } = toolsOnPath({ terraform: tfScript });
     try {
       const tpl = await insertTemplate(s.a.deps, s.projectId, {
         app: 'terraform',
@@ -247,7 +242,7 @@ describe.each(testDialects())('two instances on one $name database', (dialect) =
       expect(ended.status).toBe('error');
       expect(await outputOf(s.a.deps, rejected)).toContain('The plan was rejected');
     } finally {
-      process.env.PATH = originalPath;
+      restore();
       rmSync(bin, { recursive: true, force: true });
     }
   });

@@ -99,6 +99,17 @@ export const insertInventory = (
     repository_id: inv.repository_id ?? null,
   });
 
+/** A static inventory of the local machine for Ansible (local connection, the system Python). */
+export const LOCAL_INVENTORY =
+  'localhost ansible_connection=local ansible_python_interpreter=/usr/bin/python3\n';
+
+/** Inserts a static inventory of the local machine (see LOCAL_INVENTORY); returns its id. */
+export const insertLocalInventory = (
+  deps: Rows,
+  projectId: number,
+  keys: { ssh_key_id?: number | null; become_key_id?: number | null } = {},
+) => insertInventory(deps, projectId, { type: 'static', inventory: LOCAL_INVENTORY, ...keys });
+
 export const insertEnvironment = (
   deps: Rows,
   projectId: number,
@@ -189,6 +200,26 @@ export function alive(pid: number): boolean {
 }
 
 /** Puts an executable stand-in on a private PATH directory. */
+/**
+ * A temporary folder of stand-in tools, put first on PATH, and its empty `argv.log` for them to record their calls
+ * in: `tools` gives each tool's script for that record. `restore` puts PATH back.
+ */
+export function toolsOnPath(tools: Record<string, (record: string) => string>) {
+  const bin = mkdtempSync(join(tmpdir(), 'sb-bin-'));
+  const record = join(bin, 'argv.log');
+  writeFileSync(record, '');
+  for (const [name, script] of Object.entries(tools)) standIn(bin, name, script(record));
+  const originalPath = process.env.PATH;
+  process.env.PATH = `${bin}:${originalPath}`;
+  return {
+    bin,
+    record,
+    restore: () => {
+      process.env.PATH = originalPath;
+    },
+  };
+}
+
 export function standIn(dir: string, name: string, script: string) {
   mkdirSync(dir, { recursive: true });
   const path = join(dir, name);
