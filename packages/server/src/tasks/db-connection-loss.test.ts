@@ -19,6 +19,7 @@ import {
   gitRepo,
   insertRepository,
   insertTemplate,
+  orNothing,
   outputOf,
   waitFor,
 } from '../../test/support/task-fixtures';
@@ -29,17 +30,6 @@ const ROUNDS = 10;
 /** Prints numbered lines for about two seconds. */
 const script = `for i in $(seq 1 ${LINES}); do echo "line $i"; sleep 0.01; done\n`;
 const numbered = Array.from({ length: LINES }, (_, i) => `line ${i + 1}`);
-
-/** The test's own reads share the app's pool: one that meets the loss counts as "not yet". */
-const orNothing =
-  <T>(read: () => Promise<T>) =>
-  async () => {
-    try {
-      return await read();
-    } catch {
-      return undefined;
-    }
-  };
 
 /** Errors that reached the process without a handler (vitest also fails the file on one). */
 const escaped: unknown[] = [];

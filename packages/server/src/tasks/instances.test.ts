@@ -1,10 +1,8 @@
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { readFileSync, rmSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type TestDialect, testDialects } from '../../test/support/dialects';
+import { sharedDatabase, type TestDialect, testDialects } from '../../test/support/dialects';
 import { type Client, createHarness, type Harness } from '../../test/support/harness';
 import {
   alive,
@@ -31,23 +29,6 @@ const defaultTimings = { ...runnerTimings };
 
 const REDIS_URL = 'redis://127.0.0.1:6379';
 liveChannel.name = `signalbox:test:${randomBytes(8).toString('hex')}`;
-
-/** One database both instances open (the SQLite file, or one PostgreSQL/MySQL database). */
-async function sharedDatabase(dialect: TestDialect) {
-  const dir = mkdtempSync(join(tmpdir(), 'sb-instances-db-'));
-  const db = await dialect.create(dir);
-  const same: TestDialect = {
-    name: dialect.name,
-    create: async () => ({ url: db.url, drop: async () => {} }),
-  };
-  return {
-    dialect: same,
-    async drop() {
-      await db.drop();
-      rmSync(dir, { recursive: true, force: true });
-    },
-  };
-}
 
 /** A terraform stand-in: a plan with changes (saved to -out), and an apply of that saved plan. */
 const tfScript = (record: string) => `#!/bin/bash
@@ -106,7 +87,7 @@ type Setup = {
 function twoInstances(dialect: TestDialect, redis: boolean) {
   const s = {} as Setup & { shared: Awaited<ReturnType<typeof sharedDatabase>>; config: object };
   beforeAll(async () => {
-    s.shared = await sharedDatabase(dialect);
+    s.shared = await sharedDatabase(dialect, 'sb-instances-db-');
     s.config = {
       // Instances of one deployment share the secret key (stored secrets decrypt on either).
       secretKey: randomBytes(32).toString('base64'),

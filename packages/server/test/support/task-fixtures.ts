@@ -154,6 +154,20 @@ export function insertTemplate(
   );
 }
 
+/**
+ * A read for waitFor that counts a failure as "not yet": for tests whose own reads share the app's database
+ * connections while those are lost.
+ */
+export const orNothing =
+  <T>(read: () => Promise<T>) =>
+  async () => {
+    try {
+      return await read();
+    } catch {
+      return undefined;
+    }
+  };
+
 export async function waitFor<T>(
   fn: () => Promise<T | undefined | null | false>,
   timeoutMs = 20_000,
