@@ -6,8 +6,8 @@ import {
   expectDeleteRefused,
   expectForeignNotFound,
   expectRejected,
+  expectUpdateThenDelete,
   expectValidationErrors,
-  lastEvents,
   MEGABYTE,
   malformedBodies,
   snapshot,
@@ -54,27 +54,17 @@ describe.each(testDialects())('environments on $name', (dialect) => {
       secrets: [],
     });
     expect((await team.guest.get(`${team.base}/environment/${env.id}`)).json()).toEqual(env);
-    const put = await team.owner.put(`${team.base}/environment/${env.id}`, {
-      id: env.id,
-      name: 'Staging 2',
-      json: '',
-      env: null,
-    });
-    expect(put.statusCode).toBe(204);
-    expect((await team.guest.get(`${team.base}/environment/${env.id}`)).json()).toMatchObject({
-      name: 'Staging 2',
-      json: '{}',
-      env: '{}',
-    });
-    expect((await team.owner.del(`${team.base}/environment/${env.id}`)).statusCode).toBe(204);
-    expect((await team.owner.get(`${team.base}/environment/${env.id}`)).json()).toMatchObject({
-      error: 'Environment not found',
-    });
-    expect((await lastEvents(h, team.projectId, 3)).map((e) => e.description)).toEqual([
-      'Environment Staging 2 deleted',
-      'Environment Staging 2 updated',
-      'Environment Staging created',
-    ]);
+    await expectUpdateThenDelete(
+      h,
+      team,
+      `${team.base}/environment/${env.id}`,
+      {
+        body: { id: env.id, name: 'Staging 2', json: '', env: null },
+        stored: { name: 'Staging 2', json: '{}', env: '{}' },
+      },
+      'Environment not found',
+      ['Environment Staging 2 deleted', 'Environment Staging 2 updated', 'Environment Staging created'],
+    );
   });
 
   it('stores secrets sealed, answers them without values, and applies create/update/delete', async () => {
@@ -213,14 +203,13 @@ describe.each(testDialects())('environments on $name', (dialect) => {
       [body({ project_id: other.projectId }), 'Project ID in body and URL are different'],
     ];
     const env = await createEnv();
-    const before = await snapshot(h);
     await expectValidationErrors(
+      h,
       team.owner,
       `${team.base}/environment`,
       `${team.base}/environment/${env.id}`,
       cases,
     );
-    expect(await snapshot(h)).toEqual(before);
   });
 
   it('refuses malformed bodies, wrong types and 1 MB strings without changing anything', async () => {

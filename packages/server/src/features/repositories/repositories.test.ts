@@ -6,8 +6,8 @@ import {
   expectDeleteRefused,
   expectForeignNotFound,
   expectRejected,
+  expectUpdateThenDelete,
   expectValidationErrors,
-  lastEvents,
   MEGABYTE,
   malformedBodies,
   snapshot,
@@ -57,28 +57,27 @@ describe.each(testDialects())('repositories on $name', (dialect) => {
       ssh_key_id: keyId,
     });
     expect((await team.guest.get(`${team.base}/repositories/${repo.id}`)).json()).toEqual(repo);
-    const put = await team.owner.put(`${team.base}/repositories/${repo.id}`, {
-      id: repo.id,
-      name: 'App local',
-      git_url: '/srv/app',
-      git_branch: 'ignored',
-      ssh_key_id: keyId,
-    });
-    expect(put.statusCode).toBe(204);
-    expect((await team.guest.get(`${team.base}/repositories/${repo.id}`)).json()).toMatchObject({
-      name: 'App local',
-      git_url: '/srv/app',
-      git_branch: '',
-    });
-    expect((await team.owner.del(`${team.base}/repositories/${repo.id}`)).statusCode).toBe(204);
-    expect((await team.owner.get(`${team.base}/repositories/${repo.id}`)).json()).toMatchObject({
-      error: 'Repository not found',
-    });
-    expect((await lastEvents(h, team.projectId, 3)).map((e) => e.description)).toEqual([
-      'Repository App local deleted',
-      'Repository App local updated',
-      'Repository App created',
-    ]);
+    await expectUpdateThenDelete(
+      h,
+      team,
+      `${team.base}/repositories/${repo.id}`,
+      {
+        body: {
+          id: repo.id,
+          name: 'App local',
+          git_url: '/srv/app',
+          git_branch: 'ignored',
+          ssh_key_id: keyId,
+        },
+        stored: {
+          name: 'App local',
+          git_url: '/srv/app',
+          git_branch: '',
+        },
+      },
+      'Repository not found',
+      ['Repository App local deleted', 'Repository App local updated', 'Repository App created'],
+    );
   });
 
   it('accepts every URL type and ssh without a scheme', async () => {
@@ -127,16 +126,20 @@ describe.each(testDialects())('repositories on $name', (dialect) => {
       [body({ project_id: other.projectId }), 'Project ID in body and URL are different'],
     ];
     const repo = await createRepo();
-    const before = await snapshot(h);
     await expectValidationErrors(
+      h,
       team.owner,
       `${team.base}/repositories`,
       `${team.base}/repositories/${repo.id}`,
       cases,
+      async () => {
+        const foreignKey = await team.owner.post(
+          `${team.base}/repositories`,
+          body({ ssh_key_id: otherKeyId }),
+        );
+        expect(foreignKey.json().fields).toEqual({ ssh_key_id: 'Access key not found' });
+      },
     );
-    const foreignKey = await team.owner.post(`${team.base}/repositories`, body({ ssh_key_id: otherKeyId }));
-    expect(foreignKey.json().fields).toEqual({ ssh_key_id: 'Access key not found' });
-    expect(await snapshot(h)).toEqual(before);
   });
 
   it('refuses URLs and branches git would take as options, commands or other transports', async () => {
