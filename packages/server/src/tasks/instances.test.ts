@@ -10,6 +10,7 @@ import {
   insertRepository,
   insertTemplate,
   outputOf,
+  taskRow,
   toolsOnPath,
   waitFor,
   waitForStatus,
@@ -411,18 +412,13 @@ describe('instance identity', () => {
 
 /** A task row as a previous server version left it: running, no runner. */
 async function insertLegacyRunningTask(h: Harness, projectId: number, templateId: number) {
-  return insertReturningId(h.deps.db, h.deps.dialect, 'task', {
-    project_id: projectId,
-    template_id: templateId,
-    status: 'running',
-    message: '',
-    created: now(),
-    start: now(),
-    playbook: '',
-    environment: '{}',
-    params: '{}',
-    debug: 0,
-    dry_run: 0,
-    diff: 0,
-  });
+  return insertReturningId(
+    h.deps.db,
+    h.deps.dialect,
+    'task',
+    taskRow(projectId, templateId, {
+      status: 'running',
+      start: now(),
+    }),
+  );
 }

@@ -1,6 +1,7 @@
 import type { LightMyRequestResponse } from 'fastify';
 import type { Database } from '../../src/db/tables';
 import type { Client, Harness } from './harness';
+import { taskRow } from './task-fixtures';
 
 /**
  * Helpers for tests that walk every registered route: the route list, a project seeded with one object of every
@@ -160,22 +161,14 @@ export async function seedProject(
   const now = new Date().toISOString();
   const task = await h.deps.db
     .insertInto('task')
-    .values({
-      project_id: project.id,
-      template_id: tpl.id,
-      status: 'success',
-      message: '',
-      user_id: owner.userId,
-      created: now,
-      start: now,
-      end: now,
-      playbook: '',
-      environment: '{}',
-      params: '{}',
-      debug: 0,
-      dry_run: 0,
-      diff: 0,
-    })
+    .values(
+      taskRow(project.id, tpl.id, {
+        user_id: owner.userId,
+        created: now,
+        start: now,
+        end: now,
+      }),
+    )
     .executeTakeFirst();
   const taskId = Number(
     task.insertId ??

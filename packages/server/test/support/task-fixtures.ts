@@ -3,7 +3,7 @@ import { chmodSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from '
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import type { Insertable } from 'kysely';
-import type { TemplateTable } from '../../src/db/tables';
+import type { TaskTable, TemplateTable } from '../../src/db/tables';
 import { templateRowDefaults } from '../../src/db/template-row';
 import { insertReturningId } from '../../src/db/values';
 import type { Deps } from '../../src/deps';
@@ -135,6 +135,27 @@ export function templateRow(projectId: number, values: Partial<Insertable<Templa
     playbook: 'run.sh',
     ...values,
   } satisfies Insertable<TemplateTable>;
+}
+
+/**
+ * A task row with only the columns that have no default (a finished run of nothing, created now); `values` names
+ * what a test cares about. The one task-row literal of the tests.
+ */
+export function taskRow(projectId: number, templateId: number, values: Partial<Insertable<TaskTable>> = {}) {
+  return {
+    project_id: projectId,
+    template_id: templateId,
+    status: 'success',
+    message: '',
+    created: new Date().toISOString(),
+    playbook: '',
+    environment: '{}',
+    params: '{}',
+    debug: 0,
+    dry_run: 0,
+    diff: 0,
+    ...values,
+  } satisfies Insertable<TaskTable>;
 }
 
 /** Inserts a template row straight into the database (the template API has its own tests); returns its id. */

@@ -1,5 +1,6 @@
 import { insertReturningId } from '../../src/db/values';
 import type { Harness } from './harness';
+import { taskRow } from './task-fixtures';
 
 /**
  * Rows a template needs, inserted straight into the database (the key/repository/inventory/environment APIs
@@ -89,33 +90,15 @@ export async function insertTask(
     version: string;
   }> = {},
 ) {
-  return insertReturningId(h.deps.db, h.deps.dialect, 'task', {
-    project_id: projectId,
-    template_id: templateId,
-    status: 'success',
-    message: '',
-    user_id: null,
-    integration_id: null,
-    schedule_id: null,
-    created: new Date().toISOString(),
-    start: null,
-    end: null,
-    version: null,
-    build_task_id: null,
-    commit_hash: null,
-    commit_message: null,
-    playbook: '',
-    environment: '{}',
-    secret: 'should-never-be-shown',
-    arguments: null,
-    git_branch: null,
-    inventory_id: null,
-    params: '{}',
-    debug: 0,
-    dry_run: 0,
-    diff: 0,
-    ...extra,
-  });
+  return insertReturningId(
+    h.deps.db,
+    h.deps.dialect,
+    'task',
+    taskRow(projectId, templateId, {
+      secret: 'should-never-be-shown',
+      ...extra,
+    }),
+  );
 }
 
 /** Row counts of the tables these features write, to assert that refused requests changed nothing. */

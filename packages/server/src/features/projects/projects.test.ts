@@ -11,6 +11,7 @@ import {
   ownerCodes,
   type ProjectActors,
 } from '../../../test/support/project-actors';
+import { taskRow } from '../../../test/support/task-fixtures';
 import { insertReturningId, now } from '../../db/values';
 
 /** Every table with a project_id column. */
@@ -392,32 +393,18 @@ describe.each(testDialects())('projects on $name', (dialect) => {
       [keep, `keep-${dialect.name}`],
     ] as const) {
       const ids = await fillProject(h.deps, id, prefix);
-      const taskId = await insertReturningId(db, h.deps.dialect, 'task', {
-        project_id: id,
-        template_id: ids.build,
-        status: 'success',
-        message: '',
-        user_id: owner.userId,
-        integration_id: null,
-        schedule_id: null,
-        created: now(),
-        start: now(),
-        end: now(),
-        version: '1.0.0',
-        build_task_id: null,
-        commit_hash: null,
-        commit_message: null,
-        playbook: 'build.yml',
-        environment: '{}',
-        secret: null,
-        arguments: null,
-        git_branch: null,
-        inventory_id: null,
-        params: '{}',
-        debug: 0,
-        dry_run: 0,
-        diff: 0,
-      });
+      const taskId = await insertReturningId(
+        db,
+        h.deps.dialect,
+        'task',
+        taskRow(id, ids.build, {
+          user_id: owner.userId,
+          start: now(),
+          end: now(),
+          version: '1.0.0',
+          playbook: 'build.yml',
+        }),
+      );
       await db
         .insertInto('task_output')
         .values([
