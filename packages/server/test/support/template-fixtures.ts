@@ -114,3 +114,14 @@ export async function snapshot(h: Harness) {
     event: await rows('event'),
   };
 }
+
+/** The latest events about objects of `objectType` (description and object id), newest first. */
+export function latestEventsOf(h: Harness, objectType: string, limit = 3) {
+  return h.deps.db
+    .selectFrom('event')
+    .select(['description', 'object_id'])
+    .where('object_type', '=', objectType)
+    .orderBy('id', 'desc')
+    .limit(limit)
+    .execute();
+}

@@ -10,6 +10,7 @@ import {
 } from '../../../test/support/permission-matrix';
 import {
   ansibleBody,
+  latestEventsOf,
   snapshot,
   type TemplateFixtures,
   templateFixtures,
@@ -269,13 +270,7 @@ describe.each(testDialects())('schedules on $name', (dialect) => {
       name: 'Audit',
     });
     await admin.del(`${base}/schedules/${s.id}`);
-    const events = await h.deps.db
-      .selectFrom('event')
-      .select(['description', 'object_id'])
-      .where('object_type', '=', 'schedule')
-      .orderBy('id', 'desc')
-      .limit(3)
-      .execute();
+    const events = await latestEventsOf(h, 'schedule');
     expect(events).toEqual([
       { description: 'Schedule Audit (@daily) of template Nightly deleted', object_id: s.id },
       { description: 'Schedule Audit (@daily) of template Nightly updated', object_id: s.id },

@@ -11,6 +11,7 @@ import {
 import {
   ansibleBody,
   insertTask,
+  latestEventsOf,
   snapshot,
   type TemplateFixtures,
   templateFixtures,
@@ -647,13 +648,7 @@ describe.each(testDialects())('templates on $name', (dialect) => {
     const t = await create({ name: 'Logged' });
     await admin.put(`${base}/templates/${t.id}`, ansibleBody(fx, { name: 'Logged 2' }));
     await admin.del(`${base}/templates/${t.id}`);
-    const events = await h.deps.db
-      .selectFrom('event')
-      .select(['description', 'object_id'])
-      .where('object_type', '=', 'template')
-      .orderBy('id', 'desc')
-      .limit(3)
-      .execute();
+    const events = await latestEventsOf(h, 'template');
     expect(events).toEqual([
       { description: 'Template Logged 2 deleted', object_id: t.id },
       { description: 'Template Logged 2 updated', object_id: t.id },
