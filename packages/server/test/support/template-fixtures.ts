@@ -1,5 +1,6 @@
 import { insertReturningId } from '../../src/db/values';
-import type { Harness } from './harness';
+import type { Client, Harness } from './harness';
+import { createTeam, type Team } from './permission-matrix';
 import { taskRow } from './task-fixtures';
 
 /**
@@ -124,4 +125,28 @@ export function latestEventsOf(h: Harness, objectType: string, limit = 3) {
     .orderBy('id', 'desc')
     .limit(limit)
     .execute();
+}
+
+/** The project of the template-area API tests: a team's project with its fixtures, and another team's project. */
+export type TemplatesProject = {
+  clients: Team;
+  projectId: number;
+  admin: Client;
+  base: string;
+  fx: TemplateFixtures;
+  other: Team;
+};
+
+export async function createTemplatesProject(h: Harness): Promise<TemplatesProject> {
+  const clients = await createTeam(h, 'Templates project');
+  const fx = await templateFixtures(h, clients.projectId);
+  const other = await createTeam(h, 'Other project');
+  return {
+    clients,
+    projectId: clients.projectId,
+    admin: clients.admin,
+    base: `/api/project/${clients.projectId}`,
+    fx,
+    other,
+  };
 }
