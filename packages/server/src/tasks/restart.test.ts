@@ -13,7 +13,14 @@ import {
   signInAdmin,
   waitForServer,
 } from '../../test/support/server-process';
-import { alive, gitRepo, insertRepository, insertTemplate, waitFor } from '../../test/support/task-fixtures';
+import {
+  alive,
+  gitRepo,
+  insertRepository,
+  insertTemplate,
+  waitFor,
+  waitForStatus,
+} from '../../test/support/task-fixtures';
 import { openDb } from '../db';
 
 /** A real `signalbox server` process on a temp data dir, killed with SIGKILL mid-run and started again. */
@@ -111,25 +118,11 @@ describe('server restart during a run', () => {
     expect(output.at(-1)).toBe('Interrupted by server restart');
 
     // The waiting task was queued again and runs now; stop it.
-    await waitFor(async () => {
-      const t = await handle.db
-        .selectFrom('task')
-        .select('status')
-        .where('id', '=', second)
-        .executeTakeFirst();
-      return t?.status === 'running' || undefined;
-    }, 20_000);
+    await waitForStatus(deps, second, ['running'], 20_000);
     expect(
       (await api('POST', `/api/project/${projectId}/tasks/${second}/stop`, { force: true })).status,
     ).toBe(204);
-    await waitFor(async () => {
-      const t = await handle.db
-        .selectFrom('task')
-        .select('status')
-        .where('id', '=', second)
-        .executeTakeFirst();
-      return t?.status === 'stopped' || undefined;
-    }, 5000);
+    await waitForStatus(deps, second, ['stopped'], 5000);
     await handle.destroy();
     server!.kill('SIGTERM');
     await new Promise((r) => server!.once('exit', r));

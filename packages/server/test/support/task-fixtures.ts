@@ -203,7 +203,12 @@ export async function waitFor<T>(
   }
 }
 
-export async function waitForStatus(deps: Deps, taskId: number, statuses: string[], timeoutMs = 20_000) {
+export async function waitForStatus(
+  deps: Pick<Deps, 'db'>,
+  taskId: number,
+  statuses: string[],
+  timeoutMs = 20_000,
+) {
   return waitFor(
     async () => {
       const t = await deps.db.selectFrom('task').selectAll().where('id', '=', taskId).executeTakeFirst();
