@@ -32,6 +32,18 @@ describe.each(testDialects())('team on $name', (dialect) => {
       .values({ project_id: pid, user_id: userId, role, created: new Date().toISOString() })
       .execute();
 
+  /** The description of the project's latest event about `objectId`. */
+  const latestEventAbout = async (objectId: number) =>
+    (
+      await h.deps.db
+        .selectFrom('event')
+        .select('description')
+        .where('project_id', '=', team.projectId)
+        .where('object_id', '=', objectId)
+        .orderBy('id', 'desc')
+        .executeTakeFirst()
+    )?.description;
+
   beforeAll(async () => {
     h = await createHarness(dialect);
     team = await createProjectActors(h);
@@ -218,14 +230,9 @@ describe.each(testDialects())('team on $name', (dialect) => {
       role: 'manager',
       permissions: 5,
     });
-    const event = await h.deps.db
-      .selectFrom('event')
-      .select('description')
-      .where('project_id', '=', team.projectId)
-      .where('object_id', '=', target.userId)
-      .orderBy('id', 'desc')
-      .executeTakeFirst();
-    expect(event?.description).toBe(`User ${target.username} role changed from guest to manager`);
+    expect(await latestEventAbout(target.userId)).toBe(
+      `User ${target.username} role changed from guest to manager`,
+    );
 
     expect((await team.members.owner.put(url, {})).json().error).toBe('Role is required');
     expect((await team.members.owner.put(url, { role: 'boss' })).statusCode).toBe(400);
@@ -268,14 +275,7 @@ describe.each(testDialects())('team on $name', (dialect) => {
     expect((await membership(team.projectId)).some((m) => m.user_id === target.userId)).toBe(false);
     expect((await target.get(`/api/project/${team.projectId}`)).statusCode).toBe(403);
     expect((await team.members.owner.del(url)).statusCode).toBe(404);
-    const event = await h.deps.db
-      .selectFrom('event')
-      .select('description')
-      .where('project_id', '=', team.projectId)
-      .where('object_id', '=', target.userId)
-      .orderBy('id', 'desc')
-      .executeTakeFirst();
-    expect(event?.description).toBe(`User ${target.username} removed from the team`);
+    expect(await latestEventAbout(target.userId)).toBe(`User ${target.username} removed from the team`);
   });
 
   it('DELETE users/{id}: permission matrix', async () => {
