@@ -1,3 +1,4 @@
+import { expect } from 'vitest';
 import { insertReturningId } from '../../src/db/values';
 import type { Client, Harness } from './harness';
 import { createTeam, type Team } from './permission-matrix';
@@ -149,4 +150,22 @@ export async function createTemplatesProject(h: Harness): Promise<TemplatesProje
     fx,
     other,
   };
+}
+
+/** POSTs each body to `collectionUrl` and PUTs it to `itemUrl`: every one is refused with 400 and an error. */
+export async function expectBodiesRefused(
+  client: Client,
+  collectionUrl: string,
+  itemUrl: string,
+  bodies: unknown[],
+) {
+  for (const body of bodies) {
+    for (const res of [
+      await client.request('POST', collectionUrl, body),
+      await client.request('PUT', itemUrl, body),
+    ]) {
+      expect(res.statusCode, JSON.stringify(body).slice(0, 80)).toBe(400);
+      expect(res.json()).toHaveProperty('error');
+    }
+  }
 }
