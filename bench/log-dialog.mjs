@@ -7,37 +7,18 @@
 // coloured lines as its output straight into the database, then opens the history page in Debian's Chromium and
 // measures, inside the page, the time from the click on the task link to the first log line in the DOM.
 // Target on the 2-core CI machine, nothing else running: under 1 s. Needs the web build (npm start builds it).
-import { execFileSync, spawn } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
+import { spawn } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { chromium } from 'playwright-core';
+import { freePort, log, opt, root, scriptRepo } from './lib/bench.mjs';
 
-const root = dirname(dirname(fileURLToPath(import.meta.url)));
-const args = process.argv.slice(2);
-const opt = (name, fallback) => {
-  const i = args.indexOf(`--${name}`);
-  return i >= 0 ? args[i + 1] : fallback;
-};
 const LINES = Number(opt('lines', '1000000'));
 const RUNS = Number(opt('runs', '3'));
 const TARGET_MS = 1000;
 const ADMIN = { login: 'bench', password: 'bench-Passw0rd' };
-const log = (...m) => console.error('[bench]', ...m);
-
-function freePort() {
-  return new Promise((resolve, reject) => {
-    const s = createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const { port } = s.address();
-      s.close(() => resolve(port));
-    });
-  });
-}
 
 async function startServer(dataDir) {
   const port = await freePort();
@@ -89,14 +70,7 @@ async function signIn(url) {
 
 async function main() {
   const work = mkdtempSync(join(os.tmpdir(), 'signalbox-bench-'));
-  const repo = join(work, 'repo');
-  execFileSync('mkdir', ['-p', repo]);
-  writeFileSync(join(repo, 'quick.sh'), 'echo "quick run"\n');
-  const git = (...a) =>
-    execFileSync('git', ['-c', 'user.name=bench', '-c', 'user.email=bench@localhost', ...a], { cwd: repo });
-  git('init', '-q', '-b', 'main');
-  git('add', '.');
-  git('commit', '-q', '-m', 'quick');
+  const repo = scriptRepo(work, 'quick.sh', 'echo "quick run"\n');
 
   const dataDir = join(work, 'data');
   const server = await startServer(dataDir);

@@ -7,28 +7,12 @@
 //
 // --lines: the task's printed lines (`line N: …`); --total: all stored lines of the task (with the engine's).
 
-const args = process.argv.slice(2);
-const opt = (name, fallback) => {
-  const i = args.indexOf(`--${name}`);
-  return i >= 0 ? args[i + 1] : fallback;
-};
+import { opt, stats } from './lib/bench.mjs';
+
 const READERS = Number(opt('readers', '5'));
 const LINES = Number(opt('lines', '1000000'));
 const TOTAL = Number(opt('total', '0'));
 const lineStart = (n) => `line ${n}: `;
-
-const stats = (values) => {
-  const sorted = [...values].sort((a, b) => a - b);
-  const at = (q) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] ?? 0;
-  const sum = sorted.reduce((s, v) => s + v, 0);
-  return {
-    n: sorted.length,
-    p50: at(0.5),
-    p99: at(0.99),
-    max: sorted.at(-1) ?? 0,
-    mean: sum / (sorted.length || 1),
-  };
-};
 
 /**
  * READERS concurrent loops reading the whole log. In pages mode each loop first reads the log once verifying

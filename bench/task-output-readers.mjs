@@ -16,21 +16,27 @@
 // Readers sign in as a guest of the project. Also timed alone: the first page, the page 90 % into the log
 // (900,000 lines deep) by the next-page cursor, and by ?offset=. --write adds a row to the readers table in bench/README.md; --keep
 // leaves the temp data dir behind; --profile DIR writes a V8 CPU profile of the server into DIR.
-import { execFileSync, spawn } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { Agent, request } from 'node:http';
-import { createServer } from 'node:net';
 import os from 'node:os';
-import { dirname, join } from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import Database from 'better-sqlite3';
+import {
+  args,
+  cpuSeconds,
+  freePort,
+  log,
+  opt,
+  readProc,
+  root,
+  scriptRepo,
+  serverEnv,
+  sleep,
+  stats,
+} from './lib/bench.mjs';
 
-const root = dirname(dirname(fileURLToPath(import.meta.url)));
-const args = process.argv.slice(2);
-const opt = (name, fallback) => {
-  const i = args.indexOf(`--${name}`);
-  return i >= 0 ? args[i + 1] : fallback;
-};
 const LINES = Number(opt('lines', '1000000'));
 const READERS = Number(opt('readers', '5'));
 const PINGS = Number(opt('pings', '2000'));
@@ -38,56 +44,12 @@ const INTERVAL_MS = Number(opt('interval', '5'));
 const WRITE = args.includes('--write');
 const KEEP = args.includes('--keep');
 const PROFILE = opt('profile', '');
-const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
-const log = (...m) => console.error('[bench]', ...m);
 
 /** The text of line n as the task prints it (seq's format, n from 1). */
 const LINE_FORMAT =
   'line %.0f: ok: [web-01.example.internal] => {"changed": false, "msg": "All assertions passed"}';
 
-const stats = (values) => {
-  const sorted = [...values].sort((a, b) => a - b);
-  const at = (q) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] ?? 0;
-  const sum = sorted.reduce((s, v) => s + v, 0);
-  return {
-    n: sorted.length,
-    p50: at(0.5),
-    p99: at(0.99),
-    max: sorted.at(-1) ?? 0,
-    mean: sum / (sorted.length || 1),
-  };
-};
-
 // ---------------------------------------------------------------------------------------------- main
-
-async function freePort() {
-  return new Promise((resolve, reject) => {
-    const s = createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const { port } = s.address();
-      s.close(() => resolve(port));
-    });
-  });
-}
-
-function readProc(pid, field) {
-  try {
-    const m = new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
-    return m ? Number(m[1]) * 1024 : 0;
-  } catch {
-    return 0;
-  }
-}
-
-function cpuSeconds(pid) {
-  try {
-    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
-    return (Number(fields[11]) + Number(fields[12])) / 100;
-  } catch {
-    return 0;
-  }
-}
 
 async function main() {
   const work = mkdtempSync(join(os.tmpdir(), 'signalbox-bench-'));
@@ -95,14 +57,7 @@ async function main() {
   const loadAtStart = os.loadavg()[0];
   log(`work dir ${work}; ${LINES.toLocaleString('en')} lines, ${READERS} readers, ${PINGS} pings`);
 
-  const repo = join(work, 'repo');
-  execFileSync('mkdir', ['-p', repo]);
-  writeFileSync(join(repo, 'print.sh'), `#!/bin/bash\nseq -f '${LINE_FORMAT}' 1 ${LINES}\n`, { mode: 0o755 });
-  const git = (...a) =>
-    execFileSync('git', ['-c', 'user.name=bench', '-c', 'user.email=bench@localhost', ...a], { cwd: repo });
-  git('init', '-q', '-b', 'main');
-  git('add', '.');
-  git('commit', '-q', '-m', 'bench');
+  const repo = scriptRepo(work, 'print.sh', `#!/bin/bash\nseq -f '${LINE_FORMAT}' 1 ${LINES}\n`);
 
   const port = await freePort();
   const password = 'bench-password-1';
@@ -116,19 +71,7 @@ async function main() {
       'server',
     ],
     {
-      env: {
-        ...process.env,
-        SIGNALBOX_DATA_DIR: join(work, 'data'),
-        SIGNALBOX_DB_URL: '',
-        SIGNALBOX_HOST: '127.0.0.1',
-        SIGNALBOX_PORT: String(port),
-        SIGNALBOX_ADMIN_LOGIN: 'bench',
-        SIGNALBOX_ADMIN_PASSWORD: password,
-        SIGNALBOX_ADMIN_EMAIL: 'bench@localhost',
-        SIGNALBOX_ADMIN_NAME: 'Bench',
-        SIGNALBOX_LOG_LEVEL: 'warn',
-        SIGNALBOX_BENCH_LOOP_FILE: loopFile,
-      },
+      env: { ...serverEnv(work, port, password), SIGNALBOX_BENCH_LOOP_FILE: loopFile },
       stdio: ['ignore', 'ignore', 'inherit'],
     },
   );

@@ -8,21 +8,25 @@
 // server process). A baseline in the same run inserts the same lines with a bare batched better-sqlite3 loop.
 // --write adds a row to the results table in bench/README.md; --keep leaves the temp data dir behind;
 // --profile DIR writes a V8 CPU profile of the server (open it in Chrome DevTools) into DIR.
-import { execFileSync, spawn } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import os from 'node:os';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import WebSocket from 'ws';
+import {
+  args,
+  cpuSeconds,
+  freePort,
+  log,
+  opt,
+  readProc,
+  root,
+  scriptRepo,
+  serverEnv,
+  sleep,
+} from './lib/bench.mjs';
 
-const root = dirname(dirname(fileURLToPath(import.meta.url)));
-const args = process.argv.slice(2);
-const opt = (name, fallback) => {
-  const i = args.indexOf(`--${name}`);
-  return i >= 0 ? args[i + 1] : fallback;
-};
 const LINES = Number(opt('lines', '1000000'));
 const WRITE = args.includes('--write');
 const KEEP = args.includes('--keep');
@@ -30,8 +34,6 @@ const TIMEOUT_MS = Number(opt('timeout', '600')) * 1000;
 const PROFILE = opt('profile', '');
 
 const work = mkdtempSync(join(os.tmpdir(), 'signalbox-bench-'));
-const log = (...m) => console.error('[bench]', ...m);
-const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 const round = (n) => Math.round(n);
 
 /**
@@ -74,36 +76,6 @@ function baseline(lines) {
   return { seconds, linesPerSecond: lines / seconds };
 }
 
-async function freePort() {
-  return new Promise((resolve, reject) => {
-    const s = createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const { port } = s.address();
-      s.close(() => resolve(port));
-    });
-  });
-}
-
-function readProc(pid, field) {
-  try {
-    const m = new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
-    return m ? Number(m[1]) * 1024 : 0;
-  } catch {
-    return 0;
-  }
-}
-
-/** User + system CPU seconds a process has used so far. */
-function cpuSeconds(pid) {
-  try {
-    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
-    return (Number(fields[11]) + Number(fields[12])) / 100;
-  } catch {
-    return 0;
-  }
-}
-
 async function main() {
   const loadAtStart = os.loadavg()[0];
   log(`work dir ${work}; ${LINES.toLocaleString('en')} lines`);
@@ -112,14 +84,7 @@ async function main() {
   log(`baseline ${round(base.linesPerSecond).toLocaleString('en')} lines/s`);
 
   // The repository: a local directory (used in place) holding the script that prints the lines.
-  const repo = join(work, 'repo');
-  execFileSync('mkdir', ['-p', repo]);
-  writeFileSync(join(repo, 'print.sh'), `#!/bin/bash\nseq -f 'line %.0f' 1 ${LINES}\n`, { mode: 0o755 });
-  const git = (...a) =>
-    execFileSync('git', ['-c', 'user.name=bench', '-c', 'user.email=bench@localhost', ...a], { cwd: repo });
-  git('init', '-q', '-b', 'main');
-  git('add', '.');
-  git('commit', '-q', '-m', 'bench');
+  const repo = scriptRepo(work, 'print.sh', `#!/bin/bash\nseq -f 'line %.0f' 1 ${LINES}\n`);
 
   const port = await freePort();
   const password = 'bench-password-1';
@@ -128,18 +93,7 @@ async function main() {
     process.execPath,
     [...nodeArgs, join(root, 'packages/server/bin/signalbox.mjs'), 'server'],
     {
-      env: {
-        ...process.env,
-        SIGNALBOX_DATA_DIR: join(work, 'data'),
-        SIGNALBOX_DB_URL: '',
-        SIGNALBOX_HOST: '127.0.0.1',
-        SIGNALBOX_PORT: String(port),
-        SIGNALBOX_ADMIN_LOGIN: 'bench',
-        SIGNALBOX_ADMIN_PASSWORD: password,
-        SIGNALBOX_ADMIN_EMAIL: 'bench@localhost',
-        SIGNALBOX_ADMIN_NAME: 'Bench',
-        SIGNALBOX_LOG_LEVEL: 'warn',
-      },
+      env: serverEnv(work, port, password),
       stdio: ['ignore', 'ignore', 'inherit'],
     },
   );

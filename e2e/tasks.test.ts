@@ -1,12 +1,10 @@
-import { execFileSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Api, login } from './support/api';
 import { DESKTOP, launch, newContext, PHONE, shot, useSession } from './support/browser';
+import { seedBashProject, waitForStatus as waitForTaskStatus } from './support/seed';
 import { ADMIN, root } from './support/server';
 import { sharedServer } from './support/shared';
 import type { SharedServer } from './support/shared-server';
@@ -17,68 +15,32 @@ let admin: Api;
 let projectId: number;
 const templates: Record<string, number> = {};
 
-/** A local git repository with the scripts the tasks run. */
-function scriptsRepo(): string {
-  const dir = mkdtempSync(join(tmpdir(), 'signalbox-e2e-repo-'));
-  writeFileSync(
-    join(dir, 'tick.sh'),
-    'for i in $(seq 1 3000); do printf "\\033[32mtick %d\\033[0m ok\\n" "$i"; sleep 0.2; done\n',
-  );
-  writeFileSync(join(dir, 'quick.sh'), 'echo "quick run"\n');
-  mkdirSync(join(dir, 'infra'));
-  writeFileSync(join(dir, 'infra', 'main.tf'), 'resource "null_resource" "example" {}\n');
-  const git = (...args: string[]) => execFileSync('git', ['-C', dir, ...args], { stdio: 'ignore' });
-  git('init', '-q', '-b', 'main');
-  git('add', '.');
-  git('-c', 'user.name=e2e', '-c', 'user.email=e2e@example.com', 'commit', '-q', '-m', 'scripts');
-  return dir;
-}
-
 beforeAll(async () => {
   server = sharedServer();
   browser = await launch();
   admin = await login(server.url, ADMIN.login, ADMIN.password);
-  projectId = (await admin.post<{ id: number }>('/projects', { name: 'Live Tasks' })).id;
+  const seeded = await seedBashProject(
+    admin,
+    'Live Tasks',
+    {
+      Ticker: [
+        'tick.sh',
+        'for i in $(seq 1 3000); do printf "\\033[32mtick %d\\033[0m ok\\n" "$i"; sleep 0.2; done\n',
+      ],
+      Quick: ['quick.sh', 'echo "quick run"\n'],
+    },
+    { 'infra/main.tf': 'resource "null_resource" "example" {}\n' },
+  );
+  projectId = seeded.projectId;
+  Object.assign(templates, seeded.templates);
   const base = `/project/${projectId}`;
-  const key = await admin.post<{ id: number }>(`${base}/keys`, {
-    name: 'None',
-    type: 'none',
-    project_id: projectId,
-  });
-  const repo = await admin.post<{ id: number }>(`${base}/repositories`, {
-    name: 'scripts',
-    git_url: scriptsRepo(),
-    git_branch: '',
-    ssh_key_id: key.id,
-    project_id: projectId,
-  });
-  const env = await admin.post<{ id: number }>(`${base}/environment`, {
-    name: 'Empty',
-    json: '{}',
-    env: '{}',
-    project_id: projectId,
-  });
-  for (const [name, playbook] of [
-    ['Ticker', 'tick.sh'],
-    ['Quick', 'quick.sh'],
-  ]) {
-    const tpl = await admin.post<{ id: number }>(`${base}/templates`, {
-      name,
-      app: 'bash',
-      playbook,
-      repository_id: repo.id,
-      environment_id: env.id,
-      project_id: projectId,
-    });
-    templates[name] = tpl.id;
-  }
   templates.Infra = (
     await admin.post<{ id: number }>(`${base}/templates`, {
       name: 'Infra',
       app: 'terraform',
       playbook: 'infra',
-      repository_id: repo.id,
-      environment_id: env.id,
+      repository_id: seeded.repositoryId,
+      environment_id: seeded.environmentId,
       project_id: projectId,
     })
   ).id;
@@ -93,15 +55,8 @@ async function pageAs(api: Api, viewport = DESKTOP, colorScheme: 'light' | 'dark
   return context.newPage();
 }
 
-async function waitForStatus(taskId: number, statuses: string[], timeout = 60_000) {
-  const deadline = Date.now() + timeout;
-  for (;;) {
-    const task = await admin.get<{ status: string }>(`/project/${projectId}/tasks/${taskId}`);
-    if (statuses.includes(task.status)) return task;
-    if (Date.now() > deadline) throw new Error(`task ${taskId} stayed ${task.status}`);
-    await new Promise((r) => setTimeout(r, 250));
-  }
-}
+const waitForStatus = (taskId: number, statuses: string[], timeout = 60_000) =>
+  waitForTaskStatus(admin, projectId, taskId, statuses, timeout);
 
 describe('task log dialog', () => {
   it('opens by ?t=, shows live coloured lines of a running task, and stops it', async () => {

@@ -1,13 +1,16 @@
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import type { Api } from './api';
 
-/** A local git repository holding the given scripts. */
+/** A local git repository holding the given files (by path inside it). */
 export function scriptsRepo(files: Record<string, string>): string {
   const dir = mkdtempSync(join(tmpdir(), 'signalbox-e2e-repo-'));
-  for (const [name, text] of Object.entries(files)) writeFileSync(join(dir, name), text);
+  for (const [name, text] of Object.entries(files)) {
+    mkdirSync(dirname(join(dir, name)), { recursive: true });
+    writeFileSync(join(dir, name), text);
+  }
   const git = (...args: string[]) => execFileSync('git', ['-C', dir, ...args], { stdio: 'ignore' });
   git('init', '-q', '-b', 'main');
   git('add', '.');
@@ -17,12 +20,13 @@ export function scriptsRepo(files: Record<string, string>): string {
 
 /**
  * A project with a None key, a local repository of bash scripts, an empty environment and one template per
- * script: `scripts` maps a template name to its script's file name and text.
+ * script: `scripts` maps a template name to its script's file name and text; `otherFiles` are committed too.
  */
 export async function seedBashProject(
   admin: Api,
   name: string,
   scripts: Record<string, readonly [file: string, text: string]>,
+  otherFiles: Record<string, string> = {},
 ) {
   const projectId = (await admin.post<{ id: number }>('/projects', { name })).id;
   const base = `/project/${projectId}`;
@@ -33,7 +37,10 @@ export async function seedBashProject(
   });
   const repo = await admin.post<{ id: number }>(`${base}/repositories`, {
     name: 'scripts',
-    git_url: scriptsRepo(Object.fromEntries(Object.entries(scripts).map(([, [file, text]]) => [file, text]))),
+    git_url: scriptsRepo({
+      ...Object.fromEntries(Object.entries(scripts).map(([, [file, text]]) => [file, text])),
+      ...otherFiles,
+    }),
     git_branch: '',
     ssh_key_id: key.id,
     project_id: projectId,
@@ -56,7 +63,7 @@ export async function seedBashProject(
     });
     templates[title] = tpl.id;
   }
-  return { projectId, templates };
+  return { projectId, templates, repositoryId: repo.id, environmentId: env.id };
 }
 
 export async function waitForStatus(

@@ -110,6 +110,15 @@ export const id = (label: string) =>
     .positive(`${label} must be positive`)
     .max(2_147_483_647, `${label} is too large`);
 
+/** A number a form must fill: missing says "required", another type "must be a number". */
+export const requiredNumber = (label: string) =>
+  z.number({
+    error: (issue) =>
+      issue.input === undefined || issue.input === null
+        ? messages.required(label)
+        : `${label} must be a number`,
+  });
+
 /** An optional reference to another object; 0 and null mean "none". */
 export const optionalId = (label: string) =>
   z

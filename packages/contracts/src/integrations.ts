@@ -1,5 +1,13 @@
 import { z } from 'zod';
-import { flag, jsonText, messages, optionalId, optionalString, requiredString } from './common';
+import {
+  flag,
+  jsonText,
+  messages,
+  optionalId,
+  optionalString,
+  requiredNumber,
+  requiredString,
+} from './common';
 import { optionalBranch } from './repositories';
 
 /** Integrations: incoming webhooks that start a template's task. */
@@ -83,13 +91,7 @@ const choice = <const T extends readonly string[]>(label: string, values: T) =>
 
 /** An id the form requires: absent or 0 means "required", anything else must be a positive integer. */
 const requiredId = (label: string) =>
-  z
-    .number({
-      error: (issue) =>
-        issue.input === undefined || issue.input === null
-          ? messages.required(label)
-          : `${label} must be a number`,
-    })
+  requiredNumber(label)
     .int(`${label} must be an integer`)
     .min(1, messages.required(label))
     .max(2_147_483_647, `${label} is too large`);

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { flag, messages, optionalId, requiredString } from './common';
+import { flag, messages, optionalId, requiredNumber, requiredString } from './common';
 
 export const keyTypes = ['none', 'ssh', 'login_password'] as const;
 export type KeyType = (typeof keyTypes)[number];
@@ -19,13 +19,7 @@ export type AccessKey = {
 
 /** A required reference to another object of the project (0 and null count as missing). */
 export const requiredRefId = (label: string) =>
-  z
-    .number({
-      error: (issue) =>
-        issue.input === undefined || issue.input === null
-          ? messages.required(label)
-          : `${label} must be a number`,
-    })
+  requiredNumber(label)
     .int(`${label} must be an integer`)
     .min(0, `${label} must be 0 or greater`)
     .max(2_147_483_647, `${label} is too large`)

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { flag, id, jsonDepth, MAX_JSON_DEPTH, messages, optionalId, optionalString } from './common';
 import { optionalBranch } from './repositories';
+import { taskStatuses } from './tasks';
 
 /** Task API requests. */
 
@@ -89,23 +90,7 @@ export const taskListQuery = z.object({
   offset: intQuery('Offset', 0, 1_000_000_000).default(0),
 });
 export const templateTasksQuery = z.object({
-  status: z
-    .enum(
-      [
-        'waiting',
-        'starting',
-        'waiting_confirmation',
-        'confirmed',
-        'rejected',
-        'running',
-        'stopping',
-        'stopped',
-        'success',
-        'error',
-      ],
-      { error: 'Unknown status' },
-    )
-    .optional(),
+  status: z.enum(taskStatuses, { error: 'Unknown status' }).optional(),
   limit: intQuery('Limit', 1, 10_000).default(1000),
   offset: intQuery('Offset', 0, 1_000_000_000).default(0),
 });

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { flag, messages, optionalId, requiredString } from './common';
 import { optionalBranch } from './repositories';
 import { CRON_MAX, DEFAULT_CRON } from './schedules';
+import type { TaskView } from './task-api';
 import { apps, templateTypes } from './tasks';
 
 /** Survey variable types: '' and 'string' are text, 'int' digits only, 'secret' hidden, 'enum' a pick list. */
@@ -256,32 +257,8 @@ export const templateInput = z
 export type TemplateInput = z.infer<typeof templateInput>;
 
 /** The latest task of a template, as listed with it (secrets never included). */
-export type TemplateLastTask = {
-  id: number;
-  template_id: number;
-  project_id: number;
-  status: string;
-  message: string;
-  user_id: number | null;
+export type TemplateLastTask = Omit<TaskView, 'status_detail'> & {
   user_name: string | null;
-  integration_id: number | null;
-  schedule_id: number | null;
-  created: string;
-  start: string | null;
-  end: string | null;
-  version: string | null;
-  build_task_id: number | null;
-  commit_hash: string | null;
-  commit_message: string | null;
-  playbook: string;
-  environment: string;
-  arguments: string | null;
-  git_branch: string | null;
-  inventory_id: number | null;
-  params: Record<string, unknown>;
-  debug: boolean;
-  dry_run: boolean;
-  diff: boolean;
   /** The template's name (Semaphore's TaskWithTpl field). */
   tpl_alias: string;
   tpl_type: string;

@@ -1,5 +1,5 @@
-import type { LightMyRequestResponse } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { seedProject } from './support/api-walk';
 import { testDialects } from './support/dialects';
 import { type Client, createHarness, type Harness } from './support/harness';
 import {
@@ -202,131 +202,32 @@ const MINE = new Set([
 
 type Ids = Record<string, number>;
 
-/** A project with one object of every kind, created through the API (as in api-robustness.test.ts). */
-async function seedProject(h: Harness, owner: Client, name: string): Promise<Ids> {
-  const ok = async (res: Promise<LightMyRequestResponse>) => {
-    const r = await res;
-    if (r.statusCode >= 300) throw new Error(`seed failed: ${r.statusCode} ${r.body}`);
-    return r.statusCode === 204 ? {} : r.json();
-  };
-  const project = await ok(owner.post('/api/projects', { name }));
-  const base = `/api/project/${project.id}`;
-  const key = await ok(
-    owner.post(`${base}/keys`, {
-      name: 'k',
-      type: 'login_password',
-      project_id: project.id,
-      login_password: { login: 'u', password: 'p4ss' },
-    }),
-  );
-  const repo = await ok(
-    owner.post(`${base}/repositories`, {
-      name: 'r',
-      git_url: '/srv/repo',
-      git_branch: '',
-      ssh_key_id: key.id,
-      project_id: project.id,
-    }),
-  );
-  const inv = await ok(
-    owner.post(`${base}/inventory`, {
-      name: 'i',
-      type: 'static',
-      inventory: 'localhost',
-      ssh_key_id: key.id,
-      project_id: project.id,
-    }),
-  );
-  const env = await ok(
-    owner.post(`${base}/environment`, { name: 'e', json: '{}', env: '{}', project_id: project.id }),
-  );
-  const view = await ok(owner.post(`${base}/views`, { title: 'v', position: 0, project_id: project.id }));
-  const tpl = await ok(
-    owner.post(`${base}/templates`, {
-      name: 't',
-      app: 'bash',
-      playbook: 'run.sh',
-      repository_id: repo.id,
-      inventory_id: inv.id,
-      environment_id: env.id,
-      view_id: view.id,
-      project_id: project.id,
-      survey_vars: [
-        { name: 'who', title: 'Who', description: '', type: 'string', required: false, values: [] },
-      ],
-    }),
-  );
-  const schedule = await ok(
-    owner.post(`${base}/schedules`, {
-      template_id: tpl.id,
-      cron_format: '0 0 * * *',
-      project_id: project.id,
-    }),
-  );
-  const integ = await ok(
-    owner.post(`${base}/integrations`, { name: 'in', template_id: tpl.id, project_id: project.id }),
-  );
-  const alias = await ok(owner.post(`${base}/integrations/${integ.id}/aliases`, {}));
-  const matcher = await ok(
-    owner.post(`${base}/integrations/${integ.id}/matchers`, {
-      name: 'm',
-      match_type: 'header',
-      body_data_type: 'string',
-      key: 'x',
-      method: 'equals',
-      value: 'y',
-      integration_id: integ.id,
-    }),
-  );
-  const value = await ok(
-    owner.post(`${base}/integrations/${integ.id}/values`, {
-      name: 'v',
-      value_source: 'header',
-      body_data_type: 'string',
-      key: 'x',
-      variable: 'X',
-      integration_id: integ.id,
-    }),
-  );
-  await ok(owner.post('/api/user/tokens'));
-  const now = new Date().toISOString();
-  const task = await h.deps.db
-    .insertInto('task')
-    .values({
-      project_id: project.id,
-      template_id: tpl.id,
-      status: 'success',
-      message: '',
-      user_id: owner.userId,
-      created: now,
-      start: now,
-      end: now,
-      playbook: '',
-      environment: '{}',
-      params: '{}',
-      debug: 0,
-      dry_run: 0,
-      diff: 0,
-    })
-    .executeTakeFirst();
-  const taskId = Number(
-    task.insertId ??
-      (await h.deps.db.selectFrom('task').select('id').orderBy('id', 'desc').executeTakeFirstOrThrow()).id,
-  );
-  await h.deps.db.insertInto('task_output').values({ task_id: taskId, time: now, output: 'hello' }).execute();
+/** A project with one object of every kind (see api-walk), an API token and one line of task output. */
+async function seedConformanceProject(h: Harness, owner: Client, name: string): Promise<Ids> {
+  const seeded = await seedProject(h, owner, name, {
+    templateInView: true,
+    surveyVars: [{ name: 'who', title: 'Who', description: '', type: 'string', required: false, values: [] }],
+  });
+  const token = await owner.post('/api/user/tokens');
+  if (token.statusCode >= 300) throw new Error(`seed failed: ${token.statusCode} ${token.body}`);
+  const taskId = Number(seeded.task_id);
+  await h.deps.db
+    .insertInto('task_output')
+    .values({ task_id: taskId, time: new Date().toISOString(), output: 'hello' })
+    .execute();
   return {
-    project_id: project.id,
-    key_id: key.id,
-    repository_id: repo.id,
-    inventory_id: inv.id,
-    environment_id: env.id,
-    view_id: view.id,
-    template_id: tpl.id,
-    schedule_id: schedule.id,
-    integration_id: integ.id,
-    alias_id: alias.id,
-    matcher_id: matcher.id,
-    extractvalue_id: value.id,
+    project_id: Number(seeded.project_id),
+    key_id: Number(seeded.key),
+    repository_id: Number(seeded.repositories),
+    inventory_id: Number(seeded.inventory),
+    environment_id: Number(seeded.environment),
+    view_id: Number(seeded.views),
+    template_id: Number(seeded.templates),
+    schedule_id: Number(seeded.schedules),
+    integration_id: Number(seeded.integrations),
+    alias_id: Number(seeded.alias_id),
+    matcher_id: Number(seeded.matcher_id),
+    extractvalue_id: Number(seeded.value_id),
     task_id: taskId,
     user_id: owner.userId,
   };
@@ -363,7 +264,7 @@ describe.each(testDialects())('Swagger conformance on $name', (dialect) => {
   beforeAll(async () => {
     h = await createHarness(dialect);
     admin = await h.userClient({ admin: true, can_create_project: true });
-    ids = await seedProject(h, admin, 'Conformance');
+    ids = await seedConformanceProject(h, admin, 'Conformance');
     routes = h.app.routeList.filter((r) => r.url.startsWith('/api/') && r.method !== 'HEAD');
   });
   afterAll(async () => h?.close());

@@ -1,13 +1,10 @@
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import { type AddressInfo, createServer as createTcpServer } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
-import { type TestDialect, testDialects } from '../../test/support/dialects';
+import { sharedDatabase, testDialects } from '../../test/support/dialects';
 import { type Client, createHarness, type Harness } from '../../test/support/harness';
 import { openLiveSocket } from '../../test/support/live-socket';
 import {
@@ -62,23 +59,6 @@ async function alertReceiver() {
   };
 }
 
-/** One database both instances open (the SQLite file, or one PostgreSQL/MySQL database). */
-async function sharedDatabase(dialect: TestDialect) {
-  const dir = mkdtempSync(join(tmpdir(), 'sb-redis-db-'));
-  const db = await dialect.create(dir);
-  const same: TestDialect = {
-    name: dialect.name,
-    create: async () => ({ url: db.url, drop: async () => {} }),
-  };
-  return {
-    dialect: same,
-    async drop() {
-      await db.drop();
-      rmSync(dir, { recursive: true, force: true });
-    },
-  };
-}
-
 const update = (project: number, task: number, status: string): LiveMessage => ({
   type: 'update',
   project_id: project,
@@ -111,7 +91,7 @@ describe.each(testDialects())('live events across two instances through Redis on
   let projectId: number;
 
   beforeAll(async () => {
-    shared = await sharedDatabase(dialect);
+    shared = await sharedDatabase(dialect, 'sb-redis-db-');
     receiver = await alertReceiver();
     const config = {
       redisUrl: REDIS_URL,

@@ -8,7 +8,7 @@ import { type Client, createHarness, type Harness } from '../../test/support/har
 import {
   gitRepo,
   insertEnvironment,
-  insertInventory,
+  insertLocalInventory,
   insertRepository,
   insertTemplate,
   outputOf,
@@ -49,10 +49,7 @@ describe.each(testDialects())('task-supplied extra vars reach Ansible as data on
       playbook: 'site.yml',
       repository_id: await insertRepository(h.deps, projectId, { git_url: repo }),
       environment_id: env,
-      inventory_id: await insertInventory(h.deps, projectId, {
-        type: 'static',
-        inventory: 'localhost ansible_connection=local ansible_python_interpreter=/usr/bin/python3\n',
-      }),
+      inventory_id: await insertLocalInventory(h.deps, projectId),
       allow_parallel_tasks: 1,
     });
   });

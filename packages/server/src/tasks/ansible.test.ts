@@ -8,8 +8,8 @@ import { type Client, createHarness, type Harness } from '../../test/support/har
 import {
   gitRepo,
   insertEnvironment,
-  insertInventory,
   insertKey,
+  insertLocalInventory,
   insertRepository,
   insertTemplate,
   outputOf,
@@ -127,9 +127,7 @@ describe.each(testDialects())('ansible-playbook tasks on $name', (dialect) => {
       type: 'login_password',
       secret: { login: '', password: secrets.vault },
     });
-    const inv = await insertInventory(h.deps, projectId, {
-      type: 'static',
-      inventory: 'localhost ansible_connection=local ansible_python_interpreter=/usr/bin/python3\n',
+    const inv = await insertLocalInventory(h.deps, projectId, {
       ssh_key_id: sshKey,
       become_key_id: becomeKey,
     });

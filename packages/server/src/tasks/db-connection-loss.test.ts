@@ -2,16 +2,24 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { type TestDialect, testDialects } from '../../test/support/dialects';
 import { type Client, createHarness, type Harness } from '../../test/support/harness';
 import { killConnections } from '../../test/support/kill-connections';
 import { freePort } from '../../test/support/net';
 import {
+  cookieApi,
+  localUrl,
+  serverBin,
+  serverProcessEnv,
+  signInAdmin,
+  waitForServer,
+} from '../../test/support/server-process';
+import {
   gitRepo,
   insertRepository,
   insertTemplate,
+  orNothing,
   outputOf,
   waitFor,
 } from '../../test/support/task-fixtures';
@@ -22,17 +30,6 @@ const ROUNDS = 10;
 /** Prints numbered lines for about two seconds. */
 const script = `for i in $(seq 1 ${LINES}); do echo "line $i"; sleep 0.01; done\n`;
 const numbered = Array.from({ length: LINES }, (_, i) => `line ${i + 1}`);
-
-/** The test's own reads share the app's pool: one that meets the loss counts as "not yet". */
-const orNothing =
-  <T>(read: () => Promise<T>) =>
-  async () => {
-    try {
-      return await read();
-    } catch {
-      return undefined;
-    }
-  };
 
 /** Errors that reached the process without a handler (vitest also fails the file on one). */
 const escaped: unknown[] = [];
@@ -136,7 +133,6 @@ function lostConnections(name: TestDialect['name']) {
 }
 
 const postgres = testDialects().find((d) => d.name === 'postgres');
-const bin = fileURLToPath(new URL('../../bin/signalbox.mjs', import.meta.url));
 
 /** A real `signalbox server` process on PostgreSQL: its connections are ended mid-run and it carries on. */
 describe.runIf(postgres)('a server process whose database connections are ended mid-run', () => {
@@ -157,20 +153,8 @@ describe.runIf(postgres)('a server process whose database connections are ended 
   it('keeps running and serving, and ends the task with every line', async () => {
     database = await postgres!.create(dataDir);
     const port = await freePort();
-    const url = (path: string) => `http://127.0.0.1:${port}${path}`;
-    server = spawn(process.execPath, [bin, 'server'], {
-      env: {
-        ...process.env,
-        SIGNALBOX_DATA_DIR: dataDir,
-        SIGNALBOX_DB_URL: database.url,
-        SIGNALBOX_HOST: '127.0.0.1',
-        SIGNALBOX_PORT: String(port),
-        SIGNALBOX_ADMIN_LOGIN: 'admin',
-        SIGNALBOX_ADMIN_PASSWORD: 'admin-password-1',
-        SIGNALBOX_ADMIN_EMAIL: 'admin@example.test',
-        SIGNALBOX_ADMIN_NAME: 'Admin',
-        SIGNALBOX_LOG_LEVEL: 'warn',
-      },
+    server = spawn(process.execPath, [serverBin, 'server'], {
+      env: serverProcessEnv(dataDir, { SIGNALBOX_DB_URL: database.url, SIGNALBOX_PORT: String(port) }),
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     server.stdout!.on('data', (chunk) => {
@@ -179,24 +163,8 @@ describe.runIf(postgres)('a server process whose database connections are ended 
     server.stderr!.on('data', (chunk) => {
       output += chunk;
     });
-    await waitFor(
-      orNothing(async () => (await fetch(url('/api/ping'))).ok),
-      30_000,
-      'the server to answer',
-    );
-    const login = await fetch(url('/api/auth/login'), {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ auth: 'admin', password: 'admin-password-1' }),
-    });
-    expect(login.status).toBe(204);
-    const cookie = String(login.headers.get('set-cookie')).split(';')[0]!;
-    const api = (method: string, path: string, body?: unknown) =>
-      fetch(url(path), {
-        method,
-        headers: { cookie, ...(body ? { 'content-type': 'application/json' } : {}) },
-        body: body ? JSON.stringify(body) : undefined,
-      });
+    await waitForServer(port);
+    const api = cookieApi(port, await signInAdmin(port));
     const projectId = (
       (await (await api('POST', '/api/projects', { name: 'Loss' })).json()) as { id: number }
     ).id;
@@ -230,7 +198,7 @@ describe.runIf(postgres)('a server process whose database connections are ended 
         const res = await api('GET', `/api/project/${projectId}/tasks/${task.id}`);
         codes.push(
           res.status,
-          (await fetch(url('/api/ping'))).status,
+          (await fetch(localUrl(port, '/api/ping'))).status,
           (await api('GET', '/api/projects')).status,
         );
         return res.ok ? ((await res.json()) as { status: string }).status : '';

@@ -9,22 +9,12 @@ import {
   gitRepo,
   insertRepository,
   insertTemplate,
+  orNothing,
   outputOf,
   waitFor,
 } from '../../test/support/task-fixtures';
 import { dbRetry } from '../db/retry';
 import { runnerTimings, unsavedMessage } from './instances';
-
-/** The test's own reads go through the same relay: one that meets the outage counts as "not yet". */
-const orNothing =
-  <T>(read: () => Promise<T>) =>
-  async () => {
-    try {
-      return await read();
-    } catch {
-      return undefined;
-    }
-  };
 
 const finished = ['success', 'error', 'stopped'];
 
@@ -89,6 +79,16 @@ function outageOn(name: TestDialect['name']) {
     }
     const taskRow = (id: number) =>
       h.deps.db.selectFrom('task').selectAll().where('id', '=', id).executeTakeFirst();
+    /** Waits until the task has finished (success, error or stopped); reads that meet the outage are "not yet". */
+    const waitForFinished = (id: number, timeoutMs: number, what: string) =>
+      waitFor(
+        orNothing(async () => {
+          const t = await taskRow(id);
+          return t && finished.includes(t.status) ? t : undefined;
+        }),
+        timeoutMs,
+        what,
+      );
 
     it('keeps every line of a running task across an outage and answers 503, not 500, meanwhile', async () => {
       dbRetry.capMs = 60_000;
@@ -113,14 +113,7 @@ function outageOn(name: TestDialect['name']) {
       await new Promise((r) => setTimeout(r, 500));
       outage.up();
 
-      const done = await waitFor(
-        orNothing(async () => {
-          const t = await taskRow(id);
-          return t && finished.includes(t.status) ? t : undefined;
-        }),
-        30_000,
-        'the task to end',
-      );
+      const done = await waitForFinished(id, 30_000, 'the task to end');
       expect(done.status).toBe('success');
       expect((await owner.get('/api/projects')).statusCode).toBe(200);
       const out = await outputOf(h.deps, id);
@@ -146,14 +139,7 @@ function outageOn(name: TestDialect['name']) {
       // The next output batch's commit reaches the server; its answer does not reach the app.
       await outage.loseAnswerTo('commit');
       writeFileSync(signal, '');
-      const done = await waitFor(
-        orNothing(async () => {
-          const t = await taskRow(id);
-          return t && finished.includes(t.status) ? t : undefined;
-        }),
-        30_000,
-        'the task to end',
-      );
+      const done = await waitForFinished(id, 30_000, 'the task to end');
       expect(done.status).toBe('success');
       const out = await outputOf(h.deps, id);
       const count = Number(out.find((l) => l.startsWith('end '))!.split(' ')[1]);
@@ -208,14 +194,7 @@ function outageOn(name: TestDialect['name']) {
       );
       outage.up();
       // …and the next sweep ends the task instead of leaving it running.
-      const done = await waitFor(
-        orNothing(async () => {
-          const t = await taskRow(id);
-          return t && finished.includes(t.status) ? t : undefined;
-        }),
-        20_000,
-        'the sweep to end the task',
-      );
+      const done = await waitForFinished(id, 20_000, 'the sweep to end the task');
       expect(done).toMatchObject({ status: 'error', message: unsavedMessage });
       expect(done.end).toBeTruthy();
       expect(existsSync(join(h.dataDir, 'tasks', String(id)))).toBe(false);

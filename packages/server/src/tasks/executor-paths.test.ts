@@ -1,5 +1,4 @@
-import { mkdtempSync, readFileSync, realpathSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync, realpathSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { testDialects } from '../../test/support/dialects';
@@ -15,10 +14,11 @@ import {
 import {
   commitFiles,
   insertInventory,
+  insertLocalInventory,
   insertRepository,
   insertTemplate,
   outputOf,
-  standIn,
+  toolsOnPath,
   waitForStatus,
 } from '../../test/support/task-fixtures';
 
@@ -34,27 +34,24 @@ describe.each(testDialects())('executors keep every path inside the checkout on 
   let repoId: number;
   let inventoryId: number;
   let record: string;
-  const originalPath = process.env.PATH;
+  let restorePath = () => {};
 
   beforeAll(async () => {
-    const bin = mkdtempSync(join(tmpdir(), 'sb-bin-'));
-    record = join(bin, 'argv.log');
-    writeFileSync(record, '');
-    for (const tool of ['terraform', 'tofu', 'pulumi']) standIn(bin, tool, recordingStandIn(record));
-    process.env.PATH = `${bin}:${originalPath}`;
+    ({ record, restore: restorePath } = toolsOnPath({
+      terraform: recordingStandIn,
+      tofu: recordingStandIn,
+      pulumi: recordingStandIn,
+    }));
     h = await createHarness(dialect, { maxParallelTasks: 10 });
     owner = await h.userClient({ can_create_project: true });
     ({ projectId } = await h.projectWithTeam(owner));
     hostile = hostileRepo(h.dataDir);
     commitFiles(hostile.repo, { 'show-args.sh': 'echo "script: $0"\necho "args: $*"\n' }, 'args');
     repoId = await insertRepository(h.deps, projectId, { git_url: hostile.repo });
-    inventoryId = await insertInventory(h.deps, projectId, {
-      type: 'static',
-      inventory: 'localhost ansible_connection=local ansible_python_interpreter=/usr/bin/python3\n',
-    });
+    inventoryId = await insertLocalInventory(h.deps, projectId);
   });
   afterAll(async () => {
-    process.env.PATH = originalPath;
+    restorePath();
     await h?.close();
   });
 

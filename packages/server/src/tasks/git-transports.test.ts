@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { testDialects } from '../../test/support/dialects';
+import { fakeProcesses } from '../../test/support/fake-processes';
 import { bareCopy } from '../../test/support/git-servers';
 import { type Client, createHarness, type Harness } from '../../test/support/harness';
 import {
@@ -19,7 +20,6 @@ import { branchHead } from '../scheduler/git-head';
 import { checkoutRepository } from './git';
 import { Job, type JobDetails } from './job';
 import type { LogSink } from './log-sink';
-import type { ProcessAdapter, ProcessSpec } from './process';
 import type { RepositoryRow } from './store';
 
 /**
@@ -169,17 +169,8 @@ describe.each(testDialects())('repository URLs at run time on $name', (dialect) 
 
 describe('git commands of a checkout (fake processes)', () => {
   function fakeJob() {
-    const specs: ProcessSpec[] = [];
-    const processes: ProcessAdapter = {
-      run(spec) {
-        specs.push(spec);
-        return { pid: undefined, wait: async () => ({ code: 0, signal: null }), kill() {} };
-      },
-      async capture(spec) {
-        specs.push(spec);
-        return { code: 0, signal: null, stdout: '', stderr: '' };
-      },
-    };
+    const processes = fakeProcesses();
+    const specs = processes.specs;
     const sink = {
       line() {},
       pressure: () => false,

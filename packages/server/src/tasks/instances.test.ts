@@ -1,10 +1,8 @@
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { readFileSync, rmSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type TestDialect, testDialects } from '../../test/support/dialects';
+import { sharedDatabase, type TestDialect, testDialects } from '../../test/support/dialects';
 import { type Client, createHarness, type Harness } from '../../test/support/harness';
 import {
   alive,
@@ -12,7 +10,8 @@ import {
   insertRepository,
   insertTemplate,
   outputOf,
-  standIn,
+  taskRow,
+  toolsOnPath,
   waitFor,
   waitForStatus,
 } from '../../test/support/task-fixtures';
@@ -31,23 +30,6 @@ const defaultTimings = { ...runnerTimings };
 
 const REDIS_URL = 'redis://127.0.0.1:6379';
 liveChannel.name = `signalbox:test:${randomBytes(8).toString('hex')}`;
-
-/** One database both instances open (the SQLite file, or one PostgreSQL/MySQL database). */
-async function sharedDatabase(dialect: TestDialect) {
-  const dir = mkdtempSync(join(tmpdir(), 'sb-instances-db-'));
-  const db = await dialect.create(dir);
-  const same: TestDialect = {
-    name: dialect.name,
-    create: async () => ({ url: db.url, drop: async () => {} }),
-  };
-  return {
-    dialect: same,
-    async drop() {
-      await db.drop();
-      rmSync(dir, { recursive: true, force: true });
-    },
-  };
-}
 
 /** A terraform stand-in: a plan with changes (saved to -out), and an apply of that saved plan. */
 const tfScript = (record: string) => `#!/bin/bash
@@ -106,7 +88,7 @@ type Setup = {
 function twoInstances(dialect: TestDialect, redis: boolean) {
   const s = {} as Setup & { shared: Awaited<ReturnType<typeof sharedDatabase>>; config: object };
   beforeAll(async () => {
-    s.shared = await sharedDatabase(dialect);
+    s.shared = await sharedDatabase(dialect, 'sb-instances-db-');
     s.config = {
       // Instances of one deployment share the secret key (stored secrets decrypt on either).
       secretKey: randomBytes(32).toString('base64'),
@@ -204,12 +186,7 @@ describe.each(testDialects())('two instances on one $name database', (dialect) =
   });
 
   it("confirm posted to the other instance applies the runner's Terraform plan; reject ends the plan", async () => {
-    const bin = mkdtempSync(join(tmpdir(), 'sb-bin-'));
-    const record = join(bin, 'argv.log');
-    writeFileSync(record, '');
-    standIn(bin, 'terraform', tfScript(record));
-    const originalPath = process.env.PATH;
-    process.env.PATH = `${bin}:${originalPath}`;
+    const { bin, record, restore } = toolsOnPath({ terraform: tfScript });
     try {
       const tpl = await insertTemplate(s.a.deps, s.projectId, {
         app: 'terraform',
@@ -247,7 +224,7 @@ describe.each(testDialects())('two instances on one $name database', (dialect) =
       expect(ended.status).toBe('error');
       expect(await outputOf(s.a.deps, rejected)).toContain('The plan was rejected');
     } finally {
-      process.env.PATH = originalPath;
+      restore();
       rmSync(bin, { recursive: true, force: true });
     }
   });
@@ -435,18 +412,13 @@ describe('instance identity', () => {
 
 /** A task row as a previous server version left it: running, no runner. */
 async function insertLegacyRunningTask(h: Harness, projectId: number, templateId: number) {
-  return insertReturningId(h.deps.db, h.deps.dialect, 'task', {
-    project_id: projectId,
-    template_id: templateId,
-    status: 'running',
-    message: '',
-    created: now(),
-    start: now(),
-    playbook: '',
-    environment: '{}',
-    params: '{}',
-    debug: 0,
-    dry_run: 0,
-    diff: 0,
-  });
+  return insertReturningId(
+    h.deps.db,
+    h.deps.dialect,
+    'task',
+    taskRow(projectId, templateId, {
+      status: 'running',
+      start: now(),
+    }),
+  );
 }

@@ -2,7 +2,6 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import {
   cgroupOf,
@@ -13,11 +12,17 @@ import {
   uniqueSleep,
 } from '../../test/support/escapes';
 import { freePort } from '../../test/support/net';
+import {
+  cookieApi,
+  serverBin,
+  serverProcessEnv,
+  signInAdmin,
+  waitForServer,
+} from '../../test/support/server-process';
 import { alive, insertRepository, insertTemplate, waitFor } from '../../test/support/task-fixtures';
 import { openDb } from '../db';
 import { ownCgroup } from './isolation';
 
-const bin = fileURLToPath(new URL('../../bin/signalbox.mjs', import.meta.url));
 const cgroupUsable = 'dir' in ownCgroup();
 
 /**
@@ -32,36 +37,17 @@ for (const mode of ['cgroup', 'session'] as const) {
     let server: ChildProcess | null = null;
     let port = 0;
     const numbers: number[] = [];
-    const env = {
-      ...process.env,
-      SIGNALBOX_DATA_DIR: dataDir,
-      SIGNALBOX_HOST: '127.0.0.1',
+    const env = serverProcessEnv(dataDir, {
       SIGNALBOX_INSTANCE_ID: instanceId,
       SIGNALBOX_TASK_ISOLATION: mode,
-      SIGNALBOX_ADMIN_LOGIN: 'admin',
-      SIGNALBOX_ADMIN_PASSWORD: 'admin-password-1',
-      SIGNALBOX_ADMIN_EMAIL: 'admin@example.test',
-      SIGNALBOX_ADMIN_NAME: 'Admin',
-      SIGNALBOX_LOG_LEVEL: 'warn',
-    };
-    const url = (path: string) => `http://127.0.0.1:${port}${path}`;
+    });
 
     async function startServer() {
-      server = spawn(process.execPath, [bin, 'server'], {
+      server = spawn(process.execPath, [serverBin, 'server'], {
         env: { ...env, SIGNALBOX_PORT: String(port) },
         stdio: ['ignore', 'ignore', 'inherit'],
       });
-      await waitFor(
-        async () => {
-          try {
-            return (await fetch(url('/api/ping'))).ok;
-          } catch {
-            return false;
-          }
-        },
-        30_000,
-        'the server to answer',
-      );
+      await waitForServer(port);
     }
 
     afterAll(async () => {
@@ -73,19 +59,9 @@ for (const mode of ['cgroup', 'session'] as const) {
     it('the restarted server ends the escaped grandchild and removes what held it', async () => {
       port = await freePort();
       await startServer();
-      const login = await fetch(url('/api/auth/login'), {
-        method: 'POST',
-        headers: { 'content-type': 'application/json' },
-        body: JSON.stringify({ auth: 'admin', password: 'admin-password-1' }),
-      });
-      expect(login.status).toBe(204);
-      const cookie = String(login.headers.get('set-cookie')).split(';')[0]!;
+      const call = cookieApi(port, await signInAdmin(port));
       const api = async (path: string, body: unknown) =>
-        (await fetch(url(path), {
-          method: 'POST',
-          headers: { cookie, 'content-type': 'application/json' },
-          body: JSON.stringify(body),
-        }).then((r) => r.json())) as { id: number };
+        (await (await call('POST', path, body)).json()) as { id: number };
       const projectId = (await api('/api/projects', { name: 'Crash' })).id;
 
       const handle = openDb(`sqlite://${join(dataDir, 'signalbox.db')}`);

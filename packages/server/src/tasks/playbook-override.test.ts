@@ -1,5 +1,4 @@
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { ProjectRole } from '@signalbox/contracts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -15,11 +14,11 @@ import {
   recordingStandIn,
 } from '../../test/support/hostile-repo';
 import {
-  insertInventory,
+  insertLocalInventory,
   insertRepository,
   insertTemplate,
   outputOf,
-  standIn,
+  toolsOnPath,
   waitForStatus,
 } from '../../test/support/task-fixtures';
 
@@ -33,23 +32,20 @@ describe.each(testDialects())('changing the playbook of a task on $name', (diale
   let record: string;
   /** Template ids by app, with allow_override_args_in_task on and off. */
   const templates = {} as Record<App, { on: number; off: number }>;
-  const originalPath = process.env.PATH;
+  let restorePath = () => {};
 
   beforeAll(async () => {
-    const bin = mkdtempSync(join(tmpdir(), 'sb-bin-'));
-    record = join(bin, 'argv.log');
-    writeFileSync(record, '');
-    for (const tool of ['terraform', 'tofu', 'pulumi']) standIn(bin, tool, recordingStandIn(record));
-    process.env.PATH = `${bin}:${originalPath}`;
+    ({ record, restore: restorePath } = toolsOnPath({
+      terraform: recordingStandIn,
+      tofu: recordingStandIn,
+      pulumi: recordingStandIn,
+    }));
     h = await createHarness(dialect, { maxParallelTasks: 10 });
     const owner = await h.userClient({ can_create_project: true });
     ({ projectId, members } = await h.projectWithTeam(owner));
     hostile = hostileRepo(h.dataDir);
     const repo = await insertRepository(h.deps, projectId, { git_url: hostile.repo });
-    const inventory = await insertInventory(h.deps, projectId, {
-      type: 'static',
-      inventory: 'localhost ansible_connection=local ansible_python_interpreter=/usr/bin/python3\n',
-    });
+    const inventory = await insertLocalInventory(h.deps, projectId);
     for (const app of apps) {
       const tpl = (allow: boolean) =>
         insertTemplate(h.deps, projectId, {
@@ -65,7 +61,7 @@ describe.each(testDialects())('changing the playbook of a task on $name', (diale
     }
   });
   afterAll(async () => {
-    process.env.PATH = originalPath;
+    restorePath();
     await h?.close();
   });
 

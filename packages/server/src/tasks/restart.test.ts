@@ -2,61 +2,48 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { freePort } from '../../test/support/net';
-import { alive, gitRepo, insertRepository, insertTemplate, waitFor } from '../../test/support/task-fixtures';
+import {
+  cookieApi,
+  localUrl,
+  serverBin,
+  serverProcessEnv,
+  signInAdmin,
+  waitForServer,
+} from '../../test/support/server-process';
+import {
+  alive,
+  gitRepo,
+  insertRepository,
+  insertTemplate,
+  waitFor,
+  waitForStatus,
+} from '../../test/support/task-fixtures';
 import { openDb } from '../db';
-
-const bin = fileURLToPath(new URL('../../bin/signalbox.mjs', import.meta.url));
 
 /** A real `signalbox server` process on a temp data dir, killed with SIGKILL mid-run and started again. */
 describe('server restart during a run', () => {
   const dataDir = mkdtempSync(join(tmpdir(), 'sb-restart-'));
   let server: ChildProcess | null = null;
   let port = 0;
-  const env = {
-    ...process.env,
-    SIGNALBOX_DATA_DIR: dataDir,
-    SIGNALBOX_HOST: '127.0.0.1',
-    SIGNALBOX_ADMIN_LOGIN: 'admin',
-    SIGNALBOX_ADMIN_PASSWORD: 'admin-password-1',
-    SIGNALBOX_ADMIN_EMAIL: 'admin@example.test',
-    SIGNALBOX_ADMIN_NAME: 'Admin',
-    SIGNALBOX_LOG_LEVEL: 'warn',
-  };
-  const url = (path: string) => `http://127.0.0.1:${port}${path}`;
+  const env = serverProcessEnv(dataDir);
+  const url = (path: string) => localUrl(port, path);
 
   async function startServer() {
-    server = spawn(process.execPath, [bin, 'server'], {
+    server = spawn(process.execPath, [serverBin, 'server'], {
       env: { ...env, SIGNALBOX_PORT: String(port) },
       stdio: ['ignore', 'ignore', 'inherit'],
     });
-    await waitFor(
-      async () => {
-        try {
-          return (await fetch(url('/api/ping'))).ok;
-        } catch {
-          return false;
-        }
-      },
-      30_000,
-      'the server to answer',
-    );
+    await waitForServer(port);
   }
 
   /** A server on a fresh port, and the admin's session cookie. */
   async function startAndSignIn() {
     port = await freePort();
     await startServer();
-    const login = await fetch(url('/api/auth/login'), {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ auth: 'admin', password: 'admin-password-1' }),
-    });
-    expect(login.status).toBe(204);
-    return String(login.headers.get('set-cookie')).split(';')[0]!;
+    return signInAdmin(port);
   }
 
   afterAll(async () => {
@@ -66,12 +53,7 @@ describe('server restart during a run', () => {
 
   it('leaves no task running, keeps every delivered line and re-queues waiting tasks', async () => {
     const cookie = await startAndSignIn();
-    const api = (method: string, path: string, body?: unknown) =>
-      fetch(url(path), {
-        method,
-        headers: { cookie, ...(body ? { 'content-type': 'application/json' } : {}) },
-        body: body ? JSON.stringify(body) : undefined,
-      });
+    const api = cookieApi(port, cookie);
     const projectId = (
       (await (await api('POST', '/api/projects', { name: 'Restart' })).json()) as { id: number }
     ).id;
@@ -136,25 +118,11 @@ describe('server restart during a run', () => {
     expect(output.at(-1)).toBe('Interrupted by server restart');
 
     // The waiting task was queued again and runs now; stop it.
-    await waitFor(async () => {
-      const t = await handle.db
-        .selectFrom('task')
-        .select('status')
-        .where('id', '=', second)
-        .executeTakeFirst();
-      return t?.status === 'running' || undefined;
-    }, 20_000);
+    await waitForStatus(deps, second, ['running'], 20_000);
     expect(
       (await api('POST', `/api/project/${projectId}/tasks/${second}/stop`, { force: true })).status,
     ).toBe(204);
-    await waitFor(async () => {
-      const t = await handle.db
-        .selectFrom('task')
-        .select('status')
-        .where('id', '=', second)
-        .executeTakeFirst();
-      return t?.status === 'stopped' || undefined;
-    }, 5000);
+    await waitForStatus(deps, second, ['stopped'], 5000);
     await handle.destroy();
     server!.kill('SIGTERM');
     await new Promise((r) => server!.once('exit', r));
@@ -169,12 +137,8 @@ describe('server restart during a run', () => {
       .select('id')
       .where('project_id', '=', project.id)
       .executeTakeFirstOrThrow();
-    const post = (path: string, body: unknown) =>
-      fetch(url(path), {
-        method: 'POST',
-        headers: { cookie, 'content-type': 'application/json' },
-        body: JSON.stringify(body),
-      });
+    const api = cookieApi(port, cookie);
+    const post = (path: string, body: unknown) => api('POST', path, body);
     const task = (await (await post(`/api/project/${project.id}/tasks`, { template_id: tpl.id })).json()) as {
       id: number;
     };
@@ -184,7 +148,7 @@ describe('server restart during a run', () => {
     await waitFor(async () => (await statusOf()) === 'running' || undefined, 20_000);
 
     // `npm start` again in the same folder, on another port.
-    const second = spawn(process.execPath, [bin, 'server'], {
+    const second = spawn(process.execPath, [serverBin, 'server'], {
       env: { ...env, SIGNALBOX_PORT: String(await freePort()) },
       stdio: ['ignore', 'ignore', 'pipe'],
     });

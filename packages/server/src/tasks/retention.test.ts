@@ -14,7 +14,7 @@ import {
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { type TestDialect, testDialects } from '../../test/support/dialects';
 import { ManualClock } from '../../test/support/manual-clock';
-import { waitFor } from '../../test/support/task-fixtures';
+import { taskRow, templateRow, waitFor } from '../../test/support/task-fixtures';
 import { buildApp } from '../app';
 import { type Config, loadConfig } from '../config';
 import { migrate, openDb } from '../db';
@@ -97,63 +97,22 @@ describe.each(testDialects())('task retention on $name', (dialect) => {
       type: '',
       task_retention_days: days,
     });
-    const templateId = await insertReturningId(db(), dialect.name, 'template', {
-      project_id: id,
-      name: 'tpl',
-      description: '',
-      type: '',
-      app: 'bash',
-      playbook: 'run.sh',
-      inventory_id: null,
-      repository_id: null,
-      environment_id: null,
-      vault_key_id: null,
-      view_id: null,
-      build_template_id: null,
-      start_version: null,
-      autorun: 0,
-      suppress_success_alerts: 0,
-      arguments: null,
-      allow_override_args_in_task: 0,
-      allow_override_branch_in_task: 0,
-      allow_parallel_tasks: 0,
-      git_branch: null,
-      survey_vars: '[]',
-      task_params: '{}',
-    });
+    const templateId = await insertReturningId(db(), dialect.name, 'template', templateRow(id));
     return { id, templateId };
   };
 
   type TaskSpec = { status?: string; end?: string | null; created?: string; lines?: number; build?: number };
-  const taskRow = (p: { id: number; templateId: number }, t: TaskSpec) => ({
-    project_id: p.id,
-    template_id: p.templateId,
-    status: t.status ?? 'success',
-    message: '',
-    user_id: null,
-    integration_id: null,
-    schedule_id: null,
-    created: t.created ?? (t.end ? new Date(new Date(t.end).getTime() - 60_000).toISOString() : ago(0)),
-    start: t.end ?? null,
-    end: t.end ?? null,
-    version: null,
-    build_task_id: t.build ?? null,
-    commit_hash: null,
-    commit_message: null,
-    playbook: '',
-    environment: '{}',
-    secret: null,
-    arguments: null,
-    git_branch: null,
-    inventory_id: null,
-    params: '{}',
-    debug: 0,
-    dry_run: 0,
-    diff: 0,
-  });
+  const specRow = (p: { id: number; templateId: number }, t: TaskSpec) =>
+    taskRow(p.id, p.templateId, {
+      status: t.status ?? 'success',
+      created: t.created ?? (t.end ? new Date(new Date(t.end).getTime() - 60_000).toISOString() : ago(0)),
+      start: t.end ?? null,
+      end: t.end ?? null,
+      build_task_id: t.build ?? null,
+    });
   /** Inserts a task and `lines` output rows for it. */
   const task = async (p: { id: number; templateId: number }, t: TaskSpec = {}) => {
-    const id = await insertReturningId(db(), dialect.name, 'task', taskRow(p, t));
+    const id = await insertReturningId(db(), dialect.name, 'task', specRow(p, t));
     const lines = t.lines ?? 2;
     if (lines > 0) {
       await insertOutput(
@@ -346,7 +305,7 @@ describe.each(testDialects())('task retention on $name', (dialect) => {
 
   it('clears a backlog larger than one default chunk (500 tasks)', { timeout: 120_000 }, async () => {
     const p = await project(1);
-    const rows = Array.from({ length: 1_203 }, () => taskRow(p, { end: ago(3) }));
+    const rows = Array.from({ length: 1_203 }, () => specRow(p, { end: ago(3) }));
     for (let i = 0; i < rows.length; i += 100)
       await db()
         .insertInto('task')
@@ -434,7 +393,7 @@ describe.each(testDialects())('task retention on $name', (dialect) => {
         type: '',
       });
       const row = {
-        ...taskRow({ id: pid, templateId: 1 }, { end: new Date(Date.now() - 3 * DAY).toISOString() }),
+        ...specRow({ id: pid, templateId: 1 }, { end: new Date(Date.now() - 3 * DAY).toISOString() }),
       };
       await insertReturningId(own.handle.db, dialect.name, 'task', row);
       const freshId = await insertReturningId(own.handle.db, dialect.name, 'task', {

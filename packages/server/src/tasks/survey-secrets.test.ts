@@ -1,17 +1,16 @@
 import { createHash } from 'node:crypto';
-import { chmodSync, existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { chmodSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { testDialects } from '../../test/support/dialects';
 import { type Client, createHarness, type Harness } from '../../test/support/harness';
 import {
   gitRepo,
-  insertInventory,
+  insertLocalInventory,
   insertRepository,
   insertTemplate,
   outputOf,
-  standIn,
+  toolsOnPath,
   waitForStatus,
 } from '../../test/support/task-fixtures';
 import { stripAnsi } from '../lib/ansi';
@@ -31,21 +30,19 @@ describe.each(testDialects())('secret survey values reach every app on $name', (
   let record: string;
   let payloadMarker: string;
   let payload: string;
-  const originalPath = process.env.PATH;
+  let restorePath = () => {};
 
   beforeAll(async () => {
-    const bin = mkdtempSync(join(tmpdir(), 'sb-bin-'));
-    record = join(bin, 'argv.log');
-    writeFileSync(record, '');
-    const tf = `#!/bin/bash\necho "$(basename "$0") $*" >> ${record}\nif [ "$1" = plan ]; then ${show('$TF_VAR_db_password')}; echo "No changes."; fi\n`;
-    standIn(bin, 'terraform', tf);
-    standIn(bin, 'tofu', tf);
-    standIn(
-      bin,
-      'pulumi',
-      `#!/bin/bash\necho "pulumi $*" >> ${record}\n[ "$1" = up ] && { ${show('$db_password')}; }\nexit 0\n`,
-    );
-    process.env.PATH = `${bin}:${originalPath}`;
+    const tf = (log: string) =>
+      `#!/bin/bash\necho "$(basename "$0") $*" >> ${log}\nif [ "$1" = plan ]; then ${show('$TF_VAR_db_password')}; echo "No changes."; fi\n`;
+    const tools = toolsOnPath({
+      terraform: tf,
+      tofu: tf,
+      pulumi: (log) =>
+        `#!/bin/bash\necho "pulumi $*" >> ${log}\n[ "$1" = up ] && { ${show('$db_password')}; }\nexit 0\n`,
+    });
+    ({ record, restore: restorePath } = tools);
+    const bin = tools.bin;
     payloadMarker = join(bin, 'bash-env-ran');
     payload = join(bin, 'payload.sh');
     writeFileSync(payload, `touch ${payloadMarker}\n`);
@@ -59,13 +56,10 @@ describe.each(testDialects())('secret survey values reach every app on $name', (
       'infra/main.tf': '# infra\n',
     });
     repoId = await insertRepository(h.deps, projectId, { git_url: repo });
-    inventoryId = await insertInventory(h.deps, projectId, {
-      type: 'static',
-      inventory: 'localhost ansible_connection=local ansible_python_interpreter=/usr/bin/python3\n',
-    });
+    inventoryId = await insertLocalInventory(h.deps, projectId);
   });
   afterAll(async () => {
-    process.env.PATH = originalPath;
+    restorePath();
     await h?.close();
   });
 

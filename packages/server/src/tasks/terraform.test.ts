@@ -1,7 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { testDialects } from '../../test/support/dialects';
 import { type Client, createHarness, type Harness } from '../../test/support/harness';
@@ -13,7 +11,7 @@ import {
   insertRepository,
   insertTemplate,
   outputOf,
-  standIn,
+  toolsOnPath,
   waitFor,
   waitForStatus,
 } from '../../test/support/task-fixtures';
@@ -53,16 +51,14 @@ describe.each(testDialects())('terraform, tofu and pulumi stand-ins on $name', (
   let invId: number;
   let record: string;
   const messages: LiveMessage[] = [];
-  const originalPath = process.env.PATH;
+  let restorePath = () => {};
 
   beforeAll(async () => {
-    const bin = mkdtempSync(join(tmpdir(), 'sb-bin-'));
-    record = join(bin, 'argv.log');
-    writeFileSync(record, '');
-    standIn(bin, 'terraform', tfScript(record));
-    standIn(bin, 'tofu', tfScript(record));
-    standIn(bin, 'pulumi', `#!/bin/bash\necho "pulumi $*" >> ${record}\necho "Resources: 2 unchanged"\n`);
-    process.env.PATH = `${bin}:${originalPath}`;
+    ({ record, restore: restorePath } = toolsOnPath({
+      terraform: tfScript,
+      tofu: tfScript,
+      pulumi: (log) => `#!/bin/bash\necho "pulumi $*" >> ${log}\necho "Resources: 2 unchanged"\n`,
+    }));
     h = await createHarness(dialect);
     h.deps.bus.on('live', (m) => messages.push(m));
     h.deps.bus.on('logs', (b) => messages.push(...logMessages(b)));
@@ -88,7 +84,7 @@ describe.each(testDialects())('terraform, tofu and pulumi stand-ins on $name', (
     invId = await insertInventory(h.deps, projectId, { type: 'terraform-workspace', inventory: 'staging' });
   });
   afterAll(async () => {
-    process.env.PATH = originalPath;
+    restorePath();
     await h?.close();
   });
 

@@ -4,13 +4,14 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parse as parseYaml } from 'yaml';
 import { testDialects } from '../../test/support/dialects';
+import { fakeProcesses } from '../../test/support/fake-processes';
 import { createHarness } from '../../test/support/harness';
 import { createSecretBox } from '../lib/crypto';
 import { runAnsible } from './executors/ansible';
 import { Job, type JobDetails } from './job';
 import type { LogSink } from './log-sink';
 import { createOutputWriter } from './output.store';
-import { LineSplitter, MAX_LINE, type ProcessAdapter, type ProcessSpec } from './process';
+import { LineSplitter, MAX_LINE, type ProcessAdapter } from './process';
 import type { TaskRow, TemplateRow } from './store';
 import { nextBuildVersion } from './version';
 
@@ -47,22 +48,6 @@ describe('LineSplitter', () => {
     ]);
   });
 });
-
-/** A process adapter that records every spec and exits 0 without running anything. */
-function fakeProcesses(): ProcessAdapter & { specs: ProcessSpec[] } {
-  const specs: ProcessSpec[] = [];
-  return {
-    specs,
-    run(spec) {
-      specs.push(spec);
-      return { pid: undefined, wait: async () => ({ code: 0, signal: null }), kill() {} };
-    },
-    async capture(spec) {
-      specs.push(spec);
-      return { code: 0, signal: null, stdout: '', stderr: '' };
-    },
-  };
-}
 
 function fakeJob(processes: ProcessAdapter, repoDir: string, home: string) {
   const lines: string[] = [];

@@ -1,6 +1,7 @@
 import type { LightMyRequestResponse } from 'fastify';
 import type { Database } from '../../src/db/tables';
 import type { Client, Harness } from './harness';
+import { taskRow } from './task-fixtures';
 
 /**
  * Helpers for tests that walk every registered route: the route list, a project seeded with one object of every
@@ -65,8 +66,16 @@ const sortKey = (table: keyof Database) => (table === 'option' ? 'key' : 'id') a
 
 export type Ids = Record<string, number | string>;
 
+/** What a seeded project's template carries beyond the defaults. */
+export type SeedOptions = { templateInView?: boolean; surveyVars?: unknown[] };
+
 /** A project with one object of every kind, created through the API as its owner. */
-export async function seedProject(h: Harness, owner: Client, name: string): Promise<Ids> {
+export async function seedProject(
+  h: Harness,
+  owner: Client,
+  name: string,
+  options: SeedOptions = {},
+): Promise<Ids> {
   const ok = async (res: Promise<LightMyRequestResponse>) => {
     const r = await res;
     if (r.statusCode >= 300) throw new Error(`seed failed: ${r.statusCode} ${r.body}`);
@@ -112,7 +121,9 @@ export async function seedProject(h: Harness, owner: Client, name: string): Prom
       repository_id: repo.id,
       inventory_id: inv.id,
       environment_id: env.id,
+      ...(options.templateInView ? { view_id: view.id } : {}),
       project_id: project.id,
+      ...(options.surveyVars ? { survey_vars: options.surveyVars } : {}),
     }),
   );
   const schedule = await ok(
@@ -150,22 +161,14 @@ export async function seedProject(h: Harness, owner: Client, name: string): Prom
   const now = new Date().toISOString();
   const task = await h.deps.db
     .insertInto('task')
-    .values({
-      project_id: project.id,
-      template_id: tpl.id,
-      status: 'success',
-      message: '',
-      user_id: owner.userId,
-      created: now,
-      start: now,
-      end: now,
-      playbook: '',
-      environment: '{}',
-      params: '{}',
-      debug: 0,
-      dry_run: 0,
-      diff: 0,
-    })
+    .values(
+      taskRow(project.id, tpl.id, {
+        user_id: owner.userId,
+        created: now,
+        start: now,
+        end: now,
+      }),
+    )
     .executeTakeFirst();
   const taskId = Number(
     task.insertId ??

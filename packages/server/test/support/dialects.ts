@@ -1,4 +1,7 @@
 import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { createConnection } from 'mysql2/promise';
 import pg from 'pg';
 
@@ -77,4 +80,24 @@ export function configuredDialects(): TestDialect[] {
 export function testDialects(): TestDialect[] {
   const chosen = process.env.SIGNALBOX_TEST_DIALECTS?.split(',').map((name) => name.trim());
   return configuredDialects().filter((dialect) => !chosen || chosen.includes(dialect.name));
+}
+
+/**
+ * One database several app instances open (the SQLite file, or one PostgreSQL/MySQL database): `dialect` hands
+ * out that same database every time; `drop` removes it. `prefix` names its temporary folder.
+ */
+export async function sharedDatabase(dialect: TestDialect, prefix: string) {
+  const dir = mkdtempSync(join(tmpdir(), prefix));
+  const db = await dialect.create(dir);
+  const same: TestDialect = {
+    name: dialect.name,
+    create: async () => ({ url: db.url, drop: async () => {} }),
+  };
+  return {
+    dialect: same,
+    async drop() {
+      await db.drop();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
 }

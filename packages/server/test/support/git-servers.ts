@@ -303,7 +303,8 @@ export function filesContaining(root: string, needles: string[], sinceMs = 0): s
   });
 }
 
-function allFiles(root: string): string[] {
+/** Every entry under `root` (depth first, unreadable folders skipped) that `keep` accepts, by path. */
+function walkTree(root: string, keep: (entry: Dirent) => boolean): string[] {
   const found: string[] = [];
   const walk = (dir: string) => {
     let entries: Dirent[];
@@ -314,33 +315,18 @@ function allFiles(root: string): string[] {
     }
     for (const entry of entries) {
       const path = join(dir, entry.name);
+      if (keep(entry)) found.push(path);
       if (entry.isDirectory()) walk(path);
-      else if (entry.isFile()) found.push(path);
     }
   };
   walk(root);
   return found;
 }
 
+const allFiles = (root: string) => walkTree(root, (entry) => entry.isFile());
+
 /** Every file named `name` under `root`. */
-export function filesNamed(root: string, name: string): string[] {
-  const found: string[] = [];
-  const walk = (dir: string) => {
-    let entries: Dirent[];
-    try {
-      entries = readdirSync(dir, { withFileTypes: true });
-    } catch {
-      return;
-    }
-    for (const entry of entries) {
-      const path = join(dir, entry.name);
-      if (entry.name === name) found.push(path);
-      if (entry.isDirectory()) walk(path);
-    }
-  };
-  walk(root);
-  return found;
-}
+export const filesNamed = (root: string, name: string) => walkTree(root, (entry) => entry.name === name);
 
 /**
  * Samples the argv of every process on the machine (/proc/<pid>/cmdline) every few milliseconds until stop(),

@@ -1,5 +1,5 @@
 import type { LightMyRequestResponse } from 'fastify';
-import { expect } from 'vitest';
+import { expect, it } from 'vitest';
 import type { Client, Harness } from './harness';
 
 /**
@@ -83,4 +83,39 @@ export async function expectMatrix(
     if (res.statusCode >= 400) expect(res.json()).toHaveProperty('error');
   }
   expect(got).toEqual(expected);
+}
+
+/**
+ * The matrix tests of a project resource collection (`<base>/<collection>` with `/:id` and `/:id/refs`): members
+ * read, writers of project resources create, update and delete. `team` is read when a test runs (set in beforeAll);
+ * `create` makes a fresh object, `body` is the request body of a POST or PUT.
+ */
+export function resourceMatrixTests(
+  team: () => Team,
+  collection: string,
+  create: () => Promise<{ id: number }>,
+  body: (caller: Caller, method: 'POST' | 'PUT') => unknown,
+) {
+  const url = (id?: number) => `${team().base}/${collection}${id === undefined ? '' : `/${id}`}`;
+  it(`GET ${collection}`, async () => {
+    await expectMatrix(team(), readCodes(), (c) => c.get(url()));
+  });
+  it(`GET ${collection}/:id`, async () => {
+    const made = await create();
+    await expectMatrix(team(), readCodes(), (c) => c.get(url(made.id)));
+  });
+  it(`GET ${collection}/:id/refs`, async () => {
+    const made = await create();
+    await expectMatrix(team(), readCodes(), (c) => c.get(`${url(made.id)}/refs`));
+  });
+  it(`POST ${collection}`, async () => {
+    await expectMatrix(team(), writeCodes(201), (c, caller) => c.post(url(), body(caller, 'POST')));
+  });
+  it(`PUT ${collection}/:id`, async () => {
+    const made = await create();
+    await expectMatrix(team(), writeCodes(204), (c, caller) => c.put(url(made.id), body(caller, 'PUT')));
+  });
+  it(`DELETE ${collection}/:id`, async () => {
+    await expectMatrix(team(), writeCodes(204), async (c) => c.del(url((await create()).id)));
+  });
 }

@@ -53,3 +53,81 @@ export async function lastEvents(h: Harness, projectId: number, limit = 5) {
     .execute();
   return rows;
 }
+
+/**
+ * POSTs each payload to `collectionUrl` and PUTs it to `itemUrl`: both answer 400 with the case's error. `more`
+ * runs further refused requests; none of it changes the database.
+ */
+export async function expectValidationErrors(
+  h: Harness,
+  client: Client,
+  collectionUrl: string,
+  itemUrl: string,
+  cases: Array<[unknown, string]>,
+  more: () => Promise<void> = async () => {},
+) {
+  const before = await snapshot(h);
+  for (const [payload, error] of cases) {
+    const post = await client.post(collectionUrl, payload);
+    expect(post.statusCode, JSON.stringify(payload)).toBe(400);
+    expect(post.json().error).toBe(error);
+    const put = await client.put(itemUrl, payload);
+    expect(put.statusCode, JSON.stringify(payload)).toBe(400);
+    expect(put.json().error).toBe(error);
+  }
+  await more();
+  expect(await snapshot(h)).toEqual(before);
+}
+
+/**
+ * An object of another project, addressed through `team`'s project at `url`: reading, its refs, updating with
+ * `body` and deleting (as owner, and as admin) all answer 404, and nothing changes.
+ */
+export async function expectForeignNotFound(
+  h: Harness,
+  team: { owner: Client; admin: Client },
+  url: string,
+  body: unknown,
+) {
+  const before = await snapshot(h);
+  expect((await team.owner.get(url)).statusCode).toBe(404);
+  expect((await team.owner.get(`${url}/refs`)).statusCode).toBe(404);
+  expect((await team.owner.put(url, body)).statusCode).toBe(404);
+  expect((await team.owner.del(url)).statusCode).toBe(404);
+  expect((await team.admin.del(url)).statusCode).toBe(404);
+  expect(await snapshot(h)).toEqual(before);
+}
+
+/** Deleting the object at `url` answers 409 with `error` and the refs that use it, and changes nothing. */
+export async function expectDeleteRefused(
+  h: Harness,
+  client: Client,
+  url: string,
+  error: string,
+  refs: object,
+) {
+  const before = await snapshot(h);
+  const del = await client.del(url);
+  expect(del.statusCode).toBe(409);
+  expect(del.json()).toMatchObject({ error, refs });
+  expect(await snapshot(h)).toEqual(before);
+}
+
+/**
+ * Updates the object at `url` with `body` (204; a member then reads `stored`), deletes it (204; then it is
+ * `notFound`), and finds `events` as the project's three latest events, newest first.
+ */
+export async function expectUpdateThenDelete(
+  h: Harness,
+  team: { owner: Client; guest: Client; projectId: number },
+  url: string,
+  update: { body: object; stored: object },
+  notFound: string,
+  events: string[],
+) {
+  expect((await team.owner.put(url, update.body)).statusCode).toBe(204);
+  expect((await team.guest.get(url)).json()).toMatchObject(update.stored);
+  expect((await team.owner.del(url)).statusCode).toBe(204);
+  expect((await team.owner.get(url)).json()).toMatchObject({ error: notFound });
+  expect((await lastEvents(h, team.projectId, 3)).map((e) => e.description)).toEqual(events);
+}

@@ -3,7 +3,7 @@ import type { Db, Dialect } from '../../src/db';
 import type { ScheduleTable, TaskTable, TemplateTable } from '../../src/db/tables';
 import { insertReturningId, now } from '../../src/db/values';
 import type { NewTask, StartTask, TaskOrigin } from '../../src/ports';
-import { templateRow } from './task-fixtures';
+import { taskRow, templateRow } from './task-fixtures';
 
 /** Row factories for scheduler and alert tests (both drive their code from rows, not from other features' routes). */
 export function rows(db: Db, dialect: Dialect) {
@@ -42,20 +42,15 @@ export function rows(db: Db, dialect: Dialect) {
         ...values,
       }),
     task: (projectId: number, templateId: number, values: Partial<Insertable<TaskTable>> = {}) =>
-      insertReturningId(db, dialect, 'task', {
-        project_id: projectId,
-        template_id: templateId,
-        status: 'waiting',
-        message: '',
-        created: now(),
-        playbook: '',
-        environment: '{}',
-        params: '{}',
-        debug: 0,
-        dry_run: 0,
-        diff: 0,
-        ...values,
-      }),
+      insertReturningId(
+        db,
+        dialect,
+        'task',
+        taskRow(projectId, templateId, {
+          status: 'waiting',
+          ...values,
+        }),
+      ),
   };
 }
 

@@ -3,7 +3,8 @@ import { chmodSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from '
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import type { Insertable } from 'kysely';
-import type { TemplateTable } from '../../src/db/tables';
+import type { TaskTable, TemplateTable } from '../../src/db/tables';
+import { templateRowDefaults } from '../../src/db/template-row';
 import { insertReturningId } from '../../src/db/values';
 import type { Deps } from '../../src/deps';
 
@@ -98,6 +99,17 @@ export const insertInventory = (
     repository_id: inv.repository_id ?? null,
   });
 
+/** A static inventory of the local machine for Ansible (local connection, the system Python). */
+export const LOCAL_INVENTORY =
+  'localhost ansible_connection=local ansible_python_interpreter=/usr/bin/python3\n';
+
+/** Inserts a static inventory of the local machine (see LOCAL_INVENTORY); returns its id. */
+export const insertLocalInventory = (
+  deps: Rows,
+  projectId: number,
+  keys: { ssh_key_id?: number | null; become_key_id?: number | null } = {},
+) => insertInventory(deps, projectId, { type: 'static', inventory: LOCAL_INVENTORY, ...keys });
+
 export const insertEnvironment = (
   deps: Rows,
   projectId: number,
@@ -116,30 +128,34 @@ export const insertEnvironment = (
  */
 export function templateRow(projectId: number, values: Partial<Insertable<TemplateTable>> = {}) {
   return {
+    ...templateRowDefaults,
     project_id: projectId,
     name: 'tpl',
-    description: '',
-    type: '',
     app: 'bash',
     playbook: 'run.sh',
-    inventory_id: null,
-    repository_id: null,
-    environment_id: null,
-    vault_key_id: null,
-    view_id: null,
-    build_template_id: null,
-    start_version: null,
-    autorun: 0,
-    suppress_success_alerts: 0,
-    arguments: null,
-    allow_override_args_in_task: 0,
-    allow_override_branch_in_task: 0,
-    allow_parallel_tasks: 0,
-    git_branch: null,
-    survey_vars: '[]',
-    task_params: '{}',
     ...values,
   } satisfies Insertable<TemplateTable>;
+}
+
+/**
+ * A task row with only the columns that have no default (a finished run of nothing, created now); `values` names
+ * what a test cares about. The one task-row literal of the tests.
+ */
+export function taskRow(projectId: number, templateId: number, values: Partial<Insertable<TaskTable>> = {}) {
+  return {
+    project_id: projectId,
+    template_id: templateId,
+    status: 'success',
+    message: '',
+    created: new Date().toISOString(),
+    playbook: '',
+    environment: '{}',
+    params: '{}',
+    debug: 0,
+    dry_run: 0,
+    diff: 0,
+    ...values,
+  } satisfies Insertable<TaskTable>;
 }
 
 /** Inserts a template row straight into the database (the template API has its own tests); returns its id. */
@@ -159,6 +175,20 @@ export function insertTemplate(
   );
 }
 
+/**
+ * A read for waitFor that counts a failure as "not yet": for tests whose own reads share the app's database
+ * connections while those are lost.
+ */
+export const orNothing =
+  <T>(read: () => Promise<T>) =>
+  async () => {
+    try {
+      return await read();
+    } catch {
+      return undefined;
+    }
+  };
+
 export async function waitFor<T>(
   fn: () => Promise<T | undefined | null | false>,
   timeoutMs = 20_000,
@@ -173,7 +203,12 @@ export async function waitFor<T>(
   }
 }
 
-export async function waitForStatus(deps: Deps, taskId: number, statuses: string[], timeoutMs = 20_000) {
+export async function waitForStatus(
+  deps: Pick<Deps, 'db'>,
+  taskId: number,
+  statuses: string[],
+  timeoutMs = 20_000,
+) {
   return waitFor(
     async () => {
       const t = await deps.db.selectFrom('task').selectAll().where('id', '=', taskId).executeTakeFirst();
@@ -205,6 +240,26 @@ export function alive(pid: number): boolean {
 }
 
 /** Puts an executable stand-in on a private PATH directory. */
+/**
+ * A temporary folder of stand-in tools, put first on PATH, and its empty `argv.log` for them to record their calls
+ * in: `tools` gives each tool's script for that record. `restore` puts PATH back.
+ */
+export function toolsOnPath(tools: Record<string, (record: string) => string>) {
+  const bin = mkdtempSync(join(tmpdir(), 'sb-bin-'));
+  const record = join(bin, 'argv.log');
+  writeFileSync(record, '');
+  for (const [name, script] of Object.entries(tools)) standIn(bin, name, script(record));
+  const originalPath = process.env.PATH;
+  process.env.PATH = `${bin}:${originalPath}`;
+  return {
+    bin,
+    record,
+    restore: () => {
+      process.env.PATH = originalPath;
+    },
+  };
+}
+
 export function standIn(dir: string, name: string, script: string) {
   mkdirSync(dir, { recursive: true });
   const path = join(dir, name);

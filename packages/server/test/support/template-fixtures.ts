@@ -1,5 +1,8 @@
+import { expect } from 'vitest';
 import { insertReturningId } from '../../src/db/values';
-import type { Harness } from './harness';
+import type { Client, Harness } from './harness';
+import { createTeam, type Team } from './permission-matrix';
+import { taskRow } from './task-fixtures';
 
 /**
  * Rows a template needs, inserted straight into the database (the key/repository/inventory/environment APIs
@@ -89,33 +92,15 @@ export async function insertTask(
     version: string;
   }> = {},
 ) {
-  return insertReturningId(h.deps.db, h.deps.dialect, 'task', {
-    project_id: projectId,
-    template_id: templateId,
-    status: 'success',
-    message: '',
-    user_id: null,
-    integration_id: null,
-    schedule_id: null,
-    created: new Date().toISOString(),
-    start: null,
-    end: null,
-    version: null,
-    build_task_id: null,
-    commit_hash: null,
-    commit_message: null,
-    playbook: '',
-    environment: '{}',
-    secret: 'should-never-be-shown',
-    arguments: null,
-    git_branch: null,
-    inventory_id: null,
-    params: '{}',
-    debug: 0,
-    dry_run: 0,
-    diff: 0,
-    ...extra,
-  });
+  return insertReturningId(
+    h.deps.db,
+    h.deps.dialect,
+    'task',
+    taskRow(projectId, templateId, {
+      secret: 'should-never-be-shown',
+      ...extra,
+    }),
+  );
 }
 
 /** Row counts of the tables these features write, to assert that refused requests changed nothing. */
@@ -130,4 +115,57 @@ export async function snapshot(h: Harness) {
     task: await rows('task'),
     event: await rows('event'),
   };
+}
+
+/** The latest events about objects of `objectType` (description and object id), newest first. */
+export function latestEventsOf(h: Harness, objectType: string, limit = 3) {
+  return h.deps.db
+    .selectFrom('event')
+    .select(['description', 'object_id'])
+    .where('object_type', '=', objectType)
+    .orderBy('id', 'desc')
+    .limit(limit)
+    .execute();
+}
+
+/** The project of the template-area API tests: a team's project with its fixtures, and another team's project. */
+export type TemplatesProject = {
+  clients: Team;
+  projectId: number;
+  admin: Client;
+  base: string;
+  fx: TemplateFixtures;
+  other: Team;
+};
+
+export async function createTemplatesProject(h: Harness): Promise<TemplatesProject> {
+  const clients = await createTeam(h, 'Templates project');
+  const fx = await templateFixtures(h, clients.projectId);
+  const other = await createTeam(h, 'Other project');
+  return {
+    clients,
+    projectId: clients.projectId,
+    admin: clients.admin,
+    base: `/api/project/${clients.projectId}`,
+    fx,
+    other,
+  };
+}
+
+/** POSTs each body to `collectionUrl` and PUTs it to `itemUrl`: every one is refused with 400 and an error. */
+export async function expectBodiesRefused(
+  client: Client,
+  collectionUrl: string,
+  itemUrl: string,
+  bodies: unknown[],
+) {
+  for (const body of bodies) {
+    for (const res of [
+      await client.request('POST', collectionUrl, body),
+      await client.request('PUT', itemUrl, body),
+    ]) {
+      expect(res.statusCode, JSON.stringify(body).slice(0, 80)).toBe(400);
+      expect(res.json()).toHaveProperty('error');
+    }
+  }
 }

@@ -1,16 +1,13 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { testDialects } from '../../../test/support/dialects';
 import { createHarness, type Harness } from '../../../test/support/harness';
+import { createTeam, resourceMatrixTests, type Team } from '../../../test/support/permission-matrix';
 import {
-  createTeam,
-  expectMatrix,
-  readCodes,
-  type Team,
-  writeCodes,
-} from '../../../test/support/permission-matrix';
-import {
+  expectDeleteRefused,
+  expectForeignNotFound,
   expectRejected,
-  lastEvents,
+  expectUpdateThenDelete,
+  expectValidationErrors,
   MEGABYTE,
   malformedBodies,
   snapshot,
@@ -57,27 +54,17 @@ describe.each(testDialects())('environments on $name', (dialect) => {
       secrets: [],
     });
     expect((await team.guest.get(`${team.base}/environment/${env.id}`)).json()).toEqual(env);
-    const put = await team.owner.put(`${team.base}/environment/${env.id}`, {
-      id: env.id,
-      name: 'Staging 2',
-      json: '',
-      env: null,
-    });
-    expect(put.statusCode).toBe(204);
-    expect((await team.guest.get(`${team.base}/environment/${env.id}`)).json()).toMatchObject({
-      name: 'Staging 2',
-      json: '{}',
-      env: '{}',
-    });
-    expect((await team.owner.del(`${team.base}/environment/${env.id}`)).statusCode).toBe(204);
-    expect((await team.owner.get(`${team.base}/environment/${env.id}`)).json()).toMatchObject({
-      error: 'Environment not found',
-    });
-    expect((await lastEvents(h, team.projectId, 3)).map((e) => e.description)).toEqual([
-      'Environment Staging 2 deleted',
-      'Environment Staging 2 updated',
-      'Environment Staging created',
-    ]);
+    await expectUpdateThenDelete(
+      h,
+      team,
+      `${team.base}/environment/${env.id}`,
+      {
+        body: { id: env.id, name: 'Staging 2', json: '', env: null },
+        stored: { name: 'Staging 2', json: '{}', env: '{}' },
+      },
+      'Environment not found',
+      ['Environment Staging 2 deleted', 'Environment Staging 2 updated', 'Environment Staging created'],
+    );
   });
 
   it('stores secrets sealed, answers them without values, and applies create/update/delete', async () => {
@@ -216,16 +203,13 @@ describe.each(testDialects())('environments on $name', (dialect) => {
       [body({ project_id: other.projectId }), 'Project ID in body and URL are different'],
     ];
     const env = await createEnv();
-    const before = await snapshot(h);
-    for (const [payload, error] of cases) {
-      const post = await team.owner.post(`${team.base}/environment`, payload);
-      expect(post.statusCode, JSON.stringify(payload)).toBe(400);
-      expect(post.json().error).toBe(error);
-      const put = await team.owner.put(`${team.base}/environment/${env.id}`, payload);
-      expect(put.statusCode, JSON.stringify(payload)).toBe(400);
-      expect(put.json().error).toBe(error);
-    }
-    expect(await snapshot(h)).toEqual(before);
+    await expectValidationErrors(
+      h,
+      team.owner,
+      `${team.base}/environment`,
+      `${team.base}/environment/${env.id}`,
+      cases,
+    );
   });
 
   it('refuses malformed bodies, wrong types and 1 MB strings without changing anything', async () => {
@@ -259,14 +243,7 @@ describe.each(testDialects())('environments on $name', (dialect) => {
 
   it('answers 404 for an environment of another project', async () => {
     const foreign = await createEnv({}, other);
-    const before = await snapshot(h);
-    const url = `${team.base}/environment/${foreign.id}`;
-    expect((await team.owner.get(url)).statusCode).toBe(404);
-    expect((await team.owner.get(`${url}/refs`)).statusCode).toBe(404);
-    expect((await team.owner.put(url, body())).statusCode).toBe(404);
-    expect((await team.owner.del(url)).statusCode).toBe(404);
-    expect((await team.admin.del(url)).statusCode).toBe(404);
-    expect(await snapshot(h)).toEqual(before);
+    await expectForeignNotFound(h, team, `${team.base}/environment/${foreign.id}`, body());
   });
 
   it('lists refs and refuses to delete an environment in use', async () => {
@@ -279,40 +256,21 @@ describe.each(testDialects())('environments on $name', (dialect) => {
     });
     const refs = await team.guest.get(`${team.base}/environment/${env.id}/refs`);
     expect(refs.json().templates).toEqual([{ id: expect.any(Number), name: 'Uses environment' }]);
-    const before = await snapshot(h);
-    const del = await team.owner.del(`${team.base}/environment/${env.id}`);
-    expect(del.statusCode).toBe(409);
-    expect(del.json()).toMatchObject({
-      error: "Can't delete the environment because it is used by the resources below",
-      refs: { templates: [{ name: 'Uses environment' }] },
-    });
-    expect(await snapshot(h)).toEqual(before);
+    await expectDeleteRefused(
+      h,
+      team.owner,
+      `${team.base}/environment/${env.id}`,
+      "Can't delete the environment because it is used by the resources below",
+      { templates: [{ name: 'Uses environment' }] },
+    );
   });
 
   describe('permission matrix', () => {
-    it('GET environment', async () => {
-      await expectMatrix(team, readCodes(), (c) => c.get(`${team.base}/environment`));
-    });
-    it('GET environment/:id', async () => {
-      const env = await createEnv();
-      await expectMatrix(team, readCodes(), (c) => c.get(`${team.base}/environment/${env.id}`));
-    });
-    it('GET environment/:id/refs', async () => {
-      const env = await createEnv();
-      await expectMatrix(team, readCodes(), (c) => c.get(`${team.base}/environment/${env.id}/refs`));
-    });
-    it('POST environment', async () => {
-      await expectMatrix(team, writeCodes(201), (c) => c.post(`${team.base}/environment`, body()));
-    });
-    it('PUT environment/:id', async () => {
-      const env = await createEnv();
-      await expectMatrix(team, writeCodes(204), (c) => c.put(`${team.base}/environment/${env.id}`, body()));
-    });
-    it('DELETE environment/:id', async () => {
-      await expectMatrix(team, writeCodes(204), async (c) => {
-        const env = await createEnv();
-        return c.del(`${team.base}/environment/${env.id}`);
-      });
-    });
+    resourceMatrixTests(
+      () => team,
+      'environment',
+      () => createEnv(),
+      () => body(),
+    );
   });
 });

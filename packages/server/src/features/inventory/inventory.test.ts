@@ -1,15 +1,13 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { testDialects } from '../../../test/support/dialects';
 import { createHarness, type Harness } from '../../../test/support/harness';
+import { createTeam, resourceMatrixTests, type Team } from '../../../test/support/permission-matrix';
 import {
-  createTeam,
-  expectMatrix,
-  readCodes,
-  type Team,
-  writeCodes,
-} from '../../../test/support/permission-matrix';
-import {
+  expectDeleteRefused,
+  expectForeignNotFound,
   expectRejected,
+  expectUpdateThenDelete,
+  expectValidationErrors,
   lastEvents,
   MEGABYTE,
   malformedBodies,
@@ -93,30 +91,29 @@ describe.each(testDialects())('inventory on $name', (dialect) => {
       repository_id: repoId,
     });
     expect((await team.guest.get(`${team.base}/inventory/${inv.id}`)).json()).toEqual(inv);
-    const put = await team.owner.put(`${team.base}/inventory/${inv.id}`, {
-      id: inv.id,
-      name: 'Web file',
-      type: 'file',
-      inventory: ' inventories/web.ini ',
-      ssh_key_id: keyId,
-    });
-    expect(put.statusCode).toBe(204);
-    expect((await team.guest.get(`${team.base}/inventory/${inv.id}`)).json()).toMatchObject({
-      name: 'Web file',
-      type: 'file',
-      inventory: 'inventories/web.ini',
-      become_key_id: null,
-      repository_id: null,
-    });
-    expect((await team.owner.del(`${team.base}/inventory/${inv.id}`)).statusCode).toBe(204);
-    expect((await team.owner.get(`${team.base}/inventory/${inv.id}`)).json()).toMatchObject({
-      error: 'Inventory not found',
-    });
-    expect((await lastEvents(h, team.projectId, 3)).map((e) => e.description)).toEqual([
-      'Inventory Web file deleted',
-      'Inventory Web file updated',
-      'Inventory Web created',
-    ]);
+    await expectUpdateThenDelete(
+      h,
+      team,
+      `${team.base}/inventory/${inv.id}`,
+      {
+        body: {
+          id: inv.id,
+          name: 'Web file',
+          type: 'file',
+          inventory: ' inventories/web.ini ',
+          ssh_key_id: keyId,
+        },
+        stored: {
+          name: 'Web file',
+          type: 'file',
+          inventory: 'inventories/web.ini',
+          become_key_id: null,
+          repository_id: null,
+        },
+      },
+      'Inventory not found',
+      ['Inventory Web file deleted', 'Inventory Web file updated', 'Inventory Web created'],
+    );
   });
 
   it('accepts valid YAML for static-yaml and refuses broken YAML', async () => {
@@ -223,18 +220,17 @@ describe.each(testDialects())('inventory on $name', (dialect) => {
       [body({ project_id: other.projectId }), 'Project ID in body and URL are different'],
     ];
     const inv = await createInv();
-    const before = await snapshot(h);
-    for (const [payload, error] of cases) {
-      const post = await team.owner.post(`${team.base}/inventory`, payload);
-      expect(post.statusCode, JSON.stringify(payload)).toBe(400);
-      expect(post.json().error).toBe(error);
-      const put = await team.owner.put(`${team.base}/inventory/${inv.id}`, payload);
-      expect(put.statusCode, JSON.stringify(payload)).toBe(400);
-      expect(put.json().error).toBe(error);
-    }
-    const fields = await team.owner.post(`${team.base}/inventory`, body({ repository_id: otherRepoId }));
-    expect(fields.json().fields).toEqual({ repository_id: 'Repository not found' });
-    expect(await snapshot(h)).toEqual(before);
+    await expectValidationErrors(
+      h,
+      team.owner,
+      `${team.base}/inventory`,
+      `${team.base}/inventory/${inv.id}`,
+      cases,
+      async () => {
+        const fields = await team.owner.post(`${team.base}/inventory`, body({ repository_id: otherRepoId }));
+        expect(fields.json().fields).toEqual({ repository_id: 'Repository not found' });
+      },
+    );
   });
 
   it('refuses malformed bodies, wrong types and 1 MB strings without changing anything', async () => {
@@ -264,14 +260,7 @@ describe.each(testDialects())('inventory on $name', (dialect) => {
         ssh_key_id: otherKeyId,
       })
     ).json();
-    const before = await snapshot(h);
-    const url = `${team.base}/inventory/${foreign.id}`;
-    expect((await team.owner.get(url)).statusCode).toBe(404);
-    expect((await team.owner.get(`${url}/refs`)).statusCode).toBe(404);
-    expect((await team.owner.put(url, body())).statusCode).toBe(404);
-    expect((await team.owner.del(url)).statusCode).toBe(404);
-    expect((await team.admin.del(url)).statusCode).toBe(404);
-    expect(await snapshot(h)).toEqual(before);
+    await expectForeignNotFound(h, team, `${team.base}/inventory/${foreign.id}`, body());
   });
 
   it('lists refs and refuses to delete an inventory in use', async () => {
@@ -285,14 +274,13 @@ describe.each(testDialects())('inventory on $name', (dialect) => {
     });
     const refs = await team.guest.get(`${team.base}/inventory/${inv.id}/refs`);
     expect(refs.json().templates).toEqual([{ id: expect.any(Number), name: 'Uses inventory' }]);
-    const before = await snapshot(h);
-    const del = await team.owner.del(`${team.base}/inventory/${inv.id}`);
-    expect(del.statusCode).toBe(409);
-    expect(del.json()).toMatchObject({
-      error: "Can't delete the inventory because it is used by the resources below",
-      refs: { templates: [{ name: 'Uses inventory' }] },
-    });
-    expect(await snapshot(h)).toEqual(before);
+    await expectDeleteRefused(
+      h,
+      team.owner,
+      `${team.base}/inventory/${inv.id}`,
+      "Can't delete the inventory because it is used by the resources below",
+      { templates: [{ name: 'Uses inventory' }] },
+    );
     await h.deps.db.deleteFrom('template').where('name', '=', 'Uses inventory').execute();
   });
 
@@ -305,29 +293,11 @@ describe.each(testDialects())('inventory on $name', (dialect) => {
   });
 
   describe('permission matrix', () => {
-    it('GET inventory', async () => {
-      await expectMatrix(team, readCodes(), (c) => c.get(`${team.base}/inventory`));
-    });
-    it('GET inventory/:id', async () => {
-      const inv = await createInv();
-      await expectMatrix(team, readCodes(), (c) => c.get(`${team.base}/inventory/${inv.id}`));
-    });
-    it('GET inventory/:id/refs', async () => {
-      const inv = await createInv();
-      await expectMatrix(team, readCodes(), (c) => c.get(`${team.base}/inventory/${inv.id}/refs`));
-    });
-    it('POST inventory', async () => {
-      await expectMatrix(team, writeCodes(201), (c) => c.post(`${team.base}/inventory`, body()));
-    });
-    it('PUT inventory/:id', async () => {
-      const inv = await createInv();
-      await expectMatrix(team, writeCodes(204), (c) => c.put(`${team.base}/inventory/${inv.id}`, body()));
-    });
-    it('DELETE inventory/:id', async () => {
-      await expectMatrix(team, writeCodes(204), async (c) => {
-        const inv = await createInv();
-        return c.del(`${team.base}/inventory/${inv.id}`);
-      });
-    });
+    resourceMatrixTests(
+      () => team,
+      'inventory',
+      () => createInv(),
+      () => body(),
+    );
   });
 });

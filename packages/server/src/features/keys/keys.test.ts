@@ -1,14 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { testDialects } from '../../../test/support/dialects';
 import { createHarness, type Harness } from '../../../test/support/harness';
+import { createTeam, resourceMatrixTests, type Team } from '../../../test/support/permission-matrix';
 import {
-  createTeam,
-  expectMatrix,
-  readCodes,
-  type Team,
-  writeCodes,
-} from '../../../test/support/permission-matrix';
-import {
+  expectDeleteRefused,
+  expectForeignNotFound,
   expectRejected,
   lastEvents,
   MEGABYTE,
@@ -272,17 +268,11 @@ describe.each(testDialects())('keys on $name', (dialect) => {
 
   it('answers 404 for a key of another project and changes nothing there', async () => {
     const foreign = await createKey(loginPassword('Foreign'), other);
-    const before = await snapshot(h);
     const url = `${team.base}/keys/${foreign.id}`;
-    expect((await team.owner.get(url)).statusCode).toBe(404);
-    expect((await team.owner.get(`${url}/refs`)).statusCode).toBe(404);
-    const put = await team.owner.put(url, { name: 'Stolen', type: 'none' });
-    expect(put.statusCode).toBe(404);
-    expect(put.json()).toMatchObject({ error: 'Access key not found' });
-    expect((await team.owner.del(url)).statusCode).toBe(404);
     // A global admin addressing the key through the wrong project is refused too.
-    expect((await team.admin.del(url)).statusCode).toBe(404);
-    expect(await snapshot(h)).toEqual(before);
+    await expectForeignNotFound(h, team, url, { name: 'Stolen', type: 'none' });
+    const put = await team.owner.put(url, { name: 'Stolen', type: 'none' });
+    expect(put.json()).toMatchObject({ error: 'Access key not found' });
   });
 
   it('lists refs and refuses to delete a key in use with 409', async () => {
@@ -300,14 +290,13 @@ describe.each(testDialects())('keys on $name', (dialect) => {
     const refs = await team.guest.get(`${team.base}/keys/${key.id}/refs`);
     expect(refs.statusCode).toBe(200);
     expect(refs.json().repositories).toEqual([{ id: expect.any(Number), name: 'Uses key' }]);
-    const before = await snapshot(h);
-    const del = await team.owner.del(`${team.base}/keys/${key.id}`);
-    expect(del.statusCode).toBe(409);
-    expect(del.json()).toMatchObject({
-      error: "Can't delete the key because it is used by the resources below",
-      refs: { repositories: [{ name: 'Uses key' }] },
-    });
-    expect(await snapshot(h)).toEqual(before);
+    await expectDeleteRefused(
+      h,
+      team.owner,
+      `${team.base}/keys/${key.id}`,
+      "Can't delete the key because it is used by the resources below",
+      { repositories: [{ name: 'Uses key' }] },
+    );
     void repo;
     await h.deps.db.deleteFrom('repository').where('name', '=', 'Uses key').execute();
     const unused = await team.owner.get(`${team.base}/keys/${key.id}/refs`);
@@ -327,34 +316,12 @@ describe.each(testDialects())('keys on $name', (dialect) => {
   });
 
   describe('permission matrix', () => {
-    it('GET keys', async () => {
-      await expectMatrix(team, readCodes(), (c) => c.get(`${team.base}/keys`));
-    });
-    it('GET keys/:id', async () => {
-      const key = await createKey();
-      await expectMatrix(team, readCodes(), (c) => c.get(`${team.base}/keys/${key.id}`));
-    });
-    it('GET keys/:id/refs', async () => {
-      const key = await createKey();
-      await expectMatrix(team, readCodes(), (c) => c.get(`${team.base}/keys/${key.id}/refs`));
-    });
-    it('POST keys', async () => {
-      await expectMatrix(team, writeCodes(201), (c, caller) =>
-        c.post(`${team.base}/keys`, { name: `by ${caller}`, type: 'none' }),
-      );
-    });
-    it('PUT keys/:id', async () => {
-      const key = await createKey();
-      await expectMatrix(team, writeCodes(204), (c, caller) =>
-        c.put(`${team.base}/keys/${key.id}`, { name: `by ${caller}`, type: 'login_password' }),
-      );
-    });
-    it('DELETE keys/:id', async () => {
-      await expectMatrix(team, writeCodes(204), async (c) => {
-        const key = await createKey();
-        return c.del(`${team.base}/keys/${key.id}`);
-      });
-    });
+    resourceMatrixTests(
+      () => team,
+      'keys',
+      () => createKey(),
+      (caller, method) => ({ name: `by ${caller}`, type: method === 'POST' ? 'none' : 'login_password' }),
+    );
     it('unknown project is 404 and a bad project id 400', async () => {
       expect((await team.admin.get('/api/project/999999/keys')).statusCode).toBe(404);
       expect((await team.admin.get('/api/project/abc/keys')).statusCode).toBe(400);

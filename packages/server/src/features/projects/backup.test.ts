@@ -1,11 +1,15 @@
-import type { ProjectRole } from '@signalbox/contracts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FIXTURE_SECRET, fillProject } from '../../../test/support/backup-fixture';
 import { testDialects } from '../../../test/support/dialects';
 import { type Client, createHarness, type Harness } from '../../../test/support/harness';
-
-type Actor = 'admin' | ProjectRole | 'non-member' | 'anonymous';
-const actors: Actor[] = ['admin', 'owner', 'manager', 'task_runner', 'guest', 'non-member', 'anonymous'];
+import {
+  type Actor,
+  actorClient,
+  actors,
+  createProjectActors,
+  memberCodes,
+  type ProjectActors,
+} from '../../../test/support/project-actors';
 
 const projectTables = [
   'access_key',
@@ -171,38 +175,24 @@ const semaphoreBackup = () => ({
 
 describe.each(testDialects())('project backup and restore on $name', (dialect) => {
   let h: Harness;
-  let admin: Client;
-  let creator: Client;
-  let outsider: Client;
-  let projectId: number;
-  let members: Record<ProjectRole, Client>;
+  let team: ProjectActors;
 
-  const as = (actor: Actor): Client =>
-    actor === 'admin'
-      ? admin
-      : actor === 'non-member'
-        ? outsider
-        : actor === 'anonymous'
-          ? h.anonymous()
-          : members[actor];
+  const as = (actor: Actor): Client => actorClient(h, team, actor);
 
   beforeAll(async () => {
     h = await createHarness(dialect);
-    admin = await h.userClient({ admin: true });
-    creator = await h.userClient({ can_create_project: true });
-    outsider = await h.userClient();
-    ({ projectId, members } = await h.projectWithTeam(creator, 'Full project'));
+    team = await createProjectActors(h, 'Full project');
     await h.deps.db
       .updateTable('project')
       .set({ alert: 1, alert_chat: '12345', max_parallel_tasks: 3, task_retention_days: 21 })
-      .where('id', '=', projectId)
+      .where('id', '=', team.projectId)
       .execute();
-    await fillProject(h.deps, projectId, `full-${dialect.name}`);
+    await fillProject(h.deps, team.projectId, `full-${dialect.name}`);
   });
   afterAll(async () => h?.close());
 
   it('downloads a backup as a JSON attachment that refers by name and holds no secret', async () => {
-    const res = await members.guest.get(`/api/project/${projectId}/backup`);
+    const res = await team.members.guest.get(`/api/project/${team.projectId}/backup`);
     expect(res.statusCode).toBe(200);
     expect(res.headers['content-type']).toMatch(/^application\/json/);
     expect(res.headers['content-disposition']).toBe('attachment; filename="Full_project-backup.json"');
@@ -289,29 +279,21 @@ describe.each(testDialects())('project backup and restore on $name', (dialect) =
   });
 
   it('GET backup: permission matrix', async () => {
-    const expected: Record<Actor, number> = {
-      admin: 200,
-      owner: 200,
-      manager: 200,
-      task_runner: 200,
-      guest: 200,
-      'non-member': 403,
-      anonymous: 401,
-    };
+    const expected = memberCodes(200);
     for (const actor of actors) {
-      expect((await as(actor).get(`/api/project/${projectId}/backup`)).statusCode, actor).toBe(
+      expect((await as(actor).get(`/api/project/${team.projectId}/backup`)).statusCode, actor).toBe(
         expected[actor],
       );
     }
-    expect((await admin.get('/api/project/999999/backup')).statusCode).toBe(404);
+    expect((await team.admin.get('/api/project/999999/backup')).statusCode).toBe(404);
   });
 
   it('restores a backup into a new project equal to the original, ids aside', async () => {
-    const backup = (await creator.get(`/api/project/${projectId}/backup`)).json();
-    const res = await creator.post('/api/projects/restore', backup);
+    const backup = (await team.creator.get(`/api/project/${team.projectId}/backup`)).json();
+    const res = await team.creator.post('/api/projects/restore', backup);
     expect(res.statusCode).toBe(200);
     const restored = res.json();
-    expect(restored.id).not.toBe(projectId);
+    expect(restored.id).not.toBe(team.projectId);
     expect(restored).toMatchObject({
       name: 'Full project',
       alert: true,
@@ -320,17 +302,17 @@ describe.each(testDialects())('project backup and restore on $name', (dialect) =
       task_retention_days: 21,
     });
     // The caller owns the new project; nobody else was carried over.
-    const team = await h.deps.db
+    const membership = await h.deps.db
       .selectFrom('project_user')
       .select(['user_id', 'role'])
       .where('project_id', '=', restored.id)
       .execute();
-    expect(team).toEqual([{ user_id: creator.userId, role: 'owner' }]);
+    expect(membership).toEqual([{ user_id: team.creator.userId, role: 'owner' }]);
     // The original still holds its aliases, so the copy got new ones; everything else is equal.
     expect(await snapshot(h, restored.id, { aliases: false })).toEqual(
-      await snapshot(h, projectId, { aliases: false }),
+      await snapshot(h, team.projectId, { aliases: false }),
     );
-    const again = (await creator.get(`/api/project/${restored.id}/backup`)).json();
+    const again = (await team.creator.get(`/api/project/${restored.id}/backup`)).json();
     const withoutAliases = (b: typeof backup) => ({
       ...b,
       integration_aliases: b.integration_aliases.length,
@@ -367,7 +349,7 @@ describe.each(testDialects())('project backup and restore on $name', (dialect) =
   });
 
   it('restores a backup written by Semaphore UI', async () => {
-    const res = await creator.post('/api/projects/restore', semaphoreBackup());
+    const res = await team.creator.post('/api/projects/restore', semaphoreBackup());
     expect(res.statusCode).toBe(200);
     const pid = res.json().id as number;
     // Semaphore has no task_retention_days: the project uses the server default.
@@ -453,7 +435,7 @@ describe.each(testDialects())('project backup and restore on $name', (dialect) =
       become_key: null,
       type: 'static',
     });
-    const res = await creator.post('/api/projects/restore', backup);
+    const res = await team.creator.post('/api/projects/restore', backup);
     expect(res.statusCode).toBe(200);
     const pid = res.json().id as number;
     const inventories = await h.deps.db
@@ -476,7 +458,7 @@ describe.each(testDialects())('project backup and restore on $name', (dialect) =
     expect(build.inventory_id).toBe(inventories[0]!.id);
 
     // A project holding duplicates exports them under distinct names too.
-    const dupBackup = (await creator.get(`/api/project/${pid}/backup`)).json();
+    const dupBackup = (await team.creator.get(`/api/project/${pid}/backup`)).json();
     expect(new Set(dupBackup.inventories.map((i: { name: string }) => i.name)).size).toBe(3);
   });
 
@@ -571,16 +553,16 @@ describe.each(testDialects())('project backup and restore on $name', (dialect) =
     ];
     const before = await counts(h);
     for (const [label, body, error] of cases) {
-      const res = await creator.post('/api/projects/restore', body);
+      const res = await team.creator.post('/api/projects/restore', body);
       expect(res.statusCode, label).toBe(400);
       expect(res.json().error, label).toBe(error);
     }
-    const notJson = await creator.request('POST', '/api/projects/restore', '{"meta": ', {
+    const notJson = await team.creator.request('POST', '/api/projects/restore', '{"meta": ', {
       'content-type': 'text/plain',
     });
     expect(notJson.statusCode).toBe(400);
     expect(notJson.json().error).toBe('The backup is not valid JSON');
-    const malformed = await creator.request('POST', '/api/projects/restore', '{"meta": ');
+    const malformed = await team.creator.request('POST', '/api/projects/restore', '{"meta": ');
     expect(malformed.statusCode).toBe(400);
     expect(malformed.json()).toMatchObject({ error: 'Request body is not valid JSON' });
     expect(await counts(h)).toEqual(before);
@@ -593,7 +575,7 @@ describe.each(testDialects())('project backup and restore on $name', (dialect) =
       throw new Error('simulated failure while writing keys');
     };
     try {
-      const res = await creator.post('/api/projects/restore', semaphoreBackup());
+      const res = await team.creator.post('/api/projects/restore', semaphoreBackup());
       expect(res.statusCode).toBe(500);
       expect(res.json()).toMatchObject({ error: 'Internal server error' });
     } finally {
@@ -605,8 +587,8 @@ describe.each(testDialects())('project backup and restore on $name', (dialect) =
   it('POST projects/restore: permission matrix', async () => {
     const plain = await h.userClient();
     const cases: Array<[string, Client, number]> = [
-      ['admin', admin, 200],
-      ['can_create_project', creator, 200],
+      ['admin', team.admin, 200],
+      ['can_create_project', team.creator, 200],
       ['plain user', plain, 403],
       ['anonymous', h.anonymous(), 401],
     ];

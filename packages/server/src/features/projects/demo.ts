@@ -5,6 +5,7 @@ import { fileURLToPath } from 'node:url';
 import type { Insertable } from 'kysely';
 import type { Db } from '../../db';
 import type { TemplateTable } from '../../db/tables';
+import { templateRowDefaults } from '../../db/template-row';
 import { insertReturningId } from '../../db/values';
 import type { Deps } from '../../deps';
 
@@ -152,26 +153,11 @@ export const createDemoContent: DemoBuilder = async (db, deps, { projectId, none
     t: Partial<Insertable<TemplateTable>> & Pick<Insertable<TemplateTable>, 'name' | 'app'>,
   ) =>
     insert('template', {
+      ...templateRowDefaults,
       project_id: projectId,
-      description: '',
-      type: '',
       playbook: '',
-      inventory_id: null,
       repository_id: repository,
       environment_id: environment,
-      vault_key_id: null,
-      view_id: null,
-      build_template_id: null,
-      start_version: null,
-      autorun: 0,
-      suppress_success_alerts: 0,
-      arguments: null,
-      allow_override_args_in_task: 0,
-      allow_override_branch_in_task: 0,
-      allow_parallel_tasks: 0,
-      git_branch: null,
-      survey_vars: '[]',
-      task_params: '{}',
       ...t,
     });
 

@@ -1,12 +1,18 @@
-import type { ProjectRole } from '@signalbox/contracts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { fillProject } from '../../../test/support/backup-fixture';
 import { testDialects } from '../../../test/support/dialects';
 import { type Client, createHarness, type Harness } from '../../../test/support/harness';
+import {
+  type Actor,
+  actorClient,
+  actors,
+  createProjectActors,
+  memberCodes,
+  ownerCodes,
+  type ProjectActors,
+} from '../../../test/support/project-actors';
+import { taskRow } from '../../../test/support/task-fixtures';
 import { insertReturningId, now } from '../../db/values';
-
-type Actor = 'admin' | ProjectRole | 'non-member' | 'anonymous';
-const actors: Actor[] = ['admin', 'owner', 'manager', 'task_runner', 'guest', 'non-member', 'anonymous'];
 
 /** Every table with a project_id column. */
 const projectTables = [
@@ -26,20 +32,9 @@ const projectTables = [
 
 describe.each(testDialects())('projects on $name', (dialect) => {
   let h: Harness;
-  let admin: Client;
-  let creator: Client;
-  let outsider: Client;
-  let projectId: number;
-  let members: Record<ProjectRole, Client>;
+  let team: ProjectActors;
 
-  const as = (actor: Actor): Client =>
-    actor === 'admin'
-      ? admin
-      : actor === 'non-member'
-        ? outsider
-        : actor === 'anonymous'
-          ? h.anonymous()
-          : members[actor];
+  const as = (actor: Actor): Client => actorClient(h, team, actor);
 
   const projectCount = async () =>
     Number(
@@ -53,15 +48,12 @@ describe.each(testDialects())('projects on $name', (dialect) => {
 
   beforeAll(async () => {
     h = await createHarness(dialect);
-    admin = await h.userClient({ admin: true });
-    creator = await h.userClient({ can_create_project: true });
-    outsider = await h.userClient();
-    ({ projectId, members } = await h.projectWithTeam(creator, 'Main project'));
+    team = await createProjectActors(h, 'Main project');
   });
   afterAll(async () => h?.close());
 
   it('creates a project owned by its creator, with the None key, the Empty environment and an event', async () => {
-    const res = await creator.post('/api/projects', {
+    const res = await team.creator.post('/api/projects', {
       name: '  Fresh  ',
       alert: true,
       alert_chat: 'chat-1',
@@ -86,7 +78,7 @@ describe.each(testDialects())('projects on $name', (dialect) => {
         .select(['user_id', 'role'])
         .where('project_id', '=', project.id)
         .execute(),
-    ).toEqual([{ user_id: creator.userId, role: 'owner' }]);
+    ).toEqual([{ user_id: team.creator.userId, role: 'owner' }]);
     expect(
       await db
         .selectFrom('access_key')
@@ -110,19 +102,19 @@ describe.each(testDialects())('projects on $name', (dialect) => {
       .where('project_id', '=', project.id)
       .executeTakeFirstOrThrow();
     expect(event).toMatchObject({
-      user_id: creator.userId,
+      user_id: team.creator.userId,
       object_type: 'project',
       description: 'Project Fresh created',
     });
-    expect((await creator.get(`/api/project/${project.id}`)).json()).toEqual(project);
+    expect((await team.creator.get(`/api/project/${project.id}`)).json()).toEqual(project);
   });
 
   it('POST projects: admins and users with can_create_project only', async () => {
     const plain = await h.userClient();
     const cases: Array<[string, Client, number]> = [
-      ['admin', admin, 201],
-      ['can_create_project', creator, 201],
-      ['project owner without can_create_project', members.guest, 403],
+      ['admin', team.admin, 201],
+      ['can_create_project', team.creator, 201],
+      ['project owner without can_create_project', team.members.guest, 403],
       ['plain user', plain, 403],
       ['anonymous', h.anonymous(), 401],
     ];
@@ -156,9 +148,9 @@ describe.each(testDialects())('projects on $name', (dialect) => {
     for (const [body, error, field] of cases) {
       for (const [method, url] of [
         ['POST', '/api/projects'],
-        ['PUT', `/api/project/${projectId}`],
+        ['PUT', `/api/project/${team.projectId}`],
       ] as const) {
-        const res = await creator.request(method, url, body);
+        const res = await team.creator.request(method, url, body);
         expect(res.statusCode, `${method} ${JSON.stringify(body).slice(0, 60)}`).toBe(400);
         expect(res.json().error).toBe(error);
         expect(res.json().fields[field]).toBe(error);
@@ -166,21 +158,21 @@ describe.each(testDialects())('projects on $name', (dialect) => {
     }
     for (const [method, url] of [
       ['POST', '/api/projects'],
-      ['PUT', `/api/project/${projectId}`],
+      ['PUT', `/api/project/${team.projectId}`],
     ] as const) {
-      const malformed = await creator.request(method, url, '{"name": "x"');
+      const malformed = await team.creator.request(method, url, '{"name": "x"');
       expect(malformed.statusCode).toBe(400);
       expect(malformed.json()).toMatchObject({ error: 'Request body is not valid JSON' });
-      const notObject = await creator.request(method, url, []);
+      const notObject = await team.creator.request(method, url, []);
       expect(notObject.statusCode).toBe(400);
       expect(notObject.json().error).toBe('Request body must be a JSON object');
     }
     expect(await projectCount()).toBe(before);
-    expect((await creator.get(`/api/project/${projectId}`)).json().name).toBe('Main project');
+    expect((await team.creator.get(`/api/project/${team.projectId}`)).json().name).toBe('Main project');
   });
 
   it('task_retention_days: set on create, read back, changed by PUT, kept when a PUT omits it', async () => {
-    const res = await creator.post('/api/projects', { name: 'Retained', task_retention_days: 14 });
+    const res = await team.creator.post('/api/projects', { name: 'Retained', task_retention_days: 14 });
     expect(res.statusCode).toBe(201);
     const pid = res.json().id as number;
     expect(res.json().task_retention_days).toBe(14);
@@ -193,36 +185,38 @@ describe.each(testDialects())('projects on $name', (dialect) => {
           .executeTakeFirstOrThrow()
       ).task_retention_days;
     expect(await stored()).toBe(14);
-    expect((await creator.get(`/api/project/${pid}`)).json().task_retention_days).toBe(14);
+    expect((await team.creator.get(`/api/project/${pid}`)).json().task_retention_days).toBe(14);
     expect(
-      (await creator.get('/api/projects')).json().find((p: { id: number }) => p.id === pid)
+      (await team.creator.get('/api/projects')).json().find((p: { id: number }) => p.id === pid)
         .task_retention_days,
     ).toBe(14);
 
     expect(
-      (await creator.put(`/api/project/${pid}`, { name: 'Retained', task_retention_days: 3 })).statusCode,
+      (await team.creator.put(`/api/project/${pid}`, { name: 'Retained', task_retention_days: 3 }))
+        .statusCode,
     ).toBe(204);
     expect(await stored()).toBe(3);
     // A client that predates the field (Semaphore's) sends the rest of the project: retention stays.
     expect(
-      (await creator.put(`/api/project/${pid}`, { name: 'Renamed', max_parallel_tasks: 1 })).statusCode,
+      (await team.creator.put(`/api/project/${pid}`, { name: 'Renamed', max_parallel_tasks: 1 })).statusCode,
     ).toBe(204);
     expect(await stored()).toBe(3);
     expect(
-      (await creator.put(`/api/project/${pid}`, { name: 'Renamed', task_retention_days: null })).statusCode,
+      (await team.creator.put(`/api/project/${pid}`, { name: 'Renamed', task_retention_days: null }))
+        .statusCode,
     ).toBe(204);
     expect(await stored()).toBe(3);
     expect(
-      (await creator.put(`/api/project/${pid}`, { name: 'Renamed', task_retention_days: 0 })).statusCode,
+      (await team.creator.put(`/api/project/${pid}`, { name: 'Renamed', task_retention_days: 0 })).statusCode,
     ).toBe(204);
     expect(await stored()).toBe(0);
     expect(
-      (await creator.post('/api/projects', { name: 'Default retention' })).json().task_retention_days,
+      (await team.creator.post('/api/projects', { name: 'Default retention' })).json().task_retention_days,
     ).toBe(0);
   });
 
   it('task_retention_days must be a whole number of days from 0 to 36500; nothing changes otherwise', async () => {
-    const pid = (await creator.post('/api/projects', { name: 'Keep 9', task_retention_days: 9 })).json()
+    const pid = (await team.creator.post('/api/projects', { name: 'Keep 9', task_retention_days: 9 })).json()
       .id as number;
     const before = await projectCount();
     const cases: Array<[unknown, string]> = [
@@ -238,19 +232,20 @@ describe.each(testDialects())('projects on $name', (dialect) => {
         ['POST', '/api/projects'],
         ['PUT', `/api/project/${pid}`],
       ] as const) {
-        const res = await creator.request(method, url, { name: 'Changed', task_retention_days: value });
+        const res = await team.creator.request(method, url, { name: 'Changed', task_retention_days: value });
         expect(res.statusCode, `${method} ${String(value)}`).toBe(400);
         expect(res.json().error).toBe(error);
         expect(res.json().fields.task_retention_days).toBe(error);
       }
     }
     expect(await projectCount()).toBe(before);
-    expect((await creator.get(`/api/project/${pid}`)).json()).toMatchObject({
+    expect((await team.creator.get(`/api/project/${pid}`)).json()).toMatchObject({
       name: 'Keep 9',
       task_retention_days: 9,
     });
     expect(
-      (await creator.put(`/api/project/${pid}`, { name: 'Keep 9', task_retention_days: 36_500 })).statusCode,
+      (await team.creator.put(`/api/project/${pid}`, { name: 'Keep 9', task_retention_days: 36_500 }))
+        .statusCode,
     ).toBe(204);
   });
 
@@ -260,9 +255,9 @@ describe.each(testDialects())('projects on $name', (dialect) => {
     const names = (client: Client) =>
       client.get('/api/projects').then((r) => (r.json() as Array<{ name: string }>).map((p) => p.name));
     expect(await names(other)).toEqual(['Other only']);
-    expect(await names(members.guest)).toEqual(['Main project']);
-    expect(await names(outsider)).toEqual([]);
-    const all = await names(admin);
+    expect(await names(team.members.guest)).toEqual(['Main project']);
+    expect(await names(team.outsider)).toEqual([]);
+    const all = await names(team.admin);
     expect(all).toEqual(expect.arrayContaining(['Main project', 'Other only', 'Fresh']));
     const res = await other.get('/api/projects');
     expect(res.statusCode).toBe(200);
@@ -280,24 +275,17 @@ describe.each(testDialects())('projects on $name', (dialect) => {
   });
 
   it('GET project: permission matrix, unknown and malformed ids', async () => {
-    const expected: Record<Actor, number> = {
-      admin: 200,
-      owner: 200,
-      manager: 200,
-      task_runner: 200,
-      guest: 200,
-      'non-member': 403,
-      anonymous: 401,
-    };
+    const expected = memberCodes(200);
     for (const actor of actors) {
-      const res = await as(actor).get(`/api/project/${projectId}`);
+      const res = await as(actor).get(`/api/project/${team.projectId}`);
       expect(res.statusCode, actor).toBe(expected[actor]);
-      if (res.statusCode === 200) expect(res.json()).toMatchObject({ id: projectId, name: 'Main project' });
+      if (res.statusCode === 200)
+        expect(res.json()).toMatchObject({ id: team.projectId, name: 'Main project' });
     }
-    expect((await admin.get('/api/project/999999')).statusCode).toBe(404);
-    expect((await admin.get('/api/project/999999')).json().error).toBe('Project not found');
-    expect((await admin.get('/api/project/abc')).statusCode).toBe(400);
-    expect((await admin.get('/api/project/-1')).statusCode).toBe(400);
+    expect((await team.admin.get('/api/project/999999')).statusCode).toBe(404);
+    expect((await team.admin.get('/api/project/999999')).json().error).toBe('Project not found');
+    expect((await team.admin.get('/api/project/abc')).statusCode).toBe(400);
+    expect((await team.admin.get('/api/project/-1')).statusCode).toBe(400);
   });
 
   it('GET role: the role and its permission bits; an admin outside the team gets all bits', async () => {
@@ -311,16 +299,16 @@ describe.each(testDialects())('projects on $name', (dialect) => {
       anonymous: [401, undefined],
     };
     for (const actor of actors) {
-      const res = await as(actor).get(`/api/project/${projectId}/role`);
+      const res = await as(actor).get(`/api/project/${team.projectId}/role`);
       expect(res.statusCode, actor).toBe(expected[actor][0]);
       if (res.statusCode === 200) expect(res.json(), actor).toEqual(expected[actor][1]);
     }
-    expect((await admin.get('/api/project/999999/role')).statusCode).toBe(404);
+    expect((await team.admin.get('/api/project/999999/role')).statusCode).toBe(404);
   });
 
   it('updates a project (204) and records an event', async () => {
-    const pid = (await creator.post('/api/projects', { name: 'To update' })).json().id as number;
-    const res = await creator.put(`/api/project/${pid}`, {
+    const pid = (await team.creator.post('/api/projects', { name: 'To update' })).json().id as number;
+    const res = await team.creator.put(`/api/project/${pid}`, {
       id: pid,
       name: 'Updated',
       alert: true,
@@ -328,7 +316,7 @@ describe.each(testDialects())('projects on $name', (dialect) => {
       max_parallel_tasks: 2,
     });
     expect(res.statusCode).toBe(204);
-    expect((await creator.get(`/api/project/${pid}`)).json()).toMatchObject({
+    expect((await team.creator.get(`/api/project/${pid}`)).json()).toMatchObject({
       name: 'Updated',
       alert: true,
       alert_chat: '42',
@@ -344,42 +332,27 @@ describe.each(testDialects())('projects on $name', (dialect) => {
   });
 
   it('PUT project: permission matrix', async () => {
-    const expected: Record<Actor, number> = {
-      admin: 204,
-      owner: 204,
-      manager: 403,
-      task_runner: 403,
-      guest: 403,
-      'non-member': 403,
-      anonymous: 401,
-    };
+    const expected = ownerCodes(204);
     for (const actor of actors) {
       const name = `Renamed by ${actor}`;
-      const res = await as(actor).put(`/api/project/${projectId}`, { name });
+      const res = await as(actor).put(`/api/project/${team.projectId}`, { name });
       expect(res.statusCode, actor).toBe(expected[actor]);
       const stored = await h.deps.db
         .selectFrom('project')
         .select('name')
-        .where('id', '=', projectId)
+        .where('id', '=', team.projectId)
         .executeTakeFirstOrThrow();
       if (expected[actor] === 204) expect(stored.name).toBe(name);
       else expect(stored.name).not.toBe(name);
     }
-    await admin.put(`/api/project/${projectId}`, { name: 'Main project' });
-    expect((await admin.put('/api/project/999999', { name: 'x' })).statusCode).toBe(404);
+    await team.admin.put(`/api/project/${team.projectId}`, { name: 'Main project' });
+    expect((await team.admin.put('/api/project/999999', { name: 'x' })).statusCode).toBe(404);
   });
 
   it('DELETE project: permission matrix', async () => {
     const owner = await h.userClient({ can_create_project: true });
-    const { projectId: pid, members: team } = await h.projectWithTeam(owner, 'Doomed');
-    const client = (actor: Actor) =>
-      actor === 'admin'
-        ? admin
-        : actor === 'non-member'
-          ? outsider
-          : actor === 'anonymous'
-            ? h.anonymous()
-            : team[actor];
+    const { projectId: pid, members: doomed } = await h.projectWithTeam(owner, 'Doomed');
+    const client = (actor: Actor) => actorClient(h, { ...team, members: doomed }, actor);
     const denied: Array<[Actor, number]> = [
       ['anonymous', 401],
       ['non-member', 403],
@@ -394,8 +367,8 @@ describe.each(testDialects())('projects on $name', (dialect) => {
     expect((await owner.del(`/api/project/${pid}`)).statusCode).toBe(204);
     expect((await owner.get(`/api/project/${pid}`)).statusCode).toBe(404);
     const second = (await owner.post('/api/projects', { name: 'Doomed too' })).json().id as number;
-    expect((await admin.del(`/api/project/${second}`)).statusCode).toBe(204);
-    expect((await admin.del(`/api/project/${second}`)).statusCode).toBe(404);
+    expect((await team.admin.del(`/api/project/${second}`)).statusCode).toBe(204);
+    expect((await team.admin.del(`/api/project/${second}`)).statusCode).toBe(404);
   });
 
   it('DELETE removes every row of the project in every table and nothing of another project', async () => {
@@ -420,32 +393,18 @@ describe.each(testDialects())('projects on $name', (dialect) => {
       [keep, `keep-${dialect.name}`],
     ] as const) {
       const ids = await fillProject(h.deps, id, prefix);
-      const taskId = await insertReturningId(db, h.deps.dialect, 'task', {
-        project_id: id,
-        template_id: ids.build,
-        status: 'success',
-        message: '',
-        user_id: owner.userId,
-        integration_id: null,
-        schedule_id: null,
-        created: now(),
-        start: now(),
-        end: now(),
-        version: '1.0.0',
-        build_task_id: null,
-        commit_hash: null,
-        commit_message: null,
-        playbook: 'build.yml',
-        environment: '{}',
-        secret: null,
-        arguments: null,
-        git_branch: null,
-        inventory_id: null,
-        params: '{}',
-        debug: 0,
-        dry_run: 0,
-        diff: 0,
-      });
+      const taskId = await insertReturningId(
+        db,
+        h.deps.dialect,
+        'task',
+        taskRow(id, ids.build, {
+          user_id: owner.userId,
+          start: now(),
+          end: now(),
+          version: '1.0.0',
+          playbook: 'build.yml',
+        }),
+      );
       await db
         .insertInto('task_output')
         .values([

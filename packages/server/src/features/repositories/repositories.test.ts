@@ -1,16 +1,13 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { testDialects } from '../../../test/support/dialects';
 import { createHarness, type Harness } from '../../../test/support/harness';
+import { createTeam, resourceMatrixTests, type Team } from '../../../test/support/permission-matrix';
 import {
-  createTeam,
-  expectMatrix,
-  readCodes,
-  type Team,
-  writeCodes,
-} from '../../../test/support/permission-matrix';
-import {
+  expectDeleteRefused,
+  expectForeignNotFound,
   expectRejected,
-  lastEvents,
+  expectUpdateThenDelete,
+  expectValidationErrors,
   MEGABYTE,
   malformedBodies,
   snapshot,
@@ -60,28 +57,27 @@ describe.each(testDialects())('repositories on $name', (dialect) => {
       ssh_key_id: keyId,
     });
     expect((await team.guest.get(`${team.base}/repositories/${repo.id}`)).json()).toEqual(repo);
-    const put = await team.owner.put(`${team.base}/repositories/${repo.id}`, {
-      id: repo.id,
-      name: 'App local',
-      git_url: '/srv/app',
-      git_branch: 'ignored',
-      ssh_key_id: keyId,
-    });
-    expect(put.statusCode).toBe(204);
-    expect((await team.guest.get(`${team.base}/repositories/${repo.id}`)).json()).toMatchObject({
-      name: 'App local',
-      git_url: '/srv/app',
-      git_branch: '',
-    });
-    expect((await team.owner.del(`${team.base}/repositories/${repo.id}`)).statusCode).toBe(204);
-    expect((await team.owner.get(`${team.base}/repositories/${repo.id}`)).json()).toMatchObject({
-      error: 'Repository not found',
-    });
-    expect((await lastEvents(h, team.projectId, 3)).map((e) => e.description)).toEqual([
-      'Repository App local deleted',
-      'Repository App local updated',
-      'Repository App created',
-    ]);
+    await expectUpdateThenDelete(
+      h,
+      team,
+      `${team.base}/repositories/${repo.id}`,
+      {
+        body: {
+          id: repo.id,
+          name: 'App local',
+          git_url: '/srv/app',
+          git_branch: 'ignored',
+          ssh_key_id: keyId,
+        },
+        stored: {
+          name: 'App local',
+          git_url: '/srv/app',
+          git_branch: '',
+        },
+      },
+      'Repository not found',
+      ['Repository App local deleted', 'Repository App local updated', 'Repository App created'],
+    );
   });
 
   it('accepts every URL type and ssh without a scheme', async () => {
@@ -130,18 +126,20 @@ describe.each(testDialects())('repositories on $name', (dialect) => {
       [body({ project_id: other.projectId }), 'Project ID in body and URL are different'],
     ];
     const repo = await createRepo();
-    const before = await snapshot(h);
-    for (const [payload, error] of cases) {
-      const post = await team.owner.post(`${team.base}/repositories`, payload);
-      expect(post.statusCode, JSON.stringify(payload)).toBe(400);
-      expect(post.json().error).toBe(error);
-      const put = await team.owner.put(`${team.base}/repositories/${repo.id}`, payload);
-      expect(put.statusCode, JSON.stringify(payload)).toBe(400);
-      expect(put.json().error).toBe(error);
-    }
-    const foreignKey = await team.owner.post(`${team.base}/repositories`, body({ ssh_key_id: otherKeyId }));
-    expect(foreignKey.json().fields).toEqual({ ssh_key_id: 'Access key not found' });
-    expect(await snapshot(h)).toEqual(before);
+    await expectValidationErrors(
+      h,
+      team.owner,
+      `${team.base}/repositories`,
+      `${team.base}/repositories/${repo.id}`,
+      cases,
+      async () => {
+        const foreignKey = await team.owner.post(
+          `${team.base}/repositories`,
+          body({ ssh_key_id: otherKeyId }),
+        );
+        expect(foreignKey.json().fields).toEqual({ ssh_key_id: 'Access key not found' });
+      },
+    );
   });
 
   it('refuses URLs and branches git would take as options, commands or other transports', async () => {
@@ -223,14 +221,7 @@ describe.each(testDialects())('repositories on $name', (dialect) => {
 
   it('answers 404 for a repository of another project', async () => {
     const foreign = await createRepo({}, other, otherKeyId);
-    const before = await snapshot(h);
-    const url = `${team.base}/repositories/${foreign.id}`;
-    expect((await team.owner.get(url)).statusCode).toBe(404);
-    expect((await team.owner.get(`${url}/refs`)).statusCode).toBe(404);
-    expect((await team.owner.put(url, body())).statusCode).toBe(404);
-    expect((await team.owner.del(url)).statusCode).toBe(404);
-    expect((await team.admin.del(url)).statusCode).toBe(404);
-    expect(await snapshot(h)).toEqual(before);
+    await expectForeignNotFound(h, team, `${team.base}/repositories/${foreign.id}`, body());
   });
 
   it('lists refs and refuses to delete a repository in use', async () => {
@@ -249,43 +240,24 @@ describe.each(testDialects())('repositories on $name', (dialect) => {
       .execute();
     const refs = await team.guest.get(`${team.base}/repositories/${repo.id}/refs`);
     expect(refs.json().inventories).toEqual([{ id: expect.any(Number), name: 'Inv from repo' }]);
-    const before = await snapshot(h);
-    const del = await team.owner.del(`${team.base}/repositories/${repo.id}`);
-    expect(del.statusCode).toBe(409);
-    expect(del.json()).toMatchObject({
-      error: "Can't delete the repository because it is used by the resources below",
-      refs: { inventories: [{ name: 'Inv from repo' }] },
-    });
-    expect(await snapshot(h)).toEqual(before);
+    await expectDeleteRefused(
+      h,
+      team.owner,
+      `${team.base}/repositories/${repo.id}`,
+      "Can't delete the repository because it is used by the resources below",
+      { inventories: [{ name: 'Inv from repo' }] },
+    );
     const keyDel = await team.owner.del(`${team.base}/keys/${keyId}`);
     expect(keyDel.statusCode).toBe(409);
     expect(keyDel.json().refs.repositories.length).toBeGreaterThan(0);
   });
 
   describe('permission matrix', () => {
-    it('GET repositories', async () => {
-      await expectMatrix(team, readCodes(), (c) => c.get(`${team.base}/repositories`));
-    });
-    it('GET repositories/:id', async () => {
-      const repo = await createRepo();
-      await expectMatrix(team, readCodes(), (c) => c.get(`${team.base}/repositories/${repo.id}`));
-    });
-    it('GET repositories/:id/refs', async () => {
-      const repo = await createRepo();
-      await expectMatrix(team, readCodes(), (c) => c.get(`${team.base}/repositories/${repo.id}/refs`));
-    });
-    it('POST repositories', async () => {
-      await expectMatrix(team, writeCodes(201), (c) => c.post(`${team.base}/repositories`, body()));
-    });
-    it('PUT repositories/:id', async () => {
-      const repo = await createRepo();
-      await expectMatrix(team, writeCodes(204), (c) => c.put(`${team.base}/repositories/${repo.id}`, body()));
-    });
-    it('DELETE repositories/:id', async () => {
-      await expectMatrix(team, writeCodes(204), async (c) => {
-        const repo = await createRepo();
-        return c.del(`${team.base}/repositories/${repo.id}`);
-      });
-    });
+    resourceMatrixTests(
+      () => team,
+      'repositories',
+      () => createRepo(),
+      () => body(),
+    );
   });
 });

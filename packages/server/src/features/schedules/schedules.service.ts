@@ -45,6 +45,30 @@ export async function getSchedule(deps: Pick<Deps, 'db'>, projectId: number, id:
 const describe = (s: { cron_format: string; name: string }, tplName: string) =>
   `Schedule ${s.name ? `${s.name} ` : ''}(${s.cron_format}) of template ${tplName}`;
 
+/** The columns a schedule takes from its input. */
+const scheduleValues = (input: ScheduleInput) => ({
+  template_id: input.template_id,
+  cron_format: input.cron_format,
+  repository_id: input.repository_id,
+  name: input.name,
+  active: fromBool(input.active),
+});
+
+/** Logs that a schedule (with its template's name) was created, updated or deleted. */
+const recordScheduleEvent = (
+  db: Deps['db'],
+  user: Actor,
+  schedule: { id: number; project_id: number; cron_format: string; name: string; tpl_name: string },
+  action: 'created' | 'updated' | 'deleted',
+) =>
+  recordEvent(db, {
+    project_id: schedule.project_id,
+    user_id: user.id,
+    object_type: 'schedule',
+    object_id: schedule.id,
+    description: `${describe(schedule, schedule.tpl_name)} ${action}`,
+  });
+
 export async function createSchedule(
   deps: Pick<Deps, 'db' | 'dialect' | 'log' | 'scheduler'>,
   user: Actor,
@@ -54,21 +78,11 @@ export async function createSchedule(
   await checkInput(deps, projectId, input);
   const id = await insertSchedule(deps.db, deps.dialect, {
     project_id: projectId,
-    template_id: input.template_id,
-    cron_format: input.cron_format,
-    repository_id: input.repository_id,
-    name: input.name,
-    active: fromBool(input.active),
+    ...scheduleValues(input),
     last_commit_hash: null,
   });
   const schedule = found(await findSchedule(deps.db, projectId, id), 'Schedule');
-  await recordEvent(deps.db, {
-    project_id: projectId,
-    user_id: user.id,
-    object_type: 'schedule',
-    object_id: id,
-    description: `${describe(schedule, schedule.tpl_name)} created`,
-  });
+  await recordScheduleEvent(deps.db, user, schedule, 'created');
   await refreshScheduler(deps);
   return schedule;
 }
@@ -83,22 +97,12 @@ export async function changeSchedule(
   const existing = await getSchedule(deps, projectId, id);
   await checkInput(deps, projectId, input);
   await updateSchedule(deps.db, id, {
-    template_id: input.template_id,
-    cron_format: input.cron_format,
-    repository_id: input.repository_id,
-    name: input.name,
-    active: fromBool(input.active),
+    ...scheduleValues(input),
     // A different repository has a different history: the next tick compares against nothing.
     ...(existing.repository_id !== input.repository_id ? { last_commit_hash: null } : {}),
   });
   const schedule = found(await findSchedule(deps.db, projectId, id), 'Schedule');
-  await recordEvent(deps.db, {
-    project_id: projectId,
-    user_id: user.id,
-    object_type: 'schedule',
-    object_id: id,
-    description: `${describe(schedule, schedule.tpl_name)} updated`,
-  });
+  await recordScheduleEvent(deps.db, user, schedule, 'updated');
   await refreshScheduler(deps);
 }
 
@@ -110,12 +114,6 @@ export async function removeSchedule(
 ) {
   const existing = await getSchedule(deps, projectId, id);
   await deleteSchedule(deps.db, id);
-  await recordEvent(deps.db, {
-    project_id: projectId,
-    user_id: user.id,
-    object_type: 'schedule',
-    object_id: id,
-    description: `${describe(existing, existing.tpl_name)} deleted`,
-  });
+  await recordScheduleEvent(deps.db, user, existing, 'deleted');
   await refreshScheduler(deps);
 }

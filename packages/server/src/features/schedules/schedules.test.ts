@@ -1,17 +1,15 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { testDialects } from '../../../test/support/dialects';
-import { type Client, createHarness, type Harness } from '../../../test/support/harness';
-import {
-  createTeam,
-  readCodes,
-  statusByCaller,
-  type Team,
-  writeCodes,
-} from '../../../test/support/permission-matrix';
+import { createHarness, type Harness } from '../../../test/support/harness';
+import { readCodes, statusByCaller, writeCodes } from '../../../test/support/permission-matrix';
 import {
   ansibleBody,
+  createTemplatesProject,
+  expectBodiesRefused,
+  latestEventsOf,
   snapshot,
   type TemplateFixtures,
+  type TemplatesProject,
   templateFixtures,
 } from '../../../test/support/template-fixtures';
 import { cronError } from './cron';
@@ -45,11 +43,7 @@ describe('cronError', () => {
 
 describe.each(testDialects())('schedules on $name', (dialect) => {
   let h: Harness;
-  let projectId: number;
-  let clients: Team;
-  let admin: Client;
-  let base: string;
-  let fx: TemplateFixtures;
+  let project: TemplatesProject;
   let templateId: number;
   let otherTemplateId: number;
   let foreign: TemplateFixtures;
@@ -58,14 +52,14 @@ describe.each(testDialects())('schedules on $name', (dialect) => {
 
   beforeAll(async () => {
     h = await createHarness(dialect);
-    clients = await createTeam(h, 'Templates project');
-    projectId = clients.projectId;
-    admin = clients.admin;
-    base = `/api/project/${projectId}`;
-    fx = await templateFixtures(h, projectId);
-    templateId = (await admin.post(`${base}/templates`, ansibleBody(fx, { name: 'Nightly' }))).json().id;
-    otherTemplateId = (await admin.post(`${base}/templates`, ansibleBody(fx, { name: 'Weekly' }))).json().id;
-    const other = await createTeam(h, 'Other project');
+    project = await createTemplatesProject(h);
+    templateId = (
+      await project.admin.post(`${project.base}/templates`, ansibleBody(project.fx, { name: 'Nightly' }))
+    ).json().id;
+    otherTemplateId = (
+      await project.admin.post(`${project.base}/templates`, ansibleBody(project.fx, { name: 'Weekly' }))
+    ).json().id;
+    const other = project.other;
     foreign = await templateFixtures(h, other.projectId);
     const otherBase = `/api/project/${other.projectId}`;
     foreignTemplateId = (await other.owner.post(`${otherBase}/templates`, ansibleBody(foreign))).json().id;
@@ -79,7 +73,7 @@ describe.each(testDialects())('schedules on $name', (dialect) => {
   afterAll(async () => h?.close());
 
   const create = async (extra: Record<string, unknown> = {}) => {
-    const res = await admin.post(`${base}/schedules`, {
+    const res = await project.admin.post(`${project.base}/schedules`, {
       template_id: templateId,
       cron_format: '0 0 * * *',
       ...extra,
@@ -90,8 +84,8 @@ describe.each(testDialects())('schedules on $name', (dialect) => {
 
   it('creates, lists with tpl_name, reads, updates and deletes a schedule, refreshing the scheduler', async () => {
     const refresh = vi.spyOn(h.deps.scheduler, 'refresh');
-    const res = await clients.manager.post(`${base}/schedules`, {
-      project_id: projectId,
+    const res = await project.clients.manager.post(`${project.base}/schedules`, {
+      project_id: project.projectId,
       template_id: templateId,
       cron_format: ' 0 0 * * * ',
       name: 'Midnight',
@@ -100,7 +94,7 @@ describe.each(testDialects())('schedules on $name', (dialect) => {
     const s = res.json();
     expect(s).toEqual({
       id: expect.any(Number),
-      project_id: projectId,
+      project_id: project.projectId,
       template_id: templateId,
       cron_format: '0 0 * * *',
       repository_id: null,
@@ -110,69 +104,82 @@ describe.each(testDialects())('schedules on $name', (dialect) => {
     });
     expect(refresh).toHaveBeenCalledTimes(1);
 
-    const list = await clients.guest.get(`${base}/schedules`);
+    const list = await project.clients.guest.get(`${project.base}/schedules`);
     expect(list.statusCode).toBe(200);
     expect(list.json()).toContainEqual(s);
     expect(list.json().some((x: { id: number }) => x.id === foreignScheduleId)).toBe(false);
-    expect((await clients.guest.get(`${base}/schedules/${s.id}`)).json()).toEqual(s);
+    expect((await project.clients.guest.get(`${project.base}/schedules/${s.id}`)).json()).toEqual(s);
 
-    const upd = await clients.owner.put(`${base}/schedules/${s.id}`, {
+    const upd = await project.clients.owner.put(`${project.base}/schedules/${s.id}`, {
       id: s.id,
-      project_id: projectId,
+      project_id: project.projectId,
       template_id: otherTemplateId,
       cron_format: '@weekly',
-      repository_id: fx.repository,
+      repository_id: project.fx.repository,
       active: false,
     });
     expect(upd.statusCode).toBe(204);
     expect(refresh).toHaveBeenCalledTimes(2);
-    expect((await admin.get(`${base}/schedules/${s.id}`)).json()).toEqual({
+    expect((await project.admin.get(`${project.base}/schedules/${s.id}`)).json()).toEqual({
       ...s,
       template_id: otherTemplateId,
       cron_format: '@weekly',
-      repository_id: fx.repository,
+      repository_id: project.fx.repository,
       name: '',
       active: false,
       tpl_name: 'Weekly',
     });
 
-    expect((await admin.del(`${base}/schedules/${s.id}`)).statusCode).toBe(204);
+    expect((await project.admin.del(`${project.base}/schedules/${s.id}`)).statusCode).toBe(204);
     expect(refresh).toHaveBeenCalledTimes(3);
-    expect((await admin.get(`${base}/schedules/${s.id}`)).statusCode).toBe(404);
+    expect((await project.admin.get(`${project.base}/schedules/${s.id}`)).statusCode).toBe(404);
     refresh.mockRestore();
   });
 
   it('forgets the last commit when the repository changes', async () => {
-    const s = await create({ repository_id: fx.repository });
+    const s = await create({ repository_id: project.fx.repository });
     await h.deps.db.updateTable('schedule').set({ last_commit_hash: 'abc' }).where('id', '=', s.id).execute();
-    const body = { template_id: templateId, cron_format: '@hourly', repository_id: fx.repository };
-    await admin.put(`${base}/schedules/${s.id}`, body);
+    const body = { template_id: templateId, cron_format: '@hourly', repository_id: project.fx.repository };
+    await project.admin.put(`${project.base}/schedules/${s.id}`, body);
     const row = () =>
       h.deps.db.selectFrom('schedule').select('last_commit_hash').where('id', '=', s.id).executeTakeFirst();
     expect((await row())?.last_commit_hash).toBe('abc');
-    await admin.put(`${base}/schedules/${s.id}`, { ...body, repository_id: fx.otherRepository });
+    await project.admin.put(`${project.base}/schedules/${s.id}`, {
+      ...body,
+      repository_id: project.fx.otherRepository,
+    });
     expect((await row())?.last_commit_hash).toBeNull();
   });
 
   it('validates a cron with POST schedules/validate', async () => {
     for (const cron of ['* * * * *', '*/5 * * * *', '@daily', '0 0 1 1 *']) {
-      const res = await clients.guest.post(`${base}/schedules/validate`, { cron_format: cron });
+      const res = await project.clients.guest.post(`${project.base}/schedules/validate`, {
+        cron_format: cron,
+      });
       expect(res.statusCode, cron).toBe(204);
     }
-    const six = await admin.post(`${base}/schedules/validate`, { cron_format: '*/10 * * * * *' });
+    const six = await project.admin.post(`${project.base}/schedules/validate`, {
+      cron_format: '*/10 * * * * *',
+    });
     expect(six.statusCode).toBe(400);
     expect(six.json().error).toBe(
       'Invalid cron expression "*/10 * * * * *": expected 5 fields (minute hour day month weekday), got 6',
     );
-    const bad = await admin.post(`${base}/schedules/validate`, { cron_format: '99 * * * *' });
+    const bad = await project.admin.post(`${project.base}/schedules/validate`, { cron_format: '99 * * * *' });
     expect(bad.statusCode).toBe(400);
     expect(bad.json().error).toMatch(/^Invalid cron expression "99 \* \* \* \*": .*minute/);
-    expect((await admin.post(`${base}/schedules/validate`, { cron_format: '' })).json().error).toBe(
+    expect(
+      (await project.admin.post(`${project.base}/schedules/validate`, { cron_format: '' })).json().error,
+    ).toBe('Cron is required');
+    expect((await project.admin.post(`${project.base}/schedules/validate`, {})).json().error).toBe(
       'Cron is required',
     );
-    expect((await admin.post(`${base}/schedules/validate`, {})).json().error).toBe('Cron is required');
-    expect((await admin.post(`${base}/schedules/validate`, { cron_format: MB })).statusCode).toBe(400);
-    expect((await admin.request('POST', `${base}/schedules/validate`, '{')).statusCode).toBe(400);
+    expect(
+      (await project.admin.post(`${project.base}/schedules/validate`, { cron_format: MB })).statusCode,
+    ).toBe(400);
+    expect((await project.admin.request('POST', `${project.base}/schedules/validate`, '{')).statusCode).toBe(
+      400,
+    );
   });
 
   it('answers the validation messages and changes nothing', async () => {
@@ -208,8 +215,8 @@ describe.each(testDialects())('schedules on $name', (dialect) => {
     ];
     for (const [body, message] of cases) {
       for (const res of [
-        await admin.post(`${base}/schedules`, body),
-        await admin.put(`${base}/schedules/${s.id}`, body),
+        await project.admin.post(`${project.base}/schedules`, body),
+        await project.admin.put(`${project.base}/schedules/${s.id}`, body),
       ]) {
         expect(res.statusCode, JSON.stringify(body)).toBe(400);
         expect(res.json().error).toBe(message);
@@ -233,49 +240,40 @@ describe.each(testDialects())('schedules on $name', (dialect) => {
       'null',
       '[]',
     ];
-    for (const body of bodies) {
-      for (const res of [
-        await admin.request('POST', `${base}/schedules`, body),
-        await admin.request('PUT', `${base}/schedules/${s.id}`, body),
-      ]) {
-        expect(res.statusCode, JSON.stringify(body).slice(0, 60)).toBe(400);
-        expect(res.json()).toHaveProperty('error');
-      }
-    }
+    await expectBodiesRefused(
+      project.admin,
+      `${project.base}/schedules`,
+      `${project.base}/schedules/${s.id}`,
+      bodies,
+    );
     expect(await snapshot(h)).toEqual(before);
   });
 
   it('answers 404 for a schedule of another project or an unknown id', async () => {
     const before = await snapshot(h);
     for (const id of [foreignScheduleId, 999999]) {
-      expect((await admin.get(`${base}/schedules/${id}`)).json()).toMatchObject({
+      expect((await project.admin.get(`${project.base}/schedules/${id}`)).json()).toMatchObject({
         error: 'Schedule not found',
       });
-      const put = await admin.put(`${base}/schedules/${id}`, {
+      const put = await project.admin.put(`${project.base}/schedules/${id}`, {
         template_id: templateId,
         cron_format: '@daily',
       });
       expect(put.statusCode).toBe(404);
-      expect((await admin.del(`${base}/schedules/${id}`)).statusCode).toBe(404);
+      expect((await project.admin.del(`${project.base}/schedules/${id}`)).statusCode).toBe(404);
     }
     expect(await snapshot(h)).toEqual(before);
   });
 
   it('records an event for every change', async () => {
     const s = await create({ name: 'Audit' });
-    await admin.put(`${base}/schedules/${s.id}`, {
+    await project.admin.put(`${project.base}/schedules/${s.id}`, {
       template_id: templateId,
       cron_format: '@daily',
       name: 'Audit',
     });
-    await admin.del(`${base}/schedules/${s.id}`);
-    const events = await h.deps.db
-      .selectFrom('event')
-      .select(['description', 'object_id'])
-      .where('object_type', '=', 'schedule')
-      .orderBy('id', 'desc')
-      .limit(3)
-      .execute();
+    await project.admin.del(`${project.base}/schedules/${s.id}`);
+    const events = await latestEventsOf(h, 'schedule');
     expect(events).toEqual([
       { description: 'Schedule Audit (@daily) of template Nightly deleted', object_id: s.id },
       { description: 'Schedule Audit (@daily) of template Nightly updated', object_id: s.id },
@@ -286,17 +284,23 @@ describe.each(testDialects())('schedules on $name', (dialect) => {
   describe('permission matrix', () => {
     it('reads and validate: members only', async () => {
       const s = await create();
-      expect(await statusByCaller(clients, (c) => c.get(`${base}/schedules`))).toEqual(readCodes());
-      expect(await statusByCaller(clients, (c) => c.get(`${base}/schedules/${s.id}`))).toEqual(readCodes());
+      expect(await statusByCaller(project.clients, (c) => c.get(`${project.base}/schedules`))).toEqual(
+        readCodes(),
+      );
       expect(
-        await statusByCaller(clients, (c) => c.post(`${base}/schedules/validate`, { cron_format: '@daily' })),
+        await statusByCaller(project.clients, (c) => c.get(`${project.base}/schedules/${s.id}`)),
+      ).toEqual(readCodes());
+      expect(
+        await statusByCaller(project.clients, (c) =>
+          c.post(`${project.base}/schedules/validate`, { cron_format: '@daily' }),
+        ),
       ).toEqual(readCodes(204));
     });
 
     it('POST schedules needs manageProjectResources', async () => {
       expect(
-        await statusByCaller(clients, (c) =>
-          c.post(`${base}/schedules`, { template_id: templateId, cron_format: '@daily' }),
+        await statusByCaller(project.clients, (c) =>
+          c.post(`${project.base}/schedules`, { template_id: templateId, cron_format: '@daily' }),
         ),
       ).toEqual(writeCodes(201));
     });
@@ -304,15 +308,17 @@ describe.each(testDialects())('schedules on $name', (dialect) => {
     it('PUT schedules/{id} needs manageProjectResources', async () => {
       const s = await create();
       expect(
-        await statusByCaller(clients, (c) =>
-          c.put(`${base}/schedules/${s.id}`, { template_id: templateId, cron_format: '@hourly' }),
+        await statusByCaller(project.clients, (c) =>
+          c.put(`${project.base}/schedules/${s.id}`, { template_id: templateId, cron_format: '@hourly' }),
         ),
       ).toEqual(writeCodes(204));
     });
 
     it('DELETE schedules/{id} needs manageProjectResources', async () => {
       expect(
-        await statusByCaller(clients, async (c) => c.del(`${base}/schedules/${(await create()).id}`)),
+        await statusByCaller(project.clients, async (c) =>
+          c.del(`${project.base}/schedules/${(await create()).id}`),
+        ),
       ).toEqual(writeCodes(204));
     });
   });

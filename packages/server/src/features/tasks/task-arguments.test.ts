@@ -4,7 +4,7 @@ import { testDialects } from '../../../test/support/dialects';
 import { type Client, createHarness, type Harness } from '../../../test/support/harness';
 import { type HostileRepo, hostileRepo } from '../../../test/support/hostile-repo';
 import {
-  insertInventory,
+  insertLocalInventory,
   insertRepository,
   insertTemplate,
   outputOf,
@@ -114,10 +114,7 @@ describe.each(testDialects())('task arguments through the API on $name', (dialec
     ({ projectId, members } = await h.projectWithTeam(owner));
     hostile = hostileRepo(h.dataDir);
     const repo = await insertRepository(h.deps, projectId, { git_url: hostile.repo });
-    const inventory = await insertInventory(h.deps, projectId, {
-      type: 'static',
-      inventory: 'localhost ansible_connection=local ansible_python_interpreter=/usr/bin/python3\n',
-    });
+    const inventory = await insertLocalInventory(h.deps, projectId);
     const template = (allow: number) =>
       insertTemplate(h.deps, projectId, {
         app: 'ansible',

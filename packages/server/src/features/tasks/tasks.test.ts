@@ -6,6 +6,7 @@ import {
   gitRepo,
   insertRepository,
   insertTemplate,
+  taskRow,
   waitForStatus,
 } from '../../../test/support/task-fixtures';
 
@@ -137,20 +138,11 @@ describe.each(testDialects())('task API on $name', (dialect) => {
     // An unfinished task cannot be deleted.
     const waiting = await h.deps.db
       .insertInto('task')
-      .values({
-        project_id: projectId,
-        template_id: tpl,
-        status: 'waiting_confirmation',
-        message: '',
-        user_id: null,
-        created: new Date().toISOString(),
-        playbook: '',
-        environment: '{}',
-        params: '{}',
-        debug: 0,
-        dry_run: 0,
-        diff: 0,
-      })
+      .values(
+        taskRow(projectId, tpl, {
+          status: 'waiting_confirmation',
+        }),
+      )
       .execute();
     void waiting;
     const open = await h.deps.db

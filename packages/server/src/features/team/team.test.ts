@@ -2,25 +2,21 @@ import type { ProjectRole } from '@signalbox/contracts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { testDialects } from '../../../test/support/dialects';
 import { type Client, createHarness, type Harness } from '../../../test/support/harness';
-
-type Actor = 'admin' | ProjectRole | 'non-member' | 'anonymous';
-const actors: Actor[] = ['admin', 'owner', 'manager', 'task_runner', 'guest', 'non-member', 'anonymous'];
+import {
+  type Actor,
+  actorClient,
+  actors,
+  createProjectActors,
+  memberCodes,
+  ownerCodes,
+  type ProjectActors,
+} from '../../../test/support/project-actors';
 
 describe.each(testDialects())('team on $name', (dialect) => {
   let h: Harness;
-  let admin: Client;
-  let outsider: Client;
-  let projectId: number;
-  let members: Record<ProjectRole, Client>;
+  let team: ProjectActors;
 
-  const as = (actor: Actor): Client =>
-    actor === 'admin'
-      ? admin
-      : actor === 'non-member'
-        ? outsider
-        : actor === 'anonymous'
-          ? h.anonymous()
-          : members[actor];
+  const as = (actor: Actor): Client => actorClient(h, team, actor);
 
   const membership = (pid: number) =>
     h.deps.db
@@ -36,27 +32,36 @@ describe.each(testDialects())('team on $name', (dialect) => {
       .values({ project_id: pid, user_id: userId, role, created: new Date().toISOString() })
       .execute();
 
+  /** The description of the project's latest event about `objectId`. */
+  const latestEventAbout = async (objectId: number) =>
+    (
+      await h.deps.db
+        .selectFrom('event')
+        .select('description')
+        .where('project_id', '=', team.projectId)
+        .where('object_id', '=', objectId)
+        .orderBy('id', 'desc')
+        .executeTakeFirst()
+    )?.description;
+
   beforeAll(async () => {
     h = await createHarness(dialect);
-    admin = await h.userClient({ admin: true });
-    outsider = await h.userClient();
-    const owner = await h.userClient({ can_create_project: true });
-    ({ projectId, members } = await h.projectWithTeam(owner));
+    team = await createProjectActors(h);
   });
   afterAll(async () => h?.close());
 
   it('lists members with id, user_id, name, username, email and role, sorted by name by default', async () => {
-    const res = await members.guest.get(`/api/project/${projectId}/users`);
+    const res = await team.members.guest.get(`/api/project/${team.projectId}/users`);
     expect(res.statusCode).toBe(200);
     const list = res.json() as Array<Record<string, unknown>>;
     expect(list).toHaveLength(4);
     const owner = list.find((m) => m.role === 'owner')!;
     expect(owner).toEqual({
-      id: members.owner.userId,
-      user_id: members.owner.userId,
-      name: `Name ${members.owner.username}`,
-      username: members.owner.username,
-      email: `${members.owner.username}@example.test`,
+      id: team.members.owner.userId,
+      user_id: team.members.owner.userId,
+      name: `Name ${team.members.owner.username}`,
+      username: team.members.owner.username,
+      email: `${team.members.owner.username}@example.test`,
       role: 'owner',
     });
     const names = list.map((m) => String(m.name));
@@ -64,14 +69,14 @@ describe.each(testDialects())('team on $name', (dialect) => {
   });
 
   it('sorts by name, username, email and role in both directions', async () => {
-    const pid = (await admin.post('/api/projects', { name: 'Sorting' })).json().id as number;
+    const pid = (await team.admin.post('/api/projects', { name: 'Sorting' })).json().id as number;
     const users: Client[] = [];
     for (const u of ['carol', 'Alice', 'bob']) users.push(await h.userClient({ username: `${u}_${pid}` }));
     await addRow(pid, users[0]!.userId, 'guest');
     await addRow(pid, users[1]!.userId, 'task_runner');
     await addRow(pid, users[2]!.userId, 'manager');
     const get = async (query: string) => {
-      const res = await admin.get(`/api/project/${pid}/users${query}`);
+      const res = await team.admin.get(`/api/project/${pid}/users${query}`);
       expect(res.statusCode).toBe(200);
       return (res.json() as Array<{ username: string }>).map((m) => /^[A-Za-z]+/.exec(m.username)![0]);
     };
@@ -84,39 +89,31 @@ describe.each(testDialects())('team on $name', (dialect) => {
     expect(await get('?sort=role&order=asc')).toEqual(['carol', 'bob', 'user', 'Alice']);
     expect(await get('?sort=role&order=desc')).toEqual(['Alice', 'user', 'bob', 'carol']);
 
-    const bad = await admin.get(`/api/project/${pid}/users?sort=password`);
+    const bad = await team.admin.get(`/api/project/${pid}/users?sort=password`);
     expect(bad.statusCode).toBe(400);
     expect(bad.json().error).toBe('Sort must be one of name, username, email, role');
-    const badOrder = await admin.get(`/api/project/${pid}/users?order=up`);
+    const badOrder = await team.admin.get(`/api/project/${pid}/users?order=up`);
     expect(badOrder.statusCode).toBe(400);
     expect(badOrder.json().error).toBe('Order must be asc or desc');
   });
 
   it('GET users: permission matrix', async () => {
-    const expected: Record<Actor, number> = {
-      admin: 200,
-      owner: 200,
-      manager: 200,
-      task_runner: 200,
-      guest: 200,
-      'non-member': 403,
-      anonymous: 401,
-    };
+    const expected = memberCodes(200);
     for (const actor of actors) {
-      const res = await as(actor).get(`/api/project/${projectId}/users`);
+      const res = await as(actor).get(`/api/project/${team.projectId}/users`);
       expect(res.statusCode, actor).toBe(expected[actor]);
     }
-    expect((await admin.get('/api/project/999999/users')).statusCode).toBe(404);
+    expect((await team.admin.get('/api/project/999999/users')).statusCode).toBe(404);
   });
 
   it('GET users/candidates: users outside the team, by name, id/name/username only; needs manageProjectUsers', async () => {
     const zed = await h.userClient();
-    const res = await members.owner.get(`/api/project/${projectId}/users/candidates`);
+    const res = await team.members.owner.get(`/api/project/${team.projectId}/users/candidates`);
     expect(res.statusCode).toBe(200);
     const list = res.json() as Array<Record<string, unknown>>;
     const ids = list.map((u) => u.id);
-    for (const m of Object.values(members)) expect(ids).not.toContain(m.userId);
-    expect(ids).toContain(outsider.userId);
+    for (const m of Object.values(team.members)) expect(ids).not.toContain(m.userId);
+    expect(ids).toContain(team.outsider.userId);
     expect(ids).toContain(zed.userId);
     expect(list.find((u) => u.id === zed.userId)).toEqual({
       id: zed.userId,
@@ -127,43 +124,35 @@ describe.each(testDialects())('team on $name', (dialect) => {
     expect(names).toEqual(
       [...names].sort((a, b) => a.localeCompare(b, 'en', { sensitivity: 'base', numeric: true })),
     );
-    const expected: Record<Actor, number> = {
-      admin: 200,
-      owner: 200,
-      manager: 403,
-      task_runner: 403,
-      guest: 403,
-      'non-member': 403,
-      anonymous: 401,
-    };
+    const expected = ownerCodes(200);
     for (const actor of actors) {
-      const r = await as(actor).get(`/api/project/${projectId}/users/candidates`);
+      const r = await as(actor).get(`/api/project/${team.projectId}/users/candidates`);
       expect(r.statusCode, actor).toBe(expected[actor]);
     }
   });
 
   it('adds a member (204, then listed) and records an event', async () => {
     const newcomer = await h.userClient();
-    const res = await members.owner.post(`/api/project/${projectId}/users`, {
+    const res = await team.members.owner.post(`/api/project/${team.projectId}/users`, {
       user_id: newcomer.userId,
       role: 'task_runner',
     });
     expect(res.statusCode).toBe(204);
-    const listed = (await members.owner.get(`/api/project/${projectId}/users`)).json() as Array<
+    const listed = (await team.members.owner.get(`/api/project/${team.projectId}/users`)).json() as Array<
       Record<string, unknown>
     >;
     expect(listed.find((m) => m.user_id === newcomer.userId)).toMatchObject({
       id: newcomer.userId,
       role: 'task_runner',
     });
-    expect((await membership(projectId)).find((m) => m.user_id === newcomer.userId)?.role).toBe(
+    expect((await membership(team.projectId)).find((m) => m.user_id === newcomer.userId)?.role).toBe(
       'task_runner',
     );
-    expect((await newcomer.get(`/api/project/${projectId}`)).statusCode).toBe(200);
+    expect((await newcomer.get(`/api/project/${team.projectId}`)).statusCode).toBe(200);
     const events = await h.deps.db
       .selectFrom('event')
       .selectAll()
-      .where('project_id', '=', projectId)
+      .where('project_id', '=', team.projectId)
       .where('object_type', '=', 'user')
       .where('object_id', '=', newcomer.userId)
       .execute();
@@ -173,161 +162,130 @@ describe.each(testDialects())('team on $name', (dialect) => {
   });
 
   it('validates the new member: user and role required, role known, user exists, not yet a member', async () => {
-    const before = await membership(projectId);
-    const url = `/api/project/${projectId}/users`;
+    const before = await membership(team.projectId);
+    const url = `/api/project/${team.projectId}/users`;
     const cases: Array<[unknown, number, string]> = [
       [{ role: 'guest' }, 400, 'User is required'],
       [{ user_id: null, role: 'guest' }, 400, 'User is required'],
-      [{ user_id: outsider.userId }, 400, 'Role is required'],
-      [{ user_id: outsider.userId, role: '' }, 400, 'Role is required'],
+      [{ user_id: team.outsider.userId }, 400, 'Role is required'],
+      [{ user_id: team.outsider.userId, role: '' }, 400, 'Role is required'],
       [
-        { user_id: outsider.userId, role: 'admin' },
+        { user_id: team.outsider.userId, role: 'admin' },
         400,
         'Role must be one of owner, manager, task_runner, guest',
       ],
       [{ user_id: 'x', role: 'guest' }, 400, 'User must be a number'],
       [{ user_id: 1.5, role: 'guest' }, 400, 'User must be an integer'],
-      [{ user_id: outsider.userId, role: 7 }, 400, 'Role must be one of owner, manager, task_runner, guest'],
+      [
+        { user_id: team.outsider.userId, role: 7 },
+        400,
+        'Role must be one of owner, manager, task_runner, guest',
+      ],
       [{ user_id: 987654, role: 'guest' }, 400, 'User 987654 does not exist'],
       [
-        { user_id: members.guest.userId, role: 'guest' },
+        { user_id: team.members.guest.userId, role: 'guest' },
         409,
-        `User ${members.guest.username} is already a member of this project`,
+        `User ${team.members.guest.username} is already a member of this project`,
       ],
       [
-        { user_id: outsider.userId, role: 'x'.repeat(1024 * 1024) },
+        { user_id: team.outsider.userId, role: 'x'.repeat(1024 * 1024) },
         400,
         'Role must be one of owner, manager, task_runner, guest',
       ],
       [[], 400, 'Request body must be a JSON object'],
     ];
     for (const [body, status, error] of cases) {
-      const res = await members.owner.post(url, body);
+      const res = await team.members.owner.post(url, body);
       expect(res.statusCode, JSON.stringify(body).slice(0, 80)).toBe(status);
       expect(res.json().error).toBe(error);
     }
-    const malformed = await members.owner.request('POST', url, '{"user_id": 3,');
+    const malformed = await team.members.owner.request('POST', url, '{"user_id": 3,');
     expect(malformed.statusCode).toBe(400);
     expect(malformed.json()).toMatchObject({ error: 'Request body is not valid JSON' });
-    expect(await membership(projectId)).toEqual(before);
+    expect(await membership(team.projectId)).toEqual(before);
   });
 
   it('POST users: permission matrix', async () => {
-    const expected: Record<Actor, number> = {
-      admin: 204,
-      owner: 204,
-      manager: 403,
-      task_runner: 403,
-      guest: 403,
-      'non-member': 403,
-      anonymous: 401,
-    };
+    const expected = ownerCodes(204);
     for (const actor of actors) {
       const target = await h.userClient();
-      const res = await as(actor).post(`/api/project/${projectId}/users`, {
+      const res = await as(actor).post(`/api/project/${team.projectId}/users`, {
         user_id: target.userId,
         role: 'guest',
       });
       expect(res.statusCode, actor).toBe(expected[actor]);
-      const added = (await membership(projectId)).some((m) => m.user_id === target.userId);
+      const added = (await membership(team.projectId)).some((m) => m.user_id === target.userId);
       expect(added, actor).toBe(expected[actor] === 204);
     }
   });
 
   it('changes a role (204), refuses unknown members and bad roles', async () => {
     const target = await h.userClient();
-    await addRow(projectId, target.userId, 'guest');
-    const url = `/api/project/${projectId}/users/${target.userId}`;
-    const res = await members.owner.put(url, { role: 'manager' });
+    await addRow(team.projectId, target.userId, 'guest');
+    const url = `/api/project/${team.projectId}/users/${target.userId}`;
+    const res = await team.members.owner.put(url, { role: 'manager' });
     expect(res.statusCode).toBe(204);
-    expect((await membership(projectId)).find((m) => m.user_id === target.userId)?.role).toBe('manager');
-    expect((await target.get(`/api/project/${projectId}/role`)).json()).toEqual({
+    expect((await membership(team.projectId)).find((m) => m.user_id === target.userId)?.role).toBe('manager');
+    expect((await target.get(`/api/project/${team.projectId}/role`)).json()).toEqual({
       role: 'manager',
       permissions: 5,
     });
-    const event = await h.deps.db
-      .selectFrom('event')
-      .select('description')
-      .where('project_id', '=', projectId)
-      .where('object_id', '=', target.userId)
-      .orderBy('id', 'desc')
-      .executeTakeFirst();
-    expect(event?.description).toBe(`User ${target.username} role changed from guest to manager`);
+    expect(await latestEventAbout(target.userId)).toBe(
+      `User ${target.username} role changed from guest to manager`,
+    );
 
-    expect((await members.owner.put(url, {})).json().error).toBe('Role is required');
-    expect((await members.owner.put(url, { role: 'boss' })).statusCode).toBe(400);
-    expect((await members.owner.request('PUT', url, '{bad')).statusCode).toBe(400);
-    expect((await members.owner.put(url, { role: 'g'.repeat(1024 * 1024) })).statusCode).toBe(400);
+    expect((await team.members.owner.put(url, {})).json().error).toBe('Role is required');
+    expect((await team.members.owner.put(url, { role: 'boss' })).statusCode).toBe(400);
+    expect((await team.members.owner.request('PUT', url, '{bad')).statusCode).toBe(400);
+    expect((await team.members.owner.put(url, { role: 'g'.repeat(1024 * 1024) })).statusCode).toBe(400);
     // A user who is not in this project (a member of another one) is not found here.
     const elsewhere = await h.userClient({ can_create_project: true });
     await elsewhere.post('/api/projects', { name: 'Elsewhere' });
-    const notHere = await members.owner.put(`/api/project/${projectId}/users/${elsewhere.userId}`, {
+    const notHere = await team.members.owner.put(`/api/project/${team.projectId}/users/${elsewhere.userId}`, {
       role: 'guest',
     });
     expect(notHere.statusCode).toBe(404);
     expect(notHere.json().error).toBe('Project member not found');
     expect(
-      (await members.owner.put(`/api/project/${projectId}/users/abc`, { role: 'guest' })).statusCode,
+      (await team.members.owner.put(`/api/project/${team.projectId}/users/abc`, { role: 'guest' }))
+        .statusCode,
     ).toBe(400);
-    expect((await membership(projectId)).find((m) => m.user_id === target.userId)?.role).toBe('manager');
+    expect((await membership(team.projectId)).find((m) => m.user_id === target.userId)?.role).toBe('manager');
   });
 
   it('PUT users/{id}: permission matrix', async () => {
-    const expected: Record<Actor, number> = {
-      admin: 204,
-      owner: 204,
-      manager: 403,
-      task_runner: 403,
-      guest: 403,
-      'non-member': 403,
-      anonymous: 401,
-    };
+    const expected = ownerCodes(204);
     for (const actor of actors) {
       const target = await h.userClient();
-      await addRow(projectId, target.userId, 'guest');
-      const res = await as(actor).put(`/api/project/${projectId}/users/${target.userId}`, {
+      await addRow(team.projectId, target.userId, 'guest');
+      const res = await as(actor).put(`/api/project/${team.projectId}/users/${target.userId}`, {
         role: 'task_runner',
       });
       expect(res.statusCode, actor).toBe(expected[actor]);
-      const role = (await membership(projectId)).find((m) => m.user_id === target.userId)?.role;
+      const role = (await membership(team.projectId)).find((m) => m.user_id === target.userId)?.role;
       expect(role, actor).toBe(expected[actor] === 204 ? 'task_runner' : 'guest');
     }
   });
 
   it('removes a member (204) and answers 404 for a non-member', async () => {
     const target = await h.userClient();
-    await addRow(projectId, target.userId, 'task_runner');
-    const url = `/api/project/${projectId}/users/${target.userId}`;
-    expect((await members.owner.del(url)).statusCode).toBe(204);
-    expect((await membership(projectId)).some((m) => m.user_id === target.userId)).toBe(false);
-    expect((await target.get(`/api/project/${projectId}`)).statusCode).toBe(403);
-    expect((await members.owner.del(url)).statusCode).toBe(404);
-    const event = await h.deps.db
-      .selectFrom('event')
-      .select('description')
-      .where('project_id', '=', projectId)
-      .where('object_id', '=', target.userId)
-      .orderBy('id', 'desc')
-      .executeTakeFirst();
-    expect(event?.description).toBe(`User ${target.username} removed from the team`);
+    await addRow(team.projectId, target.userId, 'task_runner');
+    const url = `/api/project/${team.projectId}/users/${target.userId}`;
+    expect((await team.members.owner.del(url)).statusCode).toBe(204);
+    expect((await membership(team.projectId)).some((m) => m.user_id === target.userId)).toBe(false);
+    expect((await target.get(`/api/project/${team.projectId}`)).statusCode).toBe(403);
+    expect((await team.members.owner.del(url)).statusCode).toBe(404);
+    expect(await latestEventAbout(target.userId)).toBe(`User ${target.username} removed from the team`);
   });
 
   it('DELETE users/{id}: permission matrix', async () => {
-    const expected: Record<Actor, number> = {
-      admin: 204,
-      owner: 204,
-      manager: 403,
-      task_runner: 403,
-      guest: 403,
-      'non-member': 403,
-      anonymous: 401,
-    };
+    const expected = ownerCodes(204);
     for (const actor of actors) {
       const target = await h.userClient();
-      await addRow(projectId, target.userId, 'guest');
-      const res = await as(actor).del(`/api/project/${projectId}/users/${target.userId}`);
+      await addRow(team.projectId, target.userId, 'guest');
+      const res = await as(actor).del(`/api/project/${team.projectId}/users/${target.userId}`);
       expect(res.statusCode, actor).toBe(expected[actor]);
-      const still = (await membership(projectId)).some((m) => m.user_id === target.userId);
+      const still = (await membership(team.projectId)).some((m) => m.user_id === target.userId);
       expect(still, actor).toBe(expected[actor] !== 204);
     }
   });
@@ -339,7 +297,7 @@ describe.each(testDialects())('team on $name', (dialect) => {
     const demote = await owner.put(`${base}/${owner.userId}`, { role: 'manager' });
     expect(demote.statusCode).toBe(400);
     expect(demote.json().error).toBe('A project must keep at least one owner');
-    const remove = await admin.del(`${base}/${owner.userId}`);
+    const remove = await team.admin.del(`${base}/${owner.userId}`);
     expect(remove.statusCode).toBe(400);
     expect(remove.json().error).toBe('A project must keep at least one owner');
     expect(await membership(pid)).toEqual([{ user_id: owner.userId, role: 'owner' }]);
@@ -353,7 +311,7 @@ describe.each(testDialects())('team on $name', (dialect) => {
 
   it('lets members leave with DELETE me; the owner cannot leave', async () => {
     const owner = await h.userClient({ can_create_project: true });
-    const { projectId: pid, members: team } = await h.projectWithTeam(owner, 'Leaving');
+    const { projectId: pid, members: leaving } = await h.projectWithTeam(owner, 'Leaving');
     const expected: Record<Actor, number> = {
       owner: 400,
       admin: 400,
@@ -363,14 +321,7 @@ describe.each(testDialects())('team on $name', (dialect) => {
       'non-member': 403,
       anonymous: 401,
     };
-    const client = (actor: Actor) =>
-      actor === 'admin'
-        ? admin
-        : actor === 'non-member'
-          ? outsider
-          : actor === 'anonymous'
-            ? h.anonymous()
-            : team[actor];
+    const client = (actor: Actor) => actorClient(h, { ...team, members: leaving }, actor);
     for (const actor of actors) {
       const res = await client(actor).del(`/api/project/${pid}/me`);
       expect(res.statusCode, actor).toBe(expected[actor]);
@@ -378,7 +329,7 @@ describe.each(testDialects())('team on $name', (dialect) => {
     expect((await owner.del(`/api/project/${pid}/me`)).json().error).toBe(
       'The owner cannot leave the project',
     );
-    expect((await admin.del(`/api/project/${pid}/me`)).json().error).toBe(
+    expect((await team.admin.del(`/api/project/${pid}/me`)).json().error).toBe(
       'You are not a member of this project',
     );
     expect(await membership(pid)).toEqual([{ user_id: owner.userId, role: 'owner' }]);
@@ -389,6 +340,6 @@ describe.each(testDialects())('team on $name', (dialect) => {
       .where('description', 'like', '%left the project')
       .execute();
     expect(left).toHaveLength(3);
-    expect((await team.guest.get(`/api/project/${pid}/users`)).statusCode).toBe(403);
+    expect((await leaving.guest.get(`/api/project/${pid}/users`)).statusCode).toBe(403);
   });
 });

@@ -1,18 +1,16 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { testDialects } from '../../../test/support/dialects';
-import { type Client, createHarness, type Harness } from '../../../test/support/harness';
-import {
-  createTeam,
-  readCodes,
-  statusByCaller,
-  type Team,
-  writeCodes,
-} from '../../../test/support/permission-matrix';
+import { createHarness, type Harness } from '../../../test/support/harness';
+import { readCodes, statusByCaller, writeCodes } from '../../../test/support/permission-matrix';
 import {
   ansibleBody,
+  createTemplatesProject,
+  expectBodiesRefused,
   insertTask,
+  latestEventsOf,
   snapshot,
   type TemplateFixtures,
+  type TemplatesProject,
   templateFixtures,
 } from '../../../test/support/template-fixtures';
 import { insertReturningId } from '../../db/values';
@@ -22,11 +20,7 @@ const MB = 'x'.repeat(1024 * 1024);
 
 describe.each(testDialects())('templates on $name', (dialect) => {
   let h: Harness;
-  let projectId: number;
-  let clients: Team;
-  let admin: Client;
-  let base: string;
-  let fx: TemplateFixtures;
+  let project: TemplatesProject;
   let foreign: TemplateFixtures;
   let otherProjectId: number;
   let foreignTemplateId: number;
@@ -34,12 +28,8 @@ describe.each(testDialects())('templates on $name', (dialect) => {
 
   beforeAll(async () => {
     h = await createHarness(dialect);
-    clients = await createTeam(h, 'Templates project');
-    projectId = clients.projectId;
-    admin = clients.admin;
-    base = `/api/project/${projectId}`;
-    fx = await templateFixtures(h, projectId);
-    const other = await createTeam(h, 'Other project');
+    project = await createTemplatesProject(h);
+    const other = project.other;
     otherProjectId = other.projectId;
     foreign = await templateFixtures(h, otherProjectId);
     const otherBase = `/api/project/${otherProjectId}`;
@@ -55,12 +45,12 @@ describe.each(testDialects())('templates on $name', (dialect) => {
   afterAll(async () => h?.close());
 
   const create = async (extra: Record<string, unknown> = {}) => {
-    const res = await admin.post(`${base}/templates`, ansibleBody(fx, extra));
+    const res = await project.admin.post(`${project.base}/templates`, ansibleBody(project.fx, extra));
     expect(res.statusCode, res.body).toBe(201);
     return res.json();
   };
   const expectError = async (body: unknown, error: string, field?: string) => {
-    const res = await admin.request('POST', `${base}/templates`, body);
+    const res = await project.admin.request('POST', `${project.base}/templates`, body);
     expect(res.statusCode, res.body).toBe(400);
     expect(res.json().error).toBe(error);
     if (field) expect(res.json().fields?.[field]).toBe(error);
@@ -68,11 +58,11 @@ describe.each(testDialects())('templates on $name', (dialect) => {
   };
 
   it('creates a template with every field and reads it back', async () => {
-    const view = (await admin.post(`${base}/views`, { title: 'Main' })).json().id;
-    const body = ansibleBody(fx, {
+    const view = (await project.admin.post(`${project.base}/views`, { title: 'Main' })).json().id;
+    const body = ansibleBody(project.fx, {
       name: '  Full  ',
       description: 'Does everything',
-      vault_key_id: fx.key,
+      vault_key_id: project.fx.key,
       view_id: view,
       suppress_success_alerts: true,
       arguments: '["--check", "-v"]',
@@ -92,22 +82,22 @@ describe.each(testDialects())('templates on $name', (dialect) => {
       ],
       task_params: { allow_debug: true, tags: ['web'] },
     });
-    const res = await clients.manager.post(`${base}/templates`, body);
+    const res = await project.clients.manager.post(`${project.base}/templates`, body);
     expect(res.statusCode).toBe(201);
     const t = res.json();
     expect(t).toEqual({
       id: expect.any(Number),
-      project_id: projectId,
+      project_id: project.projectId,
       name: 'Full',
       description: 'Does everything',
       type: '',
       app: 'ansible',
       playbook: 'site.yml',
-      inventory_id: fx.inventory,
-      repository_id: fx.repository,
-      environment_id: fx.environment,
-      vault_key_id: fx.key,
-      vaults: [{ name: 'default', type: 'password', vault_key_id: fx.key, script: '' }],
+      inventory_id: project.fx.inventory,
+      repository_id: project.fx.repository,
+      environment_id: project.fx.environment,
+      vault_key_id: project.fx.key,
+      vaults: [{ name: 'default', type: 'password', vault_key_id: project.fx.key, script: '' }],
       view_id: view,
       build_template_id: null,
       start_version: null,
@@ -145,30 +135,33 @@ describe.each(testDialects())('templates on $name', (dialect) => {
       last_task_id: null,
       last_task: null,
     });
-    const one = await clients.guest.get(`${base}/templates/${t.id}`);
+    const one = await project.clients.guest.get(`${project.base}/templates/${t.id}`);
     expect(one.statusCode).toBe(200);
     expect(one.json()).toEqual(t);
-    expect(await getTemplate(h.deps.db, projectId, t.id)).toEqual(t);
+    expect(await getTemplate(h.deps.db, project.projectId, t.id)).toEqual(t);
     await expect(getTemplate(h.deps.db, otherProjectId, t.id)).rejects.toMatchObject({ statusCode: 404 });
   });
 
   it('treats an empty app as ansible and maps Swagger vaults and limit', async () => {
     const t = await create({
       app: '',
-      vaults: [{ name: 'default', type: 'password', vault_key_id: fx.key }],
+      vaults: [{ name: 'default', type: 'password', vault_key_id: project.fx.key }],
       limit: 'web1, web2',
     });
     expect(t.app).toBe('ansible');
-    expect(t.vault_key_id).toBe(fx.key);
+    expect(t.vault_key_id).toBe(project.fx.key);
     expect(t.task_params).toEqual({ limit: ['web1', 'web2'] });
   });
 
   it('lists templates by name with the last task, never its secret', async () => {
     const b = await create({ name: 'zz second' });
     const a = await create({ name: 'zz first' });
-    await insertTask(h, projectId, a.id, { status: 'error' });
-    const latest = await insertTask(h, projectId, a.id, { status: 'running', user_id: admin.userId });
-    const res = await clients.guest.get(`${base}/templates`);
+    await insertTask(h, project.projectId, a.id, { status: 'error' });
+    const latest = await insertTask(h, project.projectId, a.id, {
+      status: 'running',
+      user_id: project.admin.userId,
+    });
+    const res = await project.clients.guest.get(`${project.base}/templates`);
     expect(res.statusCode).toBe(200);
     expect(res.body).not.toContain('should-never-be-shown');
     const list = res.json() as Array<{
@@ -185,8 +178,8 @@ describe.each(testDialects())('templates on $name', (dialect) => {
       id: latest,
       template_id: a.id,
       status: 'running',
-      user_id: admin.userId,
-      user_name: `Name ${admin.username}`,
+      user_id: project.admin.userId,
+      user_name: `Name ${project.admin.username}`,
       tpl_alias: 'zz first',
       tpl_type: '',
       params: {},
@@ -194,57 +187,62 @@ describe.each(testDialects())('templates on $name', (dialect) => {
     });
     expect(first.last_task).not.toHaveProperty('secret');
     expect(list.find((t) => t.id === b.id)!.last_task).toBeNull();
-    const one = await admin.get(`${base}/templates/${a.id}`);
+    const one = await project.admin.get(`${project.base}/templates/${a.id}`);
     expect(one.json().last_task_id).toBe(latest);
     expect(one.body).not.toContain('should-never-be-shown');
 
-    const desc = (await admin.get(`${base}/templates?sort=name&order=desc`)).json() as Array<{
+    const desc = (await project.admin.get(`${project.base}/templates?sort=name&order=desc`)).json() as Array<{
       name: string;
     }>;
     expect(desc.map((t) => t.name)).toEqual([...names].reverse());
-    expect((await admin.get(`${base}/templates?sort=bogus`)).statusCode).toBe(400);
+    expect((await project.admin.get(`${project.base}/templates?sort=bogus`)).statusCode).toBe(400);
   });
 
   it('updates a template with 204', async () => {
     const t = await create({ name: 'Before' });
-    const res = await clients.owner.put(
-      `${base}/templates/${t.id}`,
-      ansibleBody(fx, { name: 'After', description: 'changed', id: t.id, project_id: projectId }),
+    const res = await project.clients.owner.put(
+      `${project.base}/templates/${t.id}`,
+      ansibleBody(project.fx, {
+        name: 'After',
+        description: 'changed',
+        id: t.id,
+        project_id: project.projectId,
+      }),
     );
     expect(res.statusCode).toBe(204);
-    const after = (await admin.get(`${base}/templates/${t.id}`)).json();
+    const after = (await project.admin.get(`${project.base}/templates/${t.id}`)).json();
     expect(after).toMatchObject({ name: 'After', description: 'changed' });
   });
 
   it('supports terraform, tofu, bash and pulumi with their inventory and playbook rules', async () => {
-    const tf = await create({ app: 'terraform', playbook: '', inventory_id: fx.workspace });
+    const tf = await create({ app: 'terraform', playbook: '', inventory_id: project.fx.workspace });
     expect(tf).toMatchObject({ app: 'terraform', playbook: '' });
     const noInv = await create({ app: 'terraform', playbook: 'infra', inventory_id: null });
     expect(noInv.inventory_id).toBeNull();
-    await create({ app: 'tofu', playbook: '', inventory_id: fx.tofuWorkspace });
+    await create({ app: 'tofu', playbook: '', inventory_id: project.fx.tofuWorkspace });
     await create({ app: 'pulumi', playbook: '', inventory_id: null });
     await create({ app: 'bash', playbook: 'run.sh', inventory_id: null });
 
     await expectError(
-      ansibleBody(fx, { app: 'terraform', inventory_id: fx.inventory }),
+      ansibleBody(project.fx, { app: 'terraform', inventory_id: project.fx.inventory }),
       'The terraform app needs an inventory of type terraform-workspace',
       'inventory_id',
     );
     await expectError(
-      ansibleBody(fx, { app: 'tofu', inventory_id: fx.workspace }),
+      ansibleBody(project.fx, { app: 'tofu', inventory_id: project.fx.workspace }),
       'The tofu app needs an inventory of type tofu-workspace',
     );
     await expectError(
-      ansibleBody(fx, { inventory_id: fx.workspace }),
+      ansibleBody(project.fx, { inventory_id: project.fx.workspace }),
       'The ansible app needs an inventory of type static, static-yaml, file',
     );
     await expectError(
-      ansibleBody(fx, { app: 'bash', playbook: '' }),
+      ansibleBody(project.fx, { app: 'bash', playbook: '' }),
       'Playbook filename is required',
       'playbook',
     );
     await expectError(
-      ansibleBody(fx, { app: 'powershell' }),
+      ansibleBody(project.fx, { app: 'powershell' }),
       'App must be one of ansible, terraform, tofu, bash, pulumi',
     );
   });
@@ -269,14 +267,15 @@ describe.each(testDialects())('templates on $name', (dialect) => {
       [{ check_new_commits: true }, 'Repository is required', 'check_new_commits_repository_id'],
       [{ type: 'other' }, 'Type must be one of "", build, deploy', 'type'],
     ];
-    for (const [extra, message, field] of cases) await expectError(ansibleBody(fx, extra), message, field);
+    for (const [extra, message, field] of cases)
+      await expectError(ansibleBody(project.fx, extra), message, field);
     expect(await snapshot(h)).toEqual(before);
   });
 
   it('validates survey variables', async () => {
     const before = await snapshot(h);
     const v = (extra: Record<string, unknown>) =>
-      ansibleBody(fx, { survey_vars: [{ name: 'x', title: 'X', ...extra }] });
+      ansibleBody(project.fx, { survey_vars: [{ name: 'x', title: 'X', ...extra }] });
     await expectError(v({ name: '  ' }), 'Name is required', 'survey_vars.0.name');
     await expectError(v({ name: undefined }), 'Name is required');
     await expectError(v({ title: '' }), 'Title is required', 'survey_vars.0.title');
@@ -298,10 +297,10 @@ describe.each(testDialects())('templates on $name', (dialect) => {
       }),
       'Enumeration values must have unique names.',
     );
-    await expectError(ansibleBody(fx, { survey_vars: 'x' }), 'Survey variables must be a list');
+    await expectError(ansibleBody(project.fx, { survey_vars: 'x' }), 'Survey variables must be a list');
     expect(await snapshot(h)).toEqual(before);
     for (const type of ['', 'string', 'int', 'secret']) {
-      expect((await admin.post(`${base}/templates`, v({ type }))).statusCode).toBe(201);
+      expect((await project.admin.post(`${project.base}/templates`, v({ type }))).statusCode).toBe(201);
     }
   });
 
@@ -336,8 +335,11 @@ describe.each(testDialects())('templates on $name', (dialect) => {
       [{ project_id: otherProjectId }, 'Project ID in body and URL must be the same'],
     ];
     for (const [extra, message] of cases) {
-      await expectError(ansibleBody(fx, extra), message);
-      const put = await admin.put(`${base}/templates/${t.id}`, ansibleBody(fx, extra));
+      await expectError(ansibleBody(project.fx, extra), message);
+      const put = await project.admin.put(
+        `${project.base}/templates/${t.id}`,
+        ansibleBody(project.fx, extra),
+      );
       expect(put.statusCode).toBe(400);
       expect(put.json().error).toBe(message);
     }
@@ -347,15 +349,17 @@ describe.each(testDialects())('templates on $name', (dialect) => {
   it('answers 404 for a template of another project or an unknown id', async () => {
     const before = await snapshot(h);
     for (const id of [foreignTemplateId, 999999]) {
-      expect((await admin.get(`${base}/templates/${id}`)).json()).toMatchObject({
+      expect((await project.admin.get(`${project.base}/templates/${id}`)).json()).toMatchObject({
         error: 'Template not found',
       });
-      expect((await admin.get(`${base}/templates/${id}/refs`)).statusCode).toBe(404);
-      expect((await admin.get(`${base}/templates/${id}/schedules`)).statusCode).toBe(404);
-      expect((await admin.put(`${base}/templates/${id}`, ansibleBody(fx))).statusCode).toBe(404);
-      expect((await admin.del(`${base}/templates/${id}`)).statusCode).toBe(404);
+      expect((await project.admin.get(`${project.base}/templates/${id}/refs`)).statusCode).toBe(404);
+      expect((await project.admin.get(`${project.base}/templates/${id}/schedules`)).statusCode).toBe(404);
+      expect(
+        (await project.admin.put(`${project.base}/templates/${id}`, ansibleBody(project.fx))).statusCode,
+      ).toBe(404);
+      expect((await project.admin.del(`${project.base}/templates/${id}`)).statusCode).toBe(404);
     }
-    expect((await admin.get(`${base}/templates/0`)).statusCode).toBe(400);
+    expect((await project.admin.get(`${project.base}/templates/0`)).statusCode).toBe(400);
     expect(await snapshot(h)).toEqual(before);
   });
 
@@ -363,40 +367,38 @@ describe.each(testDialects())('templates on $name', (dialect) => {
     const t = await create({ name: 'Solid' });
     const before = await snapshot(h);
     const bodies: unknown[] = [
-      ansibleBody(fx, { name: 42 }),
-      ansibleBody(fx, { inventory_id: 'one' }),
-      ansibleBody(fx, { repository_id: 1.5 }),
-      ansibleBody(fx, { environment_id: -3 }),
-      ansibleBody(fx, { autorun: 'yes' }),
-      ansibleBody(fx, { survey_vars: [{ name: 'a', title: 'A', values: 'x' }] }),
-      ansibleBody(fx, { task_params: 'x' }),
-      ansibleBody(fx, { task_params: { allow_debug: 'yes' } }),
-      ansibleBody(fx, { check_new_commits: 'on' }),
-      ansibleBody(fx, { name: MB }),
-      ansibleBody(fx, { description: MB }),
-      ansibleBody(fx, { playbook: MB }),
-      ansibleBody(fx, { arguments: MB }),
-      ansibleBody(fx, { git_branch: MB }),
-      ansibleBody(fx, { start_version: MB }),
-      ansibleBody(fx, { cron_format: MB }),
-      ansibleBody(fx, { survey_vars: [{ name: MB, title: 'A' }] }),
-      ansibleBody(fx, { task_params: { tags: [MB] } }),
+      ansibleBody(project.fx, { name: 42 }),
+      ansibleBody(project.fx, { inventory_id: 'one' }),
+      ansibleBody(project.fx, { repository_id: 1.5 }),
+      ansibleBody(project.fx, { environment_id: -3 }),
+      ansibleBody(project.fx, { autorun: 'yes' }),
+      ansibleBody(project.fx, { survey_vars: [{ name: 'a', title: 'A', values: 'x' }] }),
+      ansibleBody(project.fx, { task_params: 'x' }),
+      ansibleBody(project.fx, { task_params: { allow_debug: 'yes' } }),
+      ansibleBody(project.fx, { check_new_commits: 'on' }),
+      ansibleBody(project.fx, { name: MB }),
+      ansibleBody(project.fx, { description: MB }),
+      ansibleBody(project.fx, { playbook: MB }),
+      ansibleBody(project.fx, { arguments: MB }),
+      ansibleBody(project.fx, { git_branch: MB }),
+      ansibleBody(project.fx, { start_version: MB }),
+      ansibleBody(project.fx, { cron_format: MB }),
+      ansibleBody(project.fx, { survey_vars: [{ name: MB, title: 'A' }] }),
+      ansibleBody(project.fx, { task_params: { tags: [MB] } }),
       '{"name": "broken",',
       'null',
       '"text"',
     ];
-    for (const body of bodies) {
-      for (const res of [
-        await admin.request('POST', `${base}/templates`, body),
-        await admin.request('PUT', `${base}/templates/${t.id}`, body),
-      ]) {
-        expect(res.statusCode, JSON.stringify(body).slice(0, 80)).toBe(400);
-        expect(res.json()).toHaveProperty('error');
-      }
-    }
-    expect((await admin.post(`${base}/templates`, ansibleBody(fx, { name: MB }))).json().error).toBe(
-      'Name must be at most 100 characters',
+    await expectBodiesRefused(
+      project.admin,
+      `${project.base}/templates`,
+      `${project.base}/templates/${t.id}`,
+      bodies,
     );
+    expect(
+      (await project.admin.post(`${project.base}/templates`, ansibleBody(project.fx, { name: MB }))).json()
+        .error,
+    ).toBe('Name must be at most 100 characters');
     expect(await snapshot(h)).toEqual(before);
   });
 
@@ -406,7 +408,7 @@ describe.each(testDialects())('templates on $name', (dialect) => {
       expect(build).toMatchObject({ type: 'build', start_version: '0.0.0' });
       const plain = await create({ name: 'Plain task' });
       await expectError(
-        ansibleBody(fx, { type: 'deploy', build_template_id: plain.id }),
+        ansibleBody(project.fx, { type: 'deploy', build_template_id: plain.id }),
         'Build template must be a build template of this project',
         'build_template_id',
       );
@@ -419,23 +421,26 @@ describe.each(testDialects())('templates on $name', (dialect) => {
       expect(deploy).toMatchObject({ type: 'deploy', build_template_id: build.id, autorun: true });
 
       // A deploy template cannot follow itself.
-      const self = await admin.put(
-        `${base}/templates/${deploy.id}`,
-        ansibleBody(fx, { type: 'deploy', build_template_id: deploy.id }),
+      const self = await project.admin.put(
+        `${project.base}/templates/${deploy.id}`,
+        ansibleBody(project.fx, { type: 'deploy', build_template_id: deploy.id }),
       );
       expect(self.statusCode).toBe(400);
 
       // The build template cannot stop being one while deploys follow it.
-      const demote = await admin.put(`${base}/templates/${build.id}`, ansibleBody(fx, { name: 'Build' }));
+      const demote = await project.admin.put(
+        `${project.base}/templates/${build.id}`,
+        ansibleBody(project.fx, { name: 'Build' }),
+      );
       expect(demote.statusCode).toBe(400);
       expect(demote.json().error).toMatch(/must stay a build template/);
 
-      const refs = await clients.guest.get(`${base}/templates/${build.id}/refs`);
+      const refs = await project.clients.guest.get(`${project.base}/templates/${build.id}/refs`);
       expect(refs.statusCode).toBe(200);
       expect(refs.json().templates).toEqual([{ id: deploy.id, name: 'Deploy' }]);
 
       const before = await snapshot(h);
-      const del = await admin.del(`${base}/templates/${build.id}`);
+      const del = await project.admin.del(`${project.base}/templates/${build.id}`);
       expect(del.statusCode).toBe(409);
       expect(del.json()).toMatchObject({
         error: "Can't delete the template because it is used by the resources below",
@@ -447,7 +452,7 @@ describe.each(testDialects())('templates on $name', (dialect) => {
     it('refuses to delete a template used by an integration', async () => {
       const t = await create({ name: 'Hooked' });
       await insertReturningId(h.deps.db, h.deps.dialect, 'integration', {
-        project_id: projectId,
+        project_id: project.projectId,
         name: 'GitHub push',
         template_id: t.id,
         auth_method: '',
@@ -456,18 +461,20 @@ describe.each(testDialects())('templates on $name', (dialect) => {
         searchable: 0,
         task_params: '{}',
       });
-      const del = await admin.del(`${base}/templates/${t.id}`);
+      const del = await project.admin.del(`${project.base}/templates/${t.id}`);
       expect(del.statusCode).toBe(409);
       expect(del.json().refs.integrations).toEqual([{ id: expect.any(Number), name: 'GitHub push' }]);
-      expect((await admin.get(`${base}/templates/${t.id}/refs`)).json().integrations).toHaveLength(1);
+      expect(
+        (await project.admin.get(`${project.base}/templates/${t.id}/refs`)).json().integrations,
+      ).toHaveLength(1);
     });
   });
 
   it('deletes a template with its schedules, tasks and task output', async () => {
     const t = await create({ name: 'Short lived' });
     const keep = await create({ name: 'Keeper' });
-    const taskId = await insertTask(h, projectId, t.id);
-    const keptTask = await insertTask(h, projectId, keep.id);
+    const taskId = await insertTask(h, project.projectId, t.id);
+    const keptTask = await insertTask(h, project.projectId, keep.id);
     await h.deps.db
       .insertInto('task_output')
       .values([
@@ -475,18 +482,21 @@ describe.each(testDialects())('templates on $name', (dialect) => {
         { task_id: keptTask, time: new Date().toISOString(), output: 'kept' },
       ])
       .execute();
-    const sched = await admin.post(`${base}/schedules`, { template_id: t.id, cron_format: '@daily' });
+    const sched = await project.admin.post(`${project.base}/schedules`, {
+      template_id: t.id,
+      cron_format: '@daily',
+    });
     expect(sched.statusCode).toBe(201);
-    const waiting = await insertTask(h, projectId, t.id, { status: 'waiting' });
+    const waiting = await insertTask(h, project.projectId, t.id, { status: 'waiting' });
     const refresh = vi.spyOn(h.deps.scheduler, 'refresh');
     const stop = vi.spyOn(h.deps.tasks, 'stop');
-    expect((await clients.manager.del(`${base}/templates/${t.id}`)).statusCode).toBe(204);
+    expect((await project.clients.manager.del(`${project.base}/templates/${t.id}`)).statusCode).toBe(204);
     expect(refresh).toHaveBeenCalled();
-    expect(stop).toHaveBeenCalledWith(projectId, waiting, true);
+    expect(stop).toHaveBeenCalledWith(project.projectId, waiting, true);
     expect(stop).toHaveBeenCalledTimes(1);
     refresh.mockRestore();
     stop.mockRestore();
-    expect((await admin.get(`${base}/templates/${t.id}`)).statusCode).toBe(404);
+    expect((await project.admin.get(`${project.base}/templates/${t.id}`)).statusCode).toBe(404);
     const db = h.deps.db;
     expect(await db.selectFrom('task').select('id').where('template_id', '=', t.id).execute()).toEqual([]);
     expect(await db.selectFrom('task_output').select('id').where('task_id', '=', taskId).execute()).toEqual(
@@ -509,28 +519,28 @@ describe.each(testDialects())('templates on $name', (dialect) => {
       const t = await create({
         name: 'Watcher',
         check_new_commits: true,
-        check_new_commits_repository_id: fx.repository,
+        check_new_commits_repository_id: project.fx.repository,
       });
       expect(t).toMatchObject({
         check_new_commits: true,
         cron_format: '* * * * *',
-        check_new_commits_repository_id: fx.repository,
+        check_new_commits_repository_id: project.fx.repository,
       });
       expect(refresh).toHaveBeenCalledTimes(1);
       const [created] = await schedulesOf(t.id);
       expect(created).toMatchObject({
-        project_id: projectId,
+        project_id: project.projectId,
         cron_format: '* * * * *',
-        repository_id: fx.repository,
+        repository_id: project.fx.repository,
       });
 
-      const upd = await admin.put(
-        `${base}/templates/${t.id}`,
-        ansibleBody(fx, {
+      const upd = await project.admin.put(
+        `${project.base}/templates/${t.id}`,
+        ansibleBody(project.fx, {
           name: 'Watcher',
           check_new_commits: true,
           cron_format: '@hourly',
-          check_new_commits_repository_id: fx.otherRepository,
+          check_new_commits_repository_id: project.fx.otherRepository,
         }),
       );
       expect(upd.statusCode).toBe(204);
@@ -540,25 +550,30 @@ describe.each(testDialects())('templates on $name', (dialect) => {
       expect(updated[0]).toMatchObject({
         id: created!.id,
         cron_format: '@hourly',
-        repository_id: fx.otherRepository,
+        repository_id: project.fx.otherRepository,
       });
-      expect((await admin.get(`${base}/templates/${t.id}`)).json()).toMatchObject({
+      expect((await project.admin.get(`${project.base}/templates/${t.id}`)).json()).toMatchObject({
         check_new_commits: true,
         cron_format: '@hourly',
-        check_new_commits_repository_id: fx.otherRepository,
+        check_new_commits_repository_id: project.fx.otherRepository,
       });
 
       // Without the option in the body the schedule stays.
-      await admin.put(`${base}/templates/${t.id}`, ansibleBody(fx, { name: 'Watcher' }));
+      await project.admin.put(
+        `${project.base}/templates/${t.id}`,
+        ansibleBody(project.fx, { name: 'Watcher' }),
+      );
       expect(await schedulesOf(t.id)).toHaveLength(1);
 
-      await admin.put(
-        `${base}/templates/${t.id}`,
-        ansibleBody(fx, { name: 'Watcher', check_new_commits: false }),
+      await project.admin.put(
+        `${project.base}/templates/${t.id}`,
+        ansibleBody(project.fx, { name: 'Watcher', check_new_commits: false }),
       );
       expect(await schedulesOf(t.id)).toEqual([]);
       expect(refresh).toHaveBeenCalledTimes(3);
-      expect((await admin.get(`${base}/templates/${t.id}`)).json().check_new_commits).toBe(false);
+      expect((await project.admin.get(`${project.base}/templates/${t.id}`)).json().check_new_commits).toBe(
+        false,
+      );
       refresh.mockRestore();
 
       const events = await h.deps.db
@@ -581,16 +596,16 @@ describe.each(testDialects())('templates on $name', (dialect) => {
           name: `Every ${cron}`,
           check_new_commits: true,
           cron_format: cron,
-          check_new_commits_repository_id: fx.repository,
+          check_new_commits_repository_id: project.fx.repository,
         });
         expect(t.cron_format).toBe(cron);
       }
       const before = await snapshot(h);
       const bad = await expectError(
-        ansibleBody(fx, {
+        ansibleBody(project.fx, {
           check_new_commits: true,
           cron_format: '0 0 * * * *',
-          check_new_commits_repository_id: fx.repository,
+          check_new_commits_repository_id: project.fx.repository,
         }),
         'Invalid cron expression "0 0 * * * *": expected 5 fields (minute hour day month weekday), got 6',
       );
@@ -600,44 +615,49 @@ describe.each(testDialects())('templates on $name', (dialect) => {
 
     it('leaves several commit-check schedules and plain cron schedules alone', async () => {
       const t = await create({ name: 'Many' });
-      for (const repo of [fx.repository, fx.otherRepository]) {
-        const res = await admin.post(`${base}/schedules`, {
+      for (const repo of [project.fx.repository, project.fx.otherRepository]) {
+        const res = await project.admin.post(`${project.base}/schedules`, {
           template_id: t.id,
           cron_format: '@daily',
           repository_id: repo,
         });
         expect(res.statusCode).toBe(201);
       }
-      expect((await admin.get(`${base}/templates/${t.id}`)).json().check_new_commits).toBe(false);
-      await admin.put(
-        `${base}/templates/${t.id}`,
-        ansibleBody(fx, { name: 'Many', check_new_commits: false }),
+      expect((await project.admin.get(`${project.base}/templates/${t.id}`)).json().check_new_commits).toBe(
+        false,
+      );
+      await project.admin.put(
+        `${project.base}/templates/${t.id}`,
+        ansibleBody(project.fx, { name: 'Many', check_new_commits: false }),
       );
       expect(await schedulesOf(t.id)).toHaveLength(2);
 
       const plain = await create({ name: 'Plain cron' });
-      await admin.post(`${base}/schedules`, { template_id: plain.id, cron_format: '0 0 * * *' });
-      await admin.put(
-        `${base}/templates/${plain.id}`,
-        ansibleBody(fx, {
+      await project.admin.post(`${project.base}/schedules`, {
+        template_id: plain.id,
+        cron_format: '0 0 * * *',
+      });
+      await project.admin.put(
+        `${project.base}/templates/${plain.id}`,
+        ansibleBody(project.fx, {
           name: 'Plain cron',
           check_new_commits: true,
-          check_new_commits_repository_id: fx.repository,
+          check_new_commits_repository_id: project.fx.repository,
         }),
       );
-      const list = await admin.get(`${base}/templates/${plain.id}/schedules`);
+      const list = await project.admin.get(`${project.base}/templates/${plain.id}/schedules`);
       expect(list.statusCode).toBe(200);
       expect(list.json()).toEqual([
         expect.objectContaining({ cron_format: '0 0 * * *', repository_id: null, tpl_name: 'Plain cron' }),
         expect.objectContaining({
           cron_format: '* * * * *',
-          repository_id: fx.repository,
+          repository_id: project.fx.repository,
           tpl_name: 'Plain cron',
         }),
       ]);
-      await admin.put(
-        `${base}/templates/${plain.id}`,
-        ansibleBody(fx, { name: 'Plain cron', check_new_commits: false }),
+      await project.admin.put(
+        `${project.base}/templates/${plain.id}`,
+        ansibleBody(project.fx, { name: 'Plain cron', check_new_commits: false }),
       );
       expect((await schedulesOf(plain.id)).map((s) => s.cron_format)).toEqual(['0 0 * * *']);
     });
@@ -645,15 +665,12 @@ describe.each(testDialects())('templates on $name', (dialect) => {
 
   it('records an event for every change', async () => {
     const t = await create({ name: 'Logged' });
-    await admin.put(`${base}/templates/${t.id}`, ansibleBody(fx, { name: 'Logged 2' }));
-    await admin.del(`${base}/templates/${t.id}`);
-    const events = await h.deps.db
-      .selectFrom('event')
-      .select(['description', 'object_id'])
-      .where('object_type', '=', 'template')
-      .orderBy('id', 'desc')
-      .limit(3)
-      .execute();
+    await project.admin.put(
+      `${project.base}/templates/${t.id}`,
+      ansibleBody(project.fx, { name: 'Logged 2' }),
+    );
+    await project.admin.del(`${project.base}/templates/${t.id}`);
+    const events = await latestEventsOf(h, 'template');
     expect(events).toEqual([
       { description: 'Template Logged 2 deleted', object_id: t.id },
       { description: 'Template Logged 2 updated', object_id: t.id },
@@ -670,14 +687,16 @@ describe.each(testDialects())('templates on $name', (dialect) => {
         `/templates/${t.id}/refs`,
         `/templates/${t.id}/schedules`,
       ]) {
-        expect(await statusByCaller(clients, (c) => c.get(`${base}${path}`)), path).toEqual(readCodes());
+        expect(await statusByCaller(project.clients, (c) => c.get(`${project.base}${path}`)), path).toEqual(
+          readCodes(),
+        );
       }
     });
 
     it('POST templates needs manageProjectResources', async () => {
       expect(
-        await statusByCaller(clients, (c, r) =>
-          c.post(`${base}/templates`, ansibleBody(fx, { name: `By ${r}` })),
+        await statusByCaller(project.clients, (c, r) =>
+          c.post(`${project.base}/templates`, ansibleBody(project.fx, { name: `By ${r}` })),
         ),
       ).toEqual(writeCodes(201));
     });
@@ -685,16 +704,16 @@ describe.each(testDialects())('templates on $name', (dialect) => {
     it('PUT templates/{id} needs manageProjectResources', async () => {
       const t = await create({ name: 'Editable' });
       expect(
-        await statusByCaller(clients, (c, r) =>
-          c.put(`${base}/templates/${t.id}`, ansibleBody(fx, { name: r })),
+        await statusByCaller(project.clients, (c, r) =>
+          c.put(`${project.base}/templates/${t.id}`, ansibleBody(project.fx, { name: r })),
         ),
       ).toEqual(writeCodes(204));
     });
 
     it('DELETE templates/{id} needs manageProjectResources', async () => {
       expect(
-        await statusByCaller(clients, async (c, r) =>
-          c.del(`${base}/templates/${(await create({ name: `Del ${r}` })).id}`),
+        await statusByCaller(project.clients, async (c, r) =>
+          c.del(`${project.base}/templates/${(await create({ name: `Del ${r}` })).id}`),
         ),
       ).toEqual(writeCodes(204));
     });

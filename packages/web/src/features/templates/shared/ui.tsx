@@ -1,7 +1,8 @@
 import { Alert, Box, Paper, Typography } from '@mui/material';
-import { useSnackbar } from 'notistack';
-import { type ReactNode, useCallback } from 'react';
+import type { TFunction } from 'i18next';
+import type { ReactNode } from 'react';
 import { useTranslation } from 'react-i18next';
+import { useNotify } from '../../../app/snackbar';
 import { resourceErrorText } from './messages';
 
 /** A form's or page's server error in a red alert, translated when the catalogue knows it. */
@@ -15,21 +16,11 @@ export function ErrorAlert({ error }: { error: unknown }) {
   );
 }
 
-/** Success and error snackbars of these screens. */
-export function useResourceNotify() {
-  const { enqueueSnackbar } = useSnackbar();
-  const { t } = useTranslation();
-  const success = useCallback(
-    (message: string) => enqueueSnackbar(message, { variant: 'success' }),
-    [enqueueSnackbar],
-  );
-  const error = useCallback(
-    (err: unknown) =>
-      enqueueSnackbar(typeof err === 'string' ? err : resourceErrorText(err, t), { variant: 'error' }),
-    [enqueueSnackbar, t],
-  );
-  return { success, error };
-}
+const resourceNotifyText = (err: unknown, t: TFunction) =>
+  typeof err === 'string' ? err : resourceErrorText(err, t);
+
+/** Success and error snackbars of these screens (an error may be a message of its own). */
+export const useResourceNotify = () => useNotify(resourceNotifyText);
 
 /** The page body: padding that shrinks on phones, and a bordered table frame that scrolls sideways. */
 export function PageBody({ children }: { children: ReactNode }) {

@@ -1,0 +1,93 @@
+// Shared pieces of the benchmarks: command-line options, logging, latency statistics, a free port, /proc readings,
+// the script repository a bench task runs and the environment of a bench server.
+import { execFileSync } from 'node:child_process';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+/** The repository's root folder. */
+export const root = dirname(dirname(dirname(fileURLToPath(import.meta.url))));
+
+export const args = process.argv.slice(2);
+
+/** The value after `--name` on the command line, or `fallback`. */
+export const opt = (name, fallback) => {
+  const i = args.indexOf(`--${name}`);
+  return i >= 0 ? args[i + 1] : fallback;
+};
+
+export const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+export const log = (...m) => console.error('[bench]', ...m);
+
+/** Count, median, 99th percentile, maximum and mean of a list of numbers. */
+export const stats = (values) => {
+  const sorted = [...values].sort((a, b) => a - b);
+  const at = (q) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] ?? 0;
+  const sum = sorted.reduce((s, v) => s + v, 0);
+  return {
+    n: sorted.length,
+    p50: at(0.5),
+    p99: at(0.99),
+    max: sorted.at(-1) ?? 0,
+    mean: sum / (sorted.length || 1),
+  };
+};
+
+export function freePort() {
+  return new Promise((resolve, reject) => {
+    const s = createServer();
+    s.once('error', reject);
+    s.listen(0, '127.0.0.1', () => {
+      const { port } = s.address();
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+/** A memory field of /proc/PID/status (VmRSS, VmHWM…) in bytes; 0 once the process is gone. */
+export function readProc(pid, field) {
+  try {
+    const m = new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+    return m ? Number(m[1]) * 1024 : 0;
+  } catch {
+    return 0;
+  }
+}
+
+/** User + system CPU seconds a process has used so far. */
+export function cpuSeconds(pid) {
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+    return (Number(fields[11]) + Number(fields[12])) / 100;
+  } catch {
+    return 0;
+  }
+}
+
+/** A local git repository `work/repo` (used in place) whose one commit holds the script `name` reading `text`. */
+export function scriptRepo(work, name, text) {
+  const repo = join(work, 'repo');
+  execFileSync('mkdir', ['-p', repo]);
+  writeFileSync(join(repo, name), text, { mode: 0o755 });
+  const git = (...a) =>
+    execFileSync('git', ['-c', 'user.name=bench', '-c', 'user.email=bench@localhost', ...a], { cwd: repo });
+  git('init', '-q', '-b', 'main');
+  git('add', '.');
+  git('commit', '-q', '-m', 'bench');
+  return repo;
+}
+
+/** The environment of a bench server on SQLite in `work/data`, with the admin `bench`. */
+export const serverEnv = (work, port, password) => ({
+  ...process.env,
+  SIGNALBOX_DATA_DIR: join(work, 'data'),
+  SIGNALBOX_DB_URL: '',
+  SIGNALBOX_HOST: '127.0.0.1',
+  SIGNALBOX_PORT: String(port),
+  SIGNALBOX_ADMIN_LOGIN: 'bench',
+  SIGNALBOX_ADMIN_PASSWORD: password,
+  SIGNALBOX_ADMIN_EMAIL: 'bench@localhost',
+  SIGNALBOX_ADMIN_NAME: 'Bench',
+  SIGNALBOX_LOG_LEVEL: 'warn',
+});
