@@ -136,6 +136,24 @@ async function recordNoneKey(deps: Pick<Deps, 'db'>, user: UserRow, projectId: n
   });
 }
 
+/** The audit events of a saved inventory: the None key it created (if any), then the inventory itself. */
+async function recordSave(
+  deps: Pick<Deps, 'db'>,
+  user: UserRow,
+  projectId: number,
+  saved: { id: number; name: string; createdNoneKey: number | null },
+  verb: 'created' | 'updated',
+) {
+  await recordNoneKey(deps, user, projectId, saved.createdNoneKey);
+  await recordEvent(deps.db, {
+    project_id: projectId,
+    user_id: user.id,
+    object_type: 'inventory',
+    object_id: saved.id,
+    description: `Inventory ${saved.name} ${verb}`,
+  });
+}
+
 export async function createInventory(
   deps: Pick<Deps, 'db' | 'dialect'>,
   user: UserRow,
@@ -145,14 +163,7 @@ export async function createInventory(
   assertBodyIds(input, projectId);
   await checkInput(deps, projectId, input);
   const { id, createdNoneKey } = await save(deps, projectId, input);
-  await recordNoneKey(deps, user, projectId, createdNoneKey);
-  await recordEvent(deps.db, {
-    project_id: projectId,
-    user_id: user.id,
-    object_type: 'inventory',
-    object_id: id,
-    description: `Inventory ${input.name} created`,
-  });
+  await recordSave(deps, user, projectId, { id, name: input.name, createdNoneKey }, 'created');
   return getInventory(deps, projectId, id);
 }
 
@@ -167,14 +178,7 @@ export async function updateInventory(
   await requireInventory(deps, projectId, id);
   await checkInput(deps, projectId, input);
   const { createdNoneKey } = await save(deps, projectId, input, id);
-  await recordNoneKey(deps, user, projectId, createdNoneKey);
-  await recordEvent(deps.db, {
-    project_id: projectId,
-    user_id: user.id,
-    object_type: 'inventory',
-    object_id: id,
-    description: `Inventory ${input.name} updated`,
-  });
+  await recordSave(deps, user, projectId, { id, name: input.name, createdNoneKey }, 'updated');
 }
 
 export async function deleteInventory(deps: Pick<Deps, 'db'>, user: UserRow, projectId: number, id: number) {

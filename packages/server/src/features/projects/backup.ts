@@ -2,6 +2,7 @@ import type { ProjectBackup } from '@signalbox/contracts';
 import type { Db } from '../../db';
 import { parseJson, toBool } from '../../db/values';
 import { randomAlnum } from '../../lib/crypto';
+import { listViewRows } from '../views/views.store';
 
 /** The peer's rule for names that occur twice: the later ones get ` - <random10>` so references stay unique. */
 export const uniqueSuffix = (name: string) => `${name} - ${randomAlnum(10)}`;
@@ -72,13 +73,7 @@ export async function readBackup(db: Db, projectId: number): Promise<ProjectBack
     .where('project_id', '=', projectId)
     .orderBy('id')
     .execute();
-  const views = await db
-    .selectFrom('view')
-    .selectAll()
-    .where('project_id', '=', projectId)
-    .orderBy('position')
-    .orderBy('id')
-    .execute();
+  const views = await listViewRows(db, projectId);
   const integrations = await db
     .selectFrom('integration')
     .selectAll()

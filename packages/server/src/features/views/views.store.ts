@@ -11,15 +11,18 @@ export const toView = (row: Selectable<ViewTable>): View => ({
   position: row.position,
 });
 
-export async function listViews(db: Db, projectId: number): Promise<View[]> {
-  const rows = await db
+/** A project's view rows in the order the console shows them. */
+export const listViewRows = (db: Db, projectId: number) =>
+  db
     .selectFrom('view')
     .selectAll()
     .where('project_id', '=', projectId)
     .orderBy('position')
     .orderBy('id')
     .execute();
-  return rows.map(toView);
+
+export async function listViews(db: Db, projectId: number): Promise<View[]> {
+  return (await listViewRows(db, projectId)).map(toView);
 }
 
 export async function findView(db: Db, projectId: number, id: number): Promise<View | undefined> {
