@@ -182,7 +182,11 @@ describe.each(testDialects())('live events across two instances through Redis on
     expect(seenOnA).toEqual({ live: 3, logs: 1 });
     // Three events, three Redis messages (the three lines went as one), all tagged with A's instance id; then
     // the last message.
-    await waitFor(async () => spy.messages.length >= 4 || undefined, 10_000, 'the spy to hear the last message');
+    await waitFor(
+      async () => spy.messages.length >= 4 || undefined,
+      10_000,
+      'the spy to hear the last message',
+    );
     expect(spy.messages.map((m) => JSON.parse(m)).map((m) => [m.i, m.e])).toEqual([
       [bridgeA.instanceId, 'live'],
       [bridgeA.instanceId, 'logs'],
