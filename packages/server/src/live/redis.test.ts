@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { sharedDatabase, testDialects } from '../../test/support/dialects';
 import { type Client, createHarness, type Harness } from '../../test/support/harness';
-import { openLiveSocket } from '../../test/support/live-socket';
+import { openLiveSocket, roundTrip } from '../../test/support/live-socket';
 import {
   gitRepo,
   insertRepository,
@@ -141,8 +141,15 @@ describe.each(testDialects())('live events across two instances through Redis on
     });
     a.deps.bus.publish(update(projectId, 5001, 'success'));
 
-    await waitFor(async () => sock.messages.length >= 5 || undefined, 3000, 'relayed messages');
-    await new Promise((r) => setTimeout(r, 300));
+    // A last message through the same Redis channel: once it is here, every earlier one (and any duplicate of
+    // one) is too, as Redis delivers a channel's messages in order.
+    a.deps.bus.publish(update(projectId, 5002, 'running'));
+    await waitFor(
+      async () => sock.messages.some((m) => m.task_id === 5002) || undefined,
+      10_000,
+      'the last message',
+    );
+    expect(sock.messages.pop()?.task_id).toBe(5002);
     expect(sock.messages.map((m) => (m.type === 'log' ? m.output : m.status))).toEqual([
       'running',
       'one',
@@ -152,11 +159,18 @@ describe.each(testDialects())('live events across two instances through Redis on
     ]);
     expect(sock.messages.every((m) => m.task_id === 5001 && m.project_id === projectId)).toBe(true);
     // A's own listeners heard each event once: its messages coming back from Redis are not emitted again.
-    expect(seenOnA).toEqual({ live: 2, logs: 1 });
-    // Three events, three Redis messages (the three lines went as one), all tagged with A's instance id.
+    expect(seenOnA).toEqual({ live: 3, logs: 1 });
+    // Three events, three Redis messages (the three lines went as one), all tagged with A's instance id; then
+    // the last message.
+    await waitFor(
+      async () => spy.messages.length >= 4 || undefined,
+      10_000,
+      'the spy to hear the last message',
+    );
     expect(spy.messages.map((m) => JSON.parse(m)).map((m) => [m.i, m.e])).toEqual([
       [bridgeA.instanceId, 'live'],
       [bridgeA.instanceId, 'logs'],
+      [bridgeA.instanceId, 'live'],
       [bridgeA.instanceId, 'live'],
     ]);
     a.deps.bus.off('live', countLive);
@@ -221,29 +235,69 @@ describe.each(testDialects())('live events across two instances through Redis on
   it('a team change on A reaches sockets on B at once', async () => {
     const joiner = await a.userClient();
     const sock = await openLiveSocket(b, baseB, { cookie: joiner.cookie });
-    const add = await owner.post(`/api/project/${projectId}/users`, {
-      user_id: joiner.userId,
-      role: 'guest',
-    });
-    expect(add.statusCode).toBe(204);
-    // Well inside B's periodic (5 s) and on-demand (1 s) refreshes: only the relayed `membership` event explains it.
-    await new Promise((r) => setTimeout(r, 200));
-    a.deps.bus.publish(update(projectId, 6001, 'running'));
-    await waitFor(async () => sock.messages.length >= 1 || undefined, 800, 'the message');
-    expect(sock.messages.map((m) => m.task_id)).toEqual([6001]);
-    sock.ws.close();
+    const relayed: number[] = [];
+    const onMembership = ({ userId }: { userId: number }) => void relayed.push(userId);
+    b.deps.bus.on('membership', onMembership);
+    try {
+      const add = await owner.post(`/api/project/${projectId}/users`, {
+        user_id: joiner.userId,
+        role: 'guest',
+      });
+      expect(add.statusCode).toBe(204);
+      // B hears of the change from A through Redis (B's hub reads the socket's memberships again on it)...
+      await waitFor(
+        async () => relayed.includes(joiner.userId) || undefined,
+        10_000,
+        'the relayed membership',
+      );
+      // ...and the socket gets the project's messages from then on. Nothing is published before the relayed event,
+      // so no dropped message can have started B's on-demand refresh: only the relayed event explains delivery.
+      let task = 6000;
+      await waitFor(
+        async () => {
+          if (sock.messages.length > 0) return true;
+          a.deps.bus.publish(update(projectId, ++task, 'running'));
+          return undefined;
+        },
+        10_000,
+        'a message of the joined project',
+      );
+      expect(sock.messages.every((m) => m.project_id === projectId && m.task_id > 6000)).toBe(true);
+    } finally {
+      b.deps.bus.off('membership', onMembership);
+      sock.ws.close();
+    }
   });
 
   it('alerts a task result once, from the instance that ran it, not once per instance', async () => {
     await a.deps.db.updateTable('project').set({ alert: 1 }).where('id', '=', projectId).execute();
     try {
       const tpl = await bashTask(a, projectId, 3);
-      const id = (await owner.post(`/api/project/${projectId}/tasks`, { template_id: tpl })).json().id;
-      await waitForStatus(a.deps, id, ['success']);
-      const mine = () => receiver.bodies.filter((body) => body.includes(`t=${id}`));
-      await waitFor(async () => mine().length >= 1 || undefined, 5000, 'the alert');
-      await new Promise((r) => setTimeout(r, 500));
-      expect(mine()).toHaveLength(1);
+      // B hears each task's end through Redis; an instance that alerted on what it heard would alert then.
+      const endsOnB: number[] = [];
+      const onLive = (m: LiveMessage) => {
+        if (m.type === 'update' && m.status === 'success') endsOnB.push(m.task_id);
+      };
+      b.deps.bus.on('live', onLive);
+      const alertsOf = (id: number) =>
+        receiver.bodies.filter((body) => new RegExp(`t=${id}(\\D|$)`).test(body));
+      try {
+        const run = async () => {
+          const id = (await owner.post(`/api/project/${projectId}/tasks`, { template_id: tpl })).json().id;
+          await waitForStatus(a.deps, id, ['success']);
+          await waitFor(async () => endsOnB.includes(id) || undefined, 10_000, 'B to hear the end');
+          await waitFor(async () => alertsOf(id).length >= 1 || undefined, 10_000, 'the alert');
+          return id as number;
+        };
+        const first = await run();
+        // A second run's alert comes after anything B would have sent for the first (B heard the first end
+        // before the second task even started), so waiting for it replaces waiting "long enough".
+        const second = await run();
+        expect(alertsOf(first)).toHaveLength(1);
+        expect(alertsOf(second)).toHaveLength(1);
+      } finally {
+        b.deps.bus.off('live', onLive);
+      }
     } finally {
       await a.deps.db.updateTable('project').set({ alert: 0 }).where('id', '=', projectId).execute();
     }
@@ -312,7 +366,8 @@ describe('live events with Redis not configured or not reachable', () => {
         'the success update',
       );
       h.deps.bus.emit('membership', { userId: owner.userId });
-      await new Promise((r) => setTimeout(r, 300));
+      // Whatever the server sent before answering this ping has arrived: a duplicate would be here now.
+      await roundTrip(sock);
       const logs = sock.messages.filter((m) => m.type === 'log').map((m) => (m as { output: string }).output);
       expect(logs).toEqual(await outputOf(h.deps, id));
       expect(spy.messages).toEqual([]);
@@ -329,6 +384,8 @@ describe('live events with Redis not configured or not reachable', () => {
     const port = (probe.address() as AddressInfo).port;
     await new Promise((r) => probe.close(r));
 
+    // The timings below are reported, not bounded: a start, run or publish that waited for Redis would never
+    // end (it is never reachable), so the test would time out; a bound would only measure how busy the machine is.
     const started = Date.now();
     const h = await createHarness(testDialects()[0]!, {
       redisUrl: `redis://:redis-pw-s3cret@127.0.0.1:${port}`,
@@ -336,7 +393,6 @@ describe('live events with Redis not configured or not reachable', () => {
     const bootMs = Date.now() - started;
     let closed = false;
     try {
-      expect(bootMs).toBeLessThan(5000);
       const bridge = redisBridgeOf(h.deps.bus)!;
       expect(bridge.ready()).toBe(false);
       const base = (await h.app.listen({ port: 0, host: '127.0.0.1' })).replace(/^http/, 'ws');
@@ -357,9 +413,8 @@ describe('live events with Redis not configured or not reachable', () => {
       const logs = sock.messages.filter((m) => m.type === 'log').map((m) => (m as { output: string }).output);
       expect(logs).toEqual(await outputOf(h.deps, id));
       expect(logs.filter((l) => l.startsWith('line '))).toHaveLength(300);
-      expect(runMs).toBeLessThan(8000);
 
-      // Publishing while Redis is down costs next to nothing: 20,000 lines and 2,000 updates.
+      // Publishing while Redis is down queues nothing: 20,000 lines and 2,000 updates are skipped at once.
       const t0 = performance.now();
       for (let i = 0; i < 2000; i++) {
         h.deps.bus.publish(update(projectId, 9000, 'running'));
@@ -371,22 +426,24 @@ describe('live events with Redis not configured or not reachable', () => {
           });
       }
       const publishMs = performance.now() - t0;
-      expect(publishMs).toBeLessThan(1000);
       expect(bridge.skipped()).toBeGreaterThan(2000);
 
-      // ioredis keeps retrying (several attempts in this time); the outage is reported once.
+      // ioredis keeps retrying (several attempts in this time); the outage is reported once. The time itself is
+      // what is tested (retries during it add no warning); a slower machine only makes fewer attempts, and the
+      // assertion is the absence of a second warning, so it holds however busy the machine is.
       await new Promise((r) => setTimeout(r, 1500));
       expect(logLinesMatching(h, 'live events stay on this instance')).toHaveLength(1);
       expect(logLinesMatching(h, `127.0.0.1:${port}`).length).toBeGreaterThan(0);
       expect(h.logLines.join('\n')).not.toContain('redis-pw-s3cret');
       sock.ws.close();
 
+      // Closing does not wait for the Redis retries (ioredis would retry forever): it ends, and the time is shown.
       const closeStart = Date.now();
       await h.close();
       closed = true;
-      expect(Date.now() - closeStart).toBeLessThan(3000);
+      const closeMs = Date.now() - closeStart;
       console.info(
-        `closed-port Redis: boot ${bootMs} ms, 300-line task ${runMs} ms, publish ${publishMs.toFixed(1)} ms`,
+        `closed-port Redis: boot ${bootMs} ms, 300-line task ${runMs} ms, publish ${publishMs.toFixed(1)} ms, close ${closeMs} ms`,
       );
     } finally {
       if (!closed) await h.close();

@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { testDialects } from '../../test/support/dialects';
 import { createHarness, type Harness } from '../../test/support/harness';
 import { rows } from '../../test/support/scheduler-rows';
+import { waitFor } from '../../test/support/task-fixtures';
 import type { SchedulerHandle } from './scheduler';
 
 /**
@@ -44,22 +45,24 @@ describe('scheduler on the real clock', () => {
     const scheduleId = await r.schedule(projectId, templateId, { cron_format: '* * * * *' });
     await h.deps.scheduler.refresh();
 
-    const count = async () =>
-      (await h.deps.db.selectFrom('task').select('id').where('schedule_id', '=', scheduleId).execute())
-        .length;
-    const started = Date.now();
-    while ((await count()) === 0 && Date.now() - started < 65_000)
-      await new Promise((r) => setTimeout(r, 250));
-    expect(await count()).toBeGreaterThanOrEqual(1);
-    expect(Date.now() - started).toBeLessThan(65_000);
+    const tasksOf = (id: number) =>
+      h.deps.db.selectFrom('task').select(['id', 'status']).where('schedule_id', '=', id).execute();
+    const count = async () => (await tasksOf(scheduleId)).length;
+    // The next minute boundary, and a few seconds for the scheduler to act on it (the wait is the rule itself).
+    await waitFor(async () => (await count()) >= 1 || undefined, 65_000, 'the first scheduled task');
 
     await h.deps.db.deleteFrom('schedule').where('id', '=', scheduleId).execute();
+    // A second `* * * * *` schedule marks the next minute: once its task has run, the scheduler has acted on the
+    // boundary the deleted schedule would have fired at (no guess at how long that takes on this machine).
+    const witnessId = await r.schedule(projectId, templateId, { cron_format: '* * * * *' });
     await h.deps.scheduler.refresh();
-    expect((h.deps.scheduler as SchedulerHandle).planned().size).toBe(0);
+    expect([...(h.deps.scheduler as SchedulerHandle).planned().keys()]).toEqual([witnessId]);
     const before = await count();
-    // Wait past the next minute boundary: no further task may appear.
-    const msToNextMinute = 60_000 - (Date.now() % 60_000);
-    await new Promise((r) => setTimeout(r, msToNextMinute + 3_000));
+    await waitFor(
+      async () => (await tasksOf(witnessId)).some((t) => t.status === 'success') || undefined,
+      65_000,
+      "the witness schedule's task to run",
+    );
     expect(await count()).toBe(before);
 
     // The engine ran the scheduled task to the end.

@@ -49,7 +49,7 @@ function outageOn(name: TestDialect['name']) {
         git_url: gitRepo({
           // Prints numbered lines until told to stop, then a last one.
           'until.sh':
-            'i=0\nwhile [ ! -e "$1" ]; do i=$((i+1)); echo "line $i"; sleep 0.01; done\necho "end $i"\n',
+            'i=0\nwhile [ ! -e "$1" ]; do i=$((i+1)); echo "line $i"; sleep 0.01; done\necho "end $i"\n: > "$1.ended"\n',
           // Waits for the signal, then ends at once.
           'wait.sh': 'echo started\nwhile [ ! -e "$1" ]; do sleep 0.02; done\n',
         }),
@@ -107,10 +107,16 @@ function outageOn(name: TestDialect['name']) {
       expect(during.json()).toMatchObject({ error: 'Database unavailable, try again' });
       // (Signed-in requests look up their session first, so only an anonymous ping needs no database.)
       expect((await h.anonymous().get('/api/ping')).statusCode).toBe(200);
-      // The task keeps printing while nothing can be stored.
-      await new Promise((r) => setTimeout(r, 1500));
+      // The task keeps printing while nothing can be stored: wait until storing its lines has met the outage.
+      await waitFor(
+        async () =>
+          h.logLines.some((l) => l.includes('storing task output: database unavailable')) || undefined,
+        20_000,
+        'a failed store of output',
+      );
       writeFileSync(signal, '');
-      await new Promise((r) => setTimeout(r, 500));
+      // The script printed its last line while the database was still away.
+      await waitFor(async () => existsSync(`${signal}.ended`) || undefined, 20_000, 'the script to end');
       outage.up();
 
       const done = await waitForFinished(id, 30_000, 'the task to end');

@@ -83,9 +83,11 @@ describe.each(testDialects())('instance id held by another server on $name', (di
     other.kill('SIGKILL');
     await once(other, 'exit');
     const next = createTaskEngine(h.deps);
+    // At once: not after the holder's heartbeat goes stale (60 s). Measured over start() alone, with headroom
+    // for a busy machine.
     const t0 = Date.now();
     await next.start();
-    expect(Date.now() - t0).toBeLessThan(2000);
+    expect(Date.now() - t0).toBeLessThan(10_000);
     expect(await statusOf(task)).toBe('error');
     expect(await findRunner(h.deps.db, id)).toMatchObject({ host: hostname(), pid: process.pid });
     await next.close();

@@ -171,7 +171,7 @@ describe.each(testDialects())('two instances on one $name database', (dialect) =
     const seen = statusesOn(runner, id);
     const t0 = Date.now();
     expect((await post(other, s.owner, `/api/project/${s.projectId}/tasks/${id}/stop`)).statusCode).toBe(204);
-    await waitFor(async () => !alive(pid) || undefined, 3000, 'the task process to end');
+    await waitFor(async () => !alive(pid) || undefined, 10_000, 'the task process to end');
     const elapsed = Date.now() - t0;
     const done = await waitForStatus(s.a.deps, id, ['stopped', 'error', 'success'], 5000);
     expect(done.status).toBe('stopped');
@@ -179,8 +179,9 @@ describe.each(testDialects())('two instances on one $name database', (dialect) =
     // The runner itself stopped it gracefully (stopping, SIGTERM), not B writing `stopped` over a live run.
     await waitFor(async () => seen.includes('stopped') || undefined, 3000, 'the stopped update');
     expect(seen).toEqual(['stopping', 'stopped']);
-    // Found by A's one-second poll of its tasks' control requests (no Redis here), then SIGTERM.
-    expect(elapsed).toBeLessThan(2500);
+    // Found by A's one-second poll of its tasks' control requests (no Redis here), then SIGTERM. Measured from
+    // the stop request to the process's exit only; the headroom over the poll covers a machine with a busy core.
+    expect(elapsed).toBeLessThan(3000);
     // A stop of a finished task is still a plain 204 on either instance.
     expect((await post(other, s.owner, `/api/project/${s.projectId}/tasks/${id}/stop`)).statusCode).toBe(204);
   });
@@ -246,7 +247,8 @@ describe.each(testDialects())('two instances on one $name database', (dialect) =
     }
     const beat = () =>
       s.a.deps.db.updateTable('task_runner').set({ heartbeat: now() }).where('id', '=', ghost).execute();
-    // Alive for several sweeps of both instances: nothing happens to its tasks.
+    // Alive for several sweeps of both instances: nothing happens to its tasks. The time is what is tested here
+    // (a live heartbeat outlasts the stale limit); the assertion is only that nothing happened, not how fast.
     const aliveUntil = Date.now() + runnerTimings.staleMs + 1000;
     while (Date.now() < aliveUntil) {
       await beat();
@@ -356,11 +358,11 @@ describe.each(testDialects())('two instances on one $name database with Redis', 
       const pid = await scriptPid(s.a, id);
       const [runner, other] = await s.split(id);
       const seen = statusesOn(runner, id);
-      const t0 = Date.now();
       const res = await post(other, s.owner, `/api/project/${s.projectId}/tasks/${id}/stop`, { force });
       expect(res.statusCode).toBe(204);
-      await waitFor(async () => !alive(pid) || undefined, 3000, 'the task process to end');
-      expect(Date.now() - t0).toBeLessThan(1000);
+      // The owner's poll runs once a minute here, so a process that ends well before that was reached through
+      // Redis: no tight time bound needed (that would only measure how busy the machine is).
+      await waitFor(async () => !alive(pid) || undefined, 15_000, 'the task process to end');
       expect((await waitForStatus(s.a.deps, id, ['stopped', 'error', 'success'], 5000)).status).toBe(
         'stopped',
       );

@@ -62,35 +62,59 @@ describe('server restart during a run', () => {
     const deps = { db: handle.db, dialect: handle.dialect } as Parameters<typeof insertTemplate>[0];
     const repo = gitRepo({
       'loop.sh': 'echo "pid $$"\ni=0\nwhile true; do i=$((i+1)); echo "line $i"; sleep 0.005; done\n',
+      'probe.sh': 'echo probe\n',
     });
     const repoId = await insertRepository(deps, projectId, { git_url: `file://${repo}` });
     const tpl = await insertTemplate(deps, projectId, { repository_id: repoId, playbook: 'loop.sh' });
+    const probeTpl = await insertTemplate(deps, projectId, { repository_id: repoId, playbook: 'probe.sh' });
 
     const ws = new WebSocket(`ws://127.0.0.1:${port}/api/ws`, { headers: { cookie } });
-    const received: string[] = [];
+    const received: { task_id: number; output: string }[] = [];
+    const heardOf = new Set<number>();
     ws.on('message', (data) => {
       const m = JSON.parse(String(data));
-      if (m.type === 'log') received.push(m.output);
+      heardOf.add(m.task_id);
+      if (m.type === 'log') received.push(m);
     });
     ws.on('error', () => {});
     await new Promise((r) => ws.on('open', r));
-    await new Promise((r) => setTimeout(r, 200));
 
-    const newTask = async () =>
+    const newTask = async (template_id = tpl) =>
       (
-        (await (await api('POST', `/api/project/${projectId}/tasks`, { template_id: tpl })).json()) as {
+        (await (await api('POST', `/api/project/${projectId}/tasks`, { template_id })).json()) as {
           id: number;
         }
       ).id;
+    const statusOf = async (id: number) =>
+      (await handle.db.selectFrom('task').select('status').where('id', '=', id).executeTakeFirst())?.status;
+    // The socket gets the project's messages once the server has read its memberships: a short task run after
+    // that is heard of. Run one (again, if one ended unheard) until the socket hears of it, so that the run below
+    // is delivered from its first line.
+    let probe = await newTask(probeTpl);
+    await waitFor(
+      async () => {
+        if (heardOf.has(probe)) return true;
+        if (['success', 'error'].includes((await statusOf(probe)) ?? '')) probe = await newTask(probeTpl);
+        return undefined;
+      },
+      20_000,
+      'the socket to hear of a task',
+    );
+    await waitFor(
+      async () => ['success', 'error'].includes((await statusOf(probe)) ?? '') || undefined,
+      20_000,
+      'the probe task to end',
+    );
     const first = await newTask();
+    const linesOf = (id: number) => received.filter((m) => m.task_id === id).map((m) => m.output);
     const second = await newTask();
     await waitFor(
-      async () => received.filter((l) => l.startsWith('line ')).length >= 200 || undefined,
+      async () => linesOf(first).filter((l) => l.startsWith('line ')).length >= 200 || undefined,
       20_000,
     );
     server!.kill('SIGKILL');
     await new Promise((r) => server!.once('exit', r));
-    const delivered = [...received];
+    const delivered = linesOf(first);
     ws.terminate();
     const pid = Number(delivered.find((l) => l.startsWith('pid '))!.split(' ')[1]);
 

@@ -95,19 +95,26 @@ describe.each(testDialects())('live socket /api/ws on $name', (dialect) => {
   it('follows team changes at once: added members start receiving, removed ones stop', async () => {
     const joiner = await h.userClient();
     const sock = await open({ cookie: joiner.cookie });
+    const told: number[] = [];
+    const onMembership = ({ userId }: { userId: number }) => void told.push(userId);
+    h.deps.bus.on('membership', onMembership);
     const add = await owner.post(`/api/project/${projectId}/users`, {
       user_id: joiner.userId,
       role: 'guest',
     });
+    h.deps.bus.off('membership', onMembership);
     expect(add.statusCode).toBe(204);
-    // Well inside the periodic refresh (5 s) and the on-demand one (1 s): only the team route's event explains it.
+    // The team route tells the sockets before it answers; the hub then reads the memberships again. Nothing was
+    // published before that event, so no dropped message started an on-demand refresh: the event explains
+    // delivery (no time window needed, which a busy machine could miss).
+    expect(told).toEqual([joiner.userId]);
     await waitFor(
       async () => {
         h.deps.bus.publish(update(projectId, 3001));
         await roundTrip(sock);
         return sock.messages.length >= 1 || undefined;
       },
-      900,
+      10_000,
       'the new member to receive',
     );
     expect(new Set(sock.messages.map((m) => m.task_id))).toEqual(new Set([3001]));
@@ -243,13 +250,17 @@ describe.each(testDialects())('live socket /api/ws on $name', (dialect) => {
     raw.pause();
     const dropped = hubOf(h.app)!.dropped;
     const big = 'x'.repeat(10_000);
-    const started = Date.now();
+    // 30 MB for a reader that takes nothing: the hub drops it rather than buffering on (publishing never waits
+    // for a client, so the behaviour to check is the drop, not how long the loop took on this machine).
     for (let i = 0; i < 3000; i++) {
       h.deps.bus.publish({ type: 'log', project_id: projectId, task_id: 9, output: big, time: now() });
       if (i % 100 === 0) await new Promise((r) => setImmediate(r));
     }
-    expect(Date.now() - started).toBeLessThan(3000);
-    await waitFor(async () => hubOf(h.app)!.dropped > dropped || undefined, 5000);
+    await waitFor(
+      async () => hubOf(h.app)!.dropped > dropped || undefined,
+      10_000,
+      'the reader to be dropped',
+    );
     raw.destroy();
   });
 });
