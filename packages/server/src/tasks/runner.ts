@@ -119,12 +119,15 @@ export function runTask(ctx: RunContext, id: number): RunHandle {
         },
         async () => {
           current.throwIfStopped();
+          // The answer is listened for before the status says so: a confirm sent the moment a client sees
+          // waiting_confirmation must find the runner ready for it.
+          const answered = new Promise<Decision>((resolve) => {
+            decider = resolve;
+          });
           await ctx.saveStatus(id, 'waiting_confirmation');
           sink.line('Waiting for confirmation of the plan');
-          const decision = await new Promise<Decision>((resolve) => {
-            decider = resolve;
-            if (current.stopRequested) resolve('stopped');
-          });
+          if (current.stopRequested) decider?.('stopped');
+          const decision = await answered;
           decider = null;
           if (decision === 'stopped') throw new Stopped();
           if (decision === 'confirmed') {
