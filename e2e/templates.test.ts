@@ -52,10 +52,18 @@ describe('views', () => {
     await handle.focus();
     await page.keyboard.press('Space');
     await dialog(page).locator('[aria-roledescription="sortable"][aria-pressed="true"]').waitFor();
-    await page.keyboard.press('ArrowDown');
-    await page
-      .getByText(new RegExp(`was moved over droppable area ${betaId}\\.`))
-      .waitFor({ state: 'attached' });
+    // dnd-kit starts listening for arrow keys a task after the pick-up renders (announced as Alpha over its own
+    // place), so on a busy machine the first ArrowDown can come too early: press again only while Alpha is
+    // still announced over its own place.
+    const alphaId = created.find((v) => v.title === 'Alpha')?.id;
+    const overAlpha = page.getByText(new RegExp(`was moved over droppable area ${alphaId}\\.`));
+    const movedOverBeta = page.getByText(new RegExp(`was moved over droppable area ${betaId}\\.`));
+    await overAlpha.waitFor({ state: 'attached' });
+    for (let attempt = 0; attempt < 5 && (await overAlpha.count()) > 0; attempt++) {
+      await page.keyboard.press('ArrowDown');
+      await movedOverBeta.waitFor({ state: 'attached', timeout: 3000 }).catch(() => undefined);
+    }
+    await movedOverBeta.waitFor({ state: 'attached' });
     const saved = page.waitForResponse((r) => r.url().endsWith('/views/positions') && r.ok());
     await page.keyboard.press('Space');
     await saved;
