@@ -224,7 +224,10 @@ describe('run dialog and a Bash task to Success', () => {
     await page.goto(`${base()}/templates`);
     await page.getByRole('button', { name: 'Show the last tasks of Hello bash' }).click();
     await page.getByRole('table', { name: 'Last tasks of Hello bash' }).waitFor();
+    const rerun = page.waitForResponse((r) => /\/tasks\/\d+\/rerun$/.test(r.url()));
     await page.getByRole('button', { name: 'Re-Run' }).first().click();
+    const response = await rerun;
+    expect(response.status(), await response.text()).toBe(201);
     await page.waitForURL((u) => Number(u.searchParams.get('t')) > taskId);
     await page.getByRole('dialog').locator('[data-status=success]').waitFor({ timeout: 60_000 });
     await context.close();
