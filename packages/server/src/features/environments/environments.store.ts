@@ -1,5 +1,6 @@
-import { type Selectable, sql } from 'kysely';
+import type { Selectable } from 'kysely';
 import type { Db, Dialect } from '../../db';
+import { deleteRows, findRow, listRowsByName, updateRows } from '../../db/rows';
 import type { AccessKeyTable, EnvironmentTable } from '../../db/tables';
 import { insertReturningId } from '../../db/values';
 
@@ -11,47 +12,25 @@ type EnvironmentValues = { name: string; json: string; env: string };
 export const secretOwners = ['variable', 'environment'] as const;
 
 export function listEnvironmentRows(db: Db, projectId: number, order: 'asc' | 'desc') {
-  return db
-    .selectFrom('environment')
-    .selectAll()
-    .where('project_id', '=', projectId)
-    .orderBy(sql`lower(${sql.ref('name')})`, order)
-    .orderBy('name', order)
-    .orderBy('id')
-    .execute();
+  return listRowsByName(db, 'environment', { project_id: projectId }, 'name', order);
 }
 
 export function findEnvironmentRow(db: Db, projectId: number, id: number) {
-  return db
-    .selectFrom('environment')
-    .selectAll()
-    .where('id', '=', id)
-    .where('project_id', '=', projectId)
-    .executeTakeFirst();
+  return findRow(db, 'environment', { id, project_id: projectId });
 }
 
 export function insertEnvironmentRow(db: Db, dialect: Dialect, projectId: number, values: EnvironmentValues) {
   return insertReturningId(db, dialect, 'environment', { project_id: projectId, ...values });
 }
 
-export async function updateEnvironmentRow(db: Db, projectId: number, id: number, values: EnvironmentValues) {
-  await db
-    .updateTable('environment')
-    .set(values)
-    .where('id', '=', id)
-    .where('project_id', '=', projectId)
-    .execute();
+export function updateEnvironmentRow(db: Db, projectId: number, id: number, values: EnvironmentValues) {
+  return updateRows(db, 'environment', { id, project_id: projectId }, values);
 }
 
 /** Deletes the environment and its secrets. */
 export async function deleteEnvironmentRows(db: Db, projectId: number, id: number) {
-  await db
-    .deleteFrom('access_key')
-    .where('project_id', '=', projectId)
-    .where('environment_id', '=', id)
-    .where('owner', 'in', secretOwners)
-    .execute();
-  await db.deleteFrom('environment').where('id', '=', id).where('project_id', '=', projectId).execute();
+  await deleteRows(db, 'access_key', { project_id: projectId, environment_id: id, owner: secretOwners });
+  await deleteRows(db, 'environment', { id, project_id: projectId });
 }
 
 /** Secret rows of the given environments of a project (all of them when no ids are given). */
@@ -88,26 +67,15 @@ export function insertSecretRow(
   return insertReturningId(db, dialect, 'access_key', { ...row, type: 'string' });
 }
 
-export async function updateSecretRow(
+export function updateSecretRow(
   db: Db,
   environmentId: number,
   id: number,
   patch: { name: string; owner: string; secret?: string },
 ) {
-  await db
-    .updateTable('access_key')
-    .set(patch)
-    .where('id', '=', id)
-    .where('environment_id', '=', environmentId)
-    .where('owner', 'in', secretOwners)
-    .execute();
+  return updateRows(db, 'access_key', { id, environment_id: environmentId, owner: secretOwners }, patch);
 }
 
-export async function deleteSecretRow(db: Db, environmentId: number, id: number) {
-  await db
-    .deleteFrom('access_key')
-    .where('id', '=', id)
-    .where('environment_id', '=', environmentId)
-    .where('owner', 'in', secretOwners)
-    .execute();
+export function deleteSecretRow(db: Db, environmentId: number, id: number) {
+  return deleteRows(db, 'access_key', { id, environment_id: environmentId, owner: secretOwners });
 }

@@ -1,5 +1,6 @@
 import type { Selectable } from 'kysely';
 import type { Db, Dialect } from '../../db';
+import { deleteRows, findRow } from '../../db/rows';
 import type { IntegrationAliasTable } from '../../db/tables';
 import { insertReturningId } from '../../db/values';
 
@@ -16,12 +17,7 @@ export function listAliases(db: Db, projectId: number, integrationId: number | n
 }
 
 export function findAliasById(db: Db, projectId: number, id: number) {
-  return db
-    .selectFrom('integration_alias')
-    .selectAll()
-    .where('project_id', '=', projectId)
-    .where('id', '=', id)
-    .executeTakeFirst();
+  return findRow(db, 'integration_alias', { id, project_id: projectId });
 }
 
 export async function findAliasByValue(db: Db, alias: string) {
@@ -48,6 +44,6 @@ export function insertAlias(
   });
 }
 
-export async function deleteAlias(db: Db, projectId: number, id: number) {
-  await db.deleteFrom('integration_alias').where('project_id', '=', projectId).where('id', '=', id).execute();
+export function deleteAlias(db: Db, projectId: number, id: number) {
+  return deleteRows(db, 'integration_alias', { id, project_id: projectId });
 }

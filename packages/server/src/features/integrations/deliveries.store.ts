@@ -1,4 +1,5 @@
 import type { Db } from '../../db';
+import { deleteRows } from '../../db/rows';
 import { toCount } from '../../db/values';
 import { isUniqueViolation } from '../users/users.store';
 
@@ -41,13 +42,12 @@ export async function claimDelivery(
 }
 
 /** Forgets an accepted delivery id (its task could not be started, so a redelivery should try again). */
-export async function releaseDelivery(db: Db, integrationId: number, deliveryId: string, at: string) {
-  await db
-    .deleteFrom('integration_delivery')
-    .where('integration_id', '=', integrationId)
-    .where('delivery_id', '=', deliveryId)
-    .where('created', '=', at)
-    .execute();
+export function releaseDelivery(db: Db, integrationId: number, deliveryId: string, at: string) {
+  return deleteRows(db, 'integration_delivery', {
+    integration_id: integrationId,
+    delivery_id: deliveryId,
+    created: at,
+  });
 }
 
 /** Deletes up to one batch of delivery ids accepted before `since` (of any integration). */

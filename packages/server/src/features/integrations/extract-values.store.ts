@@ -7,6 +7,7 @@ import type {
 } from '@signalbox/contracts';
 import type { Selectable } from 'kysely';
 import type { Db, Dialect } from '../../db';
+import { deleteRows, findRow, updateRows } from '../../db/rows';
 import type { IntegrationExtractValueTable } from '../../db/tables';
 import { insertReturningId } from '../../db/values';
 
@@ -35,12 +36,7 @@ export function listExtractValues(db: Db, integrationId: number) {
 }
 
 export function findExtractValue(db: Db, integrationId: number, id: number) {
-  return db
-    .selectFrom('integration_extract_value')
-    .selectAll()
-    .where('integration_id', '=', integrationId)
-    .where('id', '=', id)
-    .executeTakeFirst();
+  return findRow(db, 'integration_extract_value', { id, integration_id: integrationId });
 }
 
 const extractValues = (input: IntegrationExtractValueInput) => ({
@@ -64,24 +60,20 @@ export function insertExtractValue(
   });
 }
 
-export async function updateExtractValue(
+export function updateExtractValue(
   db: Db,
   integrationId: number,
   id: number,
   input: IntegrationExtractValueInput,
 ) {
-  await db
-    .updateTable('integration_extract_value')
-    .set(extractValues(input))
-    .where('integration_id', '=', integrationId)
-    .where('id', '=', id)
-    .execute();
+  return updateRows(
+    db,
+    'integration_extract_value',
+    { id, integration_id: integrationId },
+    extractValues(input),
+  );
 }
 
-export async function deleteExtractValue(db: Db, integrationId: number, id: number) {
-  await db
-    .deleteFrom('integration_extract_value')
-    .where('integration_id', '=', integrationId)
-    .where('id', '=', id)
-    .execute();
+export function deleteExtractValue(db: Db, integrationId: number, id: number) {
+  return deleteRows(db, 'integration_extract_value', { id, integration_id: integrationId });
 }

@@ -6,6 +6,7 @@ import type {
 } from '@signalbox/contracts';
 import type { Selectable } from 'kysely';
 import type { Db, Dialect } from '../../db';
+import { deleteRows, findRow, updateRows } from '../../db/rows';
 import type { IntegrationTable } from '../../db/tables';
 import { fromBool, insertReturningId, parseJson, toBool } from '../../db/values';
 
@@ -59,12 +60,7 @@ export function listIntegrations(db: Db, projectId: number) {
 }
 
 export function findIntegration(db: Db, projectId: number, id: number) {
-  return db
-    .selectFrom('integration')
-    .selectAll()
-    .where('project_id', '=', projectId)
-    .where('id', '=', id)
-    .executeTakeFirst();
+  return findRow(db, 'integration', { id, project_id: projectId });
 }
 
 export function insertIntegration(db: Db, dialect: Dialect, projectId: number, input: IntegrationInput) {
@@ -74,13 +70,8 @@ export function insertIntegration(db: Db, dialect: Dialect, projectId: number, i
   });
 }
 
-export async function updateIntegration(db: Db, projectId: number, id: number, input: IntegrationInput) {
-  await db
-    .updateTable('integration')
-    .set(integrationValues(input))
-    .where('project_id', '=', projectId)
-    .where('id', '=', id)
-    .execute();
+export function updateIntegration(db: Db, projectId: number, id: number, input: IntegrationInput) {
+  return updateRows(db, 'integration', { id, project_id: projectId }, integrationValues(input));
 }
 
 /**
@@ -89,20 +80,16 @@ export async function updateIntegration(db: Db, projectId: number, id: number, i
  */
 export async function deleteIntegration(db: Db, projectId: number, id: number) {
   await db.transaction().execute(async (trx) => {
-    await trx.deleteFrom('integration_delivery').where('integration_id', '=', id).execute();
-    await trx.deleteFrom('integration_matcher').where('integration_id', '=', id).execute();
-    await trx.deleteFrom('integration_extract_value').where('integration_id', '=', id).execute();
-    await trx
-      .deleteFrom('integration_alias')
-      .where('project_id', '=', projectId)
-      .where('integration_id', '=', id)
-      .execute();
+    await deleteRows(trx, 'integration_delivery', { integration_id: id });
+    await deleteRows(trx, 'integration_matcher', { integration_id: id });
+    await deleteRows(trx, 'integration_extract_value', { integration_id: id });
+    await deleteRows(trx, 'integration_alias', { project_id: projectId, integration_id: id });
     await trx
       .updateTable('task')
       .set({ integration_id: null })
       .where('project_id', '=', projectId)
       .where('integration_id', '=', id)
       .execute();
-    await trx.deleteFrom('integration').where('project_id', '=', projectId).where('id', '=', id).execute();
+    await deleteRows(trx, 'integration', { id, project_id: projectId });
   });
 }

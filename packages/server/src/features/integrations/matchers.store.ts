@@ -7,6 +7,7 @@ import type {
 } from '@signalbox/contracts';
 import type { Selectable } from 'kysely';
 import type { Db, Dialect } from '../../db';
+import { deleteRows, findRow, updateRows } from '../../db/rows';
 import type { IntegrationMatcherTable } from '../../db/tables';
 import { insertReturningId } from '../../db/values';
 
@@ -35,12 +36,7 @@ export function listMatchers(db: Db, integrationId: number) {
 }
 
 export function findMatcher(db: Db, integrationId: number, id: number) {
-  return db
-    .selectFrom('integration_matcher')
-    .selectAll()
-    .where('integration_id', '=', integrationId)
-    .where('id', '=', id)
-    .executeTakeFirst();
+  return findRow(db, 'integration_matcher', { id, integration_id: integrationId });
 }
 
 const matcherValues = (input: IntegrationMatcherInput) => ({
@@ -64,24 +60,10 @@ export function insertMatcher(
   });
 }
 
-export async function updateMatcher(
-  db: Db,
-  integrationId: number,
-  id: number,
-  input: IntegrationMatcherInput,
-) {
-  await db
-    .updateTable('integration_matcher')
-    .set(matcherValues(input))
-    .where('integration_id', '=', integrationId)
-    .where('id', '=', id)
-    .execute();
+export function updateMatcher(db: Db, integrationId: number, id: number, input: IntegrationMatcherInput) {
+  return updateRows(db, 'integration_matcher', { id, integration_id: integrationId }, matcherValues(input));
 }
 
-export async function deleteMatcher(db: Db, integrationId: number, id: number) {
-  await db
-    .deleteFrom('integration_matcher')
-    .where('integration_id', '=', integrationId)
-    .where('id', '=', id)
-    .execute();
+export function deleteMatcher(db: Db, integrationId: number, id: number) {
+  return deleteRows(db, 'integration_matcher', { id, integration_id: integrationId });
 }

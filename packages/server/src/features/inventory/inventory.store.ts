@@ -1,51 +1,28 @@
-import { type Selectable, sql } from 'kysely';
+import type { Selectable } from 'kysely';
 import type { Db, Dialect } from '../../db';
+import { deleteRows, findRow, listRowsByName, updateRows } from '../../db/rows';
 import type { InventoryTable } from '../../db/tables';
 import { insertReturningId } from '../../db/values';
 
 export type InventoryRow = Selectable<InventoryTable>;
-export type InventoryValues = {
-  name: string;
-  type: string;
-  inventory: string;
-  ssh_key_id: number | null;
-  become_key_id: number | null;
-  repository_id: number | null;
-};
+export type InventoryValues = Omit<InventoryRow, 'id' | 'project_id'>;
 
 export function listInventoryRows(db: Db, projectId: number, sort: 'name' | 'type', order: 'asc' | 'desc') {
-  return db
-    .selectFrom('inventory')
-    .selectAll()
-    .where('project_id', '=', projectId)
-    .orderBy(sql`lower(${sql.ref(sort)})`, order)
-    .orderBy('name', order)
-    .orderBy('id')
-    .execute();
+  return listRowsByName(db, 'inventory', { project_id: projectId }, sort, order);
 }
 
 export function findInventoryRow(db: Db, projectId: number, id: number) {
-  return db
-    .selectFrom('inventory')
-    .selectAll()
-    .where('id', '=', id)
-    .where('project_id', '=', projectId)
-    .executeTakeFirst();
+  return findRow(db, 'inventory', { id, project_id: projectId });
 }
 
 export function insertInventoryRow(db: Db, dialect: Dialect, projectId: number, values: InventoryValues) {
   return insertReturningId(db, dialect, 'inventory', { project_id: projectId, ...values });
 }
 
-export async function updateInventoryRow(db: Db, projectId: number, id: number, values: InventoryValues) {
-  await db
-    .updateTable('inventory')
-    .set(values)
-    .where('id', '=', id)
-    .where('project_id', '=', projectId)
-    .execute();
+export function updateInventoryRow(db: Db, projectId: number, id: number, values: InventoryValues) {
+  return updateRows(db, 'inventory', { id, project_id: projectId }, values);
 }
 
-export async function deleteInventoryRow(db: Db, projectId: number, id: number) {
-  await db.deleteFrom('inventory').where('id', '=', id).where('project_id', '=', projectId).execute();
+export function deleteInventoryRow(db: Db, projectId: number, id: number) {
+  return deleteRows(db, 'inventory', { id, project_id: projectId });
 }

@@ -1,5 +1,6 @@
-import { type Selectable, sql } from 'kysely';
+import type { Selectable } from 'kysely';
 import type { Db, Dialect } from '../../db';
+import { deleteRows, findRow, listRowsByName, updateRows } from '../../db/rows';
 import type { AccessKeyTable } from '../../db/tables';
 import { insertReturningId } from '../../db/values';
 
@@ -7,25 +8,11 @@ export type KeyRow = Selectable<AccessKeyTable>;
 
 /** Key-store keys of a project (owner ''): environment secrets share the table but are not keys. */
 export function listKeyRows(db: Db, projectId: number, sort: 'name' | 'type', order: 'asc' | 'desc') {
-  return db
-    .selectFrom('access_key')
-    .selectAll()
-    .where('project_id', '=', projectId)
-    .where('owner', '=', '')
-    .orderBy(sql`lower(${sql.ref(sort)})`, order)
-    .orderBy('name', order)
-    .orderBy('id')
-    .execute();
+  return listRowsByName(db, 'access_key', { project_id: projectId, owner: '' }, sort, order);
 }
 
 export function findKeyRow(db: Db, projectId: number, id: number) {
-  return db
-    .selectFrom('access_key')
-    .selectAll()
-    .where('id', '=', id)
-    .where('project_id', '=', projectId)
-    .where('owner', '=', '')
-    .executeTakeFirst();
+  return findRow(db, 'access_key', { id, project_id: projectId, owner: '' });
 }
 
 /** The project's key of type none named 'None', which workspace inventories run with. */
@@ -49,28 +36,17 @@ export function insertKeyRow(
   return insertReturningId(db, dialect, 'access_key', { ...row, owner: '', environment_id: null });
 }
 
-export async function updateKeyRow(
+export function updateKeyRow(
   db: Db,
   projectId: number,
   id: number,
   patch: { name: string; type: string; secret?: string | null },
 ) {
-  await db
-    .updateTable('access_key')
-    .set(patch)
-    .where('id', '=', id)
-    .where('project_id', '=', projectId)
-    .where('owner', '=', '')
-    .execute();
+  return updateRows(db, 'access_key', { id, project_id: projectId, owner: '' }, patch);
 }
 
-export async function deleteKeyRow(db: Db, projectId: number, id: number) {
-  await db
-    .deleteFrom('access_key')
-    .where('id', '=', id)
-    .where('project_id', '=', projectId)
-    .where('owner', '=', '')
-    .execute();
+export function deleteKeyRow(db: Db, projectId: number, id: number) {
+  return deleteRows(db, 'access_key', { id, project_id: projectId, owner: '' });
 }
 
 /** A key of the project's key store (not an environment secret) that can hold an auth secret. */

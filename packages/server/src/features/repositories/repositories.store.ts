@@ -1,5 +1,6 @@
 import { type Selectable, sql } from 'kysely';
 import type { Db, Dialect } from '../../db';
+import { deleteRows, findRow, updateRows } from '../../db/rows';
 import type { RepositoryTable } from '../../db/tables';
 import { insertReturningId } from '../../db/values';
 
@@ -24,27 +25,17 @@ export function listRepositoryRows(db: Db, projectId: number, sort: RepositorySo
 }
 
 export function findRepositoryRow(db: Db, projectId: number, id: number) {
-  return db
-    .selectFrom('repository')
-    .selectAll()
-    .where('id', '=', id)
-    .where('project_id', '=', projectId)
-    .executeTakeFirst();
+  return findRow(db, 'repository', { id, project_id: projectId });
 }
 
 export function insertRepositoryRow(db: Db, dialect: Dialect, projectId: number, values: RepositoryValues) {
   return insertReturningId(db, dialect, 'repository', { project_id: projectId, ...values });
 }
 
-export async function updateRepositoryRow(db: Db, projectId: number, id: number, values: RepositoryValues) {
-  await db
-    .updateTable('repository')
-    .set(values)
-    .where('id', '=', id)
-    .where('project_id', '=', projectId)
-    .execute();
+export function updateRepositoryRow(db: Db, projectId: number, id: number, values: RepositoryValues) {
+  return updateRows(db, 'repository', { id, project_id: projectId }, values);
 }
 
-export async function deleteRepositoryRow(db: Db, projectId: number, id: number) {
-  await db.deleteFrom('repository').where('id', '=', id).where('project_id', '=', projectId).execute();
+export function deleteRepositoryRow(db: Db, projectId: number, id: number) {
+  return deleteRows(db, 'repository', { id, project_id: projectId });
 }

@@ -1,5 +1,6 @@
 import type { ProjectRole, ProjectUser, TeamCandidate } from '@signalbox/contracts';
 import type { Db } from '../../db';
+import { deleteRows, updateRows } from '../../db/rows';
 import { now, toCount } from '../../db/values';
 
 /** Every member of a project with the user's name, username and e-mail. */
@@ -71,21 +72,12 @@ export async function insertMember(db: Db, projectId: number, userId: number, ro
     .execute();
 }
 
-export async function updateMemberRole(db: Db, projectId: number, userId: number, role: ProjectRole) {
-  await db
-    .updateTable('project_user')
-    .set({ role })
-    .where('project_id', '=', projectId)
-    .where('user_id', '=', userId)
-    .execute();
+export function updateMemberRole(db: Db, projectId: number, userId: number, role: ProjectRole) {
+  return updateRows(db, 'project_user', { project_id: projectId, user_id: userId }, { role });
 }
 
-export async function deleteMember(db: Db, projectId: number, userId: number) {
-  await db
-    .deleteFrom('project_user')
-    .where('project_id', '=', projectId)
-    .where('user_id', '=', userId)
-    .execute();
+export function deleteMember(db: Db, projectId: number, userId: number) {
+  return deleteRows(db, 'project_user', { project_id: projectId, user_id: userId });
 }
 
 export async function countOwners(db: Db, projectId: number): Promise<number> {

@@ -1,6 +1,7 @@
 import type { View, ViewPositionsInput } from '@signalbox/contracts';
 import type { Selectable } from 'kysely';
 import type { Db, Dialect } from '../../db';
+import { findRow, updateRows } from '../../db/rows';
 import type { ViewTable } from '../../db/tables';
 import { insertReturningId } from '../../db/values';
 
@@ -26,12 +27,7 @@ export async function listViews(db: Db, projectId: number): Promise<View[]> {
 }
 
 export async function findView(db: Db, projectId: number, id: number): Promise<View | undefined> {
-  const row = await db
-    .selectFrom('view')
-    .selectAll()
-    .where('project_id', '=', projectId)
-    .where('id', '=', id)
-    .executeTakeFirst();
+  const row = await findRow(db, 'view', { id, project_id: projectId });
   return row ? toView(row) : undefined;
 }
 
@@ -85,12 +81,7 @@ export async function viewIdsInProject(db: Db, projectId: number, ids: number[])
 export async function setPositions(db: Db, projectId: number, positions: ViewPositionsInput) {
   await db.transaction().execute(async (trx) => {
     for (const { id, position } of positions) {
-      await trx
-        .updateTable('view')
-        .set({ position })
-        .where('project_id', '=', projectId)
-        .where('id', '=', id)
-        .execute();
+      await updateRows(trx, 'view', { id, project_id: projectId }, { position });
     }
   });
 }
