@@ -1,5 +1,5 @@
 import { type ProjectRole, projectRoles } from '@signalbox/contracts';
-import { recordEvent } from '../../audit/audit.store';
+import { recordEvent, recordProjectEvent } from '../../audit/audit.store';
 import type { OidcProviderConfig } from '../../config';
 import type { Deps } from '../../deps';
 import { found } from '../../lib/errors';
@@ -105,13 +105,7 @@ export async function applyGroupMappings(
       description = `User ${user.username} removed from the team ${via}`;
     }
     if (!description) continue;
-    await recordEvent(deps.db, {
-      project_id: projectId,
-      user_id: user.id,
-      object_type: 'user',
-      object_id: user.id,
-      description,
-    });
+    await recordProjectEvent(deps.db, user, projectId, 'user', user.id, description);
     changed = true;
   }
 

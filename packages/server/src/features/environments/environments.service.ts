@@ -5,7 +5,7 @@ import type {
   EnvironmentSecretInput,
   EnvironmentSecretType,
 } from '@signalbox/contracts';
-import { recordEvent } from '../../audit/audit.store';
+import { recordProjectEvent } from '../../audit/audit.store';
 import type { Db } from '../../db';
 import type { Deps } from '../../deps';
 import { badRequest, found, notFound } from '../../lib/errors';
@@ -122,13 +122,7 @@ export async function createEnvironment(
     await applySecrets(trx, deps, projectId, id, input.secrets);
     return id;
   });
-  await recordEvent(deps.db, {
-    project_id: projectId,
-    user_id: user.id,
-    object_type: 'environment',
-    object_id: id,
-    description: `Environment ${input.name} created`,
-  });
+  await recordProjectEvent(deps.db, user, projectId, 'environment', id, `Environment ${input.name} created`);
   return getEnvironment(deps, projectId, id);
 }
 
@@ -146,13 +140,7 @@ export async function updateEnvironment(
     await updateEnvironmentRow(trx, projectId, id, values(input));
     await applySecrets(trx, deps, projectId, id, input.secrets);
   });
-  await recordEvent(deps.db, {
-    project_id: projectId,
-    user_id: user.id,
-    object_type: 'environment',
-    object_id: id,
-    description: `Environment ${input.name} updated`,
-  });
+  await recordProjectEvent(deps.db, user, projectId, 'environment', id, `Environment ${input.name} updated`);
 }
 
 export async function deleteEnvironment(
@@ -164,13 +152,7 @@ export async function deleteEnvironment(
   const row = await requireEnvironment(deps.db, projectId, id);
   await assertUnused(deps.db, projectId, 'environment', id);
   await deps.db.transaction().execute((trx) => deleteEnvironmentRows(trx, projectId, id));
-  await recordEvent(deps.db, {
-    project_id: projectId,
-    user_id: user.id,
-    object_type: 'environment',
-    object_id: id,
-    description: `Environment ${row.name} deleted`,
-  });
+  await recordProjectEvent(deps.db, user, projectId, 'environment', id, `Environment ${row.name} deleted`);
 }
 
 export type EnvironmentSecretValue = { type: EnvironmentSecretType; name: string; value: string };

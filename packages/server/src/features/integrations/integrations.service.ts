@@ -4,7 +4,7 @@ import type {
   IntegrationInput,
   IntegrationMatcherInput,
 } from '@signalbox/contracts';
-import { recordEvent } from '../../audit/audit.store';
+import { recordProjectEvent } from '../../audit/audit.store';
 import type { Deps } from '../../deps';
 import { randomAlnum } from '../../lib/crypto';
 import { badRequest, found, notFound } from '../../lib/errors';
@@ -21,14 +21,8 @@ export const ALIAS_LENGTH = 32;
 
 type Actor = { deps: Pick<Deps, 'db' | 'dialect'>; user: UserRow; projectId: number };
 
-const event = (a: Actor, object_type: string, object_id: number | null, description: string) =>
-  recordEvent(a.deps.db, {
-    project_id: a.projectId,
-    user_id: a.user.id,
-    object_type,
-    object_id,
-    description,
-  });
+const event = (a: Actor, objectType: string, objectId: number | null, description: string) =>
+  recordProjectEvent(a.deps.db, a.user, a.projectId, objectType, objectId, description);
 
 export async function listIntegrations(deps: Pick<Deps, 'db'>, projectId: number) {
   return (await integrationStore.listIntegrations(deps.db, projectId)).map(integrationStore.toIntegration);

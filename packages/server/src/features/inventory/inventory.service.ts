@@ -5,7 +5,7 @@ import {
   isWorkspaceInventory,
 } from '@signalbox/contracts';
 import { parseAllDocuments } from 'yaml';
-import { recordEvent } from '../../audit/audit.store';
+import { recordProjectEvent } from '../../audit/audit.store';
 import type { Deps } from '../../deps';
 import { badRequest, notFound } from '../../lib/errors';
 import { ensureNoneKey } from '../keys/keys.service';
@@ -127,13 +127,7 @@ async function save(
 
 async function recordNoneKey(deps: Pick<Deps, 'db'>, user: UserRow, projectId: number, keyId: number | null) {
   if (keyId === null) return;
-  await recordEvent(deps.db, {
-    project_id: projectId,
-    user_id: user.id,
-    object_type: 'key',
-    object_id: keyId,
-    description: 'Access key None created',
-  });
+  await recordProjectEvent(deps.db, user, projectId, 'key', keyId, 'Access key None created');
 }
 
 /** The audit events of a saved inventory: the None key it created (if any), then the inventory itself. */
@@ -145,13 +139,14 @@ async function recordSave(
   verb: 'created' | 'updated',
 ) {
   await recordNoneKey(deps, user, projectId, saved.createdNoneKey);
-  await recordEvent(deps.db, {
-    project_id: projectId,
-    user_id: user.id,
-    object_type: 'inventory',
-    object_id: saved.id,
-    description: `Inventory ${saved.name} ${verb}`,
-  });
+  await recordProjectEvent(
+    deps.db,
+    user,
+    projectId,
+    'inventory',
+    saved.id,
+    `Inventory ${saved.name} ${verb}`,
+  );
 }
 
 export async function createInventory(
@@ -185,11 +180,5 @@ export async function deleteInventory(deps: Pick<Deps, 'db'>, user: UserRow, pro
   const row = await requireInventory(deps, projectId, id);
   await assertUnused(deps.db, projectId, 'inventory', id);
   await deleteInventoryRow(deps.db, projectId, id);
-  await recordEvent(deps.db, {
-    project_id: projectId,
-    user_id: user.id,
-    object_type: 'inventory',
-    object_id: id,
-    description: `Inventory ${row.name} deleted`,
-  });
+  await recordProjectEvent(deps.db, user, projectId, 'inventory', id, `Inventory ${row.name} deleted`);
 }

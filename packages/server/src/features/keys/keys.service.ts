@@ -1,5 +1,5 @@
 import { type AccessKey, type KeyInput, type KeyType, keySecretProblem } from '@signalbox/contracts';
-import { recordEvent } from '../../audit/audit.store';
+import { recordProjectEvent } from '../../audit/audit.store';
 import type { Db } from '../../db';
 import type { Deps } from '../../deps';
 import type { SecretBox } from '../../lib/crypto';
@@ -103,13 +103,7 @@ export async function createKey(
     type: input.type,
     secret: sealSecret(deps.box, input),
   });
-  await recordEvent(deps.db, {
-    project_id: projectId,
-    user_id: user.id,
-    object_type: 'key',
-    object_id: id,
-    description: `Access key ${input.name} created`,
-  });
+  await recordProjectEvent(deps.db, user, projectId, 'key', id, `Access key ${input.name} created`);
   return getKey(deps, projectId, id);
 }
 
@@ -136,26 +130,14 @@ export async function updateKey(
     type: input.type,
     ...(replaceSecret ? { secret: sealSecret(deps.box, input) } : {}),
   });
-  await recordEvent(deps.db, {
-    project_id: projectId,
-    user_id: user.id,
-    object_type: 'key',
-    object_id: id,
-    description: `Access key ${input.name} updated`,
-  });
+  await recordProjectEvent(deps.db, user, projectId, 'key', id, `Access key ${input.name} updated`);
 }
 
 export async function deleteKey(deps: Pick<Deps, 'db'>, user: UserRow, projectId: number, id: number) {
   const row = await requireKey(deps.db, projectId, id);
   await assertUnused(deps.db, projectId, 'key', id);
   await deleteKeyRow(deps.db, projectId, id);
-  await recordEvent(deps.db, {
-    project_id: projectId,
-    user_id: user.id,
-    object_type: 'key',
-    object_id: id,
-    description: `Access key ${row.name} deleted`,
-  });
+  await recordProjectEvent(deps.db, user, projectId, 'key', id, `Access key ${row.name} deleted`);
 }
 
 /**

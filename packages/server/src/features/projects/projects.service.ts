@@ -1,5 +1,5 @@
 import type { ProjectInput } from '@signalbox/contracts';
-import { recordEvent } from '../../audit/audit.store';
+import { recordEvent, recordProjectEvent } from '../../audit/audit.store';
 import type { Db } from '../../db';
 import type { Dialect } from '../../db/dialect';
 import { fromBool, insertReturningId, now } from '../../db/values';
@@ -63,13 +63,7 @@ export async function createProject(deps: Deps, user: UserRow, input: ProjectInp
     if (input.demo && demo) await demo(trx, deps, ids);
     return ids.projectId;
   });
-  await recordEvent(deps.db, {
-    project_id: projectId,
-    user_id: user.id,
-    object_type: 'project',
-    object_id: projectId,
-    description: `Project ${input.name} created`,
-  });
+  await recordProjectEvent(deps.db, user, projectId, 'project', projectId, `Project ${input.name} created`);
   return toProject(found(await findProject(deps.db, projectId), 'Project'));
 }
 
@@ -91,13 +85,7 @@ export async function updateProject(
     })
     .where('id', '=', projectId)
     .execute();
-  await recordEvent(deps.db, {
-    project_id: projectId,
-    user_id: user.id,
-    object_type: 'project',
-    object_id: projectId,
-    description: `Project ${input.name} updated`,
-  });
+  await recordProjectEvent(deps.db, user, projectId, 'project', projectId, `Project ${input.name} updated`);
 }
 
 export async function deleteProject(

@@ -1,5 +1,5 @@
 import type { Project, ProjectBackupInput } from '@signalbox/contracts';
-import { recordEvent } from '../../audit/audit.store';
+import { recordProjectEvent } from '../../audit/audit.store';
 import type { Db } from '../../db';
 import { fromBool, insertReturningId } from '../../db/values';
 import type { Deps } from '../../deps';
@@ -269,13 +269,14 @@ export async function restoreProject(
   const backup = checkBackup(body);
 
   const projectId = await deps.db.transaction().execute((trx) => writeBackup(trx, deps, backup, user.id));
-  await recordEvent(deps.db, {
-    project_id: projectId,
-    user_id: user.id,
-    object_type: 'project',
-    object_id: projectId,
-    description: `Project ${backup.meta.name} restored from a backup`,
-  });
+  await recordProjectEvent(
+    deps.db,
+    user,
+    projectId,
+    'project',
+    projectId,
+    `Project ${backup.meta.name} restored from a backup`,
+  );
   if ((backup.schedules?.length ?? 0) > 0 || backup.templates.some((t) => t.cron)) {
     try {
       await deps.scheduler.refresh();

@@ -1,5 +1,5 @@
 import type { Repository, RepositoryInput } from '@signalbox/contracts';
-import { recordEvent } from '../../audit/audit.store';
+import { recordProjectEvent } from '../../audit/audit.store';
 import type { Deps } from '../../deps';
 import { notFound } from '../../lib/errors';
 import { assertBodyIds } from '../refs/body-ids';
@@ -66,13 +66,7 @@ export async function createRepository(
   assertBodyIds(input, projectId);
   await assertInProject(deps.db, 'access_key', input.ssh_key_id, projectId, 'Access key', 'ssh_key_id');
   const id = await insertRepositoryRow(deps.db, deps.dialect, projectId, values(input));
-  await recordEvent(deps.db, {
-    project_id: projectId,
-    user_id: user.id,
-    object_type: 'repository',
-    object_id: id,
-    description: `Repository ${input.name} created`,
-  });
+  await recordProjectEvent(deps.db, user, projectId, 'repository', id, `Repository ${input.name} created`);
   return getRepository(deps, projectId, id);
 }
 
@@ -87,24 +81,12 @@ export async function updateRepository(
   await requireRepository(deps, projectId, id);
   await assertInProject(deps.db, 'access_key', input.ssh_key_id, projectId, 'Access key', 'ssh_key_id');
   await updateRepositoryRow(deps.db, projectId, id, values(input));
-  await recordEvent(deps.db, {
-    project_id: projectId,
-    user_id: user.id,
-    object_type: 'repository',
-    object_id: id,
-    description: `Repository ${input.name} updated`,
-  });
+  await recordProjectEvent(deps.db, user, projectId, 'repository', id, `Repository ${input.name} updated`);
 }
 
 export async function deleteRepository(deps: Pick<Deps, 'db'>, user: UserRow, projectId: number, id: number) {
   const row = await requireRepository(deps, projectId, id);
   await assertUnused(deps.db, projectId, 'repository', id);
   await deleteRepositoryRow(deps.db, projectId, id);
-  await recordEvent(deps.db, {
-    project_id: projectId,
-    user_id: user.id,
-    object_type: 'repository',
-    object_id: id,
-    description: `Repository ${row.name} deleted`,
-  });
+  await recordProjectEvent(deps.db, user, projectId, 'repository', id, `Repository ${row.name} deleted`);
 }

@@ -1,5 +1,5 @@
 import type { ScheduleInput } from '@signalbox/contracts';
-import { recordEvent } from '../../audit/audit.store';
+import { recordProjectEvent } from '../../audit/audit.store';
 import { fromBool } from '../../db/values';
 import type { Deps } from '../../deps';
 import { badRequest, found, notFound } from '../../lib/errors';
@@ -61,13 +61,14 @@ const recordScheduleEvent = (
   schedule: { id: number; project_id: number; cron_format: string; name: string; tpl_name: string },
   action: 'created' | 'updated' | 'deleted',
 ) =>
-  recordEvent(db, {
-    project_id: schedule.project_id,
-    user_id: user.id,
-    object_type: 'schedule',
-    object_id: schedule.id,
-    description: `${describe(schedule, schedule.tpl_name)} ${action}`,
-  });
+  recordProjectEvent(
+    db,
+    user,
+    schedule.project_id,
+    'schedule',
+    schedule.id,
+    `${describe(schedule, schedule.tpl_name)} ${action}`,
+  );
 
 export async function createSchedule(
   deps: Pick<Deps, 'db' | 'dialect' | 'log' | 'scheduler'>,

@@ -1,5 +1,5 @@
 import type { ProjectRole, ProjectUser, TeamListQuery, TeamMemberInput } from '@signalbox/contracts';
-import { recordEvent } from '../../audit/audit.store';
+import { recordProjectEvent } from '../../audit/audit.store';
 import { transaction } from '../../db/transaction';
 import type { Deps } from '../../deps';
 import { badRequest, conflict, found, notFound } from '../../lib/errors';
@@ -48,13 +48,14 @@ export async function addMember(
   try {
     await transaction(deps.db, async (trx, onCommit) => {
       await insertMember(trx, projectId, user.id, input.role);
-      await recordEvent(trx, {
-        project_id: projectId,
-        user_id: actor.id,
-        object_type: 'user',
-        object_id: user.id,
-        description: `User ${user.username} added to the team as ${input.role}`,
-      });
+      await recordProjectEvent(
+        trx,
+        actor,
+        projectId,
+        'user',
+        user.id,
+        `User ${user.username} added to the team as ${input.role}`,
+      );
       onCommit(() => deps.bus.emit('membership', { userId: user.id }));
     });
   } catch (err) {
@@ -85,13 +86,14 @@ export async function changeRole(
   if (member.role === 'owner' && (await countOwners(deps.db, projectId)) <= 1) throw badRequest(LAST_OWNER);
   await transaction(deps.db, async (trx, onCommit) => {
     await updateMemberRole(trx, projectId, userId, role);
-    await recordEvent(trx, {
-      project_id: projectId,
-      user_id: actor.id,
-      object_type: 'user',
-      object_id: userId,
-      description: `User ${member.username} role changed from ${member.role} to ${role}`,
-    });
+    await recordProjectEvent(
+      trx,
+      actor,
+      projectId,
+      'user',
+      userId,
+      `User ${member.username} role changed from ${member.role} to ${role}`,
+    );
     onCommit(() => deps.bus.emit('membership', { userId }));
   });
 }
@@ -106,13 +108,14 @@ export async function removeMember(
   if (member.role === 'owner' && (await countOwners(deps.db, projectId)) <= 1) throw badRequest(LAST_OWNER);
   await transaction(deps.db, async (trx, onCommit) => {
     await deleteMember(trx, projectId, userId);
-    await recordEvent(trx, {
-      project_id: projectId,
-      user_id: actor.id,
-      object_type: 'user',
-      object_id: userId,
-      description: `User ${member.username} removed from the team`,
-    });
+    await recordProjectEvent(
+      trx,
+      actor,
+      projectId,
+      'user',
+      userId,
+      `User ${member.username} removed from the team`,
+    );
     // Their open sockets stop getting this project's messages at once, before the answer goes out.
     onCommit(() => deps.bus.emit('accessRevoked', { userId, projectId }));
   });
@@ -125,13 +128,14 @@ export async function leaveProject(deps: Pick<Deps, 'db' | 'bus'>, actor: UserRo
   if (member.role === 'owner') throw badRequest(OWNER_CANNOT_LEAVE);
   await transaction(deps.db, async (trx, onCommit) => {
     await deleteMember(trx, projectId, actor.id);
-    await recordEvent(trx, {
-      project_id: projectId,
-      user_id: actor.id,
-      object_type: 'user',
-      object_id: actor.id,
-      description: `User ${member.username} left the project`,
-    });
+    await recordProjectEvent(
+      trx,
+      actor,
+      projectId,
+      'user',
+      actor.id,
+      `User ${member.username} left the project`,
+    );
     onCommit(() => deps.bus.emit('accessRevoked', { userId: actor.id, projectId }));
   });
 }

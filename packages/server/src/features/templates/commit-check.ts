@@ -1,5 +1,5 @@
 import { DEFAULT_CRON, type Template, type TemplateInput } from '@signalbox/contracts';
-import { recordEvent } from '../../audit/audit.store';
+import { recordProjectEvent } from '../../audit/audit.store';
 import type { Deps } from '../../deps';
 import { found } from '../../lib/errors';
 import {
@@ -53,13 +53,14 @@ export async function applyCommitCheck(
   if (existing.length > 1) return false;
   const [current] = existing;
   const event = (id: number, verb: string) =>
-    recordEvent(deps.db, {
-      project_id: projectId,
-      user_id: user.id,
-      object_type: 'schedule',
-      object_id: id,
-      description: `Check-new-commits schedule of template ${input.name} ${verb}`,
-    });
+    recordProjectEvent(
+      deps.db,
+      user,
+      projectId,
+      'schedule',
+      id,
+      `Check-new-commits schedule of template ${input.name} ${verb}`,
+    );
   if (input.check_new_commits) {
     // The contract requires the repository whenever check_new_commits is on.
     const repositoryId = found(input.check_new_commits_repository_id, 'Repository');

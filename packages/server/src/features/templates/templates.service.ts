@@ -5,7 +5,7 @@ import {
   type TemplateInput,
   type TemplateTaskParams,
 } from '@signalbox/contracts';
-import { recordEvent } from '../../audit/audit.store';
+import { recordProjectEvent } from '../../audit/audit.store';
 import type { Db } from '../../db';
 import { fromBool, parseJson, toBool } from '../../db/values';
 import type { Deps } from '../../deps';
@@ -207,13 +207,7 @@ export async function createTemplate(
 ) {
   await checkReferences(deps, projectId, input);
   const id = await insertTemplate(deps.db, deps.dialect, { project_id: projectId, ...columns(input) });
-  await recordEvent(deps.db, {
-    project_id: projectId,
-    user_id: user.id,
-    object_type: 'template',
-    object_id: id,
-    description: `Template ${input.name} created`,
-  });
+  await recordProjectEvent(deps.db, user, projectId, 'template', id, `Template ${input.name} created`);
   if (await applyCommitCheck(deps, user, projectId, id, input)) await refreshScheduler(deps);
   return getTemplate(deps.db, projectId, id);
 }
@@ -229,13 +223,7 @@ export async function changeTemplate(
   await checkReferences(deps, projectId, input, id);
   if (input.type !== 'build') await assertNotBuildOfOthers(deps, projectId, id);
   await updateTemplate(deps.db, id, columns(input));
-  await recordEvent(deps.db, {
-    project_id: projectId,
-    user_id: user.id,
-    object_type: 'template',
-    object_id: id,
-    description: `Template ${input.name} updated`,
-  });
+  await recordProjectEvent(deps.db, user, projectId, 'template', id, `Template ${input.name} updated`);
   if (await applyCommitCheck(deps, user, projectId, id, input)) await refreshScheduler(deps);
 }
 
@@ -269,12 +257,6 @@ export async function removeTemplate(
     }
   }
   await deleteTemplateCascade(deps.db, projectId, id);
-  await recordEvent(deps.db, {
-    project_id: projectId,
-    user_id: user.id,
-    object_type: 'template',
-    object_id: id,
-    description: `Template ${template.name} deleted`,
-  });
+  await recordProjectEvent(deps.db, user, projectId, 'template', id, `Template ${template.name} deleted`);
   await refreshScheduler(deps);
 }

@@ -1,5 +1,5 @@
 import type { ViewInput, ViewPositionsInput } from '@signalbox/contracts';
-import { recordEvent } from '../../audit/audit.store';
+import { recordProjectEvent } from '../../audit/audit.store';
 import type { Deps } from '../../deps';
 import { badRequest, found, notFound } from '../../lib/errors';
 import { assertSameProject } from '../schedules/schedules.service';
@@ -30,13 +30,7 @@ export async function createView(
   assertSameProject(input.project_id, projectId);
   const position = input.position ?? (await nextPosition(deps.db, projectId));
   const id = await insertView(deps.db, deps.dialect, { project_id: projectId, title: input.title, position });
-  await recordEvent(deps.db, {
-    project_id: projectId,
-    user_id: user.id,
-    object_type: 'view',
-    object_id: id,
-    description: `View ${input.title} created`,
-  });
+  await recordProjectEvent(deps.db, user, projectId, 'view', id, `View ${input.title} created`);
   return found(await findView(deps.db, projectId, id), 'View');
 }
 
@@ -50,25 +44,13 @@ export async function changeView(
   const existing = await getView(deps, projectId, id);
   assertSameProject(input.project_id, projectId);
   await updateView(deps.db, id, { title: input.title, position: input.position ?? existing.position });
-  await recordEvent(deps.db, {
-    project_id: projectId,
-    user_id: user.id,
-    object_type: 'view',
-    object_id: id,
-    description: `View ${input.title} updated`,
-  });
+  await recordProjectEvent(deps.db, user, projectId, 'view', id, `View ${input.title} updated`);
 }
 
 export async function removeView(deps: Pick<Deps, 'db'>, user: Actor, projectId: number, id: number) {
   const existing = await getView(deps, projectId, id);
   await deleteView(deps.db, projectId, id);
-  await recordEvent(deps.db, {
-    project_id: projectId,
-    user_id: user.id,
-    object_type: 'view',
-    object_id: id,
-    description: `View ${existing.title} deleted`,
-  });
+  await recordProjectEvent(deps.db, user, projectId, 'view', id, `View ${existing.title} deleted`);
 }
 
 /** Reorders views; every id must be a view of this project, else nothing changes. */
@@ -84,11 +66,5 @@ export async function reorderViews(
   if (unknown !== undefined)
     throw badRequest(`View ${unknown} does not exist in this project`, { [unknown]: 'View not found' });
   await setPositions(deps.db, projectId, positions);
-  await recordEvent(deps.db, {
-    project_id: projectId,
-    user_id: user.id,
-    object_type: 'view',
-    object_id: null,
-    description: 'Views reordered',
-  });
+  await recordProjectEvent(deps.db, user, projectId, 'view', null, 'Views reordered');
 }
