@@ -104,6 +104,11 @@ export function chatRequests(config: Config, alert: Alert): [Channel, Request][]
   const lines = bodyLines(alert);
   const text = `${heading}\n${lines.join('\n')}`;
   const color = colors[alert.kind];
+  // Rocket.Chat takes Slack's incoming-webhook message as it is.
+  const attachmentMessage = {
+    text: heading,
+    attachments: [{ color, title: heading, title_link: alert.url || undefined, text: lines.join('\n') }],
+  };
   const out: [Channel, Request][] = [];
   if (config.telegramAlert && config.telegramToken && alert.chatId) {
     out.push([
@@ -119,12 +124,7 @@ export function chatRequests(config: Config, alert: Alert): [Channel, Request][]
       'slack',
       {
         url: config.slackUrl,
-        body: {
-          text: heading,
-          attachments: [
-            { color, title: heading, title_link: alert.url || undefined, text: lines.join('\n') },
-          ],
-        },
+        body: attachmentMessage,
       },
     ]);
   }
@@ -133,12 +133,7 @@ export function chatRequests(config: Config, alert: Alert): [Channel, Request][]
       'rocketchat',
       {
         url: config.rocketchatUrl,
-        body: {
-          text: heading,
-          attachments: [
-            { color, title: heading, title_link: alert.url || undefined, text: lines.join('\n') },
-          ],
-        },
+        body: attachmentMessage,
       },
     ]);
   }

@@ -40,6 +40,18 @@ export function findRow<T extends keyof Database & string>(
   return whereKey(query, key).executeTakeFirst() as Promise<Selectable<Database[T]> | undefined>;
 }
 
+/** Every row matching the key, in id order. */
+export function listRows<T extends keyof Database & string>(
+  db: Kysely<Database>,
+  table: T,
+  key: RowKey<T>,
+): Promise<Selectable<Database[T]>[]> {
+  const query = untyped(db)
+    .selectFrom(table as string)
+    .selectAll();
+  return whereKey(query, key).orderBy('id').execute() as Promise<Selectable<Database[T]>[]>;
+}
+
 /** Sets the values on every row matching the key. */
 export async function updateRows<T extends keyof Database & string>(
   db: Kysely<Database>,

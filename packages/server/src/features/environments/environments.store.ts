@@ -1,6 +1,6 @@
 import type { Selectable } from 'kysely';
 import type { Db, Dialect } from '../../db';
-import { deleteRows, findRow, listRowsByName, updateRows } from '../../db/rows';
+import { deleteRows, findRow, listRows, listRowsByName, updateRows } from '../../db/rows';
 import type { AccessKeyTable, EnvironmentTable } from '../../db/tables';
 import { insertReturningId } from '../../db/values';
 
@@ -50,13 +50,7 @@ export function listSecretRows(db: Db, projectId: number, environmentIds?: numbe
 
 /** Secret rows of one environment, whatever its project (the task engine reads them by environment). */
 export function listSecretRowsOfEnvironment(db: Db, environmentId: number) {
-  return db
-    .selectFrom('access_key')
-    .selectAll()
-    .where('environment_id', '=', environmentId)
-    .where('owner', 'in', secretOwners)
-    .orderBy('id')
-    .execute();
+  return listRows(db, 'access_key', { environment_id: environmentId, owner: secretOwners });
 }
 
 export function insertSecretRow(

@@ -1,10 +1,6 @@
-import type {
-  IntegrationAlias,
-  IntegrationExtractValueInput,
-  IntegrationInput,
-  IntegrationMatcherInput,
-} from '@signalbox/contracts';
+import type { IntegrationAlias, IntegrationInput } from '@signalbox/contracts';
 import { recordProjectEvent } from '../../audit/audit.store';
+import type { Db, Dialect } from '../../db';
 import type { Deps } from '../../deps';
 import { randomAlnum } from '../../lib/crypto';
 import { badRequest, found, notFound } from '../../lib/errors';
@@ -128,103 +124,84 @@ export async function deleteAlias(a: Actor, integrationId: number | null, aliasI
   );
 }
 
-// Matchers.
+// Matchers and extracted values: rows under one integration, handled alike.
 
-export async function listMatchers(deps: Pick<Deps, 'db'>, projectId: number, integrationId: number) {
-  await getIntegration(deps, projectId, integrationId);
-  return (await matcherStore.listMatchers(deps.db, integrationId)).map(matcherStore.toMatcher);
-}
+/** One kind of row under an integration: its store, how the API shows it, and the words its events use. */
+type IntegrationRowKind<Input extends { name: string }, Row extends { name: string }, Shown> = {
+  label: 'Matcher' | 'Extracted value';
+  objectType: string;
+  list: (db: Db, integrationId: number) => Promise<Row[]>;
+  find: (db: Db, integrationId: number, id: number) => Promise<Row | undefined>;
+  insert: (db: Db, dialect: Dialect, integrationId: number, input: Input) => Promise<number>;
+  update: (db: Db, integrationId: number, id: number, input: Input) => Promise<void>;
+  remove: (db: Db, integrationId: number, id: number) => Promise<void>;
+  show: (row: Row) => Shown;
+};
 
-export async function createMatcher(a: Actor, integrationId: number, input: IntegrationMatcherInput) {
-  const integration = await getIntegration(a.deps, a.projectId, integrationId);
-  const id = await matcherStore.insertMatcher(a.deps.db, a.deps.dialect, integrationId, input);
-  await event(
-    a,
-    'integration_matcher',
-    id,
-    `Matcher ${input.name} of integration ${integration.name} created`,
-  );
-  return matcherStore.toMatcher(
-    found(await matcherStore.findMatcher(a.deps.db, integrationId, id), 'Matcher'),
-  );
-}
-
-export async function updateMatcher(
-  a: Actor,
-  integrationId: number,
-  id: number,
-  input: IntegrationMatcherInput,
+/**
+ * List, create, update and delete of one kind of row under an integration; the integration must be in the
+ * project, and each change is recorded as "<Label> <name> of integration <integration> <verb>".
+ */
+function integrationRows<Input extends { name: string }, Row extends { name: string }, Shown>(
+  kind: IntegrationRowKind<Input, Row, Shown>,
 ) {
-  const integration = await getIntegration(a.deps, a.projectId, integrationId);
-  if (!(await matcherStore.findMatcher(a.deps.db, integrationId, id))) throw notFound('Matcher');
-  await matcherStore.updateMatcher(a.deps.db, integrationId, id, input);
-  await event(
-    a,
-    'integration_matcher',
-    id,
-    `Matcher ${input.name} of integration ${integration.name} updated`,
-  );
+  const describe = (name: string, integration: { name: string }, verb: string) =>
+    `${kind.label} ${name} of integration ${integration.name} ${verb}`;
+  return {
+    async list(deps: Pick<Deps, 'db'>, projectId: number, integrationId: number) {
+      await getIntegration(deps, projectId, integrationId);
+      return (await kind.list(deps.db, integrationId)).map(kind.show);
+    },
+    async create(a: Actor, integrationId: number, input: Input) {
+      const integration = await getIntegration(a.deps, a.projectId, integrationId);
+      const id = await kind.insert(a.deps.db, a.deps.dialect, integrationId, input);
+      await event(a, kind.objectType, id, describe(input.name, integration, 'created'));
+      return kind.show(found(await kind.find(a.deps.db, integrationId, id), kind.label));
+    },
+    async update(a: Actor, integrationId: number, id: number, input: Input) {
+      const integration = await getIntegration(a.deps, a.projectId, integrationId);
+      if (!(await kind.find(a.deps.db, integrationId, id))) throw notFound(kind.label);
+      await kind.update(a.deps.db, integrationId, id, input);
+      await event(a, kind.objectType, id, describe(input.name, integration, 'updated'));
+    },
+    async remove(a: Actor, integrationId: number, id: number) {
+      const integration = await getIntegration(a.deps, a.projectId, integrationId);
+      const row = await kind.find(a.deps.db, integrationId, id);
+      if (!row) throw notFound(kind.label);
+      await kind.remove(a.deps.db, integrationId, id);
+      await event(a, kind.objectType, id, describe(row.name, integration, 'deleted'));
+    },
+  };
 }
 
-export async function deleteMatcher(a: Actor, integrationId: number, id: number) {
-  const integration = await getIntegration(a.deps, a.projectId, integrationId);
-  const row = await matcherStore.findMatcher(a.deps.db, integrationId, id);
-  if (!row) throw notFound('Matcher');
-  await matcherStore.deleteMatcher(a.deps.db, integrationId, id);
-  await event(a, 'integration_matcher', id, `Matcher ${row.name} of integration ${integration.name} deleted`);
-}
+export const {
+  list: listMatchers,
+  create: createMatcher,
+  update: updateMatcher,
+  remove: deleteMatcher,
+} = integrationRows({
+  label: 'Matcher',
+  objectType: 'integration_matcher',
+  list: matcherStore.listMatchers,
+  find: matcherStore.findMatcher,
+  insert: matcherStore.insertMatcher,
+  update: matcherStore.updateMatcher,
+  remove: matcherStore.deleteMatcher,
+  show: matcherStore.toMatcher,
+});
 
-// Extracted values.
-
-export async function listExtractValues(deps: Pick<Deps, 'db'>, projectId: number, integrationId: number) {
-  await getIntegration(deps, projectId, integrationId);
-  return (await valueStore.listExtractValues(deps.db, integrationId)).map(valueStore.toExtractValue);
-}
-
-export async function createExtractValue(
-  a: Actor,
-  integrationId: number,
-  input: IntegrationExtractValueInput,
-) {
-  const integration = await getIntegration(a.deps, a.projectId, integrationId);
-  const id = await valueStore.insertExtractValue(a.deps.db, a.deps.dialect, integrationId, input);
-  await event(
-    a,
-    'integration_extract_value',
-    id,
-    `Extracted value ${input.name} of integration ${integration.name} created`,
-  );
-  return valueStore.toExtractValue(
-    found(await valueStore.findExtractValue(a.deps.db, integrationId, id), 'Extracted value'),
-  );
-}
-
-export async function updateExtractValue(
-  a: Actor,
-  integrationId: number,
-  id: number,
-  input: IntegrationExtractValueInput,
-) {
-  const integration = await getIntegration(a.deps, a.projectId, integrationId);
-  if (!(await valueStore.findExtractValue(a.deps.db, integrationId, id))) throw notFound('Extracted value');
-  await valueStore.updateExtractValue(a.deps.db, integrationId, id, input);
-  await event(
-    a,
-    'integration_extract_value',
-    id,
-    `Extracted value ${input.name} of integration ${integration.name} updated`,
-  );
-}
-
-export async function deleteExtractValue(a: Actor, integrationId: number, id: number) {
-  const integration = await getIntegration(a.deps, a.projectId, integrationId);
-  const row = await valueStore.findExtractValue(a.deps.db, integrationId, id);
-  if (!row) throw notFound('Extracted value');
-  await valueStore.deleteExtractValue(a.deps.db, integrationId, id);
-  await event(
-    a,
-    'integration_extract_value',
-    id,
-    `Extracted value ${row.name} of integration ${integration.name} deleted`,
-  );
-}
+export const {
+  list: listExtractValues,
+  create: createExtractValue,
+  update: updateExtractValue,
+  remove: deleteExtractValue,
+} = integrationRows({
+  label: 'Extracted value',
+  objectType: 'integration_extract_value',
+  list: valueStore.listExtractValues,
+  find: valueStore.findExtractValue,
+  insert: valueStore.insertExtractValue,
+  update: valueStore.updateExtractValue,
+  remove: valueStore.deleteExtractValue,
+  show: valueStore.toExtractValue,
+});

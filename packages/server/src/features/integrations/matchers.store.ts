@@ -7,7 +7,7 @@ import type {
 } from '@signalbox/contracts';
 import type { Selectable } from 'kysely';
 import type { Db, Dialect } from '../../db';
-import { deleteRows, findRow, updateRows } from '../../db/rows';
+import { deleteRows, findRow, listRows, updateRows } from '../../db/rows';
 import type { IntegrationMatcherTable } from '../../db/tables';
 import { insertReturningId } from '../../db/values';
 
@@ -27,12 +27,7 @@ export function toMatcher(row: MatcherRow): IntegrationMatcher {
 }
 
 export function listMatchers(db: Db, integrationId: number) {
-  return db
-    .selectFrom('integration_matcher')
-    .selectAll()
-    .where('integration_id', '=', integrationId)
-    .orderBy('id')
-    .execute();
+  return listRows(db, 'integration_matcher', { integration_id: integrationId });
 }
 
 export function findMatcher(db: Db, integrationId: number, id: number) {

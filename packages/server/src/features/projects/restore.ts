@@ -1,6 +1,8 @@
 import type { Project, ProjectBackupInput } from '@signalbox/contracts';
+import type { InsertObject } from 'kysely';
 import { recordProjectEvent } from '../../audit/audit.store';
-import type { Db } from '../../db';
+import type { Database, Db } from '../../db';
+import { updateRows } from '../../db/rows';
 import { fromBool, insertReturningId } from '../../db/values';
 import type { Deps } from '../../deps';
 import { randomAlnum } from '../../lib/crypto';
@@ -26,6 +28,13 @@ async function writeBackup(
 ): Promise<number> {
   const { projectId, noneKeyId, emptyEnvironmentId } = await insertProject(db, deps.dialect, b.meta, ownerId);
   const insert = insertReturningId;
+  /** Inserts a restored row and remembers its id under its name, for the rows restored after it to refer to. */
+  const insertNamed = async <T extends keyof Database & string>(
+    map: Map<string, number>,
+    name: string,
+    table: T,
+    values: InsertObject<Database, T>,
+  ) => map.set(name, await insert(db, deps.dialect, table, values));
   const ids = {
     key: new Map<string, number>(),
     repository: new Map<string, number>(),
@@ -46,125 +55,105 @@ async function writeBackup(
   for (const e of b.environments) {
     // Every new project starts with an `Empty` environment and a `None` key; a backup's own take their place.
     if (e.name === 'Empty' && !ids.environment.has('Empty')) {
-      await db
-        .updateTable('environment')
-        .set({ json: e.json, env: e.env })
-        .where('id', '=', emptyEnvironmentId)
-        .execute();
+      await updateRows(db, 'environment', { id: emptyEnvironmentId }, { json: e.json, env: e.env });
       ids.environment.set(e.name, emptyEnvironmentId);
       continue;
     }
-    ids.environment.set(
-      e.name,
-      await insert(db, deps.dialect, 'environment', {
-        project_id: projectId,
-        name: e.name,
-        json: e.json,
-        env: e.env,
-      }),
-    );
+    await insertNamed(ids.environment, e.name, 'environment', {
+      project_id: projectId,
+      name: e.name,
+      json: e.json,
+      env: e.env,
+    });
   }
 
   for (const v of b.views) {
-    ids.view.set(
-      v.title,
-      await insert(db, deps.dialect, 'view', { project_id: projectId, title: v.title, position: v.position }),
-    );
+    await insertNamed(ids.view, v.title, 'view', {
+      project_id: projectId,
+      title: v.title,
+      position: v.position,
+    });
   }
 
   for (const k of b.keys) {
     if (k.owner === 'environment' || k.owner === 'variable') continue;
     if (k.name === 'None' && !ids.key.has('None')) {
       if (k.type !== 'none') {
-        await db
-          .updateTable('access_key')
-          .set({ type: k.type, secret: emptySecret(deps, k.type) })
-          .where('id', '=', noneKeyId)
-          .execute();
+        await updateRows(
+          db,
+          'access_key',
+          { id: noneKeyId },
+          { type: k.type, secret: emptySecret(deps, k.type) },
+        );
       }
       ids.key.set(k.name, noneKeyId);
       continue;
     }
-    ids.key.set(
-      k.name,
-      await insert(db, deps.dialect, 'access_key', {
-        project_id: projectId,
-        name: k.name,
-        type: k.type,
-        secret: emptySecret(deps, k.type),
-        owner: '',
-        environment_id: null,
-      }),
-    );
+    await insertNamed(ids.key, k.name, 'access_key', {
+      project_id: projectId,
+      name: k.name,
+      type: k.type,
+      secret: emptySecret(deps, k.type),
+      owner: '',
+      environment_id: null,
+    });
   }
 
   for (const r of b.repositories) {
-    ids.repository.set(
-      r.name,
-      await insert(db, deps.dialect, 'repository', {
-        project_id: projectId,
-        name: r.name,
-        git_url: r.git_url,
-        git_branch: r.git_branch,
-        ssh_key_id: idOf(ids.key, r.ssh_key),
-      }),
-    );
+    await insertNamed(ids.repository, r.name, 'repository', {
+      project_id: projectId,
+      name: r.name,
+      git_url: r.git_url,
+      git_branch: r.git_branch,
+      ssh_key_id: idOf(ids.key, r.ssh_key),
+    });
   }
 
   for (const i of b.inventories) {
-    ids.inventory.set(
-      i.name,
-      await insert(db, deps.dialect, 'inventory', {
-        project_id: projectId,
-        name: i.name,
-        type: i.type,
-        inventory: i.inventory,
-        ssh_key_id: idOf(ids.key, i.ssh_key),
-        become_key_id: idOf(ids.key, i.become_key),
-        repository_id: idOf(ids.repository, i.repository),
-      }),
-    );
+    await insertNamed(ids.inventory, i.name, 'inventory', {
+      project_id: projectId,
+      name: i.name,
+      type: i.type,
+      inventory: i.inventory,
+      ssh_key_id: idOf(ids.key, i.ssh_key),
+      become_key_id: idOf(ids.key, i.become_key),
+      repository_id: idOf(ids.repository, i.repository),
+    });
   }
 
   for (const t of b.templates) {
     const vaultKey =
       t.vault_key ?? t.vaults.find((v) => v.vault_key && (v.type ?? 'password') === 'password')?.vault_key;
-    ids.template.set(
-      t.name,
-      await insert(db, deps.dialect, 'template', {
-        project_id: projectId,
-        name: t.name,
-        description: t.description,
-        type: t.type,
-        app: t.app,
-        playbook: t.playbook,
-        inventory_id: idOf(ids.inventory, t.inventory),
-        repository_id: idOf(ids.repository, t.repository),
-        environment_id: idOf(ids.environment, t.environment),
-        vault_key_id: idOf(ids.key, vaultKey ?? null),
-        view_id: idOf(ids.view, t.view),
-        build_template_id: null,
-        start_version: t.start_version,
-        autorun: fromBool(t.autorun),
-        suppress_success_alerts: fromBool(t.suppress_success_alerts),
-        arguments: t.arguments,
-        allow_override_args_in_task: fromBool(t.allow_override_args_in_task),
-        allow_override_branch_in_task: fromBool(t.allow_override_branch_in_task),
-        allow_parallel_tasks: fromBool(t.allow_parallel_tasks),
-        git_branch: t.git_branch,
-        survey_vars: JSON.stringify(t.survey_vars),
-        task_params: JSON.stringify(t.task_params),
-      }),
-    );
+    await insertNamed(ids.template, t.name, 'template', {
+      project_id: projectId,
+      name: t.name,
+      description: t.description,
+      type: t.type,
+      app: t.app,
+      playbook: t.playbook,
+      inventory_id: idOf(ids.inventory, t.inventory),
+      repository_id: idOf(ids.repository, t.repository),
+      environment_id: idOf(ids.environment, t.environment),
+      vault_key_id: idOf(ids.key, vaultKey ?? null),
+      view_id: idOf(ids.view, t.view),
+      build_template_id: null,
+      start_version: t.start_version,
+      autorun: fromBool(t.autorun),
+      suppress_success_alerts: fromBool(t.suppress_success_alerts),
+      arguments: t.arguments,
+      allow_override_args_in_task: fromBool(t.allow_override_args_in_task),
+      allow_override_branch_in_task: fromBool(t.allow_override_branch_in_task),
+      allow_parallel_tasks: fromBool(t.allow_parallel_tasks),
+      git_branch: t.git_branch,
+      survey_vars: JSON.stringify(t.survey_vars),
+      task_params: JSON.stringify(t.task_params),
+    });
   }
   // Build templates are linked once every template exists, whatever their order in the backup.
   for (const t of b.templates) {
     if (!t.build_template) continue;
-    await db
-      .updateTable('template')
-      .set({ build_template_id: idOf(ids.template, t.build_template) })
-      .where('id', '=', templateId(t.name))
-      .execute();
+    const buildTemplateId = idOf(ids.template, t.build_template);
+    await updateRows(db, 'template', { id: templateId(t.name) }, { build_template_id: buildTemplateId });
   }
 
   // Aliases are unique across the server: one still used (by the original project, say) gets a new one.

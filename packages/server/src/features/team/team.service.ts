@@ -48,14 +48,8 @@ export async function addMember(
   try {
     await transaction(deps.db, async (trx, onCommit) => {
       await insertMember(trx, projectId, user.id, input.role);
-      await recordProjectEvent(
-        trx,
-        actor,
-        projectId,
-        'user',
-        user.id,
-        `User ${user.username} added to the team as ${input.role}`,
-      );
+      const description = `User ${user.username} added to the team as ${input.role}`;
+      await recordProjectEvent(trx, actor, projectId, 'user', user.id, description);
       onCommit(() => deps.bus.emit('membership', { userId: user.id }));
     });
   } catch (err) {
@@ -86,14 +80,8 @@ export async function changeRole(
   if (member.role === 'owner' && (await countOwners(deps.db, projectId)) <= 1) throw badRequest(LAST_OWNER);
   await transaction(deps.db, async (trx, onCommit) => {
     await updateMemberRole(trx, projectId, userId, role);
-    await recordProjectEvent(
-      trx,
-      actor,
-      projectId,
-      'user',
-      userId,
-      `User ${member.username} role changed from ${member.role} to ${role}`,
-    );
+    const description = `User ${member.username} role changed from ${member.role} to ${role}`;
+    await recordProjectEvent(trx, actor, projectId, 'user', userId, description);
     onCommit(() => deps.bus.emit('membership', { userId }));
   });
 }
@@ -108,14 +96,8 @@ export async function removeMember(
   if (member.role === 'owner' && (await countOwners(deps.db, projectId)) <= 1) throw badRequest(LAST_OWNER);
   await transaction(deps.db, async (trx, onCommit) => {
     await deleteMember(trx, projectId, userId);
-    await recordProjectEvent(
-      trx,
-      actor,
-      projectId,
-      'user',
-      userId,
-      `User ${member.username} removed from the team`,
-    );
+    const description = `User ${member.username} removed from the team`;
+    await recordProjectEvent(trx, actor, projectId, 'user', userId, description);
     // Their open sockets stop getting this project's messages at once, before the answer goes out.
     onCommit(() => deps.bus.emit('accessRevoked', { userId, projectId }));
   });
@@ -128,14 +110,8 @@ export async function leaveProject(deps: Pick<Deps, 'db' | 'bus'>, actor: UserRo
   if (member.role === 'owner') throw badRequest(OWNER_CANNOT_LEAVE);
   await transaction(deps.db, async (trx, onCommit) => {
     await deleteMember(trx, projectId, actor.id);
-    await recordProjectEvent(
-      trx,
-      actor,
-      projectId,
-      'user',
-      actor.id,
-      `User ${member.username} left the project`,
-    );
+    const description = `User ${member.username} left the project`;
+    await recordProjectEvent(trx, actor, projectId, 'user', actor.id, description);
     onCommit(() => deps.bus.emit('accessRevoked', { userId: actor.id, projectId }));
   });
 }
