@@ -153,25 +153,16 @@ export async function runAnsible(job: Job, opts: AnsibleOptions) {
 async function installRequirements(job: Job, env: Record<string, string>, playbook: string) {
   const repo = realpathSync(job.repoDir);
   const playbookDir = dirname(playbook);
+  /** A kind's own file in its folder first, then the shared one: beside the playbook, then at the repository root. */
+  const requirementFiles = (folder: string) => [
+    join(playbookDir, folder, 'requirements.yml'),
+    join(playbookDir, 'requirements.yml'),
+    join(repo, folder, 'requirements.yml'),
+    join(repo, 'requirements.yml'),
+  ];
   const kinds = [
-    {
-      kind: 'collection',
-      files: [
-        join(playbookDir, 'collections', 'requirements.yml'),
-        join(playbookDir, 'requirements.yml'),
-        join(repo, 'collections', 'requirements.yml'),
-        join(repo, 'requirements.yml'),
-      ],
-    },
-    {
-      kind: 'role',
-      files: [
-        join(playbookDir, 'roles', 'requirements.yml'),
-        join(playbookDir, 'requirements.yml'),
-        join(repo, 'roles', 'requirements.yml'),
-        join(repo, 'requirements.yml'),
-      ],
-    },
+    { kind: 'collection', files: requirementFiles('collections') },
+    { kind: 'role', files: requirementFiles('roles') },
   ];
   const stampDir = join(job.dirs.home, '.signalbox-galaxy');
   for (const { kind, files } of kinds) {
