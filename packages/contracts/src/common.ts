@@ -204,3 +204,13 @@ export const refsSchema = z.object({
   schedules: z.array(z.object({ id: z.number(), name: z.string() })),
 });
 export type Refs = z.infer<typeof refsSchema>;
+
+/** The refs of an object nothing uses. */
+export const noRefs = (): Refs => ({
+  templates: [],
+  inventories: [],
+  repositories: [],
+  environments: [],
+  integrations: [],
+  schedules: [],
+});

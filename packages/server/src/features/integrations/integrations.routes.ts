@@ -2,7 +2,7 @@ import {
   integrationExtractValueInput,
   integrationInput,
   integrationMatcherInput,
-  type Refs,
+  noRefs,
 } from '@signalbox/contracts';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Deps } from '../../deps';
@@ -19,15 +19,6 @@ const byAlias = { schema: { params: pathIds('alias_id') } };
 const byIdAndAlias = { schema: { params: pathIds('id', 'alias_id') } };
 const byMatcher = { schema: { params: pathIds('id', 'matcher_id') } };
 const byValue = { schema: { params: pathIds('id', 'value_id') } };
-
-const noRefs = (): Refs => ({
-  templates: [],
-  inventories: [],
-  repositories: [],
-  environments: [],
-  integrations: [],
-  schedules: [],
-});
 
 export function integrationsRoutes(app: FastifyInstance, deps: Deps) {
   webhookRoutes(app, deps);

@@ -1,4 +1,4 @@
-import type { Refs } from '@signalbox/contracts';
+import { noRefs, type Refs } from '@signalbox/contracts';
 import { sql } from 'kysely';
 import type { Db } from '../../db';
 import type { Database } from '../../db/tables';
@@ -44,18 +44,9 @@ const fieldOf = (label: string) => label.toLowerCase().replace(/\s+/g, '_');
 
 export type RefKind = 'key' | 'repository' | 'inventory' | 'environment' | 'template' | 'view';
 
-const empty = (): Refs => ({
-  templates: [],
-  inventories: [],
-  repositories: [],
-  environments: [],
-  integrations: [],
-  schedules: [],
-});
-
 /** Objects of the project that use the given object (answered by GET …/{id}/refs, and by a 409 on delete). */
 export async function findRefs(db: Db, projectId: number, kind: RefKind, id: number): Promise<Refs> {
-  const refs = empty();
+  const refs = noRefs();
   const templates = (
     column:
       | 'inventory_id'
