@@ -11,6 +11,9 @@ import { deleteRows, findRow, listRows, updateRows } from '../../db/rows';
 import type { IntegrationExtractValueTable } from '../../db/tables';
 import { insertReturningId } from '../../db/values';
 
+/** What an extracted value stores of its input (the ids come from the path). */
+type ExtractValueValues = Omit<IntegrationExtractValueInput, 'integration_id' | 'id'>;
+
 export type ExtractValueRow = Selectable<IntegrationExtractValueTable>;
 
 export function toExtractValue(row: ExtractValueRow): IntegrationExtractValue {
@@ -34,7 +37,7 @@ export function findExtractValue(db: Db, integrationId: number, id: number) {
   return findRow(db, 'integration_extract_value', { id, integration_id: integrationId });
 }
 
-const extractValues = (input: IntegrationExtractValueInput) => ({
+const extractValues = (input: ExtractValueValues) => ({
   name: input.name,
   value_source: input.value_source,
   body_data_type: input.body_data_type,
@@ -47,7 +50,7 @@ export function insertExtractValue(
   db: Db,
   dialect: Dialect,
   integrationId: number,
-  input: IntegrationExtractValueInput,
+  input: ExtractValueValues,
 ) {
   return insertReturningId(db, dialect, 'integration_extract_value', {
     integration_id: integrationId,
@@ -55,12 +58,7 @@ export function insertExtractValue(
   });
 }
 
-export function updateExtractValue(
-  db: Db,
-  integrationId: number,
-  id: number,
-  input: IntegrationExtractValueInput,
-) {
+export function updateExtractValue(db: Db, integrationId: number, id: number, input: ExtractValueValues) {
   return updateRows(
     db,
     'integration_extract_value',

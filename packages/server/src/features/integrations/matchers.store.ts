@@ -11,6 +11,9 @@ import { deleteRows, findRow, listRows, updateRows } from '../../db/rows';
 import type { IntegrationMatcherTable } from '../../db/tables';
 import { insertReturningId } from '../../db/values';
 
+/** What a matcher stores of its input (the ids come from the path). */
+type MatcherValues = Omit<IntegrationMatcherInput, 'integration_id' | 'id'>;
+
 export type MatcherRow = Selectable<IntegrationMatcherTable>;
 
 export function toMatcher(row: MatcherRow): IntegrationMatcher {
@@ -34,7 +37,7 @@ export function findMatcher(db: Db, integrationId: number, id: number) {
   return findRow(db, 'integration_matcher', { id, integration_id: integrationId });
 }
 
-const matcherValues = (input: IntegrationMatcherInput) => ({
+const matcherValues = (input: MatcherValues) => ({
   name: input.name,
   match_type: input.match_type,
   body_data_type: input.body_data_type,
@@ -43,19 +46,14 @@ const matcherValues = (input: IntegrationMatcherInput) => ({
   value: input.value,
 });
 
-export function insertMatcher(
-  db: Db,
-  dialect: Dialect,
-  integrationId: number,
-  input: IntegrationMatcherInput,
-) {
+export function insertMatcher(db: Db, dialect: Dialect, integrationId: number, input: MatcherValues) {
   return insertReturningId(db, dialect, 'integration_matcher', {
     integration_id: integrationId,
     ...matcherValues(input),
   });
 }
 
-export function updateMatcher(db: Db, integrationId: number, id: number, input: IntegrationMatcherInput) {
+export function updateMatcher(db: Db, integrationId: number, id: number, input: MatcherValues) {
   return updateRows(db, 'integration_matcher', { id, integration_id: integrationId }, matcherValues(input));
 }
 

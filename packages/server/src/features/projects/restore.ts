@@ -7,6 +7,9 @@ import { fromBool, insertReturningId } from '../../db/values';
 import type { Deps } from '../../deps';
 import { randomAlnum } from '../../lib/crypto';
 import { forbidden, found } from '../../lib/errors';
+import { insertAlias } from '../integrations/aliases.store';
+import { insertExtractValue } from '../integrations/extract-values.store';
+import { insertMatcher } from '../integrations/matchers.store';
 import type { UserRow } from '../users/users.store';
 import { checkBackup } from './backup-check';
 import { canCreateProject, insertProject } from './projects.service';
@@ -178,47 +181,13 @@ async function writeBackup(
       searchable: fromBool(integration.searchable),
       task_params: JSON.stringify(inventoryId ? { ...params, inventory_id: inventoryId } : params),
     });
-    for (const m of integration.matchers) {
-      await db
-        .insertInto('integration_matcher')
-        .values({
-          integration_id: integrationId,
-          name: m.name,
-          match_type: m.match_type,
-          body_data_type: m.body_data_type,
-          key: m.key,
-          method: m.method,
-          value: m.value,
-        })
-        .execute();
-    }
-    for (const v of integration.extract_values) {
-      await db
-        .insertInto('integration_extract_value')
-        .values({
-          integration_id: integrationId,
-          name: v.name,
-          value_source: v.value_source,
-          body_data_type: v.body_data_type,
-          key: v.key,
-          variable: v.variable,
-          variable_type: v.variable_type,
-        })
-        .execute();
-    }
-    for (const alias of integration.aliases) {
-      await db
-        .insertInto('integration_alias')
-        .values({ project_id: projectId, integration_id: integrationId, alias: await aliasFor(alias) })
-        .execute();
-    }
+    for (const m of integration.matchers) await insertMatcher(db, deps.dialect, integrationId, m);
+    for (const v of integration.extract_values) await insertExtractValue(db, deps.dialect, integrationId, v);
+    for (const alias of integration.aliases)
+      await insertAlias(db, deps.dialect, projectId, integrationId, await aliasFor(alias));
   }
-  for (const alias of b.integration_aliases) {
-    await db
-      .insertInto('integration_alias')
-      .values({ project_id: projectId, integration_id: null, alias: await aliasFor(alias) })
-      .execute();
-  }
+  for (const alias of b.integration_aliases)
+    await insertAlias(db, deps.dialect, projectId, null, await aliasFor(alias));
 
   // Old backups have no schedules list: each template's cron was its schedule.
   const schedules =
