@@ -15,6 +15,7 @@ export type RowKey<T extends keyof Database> = {
 /** The database seen without its tables' types: Kysely cannot type a where on a column of a generic table. */
 // biome-ignore lint/suspicious/noExplicitAny: see above
 const untyped = (db: Kysely<Database>) => db as Kysely<any>;
+const selectAllFrom = (db: Kysely<Database>, table: string) => untyped(db).selectFrom(table).selectAll();
 type Filterable<Q> = { where(column: string, op: '=' | 'in', value: unknown): Q };
 
 /** Adds one condition per key column; an empty key or an undefined value is a bug, never "every row". */
@@ -34,10 +35,9 @@ export function findRow<T extends keyof Database & string>(
   table: T,
   key: RowKey<T>,
 ): Promise<Selectable<Database[T]> | undefined> {
-  const query = untyped(db)
-    .selectFrom(table as string)
-    .selectAll();
-  return whereKey(query, key).executeTakeFirst() as Promise<Selectable<Database[T]> | undefined>;
+  return whereKey(selectAllFrom(db, table), key).executeTakeFirst() as Promise<
+    Selectable<Database[T]> | undefined
+  >;
 }
 
 /** Every row matching the key, in id order. */
@@ -46,10 +46,9 @@ export function listRows<T extends keyof Database & string>(
   table: T,
   key: RowKey<T>,
 ): Promise<Selectable<Database[T]>[]> {
-  const query = untyped(db)
-    .selectFrom(table as string)
-    .selectAll();
-  return whereKey(query, key).orderBy('id').execute() as Promise<Selectable<Database[T]>[]>;
+  return whereKey(selectAllFrom(db, table), key).orderBy('id').execute() as Promise<
+    Selectable<Database[T]>[]
+  >;
 }
 
 /** Sets the values on every row matching the key. */
@@ -87,12 +86,7 @@ export function listRowsByName<T extends keyof Database & string>(
   sort: keyof Selectable<Database[T]> & string,
   order: 'asc' | 'desc',
 ): Promise<Selectable<Database[T]>[]> {
-  return whereKey(
-    untyped(db)
-      .selectFrom(table as string)
-      .selectAll(),
-    key,
-  )
+  return whereKey(selectAllFrom(db, table), key)
     .orderBy(sql`lower(${sql.ref(sort)})`, order)
     .orderBy('name', order)
     .orderBy('id')
