@@ -13,98 +13,63 @@ import os from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { chromium } from 'playwright-core';
-import { freePort, log, opt, root, scriptRepo } from './lib/bench.mjs';
+import {
+  freePort,
+  jsonClient,
+  log,
+  opt,
+  root,
+  scriptRepo,
+  seedScriptProject,
+  serverEnv,
+  signInWhenUp,
+} from './lib/bench.mjs';
 
 const LINES = Number(opt('lines', '1000000'));
 const RUNS = Number(opt('runs', '3'));
 const TARGET_MS = 1000;
-const ADMIN = { login: 'bench', password: 'bench-Passw0rd' };
+const PASSWORD = 'bench-Passw0rd';
 
-async function startServer(dataDir) {
+/** A Signalbox server on a free port over `work/data`, and the admin's session cookie once it answers. */
+async function startServer(work) {
   const port = await freePort();
   const child = spawn(process.execPath, [join(root, 'packages/server/bin/signalbox.mjs'), 'server'], {
     cwd: root,
-    env: {
-      ...process.env,
-      SIGNALBOX_DATA_DIR: dataDir,
-      SIGNALBOX_PORT: String(port),
-      SIGNALBOX_HOST: '127.0.0.1',
-      SIGNALBOX_ADMIN_LOGIN: ADMIN.login,
-      SIGNALBOX_ADMIN_PASSWORD: ADMIN.password,
-      SIGNALBOX_LOG_LEVEL: 'warn',
-    },
+    env: serverEnv(work, port, PASSWORD),
     stdio: ['ignore', 'inherit', 'inherit'],
   });
   const url = `http://127.0.0.1:${port}`;
-  for (const deadline = Date.now() + 60_000; ; ) {
-    if (child.exitCode !== null) throw new Error('server exited');
-    const up = await fetch(`${url}/api/ping`).then(
-      (r) => r.ok,
-      () => false,
-    );
-    if (up) return { url, child };
-    if (Date.now() > deadline) throw new Error('server did not start');
-    await new Promise((r) => setTimeout(r, 200));
-  }
-}
-
-async function signIn(url) {
-  const r = await fetch(`${url}/api/auth/login`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ auth: ADMIN.login, password: ADMIN.password }),
-  });
-  if (!r.ok) throw new Error(`sign-in: ${r.status}`);
-  const cookie = r.headers.getSetCookie()[0].split(';')[0];
-  const api = async (method, path, body) => {
-    const res = await fetch(`${url}/api${path}`, {
-      method,
-      headers: { cookie, 'content-type': 'application/json' },
-      body: body === undefined ? undefined : JSON.stringify(body),
-    });
-    if (!res.ok) throw new Error(`${method} ${path}: ${res.status} ${await res.text()}`);
-    return res.json();
-  };
-  return { cookie, api };
+  const cookie = await signInWhenUp(child, url, 'bench', PASSWORD);
+  return { url, child, cookie };
 }
 
 async function main() {
   const work = mkdtempSync(join(os.tmpdir(), 'signalbox-bench-'));
   const repo = scriptRepo(work, 'quick.sh', 'echo "quick run"\n');
 
-  const dataDir = join(work, 'data');
-  const server = await startServer(dataDir);
+  const server = await startServer(work);
   const browser = await chromium.launch({
     executablePath: '/usr/bin/chromium',
     args: ['--headless', '--no-sandbox', '--disable-gpu'],
   });
   try {
-    const { cookie, api } = await signIn(server.url);
-    const project = await api('POST', '/projects', { name: 'Bench' });
-    const base = `/project/${project.id}`;
-    const key = await api('POST', `${base}/keys`, { name: 'None', type: 'none' });
-    const repository = await api('POST', `${base}/repositories`, {
-      name: 'quick',
-      git_url: repo,
-      git_branch: '',
-      ssh_key_id: key.id,
-    });
-    const environment = await api('POST', `${base}/environment`, { name: 'Empty', json: '{}', env: '{}' });
-    const template = await api('POST', `${base}/templates`, {
-      name: 'Quick',
-      app: 'bash',
+    const { cookie } = server;
+    const call = jsonClient(server.url);
+    const api = async (method, path, body) => (await call(method, path, body, cookie)).json;
+    const { path: apiPath, template } = await seedScriptProject(call, cookie, {
+      repo,
       playbook: 'quick.sh',
-      repository_id: repository.id,
-      environment_id: environment.id,
+      name: 'Quick',
     });
-    const task = await api('POST', `${base}/tasks`, { template_id: template.id });
+    const task = await api('POST', `${apiPath}/tasks`, { template_id: template });
     for (;;) {
-      const { status } = await api('GET', `${base}/tasks/${task.id}`);
+      const { status } = await api('GET', `${apiPath}/tasks/${task.id}`);
       if (status === 'success' || status === 'error') break;
       await new Promise((r) => setTimeout(r, 200));
     }
+    const base = apiPath.replace(/^\/api/, ''); // the project's page path
     log(`storing ${LINES.toLocaleString('en')} lines…`);
-    const db = new Database(join(dataDir, 'signalbox.db'));
+    const db = new Database(join(work, 'data', 'signalbox.db'));
     db.pragma('busy_timeout = 10000');
     const insert = db.prepare('INSERT INTO task_output (task_id, time, output) VALUES (?, ?, ?)');
     const time = new Date().toISOString();

@@ -27,12 +27,16 @@ import {
   args,
   cpuSeconds,
   freePort,
+  jsonClient,
   log,
   opt,
   readProc,
   root,
   scriptRepo,
+  seedScriptProject,
   serverEnv,
+  signIn,
+  signInWhenUp,
   sleep,
   stats,
 } from './lib/bench.mjs';
@@ -87,25 +91,7 @@ async function main() {
     });
   }
   const base = `http://127.0.0.1:${port}`;
-  const call = async (method, path, body, cookie = '') => {
-    const res = await fetch(base + path, {
-      method,
-      headers: { cookie, 'content-type': 'application/json' },
-      body: body ? JSON.stringify(body) : undefined,
-    });
-    const text = await res.text();
-    if (res.status >= 400) throw new Error(`${method} ${path}: ${res.status} ${text.slice(0, 300)}`);
-    return { headers: res.headers, json: text ? JSON.parse(text) : null, text };
-  };
-  const signIn = async (auth, pass) => {
-    const res = await fetch(`${base}/api/auth/login`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ auth, password: pass }),
-    });
-    if (res.status !== 204) throw new Error(`login ${auth}: ${res.status} ${await res.text()}`);
-    return String(res.headers.get('set-cookie')).split(';')[0];
-  };
+  const call = jsonClient(base);
 
   /** What the server's event loop saw since the previous call (bench/loop-delay.mjs). */
   let loopSequence = 0;
@@ -215,46 +201,12 @@ async function main() {
   };
 
   try {
-    const bootDeadline = Date.now() + 60_000;
-    let cookie;
-    for (;;) {
-      try {
-        cookie = await signIn('bench', password);
-        break;
-      } catch (err) {
-        if (server.exitCode !== null) throw new Error(`server exited with ${server.exitCode}`);
-        if (Date.now() > bootDeadline) throw err;
-        await sleep(200);
-      }
-    }
-    const project = (await call('POST', '/api/projects', { name: 'Bench' }, cookie)).json.id;
-    const p = `/api/project/${project}`;
-    const key = (await call('POST', `${p}/keys`, { name: 'None', type: 'none' }, cookie)).json.id;
-    const repository = (
-      await call(
-        'POST',
-        `${p}/repositories`,
-        { name: 'Repo', git_url: repo, git_branch: '', ssh_key_id: key },
-        cookie,
-      )
-    ).json.id;
-    const environment = (
-      await call('POST', `${p}/environment`, { name: 'Empty', json: '{}', env: '{}' }, cookie)
-    ).json.id;
-    const template = (
-      await call(
-        'POST',
-        `${p}/templates`,
-        {
-          name: 'Print',
-          app: 'bash',
-          playbook: 'print.sh',
-          repository_id: repository,
-          environment_id: environment,
-        },
-        cookie,
-      )
-    ).json.id;
+    const cookie = await signInWhenUp(server, base, 'bench', password);
+    const { path: p, template } = await seedScriptProject(call, cookie, {
+      repo,
+      playbook: 'print.sh',
+      name: 'Print',
+    });
     const guestPassword = 'guest-password-1';
     const guest = (
       await call(
@@ -265,7 +217,7 @@ async function main() {
       )
     ).json.id;
     await call('POST', `${p}/users`, { user_id: guest, role: 'guest' }, cookie);
-    const guestCookie = await signIn('guest', guestPassword);
+    const guestCookie = await signIn(base, 'guest', guestPassword);
 
     log('running the task that prints the lines…');
     const taskId = (await call('POST', `${p}/tasks`, { template_id: template }, cookie)).json.id;

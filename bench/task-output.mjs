@@ -18,12 +18,15 @@ import {
   args,
   cpuSeconds,
   freePort,
+  jsonClient,
   log,
   opt,
   readProc,
   root,
   scriptRepo,
+  seedScriptProject,
   serverEnv,
+  signInWhenUp,
   sleep,
 } from './lib/bench.mjs';
 
@@ -107,62 +110,18 @@ async function main() {
   }
   const base_url = `http://127.0.0.1:${port}`;
   let cookie = '';
-  const api = async (method, path, body) => {
-    const res = await fetch(base_url + path, {
-      method,
-      headers: { cookie, 'content-type': 'application/json' },
-      body: body ? JSON.stringify(body) : undefined,
-    });
-    const text = await res.text();
-    if (res.status >= 400) throw new Error(`${method} ${path}: ${res.status} ${text.slice(0, 300)}`);
-    return { status: res.status, headers: res.headers, json: text ? JSON.parse(text) : null };
-  };
+  const call = jsonClient(base_url);
+  const api = (method, path, body) => call(method, path, body, cookie);
 
   try {
-    // Wait for the server, then sign in.
-    const bootDeadline = Date.now() + 60_000;
-    for (;;) {
-      try {
-        const res = await fetch(`${base_url}/api/auth/login`, {
-          method: 'POST',
-          headers: { 'content-type': 'application/json' },
-          body: JSON.stringify({ auth: 'bench', password }),
-        });
-        if (res.status === 204) {
-          cookie = String(res.headers.get('set-cookie')).split(';')[0];
-          break;
-        }
-        throw new Error(`login: ${res.status} ${await res.text()}`);
-      } catch (err) {
-        if (server.exitCode !== null) throw new Error(`server exited with ${server.exitCode}`);
-        if (Date.now() > bootDeadline) throw err;
-        await sleep(200);
-      }
-    }
+    cookie = await signInWhenUp(server, base_url, 'bench', password);
     const idleRss = readProc(server.pid, 'VmRSS');
 
-    const project = (await api('POST', '/api/projects', { name: 'Bench' })).json.id;
-    const p = `/api/project/${project}`;
-    const key = (await api('POST', `${p}/keys`, { name: 'None', type: 'none' })).json.id;
-    const repository = (
-      await api('POST', `${p}/repositories`, {
-        name: 'Bench repo',
-        git_url: repo,
-        git_branch: '',
-        ssh_key_id: key,
-      })
-    ).json.id;
-    const environment = (await api('POST', `${p}/environment`, { name: 'Empty', json: '{}', env: '{}' })).json
-      .id;
-    const template = (
-      await api('POST', `${p}/templates`, {
-        name: 'Print lines',
-        app: 'bash',
-        playbook: 'print.sh',
-        repository_id: repository,
-        environment_id: environment,
-      })
-    ).json.id;
+    const { path: p, template } = await seedScriptProject(call, cookie, {
+      repo,
+      playbook: 'print.sh',
+      name: 'Print lines',
+    });
 
     // The socket client: counts this task's lines and notes when the last one arrives.
     const ws = new WebSocket(`ws://127.0.0.1:${port}/api/ws`, { headers: { cookie } });

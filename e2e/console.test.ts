@@ -1,29 +1,12 @@
-import type { Browser, Locator, Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type Api, createUser, login } from './support/api';
-import { launch, newContext, shot, useSession } from './support/browser';
+import type { Locator, Page } from 'playwright-core';
+import { describe, expect, it } from 'vitest';
+import { createUser, login } from './support/api';
+import { shot } from './support/browser';
 import { ADMIN } from './support/server';
-import { sharedServer } from './support/shared';
-import type { SharedServer } from './support/shared-server';
+import { useSharedServerAsAdmin } from './support/shared';
 
-let server: SharedServer;
-let browser: Browser;
-let admin: Api;
-
-beforeAll(async () => {
-  server = sharedServer();
-  browser = await launch();
-  admin = await login(server.url, ADMIN.login, ADMIN.password);
-});
-afterAll(async () => {
-  await browser?.close();
-});
-
-async function pageAs(api: Api, options: Parameters<typeof newContext>[2] = {}): Promise<Page> {
-  const context = await newContext(browser, server.url, options);
-  await useSession(context, server.url, api.cookie);
-  return context.newPage();
-}
+const suite = useSharedServerAsAdmin();
+const { pageAs } = suite;
 
 const snackbar = (page: Page, text: string) =>
   page.locator('#notistack-snackbar').filter({ hasText: text }).waitFor();
@@ -33,7 +16,7 @@ const navItems = (page: Page) =>
 
 describe('projects', () => {
   it('creates a project and a demo project from /project/new', async () => {
-    const page = await pageAs(admin);
+    const page = await pageAs(suite.admin);
     await page.goto('/project/new');
     await page.getByRole('button', { name: 'Create', exact: true }).click();
     await page.getByText('Name is required').waitFor();
@@ -45,7 +28,8 @@ describe('projects', () => {
     await page.getByRole('button', { name: 'Create', exact: true }).click();
     await snackbar(page, 'Project Web Ops created');
     await page.waitForURL(/\/project\/\d+\/history$/);
-    const projects = await admin.get<{ id: number; name: string; max_parallel_tasks: number }[]>('/projects');
+    const projects =
+      await suite.admin.get<{ id: number; name: string; max_parallel_tasks: number }[]>('/projects');
     expect(projects.find((p) => p.name === 'Web Ops')?.max_parallel_tasks).toBe(2);
     expect(await navItems(page)).toEqual([
       'Dashboard',
@@ -66,14 +50,14 @@ describe('projects', () => {
     await page.getByRole('button', { name: 'Create Demo Project' }).click();
     await snackbar(page, 'created');
     await page.waitForURL(/\/project\/\d+\//);
-    const after = await admin.get<{ id: number }[]>('/projects');
+    const after = await suite.admin.get<{ id: number }[]>('/projects');
     expect(after.length).toBe(projects.length + 1);
     await page.context().close();
   });
 
   it('/project/{id} redirects to history and remembers the project', async () => {
-    const project = await admin.post<{ id: number }>('/projects', { name: 'Remembered' });
-    const page = await pageAs(admin);
+    const project = await suite.admin.post<{ id: number }>('/projects', { name: 'Remembered' });
+    const page = await pageAs(suite.admin);
     await page.goto(`/project/${project.id}`);
     await page.waitForURL(`**/project/${project.id}/history`);
     expect(await page.evaluate(() => localStorage.getItem('projectId'))).toBe(String(project.id));
@@ -88,8 +72,8 @@ describe('projects', () => {
   });
 
   it('settings: save, backup download, delete with confirmation', async () => {
-    const project = await admin.post<{ id: number }>('/projects', { name: 'Settings Demo' });
-    const page = await pageAs(admin);
+    const project = await suite.admin.post<{ id: number }>('/projects', { name: 'Settings Demo' });
+    const page = await pageAs(suite.admin);
     await page.goto(`/project/${project.id}/settings`);
     await field(page, 'Name').fill('');
     await page.getByRole('button', { name: 'Save' }).click();
@@ -102,7 +86,7 @@ describe('projects', () => {
     await page.getByLabel('Send alerts about failed tasks').check();
     await page.getByRole('button', { name: 'Save' }).click();
     await snackbar(page, 'Project Settings Renamed saved');
-    const saved = await admin.get<{ name: string; max_parallel_tasks: number; alert: boolean }>(
+    const saved = await suite.admin.get<{ name: string; max_parallel_tasks: number; alert: boolean }>(
       `/project/${project.id}`,
     );
     expect(saved).toMatchObject({ name: 'Settings Renamed', max_parallel_tasks: 3, alert: true });
@@ -125,7 +109,7 @@ describe('projects', () => {
     await restore.getByRole('button', { name: 'Restore' }).click();
     await snackbar(page, 'created');
     await page.waitForURL((u) => !u.pathname.startsWith(`/project/${project.id}/`));
-    const restored = (await admin.get<{ id: number; name: string }[]>('/projects')).filter(
+    const restored = (await suite.admin.get<{ id: number; name: string }[]>('/projects')).filter(
       (p) => p.name === 'Settings Renamed',
     );
     expect(restored.length).toBe(2);
@@ -136,14 +120,14 @@ describe('projects', () => {
     await dialog.getByText('cannot be undone').waitFor();
     await dialog.getByRole('button', { name: 'Delete project' }).click();
     await snackbar(page, 'Project Settings Renamed deleted');
-    expect(await admin.status('GET', `/project/${project.id}`)).toBe(404);
+    expect(await suite.admin.status('GET', `/project/${project.id}`)).toBe(404);
     await page.context().close();
   });
 });
 
 describe('users', () => {
   it('creates, edits, changes a password and deletes users; refuses self-delete', async () => {
-    const page = await pageAs(admin);
+    const page = await pageAs(suite.admin);
     await page.goto('/users');
     await page.getByRole('heading', { name: 'Users' }).waitFor();
     await page.getByRole('button', { name: 'New user' }).click();
@@ -166,10 +150,11 @@ describe('users', () => {
     await dialog.getByLabel('Admin').check();
     await dialog.getByRole('button', { name: 'Create' }).click();
     await snackbar(page, 'User Grace Hopper created');
-    let users = await admin.get<{ id: number; username: string; admin: boolean; name: string }[]>('/users');
+    let users =
+      await suite.admin.get<{ id: number; username: string; admin: boolean; name: string }[]>('/users');
     const grace = users.find((u) => u.username === 'grace')!;
     expect(grace).toMatchObject({ name: 'Grace Hopper', admin: true });
-    await (await login(server.url, 'grace', 'Cobol-1959')).get('/user');
+    await (await login(suite.server.url, 'grace', 'Cobol-1959')).get('/user');
 
     // A duplicate username shows the server's message in the form.
     await page.getByRole('button', { name: 'New user' }).click();
@@ -187,7 +172,7 @@ describe('users', () => {
     await field(edit, 'Name').fill('Grace B. Hopper');
     await edit.getByRole('button', { name: 'Save' }).click();
     await snackbar(page, 'User Grace B. Hopper saved');
-    users = await admin.get('/users');
+    users = await suite.admin.get('/users');
     expect(users.find((u) => u.id === grace.id)?.name).toBe('Grace B. Hopper');
 
     await page.getByRole('button', { name: 'Change password of Grace B. Hopper' }).click();
@@ -200,7 +185,7 @@ describe('users', () => {
     await pw.getByLabel('New password').fill('Navy-1986');
     await pw.getByRole('button', { name: 'Save' }).click();
     await snackbar(page, 'Password of Grace B. Hopper changed');
-    await (await login(server.url, 'grace', 'Navy-1986')).get('/user');
+    await (await login(suite.server.url, 'grace', 'Navy-1986')).get('/user');
     await shot(page, 'users-light-1280');
 
     // The signed-in admin cannot delete themselves.
@@ -208,14 +193,15 @@ describe('users', () => {
     await page.getByRole('button', { name: 'Delete user Grace B. Hopper' }).click();
     await page.getByRole('dialog', { name: 'Delete user' }).getByRole('button', { name: 'Delete' }).click();
     await snackbar(page, 'User Grace B. Hopper deleted');
-    users = await admin.get('/users');
+    users = await suite.admin.get('/users');
     expect(users.some((u) => u.id === grace.id)).toBe(false);
     await page.context().close();
   });
 
   it('pages users 20 at a time and hides the Users menu from non-admins', async () => {
-    for (let i = 0; i < 21; i++) await createUser(admin, { name: `Paged ${String(i).padStart(2, '0')}` });
-    const page = await pageAs(admin);
+    for (let i = 0; i < 21; i++)
+      await createUser(suite.admin, { name: `Paged ${String(i).padStart(2, '0')}` });
+    const page = await pageAs(suite.admin);
     await page.goto('/users');
     await page.getByRole('heading', { name: 'Users' }).waitFor();
     expect(await page.locator('tbody tr').count()).toBe(20);
@@ -223,10 +209,10 @@ describe('users', () => {
     expect(await page.locator('tbody tr').count()).toBeGreaterThan(0);
     await page.context().close();
 
-    const plain = await createUser(admin, { name: 'Plain User' });
-    const project = await admin.post<{ id: number }>('/projects', { name: 'Plain project' });
-    await admin.post(`/project/${project.id}/users`, { user_id: plain.id, role: 'guest' });
-    const api = await login(server.url, plain.username, plain.password);
+    const plain = await createUser(suite.admin, { name: 'Plain User' });
+    const project = await suite.admin.post<{ id: number }>('/projects', { name: 'Plain project' });
+    await suite.admin.post(`/project/${project.id}/users`, { user_id: plain.id, role: 'guest' });
+    const api = await login(suite.server.url, plain.username, plain.password);
     const userPage = await pageAs(api);
     await userPage.goto(`/project/${project.id}/history`);
     await userPage.getByRole('button', { name: 'User menu' }).click();
@@ -247,10 +233,10 @@ describe('users', () => {
 
   /** A new non-admin user who owns a new project, signed in on its history page. */
   async function ownerOnHistory(name: string) {
-    const me = await createUser(admin, { name });
-    const project = await admin.post<{ id: number }>('/projects', { name: `${name} project` });
-    await admin.post(`/project/${project.id}/users`, { user_id: me.id, role: 'owner' });
-    const api = await login(server.url, me.username, me.password);
+    const me = await createUser(suite.admin, { name });
+    const project = await suite.admin.post<{ id: number }>('/projects', { name: `${name} project` });
+    await suite.admin.post(`/project/${project.id}/users`, { user_id: me.id, role: 'owner' });
+    const api = await login(suite.server.url, me.username, me.password);
     const page = await pageAs(api);
     await page.goto(`/project/${project.id}/history`);
     return { api, page };
@@ -274,7 +260,7 @@ describe('users', () => {
     const me = await api.get<{ username: string }>('/user');
     const token = (await api.post<{ token: string }>('/user/tokens', { name: 'ci' })).token;
     const bearer = () =>
-      fetch(`${server.url}/api/user`, { headers: { authorization: `Bearer ${token}` } }).then(
+      fetch(`${suite.server.url}/api/user`, { headers: { authorization: `Bearer ${token}` } }).then(
         (r) => r.status,
       );
     expect(await bearer()).toBe(200);
@@ -300,15 +286,17 @@ describe('users', () => {
     // This session goes on; the token stopped working; the new password signs in.
     expect((await api.get<{ username: string }>('/user')).username).toBe(me.username);
     expect(await bearer()).toBe(401);
-    await login(server.url, me.username, 'Fresh-Secret-2');
+    await login(suite.server.url, me.username, 'Fresh-Secret-2');
     await page.context().close();
   });
 
   it('creates an API token shown once, which works as Bearer until it is deleted', async () => {
     const { api, page } = await ownerOnHistory('Token Keeper');
-    await page.context().grantPermissions(['clipboard-read', 'clipboard-write'], { origin: server.url });
+    await page
+      .context()
+      .grantPermissions(['clipboard-read', 'clipboard-write'], { origin: suite.server.url });
     const bearer = (token: string) =>
-      fetch(`${server.url}/api/user`, { headers: { authorization: `Bearer ${token}` } }).then(
+      fetch(`${suite.server.url}/api/user`, { headers: { authorization: `Bearer ${token}` } }).then(
         (r) => r.status,
       );
 
@@ -360,16 +348,16 @@ describe('users', () => {
 
 describe('team', () => {
   it('adds members, changes roles inline, and applies the leave rules', async () => {
-    const project = await admin.post<{ id: number }>('/projects', { name: 'Team project' });
-    const owner = await createUser(admin, { name: 'Olivia Owner' });
-    const guest = await createUser(admin, { name: 'Gus Guest' });
-    const runner = await createUser(admin, { name: 'Tara Runner' });
-    await admin.post(`/project/${project.id}/users`, { user_id: owner.id, role: 'owner' });
-    await admin.post(`/project/${project.id}/users`, { user_id: runner.id, role: 'task_runner' });
-    const ownerApi = await login(server.url, owner.username, owner.password);
+    const project = await suite.admin.post<{ id: number }>('/projects', { name: 'Team project' });
+    const owner = await createUser(suite.admin, { name: 'Olivia Owner' });
+    const guest = await createUser(suite.admin, { name: 'Gus Guest' });
+    const runner = await createUser(suite.admin, { name: 'Tara Runner' });
+    await suite.admin.post(`/project/${project.id}/users`, { user_id: owner.id, role: 'owner' });
+    await suite.admin.post(`/project/${project.id}/users`, { user_id: runner.id, role: 'task_runner' });
+    const ownerApi = await login(suite.server.url, owner.username, owner.password);
 
     // An admin adds a member (the user list, GET /api/users, is for admins).
-    const adminPage = await pageAs(admin);
+    const adminPage = await pageAs(suite.admin);
     await adminPage.goto(`/project/${project.id}/team`);
     await adminPage.getByRole('button', { name: 'Add member' }).click();
     const dialog = adminPage.getByRole('dialog', { name: 'Add member' });
@@ -398,7 +386,7 @@ describe('team', () => {
     await page.context().close();
 
     // A manager runs tasks but cannot manage the team or see Settings.
-    const managerPage = await pageAs(await login(server.url, runner.username, runner.password));
+    const managerPage = await pageAs(await login(suite.server.url, runner.username, runner.password));
     await managerPage.goto(`/project/${project.id}/team`);
     await managerPage.getByText('You can run any tasks').waitFor();
     expect(await managerPage.getByRole('button', { name: 'Add member' }).count()).toBe(0);
@@ -409,7 +397,7 @@ describe('team', () => {
     await managerPage.context().close();
 
     // A guest has read-only access and may leave.
-    const guestApi = await login(server.url, guest.username, guest.password);
+    const guestApi = await login(suite.server.url, guest.username, guest.password);
     const guestPage = await pageAs(guestApi);
     await guestPage.goto(`/project/${project.id}/team`);
     await guestPage.getByText('You have read-only access').waitFor();
@@ -426,8 +414,8 @@ describe('team', () => {
 
 describe('live updates', () => {
   it('says on every page when /api/ws cannot be reached, and clears once it connects', async () => {
-    const project = await admin.post<{ id: number }>('/projects', { name: 'Live banner project' });
-    const page = await pageAs(admin);
+    const project = await suite.admin.post<{ id: number }>('/projects', { name: 'Live banner project' });
+    const page = await pageAs(suite.admin);
     // A proxy that does not forward WebSocket upgrades: every socket fails until the test lets them through.
     await page.addInitScript(() => {
       const w = window as unknown as { WebSocket: unknown; failSockets: boolean };
@@ -461,8 +449,8 @@ describe('live updates', () => {
 
 describe('theme and languages', () => {
   it('switches dark, light and system (following prefers-color-scheme live)', async () => {
-    const project = await admin.post<{ id: number }>('/projects', { name: 'Theme project' });
-    const page = await pageAs(admin, { colorScheme: 'light' });
+    const project = await suite.admin.post<{ id: number }>('/projects', { name: 'Theme project' });
+    const page = await pageAs(suite.admin, { colorScheme: 'light' });
     await page.goto(`/project/${project.id}/history`);
     const background = () => page.evaluate(() => getComputedStyle(document.body).backgroundColor);
     const light = await background();
@@ -486,8 +474,8 @@ describe('theme and languages', () => {
   });
 
   it('switches each of the 12 languages from the language menu and remembers it', async () => {
-    const project = await admin.post<{ id: number }>('/projects', { name: 'Language project' });
-    const page = await pageAs(admin);
+    const project = await suite.admin.post<{ id: number }>('/projects', { name: 'Language project' });
+    const page = await pageAs(suite.admin);
     await page.goto(`/project/${project.id}/history`);
     const expected: Record<string, [string, string]> = {
       Deutsch: ['de', 'Zeitplan'],

@@ -1,36 +1,18 @@
-import type { Browser, Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type Api, login } from './support/api';
-import { launch, newContext, useSession } from './support/browser';
-import { ADMIN } from './support/server';
-import { sharedServer } from './support/shared';
-import type { SharedServer } from './support/shared-server';
+import { describe, expect, it } from 'vitest';
+import { useSharedServerAsAdmin } from './support/shared';
 
-let server: SharedServer;
-let browser: Browser;
-let admin: Api;
-
-beforeAll(async () => {
-  server = sharedServer();
-  browser = await launch();
-  admin = await login(server.url, ADMIN.login, ADMIN.password);
-});
-afterAll(async () => {
-  await browser?.close();
-});
-
-async function pageAs(api: Api, locale?: string): Promise<Page> {
-  const context = await newContext(browser, server.url, locale ? { locale } : {});
-  await useSession(context, server.url, api.cookie);
-  return context.newPage();
-}
+const suite = useSharedServerAsAdmin();
+const { pageAs } = suite;
 
 type Project = { id: number; name: string; task_retention_days: number; max_parallel_tasks: number };
 
 describe('task retention on the project settings page', () => {
   it('edits "Keep tasks for (days)" with the contract\'s validation; the new-project form has no such field', async () => {
-    const project = await admin.post<Project>('/projects', { name: 'Retention Demo', max_parallel_tasks: 2 });
-    const page = await pageAs(admin);
+    const project = await suite.admin.post<Project>('/projects', {
+      name: 'Retention Demo',
+      max_parallel_tasks: 2,
+    });
+    const page = await pageAs(suite.admin);
     await page.goto(`/project/${project.id}/settings`);
     const days = page.getByLabel('Keep tasks for (days)');
     await days.waitFor();
@@ -46,13 +28,13 @@ describe('task retention on the project settings page', () => {
       await days.fill(value);
       await page.getByRole('button', { name: 'Save' }).click();
       await page.getByText(message).waitFor();
-      expect((await admin.get<Project>(`/project/${project.id}`)).task_retention_days).toBe(0);
+      expect((await suite.admin.get<Project>(`/project/${project.id}`)).task_retention_days).toBe(0);
     }
 
     await days.fill('14');
     await page.getByRole('button', { name: 'Save' }).click();
     await page.locator('#notistack-snackbar').filter({ hasText: 'Project Retention Demo saved' }).waitFor();
-    expect(await admin.get<Project>(`/project/${project.id}`)).toMatchObject({
+    expect(await suite.admin.get<Project>(`/project/${project.id}`)).toMatchObject({
       name: 'Retention Demo',
       task_retention_days: 14,
       max_parallel_tasks: 2,
@@ -68,8 +50,8 @@ describe('task retention on the project settings page', () => {
   });
 
   it('shows the field in the browser language', async () => {
-    const project = await admin.post<Project>('/projects', { name: 'Aufbewahrung' });
-    const page = await pageAs(admin, 'de-DE');
+    const project = await suite.admin.post<Project>('/projects', { name: 'Aufbewahrung' });
+    const page = await pageAs(suite.admin, { locale: 'de-DE' });
     await page.goto(`/project/${project.id}/settings`);
     await page.getByLabel('Aufgaben aufbewahren (Tage)').waitFor();
     await page.getByText('0 verwendet die Server-Voreinstellung').waitFor();

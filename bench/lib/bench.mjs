@@ -91,3 +91,67 @@ export const serverEnv = (work, port, password) => ({
   SIGNALBOX_ADMIN_NAME: 'Bench',
   SIGNALBOX_LOG_LEVEL: 'warn',
 });
+
+/**
+ * A JSON client of the server at `base` (http://host:port): `call(method, path, body, cookie)` answers
+ * { status, headers, json, text } and throws on an HTTP error status.
+ */
+export const jsonClient =
+  (base) =>
+  async (method, path, body, cookie = '') => {
+    const res = await fetch(base + path, {
+      method,
+      headers: { cookie, 'content-type': 'application/json' },
+      body: body ? JSON.stringify(body) : undefined,
+    });
+    const text = await res.text();
+    if (res.status >= 400) throw new Error(`${method} ${path}: ${res.status} ${text.slice(0, 300)}`);
+    return { status: res.status, headers: res.headers, json: text ? JSON.parse(text) : null, text };
+  };
+
+/** Signs `auth` in on the server at `base`; the session cookie. */
+export async function signIn(base, auth, password) {
+  const res = await fetch(`${base}/api/auth/login`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ auth, password }),
+  });
+  if (res.status !== 204) throw new Error(`login ${auth}: ${res.status} ${await res.text()}`);
+  return String(res.headers.get('set-cookie')).split(';')[0];
+}
+
+/** Signs in as soon as the starting `server` process answers; gives up after a minute or when it exits. */
+export async function signInWhenUp(server, base, auth, password) {
+  const deadline = Date.now() + 60_000;
+  for (;;) {
+    try {
+      return await signIn(base, auth, password);
+    } catch (err) {
+      if (server.exitCode !== null) throw new Error(`server exited with ${server.exitCode}`);
+      if (Date.now() > deadline) throw err;
+      await sleep(200);
+    }
+  }
+}
+
+/**
+ * A new project whose bash template `name` runs `playbook` from the local repository `repo`, with a None key
+ * and an empty environment: the project's API path and the template's id.
+ */
+export async function seedScriptProject(call, cookie, { repo, playbook, name }) {
+  const project = (await call('POST', '/api/projects', { name: 'Bench' }, cookie)).json.id;
+  const path = `/api/project/${project}`;
+  const post = async (collection, body) =>
+    (await call('POST', `${path}/${collection}`, body, cookie)).json.id;
+  const key = await post('keys', { name: 'None', type: 'none' });
+  const repository = await post('repositories', { name, git_url: repo, git_branch: '', ssh_key_id: key });
+  const environment = await post('environment', { name: 'Empty', json: '{}', env: '{}' });
+  const template = await post('templates', {
+    name,
+    app: 'bash',
+    playbook,
+    repository_id: repository,
+    environment_id: environment,
+  });
+  return { path, template };
+}

@@ -1,7 +1,8 @@
 import { Button, Dialog, DialogActions, DialogContent, DialogContentText, DialogTitle } from '@mui/material';
-import type { ReactNode } from 'react';
+import { type ReactNode, useState } from 'react';
 import { useTranslation } from 'react-i18next';
 import { FormError } from './forms';
+import { useNotify } from './snackbar';
 
 type Props = {
   open: boolean;
@@ -41,4 +42,49 @@ export function ConfirmDialog({
       </DialogActions>
     </Dialog>
   );
+}
+
+/**
+ * A delete behind a ConfirmDialog: `ask` picks the target (clearing the last failure); confirming deletes it,
+ * says `deletedMessage(target)` in a snackbar and closes; a failure stays in the dialog.
+ */
+export function useConfirmedDelete<T, Id>(
+  remove: {
+    mutateAsync: (id: Id) => Promise<unknown>;
+    reset: () => void;
+    isPending: boolean;
+    error: unknown;
+  },
+  idOf: (target: T) => Id,
+  deletedMessage: (target: T) => string,
+) {
+  const notify = useNotify();
+  const [target, setTarget] = useState<T | null>(null);
+  const close = () => setTarget(null);
+  const confirm = async () => {
+    if (!target) return;
+    try {
+      await remove.mutateAsync(idOf(target));
+      notify.success(deletedMessage(target));
+      setTarget(null);
+    } catch {
+      // Shown in the dialog.
+    }
+  };
+  return {
+    target,
+    ask: (next: T) => {
+      remove.reset();
+      setTarget(next);
+    },
+    close,
+    /** The ConfirmDialog's open, pending, error, onConfirm and onClose. */
+    dialogProps: {
+      open: !!target,
+      pending: remove.isPending,
+      error: remove.error,
+      onConfirm: () => void confirm(),
+      onClose: close,
+    },
+  };
 }

@@ -2,6 +2,7 @@ import { Alert, Checkbox, FormControlLabel } from '@mui/material';
 import { type Control, Controller, type FieldError, type FieldValues, type Path } from 'react-hook-form';
 import { useTranslation } from 'react-i18next';
 import { errorText, serverFieldText, translateMessage } from '../i18n/messages';
+import { useNotify } from './snackbar';
 
 /** A form's server error, in a red alert. */
 export function FormError({ error }: { error: unknown }) {
@@ -12,6 +13,24 @@ export function FormError({ error }: { error: unknown }) {
       {errorText(error, t)}
     </Alert>
   );
+}
+
+/**
+ * A dialog's save: runs `save` with the body, says `message` in a success snackbar, calls `onSaved` with the
+ * answer and closes the dialog; a failure leaves the dialog open, showing the mutation's error.
+ */
+export function useSaveAndClose<B, R>(save: { mutateAsync: (body: B) => Promise<R> }, onClose: () => void) {
+  const notify = useNotify();
+  return async (body: B | Promise<B>, message: string, onSaved?: (saved: R) => void) => {
+    try {
+      const saved = await save.mutateAsync(await body);
+      notify.success(message);
+      onSaved?.(saved);
+      onClose();
+    } catch {
+      // Shown in the dialog.
+    }
+  };
 }
 
 /** Props for a TextField from a react-hook-form field error, the message in the current language. */

@@ -15,6 +15,7 @@ import {
 import { type Environment, type EnvironmentSecretType, environmentInput } from '@signalbox/contracts';
 import { type FormEvent, useState } from 'react';
 import { useTranslation } from 'react-i18next';
+import { useSaveAndClose } from '../../app/forms';
 import { useResourceSave } from '../templates/shared/api';
 import { CodeEditor } from '../templates/shared/CodeEditor';
 import { FormDialog } from '../templates/shared/FormDialog';
@@ -86,6 +87,7 @@ export function EnvironmentDialog({
     setEnv(JSON.stringify(current, null, 2));
   };
 
+  const saveAndClose = useSaveAndClose(save, onClose);
   const submit = async (e: FormEvent) => {
     e.preventDefault();
     const secretOps = secrets.flatMap((s): Record<string, unknown>[] => {
@@ -106,13 +108,10 @@ export function EnvironmentDialog({
       return;
     }
     setNameError('');
-    try {
-      await save.mutateAsync({ ...parsed.data, id: item?.id ?? null });
-      notify.success(t(item ? 'environment.saved' : 'environment.created', { name: parsed.data.name }));
-      onClose();
-    } catch {
-      // Shown in the dialog.
-    }
+    await saveAndClose(
+      { ...parsed.data, id: item?.id ?? null },
+      t(item ? 'environment.saved' : 'environment.created', { name: parsed.data.name }),
+    );
   };
 
   const updateSecret = (index: number, patch: Partial<SecretRow>) =>

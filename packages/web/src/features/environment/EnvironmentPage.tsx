@@ -1,102 +1,68 @@
-import AddIcon from '@mui/icons-material/Add';
-import DeleteIcon from '@mui/icons-material/Delete';
-import EditIcon from '@mui/icons-material/Edit';
-import { Button, IconButton, Table, TableBody, TableCell, TableHead, TableRow, Tooltip } from '@mui/material';
+import { TableCell, TableRow } from '@mui/material';
 import type { Environment } from '@signalbox/contracts';
-import { useState } from 'react';
 import { useTranslation } from 'react-i18next';
+import { useEditDialog } from '../../app/edit-dialog';
 import { PageHeader } from '../../app/PageHeader';
 import { useProjectContext } from '../../app/project-context';
-import { Spinner } from '../../app/states';
-import { useResourceDelete, useResourceList } from '../templates/shared/api';
-import { useDeleteFlow } from '../templates/shared/DeleteFlow';
-import { actionsSx, ErrorAlert, PageBody, TableFrame, useResourceNotify } from '../templates/shared/ui';
+import { useResourceList } from '../templates/shared/api';
+import { useResourceDeleteFlow } from '../templates/shared/DeleteFlow';
+import { NewButton, ResourceTable, RowActions } from '../templates/shared/ResourceTable';
+import { PageBody } from '../templates/shared/ui';
 import { EnvironmentDialog } from './EnvironmentDialog';
 
 /** /project/{id}/environment. */
 export default function EnvironmentPage() {
   const { t } = useTranslation();
   const { project, can } = useProjectContext();
-  const notify = useResourceNotify();
   const envs = useResourceList<Environment>(project.id, 'environment');
-  const remove = useResourceDelete(project.id, 'environment');
-  const [editing, setEditing] = useState<Environment | 'new' | null>(null);
+  const dialog = useEditDialog<Environment>();
   const manage = can('manageProjectResources');
-  const del = useDeleteFlow({
+  const del = useResourceDeleteFlow({
     projectId: project.id,
     collection: 'environment',
     objectKey: 'refs.objects.environment',
-    remove: (id) => remove.mutateAsync(id),
-    onDeleted: (e) => notify.success(t('environment.deleted', { name: e.name })),
+    deletedKey: 'environment.deleted',
   });
-  const list = envs.data ?? [];
 
   return (
     <>
       <PageHeader
         title={t('nav.environment')}
-        actions={
-          manage && (
-            <Button variant="contained" startIcon={<AddIcon />} onClick={() => setEditing('new')}>
-              {t('environment.new')}
-            </Button>
-          )
-        }
+        actions={manage && <NewButton label={t('environment.new')} onClick={dialog.startNew} />}
       />
       <PageBody>
-        <ErrorAlert error={envs.error} />
-        {envs.isPending ? (
-          <Spinner full={false} />
-        ) : (
-          <TableFrame empty={list.length === 0 && t('environment.empty')}>
-            <Table size="small" aria-label={t('nav.environment')}>
-              <TableHead>
-                <TableRow>
-                  <TableCell>{t('res.name')}</TableCell>
-                  <TableCell>{t('environment.secrets')}</TableCell>
-                  <TableCell align="right" sx={actionsSx}>
-                    {t('common.actions')}
-                  </TableCell>
-                </TableRow>
-              </TableHead>
-              <TableBody>
-                {list.map((env) => (
-                  <TableRow key={env.id} hover>
-                    <TableCell sx={{ wordBreak: 'break-word' }}>{env.name}</TableCell>
-                    <TableCell>{env.secrets?.length ?? 0}</TableCell>
-                    <TableCell align="right" sx={actionsSx}>
-                      <Tooltip title={t('res.edit')}>
-                        <IconButton
-                          aria-label={t('res.editNamed', { name: env.name })}
-                          onClick={() => setEditing(env)}
-                        >
-                          <EditIcon fontSize="small" />
-                        </IconButton>
-                      </Tooltip>
-                      {manage && (
-                        <Tooltip title={t('common.delete')}>
-                          <IconButton
-                            aria-label={t('res.deleteNamed', { name: env.name })}
-                            onClick={() => void del.start(env)}
-                          >
-                            <DeleteIcon fontSize="small" />
-                          </IconButton>
-                        </Tooltip>
-                      )}
-                    </TableCell>
-                  </TableRow>
-                ))}
-              </TableBody>
-            </Table>
-          </TableFrame>
-        )}
+        <ResourceTable
+          label={t('nav.environment')}
+          items={envs.data}
+          error={envs.error}
+          loading={envs.isPending}
+          empty={t('environment.empty')}
+          head={
+            <>
+              <TableCell>{t('res.name')}</TableCell>
+              <TableCell>{t('environment.secrets')}</TableCell>
+            </>
+          }
+        >
+          {(env) => (
+            <TableRow key={env.id} hover>
+              <TableCell sx={{ wordBreak: 'break-word' }}>{env.name}</TableCell>
+              <TableCell>{env.secrets?.length ?? 0}</TableCell>
+              <RowActions
+                name={env.name}
+                onEdit={() => dialog.edit(env)}
+                onDelete={manage ? () => void del.start(env) : undefined}
+              />
+            </TableRow>
+          )}
+        </ResourceTable>
       </PageBody>
-      {editing && (
+      {dialog.open && (
         <EnvironmentDialog
           projectId={project.id}
-          item={editing === 'new' ? null : editing}
+          item={dialog.item}
           readOnly={!manage}
-          onClose={() => setEditing(null)}
+          onClose={dialog.close}
         />
       )}
       {del.element}

@@ -1,36 +1,18 @@
 import AddIcon from '@mui/icons-material/Add';
-import DeleteIcon from '@mui/icons-material/Delete';
 import EditIcon from '@mui/icons-material/Edit';
-import {
-  Box,
-  Breadcrumbs,
-  Button,
-  IconButton,
-  Link,
-  Table,
-  TableBody,
-  TableCell,
-  TableHead,
-  TableRow,
-  Tooltip,
-  Typography,
-} from '@mui/material';
+import { Box, Button, TableCell, TableRow, Typography } from '@mui/material';
 import type { Integration, IntegrationExtractValue, IntegrationMatcher } from '@signalbox/contracts';
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { type ReactNode, useState } from 'react';
 import { useTranslation } from 'react-i18next';
-import { Link as RouterLink, useParams } from 'react-router';
+import { useParams } from 'react-router';
 import { api } from '../../api/client';
+import { useEditDialog } from '../../app/edit-dialog';
+import { DetailHeader } from '../../app/PageHeader';
 import { useProjectContext } from '../../app/project-context';
 import { Spinner } from '../../app/states';
-import {
-  actionsSx,
-  ErrorAlert,
-  PageBody,
-  TableFrame,
-  useResourceNotify,
-  wideOnlySx,
-} from '../templates/shared/ui';
+import { ResourceTable, RowActions } from '../templates/shared/ResourceTable';
+import { ErrorAlert, PageBody, useResourceNotify, wideOnlySx } from '../templates/shared/ui';
 import { AliasList } from './AliasList';
 import { IntegrationDialog } from './IntegrationDialog';
 import { MatcherDialog, ValueDialog } from './RuleDialogs';
@@ -49,6 +31,14 @@ function Section({ title, action, children }: { title: string; action?: ReactNod
   );
 }
 
+/** An integration's matchers or extracted values. */
+function useRules<T>(projectId: number, integrationId: number, kind: 'matchers' | 'values') {
+  return useQuery({
+    queryKey: ['project', projectId, 'integrations', integrationId, kind],
+    queryFn: () => api<T[]>(`/project/${projectId}/integrations/${integrationId}/${kind}`),
+  });
+}
+
 /** /project/{id}/integration/{integrationId}: aliases, matchers and extracted values. */
 export default function IntegrationDetail() {
   const { t } = useTranslation();
@@ -62,14 +52,8 @@ export default function IntegrationDetail() {
     queryFn: () => api<Integration>(base),
     retry: false,
   });
-  const matchers = useQuery({
-    queryKey: ['project', project.id, 'integrations', id, 'matchers'],
-    queryFn: () => api<IntegrationMatcher[]>(`${base}/matchers`),
-  });
-  const values = useQuery({
-    queryKey: ['project', project.id, 'integrations', id, 'values'],
-    queryFn: () => api<IntegrationExtractValue[]>(`${base}/values`),
-  });
+  const matchers = useRules<IntegrationMatcher>(project.id, id, 'matchers');
+  const values = useRules<IntegrationExtractValue>(project.id, id, 'values');
   const remove = useMutation({
     mutationFn: ({ kind, ruleId }: { kind: 'matchers' | 'values'; ruleId: number }) =>
       api(`${base}/${kind}/${ruleId}`, { method: 'DELETE' }),
@@ -77,8 +61,8 @@ export default function IntegrationDetail() {
       void client.invalidateQueries({ queryKey: ['project', project.id, 'integrations', id, v.kind] }),
   });
   const [editing, setEditing] = useState(false);
-  const [matcher, setMatcher] = useState<IntegrationMatcher | 'new' | null>(null);
-  const [value, setValue] = useState<IntegrationExtractValue | 'new' | null>(null);
+  const matcher = useEditDialog<IntegrationMatcher>();
+  const value = useEditDialog<IntegrationExtractValue>();
   const write = can('updateProject');
 
   if (integration.isPending) return <Spinner full={false} />;
@@ -94,41 +78,19 @@ export default function IntegrationDetail() {
 
   return (
     <>
-      <Box
-        sx={{
-          display: 'flex',
-          alignItems: 'center',
-          gap: 1,
-          flexWrap: 'wrap',
-          px: { xs: 2, md: 3 },
-          py: 2,
-          borderBottom: 1,
-          borderColor: 'divider',
-          bgcolor: 'background.paper',
-        }}
-      >
-        <Breadcrumbs
-          aria-label={t('integrations.breadcrumb')}
-          sx={{ flex: '1 1 auto', minWidth: 0, '& ol': { flexWrap: 'wrap' } }}
-        >
-          <Link
-            component={RouterLink}
-            to={`/project/${project.id}/integrations`}
-            variant="h6"
-            underline="hover"
-          >
-            {t('nav.integrations')}
-          </Link>
-          <Typography variant="h6" component="h1" sx={{ fontWeight: 700, wordBreak: 'break-word' }}>
-            {item.name}
-          </Typography>
-        </Breadcrumbs>
-        {write && (
-          <Button startIcon={<EditIcon />} onClick={() => setEditing(true)}>
-            {t('res.edit')}
-          </Button>
-        )}
-      </Box>
+      <DetailHeader
+        label={t('integrations.breadcrumb')}
+        listLabel={t('nav.integrations')}
+        listPath={`/project/${project.id}/integrations`}
+        title={item.name}
+        actions={
+          write && (
+            <Button startIcon={<EditIcon />} onClick={() => setEditing(true)}>
+              {t('res.edit')}
+            </Button>
+          )
+        }
+      />
       <PageBody>
         <Section title={t('integrations.aliases')}>
           <AliasList projectId={project.id} integrationId={id} canWrite={write} />
@@ -136,110 +98,74 @@ export default function IntegrationDetail() {
         <Section
           title={t('integrations.matchers')}
           action={
-            <Button size="small" startIcon={<AddIcon />} onClick={() => setMatcher('new')}>
+            <Button size="small" startIcon={<AddIcon />} onClick={matcher.startNew}>
               {t('integrations.newMatcher')}
             </Button>
           }
         >
-          <ErrorAlert error={matchers.error} />
-          <TableFrame empty={(matchers.data ?? []).length === 0 && t('integrations.noMatchers')}>
-            <Table size="small" aria-label={t('integrations.matchers')}>
-              <TableHead>
-                <TableRow>
-                  <TableCell>{t('res.name')}</TableCell>
-                  <TableCell sx={wideOnlySx}>{t('integrations.matchType')}</TableCell>
-                  <TableCell>{t('integrations.key')}</TableCell>
-                  <TableCell sx={wideOnlySx}>{t('integrations.method')}</TableCell>
-                  <TableCell>{t('integrations.value')}</TableCell>
-                  <TableCell align="right" sx={actionsSx}>
-                    {t('common.actions')}
-                  </TableCell>
-                </TableRow>
-              </TableHead>
-              <TableBody>
-                {(matchers.data ?? []).map((m) => (
-                  <TableRow key={m.id}>
-                    <TableCell sx={{ wordBreak: 'break-word' }}>{m.name}</TableCell>
-                    <TableCell sx={wideOnlySx}>{t(`integrations.sources.${m.match_type}`)}</TableCell>
-                    <TableCell sx={{ wordBreak: 'break-all' }}>{m.key}</TableCell>
-                    <TableCell sx={wideOnlySx}>{t(`integrations.methodsMatch.${m.method}`)}</TableCell>
-                    <TableCell sx={{ wordBreak: 'break-all' }}>{m.value}</TableCell>
-                    <TableCell align="right" sx={actionsSx}>
-                      <Tooltip title={t('res.edit')}>
-                        <IconButton
-                          aria-label={t('res.editNamed', { name: m.name })}
-                          onClick={() => setMatcher(m)}
-                        >
-                          <EditIcon fontSize="small" />
-                        </IconButton>
-                      </Tooltip>
-                      <Tooltip title={t('common.delete')}>
-                        <IconButton
-                          aria-label={t('res.deleteNamed', { name: m.name })}
-                          onClick={() => del('matchers', m.id)}
-                        >
-                          <DeleteIcon fontSize="small" />
-                        </IconButton>
-                      </Tooltip>
-                    </TableCell>
-                  </TableRow>
-                ))}
-              </TableBody>
-            </Table>
-          </TableFrame>
+          <ResourceTable
+            label={t('integrations.matchers')}
+            items={matchers.data}
+            error={matchers.error}
+            empty={t('integrations.noMatchers')}
+            head={
+              <>
+                <TableCell>{t('res.name')}</TableCell>
+                <TableCell sx={wideOnlySx}>{t('integrations.matchType')}</TableCell>
+                <TableCell>{t('integrations.key')}</TableCell>
+                <TableCell sx={wideOnlySx}>{t('integrations.method')}</TableCell>
+                <TableCell>{t('integrations.value')}</TableCell>
+              </>
+            }
+          >
+            {(m) => (
+              <TableRow key={m.id}>
+                <TableCell sx={{ wordBreak: 'break-word' }}>{m.name}</TableCell>
+                <TableCell sx={wideOnlySx}>{t(`integrations.sources.${m.match_type}`)}</TableCell>
+                <TableCell sx={{ wordBreak: 'break-all' }}>{m.key}</TableCell>
+                <TableCell sx={wideOnlySx}>{t(`integrations.methodsMatch.${m.method}`)}</TableCell>
+                <TableCell sx={{ wordBreak: 'break-all' }}>{m.value}</TableCell>
+                <RowActions
+                  name={m.name}
+                  onEdit={() => matcher.edit(m)}
+                  onDelete={() => del('matchers', m.id)}
+                />
+              </TableRow>
+            )}
+          </ResourceTable>
         </Section>
         <Section
           title={t('integrations.values')}
           action={
-            <Button size="small" startIcon={<AddIcon />} onClick={() => setValue('new')}>
+            <Button size="small" startIcon={<AddIcon />} onClick={value.startNew}>
               {t('integrations.newValue')}
             </Button>
           }
         >
-          <ErrorAlert error={values.error} />
-          <TableFrame empty={(values.data ?? []).length === 0 && t('integrations.noValues')}>
-            <Table size="small" aria-label={t('integrations.values')}>
-              <TableHead>
-                <TableRow>
-                  <TableCell>{t('res.name')}</TableCell>
-                  <TableCell sx={wideOnlySx}>{t('integrations.valueSource')}</TableCell>
-                  <TableCell>{t('integrations.key')}</TableCell>
-                  <TableCell>{t('integrations.variable')}</TableCell>
-                  <TableCell align="right" sx={actionsSx}>
-                    {t('common.actions')}
-                  </TableCell>
-                </TableRow>
-              </TableHead>
-              <TableBody>
-                {(values.data ?? []).map((v) => (
-                  <TableRow key={v.id}>
-                    <TableCell sx={{ wordBreak: 'break-word' }}>{v.name}</TableCell>
-                    <TableCell sx={wideOnlySx}>{t(`integrations.sources.${v.value_source}`)}</TableCell>
-                    <TableCell sx={{ wordBreak: 'break-all' }}>{v.key}</TableCell>
-                    <TableCell sx={{ wordBreak: 'break-all' }}>{v.variable}</TableCell>
-                    <TableCell align="right" sx={actionsSx}>
-                      <Tooltip title={t('res.edit')}>
-                        <IconButton
-                          aria-label={t('res.editNamed', { name: v.name })}
-                          onClick={() => setValue(v)}
-                        >
-                          <EditIcon fontSize="small" />
-                        </IconButton>
-                      </Tooltip>
-                      <Tooltip title={t('common.delete')}>
-                        <IconButton
-                          aria-label={t('res.deleteNamed', { name: v.name })}
-                          onClick={() => del('values', v.id)}
-                        >
-                          <DeleteIcon fontSize="small" />
-                        </IconButton>
-                      </Tooltip>
-                    </TableCell>
-                  </TableRow>
-                ))}
-              </TableBody>
-            </Table>
-          </TableFrame>
+          <ResourceTable
+            label={t('integrations.values')}
+            items={values.data}
+            error={values.error}
+            empty={t('integrations.noValues')}
+            head={
+              <>
+                <TableCell>{t('res.name')}</TableCell>
+                <TableCell sx={wideOnlySx}>{t('integrations.valueSource')}</TableCell>
+                <TableCell>{t('integrations.key')}</TableCell>
+                <TableCell>{t('integrations.variable')}</TableCell>
+              </>
+            }
+          >
+            {(v) => (
+              <TableRow key={v.id}>
+                <TableCell sx={{ wordBreak: 'break-word' }}>{v.name}</TableCell>
+                <TableCell sx={wideOnlySx}>{t(`integrations.sources.${v.value_source}`)}</TableCell>
+                <TableCell sx={{ wordBreak: 'break-all' }}>{v.key}</TableCell>
+                <TableCell sx={{ wordBreak: 'break-all' }}>{v.variable}</TableCell>
+                <RowActions name={v.name} onEdit={() => value.edit(v)} onDelete={() => del('values', v.id)} />
+              </TableRow>
+            )}
+          </ResourceTable>
         </Section>
       </PageBody>
       {editing && (
@@ -252,21 +178,16 @@ export default function IntegrationDetail() {
           }}
         />
       )}
-      {matcher && (
+      {matcher.open && (
         <MatcherDialog
           projectId={project.id}
           integrationId={id}
-          item={matcher === 'new' ? null : matcher}
-          onClose={() => setMatcher(null)}
+          item={matcher.item}
+          onClose={matcher.close}
         />
       )}
-      {value && (
-        <ValueDialog
-          projectId={project.id}
-          integrationId={id}
-          item={value === 'new' ? null : value}
-          onClose={() => setValue(null)}
-        />
+      {value.open && (
+        <ValueDialog projectId={project.id} integrationId={id} item={value.item} onClose={value.close} />
       )}
     </>
   );

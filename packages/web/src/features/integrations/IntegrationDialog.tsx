@@ -10,11 +10,11 @@ import {
 import { Controller, useForm } from 'react-hook-form';
 import { useTranslation } from 'react-i18next';
 import type { z } from 'zod';
+import { useSaveAndClose } from '../../app/forms';
 import { useResourceList, useResourceSave } from '../templates/shared/api';
 import { FormDialog } from '../templates/shared/FormDialog';
 import { useFieldProps } from '../templates/shared/messages';
 import { mui } from '../templates/shared/mui';
-import { useResourceNotify } from '../templates/shared/ui';
 
 type Values = z.input<typeof integrationInput>;
 const EXAMPLE_HEADER = 'X-Signature';
@@ -32,7 +32,6 @@ export function IntegrationDialog({
   onSaved?: (integration: Integration) => void;
 }) {
   const { t } = useTranslation();
-  const notify = useResourceNotify();
   const templates = useResourceList<Template>(projectId, 'templates');
   const keys = useResourceList<AccessKey>(projectId, 'keys');
   const save = useResourceSave<Record<string, unknown> & { id?: number | null }>(projectId, 'integrations');
@@ -51,16 +50,14 @@ export function IntegrationDialog({
   const method = watch('auth_method') ?? '';
   const errors = formState.errors;
 
-  const submit = handleSubmit(async (values) => {
-    try {
-      const saved = await save.mutateAsync({ ...values, id: item?.id ?? null });
-      notify.success(t(item ? 'integrations.saved' : 'integrations.created', { name: values.name }));
-      onSaved?.(saved as unknown as Integration);
-      onClose();
-    } catch {
-      // Shown in the dialog.
-    }
-  });
+  const saveAndClose = useSaveAndClose(save, onClose);
+  const submit = handleSubmit((values) =>
+    saveAndClose(
+      { ...values, id: item?.id ?? null },
+      t(item ? 'integrations.saved' : 'integrations.created', { name: values.name }),
+      (saved) => onSaved?.(saved as unknown as Integration),
+    ),
+  );
 
   const idSelect = (
     name: 'template_id' | 'auth_secret_id',

@@ -11,13 +11,13 @@ import {
   variableTypes,
 } from '@signalbox/contracts';
 import { useMutation, useQueryClient } from '@tanstack/react-query';
-import { type FormEvent, useState } from 'react';
+import { type FormEvent, type ReactNode, useState } from 'react';
 import { useTranslation } from 'react-i18next';
 import type { z } from 'zod';
 import { api } from '../../api/client';
+import { useSaveAndClose } from '../../app/forms';
 import { FormDialog } from '../templates/shared/FormDialog';
 import { translateResourceMessage } from '../templates/shared/messages';
-import { useResourceNotify } from '../templates/shared/ui';
 
 type Kind = 'matchers' | 'values';
 
@@ -66,142 +66,162 @@ function useRuleForm<S extends z.ZodType>(schema: S, initial: Record<string, str
 
 type DialogProps<T> = { projectId: number; integrationId: number; item: T | null; onClose: () => void };
 
-export function MatcherDialog({ projectId, integrationId, item, onClose }: DialogProps<IntegrationMatcher>) {
+/** A rule dialog's form and save: the form is checked, then saved (a new rule when `item` is null) and closed. */
+function useRuleDialog<S extends z.ZodType>(
+  { projectId, integrationId, item, onClose }: DialogProps<{ id: number }>,
+  kind: Kind,
+  schema: S,
+  initial: Record<string, string>,
+  savedKey: string,
+) {
   const { t } = useTranslation();
-  const notify = useResourceNotify();
-  const save = useRuleSave(projectId, integrationId, 'matchers');
-  const form = useRuleForm(integrationMatcherInput, {
-    name: item?.name ?? '',
-    match_type: item?.match_type ?? 'body',
-    body_data_type: item?.body_data_type ?? 'json',
-    key: item?.key ?? '',
-    method: item?.method ?? 'equals',
-    value: item?.value ?? '',
-  });
+  const save = useRuleSave(projectId, integrationId, kind);
+  const form = useRuleForm(schema, initial);
+  const saveAndClose = useSaveAndClose(save, onClose);
   const submit = async (e: FormEvent) => {
     e.preventDefault();
     if (!form.check()) return;
-    try {
-      await save.mutateAsync({ ...form.values, ...(item ? { id: item.id } : {}) });
-      notify.success(t('integrations.matcherSaved', { name: form.values.name }));
-      onClose();
-    } catch {
-      // Shown in the dialog.
-    }
+    await saveAndClose(
+      { ...form.values, ...(item ? { id: item.id } : {}) },
+      t(savedKey, { name: form.values.name }),
+    );
   };
+  return { save, form, submit, onClose };
+}
+
+/** The dialog around a rule's fields, its first field the rule's name. */
+function RuleFormDialog({
+  rule,
+  formId,
+  title,
+  children,
+}: {
+  rule: ReturnType<typeof useRuleDialog>;
+  formId: string;
+  title: string;
+  children: ReactNode;
+}) {
+  const { t } = useTranslation();
   return (
     <FormDialog
       open
-      formId="matcher-form"
-      title={item ? t('integrations.editMatcher') : t('integrations.newMatcher')}
-      error={save.error}
-      pending={save.isPending}
-      onSubmit={(e) => void submit(e)}
-      onClose={onClose}
+      formId={formId}
+      title={title}
+      error={rule.save.error}
+      pending={rule.save.isPending}
+      onSubmit={(e) => void rule.submit(e)}
+      onClose={rule.onClose}
     >
       <Stack spacing={2}>
-        <TextField label={t('res.name')} required autoFocus {...form.props('name')} />
-        <TextField select label={t('integrations.matchType')} required {...form.props('match_type')}>
-          {matchTypes.map((m) => (
-            <MenuItem key={m} value={m}>
-              {t(`integrations.sources.${m}`)}
-            </MenuItem>
-          ))}
-        </TextField>
-        {form.values.match_type === 'body' && (
-          <TextField
-            select
-            label={t('integrations.bodyDataFormat')}
-            required
-            {...form.props('body_data_type')}
-          >
-            {bodyDataTypes.map((m) => (
-              <MenuItem key={m} value={m}>
-                {t(`integrations.formats.${m}`)}
-              </MenuItem>
-            ))}
-          </TextField>
-        )}
-        <TextField label={t('integrations.key')} required {...form.props('key')} />
-        <TextField select label={t('integrations.method')} required {...form.props('method')}>
-          {matchMethods.map((m) => (
-            <MenuItem key={m} value={m}>
-              {t(`integrations.methodsMatch.${m}`)}
-            </MenuItem>
-          ))}
-        </TextField>
-        <TextField label={t('integrations.value')} required {...form.props('value')} />
+        <TextField label={t('res.name')} required autoFocus {...rule.form.props('name')} />
+        {children}
       </Stack>
     </FormDialog>
   );
 }
 
-export function ValueDialog({
-  projectId,
-  integrationId,
-  item,
-  onClose,
-}: DialogProps<IntegrationExtractValue>) {
+export function MatcherDialog(props: DialogProps<IntegrationMatcher>) {
   const { t } = useTranslation();
-  const notify = useResourceNotify();
-  const save = useRuleSave(projectId, integrationId, 'values');
-  const form = useRuleForm(integrationExtractValueInput, {
-    name: item?.name ?? '',
-    value_source: item?.value_source ?? 'body',
-    body_data_type: item?.body_data_type ?? 'json',
-    key: item?.key ?? '',
-    variable: item?.variable ?? '',
-    variable_type: item?.variable_type ?? 'environment',
-  });
-  const submit = async (e: FormEvent) => {
-    e.preventDefault();
-    if (!form.check()) return;
-    try {
-      await save.mutateAsync({ ...form.values, ...(item ? { id: item.id } : {}) });
-      notify.success(t('integrations.valueSaved', { name: form.values.name }));
-      onClose();
-    } catch {
-      // Shown in the dialog.
-    }
-  };
+  const { item } = props;
+  const rule = useRuleDialog(
+    props,
+    'matchers',
+    integrationMatcherInput,
+    {
+      name: item?.name ?? '',
+      match_type: item?.match_type ?? 'body',
+      body_data_type: item?.body_data_type ?? 'json',
+      key: item?.key ?? '',
+      method: item?.method ?? 'equals',
+      value: item?.value ?? '',
+    },
+    'integrations.matcherSaved',
+  );
+  const form = rule.form;
   return (
-    <FormDialog
-      open
+    <RuleFormDialog
+      rule={rule}
+      formId="matcher-form"
+      title={item ? t('integrations.editMatcher') : t('integrations.newMatcher')}
+    >
+      <TextField select label={t('integrations.matchType')} required {...form.props('match_type')}>
+        {matchTypes.map((m) => (
+          <MenuItem key={m} value={m}>
+            {t(`integrations.sources.${m}`)}
+          </MenuItem>
+        ))}
+      </TextField>
+      {form.values.match_type === 'body' && (
+        <TextField select label={t('integrations.bodyDataFormat')} required {...form.props('body_data_type')}>
+          {bodyDataTypes.map((m) => (
+            <MenuItem key={m} value={m}>
+              {t(`integrations.formats.${m}`)}
+            </MenuItem>
+          ))}
+        </TextField>
+      )}
+      <TextField label={t('integrations.key')} required {...form.props('key')} />
+      <TextField select label={t('integrations.method')} required {...form.props('method')}>
+        {matchMethods.map((m) => (
+          <MenuItem key={m} value={m}>
+            {t(`integrations.methodsMatch.${m}`)}
+          </MenuItem>
+        ))}
+      </TextField>
+      <TextField label={t('integrations.value')} required {...form.props('value')} />
+    </RuleFormDialog>
+  );
+}
+
+export function ValueDialog(props: DialogProps<IntegrationExtractValue>) {
+  const { t } = useTranslation();
+  const { item } = props;
+  const rule = useRuleDialog(
+    props,
+    'values',
+    integrationExtractValueInput,
+    {
+      name: item?.name ?? '',
+      value_source: item?.value_source ?? 'body',
+      body_data_type: item?.body_data_type ?? 'json',
+      key: item?.key ?? '',
+      variable: item?.variable ?? '',
+      variable_type: item?.variable_type ?? 'environment',
+    },
+    'integrations.valueSaved',
+  );
+  const form = rule.form;
+  return (
+    <RuleFormDialog
+      rule={rule}
       formId="value-form"
       title={item ? t('integrations.editValue') : t('integrations.newValue')}
-      error={save.error}
-      pending={save.isPending}
-      onSubmit={(e) => void submit(e)}
-      onClose={onClose}
     >
-      <Stack spacing={2}>
-        <TextField label={t('res.name')} required autoFocus {...form.props('name')} />
-        <TextField select label={t('integrations.valueSource')} required {...form.props('value_source')}>
-          {valueSources.map((m) => (
+      <TextField select label={t('integrations.valueSource')} required {...form.props('value_source')}>
+        {valueSources.map((m) => (
+          <MenuItem key={m} value={m}>
+            {t(`integrations.sources.${m}`)}
+          </MenuItem>
+        ))}
+      </TextField>
+      {form.values.value_source === 'body' && (
+        <TextField select label={t('integrations.bodyDataType')} required {...form.props('body_data_type')}>
+          {bodyDataTypes.map((m) => (
             <MenuItem key={m} value={m}>
-              {t(`integrations.sources.${m}`)}
+              {t(`integrations.formats.${m}`)}
             </MenuItem>
           ))}
         </TextField>
-        {form.values.value_source === 'body' && (
-          <TextField select label={t('integrations.bodyDataType')} required {...form.props('body_data_type')}>
-            {bodyDataTypes.map((m) => (
-              <MenuItem key={m} value={m}>
-                {t(`integrations.formats.${m}`)}
-              </MenuItem>
-            ))}
-          </TextField>
-        )}
-        <TextField label={t('integrations.key')} required {...form.props('key')} />
-        <TextField label={t('integrations.variable')} required {...form.props('variable')} />
-        <TextField select label={t('integrations.variableType')} {...form.props('variable_type')}>
-          {variableTypes.map((m) => (
-            <MenuItem key={m} value={m}>
-              {t(`integrations.variableTypes.${m}`)}
-            </MenuItem>
-          ))}
-        </TextField>
-      </Stack>
-    </FormDialog>
+      )}
+      <TextField label={t('integrations.key')} required {...form.props('key')} />
+      <TextField label={t('integrations.variable')} required {...form.props('variable')} />
+      <TextField select label={t('integrations.variableType')} {...form.props('variable_type')}>
+        {variableTypes.map((m) => (
+          <MenuItem key={m} value={m}>
+            {t(`integrations.variableTypes.${m}`)}
+          </MenuItem>
+        ))}
+      </TextField>
+    </RuleFormDialog>
   );
 }

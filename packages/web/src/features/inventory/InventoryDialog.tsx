@@ -6,12 +6,12 @@ import { Controller, useForm } from 'react-hook-form';
 import { useTranslation } from 'react-i18next';
 import type { z } from 'zod';
 import { api } from '../../api/client';
+import { useSaveAndClose } from '../../app/forms';
 import { resourceKey, useResourceSave } from '../templates/shared/api';
 import { CodeEditor } from '../templates/shared/CodeEditor';
 import { FormDialog } from '../templates/shared/FormDialog';
 import { useFieldProps } from '../templates/shared/messages';
 import { mui } from '../templates/shared/mui';
-import { useResourceNotify } from '../templates/shared/ui';
 
 export type InventoryKind = 'generic' | 'terraform' | 'tofu';
 type Values = z.input<typeof inventoryInput>;
@@ -39,7 +39,6 @@ export function InventoryDialog({
 }) {
   const { t } = useTranslation();
   const client = useQueryClient();
-  const notify = useResourceNotify();
   const save = useResourceSave<Record<string, unknown> & { id?: number | null }>(projectId, 'inventory');
   const field = useFieldProps();
   const workspace = kind !== 'generic';
@@ -70,18 +69,16 @@ export function InventoryDialog({
     return created.id;
   };
 
-  const submit = handleSubmit(async (values) => {
-    try {
-      const body = workspace
-        ? { ...values, type: workspaceType, ssh_key_id: await noneKeyId(), become_key_id: null }
-        : values;
-      await save.mutateAsync({ ...body, id: item?.id ?? null });
-      notify.success(t(item ? 'inventory.saved' : 'inventory.created', { name: values.name }));
-      onClose();
-    } catch {
-      // Shown in the dialog.
-    }
-  });
+  const bodyOf = async (values: Values) => {
+    const body = workspace
+      ? { ...values, type: workspaceType, ssh_key_id: await noneKeyId(), become_key_id: null }
+      : values;
+    return { ...body, id: item?.id ?? null };
+  };
+  const saveAndClose = useSaveAndClose(save, onClose);
+  const submit = handleSubmit((values) =>
+    saveAndClose(bodyOf(values), t(item ? 'inventory.saved' : 'inventory.created', { name: values.name })),
+  );
 
   const keySelect = (name: 'ssh_key_id' | 'become_key_id', label: string, required: boolean) => (
     <Controller

@@ -4,11 +4,11 @@ import { type AccessKey, keyCreateInput, keyTypes, keyUpdateInput } from '@signa
 import { Controller, useForm } from 'react-hook-form';
 import { useTranslation } from 'react-i18next';
 import type { z } from 'zod';
+import { useSaveAndClose } from '../../app/forms';
 import { useResourceSave } from '../templates/shared/api';
 import { FormDialog } from '../templates/shared/FormDialog';
 import { useFieldProps } from '../templates/shared/messages';
 import { mui } from '../templates/shared/mui';
-import { useResourceNotify } from '../templates/shared/ui';
 
 type Values = z.input<typeof keyCreateInput>;
 
@@ -25,7 +25,6 @@ export function KeyDialog({
   onClose: () => void;
 }) {
   const { t } = useTranslation();
-  const notify = useResourceNotify();
   const save = useResourceSave<Record<string, unknown> & { id?: number | null }>(projectId, 'keys');
   const field = useFieldProps();
   const { register, handleSubmit, control, watch, formState } = useForm<Values>({
@@ -44,16 +43,13 @@ export function KeyDialog({
   const locked = !!item && !override;
   const errors = formState.errors;
 
-  const submit = handleSubmit(async (values) => {
-    try {
-      const body = { ...values, id: item?.id ?? null };
-      await save.mutateAsync(body as never);
-      notify.success(t(item ? 'keyStore.saved' : 'keyStore.created', { name: values.name }));
-      onClose();
-    } catch {
-      // Shown in the dialog.
-    }
-  });
+  const saveAndClose = useSaveAndClose(save, onClose);
+  const submit = handleSubmit((values) =>
+    saveAndClose(
+      { ...values, id: item?.id ?? null } as never,
+      t(item ? 'keyStore.saved' : 'keyStore.created', { name: values.name }),
+    ),
+  );
 
   return (
     <FormDialog

@@ -1,122 +1,81 @@
-import AddIcon from '@mui/icons-material/Add';
-import DeleteIcon from '@mui/icons-material/Delete';
-import EditIcon from '@mui/icons-material/Edit';
-import { Button, IconButton, Table, TableBody, TableCell, TableHead, TableRow, Tooltip } from '@mui/material';
+import { TableCell, TableRow } from '@mui/material';
 import { type AccessKey, type Repository, repositoryType } from '@signalbox/contracts';
-import { useState } from 'react';
 import { useTranslation } from 'react-i18next';
+import { useEditDialog } from '../../app/edit-dialog';
 import { PageHeader } from '../../app/PageHeader';
 import { useProjectContext } from '../../app/project-context';
-import { Spinner } from '../../app/states';
-import { useResourceDelete, useResourceList } from '../templates/shared/api';
-import { useDeleteFlow } from '../templates/shared/DeleteFlow';
-import {
-  actionsSx,
-  ErrorAlert,
-  PageBody,
-  TableFrame,
-  useResourceNotify,
-  wideOnlySx,
-} from '../templates/shared/ui';
+import { useResourceList } from '../templates/shared/api';
+import { useResourceDeleteFlow } from '../templates/shared/DeleteFlow';
+import { NewButton, ResourceTable, RowActions } from '../templates/shared/ResourceTable';
+import { PageBody, wideOnlySx } from '../templates/shared/ui';
 import { RepositoryDialog } from './RepositoryDialog';
 
 /** /project/{id}/repositories. */
 export default function RepositoriesPage() {
   const { t } = useTranslation();
   const { project, can } = useProjectContext();
-  const notify = useResourceNotify();
   const repos = useResourceList<Repository>(project.id, 'repositories');
   const keys = useResourceList<AccessKey>(project.id, 'keys');
-  const remove = useResourceDelete(project.id, 'repositories');
-  const [editing, setEditing] = useState<Repository | 'new' | null>(null);
+  const dialog = useEditDialog<Repository>();
   const manage = can('manageProjectResources');
-  const del = useDeleteFlow({
+  const del = useResourceDeleteFlow({
     projectId: project.id,
     collection: 'repositories',
     objectKey: 'refs.objects.repository',
-    remove: (id) => remove.mutateAsync(id),
-    onDeleted: (r) => notify.success(t('repos.deleted', { name: r.name })),
+    deletedKey: 'repos.deleted',
   });
-  const list = repos.data ?? [];
   const keyName = (id: number | null) => keys.data?.find((k) => k.id === id)?.name ?? '—';
 
   return (
     <>
       <PageHeader
         title={t('nav.repositories')}
-        actions={
-          manage && (
-            <Button variant="contained" startIcon={<AddIcon />} onClick={() => setEditing('new')}>
-              {t('repos.new')}
-            </Button>
-          )
-        }
+        actions={manage && <NewButton label={t('repos.new')} onClick={dialog.startNew} />}
       />
       <PageBody>
-        <ErrorAlert error={repos.error} />
-        {repos.isPending ? (
-          <Spinner full={false} />
-        ) : (
-          <TableFrame empty={list.length === 0 && t('repos.empty')}>
-            <Table size="small" aria-label={t('nav.repositories')}>
-              <TableHead>
-                <TableRow>
-                  <TableCell>{t('res.name')}</TableCell>
-                  <TableCell>{t('repos.url')}</TableCell>
-                  <TableCell sx={wideOnlySx}>{t('repos.branch')}</TableCell>
-                  <TableCell sx={wideOnlySx}>{t('repos.accessKey')}</TableCell>
-                  <TableCell align="right" sx={actionsSx}>
-                    {t('common.actions')}
-                  </TableCell>
-                </TableRow>
-              </TableHead>
-              <TableBody>
-                {list.map((r) => (
-                  <TableRow key={r.id} hover>
-                    <TableCell sx={{ wordBreak: 'break-word' }}>{r.name}</TableCell>
-                    <TableCell
-                      sx={{ wordBreak: 'break-all', fontFamily: 'monospace', fontSize: 13, minWidth: 140 }}
-                    >
-                      {r.git_url}
-                    </TableCell>
-                    <TableCell sx={wideOnlySx}>
-                      {repositoryType(r.git_url) === 'local' ? '—' : r.git_branch}
-                    </TableCell>
-                    <TableCell sx={wideOnlySx}>{keyName(r.ssh_key_id)}</TableCell>
-                    <TableCell align="right" sx={actionsSx}>
-                      <Tooltip title={t('res.edit')}>
-                        <IconButton
-                          aria-label={t('res.editNamed', { name: r.name })}
-                          onClick={() => setEditing(r)}
-                        >
-                          <EditIcon fontSize="small" />
-                        </IconButton>
-                      </Tooltip>
-                      {manage && (
-                        <Tooltip title={t('common.delete')}>
-                          <IconButton
-                            aria-label={t('res.deleteNamed', { name: r.name })}
-                            onClick={() => void del.start(r)}
-                          >
-                            <DeleteIcon fontSize="small" />
-                          </IconButton>
-                        </Tooltip>
-                      )}
-                    </TableCell>
-                  </TableRow>
-                ))}
-              </TableBody>
-            </Table>
-          </TableFrame>
-        )}
+        <ResourceTable
+          label={t('nav.repositories')}
+          items={repos.data}
+          error={repos.error}
+          loading={repos.isPending}
+          empty={t('repos.empty')}
+          head={
+            <>
+              <TableCell>{t('res.name')}</TableCell>
+              <TableCell>{t('repos.url')}</TableCell>
+              <TableCell sx={wideOnlySx}>{t('repos.branch')}</TableCell>
+              <TableCell sx={wideOnlySx}>{t('repos.accessKey')}</TableCell>
+            </>
+          }
+        >
+          {(r) => (
+            <TableRow key={r.id} hover>
+              <TableCell sx={{ wordBreak: 'break-word' }}>{r.name}</TableCell>
+              <TableCell
+                sx={{ wordBreak: 'break-all', fontFamily: 'monospace', fontSize: 13, minWidth: 140 }}
+              >
+                {r.git_url}
+              </TableCell>
+              <TableCell sx={wideOnlySx}>
+                {repositoryType(r.git_url) === 'local' ? '—' : r.git_branch}
+              </TableCell>
+              <TableCell sx={wideOnlySx}>{keyName(r.ssh_key_id)}</TableCell>
+              <RowActions
+                name={r.name}
+                onEdit={() => dialog.edit(r)}
+                onDelete={manage ? () => void del.start(r) : undefined}
+              />
+            </TableRow>
+          )}
+        </ResourceTable>
       </PageBody>
-      {editing && (
+      {dialog.open && (
         <RepositoryDialog
           projectId={project.id}
-          item={editing === 'new' ? null : editing}
+          item={dialog.item}
           keys={keys.data ?? []}
           readOnly={!manage}
-          onClose={() => setEditing(null)}
+          onClose={dialog.close}
         />
       )}
       {del.element}

@@ -4,11 +4,11 @@ import { type AccessKey, type Repository, repositoryInput, repositoryType } from
 import { Controller, useForm } from 'react-hook-form';
 import { useTranslation } from 'react-i18next';
 import type { z } from 'zod';
+import { useSaveAndClose } from '../../app/forms';
 import { useResourceSave } from '../templates/shared/api';
 import { FormDialog } from '../templates/shared/FormDialog';
 import { useFieldProps } from '../templates/shared/messages';
 import { mui } from '../templates/shared/mui';
-import { useResourceNotify } from '../templates/shared/ui';
 
 type Values = z.input<typeof repositoryInput>;
 const EXAMPLE_URL = 'git@example.com:org/repo.git';
@@ -47,7 +47,6 @@ export function RepositoryDialog({
   onClose: () => void;
 }) {
   const { t } = useTranslation();
-  const notify = useResourceNotify();
   const save = useResourceSave<Record<string, unknown> & { id?: number | null }>(projectId, 'repositories');
   const field = useFieldProps();
   const { register, handleSubmit, control, watch, setValue, formState } = useForm<Values>({
@@ -64,15 +63,13 @@ export function RepositoryDialog({
   const local = type === 'local';
   const errors = formState.errors;
 
-  const submit = handleSubmit(async (values) => {
-    try {
-      await save.mutateAsync({ ...values, id: item?.id ?? null });
-      notify.success(t(item ? 'repos.saved' : 'repos.created', { name: values.name }));
-      onClose();
-    } catch {
-      // Shown in the dialog.
-    }
-  });
+  const saveAndClose = useSaveAndClose(save, onClose);
+  const submit = handleSubmit((values) =>
+    saveAndClose(
+      { ...values, id: item?.id ?? null },
+      t(item ? 'repos.saved' : 'repos.created', { name: values.name }),
+    ),
+  );
 
   return (
     <FormDialog

@@ -22,11 +22,11 @@ import { useTranslation } from 'react-i18next';
 import type { z } from 'zod';
 import { ApiError, api } from '../../api/client';
 import { formatDateTime } from '../../app/format';
+import { useSaveAndClose } from '../../app/forms';
 import { useResourceList, useResourceSave } from '../templates/shared/api';
 import { FormDialog } from '../templates/shared/FormDialog';
 import { translateResourceMessage, useFieldProps } from '../templates/shared/messages';
 import { mui } from '../templates/shared/mui';
-import { useResourceNotify } from '../templates/shared/ui';
 import { fromCron, groupsFor, ranges, type Timing, type TimingState, timings, toCron } from './timing';
 
 type Values = z.input<typeof scheduleInput>;
@@ -50,7 +50,6 @@ export function ScheduleDialog({
   onClose: () => void;
 }) {
   const { t } = useTranslation();
-  const notify = useResourceNotify();
   const templates = useResourceList<Template>(projectId, 'templates');
   const save = useResourceSave<Record<string, unknown> & { id?: number | null }>(projectId, 'schedules', [
     'templates',
@@ -92,6 +91,7 @@ export function ScheduleDialog({
       [group]: on ? [...timing[group], value] : timing[group].filter((v) => v !== value),
     });
 
+  const saveAndClose = useSaveAndClose(save, onClose);
   const submit = handleSubmit(async (values) => {
     setCronError('');
     try {
@@ -103,14 +103,11 @@ export function ScheduleDialog({
       setCronError(err instanceof ApiError ? err.message : String(err));
       return;
     }
-    try {
-      await save.mutateAsync({ ...values, id: item?.id ?? null });
-      const name = templates.data?.find((x) => x.id === values.template_id)?.name ?? '';
-      notify.success(t(item ? 'schedule.saved' : 'schedule.created', { name }));
-      onClose();
-    } catch {
-      // Shown in the dialog.
-    }
+    const name = templates.data?.find((x) => x.id === values.template_id)?.name ?? '';
+    await saveAndClose(
+      { ...values, id: item?.id ?? null },
+      t(item ? 'schedule.saved' : 'schedule.created', { name }),
+    );
   });
 
   const cronProps = cronError

@@ -1,137 +1,71 @@
-import AddIcon from '@mui/icons-material/Add';
-import DeleteIcon from '@mui/icons-material/Delete';
-import EditIcon from '@mui/icons-material/Edit';
-import {
-  Button,
-  IconButton,
-  Link,
-  Table,
-  TableBody,
-  TableCell,
-  TableHead,
-  TableRow,
-  Tooltip,
-} from '@mui/material';
+import { Link, TableCell, TableRow } from '@mui/material';
 import type { Schedule } from '@signalbox/contracts';
-import { useState } from 'react';
 import { useTranslation } from 'react-i18next';
 import { Link as RouterLink } from 'react-router';
-import { ConfirmDialog } from '../../app/ConfirmDialog';
+import { ConfirmDialog, useConfirmedDelete } from '../../app/ConfirmDialog';
+import { useEditDialog } from '../../app/edit-dialog';
 import { PageHeader } from '../../app/PageHeader';
 import { useProjectContext } from '../../app/project-context';
-import { Spinner } from '../../app/states';
 import { useResourceDelete, useResourceList } from '../templates/shared/api';
-import { actionsSx, ErrorAlert, PageBody, TableFrame, useResourceNotify } from '../templates/shared/ui';
+import { NewButton, ResourceTable, RowActions } from '../templates/shared/ResourceTable';
+import { PageBody } from '../templates/shared/ui';
 import { ScheduleDialog } from './ScheduleDialog';
 
 /** /project/{id}/schedule: template name (link), cron, actions. */
 export default function SchedulePage() {
   const { t } = useTranslation();
   const { project, can } = useProjectContext();
-  const notify = useResourceNotify();
   const schedules = useResourceList<Schedule>(project.id, 'schedules');
-  const remove = useResourceDelete(project.id, 'schedules');
-  const [editing, setEditing] = useState<Schedule | 'new' | null>(null);
-  const [deleting, setDeleting] = useState<Schedule | null>(null);
+  const dialog = useEditDialog<Schedule>();
   const manage = can('manageProjectResources');
-  const list = schedules.data ?? [];
-
-  const confirmDelete = async () => {
-    if (!deleting) return;
-    try {
-      await remove.mutateAsync(deleting.id);
-      notify.success(t('schedule.deleted', { name: deleting.tpl_name }));
-      setDeleting(null);
-    } catch {
-      // Shown in the dialog.
-    }
-  };
+  const del = useConfirmedDelete(
+    useResourceDelete(project.id, 'schedules'),
+    (s: Schedule) => s.id,
+    (s) => t('schedule.deleted', { name: s.tpl_name }),
+  );
 
   return (
     <>
       <PageHeader
         title={t('nav.schedule')}
-        actions={
-          manage && (
-            <Button variant="contained" startIcon={<AddIcon />} onClick={() => setEditing('new')}>
-              {t('schedule.new')}
-            </Button>
-          )
-        }
+        actions={manage && <NewButton label={t('schedule.new')} onClick={dialog.startNew} />}
       />
       <PageBody>
-        <ErrorAlert error={schedules.error} />
-        {schedules.isPending ? (
-          <Spinner full={false} />
-        ) : (
-          <TableFrame empty={list.length === 0 && t('schedule.empty')}>
-            <Table size="small" aria-label={t('nav.schedule')}>
-              <TableHead>
-                <TableRow>
-                  <TableCell>{t('res.template')}</TableCell>
-                  <TableCell>{t('schedule.cron')}</TableCell>
-                  {manage && (
-                    <TableCell align="right" sx={actionsSx}>
-                      {t('common.actions')}
-                    </TableCell>
-                  )}
-                </TableRow>
-              </TableHead>
-              <TableBody>
-                {list.map((s) => (
-                  <TableRow key={s.id} hover>
-                    <TableCell sx={{ wordBreak: 'break-word' }}>
-                      <Link component={RouterLink} to={`/project/${project.id}/templates/${s.template_id}`}>
-                        {s.tpl_name}
-                      </Link>
-                      {s.repository_id ? ` ${t('schedule.onNewCommits')}` : ''}
-                    </TableCell>
-                    <TableCell sx={{ fontFamily: 'monospace' }}>{s.cron_format}</TableCell>
-                    {manage && (
-                      <TableCell align="right" sx={actionsSx}>
-                        <Tooltip title={t('res.edit')}>
-                          <IconButton
-                            aria-label={t('res.editNamed', { name: s.tpl_name })}
-                            onClick={() => setEditing(s)}
-                          >
-                            <EditIcon fontSize="small" />
-                          </IconButton>
-                        </Tooltip>
-                        <Tooltip title={t('common.delete')}>
-                          <IconButton
-                            aria-label={t('res.deleteNamed', { name: s.tpl_name })}
-                            onClick={() => {
-                              remove.reset();
-                              setDeleting(s);
-                            }}
-                          >
-                            <DeleteIcon fontSize="small" />
-                          </IconButton>
-                        </Tooltip>
-                      </TableCell>
-                    )}
-                  </TableRow>
-                ))}
-              </TableBody>
-            </Table>
-          </TableFrame>
-        )}
+        <ResourceTable
+          label={t('nav.schedule')}
+          items={schedules.data}
+          error={schedules.error}
+          loading={schedules.isPending}
+          empty={t('schedule.empty')}
+          withActions={manage}
+          head={
+            <>
+              <TableCell>{t('res.template')}</TableCell>
+              <TableCell>{t('schedule.cron')}</TableCell>
+            </>
+          }
+        >
+          {(s) => (
+            <TableRow key={s.id} hover>
+              <TableCell sx={{ wordBreak: 'break-word' }}>
+                <Link component={RouterLink} to={`/project/${project.id}/templates/${s.template_id}`}>
+                  {s.tpl_name}
+                </Link>
+                {s.repository_id ? ` ${t('schedule.onNewCommits')}` : ''}
+              </TableCell>
+              <TableCell sx={{ fontFamily: 'monospace' }}>{s.cron_format}</TableCell>
+              {manage && (
+                <RowActions name={s.tpl_name} onEdit={() => dialog.edit(s)} onDelete={() => del.ask(s)} />
+              )}
+            </TableRow>
+          )}
+        </ResourceTable>
       </PageBody>
-      {editing && (
-        <ScheduleDialog
-          projectId={project.id}
-          item={editing === 'new' ? null : editing}
-          onClose={() => setEditing(null)}
-        />
-      )}
+      {dialog.open && <ScheduleDialog projectId={project.id} item={dialog.item} onClose={dialog.close} />}
       <ConfirmDialog
-        open={!!deleting}
         title={t('schedule.delete')}
-        text={t('refs.deleteConfirm', { name: deleting?.tpl_name ?? '' })}
-        pending={remove.isPending}
-        error={remove.error}
-        onConfirm={() => void confirmDelete()}
-        onClose={() => setDeleting(null)}
+        text={t('refs.deleteConfirm', { name: del.target?.tpl_name ?? '' })}
+        {...del.dialogProps}
       />
     </>
   );

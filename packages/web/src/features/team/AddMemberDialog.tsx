@@ -11,8 +11,7 @@ import {
 import { type ProjectRole, projectRoles } from '@signalbox/contracts';
 import { useEffect, useState } from 'react';
 import { useTranslation } from 'react-i18next';
-import { FormError } from '../../app/forms';
-import { useNotify } from '../../app/snackbar';
+import { FormError, useSaveAndClose } from '../../app/forms';
 import { memberUserId, type ProjectMember, useCandidates, useTeamMutations } from './api';
 
 /** Add member: user and role are required. */
@@ -28,7 +27,6 @@ export function AddMemberDialog({
   onClose: () => void;
 }) {
   const { t } = useTranslation();
-  const notify = useNotify();
   const users = useCandidates(projectId, open);
   const { add } = useTeamMutations(projectId);
   const [userId, setUserId] = useState<number | ''>('');
@@ -48,17 +46,12 @@ export function AddMemberDialog({
   const taken = new Set(members.map(memberUserId));
   const candidates = (users.data ?? []).filter((u) => !taken.has(u.id));
 
+  const saveAndClose = useSaveAndClose(add, onClose);
   const submit = async () => {
     setTouched(true);
     if (!userId || !role) return;
-    try {
-      await add.mutateAsync({ user_id: userId, role });
-      const name = users.data?.find((u) => u.id === userId)?.name ?? '';
-      notify.success(t('team.added', { name }));
-      onClose();
-    } catch {
-      // Shown in the alert.
-    }
+    const name = users.data?.find((u) => u.id === userId)?.name ?? '';
+    await saveAndClose({ user_id: userId, role }, t('team.added', { name }));
   };
 
   return (

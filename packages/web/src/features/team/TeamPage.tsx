@@ -23,7 +23,7 @@ import { useState } from 'react';
 import { useTranslation } from 'react-i18next';
 import { baseUrl } from '../../api/client';
 import { useSignedInUser } from '../../api/session';
-import { ConfirmDialog } from '../../app/ConfirmDialog';
+import { ConfirmDialog, useConfirmedDelete } from '../../app/ConfirmDialog';
 import { FormError } from '../../app/forms';
 import { PageHeader } from '../../app/PageHeader';
 import { useProjectContext } from '../../app/project-context';
@@ -44,7 +44,11 @@ export default function TeamPage() {
   const team = useTeam(project.id);
   const { setRole, remove, leave } = useTeamMutations(project.id);
   const [adding, setAdding] = useState(false);
-  const [removing, setRemoving] = useState<ProjectMember | null>(null);
+  const removal = useConfirmedDelete(
+    remove,
+    (m: ProjectMember) => memberUserId(m),
+    (m) => t('team.removed', { name: m.name }),
+  );
   const [leaving, setLeaving] = useState(false);
   const manage = can('manageProjectUsers');
   const members = team.data ?? [];
@@ -55,16 +59,6 @@ export default function TeamPage() {
       notify.success(t('team.roleChanged', { name: m.name, role: t(`roles.${next}`) }));
     } catch (err) {
       notify.error(err);
-    }
-  };
-  const confirmRemove = async () => {
-    if (!removing) return;
-    try {
-      await remove.mutateAsync(memberUserId(removing));
-      notify.success(t('team.removed', { name: removing.name }));
-      setRemoving(null);
-    } catch {
-      // Shown in the dialog.
     }
   };
   const confirmLeave = async () => {
@@ -159,10 +153,7 @@ export default function TeamPage() {
                           <Tooltip title={t('team.remove')}>
                             <IconButton
                               aria-label={t('team.removeNamed', { name: m.name })}
-                              onClick={() => {
-                                remove.reset();
-                                setRemoving(m);
-                              }}
+                              onClick={() => removal.ask(m)}
                             >
                               <DeleteIcon fontSize="small" />
                             </IconButton>
@@ -189,14 +180,10 @@ export default function TeamPage() {
         onClose={() => setAdding(false)}
       />
       <ConfirmDialog
-        open={!!removing}
         title={t('team.remove')}
-        text={t('team.removeConfirm', { name: removing?.name ?? '' })}
+        text={t('team.removeConfirm', { name: removal.target?.name ?? '' })}
         confirmLabel={t('team.remove')}
-        pending={remove.isPending}
-        error={remove.error}
-        onConfirm={() => void confirmRemove()}
-        onClose={() => setRemoving(null)}
+        {...removal.dialogProps}
       />
       <ConfirmDialog
         open={leaving}

@@ -2,11 +2,12 @@ import ContentCopyIcon from '@mui/icons-material/ContentCopy';
 import DeleteIcon from '@mui/icons-material/Delete';
 import EditIcon from '@mui/icons-material/Edit';
 import PlayArrowIcon from '@mui/icons-material/PlayArrow';
-import { Box, Breadcrumbs, Button, IconButton, Link, Paper, Tooltip, Typography } from '@mui/material';
+import { Box, Button, IconButton, Paper, Tooltip, Typography } from '@mui/material';
 import type { Environment, Inventory, Repository } from '@signalbox/contracts';
 import { type ReactNode, useState } from 'react';
 import { useTranslation } from 'react-i18next';
-import { Link as RouterLink, useNavigate } from 'react-router';
+import { useNavigate } from 'react-router';
+import { DetailHeader } from '../../app/PageHeader';
 import { useProjectContext } from '../../app/project-context';
 import { Spinner } from '../../app/states';
 import { RunTaskDialog } from '../tasks-run/RunTaskDialog';
@@ -66,58 +67,44 @@ export function TemplateDetail({ templateId, listPath }: { templateId: number; l
 
   return (
     <>
-      <Box
-        sx={{
-          display: 'flex',
-          alignItems: 'center',
-          flexWrap: 'wrap',
-          gap: 1,
-          px: { xs: 2, md: 3 },
-          py: 2,
-          borderBottom: 1,
-          borderColor: 'divider',
-          bgcolor: 'background.paper',
-        }}
-      >
-        <Breadcrumbs
-          aria-label={t('tpl.breadcrumb')}
-          sx={{ flex: '1 1 auto', minWidth: 0, '& ol': { flexWrap: 'wrap' } }}
-        >
-          <Link component={RouterLink} to={listPath} variant="h6" underline="hover">
-            {t('nav.templates')}
-          </Link>
-          <Typography variant="h6" component="h1" sx={{ fontWeight: 700, wordBreak: 'break-word' }}>
-            {tpl.name}
-          </Typography>
-        </Breadcrumbs>
-        <Box sx={{ display: 'flex', gap: 0.5, alignItems: 'center', ml: 'auto' }}>
-          {manage && (
-            <>
-              <Tooltip title={t('common.delete')}>
-                <IconButton aria-label={t('tpl.delete')} onClick={() => void del.start(tpl)}>
-                  <DeleteIcon />
-                </IconButton>
-              </Tooltip>
-              <Tooltip title={t('tpl.copy')}>
-                <IconButton
-                  aria-label={t('tpl.copy')}
-                  onClick={() => navigate(`${listPath}/new/edit?copy=${tpl.id}`)}
-                >
-                  <ContentCopyIcon />
-                </IconButton>
-              </Tooltip>
-              <Tooltip title={t('res.edit')}>
-                <IconButton aria-label={t('tpl.edit')} onClick={() => navigate(`${listPath}/${tpl.id}/edit`)}>
-                  <EditIcon />
-                </IconButton>
-              </Tooltip>
-            </>
-          )}
-          <Button variant="contained" startIcon={<PlayArrowIcon />} onClick={() => setRunning(true)}>
-            {t(runLabelKey(tpl.type))}
-          </Button>
-        </Box>
-      </Box>
+      <DetailHeader
+        label={t('tpl.breadcrumb')}
+        listLabel={t('nav.templates')}
+        listPath={listPath}
+        title={tpl.name}
+        actions={
+          <Box sx={{ display: 'flex', gap: 0.5, alignItems: 'center', ml: 'auto' }}>
+            {manage && (
+              <>
+                <Tooltip title={t('common.delete')}>
+                  <IconButton aria-label={t('tpl.delete')} onClick={() => void del.start(tpl)}>
+                    <DeleteIcon />
+                  </IconButton>
+                </Tooltip>
+                <Tooltip title={t('tpl.copy')}>
+                  <IconButton
+                    aria-label={t('tpl.copy')}
+                    onClick={() => navigate(`${listPath}/new/edit?copy=${tpl.id}`)}
+                  >
+                    <ContentCopyIcon />
+                  </IconButton>
+                </Tooltip>
+                <Tooltip title={t('res.edit')}>
+                  <IconButton
+                    aria-label={t('tpl.edit')}
+                    onClick={() => navigate(`${listPath}/${tpl.id}/edit`)}
+                  >
+                    <EditIcon />
+                  </IconButton>
+                </Tooltip>
+              </>
+            )}
+            <Button variant="contained" startIcon={<PlayArrowIcon />} onClick={() => setRunning(true)}>
+              {t(runLabelKey(tpl.type))}
+            </Button>
+          </Box>
+        }
+      />
       <PageBody>
         <Paper variant="outlined" sx={{ p: 2, mb: 2 }}>
           {tpl.description && (

@@ -24,7 +24,7 @@ import {
 import type { ApiToken } from '@signalbox/contracts';
 import { type FormEvent, useEffect, useState } from 'react';
 import { useTranslation } from 'react-i18next';
-import { ConfirmDialog } from '../../app/ConfirmDialog';
+import { ConfirmDialog, useConfirmedDelete } from '../../app/ConfirmDialog';
 import { formatDateTime } from '../../app/format';
 import { FormError } from '../../app/forms';
 import { useNotify } from '../../app/snackbar';
@@ -45,11 +45,14 @@ export function ApiTokensDialog({ open, onClose }: { open: boolean; onClose: () 
   const notify = useNotify();
   const tokens = useApiTokens(open);
   const create = useCreateApiToken();
-  const remove = useDeleteApiToken();
+  const del = useConfirmedDelete(
+    useDeleteApiToken(),
+    (token: ApiToken) => token.id,
+    (token) => t('tokens.deleted', { name: token.name || t('tokens.untitled') }),
+  );
   const [name, setName] = useState('');
   const [lifetime, setLifetime] = useState<number>(90);
   const [shown, setShown] = useState<string | null>(null);
-  const [deleting, setDeleting] = useState<ApiToken | null>(null);
 
   // biome-ignore lint/correctness/useExhaustiveDependencies: reset when the dialog opens
   useEffect(() => {
@@ -57,7 +60,7 @@ export function ApiTokensDialog({ open, onClose }: { open: boolean; onClose: () 
       setName('');
       setLifetime(90);
       setShown(null);
-      setDeleting(null);
+      del.close();
       create.reset();
     }
   }, [open]);
@@ -80,17 +83,6 @@ export function ApiTokensDialog({ open, onClose }: { open: boolean; onClose: () 
       notify.success(t('tokens.copied'));
     } catch {
       notify.error(new Error(t('tokens.copyFailed')));
-    }
-  };
-
-  const confirmDelete = async () => {
-    if (!deleting) return;
-    try {
-      await remove.mutateAsync(deleting.id);
-      notify.success(t('tokens.deleted', { name: deleting.name || t('tokens.untitled') }));
-      setDeleting(null);
-    } catch {
-      // Shown in the confirmation's alert.
     }
   };
 
@@ -203,10 +195,7 @@ export function ApiTokensDialog({ open, onClose }: { open: boolean; onClose: () 
                           <IconButton
                             aria-label={t('tokens.deleteNamed', { name: label })}
                             size="small"
-                            onClick={() => {
-                              remove.reset();
-                              setDeleting(token);
-                            }}
+                            onClick={() => del.ask(token)}
                           >
                             <DeleteIcon fontSize="small" />
                           </IconButton>
@@ -224,13 +213,9 @@ export function ApiTokensDialog({ open, onClose }: { open: boolean; onClose: () 
         <Button onClick={onClose}>{t('common.close')}</Button>
       </DialogActions>
       <ConfirmDialog
-        open={!!deleting}
         title={t('tokens.deleteTitle')}
-        text={t('tokens.deleteConfirm', { name: deleting ? deleting.name || t('tokens.untitled') : '' })}
-        pending={remove.isPending}
-        error={remove.error}
-        onConfirm={() => void confirmDelete()}
-        onClose={() => setDeleting(null)}
+        text={t('tokens.deleteConfirm', { name: del.target ? del.target.name || t('tokens.untitled') : '' })}
+        {...del.dialogProps}
       />
     </Dialog>
   );

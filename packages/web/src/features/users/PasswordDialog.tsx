@@ -5,8 +5,7 @@ import { useEffect } from 'react';
 import { type Resolver, useForm } from 'react-hook-form';
 import { useTranslation } from 'react-i18next';
 import { useUser } from '../../api/session';
-import { CheckboxField, FormError, useFieldError } from '../../app/forms';
-import { useNotify } from '../../app/snackbar';
+import { CheckboxField, FormError, useFieldError, useSaveAndClose } from '../../app/forms';
 import { useChangePassword } from './api';
 
 type Values = { password: string; current_password: string; revoke_tokens: boolean };
@@ -18,7 +17,6 @@ const blank: Values = { password: '', current_password: '', revoke_tokens: true 
  */
 export function PasswordDialog({ open, user, onClose }: { open: boolean; user: User; onClose: () => void }) {
   const { t } = useTranslation();
-  const notify = useNotify();
   const change = useChangePassword();
   const fieldError = useFieldError();
   const own = useUser().data?.id === user.id;
@@ -35,20 +33,13 @@ export function PasswordDialog({ open, user, onClose }: { open: boolean; user: U
     }
   }, [open, reset]);
 
-  const submit = handleSubmit(async ({ password, current_password, revoke_tokens }) => {
-    try {
-      await change.mutateAsync({
-        id: user.id,
-        password,
-        revoke_tokens,
-        ...(own ? { current_password } : {}),
-      });
-      notify.success(t('users.passwordChanged', { name: user.name }));
-      onClose();
-    } catch {
-      // Shown in the form's alert.
-    }
-  });
+  const saveAndClose = useSaveAndClose(change, onClose);
+  const submit = handleSubmit(({ password, current_password, revoke_tokens }) =>
+    saveAndClose(
+      { id: user.id, password, revoke_tokens, ...(own ? { current_password } : {}) },
+      t('users.passwordChanged', { name: user.name }),
+    ),
+  );
 
   return (
     <Dialog open={open} onClose={onClose} fullWidth maxWidth="xs">

@@ -14,8 +14,7 @@ import { type User, userCreateInput, userUpdateInput } from '@signalbox/contract
 import { useEffect } from 'react';
 import { type Resolver, useForm } from 'react-hook-form';
 import { useTranslation } from 'react-i18next';
-import { CheckboxField, FormError, useFieldError } from '../../app/forms';
-import { useNotify } from '../../app/snackbar';
+import { CheckboxField, FormError, useFieldError, useSaveAndClose } from '../../app/forms';
 import { type UserValues, useSaveUser } from './api';
 
 type Props = {
@@ -42,7 +41,6 @@ const empty: UserValues = {
 /** Create or edit a user. */
 export function UserDialog({ open, user, adminEditor, title, onClose }: Props) {
   const { t } = useTranslation();
-  const notify = useNotify();
   const save = useSaveUser();
   const fieldError = useFieldError();
   const isNew = !user;
@@ -61,15 +59,10 @@ export function UserDialog({ open, user, adminEditor, title, onClose }: Props) {
     reset(user ? { ...empty, ...user, password: undefined } : empty);
   }, [open, user, reset]);
 
-  const submit = handleSubmit(async (values) => {
-    try {
-      await save.mutateAsync({ id: user?.id, values });
-      notify.success(t(isNew ? 'users.created' : 'users.saved', { name: values.name }));
-      onClose();
-    } catch {
-      // The error shows in the form's alert.
-    }
-  });
+  const saveAndClose = useSaveAndClose(save, onClose);
+  const submit = handleSubmit((values) =>
+    saveAndClose({ id: user?.id, values }, t(isNew ? 'users.created' : 'users.saved', { name: values.name })),
+  );
 
   const e = formState.errors;
   return (

@@ -23,11 +23,11 @@ import { useState } from 'react';
 import { useTranslation } from 'react-i18next';
 import { Navigate, useNavigate } from 'react-router';
 import { useSignedInUser } from '../../api/session';
-import { ConfirmDialog } from '../../app/ConfirmDialog';
+import { ConfirmDialog, useConfirmedDelete } from '../../app/ConfirmDialog';
+import { useEditDialog } from '../../app/edit-dialog';
 import { FormError } from '../../app/forms';
 import { PageHeader } from '../../app/PageHeader';
 import { readPref } from '../../app/prefs';
-import { useNotify } from '../../app/snackbar';
 import { Spinner } from '../../app/states';
 import { useDeleteUser, useUsers } from './api';
 import { PasswordDialog } from './PasswordDialog';
@@ -42,30 +42,21 @@ const Mark = ({ on, label }: { on: boolean; label: string }) =>
 export default function UsersPage() {
   const { t } = useTranslation();
   const navigate = useNavigate();
-  const notify = useNotify();
   const me = useSignedInUser();
   const users = useUsers();
-  const remove = useDeleteUser();
+  const del = useConfirmedDelete(
+    useDeleteUser(),
+    (u: User) => u.id,
+    (u) => t('users.deleted', { name: u.name }),
+  );
   const [page, setPage] = useState(0);
-  const [editing, setEditing] = useState<User | 'new' | null>(null);
+  const dialog = useEditDialog<User>();
   const [password, setPassword] = useState<User | null>(null);
-  const [deleting, setDeleting] = useState<User | null>(null);
 
   if (!me.admin) return <Navigate to="/" replace />;
   const list = users.data ?? [];
   const rows = list.slice(page * PAGE_SIZE, (page + 1) * PAGE_SIZE);
   const lastProject = readPref('projectId');
-
-  const confirmDelete = async () => {
-    if (!deleting) return;
-    try {
-      await remove.mutateAsync(deleting.id);
-      notify.success(t('users.deleted', { name: deleting.name }));
-      setDeleting(null);
-    } catch {
-      // Shown in the dialog.
-    }
-  };
 
   return (
     <Box>
@@ -82,7 +73,7 @@ export default function UsersPage() {
           </Tooltip>
         }
         actions={
-          <Button variant="contained" startIcon={<AddIcon />} onClick={() => setEditing('new')}>
+          <Button variant="contained" startIcon={<AddIcon />} onClick={dialog.startNew}>
             {t('users.newUser')}
           </Button>
         }
@@ -125,7 +116,7 @@ export default function UsersPage() {
                         <Tooltip title={t('users.editUser')}>
                           <IconButton
                             aria-label={t('users.editUserNamed', { name: u.name })}
-                            onClick={() => setEditing(u)}
+                            onClick={() => dialog.edit(u)}
                           >
                             <EditIcon fontSize="small" />
                           </IconButton>
@@ -146,10 +137,7 @@ export default function UsersPage() {
                             <IconButton
                               aria-label={t('users.deleteUserNamed', { name: u.name })}
                               disabled={u.id === me.id}
-                              onClick={() => {
-                                remove.reset();
-                                setDeleting(u);
-                              }}
+                              onClick={() => del.ask(u)}
                             >
                               <DeleteIcon fontSize="small" />
                             </IconButton>
@@ -174,21 +162,12 @@ export default function UsersPage() {
           </Paper>
         )}
       </Box>
-      <UserDialog
-        open={editing !== null}
-        user={editing === 'new' || editing === null ? undefined : editing}
-        adminEditor
-        onClose={() => setEditing(null)}
-      />
+      <UserDialog open={dialog.open} user={dialog.item ?? undefined} adminEditor onClose={dialog.close} />
       {password && <PasswordDialog open user={password} onClose={() => setPassword(null)} />}
       <ConfirmDialog
-        open={!!deleting}
         title={t('users.deleteUser')}
-        text={t('users.deleteConfirm', { name: deleting?.name ?? '' })}
-        pending={remove.isPending}
-        error={remove.error}
-        onConfirm={() => void confirmDelete()}
-        onClose={() => setDeleting(null)}
+        text={t('users.deleteConfirm', { name: del.target?.name ?? '' })}
+        {...del.dialogProps}
       />
     </Box>
   );

@@ -16,8 +16,8 @@ import { useTranslation } from 'react-i18next';
 import { Link as RouterLink } from 'react-router';
 import { ApiError } from '../../../api/client';
 import { ConfirmDialog } from '../../../app/ConfirmDialog';
-import { fetchRefs, hasRefs } from './api';
-import { ErrorAlert } from './ui';
+import { fetchRefs, hasRefs, useResourceDelete } from './api';
+import { ErrorAlert, useResourceNotify } from './ui';
 
 type Target = { id: number; name: string };
 type State =
@@ -88,6 +88,33 @@ export function useDeleteFlow({
     />
   );
   return { start, element };
+}
+
+/**
+ * The delete flow of a project resource list: the references check, the delete that refreshes the list, and a
+ * success snackbar from the catalogue key `deletedKey` (given the item's name).
+ */
+export function useResourceDeleteFlow({
+  projectId,
+  collection,
+  objectKey,
+  deletedKey,
+}: {
+  projectId: number;
+  collection: string;
+  objectKey: string;
+  deletedKey: string;
+}) {
+  const { t } = useTranslation();
+  const notify = useResourceNotify();
+  const remove = useResourceDelete(projectId, collection);
+  return useDeleteFlow({
+    projectId,
+    collection,
+    objectKey,
+    remove: (id) => remove.mutateAsync(id),
+    onDeleted: (target) => notify.success(t(deletedKey, { name: target.name })),
+  });
 }
 
 const refLinks: Record<keyof Refs, (projectId: number, id: number) => string> = {
