@@ -29,9 +29,24 @@ const serverSystem = [
   'src/scheduler/scheduler.realtime.test.ts',
 ];
 
+/**
+ * System tests whose subject is a task executor and the real tool it drives (ansible-playbook, git over ssh and
+ * http, the terraform/tofu/pulumi stand-ins), not the database: they run on SQLite only. The task engine, queue,
+ * output, retention, restarts and outages stay in `system`, which repeats them on every configured database.
+ */
+const serverExecutors = [
+  'src/tasks/ansible.test.ts',
+  'src/tasks/ansible-unsafe-vars.test.ts',
+  'src/tasks/executor-paths.test.ts',
+  'src/tasks/git-remote.test.ts',
+  'src/tasks/git-transports.test.ts',
+  'src/tasks/playbook-override.test.ts',
+  'src/tasks/terraform.test.ts',
+];
+
 const serverApi = {
   include: ['src/**/*.test.ts', 'test/**/*.test.ts'],
-  exclude: [...serverUnit, ...serverSystem],
+  exclude: [...serverUnit, ...serverSystem, ...serverExecutors],
 };
 
 /**
@@ -43,7 +58,8 @@ export const tiers = {
   contracts: { root: 'packages/contracts', include: ['src/**/*.test.ts'] },
   web: { root: 'packages/web', include: ['src/**/*.test.ts'] },
   api: { root: 'packages/server', ...serverApi },
-  system: { root: 'packages/server', include: serverSystem, exclude: serverUnit },
+  system: { root: 'packages/server', include: serverSystem, exclude: [...serverUnit, ...serverExecutors] },
+  executors: { root: 'packages/server', include: serverExecutors },
   e2e: { root: 'e2e', include: ['**/*.test.ts'], exclude: ['screenshots.test.ts'] },
   screenshots: { root: 'e2e', include: ['screenshots.test.ts'] },
 };

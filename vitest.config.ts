@@ -19,18 +19,26 @@ const serverEnv = { SIGNALBOX_BCRYPT_COST: '4' };
 const server = { testTimeout: 60_000, hookTimeout: 60_000, pool: 'forks' } as const;
 
 // Projects run in groups, one after the other: the in-process tiers, then the tiers that time real processes,
-// then the browser, so a browser test never waits behind a CPU-bound API file.
+// then the browser, so a browser test never waits behind a CPU-bound API file. Vitest's default of one worker
+// less than the cores would run one file at a time on a 2-core machine; the files of a group mostly wait (for
+// the database servers, for child processes, for the browser), so each group runs a few at once. The projects
+// of one group must name the same count.
+const workers = { inProcess: 3, system: 3, browser: 2 } as const;
+// `expect.poll` gives up after one second by default: too short on a loaded machine.
+const poll = { expect: { poll: { timeout: 30_000 } } } as const;
+const inProcess = { maxWorkers: workers.inProcess, sequence: { groupOrder: 0 } } as const;
+const system = { maxWorkers: workers.system, sequence: { groupOrder: 1 } } as const;
 const projects: TestProjectInlineConfiguration[] = [
-  { test: { name: 'unit', ...files('unit'), pool: 'threads', sequence: { groupOrder: 0 } } },
-  { test: { name: 'contracts', ...files('contracts'), sequence: { groupOrder: 0 } } },
-  { test: { name: 'web', ...files('web'), sequence: { groupOrder: 0 } } },
+  { test: { name: 'unit', ...files('unit'), pool: 'threads', ...inProcess } },
+  { test: { name: 'contracts', ...files('contracts'), ...inProcess } },
+  { test: { name: 'web', ...files('web'), ...inProcess } },
   {
     test: {
       name: 'api',
       ...files('api'),
       ...server,
       env: { ...serverEnv, SIGNALBOX_TEST_DIALECTS: 'sqlite' },
-      sequence: { groupOrder: 0 },
+      ...inProcess,
     },
   },
   {
@@ -41,10 +49,20 @@ const projects: TestProjectInlineConfiguration[] = [
       include: otherDialects ? tiers.api.include : [],
       ...server,
       env: { ...serverEnv, SIGNALBOX_TEST_DIALECTS: 'postgres,mysql' },
-      sequence: { groupOrder: 0 },
+      ...inProcess,
     },
   },
-  { test: { name: 'system', ...files('system'), ...server, env: serverEnv, sequence: { groupOrder: 1 } } },
+  { test: { name: 'system', ...files('system'), ...server, ...poll, env: serverEnv, ...system } },
+  {
+    test: {
+      name: 'executors',
+      ...files('executors'),
+      ...server,
+      ...poll,
+      env: { ...serverEnv, SIGNALBOX_TEST_DIALECTS: 'sqlite' },
+      ...system,
+    },
+  },
   {
     test: {
       name: 'e2e',
@@ -55,7 +73,8 @@ const projects: TestProjectInlineConfiguration[] = [
       testTimeout: 120_000,
       hookTimeout: 120_000,
       pool: 'forks',
-      fileParallelism: false,
+      ...poll,
+      maxWorkers: workers.browser,
       sequence: { groupOrder: 2 },
     },
   },
@@ -68,6 +87,7 @@ if (screenshots) {
       testTimeout: 120_000,
       hookTimeout: 120_000,
       pool: 'forks',
+      ...poll,
       fileParallelism: false,
       sequence: { groupOrder: 3 },
     },

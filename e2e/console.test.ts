@@ -204,8 +204,13 @@ describe('users', () => {
     const page = await pageAs(suite.admin);
     await page.goto('/users');
     await page.getByRole('heading', { name: 'Users' }).waitFor();
-    expect(await page.locator('tbody tr').count()).toBe(20);
+    // The rows arrive after the heading: wait for the first page to fill, then for the second to replace it.
+    await expect.poll(() => page.locator('tbody tr').count()).toBe(20);
+    const firstOfPageOne = await page.locator('tbody tr').first().textContent();
     await page.getByRole('button', { name: 'Next page' }).click();
+    await expect
+      .poll(async () => (await page.locator('tbody tr').first().textContent()) !== firstOfPageOne)
+      .toBe(true);
     expect(await page.locator('tbody tr').count()).toBeGreaterThan(0);
     await page.context().close();
 
