@@ -4,9 +4,8 @@ import { testDialects } from '../../../test/support/dialects';
 import { type Client, createHarness, type Harness } from '../../../test/support/harness';
 import {
   type Actor,
-  actorClient,
-  actors,
   createProjectActors,
+  expectCodesByActor,
   memberCodes,
   ownerCodes,
   type ProjectActors,
@@ -15,8 +14,6 @@ import {
 describe.each(testDialects())('team on $name', (dialect) => {
   let h: Harness;
   let team: ProjectActors;
-
-  const as = (actor: Actor): Client => actorClient(h, team, actor);
 
   const membership = (pid: number) =>
     h.deps.db
@@ -31,6 +28,13 @@ describe.each(testDialects())('team on $name', (dialect) => {
       .insertInto('project_user')
       .values({ project_id: pid, user_id: userId, role, created: new Date().toISOString() })
       .execute();
+
+  /** A fresh user, added to the team's project as a guest. */
+  const newGuest = async () => {
+    const user = await h.userClient();
+    await addRow(team.projectId, user.userId, 'guest');
+    return user;
+  };
 
   /** The description of the project's latest event about `objectId`. */
   const latestEventAbout = async (objectId: number) =>
@@ -98,11 +102,7 @@ describe.each(testDialects())('team on $name', (dialect) => {
   });
 
   it('GET users: permission matrix', async () => {
-    const expected = memberCodes(200);
-    for (const actor of actors) {
-      const res = await as(actor).get(`/api/project/${team.projectId}/users`);
-      expect(res.statusCode, actor).toBe(expected[actor]);
-    }
+    await expectCodesByActor(h, team, memberCodes(200), (c) => c.get(`/api/project/${team.projectId}/users`));
     expect((await team.admin.get('/api/project/999999/users')).statusCode).toBe(404);
   });
 
@@ -124,11 +124,9 @@ describe.each(testDialects())('team on $name', (dialect) => {
     expect(names).toEqual(
       [...names].sort((a, b) => a.localeCompare(b, 'en', { sensitivity: 'base', numeric: true })),
     );
-    const expected = ownerCodes(200);
-    for (const actor of actors) {
-      const r = await as(actor).get(`/api/project/${team.projectId}/users/candidates`);
-      expect(r.statusCode, actor).toBe(expected[actor]);
-    }
+    await expectCodesByActor(h, team, ownerCodes(200), (c) =>
+      c.get(`/api/project/${team.projectId}/users/candidates`),
+    );
   });
 
   it('adds a member (204, then listed) and records an event', async () => {
@@ -207,16 +205,20 @@ describe.each(testDialects())('team on $name', (dialect) => {
 
   it('POST users: permission matrix', async () => {
     const expected = ownerCodes(204);
-    for (const actor of actors) {
-      const target = await h.userClient();
-      const res = await as(actor).post(`/api/project/${team.projectId}/users`, {
-        user_id: target.userId,
-        role: 'guest',
-      });
-      expect(res.statusCode, actor).toBe(expected[actor]);
-      const added = (await membership(team.projectId)).some((m) => m.user_id === target.userId);
-      expect(added, actor).toBe(expected[actor] === 204);
-    }
+    let target: Client;
+    await expectCodesByActor(
+      h,
+      team,
+      expected,
+      async (c) => {
+        target = await h.userClient();
+        return c.post(`/api/project/${team.projectId}/users`, { user_id: target.userId, role: 'guest' });
+      },
+      async (_res, actor) => {
+        const added = (await membership(team.projectId)).some((m) => m.user_id === target.userId);
+        expect(added, actor).toBe(expected[actor] === 204);
+      },
+    );
   });
 
   it('changes a role (204), refuses unknown members and bad roles', async () => {
@@ -255,16 +257,20 @@ describe.each(testDialects())('team on $name', (dialect) => {
 
   it('PUT users/{id}: permission matrix', async () => {
     const expected = ownerCodes(204);
-    for (const actor of actors) {
-      const target = await h.userClient();
-      await addRow(team.projectId, target.userId, 'guest');
-      const res = await as(actor).put(`/api/project/${team.projectId}/users/${target.userId}`, {
-        role: 'task_runner',
-      });
-      expect(res.statusCode, actor).toBe(expected[actor]);
-      const role = (await membership(team.projectId)).find((m) => m.user_id === target.userId)?.role;
-      expect(role, actor).toBe(expected[actor] === 204 ? 'task_runner' : 'guest');
-    }
+    let target: Client;
+    await expectCodesByActor(
+      h,
+      team,
+      expected,
+      async (c) => {
+        target = await newGuest();
+        return c.put(`/api/project/${team.projectId}/users/${target.userId}`, { role: 'task_runner' });
+      },
+      async (_res, actor) => {
+        const role = (await membership(team.projectId)).find((m) => m.user_id === target.userId)?.role;
+        expect(role, actor).toBe(expected[actor] === 204 ? 'task_runner' : 'guest');
+      },
+    );
   });
 
   it('removes a member (204) and answers 404 for a non-member', async () => {
@@ -280,14 +286,20 @@ describe.each(testDialects())('team on $name', (dialect) => {
 
   it('DELETE users/{id}: permission matrix', async () => {
     const expected = ownerCodes(204);
-    for (const actor of actors) {
-      const target = await h.userClient();
-      await addRow(team.projectId, target.userId, 'guest');
-      const res = await as(actor).del(`/api/project/${team.projectId}/users/${target.userId}`);
-      expect(res.statusCode, actor).toBe(expected[actor]);
-      const still = (await membership(team.projectId)).some((m) => m.user_id === target.userId);
-      expect(still, actor).toBe(expected[actor] !== 204);
-    }
+    let target: Client;
+    await expectCodesByActor(
+      h,
+      team,
+      expected,
+      async (c) => {
+        target = await newGuest();
+        return c.del(`/api/project/${team.projectId}/users/${target.userId}`);
+      },
+      async (_res, actor) => {
+        const still = (await membership(team.projectId)).some((m) => m.user_id === target.userId);
+        expect(still, actor).toBe(expected[actor] !== 204);
+      },
+    );
   });
 
   it('never removes or demotes the last owner; a second owner makes both possible', async () => {
@@ -321,11 +333,9 @@ describe.each(testDialects())('team on $name', (dialect) => {
       'non-member': 403,
       anonymous: 401,
     };
-    const client = (actor: Actor) => actorClient(h, { ...team, members: leaving }, actor);
-    for (const actor of actors) {
-      const res = await client(actor).del(`/api/project/${pid}/me`);
-      expect(res.statusCode, actor).toBe(expected[actor]);
-    }
+    await expectCodesByActor(h, { ...team, members: leaving }, expected, (c) =>
+      c.del(`/api/project/${pid}/me`),
+    );
     expect((await owner.del(`/api/project/${pid}/me`)).json().error).toBe(
       'The owner cannot leave the project',
     );
