@@ -1,4 +1,5 @@
 import type { ProjectRole } from '@signalbox/contracts';
+import type { LightMyRequestResponse } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { testDialects } from '../../../test/support/dialects';
 import { type Client, createHarness, type Harness } from '../../../test/support/harness';
@@ -34,6 +35,29 @@ describe.each(testDialects())('team on $name', (dialect) => {
     const user = await h.userClient();
     await addRow(team.projectId, user.userId, 'guest');
     return user;
+  };
+
+  /**
+   * The owners-only matrix of a call on a user: each actor calls once, on a fresh user from `target`; `check` then
+   * looks at that user, knowing whether the call was allowed (204).
+   */
+  const expectOwnerMatrixOn = async (
+    target: () => Promise<Client>,
+    call: (client: Client, target: Client) => Promise<LightMyRequestResponse>,
+    check: (target: Client, allowed: boolean, actor: Actor) => Promise<void>,
+  ) => {
+    const expected = ownerCodes(204);
+    let user: Client;
+    await expectCodesByActor(
+      h,
+      team,
+      expected,
+      async (c) => {
+        user = await target();
+        return call(c, user);
+      },
+      (_res, actor) => check(user, expected[actor] === 204, actor),
+    );
   };
 
   /** The description of the project's latest event about `objectId`. */
@@ -204,19 +228,13 @@ describe.each(testDialects())('team on $name', (dialect) => {
   });
 
   it('POST users: permission matrix', async () => {
-    const expected = ownerCodes(204);
-    let target: Client;
-    await expectCodesByActor(
-      h,
-      team,
-      expected,
-      async (c) => {
-        target = await h.userClient();
-        return c.post(`/api/project/${team.projectId}/users`, { user_id: target.userId, role: 'guest' });
-      },
-      async (_res, actor) => {
+    await expectOwnerMatrixOn(
+      () => h.userClient(),
+      (c, target) =>
+        c.post(`/api/project/${team.projectId}/users`, { user_id: target.userId, role: 'guest' }),
+      async (target, allowed, actor) => {
         const added = (await membership(team.projectId)).some((m) => m.user_id === target.userId);
-        expect(added, actor).toBe(expected[actor] === 204);
+        expect(added, actor).toBe(allowed);
       },
     );
   });
@@ -256,19 +274,12 @@ describe.each(testDialects())('team on $name', (dialect) => {
   });
 
   it('PUT users/{id}: permission matrix', async () => {
-    const expected = ownerCodes(204);
-    let target: Client;
-    await expectCodesByActor(
-      h,
-      team,
-      expected,
-      async (c) => {
-        target = await newGuest();
-        return c.put(`/api/project/${team.projectId}/users/${target.userId}`, { role: 'task_runner' });
-      },
-      async (_res, actor) => {
+    await expectOwnerMatrixOn(
+      newGuest,
+      (c, target) => c.put(`/api/project/${team.projectId}/users/${target.userId}`, { role: 'task_runner' }),
+      async (target, allowed, actor) => {
         const role = (await membership(team.projectId)).find((m) => m.user_id === target.userId)?.role;
-        expect(role, actor).toBe(expected[actor] === 204 ? 'task_runner' : 'guest');
+        expect(role, actor).toBe(allowed ? 'task_runner' : 'guest');
       },
     );
   });
@@ -285,19 +296,12 @@ describe.each(testDialects())('team on $name', (dialect) => {
   });
 
   it('DELETE users/{id}: permission matrix', async () => {
-    const expected = ownerCodes(204);
-    let target: Client;
-    await expectCodesByActor(
-      h,
-      team,
-      expected,
-      async (c) => {
-        target = await newGuest();
-        return c.del(`/api/project/${team.projectId}/users/${target.userId}`);
-      },
-      async (_res, actor) => {
+    await expectOwnerMatrixOn(
+      newGuest,
+      (c, target) => c.del(`/api/project/${team.projectId}/users/${target.userId}`),
+      async (target, allowed, actor) => {
         const still = (await membership(team.projectId)).some((m) => m.user_id === target.userId);
-        expect(still, actor).toBe(expected[actor] !== 204);
+        expect(still, actor).toBe(!allowed);
       },
     );
   });
