@@ -1,5 +1,6 @@
 import type { LightMyRequestResponse } from 'fastify';
 import type { Database } from '../../src/db/tables';
+import { projectObjectTables } from './backup-fixture';
 import type { Client, Harness } from './harness';
 import { taskRow } from './task-fixtures';
 
@@ -32,13 +33,7 @@ const tables: (keyof Database)[] = [
   'user',
   'project',
   'project_user',
-  'access_key',
-  'repository',
-  'inventory',
-  'environment',
-  'view',
-  'template',
-  'schedule',
+  ...projectObjectTables,
   'task',
   'integration',
   'integration_alias',
@@ -65,6 +60,23 @@ export async function snapshot(h: Harness) {
 const sortKey = (table: keyof Database) => (table === 'option' ? 'key' : 'id') as 'id';
 
 export type Ids = Record<string, number | string>;
+
+/** An integration matcher on a request header, and a value extracted from one: valid bodies of their routes. */
+export const headerMatcher = {
+  name: 'm',
+  match_type: 'header',
+  body_data_type: 'string',
+  key: 'x',
+  method: 'equals',
+  value: 'y',
+};
+export const headerValue = {
+  name: 'v',
+  value_source: 'header',
+  body_data_type: 'string',
+  key: 'x',
+  variable: 'X',
+};
 
 /** What a seeded project's template carries beyond the defaults. */
 export type SeedOptions = { templateInView?: boolean; surveyVars?: unknown[] };
@@ -138,25 +150,10 @@ export async function seedProject(
   );
   const alias = await ok(owner.post(`${base}/integrations/${integ.id}/aliases`, {}));
   const matcher = await ok(
-    owner.post(`${base}/integrations/${integ.id}/matchers`, {
-      name: 'm',
-      match_type: 'header',
-      body_data_type: 'string',
-      key: 'x',
-      method: 'equals',
-      value: 'y',
-      integration_id: integ.id,
-    }),
+    owner.post(`${base}/integrations/${integ.id}/matchers`, { ...headerMatcher, integration_id: integ.id }),
   );
   const value = await ok(
-    owner.post(`${base}/integrations/${integ.id}/values`, {
-      name: 'v',
-      value_source: 'header',
-      body_data_type: 'string',
-      key: 'x',
-      variable: 'X',
-      integration_id: integ.id,
-    }),
+    owner.post(`${base}/integrations/${integ.id}/values`, { ...headerValue, integration_id: integ.id }),
   );
   const now = new Date().toISOString();
   const task = await h.deps.db

@@ -4,6 +4,17 @@ import { templateRow } from './task-fixtures';
 
 export const FIXTURE_SECRET = 'TOPSECRET-fixture-9f3a1c';
 
+/** The tables of a project's own objects (rows with a project_id), in the order a project's objects are made. */
+export const projectObjectTables = [
+  'access_key',
+  'repository',
+  'inventory',
+  'environment',
+  'view',
+  'template',
+  'schedule',
+] as const;
+
 /**
  * Fills a project with one of everything, written straight to the database (the resource APIs are built
  * elsewhere): keys, repository, inventories, environment, views, build/deploy templates with survey variables,

@@ -1,4 +1,4 @@
-import type { Ids } from './api-walk';
+import { headerMatcher, headerValue, type Ids } from './api-walk';
 
 /**
  * Case generators for the route-walking robustness test: request bodies, path parameters and query strings that
@@ -212,15 +212,8 @@ export function validBodies(
     environment_id: ids.environment,
   };
   const schedule = { name: 's', template_id: ids.templates, cron_format: '0 0 * * *' };
-  const matcher = {
-    name: 'm',
-    match_type: 'header',
-    body_data_type: 'string',
-    key: 'x',
-    method: 'equals',
-    value: 'y',
-  };
-  const value = { name: 'v', value_source: 'header', body_data_type: 'string', key: 'x', variable: 'X' };
+  const matcher = headerMatcher;
+  const value = headerValue;
   const both = (path: string, body: Record<string, unknown>) => ({
     [`POST ${project}/${path}`]: body,
     [`PUT ${project}/${path}/:id`]: body,

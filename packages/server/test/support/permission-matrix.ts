@@ -119,3 +119,47 @@ export function resourceMatrixTests(
     await expectMatrix(team(), writeCodes(204), async (c) => c.del(url((await create()).id)));
   });
 }
+
+/** Calls once per caller (as `statusByCaller` does) and checks the status codes against `expected` at once. */
+export async function expectStatusByCaller(
+  clients: Record<Caller, Client>,
+  expected: Record<Caller, number>,
+  call: (client: Client, caller: Caller) => Promise<{ statusCode: number }>,
+  message?: string,
+) {
+  expect(await statusByCaller(clients, call), message).toEqual(expected);
+}
+
+/**
+ * The write tests of a project collection (`<base>/<collection>` with `/:id`) checked by status code alone:
+ * creating, updating and deleting need manageProjectResources. `project` is read when a test runs (set in
+ * beforeAll); `updated` makes the object every caller updates, `deleted` a fresh object per caller to delete, and
+ * `body` is the request body of a POST or PUT.
+ */
+export function manageResourceStatusTests(
+  project: () => { clients: Team; base: string },
+  collection: string,
+  objects: {
+    body: (caller: Caller, method: 'POST' | 'PUT') => unknown;
+    updated: () => Promise<number>;
+    deleted: (caller: Caller) => Promise<number>;
+  },
+) {
+  const url = () => `${project().base}/${collection}`;
+  it(`POST ${collection} needs manageProjectResources`, async () => {
+    await expectStatusByCaller(project().clients, writeCodes(201), (c, caller) =>
+      c.post(url(), objects.body(caller, 'POST')),
+    );
+  });
+  it(`PUT ${collection}/{id} needs manageProjectResources`, async () => {
+    const id = await objects.updated();
+    await expectStatusByCaller(project().clients, writeCodes(204), (c, caller) =>
+      c.put(`${url()}/${id}`, objects.body(caller, 'PUT')),
+    );
+  });
+  it(`DELETE ${collection}/{id} needs manageProjectResources`, async () => {
+    await expectStatusByCaller(project().clients, writeCodes(204), async (c, caller) =>
+      c.del(`${url()}/${await objects.deleted(caller)}`),
+    );
+  });
+}

@@ -1,4 +1,6 @@
 import type { ProjectRole } from '@signalbox/contracts';
+import type { LightMyRequestResponse } from 'fastify';
+import { expect } from 'vitest';
 import type { Client, Harness } from './harness';
 
 /** The callers of the project and team API tests, named as the tests name them. */
@@ -43,6 +45,24 @@ export function actorClient(
   if (actor === 'non-member') return callers.outsider;
   if (actor === 'anonymous') return h.anonymous();
   return callers.members[actor];
+}
+
+/**
+ * Calls once per actor (in `actors` order) and checks each status code against `expected`, naming the actor in a
+ * failure; `then` runs after each call with its answer, for what the call must have changed or not.
+ */
+export async function expectCodesByActor(
+  h: Harness,
+  callers: Pick<ProjectActors, 'admin' | 'outsider' | 'members'>,
+  expected: Record<Actor, number>,
+  call: (client: Client, actor: Actor) => Promise<LightMyRequestResponse>,
+  then: (res: LightMyRequestResponse, actor: Actor) => unknown = () => {},
+) {
+  for (const actor of actors) {
+    const res = await call(actorClient(h, callers, actor), actor);
+    expect(res.statusCode, actor).toBe(expected[actor]);
+    await then(res, actor);
+  }
 }
 
 /** Members may call (reads); a non-member is refused, an anonymous caller must sign in. */

@@ -39,8 +39,48 @@ export async function expectRejected(
   expect(await snapshot(h)).toEqual(before);
 }
 
+/** Sends each bad body as a POST to `collectionUrl` and as a PUT to `itemUrl`, as `expectRejected` does. */
+export async function expectRejectedOnCreateAndUpdate(
+  h: Harness,
+  client: Client,
+  collectionUrl: string,
+  itemUrl: string,
+  bodies: unknown[],
+) {
+  await expectRejected(h, client, 'POST', collectionUrl, bodies);
+  await expectRejected(h, client, 'PUT', itemUrl, bodies);
+}
+
 /** Bodies every POST/PUT must refuse whatever its fields: malformed JSON and non-objects. */
 export const malformedBodies: unknown[] = ['{"name": ', '[1,2', 'null', '"text"', '42', [1, 2]];
+
+/** The refs of an object nothing uses. */
+export const noRefs = {
+  templates: [],
+  inventories: [],
+  repositories: [],
+  environments: [],
+  integrations: [],
+  schedules: [],
+};
+
+/** `client` POSTs `body` to `url`: 201 with exactly `answer` and a fresh id. Returns the answer. */
+export async function expectCreated(client: Client, url: string, body: unknown, answer: object) {
+  const res = await client.post(url, body);
+  expect(res.statusCode).toBe(201);
+  const created = res.json();
+  expect(created).toEqual({ id: expect.any(Number), ...answer });
+  return created;
+}
+
+/** GET `url` lists the objects sorted by name as `ascending`; `?sort=name&order=desc` lists them in reverse. */
+export async function expectSortedByName(client: Client, url: string, ascending: string[]) {
+  const res = await client.get(url);
+  expect(res.statusCode).toBe(200);
+  expect(res.json().map((r: { name: string }) => r.name)).toEqual(ascending);
+  const desc = await client.get(`${url}?sort=name&order=desc`);
+  expect(desc.json().map((r: { name: string }) => r.name)).toEqual([...ascending].reverse());
+}
 
 /** Names the latest events of the project, newest first. */
 export async function lastEvents(h: Harness, projectId: number, limit = 5) {

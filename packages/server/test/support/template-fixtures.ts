@@ -128,6 +128,26 @@ export function latestEventsOf(h: Harness, objectType: string, limit = 3) {
     .execute();
 }
 
+/**
+ * Updates the object `id` at `url` with `body` and deletes it as `client`; then the latest events about objects of
+ * `objectType` are about it, with `descriptions` (newest first: deleted, updated, created).
+ */
+export async function expectUpdateDeleteEvents(
+  h: Harness,
+  client: Client,
+  objectType: string,
+  url: string,
+  id: number,
+  body: unknown,
+  descriptions: string[],
+) {
+  await client.put(url, body);
+  await client.del(url);
+  expect(await latestEventsOf(h, objectType)).toEqual(
+    descriptions.map((description) => ({ description, object_id: id })),
+  );
+}
+
 /** The project of the template-area API tests: a team's project with its fixtures, and another team's project. */
 export type TemplatesProject = {
   clients: Team;

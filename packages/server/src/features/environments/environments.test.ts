@@ -3,9 +3,11 @@ import { testDialects } from '../../../test/support/dialects';
 import { createHarness, type Harness } from '../../../test/support/harness';
 import { createTeam, resourceMatrixTests, type Team } from '../../../test/support/permission-matrix';
 import {
+  expectCreated,
   expectDeleteRefused,
   expectForeignNotFound,
-  expectRejected,
+  expectRejectedOnCreateAndUpdate,
+  expectSortedByName,
   expectUpdateThenDelete,
   expectValidationErrors,
   MEGABYTE,
@@ -39,20 +41,18 @@ describe.each(testDialects())('environments on $name', (dialect) => {
   };
 
   it('creates, reads, updates and deletes an environment with events', async () => {
-    const created = await team.manager.post(`${team.base}/environment`, {
-      ...body({ name: 'Staging' }),
-      project_id: team.projectId,
-    });
-    expect(created.statusCode).toBe(201);
-    const env = created.json();
-    expect(env).toEqual({
-      id: expect.any(Number),
-      name: 'Staging',
-      project_id: team.projectId,
-      json: '{"region": "eu"}',
-      env: '{"DEBUG": "1"}',
-      secrets: [],
-    });
+    const env = await expectCreated(
+      team.manager,
+      `${team.base}/environment`,
+      { ...body({ name: 'Staging' }), project_id: team.projectId },
+      {
+        name: 'Staging',
+        project_id: team.projectId,
+        json: '{"region": "eu"}',
+        env: '{"DEBUG": "1"}',
+        secrets: [],
+      },
+    );
     expect((await team.guest.get(`${team.base}/environment/${env.id}`)).json()).toEqual(env);
     await expectUpdateThenDelete(
       h,
@@ -169,11 +169,7 @@ describe.each(testDialects())('environments on $name', (dialect) => {
   it('lists environments sorted by name', async () => {
     const t = await createTeam(h, 'Sorted environments');
     for (const name of ['beta', 'Alpha', 'gamma']) await createEnv({ name }, t);
-    const res = await t.guest.get(`${t.base}/environment`);
-    expect(res.statusCode).toBe(200);
-    expect(res.json().map((r: { name: string }) => r.name)).toEqual(['Alpha', 'beta', 'Empty', 'gamma']);
-    const desc = await t.guest.get(`${t.base}/environment?sort=name&order=desc`);
-    expect(desc.json().map((r: { name: string }) => r.name)).toEqual(['gamma', 'Empty', 'beta', 'Alpha']);
+    await expectSortedByName(t.guest, `${t.base}/environment`, ['Alpha', 'beta', 'Empty', 'gamma']);
   });
 
   it('answers every validation message', async () => {
@@ -237,8 +233,13 @@ describe.each(testDialects())('environments on $name', (dialect) => {
         })),
       }),
     ];
-    await expectRejected(h, team.owner, 'POST', `${team.base}/environment`, bad);
-    await expectRejected(h, team.owner, 'PUT', `${team.base}/environment/${env.id}`, bad);
+    await expectRejectedOnCreateAndUpdate(
+      h,
+      team.owner,
+      `${team.base}/environment`,
+      `${team.base}/environment/${env.id}`,
+      bad,
+    );
   });
 
   it('answers 404 for an environment of another project', async () => {

@@ -9,7 +9,7 @@ import {
   type Team,
   updateProjectCodes,
 } from '../../../test/support/permission-matrix';
-import { lastEvents, MEGABYTE, malformedBodies } from '../../../test/support/resource-team';
+import { lastEvents, MEGABYTE, malformedBodies, noRefs } from '../../../test/support/resource-team';
 import { insertTemplate } from '../../../test/support/task-fixtures';
 
 const matcherBody = {
@@ -140,14 +140,7 @@ describe.each(testDialects())('integrations API on $name', (dialect) => {
 
       const refs = await team.guest.get(`${team.base}/integrations/${integration.id}/refs`);
       expect(refs.statusCode).toBe(200);
-      expect(refs.json()).toEqual({
-        templates: [],
-        inventories: [],
-        repositories: [],
-        environments: [],
-        integrations: [],
-        schedules: [],
-      });
+      expect(refs.json()).toEqual(noRefs);
 
       const deleted = await team.owner.del(`${team.base}/integrations/${integration.id}`);
       expect(deleted.statusCode).toBe(204);

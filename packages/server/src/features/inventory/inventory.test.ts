@@ -3,9 +3,11 @@ import { testDialects } from '../../../test/support/dialects';
 import { createHarness, type Harness } from '../../../test/support/harness';
 import { createTeam, resourceMatrixTests, type Team } from '../../../test/support/permission-matrix';
 import {
+  expectCreated,
   expectDeleteRefused,
   expectForeignNotFound,
-  expectRejected,
+  expectRejectedOnCreateAndUpdate,
+  expectSortedByName,
   expectUpdateThenDelete,
   expectValidationErrors,
   lastEvents,
@@ -74,22 +76,23 @@ describe.each(testDialects())('inventory on $name', (dialect) => {
   };
 
   it('creates, reads, updates and deletes an inventory with events', async () => {
-    const created = await team.manager.post(`${team.base}/inventory`, {
-      ...body({ name: 'Web', become_key_id: becomeId, repository_id: repoId }),
-      project_id: team.projectId,
-    });
-    expect(created.statusCode).toBe(201);
-    const inv = created.json();
-    expect(inv).toEqual({
-      id: expect.any(Number),
-      name: 'Web',
-      project_id: team.projectId,
-      type: 'static',
-      inventory: '[web]\nhost1\n',
-      ssh_key_id: keyId,
-      become_key_id: becomeId,
-      repository_id: repoId,
-    });
+    const inv = await expectCreated(
+      team.manager,
+      `${team.base}/inventory`,
+      {
+        ...body({ name: 'Web', become_key_id: becomeId, repository_id: repoId }),
+        project_id: team.projectId,
+      },
+      {
+        name: 'Web',
+        project_id: team.projectId,
+        type: 'static',
+        inventory: '[web]\nhost1\n',
+        ssh_key_id: keyId,
+        become_key_id: becomeId,
+        repository_id: repoId,
+      },
+    );
     expect((await team.guest.get(`${team.base}/inventory/${inv.id}`)).json()).toEqual(inv);
     await expectUpdateThenDelete(
       h,
@@ -191,11 +194,7 @@ describe.each(testDialects())('inventory on $name', (dialect) => {
     const k = (await t.owner.post(`${t.base}/keys`, { name: 'k', type: 'none' })).json().id;
     for (const name of ['beta', 'Alpha', 'gamma'])
       await t.owner.post(`${t.base}/inventory`, { name, type: 'static', ssh_key_id: k });
-    const res = await t.guest.get(`${t.base}/inventory`);
-    expect(res.statusCode).toBe(200);
-    expect(res.json().map((r: { name: string }) => r.name)).toEqual(['Alpha', 'beta', 'gamma']);
-    const desc = await t.guest.get(`${t.base}/inventory?sort=name&order=desc`);
-    expect(desc.json().map((r: { name: string }) => r.name)).toEqual(['gamma', 'beta', 'Alpha']);
+    await expectSortedByName(t.guest, `${t.base}/inventory`, ['Alpha', 'beta', 'gamma']);
   });
 
   it('answers every validation message', async () => {
@@ -248,8 +247,13 @@ describe.each(testDialects())('inventory on $name', (dialect) => {
       body({ type: 'file', inventory: MEGABYTE }),
       body({ type: MEGABYTE }),
     ];
-    await expectRejected(h, team.owner, 'POST', `${team.base}/inventory`, bad);
-    await expectRejected(h, team.owner, 'PUT', `${team.base}/inventory/${inv.id}`, bad);
+    await expectRejectedOnCreateAndUpdate(
+      h,
+      team.owner,
+      `${team.base}/inventory`,
+      `${team.base}/inventory/${inv.id}`,
+      bad,
+    );
   });
 
   it('answers 404 for an inventory of another project', async () => {

@@ -3,12 +3,15 @@ import { testDialects } from '../../../test/support/dialects';
 import { createHarness, type Harness } from '../../../test/support/harness';
 import { createTeam, resourceMatrixTests, type Team } from '../../../test/support/permission-matrix';
 import {
+  expectCreated,
   expectDeleteRefused,
   expectForeignNotFound,
   expectRejected,
+  expectSortedByName,
   lastEvents,
   MEGABYTE,
   malformedBodies,
+  noRefs,
   snapshot,
 } from '../../../test/support/resource-team';
 import { getDecryptedKey } from './keys.service';
@@ -36,41 +39,34 @@ describe.each(testDialects())('keys on $name', (dialect) => {
   };
 
   it('creates keys of every type and answers without the secret', async () => {
-    const lp = await team.owner.post(`${team.base}/keys`, loginPassword('Deploy login', 'hunter2-lp'));
-    expect(lp.statusCode).toBe(201);
-    expect(lp.json()).toEqual({
-      id: expect.any(Number),
+    const url = `${team.base}/keys`;
+    await expectCreated(team.owner, url, loginPassword('Deploy login', 'hunter2-lp'), {
       name: 'Deploy login',
       type: 'login_password',
       project_id: team.projectId,
       login_password: { login: 'deploy' },
     });
-    const ssh = await team.manager.post(`${team.base}/keys`, {
-      name: 'Deploy ssh',
-      type: 'ssh',
-      project_id: team.projectId,
-      ssh: { login: 'git', passphrase: 'pass-phrase-1', private_key: '-----BEGIN KEY-----\nabc\n' },
-    });
-    expect(ssh.statusCode).toBe(201);
-    expect(ssh.json()).toEqual({
-      id: expect.any(Number),
-      name: 'Deploy ssh',
-      type: 'ssh',
-      project_id: team.projectId,
-      ssh: { login: 'git' },
-    });
-    const none = await team.admin.post(`${team.base}/keys`, { name: 'Nothing', type: 'none' });
-    expect(none.statusCode).toBe(201);
-    expect(none.json()).toEqual({
-      id: expect.any(Number),
-      name: 'Nothing',
-      type: 'none',
-      project_id: team.projectId,
-    });
+    const ssh = await expectCreated(
+      team.manager,
+      url,
+      {
+        name: 'Deploy ssh',
+        type: 'ssh',
+        project_id: team.projectId,
+        ssh: { login: 'git', passphrase: 'pass-phrase-1', private_key: '-----BEGIN KEY-----\nabc\n' },
+      },
+      { name: 'Deploy ssh', type: 'ssh', project_id: team.projectId, ssh: { login: 'git' } },
+    );
+    const none = await expectCreated(
+      team.admin,
+      url,
+      { name: 'Nothing', type: 'none' },
+      { name: 'Nothing', type: 'none', project_id: team.projectId },
+    );
 
-    const decrypted = await getDecryptedKey(h.deps, team.projectId, ssh.json().id);
+    const decrypted = await getDecryptedKey(h.deps, team.projectId, ssh.id);
     expect(decrypted).toEqual({
-      id: ssh.json().id,
+      id: ssh.id,
       name: 'Deploy ssh',
       type: 'ssh',
       login: 'git',
@@ -79,7 +75,7 @@ describe.each(testDialects())('keys on $name', (dialect) => {
       private_key: '-----BEGIN KEY-----\nabc\n',
     });
     expect(await lastEvents(h, team.projectId, 1)).toEqual([
-      { object_type: 'key', object_id: none.json().id, description: 'Access key Nothing created' },
+      { object_type: 'key', object_id: none.id, description: 'Access key Nothing created' },
     ]);
   });
 
@@ -104,11 +100,7 @@ describe.each(testDialects())('keys on $name', (dialect) => {
         })
         .execute();
     }
-    const res = await t.guest.get(`${t.base}/keys`);
-    expect(res.statusCode).toBe(200);
-    expect(res.json().map((k: { name: string }) => k.name)).toEqual(['Alpha', 'beta', 'gamma', 'None']);
-    const desc = await t.guest.get(`${t.base}/keys?sort=name&order=desc`);
-    expect(desc.json().map((k: { name: string }) => k.name)).toEqual(['None', 'gamma', 'beta', 'Alpha']);
+    await expectSortedByName(t.guest, `${t.base}/keys`, ['Alpha', 'beta', 'gamma', 'None']);
     const byType = await t.guest.get(`${t.base}/keys?sort=type&order=asc`);
     expect(byType.json().map((k: { type: string }) => k.type)).toEqual([
       'login_password',
@@ -300,14 +292,7 @@ describe.each(testDialects())('keys on $name', (dialect) => {
     void repo;
     await h.deps.db.deleteFrom('repository').where('name', '=', 'Uses key').execute();
     const unused = await team.owner.get(`${team.base}/keys/${key.id}/refs`);
-    expect(unused.json()).toEqual({
-      templates: [],
-      inventories: [],
-      repositories: [],
-      environments: [],
-      integrations: [],
-      schedules: [],
-    });
+    expect(unused.json()).toEqual(noRefs);
     expect((await team.owner.del(`${team.base}/keys/${key.id}`)).statusCode).toBe(204);
     expect((await team.owner.get(`${team.base}/keys/${key.id}`)).statusCode).toBe(404);
     expect(await lastEvents(h, team.projectId, 1)).toEqual([

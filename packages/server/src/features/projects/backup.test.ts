@@ -1,27 +1,15 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { FIXTURE_SECRET, fillProject } from '../../../test/support/backup-fixture';
+import { FIXTURE_SECRET, fillProject, projectObjectTables } from '../../../test/support/backup-fixture';
 import { testDialects } from '../../../test/support/dialects';
 import { type Client, createHarness, type Harness } from '../../../test/support/harness';
 import {
-  type Actor,
-  actorClient,
-  actors,
   createProjectActors,
+  expectCodesByActor,
   memberCodes,
   type ProjectActors,
 } from '../../../test/support/project-actors';
 
-const projectTables = [
-  'access_key',
-  'repository',
-  'inventory',
-  'environment',
-  'view',
-  'template',
-  'schedule',
-  'integration',
-  'integration_alias',
-] as const;
+const projectTables = [...projectObjectTables, 'integration', 'integration_alias'] as const;
 
 /** Rows of a project with ids (own and foreign) and secrets removed, sorted: equal for an equal project. */
 async function snapshot(h: Harness, projectId: number, { aliases = true } = {}) {
@@ -177,8 +165,6 @@ describe.each(testDialects())('project backup and restore on $name', (dialect) =
   let h: Harness;
   let team: ProjectActors;
 
-  const as = (actor: Actor): Client => actorClient(h, team, actor);
-
   beforeAll(async () => {
     h = await createHarness(dialect);
     team = await createProjectActors(h, 'Full project');
@@ -279,12 +265,9 @@ describe.each(testDialects())('project backup and restore on $name', (dialect) =
   });
 
   it('GET backup: permission matrix', async () => {
-    const expected = memberCodes(200);
-    for (const actor of actors) {
-      expect((await as(actor).get(`/api/project/${team.projectId}/backup`)).statusCode, actor).toBe(
-        expected[actor],
-      );
-    }
+    await expectCodesByActor(h, team, memberCodes(200), (c) =>
+      c.get(`/api/project/${team.projectId}/backup`),
+    );
     expect((await team.admin.get('/api/project/999999/backup')).statusCode).toBe(404);
   });
 

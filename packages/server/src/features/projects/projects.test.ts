@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { fillProject } from '../../../test/support/backup-fixture';
+import { fillProject, projectObjectTables } from '../../../test/support/backup-fixture';
 import { testDialects } from '../../../test/support/dialects';
 import { type Client, createHarness, type Harness } from '../../../test/support/harness';
 import {
@@ -7,6 +7,7 @@ import {
   actorClient,
   actors,
   createProjectActors,
+  expectCodesByActor,
   memberCodes,
   ownerCodes,
   type ProjectActors,
@@ -17,13 +18,7 @@ import { insertReturningId, now } from '../../db/values';
 /** Every table with a project_id column. */
 const projectTables = [
   'project_user',
-  'access_key',
-  'repository',
-  'inventory',
-  'environment',
-  'view',
-  'template',
-  'schedule',
+  ...projectObjectTables,
   'task',
   'event',
   'integration',
@@ -275,13 +270,16 @@ describe.each(testDialects())('projects on $name', (dialect) => {
   });
 
   it('GET project: permission matrix, unknown and malformed ids', async () => {
-    const expected = memberCodes(200);
-    for (const actor of actors) {
-      const res = await as(actor).get(`/api/project/${team.projectId}`);
-      expect(res.statusCode, actor).toBe(expected[actor]);
-      if (res.statusCode === 200)
-        expect(res.json()).toMatchObject({ id: team.projectId, name: 'Main project' });
-    }
+    await expectCodesByActor(
+      h,
+      team,
+      memberCodes(200),
+      (c) => c.get(`/api/project/${team.projectId}`),
+      (res) => {
+        if (res.statusCode === 200)
+          expect(res.json()).toMatchObject({ id: team.projectId, name: 'Main project' });
+      },
+    );
     expect((await team.admin.get('/api/project/999999')).statusCode).toBe(404);
     expect((await team.admin.get('/api/project/999999')).json().error).toBe('Project not found');
     expect((await team.admin.get('/api/project/abc')).statusCode).toBe(400);
@@ -333,18 +331,22 @@ describe.each(testDialects())('projects on $name', (dialect) => {
 
   it('PUT project: permission matrix', async () => {
     const expected = ownerCodes(204);
-    for (const actor of actors) {
-      const name = `Renamed by ${actor}`;
-      const res = await as(actor).put(`/api/project/${team.projectId}`, { name });
-      expect(res.statusCode, actor).toBe(expected[actor]);
-      const stored = await h.deps.db
-        .selectFrom('project')
-        .select('name')
-        .where('id', '=', team.projectId)
-        .executeTakeFirstOrThrow();
-      if (expected[actor] === 204) expect(stored.name).toBe(name);
-      else expect(stored.name).not.toBe(name);
-    }
+    const name = (actor: Actor) => `Renamed by ${actor}`;
+    await expectCodesByActor(
+      h,
+      team,
+      expected,
+      (c, actor) => c.put(`/api/project/${team.projectId}`, { name: name(actor) }),
+      async (_res, actor) => {
+        const stored = await h.deps.db
+          .selectFrom('project')
+          .select('name')
+          .where('id', '=', team.projectId)
+          .executeTakeFirstOrThrow();
+        if (expected[actor] === 204) expect(stored.name).toBe(name(actor));
+        else expect(stored.name).not.toBe(name(actor));
+      },
+    );
     await team.admin.put(`/api/project/${team.projectId}`, { name: 'Main project' });
     expect((await team.admin.put('/api/project/999999', { name: 'x' })).statusCode).toBe(404);
   });

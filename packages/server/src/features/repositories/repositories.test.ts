@@ -3,9 +3,11 @@ import { testDialects } from '../../../test/support/dialects';
 import { createHarness, type Harness } from '../../../test/support/harness';
 import { createTeam, resourceMatrixTests, type Team } from '../../../test/support/permission-matrix';
 import {
+  expectCreated,
   expectDeleteRefused,
   expectForeignNotFound,
-  expectRejected,
+  expectRejectedOnCreateAndUpdate,
+  expectSortedByName,
   expectUpdateThenDelete,
   expectValidationErrors,
   MEGABYTE,
@@ -42,20 +44,18 @@ describe.each(testDialects())('repositories on $name', (dialect) => {
   };
 
   it('creates, reads, updates and deletes a repository with events', async () => {
-    const created = await team.manager.post(`${team.base}/repositories`, {
-      ...body({ name: 'App' }),
-      project_id: team.projectId,
-    });
-    expect(created.statusCode).toBe(201);
-    const repo = created.json();
-    expect(repo).toEqual({
-      id: expect.any(Number),
-      name: 'App',
-      project_id: team.projectId,
-      git_url: 'https://example.test/app.git',
-      git_branch: 'main',
-      ssh_key_id: keyId,
-    });
+    const repo = await expectCreated(
+      team.manager,
+      `${team.base}/repositories`,
+      { ...body({ name: 'App' }), project_id: team.projectId },
+      {
+        name: 'App',
+        project_id: team.projectId,
+        git_url: 'https://example.test/app.git',
+        git_branch: 'main',
+        ssh_key_id: keyId,
+      },
+    );
     expect((await team.guest.get(`${team.base}/repositories/${repo.id}`)).json()).toEqual(repo);
     await expectUpdateThenDelete(
       h,
@@ -99,11 +99,7 @@ describe.each(testDialects())('repositories on $name', (dialect) => {
     const t = await createTeam(h, 'Sorted repos');
     const k = (await t.owner.post(`${t.base}/keys`, { name: 'k', type: 'none' })).json().id;
     for (const name of ['beta', 'Alpha', 'gamma']) await createRepo({ name }, t, k);
-    const res = await t.guest.get(`${t.base}/repositories`);
-    expect(res.statusCode).toBe(200);
-    expect(res.json().map((r: { name: string }) => r.name)).toEqual(['Alpha', 'beta', 'gamma']);
-    const desc = await t.guest.get(`${t.base}/repositories?sort=name&order=desc`);
-    expect(desc.json().map((r: { name: string }) => r.name)).toEqual(['gamma', 'beta', 'Alpha']);
+    await expectSortedByName(t.guest, `${t.base}/repositories`, ['Alpha', 'beta', 'gamma']);
     expect((await t.guest.get(`${t.base}/repositories?sort=ssh_key&order=asc`)).json()).toHaveLength(3);
   });
 
@@ -215,8 +211,13 @@ describe.each(testDialects())('repositories on $name', (dialect) => {
       body({ git_url: `https://example.test/${MEGABYTE}` }),
       body({ git_branch: MEGABYTE }),
     ];
-    await expectRejected(h, team.owner, 'POST', `${team.base}/repositories`, bad);
-    await expectRejected(h, team.owner, 'PUT', `${team.base}/repositories/${repo.id}`, bad);
+    await expectRejectedOnCreateAndUpdate(
+      h,
+      team.owner,
+      `${team.base}/repositories`,
+      `${team.base}/repositories/${repo.id}`,
+      bad,
+    );
   });
 
   it('answers 404 for a repository of another project', async () => {

@@ -1,12 +1,16 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { testDialects } from '../../../test/support/dialects';
 import { createHarness, type Harness } from '../../../test/support/harness';
-import { readCodes, statusByCaller, writeCodes } from '../../../test/support/permission-matrix';
+import {
+  expectStatusByCaller,
+  manageResourceStatusTests,
+  readCodes,
+} from '../../../test/support/permission-matrix';
 import {
   ansibleBody,
   createTemplatesProject,
   expectBodiesRefused,
-  latestEventsOf,
+  expectUpdateDeleteEvents,
   snapshot,
   type TemplateFixtures,
   type TemplatesProject,
@@ -267,59 +271,39 @@ describe.each(testDialects())('schedules on $name', (dialect) => {
 
   it('records an event for every change', async () => {
     const s = await create({ name: 'Audit' });
-    await project.admin.put(`${project.base}/schedules/${s.id}`, {
-      template_id: templateId,
-      cron_format: '@daily',
-      name: 'Audit',
-    });
-    await project.admin.del(`${project.base}/schedules/${s.id}`);
-    const events = await latestEventsOf(h, 'schedule');
-    expect(events).toEqual([
-      { description: 'Schedule Audit (@daily) of template Nightly deleted', object_id: s.id },
-      { description: 'Schedule Audit (@daily) of template Nightly updated', object_id: s.id },
-      { description: 'Schedule Audit (0 0 * * *) of template Nightly created', object_id: s.id },
-    ]);
+    await expectUpdateDeleteEvents(
+      h,
+      project.admin,
+      'schedule',
+      `${project.base}/schedules/${s.id}`,
+      s.id,
+      { template_id: templateId, cron_format: '@daily', name: 'Audit' },
+      [
+        'Schedule Audit (@daily) of template Nightly deleted',
+        'Schedule Audit (@daily) of template Nightly updated',
+        'Schedule Audit (0 0 * * *) of template Nightly created',
+      ],
+    );
   });
 
   describe('permission matrix', () => {
     it('reads and validate: members only', async () => {
       const s = await create();
-      expect(await statusByCaller(project.clients, (c) => c.get(`${project.base}/schedules`))).toEqual(
-        readCodes(),
+      for (const path of ['/schedules', `/schedules/${s.id}`]) {
+        await expectStatusByCaller(project.clients, readCodes(), (c) => c.get(`${project.base}${path}`));
+      }
+      await expectStatusByCaller(project.clients, readCodes(204), (c) =>
+        c.post(`${project.base}/schedules/validate`, { cron_format: '@daily' }),
       );
-      expect(
-        await statusByCaller(project.clients, (c) => c.get(`${project.base}/schedules/${s.id}`)),
-      ).toEqual(readCodes());
-      expect(
-        await statusByCaller(project.clients, (c) =>
-          c.post(`${project.base}/schedules/validate`, { cron_format: '@daily' }),
-        ),
-      ).toEqual(readCodes(204));
     });
 
-    it('POST schedules needs manageProjectResources', async () => {
-      expect(
-        await statusByCaller(project.clients, (c) =>
-          c.post(`${project.base}/schedules`, { template_id: templateId, cron_format: '@daily' }),
-        ),
-      ).toEqual(writeCodes(201));
-    });
-
-    it('PUT schedules/{id} needs manageProjectResources', async () => {
-      const s = await create();
-      expect(
-        await statusByCaller(project.clients, (c) =>
-          c.put(`${project.base}/schedules/${s.id}`, { template_id: templateId, cron_format: '@hourly' }),
-        ),
-      ).toEqual(writeCodes(204));
-    });
-
-    it('DELETE schedules/{id} needs manageProjectResources', async () => {
-      expect(
-        await statusByCaller(project.clients, async (c) =>
-          c.del(`${project.base}/schedules/${(await create()).id}`),
-        ),
-      ).toEqual(writeCodes(204));
+    manageResourceStatusTests(() => project, 'schedules', {
+      body: (_caller, method) => ({
+        template_id: templateId,
+        cron_format: method === 'POST' ? '@daily' : '@hourly',
+      }),
+      updated: async () => (await create()).id,
+      deleted: async () => (await create()).id,
     });
   });
 });

@@ -1,12 +1,12 @@
 import type { ProjectRole } from '@signalbox/contracts';
+import type { LightMyRequestResponse } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { testDialects } from '../../../test/support/dialects';
 import { type Client, createHarness, type Harness } from '../../../test/support/harness';
 import {
   type Actor,
-  actorClient,
-  actors,
   createProjectActors,
+  expectCodesByActor,
   memberCodes,
   ownerCodes,
   type ProjectActors,
@@ -15,8 +15,6 @@ import {
 describe.each(testDialects())('team on $name', (dialect) => {
   let h: Harness;
   let team: ProjectActors;
-
-  const as = (actor: Actor): Client => actorClient(h, team, actor);
 
   const membership = (pid: number) =>
     h.deps.db
@@ -31,6 +29,36 @@ describe.each(testDialects())('team on $name', (dialect) => {
       .insertInto('project_user')
       .values({ project_id: pid, user_id: userId, role, created: new Date().toISOString() })
       .execute();
+
+  /** A fresh user, added to the team's project as a guest. */
+  const newGuest = async () => {
+    const user = await h.userClient();
+    await addRow(team.projectId, user.userId, 'guest');
+    return user;
+  };
+
+  /**
+   * The owners-only matrix of a call on a user: each actor calls once, on a fresh user from `target`; `check` then
+   * looks at that user, knowing whether the call was allowed (204).
+   */
+  const expectOwnerMatrixOn = async (
+    target: () => Promise<Client>,
+    call: (client: Client, target: Client) => Promise<LightMyRequestResponse>,
+    check: (target: Client, allowed: boolean, actor: Actor) => Promise<void>,
+  ) => {
+    const expected = ownerCodes(204);
+    let user: Client;
+    await expectCodesByActor(
+      h,
+      team,
+      expected,
+      async (c) => {
+        user = await target();
+        return call(c, user);
+      },
+      (_res, actor) => check(user, expected[actor] === 204, actor),
+    );
+  };
 
   /** The description of the project's latest event about `objectId`. */
   const latestEventAbout = async (objectId: number) =>
@@ -98,11 +126,7 @@ describe.each(testDialects())('team on $name', (dialect) => {
   });
 
   it('GET users: permission matrix', async () => {
-    const expected = memberCodes(200);
-    for (const actor of actors) {
-      const res = await as(actor).get(`/api/project/${team.projectId}/users`);
-      expect(res.statusCode, actor).toBe(expected[actor]);
-    }
+    await expectCodesByActor(h, team, memberCodes(200), (c) => c.get(`/api/project/${team.projectId}/users`));
     expect((await team.admin.get('/api/project/999999/users')).statusCode).toBe(404);
   });
 
@@ -124,11 +148,9 @@ describe.each(testDialects())('team on $name', (dialect) => {
     expect(names).toEqual(
       [...names].sort((a, b) => a.localeCompare(b, 'en', { sensitivity: 'base', numeric: true })),
     );
-    const expected = ownerCodes(200);
-    for (const actor of actors) {
-      const r = await as(actor).get(`/api/project/${team.projectId}/users/candidates`);
-      expect(r.statusCode, actor).toBe(expected[actor]);
-    }
+    await expectCodesByActor(h, team, ownerCodes(200), (c) =>
+      c.get(`/api/project/${team.projectId}/users/candidates`),
+    );
   });
 
   it('adds a member (204, then listed) and records an event', async () => {
@@ -206,17 +228,15 @@ describe.each(testDialects())('team on $name', (dialect) => {
   });
 
   it('POST users: permission matrix', async () => {
-    const expected = ownerCodes(204);
-    for (const actor of actors) {
-      const target = await h.userClient();
-      const res = await as(actor).post(`/api/project/${team.projectId}/users`, {
-        user_id: target.userId,
-        role: 'guest',
-      });
-      expect(res.statusCode, actor).toBe(expected[actor]);
-      const added = (await membership(team.projectId)).some((m) => m.user_id === target.userId);
-      expect(added, actor).toBe(expected[actor] === 204);
-    }
+    await expectOwnerMatrixOn(
+      () => h.userClient(),
+      (c, target) =>
+        c.post(`/api/project/${team.projectId}/users`, { user_id: target.userId, role: 'guest' }),
+      async (target, allowed, actor) => {
+        const added = (await membership(team.projectId)).some((m) => m.user_id === target.userId);
+        expect(added, actor).toBe(allowed);
+      },
+    );
   });
 
   it('changes a role (204), refuses unknown members and bad roles', async () => {
@@ -254,17 +274,14 @@ describe.each(testDialects())('team on $name', (dialect) => {
   });
 
   it('PUT users/{id}: permission matrix', async () => {
-    const expected = ownerCodes(204);
-    for (const actor of actors) {
-      const target = await h.userClient();
-      await addRow(team.projectId, target.userId, 'guest');
-      const res = await as(actor).put(`/api/project/${team.projectId}/users/${target.userId}`, {
-        role: 'task_runner',
-      });
-      expect(res.statusCode, actor).toBe(expected[actor]);
-      const role = (await membership(team.projectId)).find((m) => m.user_id === target.userId)?.role;
-      expect(role, actor).toBe(expected[actor] === 204 ? 'task_runner' : 'guest');
-    }
+    await expectOwnerMatrixOn(
+      newGuest,
+      (c, target) => c.put(`/api/project/${team.projectId}/users/${target.userId}`, { role: 'task_runner' }),
+      async (target, allowed, actor) => {
+        const role = (await membership(team.projectId)).find((m) => m.user_id === target.userId)?.role;
+        expect(role, actor).toBe(allowed ? 'task_runner' : 'guest');
+      },
+    );
   });
 
   it('removes a member (204) and answers 404 for a non-member', async () => {
@@ -279,15 +296,14 @@ describe.each(testDialects())('team on $name', (dialect) => {
   });
 
   it('DELETE users/{id}: permission matrix', async () => {
-    const expected = ownerCodes(204);
-    for (const actor of actors) {
-      const target = await h.userClient();
-      await addRow(team.projectId, target.userId, 'guest');
-      const res = await as(actor).del(`/api/project/${team.projectId}/users/${target.userId}`);
-      expect(res.statusCode, actor).toBe(expected[actor]);
-      const still = (await membership(team.projectId)).some((m) => m.user_id === target.userId);
-      expect(still, actor).toBe(expected[actor] !== 204);
-    }
+    await expectOwnerMatrixOn(
+      newGuest,
+      (c, target) => c.del(`/api/project/${team.projectId}/users/${target.userId}`),
+      async (target, allowed, actor) => {
+        const still = (await membership(team.projectId)).some((m) => m.user_id === target.userId);
+        expect(still, actor).toBe(!allowed);
+      },
+    );
   });
 
   it('never removes or demotes the last owner; a second owner makes both possible', async () => {
@@ -321,11 +337,9 @@ describe.each(testDialects())('team on $name', (dialect) => {
       'non-member': 403,
       anonymous: 401,
     };
-    const client = (actor: Actor) => actorClient(h, { ...team, members: leaving }, actor);
-    for (const actor of actors) {
-      const res = await client(actor).del(`/api/project/${pid}/me`);
-      expect(res.statusCode, actor).toBe(expected[actor]);
-    }
+    await expectCodesByActor(h, { ...team, members: leaving }, expected, (c) =>
+      c.del(`/api/project/${pid}/me`),
+    );
     expect((await owner.del(`/api/project/${pid}/me`)).json().error).toBe(
       'The owner cannot leave the project',
     );

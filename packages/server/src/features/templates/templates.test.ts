@@ -1,13 +1,17 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { testDialects } from '../../../test/support/dialects';
 import { createHarness, type Harness } from '../../../test/support/harness';
-import { readCodes, statusByCaller, writeCodes } from '../../../test/support/permission-matrix';
+import {
+  expectStatusByCaller,
+  manageResourceStatusTests,
+  readCodes,
+} from '../../../test/support/permission-matrix';
 import {
   ansibleBody,
   createTemplatesProject,
   expectBodiesRefused,
+  expectUpdateDeleteEvents,
   insertTask,
-  latestEventsOf,
   snapshot,
   type TemplateFixtures,
   type TemplatesProject,
@@ -59,17 +63,21 @@ describe.each(testDialects())('templates on $name', (dialect) => {
 
   it('creates a template with every field and reads it back', async () => {
     const view = (await project.admin.post(`${project.base}/views`, { title: 'Main' })).json().id;
-    const body = ansibleBody(project.fx, {
-      name: '  Full  ',
-      description: 'Does everything',
-      vault_key_id: project.fx.key,
-      view_id: view,
+    // Options the template answers as they were sent.
+    const options = {
       suppress_success_alerts: true,
       arguments: '["--check", "-v"]',
       allow_override_args_in_task: true,
       allow_override_branch_in_task: true,
       allow_parallel_tasks: true,
       git_branch: 'develop',
+    };
+    const body = ansibleBody(project.fx, {
+      name: '  Full  ',
+      description: 'Does everything',
+      vault_key_id: project.fx.key,
+      view_id: view,
+      ...options,
       survey_vars: [
         {
           name: ' region ',
@@ -102,12 +110,7 @@ describe.each(testDialects())('templates on $name', (dialect) => {
       build_template_id: null,
       start_version: null,
       autorun: false,
-      suppress_success_alerts: true,
-      arguments: '["--check", "-v"]',
-      allow_override_args_in_task: true,
-      allow_override_branch_in_task: true,
-      allow_parallel_tasks: true,
-      git_branch: 'develop',
+      ...options,
       survey_vars: [
         {
           name: 'region',
@@ -665,17 +668,15 @@ describe.each(testDialects())('templates on $name', (dialect) => {
 
   it('records an event for every change', async () => {
     const t = await create({ name: 'Logged' });
-    await project.admin.put(
+    await expectUpdateDeleteEvents(
+      h,
+      project.admin,
+      'template',
       `${project.base}/templates/${t.id}`,
+      t.id,
       ansibleBody(project.fx, { name: 'Logged 2' }),
+      ['Template Logged 2 deleted', 'Template Logged 2 updated', 'Template Logged created'],
     );
-    await project.admin.del(`${project.base}/templates/${t.id}`);
-    const events = await latestEventsOf(h, 'template');
-    expect(events).toEqual([
-      { description: 'Template Logged 2 deleted', object_id: t.id },
-      { description: 'Template Logged 2 updated', object_id: t.id },
-      { description: 'Template Logged created', object_id: t.id },
-    ]);
   });
 
   describe('permission matrix', () => {
@@ -687,35 +688,20 @@ describe.each(testDialects())('templates on $name', (dialect) => {
         `/templates/${t.id}/refs`,
         `/templates/${t.id}/schedules`,
       ]) {
-        expect(await statusByCaller(project.clients, (c) => c.get(`${project.base}${path}`)), path).toEqual(
+        await expectStatusByCaller(
+          project.clients,
           readCodes(),
+          (c) => c.get(`${project.base}${path}`),
+          path,
         );
       }
     });
 
-    it('POST templates needs manageProjectResources', async () => {
-      expect(
-        await statusByCaller(project.clients, (c, r) =>
-          c.post(`${project.base}/templates`, ansibleBody(project.fx, { name: `By ${r}` })),
-        ),
-      ).toEqual(writeCodes(201));
-    });
-
-    it('PUT templates/{id} needs manageProjectResources', async () => {
-      const t = await create({ name: 'Editable' });
-      expect(
-        await statusByCaller(project.clients, (c, r) =>
-          c.put(`${project.base}/templates/${t.id}`, ansibleBody(project.fx, { name: r })),
-        ),
-      ).toEqual(writeCodes(204));
-    });
-
-    it('DELETE templates/{id} needs manageProjectResources', async () => {
-      expect(
-        await statusByCaller(project.clients, async (c, r) =>
-          c.del(`${project.base}/templates/${(await create({ name: `Del ${r}` })).id}`),
-        ),
-      ).toEqual(writeCodes(204));
+    manageResourceStatusTests(() => project, 'templates', {
+      body: (caller, method) =>
+        ansibleBody(project.fx, { name: method === 'POST' ? `By ${caller}` : caller }),
+      updated: async () => (await create({ name: 'Editable' })).id,
+      deleted: async (caller) => (await create({ name: `Del ${caller}` })).id,
     });
   });
 });

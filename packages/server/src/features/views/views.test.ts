@@ -1,7 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { testDialects } from '../../../test/support/dialects';
 import { createHarness, type Harness } from '../../../test/support/harness';
-import { readCodes, statusByCaller, writeCodes } from '../../../test/support/permission-matrix';
+import {
+  expectStatusByCaller,
+  manageResourceStatusTests,
+  readCodes,
+  writeCodes,
+} from '../../../test/support/permission-matrix';
 import {
   ansibleBody,
   createTemplatesProject,
@@ -216,45 +221,22 @@ describe.each(testDialects())('views on $name', (dialect) => {
   describe('permission matrix', () => {
     it('GET views and views/{id} and views/{id}/templates: members read', async () => {
       const id = await newView('Matrix');
-      expect(await statusByCaller(project.clients, (c) => c.get(`${project.base}/views`))).toEqual(
-        readCodes(),
-      );
-      expect(await statusByCaller(project.clients, (c) => c.get(`${project.base}/views/${id}`))).toEqual(
-        readCodes(),
-      );
-      expect(
-        await statusByCaller(project.clients, (c) => c.get(`${project.base}/views/${id}/templates`)),
-      ).toEqual(readCodes());
+      for (const path of ['/views', `/views/${id}`, `/views/${id}/templates`]) {
+        await expectStatusByCaller(project.clients, readCodes(), (c) => c.get(`${project.base}${path}`));
+      }
     });
 
-    it('POST views needs manageProjectResources', async () => {
-      expect(
-        await statusByCaller(project.clients, (c, r) =>
-          c.post(`${project.base}/views`, { title: `By ${r}` }),
-        ),
-      ).toEqual(writeCodes(201));
-    });
-
-    it('PUT views/{id} needs manageProjectResources', async () => {
-      const id = await newView('Matrix put');
-      expect(
-        await statusByCaller(project.clients, (c, r) => c.put(`${project.base}/views/${id}`, { title: r })),
-      ).toEqual(writeCodes(204));
-    });
-
-    it('DELETE views/{id} needs manageProjectResources', async () => {
-      expect(
-        await statusByCaller(project.clients, async (c) =>
-          c.del(`${project.base}/views/${await newView('Matrix del')}`),
-        ),
-      ).toEqual(writeCodes(204));
+    manageResourceStatusTests(() => project, 'views', {
+      body: (caller, method) => ({ title: method === 'POST' ? `By ${caller}` : caller }),
+      updated: () => newView('Matrix put'),
+      deleted: () => newView('Matrix del'),
     });
 
     it('POST views/positions needs manageProjectResources', async () => {
       const id = await newView('Matrix pos');
-      expect(
-        await statusByCaller(project.clients, (c) => c.post(`${project.base}/views/positions`, { [id]: 2 })),
-      ).toEqual(writeCodes(204));
+      await expectStatusByCaller(project.clients, writeCodes(204), (c) =>
+        c.post(`${project.base}/views/positions`, { [id]: 2 }),
+      );
     });
   });
 });
