@@ -7,14 +7,8 @@ import WebSocket from 'ws';
 import { sharedDatabase, testDialects } from '../../test/support/dialects';
 import { type Client, createHarness, type Harness } from '../../test/support/harness';
 import { openLiveSocket, roundTrip } from '../../test/support/live-socket';
-import {
-  gitRepo,
-  insertRepository,
-  insertTemplate,
-  outputOf,
-  waitFor,
-  waitForStatus,
-} from '../../test/support/task-fixtures';
+import { insertTemplate, outputOf, waitFor, waitForStatus } from '../../test/support/task-fixtures';
+import { insertGitRepository, ownedProject } from '../../test/support/task-runs';
 import { now } from '../db/values';
 import type { LiveMessage } from './bus';
 import { liveChannel, type RedisBridge, redisBridgeOf } from './redis';
@@ -73,9 +67,9 @@ const update = (project: number, task: number, status: string): LiveMessage => (
 const logLinesMatching = (h: Harness, text: string) => h.logLines.filter((l) => l.includes(text));
 
 async function bashTask(h: Harness, projectId: number, lines: number) {
-  const repo = gitRepo({ 'run.sh': `for i in $(seq 1 ${lines}); do echo "line $i"; done\n` });
-  const rid = await insertRepository(h.deps, projectId, { git_url: repo });
-  return insertTemplate(h.deps, projectId, { repository_id: rid });
+  const script = `for i in $(seq 1 ${lines}); do echo "line $i"; done\n`;
+  const { id } = await insertGitRepository(h.deps, projectId, { 'run.sh': script });
+  return insertTemplate(h.deps, projectId, { repository_id: id });
 }
 
 describe.each(testDialects())('live events across two instances through Redis on $name', (dialect) => {
@@ -109,8 +103,7 @@ describe.each(testDialects())('live events across two instances through Redis on
     bridgeA = redisBridgeOf(a.deps.bus)!;
     bridgeB = redisBridgeOf(b.deps.bus)!;
     await waitFor(async () => (bridgeA.ready() && bridgeB.ready()) || undefined, 5000, 'Redis');
-    owner = await a.userClient({ can_create_project: true });
-    ({ projectId } = await a.projectWithTeam(owner));
+    ({ owner, projectId } = await ownedProject(a));
   });
   afterAll(async () => {
     await b?.close();
@@ -347,29 +340,40 @@ describe.each(testDialects())('live events across two instances through Redis on
 });
 
 describe('live events with Redis not configured or not reachable', () => {
+  /**
+   * Listens, runs a task printing `lines` lines while a live socket of its owner watches, and waits until the
+   * socket heard of its success. `runMs` is the time from starting the task to that.
+   */
+  async function watchedRun(h: Harness, lines: number, timeoutMs?: number) {
+    const base = (await h.app.listen({ port: 0, host: '127.0.0.1' })).replace(/^http/, 'ws');
+    const { owner, projectId } = await ownedProject(h);
+    const tpl = await bashTask(h, projectId, lines);
+    const sock = await openLiveSocket(h, base, { cookie: owner.cookie });
+    const runStart = Date.now();
+    const id = (await owner.post(`/api/project/${projectId}/tasks`, { template_id: tpl })).json().id;
+    await waitForStatus(h.deps, id, ['success'], timeoutMs);
+    await waitFor(
+      async () => sock.messages.some((m) => m.type === 'update' && m.status === 'success') || undefined,
+      3000,
+      'the success update',
+    );
+    const runMs = Date.now() - runStart;
+    const logs = () =>
+      sock.messages.filter((m) => m.type === 'log').map((m) => (m as { output: string }).output);
+    return { owner, projectId, sock, id, runMs, logs };
+  }
+
   it('without SIGNALBOX_REDIS_URL nothing is published and the socket works as before', async () => {
     const spy = await channelSpy();
     const h = await createHarness(testDialects()[0]!);
     try {
       expect(h.config.redisUrl).toBeUndefined();
       expect(redisBridgeOf(h.deps.bus)).toBeUndefined();
-      const base = (await h.app.listen({ port: 0, host: '127.0.0.1' })).replace(/^http/, 'ws');
-      const owner = await h.userClient({ can_create_project: true });
-      const { projectId } = await h.projectWithTeam(owner);
-      const tpl = await bashTask(h, projectId, 50);
-      const sock = await openLiveSocket(h, base, { cookie: owner.cookie });
-      const id = (await owner.post(`/api/project/${projectId}/tasks`, { template_id: tpl })).json().id;
-      await waitForStatus(h.deps, id, ['success']);
-      await waitFor(
-        async () => sock.messages.some((m) => m.type === 'update' && m.status === 'success') || undefined,
-        3000,
-        'the success update',
-      );
+      const { owner, sock, id, logs } = await watchedRun(h, 50);
       h.deps.bus.emit('membership', { userId: owner.userId });
       // Whatever the server sent before answering this ping has arrived: a duplicate would be here now.
       await roundTrip(sock);
-      const logs = sock.messages.filter((m) => m.type === 'log').map((m) => (m as { output: string }).output);
-      expect(logs).toEqual(await outputOf(h.deps, id));
+      expect(logs()).toEqual(await outputOf(h.deps, id));
       expect(spy.messages).toEqual([]);
       sock.ws.close();
     } finally {
@@ -395,22 +399,8 @@ describe('live events with Redis not configured or not reachable', () => {
     try {
       const bridge = redisBridgeOf(h.deps.bus)!;
       expect(bridge.ready()).toBe(false);
-      const base = (await h.app.listen({ port: 0, host: '127.0.0.1' })).replace(/^http/, 'ws');
-      const owner = await h.userClient({ can_create_project: true });
-      const { projectId } = await h.projectWithTeam(owner);
-      const tpl = await bashTask(h, projectId, 300);
-      const sock = await openLiveSocket(h, base, { cookie: owner.cookie });
-
-      const runStart = Date.now();
-      const id = (await owner.post(`/api/project/${projectId}/tasks`, { template_id: tpl })).json().id;
-      await waitForStatus(h.deps, id, ['success'], 10_000);
-      await waitFor(
-        async () => sock.messages.some((m) => m.type === 'update' && m.status === 'success') || undefined,
-        3000,
-        'the success update',
-      );
-      const runMs = Date.now() - runStart;
-      const logs = sock.messages.filter((m) => m.type === 'log').map((m) => (m as { output: string }).output);
+      const { projectId, sock, id, runMs, logs: logsOf } = await watchedRun(h, 300, 10_000);
+      const logs = logsOf();
       expect(logs).toEqual(await outputOf(h.deps, id));
       expect(logs.filter((l) => l.startsWith('line '))).toHaveLength(300);
 

@@ -1,9 +1,10 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { behindRelay } from '../../test/support/db-relay';
 import { type TestDialect, testDialects } from '../../test/support/dialects';
-import { createHarness, type Harness } from '../../test/support/harness';
+import type { Harness } from '../../test/support/harness';
 import { ManualClock } from '../../test/support/manual-clock';
-import { recordingStarter, rows } from '../../test/support/scheduler-rows';
+import { schedulerHarness } from '../../test/support/scheduler-harness';
+import type { recordingStarter, rows } from '../../test/support/scheduler-rows';
 import { waitFor } from '../../test/support/task-fixtures';
 import { createScheduler, RELOAD_RETRY_MS, type SchedulerHandle } from './scheduler';
 
@@ -21,14 +22,7 @@ function outageOn(name: TestDialect['name']) {
 
     beforeEach(async () => {
       relay = await behindRelay(base);
-      h = await createHarness(relay.dialect);
-      // The app's own scheduler runs on the real clock; these tests drive their own.
-      await h.deps.scheduler.close();
-      await h.deps.tasks.close();
-      starter = recordingStarter(h.deps.db, h.deps.dialect);
-      r = rows(h.deps.db, h.deps.dialect);
-      projectId = await r.project();
-      templateId = await r.template(projectId);
+      ({ h, starter, r, projectId, templateId } = await schedulerHarness(relay.dialect));
     });
     afterEach(async () => {
       relay.outage.up();

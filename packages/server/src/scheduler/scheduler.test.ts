@@ -4,9 +4,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { testDialects } from '../../test/support/dialects';
-import { createHarness, type Harness } from '../../test/support/harness';
+import type { Harness } from '../../test/support/harness';
 import { ManualClock } from '../../test/support/manual-clock';
-import { recordingStarter, rows } from '../../test/support/scheduler-rows';
+import { schedulerHarness } from '../../test/support/scheduler-harness';
+import type { recordingStarter, rows } from '../../test/support/scheduler-rows';
 import { createScheduler, type SchedulerHandle } from './scheduler';
 import { claimTick } from './scheduler.store';
 
@@ -49,14 +50,7 @@ describe.each(testDialects())('scheduler on $name', (dialect) => {
   };
 
   beforeEach(async () => {
-    h = await createHarness(dialect);
-    // The app's own scheduler runs on the real clock; these tests drive their own.
-    await h.deps.scheduler.close();
-    await h.deps.tasks.close();
-    starter = recordingStarter(h.deps.db, h.deps.dialect);
-    r = rows(h.deps.db, h.deps.dialect);
-    projectId = await r.project();
-    templateId = await r.template(projectId);
+    ({ h, starter, r, projectId, templateId } = await schedulerHarness(dialect));
   });
 
   afterEach(async () => {

@@ -4,16 +4,15 @@ import { join } from 'node:path';
 import type { ProjectRole } from '@signalbox/contracts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { testDialects } from '../../test/support/dialects';
-import { type Client, createHarness, type Harness } from '../../test/support/harness';
+import type { Client, Harness } from '../../test/support/harness';
 import {
   gitRepo,
   insertEnvironment,
   insertLocalInventory,
   insertRepository,
   insertTemplate,
-  outputOf,
-  waitForStatus,
 } from '../../test/support/task-fixtures';
+import { harnessWithProject, runTask } from '../../test/support/task-runs';
 
 /** Jinja that would print PWNED (and create a marker file) if Ansible ever evaluated it. */
 const payload = (marker: string) => `{{ lookup('pipe', 'touch ${marker}; echo PW$(true)NED') }}`;
@@ -27,9 +26,7 @@ describe.each(testDialects())('task-supplied extra vars reach Ansible as data on
   let marker: string;
 
   beforeAll(async () => {
-    h = await createHarness(dialect);
-    const owner = await h.userClient({ can_create_project: true });
-    ({ projectId, members } = await h.projectWithTeam(owner));
+    ({ h, projectId, members } = await harnessWithProject(dialect));
     outDir = mkdtempSync(join(tmpdir(), 'sb-unsafe-'));
     marker = join(outDir, 'evaluated');
     const repo = gitRepo({
@@ -57,18 +54,25 @@ describe.each(testDialects())('task-supplied extra vars reach Ansible as data on
 
   const post = (role: ProjectRole, body: Record<string, unknown>) =>
     members[role].post(`/api/project/${projectId}/tasks`, { template_id: template, ...body });
+  /** Runs the template as `role` (expects 201) until it succeeds or fails. */
+  const run = (role: ProjectRole, body: Record<string, unknown>) =>
+    runTask(
+      h,
+      members[role],
+      projectId,
+      { template_id: template, ...body },
+      { statuses: ['success', 'error'] },
+    );
 
   it('prints a Jinja payload from the environment, a secret survey value and the message literally', async () => {
     const jinja = payload(marker);
     const secretJinja = payload(`${marker}-secret`);
-    const res = await post('task_runner', {
+    const { done, out: lines } = await run('task_runner', {
       message: jinja,
       environment: JSON.stringify({ plain: jinja, nested: { list: [jinja], map: { [jinja]: jinja } } }),
       secret: JSON.stringify({ survey_secret: secretJinja }),
     });
-    expect(res.statusCode, res.body).toBe(201);
-    const done = await waitForStatus(h.deps, res.json().id, ['success', 'error']);
-    const out = (await outputOf(h.deps, done.id)).join('\n');
+    const out = lines.join('\n');
     expect(done.status, out).toBe('success');
     expect(out).toContain(`plain=${jinja} survey=********** nested=${jinja} key=${jinja} message=${jinja}`);
     // The environment's own JSON, written by a manager, is still a template.
@@ -99,7 +103,7 @@ describe.each(testDialects())('task-supplied extra vars reach Ansible as data on
       expect(res.json().fields).toEqual({ [field]: res.json().error });
       expect(res.json().error).toMatch(/^Variable "(ansible_|ANSIBLE_|semaphore_vars)/);
     }
-    const managed = await post('manager', {
+    const managed = await run('manager', {
       message: 'by a manager',
       environment: JSON.stringify({
         plain: 'p',
@@ -107,9 +111,7 @@ describe.each(testDialects())('task-supplied extra vars reach Ansible as data on
         ansible_python_interpreter: '/usr/bin/python3',
       }),
     });
-    expect(managed.statusCode, managed.body).toBe(201);
-    const done = await waitForStatus(h.deps, managed.json().id, ['success', 'error']);
-    expect(done.status, (await outputOf(h.deps, done.id)).join('\n')).toBe('success');
+    expect(managed.done.status, managed.out.join('\n')).toBe('success');
   });
 
   it('refuses values holding a NUL character with a 400 instead of failing the run', async () => {

@@ -4,10 +4,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { testDialects } from '../../test/support/dialects';
-import { type Client, createHarness, type Harness } from '../../test/support/harness';
+import type { Client, Harness } from '../../test/support/harness';
 import {
   gitRepo,
-  insertEnvironment,
   insertKey,
   insertLocalInventory,
   insertRepository,
@@ -15,6 +14,7 @@ import {
   outputOf,
   waitForStatus,
 } from '../../test/support/task-fixtures';
+import { harnessWithProject, insertSecretEnvironment } from '../../test/support/task-runs';
 
 function filesUnder(dir: string): string[] {
   const out: string[] = [];
@@ -47,9 +47,7 @@ describe.each(testDialects())('ansible-playbook tasks on $name', (dialect) => {
   let privateKey: string;
 
   beforeAll(async () => {
-    h = await createHarness(dialect);
-    owner = await h.userClient({ can_create_project: true });
-    ({ projectId } = await h.projectWithTeam(owner));
+    ({ h, owner, projectId } = await harnessWithProject(dialect));
     outDir = mkdtempSync(join(tmpdir(), 'sb-ansible-out-'));
     const keyDir = mkdtempSync(join(tmpdir(), 'sb-key-'));
     execFileSync('ssh-keygen', ['-q', '-t', 'ed25519', '-N', secrets.passphrase, '-f', join(keyDir, 'id')]);
@@ -97,24 +95,12 @@ describe.each(testDialects())('ansible-playbook tasks on $name', (dialect) => {
   afterAll(async () => h?.close());
 
   async function setup(gitUrl: string) {
-    const envId = await insertEnvironment(h.deps, projectId, {
-      json: { region: 'eu-1' },
-      env: { PLAIN_ENV: 'plain' },
-    });
-    await insertKey(h.deps, projectId, {
-      name: 'var_secret',
-      type: 'var',
-      owner: 'variable',
-      environment_id: envId,
-      secret: secrets.varSecret,
-    });
-    await insertKey(h.deps, projectId, {
-      name: 'ENV_SECRET',
-      type: 'env',
-      owner: 'environment',
-      environment_id: envId,
-      secret: secrets.envSecret,
-    });
+    const envId = await insertSecretEnvironment(
+      h.deps,
+      projectId,
+      { json: { region: 'eu-1' }, env: { PLAIN_ENV: 'plain' } },
+      { vars: { var_secret: secrets.varSecret }, env: { ENV_SECRET: secrets.envSecret } },
+    );
     const sshKey = await insertKey(h.deps, projectId, {
       type: 'ssh',
       secret: { login: 'deploy', passphrase: secrets.passphrase, private_key: privateKey },

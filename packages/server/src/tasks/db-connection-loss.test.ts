@@ -1,29 +1,14 @@
-import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { type TestDialect, testDialects } from '../../test/support/dialects';
-import { type Client, createHarness, type Harness } from '../../test/support/harness';
+import type { Client, Harness } from '../../test/support/harness';
 import { killConnections } from '../../test/support/kill-connections';
-import { freePort } from '../../test/support/net';
-import {
-  cookieApi,
-  localUrl,
-  serverBin,
-  serverProcessEnv,
-  signInAdmin,
-  waitForServer,
-} from '../../test/support/server-process';
-import {
-  gitRepo,
-  insertRepository,
-  insertTemplate,
-  orNothing,
-  outputOf,
-  waitFor,
-} from '../../test/support/task-fixtures';
-import { openDb } from '../db';
+import { postForId, serverChild, serverDb } from '../../test/support/server-child';
+import { cookieApi, localUrl, serverProcessEnv } from '../../test/support/server-process';
+import { insertTemplate, orNothing, outputOf, waitFor } from '../../test/support/task-fixtures';
+import { ENDED, harnessWithProject, insertGitRepository } from '../../test/support/task-runs';
 
 const LINES = 150;
 const ROUNDS = 10;
@@ -46,13 +31,13 @@ function lostConnections(name: TestDialect['name']) {
     beforeAll(async () => {
       process.on('uncaughtException', onEscape);
       process.on('unhandledRejection', onEscape);
-      h = await createHarness(dialect, { maxParallelTasks: 10 });
-      owner = await h.userClient({ can_create_project: true });
-      ({ projectId } = await h.projectWithTeam(owner));
-      const repoId = await insertRepository(h.deps, projectId, {
-        git_url: gitRepo({ 'count.sh': script }),
-        name: 'counter',
-      });
+      ({ h, owner, projectId } = await harnessWithProject(dialect, { maxParallelTasks: 10 }));
+      const { id: repoId } = await insertGitRepository(
+        h.deps,
+        projectId,
+        { 'count.sh': script },
+        { name: 'counter' },
+      );
       templateId = await insertTemplate(h.deps, projectId, { repository_id: repoId, playbook: 'count.sh' });
     });
     afterAll(async () => {
@@ -109,7 +94,7 @@ function lostConnections(name: TestDialect['name']) {
               .selectAll()
               .where('id', '=', taskId)
               .executeTakeFirst();
-            return t && ['success', 'error', 'stopped'].includes(t.status) ? t : undefined;
+            return t && ENDED.includes(t.status) ? t : undefined;
           }),
           60_000,
           `round ${round}: the task to end`,
@@ -137,51 +122,34 @@ const postgres = testDialects().find((d) => d.name === 'postgres');
 /** A real `signalbox server` process on PostgreSQL: its connections are ended mid-run and it carries on. */
 describe.runIf(postgres)('a server process whose database connections are ended mid-run', () => {
   const dataDir = mkdtempSync(join(tmpdir(), 'sb-conn-loss-'));
-  let server: ChildProcess | null = null;
+  let server: ReturnType<typeof serverChild> | null = null;
   let database: { url: string; drop(): Promise<void> } | null = null;
-  let output = '';
 
   afterAll(async () => {
-    if (server?.pid && server.exitCode === null) {
-      server.kill('SIGTERM');
-      await new Promise((r) => server!.once('exit', r));
-    }
+    if (server?.running()) await server.stop('SIGTERM');
     await database?.drop();
     rmSync(dataDir, { recursive: true, force: true });
   });
 
   it('keeps running and serving, and ends the task with every line', async () => {
     database = await postgres!.create(dataDir);
-    const port = await freePort();
-    server = spawn(process.execPath, [serverBin, 'server'], {
-      env: serverProcessEnv(dataDir, { SIGNALBOX_DB_URL: database.url, SIGNALBOX_PORT: String(port) }),
-      stdio: ['ignore', 'pipe', 'pipe'],
+    const child = serverChild(serverProcessEnv(dataDir, { SIGNALBOX_DB_URL: database.url }), {
+      capture: true,
     });
-    server.stdout!.on('data', (chunk) => {
-      output += chunk;
-    });
-    server.stderr!.on('data', (chunk) => {
-      output += chunk;
-    });
-    await waitForServer(port);
-    const api = cookieApi(port, await signInAdmin(port));
-    const projectId = (
-      (await (await api('POST', '/api/projects', { name: 'Loss' })).json()) as { id: number }
-    ).id;
-    const handle = openDb(database.url);
-    const deps = { db: handle.db, dialect: handle.dialect } as Parameters<typeof insertTemplate>[0];
-    const repoId = await insertRepository(deps, projectId, { git_url: gitRepo({ 'count.sh': script }) });
+    server = child;
+    const cookie = await child.startAndSignIn();
+    const port = child.port;
+    const api = cookieApi(port, cookie);
+    const projectId = await postForId(api, '/api/projects', { name: 'Loss' });
+    const { handle, rows: deps } = serverDb(database.url);
+    const { id: repoId } = await insertGitRepository(deps, projectId, { 'count.sh': script });
     const tpl = await insertTemplate(deps, projectId, { repository_id: repoId, playbook: 'count.sh' });
     await handle.destroy();
 
-    const task = (await (
-      await api('POST', `/api/project/${projectId}/tasks`, { template_id: tpl })
-    ).json()) as {
-      id: number;
-    };
+    const taskId = await postForId(api, `/api/project/${projectId}/tasks`, { template_id: tpl });
     const lines = async () =>
       (
-        (await (await api('GET', `/api/project/${projectId}/tasks/${task.id}/output`)).json()) as {
+        (await (await api('GET', `/api/project/${projectId}/tasks/${taskId}/output`)).json()) as {
           output: string;
         }[]
       ).map((r) => r.output);
@@ -195,7 +163,7 @@ describe.runIf(postgres)('a server process whose database connections are ended 
     const codes: number[] = [];
     const status = async () => {
       try {
-        const res = await api('GET', `/api/project/${projectId}/tasks/${task.id}`);
+        const res = await api('GET', `/api/project/${projectId}/tasks/${taskId}`);
         codes.push(
           res.status,
           (await fetch(localUrl(port, '/api/ping'))).status,
@@ -204,25 +172,26 @@ describe.runIf(postgres)('a server process whose database connections are ended 
         return res.ok ? ((await res.json()) as { status: string }).status : '';
       } catch (err) {
         await new Promise((r) => setTimeout(r, 200));
-        if (server!.exitCode !== null) throw new Error(`the server exited (${server!.exitCode}):\n${output}`);
+        const { exitCode } = child.process!;
+        if (exitCode !== null) throw new Error(`the server exited (${exitCode}):\n${child.output}`);
         throw err;
       }
     };
     const final = await waitFor(
       async () => {
         const s = await status();
-        return ['success', 'error', 'stopped'].includes(s) ? s : undefined;
+        return ENDED.includes(s) ? s : undefined;
       },
       60_000,
       'the task to end',
     );
-    expect(server.exitCode, output).toBeNull();
+    expect(child.process!.exitCode, child.output).toBeNull();
     expect(codes.filter((c) => c >= 500)).toEqual([]);
     expect(final).toBe('success');
     expect((await lines()).filter((l) => l.startsWith('line '))).toEqual(numbered);
-    expect(output).not.toContain("Unhandled 'error' event");
+    expect(child.output).not.toContain("Unhandled 'error' event");
     // Lost connections are reported in one line each, never with a stack trace.
-    expect(output).not.toMatch(/\n\s+at /);
+    expect(child.output).not.toMatch(/\n\s+at /);
   });
 });
 

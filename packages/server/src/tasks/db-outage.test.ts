@@ -4,15 +4,9 @@ import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { behindRelay, type DbOutage } from '../../test/support/db-relay';
 import { type TestDialect, testDialects } from '../../test/support/dialects';
-import { type Client, createHarness, type Harness } from '../../test/support/harness';
-import {
-  gitRepo,
-  insertRepository,
-  insertTemplate,
-  orNothing,
-  outputOf,
-  waitFor,
-} from '../../test/support/task-fixtures';
+import type { Client, Harness } from '../../test/support/harness';
+import { insertTemplate, orNothing, outputOf, waitFor } from '../../test/support/task-fixtures';
+import { harnessWithProject, insertGitRepository } from '../../test/support/task-runs';
 import { dbRetry } from '../db/retry';
 import { runnerTimings, unsavedMessage } from './instances';
 
@@ -42,19 +36,15 @@ function outageOn(name: TestDialect['name']) {
       runnerTimings.sweepMs = 300;
       relay = await behindRelay(base);
       outage = relay.outage;
-      h = await createHarness(relay.dialect, { maxParallelTasks: 10 });
-      owner = await h.userClient({ can_create_project: true });
-      ({ projectId } = await h.projectWithTeam(owner));
-      repoId = await insertRepository(h.deps, projectId, {
-        git_url: gitRepo({
-          // Prints numbered lines until told to stop, then a last one.
-          'until.sh':
-            'i=0\nwhile [ ! -e "$1" ]; do i=$((i+1)); echo "line $i"; sleep 0.01; done\necho "end $i"\n: > "$1.ended"\n',
-          // Waits for the signal, then ends at once.
-          'wait.sh': 'echo started\nwhile [ ! -e "$1" ]; do sleep 0.02; done\n',
-        }),
-        name: 'scripts',
-      });
+      ({ h, owner, projectId } = await harnessWithProject(relay.dialect, { maxParallelTasks: 10 }));
+      const files = {
+        // Prints numbered lines until told to stop, then a last one.
+        'until.sh':
+          'i=0\nwhile [ ! -e "$1" ]; do i=$((i+1)); echo "line $i"; sleep 0.01; done\necho "end $i"\n: > "$1.ended"\n',
+        // Waits for the signal, then ends at once.
+        'wait.sh': 'echo started\nwhile [ ! -e "$1" ]; do sleep 0.02; done\n',
+      };
+      ({ id: repoId } = await insertGitRepository(h.deps, projectId, files, { name: 'scripts' }));
     });
     afterEach(() => outage.up());
     afterAll(async () => {

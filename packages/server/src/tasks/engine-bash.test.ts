@@ -3,20 +3,24 @@ import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { testDialects } from '../../test/support/dialects';
-import { type Client, createHarness, type Harness } from '../../test/support/harness';
+import type { Client, Harness } from '../../test/support/harness';
 import {
   alive,
   commitFiles,
-  gitRepo,
-  insertEnvironment,
-  insertKey,
   insertRepository,
   insertTemplate,
   outputOf,
   waitFor,
   waitForStatus,
 } from '../../test/support/task-fixtures';
-import { type LiveMessage, logMessages } from '../live/bus';
+import {
+  harnessWithProject,
+  insertGitRepository,
+  insertSecretEnvironment,
+  liveMessagesOf,
+  updatesOf,
+} from '../../test/support/task-runs';
+import type { LiveMessage } from '../live/bus';
 
 describe.each(testDialects())('task engine with real bash tasks on $name', (dialect) => {
   let h: Harness;
@@ -26,24 +30,26 @@ describe.each(testDialects())('task engine with real bash tasks on $name', (dial
   let repoId: number;
   let fileRepoId: number;
   let headHash: string;
-  const messages: LiveMessage[] = [];
+  let messages: LiveMessage[];
 
   beforeAll(async () => {
-    h = await createHarness(dialect, { maxParallelTasks: 10 });
-    h.deps.bus.on('live', (m) => messages.push(m));
-    h.deps.bus.on('logs', (b) => messages.push(...logMessages(b)));
-    owner = await h.userClient({ can_create_project: true });
-    ({ projectId } = await h.projectWithTeam(owner));
-    repoDir = gitRepo({
-      'run.sh':
-        'echo "hello from bash"\necho "args: $*"\necho "env: $GREETING $API_TOKEN"\necho "task type: $SEMAPHORE_TASK_TYPE"\necho "origin: $(git remote get-url origin 2>/dev/null)"\n',
-      'fail.sh': 'echo "about to fail"\nexit 3\n',
-      'sleep.sh': 'bash -c "sleep 1000" &\necho "child $!"\necho "main $$"\nsleep 1000\n',
-      'nap.sh': 'sleep 0.6\necho done\n',
-      'long.sh': 'head -c 2500000 /dev/zero | tr "\\0" "x"; echo; echo after\n',
-    });
+    ({ h, owner, projectId } = await harnessWithProject(dialect, { maxParallelTasks: 10 }));
+    messages = liveMessagesOf(h);
+    const local = await insertGitRepository(
+      h.deps,
+      projectId,
+      {
+        'run.sh':
+          'echo "hello from bash"\necho "args: $*"\necho "env: $GREETING $API_TOKEN"\necho "task type: $SEMAPHORE_TASK_TYPE"\necho "origin: $(git remote get-url origin 2>/dev/null)"\n',
+        'fail.sh': 'echo "about to fail"\nexit 3\n',
+        'sleep.sh': 'bash -c "sleep 1000" &\necho "child $!"\necho "main $$"\nsleep 1000\n',
+        'nap.sh': 'sleep 0.6\necho done\n',
+        'long.sh': 'head -c 2500000 /dev/zero | tr "\\0" "x"; echo; echo after\n',
+      },
+      { name: 'local' },
+    );
+    ({ id: repoId, dir: repoDir } = local);
     headHash = execFileSync('git', ['-C', repoDir, 'rev-parse', 'HEAD']).toString().trim();
-    repoId = await insertRepository(h.deps, projectId, { git_url: repoDir, name: 'local' });
     fileRepoId = await insertRepository(h.deps, projectId, { git_url: `file://${repoDir}`, name: 'file' });
   });
   afterAll(async () => h?.close());
@@ -53,17 +59,12 @@ describe.each(testDialects())('task engine with real bash tasks on $name', (dial
   }
 
   it('runs a script from a file:// repository with arguments, env vars and masked secrets', async () => {
-    const envId = await insertEnvironment(h.deps, projectId, {
-      json: { region: 'eu-1' },
-      env: { GREETING: 'hi-there' },
-    });
-    await insertKey(h.deps, projectId, {
-      name: 'API_TOKEN',
-      type: 'env',
-      owner: 'environment',
-      environment_id: envId,
-      secret: 'tok-very-secret-123',
-    });
+    const envId = await insertSecretEnvironment(
+      h.deps,
+      projectId,
+      { json: { region: 'eu-1' }, env: { GREETING: 'hi-there' } },
+      { env: { API_TOKEN: 'tok-very-secret-123' } },
+    );
     const tpl = await insertTemplate(h.deps, projectId, {
       name: 'hello',
       repository_id: fileRepoId,
@@ -89,10 +90,7 @@ describe.each(testDialects())('task engine with real bash tasks on $name', (dial
     expect(done.commit_message).toBe('initial commit');
     expect(done.start).toBeTruthy();
     expect(done.end).toBeTruthy();
-    const updates = () =>
-      messages
-        .filter((m) => m.type === 'update' && m.task_id === created.id)
-        .map((m) => (m as { status: string }).status);
+    const updates = () => updatesOf(messages, created.id);
     // The update is published just after the row is saved.
     const statuses = await waitFor(async () => (updates().includes(done.status) ? updates() : undefined));
     expect(statuses).toEqual(['waiting', 'starting', 'running', 'success']);
@@ -207,10 +205,14 @@ describe.each(testDialects())('task engine with real bash tasks on $name', (dial
   });
 
   it('re-runs a task on its original commit', async () => {
-    const repo = gitRepo({ 'run.sh': 'echo version one\n' });
+    const { id: rid, dir: repo } = await insertGitRepository(
+      h.deps,
+      projectId,
+      { 'run.sh': 'echo version one\n' },
+      { fileUrl: true },
+    );
     const first = commitFiles(repo, { 'run.sh': 'echo version two\n' }, 'second');
     void first;
-    const rid = await insertRepository(h.deps, projectId, { git_url: `file://${repo}` });
     const tpl = await insertTemplate(h.deps, projectId, { repository_id: rid });
     const a = (await post({ template_id: tpl })).json().id;
     const doneA = await waitForStatus(h.deps, a, ['success', 'error']);

@@ -2,25 +2,11 @@ import { readFileSync, realpathSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { testDialects } from '../../test/support/dialects';
-import { type Client, createHarness, type Harness } from '../../test/support/harness';
-import {
-  type App,
-  apps,
-  type HostileRepo,
-  hostileRepo,
-  playbookOf,
-  recordingStandIn,
-} from '../../test/support/hostile-repo';
-import {
-  commitFiles,
-  insertInventory,
-  insertLocalInventory,
-  insertRepository,
-  insertTemplate,
-  outputOf,
-  toolsOnPath,
-  waitForStatus,
-} from '../../test/support/task-fixtures';
+import type { Client, Harness } from '../../test/support/harness';
+import { hostileProject } from '../../test/support/hostile-project';
+import { type App, apps, type HostileRepo, playbookOf } from '../../test/support/hostile-repo';
+import { commitFiles, insertInventory, insertTemplate } from '../../test/support/task-fixtures';
+import { runTask } from '../../test/support/task-runs';
 
 /**
  * Templates saved before playbook paths were checked (written straight into the database here) and repositories
@@ -34,26 +20,13 @@ describe.each(testDialects())('executors keep every path inside the checkout on 
   let repoId: number;
   let inventoryId: number;
   let record: string;
-  let restorePath = () => {};
+  let close = async () => {};
 
   beforeAll(async () => {
-    ({ record, restore: restorePath } = toolsOnPath({
-      terraform: recordingStandIn,
-      tofu: recordingStandIn,
-      pulumi: recordingStandIn,
-    }));
-    h = await createHarness(dialect, { maxParallelTasks: 10 });
-    owner = await h.userClient({ can_create_project: true });
-    ({ projectId } = await h.projectWithTeam(owner));
-    hostile = hostileRepo(h.dataDir);
+    ({ h, owner, projectId, hostile, repoId, inventoryId, record, close } = await hostileProject(dialect));
     commitFiles(hostile.repo, { 'show-args.sh': 'echo "script: $0"\necho "args: $*"\n' }, 'args');
-    repoId = await insertRepository(h.deps, projectId, { git_url: hostile.repo });
-    inventoryId = await insertLocalInventory(h.deps, projectId);
   });
-  afterAll(async () => {
-    restorePath();
-    await h?.close();
-  });
+  afterAll(() => close());
 
   async function run(app: App, playbook: string, extra: Parameters<typeof insertTemplate>[2] = {}) {
     const before = readFileSync(record, 'utf8');
@@ -65,13 +38,10 @@ describe.each(testDialects())('executors keep every path inside the checkout on 
       allow_parallel_tasks: 1,
       ...extra,
     });
-    const res = await owner.post(`/api/project/${projectId}/tasks`, {
+    const { done, out } = await runTask(h, owner, projectId, {
       template_id: template,
       environment: JSON.stringify({ x: `; touch ${hostile.marker}` }),
     });
-    expect(res.statusCode, res.body).toBe(201);
-    const done = await waitForStatus(h.deps, res.json().id, ['success', 'error', 'stopped']);
-    const out = await outputOf(h.deps, done.id);
     const text = out.join('\n');
     for (const secret of hostile.secrets) expect(text).not.toContain(secret);
     expect(text).not.toContain('root:x:0:0');

@@ -18,7 +18,6 @@ import {
   startSshd,
   watchArgv,
 } from '../../test/support/git-servers';
-import { type Client, createHarness, type Harness } from '../../test/support/harness';
 import {
   commitFiles,
   gitRepo,
@@ -28,6 +27,7 @@ import {
   outputOf,
   waitForStatus,
 } from '../../test/support/task-fixtures';
+import { runTask, useHarnessWithProject } from '../../test/support/task-runs';
 
 /**
  * The engine's remote checkouts against real servers: git http-backend behind Basic auth, a real sshd, file://
@@ -81,23 +81,24 @@ afterAll(async () => {
 const headOf = (dir: string) => execFileSync('git', ['-C', dir, 'rev-parse', 'HEAD']).toString().trim();
 
 describe.each(testDialects())('remote git checkouts on $name', (dialect) => {
-  let h: Harness;
-  let owner: Client;
-  let projectId: number;
-
-  beforeAll(async () => {
-    h = await createHarness(dialect, { maxParallelTasks: 10 });
-    owner = await h.userClient({ can_create_project: true });
-    ({ projectId } = await h.projectWithTeam(owner));
-  });
-  afterAll(async () => h?.close());
+  const p = useHarnessWithProject(dialect, { maxParallelTasks: 10 });
 
   async function run(repositoryId: number) {
-    const tpl = await insertTemplate(h.deps, projectId, { repository_id: repositoryId });
-    const res = await owner.post(`/api/project/${projectId}/tasks`, { template_id: tpl });
-    expect(res.statusCode).toBe(201);
-    const done = await waitForStatus(h.deps, res.json().id, ['success', 'error', 'stopped'], 15_000);
-    return { done, out: await outputOf(h.deps, done.id) };
+    const tpl = await insertTemplate(p.h.deps, p.projectId, { repository_id: repositoryId });
+    return runTask(p.h, p.owner, p.projectId, { template_id: tpl }, { timeoutMs: 15_000 });
+  }
+
+  /** A repository on the HTTP server (repo.git unless `repo.path` names another) with a login_password key. */
+  async function httpRepository(password: string, repo: { name?: string; path?: string } = {}) {
+    const key = await insertKey(p.h.deps, p.projectId, {
+      type: 'login_password',
+      secret: { login: HTTP_USER, password },
+    });
+    return insertRepository(p.h.deps, p.projectId, {
+      git_url: `${http.base}/${repo.path ?? 'repo.git'}`,
+      ssh_key_id: key,
+      name: repo.name,
+    });
   }
 
   /** Runs a task while sampling every process's argv; checks nothing the run left behind holds a secret. */
@@ -108,10 +109,10 @@ describe.each(testDialects())('remote git checkouts on $name', (dialect) => {
     const seen = argv.stop();
     for (const line of result.out) for (const s of secrets) expect(line).not.toContain(s);
     for (const cmd of seen) for (const s of secrets) expect(cmd).not.toContain(s);
-    expect(filesContaining(h.dataDir, secrets)).toEqual([]);
+    expect(filesContaining(p.h.dataDir, secrets)).toEqual([]);
     expect(filesContaining(tmpdir(), secrets, since)).toEqual([]);
     // Nothing of the task keeps running (the per-task ssh-agent included).
-    const taskDir = join(h.dataDir, 'tasks', String(result.done.id));
+    const taskDir = join(p.h.dataDir, 'tasks', String(result.done.id));
     const after = watchArgv().stop();
     expect(after.filter((cmd) => cmd.includes(taskDir))).toEqual([]);
     expect(existsSync(taskDir)).toBe(false);
@@ -120,15 +121,7 @@ describe.each(testDialects())('remote git checkouts on $name', (dialect) => {
 
   describe('HTTP with a login_password key', () => {
     it('clones through Basic auth, records the commit and keeps the password out of output, files and argv', async () => {
-      const key = await insertKey(h.deps, projectId, {
-        type: 'login_password',
-        secret: { login: HTTP_USER, password: HTTP_PASSWORD },
-      });
-      const repo = await insertRepository(h.deps, projectId, {
-        git_url: `${http.base}/repo.git`,
-        ssh_key_id: key,
-        name: 'over-http',
-      });
+      const repo = await httpRepository(HTTP_PASSWORD, { name: 'over-http' });
       const before = http.requests.length;
       http.delayMs = 150;
       const { done, out, seen } = await runWatched(repo, [HTTP_PASSWORD]).finally(() => {
@@ -147,22 +140,14 @@ describe.each(testDialects())('remote git checkouts on $name', (dialect) => {
         true,
       );
       // The cache keeps the plain URL: no credentials in its config.
-      const config = readFileSync(join(h.dataDir, 'repos', `repo_${repo}.git`, 'config'), 'utf8');
+      const config = readFileSync(join(p.h.dataDir, 'repos', `repo_${repo}.git`, 'config'), 'utf8');
       expect(config).toContain(`url = ${http.base}/repo.git`);
       expect(config).not.toContain(HTTP_PASSWORD);
     });
 
     it('ends in error with the authentication failure for a wrong password, without prompting or hanging', async () => {
       const wrong = secret('wrong-pw');
-      const key = await insertKey(h.deps, projectId, {
-        type: 'login_password',
-        secret: { login: HTTP_USER, password: wrong },
-      });
-      const repo = await insertRepository(h.deps, projectId, {
-        git_url: `${http.base}/repo.git`,
-        ssh_key_id: key,
-        name: 'wrong-password',
-      });
+      const repo = await httpRepository(wrong, { name: 'wrong-password' });
       const before = http.requests.length;
       const started = Date.now();
       const { done, out } = await runWatched(repo, [wrong]);
@@ -176,54 +161,51 @@ describe.each(testDialects())('remote git checkouts on $name', (dialect) => {
     });
 
     it('re-runs on the original commit after a new upstream commit', async () => {
-      const key = await insertKey(h.deps, projectId, {
-        type: 'login_password',
-        secret: { login: HTTP_USER, password: HTTP_PASSWORD },
-      });
       // Its own upstream, so other tests keep seeing version one.
       const work = workRepo({ 'run.sh': 'cat data.txt\n', 'data.txt': 'version one\n' });
       const bare = bareCopy(work, join(fixtures, 'http', `rerun-${dialect.name}.git`));
-      const repo = await insertRepository(h.deps, projectId, {
-        git_url: `${http.base}/rerun-${dialect.name}.git`,
-        ssh_key_id: key,
-      });
-      const tpl = await insertTemplate(h.deps, projectId, { repository_id: repo });
-      const first = (await owner.post(`/api/project/${projectId}/tasks`, { template_id: tpl })).json().id;
-      const a = await waitForStatus(h.deps, first, ['success', 'error']);
-      expect(a.status, (await outputOf(h.deps, first)).join('\n')).toBe('success');
+      const repo = await httpRepository(HTTP_PASSWORD, { path: `rerun-${dialect.name}.git` });
+      const tpl = await insertTemplate(p.h.deps, p.projectId, { repository_id: repo });
+      const first = (await p.owner.post(`/api/project/${p.projectId}/tasks`, { template_id: tpl })).json().id;
+      const a = await waitForStatus(p.h.deps, first, ['success', 'error']);
+      expect(a.status, (await outputOf(p.h.deps, first)).join('\n')).toBe('success');
       expect(a.commit_hash).toBe(headOf(bare));
-      expect(await outputOf(h.deps, first)).toContain('version one');
+      expect(await outputOf(p.h.deps, first)).toContain('version one');
 
       commitFiles(work, { 'data.txt': 'version two\n' }, 'second');
       pushTo(work, bare);
-      const rerun = await owner.post(`/api/project/${projectId}/tasks/${first}/rerun`, {});
+      const rerun = await p.owner.post(`/api/project/${p.projectId}/tasks/${first}/rerun`, {});
       expect(rerun.statusCode).toBe(201);
-      const b = await waitForStatus(h.deps, rerun.json().id, ['success', 'error']);
-      const outB = await outputOf(h.deps, b.id);
+      const b = await waitForStatus(p.h.deps, rerun.json().id, ['success', 'error']);
+      const outB = await outputOf(p.h.deps, b.id);
       expect(b.status, outB.join('\n')).toBe('success');
       expect(b.commit_hash).toBe(a.commit_hash);
       expect(outB).toContain('version one');
       expect(outB).not.toContain('version two');
       // A new run takes the new commit: the re-run really was pinned, not just stale.
-      const fresh = (await owner.post(`/api/project/${projectId}/tasks`, { template_id: tpl })).json().id;
-      const c = await waitForStatus(h.deps, fresh, ['success', 'error']);
+      const fresh = (await p.owner.post(`/api/project/${p.projectId}/tasks`, { template_id: tpl })).json().id;
+      const c = await waitForStatus(p.h.deps, fresh, ['success', 'error']);
       expect(c.commit_hash).toBe(headOf(bare));
       expect(c.commit_hash).not.toBe(a.commit_hash);
-      expect(await outputOf(h.deps, fresh)).toContain('version two');
+      expect(await outputOf(p.h.deps, fresh)).toContain('version two');
     });
   });
 
   describe('SSH with a key through the per-task ssh-agent', () => {
-    const sshUrl = () => `ssh://${userInfo().username}@127.0.0.1:${sshd.port}${sshBare}`;
+    /** A repository on the sshd with an ssh key of `privateKey` (and `passphrase` for it). */
+    async function sshRepository(privateKey: string, passphrase = '') {
+      const key = await insertKey(p.h.deps, p.projectId, {
+        type: 'ssh',
+        secret: { login: '', passphrase, private_key: privateKey },
+      });
+      const git_url = `ssh://${userInfo().username}@127.0.0.1:${sshd.port}${sshBare}`;
+      return insertRepository(p.h.deps, p.projectId, { git_url, ssh_key_id: key });
+    }
 
     for (const locked of [false, true]) {
       it(`clones with ${locked ? 'a passphrase-protected' : 'an unprotected'} key, keeping the key out of output, files and argv`, async () => {
         const pair = locked ? lockedKey : plainKey;
-        const key = await insertKey(h.deps, projectId, {
-          type: 'ssh',
-          secret: { login: '', passphrase: locked ? PASSPHRASE : '', private_key: pair.privateKey },
-        });
-        const repo = await insertRepository(h.deps, projectId, { git_url: sshUrl(), ssh_key_id: key });
+        const repo = await sshRepository(pair.privateKey, locked ? PASSPHRASE : '');
         // The key's longest base64 line stands for the key: any copy of it would contain that line.
         const body = pair.privateKey.split('\n').reduce((a, b) => (b.length > a.length ? b : a), '');
         const secrets = locked ? [body, PASSPHRASE] : [body];
@@ -238,11 +220,7 @@ describe.each(testDialects())('remote git checkouts on $name', (dialect) => {
 
     it('fails fast with "Permission denied" for a key the server does not know', async () => {
       const stranger = generateKeyPair(fixtures, `stranger-${dialect.name}`);
-      const key = await insertKey(h.deps, projectId, {
-        type: 'ssh',
-        secret: { login: '', passphrase: '', private_key: stranger.privateKey },
-      });
-      const repo = await insertRepository(h.deps, projectId, { git_url: sshUrl(), ssh_key_id: key });
+      const repo = await sshRepository(stranger.privateKey);
       const started = Date.now();
       const { done, out } = await run(repo);
       expect(Date.now() - started).toBeLessThan(10_000);
@@ -253,11 +231,7 @@ describe.each(testDialects())('remote git checkouts on $name', (dialect) => {
 
     for (const passphrase of ['', secret('wrong-passphrase')]) {
       it(`fails fast with a clear message for ${passphrase ? 'a wrong' : 'a missing'} passphrase`, async () => {
-        const key = await insertKey(h.deps, projectId, {
-          type: 'ssh',
-          secret: { login: '', passphrase, private_key: lockedKey.privateKey },
-        });
-        const repo = await insertRepository(h.deps, projectId, { git_url: sshUrl(), ssh_key_id: key });
+        const repo = await sshRepository(lockedKey.privateKey, passphrase);
         const started = Date.now();
         // ssh-add used to ask again after a wrong passphrase, forever: the task never ended.
         const { done, out } = await runWatched(repo, passphrase ? [passphrase] : []);
@@ -270,16 +244,15 @@ describe.each(testDialects())('remote git checkouts on $name', (dialect) => {
     }
 
     it('accepts an unknown, then a changed host key and records none (StrictHostKeyChecking=no, as the peer)', async () => {
-      const key = await insertKey(h.deps, projectId, {
-        type: 'ssh',
-        secret: { login: '', passphrase: '', private_key: plainKey.privateKey },
+      const repo = await sshRepository(plainKey.privateKey);
+      const tpl = await insertTemplate(p.h.deps, p.projectId, {
+        repository_id: repo,
+        allow_parallel_tasks: 1,
       });
-      const repo = await insertRepository(h.deps, projectId, { git_url: sshUrl(), ssh_key_id: key });
-      const tpl = await insertTemplate(h.deps, projectId, { repository_id: repo, allow_parallel_tasks: 1 });
       const runOnce = async () => {
-        const id = (await owner.post(`/api/project/${projectId}/tasks`, { template_id: tpl })).json().id;
-        const done = await waitForStatus(h.deps, id, ['success', 'error']);
-        return { done, out: await outputOf(h.deps, id) };
+        const id = (await p.owner.post(`/api/project/${p.projectId}/tasks`, { template_id: tpl })).json().id;
+        const done = await waitForStatus(p.h.deps, id, ['success', 'error']);
+        return { done, out: await outputOf(p.h.deps, id) };
       };
       const first = await runOnce();
       expect(first.done.status, first.out.join('\n')).toBe('success');
@@ -293,7 +266,7 @@ describe.each(testDialects())('remote git checkouts on $name', (dialect) => {
         /REMOTE HOST IDENTIFICATION HAS CHANGED|Host key verification failed/,
       );
       // UserKnownHostsFile=/dev/null: no known_hosts anywhere in the data dir (the tasks' HOME lives there).
-      expect(filesNamed(h.dataDir, 'known_hosts')).toEqual([]);
+      expect(filesNamed(p.h.dataDir, 'known_hosts')).toEqual([]);
     });
   });
 
@@ -314,7 +287,7 @@ describe.each(testDialects())('remote git checkouts on $name', (dialect) => {
       git('config', '-f', '.gitmodules', 'submodule.libs/rel.url', '../sibling.git');
       commitFiles(parentWork, {}, 'add submodules');
       bareCopy(parentWork, join(parentDir, 'parent.git'));
-      const repo = await insertRepository(h.deps, projectId, {
+      const repo = await insertRepository(p.h.deps, p.projectId, {
         git_url: `file://${join(parentDir, 'parent.git')}`,
       });
       const { done, out } = await run(repo);

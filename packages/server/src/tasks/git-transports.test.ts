@@ -2,24 +2,16 @@ import { execFileSync } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { testDialects } from '../../test/support/dialects';
+import { jobIn } from '../../test/support/fake-job';
 import { fakeProcesses } from '../../test/support/fake-processes';
 import { bareCopy } from '../../test/support/git-servers';
-import { type Client, createHarness, type Harness } from '../../test/support/harness';
-import {
-  commitFiles,
-  gitRepo,
-  insertRepository,
-  insertTemplate,
-  outputOf,
-  waitForStatus,
-} from '../../test/support/task-fixtures';
-import { createSecretBox } from '../lib/crypto';
+import { commitFiles, gitRepo, insertRepository, insertTemplate } from '../../test/support/task-fixtures';
+import { runTask, useHarnessWithProject } from '../../test/support/task-runs';
 import { branchHead } from '../scheduler/git-head';
 import { checkoutRepository } from './git';
-import { Job, type JobDetails } from './job';
-import type { LogSink } from './log-sink';
+import type { JobDetails } from './job';
 import type { RepositoryRow } from './store';
 
 /**
@@ -43,23 +35,11 @@ let markers = 0;
 const newMarker = () => join(scratch, `marker-${++markers}`);
 
 describe.each(testDialects())('repository URLs at run time on $name', (dialect) => {
-  let h: Harness;
-  let owner: Client;
-  let projectId: number;
+  const p = useHarnessWithProject(dialect, { maxParallelTasks: 10 });
 
-  beforeAll(async () => {
-    h = await createHarness(dialect, { maxParallelTasks: 10 });
-    owner = await h.userClient({ can_create_project: true });
-    ({ projectId } = await h.projectWithTeam(owner));
-  });
-  afterAll(async () => h?.close());
-
-  async function run(repositoryId: number, project = projectId, tpl: Record<string, unknown> = {}) {
-    const template = await insertTemplate(h.deps, project, { repository_id: repositoryId, ...tpl });
-    const res = await owner.post(`/api/project/${project}/tasks`, { template_id: template });
-    expect(res.statusCode, res.body).toBe(201);
-    const done = await waitForStatus(h.deps, res.json().id, ['success', 'error', 'stopped'], 15_000);
-    return { done, out: await outputOf(h.deps, done.id) };
+  async function run(repositoryId: number, project = p.projectId, tpl: Record<string, unknown> = {}) {
+    const template = await insertTemplate(p.h.deps, project, { repository_id: repositoryId, ...tpl });
+    return runTask(p.h, p.owner, project, { template_id: template }, { timeoutMs: 15_000 });
   }
 
   it('fails a task whose stored URL is a helper or an option, before any git command', async () => {
@@ -74,7 +54,7 @@ describe.each(testDialects())('repository URLs at run time on $name', (dialect) 
     for (const [i, payload] of payloads.entries()) {
       const marker = newMarker();
       const url = payload(marker);
-      const repo = await insertRepository(h.deps, projectId, { git_url: url, name: `bad ${i}` });
+      const repo = await insertRepository(p.h.deps, p.projectId, { git_url: url, name: `bad ${i}` });
       const { done, out } = await run(repo);
       expect(done.status, url).toBe('error');
       expect(out.at(-1), url).toBe(
@@ -85,21 +65,21 @@ describe.each(testDialects())('repository URLs at run time on $name', (dialect) 
         out.join('\n'),
       ).toBe(false);
       // Nothing ran: not even `git init` of the repository's cache.
-      expect(existsSync(join(h.dataDir, 'repos', `repo_${repo}.git`))).toBe(false);
+      expect(existsSync(join(p.h.dataDir, 'repos', `repo_${repo}.git`))).toBe(false);
       expect(existsSync(marker)).toBe(false);
     }
   });
 
   it("cannot read another project's cached repository through a relative URL", async () => {
     const secretRepo = workRepo({ 'run.sh': 'echo "private to project A"\n' });
-    const a = await insertRepository(h.deps, projectId, { git_url: `file://${secretRepo}`, name: 'A' });
+    const a = await insertRepository(p.h.deps, p.projectId, { git_url: `file://${secretRepo}`, name: 'A' });
     const first = await run(a);
     expect(first.done.status, first.out.join('\n')).toBe('success');
-    expect(existsSync(join(h.dataDir, 'repos', `repo_${a}.git`))).toBe(true);
+    expect(existsSync(join(p.h.dataDir, 'repos', `repo_${a}.git`))).toBe(true);
 
-    const { projectId: other } = await h.projectWithTeam(owner, 'Other');
+    const { projectId: other } = await p.h.projectWithTeam(p.owner, 'Other');
     for (const git_url of [`../repo_${a}.git`, `repo_${a}.git`]) {
-      const b = await insertRepository(h.deps, other, { git_url, name: 'B' });
+      const b = await insertRepository(p.h.deps, other, { git_url, name: 'B' });
       const { done, out } = await run(b, other);
       expect(done.status, out.join('\n')).toBe('error');
       expect(out.join('\n')).not.toContain('private to project A');
@@ -110,15 +90,15 @@ describe.each(testDialects())('repository URLs at run time on $name', (dialect) 
   it('fails a task whose stored branch looks like an option', async () => {
     const dir = workRepo({ 'run.sh': 'echo hi\n' });
     const marker = newMarker();
-    const repo = await insertRepository(h.deps, projectId, {
+    const repo = await insertRepository(p.h.deps, p.projectId, {
       git_url: `file://${dir}`,
       git_branch: `--upload-pack=touch ${marker}`,
     });
     const viaRepo = await run(repo);
     expect(viaRepo.done.status).toBe('error');
     expect(viaRepo.out.at(-1)).toBe(`Incorrect branch name "--upload-pack=touch ${marker}"`);
-    const good = await insertRepository(h.deps, projectId, { git_url: `file://${dir}` });
-    const viaTemplate = await run(good, projectId, { git_branch: '-b' });
+    const good = await insertRepository(p.h.deps, p.projectId, { git_url: `file://${dir}` });
+    const viaTemplate = await run(good, p.projectId, { git_branch: '-b' });
     expect(viaTemplate.done.status).toBe('error');
     expect(viaTemplate.out.at(-1)).toBe('Incorrect branch name "-b"');
     expect(existsSync(marker)).toBe(false);
@@ -137,7 +117,7 @@ describe.each(testDialects())('repository URLs at run time on $name', (dialect) 
     git('update-index', '--add', '--cacheinfo', `160000,${fake},libs/evil`);
     git('add', '.gitmodules');
     git('commit', '-q', '-m', 'add a submodule');
-    const repo = await insertRepository(h.deps, projectId, { git_url: `file://${work}` });
+    const repo = await insertRepository(p.h.deps, p.projectId, { git_url: `file://${work}` });
     const { done, out } = await run(repo);
     expect(done.status, out.join('\n')).toBe('error');
     expect(out.at(-1)).toBe('Submodule "evil" has an incorrect URL');
@@ -159,7 +139,7 @@ describe.each(testDialects())('repository URLs at run time on $name', (dialect) 
     git(top, 'config', '-f', '.gitmodules', 'submodule.middle.url', '../middle.git');
     commitFiles(top, {}, 'add middle');
     bareCopy(top, join(hub, 'top.git'));
-    const repo = await insertRepository(h.deps, projectId, { git_url: `file://${join(hub, 'top.git')}` });
+    const repo = await insertRepository(p.h.deps, p.projectId, { git_url: `file://${join(hub, 'top.git')}` });
     const { done, out } = await run(repo);
     expect(done.status, out.join('\n')).toBe('success');
     expect(out).toContain('from the middle submodule');
@@ -170,13 +150,6 @@ describe.each(testDialects())('repository URLs at run time on $name', (dialect) 
 describe('git commands of a checkout (fake processes)', () => {
   function fakeJob() {
     const processes = fakeProcesses();
-    const specs = processes.specs;
-    const sink = {
-      line() {},
-      pressure: () => false,
-      onDrain() {},
-      mask: (t: string) => t,
-    } as unknown as LogSink;
     const dir = mkdtempSync(join(scratch, 'job-'));
     const details = {
       task: { id: 1 },
@@ -184,24 +157,7 @@ describe('git commands of a checkout (fake processes)', () => {
       envVars: {},
       secretEnv: {},
     } as unknown as JobDetails;
-    const job = new Job(
-      details,
-      sink,
-      processes,
-      createSecretBox(Buffer.alloc(32)),
-      {
-        task: dir,
-        tmp: join(dir, 'tmp'),
-        home: dir,
-        reposCache: join(dir, 'repos'),
-        owner: 'x',
-        isolation: 'auto',
-      },
-      async () => null,
-      async () => {},
-      async () => 'confirmed',
-    );
-    return { job, specs, dir };
+    return { job: jobIn(details, processes, dir).job, specs: processes.specs, dir };
   }
 
   it.each([

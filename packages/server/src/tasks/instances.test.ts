@@ -6,8 +6,6 @@ import { sharedDatabase, type TestDialect, testDialects } from '../../test/suppo
 import { type Client, createHarness, type Harness } from '../../test/support/harness';
 import {
   alive,
-  gitRepo,
-  insertRepository,
   insertTemplate,
   outputOf,
   taskRow,
@@ -15,6 +13,7 @@ import {
   waitFor,
   waitForStatus,
 } from '../../test/support/task-fixtures';
+import { insertGitRepository, ownedProject } from '../../test/support/task-runs';
 import { loadConfig } from '../config';
 import { insertReturningId, now } from '../db/values';
 import { liveChannel, redisBridgeOf } from '../live/redis';
@@ -96,15 +95,14 @@ function twoInstances(dialect: TestDialect, redis: boolean) {
       ...(redis ? { redisUrl: REDIS_URL } : {}),
     };
     s.a = await createHarness(s.shared.dialect, { ...s.config, instanceId: 'alpha' });
-    s.owner = await s.a.userClient({ can_create_project: true });
-    ({ projectId: s.projectId } = await s.a.projectWithTeam(s.owner));
-    const repo = gitRepo({
+    ({ owner: s.owner, projectId: s.projectId } = await ownedProject(s.a));
+    const files = {
       'sleep.sh': 'echo "pid $$"\nsleep 600\necho slept\n',
       'short.sh': 'echo "pid $$"\nsleep 2\necho slept\n',
       'nap.sh': 'sleep 1.5\necho napped\n',
       'infra/main.tf': 'resource "null_resource" "example" {}\n',
-    });
-    s.repoId = await insertRepository(s.a.deps, s.projectId, { git_url: `file://${repo}` });
+    };
+    ({ id: s.repoId } = await insertGitRepository(s.a.deps, s.projectId, files, { fileUrl: true }));
     s.split = async (id) => {
       const runner = (await task(s.a, id)).runner;
       if (runner === engineOf(s.a).instanceId) return [s.a, s.b];
@@ -118,6 +116,24 @@ function twoInstances(dialect: TestDialect, redis: boolean) {
     await s.shared?.drop();
   });
   return s;
+}
+
+/**
+ * Starts a task of `templateId` (its script prints its pid), posts a stop (`body`) to the instance that does not
+ * run it and waits until the task's process is gone. The task's id, that instance, the time from the stop request
+ * to the process's end, and the statuses the runner published from just before the stop.
+ */
+async function stopFromOther(s: Setup, templateId: number, body: object, processGoneMs: number) {
+  const id = (await s.owner.post(`/api/project/${s.projectId}/tasks`, { template_id: templateId })).json().id;
+  await waitForStatus(s.a.deps, id, ['running']);
+  const pid = await scriptPid(s.a, id);
+  const [runner, other] = await s.split(id);
+  const seen = statusesOn(runner, id);
+  const t0 = Date.now();
+  const res = await post(other, s.owner, `/api/project/${s.projectId}/tasks/${id}/stop`, body);
+  expect(res.statusCode).toBe(204);
+  await waitFor(async () => !alive(pid) || undefined, processGoneMs, 'the task process to end');
+  return { id: id as number, other, seen, elapsed: Date.now() - t0 };
 }
 
 async function startB(s: Setup & { shared: { dialect: TestDialect }; config: object }) {
@@ -164,15 +180,7 @@ describe.each(testDialects())('two instances on one $name database', (dialect) =
       repository_id: s.repoId,
       playbook: 'sleep.sh',
     });
-    const id = (await s.owner.post(`/api/project/${s.projectId}/tasks`, { template_id: tpl })).json().id;
-    await waitForStatus(s.a.deps, id, ['running']);
-    const pid = await scriptPid(s.a, id);
-    const [runner, other] = await s.split(id);
-    const seen = statusesOn(runner, id);
-    const t0 = Date.now();
-    expect((await post(other, s.owner, `/api/project/${s.projectId}/tasks/${id}/stop`)).statusCode).toBe(204);
-    await waitFor(async () => !alive(pid) || undefined, 10_000, 'the task process to end');
-    const elapsed = Date.now() - t0;
+    const { id, other, seen, elapsed } = await stopFromOther(s, tpl, {}, 10_000);
     const done = await waitForStatus(s.a.deps, id, ['stopped', 'error', 'success'], 5000);
     expect(done.status).toBe('stopped');
     expect(done.control).toBeNull();
@@ -353,16 +361,9 @@ describe.each(testDialects())('two instances on one $name database with Redis', 
       allow_parallel_tasks: 1,
     });
     for (const force of [false, true]) {
-      const id = (await s.owner.post(`/api/project/${s.projectId}/tasks`, { template_id: tpl })).json().id;
-      await waitForStatus(s.a.deps, id, ['running']);
-      const pid = await scriptPid(s.a, id);
-      const [runner, other] = await s.split(id);
-      const seen = statusesOn(runner, id);
-      const res = await post(other, s.owner, `/api/project/${s.projectId}/tasks/${id}/stop`, { force });
-      expect(res.statusCode).toBe(204);
       // The owner's poll runs once a minute here, so a process that ends well before that was reached through
       // Redis: no tight time bound needed (that would only measure how busy the machine is).
-      await waitFor(async () => !alive(pid) || undefined, 15_000, 'the task process to end');
+      const { id, seen } = await stopFromOther(s, tpl, { force }, 15_000);
       expect((await waitForStatus(s.a.deps, id, ['stopped', 'error', 'success'], 5000)).status).toBe(
         'stopped',
       );

@@ -1,26 +1,12 @@
-import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import {
-  cgroupOf,
-  escapeRepo,
-  instanceCgroup,
-  killSleepers,
-  sleepers,
-  uniqueSleep,
-} from '../../test/support/escapes';
-import { freePort } from '../../test/support/net';
-import {
-  cookieApi,
-  serverBin,
-  serverProcessEnv,
-  signInAdmin,
-  waitForServer,
-} from '../../test/support/server-process';
-import { alive, insertRepository, insertTemplate, waitFor } from '../../test/support/task-fixtures';
-import { openDb } from '../db';
+import { escapedPid, insertEscapeRepository, insertEscapeTemplate } from '../../test/support/escaped-tasks';
+import { cgroupOf, instanceCgroup, killSleepers, sleepers } from '../../test/support/escapes';
+import { dataDirDbUrl, postForId, serverChild, serverDb } from '../../test/support/server-child';
+import { cookieApi, serverProcessEnv } from '../../test/support/server-process';
+import { alive, waitFor } from '../../test/support/task-fixtures';
 import { ownCgroup } from './isolation';
 
 const cgroupUsable = 'dir' in ownCgroup();
@@ -34,72 +20,42 @@ for (const mode of ['cgroup', 'session'] as const) {
   describe.skipIf(mode === 'cgroup' && !cgroupUsable)(`server crash in ${mode} mode`, () => {
     const dataDir = mkdtempSync(join(tmpdir(), `sb-iso-restart-${mode}-`));
     const instanceId = `iso-restart-${mode}-${process.pid}`;
-    let server: ChildProcess | null = null;
-    let port = 0;
     const numbers: number[] = [];
-    const env = serverProcessEnv(dataDir, {
-      SIGNALBOX_INSTANCE_ID: instanceId,
-      SIGNALBOX_TASK_ISOLATION: mode,
-    });
-
-    async function startServer() {
-      server = spawn(process.execPath, [serverBin, 'server'], {
-        env: { ...env, SIGNALBOX_PORT: String(port) },
-        stdio: ['ignore', 'ignore', 'inherit'],
-      });
-      await waitForServer(port);
-    }
+    const server = serverChild(
+      serverProcessEnv(dataDir, { SIGNALBOX_INSTANCE_ID: instanceId, SIGNALBOX_TASK_ISOLATION: mode }),
+    );
 
     afterAll(async () => {
-      if (server?.pid && server.exitCode === null) server.kill('SIGKILL');
+      if (server.running()) server.process!.kill('SIGKILL');
       killSleepers(numbers);
       rmSync(dataDir, { recursive: true, force: true });
     });
 
     it('the restarted server ends the escaped grandchild and removes what held it', async () => {
-      port = await freePort();
-      await startServer();
-      const call = cookieApi(port, await signInAdmin(port));
-      const api = async (path: string, body: unknown) =>
-        (await (await call('POST', path, body)).json()) as { id: number };
-      const projectId = (await api('/api/projects', { name: 'Crash' })).id;
+      const cookie = await server.startAndSignIn();
+      const call = cookieApi(server.port, cookie);
+      const projectId = await postForId(call, '/api/projects', { name: 'Crash' });
 
-      const handle = openDb(`sqlite://${join(dataDir, 'signalbox.db')}`);
+      const { handle, rows, outputOf } = serverDb(dataDirDbUrl(dataDir));
       try {
-        const deps = { db: handle.db, dialect: handle.dialect } as Parameters<typeof insertTemplate>[0];
-        const repoId = await insertRepository(deps, projectId, { git_url: `file://${escapeRepo()}` });
-        const n = uniqueSleep();
-        numbers.push(n);
-        const tpl = await insertTemplate(deps, projectId, {
-          repository_id: repoId,
-          playbook: 'escape-and-wait.sh',
-          arguments: JSON.stringify([String(n), mode]),
+        const repoId = await insertEscapeRepository(rows, projectId);
+        const script = 'escape-and-wait.sh';
+        const { templateId, n } = await insertEscapeTemplate(rows, projectId, repoId, {
+          script,
+          mode,
+          numbers,
         });
-        const taskId = (await api(`/api/project/${projectId}/tasks`, { template_id: tpl })).id;
-        const output = async () =>
-          (
-            await handle.db
-              .selectFrom('task_output')
-              .select('output')
-              .where('task_id', '=', taskId)
-              .orderBy('id')
-              .execute()
-          ).map((r) => r.output);
-        const pid = await waitFor(async () => {
-          const out = await output();
-          const line = out.find((l) => l.startsWith('escaped '));
-          return line && out.includes('recorded') ? Number(line.split(' ')[1]) : undefined;
-        }, 20_000);
+        const taskId = await postForId(call, `/api/project/${projectId}/tasks`, { template_id: templateId });
+        const pid = await escapedPid(() => outputOf(taskId));
         expect(sleepers(n)).toEqual([pid]);
         if (mode === 'cgroup') expect(cgroupOf(pid)).toContain(`/signalbox-${instanceId}/task-${taskId}/`);
         else expect(existsSync(join(dataDir, 'tasks', String(taskId), 'sessions.json'))).toBe(true);
 
-        server!.kill('SIGKILL');
-        await new Promise((r) => server!.once('exit', r));
+        await server.stop('SIGKILL');
         // The crash alone ends nothing: the grandchild is still there.
         expect(alive(pid)).toBe(true);
 
-        await startServer();
+        await server.start();
         await waitFor(async () => !alive(pid) || undefined, 10_000, 'the escaped sleep to end');
         expect(sleepers(n)).toEqual([]);
         const task = await handle.db
@@ -114,8 +70,7 @@ for (const mode of ['cgroup', 'session'] as const) {
       } finally {
         await handle.destroy();
       }
-      server!.kill('SIGTERM');
-      await new Promise((r) => server!.once('exit', r));
+      await server.stop('SIGTERM');
     });
   });
 }

@@ -2,23 +2,11 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { testDialects } from '../../test/support/dialects';
-import {
-  cgroupOf,
-  escapeRepo,
-  instanceCgroup,
-  killSleepers,
-  sleepers,
-  uniqueSleep,
-} from '../../test/support/escapes';
-import { type Client, createHarness, type Harness } from '../../test/support/harness';
-import {
-  alive,
-  insertRepository,
-  insertTemplate,
-  outputOf,
-  waitFor,
-  waitForStatus,
-} from '../../test/support/task-fixtures';
+import { escapedPid, insertEscapeRepository, insertEscapeTemplate } from '../../test/support/escaped-tasks';
+import { cgroupOf, instanceCgroup, killSleepers, sleepers } from '../../test/support/escapes';
+import type { Client, Harness } from '../../test/support/harness';
+import { alive, outputOf, waitFor, waitForStatus } from '../../test/support/task-fixtures';
+import { harnessWithProject } from '../../test/support/task-runs';
 import { ownCgroup } from './isolation';
 
 /**
@@ -40,10 +28,9 @@ for (const mode of ['cgroup', 'session'] as const) {
     const numbers: number[] = [];
 
     beforeAll(async () => {
-      h = await createHarness(sqlite, { maxParallelTasks: 10, instanceId, taskIsolation: mode });
-      owner = await h.userClient({ can_create_project: true });
-      ({ projectId } = await h.projectWithTeam(owner));
-      repoId = await insertRepository(h.deps, projectId, { git_url: `file://${escapeRepo()}` });
+      const overrides = { maxParallelTasks: 10, instanceId, taskIsolation: mode };
+      ({ h, owner, projectId } = await harnessWithProject(sqlite, overrides));
+      repoId = await insertEscapeRepository(h.deps, projectId);
     });
     afterAll(async () => {
       killSleepers(numbers);
@@ -52,21 +39,15 @@ for (const mode of ['cgroup', 'session'] as const) {
 
     /** Starts a task of the script and returns it once the escaped sleep runs (and is recorded). */
     async function startEscape(script: string) {
-      const n = uniqueSleep();
-      numbers.push(n);
-      const tpl = await insertTemplate(h.deps, projectId, {
-        repository_id: repoId,
-        playbook: script,
-        arguments: JSON.stringify([String(n), mode]),
+      const { templateId, n } = await insertEscapeTemplate(h.deps, projectId, repoId, {
+        script,
+        mode,
+        numbers,
       });
-      const res = await owner.post(`/api/project/${projectId}/tasks`, { template_id: tpl });
+      const res = await owner.post(`/api/project/${projectId}/tasks`, { template_id: templateId });
       expect(res.statusCode).toBe(201);
       const id = res.json().id as number;
-      const pid = await waitFor(async () => {
-        const out = await outputOf(h.deps, id);
-        const line = out.find((l) => l.startsWith('escaped '));
-        return line && out.includes('recorded') ? Number(line.split(' ')[1]) : undefined;
-      }, 20_000);
+      const pid = await escapedPid(() => outputOf(h.deps, id));
       return { id, n, pid };
     }
 

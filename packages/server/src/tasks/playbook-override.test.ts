@@ -1,78 +1,45 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { ProjectRole } from '@signalbox/contracts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { testDialects } from '../../test/support/dialects';
-import { type Client, createHarness, type Harness } from '../../test/support/harness';
-import {
-  type App,
-  apps,
-  type HostileRepo,
-  hostileRepo,
-  malformedPlaybooks,
-  playbookOf,
-  recordingStandIn,
-} from '../../test/support/hostile-repo';
-import {
-  insertLocalInventory,
-  insertRepository,
-  insertTemplate,
-  outputOf,
-  toolsOnPath,
-  waitForStatus,
-} from '../../test/support/task-fixtures';
+import { type HostileProject, hostileProject } from '../../test/support/hostile-project';
+import { type App, apps, malformedPlaybooks, playbookOf } from '../../test/support/hostile-repo';
+import { insertTemplate, outputOf, waitForStatus } from '../../test/support/task-fixtures';
+import { ENDED } from '../../test/support/task-runs';
 
 const roles = ['task_runner', 'manager', 'owner'] as const;
 
 describe.each(testDialects())('changing the playbook of a task on $name', (dialect) => {
-  let h: Harness;
-  let members: Record<ProjectRole, Client>;
-  let projectId: number;
-  let hostile: HostileRepo;
-  let record: string;
+  let p: HostileProject;
   /** Template ids by app, with allow_override_args_in_task on and off. */
   const templates = {} as Record<App, { on: number; off: number }>;
-  let restorePath = () => {};
 
   beforeAll(async () => {
-    ({ record, restore: restorePath } = toolsOnPath({
-      terraform: recordingStandIn,
-      tofu: recordingStandIn,
-      pulumi: recordingStandIn,
-    }));
-    h = await createHarness(dialect, { maxParallelTasks: 10 });
-    const owner = await h.userClient({ can_create_project: true });
-    ({ projectId, members } = await h.projectWithTeam(owner));
-    hostile = hostileRepo(h.dataDir);
-    const repo = await insertRepository(h.deps, projectId, { git_url: hostile.repo });
-    const inventory = await insertLocalInventory(h.deps, projectId);
+    p = await hostileProject(dialect);
     for (const app of apps) {
       const tpl = (allow: boolean) =>
-        insertTemplate(h.deps, projectId, {
+        insertTemplate(p.h.deps, p.projectId, {
           name: `${app}-${allow ? 'on' : 'off'}`,
           app,
           playbook: playbookOf[app].legit,
-          repository_id: repo,
-          inventory_id: app === 'ansible' ? inventory : null,
+          repository_id: p.repoId,
+          inventory_id: app === 'ansible' ? p.inventoryId : null,
           allow_override_args_in_task: allow ? 1 : 0,
           allow_parallel_tasks: 1,
         });
       templates[app] = { on: await tpl(true), off: await tpl(false) };
     }
   });
-  afterAll(async () => {
-    restorePath();
-    await h?.close();
-  });
+  afterAll(() => p?.close());
 
   const post = (role: (typeof roles)[number], template: number, playbook: string) =>
-    members[role].post(`/api/project/${projectId}/tasks`, { template_id: template, playbook });
-  const recorded = () => readFileSync(record, 'utf8');
+    p.members[role].post(`/api/project/${p.projectId}/tasks`, { template_id: template, playbook });
+  const recorded = () => readFileSync(p.record, 'utf8');
 
   async function finished(id: number) {
-    const done = await waitForStatus(h.deps, id, ['success', 'error', 'stopped']);
-    const out = await outputOf(h.deps, id);
-    for (const secret of hostile.secrets) expect(out.join('\n')).not.toContain(secret);
+    const done = await waitForStatus(p.h.deps, id, ENDED);
+    const out = await outputOf(p.h.deps, id);
+    for (const secret of p.hostile.secrets) expect(out.join('\n')).not.toContain(secret);
     expect(out.join('\n')).not.toContain('root:x:0:0');
     return { status: done.status, out, playbook: done.playbook };
   }
@@ -88,7 +55,7 @@ describe.each(testDialects())('changing the playbook of a task on $name', (diale
             expect(res.statusCode, `${role} ${allow} ${JSON.stringify(playbook)}`).toBe(400);
             expect(res.json().fields.playbook).toBe(res.json().error);
           }
-      expect(hostile.ran()).toBe(false);
+      expect(p.hostile.ran()).toBe(false);
     });
 
     it(`${app}: another playbook needs the template's permission and manageProjectResources (403 naming playbook)`, async () => {
@@ -102,7 +69,7 @@ describe.each(testDialects())('changing the playbook of a task on $name', (diale
             fields: { playbook: res.json().error },
           });
         }
-      const guest = await members.guest.post(`/api/project/${projectId}/tasks`, {
+      const guest = await p.members.guest.post(`/api/project/${p.projectId}/tasks`, {
         template_id: templates[app].on,
         playbook: other,
       });
@@ -121,7 +88,7 @@ describe.each(testDialects())('changing the playbook of a task on $name', (diale
         );
         expect(recorded()).toBe(before);
       }
-      expect(hostile.ran()).toBe(false);
+      expect(p.hostile.ran()).toBe(false);
     });
 
     it(`${app}: echoing the template's playbook runs for a task runner; a manager's override runs`, async () => {
@@ -142,18 +109,18 @@ describe.each(testDialects())('changing the playbook of a task on $name', (diale
           expect(run.out.join('\n')).toContain(expected === legit ? 'legit play' : 'other play');
         if (app !== 'ansible' && app !== 'bash')
           expect(recorded()).toContain(
-            `${app === 'pulumi' ? 'pulumi' : app} [${join(hostile.repo, expected)}]`,
+            `${app === 'pulumi' ? 'pulumi' : app} [${join(p.hostile.repo, expected)}]`,
           );
       }
-      expect(hostile.ran()).toBe(false);
+      expect(p.hostile.ran()).toBe(false);
     });
   }
 
   it('a task runner re-runs a manager override; the path is checked again when the re-run runs', async () => {
     const good = await post('manager', templates.bash.on, 'other.sh');
     expect((await finished(good.json().id)).status).toBe('success');
-    const again = await members.task_runner.post(
-      `/api/project/${projectId}/tasks/${good.json().id}/rerun`,
+    const again = await p.members.task_runner.post(
+      `/api/project/${p.projectId}/tasks/${good.json().id}/rerun`,
       {},
     );
     expect(again.statusCode, again.body).toBe(201);
@@ -163,14 +130,14 @@ describe.each(testDialects())('changing the playbook of a task on $name', (diale
 
     const bad = await post('owner', templates.bash.on, 'evil.sh');
     expect((await finished(bad.json().id)).status).toBe('error');
-    const badAgain = await members.task_runner.post(
-      `/api/project/${projectId}/tasks/${bad.json().id}/rerun`,
+    const badAgain = await p.members.task_runner.post(
+      `/api/project/${p.projectId}/tasks/${bad.json().id}/rerun`,
       {},
     );
     expect(badAgain.statusCode).toBe(201);
     const badRerun = await finished(badAgain.json().id);
     expect(badRerun.status).toBe('error');
     expect(badRerun.out.at(-1)).toMatch(/leads outside the repository/);
-    expect(hostile.ran()).toBe(false);
+    expect(p.hostile.ran()).toBe(false);
   });
 });

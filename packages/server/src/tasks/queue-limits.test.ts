@@ -1,13 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { testDialects } from '../../test/support/dialects';
-import { type Client, createHarness, type Harness } from '../../test/support/harness';
-import {
-  gitRepo,
-  insertRepository,
-  insertTemplate,
-  waitFor,
-  waitForStatus,
-} from '../../test/support/task-fixtures';
+import type { Client, Harness } from '../../test/support/harness';
+import { insertTemplate, waitFor, waitForStatus } from '../../test/support/task-fixtures';
+import { harnessWithProject, insertGitRepository } from '../../test/support/task-runs';
 
 /** The server-wide cap (SIGNALBOX_MAX_PARALLEL_TASKS) and per-template task retention (MAX_TASKS_PER_TEMPLATE). */
 describe.each(testDialects())('queue limits on $name', (dialect) => {
@@ -17,11 +12,12 @@ describe.each(testDialects())('queue limits on $name', (dialect) => {
   let repoId: number;
 
   beforeAll(async () => {
-    h = await createHarness(dialect, { maxParallelTasks: 1, maxTasksPerTemplate: 3 });
-    owner = await h.userClient({ can_create_project: true });
-    ({ projectId } = await h.projectWithTeam(owner));
-    const dir = gitRepo({ 'nap.sh': 'sleep 0.8\necho napped\n', 'quick.sh': 'echo "quick $1"\n' });
-    repoId = await insertRepository(h.deps, projectId, { git_url: dir });
+    ({ h, owner, projectId } = await harnessWithProject(dialect, {
+      maxParallelTasks: 1,
+      maxTasksPerTemplate: 3,
+    }));
+    const files = { 'nap.sh': 'sleep 0.8\necho napped\n', 'quick.sh': 'echo "quick $1"\n' };
+    ({ id: repoId } = await insertGitRepository(h.deps, projectId, files));
   });
   afterAll(async () => h?.close());
 

@@ -1,74 +1,42 @@
-import { type ChildProcess, spawn } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { freePort } from '../../test/support/net';
-import {
-  cookieApi,
-  localUrl,
-  serverBin,
-  serverProcessEnv,
-  signInAdmin,
-  waitForServer,
-} from '../../test/support/server-process';
-import {
-  alive,
-  gitRepo,
-  insertRepository,
-  insertTemplate,
-  waitFor,
-  waitForStatus,
-} from '../../test/support/task-fixtures';
-import { openDb } from '../db';
+import { dataDirDbUrl, postForId, serverChild, serverDb } from '../../test/support/server-child';
+import { cookieApi, localUrl, serverBin, serverProcessEnv } from '../../test/support/server-process';
+import { alive, insertTemplate, waitFor, waitForStatus } from '../../test/support/task-fixtures';
+import { insertGitRepository } from '../../test/support/task-runs';
 
 /** A real `signalbox server` process on a temp data dir, killed with SIGKILL mid-run and started again. */
 describe('server restart during a run', () => {
   const dataDir = mkdtempSync(join(tmpdir(), 'sb-restart-'));
-  let server: ChildProcess | null = null;
-  let port = 0;
   const env = serverProcessEnv(dataDir);
-  const url = (path: string) => localUrl(port, path);
-
-  async function startServer() {
-    server = spawn(process.execPath, [serverBin, 'server'], {
-      env: { ...env, SIGNALBOX_PORT: String(port) },
-      stdio: ['ignore', 'ignore', 'inherit'],
-    });
-    await waitForServer(port);
-  }
-
-  /** A server on a fresh port, and the admin's session cookie. */
-  async function startAndSignIn() {
-    port = await freePort();
-    await startServer();
-    return signInAdmin(port);
-  }
+  const server = serverChild(env);
+  const url = (path: string) => localUrl(server.port, path);
 
   afterAll(async () => {
-    if (server?.pid && server.exitCode === null) server.kill('SIGKILL');
+    if (server.running()) server.process!.kill('SIGKILL');
     rmSync(dataDir, { recursive: true, force: true });
   });
 
   it('leaves no task running, keeps every delivered line and re-queues waiting tasks', async () => {
-    const cookie = await startAndSignIn();
-    const api = cookieApi(port, cookie);
-    const projectId = (
-      (await (await api('POST', '/api/projects', { name: 'Restart' })).json()) as { id: number }
-    ).id;
+    const cookie = await server.startAndSignIn();
+    const api = cookieApi(server.port, cookie);
+    const projectId = await postForId(api, '/api/projects', { name: 'Restart' });
 
-    const handle = openDb(`sqlite://${join(dataDir, 'signalbox.db')}`);
-    const deps = { db: handle.db, dialect: handle.dialect } as Parameters<typeof insertTemplate>[0];
-    const repo = gitRepo({
+    const { handle, rows: deps, outputOf } = serverDb(dataDirDbUrl(dataDir));
+    const files = {
       'loop.sh': 'echo "pid $$"\ni=0\nwhile true; do i=$((i+1)); echo "line $i"; sleep 0.005; done\n',
       'probe.sh': 'echo probe\n',
-    });
-    const repoId = await insertRepository(deps, projectId, { git_url: `file://${repo}` });
+    };
+    const { id: repoId } = await insertGitRepository(deps, projectId, files, { fileUrl: true });
     const tpl = await insertTemplate(deps, projectId, { repository_id: repoId, playbook: 'loop.sh' });
     const probeTpl = await insertTemplate(deps, projectId, { repository_id: repoId, playbook: 'probe.sh' });
 
-    const ws = new WebSocket(`ws://127.0.0.1:${port}/api/ws`, { headers: { cookie } });
+    const ws = new WebSocket(`ws://127.0.0.1:${server.port}/api/ws`, { headers: { cookie } });
     const received: { task_id: number; output: string }[] = [];
     const heardOf = new Set<number>();
     ws.on('message', (data) => {
@@ -79,12 +47,7 @@ describe('server restart during a run', () => {
     ws.on('error', () => {});
     await new Promise((r) => ws.on('open', r));
 
-    const newTask = async (template_id = tpl) =>
-      (
-        (await (await api('POST', `/api/project/${projectId}/tasks`, { template_id })).json()) as {
-          id: number;
-        }
-      ).id;
+    const newTask = (template_id = tpl) => postForId(api, `/api/project/${projectId}/tasks`, { template_id });
     const statusOf = async (id: number) =>
       (await handle.db.selectFrom('task').select('status').where('id', '=', id).executeTakeFirst())?.status;
     // The socket gets the project's messages once the server has read its memberships: a short task run after
@@ -112,13 +75,12 @@ describe('server restart during a run', () => {
       async () => linesOf(first).filter((l) => l.startsWith('line ')).length >= 200 || undefined,
       20_000,
     );
-    server!.kill('SIGKILL');
-    await new Promise((r) => server!.once('exit', r));
+    await server.stop('SIGKILL');
     const delivered = linesOf(first);
     ws.terminate();
     const pid = Number(delivered.find((l) => l.startsWith('pid '))!.split(' ')[1]);
 
-    await startServer();
+    await server.start();
     const rows = await handle.db.selectFrom('task').selectAll().where('project_id', '=', projectId).execute();
     expect(
       rows.filter((r) => ['starting', 'running', 'stopping'].includes(r.status) && r.id === first),
@@ -130,14 +92,7 @@ describe('server restart during a run', () => {
     // The orphaned script was killed on start.
     await waitFor(async () => !alive(pid) || undefined, 3000, 'the orphaned task process to end');
 
-    const output = (
-      await handle.db
-        .selectFrom('task_output')
-        .select('output')
-        .where('task_id', '=', first)
-        .orderBy('id')
-        .execute()
-    ).map((r) => r.output);
+    const output = await outputOf(first);
     expect(output.slice(0, delivered.length)).toEqual(delivered);
     expect(output.at(-1)).toBe('Interrupted by server restart');
 
@@ -148,26 +103,23 @@ describe('server restart during a run', () => {
     ).toBe(204);
     await waitForStatus(deps, second, ['stopped'], 5000);
     await handle.destroy();
-    server!.kill('SIGTERM');
-    await new Promise((r) => server!.once('exit', r));
+    await server.stop('SIGTERM');
   });
 
   it('a second server on the same data directory refuses to start and leaves the running task alone', async () => {
-    const cookie = await startAndSignIn();
-    const handle = openDb(`sqlite://${join(dataDir, 'signalbox.db')}`);
+    const cookie = await server.startAndSignIn();
+    const { handle } = serverDb(dataDirDbUrl(dataDir));
     const project = await handle.db.selectFrom('project').select('id').executeTakeFirstOrThrow();
     const tpl = await handle.db
       .selectFrom('template')
       .select('id')
       .where('project_id', '=', project.id)
       .executeTakeFirstOrThrow();
-    const api = cookieApi(port, cookie);
+    const api = cookieApi(server.port, cookie);
     const post = (path: string, body: unknown) => api('POST', path, body);
-    const task = (await (await post(`/api/project/${project.id}/tasks`, { template_id: tpl.id })).json()) as {
-      id: number;
-    };
+    const taskId = await postForId(api, `/api/project/${project.id}/tasks`, { template_id: tpl.id });
     const statusOf = async () =>
-      (await handle.db.selectFrom('task').select('status').where('id', '=', task.id).executeTakeFirst())
+      (await handle.db.selectFrom('task').select('status').where('id', '=', taskId).executeTakeFirst())
         ?.status;
     await waitFor(async () => (await statusOf()) === 'running' || undefined, 20_000);
 
@@ -183,19 +135,16 @@ describe('server restart during a run', () => {
     const code = await new Promise((r) => second.once('exit', r));
     expect(code).toBe(1);
     expect(stderr).toContain(
-      `Signalbox cannot start: Another Signalbox server (pid ${server!.pid} on ${hostname()}) is running`,
+      `Signalbox cannot start: Another Signalbox server (pid ${server.process!.pid} on ${hostname()}) is running`,
     );
     expect(stderr).not.toMatch(/\n\s+at /);
     // The first server and its task are untouched.
     expect(await statusOf()).toBe('running');
     expect((await fetch(url('/api/ping'))).ok).toBe(true);
 
-    expect((await post(`/api/project/${project.id}/tasks/${task.id}/stop`, { force: true })).status).toBe(
-      204,
-    );
+    expect((await post(`/api/project/${project.id}/tasks/${taskId}/stop`, { force: true })).status).toBe(204);
     await waitFor(async () => (await statusOf()) === 'stopped' || undefined, 5000);
     await handle.destroy();
-    server!.kill('SIGTERM');
-    await new Promise((r) => server!.once('exit', r));
+    await server.stop('SIGTERM');
   });
 });

@@ -3,16 +3,9 @@ import { chmodSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { testDialects } from '../../test/support/dialects';
-import { type Client, createHarness, type Harness } from '../../test/support/harness';
-import {
-  gitRepo,
-  insertLocalInventory,
-  insertRepository,
-  insertTemplate,
-  outputOf,
-  toolsOnPath,
-  waitForStatus,
-} from '../../test/support/task-fixtures';
+import type { Client, Harness } from '../../test/support/harness';
+import { insertLocalInventory, insertTemplate, toolsOnPath } from '../../test/support/task-fixtures';
+import { harnessWithProject, insertGitRepository, runTask } from '../../test/support/task-runs';
 import { stripAnsi } from '../lib/ansi';
 
 const SECRET = 'survey-s3cret-Value';
@@ -47,15 +40,12 @@ describe.each(testDialects())('secret survey values reach every app on $name', (
     payload = join(bin, 'payload.sh');
     writeFileSync(payload, `touch ${payloadMarker}\n`);
     chmodSync(payload, 0o755);
-    h = await createHarness(dialect, { maxParallelTasks: 10 });
-    owner = await h.userClient({ can_create_project: true });
-    ({ projectId } = await h.projectWithTeam(owner));
-    const repo = gitRepo({
+    ({ h, owner, projectId } = await harnessWithProject(dialect, { maxParallelTasks: 10 }));
+    ({ id: repoId } = await insertGitRepository(h.deps, projectId, {
       'show.sh': `${show('$db_password')}\necho "argv: $*"\n`,
       'site.yml': `- hosts: all\n  gather_facts: false\n  tasks:\n    - debug: msg="value={{ db_password }}"\n    - debug: msg="sha={{ db_password | hash('sha256') }}"\n`,
       'infra/main.tf': '# infra\n',
-    });
-    repoId = await insertRepository(h.deps, projectId, { git_url: repo });
+    }));
     inventoryId = await insertLocalInventory(h.deps, projectId);
   });
   afterAll(async () => {
@@ -79,13 +69,13 @@ describe.each(testDialects())('secret survey values reach every app on $name', (
       inventory_id: app === 'ansible' ? inventoryId : null,
       survey_vars: JSON.stringify([{ name: 'db_password', title: 'DB password', type: 'secret' }]),
     });
-    const res = await owner.post(`/api/project/${projectId}/tasks`, {
-      template_id: template,
-      secret: JSON.stringify(secret),
-    });
-    expect(res.statusCode, res.body).toBe(201);
-    const done = await waitForStatus(h.deps, res.json().id, ['success', 'error']);
-    const out = await outputOf(h.deps, done.id);
+    const { done, out } = await runTask(
+      h,
+      owner,
+      projectId,
+      { template_id: template, secret: JSON.stringify(secret) },
+      { statuses: ['success', 'error'] },
+    );
     expect(done.status, out.join('\n')).toBe('success');
     return out.map(stripAnsi);
   }

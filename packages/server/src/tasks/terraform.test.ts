@@ -2,12 +2,10 @@ import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { testDialects } from '../../test/support/dialects';
-import { type Client, createHarness, type Harness } from '../../test/support/harness';
+import type { Client, Harness } from '../../test/support/harness';
 import {
   gitRepo,
-  insertEnvironment,
   insertInventory,
-  insertKey,
   insertRepository,
   insertTemplate,
   outputOf,
@@ -15,7 +13,14 @@ import {
   waitFor,
   waitForStatus,
 } from '../../test/support/task-fixtures';
-import { type LiveMessage, logMessages } from '../live/bus';
+import {
+  ENDED,
+  harnessWithProject,
+  insertSecretEnvironment,
+  liveMessagesOf,
+  updatesOf,
+} from '../../test/support/task-runs';
+import type { LiveMessage } from '../live/bus';
 
 /** A terraform/tofu stand-in: records argv, prints realistic output, writes and checks the saved plan. */
 const tfScript = (record: string) => `#!/bin/bash
@@ -50,7 +55,7 @@ describe.each(testDialects())('terraform, tofu and pulumi stand-ins on $name', (
   let envId: number;
   let invId: number;
   let record: string;
-  const messages: LiveMessage[] = [];
+  let messages: LiveMessage[];
   let restorePath = () => {};
 
   beforeAll(async () => {
@@ -59,11 +64,8 @@ describe.each(testDialects())('terraform, tofu and pulumi stand-ins on $name', (
       tofu: tfScript,
       pulumi: (log) => `#!/bin/bash\necho "pulumi $*" >> ${log}\necho "Resources: 2 unchanged"\n`,
     }));
-    h = await createHarness(dialect);
-    h.deps.bus.on('live', (m) => messages.push(m));
-    h.deps.bus.on('logs', (b) => messages.push(...logMessages(b)));
-    owner = await h.userClient({ can_create_project: true });
-    ({ projectId } = await h.projectWithTeam(owner));
+    ({ h, owner, projectId } = await harnessWithProject(dialect));
+    messages = liveMessagesOf(h);
     const repo = gitRepo({
       'nochange/main.tf': '# nothing\n',
       'nochange/nochanges': '',
@@ -73,14 +75,12 @@ describe.each(testDialects())('terraform, tofu and pulumi stand-ins on $name', (
       'infra/Pulumi.yaml': 'name: demo\n',
     });
     repoId = await insertRepository(h.deps, projectId, { git_url: `file://${repo}` });
-    envId = await insertEnvironment(h.deps, projectId, { json: { region: 'eu-1' } });
-    await insertKey(h.deps, projectId, {
-      name: 'db_password',
-      type: 'var',
-      owner: 'variable',
-      environment_id: envId,
-      secret: 'tf-s3cret-value',
-    });
+    envId = await insertSecretEnvironment(
+      h.deps,
+      projectId,
+      { json: { region: 'eu-1' } },
+      { vars: { db_password: 'tf-s3cret-value' } },
+    );
     invId = await insertInventory(h.deps, projectId, { type: 'terraform-workspace', inventory: 'staging' });
   });
   afterAll(async () => {
@@ -112,28 +112,32 @@ describe.each(testDialects())('terraform, tofu and pulumi stand-ins on $name', (
     return res.json().id as number;
   }
 
-  const updatesOf = (id: number) =>
-    messages
-      .filter((m) => m.type === 'update' && m.task_id === id)
-      .map((m) => (m as { status: string }).status);
   /** The published statuses once the final one (saved just before it is published) has arrived. */
   const statuses = (id: number) =>
     waitFor(async () => {
-      const list = updatesOf(id);
-      return ['success', 'error', 'stopped'].includes(list.at(-1) ?? '') ? list : undefined;
+      const list = updatesOf(messages, id);
+      return ENDED.includes(list.at(-1) ?? '') ? list : undefined;
     });
+  /** The commands a terraform or tofu run ran up to its plan (init, workspace, plan). */
+  const planCommands = (app: 'terraform' | 'tofu') => [
+    `${app} init -lock=false -migrate-state`,
+    `${app} workspace list`,
+    `${app} workspace select -or-create=true staging`,
+    `${app} plan -lock=false -var region=eu-1 -out=<plan>`,
+  ];
+  /** Waits until the task waits for confirmation, then confirms or rejects its plan (expects 204). */
+  async function decide(id: number, decision: 'confirm' | 'reject') {
+    await waitForStatus(h.deps, id, ['waiting_confirmation']);
+    const res = await owner.post(`/api/project/${projectId}/tasks/${id}/${decision}`, {});
+    expect(res.statusCode).toBe(204);
+  }
 
   it('ends with success on "No changes." after init, workspace and plan', async () => {
     const m = mark();
     const id = await run({ playbook: 'nochange' });
     const done = await waitForStatus(h.deps, id, ['success', 'error']);
     expect(done.status, (await outputOf(h.deps, id)).join('\n')).toBe('success');
-    expect(commandsSince(m)).toEqual([
-      'terraform init -lock=false -migrate-state',
-      'terraform workspace list',
-      'terraform workspace select -or-create=true staging',
-      'terraform plan -lock=false -var region=eu-1 -out=<plan>',
-    ]);
+    expect(commandsSince(m)).toEqual(planCommands('terraform'));
     const out = await outputOf(h.deps, id);
     expect(out).toContain('TF_VAR_db_password=**********');
     expect(out.join('\n')).not.toContain('tf-s3cret-value');
@@ -143,16 +147,11 @@ describe.each(testDialects())('terraform, tofu and pulumi stand-ins on $name', (
   it('waits for confirmation on a plan with changes, then applies the saved plan', async () => {
     const m = mark();
     const id = await run({ playbook: 'change' });
-    await waitForStatus(h.deps, id, ['waiting_confirmation']);
-    const early = await owner.post(`/api/project/${projectId}/tasks/${id}/confirm`, {});
-    expect(early.statusCode).toBe(204);
+    await decide(id, 'confirm');
     const done = await waitForStatus(h.deps, id, ['success', 'error']);
     expect(done.status).toBe('success');
     expect(commandsSince(m)).toEqual([
-      'terraform init -lock=false -migrate-state',
-      'terraform workspace list',
-      'terraform workspace select -or-create=true staging',
-      'terraform plan -lock=false -var region=eu-1 -out=<plan>',
+      ...planCommands('terraform'),
       'terraform apply -lock=false -auto-approve <plan>',
     ]);
     expect(await statuses(id)).toEqual([
@@ -175,16 +174,10 @@ describe.each(testDialects())('terraform, tofu and pulumi stand-ins on $name', (
   it('ends as error without applying when the plan is rejected', async () => {
     const m = mark();
     const id = await run({ app: 'tofu', playbook: 'change' });
-    await waitForStatus(h.deps, id, ['waiting_confirmation']);
-    expect((await owner.post(`/api/project/${projectId}/tasks/${id}/reject`, {})).statusCode).toBe(204);
+    await decide(id, 'reject');
     const done = await waitForStatus(h.deps, id, ['success', 'error']);
     expect(done.status).toBe('error');
-    expect(commandsSince(m)).toEqual([
-      'tofu init -lock=false -migrate-state',
-      'tofu workspace list',
-      'tofu workspace select -or-create=true staging',
-      'tofu plan -lock=false -var region=eu-1 -out=<plan>',
-    ]);
+    expect(commandsSince(m)).toEqual(planCommands('tofu'));
     expect((await statuses(id)).slice(-3)).toEqual(['waiting_confirmation', 'rejected', 'error']);
     expect(await outputOf(h.deps, id)).toContain('The plan was rejected');
   });

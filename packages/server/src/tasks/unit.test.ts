@@ -4,12 +4,11 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parse as parseYaml } from 'yaml';
 import { testDialects } from '../../test/support/dialects';
+import { jobIn } from '../../test/support/fake-job';
 import { fakeProcesses } from '../../test/support/fake-processes';
 import { createHarness } from '../../test/support/harness';
-import { createSecretBox } from '../lib/crypto';
 import { runAnsible } from './executors/ansible';
-import { Job, type JobDetails } from './job';
-import type { LogSink } from './log-sink';
+import type { JobDetails } from './job';
 import { createOutputWriter } from './output.store';
 import { LineSplitter, MAX_LINE, type ProcessAdapter } from './process';
 import type { TaskRow, TemplateRow } from './store';
@@ -50,15 +49,6 @@ describe('LineSplitter', () => {
 });
 
 function fakeJob(processes: ProcessAdapter, repoDir: string, home: string) {
-  const lines: string[] = [];
-  const sink = {
-    line: (l: string) => lines.push(l),
-    pressure: () => false,
-    onDrain() {},
-    mask: (t: string) => t,
-    addSecrets() {},
-    watch: () => () => {},
-  } as unknown as LogSink;
   const task = {
     id: 7,
     project_id: 1,
@@ -100,23 +90,7 @@ function fakeJob(processes: ProcessAdapter, repoDir: string, home: string) {
     userName: 'alice',
   };
   const taskDir = mkdtempSync(join(tmpdir(), 'sb-unit-task-'));
-  const job = new Job(
-    details,
-    sink,
-    processes,
-    createSecretBox(Buffer.alloc(32)),
-    {
-      task: taskDir,
-      tmp: join(taskDir, 'tmp'),
-      home,
-      reposCache: join(taskDir, 'cache'),
-      owner: 'x',
-      isolation: 'auto',
-    },
-    async () => null,
-    async () => {},
-    async () => 'confirmed',
-  );
+  const { job, lines } = jobIn(details, processes, taskDir, home);
   job.repoDir = repoDir;
   return { job, lines, tmp: join(taskDir, 'tmp') };
 }

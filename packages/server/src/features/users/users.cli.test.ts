@@ -2,6 +2,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import type { Readable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freePort } from '../../../test/support/net';
@@ -23,21 +24,33 @@ function cleanEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
 
 type Run = { code: number | null; stdout: string; stderr: string };
 
+/** What the child process writes to stdout and to stderr, as text so far. */
+function collectOutput(child: { stdout: Readable; stderr: Readable }) {
+  const output = { stdout: '', stderr: '' };
+  child.stdout.on('data', (d) => {
+    output.stdout += d;
+  });
+  child.stderr.on('data', (d) => {
+    output.stderr += d;
+  });
+  return output;
+}
+
 /** Runs `signalbox …` to completion. */
 function signalbox(args: string[], env: Record<string, string>): Promise<Run> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [bin, ...args], { cwd: repoRoot, env: cleanEnv(env) });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d) => {
-      stdout += d;
-    });
-    child.stderr.on('data', (d) => {
-      stderr += d;
-    });
+    const output = collectOutput(child);
     child.on('error', reject);
-    child.on('close', (code) => resolve({ code, stdout, stderr }));
+    child.on('close', (code) => resolve({ code, ...output }));
   });
+}
+
+/** Runs `signalbox …` expecting it to fail with exit code 1 and `message` on stderr. */
+async function expectFailure(args: string[], env: Record<string, string>, message: string) {
+  const run = await signalbox(args, env);
+  expect(run.code).toBe(1);
+  expect(run.stderr.trim()).toBe(message);
 }
 
 /** Starts `signalbox server` and waits until /api/ping answers. */
@@ -52,27 +65,20 @@ async function startServer(env: Record<string, string>) {
       ...env,
     }),
   });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.on('data', (d) => {
-    stdout += d;
-  });
-  child.stderr.on('data', (d) => {
-    stderr += d;
-  });
+  const output = collectOutput(child);
   const base = `http://127.0.0.1:${port}`;
   const deadline = Date.now() + 30_000;
   for (;;) {
-    if (child.exitCode !== null) throw new Error(`server exited ${child.exitCode}: ${stderr}`);
+    if (child.exitCode !== null) throw new Error(`server exited ${child.exitCode}: ${output.stderr}`);
     try {
       if ((await fetch(`${base}/api/ping`)).ok) break;
     } catch {
       // not listening yet
     }
-    if (Date.now() > deadline) throw new Error(`server did not start: ${stderr}`);
+    if (Date.now() > deadline) throw new Error(`server did not start: ${output.stderr}`);
     await new Promise((r) => setTimeout(r, 200));
   }
-  return { child, base, output: () => stdout, errors: () => stderr };
+  return { child, base, output: () => output.stdout, errors: () => output.stderr };
 }
 
 async function stop(child: ChildProcess) {
@@ -93,30 +99,49 @@ async function signInOverHttp(base: string, auth: string, password: string) {
   return { status: res.status, cookie };
 }
 
-describe('signalbox user …', () => {
-  let dir: string;
-  let env: Record<string, string>;
+/**
+ * For the tests of a describe block: a temporary data directory with its own SQLite file, and the environment
+ * that points `signalbox` at them (both set before the tests run); the directory is removed after them.
+ */
+function cliDataDir(prefix: string) {
+  const cli = { dir: '', env: {} as Record<string, string> };
   beforeAll(() => {
-    dir = mkdtempSync(join(tmpdir(), 'signalbox-cli-'));
-    env = { SIGNALBOX_DATA_DIR: dir, SIGNALBOX_DB_URL: `sqlite://${join(dir, 'cli.db')}` };
+    cli.dir = mkdtempSync(join(tmpdir(), prefix));
+    cli.env = { SIGNALBOX_DATA_DIR: cli.dir, SIGNALBOX_DB_URL: `sqlite://${join(cli.dir, 'cli.db')}` };
   });
-  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+  afterAll(() => rmSync(cli.dir, { recursive: true, force: true }));
+  return cli;
+}
 
-  /** Signs in through the app on the same database file, as the web console would. */
-  async function canSignIn(login: string, password: string) {
-    const config = loadConfig({}, { dataDir: dir, dbUrl: env.SIGNALBOX_DB_URL!, logLevel: 'silent' });
-    const { app } = await buildApp(config, { background: false, logger: false });
-    try {
-      const res = await app.inject({
-        method: 'POST',
-        url: '/api/auth/login',
-        payload: { auth: login, password },
-      });
-      return res.statusCode === 204;
-    } finally {
-      await app.close();
-    }
+/**
+ * Signs in through the app on the data directory's database, as the web console would (from `remoteAddress`
+ * when given); the status code.
+ */
+async function signInThroughApp(
+  cli: { dir: string; env: Record<string, string> },
+  auth: string,
+  password: string,
+  remoteAddress?: string,
+) {
+  const config = loadConfig({}, { dataDir: cli.dir, dbUrl: cli.env.SIGNALBOX_DB_URL!, logLevel: 'silent' });
+  const { app } = await buildApp(config, { background: false, logger: false });
+  try {
+    const res = await app.inject({
+      method: 'POST',
+      url: '/api/auth/login',
+      payload: { auth, password },
+      ...(remoteAddress ? { remoteAddress } : {}),
+    });
+    return res.statusCode;
+  } finally {
+    await app.close();
   }
+}
+
+describe('signalbox user …', () => {
+  const cli = cliDataDir('signalbox-cli-');
+  const canSignIn = async (login: string, password: string) =>
+    (await signInThroughApp(cli, login, password)) === 204;
 
   it('adds, lists, changes and deletes users with clear messages and exit codes', {
     timeout: 120_000,
@@ -135,7 +160,7 @@ describe('signalbox user …', () => {
         'first-pw',
         '--admin',
       ],
-      env,
+      cli.env,
     );
     expect(add.stderr).toBe('');
     expect(add.code).toBe(0);
@@ -144,39 +169,38 @@ describe('signalbox user …', () => {
 
     const second = await signalbox(
       ['user', 'add', '--login', 'bob', '--email', 'bob@example.test', '--password', 'bob-pw'],
-      env,
+      cli.env,
     );
     expect(second.code).toBe(0);
 
-    const list = await signalbox(['user', 'list'], env);
+    const list = await signalbox(['user', 'list'], cli.env);
     expect(list.code).toBe(0);
     expect(list.stdout.trim().split('\n')).toEqual([
       'bob\tbob\tbob@example.test',
       'root\tRoot User\troot@example.test\tadmin',
     ]);
 
-    const duplicate = await signalbox(
+    await expectFailure(
       ['user', 'add', '--login', 'root', '--email', 'other@example.test', '--password', 'x'],
-      env,
+      cli.env,
+      'Username root is already taken',
     );
-    expect(duplicate.code).toBe(1);
-    expect(duplicate.stderr.trim()).toBe('Username root is already taken');
 
-    const missing = await signalbox(['user', 'add', '--login', 'carol', '--password', 'x'], env);
-    expect(missing.code).toBe(1);
-    expect(missing.stderr.trim()).toBe('Email is required');
+    await expectFailure(['user', 'add', '--login', 'carol', '--password', 'x'], cli.env, 'Email is required');
 
-    const noPassword = await signalbox(['user', 'add', '--login', 'carol', '--email', 'c@example.test'], env);
-    expect(noPassword.code).toBe(1);
-    expect(noPassword.stderr.trim()).toBe('Password is required');
+    await expectFailure(
+      ['user', 'add', '--login', 'carol', '--email', 'c@example.test'],
+      cli.env,
+      'Password is required',
+    );
 
-    const unknownFlag = await signalbox(['user', 'add', '--login', 'x', '--bogus'], env);
+    const unknownFlag = await signalbox(['user', 'add', '--login', 'x', '--bogus'], cli.env);
     expect(unknownFlag.code).toBe(1);
     expect(unknownFlag.stderr).toMatch(/--bogus/);
 
     const changed = await signalbox(
       ['user', 'change-by-login', '--login', 'root', '--password', 'second-pw'],
-      env,
+      cli.env,
     );
     expect(changed.code).toBe(0);
     expect(changed.stdout.trim()).toBe('User root changed');
@@ -194,74 +218,59 @@ describe('signalbox user …', () => {
         '--email',
         'bob2@example.test',
       ],
-      env,
+      cli.env,
     );
     expect(renamed.code).toBe(0);
     // Only the given flags change: bob's password is untouched, and the new e-mail signs in.
     expect(await canSignIn('bob2@example.test', 'bob-pw')).toBe(true);
 
-    const nothing = await signalbox(['user', 'change-by-login', '--login', 'root'], env);
-    expect(nothing.code).toBe(1);
-    expect(nothing.stderr.trim()).toBe('Nothing to change: give --password, --name or --email');
-    const nobody = await signalbox(['user', 'change-by-login', '--login', 'nobody', '--password', 'x'], env);
-    expect(nobody.code).toBe(1);
-    expect(nobody.stderr.trim()).toBe('User nobody not found');
-    const taken = await signalbox(
-      ['user', 'change-by-login', '--login', 'bob', '--email', 'root@example.test'],
-      env,
+    await expectFailure(
+      ['user', 'change-by-login', '--login', 'root'],
+      cli.env,
+      'Nothing to change: give --password, --name or --email',
     );
-    expect(taken.code).toBe(1);
-    expect(taken.stderr.trim()).toBe('Email root@example.test is already taken');
+    await expectFailure(
+      ['user', 'change-by-login', '--login', 'nobody', '--password', 'x'],
+      cli.env,
+      'User nobody not found',
+    );
+    await expectFailure(
+      ['user', 'change-by-login', '--login', 'bob', '--email', 'root@example.test'],
+      cli.env,
+      'Email root@example.test is already taken',
+    );
 
-    const lastAdmin = await signalbox(['user', 'delete', '--login', 'root'], env);
-    expect(lastAdmin.code).toBe(1);
-    expect(lastAdmin.stderr.trim()).toBe('Cannot delete the last administrator');
+    await expectFailure(
+      ['user', 'delete', '--login', 'root'],
+      cli.env,
+      'Cannot delete the last administrator',
+    );
 
-    const deleted = await signalbox(['user', 'delete', '--login', 'bob'], env);
+    const deleted = await signalbox(['user', 'delete', '--login', 'bob'], cli.env);
     expect(deleted.code).toBe(0);
     expect(deleted.stdout.trim()).toBe('User bob deleted');
-    const after = await signalbox(['user', 'list'], env);
+    const after = await signalbox(['user', 'list'], cli.env);
     expect(after.stdout.trim()).toBe('root\tRoot User\troot@example.test\tadmin');
 
-    const usage = await signalbox(['user', 'frobnicate'], env);
+    const usage = await signalbox(['user', 'frobnicate'], cli.env);
     expect(usage.code).toBe(1);
     expect(usage.stderr).toMatch(/Usage: signalbox user add\|list\|change-by-login\|delete/);
   });
 });
 
 describe('signalbox user unlock', () => {
-  let dir: string;
-  let env: Record<string, string>;
-  beforeAll(() => {
-    dir = mkdtempSync(join(tmpdir(), 'signalbox-unlock-'));
-    env = { SIGNALBOX_DATA_DIR: dir, SIGNALBOX_DB_URL: `sqlite://${join(dir, 'cli.db')}` };
-  });
-  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+  const cli = cliDataDir('signalbox-unlock-');
 
   it('clears the sign-in lock of a login, which the usage text lists', { timeout: 120_000 }, async () => {
     const add = await signalbox(
       ['user', 'add', '--login', 'ann', '--email', 'ann@example.test', '--password', 'ann-pw'],
-      env,
+      cli.env,
     );
     expect(add.code).toBe(0);
-    const config = loadConfig({}, { dataDir: dir, dbUrl: env.SIGNALBOX_DB_URL!, logLevel: 'silent' });
-    const signIn = async (password: string) => {
-      const { app } = await buildApp(config, { background: false, logger: false });
-      try {
-        const res = await app.inject({
-          method: 'POST',
-          url: '/api/auth/login',
-          payload: { auth: 'ann', password },
-          remoteAddress: '203.0.113.9',
-        });
-        return res.statusCode;
-      } finally {
-        await app.close();
-      }
-    };
+    const signIn = (password: string) => signInThroughApp(cli, 'ann', password, '203.0.113.9');
     for (let i = 0; i < 5; i++) expect(await signIn('wrong')).toBe(401);
     // Stretch the 1 s wait, as further failures would, so the slow commands below do not outlast it.
-    const handle = openDb(env.SIGNALBOX_DB_URL!);
+    const handle = openDb(cli.env.SIGNALBOX_DB_URL!);
     await handle.db
       .updateTable('sign_in_throttle')
       .set({ blocked_until: new Date(Date.now() + 600_000).toISOString() })
@@ -270,16 +279,14 @@ describe('signalbox user unlock', () => {
     await handle.destroy();
     expect(await signIn('ann-pw')).toBe(429);
 
-    const unlock = await signalbox(['user', 'unlock', '--login', 'ann@example.test'], env);
+    const unlock = await signalbox(['user', 'unlock', '--login', 'ann@example.test'], cli.env);
     expect(unlock.stderr).toBe('');
     expect(unlock.code).toBe(0);
     expect(unlock.stdout.trim()).toBe('Sign-in lock of user ann cleared');
     expect(await signIn('ann-pw')).toBe(204);
 
-    const nobody = await signalbox(['user', 'unlock', '--login', 'nobody'], env);
-    expect(nobody.code).toBe(1);
-    expect(nobody.stderr.trim()).toBe('User nobody not found');
-    const help = await signalbox(['help'], env);
+    await expectFailure(['user', 'unlock', '--login', 'nobody'], cli.env, 'User nobody not found');
+    const help = await signalbox(['help'], cli.env);
     expect(help.stdout).toMatch(/^ {2}user unlock --login L\s+clear the user's sign-in lock/m);
   });
 });

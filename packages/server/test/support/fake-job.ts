@@ -1,0 +1,40 @@
+import { join } from 'node:path';
+import { createSecretBox } from '../../src/lib/crypto';
+import { Job, type JobDetails } from '../../src/tasks/job';
+import type { LogSink } from '../../src/tasks/log-sink';
+import type { ProcessAdapter } from '../../src/tasks/process';
+
+/**
+ * A Job of `details` over `processes` (fake ones, see fake-processes.ts) in the task directory `taskDir`, with its
+ * temp dir and repository cache inside it and HOME at `home`. It keeps its log lines in `lines`, masks nothing
+ * and has every plan it asks about confirmed.
+ */
+export function jobIn(details: JobDetails, processes: ProcessAdapter, taskDir: string, home = taskDir) {
+  const lines: string[] = [];
+  const sink = {
+    line: (l: string) => lines.push(l),
+    pressure: () => false,
+    onDrain() {},
+    mask: (t: string) => t,
+    addSecrets() {},
+    watch: () => () => {},
+  } as unknown as LogSink;
+  const job = new Job(
+    details,
+    sink,
+    processes,
+    createSecretBox(Buffer.alloc(32)),
+    {
+      task: taskDir,
+      tmp: join(taskDir, 'tmp'),
+      home,
+      reposCache: join(taskDir, 'repos'),
+      owner: 'x',
+      isolation: 'auto',
+    },
+    async () => null,
+    async () => {},
+    async () => 'confirmed',
+  );
+  return { job, lines };
+}
