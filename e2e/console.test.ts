@@ -447,7 +447,7 @@ describe('live updates', () => {
     await page.evaluate(() => {
       (window as unknown as { failSockets: boolean }).failSockets = false;
     });
-    await banner.waitFor({ state: 'detached', timeout: 10_000 });
+    await banner.waitFor({ state: 'detached', timeout: 30_000 });
     await page.context().close();
   });
 });

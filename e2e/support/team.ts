@@ -125,7 +125,7 @@ export async function expectSnackbar(page: Page, text: string) {
   const bars = page.locator('#notistack-snackbar');
   const exact = new RegExp(`^${text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}$`);
   try {
-    await bars.filter({ hasText: exact }).first().waitFor({ timeout: 10_000 });
+    await bars.filter({ hasText: exact }).first().waitFor({ timeout: 30_000 });
   } catch {
     throw new Error(`No snackbar "${text}"; showing: ${JSON.stringify(await bars.allTextContents())}`);
   }
