@@ -8,6 +8,11 @@ const serverUnit = [
   'src/features/integrations/webhook.match.test.ts',
   'src/tasks/admission.test.ts',
   'src/tasks/proc-table.test.ts',
+  // The deploy files (Dockerfile, compose file, systemd unit, .env.example), read and checked against the code.
+  'test/deploy/compose.test.ts',
+  'test/deploy/dockerfile.test.ts',
+  'test/deploy/settings-docs.test.ts',
+  'test/deploy/systemd-unit.test.ts',
 ];
 
 /**
@@ -19,6 +24,7 @@ const serverSystem = [
   'src/tasks/**/*.test.ts',
   'src/config.test.ts',
   'src/npm-start.test.ts',
+  'test/deploy/docker-build.test.ts',
   'src/db/pool.test.ts',
   'src/features/projects/demo.test.ts',
   'src/features/users/users.cli.test.ts',

@@ -11,6 +11,8 @@ Commands:
   user change-by-login --login L [--password P] [--name N] [--email E]
   user delete --login L
   user unlock --login L       clear the user's sign-in lock after repeated failed passwords
+  backup --file F             write every user (no passwords) and project to F
+  restore --file F            restore such a file into an instance without projects
 `;
 
 export async function main(argv: string[]): Promise<void> {
@@ -45,6 +47,19 @@ export async function main(argv: string[]): Promise<void> {
         const { runUserCommand } = await import('./features/users/users.cli');
         (await import('./lib/password-hash')).setPasswordHashCost(config.bcryptCost);
         process.exitCode = await runUserCommand(handle, rest);
+      } finally {
+        await handle.destroy();
+      }
+      return;
+    }
+    case 'backup':
+    case 'restore': {
+      const handle = openDb(config.dbUrl);
+      try {
+        await migrate(handle);
+        const { runInstanceBackupCommand } = await import('./features/instance-backup/instance-backup.cli');
+        (await import('./lib/password-hash')).setPasswordHashCost(config.bcryptCost);
+        process.exitCode = await runInstanceBackupCommand(command, { config, ...handle }, rest);
       } finally {
         await handle.destroy();
       }
