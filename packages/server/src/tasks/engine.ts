@@ -63,15 +63,7 @@ export function createTaskEngine(
   const claiming = new Set<number>();
   const closing = () => closed;
 
-  const status = createStatusUpdates({
-    db,
-    bus: deps.bus,
-    log,
-    output,
-    metrics: deps.metrics,
-    details,
-    closing,
-  });
+  const status = createStatusUpdates({ ...deps, output, details, closing });
   const controls = createControls({
     ...deps,
     instanceId,
