@@ -16,11 +16,13 @@ import { liveRoutes } from './features/live/live.routes';
 import { projectsRoutes } from './features/projects/projects.routes';
 import { autorunDeploys, startTask } from './features/tasks/tasks.service';
 import { registerErrorHandler } from './http/error-handler';
+import { registerMetrics } from './http/metrics';
 import { answerFrameworkError, registerRequestGuards } from './http/request-guards';
 import { createSecretBox, loadSecretKey } from './lib/crypto';
 import { setPasswordHashCost } from './lib/password-hash';
 import { EventBus } from './live/bus';
 import { connectRedisBridge } from './live/redis';
+import { createMetrics } from './metrics/metrics';
 import type { StartTask } from './ports';
 import { createScheduler } from './scheduler/scheduler';
 import { createTaskEngine } from './tasks/engine';
@@ -72,6 +74,7 @@ export async function buildApp(
     box: createSecretBox(loadSecretKey(config.secretKey, config.dataDir)),
     log: app.log,
     bus: new EventBus(),
+    metrics: createMetrics(),
   };
   // Tasks start through the tasks feature (validation, storage), which hands them to the engine; the engine
   // reports each finished run back, and a successful build autoruns its deploys.
@@ -102,6 +105,7 @@ export async function buildApp(
     for (const method of [route.method].flat()) routes.push({ method, url: route.url });
   });
   registerErrorHandler(app);
+  registerMetrics(app, deps);
   await app.register(cookie);
   await app.register(websocket, { options: { maxPayload: 64 * 1024 } });
   registerRequestGuards(app, config);

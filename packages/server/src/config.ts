@@ -127,6 +127,8 @@ const variables = {
   /** Days finished tasks and their output are kept (0 = forever); a project's own setting overrides it. */
   taskRetentionDays: [int(0, MAX_TASK_RETENTION_DAYS).default(0), 'SIGNALBOX_TASK_RETENTION_DAYS'],
   redisUrl: [z.string().optional(), 'SIGNALBOX_REDIS_URL'],
+  /** Bearer token GET /api/metrics requires; unset: the endpoint is open (firewall it). */
+  metricsToken: [z.string().optional(), 'SIGNALBOX_METRICS_TOKEN'],
   /**
    * How a task's processes are held so that all of them end with the task: cgroup (a cgroup v2 per task, killed
    * with cgroup.kill), session (tracking the sessions and groups its processes create), or auto (cgroup where

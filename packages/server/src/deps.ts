@@ -3,9 +3,10 @@ import type { Config } from './config';
 import type { Db, Dialect } from './db';
 import type { SecretBox } from './lib/crypto';
 import type { EventBus } from './live/bus';
+import type { Metrics } from './metrics/metrics';
 import type { Scheduler, StartTask, TaskEngine } from './ports';
 
-/** What the engines are built from (configuration, database, secret box, log, event bus); `Deps` adds them. */
+/** What the engines are built from (configuration, database, secret box, log, event bus, metrics); `Deps` adds them. */
 export type CoreDeps = Readonly<{
   config: Config;
   db: Db;
@@ -13,6 +14,8 @@ export type CoreDeps = Readonly<{
   box: SecretBox;
   log: FastifyBaseLogger;
   bus: EventBus;
+  /** This app's Prometheus registry and the metrics recorded into it. */
+  metrics: Metrics;
 }>;
 
 /**

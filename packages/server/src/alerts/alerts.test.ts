@@ -336,6 +336,19 @@ describe.each(testDialects())('alerts on $name', (dialect) => {
     expect(channels).toEqual(['email', 'gotify', 'microsoft_teams', 'slack', 'telegram']);
     expect(failures.find((l) => l.includes('"slack"'))).toContain('HTTP 500');
     expect(failures.find((l) => l.includes('microsoft_teams'))).toContain('timed out');
+    // Every send is counted by channel and result.
+    const sends = (await h.deps.metrics.alertSends.get()).values;
+    expect(Object.fromEntries(sends.map((v) => [`${v.labels.channel}:${v.labels.result}`, v.value]))).toEqual(
+      {
+        'dingtalk:sent': 1,
+        'email:failed': 1,
+        'gotify:failed': 1,
+        'microsoft_teams:failed': 1,
+        'rocketchat:sent': 1,
+        'slack:failed': 1,
+        'telegram:failed': 1,
+      },
+    );
     for (const line of h.logLines) {
       for (const secret of [TG_TOKEN, GOTIFY_TOKEN, SLACK_SECRET]) expect(line).not.toContain(secret);
     }

@@ -137,6 +137,8 @@ async function deliver(
       ),
     ),
   );
+  for (const [i, failure] of failures.entries())
+    deps.metrics.alertSends.inc({ channel: sends[i]?.[0] ?? 'unknown', result: failure ? 'failed' : 'sent' });
   for (const failure of failures) {
     if (!failure) continue;
     deps.log.warn(

@@ -1,4 +1,4 @@
-import { createCipheriv, createDecipheriv, createHash, randomBytes } from 'node:crypto';
+import { createCipheriv, createDecipheriv, createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
@@ -36,6 +36,13 @@ export function loadSecretKey(configured: string | undefined, dataDir: string): 
   const key = randomBytes(32);
   writeFileSync(file, key.toString('base64'), { mode: 0o600 });
   return key;
+}
+
+/** Compares two strings without leaking where they differ (both are hashed to one length first). */
+export function safeEqual(a: string, b: string): boolean {
+  const ha = createHash('sha256').update(a).digest();
+  const hb = createHash('sha256').update(b).digest();
+  return timingSafeEqual(ha, hb) && a.length === b.length;
 }
 
 export const sha256 = (text: string) => createHash('sha256').update(text).digest('hex');

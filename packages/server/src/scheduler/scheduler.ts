@@ -38,7 +38,7 @@ const redact = (text: string) => text.replace(/\/\/[^/@\s]*@/g, '//***@');
  * a tick is claimed in the database before anything runs, so it fires once even across server processes.
  */
 export function createScheduler(
-  deps: Pick<Deps, 'db' | 'log' | 'box' | 'config' | 'startTask'>,
+  deps: Pick<Deps, 'db' | 'log' | 'box' | 'config' | 'startTask' | 'metrics'>,
   options: SchedulerOptions = {},
 ): SchedulerHandle {
   const clock = options.clock ?? realClock;
@@ -71,6 +71,7 @@ export function createScheduler(
       fire(a.entry.id, next);
       // Missed ticks (a blocked event loop) are skipped, not replayed.
       const from = clock.now() > next ? clock.now() : next;
+      if (from !== next) deps.metrics.schedulerMisses.inc(missedTicks(a, next, from));
       arm(a, nextRun(a, from));
     }, delay);
   }
@@ -84,10 +85,18 @@ export function createScheduler(
     }
   }
 
+  /** How many ticks fall after `fired` up to `now` (capped: the count only feeds a metric). */
+  function missedTicks(a: Armed, fired: Date, now: Date): number {
+    let missed = 0;
+    for (let t = nextRun(a, fired); t && t <= now && missed < 10_000; t = nextRun(a, t)) missed += 1;
+    return missed;
+  }
+
   /** Ticks of one schedule run one after another, so claims reach the database in tick order. */
   const chains = new Map<number, Promise<void>>();
 
   function fire(scheduleId: number, tick: Date) {
+    deps.metrics.schedulerFires.inc();
     const previous = chains.get(scheduleId) ?? Promise.resolve();
     const work: Promise<void> = previous
       .then(() => runTick(scheduleId, tick))

@@ -19,7 +19,7 @@ import { type ProcessAdapter, systemProcesses } from './process';
 import { createQueue } from './queue';
 import { type RunContext, type RunHandle, runTask } from './runner';
 import { createStatusUpdates } from './status';
-import { clearFinishedSecrets, findTask } from './store';
+import { clearFinishedSecrets, countWaitingTasks, findTask } from './store';
 
 export { InstanceInUseError } from './instances';
 
@@ -41,7 +41,7 @@ export type Engine = TaskEngine & {
  * tasks are handled in controls.ts. The engine owns its output writer: two engines never share state.
  */
 export function createTaskEngine(
-  deps: Pick<Deps, 'config' | 'db' | 'box' | 'log' | 'bus' | 'dialect'>,
+  deps: Pick<Deps, 'config' | 'db' | 'box' | 'log' | 'bus' | 'dialect' | 'metrics'>,
   options: EngineOptions = {},
 ): Engine {
   const { db, config, log } = deps;
@@ -63,7 +63,7 @@ export function createTaskEngine(
   const claiming = new Set<number>();
   const closing = () => closed;
 
-  const status = createStatusUpdates({ db, bus: deps.bus, log, output, details, closing });
+  const status = createStatusUpdates({ ...deps, output, details, closing });
   const controls = createControls({
     ...deps,
     instanceId,
@@ -103,6 +103,7 @@ export function createTaskEngine(
     launch,
     running: () => started && !closed,
   });
+  deps.metrics.watchTasks({ waiting: () => countWaitingTasks(db), running: () => runs.size });
 
   function launch({ id, project_id, template_id }: { id: number; project_id: number; template_id: number }) {
     const handle = runTask(run, id);

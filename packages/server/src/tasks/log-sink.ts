@@ -2,6 +2,7 @@ import type { FastifyBaseLogger } from 'fastify';
 import type { Db } from '../db';
 import { untilDbAnswers } from '../db/retry';
 import type { EventBus } from '../live/bus';
+import type { Metrics } from '../metrics/metrics';
 import { countOutputSince, type OutputRow, type OutputWriter } from './output.store';
 import type { LineTarget } from './process';
 
@@ -42,6 +43,7 @@ export class LogSink implements LineTarget {
       log: FastifyBaseLogger;
       /** The engine's output writer. */
       output: OutputWriter;
+      metrics: Pick<Metrics, 'outputLines'>;
     },
     private readonly projectId: number,
     private readonly taskId: number,
@@ -143,6 +145,7 @@ export class LogSink implements LineTarget {
       return;
     }
     this.stored += batch.length;
+    this.deps.metrics.outputLines.inc(batch.length);
     const last = batch.at(-1)?.time ?? this.tailTime;
     const atLast = batch.length - 1 - batch.findLastIndex((row) => row.time !== last);
     this.tailCount = last === this.tailTime && atLast === batch.length ? this.tailCount + atLast : atLast;

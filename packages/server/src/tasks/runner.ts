@@ -6,6 +6,7 @@ import type { Config } from '../config';
 import type { Db } from '../db';
 import { logFailure, untilDbAnswers } from '../db/retry';
 import type { SecretBox } from '../lib/crypto';
+import { type Metrics, trackRun } from '../metrics/metrics';
 import type { FinishedRun } from '../ports';
 import { loadDetails } from './details';
 import { runAnsible } from './executors/ansible';
@@ -26,6 +27,7 @@ export type RunContext = {
   log: FastifyBaseLogger;
   config: Pick<Config, 'dataDir' | 'webRoot' | 'taskIsolation'>;
   processes: ProcessAdapter;
+  metrics: Metrics;
   /** The instance id that marks the task's processes (orphan cleanup). */
   owner: string;
   /** A log sink for the task's output (the engine's output writer behind it). */
@@ -77,6 +79,7 @@ export function runTask(ctx: RunContext, id: number): RunHandle {
   async function execute(): Promise<FinishedRun | null> {
     const task = await persist('reading the task', () => findTask(ctx.db, id));
     if (!task) return null;
+    const tracked = trackRun(ctx.metrics, task.created);
     const dataDir = ctx.config.dataDir;
     const taskDir = join(dataDir, 'tasks', String(id));
     const sink = ctx.openLog(task.project_id, id);
@@ -87,6 +90,7 @@ export function runTask(ctx: RunContext, id: number): RunHandle {
       mkdirSync(taskDir, { recursive: true, mode: 0o700 });
       const details = await persist('reading the task details', () => loadDetails(ctx, task));
       templateType = details.template.type;
+      tracked.start(details.template.app || 'ansible');
       sink.addSecrets([
         ...Object.values(details.secretVars),
         ...Object.values(details.secretEnv),
@@ -190,6 +194,7 @@ export function runTask(ctx: RunContext, id: number): RunHandle {
     const saved = await ctx.saveStatus(id, final);
     if (!saved && final !== 'stopped') await ctx.saveStatus(id, 'stopped');
     const end = await persist('reading the task', () => findTask(ctx.db, id));
+    tracked.finish(end?.status ?? final);
     // One attempt: an insert whose answer was lost may have been stored, and a second would duplicate it.
     await recordEvent(ctx.db, {
       project_id: task.project_id,

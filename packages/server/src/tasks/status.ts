@@ -6,6 +6,7 @@ import { untilDbAnswers } from '../db/retry';
 import type { TaskTable } from '../db/tables';
 import { now } from '../db/values';
 import type { EventBus } from '../live/bus';
+import type { Metrics } from '../metrics/metrics';
 import { LogSink } from './log-sink';
 import type { OutputWriter } from './output.store';
 import { casStatus, findTask, type TaskRow } from './store';
@@ -50,6 +51,7 @@ export function createStatusUpdates(ctx: {
   bus: EventBus;
   log: FastifyBaseLogger;
   output: OutputWriter;
+  metrics: Pick<Metrics, 'outputLines'>;
   details: Map<number, string>;
   closing: () => boolean;
 }): StatusUpdates {

@@ -65,6 +65,18 @@ export const waitingTasks = (db: Db, limit = 1000) =>
     .limit(limit)
     .execute();
 
+/** How many tasks wait in the queue (the metrics gauge; the status column is indexed). */
+export const countWaitingTasks = async (db: Db) =>
+  Number(
+    (
+      await db
+        .selectFrom('task')
+        .select((eb) => eb.fn.countAll().as('n'))
+        .where('status', '=', 'waiting')
+        .executeTakeFirst()
+    )?.n ?? 0,
+  );
+
 export const activeTasks = (db: Db) =>
   db
     .selectFrom('task')

@@ -1,5 +1,6 @@
-import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
+import { createHash, createHmac } from 'node:crypto';
 import type { IncomingHttpHeaders } from 'node:http';
+import { safeEqual } from '../../lib/crypto';
 
 /**
  * Pure webhook logic: reading values out of a request, matchers, extracted values and signature checks.
@@ -131,13 +132,6 @@ export function extract(request: WebhookRequest, rules: ExtractRule[]) {
     else environment[rule.variable] = value;
   }
   return { environment, params };
-}
-
-/** Compares two strings without leaking where they differ (both are hashed to one length first). */
-export function safeEqual(a: string, b: string): boolean {
-  const ha = createHash('sha256').update(a).digest();
-  const hb = createHash('sha256').update(b).digest();
-  return timingSafeEqual(ha, hb) && a.length === b.length;
 }
 
 const hmacHex = (secret: string, body: Buffer) => createHmac('sha256', secret).update(body).digest('hex');

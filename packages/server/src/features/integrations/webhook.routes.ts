@@ -1,10 +1,20 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Deps } from '../../deps';
 import { WebhookRequest } from './webhook.match';
-import { handleWebhook } from './webhook.service';
+import { handleWebhook, type WebhookOutcome } from './webhook.service';
 
 /** GitHub sends up to 25 MB; anything larger is answered 413 by Fastify before it reaches the handler. */
 export const WEBHOOK_BODY_LIMIT = 25 * 1024 * 1024;
+
+/** The metric label of a webhook request: started a task, accepted without one, or refused. */
+const deliveryResult = (outcome: WebhookOutcome) =>
+  outcome.status === 404
+    ? 'not_found'
+    : outcome.status === 401
+      ? 'unauthorized'
+      : outcome.started.length > 0
+        ? 'started'
+        : 'ignored';
 
 /**
  * `GET|POST /api/integrations/{alias}`, reachable without signing in. Signatures are computed over the exact
@@ -23,6 +33,7 @@ export function webhookRoutes(app: FastifyInstance, deps: Deps) {
       const raw = Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0);
       const { alias } = request.params;
       const outcome = await handleWebhook(deps, alias, new WebhookRequest(request.headers, raw));
+      deps.metrics.webhookDeliveries.inc({ result: deliveryResult(outcome) });
       if (outcome.status === 404) return reply.status(404).send({ error: 'Integration alias not found' });
       if (outcome.status === 401) return reply.status(401).send({ error: 'Invalid signature or token' });
       return reply.status(204).send();

@@ -149,6 +149,14 @@ describe.each(testDialects())('integration webhooks on $name', (dialect) => {
     },
   ];
 
+  /** How many webhook requests the metrics counted since `before` was read, by result. */
+  const deliveriesSince = async (before?: Record<string, number>) => {
+    const now: Record<string, number> = {};
+    for (const v of (await h.deps.metrics.webhookDeliveries.get()).values)
+      now[String(v.labels.result)] = v.value - (before?.[String(v.labels.result)] ?? 0);
+    return now;
+  };
+
   it('starts the template task with the extracted variables for a GitHub-signed push whose matchers match', async () => {
     const { t, tpl, key } = await freshTeam();
     const id = await integration(
@@ -177,6 +185,7 @@ describe.each(testDialects())('integration webhooks on $name', (dialect) => {
     const { t, tpl, key } = await freshTeam();
     await integration(t, { template_id: tpl, auth_method: 'github', auth_secret_id: key }, githubMatchers);
     const alias = await projectAlias(t);
+    const before = await deliveriesSince();
     const body = JSON.stringify(pushEvent);
     const attempts: Record<string, string>[] = [
       { 'x-github-event': 'push', 'x-hub-signature-256': `sha256=${sign('wrong', body)}` },
@@ -191,6 +200,7 @@ describe.each(testDialects())('integration webhooks on $name', (dialect) => {
       expect(res.json()).toEqual({ error: 'Invalid signature or token' });
     }
     expect(starter.calls).toEqual([]);
+    expect((await deliveriesSince(before)).unauthorized).toBe(attempts.length);
     // The secret never shows up in a response or a log line.
     expect(h.logLines.join('\n')).not.toContain(GITHUB_SECRET);
   });
@@ -252,6 +262,7 @@ describe.each(testDialects())('integration webhooks on $name', (dialect) => {
     ]);
     await integration(t, { name: 'No matchers', template_id: tpl });
     const alias = await projectAlias(t);
+    const before = await deliveriesSince();
 
     const res = await send(alias, JSON.stringify(pushEvent), { 'x-github-event': 'push' });
     expect(res.statusCode).toBe(204);
@@ -270,6 +281,7 @@ describe.each(testDialects())('integration webhooks on $name', (dialect) => {
     );
     expect(otherRepo.statusCode).toBe(204);
     expect(starter.calls.map((c) => c.origin.integrationId)).toEqual([other]);
+    expect(await deliveriesSince(before)).toMatchObject({ started: 2, ignored: 1 });
   });
 
   it('an integration alias skips the matchers', async () => {

@@ -53,7 +53,7 @@ export const hubOf = (app: FastifyInstance) => hubs.get(app);
  * expired token's close; a project the user left, or admin rights they lost, leave the socket's set at once.
  * Each refresh also checks that the user, session or token the socket was opened with still stands.
  */
-export function liveRoutes(app: FastifyInstance, deps: Pick<Deps, 'db' | 'bus' | 'log'>) {
+export function liveRoutes(app: FastifyInstance, deps: Pick<Deps, 'db' | 'bus' | 'log' | 'metrics'>) {
   const clients = new Set<LiveClient>();
   const hub: LiveHub = {
     clients: () => [...clients].filter((c) => c.ready).length,
@@ -61,6 +61,7 @@ export function liveRoutes(app: FastifyInstance, deps: Pick<Deps, 'db' | 'bus' |
     dropped: 0,
   };
   hubs.set(app, hub);
+  deps.metrics.watchSockets(hub.clients);
 
   /** What the socket may see now, read from the database; `gone` when it may see nothing any more. */
   async function readAccess(c: LiveClient): Promise<Access> {

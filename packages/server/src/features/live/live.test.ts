@@ -169,6 +169,26 @@ describe.each(testDialects())('live socket /api/ws on $name', (dialect) => {
     sock.ws.close();
   });
 
+  it('reports its open sockets in the metrics', async () => {
+    const scraped = async () =>
+      Number(
+        /^signalbox_websocket_clients (\d+)$/m.exec((await h.anonymous().get('/api/metrics')).body)?.[1],
+      );
+    const hub = hubOf(h.app)!;
+    const sock = await open({ cookie: owner.cookie });
+    // Compared with the hub at the same moment: sockets of earlier tests may still be closing.
+    const whileOpen = await waitFor(async () => {
+      const n = await scraped();
+      return n >= 1 && n === hub.clients() ? n : undefined;
+    });
+    sock.ws.close();
+    await sock.closed;
+    await waitFor(async () => {
+      const n = await scraped();
+      return n < whileOpen && n === hub.clients();
+    });
+  });
+
   it('closes the socket cleanly on logout', async () => {
     const user = await h.userClient();
     const sock = await open({ cookie: user.cookie });

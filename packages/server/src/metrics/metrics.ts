@@ -1,0 +1,163 @@
+import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
+
+/*
+ * The Prometheus metrics of one app. Every app builds its own registry (tests build many apps in one process, so
+ * nothing goes to prom-client's global registry); the engines and routes record into it through `Deps.metrics`.
+ * Label values are fixed vocabularies (route patterns, task apps and statuses, channel names): never a raw URL,
+ * an alias, a user or a secret.
+ */
+
+/** Where the gauges read at scrape time come from (the task engine sets it when it is built). */
+export type TaskCounts = {
+  /** Tasks waiting in the queue (the database: every instance's queue is the same). */
+  waiting(): Promise<number>;
+  /** Runs in this instance's pool. */
+  running(): number;
+};
+
+export type Metrics = ReturnType<typeof createMetrics>;
+
+const durationBuckets = [1, 5, 15, 30, 60, 120, 300, 600, 1800, 3600, 7200, 21600];
+
+/** Process and event-loop metrics are facts about the process: one registry for it, however many apps it holds. */
+let processRegistry: Registry | null = null;
+function processMetrics(): Registry {
+  if (!processRegistry) {
+    // collectDefaultMetrics starts an event-loop delay monitor and a GC observer that are never stopped: once per
+    // process, not once per app.
+    processRegistry = new Registry();
+    collectDefaultMetrics({ register: processRegistry });
+  }
+  return processRegistry;
+}
+
+export function createMetrics() {
+  const registry = new Registry();
+  const registers = [registry];
+  let taskCounts: TaskCounts | null = null;
+  let socketCount: (() => number) | null = null;
+
+  const counter = <L extends string = never>(name: string, help: string, labelNames: readonly L[] = []) =>
+    new Counter<L>({ name, help, labelNames, registers });
+  const histogram = <L extends string>(
+    name: string,
+    help: string,
+    labelNames: readonly L[],
+    buckets: number[],
+  ) => new Histogram<L>({ name, help, labelNames, buckets, registers });
+
+  const metrics = {
+    registry,
+    httpDuration: histogram(
+      'signalbox_http_request_duration_seconds',
+      'HTTP request duration by method, route pattern and status code',
+      ['method', 'route', 'status_code'],
+      [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+    ),
+    tasksStarted: counter('signalbox_tasks_started_total', 'Task runs started on this instance, by app', [
+      'app',
+    ]),
+    tasksFinished: counter(
+      'signalbox_tasks_finished_total',
+      'Task runs finished on this instance, by app and final status',
+      ['app', 'status'],
+    ),
+    taskDuration: histogram(
+      'signalbox_task_duration_seconds',
+      'Duration of task runs on this instance (claimed to final status), by app',
+      ['app'],
+      durationBuckets,
+    ),
+    queueWait: histogram(
+      'signalbox_task_queue_wait_seconds',
+      'Time tasks waited in the queue (created to claimed by a runner), by app',
+      ['app'],
+      [0.1, 0.5, ...durationBuckets],
+    ),
+    outputLines: counter('signalbox_task_output_lines_total', 'Task output lines stored'),
+    schedulerFires: counter(
+      'signalbox_scheduler_ticks_fired_total',
+      'Schedule ticks whose timer fired on this instance (each is then claimed by one instance)',
+    ),
+    schedulerMisses: counter(
+      'signalbox_scheduler_ticks_missed_total',
+      'Schedule ticks skipped because their time had passed when the timer ran (a blocked event loop)',
+    ),
+    webhookDeliveries: counter(
+      'signalbox_webhook_deliveries_total',
+      'Integration webhook requests by result (started, ignored, unauthorized, not_found)',
+      ['result'],
+    ),
+    alertSends: counter('signalbox_alert_sends_total', 'Alert sends by channel and result (sent, failed)', [
+      'channel',
+      'result',
+    ]),
+    /** The engine tells where the task gauges read from. */
+    watchTasks(counts: TaskCounts) {
+      taskCounts = counts;
+    },
+    /** The socket route tells where the client gauge reads from. */
+    watchSockets(count: () => number) {
+      socketCount = count;
+    },
+    /** The text exposition of this app's metrics and the process's. */
+    async exposition(): Promise<string> {
+      return `${await processMetrics().metrics()}\n${await registry.metrics()}`;
+    },
+    contentType: registry.contentType,
+  };
+
+  new Gauge({
+    name: 'signalbox_tasks_waiting',
+    help: 'Tasks waiting in the queue (read from the database: the same on every instance)',
+    registers,
+    async collect() {
+      // A scrape during a database outage keeps the last value rather than failing the whole scrape.
+      const waiting = await taskCounts?.waiting().catch(() => null);
+      if (waiting !== undefined && waiting !== null) this.set(waiting);
+    },
+  });
+  new Gauge({
+    name: 'signalbox_tasks_running',
+    help: 'Task runs in progress on this instance',
+    registers,
+    collect() {
+      this.set(taskCounts?.running() ?? 0);
+    },
+  });
+  new Gauge({
+    name: 'signalbox_websocket_clients',
+    help: 'Live socket clients connected to this instance',
+    registers,
+    collect() {
+      this.set(socketCount?.() ?? 0);
+    },
+  });
+  return metrics;
+}
+
+/**
+ * Records one task run: `start` once its app is known (counts it and its queue wait), `finish` with its final
+ * status (counts it and its duration; a run that ended before its app was known counts as started too).
+ */
+export function trackRun(metrics: Metrics, created: string | null) {
+  const claimed = Date.now();
+  let app: string | null = null;
+  const start = (name: string) => {
+    if (app !== null) return;
+    app = name;
+    metrics.tasksStarted.inc({ app });
+    const createdMs = created ? Date.parse(created) : Number.NaN;
+    if (Number.isFinite(createdMs))
+      metrics.queueWait.observe({ app }, Math.max(0, claimed - createdMs) / 1000);
+  };
+  return {
+    start,
+    finish(status: string) {
+      start('unknown');
+      const labels = { app: app ?? 'unknown' };
+      metrics.tasksFinished.inc({ ...labels, status });
+      metrics.taskDuration.observe(labels, (Date.now() - claimed) / 1000);
+    },
+  };
+}
