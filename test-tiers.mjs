@@ -23,6 +23,7 @@ const serverUnit = [
 const serverSystem = [
   'src/tasks/**/*.test.ts',
   'src/config.test.ts',
+  'src/server-shutdown.test.ts',
   'src/npm-start.test.ts',
   'test/deploy/docker-build.test.ts',
   'src/db/pool.test.ts',

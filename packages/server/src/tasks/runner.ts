@@ -30,8 +30,8 @@ export type RunContext = {
   owner: string;
   /** A log sink for the task's output (the engine's output writer behind it). */
   openLog(projectId: number, taskId: number): LogSink;
-  /** Saves one of the run's own status changes (see StatusUpdates.saveStatus). */
-  saveStatus(taskId: number, status: string): Promise<boolean>;
+  /** Saves one of the run's own status changes (see StatusUpdates.saveStatus), with its reason if given. */
+  saveStatus(taskId: number, status: string, extra?: { message: string }): Promise<boolean>;
   /** True once the engine is closing: database work stops being retried. */
   closing(): boolean;
 };
@@ -41,6 +41,8 @@ export type RunHandle = {
   done: Promise<FinishedRun | null>;
   where: { project_id: number; template_id: number };
   stop(force: boolean): void;
+  /** Kills the run at once and ends its task as error with `message` as its reason and last output line. */
+  interrupt(message: string): void;
   /** Delivers a confirm/reject answer; false when nothing is waiting for one. */
   decide(decision: 'confirmed' | 'rejected'): boolean;
 };
@@ -66,6 +68,7 @@ async function dispatch(ctx: RunContext, job: Job) {
 export function runTask(ctx: RunContext, id: number): RunHandle {
   let job: Job | null = null;
   let pendingStop: 'stop' | 'force' | null = null;
+  let interruption: string | null = null;
   let decider: ((d: Decision) => void) | null = null;
   /**
    * Database work of the run that is safe to repeat (reads, updates to fixed values), tried again while the
@@ -183,11 +186,16 @@ export function runTask(ctx: RunContext, id: number): RunHandle {
         }
       }
     }
+    // Ended from outside (the server shutting down): said as the last line, and an error with that reason.
+    const reason = final === 'stopped' ? interruption : null;
+    if (reason) sink.line(reason);
     await sink.close();
     // Clean up before the final status is visible: a finished task has nothing left on disk.
     rmSync(taskDir, { recursive: true, force: true });
     // If the database stays unavailable past the retry cap this throws, and the engine's sweep ends the task.
-    const saved = await ctx.saveStatus(id, final);
+    const saved = reason
+      ? await ctx.saveStatus(id, 'error', { message: reason })
+      : await ctx.saveStatus(id, final);
     if (!saved && final !== 'stopped') await ctx.saveStatus(id, 'stopped');
     const end = await persist('reading the task', () => findTask(ctx.db, id));
     // One attempt: an insert whose answer was lost may have been stored, and a second would duplicate it.
@@ -215,6 +223,10 @@ export function runTask(ctx: RunContext, id: number): RunHandle {
     stop(force) {
       if (job) job.requestStop(force);
       else pendingStop = force ? 'force' : (pendingStop ?? 'stop');
+    },
+    interrupt(message) {
+      interruption = message;
+      handle.stop(true);
     },
     decide(decision) {
       if (!decider) return false;
