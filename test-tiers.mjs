@@ -32,6 +32,7 @@ const serverSystem = [
   'src/live/redis.test.ts',
   'src/features/live/revocation.redis.test.ts',
   'src/scheduler/scheduler.db-outage.test.ts',
+  'src/features/health/health.db-outage.test.ts',
   // Waits for real minute boundaries of the wall clock.
   'src/scheduler/scheduler.realtime.test.ts',
 ];
