@@ -87,8 +87,15 @@ async function serve(config: ReturnType<typeof loadConfig>) {
       `\n  Admin user created. Sign in with login "${created.login}" and password: ${created.password}\n`,
     );
   }
+  let shuttingDown = false;
   for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+    // Once per signal: the same signal again ends the process at once (the next start ends what is left).
     process.once(signal, async () => {
+      if (shuttingDown) {
+        app.log.warn({ signal }, 'already shutting down (the same signal again stops at once)');
+        return;
+      }
+      shuttingDown = true;
       const began = Date.now();
       app.log.info({ signal, graceSeconds: config.shutdownGrace }, 'shutting down');
       try {

@@ -14,7 +14,7 @@ const GRACE_SECONDS = 3;
 /**
  * A real `signalbox server` process told to stop (SIGTERM) while two tasks run: the one that ends within the grace
  * period ends as it would have, the other is interrupted with the shutdown's reason, nothing of either is left
- * running, the live socket is told why it closes, and the process exits 0.
+ * running, a waiting task is not started, the live socket is told why it closes, and the process exits 0.
  */
 describe('graceful shutdown of the server process', () => {
   const dataDir = mkdtempSync(join(tmpdir(), 'sb-shutdown-'));
@@ -52,6 +52,10 @@ describe('graceful shutdown of the server process', () => {
       const longPids = await pidsOf(longTask);
       const shortTask = await postForId(api, `/api/project/${projectId}/tasks`, { template_id: shortTpl });
       const shortPids = await pidsOf(shortTask);
+      // Waits behind the short task (its template runs one task at a time), which ends during the grace period:
+      // nothing claims a task once the shutdown has begun, so this one is left for the next start.
+      const queued = await postForId(api, `/api/project/${projectId}/tasks`, { template_id: shortTpl });
+      await waitForStatus(rows, queued, ['waiting']);
 
       const ws = new WebSocket(`ws://127.0.0.1:${server.port}/api/ws`, { headers: { cookie } });
       ws.on('error', () => {});
@@ -86,6 +90,7 @@ describe('graceful shutdown of the server process', () => {
       expect(longOutput).not.toContain('finished');
       expect(longOutput.at(-1)).toBe('Interrupted by server shutdown');
       expect([...shortPids, ...longPids].filter(alive)).toEqual([]);
+      expect((await waitForStatus(rows, queued, ['waiting'], 1000)).start).toBeNull();
       console.info(`server shutdown with a ${GRACE_SECONDS} s grace took ${shutdownMs} ms`);
     } finally {
       await handle.destroy();
