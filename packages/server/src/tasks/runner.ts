@@ -41,7 +41,10 @@ export type RunHandle = {
   done: Promise<FinishedRun | null>;
   where: { project_id: number; template_id: number };
   stop(force: boolean): void;
-  /** Kills the run at once and ends its task as error with `message` as its reason and last output line. */
+  /**
+   * Kills the run at once and ends its task as error with `message` as its reason and last output line (as
+   * stopped if a stop was already asked for).
+   */
   interrupt(message: string): void;
   /** Delivers a confirm/reject answer; false when nothing is waiting for one. */
   decide(decision: 'confirmed' | 'rejected'): boolean;
@@ -225,7 +228,8 @@ export function runTask(ctx: RunContext, id: number): RunHandle {
       else pendingStop = force ? 'force' : (pendingStop ?? 'stop');
     },
     interrupt(message) {
-      interruption = message;
+      // A run someone already asked to stop ends as stopped, as they asked.
+      if (!job?.stopRequested && !pendingStop) interruption = message;
       handle.stop(true);
     },
     decide(decision) {
