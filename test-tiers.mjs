@@ -23,6 +23,7 @@ const serverUnit = [
 const serverSystem = [
   'src/tasks/**/*.test.ts',
   'src/config.test.ts',
+  'src/server-shutdown.test.ts',
   'src/npm-start.test.ts',
   'test/deploy/docker-build.test.ts',
   'src/db/pool.test.ts',
@@ -31,6 +32,7 @@ const serverSystem = [
   'src/live/redis.test.ts',
   'src/features/live/revocation.redis.test.ts',
   'src/scheduler/scheduler.db-outage.test.ts',
+  'src/features/health/health.db-outage.test.ts',
   // Waits for real minute boundaries of the wall clock.
   'src/scheduler/scheduler.realtime.test.ts',
 ];

@@ -23,3 +23,6 @@ export type TaskLogMessage = {
 };
 
 export type LiveMessage = TaskUpdateMessage | TaskLogMessage;
+
+/** How the server closes every live socket when it shuts down; the console says so rather than "disconnected". */
+export const liveShutdownClose = { code: 1001, reason: 'Server shutting down' } as const;

@@ -12,7 +12,7 @@ import { registerFeatures } from './features';
 import { registerAuth } from './features/auth/auth.hook';
 import { authRoutes } from './features/auth/auth.routes';
 import { eventsRoutes } from './features/events/events.routes';
-import { liveRoutes } from './features/live/live.routes';
+import { closeSocketsOnShutdown, liveRoutes } from './features/live/live.routes';
 import { projectsRoutes } from './features/projects/projects.routes';
 import { autorunDeploys, startTask } from './features/tasks/tasks.service';
 import { registerErrorHandler } from './http/error-handler';
@@ -107,7 +107,7 @@ export async function buildApp(
   registerErrorHandler(app);
   registerMetrics(app, deps);
   await app.register(cookie);
-  await app.register(websocket, { options: { maxPayload: 64 * 1024 } });
+  await app.register(websocket, { options: { maxPayload: 64 * 1024 }, preClose: closeSocketsOnShutdown });
   registerRequestGuards(app, config);
   registerAuth(app, deps);
   liveRoutes(app, deps);

@@ -19,6 +19,24 @@ describe('SIGNALBOX_BCRYPT_COST', () => {
   });
 });
 
+describe('SIGNALBOX_SHUTDOWN_GRACE', () => {
+  it('defaults to 30 seconds and reads whole seconds from 0 to 3600', () => {
+    expect(loadConfig({}).shutdownGrace).toBe(30);
+    expect(loadConfig({ SIGNALBOX_SHUTDOWN_GRACE: '0' }).shutdownGrace).toBe(0);
+    expect(loadConfig({ SIGNALBOX_SHUTDOWN_GRACE: '3600' }).shutdownGrace).toBe(3600);
+    for (const [value, message] of [
+      ['-1', 'must be 0 or greater'],
+      ['2.5', 'must be an integer'],
+      ['soon', 'must be a number'],
+      ['3601', 'must be 3600 or less'],
+    ]) {
+      expect(() => loadConfig({ SIGNALBOX_SHUTDOWN_GRACE: value }), value).toThrow(
+        `SIGNALBOX_SHUTDOWN_GRACE: ${message}`,
+      );
+    }
+  });
+});
+
 describe('SIGNALBOX_TASK_RETENTION_DAYS', () => {
   const dirs: string[] = [];
   afterAll(() => {

@@ -219,6 +219,11 @@ const variables = {
   webhookSecret: [z.string().default(''), 'SIGNALBOX_WEBHOOK_SECRET'],
   /** Seconds one alert send (SMTP or chat POST) may take before it is given up. */
   alertTimeout: [int(1, 300).default(10), 'SIGNALBOX_ALERT_TIMEOUT'],
+  /**
+   * Seconds running tasks get to finish when the server is told to stop (SIGTERM/SIGINT); the ones still running
+   * then are ended as interrupted.
+   */
+  shutdownGrace: [int(0, 3600).default(30), 'SIGNALBOX_SHUTDOWN_GRACE'],
   /** bcrypt cost of stored password hashes (each step doubles the work). */
   bcryptCost: [int(4, 31).default(DEFAULT_BCRYPT_COST), 'SIGNALBOX_BCRYPT_COST'],
 } as const satisfies Record<string, readonly [z.ZodType, ...string[]]>;

@@ -87,10 +87,29 @@ async function serve(config: ReturnType<typeof loadConfig>) {
       `\n  Admin user created. Sign in with login "${created.login}" and password: ${created.password}\n`,
     );
   }
+  let shuttingDown = false;
   for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+    // Once per signal: the same signal again ends the process at once (the next start ends what is left).
     process.once(signal, async () => {
-      app.log.info({ signal }, 'shutting down');
-      await app.close();
+      if (shuttingDown) {
+        app.log.warn({ signal }, 'already shutting down (the same signal again stops at once)');
+        return;
+      }
+      shuttingDown = true;
+      const began = Date.now();
+      app.log.info({ signal, graceSeconds: config.shutdownGrace }, 'shutting down');
+      try {
+        // No task is claimed from now on; running ones get the grace period, then are interrupted. Meanwhile
+        // app.close() answers new requests 503, closes the live sockets with the shutdown reason, waits for the
+        // drain (in the task engine's close), then closes the database.
+        const drained = deps.tasks.drain(config.shutdownGrace * 1000);
+        await app.close();
+        await drained;
+      } catch (err) {
+        app.log.error({ err }, 'shutting down failed');
+        process.exit(1);
+      }
+      app.log.info({ ms: Date.now() - began }, 'shut down');
       process.exit(0);
     });
   }

@@ -69,8 +69,15 @@ export interface TaskEngine {
   enqueue(taskId: number): Promise<void>;
   /** Starts the queue: reconciles tasks left unfinished by a previous process, then runs waiting ones. */
   start(): Promise<void>;
-  /** Stops accepting work and ends running tasks. */
+  /** Stops accepting work and ends running tasks (after a drain in progress, if one was begun). */
   close(): Promise<void>;
+  /**
+   * The graceful half of a shutdown: claims no more tasks, lets the running ones finish for up to `graceMs`, then
+   * ends the rest as interrupted by the server shutdown. Resolves once no run is left.
+   */
+  drain(graceMs: number): Promise<void>;
+  /** Started and neither draining nor closed: it claims and runs tasks. */
+  isRunning(): boolean;
   /** Stops a task: `force` kills at once; otherwise `stopping`, SIGTERM, then SIGKILL after a grace period. */
   stop(projectId: number, taskId: number, force: boolean): Promise<void>;
   /** Answers a Terraform/OpenTofu plan waiting for confirmation. */

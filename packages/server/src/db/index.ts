@@ -11,6 +11,7 @@ import {
   MysqlDialect,
   PostgresDialect,
   SqliteDialect,
+  sql,
 } from 'kysely';
 import { createPool } from 'mysql2';
 import pg from 'pg';
@@ -149,6 +150,14 @@ function provider(dialect: Dialect): MigrationProvider {
     '0008-sign-in-throttle': signInThrottle(),
   };
   return { getMigrations: async () => migrations };
+}
+
+/** The migrations this server knows that the database has not run (one read of the migrations table). */
+export async function pendingMigrations(handle: Pick<DbHandle, 'db' | 'dialect'>): Promise<string[]> {
+  const known = Object.keys(await provider(handle.dialect).getMigrations());
+  const { rows } = await sql<{ name: string }>`select name from migrations`.execute(handle.db);
+  const done = new Set(rows.map((r) => r.name));
+  return known.filter((name) => !done.has(name));
 }
 
 /** Applies every pending migration; throws with the failing migration's name. */

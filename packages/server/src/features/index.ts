@@ -3,6 +3,7 @@ import type { Deps } from '../deps';
 import { alertsRoutes } from './alerts/alerts.routes';
 import { oidcRoutes } from './auth/oidc.routes';
 import { environmentsRoutes } from './environments/environments.routes';
+import { healthRoutes } from './health/health.routes';
 import { integrationsRoutes } from './integrations/integrations.routes';
 import { inventoryRoutes } from './inventory/inventory.routes';
 import { keysRoutes } from './keys/keys.routes';
@@ -16,6 +17,7 @@ import { viewsRoutes } from './views/views.routes';
 
 /** Route registration for every feature folder. Each feature exports `<name>Routes(app, deps)`. */
 export async function registerFeatures(app: FastifyInstance, deps: Deps) {
+  healthRoutes(app, deps);
   usersRoutes(app, deps);
   oidcRoutes(app, deps);
   alertsRoutes(app, deps);

@@ -9,6 +9,7 @@ import {
   instanceIdOf,
   reconcile,
   runnerTimings,
+  shutdownMessage,
   thisProcess,
 } from './instances';
 import { beatRunner, removeRunner } from './instances.store';
@@ -55,6 +56,9 @@ export function createTaskEngine(
   const output = createOutputWriter(db, deps.dialect, config.dbUrl);
   let started = false;
   let closed = false;
+  let draining: Promise<void> | null = null;
+  /** The shutdown grace is over: every run, including one a claim under way starts now, is interrupted. */
+  let interrupting = false;
   let safety: NodeJS.Timeout | null = null;
   let timers: NodeJS.Timeout[] = [];
   let sweeping = false;
@@ -78,7 +82,7 @@ export function createTaskEngine(
     processes: options.processes ?? systemProcesses,
     owner: instanceId,
     openLog: (projectId, taskId) => new LogSink({ ...deps, output }, projectId, taskId, { giveUp: closing }),
-    saveStatus: (taskId, to) => status.saveStatus(taskId, to),
+    saveStatus: (taskId, to, extra) => status.saveStatus(taskId, to, extra),
     closing,
   };
   const ownership = {
@@ -101,7 +105,7 @@ export function createTaskEngine(
     details,
     status,
     launch,
-    running: () => started && !closed,
+    running: () => started && !closed && !draining,
   });
   deps.metrics.watchTasks({ waiting: () => countWaitingTasks(db), running: () => runs.size });
 
@@ -109,6 +113,7 @@ export function createTaskEngine(
     const handle = runTask(run, id);
     handle.where = { project_id, template_id };
     runs.set(id, handle);
+    if (interrupting) handle.interrupt(shutdownMessage);
     const settled: Promise<void> = handle.done
       .then((finished) => (finished ? options.onRunFinished?.(finished) : undefined))
       .catch((err) => logFailure(log, err, 'task run failed', { taskId: id }))
@@ -130,6 +135,31 @@ export function createTaskEngine(
       logFailure(log, err, 'looking for abandoned tasks failed');
     } finally {
       sweeping = false;
+    }
+  }
+
+  /** Resolves once no run is left and no claim is on its way to become one. */
+  async function runsEnded() {
+    while (finishing.size || claiming.size) {
+      if (finishing.size) await Promise.allSettled([...finishing]);
+      // A claim that was under way when claiming stopped turns into a run within one status update.
+      else await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+  }
+
+  async function drainRuns(graceMs: number) {
+    queue.close();
+    let graceTimer: NodeJS.Timeout | undefined;
+    const graceOver = new Promise<'grace over'>((resolve) => {
+      graceTimer = setTimeout(() => resolve('grace over'), graceMs);
+    });
+    const outcome = await Promise.race([runsEnded(), graceOver]);
+    clearTimeout(graceTimer);
+    if (outcome === 'grace over') {
+      log.info({ tasks: [...runs.keys()] }, 'shutdown grace is over: interrupting the tasks still running');
+      interrupting = true;
+      for (const r of runs.values()) r.interrupt(shutdownMessage);
+      await runsEnded();
     }
   }
 
@@ -178,7 +208,16 @@ export function createTaskEngine(
       queue.wake();
     },
 
+    drain(graceMs) {
+      draining ??= drainRuns(graceMs);
+      return draining;
+    },
+
+    isRunning: () => started && !closed && !draining,
+
     async close() {
+      // A shutdown that began with drain() lets it end first: what it left running it has interrupted.
+      if (draining) await draining.catch((err) => logFailure(log, err, 'draining the task runs failed'));
       closed = true;
       if (safety) clearInterval(safety);
       for (const timer of timers) clearInterval(timer);

@@ -35,6 +35,7 @@ export const runnerTimings = {
 export type RunnerTimings = typeof runnerTimings;
 
 export const interruptedMessage = 'Interrupted by server restart';
+export const shutdownMessage = 'Interrupted by server shutdown';
 export const runnerGoneMessage = 'Interrupted: its server stopped responding';
 export const unsavedMessage = 'Interrupted: the database was unavailable, so its result could not be saved';
 

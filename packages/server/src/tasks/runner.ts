@@ -32,8 +32,8 @@ export type RunContext = {
   owner: string;
   /** A log sink for the task's output (the engine's output writer behind it). */
   openLog(projectId: number, taskId: number): LogSink;
-  /** Saves one of the run's own status changes (see StatusUpdates.saveStatus). */
-  saveStatus(taskId: number, status: string): Promise<boolean>;
+  /** Saves one of the run's own status changes (see StatusUpdates.saveStatus), with its reason if given. */
+  saveStatus(taskId: number, status: string, extra?: { message: string }): Promise<boolean>;
   /** True once the engine is closing: database work stops being retried. */
   closing(): boolean;
 };
@@ -43,6 +43,11 @@ export type RunHandle = {
   done: Promise<FinishedRun | null>;
   where: { project_id: number; template_id: number };
   stop(force: boolean): void;
+  /**
+   * Kills the run at once and ends its task as error with `message` as its reason and last output line (as
+   * stopped if a stop was already asked for).
+   */
+  interrupt(message: string): void;
   /** Delivers a confirm/reject answer; false when nothing is waiting for one. */
   decide(decision: 'confirmed' | 'rejected'): boolean;
 };
@@ -68,6 +73,7 @@ async function dispatch(ctx: RunContext, job: Job) {
 export function runTask(ctx: RunContext, id: number): RunHandle {
   let job: Job | null = null;
   let pendingStop: 'stop' | 'force' | null = null;
+  let interruption: string | null = null;
   let decider: ((d: Decision) => void) | null = null;
   /**
    * Database work of the run that is safe to repeat (reads, updates to fixed values), tried again while the
@@ -187,11 +193,16 @@ export function runTask(ctx: RunContext, id: number): RunHandle {
         }
       }
     }
+    // Ended from outside (the server shutting down): said as the last line, and an error with that reason.
+    const reason = final === 'stopped' ? interruption : null;
+    if (reason) sink.line(reason);
     await sink.close();
     // Clean up before the final status is visible: a finished task has nothing left on disk.
     rmSync(taskDir, { recursive: true, force: true });
     // If the database stays unavailable past the retry cap this throws, and the engine's sweep ends the task.
-    const saved = await ctx.saveStatus(id, final);
+    const saved = reason
+      ? await ctx.saveStatus(id, 'error', { message: reason })
+      : await ctx.saveStatus(id, final);
     if (!saved && final !== 'stopped') await ctx.saveStatus(id, 'stopped');
     const end = await persist('reading the task', () => findTask(ctx.db, id));
     tracked.finish(end?.status ?? final);
@@ -220,6 +231,11 @@ export function runTask(ctx: RunContext, id: number): RunHandle {
     stop(force) {
       if (job) job.requestStop(force);
       else pendingStop = force ? 'force' : (pendingStop ?? 'stop');
+    },
+    interrupt(message) {
+      // A run someone already asked to stop ends as stopped, as they asked.
+      if (!job?.stopRequested && !pendingStop) interruption = message;
+      handle.stop(true);
     },
     decide(decision) {
       if (!decider) return false;

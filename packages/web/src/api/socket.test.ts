@@ -3,14 +3,14 @@ import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 class FakeSocket {
   static all: FakeSocket[] = [];
   onopen: (() => void) | null = null;
-  onclose: (() => void) | null = null;
+  onclose: ((e: { code: number; reason: string }) => void) | null = null;
   onmessage: ((e: { data: string }) => void) | null = null;
   onerror: (() => void) | null = null;
   constructor(readonly url: URL) {
     FakeSocket.all.push(this);
   }
-  close() {
-    this.onclose?.();
+  close(code = 1005, reason = '') {
+    this.onclose?.({ code, reason });
   }
 }
 
@@ -53,6 +53,27 @@ describe('LiveSocket', () => {
       [false, false],
       [true, true],
     ]);
+  });
+
+  it('tells a close for the server shutting down from a lost connection, until a socket opens again', async () => {
+    const { LiveSocket } = await import('./socket');
+    const { liveShutdownClose } = await import('@signalbox/contracts');
+    const live = new LiveSocket();
+    live.start();
+    FakeSocket.all[0].onopen?.();
+    FakeSocket.all[0].close(1006);
+    expect(live.serverShutDown).toBe(false);
+    vi.advanceTimersByTime(2000);
+    FakeSocket.all[1].onopen?.();
+    FakeSocket.all[1].close(liveShutdownClose.code, liveShutdownClose.reason);
+    expect(live.serverShutDown).toBe(true);
+    // The reconnects fail while the server is away: still the shutdown.
+    vi.advanceTimersByTime(2000);
+    FakeSocket.all[2].close(1006);
+    expect(live.serverShutDown).toBe(true);
+    vi.advanceTimersByTime(2000);
+    FakeSocket.all[3].onopen?.();
+    expect(live.serverShutDown).toBe(false);
   });
 
   it('does not reconnect after stop()', async () => {

@@ -1,4 +1,4 @@
-import type { LiveMessage } from '@signalbox/contracts';
+import { type LiveMessage, liveShutdownClose } from '@signalbox/contracts';
 import { apiUrl } from './client';
 
 type Listener = (message: LiveMessage) => void;
@@ -18,6 +18,11 @@ export class LiveSocket {
   private closedOnPurpose = false;
   private everConnected = false;
   connected = false;
+  /**
+   * The server closed the socket saying it is shutting down; true until a socket opens again (the reconnects
+   * failing meanwhile are the server being away, not a lost connection).
+   */
+  serverShutDown = false;
 
   start() {
     this.closedOnPurpose = false;
@@ -27,6 +32,7 @@ export class LiveSocket {
     const ws = new WebSocket(url);
     this.ws = ws;
     ws.onopen = () => {
+      this.serverShutDown = false;
       const reconnected = this.everConnected;
       this.everConnected = true;
       this.setConnected(true, reconnected);
@@ -40,7 +46,9 @@ export class LiveSocket {
       }
       for (const listener of this.listeners) listener(message);
     };
-    ws.onclose = () => {
+    ws.onclose = (event) => {
+      if (event.code === liveShutdownClose.code && event.reason === liveShutdownClose.reason)
+        this.serverShutDown = true;
       this.ws = null;
       this.setConnected(false, false);
       if (!this.closedOnPurpose) this.timer = setTimeout(() => this.reconnect(), RECONNECT_DELAY_MS);

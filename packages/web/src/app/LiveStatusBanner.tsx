@@ -9,22 +9,25 @@ export const LIVE_BANNER_DELAY_MS = 8000;
 /**
  * Says so on every page when live updates stop (user-asks #25: behind a proxy that does not forward
  * WebSocket upgrades, statuses and logs silently froze). A socket that never connected gets the proxy hint; one
- * that dropped says it is reconnecting. Gone as soon as the socket is back.
+ * that dropped says it is reconnecting; one the server closed because it is shutting down says so at once. Gone as
+ * soon as the socket is back.
  */
 export function LiveStatusBanner() {
   const { t } = useTranslation();
-  const [down, setDown] = useState<'never' | 'lost' | null>(null);
+  const [down, setDown] = useState<'never' | 'lost' | 'shutdown' | null>(null);
 
   useEffect(() => {
     let timer: ReturnType<typeof setTimeout> | null = null;
     const arm = () => {
       timer ??= setTimeout(() => {
         timer = null;
-        setDown(liveSocket.hasConnected ? 'lost' : 'never');
+        setDown(liveSocket.serverShutDown ? 'shutdown' : liveSocket.hasConnected ? 'lost' : 'never');
       }, LIVE_BANNER_DELAY_MS);
     };
     if (!liveSocket.connected) arm();
     const off = liveSocket.onState((connected) => {
+      // The server said it is shutting down: no need to wait and see whether a reconnect follows.
+      if (!connected && liveSocket.serverShutDown) return setDown('shutdown');
       if (!connected) return arm();
       if (timer) clearTimeout(timer);
       timer = null;
@@ -39,7 +42,13 @@ export function LiveStatusBanner() {
   if (!down) return null;
   return (
     <Alert severity="warning" role="status" sx={{ borderRadius: 0 }}>
-      {t(down === 'never' ? 'app.liveUnavailable' : 'app.liveDisconnected')}
+      {t(
+        down === 'never'
+          ? 'app.liveUnavailable'
+          : down === 'shutdown'
+            ? 'app.liveServerShutdown'
+            : 'app.liveDisconnected',
+      )}
     </Alert>
   );
 }

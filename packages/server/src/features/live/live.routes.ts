@@ -1,3 +1,4 @@
+import { liveShutdownClose } from '@signalbox/contracts';
 import type { FastifyInstance } from 'fastify';
 import type { WebSocket } from 'ws';
 import type { Deps } from '../../deps';
@@ -38,6 +39,17 @@ type LiveClient = {
 };
 
 type Access = { gone: string } | { admin: boolean; projects: Set<number>; tokenExpires: number | null };
+
+/**
+ * The WebSocket plugin's preClose (in place of its own, which closes sockets without a reason): as the server
+ * starts shutting down, every socket is told so (the console shows it) and no new one opens.
+ */
+export async function closeSocketsOnShutdown(this: FastifyInstance) {
+  for (const socket of this.websocketServer.clients)
+    socket.close(liveShutdownClose.code, liveShutdownClose.reason);
+  // Stops the server taking sockets; it does not wait for the closing ones to answer.
+  this.websocketServer.close();
+}
 
 /** Counters of a socket hub: open clients, clients ever registered, clients dropped for falling behind. */
 export type LiveHub = { clients(): number; registered: number; dropped: number };
@@ -243,7 +255,7 @@ export function liveRoutes(app: FastifyInstance, deps: Pick<Deps, 'db' | 'bus' |
     clearInterval(pinger);
     for (const [event, listener] of Object.entries(listeners))
       deps.bus.off(event as keyof typeof listeners, listener as never);
-    for (const c of clients) close(c, 1001, 'Server shutting down');
+    for (const c of clients) close(c, liveShutdownClose.code, liveShutdownClose.reason);
   });
 
   app.get('/api/ws', { websocket: true }, (socket, request) => {
