@@ -128,10 +128,11 @@ export async function buildApp(
       retention.start();
     });
     app.addHook('preClose', async () => {
-      stopAlerts();
       await retention.close();
       await deps.scheduler.close();
       await deps.tasks.close();
+      // After the drain: tasks that finish within the shutdown grace still send their alerts.
+      stopAlerts();
     });
   }
 
