@@ -104,6 +104,15 @@ describe('API description', () => {
     expect(errorSchema(operations[0]!)).toMatchObject({ required: ['error'] });
   });
 
+  it('documents the success shapes the contracts define', () => {
+    const refs = doc.paths?.['/api/project/{project_id}/keys/{id}/refs']?.get?.responses?.['200'] as
+      | OpenAPIV3_1.ResponseObject
+      | undefined;
+    expect(refs?.content?.['application/json']?.schema).toMatchObject({
+      properties: { templates: { type: 'array' }, schedules: { type: 'array' } },
+    });
+  });
+
   it('serves the reference page and its assets from this server', async () => {
     const page = await h.anonymous().get(`${API_DOCS_PREFIX}/`);
     expect(page.statusCode).toBe(200);

@@ -5,6 +5,7 @@ import { pathIds } from '../../http/path-params';
 import { currentUser } from '../auth/auth.hook';
 import { projectRoutes } from '../projects/projects.guard';
 import { listQuery } from '../refs/list-query';
+import { refsRoute } from '../refs/refs-route';
 import {
   createEnvironment,
   deleteEnvironment,
@@ -28,7 +29,7 @@ export function environmentsRoutes(app: FastifyInstance, deps: Deps) {
     scope.get('/environment/:id', byId, async (request) =>
       getEnvironment(deps, request.project.id, request.params.id),
     );
-    scope.get('/environment/:id/refs', byId, async (request) =>
+    scope.get('/environment/:id/refs', refsRoute, async (request) =>
       environmentRefs(deps, request.project.id, request.params.id),
     );
     scope.post('/environment', { ...write, schema: { body: environmentInput } }, async (request, reply) => {

@@ -9,6 +9,7 @@ import type { Deps } from '../../deps';
 import { pathIds } from '../../http/path-params';
 import { currentUser } from '../auth/auth.hook';
 import { projectRoutes } from '../projects/projects.guard';
+import { refsRoute } from '../refs/refs-route';
 import * as service from './integrations.service';
 import { toIntegration } from './integrations.store';
 import { webhookRoutes } from './webhook.routes';
@@ -67,7 +68,7 @@ export function integrationsRoutes(app: FastifyInstance, deps: Deps) {
       await service.deleteIntegration(actor(request), request.params.id);
       return reply.status(204).send();
     });
-    scope.get('/integrations/:id/refs', byId, async (request) => {
+    scope.get('/integrations/:id/refs', refsRoute, async (request) => {
       await service.getIntegration(deps, request.project.id, request.params.id);
       return noRefs();
     });

@@ -5,6 +5,7 @@ import { pathIds } from '../../http/path-params';
 import { currentUser } from '../auth/auth.hook';
 import { projectRoutes } from '../projects/projects.guard';
 import { listQuery } from '../refs/list-query';
+import { refsRoute } from '../refs/refs-route';
 import {
   createInventory,
   deleteInventory,
@@ -27,7 +28,7 @@ export function inventoryRoutes(app: FastifyInstance, deps: Deps) {
     scope.get('/inventory/:id', byId, async (request) =>
       getInventory(deps, request.project.id, request.params.id),
     );
-    scope.get('/inventory/:id/refs', byId, async (request) =>
+    scope.get('/inventory/:id/refs', refsRoute, async (request) =>
       inventoryRefs(deps, request.project.id, request.params.id),
     );
     scope.post('/inventory', { ...write, schema: { body: inventoryInput } }, async (request, reply) => {

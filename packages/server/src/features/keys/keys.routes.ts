@@ -5,6 +5,7 @@ import { pathIds } from '../../http/path-params';
 import { currentUser } from '../auth/auth.hook';
 import { projectRoutes } from '../projects/projects.guard';
 import { listQuery } from '../refs/list-query';
+import { refsRoute } from '../refs/refs-route';
 import { createKey, deleteKey, getKey, keyRefs, listKeys, updateKey } from './keys.service';
 
 const keysQuery = listQuery(['name', 'type']);
@@ -19,7 +20,7 @@ export function keysRoutes(app: FastifyInstance, deps: Deps) {
       return listKeys(deps, request.project.id, sort, order);
     });
     scope.get('/keys/:id', byId, async (request) => getKey(deps, request.project.id, request.params.id));
-    scope.get('/keys/:id/refs', byId, async (request) =>
+    scope.get('/keys/:id/refs', refsRoute, async (request) =>
       keyRefs(deps, request.project.id, request.params.id),
     );
     scope.post('/keys', { ...manage, schema: { body: keyCreateInput } }, async (request, reply) => {

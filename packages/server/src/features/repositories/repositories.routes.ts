@@ -5,6 +5,7 @@ import { pathIds } from '../../http/path-params';
 import { currentUser } from '../auth/auth.hook';
 import { projectRoutes } from '../projects/projects.guard';
 import { listQuery } from '../refs/list-query';
+import { refsRoute } from '../refs/refs-route';
 import {
   createRepository,
   deleteRepository,
@@ -27,7 +28,7 @@ export function repositoriesRoutes(app: FastifyInstance, deps: Deps) {
     scope.get('/repositories/:id', byId, async (request) =>
       getRepository(deps, request.project.id, request.params.id),
     );
-    scope.get('/repositories/:id/refs', byId, async (request) =>
+    scope.get('/repositories/:id/refs', refsRoute, async (request) =>
       repositoryRefs(deps, request.project.id, request.params.id),
     );
     scope.post('/repositories', { ...write, schema: { body: repositoryInput } }, async (request, reply) => {

@@ -6,6 +6,7 @@ import { pathIds } from '../../http/path-params';
 import { currentUser } from '../auth/auth.hook';
 import { projectRoutes } from '../projects/projects.guard';
 import { findRefs } from '../refs/refs.store';
+import { refsRoute } from '../refs/refs-route';
 import { listSchedules } from '../schedules/schedules.store';
 import {
   changeTemplate,
@@ -34,7 +35,7 @@ export function templatesRoutes(app: FastifyInstance, deps: Deps) {
       getTemplate(deps.db, request.project.id, request.params.id),
     );
 
-    scope.get('/templates/:id/refs', byId, async (request) => {
+    scope.get('/templates/:id/refs', refsRoute, async (request) => {
       const { id } = request.params;
       await getTemplate(deps.db, request.project.id, id);
       return findRefs(deps.db, request.project.id, 'template', id);
