@@ -40,6 +40,13 @@ const errorJsonSchema = {
   ...toJsonSchema(errorResponse, 'output'),
 };
 
+/** The reference groups operations by what they act on: the first path segment after /api or the project. */
+function tagOf(url: string): string {
+  const rest = url.startsWith(PROJECT_PREFIX) ? url.slice(PROJECT_PREFIX.length) : url.slice('/api'.length);
+  const segment = rest.split('/').find((part) => part && !part.startsWith(':'));
+  return url.startsWith(PROJECT_PREFIX) ? `project ${segment ?? ''}`.trim() : (segment ?? 'api');
+}
+
 /**
  * Turns the zod schemas a route declares into the JSON Schema @fastify/swagger expects, and documents the common
  * error shape for every /api route. The route's own schema object (the one Fastify validates with) is not changed.
@@ -60,6 +67,7 @@ export const transform: NonNullable<FastifyDynamicSwaggerOptions['transform']> =
   );
   if (url.startsWith('/api/') && !response['4xx']) response['4xx'] = errorJsonSchema;
   documented.response = response;
+  documented.tags ??= [tagOf(url)];
   return { schema: documented as typeof schema, url };
 };
 
