@@ -1,4 +1,5 @@
 import { compileErrors, validate } from '@readme/openapi-parser';
+import type { FastifySchema } from 'fastify';
 import type { OpenAPIV3_1 } from 'openapi-types';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ZodObject, ZodType } from 'zod';
@@ -13,7 +14,10 @@ import { API_DOCS_PREFIX, OPENAPI_PATH } from './openapi';
  */
 
 /** Routes that are not part of the described API, each with the reason. */
-const undocumented: { match: (method: string, url: string) => boolean; reason: string }[] = [
+const undocumented: {
+  match: (method: string, url: string, schema?: FastifySchema) => boolean;
+  reason: string;
+}[] = [
   { match: (method) => method === 'HEAD', reason: 'Fastify answers HEAD for every GET by itself' },
   { match: (_, url) => url === OPENAPI_PATH, reason: 'the description itself' },
   {
@@ -21,7 +25,10 @@ const undocumented: { match: (method: string, url: string) => boolean; reason: s
     reason: 'the WebSocket upgrade of live events (not an HTTP operation)',
   },
   { match: (_, url) => url.startsWith(API_DOCS_PREFIX), reason: 'the reference page and its assets' },
-  { match: (_, url) => !url.startsWith('/api/'), reason: "the web console's static files" },
+  {
+    match: (_, url, schema) => !url.startsWith('/api/') && schema?.hide === true,
+    reason: "the web console's static files (@fastify/static hides the routes it adds)",
+  },
 ];
 
 /** /api routes whose POST or PUT carries no body, each with the reason. */
@@ -37,7 +44,8 @@ const withoutBody: Record<string, string> = {
   'POST /api/integrations/:alias': 'the raw bytes the sender signed, in any content type',
 };
 
-const isDocumented = (method: string, url: string) => !undocumented.some((rule) => rule.match(method, url));
+const isDocumented = ({ method, url, schema }: Harness['app']['routeList'][number]) =>
+  !undocumented.some((rule) => rule.match(method, url, schema));
 /** `/api/project/:project_id/keys/:id` as OpenAPI spells it: `/api/project/{project_id}/keys/{id}`. */
 const openApiPath = (url: string) => url.replace(/:([A-Za-z0-9_]+)/g, '{$1}').replace('*', '{*}');
 
@@ -62,7 +70,7 @@ describe('API description', () => {
   });
 
   it('describes every route the app registers, with its method', () => {
-    const routes = h.app.routeList.filter((route) => isDocumented(route.method, route.url));
+    const routes = h.app.routeList.filter(isDocumented);
     expect(routes.length).toBeGreaterThan(50);
     const missing = routes
       .filter((route) => !doc.paths?.[openApiPath(route.url)]?.[route.method.toLowerCase() as 'get'])
@@ -72,8 +80,9 @@ describe('API description', () => {
 
   it('has a schema for the path parameters and the body of every /api route', () => {
     const problems: string[] = [];
-    for (const { method, url, schema } of h.app.routeList) {
-      if (!isDocumented(method, url)) continue;
+    for (const route of h.app.routeList) {
+      const { method, url, schema } = route;
+      if (!isDocumented(route) || !url.startsWith('/api/')) continue;
       const key = `${method} ${url}`;
       const declared = schema?.params instanceof ZodObject ? Object.keys(schema.params.shape) : [];
       // `:project_id` is read by the project guard for every route under /api/project/:project_id.
