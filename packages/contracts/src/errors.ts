@@ -1,3 +1,5 @@
+import { z } from 'zod';
+
 /**
  * Stable error codes. Every error response carries one beside its English message (`{ error, code, params? }`),
  * and each field message of a 400 carries one too (`field_errors`), so clients branch and translate on the code,
@@ -55,14 +57,21 @@ export const errorCodes: readonly ErrorCode[] = Object.values(ErrorCode);
 export type ErrorParams = Record<string, string | number>;
 export type CodedMessage = { code: ErrorCode; params?: ErrorParams };
 
-/** The body of every error response. */
-export type ErrorBody = {
-  error: string;
-  code?: ErrorCode;
-  params?: ErrorParams;
-  fields?: Record<string, string>;
-  field_errors?: Record<string, CodedMessage>;
-};
+const errorParams = z.record(z.string(), z.union([z.string(), z.number()]));
+const codedMessage = z.object({ code: z.enum(ErrorCode), params: errorParams.optional() });
+
+/**
+ * The body of every error response: the English message, its stable code and the values it embeds, and for a
+ * refused field (400) each field's message and code. Documents the 4xx responses of the API description.
+ */
+export const errorResponse = z.object({
+  error: z.string(),
+  code: z.enum(ErrorCode).optional(),
+  params: errorParams.optional(),
+  fields: z.record(z.string(), z.string()).optional(),
+  field_errors: z.record(z.string(), codedMessage).optional(),
+});
+export type ErrorBody = z.output<typeof errorResponse>;
 
 // Every message the contracts write, with its code: filled as the message builders run (schemas call them when
 // built), so an English message met later (a zod issue, a service's AppError) is described without parsing it.

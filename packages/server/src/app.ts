@@ -3,7 +3,7 @@ import { fileURLToPath } from 'node:url';
 import cookie from '@fastify/cookie';
 import fastifyStatic from '@fastify/static';
 import websocket from '@fastify/websocket';
-import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
+import Fastify, { type FastifyInstance, type FastifySchema, type FastifyServerOptions } from 'fastify';
 import { startAlerts } from './alerts/alerts';
 import type { Config } from './config';
 import { type DbHandle, migrate, openDb } from './db';
@@ -17,6 +17,7 @@ import { projectsRoutes } from './features/projects/projects.routes';
 import { autorunDeploys, startTask } from './features/tasks/tasks.service';
 import { registerErrorHandler } from './http/error-handler';
 import { registerMetrics } from './http/metrics';
+import { registerOpenApi } from './http/openapi';
 import { answerFrameworkError, registerRequestGuards } from './http/request-guards';
 import { createSecretBox, loadSecretKey } from './lib/crypto';
 import { setPasswordHashCost } from './lib/password-hash';
@@ -30,7 +31,7 @@ import { createRetention, type RetentionOptions } from './tasks/retention';
 
 declare module 'fastify' {
   interface FastifyInstance {
-    routeList: { method: string; url: string }[];
+    routeList: { method: string; url: string; schema?: FastifySchema }[];
   }
 }
 
@@ -98,14 +99,15 @@ export async function buildApp(
   }
   if (!options.db) app.addHook('onClose', async () => handle.destroy());
 
-  // Every registered route, for the robustness tests that walk the whole API.
-  const routes: { method: string; url: string }[] = [];
+  // Every registered route, for the robustness tests that walk the whole API and the API description's coverage test.
+  const routes: FastifyInstance['routeList'] = [];
   app.decorate('routeList', routes);
   app.addHook('onRoute', (route) => {
-    for (const method of [route.method].flat()) routes.push({ method, url: route.url });
+    for (const method of [route.method].flat()) routes.push({ method, url: route.url, schema: route.schema });
   });
   registerErrorHandler(app);
   registerMetrics(app, deps);
+  await registerOpenApi(app);
   await app.register(cookie);
   await app.register(websocket, { options: { maxPayload: 64 * 1024 }, preClose: closeSocketsOnShutdown });
   registerRequestGuards(app, config);

@@ -6,19 +6,21 @@ import { badRequest, forbidden, rejectNul } from '../lib/errors';
 /** The cookie of a signed-in console session: the auth feature sets it, the forgery checks key on it. */
 export const SESSION_COOKIE = 'signalbox';
 
-import { validatePathParams } from './path-params';
+import { parseDeclaredParts, validatePathParams } from './path-params';
 
 /**
  * Guards every request passes before any handler:
  * - JSON bodies nested deeper than MAX_JSON_DEPTH are refused by the body parser itself (400);
  * - U+0000 anywhere in the path parameters, query string or body is refused with a 400 naming the field;
- * - the path parameters a route declares (`schema: { params }`) are validated with their contract;
+ * - the path parameters, query string and body a route declares (`schema: { params, querystring, body }`) are
+ *   validated with their contract;
  * - a state-changing request authenticated by the session cookie must prove it comes from the console itself
  *   (cross-site request forgery), and so must a cookie-authenticated WebSocket upgrade.
  */
 export function registerRequestGuards(app: FastifyInstance, config: Pick<Config, 'webRoot'>) {
   registerJsonParser(app);
   app.setValidatorCompiler(validatePathParams);
+  app.addHook('preHandler', parseDeclaredParts);
   const ownOrigins = consoleOrigins(config.webRoot);
   app.addHook('onRequest', async (request) => {
     if (!cookieAuthenticated(request)) return;

@@ -23,6 +23,20 @@ export const PUBLIC = new Set([
   'GET /api/auth/oidc/:provider/redirect/*',
   'GET /api/integrations/:alias',
   'POST /api/integrations/:alias',
+  // The API description and its reference page (http/openapi.ts).
+  'GET /api/openapi.json',
+  'GET /api/docs',
+  'GET /api/docs/json',
+  'GET /api/docs/yaml',
+  'GET /api/docs/static/index.html',
+  'GET /api/docs/static/swagger-initializer.js',
+  'GET /api/docs/static/*',
+  'GET /api/docs/*',
+  // Probes for load balancers and orchestrators (features/health).
+  'GET /api/health/live',
+  'GET /api/health/ready',
+  // Open while SIGNALBOX_METRICS_TOKEN is unset, as in these tests (http/metrics.ts).
+  'GET /api/metrics',
 ]);
 
 /** The /api routes to walk: every method but HEAD, each path once (not its trailing-slash twin). */

@@ -1,5 +1,6 @@
 import { apiTokenInput, type LoginOptions, loginInput } from '@signalbox/contracts';
 import type { FastifyInstance } from 'fastify';
+import { z } from 'zod';
 import type { Deps } from '../../deps';
 import { SESSION_COOKIE } from '../../http/request-guards';
 import { AppError, notFound, parse, unauthorized } from '../../lib/errors';
@@ -18,6 +19,8 @@ export function loginOptions(deps: Pick<Deps, 'config'>): LoginOptions {
   return { oidc_providers: providers, login_with_password: !deps.config.passwordLoginDisabled };
 }
 
+const tokenParams = z.object({ id: z.string() });
+
 export function authRoutes(app: FastifyInstance, deps: Deps) {
   app.get('/api/ping', { config: { public: true } }, async (_request, reply) =>
     reply.type('text/plain').send('pong'),
@@ -25,7 +28,9 @@ export function authRoutes(app: FastifyInstance, deps: Deps) {
 
   app.get('/api/auth/login', { config: { public: true } }, async () => loginOptions(deps));
 
-  app.post('/api/auth/login', { config: { public: true } }, async (request, reply) => {
+  // The body is read after the sign-in method is known to be enabled.
+  const login = { config: { public: true, parsesInHandler: true }, schema: { body: loginInput } };
+  app.post('/api/auth/login', login, async (request, reply) => {
     if (deps.config.passwordLoginDisabled) throw new AppError(403, 'Password sign-in is disabled');
     const input = parse(loginInput, request.body);
     const user = await findUserByLogin(deps.db, input.auth);
@@ -67,23 +72,32 @@ export function authRoutes(app: FastifyInstance, deps: Deps) {
   }));
 
   app.get('/api/user/tokens', async (request) => listTokens(deps.db, currentUser(request).id));
-  app.post('/api/user/tokens', async (request, reply) => {
-    const input = parse(apiTokenInput, request.body ?? {});
-    const { token, info } = await createToken(
-      deps.db,
-      currentUser(request).id,
-      input?.name ?? '',
-      input?.expires_in_days,
-    );
-    return reply.status(201).send({ ...info, token });
-  });
+  // An absent body is an empty one: parsed in the handler, which tells the two apart.
+  app.post(
+    '/api/user/tokens',
+    { config: { parsesInHandler: true }, schema: { body: apiTokenInput } },
+    async (request, reply) => {
+      const input = parse(apiTokenInput, request.body ?? {});
+      const { token, info } = await createToken(
+        deps.db,
+        currentUser(request).id,
+        input?.name ?? '',
+        input?.expires_in_days,
+      );
+      return reply.status(201).send({ ...info, token });
+    },
+  );
   // Token ids are not row ids: any string names one (an unknown one is a 404).
-  app.delete<{ Params: { id: string } }>('/api/user/tokens/:id', async (request, reply) => {
-    const user = currentUser(request);
-    const tokenId = request.params.id.slice(0, 64);
-    if (!(await deleteToken(deps.db, user.id, tokenId))) throw notFound('Token');
-    // Live sockets opened with the token close at once.
-    deps.bus.emit('tokensRevoked', { userId: user.id, tokenIds: [tokenId] });
-    return reply.status(204).send();
-  });
+  app.delete<{ Params: { id: string } }>(
+    '/api/user/tokens/:id',
+    { schema: { params: tokenParams } },
+    async (request, reply) => {
+      const user = currentUser(request);
+      const tokenId = request.params.id.slice(0, 64);
+      if (!(await deleteToken(deps.db, user.id, tokenId))) throw notFound('Token');
+      // Live sockets opened with the token close at once.
+      deps.bus.emit('tokensRevoked', { userId: user.id, tokenIds: [tokenId] });
+      return reply.status(204).send();
+    },
+  );
 }

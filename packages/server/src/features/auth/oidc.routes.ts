@@ -1,4 +1,5 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { z } from 'zod';
 import type { Deps } from '../../deps';
 import { startSession } from './auth.hook';
 import { applyGroupMappings } from './oidc.groups';
@@ -20,6 +21,8 @@ export const OIDC_COOKIE = 'signalbox_oidc';
 const COOKIE_PATH = '/api/auth/oidc';
 
 type ProviderParams = { provider: string; '*'?: string };
+/** A provider is named by its configured id; an unknown one is a 404 (findProvider). */
+const providerParams = z.object({ provider: z.string() });
 type CallbackRoute = { Params: ProviderParams; Querystring: Record<string, unknown> };
 
 /** GET /api/auth/oidc/{id}/login and its redirect callback (authorization code flow with PKCE, state and nonce). */
@@ -48,7 +51,7 @@ export function oidcRoutes(app: FastifyInstance, deps: Deps) {
 
   app.get<{ Params: ProviderParams; Querystring: { redirect?: unknown } }>(
     '/api/auth/oidc/:provider/login',
-    { config: { public: true } },
+    { config: { public: true }, schema: { params: providerParams } },
     async (request, reply) => {
       const { provider: id } = request.params;
       const provider = findProvider(deps, id);
@@ -94,6 +97,12 @@ export function oidcRoutes(app: FastifyInstance, deps: Deps) {
     return reply.redirect(`${webBasePath(deps.config.webRoot)}${to}`, 302);
   };
 
-  app.get<CallbackRoute>('/api/auth/oidc/:provider/redirect', { config: { public: true } }, callback);
-  app.get<CallbackRoute>('/api/auth/oidc/:provider/redirect/*', { config: { public: true } }, callback);
+  const redirect = { config: { public: true }, schema: { params: providerParams } };
+  app.get<CallbackRoute>('/api/auth/oidc/:provider/redirect', redirect, callback);
+  // The rest of the path after /redirect/ is where to go once signed in.
+  const redirectTo = {
+    config: { public: true },
+    schema: { params: providerParams.extend({ '*': z.string() }) },
+  };
+  app.get<CallbackRoute>('/api/auth/oidc/:provider/redirect/*', redirectTo, callback);
 }

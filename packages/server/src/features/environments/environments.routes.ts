@@ -2,10 +2,10 @@ import { environmentInput } from '@signalbox/contracts';
 import type { FastifyInstance } from 'fastify';
 import type { Deps } from '../../deps';
 import { pathIds } from '../../http/path-params';
-import { parse } from '../../lib/errors';
 import { currentUser } from '../auth/auth.hook';
 import { projectRoutes } from '../projects/projects.guard';
 import { listQuery } from '../refs/list-query';
+import { refsRoute } from '../refs/refs-route';
 import {
   createEnvironment,
   deleteEnvironment,
@@ -22,28 +22,32 @@ const byId = { schema: { params: pathIds('id') } };
 export function environmentsRoutes(app: FastifyInstance, deps: Deps) {
   projectRoutes(app, deps, async (scope) => {
     const write = { config: { permission: 'manageProjectResources' as const } };
-    scope.get('/environment', async (request) => {
-      const { order } = parse(environmentsQuery, request.query);
+    scope.get('/environment', { schema: { querystring: environmentsQuery } }, async (request) => {
+      const { order } = request.query;
       return listEnvironments(deps, request.project.id, order);
     });
     scope.get('/environment/:id', byId, async (request) =>
       getEnvironment(deps, request.project.id, request.params.id),
     );
-    scope.get('/environment/:id/refs', byId, async (request) =>
+    scope.get('/environment/:id/refs', refsRoute, async (request) =>
       environmentRefs(deps, request.project.id, request.params.id),
     );
-    scope.post('/environment', write, async (request, reply) => {
-      const input = parse(environmentInput, request.body);
+    scope.post('/environment', { ...write, schema: { body: environmentInput } }, async (request, reply) => {
+      const input = request.body;
       return reply
         .status(201)
         .send(await createEnvironment(deps, currentUser(request), request.project.id, input));
     });
-    scope.put('/environment/:id', { ...write, ...byId }, async (request, reply) => {
-      const { id } = request.params;
-      const input = parse(environmentInput, request.body);
-      await updateEnvironment(deps, currentUser(request), request.project.id, id, input);
-      return reply.status(204).send();
-    });
+    scope.put(
+      '/environment/:id',
+      { ...write, schema: { ...byId.schema, body: environmentInput } },
+      async (request, reply) => {
+        const { id } = request.params;
+        const input = request.body;
+        await updateEnvironment(deps, currentUser(request), request.project.id, id, input);
+        return reply.status(204).send();
+      },
+    );
     scope.delete('/environment/:id', { ...write, ...byId }, async (request, reply) => {
       await deleteEnvironment(deps, currentUser(request), request.project.id, request.params.id);
       return reply.status(204).send();

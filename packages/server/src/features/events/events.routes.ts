@@ -1,7 +1,7 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import type { Deps } from '../../deps';
-import { parse } from '../../lib/errors';
+import type { ZodTypeProvider } from '../../http/path-params';
 import { currentUser } from '../auth/auth.hook';
 import { projectRoutes } from '../projects/projects.guard';
 import { listProjectEvents, listUserEvents } from './events.store';
@@ -15,20 +15,25 @@ const limitQuery = z.object({
     .default(200),
 });
 
-export function eventsRoutes(app: FastifyInstance, deps: Deps) {
-  const handler = (all: boolean) => async (request: FastifyRequest) => {
-    const { limit } = parse(limitQuery, request.query);
-    const user = currentUser(request);
-    return listUserEvents(deps.db, user.id, user.admin === 1, all ? limit : Math.min(limit, 200));
-  };
-  app.get('/api/events', handler(true));
-  app.get('/api/events/last', handler(false));
+const byLimit = { schema: { querystring: limitQuery } };
+
+export function eventsRoutes(fastify: FastifyInstance, deps: Deps) {
+  const app = fastify.withTypeProvider<ZodTypeProvider>();
+  const handler =
+    (all: boolean) => async (request: FastifyRequest<{ Querystring: z.output<typeof limitQuery> }>) => {
+      const { limit } = request.query;
+      const user = currentUser(request);
+      return listUserEvents(deps.db, user.id, user.admin === 1, all ? limit : Math.min(limit, 200));
+    };
+  app.get('/api/events', byLimit, handler(true));
+  app.get('/api/events/last', byLimit, handler(false));
+
   projectRoutes(app, deps, async (scope) => {
-    scope.get('/events', async (request) =>
-      listProjectEvents(deps.db, request.project.id, parse(limitQuery, request.query).limit),
+    scope.get('/events', byLimit, async (request) =>
+      listProjectEvents(deps.db, request.project.id, request.query.limit),
     );
-    scope.get('/events/last', async (request) =>
-      listProjectEvents(deps.db, request.project.id, Math.min(parse(limitQuery, request.query).limit, 200)),
+    scope.get('/events/last', byLimit, async (request) =>
+      listProjectEvents(deps.db, request.project.id, Math.min(request.query.limit, 200)),
     );
   });
 }

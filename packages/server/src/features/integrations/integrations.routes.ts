@@ -7,9 +7,9 @@ import {
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Deps } from '../../deps';
 import { pathIds } from '../../http/path-params';
-import { parse } from '../../lib/errors';
 import { currentUser } from '../auth/auth.hook';
 import { projectRoutes } from '../projects/projects.guard';
+import { refsRoute } from '../refs/refs-route';
 import * as service from './integrations.service';
 import { toIntegration } from './integrations.store';
 import { webhookRoutes } from './webhook.routes';
@@ -34,8 +34,8 @@ export function integrationsRoutes(app: FastifyInstance, deps: Deps) {
 
   projectRoutes(app, deps, async (scope) => {
     scope.get('/integrations', async (request) => service.listIntegrations(deps, request.project.id));
-    scope.post('/integrations', write, async (request, reply) => {
-      const input = parse(integrationInput, request.body);
+    scope.post('/integrations', { ...write, schema: { body: integrationInput } }, async (request, reply) => {
+      const input = request.body;
       return reply.status(201).send(await service.createIntegration(actor(request), input));
     });
 
@@ -54,17 +54,21 @@ export function integrationsRoutes(app: FastifyInstance, deps: Deps) {
     scope.get('/integrations/:id', byId, async (request) =>
       toIntegration(await service.getIntegration(deps, request.project.id, request.params.id)),
     );
-    scope.put('/integrations/:id', { ...write, ...byId }, async (request, reply) => {
-      const { id } = request.params;
-      const input = parse(integrationInput, request.body);
-      await service.updateIntegration(actor(request), id, input);
-      return reply.status(204).send();
-    });
+    scope.put(
+      '/integrations/:id',
+      { ...write, schema: { ...byId.schema, body: integrationInput } },
+      async (request, reply) => {
+        const { id } = request.params;
+        const input = request.body;
+        await service.updateIntegration(actor(request), id, input);
+        return reply.status(204).send();
+      },
+    );
     scope.delete('/integrations/:id', { ...write, ...byId }, async (request, reply) => {
       await service.deleteIntegration(actor(request), request.params.id);
       return reply.status(204).send();
     });
-    scope.get('/integrations/:id/refs', byId, async (request) => {
+    scope.get('/integrations/:id/refs', refsRoute, async (request) => {
       await service.getIntegration(deps, request.project.id, request.params.id);
       return noRefs();
     });
@@ -87,19 +91,22 @@ export function integrationsRoutes(app: FastifyInstance, deps: Deps) {
     scope.get('/integrations/:id/matchers', byId, async (request) =>
       service.listMatchers(deps, request.project.id, request.params.id),
     );
-    scope.post('/integrations/:id/matchers', { ...write, ...byId }, async (request, reply) => {
-      const { id } = request.params;
-      const input = parse(integrationMatcherInput, request.body);
-      // Semaphore's Swagger lists 200 (not 201) for a created matcher; values answer 201.
-      return reply.status(200).send(await service.createMatcher(actor(request), id, input));
-    });
+    scope.post(
+      '/integrations/:id/matchers',
+      { ...write, schema: { ...byId.schema, body: integrationMatcherInput } },
+      async (request, reply) => {
+        const { id } = request.params;
+        const input = request.body;
+        // Semaphore's Swagger lists 200 (not 201) for a created matcher; values answer 201.
+        return reply.status(200).send(await service.createMatcher(actor(request), id, input));
+      },
+    );
     scope.put(
       '/integrations/:id/matchers/:matcher_id',
-      { ...write, ...byMatcher },
+      { ...write, schema: { ...byMatcher.schema, body: integrationMatcherInput } },
       async (request, reply) => {
         const { id, matcher_id } = request.params;
-        const input = parse(integrationMatcherInput, request.body);
-        await service.updateMatcher(actor(request), id, matcher_id, input);
+        await service.updateMatcher(actor(request), id, matcher_id, request.body);
         return reply.status(204).send();
       },
     );
@@ -115,15 +122,19 @@ export function integrationsRoutes(app: FastifyInstance, deps: Deps) {
     scope.get('/integrations/:id/values', byId, async (request) =>
       service.listExtractValues(deps, request.project.id, request.params.id),
     );
-    scope.post('/integrations/:id/values', { ...write, ...byId }, async (request, reply) => {
-      const { id } = request.params;
-      const input = parse(integrationExtractValueInput, request.body);
-      return reply.status(201).send(await service.createExtractValue(actor(request), id, input));
-    });
-    scope.put('/integrations/:id/values/:value_id', { ...write, ...byValue }, async (request, reply) => {
+    scope.post(
+      '/integrations/:id/values',
+      { ...write, schema: { ...byId.schema, body: integrationExtractValueInput } },
+      async (request, reply) => {
+        const { id } = request.params;
+        const input = request.body;
+        return reply.status(201).send(await service.createExtractValue(actor(request), id, input));
+      },
+    );
+    const updateValue = { ...write, schema: { ...byValue.schema, body: integrationExtractValueInput } };
+    scope.put('/integrations/:id/values/:value_id', updateValue, async (request, reply) => {
       const { id, value_id } = request.params;
-      const input = parse(integrationExtractValueInput, request.body);
-      await service.updateExtractValue(actor(request), id, value_id, input);
+      await service.updateExtractValue(actor(request), id, value_id, request.body);
       return reply.status(204).send();
     });
     scope.delete('/integrations/:id/values/:value_id', { ...write, ...byValue }, async (request, reply) => {

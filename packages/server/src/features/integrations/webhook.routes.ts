@@ -1,4 +1,5 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { z } from 'zod';
 import type { Deps } from '../../deps';
 import { WebhookRequest } from './webhook.match';
 import { handleWebhook, type WebhookOutcome } from './webhook.service';
@@ -21,6 +22,8 @@ const deliveryResult = (outcome: WebhookOutcome) =>
  * bytes sent, so this route keeps the raw body: its own scope replaces every body parser with one that hands
  * over the buffer untouched (JSON parsing of every other route is unaffected).
  */
+const aliasParams = z.object({ alias: z.string() });
+
 export function webhookRoutes(app: FastifyInstance, deps: Deps) {
   app.register(async (scope) => {
     scope.removeAllContentTypeParsers();
@@ -42,6 +45,7 @@ export function webhookRoutes(app: FastifyInstance, deps: Deps) {
       method: ['GET', 'POST'],
       url: '/api/integrations/:alias',
       config: { public: true },
+      schema: { params: aliasParams },
       bodyLimit: WEBHOOK_BODY_LIMIT,
       handler,
     });

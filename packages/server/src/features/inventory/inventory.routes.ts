@@ -2,10 +2,10 @@ import { inventoryInput } from '@signalbox/contracts';
 import type { FastifyInstance } from 'fastify';
 import type { Deps } from '../../deps';
 import { pathIds } from '../../http/path-params';
-import { parse } from '../../lib/errors';
 import { currentUser } from '../auth/auth.hook';
 import { projectRoutes } from '../projects/projects.guard';
 import { listQuery } from '../refs/list-query';
+import { refsRoute } from '../refs/refs-route';
 import {
   createInventory,
   deleteInventory,
@@ -21,28 +21,32 @@ const byId = { schema: { params: pathIds('id') } };
 export function inventoryRoutes(app: FastifyInstance, deps: Deps) {
   projectRoutes(app, deps, async (scope) => {
     const write = { config: { permission: 'manageProjectResources' as const } };
-    scope.get('/inventory', async (request) => {
-      const { sort, order } = parse(inventoryQuery, request.query);
+    scope.get('/inventory', { schema: { querystring: inventoryQuery } }, async (request) => {
+      const { sort, order } = request.query;
       return listInventories(deps, request.project.id, sort, order);
     });
     scope.get('/inventory/:id', byId, async (request) =>
       getInventory(deps, request.project.id, request.params.id),
     );
-    scope.get('/inventory/:id/refs', byId, async (request) =>
+    scope.get('/inventory/:id/refs', refsRoute, async (request) =>
       inventoryRefs(deps, request.project.id, request.params.id),
     );
-    scope.post('/inventory', write, async (request, reply) => {
-      const input = parse(inventoryInput, request.body);
+    scope.post('/inventory', { ...write, schema: { body: inventoryInput } }, async (request, reply) => {
+      const input = request.body;
       return reply
         .status(201)
         .send(await createInventory(deps, currentUser(request), request.project.id, input));
     });
-    scope.put('/inventory/:id', { ...write, ...byId }, async (request, reply) => {
-      const { id } = request.params;
-      const input = parse(inventoryInput, request.body);
-      await updateInventory(deps, currentUser(request), request.project.id, id, input);
-      return reply.status(204).send();
-    });
+    scope.put(
+      '/inventory/:id',
+      { ...write, schema: { ...byId.schema, body: inventoryInput } },
+      async (request, reply) => {
+        const { id } = request.params;
+        const input = request.body;
+        await updateInventory(deps, currentUser(request), request.project.id, id, input);
+        return reply.status(204).send();
+      },
+    );
     scope.delete('/inventory/:id', { ...write, ...byId }, async (request, reply) => {
       await deleteInventory(deps, currentUser(request), request.project.id, request.params.id);
       return reply.status(204).send();

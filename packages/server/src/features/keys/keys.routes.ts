@@ -2,10 +2,10 @@ import { keyCreateInput, keyUpdateInput } from '@signalbox/contracts';
 import type { FastifyInstance } from 'fastify';
 import type { Deps } from '../../deps';
 import { pathIds } from '../../http/path-params';
-import { parse } from '../../lib/errors';
 import { currentUser } from '../auth/auth.hook';
 import { projectRoutes } from '../projects/projects.guard';
 import { listQuery } from '../refs/list-query';
+import { refsRoute } from '../refs/refs-route';
 import { createKey, deleteKey, getKey, keyRefs, listKeys, updateKey } from './keys.service';
 
 const keysQuery = listQuery(['name', 'type']);
@@ -15,23 +15,27 @@ const manage = { config: { permission: 'manageProjectResources' as const } };
 /** The key store: secrets are write-only. */
 export function keysRoutes(app: FastifyInstance, deps: Deps) {
   projectRoutes(app, deps, async (scope) => {
-    scope.get('/keys', async (request) => {
-      const { sort, order } = parse(keysQuery, request.query);
+    scope.get('/keys', { schema: { querystring: keysQuery } }, async (request) => {
+      const { sort, order } = request.query;
       return listKeys(deps, request.project.id, sort, order);
     });
     scope.get('/keys/:id', byId, async (request) => getKey(deps, request.project.id, request.params.id));
-    scope.get('/keys/:id/refs', byId, async (request) =>
+    scope.get('/keys/:id/refs', refsRoute, async (request) =>
       keyRefs(deps, request.project.id, request.params.id),
     );
-    scope.post('/keys', manage, async (request, reply) => {
-      const input = parse(keyCreateInput, request.body);
+    scope.post('/keys', { ...manage, schema: { body: keyCreateInput } }, async (request, reply) => {
+      const input = request.body;
       return reply.status(201).send(await createKey(deps, currentUser(request), request.project.id, input));
     });
-    scope.put('/keys/:id', { ...manage, ...byId }, async (request, reply) => {
-      const input = parse(keyUpdateInput, request.body);
-      await updateKey(deps, currentUser(request), request.project.id, request.params.id, input);
-      return reply.status(204).send();
-    });
+    scope.put(
+      '/keys/:id',
+      { ...manage, schema: { ...byId.schema, body: keyUpdateInput } },
+      async (request, reply) => {
+        const input = request.body;
+        await updateKey(deps, currentUser(request), request.project.id, request.params.id, input);
+        return reply.status(204).send();
+      },
+    );
     scope.delete('/keys/:id', { ...manage, ...byId }, async (request, reply) => {
       await deleteKey(deps, currentUser(request), request.project.id, request.params.id);
       return reply.status(204).send();

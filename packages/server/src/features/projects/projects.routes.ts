@@ -1,7 +1,7 @@
-import { projectInput } from '@signalbox/contracts';
+import { projectBackup, projectInput } from '@signalbox/contracts';
 import type { FastifyInstance } from 'fastify';
 import type { Deps } from '../../deps';
-import { parse } from '../../lib/errors';
+import type { ZodTypeProvider } from '../../http/path-params';
 import { currentUser } from '../auth/auth.hook';
 import { readBackup } from './backup';
 import { createDemoContent } from './demo';
@@ -17,19 +17,25 @@ const BACKUP_BODY_LIMIT = 32 * 1024 * 1024;
 const backupFileName = (name: string, id: number) =>
   `${name.replace(/[^A-Za-z0-9._-]+/g, '_').replace(/^_+|_+$/g, '') || `project-${id}`}-backup.json`;
 
-export function projectsRoutes(app: FastifyInstance, deps: Deps) {
+export function projectsRoutes(fastify: FastifyInstance, deps: Deps) {
+  const app = fastify.withTypeProvider<ZodTypeProvider>();
   app.get('/api/projects', async (request) => {
     const user = currentUser(request);
     return listProjects(deps.db, user.id, user.admin === 1);
   });
 
-  app.post('/api/projects', async (request, reply) => {
-    const input = parse(projectInput, request.body);
-    const project = await createProject(deps, currentUser(request), input, createDemoContent);
+  app.post('/api/projects', { schema: { body: projectInput } }, async (request, reply) => {
+    const project = await createProject(deps, currentUser(request), request.body, createDemoContent);
     return reply.status(201).send(project);
   });
 
-  app.post('/api/projects/restore', { bodyLimit: BACKUP_BODY_LIMIT }, async (request, reply) => {
+  // The backup is checked after the caller is known to be allowed to create projects (restoreProject).
+  const restore = {
+    bodyLimit: BACKUP_BODY_LIMIT,
+    config: { parsesInHandler: true },
+    schema: { body: projectBackup },
+  };
+  app.post('/api/projects/restore', restore, async (request, reply) => {
     // The peer answers 200 with the new project (Swagger lists only 200).
     const project = await restoreProject(deps, currentUser(request), request.body);
     return reply.status(200).send(project);
@@ -48,11 +54,14 @@ export function projectsRoutes(app: FastifyInstance, deps: Deps) {
         .send(JSON.stringify(backup, null, 2));
     });
     scope.get('/role', async (request) => ({ role: request.projectRole, permissions: request.permissions }));
-    scope.put('/', { config: { permission: 'updateProject' } }, async (request, reply) => {
-      const input = parse(projectInput, request.body);
-      await updateProject(deps, currentUser(request), request.project.id, input);
-      return reply.status(204).send();
-    });
+    scope.put(
+      '/',
+      { config: { permission: 'updateProject' }, schema: { body: projectInput } },
+      async (request, reply) => {
+        await updateProject(deps, currentUser(request), request.project.id, request.body);
+        return reply.status(204).send();
+      },
+    );
     scope.delete('/', { config: { permission: 'updateProject' } }, async (request, reply) => {
       await deleteProject(deps, currentUser(request), request.project.id, request.project.name);
       return reply.status(204).send();

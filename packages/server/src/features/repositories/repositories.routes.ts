@@ -2,10 +2,10 @@ import { repositoryInput } from '@signalbox/contracts';
 import type { FastifyInstance } from 'fastify';
 import type { Deps } from '../../deps';
 import { pathIds } from '../../http/path-params';
-import { parse } from '../../lib/errors';
 import { currentUser } from '../auth/auth.hook';
 import { projectRoutes } from '../projects/projects.guard';
 import { listQuery } from '../refs/list-query';
+import { refsRoute } from '../refs/refs-route';
 import {
   createRepository,
   deleteRepository,
@@ -21,28 +21,32 @@ const byId = { schema: { params: pathIds('id') } };
 export function repositoriesRoutes(app: FastifyInstance, deps: Deps) {
   projectRoutes(app, deps, async (scope) => {
     const write = { config: { permission: 'manageProjectResources' as const } };
-    scope.get('/repositories', async (request) => {
-      const { sort, order } = parse(repositoriesQuery, request.query);
+    scope.get('/repositories', { schema: { querystring: repositoriesQuery } }, async (request) => {
+      const { sort, order } = request.query;
       return listRepositories(deps, request.project.id, sort, order);
     });
     scope.get('/repositories/:id', byId, async (request) =>
       getRepository(deps, request.project.id, request.params.id),
     );
-    scope.get('/repositories/:id/refs', byId, async (request) =>
+    scope.get('/repositories/:id/refs', refsRoute, async (request) =>
       repositoryRefs(deps, request.project.id, request.params.id),
     );
-    scope.post('/repositories', write, async (request, reply) => {
-      const input = parse(repositoryInput, request.body);
+    scope.post('/repositories', { ...write, schema: { body: repositoryInput } }, async (request, reply) => {
+      const input = request.body;
       return reply
         .status(201)
         .send(await createRepository(deps, currentUser(request), request.project.id, input));
     });
-    scope.put('/repositories/:id', { ...write, ...byId }, async (request, reply) => {
-      const { id } = request.params;
-      const input = parse(repositoryInput, request.body);
-      await updateRepository(deps, currentUser(request), request.project.id, id, input);
-      return reply.status(204).send();
-    });
+    scope.put(
+      '/repositories/:id',
+      { ...write, schema: { ...byId.schema, body: repositoryInput } },
+      async (request, reply) => {
+        const { id } = request.params;
+        const input = request.body;
+        await updateRepository(deps, currentUser(request), request.project.id, id, input);
+        return reply.status(204).send();
+      },
+    );
     scope.delete('/repositories/:id', { ...write, ...byId }, async (request, reply) => {
       await deleteRepository(deps, currentUser(request), request.project.id, request.params.id);
       return reply.status(204).send();

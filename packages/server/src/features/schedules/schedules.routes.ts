@@ -2,7 +2,6 @@ import { cronValidateInput, scheduleInput } from '@signalbox/contracts';
 import type { FastifyInstance } from 'fastify';
 import type { Deps } from '../../deps';
 import { pathIds } from '../../http/path-params';
-import { parse } from '../../lib/errors';
 import { currentUser } from '../auth/auth.hook';
 import { projectRoutes } from '../projects/projects.guard';
 import { assertCron, changeSchedule, createSchedule, getSchedule, removeSchedule } from './schedules.service';
@@ -19,25 +18,29 @@ export function schedulesRoutes(app: FastifyInstance, deps: Deps) {
       getSchedule(deps, request.project.id, request.params.id),
     );
 
-    scope.post('/schedules', manage, async (request, reply) => {
-      const input = parse(scheduleInput, request.body);
+    scope.post('/schedules', { ...manage, schema: { body: scheduleInput } }, async (request, reply) => {
+      const input = request.body;
       const schedule = await createSchedule(deps, currentUser(request), request.project.id, input);
       return reply.status(201).send(schedule);
     });
 
     // Checking a cron changes nothing, so any member may ask.
-    scope.post('/schedules/validate', async (request, reply) => {
-      const { cron_format } = parse(cronValidateInput, request.body);
+    scope.post('/schedules/validate', { schema: { body: cronValidateInput } }, async (request, reply) => {
+      const { cron_format } = request.body;
       assertCron(cron_format);
       return reply.status(204).send();
     });
 
-    scope.put('/schedules/:id', { ...manage, ...byId }, async (request, reply) => {
-      const { id } = request.params;
-      const input = parse(scheduleInput, request.body);
-      await changeSchedule(deps, currentUser(request), request.project.id, id, input);
-      return reply.status(204).send();
-    });
+    scope.put(
+      '/schedules/:id',
+      { ...manage, schema: { ...byId.schema, body: scheduleInput } },
+      async (request, reply) => {
+        const { id } = request.params;
+        const input = request.body;
+        await changeSchedule(deps, currentUser(request), request.project.id, id, input);
+        return reply.status(204).send();
+      },
+    );
 
     scope.delete('/schedules/:id', { ...manage, ...byId }, async (request, reply) => {
       await removeSchedule(deps, currentUser(request), request.project.id, request.params.id);

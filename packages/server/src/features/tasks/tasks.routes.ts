@@ -35,6 +35,15 @@ const run = { config: { permission: 'runProjectTasks' as const } };
 const byTask = { schema: { params: pathIds('task_id') } };
 const byTemplate = { schema: { params: pathIds('template_id') } };
 
+/**
+ * A route that answers 404 for an unknown task or template before it reads its query string or body: the handler
+ * parses them itself, with the schemas declared here (which describe the route in the API description).
+ */
+const afterLookup = <C extends object, S extends object, P extends object>(
+  route: { config?: C; schema: S },
+  parts: P,
+) => ({ config: { ...(route.config as C), parsesInHandler: true }, schema: { ...route.schema, ...parts } });
+
 /** Task API under /api/project/:project_id. */
 export function tasksRoutes(app: FastifyInstance, deps: Deps) {
   const view = (t: TaskRow) => toTaskView(t, deps.tasks.statusDetail(t.id));
@@ -71,8 +80,8 @@ export function tasksRoutes(app: FastifyInstance, deps: Deps) {
   }
 
   projectRoutes(app, deps, async (scope) => {
-    scope.post('/tasks', run, async (request, reply) => {
-      const input = parse(newTaskInput, request.body);
+    scope.post('/tasks', { ...run, schema: { body: newTaskInput } }, async (request, reply) => {
+      const input = request.body;
       const id = await startTask(deps, request.project.id, input, {
         userId: currentUser(request).id,
         canEditTemplates: can(request.permissions, 'manageProjectResources'),
@@ -80,13 +89,13 @@ export function tasksRoutes(app: FastifyInstance, deps: Deps) {
       return reply.status(201).send(view(await loadTask(request.project.id, id)));
     });
 
-    scope.get('/tasks', async (request) => {
-      const q = parse(taskListQuery, request.query);
+    scope.get('/tasks', { schema: { querystring: taskListQuery } }, async (request) => {
+      const q = request.query;
       return withTemplates(await listTasks(deps.db, request.project.id, q));
     });
 
-    scope.get('/tasks/last', async (request) => {
-      const q = parse(lastTasksQuery, request.query);
+    scope.get('/tasks/last', { schema: { querystring: lastTasksQuery } }, async (request) => {
+      const q = request.query;
       return withTemplates(await listTasks(deps.db, request.project.id, { limit: q.limit }));
     });
 
@@ -98,16 +107,20 @@ export function tasksRoutes(app: FastifyInstance, deps: Deps) {
 
     // A page of the log (at most OUTPUT_PAGE_LINES lines, fewer when they are long); a Link header names the
     // next page by its keyset cursor (`after`, the last line's id) until the last page.
-    scope.get('/tasks/:task_id/output', byTask, async (request, reply) => {
-      const task = await loadTask(request.project.id, request.params.task_id);
-      const q = parse(outputQuery, request.query);
-      const page = await readOutputPage(deps.db, task.id, q, q.limit);
-      if (page.more) {
-        const next = `/api/project/${request.project.id}/tasks/${task.id}/output?after=${page.lastId}&limit=${q.limit}`;
-        reply.header('link', `<${next}>; rel="next"`);
-      }
-      return reply.type('application/json; charset=utf-8').send(page.json);
-    });
+    scope.get(
+      '/tasks/:task_id/output',
+      afterLookup(byTask, { querystring: outputQuery }),
+      async (request, reply) => {
+        const task = await loadTask(request.project.id, request.params.task_id);
+        const q = parse(outputQuery, request.query);
+        const page = await readOutputPage(deps.db, task.id, q, q.limit);
+        if (page.more) {
+          const next = `/api/project/${request.project.id}/tasks/${task.id}/output?after=${page.lastId}&limit=${q.limit}`;
+          reply.header('link', `<${next}>; rel="next"`);
+        }
+        return reply.type('application/json; charset=utf-8').send(page.json);
+      },
+    );
 
     // The whole log as plain text, streamed: read in small keyset batches as the client takes them (one chunk
     // buffered at most), so neither a long log nor a slow reader holds memory or the event loop.
@@ -138,12 +151,16 @@ export function tasksRoutes(app: FastifyInstance, deps: Deps) {
       return reply.status(204).send();
     });
 
-    scope.post('/tasks/:task_id/stop', { ...run, ...byTask }, async (request, reply) => {
-      const task = await loadTask(request.project.id, request.params.task_id);
-      const { force } = parse(stopTaskInput, request.body ?? {});
-      await deps.tasks.stop(request.project.id, task.id, force);
-      return reply.status(204).send();
-    });
+    scope.post(
+      '/tasks/:task_id/stop',
+      afterLookup({ ...run, ...byTask }, { body: stopTaskInput }),
+      async (request, reply) => {
+        const task = await loadTask(request.project.id, request.params.task_id);
+        const { force } = parse(stopTaskInput, request.body ?? {});
+        await deps.tasks.stop(request.project.id, task.id, force);
+        return reply.status(204).send();
+      },
+    );
 
     // Re-run: POST tasks/:id/rerun (no body) creates a new task with the original's parameters, pinned to its
     // commit_hash and started by the caller. Secret survey values are not kept after a task ends, so they are
@@ -177,30 +194,38 @@ export function tasksRoutes(app: FastifyInstance, deps: Deps) {
       return reply.status(204).send();
     });
 
-    scope.get('/templates/:template_id/tasks', byTemplate, async (request) => {
-      const template = await loadTemplate(request.project.id, request.params.template_id);
-      const q = parse(templateTasksQuery, request.query);
-      return withTemplates(
-        await listTasks(deps.db, request.project.id, {
-          templateId: template.id,
-          status: q.status,
-          limit: q.limit,
-          offset: q.offset,
-        }),
-      );
-    });
+    scope.get(
+      '/templates/:template_id/tasks',
+      afterLookup(byTemplate, { querystring: templateTasksQuery }),
+      async (request) => {
+        const template = await loadTemplate(request.project.id, request.params.template_id);
+        const q = parse(templateTasksQuery, request.query);
+        return withTemplates(
+          await listTasks(deps.db, request.project.id, {
+            templateId: template.id,
+            status: q.status,
+            limit: q.limit,
+            offset: q.offset,
+          }),
+        );
+      },
+    );
 
-    scope.get('/templates/:template_id/tasks/last', byTemplate, async (request) => {
-      const template = await loadTemplate(request.project.id, request.params.template_id);
-      const q = parse(lastTasksQuery, request.query);
-      return withTemplates(
-        await listTasks(deps.db, request.project.id, { templateId: template.id, limit: q.limit }),
-      );
-    });
+    scope.get(
+      '/templates/:template_id/tasks/last',
+      afterLookup(byTemplate, { querystring: lastTasksQuery }),
+      async (request) => {
+        const template = await loadTemplate(request.project.id, request.params.template_id);
+        const q = parse(lastTasksQuery, request.query);
+        return withTemplates(
+          await listTasks(deps.db, request.project.id, { templateId: template.id, limit: q.limit }),
+        );
+      },
+    );
 
     scope.post(
       '/templates/:template_id/stop_all_tasks',
-      { ...run, ...byTemplate },
+      afterLookup({ ...run, ...byTemplate }, { body: stopTaskInput }),
       async (request, reply) => {
         const template = await loadTemplate(request.project.id, request.params.template_id);
         const { force } = parse(stopTaskInput, request.body ?? {});

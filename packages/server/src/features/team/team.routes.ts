@@ -2,7 +2,6 @@ import { teamListQuery, teamMemberInput, teamRoleInput } from '@signalbox/contra
 import type { FastifyInstance } from 'fastify';
 import type { Deps } from '../../deps';
 import { pathIds } from '../../http/path-params';
-import { parse } from '../../lib/errors';
 import { currentUser } from '../auth/auth.hook';
 import { projectRoutes } from '../projects/projects.guard';
 import { addMember, changeRole, leaveProject, listTeam, removeMember } from './team.service';
@@ -14,8 +13,8 @@ const byUserId = { schema: { params: pathIds('user_id') } };
 /** The project team: members may read; changes need manageProjectUsers; anyone but an owner may leave. */
 export function teamRoutes(app: FastifyInstance, deps: Deps) {
   projectRoutes(app, deps, async (scope) => {
-    scope.get('/users', async (request) =>
-      listTeam(deps, request.project.id, parse(teamListQuery, request.query)),
+    scope.get('/users', { schema: { querystring: teamListQuery } }, async (request) =>
+      listTeam(deps, request.project.id, request.query),
     );
 
     // Who can be added: GET /api/users is for administrators, but an owner who is not one must pick users too.
@@ -23,18 +22,22 @@ export function teamRoutes(app: FastifyInstance, deps: Deps) {
       listCandidates(deps.db, request.project.id),
     );
 
-    scope.post('/users', manageUsers, async (request, reply) => {
-      const input = parse(teamMemberInput, request.body);
+    scope.post('/users', { ...manageUsers, schema: { body: teamMemberInput } }, async (request, reply) => {
+      const input = request.body;
       // The peer answers 204 (Swagger lists only 204); the list route shows the new member.
       await addMember(deps, currentUser(request), request.project.id, input);
       return reply.status(204).send();
     });
 
-    scope.put('/users/:user_id', { ...manageUsers, ...byUserId }, async (request, reply) => {
-      const { role } = parse(teamRoleInput, request.body);
-      await changeRole(deps, currentUser(request), request.project.id, request.params.user_id, role);
-      return reply.status(204).send();
-    });
+    scope.put(
+      '/users/:user_id',
+      { ...manageUsers, schema: { ...byUserId.schema, body: teamRoleInput } },
+      async (request, reply) => {
+        const { role } = request.body;
+        await changeRole(deps, currentUser(request), request.project.id, request.params.user_id, role);
+        return reply.status(204).send();
+      },
+    );
 
     scope.delete('/users/:user_id', { ...manageUsers, ...byUserId }, async (request, reply) => {
       await removeMember(deps, currentUser(request), request.project.id, request.params.user_id);

@@ -3,10 +3,10 @@ import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import type { Deps } from '../../deps';
 import { pathIds } from '../../http/path-params';
-import { parse } from '../../lib/errors';
 import { currentUser } from '../auth/auth.hook';
 import { projectRoutes } from '../projects/projects.guard';
 import { findRefs } from '../refs/refs.store';
+import { refsRoute } from '../refs/refs-route';
 import { listSchedules } from '../schedules/schedules.store';
 import {
   changeTemplate,
@@ -27,15 +27,15 @@ const listQuery = z.object({
 
 export function templatesRoutes(app: FastifyInstance, deps: Deps) {
   projectRoutes(app, deps, async (scope) => {
-    scope.get('/templates', async (request) =>
-      listTemplates(deps.db, request.project.id, parse(listQuery, request.query)),
+    scope.get('/templates', { schema: { querystring: listQuery } }, async (request) =>
+      listTemplates(deps.db, request.project.id, request.query),
     );
 
     scope.get('/templates/:id', byId, async (request) =>
       getTemplate(deps.db, request.project.id, request.params.id),
     );
 
-    scope.get('/templates/:id/refs', byId, async (request) => {
+    scope.get('/templates/:id/refs', refsRoute, async (request) => {
       const { id } = request.params;
       await getTemplate(deps.db, request.project.id, id);
       return findRefs(deps.db, request.project.id, 'template', id);
@@ -47,18 +47,22 @@ export function templatesRoutes(app: FastifyInstance, deps: Deps) {
       return listSchedules(deps.db, request.project.id, id);
     });
 
-    scope.post('/templates', manage, async (request, reply) => {
-      const input = parse(templateInput, request.body);
+    scope.post('/templates', { ...manage, schema: { body: templateInput } }, async (request, reply) => {
+      const input = request.body;
       const template = await createTemplate(deps, currentUser(request), request.project.id, input);
       return reply.status(201).send(template);
     });
 
-    scope.put('/templates/:id', { ...manage, ...byId }, async (request, reply) => {
-      const { id } = request.params;
-      const input = parse(templateInput, request.body);
-      await changeTemplate(deps, currentUser(request), request.project.id, id, input);
-      return reply.status(204).send();
-    });
+    scope.put(
+      '/templates/:id',
+      { ...manage, schema: { ...byId.schema, body: templateInput } },
+      async (request, reply) => {
+        const { id } = request.params;
+        const input = request.body;
+        await changeTemplate(deps, currentUser(request), request.project.id, id, input);
+        return reply.status(204).send();
+      },
+    );
 
     scope.delete('/templates/:id', { ...manage, ...byId }, async (request, reply) => {
       await removeTemplate(deps, currentUser(request), request.project.id, request.params.id);

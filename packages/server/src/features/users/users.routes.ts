@@ -24,28 +24,35 @@ const actorOf = (request: FastifyRequest): Actor => ({
   address: request.ip,
 });
 const byId = { schema: { params: pathIds('id') } };
+/** A user changing someone else is refused (403) before the body is looked at: the handler parses it. */
+const ownAccount = { config: { parsesInHandler: true } };
 
 /** Global user administration: admins manage everyone, a user their own account. */
 export function usersRoutes(fastify: FastifyInstance, deps: Deps) {
   const app = fastify.withTypeProvider<ZodTypeProvider>();
   app.get('/api/users', { config: { admin: true } }, async () => (await listUsers(deps.db)).map(toUser));
 
-  app.post('/api/users', { config: { admin: true } }, async (request, reply) => {
-    const input = parse(userCreateInput, request.body);
-    return reply.status(201).send(await createUser(deps, actorOf(request), input));
-  });
+  app.post(
+    '/api/users',
+    { config: { admin: true }, schema: { body: userCreateInput } },
+    async (request, reply) => reply.status(201).send(await createUser(deps, actorOf(request), request.body)),
+  );
 
   // The peer's Swagger spells these with a trailing slash; the router ignores trailing slashes (app.ts).
   for (const path of ['/api/users/:id']) {
     app.get(path, byId, async (request) => viewUser(deps, actorOf(request), request.params.id));
 
-    app.put(path, byId, async (request, reply) => {
-      const { id } = request.params;
-      assertAdminOrSelf(actorOf(request), id, EDIT_OWN);
-      const input = parse(userUpdateInput, request.body);
-      await withRetryAfter(reply, () => updateUser(deps, actorOf(request), id, input));
-      return reply.status(204).send();
-    });
+    app.put(
+      path,
+      { ...ownAccount, schema: { ...byId.schema, body: userUpdateInput } },
+      async (request, reply) => {
+        const { id } = request.params;
+        assertAdminOrSelf(actorOf(request), id, EDIT_OWN);
+        const input = parse(userUpdateInput, request.body);
+        await withRetryAfter(reply, () => updateUser(deps, actorOf(request), id, input));
+        return reply.status(204).send();
+      },
+    );
 
     app.delete(path, { config: { admin: true }, ...byId }, async (request, reply) => {
       await deleteUser(deps, actorOf(request), request.params.id);
@@ -53,13 +60,17 @@ export function usersRoutes(fastify: FastifyInstance, deps: Deps) {
     });
   }
 
-  app.post('/api/users/:id/password', byId, async (request, reply) => {
-    const { id } = request.params;
-    assertAdminOrSelf(actorOf(request), id, PASSWORD_OWN);
-    const input = parse(passwordInput, request.body);
-    await withRetryAfter(reply, () => changePassword(deps, actorOf(request), id, input));
-    return reply.status(204).send();
-  });
+  app.post(
+    '/api/users/:id/password',
+    { ...ownAccount, schema: { ...byId.schema, body: passwordInput } },
+    async (request, reply) => {
+      const { id } = request.params;
+      assertAdminOrSelf(actorOf(request), id, PASSWORD_OWN);
+      const input = parse(passwordInput, request.body);
+      await withRetryAfter(reply, () => changePassword(deps, actorOf(request), id, input));
+      return reply.status(204).send();
+    },
+  );
 
   // Clears the sign-in throttle of the user's login (GET users/{id} shows `sign_in_locked_until`).
   app.delete('/api/users/:id/sign-in-lock', { config: { admin: true }, ...byId }, async (request, reply) => {

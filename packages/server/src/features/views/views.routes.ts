@@ -2,7 +2,6 @@ import { viewInput, viewPositionsInput } from '@signalbox/contracts';
 import type { FastifyInstance } from 'fastify';
 import type { Deps } from '../../deps';
 import { pathIds } from '../../http/path-params';
-import { parse } from '../../lib/errors';
 import { currentUser } from '../auth/auth.hook';
 import { projectRoutes } from '../projects/projects.guard';
 import { listTemplates } from '../templates/templates.service';
@@ -24,24 +23,32 @@ export function viewsRoutes(app: FastifyInstance, deps: Deps) {
       return listTemplates(deps.db, request.project.id, { viewId: id });
     });
 
-    scope.post('/views', manage, async (request, reply) => {
-      const input = parse(viewInput, request.body);
+    scope.post('/views', { ...manage, schema: { body: viewInput } }, async (request, reply) => {
+      const input = request.body;
       const view = await createView(deps, currentUser(request), request.project.id, input);
       return reply.status(201).send(view);
     });
 
-    scope.post('/views/positions', manage, async (request, reply) => {
-      const positions = parse(viewPositionsInput, request.body);
-      await reorderViews(deps, currentUser(request), request.project.id, positions);
-      return reply.status(204).send();
-    });
+    scope.post(
+      '/views/positions',
+      { ...manage, schema: { body: viewPositionsInput } },
+      async (request, reply) => {
+        const positions = request.body;
+        await reorderViews(deps, currentUser(request), request.project.id, positions);
+        return reply.status(204).send();
+      },
+    );
 
-    scope.put('/views/:id', { ...manage, ...byId }, async (request, reply) => {
-      const { id } = request.params;
-      const input = parse(viewInput, request.body);
-      await changeView(deps, currentUser(request), request.project.id, id, input);
-      return reply.status(204).send();
-    });
+    scope.put(
+      '/views/:id',
+      { ...manage, schema: { ...byId.schema, body: viewInput } },
+      async (request, reply) => {
+        const { id } = request.params;
+        const input = request.body;
+        await changeView(deps, currentUser(request), request.project.id, id, input);
+        return reply.status(204).send();
+      },
+    );
 
     scope.delete('/views/:id', { ...manage, ...byId }, async (request, reply) => {
       await removeView(deps, currentUser(request), request.project.id, request.params.id);

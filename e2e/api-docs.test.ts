@@ -1,0 +1,25 @@
+import { describe, expect, it } from 'vitest';
+import { useSharedServerAsAdmin } from './support/shared';
+
+const suite = useSharedServerAsAdmin();
+
+describe('API reference', () => {
+  it('renders /api/docs from this server alone', async () => {
+    const page = await suite.pageAs(suite.admin);
+    const origin = new URL(suite.server.url).origin;
+    // Every request the page makes: the reference must work offline, with no CDN, font or validator service.
+    const requested: string[] = [];
+    page.on('request', (request) => requested.push(request.url()));
+
+    await page.goto('/api/docs');
+    await page.getByRole('heading', { name: /Signalbox API/ }).waitFor();
+    await page.getByText('/api/projects', { exact: true }).first().waitFor();
+    await page.waitForLoadState('networkidle');
+
+    expect(requested.length).toBeGreaterThan(0);
+    // Inline images (data:, blob:) are not requests to anyone.
+    const elsewhere = requested.filter((url) => !/^(data|blob):/.test(url) && new URL(url).origin !== origin);
+    expect(elsewhere).toEqual([]);
+    expect(requested).toContain(`${origin}/api/docs/json`);
+  });
+});
