@@ -106,8 +106,9 @@ export async function buildApp(
     for (const method of [route.method].flat()) routes.push({ method, url: route.url, schema: route.schema });
   });
   registerErrorHandler(app);
-  registerMetrics(app, deps);
+  // The API description first: it describes the routes registered after it.
   await registerOpenApi(app);
+  registerMetrics(app, deps);
   await app.register(cookie);
   await app.register(websocket, { options: { maxPayload: 64 * 1024 }, preClose: closeSocketsOnShutdown });
   registerRequestGuards(app, config);
