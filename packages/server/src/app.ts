@@ -1,5 +1,4 @@
 import { existsSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
 import cookie from '@fastify/cookie';
 import fastifyStatic from '@fastify/static';
 import websocket from '@fastify/websocket';
@@ -21,6 +20,7 @@ import { createSecretBox, loadSecretKey } from './lib/crypto';
 import { setPasswordHashCost } from './lib/password-hash';
 import { EventBus } from './live/bus';
 import { connectRedisBridge } from './live/redis';
+import { webDist } from './paths';
 import type { StartTask } from './ports';
 import { createScheduler } from './scheduler/scheduler';
 import { createTaskEngine } from './tasks/engine';
@@ -31,8 +31,6 @@ declare module 'fastify' {
     routeList: { method: string; url: string }[];
   }
 }
-
-const webDist = fileURLToPath(new URL('../../web/dist/', import.meta.url));
 
 export type BuildOptions = {
   logger?: FastifyServerOptions['logger'];
