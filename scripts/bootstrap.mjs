@@ -1,6 +1,7 @@
 #!/usr/bin/env node
-// Makes a fresh clone runnable: installs dependencies when they are missing or stale and builds the web
-// console when its sources are newer than the build. Run before `npm start` and `npm test`.
+// Makes a fresh clone runnable: installs dependencies when they are missing or stale, builds the web console
+// (--web) and the server (--server) when their sources are newer than their builds. Run before `npm start` and
+// `npm test`.
 import { execSync } from 'node:child_process';
 import { existsSync, readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
@@ -8,6 +9,7 @@ import { fileURLToPath } from 'node:url';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const wantWeb = process.argv.includes('--web');
+const wantServer = process.argv.includes('--server');
 
 function mtime(path) {
   try {
@@ -52,6 +54,12 @@ if (wantWeb) {
     newest(join(root, 'packages', 'contracts', 'src')),
   );
   if (built < sources) run('npm run build -w @signalbox/web');
+}
+
+if (wantServer) {
+  // Imported only now: it is plain Node, but the build it may start needs the dependencies installed above.
+  const { serverBuildIsStale } = await import('../packages/server/scripts/build-state.mjs');
+  if (serverBuildIsStale()) run('npm run build -w @signalbox/server');
 }
 
 // `npm test` drives real tools: ansible-playbook and Debian's Chromium. Install them when missing and we
