@@ -3,32 +3,14 @@
 // (--web) and the server (--server) when their sources are newer than their builds. Run before `npm start` and
 // `npm test`.
 import { execSync } from 'node:child_process';
-import { existsSync, readdirSync, statSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { mtime, newest, serverBuildIsStale } from '../packages/server/scripts/build-state.mjs';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const wantWeb = process.argv.includes('--web');
 const wantServer = process.argv.includes('--server');
-
-function mtime(path) {
-  try {
-    return statSync(path).mtimeMs;
-  } catch {
-    return 0;
-  }
-}
-
-function newest(dir) {
-  let max = 0;
-  if (!existsSync(dir)) return 0;
-  for (const entry of readdirSync(dir, { withFileTypes: true })) {
-    if (entry.name === 'node_modules' || entry.name === 'dist') continue;
-    const p = join(dir, entry.name);
-    max = Math.max(max, entry.isDirectory() ? newest(p) : mtime(p));
-  }
-  return max;
-}
 
 function run(cmd) {
   console.log(`[bootstrap] ${cmd}`);
@@ -56,11 +38,7 @@ if (wantWeb) {
   if (built < sources) run('npm run build -w @signalbox/web');
 }
 
-if (wantServer) {
-  // Imported only now: it is plain Node, but the build it may start needs the dependencies installed above.
-  const { serverBuildIsStale } = await import('../packages/server/scripts/build-state.mjs');
-  if (serverBuildIsStale()) run('npm run build -w @signalbox/server');
-}
+if (wantServer && serverBuildIsStale()) run('npm run build -w @signalbox/server');
 
 // `npm test` drives real tools: ansible-playbook and Debian's Chromium. Install them when missing and we
 // may (root on a Debian-like machine); otherwise say what is missing and let the tests that need them fail.

@@ -1,6 +1,6 @@
 // Whether the server's build (dist/) is missing or older than what it is built from: the server's sources, the
-// contracts' sources and the build script. Used by the root bootstrap (which then builds) and by
-// bin/signalbox.mjs (which then warns). Test files do not go into the build and are not counted.
+// contracts' sources and the build script. Used by the root bootstrap (which then builds; it compares the web
+// console's build with `newest` too) and by bin/signalbox.mjs (which then warns).
 import { readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -10,7 +10,8 @@ const server = fileURLToPath(new URL('..', import.meta.url));
 /** The built entry point. */
 export const builtEntry = join(server, 'dist', 'main.js');
 
-function mtime(path) {
+/** When `path` was last modified (ms), 0 when it does not exist. */
+export function mtime(path) {
   try {
     return statSync(path).mtimeMs;
   } catch {
@@ -18,7 +19,8 @@ function mtime(path) {
   }
 }
 
-function newest(dir) {
+/** The newest modification time under `dir`, not counting builds, installed packages and test files. */
+export function newest(dir) {
   let max = 0;
   let entries;
   try {
@@ -28,8 +30,9 @@ function newest(dir) {
   }
   for (const entry of entries) {
     const path = join(dir, entry.name);
-    if (entry.isDirectory()) max = Math.max(max, newest(path));
-    else if (!entry.name.endsWith('.test.ts')) max = Math.max(max, mtime(path));
+    if (entry.isDirectory()) {
+      if (entry.name !== 'node_modules' && entry.name !== 'dist') max = Math.max(max, newest(path));
+    } else if (!/\.test\.[cm]?[jt]sx?$/.test(entry.name)) max = Math.max(max, mtime(path));
   }
   return max;
 }
