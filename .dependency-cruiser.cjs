@@ -5,7 +5,7 @@
 //   3. tasks/, live/, scheduler/, alerts/       engines; deps.ts (the bag of engines and ground-floor
 //                                               services the composition root hands down) sits here too
 //   4. http/                                    generic Fastify plumbing
-//   5. audit/, db/, lib/, metrics/, config.ts, ports.ts, version.ts   ground floor
+//   5. audit/, db/, lib/, metrics/, config.ts, paths.ts, ports.ts, version.ts ground floor
 // Test files (*.test.ts) may import anything; nothing else in src imports from the test folder.
 const src = '^packages/server/src/';
 const testFile = '\\.test\\.ts$';
@@ -14,7 +14,7 @@ const composition = `${src}(app|main)\\.ts$`;
 const features = `${src}features/`;
 const engines = `${src}((tasks|live|scheduler|alerts)/|deps\\.ts$)`;
 const http = `${src}http/`;
-const ground = `${src}((audit|db|lib|metrics)/|(config|ports|version)\\.ts$)`;
+const ground = `${src}((audit|db|lib|metrics)/|(config|paths|ports|version)\\.ts$)`;
 
 /** A rule forbidding modules of one layer (tests excepted) to import from any of the layers above it. */
 const layer = (name, from, above) => ({

@@ -1,32 +1,16 @@
 #!/usr/bin/env node
-// Makes a fresh clone runnable: installs dependencies when they are missing or stale and builds the web
-// console when its sources are newer than the build. Run before `npm start` and `npm test`.
+// Makes a fresh clone runnable: installs dependencies when they are missing or stale, builds the web console
+// (--web) and the server (--server) when their sources are newer than their builds. Run before `npm start` and
+// `npm test`.
 import { execSync } from 'node:child_process';
-import { existsSync, readdirSync, statSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { mtime, newest, serverBuildIsStale } from '../packages/server/scripts/build-state.mjs';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const wantWeb = process.argv.includes('--web');
-
-function mtime(path) {
-  try {
-    return statSync(path).mtimeMs;
-  } catch {
-    return 0;
-  }
-}
-
-function newest(dir) {
-  let max = 0;
-  if (!existsSync(dir)) return 0;
-  for (const entry of readdirSync(dir, { withFileTypes: true })) {
-    if (entry.name === 'node_modules' || entry.name === 'dist') continue;
-    const p = join(dir, entry.name);
-    max = Math.max(max, entry.isDirectory() ? newest(p) : mtime(p));
-  }
-  return max;
-}
+const wantServer = process.argv.includes('--server');
 
 function run(cmd) {
   console.log(`[bootstrap] ${cmd}`);
@@ -53,6 +37,8 @@ if (wantWeb) {
   );
   if (built < sources) run('npm run build -w @signalbox/web');
 }
+
+if (wantServer && serverBuildIsStale()) run('npm run build -w @signalbox/server');
 
 // `npm test` drives real tools: ansible-playbook and Debian's Chromium. Install them when missing and we
 // may (root on a Debian-like machine); otherwise say what is missing and let the tests that need them fail.

@@ -39,7 +39,10 @@ export type TestServer = {
   stop: () => Promise<void>;
 };
 
-/** A real Signalbox server on a free port with a temporary SQLite database and a known admin. */
+/**
+ * A real Signalbox server on a free port with a temporary SQLite database and a known admin. It runs the server's
+ * TypeScript sources through tsx (bin/signalbox-src.mjs), so the browser tests need no server build.
+ */
 export async function startServer(env: Record<string, string> = {}): Promise<TestServer> {
   ensureWebBuild();
   const port = await freePort();
@@ -47,7 +50,7 @@ export async function startServer(env: Record<string, string> = {}): Promise<Tes
   const logs: string[] = [];
   const child: ChildProcess = spawn(
     process.execPath,
-    [join(root, 'packages/server/bin/signalbox.mjs'), 'server'],
+    [join(root, 'packages/server/bin/signalbox-src.mjs'), 'server'],
     {
       cwd: root,
       env: {

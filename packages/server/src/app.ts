@@ -1,5 +1,4 @@
 import { existsSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
 import cookie from '@fastify/cookie';
 import fastifyStatic from '@fastify/static';
 import websocket from '@fastify/websocket';
@@ -24,6 +23,7 @@ import { setPasswordHashCost } from './lib/password-hash';
 import { EventBus } from './live/bus';
 import { connectRedisBridge } from './live/redis';
 import { createMetrics } from './metrics/metrics';
+import { webDist } from './paths';
 import type { StartTask } from './ports';
 import { createScheduler } from './scheduler/scheduler';
 import { createTaskEngine } from './tasks/engine';
@@ -34,8 +34,6 @@ declare module 'fastify' {
     routeList: { method: string; url: string; schema?: FastifySchema }[];
   }
 }
-
-const webDist = fileURLToPath(new URL('../../web/dist/', import.meta.url));
 
 export type BuildOptions = {
   logger?: FastifyServerOptions['logger'];

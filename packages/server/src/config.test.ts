@@ -6,7 +6,7 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from './config';
 
-const bin = fileURLToPath(new URL('../bin/signalbox.mjs', import.meta.url));
+const bin = fileURLToPath(new URL('../bin/signalbox-src.mjs', import.meta.url));
 
 describe('SIGNALBOX_BCRYPT_COST', () => {
   it('defaults to 10 and reads a cost from 4 to 31', () => {

@@ -1,16 +1,20 @@
 import { type ChildProcess, spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { freePort } from '../test/support/net';
+import { demoRepositoryDir } from './features/projects/demo';
 
 const repoRoot = fileURLToPath(new URL('../../..', import.meta.url));
 
 /**
  * The README's first command, as a new user runs it: `npm start` brings the console up on the embedded SQLite
  * database, prints a generated admin password once, and that admin signs in over plain HTTP (as with curl).
+ * This is the test of the built server: `npm start` builds packages/server/dist when the sources are newer and
+ * runs it (every other test that spawns the server runs the sources through tsx), so the files the server
+ * finds on disk (its package.json, the web console, the demo repository) are checked from the build here.
  */
 describe('npm start', () => {
   const dataDir = mkdtempSync(join(tmpdir(), 'sb-npm-start-'));
@@ -92,6 +96,23 @@ describe('npm start', () => {
     const page = await fetch(`${base}/`);
     expect(page.status).toBe(200);
     expect(await page.text()).toContain('<div id="root">');
+    // What ran is the build, and it finds the server's own files.
+    expect(existsSync(join(repoRoot, 'packages/server/dist/main.js'))).toBe(true);
+    const manifest = JSON.parse(readFileSync(join(repoRoot, 'packages/server/package.json'), 'utf8'));
+    const info = (await (await fetch(`${base}/api/info`, { headers: { cookie } })).json()) as {
+      version: string;
+    };
+    expect(info.version).toBe(manifest.version);
+    const demo = await fetch(`${base}/api/projects`, {
+      method: 'POST',
+      headers: { cookie, 'content-type': 'application/json' },
+      body: JSON.stringify({ name: 'Demo', demo: true }),
+    });
+    expect(demo.status).toBe(201);
+    const demoCopy = demoRepositoryDir(dataDir, ((await demo.json()) as { id: number }).id);
+    expect(readFileSync(join(demoCopy, 'ping.yml'), 'utf8')).toBe(
+      readFileSync(join(repoRoot, 'packages/server/demo/ping.yml'), 'utf8'),
+    );
     // The password went to the console only, never into the data dir's files.
     expect(out.match(new RegExp(password!, 'g'))?.length).toBe(1);
   }, 180_000);

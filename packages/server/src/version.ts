@@ -1,5 +1,4 @@
 import { readFileSync } from 'node:fs';
+import { packageManifest } from './paths';
 
-export const version: string = JSON.parse(
-  readFileSync(new URL('../package.json', import.meta.url), 'utf8'),
-).version;
+export const version: string = JSON.parse(readFileSync(packageManifest, 'utf8')).version;

@@ -7,7 +7,11 @@ import { waitFor } from './task-fixtures';
  * admin, waiting until it answers, signing the admin in and calling the API with the session cookie.
  */
 
-export const serverBin = fileURLToPath(new URL('../../bin/signalbox.mjs', import.meta.url));
+/**
+ * The `signalbox` command run from the TypeScript sources through tsx, so these tests run the working tree as it
+ * is, with no build step. The built server (bin/signalbox.mjs) is tested through `npm start` (npm-start.test.ts).
+ */
+export const serverBin = fileURLToPath(new URL('../../bin/signalbox-src.mjs', import.meta.url));
 
 const ADMIN = { login: 'admin', password: 'admin-password-1' };
 

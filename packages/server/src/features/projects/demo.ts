@@ -1,13 +1,13 @@
 import { execFileSync } from 'node:child_process';
 import { cpSync, rmSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import type { Insertable } from 'kysely';
 import type { Db } from '../../db';
 import type { TemplateTable } from '../../db/tables';
 import { templateRowDefaults } from '../../db/template-row';
 import { insertReturningId } from '../../db/values';
 import type { Deps } from '../../deps';
+import { demoRepository } from '../../paths';
 
 /** Fills a new project with demo content, inside the transaction that creates the project. */
 export type DemoBuilder = (
@@ -17,7 +17,7 @@ export type DemoBuilder = (
 ) => Promise<void>;
 
 /** The example repository shipped with Signalbox (packages/server/demo); each demo project gets a copy. */
-export const DEMO_REPOSITORY_PATH = fileURLToPath(new URL('../../../demo', import.meta.url));
+export const DEMO_REPOSITORY_PATH = demoRepository;
 
 /** Where a demo project's copy of the example repository lives (under the data dir). */
 export const demoRepositoryDir = (dataDir: string, projectId: number) =>

@@ -10,7 +10,7 @@ import { buildApp } from '../../app';
 import { loadConfig } from '../../config';
 import { openDb } from '../../db';
 
-const bin = fileURLToPath(new URL('../../../bin/signalbox.mjs', import.meta.url));
+const bin = fileURLToPath(new URL('../../../bin/signalbox-src.mjs', import.meta.url));
 const repoRoot = fileURLToPath(new URL('../../../../../', import.meta.url));
 
 /** The parent's environment without any Signalbox/Semaphore settings, plus the given ones. */
