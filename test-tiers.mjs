@@ -24,6 +24,7 @@ const serverSystem = [
   'src/tasks/**/*.test.ts',
   'src/config.test.ts',
   'src/server-shutdown.test.ts',
+  'src/log-format.test.ts',
   'src/npm-start.test.ts',
   'test/deploy/docker-build.test.ts',
   'src/db/pool.test.ts',

@@ -62,7 +62,7 @@ const codedMessage = z.object({ code: z.enum(ErrorCode), params: errorParams.opt
 
 /**
  * The body of every error response: the English message, its stable code and the values it embeds, and for a
- * refused field (400) each field's message and code. Documents the 4xx responses of the API description.
+ * refused field (400) each field's message and code, and the request's id. Documents the 4xx responses of the API description.
  */
 export const errorResponse = z.object({
   error: z.string(),
@@ -70,6 +70,8 @@ export const errorResponse = z.object({
   params: errorParams.optional(),
   fields: z.record(z.string(), z.string()).optional(),
   field_errors: z.record(z.string(), codedMessage).optional(),
+  /** The id of the request (also its X-Request-Id response header), naming its lines in the server log. */
+  request_id: z.string().optional(),
 });
 export type ErrorBody = z.output<typeof errorResponse>;
 

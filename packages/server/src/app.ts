@@ -15,6 +15,7 @@ import { closeSocketsOnShutdown, liveRoutes } from './features/live/live.routes'
 import { projectsRoutes } from './features/projects/projects.routes';
 import { autorunDeploys, startTask } from './features/tasks/tasks.service';
 import { registerErrorHandler } from './http/error-handler';
+import { loggerOptions, registerRequestIds, requestIdOf } from './http/logging';
 import { registerMetrics } from './http/metrics';
 import { registerOpenApi } from './http/openapi';
 import { answerFrameworkError, registerRequestGuards } from './http/request-guards';
@@ -55,12 +56,15 @@ export async function buildApp(
   setPasswordHashCost(config.bcryptCost);
   const trusted = config.trustProxy;
   const app = Fastify({
-    logger: options.logger ?? { level: config.logLevel },
+    logger: await loggerOptions(config, options.logger),
+    // Read from X-Request-Id only when it is a safe token (requestIdOf), so Fastify must not take the header as is.
+    requestIdHeader: false,
+    genReqId: requestIdOf,
     // A hop count or proxy addresses, never `true` (which would trust every X-Forwarded-For entry). Fastify takes a
     // number too, but its types do not say so: a count becomes the function it would build from one.
     trustProxy: typeof trusted === 'number' ? (_address: string, hop: number) => hop < trusted : trusted,
     bodyLimit: 4 * 1024 * 1024,
-    frameworkErrors: (error, _request, reply) => answerFrameworkError(error, reply),
+    frameworkErrors: answerFrameworkError,
     // The peer's Swagger spells some paths with a trailing slash (/user/, /users/{id}/); both spellings answer.
     routerOptions: { ignoreTrailingSlash: true },
   });
@@ -103,6 +107,7 @@ export async function buildApp(
   app.addHook('onRoute', (route) => {
     for (const method of [route.method].flat()) routes.push({ method, url: route.url, schema: route.schema });
   });
+  registerRequestIds(app);
   registerErrorHandler(app);
   // The API description first: it describes the routes registered after it.
   await registerOpenApi(app);

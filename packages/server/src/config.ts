@@ -176,6 +176,11 @@ const variables = {
     'SIGNALBOX_LOG_LEVEL',
     'SEMAPHORE_LOG_LEVEL',
   ],
+  /** Log lines as JSON or for a person (pino-pretty); auto: pretty when stdout is a terminal, JSON otherwise. */
+  logFormat: [
+    z.enum(['auto', 'json', 'pretty'], { error: 'must be auto, json or pretty' }).default('auto'),
+    'SIGNALBOX_LOG_FORMAT',
+  ],
   scheduleTimezone: [z.string().default('UTC'), 'SIGNALBOX_SCHEDULE_TIMEZONE', 'SEMAPHORE_SCHEDULE_TIMEZONE'],
   // Alerts (issue: task engine). E-mail through SMTP; chat senders by URL/token.
   emailAlert: [bool.default(false), 'SIGNALBOX_EMAIL_ALERT', 'SEMAPHORE_EMAIL_ALERT'],

@@ -1,7 +1,7 @@
 import { ErrorCode } from '@signalbox/contracts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { testDialects } from './support/dialects';
-import { type Client, createHarness, type Harness } from './support/harness';
+import { answeredError, type Client, createHarness, type Harness } from './support/harness';
 
 /**
  * Every error answer carries a stable code beside its English message, with the values the message embeds, and a
@@ -20,13 +20,15 @@ describe.each(testDialects())('error codes on $name', (dialect) => {
   it('names a refused field with the code of its message and the field label', async () => {
     const res = await admin.post('/api/projects', { name: '' });
     expect(res.statusCode).toBe(400);
-    expect(res.json()).toEqual({
-      error: 'Name is required',
-      code: ErrorCode.required,
-      params: { field: 'Name' },
-      fields: { name: 'Name is required' },
-      field_errors: { name: { code: ErrorCode.required, params: { field: 'Name' } } },
-    });
+    expect(res.json()).toEqual(
+      answeredError(res, {
+        error: 'Name is required',
+        code: ErrorCode.required,
+        params: { field: 'Name' },
+        fields: { name: 'Name is required' },
+        field_errors: { name: { code: ErrorCode.required, params: { field: 'Name' } } },
+      }),
+    );
   });
 
   it('gives a limit as a parameter', async () => {
@@ -55,11 +57,13 @@ describe.each(testDialects())('error codes on $name', (dialect) => {
     const { projectId } = await h.projectWithTeam(admin);
     const res = await admin.get(`/api/project/${projectId}/templates/999999`);
     expect(res.statusCode).toBe(404);
-    expect(res.json()).toEqual({
-      error: 'Template not found',
-      code: ErrorCode.notFound,
-      params: { what: 'Template' },
-    });
+    expect(res.json()).toEqual(
+      answeredError(res, {
+        error: 'Template not found',
+        code: ErrorCode.notFound,
+        params: { what: 'Template' },
+      }),
+    );
   });
 
   it('codes a refusal to a signed-in user without the right', async () => {
@@ -67,7 +71,9 @@ describe.each(testDialects())('error codes on $name', (dialect) => {
     const { projectId } = await h.projectWithTeam(admin);
     const res = await outsider.get(`/api/project/${projectId}/templates`);
     expect(res.statusCode).toBe(403);
-    expect(res.json()).toEqual({ error: 'You are not a member of this project', code: ErrorCode.forbidden });
+    expect(res.json()).toEqual(
+      answeredError(res, { error: 'You are not a member of this project', code: ErrorCode.forbidden }),
+    );
   });
 
   it('codes a conflict', async () => {
@@ -75,25 +81,33 @@ describe.each(testDialects())('error codes on $name', (dialect) => {
     expect((await admin.post('/api/users', user)).statusCode).toBe(201);
     const res = await admin.post('/api/users', { ...user, email: 'other@example.test' });
     expect(res.statusCode).toBe(409);
-    expect(res.json()).toEqual({ error: 'Username taken is already taken', code: ErrorCode.conflict });
+    expect(res.json()).toEqual(
+      answeredError(res, { error: 'Username taken is already taken', code: ErrorCode.conflict }),
+    );
   });
 
   it('codes the two sign-in refusals', async () => {
     const anonymous = await h.anonymous().get('/api/projects');
     expect(anonymous.statusCode).toBe(401);
-    expect(anonymous.json()).toEqual({ error: 'Not signed in', code: ErrorCode.notSignedIn });
+    expect(anonymous.json()).toEqual(
+      answeredError(anonymous, { error: 'Not signed in', code: ErrorCode.notSignedIn }),
+    );
 
     const wrong = await h
       .anonymous()
       .post('/api/auth/login', { auth: admin.username, password: 'not-the-password' });
     expect(wrong.statusCode).toBe(401);
-    expect(wrong.json()).toEqual({ error: 'Incorrect login or password', code: ErrorCode.incorrectLogin });
+    expect(wrong.json()).toEqual(
+      answeredError(wrong, { error: 'Incorrect login or password', code: ErrorCode.incorrectLogin }),
+    );
   });
 
   it('codes a body that is not JSON', async () => {
     const res = await admin.request('POST', '/api/projects', '{"name":');
     expect(res.statusCode).toBe(400);
-    expect(res.json()).toEqual({ error: 'Request body is not valid JSON', code: ErrorCode.bodyNotJson });
+    expect(res.json()).toEqual(
+      answeredError(res, { error: 'Request body is not valid JSON', code: ErrorCode.bodyNotJson }),
+    );
   });
 
   it('codes a body that is too large', async () => {
@@ -103,18 +117,22 @@ describe.each(testDialects())('error codes on $name', (dialect) => {
       JSON.stringify({ name: 'x'.repeat(5 * 1024 * 1024) }),
     );
     expect(res.statusCode).toBe(413);
-    expect(res.json()).toEqual({ error: 'Request body is too large', code: ErrorCode.bodyTooLarge });
+    expect(res.json()).toEqual(
+      answeredError(res, { error: 'Request body is too large', code: ErrorCode.bodyTooLarge }),
+    );
   });
 
   it('codes a NUL character, naming the field', async () => {
     const res = await admin.post('/api/projects', { name: 'a\0b' });
     expect(res.statusCode).toBe(400);
-    expect(res.json()).toEqual({
-      error: 'name must not contain NUL characters',
-      code: ErrorCode.noNul,
-      params: { field: 'name' },
-      fields: { name: 'name must not contain NUL characters' },
-      field_errors: { name: { code: ErrorCode.noNul, params: { field: 'name' } } },
-    });
+    expect(res.json()).toEqual(
+      answeredError(res, {
+        error: 'name must not contain NUL characters',
+        code: ErrorCode.noNul,
+        params: { field: 'name' },
+        fields: { name: 'name must not contain NUL characters' },
+        field_errors: { name: { code: ErrorCode.noNul, params: { field: 'name' } } },
+      }),
+    );
   });
 });

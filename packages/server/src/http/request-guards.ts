@@ -2,6 +2,7 @@ import { jsonDepth, MAX_JSON_DEPTH, messages } from '@signalbox/contracts';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Config } from '../config';
 import { badRequest, forbidden, rejectNul } from '../lib/errors';
+import { REQUEST_ID_HEADER } from './logging';
 
 /** The cookie of a signed-in console session: the auth feature sets it, the forgery checks key on it. */
 export const SESSION_COOKIE = 'signalbox';
@@ -37,13 +38,18 @@ export function registerRequestGuards(app: FastifyInstance, config: Pick<Config,
 }
 
 /** Fastify's `frameworkErrors`: URLs it cannot route (bad percent-encoding, over-long parameters) get our `{error}`. */
-export function answerFrameworkError(error: FastifyError, reply: FastifyReply) {
+export function answerFrameworkError(error: FastifyError, request: FastifyRequest, reply: FastifyReply) {
+  // Fastify answers these before any hook runs, so the request id is added here (registerRequestIds does it for
+  // every other response).
+  reply.header(REQUEST_ID_HEADER, request.id);
+  const answer = (status: number, message: string) =>
+    reply.status(status).send({ error: message, request_id: request.id });
   if (error.code === 'FST_ERR_BAD_URL')
-    return reply.status(400).send({ error: 'Request URL is not valid (malformed percent-encoding)' });
+    return answer(400, 'Request URL is not valid (malformed percent-encoding)');
   if (error.code === 'FST_ERR_MAX_PARAM_LENGTH')
-    return reply.status(414).send({ error: 'A path parameter in the request URL is too long' });
+    return answer(414, 'A path parameter in the request URL is too long');
   reply.log.error({ err: error }, 'request failed before routing');
-  return reply.status(500).send({ error: 'Internal server error' });
+  return answer(500, 'Internal server error');
 }
 
 /**

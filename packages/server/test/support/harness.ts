@@ -49,6 +49,12 @@ export type Client = {
   del(url: string): Promise<LightMyRequestResponse>;
 };
 
+/** An error body as the server answers it: `body` plus the request's id, which its X-Request-Id header names too. */
+export const answeredError = (res: LightMyRequestResponse, body: Record<string, unknown>) => ({
+  ...body,
+  request_id: res.headers['x-request-id'],
+});
+
 let counter = 0;
 
 /**

@@ -10,13 +10,14 @@ import { outputOf } from './task-fixtures';
  * A real `signalbox server` child process with the environment `env` (see serverProcessEnv). `start` spawns it on
  * `port` and waits until it answers; `startAndSignIn` does so on a fresh port and returns the admin's session
  * cookie; `stop` signals it and waits for its exit. Its stderr goes to the test's, or with `capture` its stdout and
- * stderr both go to `output`.
+ * stderr both go to `output` (and its stdout alone to `stdout` too).
  */
 export function serverChild(env: NodeJS.ProcessEnv, { capture = false } = {}) {
   const server = {
     process: null as ChildProcess | null,
     port: 0,
     output: '',
+    stdout: '',
     async start() {
       const child = spawn(process.execPath, [serverBin, 'server'], {
         env: { ...env, SIGNALBOX_PORT: String(server.port) },
@@ -25,7 +26,10 @@ export function serverChild(env: NodeJS.ProcessEnv, { capture = false } = {}) {
       const keep = (chunk: Buffer) => {
         server.output += chunk;
       };
-      child.stdout?.on('data', keep);
+      child.stdout?.on('data', (chunk: Buffer) => {
+        server.stdout += chunk;
+        keep(chunk);
+      });
       child.stderr?.on('data', keep);
       server.process = child;
       await waitForServer(server.port);

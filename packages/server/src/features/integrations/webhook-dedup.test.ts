@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { testDialects } from '../../../test/support/dialects';
-import { type Client, createHarness, type Harness } from '../../../test/support/harness';
+import { answeredError, type Client, createHarness, type Harness } from '../../../test/support/harness';
 import { createSecretKey } from '../../../test/support/integration-kit';
 import {
   gitRepo,
@@ -368,7 +368,7 @@ describe.each(testDialects())('webhook de-duplication on $name', (dialect) => {
       'x-hub-signature-256': `sha256=${createHmac('sha256', 'wrong').update(body).digest('hex')}`,
     });
     expect(bad.statusCode).toBe(401);
-    expect(bad.json()).toEqual({ error: 'Invalid signature or token' });
+    expect(bad.json()).toEqual(answeredError(bad, { error: 'Invalid signature or token' }));
     expect(await deliveriesOf(s.integrationId)).toEqual([]);
     expect(await tasksOf(s.integrationId)).toEqual([]);
     // The genuine delivery of that id still starts its task.

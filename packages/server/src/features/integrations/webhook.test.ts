@@ -1,7 +1,7 @@
 import { createHmac } from 'node:crypto';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { testDialects } from '../../../test/support/dialects';
-import { createHarness, type Harness } from '../../../test/support/harness';
+import { answeredError, createHarness, type Harness } from '../../../test/support/harness';
 import { createSecretKey } from '../../../test/support/integration-kit';
 import { createTeam, type Team } from '../../../test/support/permission-matrix';
 import { insertTemplate } from '../../../test/support/task-fixtures';
@@ -197,7 +197,7 @@ describe.each(testDialects())('integration webhooks on $name', (dialect) => {
     for (const headers of attempts) {
       const res = await send(alias, body, headers);
       expect(res.statusCode, JSON.stringify(headers)).toBe(401);
-      expect(res.json()).toEqual({ error: 'Invalid signature or token' });
+      expect(res.json()).toEqual(answeredError(res, { error: 'Invalid signature or token' }));
     }
     expect(starter.calls).toEqual([]);
     expect((await deliveriesSince(before)).unauthorized).toBe(attempts.length);
@@ -411,7 +411,7 @@ describe.each(testDialects())('integration webhooks on $name', (dialect) => {
     expect((await team.owner.del(`${team.base}/integrations/${id}`)).statusCode).toBe(204);
     const gone = await send(alias, '{}');
     expect(gone.statusCode).toBe(404);
-    expect(gone.json()).toEqual({ error: 'Integration alias not found' });
+    expect(gone.json()).toEqual(answeredError(gone, { error: 'Integration alias not found' }));
     expect(starter.calls).toEqual([]);
   });
 
