@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // Start time and idle memory of the server, run two ways: from the TypeScript sources through tsx
 // (packages/server/bin/signalbox-src.mjs, how every start ran before the build) and from the esbuild bundle
-// (packages/server/bin/signalbox.mjs with --enable-source-maps, how `npm start` runs it). On SQLite, for each way:
+// (packages/server/bin/signalbox.mjs with the node flags of `npm start`, how it runs it). On SQLite, for each way:
 //
 //   first start  spawn → first 200 from GET /api/ping on a fresh data dir (migrations, admin created: bcrypt cost 10)
 //   restart      the same on the data dir the first start left (nothing to migrate or create)
@@ -26,7 +26,11 @@ const TARGET_RSS_MB = 100;
 
 const ways = {
   tsx: [join(root, 'packages/server/bin/signalbox-src.mjs')],
-  bundle: ['--enable-source-maps', join(root, 'packages/server/bin/signalbox.mjs')],
+  bundle: [
+    '--max-semi-space-size=4',
+    '--enable-source-maps',
+    join(root, 'packages/server/bin/signalbox.mjs'),
+  ],
 };
 
 if (serverBuildIsStale()) execSync('npm run build -w @signalbox/server', { cwd: root, stdio: 'inherit' });

@@ -96,7 +96,7 @@ export async function buildApp(
   // Live events fan out across instances through Redis when configured; closed after the tasks (preClose) so
   // their last updates still go out.
   if (config.redisUrl) {
-    const redis = connectRedisBridge(deps.bus, config.redisUrl, app.log);
+    const redis = await connectRedisBridge(deps.bus, config.redisUrl, app.log);
     app.addHook('onClose', async () => redis.close());
   }
   if (!options.db) app.addHook('onClose', async () => handle.destroy());

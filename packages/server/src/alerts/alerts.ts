@@ -157,7 +157,7 @@ async function deliver(
 async function sendMail(deps: Deps, alert: Alert, timeoutMs: number) {
   const recipients = await alertRecipients(deps.db, alert.projectId);
   if (recipients.length === 0) return;
-  const transport = mailTransport(deps.config, timeoutMs);
+  const transport = await mailTransport(deps.config, timeoutMs);
   const { subject, text } = emailMessage(alert);
   let failure: unknown;
   try {

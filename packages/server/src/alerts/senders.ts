@@ -1,5 +1,4 @@
 import { createHmac } from 'node:crypto';
-import nodemailer from 'nodemailer';
 import type { Config } from '../config';
 
 /** `recovered`: a success right after the template's previous finished run failed. */
@@ -241,8 +240,12 @@ export async function postJson(request: Request, timeoutMs: number): Promise<num
   return res.status;
 }
 
-/** SMTP transport from the e-mail settings (implicit TLS = email_tls, STARTTLS = email_secure). */
-export function mailTransport(config: Config, timeoutMs: number) {
+/**
+ * SMTP transport from the e-mail settings (implicit TLS = email_tls, STARTTLS = email_secure). nodemailer is
+ * loaded on the first e-mail: a server without e-mail alerts never needs it.
+ */
+export async function mailTransport(config: Config, timeoutMs: number) {
+  const { default: nodemailer } = await import('nodemailer');
   return nodemailer.createTransport({
     host: config.emailHost,
     port: config.emailPort,

@@ -13,8 +13,6 @@ import {
   SqliteDialect,
   sql,
 } from 'kysely';
-import { createPool } from 'mysql2';
-import pg from 'pg';
 import { pino } from 'pino';
 import { type Dialect, dialectOf } from './dialect';
 import { initial } from './migrations/0001-initial';
@@ -69,7 +67,8 @@ function lostConnectionWarning(log: DbLog) {
  * that error, which makes pg-pool close it (the server's "terminating connection" message can arrive before the
  * socket closes, while the client still looks queryable).
  */
-function postgresPool(url: string, log: DbLog): PostgresPool {
+async function postgresPool(url: string, log: DbLog): Promise<PostgresPool> {
+  const { default: pg } = await import('pg');
   const pool = new pg.Pool({ connectionString: url, max: POOL_SIZE });
   const lost = lostConnectionWarning(log);
   // pg-pool repeats an idle client's error on the pool; the client's own listener has reported it.
@@ -98,7 +97,8 @@ function postgresPool(url: string, log: DbLog): PostgresPool {
 }
 
 /** The MariaDB/MySQL pool, with a listener on every connection so no later 'error' event goes unheard. */
-function mysqlPool(url: string, log: DbLog) {
+async function mysqlPool(url: string, log: DbLog) {
+  const { createPool } = await import('mysql2');
   const pool = createPool({
     uri: url.replace(/^mariadb:/, 'mysql:'),
     connectionLimit: POOL_SIZE,
@@ -112,7 +112,8 @@ function mysqlPool(url: string, log: DbLog) {
 
 /**
  * Opens the database named by the URL: sqlite://<path>, postgres://…, mysql://… On PostgreSQL and MariaDB a read
- * outside a transaction that meets a lost connection runs again on a new one (see retryReads).
+ * outside a transaction that meets a lost connection runs again on a new one (see retryReads). Their drivers are
+ * loaded when the first query needs a connection: a SQLite server never loads them.
  */
 export function openDb(url: string, options: { log?: DbLog } = {}): DbHandle {
   const dialect = dialectOf(url);
@@ -128,11 +129,11 @@ export function openDb(url: string, options: { log?: DbLog } = {}): DbHandle {
     db = new Kysely<Database>({ dialect: new SqliteDialect({ database: sqlite }) });
   } else if (dialect === 'postgres') {
     db = new Kysely<Database>({
-      dialect: retryReads(new PostgresDialect({ pool: postgresPool(url, log) }), POOL_SIZE),
+      dialect: retryReads(new PostgresDialect({ pool: () => postgresPool(url, log) }), POOL_SIZE),
     });
   } else {
     db = new Kysely<Database>({
-      dialect: retryReads(new MysqlDialect({ pool: mysqlPool(url, log) }), POOL_SIZE),
+      dialect: retryReads(new MysqlDialect({ pool: () => mysqlPool(url, log) }), POOL_SIZE),
     });
   }
   return { db, dialect, destroy: () => db.destroy() };

@@ -1,6 +1,5 @@
 import { randomUUID } from 'node:crypto';
 import type { FastifyBaseLogger } from 'fastify';
-import { Redis } from 'ioredis';
 import { type BusEvent, type BusEvents, busEvents, type EventBus } from './bus';
 
 /**
@@ -43,14 +42,15 @@ function target(url: string): string {
  * message per event, so a batch of output lines is one message), and events other instances publish are emitted
  * on the local bus (never published again; this instance's own messages are skipped unparsed). Publishing never
  * waits and never throws: while Redis is unreachable events stay local, one warning is logged per outage, and
- * ioredis reconnects in the background.
+ * ioredis reconnects in the background. ioredis is loaded here: a server without Redis never needs it.
  */
-export function connectRedisBridge(
+export async function connectRedisBridge(
   bus: EventBus,
   url: string,
   log: FastifyBaseLogger,
   options: { channel?: string } = {},
-): RedisBridge {
+): Promise<RedisBridge> {
+  const { Redis } = await import('ioredis');
   const instanceId = randomUUID();
   const channel = options.channel ?? liveChannel.name;
   const where = target(url);

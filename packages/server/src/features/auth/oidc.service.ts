@@ -1,4 +1,4 @@
-import * as client from 'openid-client';
+import type { Configuration } from 'openid-client';
 import { recordEvent } from '../../audit/audit.store';
 import type { OidcProviderConfig } from '../../config';
 import type { Deps } from '../../deps';
@@ -67,13 +67,17 @@ export function safeLocalPath(path: string | undefined): string {
   }
 }
 
+/** openid-client, loaded on the first sign-in: a server without OIDC providers never needs it. */
+const openidClient = () => import('openid-client');
+
 /** Discovery results are cached per provider; a failed discovery is retried on the next sign-in. */
 export function createOidcClients(timeoutSeconds = 10) {
-  const cache = new Map<string, Promise<client.Configuration>>();
+  const cache = new Map<string, Promise<Configuration>>();
 
-  async function discover(p: OidcProviderConfig): Promise<client.Configuration> {
+  async function discover(p: OidcProviderConfig): Promise<Configuration> {
     if (!p.provider_url) throw new Error('provider_url is not set');
     const issuer = new URL(p.provider_url);
+    const client = await openidClient();
     return client.discovery(issuer, p.client_id, p.client_secret || undefined, undefined, {
       execute: isLoopbackHttp(issuer) ? [client.allowInsecureRequests] : [],
       timeout: timeoutSeconds,
@@ -81,7 +85,7 @@ export function createOidcClients(timeoutSeconds = 10) {
   }
 
   return {
-    async get(id: string, p: OidcProviderConfig): Promise<client.Configuration> {
+    async get(id: string, p: OidcProviderConfig): Promise<Configuration> {
       const key = `${id}\n${p.provider_url}\n${p.client_id}`;
       let found = cache.get(key);
       if (!found) {
@@ -108,12 +112,13 @@ export type OidcClients = ReturnType<typeof createOidcClients>;
 
 /** Starts a sign-in: the provider URL to send the browser to, and what to remember until the callback. */
 export async function beginSignIn(
-  config: client.Configuration,
+  config: Configuration,
   p: OidcProviderConfig,
   id: string,
   redirectUri: string,
   to: string,
 ): Promise<{ url: URL; pending: PendingSignIn }> {
+  const client = await openidClient();
   const verifier = client.randomPKCECodeVerifier();
   const pending: PendingSignIn = {
     p: id,
@@ -159,7 +164,7 @@ export function checkCallback(
 
 /** Exchanges the code (PKCE, state and nonce checked) and returns the ID token claims merged with userinfo. */
 export async function finishSignIn(
-  config: client.Configuration,
+  config: Configuration,
   id: string,
   p: OidcProviderConfig,
   pending: PendingSignIn,
@@ -168,6 +173,7 @@ export async function finishSignIn(
 ): Promise<Claims> {
   const current = new URL(pending.redirectUri);
   for (const [k, v] of Object.entries(query)) if (typeof v === 'string') current.searchParams.set(k, v);
+  const client = await openidClient();
   try {
     const tokens = await client.authorizationCodeGrant(config, current, {
       pkceCodeVerifier: pending.verifier,
