@@ -430,8 +430,11 @@ describe('live updates', () => {
         if (!w.failSockets) return new Real(url);
         const fake: Record<string, unknown> = { readyState: 3, close() {}, send() {} };
         setTimeout(() => {
-          (fake.onerror as (() => void) | undefined)?.();
-          (fake.onclose as (() => void) | undefined)?.();
+          (fake.onerror as ((event: Event) => void) | undefined)?.(new Event('error'));
+          // As a browser does for a connection that never opened: code 1006, no reason.
+          (fake.onclose as ((event: CloseEvent) => void) | undefined)?.(
+            new CloseEvent('close', { code: 1006, reason: '', wasClean: false }),
+          );
         }, 10);
         return fake;
       };
