@@ -29,7 +29,7 @@ import {
 import { currentUser } from '../auth/auth.hook';
 import { projectRoutes } from '../projects/projects.guard';
 import { outputBatches, readOutputPage } from './task-output';
-import { rerunInput, startTask, toTaskView } from './tasks.service';
+import { createTask, rerunInput, toTaskView } from './tasks.service';
 
 const run = { config: { permission: 'runProjectTasks' as const } };
 const byTask = { schema: { params: pathIds('task_id') } };
@@ -82,11 +82,11 @@ export function tasksRoutes(app: FastifyInstance, deps: Deps) {
   projectRoutes(app, deps, async (scope) => {
     scope.post('/tasks', { ...run, schema: { body: newTaskInput } }, async (request, reply) => {
       const input = request.body;
-      const id = await startTask(deps, request.project.id, input, {
+      const created = await createTask(deps, request.project.id, input, {
         userId: currentUser(request).id,
         canEditTemplates: can(request.permissions, 'manageProjectResources'),
       });
-      return reply.status(201).send(view(await loadTask(request.project.id, id)));
+      return reply.status(201).send(view(created));
     });
 
     scope.get('/tasks', { schema: { querystring: taskListQuery } }, async (request) => {
@@ -171,13 +171,13 @@ export function tasksRoutes(app: FastifyInstance, deps: Deps) {
       // The task may have been deleted since it was loaded.
       const rerun = await rerunInput(deps, request.project.id, task.id);
       if (!rerun) throw notFound('Task');
-      const id = await startTask(deps, request.project.id, rerun.input, {
+      const created = await createTask(deps, request.project.id, rerun.input, {
         userId: currentUser(request).id,
         commitHash: rerun.commitHash,
         canEditTemplates: can(request.permissions, 'manageProjectResources'),
         rerunOf: task.id,
       });
-      return reply.status(201).send(view(await loadTask(request.project.id, id)));
+      return reply.status(201).send(view(created));
     });
 
     scope.delete('/tasks/:task_id', { config: { admin: true }, ...byTask }, async (request, reply) => {

@@ -62,9 +62,23 @@ export async function startTask(
   input: NewTask,
   origin: TaskOrigin,
 ): Promise<number> {
+  return (await createTask(deps, projectId, input, origin)).id;
+}
+
+/**
+ * `startTask` for a caller that answers with the new task: the row as stored, read before the engine may claim
+ * it, so the answer says `waiting` however fast the engine is.
+ */
+export async function createTask(
+  deps: TaskServiceDeps,
+  projectId: number,
+  input: NewTask,
+  origin: TaskOrigin,
+): Promise<TaskRow> {
   const id = await insertNewTask(deps, projectId, input, origin);
+  const created = found(await findProjectTask(deps.db, projectId, id), 'Task');
   await deps.tasks.enqueue(id);
-  return id;
+  return created;
 }
 
 /**
