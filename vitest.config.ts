@@ -67,7 +67,7 @@ const projects: TestProjectInlineConfiguration[] = [
     test: {
       name: 'e2e',
       ...files('e2e'),
-      // One server for the files that can share it; first-day.test.ts (a fresh install) and templates.test.ts start
+      // One server for the files that can share it; first-day.test.ts (a fresh install), tasks.test.ts and templates.test.ts start
       // their own.
       globalSetup: ['./support/shared-server.ts'],
       testTimeout: 120_000,

@@ -5,18 +5,19 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Api, login } from './support/api';
 import { DESKTOP, launch, newContext, PHONE, shot, useSession } from './support/browser';
 import { seedBashProject, waitForStatus as waitForTaskStatus } from './support/seed';
-import { ADMIN, root } from './support/server';
-import { sharedServer } from './support/shared';
-import type { SharedServer } from './support/shared-server';
+import { ADMIN, root, startServer, type TestServer } from './support/server';
+import { terraformStandIn } from './support/terraform';
 
-let server: SharedServer;
+// Its own server: the 1,000,000-line log is written straight into the server's SQLite file in one
+// transaction, which would hold the write lock of a shared server for seconds while other files save.
+let server: TestServer;
 let browser: Browser;
 let admin: Api;
 let projectId: number;
 const templates: Record<string, number> = {};
 
 beforeAll(async () => {
-  server = sharedServer();
+  server = await startServer({ PATH: `${terraformStandIn()}:${process.env.PATH}` });
   browser = await launch();
   admin = await login(server.url, ADMIN.login, ADMIN.password);
   const seeded = await seedBashProject(
@@ -47,6 +48,7 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   await browser?.close();
+  await server?.stop();
 });
 
 async function pageAs(api: Api, viewport = DESKTOP, colorScheme: 'light' | 'dark' = 'light'): Promise<Page> {

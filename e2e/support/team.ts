@@ -127,6 +127,9 @@ export async function expectSnackbar(page: Page, text: string) {
   try {
     await bars.filter({ hasText: exact }).first().waitFor({ timeout: 30_000 });
   } catch {
-    throw new Error(`No snackbar "${text}"; showing: ${JSON.stringify(await bars.allTextContents())}`);
+    const alerts = await page.getByRole('alert').allTextContents();
+    throw new Error(
+      `No snackbar "${text}"; showing: ${JSON.stringify(await bars.allTextContents())}; alerts: ${JSON.stringify(alerts)}`,
+    );
   }
 }
