@@ -279,7 +279,16 @@ describe.each(testDialects())('two instances on one $name database', (dialect) =
       expect(row.message).toBe(runnerGoneMessage);
       expect(row.end).toBeTruthy();
       expect(row.control).toBeNull();
-      expect(await outputOf(s.a.deps, row.id)).toEqual([runnerGoneMessage]);
+      // The reason is written as the last line just after the status (readers of the bus get the status after it).
+      const lines = await waitFor(
+        async () => {
+          const out = await outputOf(s.a.deps, row.id);
+          return out.length > 0 ? out : undefined;
+        },
+        5000,
+        'the interruption line',
+      );
+      expect(lines).toEqual([runnerGoneMessage]);
     }
     // The dead instance's row is removed by the sweep; the live ones stay.
     await waitFor(
