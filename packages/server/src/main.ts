@@ -39,35 +39,39 @@ export async function main(argv: string[]): Promise<void> {
       return;
     }
     case 'user':
-    case 'users': {
-      const handle = openDb(config.dbUrl);
-      try {
-        await migrate(handle);
+    case 'users':
+      return withMigratedDb(config, async (handle) => {
         // Loaded on demand: `user …` commands should not pay for loading the whole web app.
         const { runUserCommand } = await import('./features/users/users.cli');
-        (await import('./lib/password-hash')).setPasswordHashCost(config.bcryptCost);
-        process.exitCode = await runUserCommand(handle, rest);
-      } finally {
-        await handle.destroy();
-      }
-      return;
-    }
+        return runUserCommand(handle, rest);
+      });
     case 'backup':
-    case 'restore': {
-      const handle = openDb(config.dbUrl);
-      try {
-        await migrate(handle);
+    case 'restore':
+      return withMigratedDb(config, async (handle) => {
         const { runInstanceBackupCommand } = await import('./features/instance-backup/instance-backup.cli');
-        (await import('./lib/password-hash')).setPasswordHashCost(config.bcryptCost);
-        process.exitCode = await runInstanceBackupCommand(command, { config, ...handle }, rest);
-      } finally {
-        await handle.destroy();
-      }
-      return;
-    }
+        return runInstanceBackupCommand(command, { config, ...handle }, rest);
+      });
     default:
       console.log(usage);
       process.exitCode = command && command !== 'help' && command !== '--help' ? 1 : 0;
+  }
+}
+
+/**
+ * Runs a command on the migrated database with the configured password-hash cost, sets its exit code and closes
+ * the database however the command ends.
+ */
+async function withMigratedDb(
+  config: ReturnType<typeof loadConfig>,
+  command: (handle: ReturnType<typeof openDb>) => Promise<number>,
+) {
+  const handle = openDb(config.dbUrl);
+  try {
+    await migrate(handle);
+    (await import('./lib/password-hash')).setPasswordHashCost(config.bcryptCost);
+    process.exitCode = await command(handle);
+  } finally {
+    await handle.destroy();
   }
 }
 
