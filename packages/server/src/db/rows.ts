@@ -24,13 +24,16 @@ function whereKey<Q extends Filterable<Q>>(query: Q, key: Record<string, unknown
   if (columns.length === 0) throw new Error('a row key needs at least one column');
   for (const [column, value] of columns) {
     if (value === undefined) throw new Error(`row key column ${column} has no value`);
+    // `in ()` is not SQL on any of the three databases; a caller with a possibly empty list answers [] itself.
+    if (Array.isArray(value) && value.length === 0)
+      throw new Error(`row key column ${column} has an empty list`);
     query = query.where(column, Array.isArray(value) ? 'in' : '=', value);
   }
   return query;
 }
 
 /** The first row matching the key (at most one when the key holds the id). */
-export function findRow<T extends keyof Database & string>(
+export async function findRow<T extends keyof Database & string>(
   db: Kysely<Database>,
   table: T,
   key: RowKey<T>,
@@ -41,7 +44,7 @@ export function findRow<T extends keyof Database & string>(
 }
 
 /** Every row matching the key, in id order. */
-export function listRows<T extends keyof Database & string>(
+export async function listRows<T extends keyof Database & string>(
   db: Kysely<Database>,
   table: T,
   key: RowKey<T>,
@@ -79,7 +82,7 @@ export async function deleteRows<T extends keyof Database & string>(
  * The rows matching the key in the lists' order: case-insensitively by the sort column, then by name, then by id
  * so equal names keep a stable order.
  */
-export function listRowsByName<T extends keyof Database & string>(
+export async function listRowsByName<T extends keyof Database & string>(
   db: Kysely<Database>,
   table: T,
   key: RowKey<T>,
