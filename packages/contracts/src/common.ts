@@ -214,3 +214,9 @@ export const noRefs = (): Refs => ({
   integrations: [],
   schedules: [],
 });
+
+/**
+ * The documented answer of a route that has nothing to return (204 and the like): JSON Schema `type: 'null'`, which
+ * the API description shows as a response without a body.
+ */
+export const noContent = z.null().describe('Done; the response has no body.');

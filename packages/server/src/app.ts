@@ -46,6 +46,8 @@ export type BuildOptions = {
   retention?: RetentionOptions;
   /** Starts the tasks the scheduler and integrations ask for, in place of the tasks feature (tests record them). */
   startTask?: StartTask;
+  /** Validate every response against the route's declared response schema; a mismatch fails the request (tests). */
+  checkResponses?: boolean;
 };
 
 /** Builds the Fastify app with every route (no listen). Migrations are applied before routes answer. */
@@ -110,7 +112,7 @@ export async function buildApp(
   registerRequestIds(app);
   registerErrorHandler(app);
   // The API description first: it describes the routes registered after it.
-  await registerOpenApi(app);
+  await registerOpenApi(app, { checkResponses: options.checkResponses });
   registerMetrics(app, deps);
   await app.register(cookie);
   await app.register(websocket, { options: { maxPayload: 64 * 1024 }, preClose: closeSocketsOnShutdown });

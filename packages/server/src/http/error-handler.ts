@@ -3,6 +3,7 @@ import type { FastifyError, FastifyInstance } from 'fastify';
 import { ZodError } from 'zod';
 import { describeDbError, isDbUnavailable } from '../db/unavailable';
 import { AppError, codeOf, fieldCodes, fromZod } from '../lib/errors';
+import { ResponseSchemaMismatch } from './openapi';
 
 /** The English message and its stable code, as every error response starts. */
 const errorBody = (message: string, coded: CodedMessage) => ({
@@ -45,6 +46,9 @@ export function registerErrorHandler(app: FastifyInstance) {
         .send(errorBody(messages.databaseUnavailable, codeOf(503, messages.databaseUnavailable)));
     }
     request.log.error({ err }, 'request failed');
+    // Responses are checked only under test (buildApp's checkResponses): the test shows which field drifted.
+    if (err instanceof ResponseSchemaMismatch)
+      return reply.status(500).send(errorBody(err.message, codeOf(500, messages.internal)));
     return reply.status(500).send(errorBody(messages.internal, codeOf(500, messages.internal)));
   });
 }

@@ -1,11 +1,13 @@
 import { compileErrors, validate } from '@readme/openapi-parser';
 import type { FastifySchema } from 'fastify';
+import Fastify from 'fastify';
 import type { OpenAPIV3_1 } from 'openapi-types';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ZodObject, ZodType } from 'zod';
+import { ZodObject, ZodType, z } from 'zod';
 import { testDialects } from '../../test/support/dialects';
 import { createHarness, type Harness } from '../../test/support/harness';
-import { API_DOCS_PREFIX, OPENAPI_PATH } from './openapi';
+import { registerErrorHandler } from './error-handler';
+import { API_DOCS_PREFIX, OPENAPI_PATH, responseSerializer } from './openapi';
 
 /**
  * The API description is generated from the routes and the zod schemas they validate with: every route the app
@@ -133,5 +135,46 @@ describe('API description', () => {
       const res = await h.anonymous().get(new URL(asset, `http://server${API_DOCS_PREFIX}/`).pathname);
       expect([asset, res.statusCode]).toEqual([asset, 200]);
     }
+  });
+});
+
+describe('response check', () => {
+  /** A route that declares `{ id: number }` and answers what the test gives it. */
+  async function appAnswering(body: unknown, check: boolean) {
+    const app = Fastify();
+    app.setSerializerCompiler(responseSerializer(check));
+    registerErrorHandler(app);
+    app.get(
+      '/thing',
+      { schema: { response: { 200: z.strictObject({ id: z.number() }) } } },
+      async () => body,
+    );
+    await app.ready();
+    return app;
+  }
+
+  it('passes a body its schema accepts, byte for byte as JSON.stringify writes it', async () => {
+    const app = await appAnswering({ id: 7 }, true);
+    const res = await app.inject('/thing');
+    expect([res.statusCode, res.body]).toEqual([200, '{"id":7}']);
+    await app.close();
+  });
+
+  it('fails the request, naming the field, when a checked body drifts from its schema', async () => {
+    for (const body of [{ id: '7' }, { id: 7, extra: true }]) {
+      const app = await appAnswering(body, true);
+      const res = await app.inject('/thing');
+      expect(res.statusCode).toBe(500);
+      expect(res.json().error).toMatch(/^GET \/thing answered 200 with a body its response schema refuses/);
+      expect(res.json().error).toMatch(/id|extra/);
+      await app.close();
+    }
+  });
+
+  it('sends the body unchecked in production', async () => {
+    const app = await appAnswering({ id: '7' }, false);
+    const res = await app.inject('/thing');
+    expect([res.statusCode, res.body]).toEqual([200, '{"id":"7"}']);
+    await app.close();
   });
 });

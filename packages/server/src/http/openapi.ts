@@ -2,6 +2,7 @@ import swagger, { type FastifyDynamicSwaggerOptions } from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import { errorResponse } from '@signalbox/contracts';
 import type { FastifyInstance } from 'fastify';
+import type { FastifyRouteSchemaDef } from 'fastify/types/schema';
 import { ZodObject, ZodType, z } from 'zod';
 import { version } from '../version';
 import { pathIds } from './path-params';
@@ -71,15 +72,37 @@ export const transform: NonNullable<FastifyDynamicSwaggerOptions['transform']> =
   return { schema: documented as typeof schema, url };
 };
 
+/** Thrown when a route answers with a body its declared response schema refuses (only when responses are checked). */
+export class ResponseSchemaMismatch extends Error {}
+
+/**
+ * The serializer of a route's response: JSON.stringify, exactly as for a route without a response schema, so
+ * declaring one never changes what a client receives. With `check`, the JSON about to be sent is first parsed back
+ * and validated against the declared zod schema, and a body the schema refuses fails the request (500, the reason in
+ * the log) — the tests run this way, so the description cannot drift from what the routes answer.
+ */
+export function responseSerializer(check: boolean) {
+  return ({ schema, method, url, httpStatus }: FastifyRouteSchemaDef<unknown>) =>
+    (data: unknown) => {
+      const json = JSON.stringify(data);
+      if (check && schema instanceof ZodType) {
+        const result = schema.safeParse(json === undefined ? undefined : JSON.parse(json));
+        if (!result.success)
+          throw new ResponseSchemaMismatch(
+            `${method} ${url} answered ${httpStatus} with a body its response schema refuses: ${z.prettifyError(result.error)}`,
+          );
+      }
+      return json;
+    };
+}
+
 /**
  * Serves the OpenAPI 3.1 description at /api/openapi.json and the Swagger UI reference at /api/docs, both public and
  * both from this server (no CDN). Registered before the routes: @fastify/swagger collects them as they are added.
- *
- * Response schemas are documentation only: every response is serialised with JSON.stringify, exactly as a route
- * without a response schema is, so declaring one never changes what a client receives.
+ * `checkResponses` validates every response against its declared schema (see responseSerializer).
  */
-export async function registerOpenApi(app: FastifyInstance) {
-  app.setSerializerCompiler(() => (data) => JSON.stringify(data));
+export async function registerOpenApi(app: FastifyInstance, { checkResponses = false } = {}) {
+  app.setSerializerCompiler(responseSerializer(checkResponses));
   await app.register(swagger, {
     openapi: {
       openapi: '3.1.0',

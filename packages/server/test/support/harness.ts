@@ -78,7 +78,13 @@ export async function createHarness(
   const stream = { write: (line: string) => void logLines.push(line) };
   // The database's own warnings (lost connections) land in the same captured log as the app's.
   const handle = openDb(database.url, { log: pino({ level: 'info' }, stream) });
-  const { app, deps } = await buildApp(config, { ...build, db: handle, logger: { level: 'info', stream } });
+  const { app, deps } = await buildApp(config, {
+    ...build,
+    db: handle,
+    logger: { level: 'info', stream },
+    // Every answer of every API test is checked against the response schema its route declares.
+    checkResponses: true,
+  });
   await app.ready();
 
   const makeClient = (userId: number, username: string, password: string, cookie: string): Client => {
