@@ -1,0 +1,334 @@
+#!/usr/bin/env node
+// Benchmark: the API's list and output endpoints against a bare server answering the same bytes.
+//
+//   node bench/api.mjs [--db sqlite|postgres] [--templates 1000] [--tasks 1000000] [--lines 1000000]
+//                      [--connections 50] [--duration 5] [--write] [--keep] [--profile DIR]
+//
+// Starts the built Signalbox server (`npm run build` first; run as `npm start` runs it) on a fresh SQLite data dir
+// or a fresh PostgreSQL database (SIGNALBOX_BENCH_PG_URL, default postgres://postgres@127.0.0.1:5432/postgres: a
+// database is created there and dropped at the end), and fills one project through the API: --templates bash
+// templates, one real task printing --lines lines, then --tasks finished tasks spread over the templates, copied
+// from that task's row by one INSERT … SELECT (no output of their own). Then, for each endpoint, in one run:
+//   Signalbox  autocannon, --connections keep-alive connections for --duration seconds, API token as bearer;
+//   bare       a Fastify server in its own process answering the same path with the same bytes from memory
+//              (the body Signalbox answered, fetched once), the same load.
+// Endpoints: the templates list, the task list (limit 200), the last tasks (history of 200), the first 300 output
+// lines, and a 10,000-line output page at the start and 980,000 lines deep (the largest page the API serves).
+// Server RSS: idle (after the seeding, a GC and 3 s of quiet) and peak (VmHWM at the end). --write adds the rows
+// to bench/README.md; --keep leaves the temp dir (and database) behind; --profile DIR writes a V8 CPU profile of
+// the Signalbox server during the load.
+import { spawn } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import { join } from 'node:path';
+import autocannon from 'autocannon';
+import Database from 'better-sqlite3';
+import pg from 'pg';
+import {
+  args,
+  freePort,
+  jsonClient,
+  log,
+  opt,
+  readProc,
+  root,
+  scriptRepo,
+  serverEnv,
+  signInWhenUp,
+  sleep,
+} from './lib/bench.mjs';
+
+const DB = opt('db', 'sqlite');
+const TEMPLATES = Number(opt('templates', '1000'));
+const TASKS = Number(opt('tasks', '1000000'));
+const LINES = Number(opt('lines', '1000000'));
+const CONNECTIONS = Number(opt('connections', '50'));
+const DURATION = Number(opt('duration', '5'));
+const WRITE = args.includes('--write');
+const KEEP = args.includes('--keep');
+const PROFILE = opt('profile', '');
+const PG_URL = process.env.SIGNALBOX_BENCH_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+const DEEP_OFFSET = Math.max(0, LINES - 20_000);
+
+const builtEntry = join(root, 'packages/server/dist/main.js');
+
+/** A fresh database for the server: its URL, and how to run SQL on it and drop it. */
+async function freshDatabase(work) {
+  if (DB === 'sqlite') {
+    const file = join(work, 'data', 'signalbox.db');
+    return {
+      url: '',
+      label: 'SQLite',
+      exec: async (sql) => {
+        const db = new Database(file);
+        db.pragma('busy_timeout = 60000');
+        try {
+          return db.prepare(sql).all();
+        } catch (err) {
+          if (/does not return data/.test(String(err))) return db.exec(sql);
+          throw err;
+        } finally {
+          db.close();
+        }
+      },
+      drop: async () => {},
+    };
+  }
+  const name = `signalbox_bench_${process.pid}`;
+  const admin = new pg.Client({ connectionString: PG_URL });
+  await admin.connect();
+  await admin.query(`CREATE DATABASE ${name}`);
+  await admin.end();
+  const url = new URL(PG_URL);
+  url.pathname = `/${name}`;
+  return {
+    url: url.href,
+    label: 'PostgreSQL',
+    exec: async (sql) => {
+      const client = new pg.Client({ connectionString: url.href });
+      await client.connect();
+      try {
+        return (await client.query(sql)).rows;
+      } finally {
+        await client.end();
+      }
+    },
+    drop: async () => {
+      const client = new pg.Client({ connectionString: PG_URL });
+      await client.connect();
+      await client.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+      await client.end();
+    },
+  };
+}
+
+/** `count` finished tasks over the templates [first, first + templates), copied from the row of task `seed`. */
+async function copyTasks(database, seed, first, templates, count) {
+  const columns =
+    DB === 'sqlite'
+      ? (await database.exec(`SELECT name FROM pragma_table_info('task')`)).map((row) => row.name)
+      : (
+          await database.exec(
+            `SELECT column_name AS name FROM information_schema.columns WHERE table_name = 'task' ORDER BY ordinal_position`,
+          )
+        ).map((row) => row.name);
+  const copied = columns.filter((name) => name !== 'id');
+  const q = (name) => `"${name}"`;
+  const value = (name) => (name === 'template_id' ? `${first} + (n.i % ${templates})` : `t.${q(name)}`);
+  const numbers =
+    DB === 'sqlite'
+      ? `WITH RECURSIVE n(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM n WHERE i < ${count - 1})`
+      : `WITH n(i) AS (SELECT generate_series(0, ${count - 1}))`;
+  const sql = `INSERT INTO task (${copied.map(q).join(', ')}) ${numbers} SELECT ${copied.map(value).join(', ')} FROM n, task t WHERE t.id = ${seed}`;
+  await database.exec(DB === 'sqlite' ? sql : `${sql}; ANALYZE task;`);
+  if (DB === 'sqlite') await database.exec('ANALYZE');
+}
+
+/** A bare Fastify server in its own process, answering each path with the bytes saved in `file`. */
+async function startBare(file) {
+  const port = await freePort();
+  const script = `
+    import Fastify from 'fastify';
+    import { readFileSync } from 'node:fs';
+    const routes = JSON.parse(readFileSync(${JSON.stringify(file)}, 'utf8'));
+    const app = Fastify();
+    const byUrl = new Map(routes.map((r) => [r.url, { body: Buffer.from(r.body, 'base64'), type: r.type }]));
+    app.get('*', (request, reply) => {
+      const route = byUrl.get(request.url);
+      if (!route) return reply.status(404).send();
+      return reply.type(route.type).send(route.body);
+    });
+    await app.listen({ host: '127.0.0.1', port: ${port} });
+    console.log('ready');
+  `;
+  const child = spawn(process.execPath, ['--input-type=module', '-e', script], {
+    cwd: join(root, 'packages/server'),
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  await new Promise((resolve, reject) => {
+    child.stdout.once('data', resolve);
+    child.once('exit', (code) => reject(new Error(`bare server exited with ${code}`)));
+  });
+  return { child, base: `http://127.0.0.1:${port}` };
+}
+
+/** autocannon against `base + path`: requests/s (mean), p50, p99 (ms), and how many answers were not 2xx. */
+async function load(base, path, headers) {
+  const run = (duration) =>
+    autocannon({ url: base + path, connections: CONNECTIONS, duration, headers, pipelining: 1 });
+  await run(1); // warm-up: JIT, connection pools, caches
+  const result = await run(DURATION);
+  return {
+    rps: result.requests.average,
+    p50: result.latency.p50,
+    p99: result.latency.p99,
+    failed: result.non2xx + result.errors + result.timeouts,
+  };
+}
+
+async function waitForTask(call, path, id, cookie) {
+  for (;;) {
+    const task = (await call('GET', `${path}/tasks/${id}`, undefined, cookie)).json;
+    if (['success', 'error', 'stopped'].includes(task.status)) return task;
+    await sleep(200);
+  }
+}
+
+const mb = (bytes) => `${Math.round(bytes / 2 ** 20)} MB`;
+const fmt = (n) => Math.round(n).toLocaleString('en');
+
+async function main() {
+  if (!existsSync(builtEntry)) throw new Error('the server is not built: run `npm run build` first');
+  const work = mkdtempSync(join(os.tmpdir(), 'signalbox-bench-api-'));
+  const database = await freshDatabase(work);
+  const loadAtStart = os.loadavg()[0];
+  log(
+    `work dir ${work}; ${database.label}, ${TEMPLATES} templates, ${fmt(TASKS)} tasks, ${fmt(LINES)} lines`,
+  );
+
+  const repo = scriptRepo(
+    work,
+    'print.sh',
+    `#!/bin/bash\nseq -f 'line %.0f: ok: [web-01] => {"changed": false}' 1 "\${1:-${LINES}}"\n`,
+  );
+  const port = await freePort();
+  const password = 'bench-password-1';
+  const server = spawn(
+    process.execPath,
+    [
+      '--max-semi-space-size=4',
+      '--enable-source-maps',
+      ...(PROFILE ? ['--cpu-prof', `--cpu-prof-dir=${PROFILE}`] : []),
+      join(root, 'packages/server/bin/signalbox.mjs'),
+      'server',
+    ],
+    {
+      env: { ...serverEnv(work, port, password), SIGNALBOX_DB_URL: database.url },
+      stdio: ['ignore', 'ignore', 'inherit'],
+    },
+  );
+  const stopServer = async () => {
+    if (server.exitCode !== null) return;
+    const exited = new Promise((resolve) => server.once('exit', resolve));
+    server.kill('SIGTERM');
+    await exited;
+  };
+  let bare;
+  try {
+    const base = `http://127.0.0.1:${port}`;
+    const cookie = await signInWhenUp(server, base, 'bench', password);
+    const call = jsonClient(base);
+    const token = (await call('POST', '/api/user/tokens', {}, cookie)).json.token;
+
+    // One project: TEMPLATES bash templates on a local repository; the first prints the lines.
+    const project = (await call('POST', '/api/projects', { name: 'Bench' }, cookie)).json.id;
+    const path = `/api/project/${project}`;
+    const post = async (collection, body) =>
+      (await call('POST', `${path}/${collection}`, body, cookie)).json.id;
+    const key = await post('keys', { name: 'None', type: 'none' });
+    const repository = await post('repositories', {
+      name: 'Scripts',
+      git_url: repo,
+      git_branch: '',
+      ssh_key_id: key,
+    });
+    const environment = await post('environment', { name: 'Empty', json: '{}', env: '{}' });
+    const templateIds = [];
+    const started = Date.now();
+    for (let i = 0; i < TEMPLATES; i += 20) {
+      const batch = Array.from({ length: Math.min(20, TEMPLATES - i) }, (_, j) =>
+        post('templates', {
+          name: `Deploy service ${String(i + j + 1).padStart(4, '0')}`,
+          description: 'Rolls the service out to the web tier',
+          app: 'bash',
+          playbook: 'print.sh',
+          repository_id: repository,
+          environment_id: environment,
+        }),
+      );
+      templateIds.push(...(await Promise.all(batch)));
+    }
+    log(`${TEMPLATES} templates in ${((Date.now() - started) / 1000).toFixed(1)} s`);
+    const output = (await call('POST', `${path}/tasks`, { template_id: templateIds[0] }, cookie)).json.id;
+    const done = await waitForTask(call, path, output, cookie);
+    if (done.status !== 'success') throw new Error(`the output task ended ${done.status}`);
+    log(`task ${output} printed ${fmt(LINES)} lines`);
+    const copyStart = Date.now();
+    await copyTasks(database, output, templateIds[0], TEMPLATES, TASKS);
+    log(`${fmt(TASKS)} tasks copied in ${((Date.now() - copyStart) / 1000).toFixed(1)} s`);
+
+    const endpoints = [
+      ['GET …/templates', `${path}/templates`],
+      ['GET …/tasks?limit=200', `${path}/tasks?limit=200`],
+      ['GET …/tasks/last (history 200)', `${path}/tasks/last`],
+      ['GET …/output first 300 lines', `${path}/tasks/${output}/output?limit=300`],
+      ['GET …/output 10,000 lines at offset 0', `${path}/tasks/${output}/output?offset=0&limit=10000`],
+      [
+        `GET …/output 10,000 lines at offset ${fmt(DEEP_OFFSET)}`,
+        `${path}/tasks/${output}/output?offset=${DEEP_OFFSET}&limit=10000`,
+      ],
+    ];
+    const headers = { authorization: `Bearer ${token}` };
+    const saved = [];
+    for (const [, url] of endpoints) {
+      const res = await fetch(base + url, { headers });
+      if (res.status !== 200) throw new Error(`${url}: ${res.status} ${await res.text()}`);
+      const body = Buffer.from(await res.arrayBuffer());
+      saved.push({
+        url,
+        type: res.headers.get('content-type'),
+        body: body.toString('base64'),
+        bytes: body.length,
+      });
+    }
+    const bareFile = join(work, 'bare.json');
+    writeFileSync(bareFile, JSON.stringify(saved));
+    bare = await startBare(bareFile);
+
+    await sleep(3000);
+    const idleRss = readProc(server.pid, 'VmRSS');
+    const rows = [];
+    for (const [i, [label, url]] of endpoints.entries()) {
+      const ours = await load(base, url, headers);
+      const theirs = await load(bare.base, url, {});
+      rows.push({ label, bytes: saved[i].bytes, ours, theirs });
+      log(
+        `${label}: ${fmt(ours.rps)} req/s p50 ${ours.p50} ms p99 ${ours.p99} ms (failed ${ours.failed}); ` +
+          `bare ${fmt(theirs.rps)} req/s p99 ${theirs.p99} ms`,
+      );
+    }
+    const peakRss = readProc(server.pid, 'VmHWM');
+    await stopServer();
+    report(rows, { database: database.label, loadAtStart, idleRss, peakRss });
+  } finally {
+    bare?.child.kill();
+    await stopServer();
+    if (!KEEP) {
+      await database.drop();
+      rmSync(work, { recursive: true, force: true });
+    } else log(`kept ${work}`);
+  }
+}
+
+function report(rows, { database, loadAtStart, idleRss, peakRss }) {
+  const date = `${new Date().toISOString().slice(0, 16).replace('T', ' ')} UTC`;
+  const cpu = os.cpus()[0]?.model.split(' ').slice(0, 2).join(' ') ?? 'unknown';
+  const machine = `${cpu} (${os.cpus().length} cores), Node ${process.version}, load ${loadAtStart.toFixed(1)}`;
+  const lines = rows.map(({ label, bytes, ours, theirs }) => {
+    const share = ((100 * ours.rps) / theirs.rps).toFixed(1);
+    return `| ${date} | ${machine} | ${database}, ${TEMPLATES} templates, ${fmt(TASKS)} tasks | ${label} | ${fmt(bytes)} | ${fmt(ours.rps)} | ${ours.p50} | ${ours.p99} | ${ours.failed} | ${fmt(theirs.rps)} | ${theirs.p99} | ${share} % | ${mb(idleRss)} / ${mb(peakRss)} |`;
+  });
+  console.log(lines.join('\n'));
+  if (!WRITE) return;
+  const readme = join(root, 'bench/README.md');
+  const marker = '<!-- api results:end -->';
+  const text = readFileSync(readme, 'utf8');
+  if (!text.includes(marker)) throw new Error(`bench/README.md has no ${marker}`);
+  writeFileSync(readme, text.replace(marker, `${lines.join('\n')}\n${marker}`));
+  log('row(s) added to bench/README.md');
+}
+
+main().catch((err) => {
+  console.error(err);
+  process.exit(1);
+});
