@@ -14,8 +14,42 @@ export const loginInput = z.object({
 });
 export type LoginInput = z.infer<typeof loginInput>;
 
-export type OidcProviderInfo = { id: string; name: string; color: string; icon: string };
-export type LoginOptions = { oidc_providers: OidcProviderInfo[]; login_with_password: boolean };
+/** An OpenID Connect provider the login page offers a button for. */
+export const oidcProviderInfoSchema = z.strictObject({
+  id: z.string().describe('The configured id of the provider, as in /api/auth/oidc/{id}/login'),
+  name: z.string().describe('Text of the sign-in button: the display name, else the id'),
+  color: z.string().describe('Colour of the sign-in button; empty for the default'),
+  icon: z.string().describe('Icon of the sign-in button; empty for none'),
+});
+export type OidcProviderInfo = z.infer<typeof oidcProviderInfoSchema>;
+
+/** GET /api/auth/login: the ways to sign in this server offers. */
+export const loginOptionsSchema = z.strictObject({
+  oidc_providers: z
+    .array(oidcProviderInfoSchema)
+    .describe('OpenID Connect providers, in their configured order'),
+  login_with_password: z
+    .boolean()
+    .describe('Whether POST /api/auth/login (username and password) is enabled'),
+});
+export type LoginOptions = z.infer<typeof loginOptionsSchema>;
+
+/** GET /api/info: the server's version and settings clients show. */
+export const serverInfoSchema = z.strictObject({
+  version: z.string(),
+  ansible: z.string().describe('Always empty: the server does not report an Ansible version'),
+  web_host: z.string().describe('The configured address of the web console; empty when not set'),
+  schedule_timezone: z.string().describe('The time zone schedules are read in'),
+  task_retention_days: z
+    .number()
+    .int()
+    .describe(
+      "Days finished tasks and their output are kept (0 = forever); a project's own setting overrides it",
+    ),
+  auth_methods: z.strictObject({}).describe('Always empty'),
+  premium_features: z.strictObject({}).describe('Always empty'),
+});
+export type ServerInfo = z.infer<typeof serverInfoSchema>;
 
 /** Longest lifetime a token may be given: ten years. */
 export const MAX_TOKEN_DAYS = 3650;
@@ -33,13 +67,19 @@ export const apiTokenInput = z
   })
   .nullish();
 
-export type ApiToken = {
-  id: string;
-  name: string;
-  created: string;
-  /** When the token stops working (ISO 8601); null = never. */
-  expires: string | null;
-  expired: boolean;
-  user_id: number;
-};
-export type ApiTokenCreated = ApiToken & { token: string };
+/** An API token of the signed-in user, without the secret. */
+export const apiTokenSchema = z.strictObject({
+  id: z.string(),
+  name: z.string(),
+  created: z.string().describe('When the token was created (ISO 8601)'),
+  expires: z.string().nullable().describe('When the token stops working (ISO 8601); null = never.'),
+  expired: z.boolean(),
+  user_id: z.number().int(),
+});
+export type ApiToken = z.infer<typeof apiTokenSchema>;
+
+/** POST /api/user/tokens: the new token, with its secret. */
+export const apiTokenCreatedSchema = apiTokenSchema.extend({
+  token: z.string().describe('The secret to send as `Authorization: Bearer <token>`; shown only this once'),
+});
+export type ApiTokenCreated = z.infer<typeof apiTokenCreatedSchema>;

@@ -1,22 +1,26 @@
 import { z } from 'zod';
 import { flag, messages, requiredString } from './common';
 
-export type User = {
-  id: number;
-  created: string;
-  name: string;
-  username: string;
-  email: string;
-  admin: boolean;
-  alert: boolean;
-  external: boolean;
-  can_create_project: boolean;
-  /**
-   * Administrators viewing GET /api/users/{id} only: until when some address must wait before trying this
-   * user's password again after repeated failures (ISO 8601), or null when none must.
-   */
-  sign_in_locked_until?: string | null;
-};
+/** A user account: never the password hash. */
+export const userSchema = z.strictObject({
+  id: z.number().int(),
+  created: z.string(),
+  name: z.string(),
+  username: z.string(),
+  email: z.string(),
+  admin: z.boolean(),
+  alert: z.boolean(),
+  external: z.boolean(),
+  can_create_project: z.boolean(),
+  sign_in_locked_until: z
+    .string()
+    .nullable()
+    .optional()
+    .describe(
+      "Administrators viewing GET /api/users/{id} only: until when some address must wait before trying this user's password again after repeated failures (ISO 8601), or null when none must.",
+    ),
+});
+export type User = z.infer<typeof userSchema>;
 
 const password = z
   .string({ error: messages.required('Password') })

@@ -11,7 +11,12 @@ import { fromZod, parse } from '../lib/errors';
  */
 export interface ZodTypeProvider extends FastifyTypeProvider {
   readonly validator: this['schema'] extends ZodType ? z.output<this['schema']> : unknown;
-  readonly serializer: this['schema'] extends ZodType ? z.input<this['schema']> : unknown;
+  // A status declared `noContent` has no body: the handler calls `reply.send()` without one.
+  readonly serializer: this['schema'] extends z.ZodNull
+    ? undefined
+    : this['schema'] extends ZodType
+      ? z.input<this['schema']>
+      : unknown;
 }
 
 /** The path parameters of a route that names rows by id (`:id`, `:task_id`…), each read with `idParam`. */

@@ -1,4 +1,14 @@
-import { apiTokenInput, type LoginOptions, loginInput } from '@signalbox/contracts';
+import {
+  apiTokenCreatedSchema,
+  apiTokenInput,
+  apiTokenSchema,
+  type LoginOptions,
+  loginInput,
+  loginOptionsSchema,
+  noContent,
+  serverInfoSchema,
+  userSchema,
+} from '@signalbox/contracts';
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import type { Deps } from '../../deps';
@@ -22,14 +32,27 @@ export function loginOptions(deps: Pick<Deps, 'config'>): LoginOptions {
 const tokenParams = z.object({ id: z.string() });
 
 export function authRoutes(app: FastifyInstance, deps: Deps) {
-  app.get('/api/ping', { config: { public: true } }, async (_request, reply) =>
-    reply.type('text/plain').send('pong'),
+  // Plain text, not JSON: the answer is described by its media type (errors stay JSON).
+  const pong = { type: 'string', const: 'pong' };
+  const ping = {
+    config: { public: true },
+    schema: {
+      response: { 200: { description: 'The server answers', content: { 'text/plain': { schema: pong } } } },
+    },
+  };
+  app.get('/api/ping', ping, async (_request, reply) => reply.type('text/plain').send('pong'));
+
+  app.get(
+    '/api/auth/login',
+    { config: { public: true }, schema: { response: { 200: loginOptionsSchema } } },
+    async () => loginOptions(deps),
   );
 
-  app.get('/api/auth/login', { config: { public: true } }, async () => loginOptions(deps));
-
   // The body is read after the sign-in method is known to be enabled.
-  const login = { config: { public: true, parsesInHandler: true }, schema: { body: loginInput } };
+  const login = {
+    config: { public: true, parsesInHandler: true },
+    schema: { body: loginInput, response: { 204: noContent } },
+  };
   app.post('/api/auth/login', login, async (request, reply) => {
     if (deps.config.passwordLoginDisabled) throw new AppError(403, 'Password sign-in is disabled');
     const input = parse(loginInput, request.body);
@@ -50,7 +73,8 @@ export function authRoutes(app: FastifyInstance, deps: Deps) {
     return reply.status(204).send();
   });
 
-  app.post('/api/auth/logout', { config: { public: true } }, async (request, reply) => {
+  const logout = { config: { public: true }, schema: { response: { 204: noContent } } };
+  app.post('/api/auth/logout', logout, async (request, reply) => {
     if (request.sessionId) {
       await expireSession(deps.db, request.sessionId);
       deps.bus.emit('logout', { sessionId: request.sessionId });
@@ -59,9 +83,11 @@ export function authRoutes(app: FastifyInstance, deps: Deps) {
     return reply.status(204).send();
   });
 
-  app.get('/api/user', async (request) => toUser(currentUser(request)));
+  app.get('/api/user', { schema: { response: { 200: userSchema } } }, async (request) =>
+    toUser(currentUser(request)),
+  );
 
-  app.get('/api/info', async () => ({
+  app.get('/api/info', { schema: { response: { 200: serverInfoSchema } } }, async () => ({
     version,
     ansible: '',
     web_host: deps.config.webRoot,
@@ -71,11 +97,16 @@ export function authRoutes(app: FastifyInstance, deps: Deps) {
     premium_features: {},
   }));
 
-  app.get('/api/user/tokens', async (request) => listTokens(deps.db, currentUser(request).id));
+  app.get('/api/user/tokens', { schema: { response: { 200: z.array(apiTokenSchema) } } }, async (request) =>
+    listTokens(deps.db, currentUser(request).id),
+  );
   // An absent body is an empty one: parsed in the handler, which tells the two apart.
   app.post(
     '/api/user/tokens',
-    { config: { parsesInHandler: true }, schema: { body: apiTokenInput } },
+    {
+      config: { parsesInHandler: true },
+      schema: { body: apiTokenInput, response: { 201: apiTokenCreatedSchema } },
+    },
     async (request, reply) => {
       const input = parse(apiTokenInput, request.body ?? {});
       const { token, info } = await createToken(
@@ -90,7 +121,7 @@ export function authRoutes(app: FastifyInstance, deps: Deps) {
   // Token ids are not row ids: any string names one (an unknown one is a 404).
   app.delete<{ Params: { id: string } }>(
     '/api/user/tokens/:id',
-    { schema: { params: tokenParams } },
+    { schema: { params: tokenParams, response: { 204: noContent } } },
     async (request, reply) => {
       const user = currentUser(request);
       const tokenId = request.params.id.slice(0, 64);

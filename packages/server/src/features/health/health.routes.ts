@@ -1,4 +1,4 @@
-import type { LivenessReport } from '@signalbox/contracts';
+import { type LivenessReport, livenessReportSchema, readinessReportSchema } from '@signalbox/contracts';
 import type { FastifyInstance } from 'fastify';
 import type { Deps } from '../../deps';
 import { readiness } from './health.service';
@@ -10,11 +10,20 @@ import { readiness } from './health.service';
 export function healthRoutes(app: FastifyInstance, deps: Deps) {
   app.get(
     '/api/health/live',
-    { config: { public: true } },
+    { config: { public: true }, schema: { response: { 200: livenessReportSchema } } },
     async (): Promise<LivenessReport> => ({ status: 'ok' }),
   );
 
-  app.get('/api/health/ready', { config: { public: true } }, async (_request, reply) => {
+  const ready = {
+    config: { public: true },
+    schema: {
+      response: {
+        200: readinessReportSchema.describe('Ready: every check is ok'),
+        503: readinessReportSchema.describe('Not ready: the failing checks say why'),
+      },
+    },
+  };
+  app.get('/api/health/ready', ready, async (_request, reply) => {
     const report = await readiness(deps);
     return reply.status(report.status === 'ready' ? 200 : 503).send(report);
   });

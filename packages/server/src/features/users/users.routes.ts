@@ -1,5 +1,6 @@
-import { passwordInput, userCreateInput, userUpdateInput } from '@signalbox/contracts';
+import { noContent, passwordInput, userCreateInput, userSchema, userUpdateInput } from '@signalbox/contracts';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { z } from 'zod';
 import type { Deps } from '../../deps';
 import { pathIds, type ZodTypeProvider } from '../../http/path-params';
 import { parse } from '../../lib/errors';
@@ -24,27 +25,34 @@ const actorOf = (request: FastifyRequest): Actor => ({
   address: request.ip,
 });
 const byId = { schema: { params: pathIds('id') } };
+const done = { 204: noContent };
 /** A user changing someone else is refused (403) before the body is looked at: the handler parses it. */
 const ownAccount = { config: { parsesInHandler: true } };
 
 /** Global user administration: admins manage everyone, a user their own account. */
 export function usersRoutes(fastify: FastifyInstance, deps: Deps) {
   const app = fastify.withTypeProvider<ZodTypeProvider>();
-  app.get('/api/users', { config: { admin: true } }, async () => (await listUsers(deps.db)).map(toUser));
+  app.get(
+    '/api/users',
+    { config: { admin: true }, schema: { response: { 200: z.array(userSchema) } } },
+    async () => (await listUsers(deps.db)).map(toUser),
+  );
 
   app.post(
     '/api/users',
-    { config: { admin: true }, schema: { body: userCreateInput } },
+    { config: { admin: true }, schema: { body: userCreateInput, response: { 201: userSchema } } },
     async (request, reply) => reply.status(201).send(await createUser(deps, actorOf(request), request.body)),
   );
 
   // The peer's Swagger spells these with a trailing slash; the router ignores trailing slashes (app.ts).
   for (const path of ['/api/users/:id']) {
-    app.get(path, byId, async (request) => viewUser(deps, actorOf(request), request.params.id));
+    app.get(path, { schema: { ...byId.schema, response: { 200: userSchema } } }, async (request) =>
+      viewUser(deps, actorOf(request), request.params.id),
+    );
 
     app.put(
       path,
-      { ...ownAccount, schema: { ...byId.schema, body: userUpdateInput } },
+      { ...ownAccount, schema: { ...byId.schema, body: userUpdateInput, response: done } },
       async (request, reply) => {
         const { id } = request.params;
         assertAdminOrSelf(actorOf(request), id, EDIT_OWN);
@@ -54,7 +62,8 @@ export function usersRoutes(fastify: FastifyInstance, deps: Deps) {
       },
     );
 
-    app.delete(path, { config: { admin: true }, ...byId }, async (request, reply) => {
+    const remove = { config: { admin: true }, schema: { ...byId.schema, response: done } };
+    app.delete(path, remove, async (request, reply) => {
       await deleteUser(deps, actorOf(request), request.params.id);
       return reply.status(204).send();
     });
@@ -62,7 +71,7 @@ export function usersRoutes(fastify: FastifyInstance, deps: Deps) {
 
   app.post(
     '/api/users/:id/password',
-    { ...ownAccount, schema: { ...byId.schema, body: passwordInput } },
+    { ...ownAccount, schema: { ...byId.schema, body: passwordInput, response: done } },
     async (request, reply) => {
       const { id } = request.params;
       assertAdminOrSelf(actorOf(request), id, PASSWORD_OWN);
@@ -73,7 +82,8 @@ export function usersRoutes(fastify: FastifyInstance, deps: Deps) {
   );
 
   // Clears the sign-in throttle of the user's login (GET users/{id} shows `sign_in_locked_until`).
-  app.delete('/api/users/:id/sign-in-lock', { config: { admin: true }, ...byId }, async (request, reply) => {
+  const unlock = { config: { admin: true }, schema: { ...byId.schema, response: done } };
+  app.delete('/api/users/:id/sign-in-lock', unlock, async (request, reply) => {
     await clearSignInLock(deps, actorOf(request), request.params.id);
     return reply.status(204).send();
   });
