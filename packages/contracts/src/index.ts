@@ -3,6 +3,7 @@ export * from './backup';
 export * from './common';
 export * from './environments';
 export * from './errors';
+export * from './events';
 export * from './health';
 export * from './integrations';
 export * from './inventory';

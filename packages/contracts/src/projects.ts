@@ -1,18 +1,25 @@
 import { z } from 'zod';
 import { flag, messages, requiredString } from './common';
-import type { ProjectRole } from './permissions';
+import { projectRoles } from './permissions';
 
-export type Project = {
-  id: number;
-  created: string;
-  name: string;
-  alert: boolean;
-  alert_chat: string | null;
-  max_parallel_tasks: number;
-  type: string;
-  /** Days finished tasks and their output are kept; 0 = the server default. */
-  task_retention_days: number;
-};
+/** A project as the API answers it (GET projects, GET project/{id}, and the create and restore routes). */
+export const projectSchema = z.strictObject({
+  id: z.number().int(),
+  created: z.string().describe('When the project was created (ISO 8601).'),
+  name: z.string(),
+  alert: z.boolean().describe("Whether the project's tasks send alerts through the enabled channels."),
+  alert_chat: z
+    .string()
+    .nullable()
+    .describe("Telegram chat the project's alerts go to; null or empty: the server's configured chat."),
+  max_parallel_tasks: z.number().int().describe('Tasks of the project that may run at once; 0 = no limit.'),
+  type: z.string(),
+  task_retention_days: z
+    .number()
+    .int()
+    .describe('Days finished tasks and their output are kept; 0 = the server default.'),
+});
+export type Project = z.infer<typeof projectSchema>;
 
 /** Upper bound of `task_retention_days` (and of SIGNALBOX_TASK_RETENTION_DAYS): a hundred years. */
 export const MAX_TASK_RETENTION_DAYS = 36_500;
@@ -50,4 +57,17 @@ export const projectInput = z.object({
 });
 export type ProjectInput = z.infer<typeof projectInput>;
 
-export type ProjectRoleInfo = { role: ProjectRole | ''; permissions: number };
+/** The caller's place in a project (GET project/{id}/role). */
+export const projectRoleInfoSchema = z.strictObject({
+  role: z
+    .enum(projectRoles)
+    .or(z.literal(''))
+    .describe("The caller's role in the project; empty for an administrator who is not a member."),
+  permissions: z
+    .number()
+    .int()
+    .describe(
+      'Bit mask of the permissions the caller holds in the project (every bit for an administrator).',
+    ),
+});
+export type ProjectRoleInfo = z.infer<typeof projectRoleInfoSchema>;

@@ -2,17 +2,21 @@ import { z } from 'zod';
 import { messages, optionalId } from './common';
 
 /** A cron schedule of a template; with a repository_id it runs only when the repository has new commits. */
-export type Schedule = {
-  id: number;
-  project_id: number;
-  template_id: number;
-  cron_format: string;
-  repository_id: number | null;
-  name: string;
-  active: boolean;
-  /** Name of the template the schedule runs. */
-  tpl_name: string;
-};
+export const scheduleSchema = z.strictObject({
+  id: z.number().int(),
+  project_id: z.number().int(),
+  template_id: z.number().int(),
+  cron_format: z.string(),
+  repository_id: z
+    .number()
+    .int()
+    .nullable()
+    .describe('Repository checked for new commits at each tick; null: the schedule runs at every tick.'),
+  name: z.string(),
+  active: z.boolean(),
+  tpl_name: z.string().describe('Name of the template the schedule runs.'),
+});
+export type Schedule = z.infer<typeof scheduleSchema>;
 
 export const CRON_MAX = 100;
 export const DEFAULT_CRON = '* * * * *';

@@ -1,19 +1,25 @@
 import { z } from 'zod';
 import { messages } from './common';
-import { type ProjectRole, projectRoles } from './permissions';
+import { projectRoles } from './permissions';
 
 /** A user who may be added to a project (GET project/{id}/users/candidates; no e-mail or flags). */
-export type TeamCandidate = { id: number; name: string; username: string };
+export const teamCandidateSchema = z.strictObject({
+  id: z.number().int().describe("The user's id."),
+  name: z.string(),
+  username: z.string(),
+});
+export type TeamCandidate = z.infer<typeof teamCandidateSchema>;
 
-/** A member of a project as GET project/{id}/users lists it (`id` is the user's id, as in the peer). */
-export type ProjectUser = {
-  id: number;
-  user_id: number;
-  name: string;
-  username: string;
-  email: string;
-  role: ProjectRole;
-};
+/** A member of a project as GET project/{id}/users lists it. */
+export const projectUserSchema = z.strictObject({
+  id: z.number().int().describe("The user's id, as in the peer (the same as `user_id`)."),
+  user_id: z.number().int(),
+  name: z.string(),
+  username: z.string(),
+  email: z.string(),
+  role: z.enum(projectRoles),
+});
+export type ProjectUser = z.infer<typeof projectUserSchema>;
 
 const roleMessage = `Role must be one of ${projectRoles.join(', ')}`;
 

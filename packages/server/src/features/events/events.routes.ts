@@ -1,3 +1,4 @@
+import { eventSchema } from '@signalbox/contracts';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import type { Deps } from '../../deps';
@@ -15,7 +16,7 @@ const limitQuery = z.object({
     .default(200),
 });
 
-const byLimit = { schema: { querystring: limitQuery } };
+const byLimit = { schema: { querystring: limitQuery, response: { 200: z.array(eventSchema) } } };
 
 export function eventsRoutes(fastify: FastifyInstance, deps: Deps) {
   const app = fastify.withTypeProvider<ZodTypeProvider>();

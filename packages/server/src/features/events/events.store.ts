@@ -1,16 +1,5 @@
+import type { EventView } from '@signalbox/contracts';
 import type { Db } from '../../db';
-export type EventView = {
-  id: number;
-  project_id: number | null;
-  user_id: number | null;
-  object_id: number | null;
-  object_type: string;
-  description: string;
-  created: string;
-  username: string | null;
-  user_name: string | null;
-  project_name: string | null;
-};
 
 function baseQuery(db: Db) {
   return db

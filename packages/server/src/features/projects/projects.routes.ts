@@ -1,5 +1,12 @@
-import { projectBackup, projectInput } from '@signalbox/contracts';
+import {
+  noContent,
+  projectBackup,
+  projectInput,
+  projectRoleInfoSchema,
+  projectSchema,
+} from '@signalbox/contracts';
 import type { FastifyInstance } from 'fastify';
+import { z } from 'zod';
 import type { Deps } from '../../deps';
 import type { ZodTypeProvider } from '../../http/path-params';
 import { currentUser } from '../auth/auth.hook';
@@ -19,12 +26,13 @@ const backupFileName = (name: string, id: number) =>
 
 export function projectsRoutes(fastify: FastifyInstance, deps: Deps) {
   const app = fastify.withTypeProvider<ZodTypeProvider>();
-  app.get('/api/projects', async (request) => {
+  app.get('/api/projects', { schema: { response: { 200: z.array(projectSchema) } } }, async (request) => {
     const user = currentUser(request);
     return listProjects(deps.db, user.id, user.admin === 1);
   });
 
-  app.post('/api/projects', { schema: { body: projectInput } }, async (request, reply) => {
+  const create = { schema: { body: projectInput, response: { 201: projectSchema } } };
+  app.post('/api/projects', create, async (request, reply) => {
     const project = await createProject(deps, currentUser(request), request.body, createDemoContent);
     return reply.status(201).send(project);
   });
@@ -33,7 +41,7 @@ export function projectsRoutes(fastify: FastifyInstance, deps: Deps) {
   const restore = {
     bodyLimit: BACKUP_BODY_LIMIT,
     config: { parsesInHandler: true },
-    schema: { body: projectBackup },
+    schema: { body: projectBackup, response: { 200: projectSchema } },
   };
   app.post('/api/projects/restore', restore, async (request, reply) => {
     // The peer answers 200 with the new project (Swagger lists only 200).
@@ -42,7 +50,9 @@ export function projectsRoutes(fastify: FastifyInstance, deps: Deps) {
   });
 
   projectRoutes(app, deps, async (scope) => {
-    scope.get('/', async (request) => toProject(request.project));
+    scope.get('/', { schema: { response: { 200: projectSchema } } }, async (request) =>
+      toProject(request.project),
+    );
     scope.get('/backup', async (request, reply) => {
       const backup = await readBackup(deps.db, request.project.id);
       return reply
@@ -53,18 +63,28 @@ export function projectsRoutes(fastify: FastifyInstance, deps: Deps) {
         )
         .send(JSON.stringify(backup, null, 2));
     });
-    scope.get('/role', async (request) => ({ role: request.projectRole, permissions: request.permissions }));
+    scope.get('/role', { schema: { response: { 200: projectRoleInfoSchema } } }, async (request) => ({
+      role: request.projectRole,
+      permissions: request.permissions,
+    }));
     scope.put(
       '/',
-      { config: { permission: 'updateProject' }, schema: { body: projectInput } },
+      {
+        config: { permission: 'updateProject' },
+        schema: { body: projectInput, response: { 204: noContent } },
+      },
       async (request, reply) => {
         await updateProject(deps, currentUser(request), request.project.id, request.body);
-        return reply.status(204).send();
+        return reply.status(204).send(null);
       },
     );
-    scope.delete('/', { config: { permission: 'updateProject' } }, async (request, reply) => {
+    const remove = {
+      config: { permission: 'updateProject' as const },
+      schema: { response: { 204: noContent } },
+    };
+    scope.delete('/', remove, async (request, reply) => {
       await deleteProject(deps, currentUser(request), request.project.id, request.project.name);
-      return reply.status(204).send();
+      return reply.status(204).send(null);
     });
   });
 }

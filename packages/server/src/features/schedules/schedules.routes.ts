@@ -1,5 +1,6 @@
-import { cronValidateInput, scheduleInput } from '@signalbox/contracts';
+import { cronValidateInput, noContent, scheduleInput, scheduleSchema } from '@signalbox/contracts';
 import type { FastifyInstance } from 'fastify';
+import { z } from 'zod';
 import type { Deps } from '../../deps';
 import { pathIds } from '../../http/path-params';
 import { currentUser } from '../auth/auth.hook';
@@ -8,43 +9,60 @@ import { assertCron, changeSchedule, createSchedule, getSchedule, removeSchedule
 import { listSchedules } from './schedules.store';
 
 const manage = { config: { permission: 'manageProjectResources' as const } };
+const done = { 204: noContent };
 const byId = { schema: { params: pathIds('id') } };
 
 export function schedulesRoutes(app: FastifyInstance, deps: Deps) {
   projectRoutes(app, deps, async (scope) => {
-    scope.get('/schedules', async (request) => listSchedules(deps.db, request.project.id));
-
-    scope.get('/schedules/:id', byId, async (request) =>
-      getSchedule(deps, request.project.id, request.params.id),
+    scope.get('/schedules', { schema: { response: { 200: z.array(scheduleSchema) } } }, async (request) =>
+      listSchedules(deps.db, request.project.id),
     );
 
-    scope.post('/schedules', { ...manage, schema: { body: scheduleInput } }, async (request, reply) => {
-      const input = request.body;
-      const schedule = await createSchedule(deps, currentUser(request), request.project.id, input);
-      return reply.status(201).send(schedule);
-    });
+    scope.get(
+      '/schedules/:id',
+      { schema: { ...byId.schema, response: { 200: scheduleSchema } } },
+      async (request) => getSchedule(deps, request.project.id, request.params.id),
+    );
+
+    scope.post(
+      '/schedules',
+      { ...manage, schema: { body: scheduleInput, response: { 201: scheduleSchema } } },
+      async (request, reply) => {
+        const input = request.body;
+        const schedule = await createSchedule(deps, currentUser(request), request.project.id, input);
+        return reply.status(201).send(schedule);
+      },
+    );
 
     // Checking a cron changes nothing, so any member may ask.
-    scope.post('/schedules/validate', { schema: { body: cronValidateInput } }, async (request, reply) => {
-      const { cron_format } = request.body;
-      assertCron(cron_format);
-      return reply.status(204).send();
-    });
+    scope.post(
+      '/schedules/validate',
+      { schema: { body: cronValidateInput, response: done } },
+      async (request, reply) => {
+        const { cron_format } = request.body;
+        assertCron(cron_format);
+        return reply.status(204).send(null);
+      },
+    );
 
     scope.put(
       '/schedules/:id',
-      { ...manage, schema: { ...byId.schema, body: scheduleInput } },
+      { ...manage, schema: { ...byId.schema, body: scheduleInput, response: done } },
       async (request, reply) => {
         const { id } = request.params;
         const input = request.body;
         await changeSchedule(deps, currentUser(request), request.project.id, id, input);
-        return reply.status(204).send();
+        return reply.status(204).send(null);
       },
     );
 
-    scope.delete('/schedules/:id', { ...manage, ...byId }, async (request, reply) => {
-      await removeSchedule(deps, currentUser(request), request.project.id, request.params.id);
-      return reply.status(204).send();
-    });
+    scope.delete(
+      '/schedules/:id',
+      { ...manage, schema: { ...byId.schema, response: done } },
+      async (request, reply) => {
+        await removeSchedule(deps, currentUser(request), request.project.id, request.params.id);
+        return reply.status(204).send(null);
+      },
+    );
   });
 }

@@ -1,4 +1,4 @@
-import { templateInput } from '@signalbox/contracts';
+import { scheduleSchema, templateInput } from '@signalbox/contracts';
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import type { Deps } from '../../deps';
@@ -41,11 +41,15 @@ export function templatesRoutes(app: FastifyInstance, deps: Deps) {
       return findRefs(deps.db, request.project.id, 'template', id);
     });
 
-    scope.get('/templates/:id/schedules', byId, async (request) => {
-      const { id } = request.params;
-      await getTemplate(deps.db, request.project.id, id);
-      return listSchedules(deps.db, request.project.id, id);
-    });
+    scope.get(
+      '/templates/:id/schedules',
+      { schema: { ...byId.schema, response: { 200: z.array(scheduleSchema) } } },
+      async (request) => {
+        const { id } = request.params;
+        await getTemplate(deps.db, request.project.id, id);
+        return listSchedules(deps.db, request.project.id, id);
+      },
+    );
 
     scope.post('/templates', { ...manage, schema: { body: templateInput } }, async (request, reply) => {
       const input = request.body;
