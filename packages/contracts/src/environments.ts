@@ -6,18 +6,25 @@ export const environmentSecretTypes = ['var', 'env'] as const;
 export type EnvironmentSecretType = (typeof environmentSecretTypes)[number];
 
 /** A secret of an environment as the API answers it: never its value. */
-export type EnvironmentSecret = { id: number; name: string; type: EnvironmentSecretType };
+export const environmentSecretSchema = z.strictObject({
+  id: z.int(),
+  name: z.string(),
+  type: z
+    .enum(environmentSecretTypes)
+    .describe('var: passed as an extra variable; env: set as an environment variable.'),
+});
+export type EnvironmentSecret = z.infer<typeof environmentSecretSchema>;
 
-export type Environment = {
-  id: number;
-  name: string;
-  project_id: number;
-  /** Extra variables: JSON text of an object. */
-  json: string;
-  /** Environment variables: JSON text of a name-to-value object. */
-  env: string;
-  secrets: EnvironmentSecret[];
-};
+/** An environment (variable group) as the API answers it; its secrets are listed without their values. */
+export const environmentSchema = z.strictObject({
+  id: z.int(),
+  name: z.string(),
+  project_id: z.int(),
+  json: z.string().describe('Extra variables: JSON text of an object.'),
+  env: z.string().describe('Environment variables: JSON text of a name-to-value object.'),
+  secrets: z.array(environmentSecretSchema),
+});
+export type Environment = z.infer<typeof environmentSchema>;
 
 export const ENVIRONMENT_JSON_MAX = 500_000;
 

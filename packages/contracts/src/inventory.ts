@@ -14,17 +14,21 @@ export const workspaceInventoryTypes = ['terraform-workspace', 'tofu-workspace']
 export const isWorkspaceInventory = (type: string) =>
   (workspaceInventoryTypes as readonly string[]).includes(type);
 
-export type Inventory = {
-  id: number;
-  name: string;
-  project_id: number;
-  type: InventoryType;
-  /** Static content, a file path, or a workspace name, by type. */
-  inventory: string;
-  ssh_key_id: number | null;
-  become_key_id: number | null;
-  repository_id: number | null;
-};
+/** An inventory as the API answers it. */
+export const inventorySchema = z.strictObject({
+  id: z.int(),
+  name: z.string(),
+  project_id: z.int(),
+  type: z.enum(inventoryTypes),
+  inventory: z.string().describe('Static content, a file path, or a workspace name, by type.'),
+  ssh_key_id: z.int().nullable().describe('User credentials: the access key Ansible connects to hosts with.'),
+  become_key_id: z.int().nullable().describe('Sudo credentials: the access key privileges are raised with.'),
+  repository_id: z
+    .int()
+    .nullable()
+    .describe("The repository a file inventory's path is read from; null: the template's repository."),
+});
+export type Inventory = z.infer<typeof inventorySchema>;
 
 export const INVENTORY_MAX = 500_000;
 

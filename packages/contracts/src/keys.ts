@@ -4,18 +4,22 @@ import { flag, messages, optionalId, requiredNumber, requiredString } from './co
 export const keyTypes = ['none', 'ssh', 'login_password'] as const;
 export type KeyType = (typeof keyTypes)[number];
 
+/** The login a key signs in as; its secret (password, passphrase, private key) is never answered. */
+const keyLoginSchema = z.strictObject({ login: z.string().describe('Who the key signs in as.') });
+
 /**
  * A key as the API answers it. The secret never leaves the server: only the login is shown, so the edit form can
  * display who the key signs in as.
  */
-export type AccessKey = {
-  id: number;
-  name: string;
-  type: KeyType;
-  project_id: number;
-  login_password?: { login: string };
-  ssh?: { login: string };
-};
+export const accessKeySchema = z.strictObject({
+  id: z.int(),
+  name: z.string(),
+  type: z.enum(keyTypes),
+  project_id: z.int(),
+  login_password: keyLoginSchema.optional().describe('Present for a key of type login_password.'),
+  ssh: keyLoginSchema.optional().describe('Present for a key of type ssh.'),
+});
+export type AccessKey = z.infer<typeof accessKeySchema>;
 
 /** A required reference to another object of the project (0 and null count as missing). */
 export const requiredRefId = (label: string) =>

@@ -95,14 +95,16 @@ export const optionalBranch = (label = 'Branch') =>
     .transform((v) => v ?? '')
     .refine((v) => v === '' || isBranchName(v), branchMessages.incorrect);
 
-export type Repository = {
-  id: number;
-  name: string;
-  project_id: number;
-  git_url: string;
-  git_branch: string;
-  ssh_key_id: number | null;
-};
+/** A repository as the API answers it. */
+export const repositorySchema = z.strictObject({
+  id: z.int(),
+  name: z.string(),
+  project_id: z.int(),
+  git_url: z.string(),
+  git_branch: z.string().describe('Empty for a local repository, which is used in place.'),
+  ssh_key_id: z.int().nullable().describe('The access key git fetches with.'),
+});
+export type Repository = z.infer<typeof repositorySchema>;
 
 export const repositoryInput = z
   .object({

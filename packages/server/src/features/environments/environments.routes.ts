@@ -1,5 +1,6 @@
-import { environmentInput } from '@signalbox/contracts';
+import { environmentInput, environmentSchema, noContent } from '@signalbox/contracts';
 import type { FastifyInstance } from 'fastify';
+import { z } from 'zod';
 import type { Deps } from '../../deps';
 import { pathIds } from '../../http/path-params';
 import { currentUser } from '../auth/auth.hook';
@@ -17,40 +18,55 @@ import {
 
 const environmentsQuery = listQuery(['name']);
 const byId = { schema: { params: pathIds('id') } };
+const getById = { schema: { ...byId.schema, response: { 200: environmentSchema } } };
+/** PUT and DELETE answer 204 without a body (Fastify sends nothing for the null their handlers give). */
+const noContentResponse = { 204: noContent };
 
 /** Environments (variable groups): extra variables, environment variables and write-only secrets. */
 export function environmentsRoutes(app: FastifyInstance, deps: Deps) {
   projectRoutes(app, deps, async (scope) => {
     const write = { config: { permission: 'manageProjectResources' as const } };
-    scope.get('/environment', { schema: { querystring: environmentsQuery } }, async (request) => {
-      const { order } = request.query;
-      return listEnvironments(deps, request.project.id, order);
-    });
-    scope.get('/environment/:id', byId, async (request) =>
+    scope.get(
+      '/environment',
+      { schema: { querystring: environmentsQuery, response: { 200: z.array(environmentSchema) } } },
+      async (request) => {
+        const { order } = request.query;
+        return listEnvironments(deps, request.project.id, order);
+      },
+    );
+    scope.get('/environment/:id', getById, async (request) =>
       getEnvironment(deps, request.project.id, request.params.id),
     );
     scope.get('/environment/:id/refs', refsRoute, async (request) =>
       environmentRefs(deps, request.project.id, request.params.id),
     );
-    scope.post('/environment', { ...write, schema: { body: environmentInput } }, async (request, reply) => {
-      const input = request.body;
-      return reply
-        .status(201)
-        .send(await createEnvironment(deps, currentUser(request), request.project.id, input));
-    });
+    scope.post(
+      '/environment',
+      { ...write, schema: { body: environmentInput, response: { 201: environmentSchema } } },
+      async (request, reply) => {
+        const input = request.body;
+        return reply
+          .status(201)
+          .send(await createEnvironment(deps, currentUser(request), request.project.id, input));
+      },
+    );
     scope.put(
       '/environment/:id',
-      { ...write, schema: { ...byId.schema, body: environmentInput } },
+      { ...write, schema: { ...byId.schema, body: environmentInput, response: noContentResponse } },
       async (request, reply) => {
         const { id } = request.params;
         const input = request.body;
         await updateEnvironment(deps, currentUser(request), request.project.id, id, input);
-        return reply.status(204).send();
+        return reply.status(204).send(null);
       },
     );
-    scope.delete('/environment/:id', { ...write, ...byId }, async (request, reply) => {
-      await deleteEnvironment(deps, currentUser(request), request.project.id, request.params.id);
-      return reply.status(204).send();
-    });
+    scope.delete(
+      '/environment/:id',
+      { ...write, schema: { ...byId.schema, response: noContentResponse } },
+      async (request, reply) => {
+        await deleteEnvironment(deps, currentUser(request), request.project.id, request.params.id);
+        return reply.status(204).send(null);
+      },
+    );
   });
 }
