@@ -25,58 +25,81 @@ export type ValueSource = (typeof valueSources)[number];
 export const variableTypes = ['environment', 'task'] as const;
 export type VariableType = (typeof variableTypes)[number];
 
-/** Default task parameters an integration passes to every task it starts. */
-export type IntegrationTaskParams = {
-  environment?: string;
-  message?: string;
-  git_branch?: string;
-  inventory_id?: number | null;
-  arguments?: string;
-  params?: Record<string, unknown>;
-};
+/**
+ * Default task parameters an integration passes to every task it starts. Only the parameters given are stored; a
+ * restored backup keeps any other keys its integration carried, so more may appear.
+ */
+export const integrationTaskParamsSchema = z.looseObject({
+  environment: z
+    .string()
+    .optional()
+    .describe('Environment variables as JSON object text; its keys win over extracted values.'),
+  message: z.string().optional(),
+  git_branch: z.string().optional(),
+  inventory_id: z.number().nullable().optional(),
+  arguments: z.string().optional().describe('CLI arguments as JSON array text.'),
+  params: z.record(z.string(), z.unknown()).optional(),
+});
+export type IntegrationTaskParams = z.infer<typeof integrationTaskParamsSchema>;
 
-export type Integration = {
-  id: number;
-  project_id: number;
-  name: string;
-  template_id: number;
-  auth_method: IntegrationAuthMethod;
-  auth_header: string;
-  auth_secret_id: number | null;
-  searchable: boolean;
-  task_params: IntegrationTaskParams;
-};
+/** An incoming webhook that starts its template's task. */
+export const integrationSchema = z.strictObject({
+  id: z.number(),
+  project_id: z.number(),
+  name: z.string(),
+  template_id: z.number(),
+  auth_method: z
+    .enum(integrationAuthMethods)
+    .describe('How a request proves its sender; empty means no check.'),
+  auth_header: z.string().describe('The header holding the token or signature (token and hmac only).'),
+  auth_secret_id: z.number().nullable().describe('The login/password key whose password is the secret.'),
+  searchable: z.boolean(),
+  task_params: integrationTaskParamsSchema.describe(
+    'Default parameters of every task it starts: only those given are stored (a restored backup may add others).',
+  ),
+});
+export type Integration = z.infer<typeof integrationSchema>;
 
-export type IntegrationAlias = {
-  id: number;
-  project_id: number;
-  integration_id: number | null;
-  alias: string;
-  /** The full address to give the sender: `<web root>/api/integrations/<alias>`. */
-  url: string;
-};
+/** A path segment of /api/integrations/{alias}: of one integration, or of the whole project. */
+export const integrationAliasSchema = z.strictObject({
+  id: z.number(),
+  project_id: z.number(),
+  integration_id: z
+    .number()
+    .nullable()
+    .describe("Null for a project-level alias, which tries every integration's matchers."),
+  alias: z.string(),
+  url: z.string().describe('The full address to give the sender: `<web root>/api/integrations/<alias>`.'),
+});
+export type IntegrationAlias = z.infer<typeof integrationAliasSchema>;
 
-export type IntegrationMatcher = {
-  id: number;
-  integration_id: number;
-  name: string;
-  match_type: MatchType;
-  body_data_type: BodyDataType;
-  key: string;
-  method: MatchMethod;
-  value: string;
-};
+const keyDescription = 'A header name, or a dotted path into a JSON body (a string body is read whole).';
 
-export type IntegrationExtractValue = {
-  id: number;
-  integration_id: number;
-  name: string;
-  value_source: ValueSource;
-  body_data_type: BodyDataType;
-  key: string;
-  variable: string;
-  variable_type: VariableType;
-};
+/** A condition a request must meet for a project-level alias to start the integration's task. */
+export const integrationMatcherSchema = z.strictObject({
+  id: z.number(),
+  integration_id: z.number(),
+  name: z.string(),
+  match_type: z.enum(matchTypes),
+  body_data_type: z.enum(bodyDataTypes),
+  key: z.string().describe(keyDescription),
+  method: z.enum(matchMethods),
+  value: z.string(),
+});
+export type IntegrationMatcher = z.infer<typeof integrationMatcherSchema>;
+
+/** A value taken from each request into the started task's environment or params. */
+export const integrationExtractValueSchema = z.strictObject({
+  id: z.number(),
+  integration_id: z.number(),
+  name: z.string(),
+  value_source: z.enum(valueSources),
+  body_data_type: z.enum(bodyDataTypes),
+  key: z.string().describe(keyDescription),
+  variable: z.string().describe('The environment variable or task param the value is written to.'),
+  variable_type: z.enum(variableTypes),
+});
+export type IntegrationExtractValue = z.infer<typeof integrationExtractValueSchema>;
 
 /** A required choice from a fixed list; the message names the field as the form labels it. */
 const choice = <const T extends readonly string[]>(label: string, values: T) =>

@@ -1,10 +1,16 @@
 import {
+  integrationAliasSchema,
   integrationExtractValueInput,
+  integrationExtractValueSchema,
   integrationInput,
   integrationMatcherInput,
+  integrationMatcherSchema,
+  integrationSchema,
+  noContent,
   noRefs,
 } from '@signalbox/contracts';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { z } from 'zod';
 import type { Deps } from '../../deps';
 import { pathIds } from '../../http/path-params';
 import { currentUser } from '../auth/auth.hook';
@@ -14,11 +20,14 @@ import * as service from './integrations.service';
 import { toIntegration } from './integrations.store';
 import { webhookRoutes } from './webhook.routes';
 
-const byId = { schema: { params: pathIds('id') } };
-const byAlias = { schema: { params: pathIds('alias_id') } };
-const byIdAndAlias = { schema: { params: pathIds('id', 'alias_id') } };
-const byMatcher = { schema: { params: pathIds('id', 'matcher_id') } };
-const byValue = { schema: { params: pathIds('id', 'value_id') } };
+const byId = { params: pathIds('id') };
+const byAlias = { params: pathIds('alias_id') };
+const byIdAndAlias = { params: pathIds('id', 'alias_id') };
+const byMatcher = { params: pathIds('id', 'matcher_id') };
+const byValue = { params: pathIds('id', 'value_id') };
+
+/** The answer of a change that returns nothing: 204 without a body (`send(null)` sends none, as `send()` does). */
+const done = { 204: noContent };
 
 export function integrationsRoutes(app: FastifyInstance, deps: Deps) {
   webhookRoutes(app, deps);
@@ -33,67 +42,98 @@ export function integrationsRoutes(app: FastifyInstance, deps: Deps) {
   const write = { config: { permission: 'updateProject' as const } };
 
   projectRoutes(app, deps, async (scope) => {
-    scope.get('/integrations', async (request) => service.listIntegrations(deps, request.project.id));
-    scope.post('/integrations', { ...write, schema: { body: integrationInput } }, async (request, reply) => {
-      const input = request.body;
-      return reply.status(201).send(await service.createIntegration(actor(request), input));
-    });
+    scope.get(
+      '/integrations',
+      { schema: { response: { 200: z.array(integrationSchema) } } },
+      async (request) => service.listIntegrations(deps, request.project.id),
+    );
+    scope.post(
+      '/integrations',
+      { ...write, schema: { body: integrationInput, response: { 201: integrationSchema } } },
+      async (request, reply) => {
+        const input = request.body;
+        return reply.status(201).send(await service.createIntegration(actor(request), input));
+      },
+    );
 
     // Project-level aliases (static segments win over `:id` in the router).
-    scope.get('/integrations/aliases', async (request) =>
+    const aliasList = { response: { 200: z.array(integrationAliasSchema) } };
+    const aliasCreated = { response: { 201: integrationAliasSchema } };
+    scope.get('/integrations/aliases', { schema: aliasList }, async (request) =>
       service.listAliases(deps, request.project.id, null, baseUrl(request)),
     );
-    scope.post('/integrations/aliases', write, async (request, reply) =>
+    scope.post('/integrations/aliases', { ...write, schema: aliasCreated }, async (request, reply) =>
       reply.status(201).send(await service.createAlias(actor(request), null, baseUrl(request))),
     );
-    scope.delete('/integrations/aliases/:alias_id', { ...write, ...byAlias }, async (request, reply) => {
-      await service.deleteAlias(actor(request), null, request.params.alias_id);
-      return reply.status(204).send();
-    });
+    scope.delete(
+      '/integrations/aliases/:alias_id',
+      { ...write, schema: { ...byAlias, response: done } },
+      async (request, reply) => {
+        await service.deleteAlias(actor(request), null, request.params.alias_id);
+        return reply.status(204).send(null);
+      },
+    );
 
-    scope.get('/integrations/:id', byId, async (request) =>
-      toIntegration(await service.getIntegration(deps, request.project.id, request.params.id)),
+    scope.get(
+      '/integrations/:id',
+      { schema: { ...byId, response: { 200: integrationSchema } } },
+      async (request) =>
+        toIntegration(await service.getIntegration(deps, request.project.id, request.params.id)),
     );
     scope.put(
       '/integrations/:id',
-      { ...write, schema: { ...byId.schema, body: integrationInput } },
+      { ...write, schema: { ...byId, body: integrationInput, response: done } },
       async (request, reply) => {
         const { id } = request.params;
         const input = request.body;
         await service.updateIntegration(actor(request), id, input);
-        return reply.status(204).send();
+        return reply.status(204).send(null);
       },
     );
-    scope.delete('/integrations/:id', { ...write, ...byId }, async (request, reply) => {
-      await service.deleteIntegration(actor(request), request.params.id);
-      return reply.status(204).send();
-    });
+    scope.delete(
+      '/integrations/:id',
+      { ...write, schema: { ...byId, response: done } },
+      async (request, reply) => {
+        await service.deleteIntegration(actor(request), request.params.id);
+        return reply.status(204).send(null);
+      },
+    );
     scope.get('/integrations/:id/refs', refsRoute, async (request) => {
       await service.getIntegration(deps, request.project.id, request.params.id);
       return noRefs();
     });
 
-    scope.get('/integrations/:id/aliases', byId, async (request) =>
+    scope.get('/integrations/:id/aliases', { schema: { ...byId, ...aliasList } }, async (request) =>
       service.listAliases(deps, request.project.id, request.params.id, baseUrl(request)),
     );
-    scope.post('/integrations/:id/aliases', { ...write, ...byId }, async (request, reply) =>
-      reply.status(201).send(await service.createAlias(actor(request), request.params.id, baseUrl(request))),
+    scope.post(
+      '/integrations/:id/aliases',
+      { ...write, schema: { ...byId, ...aliasCreated } },
+      async (request, reply) =>
+        reply
+          .status(201)
+          .send(await service.createAlias(actor(request), request.params.id, baseUrl(request))),
     );
     scope.delete(
       '/integrations/:id/aliases/:alias_id',
-      { ...write, ...byIdAndAlias },
+      { ...write, schema: { ...byIdAndAlias, response: done } },
       async (request, reply) => {
         await service.deleteAlias(actor(request), request.params.id, request.params.alias_id);
-        return reply.status(204).send();
+        return reply.status(204).send(null);
       },
     );
 
-    scope.get('/integrations/:id/matchers', byId, async (request) =>
-      service.listMatchers(deps, request.project.id, request.params.id),
+    scope.get(
+      '/integrations/:id/matchers',
+      { schema: { ...byId, response: { 200: z.array(integrationMatcherSchema) } } },
+      async (request) => service.listMatchers(deps, request.project.id, request.params.id),
     );
     scope.post(
       '/integrations/:id/matchers',
-      { ...write, schema: { ...byId.schema, body: integrationMatcherInput } },
+      {
+        ...write,
+        schema: { ...byId, body: integrationMatcherInput, response: { 200: integrationMatcherSchema } },
+      },
       async (request, reply) => {
         const { id } = request.params;
         const input = request.body;
@@ -103,43 +143,59 @@ export function integrationsRoutes(app: FastifyInstance, deps: Deps) {
     );
     scope.put(
       '/integrations/:id/matchers/:matcher_id',
-      { ...write, schema: { ...byMatcher.schema, body: integrationMatcherInput } },
+      { ...write, schema: { ...byMatcher, body: integrationMatcherInput, response: done } },
       async (request, reply) => {
         const { id, matcher_id } = request.params;
         await service.updateMatcher(actor(request), id, matcher_id, request.body);
-        return reply.status(204).send();
+        return reply.status(204).send(null);
       },
     );
     scope.delete(
       '/integrations/:id/matchers/:matcher_id',
-      { ...write, ...byMatcher },
+      { ...write, schema: { ...byMatcher, response: done } },
       async (request, reply) => {
         await service.deleteMatcher(actor(request), request.params.id, request.params.matcher_id);
-        return reply.status(204).send();
+        return reply.status(204).send(null);
       },
     );
 
-    scope.get('/integrations/:id/values', byId, async (request) =>
-      service.listExtractValues(deps, request.project.id, request.params.id),
+    scope.get(
+      '/integrations/:id/values',
+      { schema: { ...byId, response: { 200: z.array(integrationExtractValueSchema) } } },
+      async (request) => service.listExtractValues(deps, request.project.id, request.params.id),
     );
     scope.post(
       '/integrations/:id/values',
-      { ...write, schema: { ...byId.schema, body: integrationExtractValueInput } },
+      {
+        ...write,
+        schema: {
+          ...byId,
+          body: integrationExtractValueInput,
+          response: { 201: integrationExtractValueSchema },
+        },
+      },
       async (request, reply) => {
         const { id } = request.params;
         const input = request.body;
         return reply.status(201).send(await service.createExtractValue(actor(request), id, input));
       },
     );
-    const updateValue = { ...write, schema: { ...byValue.schema, body: integrationExtractValueInput } };
-    scope.put('/integrations/:id/values/:value_id', updateValue, async (request, reply) => {
-      const { id, value_id } = request.params;
-      await service.updateExtractValue(actor(request), id, value_id, request.body);
-      return reply.status(204).send();
-    });
-    scope.delete('/integrations/:id/values/:value_id', { ...write, ...byValue }, async (request, reply) => {
-      await service.deleteExtractValue(actor(request), request.params.id, request.params.value_id);
-      return reply.status(204).send();
-    });
+    scope.put(
+      '/integrations/:id/values/:value_id',
+      { ...write, schema: { ...byValue, body: integrationExtractValueInput, response: done } },
+      async (request, reply) => {
+        const { id, value_id } = request.params;
+        await service.updateExtractValue(actor(request), id, value_id, request.body);
+        return reply.status(204).send(null);
+      },
+    );
+    scope.delete(
+      '/integrations/:id/values/:value_id',
+      { ...write, schema: { ...byValue, response: done } },
+      async (request, reply) => {
+        await service.deleteExtractValue(actor(request), request.params.id, request.params.value_id);
+        return reply.status(204).send(null);
+      },
+    );
   });
 }

@@ -1,3 +1,4 @@
+import { noContent } from '@signalbox/contracts';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import type { Deps } from '../../deps';
@@ -45,7 +46,8 @@ export function webhookRoutes(app: FastifyInstance, deps: Deps) {
       method: ['GET', 'POST'],
       url: '/api/integrations/:alias',
       config: { public: true },
-      schema: { params: aliasParams },
+      // Every request the alias accepts is answered 204, whether or not it started a task.
+      schema: { params: aliasParams, response: { 204: noContent } },
       bodyLimit: WEBHOOK_BODY_LIMIT,
       handler,
     });
