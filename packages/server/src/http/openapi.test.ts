@@ -46,6 +46,17 @@ const withoutBody: Record<string, string> = {
   'POST /api/integrations/:alias': 'the raw bytes the sender signed, in any content type',
 };
 
+/** /api routes whose success answer is not a JSON body described by a zod schema, each with the reason. */
+const withoutResponseSchema: Record<string, string> = {
+  'GET /api/metrics': 'Prometheus text exposition format',
+  'GET /api/project/:project_id/backup':
+    'a file download (the project backup the restore route takes as its body)',
+  'GET /api/project/:project_id/tasks/:task_id/raw_output': 'the task output as plain text',
+  'GET /api/auth/oidc/:provider/login': "a redirect to the identity provider's sign-in page",
+  'GET /api/auth/oidc/:provider/redirect': 'a redirect back into the console after sign-in',
+  'GET /api/auth/oidc/:provider/redirect/*': 'a redirect back into the console after sign-in',
+};
+
 const isDocumented = ({ method, url, schema }: Harness['app']['routeList'][number]) =>
   !undocumented.some((rule) => rule.match(method, url, schema));
 /** `/api/project/:project_id/keys/:id` as OpenAPI spells it: `/api/project/{project_id}/keys/{id}`. */
@@ -101,6 +112,21 @@ describe('API description', () => {
         problems.push(`${key}: no body schema`);
     }
     expect(problems).toEqual([]);
+  });
+
+  it('has a schema for the success answers of every /api route', () => {
+    const missing = h.app.routeList
+      .filter((route) => isDocumented(route) && route.url.startsWith('/api/'))
+      .filter(({ method, url }) => !(`${method} ${url}` in withoutResponseSchema))
+      .filter(({ schema }) => {
+        const declared = Object.entries((schema?.response ?? {}) as Record<string, unknown>);
+        // A zod schema of the JSON body, or the body of another media type (`content`, e.g. text/plain).
+        const described = (part: unknown) =>
+          part instanceof ZodType || (typeof part === 'object' && part !== null && 'content' in part);
+        return !declared.some(([status, part]) => /^[23]/.test(status) && described(part));
+      })
+      .map(({ method, url }) => `${method} ${url}`);
+    expect(missing).toEqual([]);
   });
 
   it('documents the error shape of every /api route', () => {

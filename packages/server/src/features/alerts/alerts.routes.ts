@@ -16,7 +16,7 @@ export function alertsRoutes(app: FastifyInstance, deps: Deps) {
         if (request.project.alert !== 1) throw conflict('Alerts are disabled for this project');
         const user = currentUser(request);
         await sendTestAlert(deps, request.project, user.name || user.username);
-        return reply.status(204).send(null);
+        return reply.status(204).send();
       },
     );
   });

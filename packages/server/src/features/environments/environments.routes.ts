@@ -57,7 +57,7 @@ export function environmentsRoutes(app: FastifyInstance, deps: Deps) {
         const { id } = request.params;
         const input = request.body;
         await updateEnvironment(deps, currentUser(request), request.project.id, id, input);
-        return reply.status(204).send(null);
+        return reply.status(204).send();
       },
     );
     scope.delete(
@@ -65,7 +65,7 @@ export function environmentsRoutes(app: FastifyInstance, deps: Deps) {
       { ...write, schema: { ...byId.schema, response: noContentResponse } },
       async (request, reply) => {
         await deleteEnvironment(deps, currentUser(request), request.project.id, request.params.id);
-        return reply.status(204).send(null);
+        return reply.status(204).send();
       },
     );
   });

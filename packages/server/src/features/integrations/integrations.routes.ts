@@ -70,7 +70,7 @@ export function integrationsRoutes(app: FastifyInstance, deps: Deps) {
       { ...write, schema: { ...byAlias, response: done } },
       async (request, reply) => {
         await service.deleteAlias(actor(request), null, request.params.alias_id);
-        return reply.status(204).send(null);
+        return reply.status(204).send();
       },
     );
 
@@ -87,7 +87,7 @@ export function integrationsRoutes(app: FastifyInstance, deps: Deps) {
         const { id } = request.params;
         const input = request.body;
         await service.updateIntegration(actor(request), id, input);
-        return reply.status(204).send(null);
+        return reply.status(204).send();
       },
     );
     scope.delete(
@@ -95,7 +95,7 @@ export function integrationsRoutes(app: FastifyInstance, deps: Deps) {
       { ...write, schema: { ...byId, response: done } },
       async (request, reply) => {
         await service.deleteIntegration(actor(request), request.params.id);
-        return reply.status(204).send(null);
+        return reply.status(204).send();
       },
     );
     scope.get('/integrations/:id/refs', refsRoute, async (request) => {
@@ -119,7 +119,7 @@ export function integrationsRoutes(app: FastifyInstance, deps: Deps) {
       { ...write, schema: { ...byIdAndAlias, response: done } },
       async (request, reply) => {
         await service.deleteAlias(actor(request), request.params.id, request.params.alias_id);
-        return reply.status(204).send(null);
+        return reply.status(204).send();
       },
     );
 
@@ -147,7 +147,7 @@ export function integrationsRoutes(app: FastifyInstance, deps: Deps) {
       async (request, reply) => {
         const { id, matcher_id } = request.params;
         await service.updateMatcher(actor(request), id, matcher_id, request.body);
-        return reply.status(204).send(null);
+        return reply.status(204).send();
       },
     );
     scope.delete(
@@ -155,7 +155,7 @@ export function integrationsRoutes(app: FastifyInstance, deps: Deps) {
       { ...write, schema: { ...byMatcher, response: done } },
       async (request, reply) => {
         await service.deleteMatcher(actor(request), request.params.id, request.params.matcher_id);
-        return reply.status(204).send(null);
+        return reply.status(204).send();
       },
     );
 
@@ -186,7 +186,7 @@ export function integrationsRoutes(app: FastifyInstance, deps: Deps) {
       async (request, reply) => {
         const { id, value_id } = request.params;
         await service.updateExtractValue(actor(request), id, value_id, request.body);
-        return reply.status(204).send(null);
+        return reply.status(204).send();
       },
     );
     scope.delete(
@@ -194,7 +194,7 @@ export function integrationsRoutes(app: FastifyInstance, deps: Deps) {
       { ...write, schema: { ...byValue, response: done } },
       async (request, reply) => {
         await service.deleteExtractValue(actor(request), request.params.id, request.params.value_id);
-        return reply.status(204).send(null);
+        return reply.status(204).send();
       },
     );
   });

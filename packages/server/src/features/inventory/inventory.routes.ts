@@ -56,7 +56,7 @@ export function inventoryRoutes(app: FastifyInstance, deps: Deps) {
         const { id } = request.params;
         const input = request.body;
         await updateInventory(deps, currentUser(request), request.project.id, id, input);
-        return reply.status(204).send(null);
+        return reply.status(204).send();
       },
     );
     scope.delete(
@@ -64,7 +64,7 @@ export function inventoryRoutes(app: FastifyInstance, deps: Deps) {
       { ...write, schema: { ...byId.schema, response: noContentResponse } },
       async (request, reply) => {
         await deleteInventory(deps, currentUser(request), request.project.id, request.params.id);
-        return reply.status(204).send(null);
+        return reply.status(204).send();
       },
     );
   });

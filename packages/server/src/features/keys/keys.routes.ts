@@ -45,7 +45,7 @@ export function keysRoutes(app: FastifyInstance, deps: Deps) {
       async (request, reply) => {
         const input = request.body;
         await updateKey(deps, currentUser(request), request.project.id, request.params.id, input);
-        return reply.status(204).send(null);
+        return reply.status(204).send();
       },
     );
     scope.delete(
@@ -53,7 +53,7 @@ export function keysRoutes(app: FastifyInstance, deps: Deps) {
       { ...manage, schema: { ...byId.schema, response: noContentResponse } },
       async (request, reply) => {
         await deleteKey(deps, currentUser(request), request.project.id, request.params.id);
-        return reply.status(204).send(null);
+        return reply.status(204).send();
       },
     );
   });

@@ -75,7 +75,7 @@ export function projectsRoutes(fastify: FastifyInstance, deps: Deps) {
       },
       async (request, reply) => {
         await updateProject(deps, currentUser(request), request.project.id, request.body);
-        return reply.status(204).send(null);
+        return reply.status(204).send();
       },
     );
     const remove = {
@@ -84,7 +84,7 @@ export function projectsRoutes(fastify: FastifyInstance, deps: Deps) {
     };
     scope.delete('/', remove, async (request, reply) => {
       await deleteProject(deps, currentUser(request), request.project.id, request.project.name);
-      return reply.status(204).send(null);
+      return reply.status(204).send();
     });
   });
 }

@@ -41,7 +41,7 @@ export function schedulesRoutes(app: FastifyInstance, deps: Deps) {
       async (request, reply) => {
         const { cron_format } = request.body;
         assertCron(cron_format);
-        return reply.status(204).send(null);
+        return reply.status(204).send();
       },
     );
 
@@ -52,7 +52,7 @@ export function schedulesRoutes(app: FastifyInstance, deps: Deps) {
         const { id } = request.params;
         const input = request.body;
         await changeSchedule(deps, currentUser(request), request.project.id, id, input);
-        return reply.status(204).send(null);
+        return reply.status(204).send();
       },
     );
 
@@ -61,7 +61,7 @@ export function schedulesRoutes(app: FastifyInstance, deps: Deps) {
       { ...manage, schema: { ...byId.schema, response: done } },
       async (request, reply) => {
         await removeSchedule(deps, currentUser(request), request.project.id, request.params.id);
-        return reply.status(204).send(null);
+        return reply.status(204).send();
       },
     );
   });

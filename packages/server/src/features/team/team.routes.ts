@@ -41,7 +41,7 @@ export function teamRoutes(app: FastifyInstance, deps: Deps) {
         const input = request.body;
         // The peer answers 204 (Swagger lists only 204); the list route shows the new member.
         await addMember(deps, currentUser(request), request.project.id, input);
-        return reply.status(204).send(null);
+        return reply.status(204).send();
       },
     );
 
@@ -51,18 +51,18 @@ export function teamRoutes(app: FastifyInstance, deps: Deps) {
       async (request, reply) => {
         const { role } = request.body;
         await changeRole(deps, currentUser(request), request.project.id, request.params.user_id, role);
-        return reply.status(204).send(null);
+        return reply.status(204).send();
       },
     );
 
     scope.delete('/users/:user_id', { ...manageUsers, ...byUserId }, async (request, reply) => {
       await removeMember(deps, currentUser(request), request.project.id, request.params.user_id);
-      return reply.status(204).send(null);
+      return reply.status(204).send();
     });
 
     scope.delete('/me', { schema: { response: done } }, async (request, reply) => {
       await leaveProject(deps, currentUser(request), request.project.id);
-      return reply.status(204).send(null);
+      return reply.status(204).send();
     });
   });
 }
