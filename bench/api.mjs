@@ -17,7 +17,7 @@
 // Server RSS: idle (after the seeding, a GC and 3 s of quiet) and peak (VmHWM at the end). --write adds the rows
 // to bench/README.md; --keep leaves the temp dir (and database) behind; --profile DIR writes a V8 CPU profile of
 // the Signalbox server during the load.
-import { spawn } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import { join } from 'node:path';
@@ -325,6 +325,8 @@ function report(rows, { database, loadAtStart, idleRss, peakRss }) {
   const text = readFileSync(readme, 'utf8');
   if (!text.includes(marker)) throw new Error(`bench/README.md has no ${marker}`);
   writeFileSync(readme, text.replace(marker, `${lines.join('\n')}\n${marker}`));
+  // The table's columns are re-aligned as the lint expects them.
+  execFileSync(join(root, 'node_modules/.bin/biome'), ['format', '--write', readme], { stdio: 'ignore' });
   log('row(s) added to bench/README.md');
 }
 

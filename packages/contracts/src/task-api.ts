@@ -112,33 +112,61 @@ export const outputQuery = z
     path: ['after'],
   });
 
-/** A task as the API returns it (secret is never returned). */
-export type TaskView = {
-  id: number;
-  template_id: number;
-  project_id: number;
-  status: string;
-  status_detail: string | null;
-  message: string;
-  user_id: number | null;
-  integration_id: number | null;
-  schedule_id: number | null;
-  created: string;
-  start: string | null;
-  end: string | null;
-  version: string | null;
-  build_task_id: number | null;
-  commit_hash: string | null;
-  commit_message: string | null;
-  playbook: string;
-  environment: string;
-  arguments: string | null;
-  git_branch: string | null;
-  inventory_id: number | null;
-  params: Record<string, unknown>;
-  debug: boolean;
-  dry_run: boolean;
-  diff: boolean;
-};
+const time = (what: string) => z.string().describe(`${what} (ISO 8601, UTC)`);
 
-export type TaskOutputLine = { id: number; task_id: number; time: string; output: string };
+/** A task as the API returns it (secret is never returned). */
+export const taskViewSchema = z.strictObject({
+  id: z.number().int(),
+  template_id: z.number().int(),
+  project_id: z.number().int(),
+  status: z.enum(taskStatuses),
+  status_detail: z
+    .string()
+    .nullable()
+    .describe('Why a waiting task waits (e.g. a project limit of running tasks reached); null otherwise.'),
+  message: z.string().describe('The message the task was started with.'),
+  user_id: z.number().int().nullable().describe('Who started the task; null when no user did.'),
+  integration_id: z.number().int().nullable(),
+  schedule_id: z.number().int().nullable(),
+  created: time('When the task was created'),
+  start: time('When the task started running').nullable(),
+  end: time('When the task finished').nullable(),
+  version: z.string().nullable().describe('The version a build task made, or the one a deploy task deploys.'),
+  build_task_id: z.number().int().nullable().describe('The build task a deploy task deploys.'),
+  commit_hash: z.string().nullable(),
+  commit_message: z.string().nullable(),
+  playbook: z.string().describe('Overrides the template playbook when not empty.'),
+  environment: z.string().describe('Extra variables of the task: a JSON object as text.'),
+  arguments: z.string().nullable().describe('Extra CLI args: a JSON array of strings as text, or null.'),
+  git_branch: z.string().nullable().describe("Overrides the repository's branch when set."),
+  inventory_id: z.number().int().nullable().describe("Overrides the template's inventory when set."),
+  params: z
+    .record(z.string(), z.unknown())
+    .describe('App-specific task parameters (limit, tags, auto_approve…).'),
+  debug: z.boolean(),
+  dry_run: z.boolean(),
+  diff: z.boolean(),
+});
+export type TaskView = z.infer<typeof taskViewSchema>;
+
+/**
+ * A task as the task lists and GET tasks/{id} answer it: with its template's name, type and app, the name of who
+ * started it, and the build task it deploys.
+ */
+export const taskWithTemplateSchema = taskViewSchema.extend({
+  tpl_alias: z.string().describe("The template's name."),
+  tpl_type: z.string().describe("The template's type."),
+  tpl_app: z.string().describe("The template's app."),
+  user_name: z.string().nullable().describe('The name of who started the task.'),
+  build_task: taskViewSchema.nullable().describe('The build task a deploy task deploys.'),
+});
+export type TaskWithTemplate = z.infer<typeof taskWithTemplateSchema>;
+
+/** A line of a task's log, as GET tasks/{id}/output pages them. */
+export const taskOutputLineSchema = z.strictObject({
+  id: z.number().int().describe('The line id: the `after` cursor of the next page.'),
+  task_id: z.number().int(),
+  time: time('When the line was written'),
+  output: z.string(),
+});
+export type TaskOutputLine = z.infer<typeof taskOutputLineSchema>;

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { flag, messages, optionalId, requiredString } from './common';
 import { optionalBranch } from './repositories';
 import { CRON_MAX, DEFAULT_CRON } from './schedules';
-import type { TaskView } from './task-api';
+import { taskViewSchema } from './task-api';
 import { apps, templateTypes } from './tasks';
 
 /** Survey variable types: '' and 'string' are text, 'int' digits only, 'secret' hidden, 'enum' a pick list. */
@@ -257,51 +257,91 @@ export const templateInput = z
 export type TemplateInput = z.infer<typeof templateInput>;
 
 /** The latest task of a template, as listed with it (secrets never included). */
-export type TemplateLastTask = Omit<TaskView, 'status_detail'> & {
-  user_name: string | null;
-  /** The template's name (Semaphore's TaskWithTpl field). */
-  tpl_alias: string;
-  tpl_type: string;
-  tpl_app: string;
-};
+export const templateLastTaskSchema = taskViewSchema.omit({ status_detail: true }).extend({
+  user_name: z.string().nullable().describe('The name of who started the task.'),
+  tpl_alias: z.string().describe("The template's name (Semaphore's TaskWithTpl field)."),
+  tpl_type: z.string().describe("The template's type."),
+  tpl_app: z.string().describe("The template's app."),
+});
+export type TemplateLastTask = z.infer<typeof templateLastTaskSchema>;
 
-export type TemplateVault = {
-  name: string;
-  type: 'password' | 'script';
-  vault_key_id: number;
-  script: string;
-};
+/** The template's vault password key, in the list shape Semaphore answers. */
+export const templateVaultSchema = z.strictObject({
+  name: z.string(),
+  type: z.enum(['password', 'script']),
+  vault_key_id: z.number().int(),
+  script: z.string(),
+});
+export type TemplateVault = z.infer<typeof templateVaultSchema>;
+
+/** A survey variable of a template, as the template form writes it. */
+export const templateSurveyVarSchema = z.strictObject({
+  name: z.string(),
+  title: z.string(),
+  description: z.string(),
+  type: z
+    .enum(surveyVarTypes)
+    .describe("'' and 'string' are text, 'int' digits only, 'secret' hidden, 'enum' a pick list."),
+  required: z.boolean(),
+  values: z
+    .array(z.strictObject({ name: z.string(), value: z.string() }))
+    .describe('The choices of an enum.'),
+  default_value: z.string(),
+});
+
+/** App-specific template parameters as the API answers them (see templateTaskParams). */
+export const templateTaskParamsSchema = z
+  .strictObject({
+    allow_debug: z.boolean().optional(),
+    allow_override_inventory: z.boolean().optional(),
+    allow_override_limit: z.boolean().optional(),
+    allow_override_tags: z.boolean().optional(),
+    allow_override_skip_tags: z.boolean().optional(),
+    limit: z.array(z.string()).optional(),
+    tags: z.array(z.string()).optional(),
+    skip_tags: z.array(z.string()).optional(),
+    allow_destroy: z.boolean().optional(),
+    allow_auto_approve: z.boolean().optional(),
+    auto_approve: z.boolean().optional(),
+    override_backend: z.boolean().optional(),
+    backend_filename: z.string().optional(),
+  })
+  .catchall(z.union([z.string(), z.number(), z.boolean(), z.null(), z.array(z.string())]));
 
 /** A template as the API answers it. */
-export type Template = {
-  id: number;
-  project_id: number;
-  name: string;
-  description: string;
-  type: (typeof templateTypes)[number];
-  app: (typeof apps)[number];
-  playbook: string;
-  inventory_id: number | null;
-  repository_id: number | null;
-  environment_id: number | null;
-  vault_key_id: number | null;
-  vaults: TemplateVault[];
-  view_id: number | null;
-  build_template_id: number | null;
-  start_version: string | null;
-  autorun: boolean;
-  suppress_success_alerts: boolean;
-  arguments: string | null;
-  allow_override_args_in_task: boolean;
-  allow_override_branch_in_task: boolean;
-  allow_parallel_tasks: boolean;
-  git_branch: string | null;
-  survey_vars: SurveyVar[];
-  task_params: TemplateTaskParams;
-  /** Derived from the template's single schedule that has a repository (check-new-commits). */
-  check_new_commits: boolean;
-  cron_format: string;
-  check_new_commits_repository_id: number | null;
-  last_task_id: number | null;
-  last_task: TemplateLastTask | null;
-};
+export const templateSchema = z.strictObject({
+  id: z.number().int(),
+  project_id: z.number().int(),
+  name: z.string(),
+  description: z.string(),
+  type: z.enum(templateTypes),
+  app: z.enum(apps),
+  playbook: z
+    .string()
+    .describe('The playbook (ansible, bash) or sub-directory (terraform, tofu, pulumi) in the repository.'),
+  inventory_id: z.number().int().nullable(),
+  repository_id: z.number().int().nullable(),
+  environment_id: z.number().int().nullable(),
+  vault_key_id: z.number().int().nullable(),
+  vaults: z.array(templateVaultSchema).describe('The vault key again, as a list of one (or none).'),
+  view_id: z.number().int().nullable(),
+  build_template_id: z.number().int().nullable().describe('The build template a deploy template deploys.'),
+  start_version: z.string().nullable().describe('The first version of a build template.'),
+  autorun: z.boolean().describe('A deploy template runs after each successful build.'),
+  suppress_success_alerts: z.boolean(),
+  arguments: z.string().nullable().describe('CLI args: a JSON array of strings as text, or null.'),
+  allow_override_args_in_task: z.boolean(),
+  allow_override_branch_in_task: z.boolean(),
+  allow_parallel_tasks: z.boolean(),
+  git_branch: z.string().nullable().describe("Overrides the repository's branch when set."),
+  survey_vars: z.array(templateSurveyVarSchema),
+  task_params: templateTaskParamsSchema,
+  check_new_commits: z
+    .boolean()
+    .describe("Derived from the template's single schedule that has a repository (check-new-commits)."),
+  cron_format: z.string(),
+  check_new_commits_repository_id: z.number().int().nullable(),
+  last_task_id: z.number().int().nullable(),
+  last_task: templateLastTaskSchema.nullable(),
+});
+export type Template = z.infer<typeof templateSchema>;

@@ -2,12 +2,13 @@ import { z } from 'zod';
 import { requiredString } from './common';
 
 /** A view: a named tab grouping templates, ordered by position. */
-export type View = {
-  id: number;
-  project_id: number;
-  title: string;
-  position: number;
-};
+export const viewSchema = z.strictObject({
+  id: z.number().int(),
+  project_id: z.number().int(),
+  title: z.string(),
+  position: z.number().int(),
+});
+export type View = z.infer<typeof viewSchema>;
 
 export const VIEW_POSITION_MAX = 1_000_000;
 

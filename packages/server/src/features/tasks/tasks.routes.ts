@@ -4,12 +4,18 @@ import {
   isFinished,
   lastTasksQuery,
   newTaskInput,
+  noContent,
   outputQuery,
   stopTaskInput,
+  type TaskOutputLine,
   taskListQuery,
+  taskOutputLineSchema,
+  taskViewSchema,
+  taskWithTemplateSchema,
   templateTasksQuery,
 } from '@signalbox/contracts';
 import type { FastifyInstance } from 'fastify';
+import { z } from 'zod';
 import { recordEvent } from '../../audit/audit.store';
 import type { Deps } from '../../deps';
 import { pathIds } from '../../http/path-params';
@@ -34,6 +40,9 @@ import { createTask, rerunInput, toTaskView } from './tasks.service';
 const run = { config: { permission: 'runProjectTasks' as const } };
 const byTask = { schema: { params: pathIds('task_id') } };
 const byTemplate = { schema: { params: pathIds('template_id') } };
+const newTask = { 201: taskViewSchema };
+const taskList = { 200: z.array(taskWithTemplateSchema) };
+const noBody = { 204: noContent };
 
 /**
  * A route that answers 404 for an unknown task or template before it reads its query string or body: the handler
@@ -80,36 +89,48 @@ export function tasksRoutes(app: FastifyInstance, deps: Deps) {
   }
 
   projectRoutes(app, deps, async (scope) => {
-    scope.post('/tasks', { ...run, schema: { body: newTaskInput } }, async (request, reply) => {
-      const input = request.body;
-      const created = await createTask(deps, request.project.id, input, {
-        userId: currentUser(request).id,
-        canEditTemplates: can(request.permissions, 'manageProjectResources'),
-      });
-      return reply.status(201).send(view(created));
-    });
+    scope.post(
+      '/tasks',
+      { ...run, schema: { body: newTaskInput, response: newTask } },
+      async (request, reply) => {
+        const input = request.body;
+        const created = await createTask(deps, request.project.id, input, {
+          userId: currentUser(request).id,
+          canEditTemplates: can(request.permissions, 'manageProjectResources'),
+        });
+        return reply.status(201).send(view(created));
+      },
+    );
 
-    scope.get('/tasks', { schema: { querystring: taskListQuery } }, async (request) => {
+    scope.get('/tasks', { schema: { querystring: taskListQuery, response: taskList } }, async (request) => {
       const q = request.query;
       return withTemplates(await listTasks(deps.db, request.project.id, q));
     });
 
-    scope.get('/tasks/last', { schema: { querystring: lastTasksQuery } }, async (request) => {
-      const q = request.query;
-      return withTemplates(await listTasks(deps.db, request.project.id, { limit: q.limit }));
-    });
+    scope.get(
+      '/tasks/last',
+      { schema: { querystring: lastTasksQuery, response: taskList } },
+      async (request) => {
+        const q = request.query;
+        return withTemplates(await listTasks(deps.db, request.project.id, { limit: q.limit }));
+      },
+    );
 
-    scope.get('/tasks/:task_id', byTask, async (request) => {
-      const task = await findListedTask(deps.db, request.project.id, request.params.task_id);
-      if (!task) throw notFound('Task');
-      return (await withTemplates([task]))[0];
-    });
+    scope.get(
+      '/tasks/:task_id',
+      { schema: { ...byTask.schema, response: { 200: taskWithTemplateSchema } } },
+      async (request) => {
+        const task = await findListedTask(deps.db, request.project.id, request.params.task_id);
+        if (!task) throw notFound('Task');
+        return (await withTemplates([task]))[0];
+      },
+    );
 
     // A page of the log (at most OUTPUT_PAGE_LINES lines, fewer when they are long); a Link header names the
     // next page by its keyset cursor (`after`, the last line's id) until the last page.
     scope.get(
       '/tasks/:task_id/output',
-      afterLookup(byTask, { querystring: outputQuery }),
+      afterLookup(byTask, { querystring: outputQuery, response: { 200: z.array(taskOutputLineSchema) } }),
       async (request, reply) => {
         const task = await loadTask(request.project.id, request.params.task_id);
         const q = parse(outputQuery, request.query);
@@ -118,7 +139,8 @@ export function tasksRoutes(app: FastifyInstance, deps: Deps) {
           const next = `/api/project/${request.project.id}/tasks/${task.id}/output?after=${page.lastId}&limit=${q.limit}`;
           reply.header('link', `<${next}>; rel="next"`);
         }
-        return reply.type('application/json; charset=utf-8').send(page.json);
+        // The page is JSON text already (built batch by batch): bytes go out as they are, past the serializer.
+        return reply.type('application/json; charset=utf-8').send(page.json as unknown as TaskOutputLine[]);
       },
     );
 
@@ -139,21 +161,29 @@ export function tasksRoutes(app: FastifyInstance, deps: Deps) {
         .send(Readable.from(text(), { objectMode: true, highWaterMark: 1 }));
     });
 
-    scope.post('/tasks/:task_id/confirm', { ...run, ...byTask }, async (request, reply) => {
-      const task = await loadTask(request.project.id, request.params.task_id);
-      await deps.tasks.confirm(request.project.id, task.id);
-      return reply.status(204).send();
-    });
+    scope.post(
+      '/tasks/:task_id/confirm',
+      { ...run, schema: { ...byTask.schema, response: noBody } },
+      async (request, reply) => {
+        const task = await loadTask(request.project.id, request.params.task_id);
+        await deps.tasks.confirm(request.project.id, task.id);
+        return reply.status(204).send();
+      },
+    );
 
-    scope.post('/tasks/:task_id/reject', { ...run, ...byTask }, async (request, reply) => {
-      const task = await loadTask(request.project.id, request.params.task_id);
-      await deps.tasks.reject(request.project.id, task.id);
-      return reply.status(204).send();
-    });
+    scope.post(
+      '/tasks/:task_id/reject',
+      { ...run, schema: { ...byTask.schema, response: noBody } },
+      async (request, reply) => {
+        const task = await loadTask(request.project.id, request.params.task_id);
+        await deps.tasks.reject(request.project.id, task.id);
+        return reply.status(204).send();
+      },
+    );
 
     scope.post(
       '/tasks/:task_id/stop',
-      afterLookup({ ...run, ...byTask }, { body: stopTaskInput }),
+      afterLookup({ ...run, ...byTask }, { body: stopTaskInput, response: noBody }),
       async (request, reply) => {
         const task = await loadTask(request.project.id, request.params.task_id);
         const { force } = parse(stopTaskInput, request.body ?? {});
@@ -166,37 +196,45 @@ export function tasksRoutes(app: FastifyInstance, deps: Deps) {
     // commit_hash and started by the caller. Secret survey values are not kept after a task ends, so they are
     // not carried over. The original's overrides were checked against its creator's rights and are kept; the
     // playbook path is checked again when the re-run runs.
-    scope.post('/tasks/:task_id/rerun', { ...run, ...byTask }, async (request, reply) => {
-      const task = await loadTask(request.project.id, request.params.task_id);
-      // The task may have been deleted since it was loaded.
-      const rerun = await rerunInput(deps, request.project.id, task.id);
-      if (!rerun) throw notFound('Task');
-      const created = await createTask(deps, request.project.id, rerun.input, {
-        userId: currentUser(request).id,
-        commitHash: rerun.commitHash,
-        canEditTemplates: can(request.permissions, 'manageProjectResources'),
-        rerunOf: task.id,
-      });
-      return reply.status(201).send(view(created));
-    });
+    scope.post(
+      '/tasks/:task_id/rerun',
+      { ...run, schema: { ...byTask.schema, response: newTask } },
+      async (request, reply) => {
+        const task = await loadTask(request.project.id, request.params.task_id);
+        // The task may have been deleted since it was loaded.
+        const rerun = await rerunInput(deps, request.project.id, task.id);
+        if (!rerun) throw notFound('Task');
+        const created = await createTask(deps, request.project.id, rerun.input, {
+          userId: currentUser(request).id,
+          commitHash: rerun.commitHash,
+          canEditTemplates: can(request.permissions, 'manageProjectResources'),
+          rerunOf: task.id,
+        });
+        return reply.status(201).send(view(created));
+      },
+    );
 
-    scope.delete('/tasks/:task_id', { config: { admin: true }, ...byTask }, async (request, reply) => {
-      const task = await loadTask(request.project.id, request.params.task_id);
-      if (!isFinished(task.status)) throw badRequest('Only a finished task can be deleted; stop it first');
-      await deleteTaskAndOutput(deps.db, task.id);
-      await recordEvent(deps.db, {
-        project_id: request.project.id,
-        user_id: currentUser(request).id,
-        object_type: 'task',
-        object_id: task.id,
-        description: `Task ID ${task.id} deleted`,
-      });
-      return reply.status(204).send();
-    });
+    scope.delete(
+      '/tasks/:task_id',
+      { config: { admin: true }, schema: { ...byTask.schema, response: noBody } },
+      async (request, reply) => {
+        const task = await loadTask(request.project.id, request.params.task_id);
+        if (!isFinished(task.status)) throw badRequest('Only a finished task can be deleted; stop it first');
+        await deleteTaskAndOutput(deps.db, task.id);
+        await recordEvent(deps.db, {
+          project_id: request.project.id,
+          user_id: currentUser(request).id,
+          object_type: 'task',
+          object_id: task.id,
+          description: `Task ID ${task.id} deleted`,
+        });
+        return reply.status(204).send();
+      },
+    );
 
     scope.get(
       '/templates/:template_id/tasks',
-      afterLookup(byTemplate, { querystring: templateTasksQuery }),
+      afterLookup(byTemplate, { querystring: templateTasksQuery, response: taskList }),
       async (request) => {
         const template = await loadTemplate(request.project.id, request.params.template_id);
         const q = parse(templateTasksQuery, request.query);
@@ -213,7 +251,7 @@ export function tasksRoutes(app: FastifyInstance, deps: Deps) {
 
     scope.get(
       '/templates/:template_id/tasks/last',
-      afterLookup(byTemplate, { querystring: lastTasksQuery }),
+      afterLookup(byTemplate, { querystring: lastTasksQuery, response: taskList }),
       async (request) => {
         const template = await loadTemplate(request.project.id, request.params.template_id);
         const q = parse(lastTasksQuery, request.query);
@@ -225,7 +263,7 @@ export function tasksRoutes(app: FastifyInstance, deps: Deps) {
 
     scope.post(
       '/templates/:template_id/stop_all_tasks',
-      afterLookup({ ...run, ...byTemplate }, { body: stopTaskInput }),
+      afterLookup({ ...run, ...byTemplate }, { body: stopTaskInput, response: noBody }),
       async (request, reply) => {
         const template = await loadTemplate(request.project.id, request.params.template_id);
         const { force } = parse(stopTaskInput, request.body ?? {});

@@ -1,4 +1,4 @@
-import { isFinished, type TaskView } from '@signalbox/contracts';
+import { isFinished, type TaskStatus, type TaskView } from '@signalbox/contracts';
 import { recordEvent } from '../../audit/audit.store';
 import { untilDbAnswers } from '../../db/retry';
 import { fromBool, now, parseJson, toBool } from '../../db/values';
@@ -27,7 +27,7 @@ export function toTaskView(t: TaskRow, statusDetail: string | null): TaskView {
     id: t.id,
     template_id: t.template_id,
     project_id: t.project_id,
-    status: t.status,
+    status: t.status as TaskStatus,
     status_detail: t.status === 'waiting' ? statusDetail : null,
     message: t.message,
     user_id: t.user_id,

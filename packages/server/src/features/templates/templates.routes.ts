@@ -1,4 +1,4 @@
-import { scheduleSchema, templateInput } from '@signalbox/contracts';
+import { noContent, scheduleSchema, templateInput, templateSchema } from '@signalbox/contracts';
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import type { Deps } from '../../deps';
@@ -27,12 +27,16 @@ const listQuery = z.object({
 
 export function templatesRoutes(app: FastifyInstance, deps: Deps) {
   projectRoutes(app, deps, async (scope) => {
-    scope.get('/templates', { schema: { querystring: listQuery } }, async (request) =>
-      listTemplates(deps.db, request.project.id, request.query),
+    scope.get(
+      '/templates',
+      { schema: { querystring: listQuery, response: { 200: z.array(templateSchema) } } },
+      async (request) => listTemplates(deps.db, request.project.id, request.query),
     );
 
-    scope.get('/templates/:id', byId, async (request) =>
-      getTemplate(deps.db, request.project.id, request.params.id),
+    scope.get(
+      '/templates/:id',
+      { schema: { ...byId.schema, response: { 200: templateSchema } } },
+      async (request) => getTemplate(deps.db, request.project.id, request.params.id),
     );
 
     scope.get('/templates/:id/refs', refsRoute, async (request) => {
@@ -51,15 +55,19 @@ export function templatesRoutes(app: FastifyInstance, deps: Deps) {
       },
     );
 
-    scope.post('/templates', { ...manage, schema: { body: templateInput } }, async (request, reply) => {
-      const input = request.body;
-      const template = await createTemplate(deps, currentUser(request), request.project.id, input);
-      return reply.status(201).send(template);
-    });
+    scope.post(
+      '/templates',
+      { ...manage, schema: { body: templateInput, response: { 201: templateSchema } } },
+      async (request, reply) => {
+        const input = request.body;
+        const template = await createTemplate(deps, currentUser(request), request.project.id, input);
+        return reply.status(201).send(template);
+      },
+    );
 
     scope.put(
       '/templates/:id',
-      { ...manage, schema: { ...byId.schema, body: templateInput } },
+      { ...manage, schema: { ...byId.schema, body: templateInput, response: { 204: noContent } } },
       async (request, reply) => {
         const { id } = request.params;
         const input = request.body;
@@ -68,9 +76,13 @@ export function templatesRoutes(app: FastifyInstance, deps: Deps) {
       },
     );
 
-    scope.delete('/templates/:id', { ...manage, ...byId }, async (request, reply) => {
-      await removeTemplate(deps, currentUser(request), request.project.id, request.params.id);
-      return reply.status(204).send();
-    });
+    scope.delete(
+      '/templates/:id',
+      { ...manage, schema: { ...byId.schema, response: { 204: noContent } } },
+      async (request, reply) => {
+        await removeTemplate(deps, currentUser(request), request.project.id, request.params.id);
+        return reply.status(204).send();
+      },
+    );
   });
 }

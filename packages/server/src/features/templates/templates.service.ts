@@ -1,9 +1,10 @@
 import {
   inventoryTypesForApp,
-  type SurveyVar,
+  type SurveyVarType,
+  surveyVarTypes,
   type Template,
   type TemplateInput,
-  type TemplateTaskParams,
+  templateTaskParamsSchema,
 } from '@signalbox/contracts';
 import { recordProjectEvent } from '../../audit/audit.store';
 import type { Db } from '../../db';
@@ -28,6 +29,57 @@ import {
 } from './templates.store';
 
 type Actor = { id: number };
+
+const isRecord = (v: unknown): v is Record<string, unknown> =>
+  v !== null && typeof v === 'object' && !Array.isArray(v);
+const textOf = (v: unknown) =>
+  typeof v === 'string' ? v : typeof v === 'number' || typeof v === 'boolean' ? String(v) : '';
+const isSurveyVarType = (v: unknown): v is SurveyVarType => surveyVarTypes.some((type) => type === v);
+
+/**
+ * Stored survey variables in the shape the template form writes. A restored backup keeps its variables as written
+ * (fields missing or added): they read with the form's defaults, so every template answers the same shape.
+ */
+function surveyVarsOf(stored: unknown): Template['survey_vars'] {
+  if (!Array.isArray(stored)) return [];
+  return stored.filter(isRecord).map((v) => ({
+    name: textOf(v.name),
+    title: textOf(v.title),
+    description: textOf(v.description),
+    type: isSurveyVarType(v.type) ? v.type : '',
+    required: v.required === true,
+    values: (Array.isArray(v.values) ? v.values : [])
+      .filter(isRecord)
+      .map((item) => ({ name: textOf(item.name), value: textOf(item.value) })),
+    default_value: textOf(v.default_value),
+  }));
+}
+
+const listParams = new Set(['limit', 'tags', 'skip_tags']);
+
+/**
+ * Stored task params with the declared types. A restored backup keeps its params as written: a comma-separated
+ * limit or tag list reads as a list (as the runs read it), and entries of other types are not answered.
+ */
+function taskParamsOf(stored: unknown): Template['task_params'] {
+  if (!isRecord(stored)) return {};
+  const entries = Object.entries(stored).map(([key, value]): [string, unknown] =>
+    listParams.has(key) && typeof value === 'string'
+      ? [
+          key,
+          value
+            .split(',')
+            .map((item) => item.trim())
+            .filter(Boolean),
+        ]
+      : [key, value],
+  );
+  const fitting = entries.filter(
+    ([key, value]) => templateTaskParamsSchema.safeParse({ [key]: value }).success,
+  );
+  return templateTaskParamsSchema.parse(Object.fromEntries(fitting));
+}
+
 function toTemplate(row: TemplateRow, commitCheck: CommitCheck, last: Template['last_task']): Template {
   return {
     id: row.id,
@@ -54,8 +106,8 @@ function toTemplate(row: TemplateRow, commitCheck: CommitCheck, last: Template['
     allow_override_branch_in_task: toBool(row.allow_override_branch_in_task),
     allow_parallel_tasks: toBool(row.allow_parallel_tasks),
     git_branch: row.git_branch,
-    survey_vars: parseJson<SurveyVar[]>(row.survey_vars, []),
-    task_params: parseJson<TemplateTaskParams>(row.task_params, {}),
+    survey_vars: surveyVarsOf(parseJson<unknown>(row.survey_vars, [])),
+    task_params: taskParamsOf(parseJson<unknown>(row.task_params, {})),
     ...commitCheck,
     last_task_id: last?.id ?? null,
     last_task: last,

@@ -1,4 +1,4 @@
-import { finishedStatuses, type TemplateLastTask } from '@signalbox/contracts';
+import { finishedStatuses, type TaskStatus, type TemplateLastTask } from '@signalbox/contracts';
 import type { Insertable, Selectable, Updateable } from 'kysely';
 import type { Db, Dialect } from '../../db';
 import type { TaskTable, TemplateTable } from '../../db/tables';
@@ -83,7 +83,7 @@ function toLastTask(row: TaskWithNames): TemplateLastTask {
     id: row.id,
     template_id: row.template_id,
     project_id: row.project_id,
-    status: row.status,
+    status: row.status as TaskStatus,
     message: row.message,
     user_id: row.user_id,
     user_name: row.user_name,

@@ -156,6 +156,55 @@ describe.each(testDialects())('templates on $name', (dialect) => {
     expect(t.task_params).toEqual({ limit: ['web1', 'web2'] });
   });
 
+  it("answers survey variables and task params a restored backup kept as written in the form's shape", async () => {
+    const t = await create({ name: 'As restored' });
+    await h.deps.db
+      .updateTable('template')
+      .set({
+        survey_vars: JSON.stringify([
+          { name: 'host', title: null, type: 'enum', required: 1, extra: true },
+          {
+            name: 'port',
+            title: 'Port',
+            type: 'number',
+            default_value: 22,
+            values: [{ name: 'a', value: 1 }],
+          },
+        ]),
+        task_params: JSON.stringify({
+          allow_debug: true,
+          limit: 'web1, web2',
+          nested: { a: 1 },
+          custom: 'kept',
+        }),
+      })
+      .where('id', '=', t.id)
+      .execute();
+    const res = await project.admin.get(`${project.base}/templates/${t.id}`);
+    expect(res.statusCode, res.body).toBe(200);
+    expect(res.json().survey_vars).toEqual([
+      {
+        name: 'host',
+        title: '',
+        description: '',
+        type: 'enum',
+        required: false,
+        values: [],
+        default_value: '',
+      },
+      {
+        name: 'port',
+        title: 'Port',
+        description: '',
+        type: '',
+        required: false,
+        values: [{ name: 'a', value: '1' }],
+        default_value: '22',
+      },
+    ]);
+    expect(res.json().task_params).toEqual({ allow_debug: true, limit: ['web1', 'web2'], custom: 'kept' });
+  });
+
   it('lists templates by name with the last task, never its secret', async () => {
     const b = await create({ name: 'zz second' });
     const a = await create({ name: 'zz first' });

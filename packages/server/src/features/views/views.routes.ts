@@ -1,5 +1,6 @@
-import { viewInput, viewPositionsInput } from '@signalbox/contracts';
+import { noContent, templateSchema, viewInput, viewPositionsInput, viewSchema } from '@signalbox/contracts';
 import type { FastifyInstance } from 'fastify';
+import { z } from 'zod';
 import type { Deps } from '../../deps';
 import { pathIds } from '../../http/path-params';
 import { currentUser } from '../auth/auth.hook';
@@ -10,28 +11,41 @@ import { listViews } from './views.store';
 
 const manage = { config: { permission: 'manageProjectResources' as const } };
 const byId = { schema: { params: pathIds('id') } };
+const noBody = { 204: noContent };
 
 export function viewsRoutes(app: FastifyInstance, deps: Deps) {
   projectRoutes(app, deps, async (scope) => {
-    scope.get('/views', async (request) => listViews(deps.db, request.project.id));
+    scope.get('/views', { schema: { response: { 200: z.array(viewSchema) } } }, async (request) =>
+      listViews(deps.db, request.project.id),
+    );
 
-    scope.get('/views/:id', byId, async (request) => getView(deps, request.project.id, request.params.id));
+    scope.get('/views/:id', { schema: { ...byId.schema, response: { 200: viewSchema } } }, async (request) =>
+      getView(deps, request.project.id, request.params.id),
+    );
 
-    scope.get('/views/:id/templates', byId, async (request) => {
-      const { id } = request.params;
-      await getView(deps, request.project.id, id);
-      return listTemplates(deps.db, request.project.id, { viewId: id });
-    });
+    scope.get(
+      '/views/:id/templates',
+      { schema: { ...byId.schema, response: { 200: z.array(templateSchema) } } },
+      async (request) => {
+        const { id } = request.params;
+        await getView(deps, request.project.id, id);
+        return listTemplates(deps.db, request.project.id, { viewId: id });
+      },
+    );
 
-    scope.post('/views', { ...manage, schema: { body: viewInput } }, async (request, reply) => {
-      const input = request.body;
-      const view = await createView(deps, currentUser(request), request.project.id, input);
-      return reply.status(201).send(view);
-    });
+    scope.post(
+      '/views',
+      { ...manage, schema: { body: viewInput, response: { 201: viewSchema } } },
+      async (request, reply) => {
+        const input = request.body;
+        const view = await createView(deps, currentUser(request), request.project.id, input);
+        return reply.status(201).send(view);
+      },
+    );
 
     scope.post(
       '/views/positions',
-      { ...manage, schema: { body: viewPositionsInput } },
+      { ...manage, schema: { body: viewPositionsInput, response: noBody } },
       async (request, reply) => {
         const positions = request.body;
         await reorderViews(deps, currentUser(request), request.project.id, positions);
@@ -41,7 +55,7 @@ export function viewsRoutes(app: FastifyInstance, deps: Deps) {
 
     scope.put(
       '/views/:id',
-      { ...manage, schema: { ...byId.schema, body: viewInput } },
+      { ...manage, schema: { ...byId.schema, body: viewInput, response: noBody } },
       async (request, reply) => {
         const { id } = request.params;
         const input = request.body;
@@ -50,9 +64,13 @@ export function viewsRoutes(app: FastifyInstance, deps: Deps) {
       },
     );
 
-    scope.delete('/views/:id', { ...manage, ...byId }, async (request, reply) => {
-      await removeView(deps, currentUser(request), request.project.id, request.params.id);
-      return reply.status(204).send();
-    });
+    scope.delete(
+      '/views/:id',
+      { ...manage, schema: { ...byId.schema, response: noBody } },
+      async (request, reply) => {
+        await removeView(deps, currentUser(request), request.project.id, request.params.id);
+        return reply.status(204).send();
+      },
+    );
   });
 }
