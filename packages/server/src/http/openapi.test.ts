@@ -148,6 +148,14 @@ describe('API description', () => {
     expect(refs?.content?.['application/json']?.schema).toMatchObject({
       properties: { templates: { type: 'array' }, schedules: { type: 'array' } },
     });
+    const project = doc.paths?.['/api/project/{project_id}']?.get?.responses?.['200'] as
+      | OpenAPIV3_1.ResponseObject
+      | undefined;
+    // Integers carry no bounds beyond what the contract says (no safe-integer range on every id).
+    expect(project?.content?.['application/json']?.schema).toMatchObject({
+      properties: { id: { type: 'integer' }, name: { type: 'string' } },
+    });
+    expect(JSON.stringify(doc)).not.toContain(String(Number.MAX_SAFE_INTEGER));
   });
 
   it('serves the reference page and its assets from this server', async () => {

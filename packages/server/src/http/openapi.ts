@@ -27,6 +27,11 @@ function toJsonSchema(schema: ZodType, io: 'input' | 'output'): Record<string, u
     target: 'draft-2020-12',
     io,
     unrepresentable: 'any',
+    // `z.number().int()` bounds every integer to the safe range: true of every JSON number we write, so noise.
+    override: ({ jsonSchema }) => {
+      if (jsonSchema.minimum === Number.MIN_SAFE_INTEGER) delete jsonSchema.minimum;
+      if (jsonSchema.maximum === Number.MAX_SAFE_INTEGER) delete jsonSchema.maximum;
+    },
   });
   return json;
 }
