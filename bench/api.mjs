@@ -2,7 +2,8 @@
 // Benchmark: the API's list and output endpoints against a bare server answering the same bytes.
 //
 //   node bench/api.mjs [--db sqlite|postgres] [--templates 1000] [--tasks 1000000] [--lines 1000000]
-//                      [--connections 50] [--duration 5] [--write] [--keep] [--profile DIR]
+//                      [--connections 50] [--duration 5] [--only templates,tasks,last,output,page,deep]
+//                      [--write] [--keep] [--profile DIR]
 //
 // Starts the built Signalbox server (`npm run build` first; run as `npm start` runs it) on a fresh SQLite data dir
 // or a fresh PostgreSQL database (SIGNALBOX_BENCH_PG_URL, default postgres://postgres@127.0.0.1:5432/postgres: a
@@ -47,6 +48,8 @@ const DURATION = Number(opt('duration', '5'));
 const WRITE = args.includes('--write');
 const KEEP = args.includes('--keep');
 const PROFILE = opt('profile', '');
+/** Only these endpoints (comma-separated: templates, tasks, last, output, page, deep); all when not given. */
+const ONLY = opt('only', '') ? opt('only', '').split(',') : null;
 const PG_URL = process.env.SIGNALBOX_BENCH_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 const DEEP_OFFSET = Math.max(0, LINES - 20_000);
 
@@ -258,16 +261,23 @@ async function main() {
     log(`${fmt(TASKS)} tasks copied in ${((Date.now() - copyStart) / 1000).toFixed(1)} s`);
 
     const endpoints = [
-      ['GET …/templates', `${path}/templates`],
-      ['GET …/tasks?limit=200', `${path}/tasks?limit=200`],
-      ['GET …/tasks/last (history 200)', `${path}/tasks/last`],
-      ['GET …/output first 300 lines', `${path}/tasks/${output}/output?limit=300`],
-      ['GET …/output 10,000 lines at offset 0', `${path}/tasks/${output}/output?offset=0&limit=10000`],
+      ['templates', 'GET …/templates', `${path}/templates`],
+      ['tasks', 'GET …/tasks?limit=200', `${path}/tasks?limit=200`],
+      ['last', 'GET …/tasks/last (history 200)', `${path}/tasks/last`],
+      ['output', 'GET …/output first 300 lines', `${path}/tasks/${output}/output?limit=300`],
       [
+        'page',
+        'GET …/output 10,000 lines at offset 0',
+        `${path}/tasks/${output}/output?offset=0&limit=10000`,
+      ],
+      [
+        'deep',
         `GET …/output 10,000 lines at offset ${fmt(DEEP_OFFSET)}`,
         `${path}/tasks/${output}/output?offset=${DEEP_OFFSET}&limit=10000`,
       ],
-    ];
+    ]
+      .filter(([name]) => !ONLY || ONLY.includes(name))
+      .map(([, label, url]) => [label, url]);
     const headers = { authorization: `Bearer ${token}` };
     const saved = [];
     for (const [, url] of endpoints) {

@@ -115,12 +115,18 @@ function toLastTask(row: TaskWithNames): TemplateLastTask {
 export async function lastTasks(db: Db, projectId: number, templateIds: number[]) {
   const result = new Map<number, TemplateLastTask>();
   if (templateIds.length === 0) return result;
+  // One index probe per template on task (template_id, id): a GROUP BY over the tasks would read the whole history.
   const latest = db
-    .selectFrom('task')
-    .select((eb) => eb.fn.max('id').as('id'))
-    .where('project_id', '=', projectId)
-    .where('template_id', 'in', templateIds)
-    .groupBy('template_id');
+    .selectFrom('template')
+    .select((eb) =>
+      eb
+        .selectFrom('task')
+        .select((sub) => sub.fn.max('task.id').as('id'))
+        .whereRef('task.template_id', '=', 'template.id')
+        .as('id'),
+    )
+    .where('template.project_id', '=', projectId)
+    .where('template.id', 'in', templateIds);
   const rows = await db
     .selectFrom('task')
     .innerJoin('template', 'template.id', 'task.template_id')
@@ -133,6 +139,7 @@ export async function lastTasks(db: Db, projectId: number, templateIds: number[]
       'template.app as tpl_app',
     ])
     .where('task.id', 'in', latest)
+    .where('task.project_id', '=', projectId)
     .execute();
   for (const row of rows) result.set(row.template_id, toLastTask({ ...row, secret: null }));
   return result;
