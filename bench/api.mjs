@@ -27,6 +27,7 @@ import Database from 'better-sqlite3';
 import pg from 'pg';
 import {
   args,
+  cpuSeconds,
   freePort,
   jsonClient,
   log,
@@ -159,14 +160,25 @@ async function startBare(file) {
 async function load(base, path, headers) {
   const run = (duration) =>
     autocannon({ url: base + path, connections: CONNECTIONS, duration, headers, pipelining: 1 });
-  await run(1); // warm-up: JIT, connection pools, caches
+  const warmUp = await run(1); // JIT, connection pools, caches
   const result = await run(DURATION);
   return {
+    total: warmUp.requests.total + result.requests.total,
     rps: result.requests.average,
     p50: result.latency.p50,
     p99: result.latency.p99,
     failed: result.non2xx + result.errors + result.timeouts,
   };
+}
+
+/** Waits until the server answers a ping within 50 ms: the requests the last load left queued are done. */
+async function settle(base) {
+  for (;;) {
+    const start = performance.now();
+    await fetch(`${base}/api/ping`).then((res) => res.text());
+    if (performance.now() - start < 50) return;
+    await sleep(200);
+  }
 }
 
 async function waitForTask(call, path, id, cookie) {
@@ -299,11 +311,17 @@ async function main() {
     const idleRss = readProc(server.pid, 'VmRSS');
     const rows = [];
     for (const [i, [label, url]] of endpoints.entries()) {
+      await settle(base);
+      const cpuBefore = cpuSeconds(server.pid);
       const ours = await load(base, url, headers);
+      const cpu = cpuSeconds(server.pid) - cpuBefore;
+      // Server CPU per answered request, warm-up included (both runs of `load`).
+      ours.cpuMs = (1000 * cpu) / Math.max(1, ours.total);
       const theirs = await load(bare.base, url, {});
       rows.push({ label, bytes: saved[i].bytes, ours, theirs });
       log(
-        `${label}: ${fmt(ours.rps)} req/s p50 ${ours.p50} ms p99 ${ours.p99} ms (failed ${ours.failed}); ` +
+        `${label}: ${fmt(ours.rps)} req/s p50 ${ours.p50} ms p99 ${ours.p99} ms (failed ${ours.failed}), ` +
+          `server CPU ${ours.cpuMs.toFixed(1)} ms/request; ` +
           `bare ${fmt(theirs.rps)} req/s p99 ${theirs.p99} ms`,
       );
     }
@@ -326,7 +344,7 @@ function report(rows, { database, loadAtStart, idleRss, peakRss }) {
   const machine = `${cpu} (${os.cpus().length} cores), Node ${process.version}, load ${loadAtStart.toFixed(1)}`;
   const lines = rows.map(({ label, bytes, ours, theirs }) => {
     const share = ((100 * ours.rps) / theirs.rps).toFixed(1);
-    return `| ${date} | ${machine} | ${database}, ${TEMPLATES} templates, ${fmt(TASKS)} tasks | ${label} | ${fmt(bytes)} | ${fmt(ours.rps)} | ${ours.p50} | ${ours.p99} | ${ours.failed} | ${fmt(theirs.rps)} | ${theirs.p99} | ${share} % | ${mb(idleRss)} / ${mb(peakRss)} |`;
+    return `| ${date} | ${machine} | ${database}, ${TEMPLATES} templates, ${fmt(TASKS)} tasks | ${label} | ${fmt(bytes)} | ${fmt(ours.rps)} | ${ours.p50} | ${ours.p99} | ${ours.failed} | ${ours.cpuMs.toFixed(1)} | ${fmt(theirs.rps)} | ${theirs.p99} | ${share} % | ${mb(idleRss)} / ${mb(peakRss)} |`;
   });
   console.log(lines.join('\n'));
   if (!WRITE) return;

@@ -10,6 +10,7 @@ import {
   Migrator,
   MysqlDialect,
   PostgresDialect,
+  type SqliteDatabase,
   SqliteDialect,
   sql,
 } from 'kysely';
@@ -115,6 +116,30 @@ async function mysqlPool(url: string, log: DbLog) {
  * outside a transaction that meets a lost connection runs again on a new one (see retryReads). Their drivers are
  * loaded when the first query needs a connection: a SQLite server never loads them.
  */
+/** Prepared statements kept per database, by SQL text: an API request runs the same few queries every time. */
+export const STATEMENT_CACHE_SIZE = 500;
+
+/**
+ * better-sqlite3 as Kysely sees it, preparing each distinct SQL text once: Kysely prepares every query anew, which
+ * costs as much as running a small one. The least recently used statement goes when the cache is full (lists of
+ * ids in `IN (…)` make many texts). A statement is used by one query at a time: Kysely holds the single SQLite
+ * connection for the whole of a query (its mutex), iteration included.
+ */
+export function withStatementCache(sqlite: SQLite.Database, size = STATEMENT_CACHE_SIZE): SqliteDatabase {
+  const statements = new Map<string, SQLite.Statement>();
+  return {
+    close: () => sqlite.close(),
+    prepare(sql: string) {
+      let statement = statements.get(sql);
+      if (statement) statements.delete(sql);
+      else statement = sqlite.prepare(sql);
+      statements.set(sql, statement);
+      if (statements.size > size) statements.delete(statements.keys().next().value as string);
+      return statement;
+    },
+  };
+}
+
 export function openDb(url: string, options: { log?: DbLog } = {}): DbHandle {
   const dialect = dialectOf(url);
   const log = options.log ?? defaultLog();
@@ -126,7 +151,7 @@ export function openDb(url: string, options: { log?: DbLog } = {}): DbHandle {
     sqlite.pragma('journal_mode = WAL');
     sqlite.pragma('synchronous = NORMAL');
     sqlite.pragma('busy_timeout = 5000');
-    db = new Kysely<Database>({ dialect: new SqliteDialect({ database: sqlite }) });
+    db = new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(sqlite) }) });
   } else if (dialect === 'postgres') {
     db = new Kysely<Database>({
       dialect: retryReads(new PostgresDialect({ pool: () => postgresPool(url, log) }), POOL_SIZE),

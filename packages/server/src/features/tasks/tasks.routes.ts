@@ -65,14 +65,14 @@ export function tasksRoutes(app: FastifyInstance, deps: Deps) {
     );
     return rows.map((r) => {
       const build = r.build_task_id ? builds.get(r.build_task_id) : undefined;
-      return {
-        ...view(r),
+      // Adds to the view in place: copying its fields into a new object costs more than the query on long lists.
+      return Object.assign(view(r), {
         tpl_alias: r.tpl_alias ?? '',
         tpl_type: r.tpl_type ?? '',
         tpl_app: r.tpl_app ?? '',
         user_name: r.user_name,
         build_task: build ? view(build) : null,
-      };
+      });
     });
   }
 
