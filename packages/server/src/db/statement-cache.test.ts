@@ -28,7 +28,10 @@ describe('SQLite statement cache', () => {
     expect(cached.prepare('insert into item (name) values (?)')).toBe(insert);
     insert.run(['a']);
     cached.prepare('insert into item (name) values (?)').run(['b']);
-    expect(cached.prepare('select name from item order by id').all([])).toEqual([{ name: 'a' }, { name: 'b' }]);
+    expect(cached.prepare('select name from item order by id').all([])).toEqual([
+      { name: 'a' },
+      { name: 'b' },
+    ]);
     expect(prepared).toBe(2);
   });
 

@@ -63,6 +63,9 @@ const listParams = new Set(['limit', 'tags', 'skip_tags']);
  */
 function taskParamsOf(stored: unknown): Template['task_params'] {
   if (!isRecord(stored)) return {};
+  // What the template form wrote fits as it is; only a restored backup's params need the entries sorted out.
+  const whole = templateTaskParamsSchema.safeParse(stored);
+  if (whole.success) return whole.data;
   const entries = Object.entries(stored).map(([key, value]): [string, unknown] =>
     listParams.has(key) && typeof value === 'string'
       ? [

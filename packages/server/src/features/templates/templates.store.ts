@@ -71,7 +71,8 @@ export function inventoryTypeOf(db: Db, projectId: number, id: number) {
     .executeTakeFirst();
 }
 
-type TaskWithNames = Selectable<TaskTable> & {
+/** A task row with its template's and starter's names; the secret column is never read from it. */
+type TaskWithNames = Omit<Selectable<TaskTable>, 'secret'> & {
   user_name: string | null;
   tpl_alias: string;
   tpl_type: string;
@@ -111,7 +112,7 @@ function toLastTask(row: TaskWithNames): TemplateLastTask {
   };
 }
 
-/** The newest task of each given template (secrets are never selected). */
+/** The newest task of each given template (its secret column is read with the row but never answered). */
 export async function lastTasks(db: Db, projectId: number, templateIds: number[]) {
   const result = new Map<number, TemplateLastTask>();
   if (templateIds.length === 0) return result;
@@ -141,7 +142,7 @@ export async function lastTasks(db: Db, projectId: number, templateIds: number[]
     .where('task.id', 'in', latest)
     .where('task.project_id', '=', projectId)
     .execute();
-  for (const row of rows) result.set(row.template_id, toLastTask({ ...row, secret: null }));
+  for (const row of rows) result.set(row.template_id, toLastTask(row));
   return result;
 }
 
