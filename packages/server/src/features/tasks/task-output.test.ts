@@ -1,11 +1,13 @@
 import { type TaskOutputLine, taskOutputLineSchema } from '@signalbox/contracts';
 import type { LightMyRequestResponse } from 'fastify';
+import type { KyselyPlugin } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { testDialects } from '../../../test/support/dialects';
 import { type Client, createHarness, type Harness } from '../../../test/support/harness';
 import { rows } from '../../../test/support/scheduler-rows';
 import { now } from '../../db/values';
 import { insertOutput, type OutputRow } from '../../tasks/output.store';
+import { idBeforeLine } from './task-output';
 
 type Line = TaskOutputLine;
 
@@ -165,6 +167,71 @@ describe.each(testDialects())('task output pages on $name', (dialect) => {
     const empty = await guest.get(p(`/tasks/${emptyTask}/raw_output`));
     expect(empty.statusCode).toBe(200);
     expect(empty.body).toBe('');
+  });
+
+  it('starts deep pages from where earlier reads skipped to, and forgets that when the log is replaced', async () => {
+    // The database with every query counted; skips of 1,000 lines stand for the 50,000 a real read takes.
+    let queries = 0;
+    const counting: KyselyPlugin = {
+      transformQuery: ({ node }) => {
+        queries++;
+        return node;
+      },
+      transformResult: async ({ result }) => result,
+    };
+    const db = h.deps.db.withPlugin(counting);
+    const ids = (
+      await h.deps.db
+        .selectFrom('task_output')
+        .select('id')
+        .where('task_id', '=', bigTask)
+        .orderBy('id')
+        .execute()
+    ).map((row) => Number(row.id));
+    const expected = (offset: number) => (offset === 0 ? 0 : ids[offset - 1]);
+    const skip = 1000;
+
+    queries = 0;
+    expect(await idBeforeLine(db, bigTask, 24_500, skip)).toBe(expected(24_500));
+    expect(queries).toBe(1 + 24 + 1); // the first line, 24 whole skips, 500 lines
+    queries = 0;
+    expect(await idBeforeLine(db, bigTask, 24_600, skip)).toBe(expected(24_600));
+    expect(queries).toBe(2); // the first line, then 600 lines from the mark at 24,000
+
+    // Any offset, read at once by several readers, lands where a straight skip does.
+    const offsets = [1, 999, 1000, 1001, 12_345, 19_999, 20_000, 24_999, 25_000, 25_001, 40_000];
+    const found = await Promise.all(offsets.map((offset) => idBeforeLine(db, bigTask, offset, skip)));
+    expect(found).toEqual(offsets.map(expected));
+
+    // A log replaced under the same task id (its first line is another one) is skipped through again.
+    const make = rows(h.deps.db, h.deps.dialect);
+    const replaced = await make.task(projectId, await make.template(projectId), { status: 'success' });
+    const write = (prefix: string) =>
+      insertOutput(
+        h.deps.db,
+        h.deps.dialect,
+        Array.from({ length: 3000 }, (_, i) => ({
+          task_id: replaced,
+          time: now(),
+          output: `${prefix} ${i}`,
+        })),
+      );
+    const lineAt = async (offset: number) => {
+      const after = await idBeforeLine(db, replaced, offset, skip);
+      const row = await h.deps.db
+        .selectFrom('task_output')
+        .select('output')
+        .where('task_id', '=', replaced)
+        .where('id', '>', after ?? 0)
+        .orderBy('id')
+        .executeTakeFirst();
+      return row?.output;
+    };
+    await write('old');
+    expect(await lineAt(2500)).toBe('old 2500');
+    await h.deps.db.deleteFrom('task_output').where('task_id', '=', replaced).execute();
+    await write('new');
+    expect(await lineAt(2500)).toBe('new 2500');
   });
 
   it('refuses bad offset, after and limit values with 400 naming the parameter', async () => {

@@ -49,13 +49,49 @@ export async function* outputBatches(
   }
 }
 
-/** The id of the line before the `offset`-th (0-based) line, or undefined when the log is not that long. */
-async function idBeforeLine(db: Db, taskId: number, offset: number): Promise<number | undefined> {
-  let after = 0;
-  for (let left = offset; left > 0; ) {
-    const step = Math.min(left, SKIP_ROWS);
+/**
+ * Where the skips of deep reads landed, by database and task: `marks[k]` is the id of line (k + 1) · `skip`
+ * (1-based), so a deep page starts from the nearest mark below its offset and skips fewer than `skip` lines. A line
+ * keeps its place once stored (a log is only appended to, and deleted with its task), so marks stay true while the
+ * log's first line is the same one; that is checked on every use (a deleted task's id can come back on MariaDB).
+ * Only the most recently read MARKED_LOGS logs are kept.
+ */
+type LineMarks = { first: number; skip: number; marks: number[] };
+const lineMarks = new WeakMap<Db, Map<number, LineMarks>>();
+const MARKED_LOGS = 1000;
+
+function marksOf(db: Db, taskId: number, first: number, skip: number): number[] {
+  let logs = lineMarks.get(db);
+  if (!logs) lineMarks.set(db, (logs = new Map()));
+  const known = logs.get(taskId);
+  const marks = known?.first === first && known.skip === skip ? known.marks : [];
+  logs.delete(taskId);
+  logs.set(taskId, { first, skip, marks });
+  if (logs.size > MARKED_LOGS) logs.delete(logs.keys().next().value as number);
+  return marks;
+}
+
+/**
+ * The id of the line before the `offset`-th (0-based) line, or undefined when the log is not that long: skips
+ * `skip` lines per index-only query, from the nearest mark an earlier read left.
+ */
+export async function idBeforeLine(
+  db: Db,
+  taskId: number,
+  offset: number,
+  skip = SKIP_ROWS,
+): Promise<number | undefined> {
+  const first = await outputIdAfter(db, taskId, 0, 1);
+  if (first === undefined) return undefined;
+  const marks = marksOf(db, taskId, first, skip);
+  const from = Math.min(marks.length, Math.floor(offset / skip));
+  let after = from > 0 ? (marks[from - 1] as number) : 0;
+  for (let left = offset - from * skip; left > 0; ) {
+    const step = Math.min(left, skip);
     const id = await outputIdAfter(db, taskId, after, step);
     if (id === undefined) return undefined;
+    // A whole step from the last mark lands on the next one.
+    if (step === skip && after === (marks.at(-1) ?? 0)) marks.push(id);
     after = id;
     left -= step;
     if (left > 0) await nextTurn();
