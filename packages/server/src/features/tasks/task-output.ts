@@ -61,8 +61,8 @@ const lineMarks = new WeakMap<Db, Map<number, LineMarks>>();
 const MARKED_LOGS = 1000;
 
 function marksOf(db: Db, taskId: number, first: number, skip: number): number[] {
-  let logs = lineMarks.get(db);
-  if (!logs) lineMarks.set(db, (logs = new Map()));
+  const logs = lineMarks.get(db) ?? new Map<number, LineMarks>();
+  lineMarks.set(db, logs);
   const known = logs.get(taskId);
   const marks = known?.first === first && known.skip === skip ? known.marks : [];
   logs.delete(taskId);
