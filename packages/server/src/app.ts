@@ -13,6 +13,7 @@ import { authRoutes } from './features/auth/auth.routes';
 import { eventsRoutes } from './features/events/events.routes';
 import { closeSocketsOnShutdown, liveRoutes } from './features/live/live.routes';
 import { projectsRoutes } from './features/projects/projects.routes';
+import { registerChangeNotices } from './features/projects/shared-answers';
 import { autorunDeploys, startTask } from './features/tasks/tasks.service';
 import { registerErrorHandler } from './http/error-handler';
 import { loggerOptions, registerRequestIds, requestIdOf } from './http/logging';
@@ -118,6 +119,7 @@ export async function buildApp(
   await app.register(websocket, { options: { maxPayload: 64 * 1024 }, preClose: closeSocketsOnShutdown });
   registerRequestGuards(app, config);
   registerAuth(app, deps);
+  registerChangeNotices(app, deps);
   liveRoutes(app, deps);
 
   authRoutes(app, deps);

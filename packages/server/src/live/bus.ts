@@ -47,6 +47,11 @@ export type BusEvents = {
    * owner reads the column at once; without Redis its one-second poll finds it).
    */
   taskControl: [{ taskId: number; action: TaskControlAction }];
+  /**
+   * What a project shows changed other than through a task update: a write through the API, or tasks deleted by
+   * retention. `projectId` null: possibly every project (a user renamed, a project created or restored).
+   */
+  projectChanged: [{ projectId: number | null }];
 };
 
 export type TaskControlAction = 'stop' | 'force' | 'confirm' | 'reject';
@@ -62,6 +67,7 @@ export const busEvents = [
   'sessionsExpired',
   'tokensRevoked',
   'taskControl',
+  'projectChanged',
 ] as const;
 export type BusEvent = (typeof busEvents)[number];
 const shared = new Set<string | symbol>(busEvents);

@@ -21,6 +21,7 @@ import { migrate, openDb } from '../db';
 import { retention as retentionMigration } from '../db/migrations/0003-retention';
 import { insertReturningId } from '../db/values';
 import type { Deps } from '../deps';
+import { EventBus } from '../live/bus';
 import { insertOutput } from './output.store';
 import { createRetention, type RetentionOptions } from './retention';
 
@@ -79,9 +80,13 @@ describe.each(testDialects())('task retention on $name', (dialect) => {
   } as unknown as Deps['log'];
 
   const db = () => env.handle.db;
+  /** The projects each run said changed (their cached lists are dropped on every instance). */
+  const bus = new EventBus();
+  const changed: (number | null)[] = [];
+  bus.on('projectChanged', ({ projectId }) => void changed.push(projectId));
   const job = (serverDefault: number, options: RetentionOptions = {}, database = db()) =>
     createRetention(
-      { db: database, config: { ...config, taskRetentionDays: serverDefault }, log },
+      { db: database, config: { ...config, taskRetentionDays: serverDefault }, log, bus },
       { clock, ...options },
     );
 
@@ -244,8 +249,10 @@ describe.each(testDialects())('task retention on $name', (dialect) => {
     const [s3] = made.get(shorter.id)!;
     const [l3, l10, l60] = made.get(longer.id)!;
 
+    changed.length = 0;
     const result = await job(30).run();
 
+    expect(changed.sort()).toEqual([inherits.id, shorter.id, longer.id].sort());
     expect(await taskIds(inherits.id)).toEqual([i3, i10]);
     expect(await taskIds(shorter.id)).toEqual([s3]);
     expect(await taskIds(longer.id)).toEqual([l3, l10, l60]);

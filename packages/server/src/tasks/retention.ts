@@ -42,7 +42,10 @@ export type Retention = {
  * Several instances on one database may run it at once: deleting is idempotent. Each project that lost tasks
  * gets an event in its Activity naming how many and why.
  */
-export function createRetention(deps: Pick<Deps, 'db' | 'config' | 'log'>, options: RetentionOptions = {}) {
+export function createRetention(
+  deps: Pick<Deps, 'db' | 'config' | 'log' | 'bus'>,
+  options: RetentionOptions = {},
+) {
   const clock = options.clock ?? realClock;
   const firstDelay = options.firstDelay ?? 60_000;
   const interval = options.interval ?? 60 * 60 * 1000;
@@ -110,6 +113,7 @@ export function createRetention(deps: Pick<Deps, 'db' | 'config' | 'log'>, optio
         total.projects += 1;
         // The project's Activity says where its old tasks went.
         const n = total.tasks - before;
+        deps.bus.emit('projectChanged', { projectId: project.id });
         await recordEvent(deps.db, {
           project_id: project.id,
           user_id: null,

@@ -12,6 +12,7 @@ import { forbidden, notFound, parse } from '../../lib/errors';
 import { currentUser } from '../auth/auth.hook';
 import { findMemberRole } from '../team/team.store';
 import { findProject, type ProjectRow } from './projects.store';
+import { serveSharedAnswers } from './shared-answers';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -29,7 +30,7 @@ declare module 'fastify' {
  */
 export function projectRoutes(
   app: FastifyInstance,
-  deps: Pick<Deps, 'db'>,
+  deps: Pick<Deps, 'db' | 'bus'>,
   routes: FastifyPluginAsync<Record<never, never>, RawServerDefault, ZodTypeProvider>,
 ) {
   app.register(
@@ -53,6 +54,7 @@ export function projectRoutes(
           throw forbidden(`You need the ${needed} permission in this project`);
         }
       });
+      serveSharedAnswers(scope, deps);
       await routes(scope.withTypeProvider<ZodTypeProvider>(), {});
     },
     { prefix: '/api/project/:project_id' },

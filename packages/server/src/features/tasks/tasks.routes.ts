@@ -102,14 +102,19 @@ export function tasksRoutes(app: FastifyInstance, deps: Deps) {
       },
     );
 
-    scope.get('/tasks', { schema: { querystring: taskListQuery, response: taskList } }, async (request) => {
-      const q = request.query;
-      return withTemplates(await listTasks(deps.db, request.project.id, q));
-    });
+    const shared = { config: { sharedAnswer: true } };
+    scope.get(
+      '/tasks',
+      { ...shared, schema: { querystring: taskListQuery, response: taskList } },
+      async (request) => {
+        const q = request.query;
+        return withTemplates(await listTasks(deps.db, request.project.id, q));
+      },
+    );
 
     scope.get(
       '/tasks/last',
-      { schema: { querystring: lastTasksQuery, response: taskList } },
+      { ...shared, schema: { querystring: lastTasksQuery, response: taskList } },
       async (request) => {
         const q = request.query;
         return withTemplates(await listTasks(deps.db, request.project.id, { limit: q.limit }));
@@ -234,7 +239,7 @@ export function tasksRoutes(app: FastifyInstance, deps: Deps) {
 
     scope.get(
       '/templates/:template_id/tasks',
-      afterLookup(byTemplate, { querystring: templateTasksQuery, response: taskList }),
+      afterLookup({ ...byTemplate, ...shared }, { querystring: templateTasksQuery, response: taskList }),
       async (request) => {
         const template = await loadTemplate(request.project.id, request.params.template_id);
         const q = parse(templateTasksQuery, request.query);
@@ -251,7 +256,7 @@ export function tasksRoutes(app: FastifyInstance, deps: Deps) {
 
     scope.get(
       '/templates/:template_id/tasks/last',
-      afterLookup(byTemplate, { querystring: lastTasksQuery, response: taskList }),
+      afterLookup({ ...byTemplate, ...shared }, { querystring: lastTasksQuery, response: taskList }),
       async (request) => {
         const template = await loadTemplate(request.project.id, request.params.template_id);
         const q = parse(lastTasksQuery, request.query);

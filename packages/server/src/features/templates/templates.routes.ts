@@ -29,7 +29,10 @@ export function templatesRoutes(app: FastifyInstance, deps: Deps) {
   projectRoutes(app, deps, async (scope) => {
     scope.get(
       '/templates',
-      { schema: { querystring: listQuery, response: { 200: z.array(templateSchema) } } },
+      {
+        config: { sharedAnswer: true },
+        schema: { querystring: listQuery, response: { 200: z.array(templateSchema) } },
+      },
       async (request) => listTemplates(deps.db, request.project.id, request.query),
     );
 

@@ -1,0 +1,172 @@
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
+import { testDialects } from '../../../test/support/dialects';
+import { type Client, createHarness, type Harness } from '../../../test/support/harness';
+import { rows } from '../../../test/support/scheduler-rows';
+import { SHARED_ANSWER_MS, SharedAnswers } from './shared-answers';
+
+describe('shared answers, alone', () => {
+  it('keeps an answer for SHARED_ANSWER_MS, then asks again', () => {
+    let now = 1_000_000;
+    const answers = new SharedAnswers(() => now);
+    answers.keep('1 /list', 1, answers.version(1), '[1]', 'application/json');
+    now += SHARED_ANSWER_MS - 1;
+    expect(answers.get('1 /list')?.body).toBe('[1]');
+    now += 1;
+    expect(answers.get('1 /list')).toBeUndefined();
+  });
+
+  it("drops a project's answers on its change, every answer on a change of every project", () => {
+    const answers = new SharedAnswers(() => 0);
+    for (const key of ['1 /a', '1 /b', '10 /a', '2 /a'])
+      answers.keep(key, Number(key.split(' ')[0]), 0, key, 'application/json');
+    answers.changed(1);
+    expect(['1 /a', '1 /b', '10 /a', '2 /a'].map((key) => answers.get(key)?.body ?? null)).toEqual([
+      null,
+      null,
+      '10 /a',
+      '2 /a',
+    ]);
+    answers.changed(null);
+    expect([answers.get('10 /a'), answers.get('2 /a')]).toEqual([undefined, undefined]);
+  });
+
+  it('does not keep an answer computed while its project changed', () => {
+    const answers = new SharedAnswers(() => 0);
+    const since = answers.version(3);
+    answers.changed(3);
+    answers.keep('3 /list', 3, since, 'stale', 'application/json');
+    expect(answers.get('3 /list')).toBeUndefined();
+    const again = answers.version(3);
+    answers.changed(null);
+    answers.keep('3 /list', 3, again, 'stale', 'application/json');
+    expect(answers.get('3 /list')).toBeUndefined();
+    answers.keep('3 /list', 3, answers.version(3), 'fresh', 'application/json');
+    expect(answers.get('3 /list')?.body).toBe('fresh');
+  });
+});
+
+describe.each(testDialects())('shared project lists on $name', (dialect) => {
+  let h: Harness;
+  let admin: Client;
+  let owner: Client;
+  let guest: Client;
+  let projectId: number;
+  let otherProject: number;
+  let templateId: number;
+  let taskId: number;
+  const p = (path: string) => `/api/project/${projectId}${path}`;
+
+  beforeAll(async () => {
+    h = await createHarness(dialect);
+    admin = await h.userClient({ admin: true });
+    owner = await h.userClient({ can_create_project: true, username: 'owner' });
+    ({
+      projectId,
+      members: { guest },
+    } = await h.projectWithTeam(owner));
+    otherProject = (await owner.post('/api/projects', { name: 'Other' })).json().id;
+    const make = rows(h.deps.db, h.deps.dialect);
+    templateId = await make.template(projectId, { name: 'Deploy' });
+    taskId = await make.task(projectId, templateId, { status: 'success', user_id: owner.userId });
+  });
+  afterAll(async () => h?.close());
+  // The lists are read with the clock stopped: an answer then stays kept until the test moves the clock on.
+  afterEach(() => vi.useRealTimers());
+  const stopClock = () => vi.useFakeTimers({ toFake: ['Date'], now: Date.now() });
+
+  const templateNames = async (client: Client) =>
+    ((await client.get(p('/templates'))).json() as { name: string }[]).map((t) => t.name);
+  const renameTemplateBehindTheApi = (name: string) =>
+    h.deps.db.updateTable('template').set({ name }).where('id', '=', templateId).execute();
+
+  it('answers a list from memory until a write through the API changes the project', async () => {
+    stopClock();
+    expect(await templateNames(guest)).toEqual(['Deploy']);
+    // Changed where no event announces it (another instance without Redis): the kept answer stands...
+    await renameTemplateBehindTheApi('Deploy (renamed)');
+    expect(await templateNames(guest)).toEqual(['Deploy']);
+    // ...until SHARED_ANSWER_MS has passed.
+    vi.setSystemTime(Date.now() + SHARED_ANSWER_MS);
+    expect(await templateNames(guest)).toEqual(['Deploy (renamed)']);
+
+    // Any write through the API in the project drops its answers: its own client, and every other, reads the
+    // project as it is at once.
+    await renameTemplateBehindTheApi('Deploy');
+    expect(await templateNames(guest)).toEqual(['Deploy (renamed)']);
+    const view = await owner.post(p('/views'), { title: 'Production' });
+    expect(view.statusCode).toBe(201);
+    expect(await templateNames(owner)).toEqual(['Deploy']);
+    expect(await templateNames(guest)).toEqual(['Deploy']);
+    // A refused write changes nothing and keeps the answers.
+    await renameTemplateBehindTheApi('Deploy (renamed again)');
+    expect((await owner.post(p('/views'), { title: '' })).statusCode).toBe(400);
+    expect(await templateNames(guest)).toEqual(['Deploy']);
+    vi.setSystemTime(Date.now() + SHARED_ANSWER_MS);
+    await renameTemplateBehindTheApi('Deploy');
+  });
+
+  it('reads a task list again when a task of the project changes status', async () => {
+    stopClock();
+    const statusOf = async (path: string) =>
+      ((await guest.get(p(path))).json() as { id: number; status: string }[]).find((t) => t.id === taskId)
+        ?.status;
+    expect(await statusOf('/tasks')).toBe('success');
+    expect(await statusOf(`/templates/${templateId}/tasks/last`)).toBe('success');
+    await h.deps.db.updateTable('task').set({ status: 'error' }).where('id', '=', taskId).execute();
+    // The engine saves a status, then publishes it: the update drops the project's answers.
+    h.deps.bus.publish({
+      type: 'update',
+      project_id: projectId,
+      template_id: templateId,
+      task_id: taskId,
+      status: 'error',
+      start: null,
+      end: null,
+      version: null,
+      message: '',
+      user_id: owner.userId,
+      created: new Date().toISOString(),
+      commit_hash: null,
+      commit_message: null,
+      status_detail: null,
+    });
+    expect(await statusOf('/tasks')).toBe('error');
+    expect(await statusOf(`/templates/${templateId}/tasks/last`)).toBe('error');
+    // Retention (or another instance's write through Redis) announces a change the same way.
+    await h.deps.db.updateTable('task').set({ status: 'success' }).where('id', '=', taskId).execute();
+    h.deps.bus.emit('projectChanged', { projectId });
+    expect(await statusOf('/tasks')).toBe('success');
+  });
+
+  it("a write outside any project (a user renamed) drops every project's answers", async () => {
+    stopClock();
+    const starter = async () =>
+      ((await guest.get(p('/tasks'))).json() as { id: number; user_name: string }[]).find(
+        (t) => t.id === taskId,
+      )?.user_name;
+    const before = await starter();
+    const user = (await admin.get(`/api/users/${owner.userId}`)).json();
+    const renamed = await admin.put(`/api/users/${owner.userId}`, { ...user, name: 'Renamed Owner' });
+    expect(renamed.statusCode).toBe(204);
+    expect(before).not.toBe('Renamed Owner');
+    expect(await starter()).toBe('Renamed Owner');
+  });
+
+  it('keeps answers apart by project and query, and still refuses who may not read them', async () => {
+    stopClock();
+    const make = rows(h.deps.db, h.deps.dialect);
+    await make.template(otherProject, { name: 'Elsewhere' });
+    expect(await templateNames(guest)).toEqual(['Deploy']);
+    const other = await owner.get(`/api/project/${otherProject}/templates`);
+    expect((other.json() as { name: string }[]).map((t) => t.name)).toEqual(['Elsewhere']);
+    // The guest is no member of the other project: its kept answer is not theirs to read.
+    expect((await guest.get(`/api/project/${otherProject}/templates`)).statusCode).toBe(403);
+    expect((await h.anonymous().get(p('/templates'))).statusCode).toBe(401);
+    // Another query string is another answer.
+    await make.task(projectId, templateId, { status: 'success' });
+    h.deps.bus.emit('projectChanged', { projectId });
+    const one = (await guest.get(p('/tasks?limit=1'))).json() as unknown[];
+    const two = (await guest.get(p('/tasks?limit=2'))).json() as unknown[];
+    expect([one.length, two.length]).toEqual([1, 2]);
+  });
+});

@@ -1,0 +1,140 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { Deps } from '../../deps';
+import type { EventBus } from '../../live/bus';
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /**
+     * A project list whose answer is the same for every member who may read it (the guard has checked that): kept
+     * as the bytes sent and shared until the project changes (see SharedAnswers).
+     */
+    sharedAnswer?: boolean;
+  }
+}
+
+/** The longest an answer is kept even when no change reaches this instance (see SharedAnswers). */
+export const SHARED_ANSWER_MS = 1000;
+const MAX_ANSWERS = 200;
+const MAX_ANSWER_CHARS = 8 * 1024 * 1024;
+
+type Answer = { body: string; contentType: string; at: number };
+
+/**
+ * The busiest project lists (templates, task history) answered from memory while nothing they show changed: under
+ * many clients polling them, the database and serializer run once per change, not once per request. An answer is
+ * dropped when its project changes:
+ * - a write request through the API succeeded (dropped before its answer goes out, so its client reads the change):
+ *   of that project, or of every project for writes outside one (a user renamed, a project restored);
+ * - a task of the project was created or changed status (the engine's update on the bus);
+ * - retention deleted tasks of the project.
+ * Each of these goes through the event bus, so with Redis every instance hears every other's. An answer computed
+ * while a change happened is not kept, and none is kept longer than SHARED_ANSWER_MS: what no event announces
+ * (another instance without Redis, a `signalbox` command, a waiting task's reason) shows within that time.
+ */
+export class SharedAnswers {
+  private readonly answers = new Map<string, Answer>();
+  /** Changes seen per project, and to every project: an answer is kept only if none happened while it was made. */
+  private readonly changes = new Map<number, number>();
+  private everyProject = 0;
+
+  constructor(private readonly now: () => number = () => Date.now()) {}
+
+  version(projectId: number): number {
+    return this.everyProject + (this.changes.get(projectId) ?? 0);
+  }
+
+  changed(projectId: number | null) {
+    if (projectId === null) {
+      this.everyProject++;
+      this.answers.clear();
+      return;
+    }
+    this.changes.set(projectId, (this.changes.get(projectId) ?? 0) + 1);
+    const prefix = `${projectId} `;
+    for (const key of this.answers.keys()) if (key.startsWith(prefix)) this.answers.delete(key);
+  }
+
+  get(key: string): Answer | undefined {
+    const answer = this.answers.get(key);
+    if (answer && this.now() - answer.at < SHARED_ANSWER_MS) return answer;
+    if (answer) this.answers.delete(key);
+    return undefined;
+  }
+
+  keep(key: string, projectId: number, since: number, body: string, contentType: string) {
+    if (this.version(projectId) !== since || body.length > MAX_ANSWER_CHARS) return;
+    this.answers.delete(key);
+    this.answers.set(key, { body, contentType, at: this.now() });
+    if (this.answers.size > MAX_ANSWERS) this.answers.delete(this.answers.keys().next().value as string);
+  }
+}
+
+/** One cache per app (its bus): every project scope of the app shares it. */
+const byBus = new WeakMap<EventBus, SharedAnswers>();
+
+function sharedAnswersOf(bus: EventBus): SharedAnswers {
+  let answers = byBus.get(bus);
+  if (!answers) {
+    const created = new SharedAnswers();
+    bus.on('projectChanged', ({ projectId }) => created.changed(projectId));
+    bus.on('live', (message) => {
+      if (message.type === 'update') created.changed(message.project_id);
+    });
+    byBus.set(bus, created);
+    answers = created;
+  }
+  return answers;
+}
+
+const READS = new Set(['GET', 'HEAD', 'OPTIONS']);
+const PROJECT_PREFIX = '/api/project/:project_id';
+/**
+ * Writes that change nothing a project shows: signing in and out, the caller's API tokens, and incoming webhooks
+ * (a task they start is announced by its own update).
+ */
+const UNSHOWN_WRITES = ['/api/auth/', '/api/user/tokens', '/api/integrations/'];
+
+/**
+ * Every write through the API that succeeded announces a change on the bus before its answer goes out: of its
+ * project (routes under /api/project/:project_id), otherwise of every project.
+ */
+export function registerChangeNotices(app: FastifyInstance, deps: Pick<Deps, 'bus'>) {
+  sharedAnswersOf(deps.bus);
+  app.addHook('onSend', async (request, reply, payload) => {
+    if (READS.has(request.method) || reply.statusCode >= 400 || !request.url.startsWith('/api/'))
+      return payload;
+    if (UNSHOWN_WRITES.some((prefix) => request.url.startsWith(prefix))) return payload;
+    const route = request.routeOptions.url ?? '';
+    const projectId = route.startsWith(PROJECT_PREFIX)
+      ? Number((request.params as { project_id?: string }).project_id)
+      : Number.NaN;
+    deps.bus.emit('projectChanged', { projectId: Number.isSafeInteger(projectId) ? projectId : null });
+    return payload;
+  });
+}
+
+const STAMP = Symbol('shared answer stamp');
+type Stamped = FastifyRequest & { [STAMP]?: number };
+const keyOf = (request: FastifyRequest) => `${request.project.id} ${request.url}`;
+
+/**
+ * In a project scope (after its guard): answers routes configured `sharedAnswer` from the cache, and keeps what they
+ * answer when it was computed without a change in between.
+ */
+export function serveSharedAnswers(scope: FastifyInstance, deps: Pick<Deps, 'bus'>) {
+  const answers = sharedAnswersOf(deps.bus);
+  scope.addHook('preHandler', async (request: Stamped, reply: FastifyReply) => {
+    if (!request.routeOptions.config?.sharedAnswer) return;
+    const kept = answers.get(keyOf(request));
+    if (kept) return reply.header('content-type', kept.contentType).send(kept.body);
+    request[STAMP] = answers.version(request.project.id);
+  });
+  scope.addHook('onSend', async (request: Stamped, reply, payload) => {
+    const since = request[STAMP];
+    if (since !== undefined && reply.statusCode === 200 && typeof payload === 'string') {
+      const type = String(reply.getHeader('content-type') ?? 'application/json; charset=utf-8');
+      answers.keep(keyOf(request), request.project.id, since, payload, type);
+    }
+    return payload;
+  });
+}
