@@ -217,10 +217,8 @@ async function main() {
     process.execPath,
     [
       `--max-semi-space-size=${SEMI_SPACE_MB}`,
-        ? [`--max-semi-space-size=${process.env.BENCH_SEMI}`]
-        : ['--max-semi-space-size=4']),
       '--enable-source-maps',
-      ...(PROFILE ? ['--cpu-prof', `--cpu-prof-dir=$PROFILE`] : []),
+      ...(PROFILE ? ['--cpu-prof', `--cpu-prof-dir=${PROFILE}`] : []),
       join(root, 'packages/server/bin/signalbox.mjs'),
       'server',
     ],
