@@ -45,6 +45,34 @@ describe('shared answers, alone', () => {
   });
 });
 
+describe('shared answers being computed', () => {
+  it('makes later requests for the same answer wait for the first, until it is done', async () => {
+    const answers = new SharedAnswers(() => 0);
+    expect(answers.wait('1 /list', 1)).toBeUndefined(); // the first computes
+    const second = answers.wait('1 /list', 1);
+    const third = answers.wait('1 /list', 1);
+    expect(second).toBeInstanceOf(Promise);
+    expect(third).toBe(second);
+    expect(answers.wait('1 /other', 1)).toBeUndefined(); // another answer is computed alongside
+    let woken = false;
+    void second?.then(() => {
+      woken = true;
+    });
+    answers.keep('1 /list', 1, answers.version(1), '[]', 'application/json');
+    answers.computed('1 /list');
+    await second;
+    expect(woken).toBe(true);
+    expect(answers.get('1 /list')?.body).toBe('[]');
+  });
+
+  it('does not make a request wait for an answer computed before a change', () => {
+    const answers = new SharedAnswers(() => 0);
+    expect(answers.wait('1 /list', 1)).toBeUndefined();
+    answers.changed(1);
+    expect(answers.wait('1 /list', 1)).toBeUndefined();
+  });
+});
+
 describe.each(testDialects())('shared project lists on $name', (dialect) => {
   let h: Harness;
   let admin: Client;
@@ -162,6 +190,11 @@ describe.each(testDialects())('shared project lists on $name', (dialect) => {
     // The guest is no member of the other project: its kept answer is not theirs to read.
     expect((await guest.get(`/api/project/${otherProject}/templates`)).statusCode).toBe(403);
     expect((await h.anonymous().get(p('/templates'))).statusCode).toBe(401);
+    // Many at once on an answer nobody keeps yet: every one gets the same, complete list.
+    h.deps.bus.emit('projectChanged', { projectId });
+    const all = await Promise.all(Array.from({ length: 20 }, () => guest.get(p('/templates'))));
+    expect(new Set(all.map((res) => `${res.statusCode} ${res.body}`)).size).toBe(1);
+    expect((all[0]!.json() as { name: string }[]).map((t) => t.name)).toEqual(['Deploy']);
     // Another query string is another answer.
     await make.task(projectId, templateId, { status: 'success' });
     h.deps.bus.emit('projectChanged', { projectId });

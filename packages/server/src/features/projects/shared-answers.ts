@@ -1,3 +1,4 @@
+import { setTimeout as delay } from 'node:timers/promises';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Deps } from '../../deps';
 import type { EventBus } from '../../live/bus';
@@ -67,6 +68,31 @@ export class SharedAnswers {
     this.answers.set(key, { body, contentType, at: this.now() });
     if (this.answers.size > MAX_ANSWERS) this.answers.delete(this.answers.keys().next().value as string);
   }
+
+  /** Answers being computed, by key: requests for the same list wait for the one computing it. */
+  private readonly computing = new Map<string, { since: number; done: Promise<void>; finish: () => void }>();
+
+  /**
+   * Called on a miss: undefined when this request is to compute the answer (call `computed` when it is done),
+   * otherwise a promise that settles when the request already computing it is done (then look again).
+   */
+  wait(key: string, projectId: number): Promise<void> | undefined {
+    const since = this.version(projectId);
+    const running = this.computing.get(key);
+    if (running && running.since === since) return running.done;
+    let finish = () => {};
+    const done = new Promise<void>((resolve) => {
+      finish = resolve;
+    });
+    this.computing.set(key, { since, done, finish });
+    return undefined;
+  }
+
+  computed(key: string) {
+    const running = this.computing.get(key);
+    this.computing.delete(key);
+    running?.finish();
+  }
 }
 
 /** One cache per app (its bus): every project scope of the app shares it. */
@@ -125,8 +151,16 @@ export function serveSharedAnswers(scope: FastifyInstance, deps: Pick<Deps, 'bus
   const answers = sharedAnswersOf(deps.bus);
   scope.addHook('preHandler', async (request: Stamped, reply: FastifyReply) => {
     if (!request.routeOptions.config?.sharedAnswer) return;
-    const kept = answers.get(keyOf(request));
-    if (kept) return reply.header('content-type', kept.contentType).send(kept.body);
+    const key = keyOf(request);
+    // Many clients asking for a list that just changed: one request computes it, the others wait for its answer.
+    for (let waits = 0; ; waits++) {
+      const kept = answers.get(key);
+      if (kept) return reply.header('content-type', kept.contentType).send(kept.body);
+      const running = waits < 3 ? answers.wait(key, request.project.id) : undefined;
+      if (!running) break;
+      // Bounded: a computing request whose client went away may never answer.
+      await Promise.race([running, delay(SHARED_ANSWER_MS, undefined, { ref: false })]);
+    }
     request[STAMP] = answers.version(request.project.id);
   });
   scope.addHook('onSend', async (request: Stamped, reply, payload) => {
@@ -137,4 +171,10 @@ export function serveSharedAnswers(scope: FastifyInstance, deps: Pick<Deps, 'bus
     }
     return payload;
   });
+  // Whatever the answer (an error included), or none (the client went away): the requests waiting look again.
+  const done = async (request: Stamped) => {
+    if (request[STAMP] !== undefined) answers.computed(keyOf(request));
+  };
+  scope.addHook('onResponse', done);
+  scope.addHook('onRequestAbort', done);
 }
