@@ -1,4 +1,4 @@
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir, userInfo } from 'node:os';
@@ -139,10 +139,10 @@ describe.each(testDialects())('remote git checkouts on $name', (dialect) => {
       expect(seen.some((cmd) => cmd.includes('remote-http') && cmd.includes(`${http.base}/repo.git`))).toBe(
         true,
       );
-      // The cache keeps the plain URL: no credentials in its config.
-      const config = readFileSync(join(p.h.dataDir, 'repos', `repo_${repo}.git`, 'config'), 'utf8');
-      expect(config).toContain(`url = ${http.base}/repo.git`);
-      expect(config).not.toContain(HTTP_PASSWORD);
+      // The cache keeps no credentials: not in its config, nor in any file of it.
+      const cache = join(p.h.dataDir, 'repos', `repo_${repo}.git`);
+      expect(readFileSync(join(cache, 'config'), 'utf8')).not.toContain(HTTP_PASSWORD);
+      expect(spawnSync('grep', ['-rlF', '--', HTTP_PASSWORD, cache], { encoding: 'utf8' }).stdout).toBe('');
     });
 
     it('ends in error with the authentication failure for a wrong password, without prompting or hanging', async () => {

@@ -175,22 +175,12 @@ describe('git commands of a checkout (fake processes)', () => {
       const cache = join(dir, 'repos', 'repo_3.git');
       expect(git.map((s) => s.args)).toEqual([
         ['init', '-q', '--bare', '--', cache],
-        ['-C', cache, 'remote', 'add', '--', 'origin', url],
-        ['-C', cache, 'fetch', '--prune', '--tags', '--', 'origin', '+refs/heads/*:refs/heads/*'],
+        ['-C', cache, 'fetch', '--prune', '--tags', '--', url, '+refs/heads/*:refs/heads/*'],
         ['clone', '-q', '--shared', '--branch=main', '--', cache, join(dir, 'repo')],
         ['-C', join(dir, 'repo'), 'remote', 'set-url', '--', 'origin', url],
-        ['rev-parse', 'HEAD'],
-        ['log', '-1', '--format=%s'],
+        ['log', '-1', '--format=%H%n%s'],
       ]);
-      expect(git.map((s) => s.env.GIT_ALLOW_PROTOCOL)).toEqual([
-        'file',
-        'file',
-        transport,
-        'file',
-        'file',
-        'file',
-        'file',
-      ]);
+      expect(git.map((s) => s.env.GIT_ALLOW_PROTOCOL)).toEqual(['file', transport, 'file', 'file', 'file']);
     },
   );
 });

@@ -118,6 +118,14 @@ function assertUsable(repo: RepositoryRow, branch: string, commitHash: string | 
   return type;
 }
 
+/** The commit checked out in `dir` and its subject, by one git command; nulls when there is none. */
+async function headCommit(job: Job, dir: string, env?: Record<string, string>) {
+  const head = await job.capture({ command: 'git', args: ['log', '-1', '--format=%H%n%s'], cwd: dir, env });
+  if (head.code !== 0) return { hash: null, message: null };
+  const [hash = '', subject = ''] = head.stdout.split('\n');
+  return { hash: hash.trim() || null, message: subject.trim().slice(0, 100) };
+}
+
 /**
  * Brings a repository to the commit the task needs: local paths are used in place; anything else is fetched
  * into a bare cache under <dataDir>/repos/ and then cloned (--shared, cheap) into the task's own directory, so
@@ -134,10 +142,7 @@ export async function checkoutRepository(
   if (type === 'local') {
     if (!existsSync(repo.git_url)) throw new TaskFailed(`Repository path ${repo.git_url} does not exist`);
     job.log(`Using local repository ${repo.git_url}`);
-    const head = await job.capture({ command: 'git', args: ['rev-parse', 'HEAD'], cwd: repo.git_url });
-    if (head.code !== 0) return { dir: repo.git_url, hash: null, message: null };
-    const msg = await job.capture({ command: 'git', args: ['log', '-1', '--format=%s'], cwd: repo.git_url });
-    return { dir: repo.git_url, hash: head.stdout.trim(), message: msg.stdout.trim().slice(0, 100) };
+    return { dir: repo.git_url, ...(await headCommit(job, repo.git_url)) };
   }
 
   const key = repo.ssh_key_id ? await job.loadKey(repo.ssh_key_id) : null;
@@ -152,34 +157,18 @@ export async function checkoutRepository(
     const cache = join(job.dirs.reposCache, `repo_${repo.id}.git`);
     await withLock(cache, async () => {
       mkdirSync(job.dirs.reposCache, { recursive: true });
-      if (!existsSync(join(cache, 'HEAD'))) {
+      // The cache keeps no remote: each fetch names the repository's URL, so a changed URL costs no extra git
+      // command (caches made before keep an `origin` nothing reads).
+      if (!existsSync(join(cache, 'HEAD')))
         await job.execOk(
           { command: 'git', args: ['init', '-q', '--bare', '--', cache], env: localEnv },
           'git init',
         );
-        await job.execOk(
-          {
-            command: 'git',
-            args: ['-C', cache, 'remote', 'add', '--', 'origin', repo.git_url],
-            env: localEnv,
-          },
-          'git remote add',
-        );
-      } else {
-        await job.execOk(
-          {
-            command: 'git',
-            args: ['-C', cache, 'remote', 'set-url', '--', 'origin', repo.git_url],
-            env: localEnv,
-          },
-          'git remote set-url',
-        );
-      }
       job.log(`Updating repository ${repo.name}`);
       await job.execOk(
         {
           command: 'git',
-          args: ['-C', cache, 'fetch', '--prune', '--tags', '--', 'origin', '+refs/heads/*:refs/heads/*'],
+          args: ['-C', cache, 'fetch', '--prune', '--tags', '--', repo.git_url, '+refs/heads/*:refs/heads/*'],
           env: remoteEnv,
         },
         'git fetch',
@@ -219,23 +208,7 @@ export async function checkoutRepository(
       'git remote set-url',
     );
     await updateSubmodules(job, opts.target, transport, envFor);
-    const head = await job.capture({
-      command: 'git',
-      args: ['rev-parse', 'HEAD'],
-      cwd: opts.target,
-      env: localEnv,
-    });
-    const msg = await job.capture({
-      command: 'git',
-      args: ['log', '-1', '--format=%s'],
-      cwd: opts.target,
-      env: localEnv,
-    });
-    return {
-      dir: opts.target,
-      hash: head.code === 0 ? head.stdout.trim() : null,
-      message: msg.code === 0 ? msg.stdout.trim().slice(0, 100) : null,
-    };
+    return { dir: opts.target, ...(await headCommit(job, opts.target, localEnv)) };
   } finally {
     agent?.stop();
   }
