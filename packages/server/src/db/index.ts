@@ -111,11 +111,6 @@ async function mysqlPool(url: string, log: DbLog) {
   return pool;
 }
 
-/**
- * Opens the database named by the URL: sqlite://<path>, postgres://…, mysql://… On PostgreSQL and MariaDB a read
- * outside a transaction that meets a lost connection runs again on a new one (see retryReads). Their drivers are
- * loaded when the first query needs a connection: a SQLite server never loads them.
- */
 /** Prepared statements kept per database, by SQL text: an API request runs the same few queries every time. */
 export const STATEMENT_CACHE_SIZE = 500;
 
@@ -140,6 +135,11 @@ export function withStatementCache(sqlite: SQLite.Database, size = STATEMENT_CAC
   };
 }
 
+/**
+ * Opens the database named by the URL: sqlite://<path>, postgres://…, mysql://… On PostgreSQL and MariaDB a read
+ * outside a transaction that meets a lost connection runs again on a new one (see retryReads). Their drivers are
+ * loaded when the first query needs a connection: a SQLite server never loads them.
+ */
 export function openDb(url: string, options: { log?: DbLog } = {}): DbHandle {
   const dialect = dialectOf(url);
   const log = options.log ?? defaultLog();
