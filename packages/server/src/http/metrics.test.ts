@@ -63,14 +63,18 @@ describe.each(testDialects())('metrics on $name', (dialect) => {
     const finished = { app: 'bash', status: 'success' };
     const moved = (name: string, labels: Labels, text: string) =>
       value(text, name, labels) - value(before, name, labels);
-    // The run counts itself once its final status is saved and read back: wait for that, not for a fixed time.
+    // The run counts itself once its final status is saved and read back, and leaves the running gauge when its
+    // clean-up (output flush, task folder) is done, a moment later: wait for both, not for a fixed time.
     const after = await waitFor(
       async () => {
         const text = await scrape();
-        return moved('signalbox_tasks_finished_total', finished, text) > 0 ? text : undefined;
+        const settled =
+          moved('signalbox_tasks_finished_total', finished, text) > 0 &&
+          value(text, 'signalbox_tasks_running') === 0;
+        return settled ? text : undefined;
       },
-      10_000,
-      'the finished task to be counted',
+      30_000,
+      'the finished task to be counted and no longer running',
     );
     expect(moved('signalbox_tasks_finished_total', finished, after)).toBe(1);
     expect(moved('signalbox_tasks_started_total', { app: 'bash' }, after)).toBe(1);
