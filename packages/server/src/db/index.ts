@@ -112,7 +112,7 @@ async function mysqlPool(url: string, log: DbLog) {
 }
 
 /** Prepared statements kept per database, by SQL text: an API request runs the same few queries every time. */
-export const STATEMENT_CACHE_SIZE = 500;
+const STATEMENT_CACHE_SIZE = 500;
 
 /**
  * better-sqlite3 as Kysely sees it, preparing each distinct SQL text once: Kysely prepares every query anew, which

@@ -1,4 +1,4 @@
-import { idParam } from '@signalbox/contracts';
+import { idParam, noContent } from '@signalbox/contracts';
 import type { FastifyRequest, FastifySchemaCompiler, FastifyTypeProvider } from 'fastify';
 import { ZodObject, ZodType, z } from 'zod';
 import { fromZod, parse } from '../lib/errors';
@@ -18,6 +18,9 @@ export interface ZodTypeProvider extends FastifyTypeProvider {
       ? z.input<this['schema']>
       : unknown;
 }
+
+/** The answers of a route that succeeds with 204 and no body (its handler calls `reply.status(204).send()`). */
+export const noContentResponse = { 204: noContent };
 
 /** The path parameters of a route that names rows by id (`:id`, `:task_id`…), each read with `idParam`. */
 export function pathIds<const K extends string>(...names: K[]) {

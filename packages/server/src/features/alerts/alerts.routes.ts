@@ -1,7 +1,7 @@
-import { noContent } from '@signalbox/contracts';
 import type { FastifyInstance } from 'fastify';
 import { sendTestAlert } from '../../alerts/alerts';
 import type { Deps } from '../../deps';
+import { noContentResponse } from '../../http/path-params';
 import { conflict } from '../../lib/errors';
 import { currentUser } from '../auth/auth.hook';
 import { projectRoutes } from '../projects/projects.guard';
@@ -11,7 +11,7 @@ export function alertsRoutes(app: FastifyInstance, deps: Deps) {
   projectRoutes(app, deps, async (scope) => {
     scope.post(
       '/notifications/test',
-      { config: { permission: 'updateProject' }, schema: { response: { 204: noContent } } },
+      { config: { permission: 'updateProject' }, schema: { response: noContentResponse } },
       async (request, reply) => {
         if (request.project.alert !== 1) throw conflict('Alerts are disabled for this project');
         const user = currentUser(request);

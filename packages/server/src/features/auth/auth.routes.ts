@@ -5,13 +5,13 @@ import {
   type LoginOptions,
   loginInput,
   loginOptionsSchema,
-  noContent,
   serverInfoSchema,
   userSchema,
 } from '@signalbox/contracts';
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import type { Deps } from '../../deps';
+import { noContentResponse } from '../../http/path-params';
 import { SESSION_COOKIE } from '../../http/request-guards';
 import { AppError, notFound, parse, unauthorized } from '../../lib/errors';
 import { decoyHash, passwordMatches } from '../../lib/password-hash';
@@ -51,7 +51,7 @@ export function authRoutes(app: FastifyInstance, deps: Deps) {
   // The body is read after the sign-in method is known to be enabled.
   const login = {
     config: { public: true, parsesInHandler: true },
-    schema: { body: loginInput, response: { 204: noContent } },
+    schema: { body: loginInput, response: noContentResponse },
   };
   app.post('/api/auth/login', login, async (request, reply) => {
     if (deps.config.passwordLoginDisabled) throw new AppError(403, 'Password sign-in is disabled');
@@ -73,7 +73,7 @@ export function authRoutes(app: FastifyInstance, deps: Deps) {
     return reply.status(204).send();
   });
 
-  const logout = { config: { public: true }, schema: { response: { 204: noContent } } };
+  const logout = { config: { public: true }, schema: { response: noContentResponse } };
   app.post('/api/auth/logout', logout, async (request, reply) => {
     if (request.sessionId) {
       await expireSession(deps.db, request.sessionId);
@@ -121,7 +121,7 @@ export function authRoutes(app: FastifyInstance, deps: Deps) {
   // Token ids are not row ids: any string names one (an unknown one is a 404).
   app.delete<{ Params: { id: string } }>(
     '/api/user/tokens/:id',
-    { schema: { params: tokenParams, response: { 204: noContent } } },
+    { schema: { params: tokenParams, response: noContentResponse } },
     async (request, reply) => {
       const user = currentUser(request);
       const tokenId = request.params.id.slice(0, 64);

@@ -1,8 +1,8 @@
-import { environmentInput, environmentSchema, noContent } from '@signalbox/contracts';
+import { environmentInput, environmentSchema } from '@signalbox/contracts';
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import type { Deps } from '../../deps';
-import { pathIds } from '../../http/path-params';
+import { noContentResponse, pathIds } from '../../http/path-params';
 import { currentUser } from '../auth/auth.hook';
 import { projectRoutes } from '../projects/projects.guard';
 import { listQuery } from '../refs/list-query';
@@ -19,8 +19,6 @@ import {
 const environmentsQuery = listQuery(['name']);
 const byId = { schema: { params: pathIds('id') } };
 const getById = { schema: { ...byId.schema, response: { 200: environmentSchema } } };
-/** PUT and DELETE answer 204 without a body (Fastify sends nothing for the null their handlers give). */
-const noContentResponse = { 204: noContent };
 
 /** Environments (variable groups): extra variables, environment variables and write-only secrets. */
 export function environmentsRoutes(app: FastifyInstance, deps: Deps) {

@@ -6,13 +6,12 @@ import {
   integrationMatcherInput,
   integrationMatcherSchema,
   integrationSchema,
-  noContent,
   noRefs,
 } from '@signalbox/contracts';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import type { Deps } from '../../deps';
-import { pathIds } from '../../http/path-params';
+import { noContentResponse, pathIds } from '../../http/path-params';
 import { currentUser } from '../auth/auth.hook';
 import { projectRoutes } from '../projects/projects.guard';
 import { refsRoute } from '../refs/refs-route';
@@ -27,7 +26,6 @@ const byMatcher = { params: pathIds('id', 'matcher_id') };
 const byValue = { params: pathIds('id', 'value_id') };
 
 /** The answer of a change that returns nothing: 204 without a body (`send(null)` sends none, as `send()` does). */
-const done = { 204: noContent };
 
 export function integrationsRoutes(app: FastifyInstance, deps: Deps) {
   webhookRoutes(app, deps);
@@ -67,7 +65,7 @@ export function integrationsRoutes(app: FastifyInstance, deps: Deps) {
     );
     scope.delete(
       '/integrations/aliases/:alias_id',
-      { ...write, schema: { ...byAlias, response: done } },
+      { ...write, schema: { ...byAlias, response: noContentResponse } },
       async (request, reply) => {
         await service.deleteAlias(actor(request), null, request.params.alias_id);
         return reply.status(204).send();
@@ -82,7 +80,7 @@ export function integrationsRoutes(app: FastifyInstance, deps: Deps) {
     );
     scope.put(
       '/integrations/:id',
-      { ...write, schema: { ...byId, body: integrationInput, response: done } },
+      { ...write, schema: { ...byId, body: integrationInput, response: noContentResponse } },
       async (request, reply) => {
         const { id } = request.params;
         const input = request.body;
@@ -92,7 +90,7 @@ export function integrationsRoutes(app: FastifyInstance, deps: Deps) {
     );
     scope.delete(
       '/integrations/:id',
-      { ...write, schema: { ...byId, response: done } },
+      { ...write, schema: { ...byId, response: noContentResponse } },
       async (request, reply) => {
         await service.deleteIntegration(actor(request), request.params.id);
         return reply.status(204).send();
@@ -116,7 +114,7 @@ export function integrationsRoutes(app: FastifyInstance, deps: Deps) {
     );
     scope.delete(
       '/integrations/:id/aliases/:alias_id',
-      { ...write, schema: { ...byIdAndAlias, response: done } },
+      { ...write, schema: { ...byIdAndAlias, response: noContentResponse } },
       async (request, reply) => {
         await service.deleteAlias(actor(request), request.params.id, request.params.alias_id);
         return reply.status(204).send();
@@ -143,7 +141,7 @@ export function integrationsRoutes(app: FastifyInstance, deps: Deps) {
     );
     scope.put(
       '/integrations/:id/matchers/:matcher_id',
-      { ...write, schema: { ...byMatcher, body: integrationMatcherInput, response: done } },
+      { ...write, schema: { ...byMatcher, body: integrationMatcherInput, response: noContentResponse } },
       async (request, reply) => {
         const { id, matcher_id } = request.params;
         await service.updateMatcher(actor(request), id, matcher_id, request.body);
@@ -152,7 +150,7 @@ export function integrationsRoutes(app: FastifyInstance, deps: Deps) {
     );
     scope.delete(
       '/integrations/:id/matchers/:matcher_id',
-      { ...write, schema: { ...byMatcher, response: done } },
+      { ...write, schema: { ...byMatcher, response: noContentResponse } },
       async (request, reply) => {
         await service.deleteMatcher(actor(request), request.params.id, request.params.matcher_id);
         return reply.status(204).send();
@@ -182,7 +180,7 @@ export function integrationsRoutes(app: FastifyInstance, deps: Deps) {
     );
     scope.put(
       '/integrations/:id/values/:value_id',
-      { ...write, schema: { ...byValue, body: integrationExtractValueInput, response: done } },
+      { ...write, schema: { ...byValue, body: integrationExtractValueInput, response: noContentResponse } },
       async (request, reply) => {
         const { id, value_id } = request.params;
         await service.updateExtractValue(actor(request), id, value_id, request.body);
@@ -191,7 +189,7 @@ export function integrationsRoutes(app: FastifyInstance, deps: Deps) {
     );
     scope.delete(
       '/integrations/:id/values/:value_id',
-      { ...write, schema: { ...byValue, response: done } },
+      { ...write, schema: { ...byValue, response: noContentResponse } },
       async (request, reply) => {
         await service.deleteExtractValue(actor(request), request.params.id, request.params.value_id);
         return reply.status(204).send();

@@ -1,7 +1,7 @@
-import { noContent } from '@signalbox/contracts';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import type { Deps } from '../../deps';
+import { noContentResponse } from '../../http/path-params';
 import { WebhookRequest } from './webhook.match';
 import { handleWebhook, type WebhookOutcome } from './webhook.service';
 
@@ -47,7 +47,7 @@ export function webhookRoutes(app: FastifyInstance, deps: Deps) {
       url: '/api/integrations/:alias',
       config: { public: true },
       // Every request the alias accepts is answered 204, whether or not it started a task.
-      schema: { params: aliasParams, response: { 204: noContent } },
+      schema: { params: aliasParams, response: noContentResponse },
       bodyLimit: WEBHOOK_BODY_LIMIT,
       handler,
     });

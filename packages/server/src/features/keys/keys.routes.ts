@@ -1,8 +1,8 @@
-import { accessKeySchema, keyCreateInput, keyUpdateInput, noContent } from '@signalbox/contracts';
+import { accessKeySchema, keyCreateInput, keyUpdateInput } from '@signalbox/contracts';
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import type { Deps } from '../../deps';
-import { pathIds } from '../../http/path-params';
+import { noContentResponse, pathIds } from '../../http/path-params';
 import { currentUser } from '../auth/auth.hook';
 import { projectRoutes } from '../projects/projects.guard';
 import { listQuery } from '../refs/list-query';
@@ -12,8 +12,6 @@ import { createKey, deleteKey, getKey, keyRefs, listKeys, updateKey } from './ke
 const keysQuery = listQuery(['name', 'type']);
 const byId = { schema: { params: pathIds('id') } };
 const getById = { schema: { ...byId.schema, response: { 200: accessKeySchema } } };
-/** PUT and DELETE answer 204 without a body (Fastify sends nothing for the null their handlers give). */
-const noContentResponse = { 204: noContent };
 const manage = { config: { permission: 'manageProjectResources' as const } };
 
 /** The key store: secrets are write-only. */

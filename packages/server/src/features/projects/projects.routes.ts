@@ -1,14 +1,8 @@
-import {
-  noContent,
-  projectBackup,
-  projectInput,
-  projectRoleInfoSchema,
-  projectSchema,
-} from '@signalbox/contracts';
+import { projectBackup, projectInput, projectRoleInfoSchema, projectSchema } from '@signalbox/contracts';
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import type { Deps } from '../../deps';
-import type { ZodTypeProvider } from '../../http/path-params';
+import { noContentResponse, type ZodTypeProvider } from '../../http/path-params';
 import { currentUser } from '../auth/auth.hook';
 import { readBackup } from './backup';
 import { createDemoContent } from './demo';
@@ -71,7 +65,7 @@ export function projectsRoutes(fastify: FastifyInstance, deps: Deps) {
       '/',
       {
         config: { permission: 'updateProject' },
-        schema: { body: projectInput, response: { 204: noContent } },
+        schema: { body: projectInput, response: noContentResponse },
       },
       async (request, reply) => {
         await updateProject(deps, currentUser(request), request.project.id, request.body);
@@ -80,7 +74,7 @@ export function projectsRoutes(fastify: FastifyInstance, deps: Deps) {
     );
     const remove = {
       config: { permission: 'updateProject' as const },
-      schema: { response: { 204: noContent } },
+      schema: { response: noContentResponse },
     };
     scope.delete('/', remove, async (request, reply) => {
       await deleteProject(deps, currentUser(request), request.project.id, request.project.name);

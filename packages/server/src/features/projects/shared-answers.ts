@@ -125,7 +125,6 @@ const UNSHOWN_WRITES = ['/api/auth/', '/api/user/tokens', '/api/integrations/'];
  * project (routes under /api/project/:project_id), otherwise of every project.
  */
 export function registerChangeNotices(app: FastifyInstance, deps: Pick<Deps, 'bus'>) {
-  sharedAnswersOf(deps.bus);
   app.addHook('onSend', async (request, reply, payload) => {
     if (READS.has(request.method) || reply.statusCode >= 400 || !request.url.startsWith('/api/'))
       return payload;

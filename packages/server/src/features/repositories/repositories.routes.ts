@@ -1,8 +1,8 @@
-import { noContent, repositoryInput, repositorySchema } from '@signalbox/contracts';
+import { repositoryInput, repositorySchema } from '@signalbox/contracts';
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import type { Deps } from '../../deps';
-import { pathIds } from '../../http/path-params';
+import { noContentResponse, pathIds } from '../../http/path-params';
 import { currentUser } from '../auth/auth.hook';
 import { projectRoutes } from '../projects/projects.guard';
 import { listQuery } from '../refs/list-query';
@@ -19,8 +19,6 @@ import {
 const repositoriesQuery = listQuery(['name', 'git_url', 'ssh_key']);
 const byId = { schema: { params: pathIds('id') } };
 const getById = { schema: { ...byId.schema, response: { 200: repositorySchema } } };
-/** PUT and DELETE answer 204 without a body (Fastify sends nothing for the null their handlers give). */
-const noContentResponse = { 204: noContent };
 
 export function repositoriesRoutes(app: FastifyInstance, deps: Deps) {
   projectRoutes(app, deps, async (scope) => {

@@ -1,15 +1,14 @@
-import { cronValidateInput, noContent, scheduleInput, scheduleSchema } from '@signalbox/contracts';
+import { cronValidateInput, scheduleInput, scheduleSchema } from '@signalbox/contracts';
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import type { Deps } from '../../deps';
-import { pathIds } from '../../http/path-params';
+import { noContentResponse, pathIds } from '../../http/path-params';
 import { currentUser } from '../auth/auth.hook';
 import { projectRoutes } from '../projects/projects.guard';
 import { assertCron, changeSchedule, createSchedule, getSchedule, removeSchedule } from './schedules.service';
 import { listSchedules } from './schedules.store';
 
 const manage = { config: { permission: 'manageProjectResources' as const } };
-const done = { 204: noContent };
 const byId = { schema: { params: pathIds('id') } };
 
 export function schedulesRoutes(app: FastifyInstance, deps: Deps) {
@@ -37,7 +36,7 @@ export function schedulesRoutes(app: FastifyInstance, deps: Deps) {
     // Checking a cron changes nothing, so any member may ask.
     scope.post(
       '/schedules/validate',
-      { schema: { body: cronValidateInput, response: done } },
+      { schema: { body: cronValidateInput, response: noContentResponse } },
       async (request, reply) => {
         const { cron_format } = request.body;
         assertCron(cron_format);
@@ -47,7 +46,7 @@ export function schedulesRoutes(app: FastifyInstance, deps: Deps) {
 
     scope.put(
       '/schedules/:id',
-      { ...manage, schema: { ...byId.schema, body: scheduleInput, response: done } },
+      { ...manage, schema: { ...byId.schema, body: scheduleInput, response: noContentResponse } },
       async (request, reply) => {
         const { id } = request.params;
         const input = request.body;
@@ -58,7 +57,7 @@ export function schedulesRoutes(app: FastifyInstance, deps: Deps) {
 
     scope.delete(
       '/schedules/:id',
-      { ...manage, schema: { ...byId.schema, response: done } },
+      { ...manage, schema: { ...byId.schema, response: noContentResponse } },
       async (request, reply) => {
         await removeSchedule(deps, currentUser(request), request.project.id, request.params.id);
         return reply.status(204).send();

@@ -60,7 +60,10 @@ type LineMarks = { first: number; skip: number; marks: number[] };
 const lineMarks = new WeakMap<Db, Map<number, LineMarks>>();
 const MARKED_LOGS = 1000;
 
-function marksOf(db: Db, taskId: number, first: number, skip: number): number[] {
+/** The marks of a log (none before its first deep read), or undefined when the log has no line yet. */
+async function marksOf(db: Db, taskId: number, skip: number): Promise<number[] | undefined> {
+  const first = await outputIdAfter(db, taskId, 0, 1);
+  if (first === undefined) return undefined;
   const logs = lineMarks.get(db) ?? new Map<number, LineMarks>();
   lineMarks.set(db, logs);
   const known = logs.get(taskId);
@@ -81,9 +84,9 @@ export async function idBeforeLine(
   offset: number,
   skip = SKIP_ROWS,
 ): Promise<number | undefined> {
-  const first = await outputIdAfter(db, taskId, 0, 1);
-  if (first === undefined) return undefined;
-  const marks = marksOf(db, taskId, first, skip);
+  // Less than one skip deep there is no mark to start from, nor one to leave.
+  const marks = offset < skip ? [] : await marksOf(db, taskId, skip);
+  if (!marks) return undefined;
   const from = Math.min(marks.length, Math.floor(offset / skip));
   let after = from > 0 ? (marks[from - 1] as number) : 0;
   for (let left = offset - from * skip; left > 0; ) {

@@ -4,7 +4,6 @@ import {
   isFinished,
   lastTasksQuery,
   newTaskInput,
-  noContent,
   outputQuery,
   stopTaskInput,
   type TaskOutputLine,
@@ -18,7 +17,7 @@ import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import { recordEvent } from '../../audit/audit.store';
 import type { Deps } from '../../deps';
-import { pathIds } from '../../http/path-params';
+import { noContentResponse, pathIds } from '../../http/path-params';
 import { stripAnsi } from '../../lib/ansi';
 import { badRequest, notFound, parse } from '../../lib/errors';
 import {
@@ -42,7 +41,6 @@ const byTask = { schema: { params: pathIds('task_id') } };
 const byTemplate = { schema: { params: pathIds('template_id') } };
 const newTask = { 201: taskViewSchema };
 const taskList = { 200: z.array(taskWithTemplateSchema) };
-const noBody = { 204: noContent };
 
 /**
  * A route that answers 404 for an unknown task or template before it reads its query string or body: the handler
@@ -168,7 +166,7 @@ export function tasksRoutes(app: FastifyInstance, deps: Deps) {
 
     scope.post(
       '/tasks/:task_id/confirm',
-      { ...run, schema: { ...byTask.schema, response: noBody } },
+      { ...run, schema: { ...byTask.schema, response: noContentResponse } },
       async (request, reply) => {
         const task = await loadTask(request.project.id, request.params.task_id);
         await deps.tasks.confirm(request.project.id, task.id);
@@ -178,7 +176,7 @@ export function tasksRoutes(app: FastifyInstance, deps: Deps) {
 
     scope.post(
       '/tasks/:task_id/reject',
-      { ...run, schema: { ...byTask.schema, response: noBody } },
+      { ...run, schema: { ...byTask.schema, response: noContentResponse } },
       async (request, reply) => {
         const task = await loadTask(request.project.id, request.params.task_id);
         await deps.tasks.reject(request.project.id, task.id);
@@ -188,7 +186,7 @@ export function tasksRoutes(app: FastifyInstance, deps: Deps) {
 
     scope.post(
       '/tasks/:task_id/stop',
-      afterLookup({ ...run, ...byTask }, { body: stopTaskInput, response: noBody }),
+      afterLookup({ ...run, ...byTask }, { body: stopTaskInput, response: noContentResponse }),
       async (request, reply) => {
         const task = await loadTask(request.project.id, request.params.task_id);
         const { force } = parse(stopTaskInput, request.body ?? {});
@@ -221,7 +219,7 @@ export function tasksRoutes(app: FastifyInstance, deps: Deps) {
 
     scope.delete(
       '/tasks/:task_id',
-      { config: { admin: true }, schema: { ...byTask.schema, response: noBody } },
+      { config: { admin: true }, schema: { ...byTask.schema, response: noContentResponse } },
       async (request, reply) => {
         const task = await loadTask(request.project.id, request.params.task_id);
         if (!isFinished(task.status)) throw badRequest('Only a finished task can be deleted; stop it first');
@@ -268,7 +266,7 @@ export function tasksRoutes(app: FastifyInstance, deps: Deps) {
 
     scope.post(
       '/templates/:template_id/stop_all_tasks',
-      afterLookup({ ...run, ...byTemplate }, { body: stopTaskInput, response: noBody }),
+      afterLookup({ ...run, ...byTemplate }, { body: stopTaskInput, response: noContentResponse }),
       async (request, reply) => {
         const template = await loadTemplate(request.project.id, request.params.template_id);
         const { force } = parse(stopTaskInput, request.body ?? {});

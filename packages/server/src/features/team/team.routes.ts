@@ -1,5 +1,4 @@
 import {
-  noContent,
   projectUserSchema,
   teamCandidateSchema,
   teamListQuery,
@@ -9,15 +8,14 @@ import {
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import type { Deps } from '../../deps';
-import { pathIds } from '../../http/path-params';
+import { noContentResponse, pathIds } from '../../http/path-params';
 import { currentUser } from '../auth/auth.hook';
 import { projectRoutes } from '../projects/projects.guard';
 import { addMember, changeRole, leaveProject, listTeam, removeMember } from './team.service';
 import { listCandidates } from './team.store';
 
 const manageUsers = { config: { permission: 'manageProjectUsers' as const } };
-const done = { 204: noContent };
-const byUserId = { schema: { params: pathIds('user_id'), response: done } };
+const byUserId = { schema: { params: pathIds('user_id'), response: noContentResponse } };
 
 /** The project team: members may read; changes need manageProjectUsers; anyone but an owner may leave. */
 export function teamRoutes(app: FastifyInstance, deps: Deps) {
@@ -36,7 +34,7 @@ export function teamRoutes(app: FastifyInstance, deps: Deps) {
 
     scope.post(
       '/users',
-      { ...manageUsers, schema: { body: teamMemberInput, response: done } },
+      { ...manageUsers, schema: { body: teamMemberInput, response: noContentResponse } },
       async (request, reply) => {
         const input = request.body;
         // The peer answers 204 (Swagger lists only 204); the list route shows the new member.
@@ -60,7 +58,7 @@ export function teamRoutes(app: FastifyInstance, deps: Deps) {
       return reply.status(204).send();
     });
 
-    scope.delete('/me', { schema: { response: done } }, async (request, reply) => {
+    scope.delete('/me', { schema: { response: noContentResponse } }, async (request, reply) => {
       await leaveProject(deps, currentUser(request), request.project.id);
       return reply.status(204).send();
     });

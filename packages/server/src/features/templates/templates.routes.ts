@@ -1,8 +1,8 @@
-import { noContent, scheduleSchema, templateInput, templateSchema } from '@signalbox/contracts';
+import { scheduleSchema, templateInput, templateSchema } from '@signalbox/contracts';
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import type { Deps } from '../../deps';
-import { pathIds } from '../../http/path-params';
+import { noContentResponse, pathIds } from '../../http/path-params';
 import { currentUser } from '../auth/auth.hook';
 import { projectRoutes } from '../projects/projects.guard';
 import { findRefs } from '../refs/refs.store';
@@ -70,7 +70,7 @@ export function templatesRoutes(app: FastifyInstance, deps: Deps) {
 
     scope.put(
       '/templates/:id',
-      { ...manage, schema: { ...byId.schema, body: templateInput, response: { 204: noContent } } },
+      { ...manage, schema: { ...byId.schema, body: templateInput, response: noContentResponse } },
       async (request, reply) => {
         const { id } = request.params;
         const input = request.body;
@@ -81,7 +81,7 @@ export function templatesRoutes(app: FastifyInstance, deps: Deps) {
 
     scope.delete(
       '/templates/:id',
-      { ...manage, schema: { ...byId.schema, response: { 204: noContent } } },
+      { ...manage, schema: { ...byId.schema, response: noContentResponse } },
       async (request, reply) => {
         await removeTemplate(deps, currentUser(request), request.project.id, request.params.id);
         return reply.status(204).send();

@@ -1,8 +1,8 @@
-import { noContent, passwordInput, userCreateInput, userSchema, userUpdateInput } from '@signalbox/contracts';
+import { passwordInput, userCreateInput, userSchema, userUpdateInput } from '@signalbox/contracts';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import type { Deps } from '../../deps';
-import { pathIds, type ZodTypeProvider } from '../../http/path-params';
+import { noContentResponse, pathIds, type ZodTypeProvider } from '../../http/path-params';
 import { parse } from '../../lib/errors';
 import { currentUser } from '../auth/auth.hook';
 import { withRetryAfter } from '../auth/sign-in-throttle';
@@ -25,7 +25,6 @@ const actorOf = (request: FastifyRequest): Actor => ({
   address: request.ip,
 });
 const byId = { schema: { params: pathIds('id') } };
-const done = { 204: noContent };
 /** A user changing someone else is refused (403) before the body is looked at: the handler parses it. */
 const ownAccount = { config: { parsesInHandler: true } };
 
@@ -52,7 +51,7 @@ export function usersRoutes(fastify: FastifyInstance, deps: Deps) {
 
     app.put(
       path,
-      { ...ownAccount, schema: { ...byId.schema, body: userUpdateInput, response: done } },
+      { ...ownAccount, schema: { ...byId.schema, body: userUpdateInput, response: noContentResponse } },
       async (request, reply) => {
         const { id } = request.params;
         assertAdminOrSelf(actorOf(request), id, EDIT_OWN);
@@ -62,7 +61,7 @@ export function usersRoutes(fastify: FastifyInstance, deps: Deps) {
       },
     );
 
-    const remove = { config: { admin: true }, schema: { ...byId.schema, response: done } };
+    const remove = { config: { admin: true }, schema: { ...byId.schema, response: noContentResponse } };
     app.delete(path, remove, async (request, reply) => {
       await deleteUser(deps, actorOf(request), request.params.id);
       return reply.status(204).send();
@@ -71,7 +70,7 @@ export function usersRoutes(fastify: FastifyInstance, deps: Deps) {
 
   app.post(
     '/api/users/:id/password',
-    { ...ownAccount, schema: { ...byId.schema, body: passwordInput, response: done } },
+    { ...ownAccount, schema: { ...byId.schema, body: passwordInput, response: noContentResponse } },
     async (request, reply) => {
       const { id } = request.params;
       assertAdminOrSelf(actorOf(request), id, PASSWORD_OWN);
@@ -82,7 +81,7 @@ export function usersRoutes(fastify: FastifyInstance, deps: Deps) {
   );
 
   // Clears the sign-in throttle of the user's login (GET users/{id} shows `sign_in_locked_until`).
-  const unlock = { config: { admin: true }, schema: { ...byId.schema, response: done } };
+  const unlock = { config: { admin: true }, schema: { ...byId.schema, response: noContentResponse } };
   app.delete('/api/users/:id/sign-in-lock', unlock, async (request, reply) => {
     await clearSignInLock(deps, actorOf(request), request.params.id);
     return reply.status(204).send();

@@ -1,8 +1,8 @@
-import { noContent, templateSchema, viewInput, viewPositionsInput, viewSchema } from '@signalbox/contracts';
+import { templateSchema, viewInput, viewPositionsInput, viewSchema } from '@signalbox/contracts';
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import type { Deps } from '../../deps';
-import { pathIds } from '../../http/path-params';
+import { noContentResponse, pathIds } from '../../http/path-params';
 import { currentUser } from '../auth/auth.hook';
 import { projectRoutes } from '../projects/projects.guard';
 import { listTemplates } from '../templates/templates.service';
@@ -11,7 +11,6 @@ import { listViews } from './views.store';
 
 const manage = { config: { permission: 'manageProjectResources' as const } };
 const byId = { schema: { params: pathIds('id') } };
-const noBody = { 204: noContent };
 
 export function viewsRoutes(app: FastifyInstance, deps: Deps) {
   projectRoutes(app, deps, async (scope) => {
@@ -45,7 +44,7 @@ export function viewsRoutes(app: FastifyInstance, deps: Deps) {
 
     scope.post(
       '/views/positions',
-      { ...manage, schema: { body: viewPositionsInput, response: noBody } },
+      { ...manage, schema: { body: viewPositionsInput, response: noContentResponse } },
       async (request, reply) => {
         const positions = request.body;
         await reorderViews(deps, currentUser(request), request.project.id, positions);
@@ -55,7 +54,7 @@ export function viewsRoutes(app: FastifyInstance, deps: Deps) {
 
     scope.put(
       '/views/:id',
-      { ...manage, schema: { ...byId.schema, body: viewInput, response: noBody } },
+      { ...manage, schema: { ...byId.schema, body: viewInput, response: noContentResponse } },
       async (request, reply) => {
         const { id } = request.params;
         const input = request.body;
@@ -66,7 +65,7 @@ export function viewsRoutes(app: FastifyInstance, deps: Deps) {
 
     scope.delete(
       '/views/:id',
-      { ...manage, schema: { ...byId.schema, response: noBody } },
+      { ...manage, schema: { ...byId.schema, response: noContentResponse } },
       async (request, reply) => {
         await removeView(deps, currentUser(request), request.project.id, request.params.id);
         return reply.status(204).send();
