@@ -18,19 +18,21 @@
 // Server RSS: idle (after the seeding, a GC and 3 s of quiet) and peak (VmHWM at the end). --write adds the rows
 // to bench/README.md; --keep leaves the temp dir (and database) behind; --profile DIR writes a V8 CPU profile of
 // the Signalbox server during the load.
-import { execFileSync, spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import { join } from 'node:path';
 import autocannon from 'autocannon';
 import Database from 'better-sqlite3';
 import pg from 'pg';
 import {
+  addReadmeRows,
   args,
   cpuSeconds,
   freePort,
   jsonClient,
   log,
+  machineLabel,
   opt,
   readProc,
   root,
@@ -345,22 +347,13 @@ async function main() {
 
 function report(rows, { database, loadAtStart, idleRss, peakRss }) {
   const date = `${new Date().toISOString().slice(0, 16).replace('T', ' ')} UTC`;
-  const cpu = os.cpus()[0]?.model.split(' ').slice(0, 2).join(' ') ?? 'unknown';
-  const machine = `${cpu} (${os.cpus().length} cores), Node ${process.version}, load ${loadAtStart.toFixed(1)}`;
+  const machine = machineLabel(loadAtStart);
   const lines = rows.map(({ label, bytes, ours, theirs }) => {
     const share = ((100 * ours.rps) / theirs.rps).toFixed(1);
     return `| ${date} | ${machine} | ${database}, ${TEMPLATES} templates, ${fmt(TASKS)} tasks | ${label} | ${fmt(bytes)} | ${fmt(ours.rps)} | ${ours.p50} | ${ours.p99} | ${ours.failed} | ${ours.cpuMs.toFixed(1)} | ${fmt(theirs.rps)} | ${theirs.p99} | ${share} % | ${mb(idleRss)} / ${mb(peakRss)} |`;
   });
   console.log(lines.join('\n'));
-  if (!WRITE) return;
-  const readme = join(root, 'bench/README.md');
-  const marker = '<!-- api results:end -->';
-  const text = readFileSync(readme, 'utf8');
-  if (!text.includes(marker)) throw new Error(`bench/README.md has no ${marker}`);
-  writeFileSync(readme, text.replace(marker, `${lines.join('\n')}\n${marker}`));
-  // The table's columns are re-aligned as the lint expects them.
-  execFileSync(join(root, 'node_modules/.bin/biome'), ['format', '--write', readme], { stdio: 'ignore' });
-  log('row(s) added to bench/README.md');
+  if (WRITE) addReadmeRows('<!-- api results:end -->', lines);
 }
 
 main().catch((err) => {

@@ -13,11 +13,11 @@
 //   node bench/server-start.mjs             # builds the server if stale, prints JSON
 //   node bench/server-start.mjs --write     # also adds a row to bench/README.md's table
 import { execSync, spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import { join } from 'node:path';
 import { serverBuildIsStale } from '../packages/server/scripts/build-state.mjs';
-import { args, freePort, log, opt, readProc, root, serverEnv, sleep } from './lib/bench.mjs';
+import { addReadmeRows, args, freePort, log, opt, readProc, root, serverEnv, sleep } from './lib/bench.mjs';
 
 const RUNS = Number(opt('runs', '5'));
 const IDLE_MS = 3000;
@@ -133,8 +133,6 @@ const result = {
 console.log(JSON.stringify(result, null, 2));
 
 if (args.includes('--write')) {
-  const readme = join(root, 'bench/README.md');
-  const marker = '<!-- server start results:end -->';
   const yes = (ok) => (ok ? 'yes' : '**no**');
   const cells = (w) => [
     `${w.firstStartS.toFixed(2)} s`,
@@ -143,6 +141,5 @@ if (args.includes('--write')) {
     `${w.helpS.toFixed(2)} s`,
   ];
   const row = `| ${[result.date, result.machine, ...cells(result.tsx), ...cells(result.bundle)].join(' | ')} |`;
-  writeFileSync(readme, readFileSync(readme, 'utf8').replace(marker, `${row}\n${marker}`));
-  log('row added to bench/README.md');
+  addReadmeRows('<!-- server start results:end -->', [row]);
 }

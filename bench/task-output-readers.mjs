@@ -17,13 +17,14 @@
 // (900,000 lines deep) by the next-page cursor, and by ?offset=. --write adds a row to the readers table in bench/README.md; --keep
 // leaves the temp data dir behind; --profile DIR writes a V8 CPU profile of the server into DIR.
 import { spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { Agent, request } from 'node:http';
 import os from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import Database from 'better-sqlite3';
 import {
+  addReadmeRows,
   args,
   cpuSeconds,
   freePort,
@@ -295,8 +296,6 @@ async function main() {
 }
 
 function writeReadme(r) {
-  const file = join(root, 'bench', 'README.md');
-  const text = readFileSync(file, 'utf8');
   const ms = (n) => n.toFixed(1);
   const fmtMs = (n) => Math.round(n);
   const pass = (ok) => (ok ? 'yes' : '**no**');
@@ -316,10 +315,7 @@ function writeReadme(r) {
     `${ms(r.single.firstPage.p50)} / ${ms(r.single.deepPageByCursor.p50)} / ${ms(r.single.deepPageByOffset.p50)}`,
     `${Math.round(r.idle.serverPeakRssMB)} / ${Math.round(r.pages.serverPeakRssMB)} / ${Math.round(r.raw.serverPeakRssMB)} MB`,
   ];
-  const marker = '<!-- readers results:end -->';
-  if (!text.includes(marker)) throw new Error('bench/README.md has no readers results marker');
-  writeFileSync(file, text.replace(marker, `| ${row.join(' | ')} |\n${marker}`));
-  log('README updated');
+  addReadmeRows('<!-- readers results:end -->', [`| ${row.join(' | ')} |`]);
 }
 
 main().catch((err) => {

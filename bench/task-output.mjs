@@ -9,12 +9,13 @@
 // --write adds a row to the results table in bench/README.md; --keep leaves the temp data dir behind;
 // --profile DIR writes a V8 CPU profile of the server (open it in Chrome DevTools) into DIR.
 import { spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import WebSocket from 'ws';
 import {
+  addReadmeRows,
   args,
   cpuSeconds,
   freePort,
@@ -247,15 +248,10 @@ async function main() {
 }
 
 function writeReadme(r) {
-  const file = join(root, 'bench', 'README.md');
-  const text = readFileSync(file, 'utf8');
   const fmt = (n) => round(n).toLocaleString('en');
   const pass = (ok) => (ok ? 'yes' : '**no**');
   const row = `| ${r.date.slice(0, 16).replace('T', ' ')} UTC | ${r.machine}, Node ${r.node}, load ${r.loadAverageAtStart.toFixed(1)} at start | ${fmt(r.lines)} | ${r.taskStatus} | ${fmt(r.storedLines)} | ${fmt(r.storedLinesPerSecond)} (${pass(r.storedLinesPerSecond >= 200_000)}) | ${fmt(r.deliveredLines)} | ${fmt(r.deliveredLinesPerSecond)} (${pass(r.deliveredLinesPerSecond >= 200_000 && r.deliveredLines === r.lines)}) | ${r.timeToLastLineSeconds?.toFixed(2) ?? '-'} s | ${r.serverPeakRssMB.toFixed(0)} MB (${pass(r.serverPeakRssMB < 300)}) | ${fmt(r.baselineLinesPerSecond)} |`;
-  const marker = '<!-- results:end -->';
-  if (!text.includes(marker)) throw new Error('bench/README.md has no results marker');
-  writeFileSync(file, text.replace(marker, `${row}\n${marker}`));
-  log('README updated');
+  addReadmeRows('<!-- results:end -->', [row]);
 }
 
 main().catch((err) => {

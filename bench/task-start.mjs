@@ -14,31 +14,34 @@
 // clone --shared` from a bare copy of the repository into a new directory, then the spawn). --write adds a row
 // to bench/README.md.
 import { execFileSync, spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import { join } from 'node:path';
 import WebSocket from 'ws';
 import {
+  addReadmeRows,
   args,
   freePort,
   jsonClient,
   log,
+  machineLabel,
   opt,
   root,
   scriptRepo,
   serverEnv,
   signInWhenUp,
+  stats,
 } from './lib/bench.mjs';
 
 const RUNS = Number(opt('runs', '50'));
 const WRITE = args.includes('--write');
 const MARK = 'bench task started';
 
-const percentile = (values, p) => {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
+/** Median and 95th percentile of the run times. */
+const summary = (values) => {
+  const { p50, p95 } = stats(values);
+  return { p50, p95 };
 };
-const summary = (values) => ({ p50: percentile(values, 50), p95: percentile(values, 95) });
 const ms = (v) => `${v.toFixed(1)} ms`;
 
 /** Spawns bash on the script in `dir` and resolves with the ms until its first stdout line. */
@@ -169,19 +172,10 @@ async function main() {
 
 function report(results, bare, loadAtStart) {
   const date = `${new Date().toISOString().slice(0, 16).replace('T', ' ')} UTC`;
-  const cpu = os.cpus()[0]?.model.split(' ').slice(0, 2).join(' ') ?? 'unknown';
-  const machine = `${cpu} (${os.cpus().length} cores), Node ${process.version}, load ${loadAtStart.toFixed(1)}`;
   const pair = (s) => `${ms(s.p50)} / ${ms(s.p95)}`;
-  const row = `| ${date} | ${machine} | ${RUNS} | ${pair(results.local)} | ${pair(bare.spawn)} | ${ms(results.file.first)} | ${pair(results.file)} | ${pair(bare.clone)} |`;
+  const row = `| ${date} | ${machineLabel(loadAtStart)} | ${RUNS} | ${pair(results.local)} | ${pair(bare.spawn)} | ${ms(results.file.first)} | ${pair(results.file)} | ${pair(bare.clone)} |`;
   console.log(row);
-  if (!WRITE) return;
-  const readme = join(root, 'bench/README.md');
-  const marker = '<!-- task start results:end -->';
-  const text = readFileSync(readme, 'utf8');
-  if (!text.includes(marker)) throw new Error(`bench/README.md has no ${marker}`);
-  writeFileSync(readme, text.replace(marker, `${row}\n${marker}`));
-  execFileSync(join(root, 'node_modules/.bin/biome'), ['format', '--write', readme], { stdio: 'ignore' });
-  log('row added to bench/README.md');
+  if (WRITE) addReadmeRows('<!-- task start results:end -->', [row]);
 }
 
 main().catch((err) => {

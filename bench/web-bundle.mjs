@@ -7,12 +7,11 @@
 //   node bench/web-bundle.mjs --build    # always rebuild first
 //   node bench/web-bundle.mjs --write    # also append a row to bench/README.md's table
 import { execSync } from 'node:child_process';
-import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { basename, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { gzipSync } from 'node:zlib';
+import { addReadmeRows, root } from './lib/bench.mjs';
 
-const root = fileURLToPath(new URL('..', import.meta.url));
 const dist = join(root, 'packages/web/dist');
 const assets = join(dist, 'assets');
 const TARGET_KB = 300;
@@ -72,11 +71,7 @@ const result = {
 console.log(JSON.stringify(result, null, 2));
 
 if (process.argv.includes('--write')) {
-  const readme = join(root, 'bench/README.md');
-  const text = readFileSync(readme, 'utf8');
   const row = `| ${result.date} | ${result.sign_in_js_gzip_kb} KB | ${result.chunks_loaded} | ${result.all_js_gzip_kb} KB in ${result.chunks_total} chunks | ${result.pass ? 'yes' : 'no'} |`;
-  const marker = '<!-- web-bundle results -->';
-  if (!text.includes(marker)) throw new Error(`bench/README.md lacks the ${marker} line`);
-  writeFileSync(readme, text.replace(marker, `${row}\n${marker}`));
+  addReadmeRows('<!-- web-bundle results -->', [row]);
 }
 if (!result.pass) process.exitCode = 1;

@@ -3,6 +3,7 @@
 import { execFileSync } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
+import os from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -20,7 +21,7 @@ export const opt = (name, fallback) => {
 export const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 export const log = (...m) => console.error('[bench]', ...m);
 
-/** Count, median, 99th percentile, maximum and mean of a list of numbers. */
+/** Count, median, 95th and 99th percentile, maximum and mean of a list of numbers. */
 export const stats = (values) => {
   const sorted = [...values].sort((a, b) => a - b);
   const at = (q) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] ?? 0;
@@ -28,11 +29,31 @@ export const stats = (values) => {
   return {
     n: sorted.length,
     p50: at(0.5),
+    p95: at(0.95),
     p99: at(0.99),
     max: sorted.at(-1) ?? 0,
     mean: sum / (sorted.length || 1),
   };
 };
+
+/** The machine as a results row names it: CPU, cores, Node and the load average when the run started. */
+export const machineLabel = (loadAtStart) => {
+  const cpu = os.cpus()[0]?.model.split(' ').slice(0, 2).join(' ') ?? 'unknown';
+  return `${cpu} (${os.cpus().length} cores), Node ${process.version}, load ${loadAtStart.toFixed(1)}`;
+};
+
+/**
+ * Adds table rows to bench/README.md just above `marker` (the line that ends a results table), then re-aligns the
+ * tables as the lint expects them.
+ */
+export function addReadmeRows(marker, rows) {
+  const readme = join(root, 'bench/README.md');
+  const text = readFileSync(readme, 'utf8');
+  if (!text.includes(marker)) throw new Error(`bench/README.md has no ${marker}`);
+  writeFileSync(readme, text.replace(marker, `${rows.join('\n')}\n${marker}`));
+  execFileSync(join(root, 'node_modules/.bin/biome'), ['format', '--write', readme], { stdio: 'ignore' });
+  log(`${rows.length === 1 ? 'row' : 'rows'} added to bench/README.md`);
+}
 
 export function freePort() {
   return new Promise((resolve, reject) => {
