@@ -328,7 +328,7 @@ async function main() {
       rows.push({ label, bytes: saved[i].bytes, ours, theirs });
       log(
         `${label}: ${fmt(ours.rps)} req/s p50 ${ours.p50} ms p99 ${ours.p99} ms (failed ${ours.failed}), ` +
-          `server CPU ${ours.cpuMs.toFixed(1)} ms/request; ` +
+          `server CPU ${ours.cpuMs.toFixed(2)} ms/request; ` +
           `bare ${fmt(theirs.rps)} req/s p99 ${theirs.p99} ms`,
       );
     }
@@ -350,7 +350,7 @@ function report(rows, { database, loadAtStart, idleRss, peakRss }) {
   const machine = machineLabel(loadAtStart);
   const lines = rows.map(({ label, bytes, ours, theirs }) => {
     const share = ((100 * ours.rps) / theirs.rps).toFixed(1);
-    return `| ${date} | ${machine} | ${database}, ${TEMPLATES} templates, ${fmt(TASKS)} tasks | ${label} | ${fmt(bytes)} | ${fmt(ours.rps)} | ${ours.p50} | ${ours.p99} | ${ours.failed} | ${ours.cpuMs.toFixed(1)} | ${fmt(theirs.rps)} | ${theirs.p99} | ${share} % | ${mb(idleRss)} / ${mb(peakRss)} |`;
+    return `| ${date} | ${machine} | ${database}, ${TEMPLATES} templates, ${fmt(TASKS)} tasks | ${label} | ${fmt(bytes)} | ${fmt(ours.rps)} | ${ours.p50} | ${ours.p99} | ${ours.failed} | ${ours.cpuMs.toFixed(2)} | ${fmt(theirs.rps)} | ${theirs.p99} | ${share} % | ${mb(idleRss)} / ${mb(peakRss)} |`;
   });
   console.log(lines.join('\n'));
   if (WRITE) addReadmeRows('<!-- api results:end -->', lines);

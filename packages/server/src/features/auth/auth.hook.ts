@@ -5,7 +5,7 @@ import { SESSION_COOKIE } from '../../http/request-guards';
 import { forbidden, unauthorized } from '../../lib/errors';
 import { findUserById, type UserRow } from '../users/users.store';
 import { createSession, resolveSession } from './sessions.store';
-import { findTokenUser } from './tokens.store';
+import { findTokenOwner } from './tokens.store';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -29,8 +29,7 @@ export async function identify(deps: Pick<Deps, 'db'>, request: FastifyRequest):
   const header = request.headers.authorization;
   if (header && /^bearer\s+/i.test(header)) {
     const token = header.replace(/^bearer\s+/i, '');
-    const found = await findTokenUser(deps.db, token);
-    if (found) request.user = (await findUserById(deps.db, found.user_id)) ?? null;
+    request.user = (await findTokenOwner(deps.db, token)) ?? null;
     return;
   }
   const cookie = request.cookies[SESSION_COOKIE];

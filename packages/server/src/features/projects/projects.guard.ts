@@ -10,8 +10,7 @@ import type { Deps } from '../../deps';
 import type { ZodTypeProvider } from '../../http/path-params';
 import { forbidden, notFound, parse } from '../../lib/errors';
 import { currentUser } from '../auth/auth.hook';
-import { findMemberRole } from '../team/team.store';
-import { findProject, type ProjectRow } from './projects.store';
+import { findProjectWithRole, type ProjectRow } from './projects.store';
 import { serveSharedAnswers } from './shared-answers';
 
 declare module 'fastify' {
@@ -41,12 +40,11 @@ export function projectRoutes(
       scope.addHook('preValidation', async (request: FastifyRequest) => {
         const projectId = parse(idParam, (request.params as { project_id: unknown }).project_id);
         const user = currentUser(request);
-        const project = await findProject(deps.db, projectId);
-        if (!project) throw notFound('Project');
-        const member = await findMemberRole(deps.db, projectId, user.id);
-        if (!member && !user.admin) throw forbidden('You are not a member of this project');
-        const role = (member?.role ?? '') as ProjectRole | '';
-        request.project = project;
+        const found = await findProjectWithRole(deps.db, projectId, user.id);
+        if (!found) throw notFound('Project');
+        if (!found.role && !user.admin) throw forbidden('You are not a member of this project');
+        const role = found.role as ProjectRole | '';
+        request.project = found.project;
         request.projectRole = role;
         request.permissions = user.admin ? ALL_PERMISSIONS : role ? rolePermissions[role] : 0;
         const needed = request.routeOptions.config?.permission;

@@ -23,6 +23,22 @@ export function findProject(db: Db, id: number) {
   return db.selectFrom('project').selectAll().where('id', '=', id).executeTakeFirst();
 }
 
+/** The project and the user's role in it ('' when not a member), in one query; undefined when no such project. */
+export async function findProjectWithRole(db: Db, id: number, userId: number) {
+  const row = await db
+    .selectFrom('project')
+    .leftJoin('project_user', (join) =>
+      join.onRef('project_user.project_id', '=', 'project.id').on('project_user.user_id', '=', userId),
+    )
+    .selectAll('project')
+    .select('project_user.role as member_role')
+    .where('project.id', '=', id)
+    .executeTakeFirst();
+  if (!row) return undefined;
+  const { member_role, ...project } = row;
+  return { project: project as ProjectRow, role: member_role ?? '' };
+}
+
 /** Projects the user is a member of; admins see every project. */
 export async function listProjects(db: Db, userId: number, isAdmin: boolean) {
   let q = db.selectFrom('project').selectAll('project').orderBy('project.name').orderBy('project.id');

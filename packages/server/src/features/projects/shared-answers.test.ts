@@ -2,7 +2,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest
 import { testDialects } from '../../../test/support/dialects';
 import { type Client, createHarness, type Harness } from '../../../test/support/harness';
 import { rows } from '../../../test/support/scheduler-rows';
-import { SHARED_ANSWER_MS, SharedAnswers } from './shared-answers';
+import { SHARED_ANSWER_MS, SharedAnswers, STALE_ANSWER_MS, sharedAnswersOf } from './shared-answers';
 
 describe('shared answers, alone', () => {
   it('keeps an answer for SHARED_ANSWER_MS, then asks again', () => {
@@ -10,9 +10,27 @@ describe('shared answers, alone', () => {
     const answers = new SharedAnswers(() => now);
     answers.keep('1 /list', 1, answers.version(1), '[1]', 'application/json');
     now += SHARED_ANSWER_MS - 1;
-    expect(answers.get('1 /list')?.body).toBe('[1]');
+    expect(answers.get('1 /list')?.body.toString()).toBe('[1]');
     now += 1;
     expect(answers.get('1 /list')).toBeUndefined();
+  });
+
+  it('offers an answer past its time, with no change announced, as stale until STALE_ANSWER_MS', () => {
+    let now = 1_000_000;
+    const answers = new SharedAnswers(() => now);
+    answers.keep('1 /list', 1, answers.version(1), '[1]', 'application/json');
+    expect(answers.lookup('1 /list')?.fresh).toBe(true);
+    now += SHARED_ANSWER_MS;
+    expect(answers.lookup('1 /list')).toMatchObject({ fresh: false, answer: { body: Buffer.from('[1]') } });
+    now += STALE_ANSWER_MS - SHARED_ANSWER_MS - 1;
+    expect(answers.lookup('1 /list')?.fresh).toBe(false);
+    now += 1;
+    expect(answers.lookup('1 /list')).toBeUndefined();
+    // A change drops it at once, stale or not.
+    answers.keep('1 /list', 1, answers.version(1), '[2]', 'application/json');
+    now += SHARED_ANSWER_MS;
+    answers.changed(1);
+    expect(answers.lookup('1 /list')).toBeUndefined();
   });
 
   it("drops a project's answers on its change, every answer on a change of every project", () => {
@@ -20,12 +38,9 @@ describe('shared answers, alone', () => {
     for (const key of ['1 /a', '1 /b', '10 /a', '2 /a'])
       answers.keep(key, Number(key.split(' ')[0]), 0, key, 'application/json');
     answers.changed(1);
-    expect(['1 /a', '1 /b', '10 /a', '2 /a'].map((key) => answers.get(key)?.body ?? null)).toEqual([
-      null,
-      null,
-      '10 /a',
-      '2 /a',
-    ]);
+    expect(['1 /a', '1 /b', '10 /a', '2 /a'].map((key) => answers.get(key)?.body.toString() ?? null)).toEqual(
+      [null, null, '10 /a', '2 /a'],
+    );
     answers.changed(null);
     expect([answers.get('10 /a'), answers.get('2 /a')]).toEqual([undefined, undefined]);
   });
@@ -41,7 +56,7 @@ describe('shared answers, alone', () => {
     answers.keep('3 /list', 3, again, 'stale', 'application/json');
     expect(answers.get('3 /list')).toBeUndefined();
     answers.keep('3 /list', 3, answers.version(3), 'fresh', 'application/json');
-    expect(answers.get('3 /list')?.body).toBe('fresh');
+    expect(answers.get('3 /list')?.body.toString()).toBe('fresh');
   });
 });
 
@@ -62,7 +77,7 @@ describe('shared answers being computed', () => {
     answers.computed('1 /list');
     await second;
     expect(woken).toBe(true);
-    expect(answers.get('1 /list')?.body).toBe('[]');
+    expect(answers.get('1 /list')?.body.toString()).toBe('[]');
   });
 
   it('does not make a request wait for an answer computed before a change', () => {
@@ -131,6 +146,29 @@ describe.each(testDialects())('shared project lists on $name', (dialect) => {
     expect(await templateNames(guest)).toEqual(['Deploy']);
     vi.setSystemTime(Date.now() + SHARED_ANSWER_MS);
     await renameTemplateBehindTheApi('Deploy');
+  });
+
+  it('sends the last answer while another request recomputes one past its time, never one a change dropped', async () => {
+    stopClock();
+    const shared = sharedAnswersOf(h.deps.bus);
+    const key = `${projectId} ${p('/templates')}`;
+    h.deps.bus.emit('projectChanged', { projectId }); // an answer kept by an earlier test is not this one's
+    expect(await templateNames(guest)).toEqual(['Deploy']);
+    await renameTemplateBehindTheApi('Deploy (renamed)');
+    vi.setSystemTime(Date.now() + SHARED_ANSWER_MS);
+    // Another request is recomputing the list (held here): this one is not made to wait for it.
+    expect(shared.wait(key, projectId)).toBeUndefined();
+    expect(await templateNames(guest)).toEqual(['Deploy']);
+    shared.computed(key);
+    // Nobody recomputing: the request reads the list itself.
+    expect(await templateNames(guest)).toEqual(['Deploy (renamed)']);
+    // After an announced change the dropped answer is never sent, recompute or not: the request waits.
+    await renameTemplateBehindTheApi('Deploy');
+    h.deps.bus.emit('projectChanged', { projectId });
+    expect(shared.wait(key, projectId)).toBeUndefined();
+    const waiting = templateNames(guest);
+    shared.computed(key);
+    expect(await waiting).toEqual(['Deploy']);
   });
 
   it('reads a task list again when a task of the project changes status', async () => {

@@ -13,12 +13,18 @@ declare module 'fastify' {
   }
 }
 
-/** The longest an answer is kept even when no change reaches this instance (see SharedAnswers). */
+/** The longest an answer is fresh even when no change reaches this instance (see SharedAnswers). */
 export const SHARED_ANSWER_MS = 1000;
+/**
+ * How long an answer past SHARED_ANSWER_MS, with no change announced, may still go to requests that arrive while
+ * another request recomputes it (a recompute takes milliseconds; this bounds a stuck one).
+ */
+export const STALE_ANSWER_MS = 5000;
 const MAX_ANSWERS = 200;
-const MAX_ANSWER_CHARS = 8 * 1024 * 1024;
+const MAX_ANSWER_BYTES = 8 * 1024 * 1024;
 
-type Answer = { body: string; contentType: string; at: number };
+/** The bytes sent (encoded once, not on every send), their type, and when they were kept. */
+type Answer = { body: Buffer; contentType: string; at: number };
 
 /**
  * The busiest project lists (templates, task history) answered from memory while nothing they show changed: under
@@ -30,7 +36,9 @@ type Answer = { body: string; contentType: string; at: number };
  * - retention deleted tasks of the project.
  * Each of these goes through the event bus, so with Redis every instance hears every other's. An answer computed
  * while a change happened is not kept, and none is kept longer than SHARED_ANSWER_MS: what no event announces
- * (another instance without Redis, a `signalbox` command, a waiting task's reason) shows within that time.
+ * (another instance without Redis, a `signalbox` command, a waiting task's reason) shows within that time — plus
+ * one recompute: while the first request after that time recomputes the answer, the others are sent the last one
+ * (nothing announced a change), so the recompute each second stalls one request rather than every client's.
  */
 export class SharedAnswers {
   private readonly answers = new Map<string, Answer>();
@@ -55,17 +63,32 @@ export class SharedAnswers {
     for (const key of this.answers.keys()) if (key.startsWith(prefix)) this.answers.delete(key);
   }
 
+  /** The fresh answer kept for key. */
   get(key: string): Answer | undefined {
+    const kept = this.lookup(key);
+    return kept?.fresh ? kept.answer : undefined;
+  }
+
+  /**
+   * The answer kept for key: fresh, or past SHARED_ANSWER_MS with no change announced since (good only while
+   * another request recomputes it), up to STALE_ANSWER_MS.
+   */
+  lookup(key: string): { answer: Answer; fresh: boolean } | undefined {
     const answer = this.answers.get(key);
-    if (answer && this.now() - answer.at < SHARED_ANSWER_MS) return answer;
-    if (answer) this.answers.delete(key);
+    if (!answer) return undefined;
+    const age = this.now() - answer.at;
+    if (age < SHARED_ANSWER_MS) return { answer, fresh: true };
+    if (age < STALE_ANSWER_MS) return { answer, fresh: false };
+    this.answers.delete(key);
     return undefined;
   }
 
   keep(key: string, projectId: number, since: number, body: string, contentType: string) {
-    if (this.version(projectId) !== since || body.length > MAX_ANSWER_CHARS) return;
+    if (this.version(projectId) !== since) return;
+    const bytes = Buffer.from(body);
+    if (bytes.length > MAX_ANSWER_BYTES) return;
     this.answers.delete(key);
-    this.answers.set(key, { body, contentType, at: this.now() });
+    this.answers.set(key, { body: bytes, contentType, at: this.now() });
     if (this.answers.size > MAX_ANSWERS) this.answers.delete(this.answers.keys().next().value as string);
   }
 
@@ -98,7 +121,7 @@ export class SharedAnswers {
 /** One cache per app (its bus): every project scope of the app shares it. */
 const byBus = new WeakMap<EventBus, SharedAnswers>();
 
-function sharedAnswersOf(bus: EventBus): SharedAnswers {
+export function sharedAnswersOf(bus: EventBus): SharedAnswers {
   let answers = byBus.get(bus);
   if (!answers) {
     const created = new SharedAnswers();
@@ -153,10 +176,13 @@ export function serveSharedAnswers(scope: FastifyInstance, deps: Pick<Deps, 'bus
     const key = keyOf(request);
     // Many clients asking for a list that just changed: one request computes it, the others wait for its answer.
     for (let waits = 0; ; waits++) {
-      const kept = answers.get(key);
-      if (kept) return reply.header('content-type', kept.contentType).send(kept.body);
+      const kept = answers.lookup(key);
+      const send = (answer: Answer) => reply.header('content-type', answer.contentType).send(answer.body);
+      if (kept?.fresh) return send(kept.answer);
       const running = waits < 3 ? answers.wait(key, request.project.id) : undefined;
       if (!running) break;
+      // Past its time with no change announced, and another request is recomputing it: the last answer stands.
+      if (kept) return send(kept.answer);
       // Bounded: a computing request whose client went away may never answer.
       await Promise.race([running, delay(SHARED_ANSWER_MS, undefined, { ref: false })]);
     }
