@@ -154,7 +154,7 @@ describe.each(testDialects())('remote git checkouts on $name', (dialect) => {
       expect(Date.now() - started).toBeLessThan(10_000);
       expect(done.status).toBe('error');
       expect(out.some((l) => l.includes(`Authentication failed for '${http.base}/repo.git/'`))).toBe(true);
-      expect(out[out.length - 1]).toBe('git fetch failed with exit code 128');
+      expect(out[out.length - 1]).toBe('git ls-remote failed with exit code 128');
       expect(out).not.toContain('hello over http');
       // One anonymous try and one with the key, no retry loop.
       expect(http.requests.slice(before).map((r) => r.status)).toEqual([401, 401]);
@@ -226,7 +226,7 @@ describe.each(testDialects())('remote git checkouts on $name', (dialect) => {
       expect(Date.now() - started).toBeLessThan(10_000);
       expect(done.status).toBe('error');
       expect(out.some((l) => l.includes('Permission denied (publickey)'))).toBe(true);
-      expect(out[out.length - 1]).toBe('git fetch failed with exit code 128');
+      expect(out[out.length - 1]).toBe('git ls-remote failed with exit code 128');
     });
 
     for (const passphrase of ['', secret('wrong-passphrase')]) {

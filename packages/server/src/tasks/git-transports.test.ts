@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -12,6 +12,7 @@ import { runTask, useHarnessWithProject } from '../../test/support/task-runs';
 import { branchHead } from '../scheduler/git-head';
 import { checkoutRepository } from './git';
 import type { JobDetails } from './job';
+import type { ProcessSpec } from './process';
 import type { RepositoryRow } from './store';
 
 /**
@@ -170,19 +171,61 @@ describe('git commands of a checkout (fake processes)', () => {
     async (url, transport) => {
       const { job, specs, dir } = fakeJob();
       const repo = { id: 3, name: 'r', git_url: url, git_branch: 'main', ssh_key_id: null } as RepositoryRow;
+      const cache = join(dir, 'repos', 'repo_3.git');
+      mkdirSync(cache, { recursive: true }); // what `git init` makes (the fake runs nothing)
       await checkoutRepository(job, repo, { branch: 'main', commitHash: null, target: join(dir, 'repo') });
       const git = specs.filter((s) => s.command === 'git');
-      const cache = join(dir, 'repos', 'repo_3.git');
       expect(git.map((s) => s.args)).toEqual([
-        ['init', '-q', '--bare', '--', cache],
+        ['init', '-q', '--bare', '--template=', '--', cache],
+        ['ls-remote', '--', url],
         ['-C', cache, 'fetch', '--prune', '--tags', '--', url, '+refs/heads/*:refs/heads/*'],
-        ['clone', '-q', '--shared', '--branch=main', '--', cache, join(dir, 'repo')],
+        ['clone', '-q', '--shared', '--template=', '--branch=main', '--', cache, join(dir, 'repo')],
         ['-C', join(dir, 'repo'), 'remote', 'set-url', '--', 'origin', url],
         ['log', '-1', '--format=%H%n%s'],
       ]);
-      expect(git.map((s) => s.env.GIT_ALLOW_PROTOCOL)).toEqual(['file', transport, 'file', 'file', 'file']);
+      expect(git.map((s) => s.env.GIT_ALLOW_PROTOCOL)).toEqual([
+        'file',
+        transport,
+        transport,
+        'file',
+        'file',
+        'file',
+      ]);
     },
   );
+
+  it("fetches only when the remote's refs differ from those of the last fetch", async () => {
+    const processes = fakeProcesses();
+    let remoteRefs = 'aaaa\tHEAD\naaaa\trefs/heads/main\n';
+    const adapter = {
+      ...processes,
+      async capture(spec: ProcessSpec) {
+        processes.specs.push(spec);
+        return { code: 0, signal: null, stdout: spec.args[0] === 'ls-remote' ? remoteRefs : '', stderr: '' };
+      },
+    };
+    const dir = mkdtempSync(join(scratch, 'job-'));
+    const details = { task: { id: 1 }, template: { type: '' }, envVars: {}, secretEnv: {} };
+    const { job } = jobIn(details as unknown as JobDetails, adapter, dir);
+    mkdirSync(join(dir, 'repos', 'repo_4.git', 'HEAD'), { recursive: true }); // an existing cache
+    const checkout = async (url: string) => {
+      const repo = { id: 4, name: 'r', git_url: url, git_branch: 'main', ssh_key_id: null } as RepositoryRow;
+      const from = processes.specs.length;
+      await checkoutRepository(job, repo, { branch: 'main', commitHash: null, target: join(dir, 'repo') });
+      const commands = ['init', 'ls-remote', 'fetch', 'clone', 'remote', 'log'];
+      return processes.specs.slice(from).map((s) => s.args.find((a) => commands.includes(a)) ?? s.args[0]);
+    };
+    const url = 'https://example.test/app.git';
+    expect(await checkout(url)).toContain('fetch');
+    // Nothing moved: no fetch.
+    expect(await checkout(url)).toEqual(['ls-remote', 'clone', 'remote', 'log']);
+    // A new commit on a branch: fetched again, once.
+    remoteRefs = 'aaaa\tHEAD\nbbbb\trefs/heads/main\n';
+    expect(await checkout(url)).toContain('fetch');
+    expect(await checkout(url)).not.toContain('fetch');
+    // The same refs under another URL are another remote's.
+    expect(await checkout('https://mirror.example.test/app.git')).toContain('fetch');
+  });
 });
 
 describe('new-commit checks', () => {

@@ -1,4 +1,5 @@
-import { existsSync, mkdirSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join, resolve, sep } from 'node:path';
 import {
   type GitTransport,
@@ -118,6 +119,14 @@ function assertUsable(repo: RepositoryRow, branch: string, commitHash: string | 
   return type;
 }
 
+function readText(path: string): string | null {
+  try {
+    return readFileSync(path, 'utf8');
+  } catch {
+    return null;
+  }
+}
+
 /** The commit checked out in `dir` and its subject, by one git command; nulls when there is none. */
 async function headCommit(job: Job, dir: string, env?: Record<string, string>) {
   const head = await job.capture({ command: 'git', args: ['log', '-1', '--format=%H%n%s'], cwd: dir, env });
@@ -161,10 +170,28 @@ export async function checkoutRepository(
       // command (caches made before keep an `origin` nothing reads).
       if (!existsSync(join(cache, 'HEAD')))
         await job.execOk(
-          { command: 'git', args: ['init', '-q', '--bare', '--', cache], env: localEnv },
+          { command: 'git', args: ['init', '-q', '--bare', '--template=', '--', cache], env: localEnv },
           'git init',
         );
+      // What the remote's refs were at the last fetch (a digest with the URL): when `ls-remote` lists the same,
+      // the cache already holds them and the fetch is skipped. Anything else (a new commit, a moved tag, no
+      // digest yet) fetches. A remote that refuses the listing fails the task as a refused fetch would.
       job.log(`Updating repository ${repo.name}`);
+      const fetched = join(cache, 'signalbox-fetched');
+      const refs = await job.capture({
+        command: 'git',
+        args: ['ls-remote', '--', repo.git_url],
+        env: remoteEnv,
+      });
+      if (refs.code !== 0) {
+        for (const line of refs.stderr.split('\n')) if (line.trim()) job.log(line.trimEnd());
+        throw new TaskFailed(
+          `git ls-remote failed with ${refs.signal ? `signal ${refs.signal}` : `exit code ${refs.code}`}`,
+        );
+      }
+      const digest = createHash('sha256').update(repo.git_url).update('\0').update(refs.stdout).digest('hex');
+      if (readText(fetched) === digest) return;
+      rmSync(fetched, { force: true });
       await job.execOk(
         {
           command: 'git',
@@ -173,6 +200,7 @@ export async function checkoutRepository(
         },
         'git fetch',
       );
+      writeFileSync(fetched, digest);
     });
 
     const branch = !opts.commitHash && opts.branch ? [`--branch=${opts.branch}`] : [];
@@ -180,7 +208,8 @@ export async function checkoutRepository(
     await job.execOk(
       {
         command: 'git',
-        args: ['clone', '-q', '--shared', ...checkout, '--', cache, opts.target],
+        // No template: a task's copy needs none of git's sample hooks, and copying them costs milliseconds.
+        args: ['clone', '-q', '--shared', '--template=', ...checkout, '--', cache, opts.target],
         cwd: job.dirs.task,
         env: localEnv,
       },
@@ -199,16 +228,20 @@ export async function checkoutRepository(
     }
     // The clone came from the cache; its origin is the repository's own URL, as in any clone of it (scripts
     // that look at origin see the real one, and relative submodule URLs like "../lib.git" resolve against it).
-    await job.execOk(
-      {
-        command: 'git',
-        args: ['-C', opts.target, 'remote', 'set-url', '--', 'origin', repo.git_url],
-        env: localEnv,
-      },
-      'git remote set-url',
-    );
+    // The commit is read meanwhile (it does not look at origin).
+    const [, commit] = await Promise.all([
+      job.execOk(
+        {
+          command: 'git',
+          args: ['-C', opts.target, 'remote', 'set-url', '--', 'origin', repo.git_url],
+          env: localEnv,
+        },
+        'git remote set-url',
+      ),
+      headCommit(job, opts.target, localEnv),
+    ]);
     await updateSubmodules(job, opts.target, transport, envFor);
-    return { dir: opts.target, ...(await headCommit(job, opts.target, localEnv)) };
+    return { dir: opts.target, ...commit };
   } finally {
     agent?.stop();
   }
