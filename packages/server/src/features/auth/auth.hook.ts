@@ -4,8 +4,11 @@ import type { Deps } from '../../deps';
 import { SESSION_COOKIE } from '../../http/request-guards';
 import { forbidden, unauthorized } from '../../lib/errors';
 import { findUserById, type UserRow } from '../users/users.store';
+import { recentAccessOf } from './recent-access';
 import { createSession, resolveSession } from './sessions.store';
-import { findTokenOwner } from './tokens.store';
+import { findTokenOwner, tokenDigest } from './tokens.store';
+
+type TokenOwner = NonNullable<Awaited<ReturnType<typeof findTokenOwner>>>;
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -23,13 +26,20 @@ declare module 'fastify' {
 }
 
 /** Resolves the caller from the session cookie or an `Authorization: Bearer` API token. */
-export async function identify(deps: Pick<Deps, 'db'>, request: FastifyRequest): Promise<void> {
+export async function identify(deps: Pick<Deps, 'db' | 'bus'>, request: FastifyRequest): Promise<void> {
   request.user = null;
   request.sessionId = null;
   const header = request.headers.authorization;
   if (header && /^bearer\s+/i.test(header)) {
-    const token = header.replace(/^bearer\s+/i, '');
-    request.user = (await findTokenOwner(deps.db, token)) ?? null;
+    const digest = tokenDigest(header.replace(/^bearer\s+/i, ''));
+    const recent = recentAccessOf<TokenOwner, unknown>(deps.bus);
+    let owner = recent.token(digest);
+    if (owner?.expires && Date.parse(owner.expires) <= Date.now()) owner = undefined;
+    if (!owner) {
+      owner = await findTokenOwner(deps.db, digest);
+      if (owner) recent.rememberToken(digest, owner);
+    }
+    request.user = owner?.user ?? null;
     return;
   }
   const cookie = request.cookies[SESSION_COOKIE];
@@ -41,7 +51,7 @@ export async function identify(deps: Pick<Deps, 'db'>, request: FastifyRequest):
 }
 
 /** Every /api route needs a signed-in user unless its config says `public`. */
-export function registerAuth(app: FastifyInstance, deps: Pick<Deps, 'db'>) {
+export function registerAuth(app: FastifyInstance, deps: Pick<Deps, 'db' | 'bus'>) {
   app.decorateRequest('user', null);
   app.decorateRequest('sessionId', null);
   app.addHook('onRequest', async (request) => {

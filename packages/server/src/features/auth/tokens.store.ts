@@ -84,17 +84,27 @@ export function findTokenUser(db: Db, token: string) {
     .executeTakeFirst();
 }
 
-/** The user a live token's secret stands for, read with the token in one query, or undefined. */
-export function findTokenOwner(db: Db, token: string) {
-  return db
+/**
+ * The user a live token stands for (by the digest of its secret, see tokenDigest), read with the token in one
+ * query, with the token's expiry (ISO time or null); undefined for an unknown, revoked or expired token.
+ */
+export async function findTokenOwner(db: Db, digest: string) {
+  const row = await db
     .selectFrom('api_token')
     .innerJoin('user', 'user.id', 'api_token.user_id')
     .selectAll('user')
-    .where('api_token.token_hash', '=', sha256(token.trim()))
+    .select('api_token.expires as token_expires')
+    .where('api_token.token_hash', '=', digest)
     .where('api_token.expired', '=', 0)
     .where((eb) => eb.or([eb('api_token.expires', 'is', null), eb('api_token.expires', '>', now())]))
     .executeTakeFirst();
+  if (!row) return undefined;
+  const { token_expires, ...user } = row;
+  return { user, expires: token_expires };
 }
+
+/** How a token's secret is stored and looked up. */
+export const tokenDigest = (token: string) => sha256(token.trim());
 
 /** The token with this id while it still works (not revoked, not past its expiry), or undefined. */
 export function findLiveToken(db: Db, id: string) {

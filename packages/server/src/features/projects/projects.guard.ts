@@ -10,7 +10,11 @@ import type { Deps } from '../../deps';
 import type { ZodTypeProvider } from '../../http/path-params';
 import { forbidden, notFound, parse } from '../../lib/errors';
 import { currentUser } from '../auth/auth.hook';
+import { recentAccessOf } from '../auth/recent-access';
 import { findProjectWithRole, type ProjectRow } from './projects.store';
+
+type ProjectWithRole = NonNullable<Awaited<ReturnType<typeof findProjectWithRole>>>;
+
 import { serveSharedAnswers } from './shared-answers';
 
 declare module 'fastify' {
@@ -40,7 +44,12 @@ export function projectRoutes(
       scope.addHook('preValidation', async (request: FastifyRequest) => {
         const projectId = parse(idParam, (request.params as { project_id: unknown }).project_id);
         const user = currentUser(request);
-        const found = await findProjectWithRole(deps.db, projectId, user.id);
+        const recent = recentAccessOf<unknown, ProjectWithRole>(deps.bus);
+        let found = recent.project(projectId, user.id);
+        if (!found) {
+          found = await findProjectWithRole(deps.db, projectId, user.id);
+          if (found) recent.rememberProject(projectId, user.id, found);
+        }
         if (!found) throw notFound('Project');
         if (!found.role && !user.admin) throw forbidden('You are not a member of this project');
         const role = found.role as ProjectRole | '';

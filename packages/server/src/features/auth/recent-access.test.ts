@@ -1,0 +1,116 @@
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
+import { testDialects } from '../../../test/support/dialects';
+import { type Client, createHarness, type Harness } from '../../../test/support/harness';
+import { RECENT_ACCESS_MS, RecentAccess } from './recent-access';
+import { tokenDigest } from './tokens.store';
+
+describe('recent access, alone', () => {
+  it('remembers a lookup for RECENT_ACCESS_MS, and nothing after forget()', () => {
+    let now = 5_000_000;
+    const recent = new RecentAccess<string, string>(() => now);
+    recent.rememberToken('digest', 'alice');
+    recent.rememberProject(1, 7, 'project 1 as owner');
+    now += RECENT_ACCESS_MS - 1;
+    expect([recent.token('digest'), recent.project(1, 7), recent.project(1, 8)]).toEqual([
+      'alice',
+      'project 1 as owner',
+      undefined,
+    ]);
+    now += 1;
+    expect([recent.token('digest'), recent.project(1, 7)]).toEqual([undefined, undefined]);
+    recent.rememberToken('digest', 'alice');
+    recent.forget();
+    expect(recent.token('digest')).toBeUndefined();
+  });
+
+  it('freezes what it keeps: a request cannot change what the next one reads', () => {
+    const recent = new RecentAccess<{ user: { admin: boolean } }, unknown>(() => 0);
+    recent.rememberToken('digest', { user: { admin: false } });
+    const kept = recent.token('digest');
+    expect(() => {
+      if (kept) kept.user.admin = true;
+    }).toThrow(TypeError);
+    expect(recent.token('digest')?.user.admin).toBe(false);
+  });
+});
+
+describe.each(testDialects())('remembered tokens and memberships on $name', (dialect) => {
+  let h: Harness;
+  let admin: Client;
+  let owner: Client;
+  let projectId: number;
+  let members: Awaited<ReturnType<Harness['projectWithTeam']>>['members'];
+
+  beforeAll(async () => {
+    h = await createHarness(dialect);
+    admin = await h.userClient({ admin: true });
+    owner = await h.userClient({ can_create_project: true, username: 'owner' });
+    ({ projectId, members } = await h.projectWithTeam(owner));
+  });
+  afterAll(async () => h?.close());
+  afterEach(() => vi.useRealTimers());
+  const stopClock = () => vi.useFakeTimers({ toFake: ['Date'], now: Date.now() });
+
+  const newToken = async (client: Client, body: Record<string, unknown> = {}) => {
+    const res = await client.post('/api/user/tokens', body);
+    expect(res.statusCode).toBe(201);
+    return res.json() as { id: string; token: string };
+  };
+  const withToken = (token: string, url: string) =>
+    h.anonymous().request('GET', url, undefined, { authorization: `Bearer ${token}` });
+  const projectTemplates = () => `/api/project/${projectId}/templates`;
+
+  it('a token revoked through the API is refused at once, though just used', async () => {
+    const { id, token } = await newToken(members.guest);
+    expect((await withToken(token, projectTemplates())).statusCode).toBe(200);
+    expect((await members.guest.del(`/api/user/tokens/${encodeURIComponent(id)}`)).statusCode).toBe(204);
+    expect((await withToken(token, projectTemplates())).statusCode).toBe(401);
+  });
+
+  it('a member removed through the API is refused at once, though just let in', async () => {
+    const { token } = await newToken(members.task_runner);
+    expect((await withToken(token, projectTemplates())).statusCode).toBe(200);
+    expect((await members.task_runner.get(projectTemplates())).statusCode).toBe(200);
+    const removed = await owner.del(`/api/project/${projectId}/users/${members.task_runner.userId}`);
+    expect(removed.statusCode).toBe(204);
+    expect((await withToken(token, projectTemplates())).statusCode).toBe(403);
+    expect((await members.task_runner.get(projectTemplates())).statusCode).toBe(403);
+  });
+
+  it('an admin demoted through the API loses admin routes at once', async () => {
+    const other = await h.userClient({ admin: true });
+    const { token } = await newToken(other);
+    expect((await withToken(token, '/api/users')).statusCode).toBe(200);
+    const user = (await admin.get(`/api/users/${other.userId}`)).json();
+    expect((await admin.put(`/api/users/${other.userId}`, { ...user, admin: false })).statusCode).toBe(204);
+    expect((await withToken(token, '/api/users')).statusCode).toBe(403);
+  });
+
+  it('a change no event announces holds for RECENT_ACCESS_MS at most; an expiry is checked on every use', async () => {
+    stopClock();
+    const { id, token } = await newToken(members.manager, { expires_in_days: 1 });
+    expect((await withToken(token, projectTemplates())).statusCode).toBe(200);
+    // Revoked behind the API (a `signalbox` command, another instance without Redis)...
+    await h.deps.db.deleteFrom('api_token').where('id', '=', id).execute();
+    expect((await withToken(token, projectTemplates())).statusCode).toBe(200);
+    vi.setSystemTime(Date.now() + RECENT_ACCESS_MS);
+    expect((await withToken(token, projectTemplates())).statusCode).toBe(401);
+
+    // A token used a moment before its expiry is refused from the expiry on, remembered or not.
+    const soon = await newToken(members.manager, { expires_in_days: 1 });
+    vi.setSystemTime(Date.now() + 24 * 3600 * 1000 - 100);
+    expect((await withToken(soon.token, projectTemplates())).statusCode).toBe(200);
+    vi.setSystemTime(Date.now() + 100);
+    expect((await withToken(soon.token, projectTemplates())).statusCode).toBe(401);
+  });
+
+  it("forgets on another instance's announcement (the bus) and keeps tokens by digest only", async () => {
+    const { id, token } = await newToken(members.manager);
+    expect((await withToken(token, projectTemplates())).statusCode).toBe(200);
+    await h.deps.db.deleteFrom('api_token').where('id', '=', id).execute();
+    h.deps.bus.emit('tokensRevoked', { userId: members.manager.userId, tokenIds: [id] });
+    expect((await withToken(token, projectTemplates())).statusCode).toBe(401);
+    expect(tokenDigest(`  ${token} `)).toBe(tokenDigest(token));
+    expect(tokenDigest(token)).not.toContain(token);
+  });
+});
