@@ -3,7 +3,7 @@
 //
 //   node bench/api.mjs [--db sqlite|postgres] [--templates 1000] [--tasks 1000000] [--lines 1000000]
 //                      [--connections 50] [--duration 5] [--only templates,tasks,last,output,page,deep]
-//                      [--semi-space 4] [--write] [--keep] [--profile DIR]
+//                      [--semi-space 2] [--write] [--keep] [--profile DIR]
 //
 // Starts the built Signalbox server (`npm run build` first; run as `npm start` runs it) on a fresh SQLite data dir
 // or a fresh PostgreSQL database (SIGNALBOX_BENCH_PG_URL, default postgres://postgres@127.0.0.1:5432/postgres: a
@@ -51,8 +51,8 @@ const DURATION = Number(opt('duration', '5'));
 const WRITE = args.includes('--write');
 const KEEP = args.includes('--keep');
 const PROFILE = opt('profile', '');
-/** V8's young-generation semi-space cap of the server in MB; `npm start` runs it with 4. */
-const SEMI_SPACE_MB = Number(opt('semi-space', '4'));
+/** V8's young-generation semi-space cap of the server in MB; `npm start` runs it with 2. */
+const SEMI_SPACE_MB = Number(opt('semi-space', '2'));
 /** Only these endpoints (comma-separated: templates, tasks, last, output, page, deep); all when not given. */
 const ONLY = opt('only', '') ? opt('only', '').split(',') : null;
 const PG_URL = process.env.SIGNALBOX_BENCH_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';

@@ -27,7 +27,7 @@ const TARGET_RSS_MB = 100;
 const ways = {
   tsx: [join(root, 'packages/server/bin/signalbox-src.mjs')],
   bundle: [
-    '--max-semi-space-size=4',
+    '--max-semi-space-size=2',
     '--enable-source-maps',
     join(root, 'packages/server/bin/signalbox.mjs'),
   ],

@@ -81,7 +81,7 @@ async function main() {
   const server = spawn(
     process.execPath,
     [
-      '--max-semi-space-size=4',
+      '--max-semi-space-size=2',
       '--enable-source-maps',
       join(root, 'packages/server/bin/signalbox.mjs'),
       'server',
