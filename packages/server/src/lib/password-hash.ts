@@ -1,4 +1,5 @@
-import bcrypt from 'bcryptjs';
+/** bcryptjs, loaded on first use: an idle server (and every request by API token) needs none of it. */
+const bcrypt = async () => (await import('bcryptjs')).default;
 
 export const DEFAULT_BCRYPT_COST = 10;
 
@@ -13,15 +14,16 @@ export function setPasswordHashCost(next: number) {
   decoy = undefined;
 }
 
-export const hashPassword = (password: string) => bcrypt.hash(password, cost);
+export const hashPassword = async (password: string) => (await bcrypt()).hash(password, cost);
 
-export const passwordMatches = (password: string, hash: string) => bcrypt.compare(password, hash);
+export const passwordMatches = async (password: string, hash: string) =>
+  (await bcrypt()).compare(password, hash);
 
 /**
  * A hash of the current cost to compare against when the login is unknown, so timing does not reveal which
  * logins exist.
  */
 export const decoyHash = () => {
-  decoy ??= bcrypt.hash('signalbox-decoy-password', cost);
+  decoy ??= bcrypt().then((b) => b.hash('signalbox-decoy-password', cost));
   return decoy;
 };

@@ -4,7 +4,6 @@ import {
   type InventoryType,
   isWorkspaceInventory,
 } from '@signalbox/contracts';
-import { parseAllDocuments } from 'yaml';
 import { recordProjectEvent } from '../../audit/audit.store';
 import type { Deps } from '../../deps';
 import { badRequest, notFound } from '../../lib/errors';
@@ -59,8 +58,10 @@ export async function inventoryRefs(deps: Pick<Deps, 'db'>, projectId: number, i
   return findRefs(deps.db, projectId, 'inventory', id);
 }
 
-function assertYaml(text: string) {
+async function assertYaml(text: string) {
   const invalid = badRequest('Inventory must be valid YAML', { inventory: 'Not valid YAML' });
+  // Loaded on first use: an idle server holds no YAML parser.
+  const { parseAllDocuments } = await import('yaml');
   try {
     const docs = parseAllDocuments(text);
     const list = Array.isArray(docs) ? docs : [docs];
@@ -72,7 +73,7 @@ function assertYaml(text: string) {
 
 /** Checks content and references; everything is checked before anything is written. */
 async function checkInput(deps: Pick<Deps, 'db'>, projectId: number, input: InventoryInput) {
-  if (input.type === 'static-yaml') assertYaml(input.inventory);
+  if (input.type === 'static-yaml') await assertYaml(input.inventory);
   const workspace = isWorkspaceInventory(input.type);
   if (!workspace)
     await assertInProject(
