@@ -70,6 +70,16 @@ export const busEvents = [
   'projectChanged',
 ] as const;
 export type BusEvent = (typeof busEvents)[number];
+
+/** The events after which what a user may reach can have changed (a signed-in user, a token, a membership). */
+export const accessEvents = [
+  'membership',
+  'accessRevoked',
+  'userDeleted',
+  'sessionsExpired',
+  'tokensRevoked',
+  'logout',
+] as const satisfies readonly BusEvent[];
 const shared = new Set<string | symbol>(busEvents);
 
 /** Carries local events to other server instances (Redis pub/sub: live/redis.ts). Must never throw or block. */

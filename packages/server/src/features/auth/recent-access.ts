@@ -1,4 +1,4 @@
-import type { EventBus } from '../../live/bus';
+import { accessEvents, type EventBus } from '../../live/bus';
 
 /** The longest a remembered lookup is used when no event announced a change (see RecentAccess). */
 export const RECENT_ACCESS_MS = 1000;
@@ -70,16 +70,8 @@ function freezeTwoLevels(value: unknown) {
   Object.freeze(value);
 }
 
-/** The events after which a remembered lookup may be wrong. */
-const ACCESS_EVENTS = [
-  'projectChanged',
-  'membership',
-  'accessRevoked',
-  'userDeleted',
-  'sessionsExpired',
-  'tokensRevoked',
-  'logout',
-] as const;
+/** The events after which a remembered lookup may be wrong: access changed, or anything written through the API. */
+const FORGET_ON = [...accessEvents, 'projectChanged'] as const;
 
 const byBus = new WeakMap<EventBus, RecentAccess<unknown, unknown>>();
 
@@ -88,7 +80,7 @@ export function recentAccessOf<Token, Project>(bus: EventBus): RecentAccess<Toke
   let recent = byBus.get(bus);
   if (!recent) {
     const created = new RecentAccess<unknown, unknown>();
-    for (const event of ACCESS_EVENTS) bus.on(event, () => created.forget());
+    for (const event of FORGET_ON) bus.on(event, () => created.forget());
     byBus.set(bus, created);
     recent = created;
   }

@@ -4,7 +4,7 @@ import { type Client, createHarness, type Harness } from '../../../test/support/
 import { type LiveSocketClient, openLiveSocket } from '../../../test/support/live-socket';
 import { waitFor } from '../../../test/support/task-fixtures';
 import { now } from '../../db/values';
-import type { BusEvent } from '../../live/bus';
+import { accessEvents } from '../../live/bus';
 
 /**
  * Live sockets lose access at once. Each test takes access away over HTTP, then publishes a log line of the
@@ -57,14 +57,6 @@ describe.each(testDialects())('live sockets losing access on $name', (dialect) =
     const marker = publishLine(projectId);
     await waitFor(async () => got(sock, marker) || undefined, 5000, 'the marker line');
   }
-  const ACCESS_EVENTS: BusEvent[] = [
-    'membership',
-    'accessRevoked',
-    'userDeleted',
-    'sessionsExpired',
-    'tokensRevoked',
-    'logout',
-  ];
   /**
    * Runs `action` (an HTTP request); a line of `projectId` is published as soon as the first access event has
    * reached the socket hub, and another after the answer. Returns both task ids.
@@ -74,12 +66,12 @@ describe.each(testDialects())('live sockets losing access on $name', (dialect) =
     const publish = () => {
       if (early === null) early = publishLine(projectId);
     };
-    for (const e of ACCESS_EVENTS) h.deps.bus.on(e, publish);
+    for (const e of accessEvents) h.deps.bus.on(e, publish);
     try {
       const res = await action();
       expect(res.statusCode).toBe(204);
     } finally {
-      for (const e of ACCESS_EVENTS) h.deps.bus.off(e, publish);
+      for (const e of accessEvents) h.deps.bus.off(e, publish);
     }
     expect(early).not.toBeNull();
     return [early!, publishLine(projectId)];

@@ -2,7 +2,19 @@ import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest
 import { testDialects } from '../../../test/support/dialects';
 import { type Client, createHarness, type Harness } from '../../../test/support/harness';
 import { rows } from '../../../test/support/scheduler-rows';
-import { SHARED_ANSWER_MS, SharedAnswers, STALE_ANSWER_MS, sharedAnswersOf } from './shared-answers';
+import {
+  MAX_KEPT_BYTES,
+  SHARED_ANSWER_MS,
+  SharedAnswers,
+  STALE_ANSWER_MS,
+  sharedAnswersOf,
+} from './shared-answers';
+
+/** The fresh answer's text kept for key, or undefined. */
+const freshBody = (answers: SharedAnswers, key: string) => {
+  const kept = answers.lookup(key);
+  return kept?.fresh ? kept.answer.body.toString() : undefined;
+};
 
 describe('shared answers, alone', () => {
   it('keeps an answer for SHARED_ANSWER_MS, then asks again', () => {
@@ -10,9 +22,9 @@ describe('shared answers, alone', () => {
     const answers = new SharedAnswers(() => now);
     answers.keep('1 /list', 1, answers.version(1), '[1]', 'application/json');
     now += SHARED_ANSWER_MS - 1;
-    expect(answers.get('1 /list')?.body.toString()).toBe('[1]');
+    expect(freshBody(answers, '1 /list')).toBe('[1]');
     now += 1;
-    expect(answers.get('1 /list')).toBeUndefined();
+    expect(freshBody(answers, '1 /list')).toBeUndefined();
   });
 
   it('offers an answer past its time, with no change announced, as stale until STALE_ANSWER_MS', () => {
@@ -38,11 +50,30 @@ describe('shared answers, alone', () => {
     for (const key of ['1 /a', '1 /b', '10 /a', '2 /a'])
       answers.keep(key, Number(key.split(' ')[0]), 0, key, 'application/json');
     answers.changed(1);
-    expect(['1 /a', '1 /b', '10 /a', '2 /a'].map((key) => answers.get(key)?.body.toString() ?? null)).toEqual(
-      [null, null, '10 /a', '2 /a'],
-    );
+    expect(['1 /a', '1 /b', '10 /a', '2 /a'].map((key) => freshBody(answers, key) ?? null)).toEqual([
+      null,
+      null,
+      '10 /a',
+      '2 /a',
+    ]);
     answers.changed(null);
-    expect([answers.get('10 /a'), answers.get('2 /a')]).toEqual([undefined, undefined]);
+    expect([freshBody(answers, '10 /a'), freshBody(answers, '2 /a')]).toEqual([undefined, undefined]);
+  });
+
+  it('holds at most MAX_KEPT_BYTES, dropping the least recently kept, whatever query strings a client makes up', () => {
+    const answers = new SharedAnswers(() => 0);
+    const big = 'x'.repeat(MAX_KEPT_BYTES / 8);
+    for (let i = 0; i < 20; i++)
+      answers.keep(`1 /list?junk=${i}`, 1, answers.version(1), big, 'application/json');
+    expect(answers.bytes).toBeLessThanOrEqual(MAX_KEPT_BYTES);
+    expect(answers.bytes).toBe(8 * big.length);
+    expect(freshBody(answers, '1 /list?junk=19')).toBe(big);
+    expect(freshBody(answers, '1 /list?junk=11')).toBeUndefined();
+    // An answer larger than a quarter of the budget is not kept at all; dropped answers free their bytes.
+    answers.keep('1 /huge', 1, answers.version(1), 'x'.repeat(MAX_KEPT_BYTES / 2), 'application/json');
+    expect(freshBody(answers, '1 /huge')).toBeUndefined();
+    answers.changed(1);
+    expect(answers.bytes).toBe(0);
   });
 
   it('does not keep an answer computed while its project changed', () => {
@@ -50,13 +81,13 @@ describe('shared answers, alone', () => {
     const since = answers.version(3);
     answers.changed(3);
     answers.keep('3 /list', 3, since, 'stale', 'application/json');
-    expect(answers.get('3 /list')).toBeUndefined();
+    expect(freshBody(answers, '3 /list')).toBeUndefined();
     const again = answers.version(3);
     answers.changed(null);
     answers.keep('3 /list', 3, again, 'stale', 'application/json');
-    expect(answers.get('3 /list')).toBeUndefined();
+    expect(freshBody(answers, '3 /list')).toBeUndefined();
     answers.keep('3 /list', 3, answers.version(3), 'fresh', 'application/json');
-    expect(answers.get('3 /list')?.body.toString()).toBe('fresh');
+    expect(freshBody(answers, '3 /list')).toBe('fresh');
   });
 });
 
@@ -77,7 +108,7 @@ describe('shared answers being computed', () => {
     answers.computed('1 /list');
     await second;
     expect(woken).toBe(true);
-    expect(answers.get('1 /list')?.body.toString()).toBe('[]');
+    expect(freshBody(answers, '1 /list')).toBe('[]');
   });
 
   it('does not make a request wait for an answer computed before a change', () => {

@@ -21,7 +21,11 @@ export const SHARED_ANSWER_MS = 1000;
  */
 export const STALE_ANSWER_MS = 5000;
 const MAX_ANSWERS = 200;
-const MAX_ANSWER_BYTES = 8 * 1024 * 1024;
+/**
+ * The bytes all kept answers may hold together. Any member chooses the query string, and each query string is its
+ * own answer: without this bound, 200 variants of a large list would be hundreds of MB.
+ */
+export const MAX_KEPT_BYTES = 32 * 1024 * 1024;
 
 /** The bytes sent (encoded once, not on every send), their type, and when they were kept. */
 type Answer = { body: Buffer; contentType: string; at: number };
@@ -42,6 +46,7 @@ type Answer = { body: Buffer; contentType: string; at: number };
  */
 export class SharedAnswers {
   private readonly answers = new Map<string, Answer>();
+  private keptBytes = 0;
   /** Changes seen per project, and to every project: an answer is kept only if none happened while it was made. */
   private readonly changes = new Map<number, number>();
   private everyProject = 0;
@@ -56,17 +61,24 @@ export class SharedAnswers {
     if (projectId === null) {
       this.everyProject++;
       this.answers.clear();
+      this.keptBytes = 0;
       return;
     }
     this.changes.set(projectId, (this.changes.get(projectId) ?? 0) + 1);
     const prefix = `${projectId} `;
-    for (const key of this.answers.keys()) if (key.startsWith(prefix)) this.answers.delete(key);
+    for (const key of this.answers.keys()) if (key.startsWith(prefix)) this.drop(key);
   }
 
-  /** The fresh answer kept for key. */
-  get(key: string): Answer | undefined {
-    const kept = this.lookup(key);
-    return kept?.fresh ? kept.answer : undefined;
+  /** The bytes the kept answers hold. */
+  get bytes() {
+    return this.keptBytes;
+  }
+
+  private drop(key: string) {
+    const answer = this.answers.get(key);
+    if (!answer) return;
+    this.keptBytes -= answer.body.length;
+    this.answers.delete(key);
   }
 
   /**
@@ -79,17 +91,20 @@ export class SharedAnswers {
     const age = this.now() - answer.at;
     if (age < SHARED_ANSWER_MS) return { answer, fresh: true };
     if (age < STALE_ANSWER_MS) return { answer, fresh: false };
-    this.answers.delete(key);
+    this.drop(key);
     return undefined;
   }
 
   keep(key: string, projectId: number, since: number, body: string, contentType: string) {
     if (this.version(projectId) !== since) return;
     const bytes = Buffer.from(body);
-    if (bytes.length > MAX_ANSWER_BYTES) return;
-    this.answers.delete(key);
+    if (bytes.length > MAX_KEPT_BYTES / 4) return;
+    this.drop(key);
     this.answers.set(key, { body: bytes, contentType, at: this.now() });
-    if (this.answers.size > MAX_ANSWERS) this.answers.delete(this.answers.keys().next().value as string);
+    this.keptBytes += bytes.length;
+    // The least recently kept go first.
+    while (this.answers.size > MAX_ANSWERS || this.keptBytes > MAX_KEPT_BYTES)
+      this.drop(this.answers.keys().next().value as string);
   }
 
   /** Answers being computed, by key: requests for the same list wait for the one computing it. */

@@ -41,16 +41,6 @@ export async function findMember(
   return r && toMember(r);
 }
 
-/** The caller's role in a project (the project guard's membership check). */
-export function findMemberRole(db: Db, projectId: number, userId: number) {
-  return db
-    .selectFrom('project_user')
-    .select(['role'])
-    .where('project_id', '=', projectId)
-    .where('user_id', '=', userId)
-    .executeTakeFirst();
-}
-
 /** Project ids the user belongs to (what a live socket may see). */
 export async function memberProjects(db: Db, userId: number): Promise<Set<number>> {
   const rows = await db
