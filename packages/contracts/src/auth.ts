@@ -78,8 +78,13 @@ export const apiTokenSchema = z.strictObject({
 });
 export type ApiToken = z.infer<typeof apiTokenSchema>;
 
-/** POST /api/user/tokens: the new token, with its secret. */
+/**
+ * POST /api/user/tokens: the new token, with its secret. As in the peer's API, `id` is the token itself (its
+ * clients send the answer's `id` as the bearer); `token_id` is the identifier the list shows.
+ */
 export const apiTokenCreatedSchema = apiTokenSchema.extend({
+  id: z.string().describe('The token itself, as the peer answers; the same as `token`'),
+  token_id: z.string().describe('The non-secret identifier the token list shows'),
   token: z.string().describe('The secret to send as `Authorization: Bearer <token>`; shown only this once'),
 });
 export type ApiTokenCreated = z.infer<typeof apiTokenCreatedSchema>;

@@ -115,17 +115,19 @@ export function authRoutes(app: FastifyInstance, deps: Deps) {
         input?.name ?? '',
         input?.expires_in_days,
       );
-      return reply.status(201).send({ ...info, token });
+      // The peer's token is its own id, and its clients send the answer's `id` as the bearer: so `id` is the
+      // token here too. The list shows the token's non-secret id (`token_id` in this answer).
+      return reply.status(201).send({ ...info, id: token, token_id: info.id, token });
     },
   );
-  // Token ids are not row ids: any string names one (an unknown one is a 404).
+  // A token is named by its listed id or by the token itself; any other string is a 404.
   app.delete<{ Params: { id: string } }>(
     '/api/user/tokens/:id',
     { schema: { params: tokenParams, response: noContentResponse } },
     async (request, reply) => {
       const user = currentUser(request);
-      const tokenId = request.params.id.slice(0, 64);
-      if (!(await deleteToken(deps.db, user.id, tokenId))) throw notFound('Token');
+      const tokenId = await deleteToken(deps.db, user.id, request.params.id.slice(0, 64));
+      if (!tokenId) throw notFound('Token');
       // Live sockets opened with the token close at once.
       deps.bus.emit('tokensRevoked', { userId: user.id, tokenIds: [tokenId] });
       return reply.status(204).send();

@@ -66,8 +66,8 @@ describe.each(testDialects())('auth on $name', (dialect) => {
     const fay = await h.userClient({ username: 'fay' });
     const created = await fay.post('/api/user/tokens', { name: 'ci' });
     expect(created.statusCode).toBe(201);
-    const { token, id } = created.json();
-    expect(token).toMatch(/^[A-Za-z0-9_-]{40,}$/);
+    const { token, token_id: id } = created.json();
+    expect(token).toMatch(/^[a-z0-9_-]{43}$/);
     const stored = await h.deps.db
       .selectFrom('api_token')
       .selectAll()
@@ -87,6 +87,53 @@ describe.each(testDialects())('auth on $name', (dialect) => {
       .anonymous()
       .request('GET', '/api/user', undefined, { authorization: `Bearer ${token}` });
     expect(after.statusCode).toBe(401);
+  });
+
+  // Semaphore's token is its own id, so its clients do `POST /api/user/tokens | jq -r .id` and send that.
+  it("serves Semaphore's clients: the answer's id is the bearer, and delete takes the listed id or the token", async () => {
+    const ivy = await h.userClient({ username: 'ivy' });
+    const bearer = (token: string) => ({ authorization: `Bearer ${token}` });
+    const asToken = (token: string, method: 'GET' | 'DELETE', url: string) =>
+      h.anonymous().request(method, url, undefined, bearer(token));
+
+    // Created with the session, as a first script would; then everything else is done with `.id`.
+    const first = (await ivy.post('/api/user/tokens')).json();
+    expect(first.id).toBe(first.token);
+    const me = await asToken(first.id, 'GET', '/api/user');
+    expect(me.statusCode).toBe(200);
+    expect(me.json().username).toBe('ivy');
+    const second = (
+      await h.anonymous().request('POST', '/api/user/tokens', { name: 'second' }, bearer(first.id))
+    ).json();
+    expect(second.id).toBe(second.token);
+    expect(second.id).not.toBe(first.id);
+
+    // The list shows stable identifiers, never a token.
+    const listed = (await asToken(first.id, 'GET', '/api/user/tokens')).json() as { id: string }[];
+    expect(listed.map((t) => t.id).sort()).toEqual([first.token_id, second.token_id].sort());
+    expect(JSON.stringify(listed)).not.toContain(first.token);
+    expect(JSON.stringify(listed)).not.toContain(second.token);
+    expect((await asToken(first.id, 'GET', '/api/user/tokens')).json()).toEqual(listed);
+
+    // Deleted by the id from the list: that token stops working, the other goes on.
+    const byListedId = await asToken(first.id, 'DELETE', `/api/user/tokens/${second.token_id}`);
+    expect(byListedId.statusCode).toBe(204);
+    expect((await asToken(second.id, 'GET', '/api/user')).statusCode).toBe(401);
+    expect((await asToken(first.id, 'GET', '/api/user')).statusCode).toBe(200);
+
+    // Deleted by the token itself (what the peer's clients hold): it revokes itself.
+    const byToken = await asToken(first.id, 'DELETE', `/api/user/tokens/${first.id}`);
+    expect(byToken.statusCode).toBe(204);
+    expect((await asToken(first.id, 'GET', '/api/user')).statusCode).toBe(401);
+    expect((await ivy.get('/api/user/tokens')).json()).toEqual([]);
+
+    // Another user's token cannot be deleted by either name; an unknown one is a 404.
+    const other = await h.userClient({ username: 'jon' });
+    const jons = (await other.post('/api/user/tokens', { name: 'jons' })).json();
+    expect((await ivy.del(`/api/user/tokens/${jons.id}`)).statusCode).toBe(404);
+    expect((await ivy.del(`/api/user/tokens/${jons.token_id}`)).statusCode).toBe(404);
+    expect((await ivy.del('/api/user/tokens/no-such-token')).statusCode).toBe(404);
+    expect((await asToken(jons.id, 'GET', '/api/user')).statusCode).toBe(200);
   });
 
   it('gives tokens an optional lifetime: expired ones stop working and leave the list', async () => {
@@ -128,7 +175,7 @@ describe.each(testDialects())('auth on $name', (dialect) => {
       .select('id')
       .where('user_id', '=', gus.userId)
       .execute();
-    expect(rows.map((r) => r.id)).toEqual([forever.id]);
+    expect(rows.map((r) => r.id)).toEqual([forever.token_id]);
   });
 
   it('names a bad token lifetime and creates nothing', async () => {

@@ -7,10 +7,12 @@ const DAY_MS = 24 * 60 * 60 * 1000;
 
 /**
  * API tokens are stored as SHA-256 hashes; the token itself is shown once, at creation. A token given
- * `expiresInDays` stops working that many days from now.
+ * `expiresInDays` stops working that many days from now. Like the peer's, a token is 32 random bytes in
+ * lower-case URL-safe base64, so clients that lower-case it keep it intact. Each token also has a short
+ * random id that is not secret: the list shows it and deleting accepts it.
  */
 export async function createToken(db: Db, userId: number, name: string, expiresInDays?: number | null) {
-  const token = randomToken(32);
+  const token = randomToken(32).toLowerCase();
   const id = randomToken(12);
   const created = new Date();
   const expires = expiresInDays ? new Date(created.getTime() + expiresInDays * DAY_MS).toISOString() : null;
@@ -63,14 +65,25 @@ export async function listTokens(db: Db, userId: number) {
   return rows.map(toToken);
 }
 
-/** Deleting a token removes it; it stops working at once. */
-export async function deleteToken(db: Db, userId: number, id: string) {
+/**
+ * Deletes the user's token named by its listed id or by the token itself (the peer's clients only know the
+ * token); it stops working at once. Answers the deleted token's id, or undefined when the user has no such
+ * token.
+ */
+export async function deleteToken(db: Db, userId: number, idOrToken: string) {
+  const row = await db
+    .selectFrom('api_token')
+    .select('id')
+    .where('user_id', '=', userId)
+    .where((eb) => eb.or([eb('id', '=', idOrToken), eb('token_hash', '=', tokenDigest(idOrToken))]))
+    .executeTakeFirst();
+  if (!row) return undefined;
   const result = await db
     .deleteFrom('api_token')
-    .where('id', '=', id)
+    .where('id', '=', row.id)
     .where('user_id', '=', userId)
     .executeTakeFirst();
-  return Number(result.numDeletedRows) > 0;
+  return Number(result.numDeletedRows) > 0 ? row.id : undefined;
 }
 
 /** The live token a secret stands for (its id, user and expiry), or undefined. */

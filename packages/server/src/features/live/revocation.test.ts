@@ -88,7 +88,8 @@ describe.each(testDialects())('live sockets losing access on $name', (dialect) =
   async function tokenOf(user: Client) {
     const res = await user.post('/api/user/tokens', { name: 'live' });
     expect(res.statusCode).toBe(201);
-    return res.json() as { id: string; token: string };
+    // `token_id` names the stored row (`id` is the token itself, as in the peer's answer).
+    return res.json() as { id: string; token_id: string; token: string };
   }
 
   it('stops sending a project to a member removed from it before the removal is answered', async () => {
@@ -214,7 +215,7 @@ describe.each(testDialects())('live sockets losing access on $name', (dialect) =
     await h.deps.db
       .updateTable('api_token')
       .set({ expires: new Date(expires).toISOString() })
-      .where('id', '=', token.id)
+      .where('id', '=', token.token_id)
       .execute();
     const sock = await open({ authorization: `Bearer ${token.token}` });
     const closed = await closeOf(sock);
@@ -229,7 +230,7 @@ describe.each(testDialects())('live sockets losing access on $name', (dialect) =
     const token = await tokenOf(user);
     const sock = await open({ authorization: `Bearer ${token.token}` });
     // Removed behind the hub's back (no event): the periodic re-read notices.
-    await h.deps.db.deleteFrom('api_token').where('id', '=', token.id).execute();
+    await h.deps.db.deleteFrom('api_token').where('id', '=', token.token_id).execute();
     expect(await closeOf(sock)).toEqual({ code: 1008, reason: 'Token revoked' });
   });
 });
