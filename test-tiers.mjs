@@ -28,6 +28,7 @@ const serverSystem = [
   'src/npm-start.test.ts',
   'test/deploy/docker-build.test.ts',
   'src/db/pool.test.ts',
+  'src/db/secret-key-check.process.test.ts',
   'src/features/projects/demo.test.ts',
   'src/features/users/users.cli.test.ts',
   'src/live/redis.test.ts',

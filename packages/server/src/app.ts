@@ -6,6 +6,7 @@ import Fastify, { type FastifyInstance, type FastifySchema, type FastifyServerOp
 import { startAlerts } from './alerts/alerts';
 import type { Config } from './config';
 import { type DbHandle, migrate, openDb } from './db';
+import { checkSecretKey } from './db/secret-key-check';
 import type { CoreDeps, Deps } from './deps';
 import { registerFeatures } from './features';
 import { registerAuth } from './features/auth/auth.hook';
@@ -90,11 +91,20 @@ export async function buildApp(
   });
   const handle = options.db ?? openDb(config.dbUrl, { log: app.log });
   await migrate(handle);
+  const secretKey = loadSecretKey(config.secretKey, config.dataDir);
+  const box = createSecretBox(secretKey);
+  // Servers sharing a database must share the key too, or each would seal secrets the others cannot open.
+  try {
+    await checkSecretKey(handle.db, secretKey, box);
+  } catch (err) {
+    if (!options.db) await handle.destroy();
+    throw err;
+  }
   const core: CoreDeps = {
     config,
     db: handle.db,
     dialect: handle.dialect,
-    box: createSecretBox(loadSecretKey(config.secretKey, config.dataDir)),
+    box,
     log: app.log,
     bus: new EventBus(),
     metrics: createMetrics(),

@@ -78,7 +78,13 @@ async function withMigratedDb(
 async function serve(config: ReturnType<typeof loadConfig>) {
   const { buildApp } = await import('./app');
   const { ensureAdmin } = await import('./features/users/users.service');
-  const { app, deps } = await buildApp(config);
+  const { SecretKeyMismatchError } = await import('./db/secret-key-check');
+  const built = await buildApp(config).catch((err: unknown) => {
+    if (!(err instanceof SecretKeyMismatchError)) throw err;
+    console.error(`Signalbox cannot start: ${err.message}`);
+    process.exit(1);
+  });
+  const { app, deps } = built;
   const created = await ensureAdmin(deps.db, deps.dialect, {
     login: config.adminLogin,
     password: config.adminPassword,

@@ -1,0 +1,73 @@
+import { createHmac } from 'node:crypto';
+import type { SecretBox } from '../lib/crypto';
+import type { Db } from './index';
+
+/** The option row holding the fingerprint of the key the database's secrets are sealed with. */
+export const SECRET_KEY_OPTION = 'secret_key_fingerprint';
+
+/** Thrown at start when this server's secret key cannot open the database's secrets; the server must not start. */
+export class SecretKeyMismatchError extends Error {
+  constructor() {
+    super(
+      "this server's secret key is not the one the database's secrets are sealed with. Every server on one " +
+        'database needs the same key: set SIGNALBOX_SECRET_KEY on each to the key of the first (the ' +
+        'secret.key file in its data directory, unless SIGNALBOX_SECRET_KEY was set there).',
+    );
+    this.name = 'SecretKeyMismatchError';
+  }
+}
+
+/**
+ * A fingerprint of the key that tells keys apart without revealing anything of them: an HMAC under the key of a
+ * fixed label.
+ */
+export const secretKeyFingerprint = (key: Buffer) =>
+  createHmac('sha256', key).update('signalbox secret key fingerprint v1').digest('hex');
+
+/** True when the box opens this sealed value. */
+function opens(box: SecretBox, sealed: string) {
+  try {
+    box.open(sealed);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Makes sure this server's key is the database's: the first server records its key's fingerprint, later ones
+ * must match it. A database from before fingerprints gets one only if the key opens a secret already stored
+ * (a stored secret sealed under another key refuses the start instead). Two servers racing to record different
+ * keys: the insert of one fails on the primary key, and it compares with the winner's.
+ */
+export async function checkSecretKey(db: Db, key: Buffer, box: SecretBox): Promise<void> {
+  const fingerprint = secretKeyFingerprint(key);
+  const recorded = await db
+    .selectFrom('option')
+    .select('value')
+    .where('key', '=', SECRET_KEY_OPTION)
+    .executeTakeFirst();
+  if (recorded) {
+    if (recorded.value !== fingerprint) throw new SecretKeyMismatchError();
+    return;
+  }
+  const sealed = await db
+    .selectFrom('access_key')
+    .select('secret')
+    .where('secret', 'is not', null)
+    .where('secret', '!=', '')
+    .limit(1)
+    .executeTakeFirst();
+  if (sealed?.secret && !opens(box, sealed.secret)) throw new SecretKeyMismatchError();
+  try {
+    await db.insertInto('option').values({ key: SECRET_KEY_OPTION, value: fingerprint }).execute();
+  } catch (err) {
+    const winner = await db
+      .selectFrom('option')
+      .select('value')
+      .where('key', '=', SECRET_KEY_OPTION)
+      .executeTakeFirst();
+    if (!winner) throw err;
+    if (winner.value !== fingerprint) throw new SecretKeyMismatchError();
+  }
+}
