@@ -6,7 +6,7 @@ import Fastify, { type FastifyInstance, type FastifySchema, type FastifyServerOp
 import { startAlerts } from './alerts/alerts';
 import type { Config } from './config';
 import { type DbHandle, migrate, openDb } from './db';
-import { checkSecretKey } from './db/secret-key-check';
+import { checkSecretKey, deploymentId } from './db/options';
 import type { CoreDeps, Deps } from './deps';
 import { registerFeatures } from './features';
 import { registerAuth } from './features/auth/auth.hook';
@@ -25,7 +25,7 @@ import { answerFrameworkError, registerRequestGuards } from './http/request-guar
 import { createSecretBox, loadSecretKey } from './lib/crypto';
 import { setPasswordHashCost } from './lib/password-hash';
 import { EventBus } from './live/bus';
-import { connectRedisBridge } from './live/redis';
+import { connectRedisBridge, liveChannelOf } from './live/redis';
 import { createMetrics } from './metrics/metrics';
 import { webDist } from './paths';
 import type { StartTask } from './ports';
@@ -126,7 +126,10 @@ export async function buildApp(
   // Live events fan out across instances through Redis when configured; closed after the tasks (preClose) so
   // their last updates still go out.
   if (config.redisUrl) {
-    const redis = await connectRedisBridge(deps.bus, config.redisUrl, app.log);
+    const prefix = config.redisPrefix ?? (await deploymentId(handle.db));
+    const redis = await connectRedisBridge(deps.bus, config.redisUrl, app.log, {
+      channel: liveChannelOf(prefix),
+    });
     app.addHook('onClose', async () => redis.close());
   }
   if (!options.db) app.addHook('onClose', async () => handle.destroy());

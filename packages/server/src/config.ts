@@ -127,6 +127,18 @@ const variables = {
   /** Days finished tasks and their output are kept (0 = forever); a project's own setting overrides it. */
   taskRetentionDays: [int(0, MAX_TASK_RETENTION_DAYS).default(0), 'SIGNALBOX_TASK_RETENTION_DAYS'],
   redisUrl: [z.string().optional(), 'SIGNALBOX_REDIS_URL'],
+  /**
+   * Names this deployment's Redis channel (`signalbox:<prefix>:live`); unset: the deployment id its database
+   * holds, so deployments sharing one Redis never see each other's events.
+   */
+  redisPrefix: [
+    z
+      .string()
+      .max(64, 'must be at most 64 characters')
+      .regex(/^[A-Za-z0-9][A-Za-z0-9._-]*$/, 'must be letters, digits, dots, dashes or underscores')
+      .optional(),
+    'SIGNALBOX_REDIS_PREFIX',
+  ],
   /** Bearer token GET /api/metrics requires; unset: the endpoint is open (firewall it). */
   metricsToken: [z.string().optional(), 'SIGNALBOX_METRICS_TOKEN'],
   /**

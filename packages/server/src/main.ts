@@ -78,7 +78,7 @@ async function withMigratedDb(
 async function serve(config: ReturnType<typeof loadConfig>) {
   const { buildApp } = await import('./app');
   const { ensureAdmin } = await import('./features/users/users.service');
-  const { SecretKeyMismatchError } = await import('./db/secret-key-check');
+  const { SecretKeyMismatchError } = await import('./db/options');
   const built = await buildApp(config).catch((err: unknown) => {
     if (!(err instanceof SecretKeyMismatchError)) throw err;
     console.error(`Signalbox cannot start: ${err.message}`);

@@ -3,10 +3,12 @@ import type { FastifyBaseLogger } from 'fastify';
 import { type BusEvent, type BusEvents, busEvents, type EventBus } from './bus';
 
 /**
- * The pub/sub channel live events travel on (every instance of one deployment must use the same). Tests set
- * their own name so parallel runs on one Redis never see each other's events.
+ * The pub/sub channel live events travel on: every instance of one deployment uses the same, and deployments
+ * sharing a Redis each their own — named by SIGNALBOX_REDIS_PREFIX, else by the deployment id of the database.
+ * Tests may set `liveChannel.name` to pin one name for every app of a run.
  */
-export const liveChannel = { name: 'signalbox:live' };
+export const liveChannel = { name: '' };
+export const liveChannelOf = (prefix: string) => liveChannel.name || `signalbox:${prefix}:live`;
 
 /** Bytes the publisher may hold unsent (Redis stalled but not yet seen as down) before events are skipped. */
 const MAX_UNSENT = 16 * 1024 * 1024;
@@ -48,11 +50,11 @@ export async function connectRedisBridge(
   bus: EventBus,
   url: string,
   log: FastifyBaseLogger,
-  options: { channel?: string } = {},
+  options: { channel: string },
 ): Promise<RedisBridge> {
   const { Redis } = await import('ioredis');
   const instanceId = randomUUID();
-  const channel = options.channel ?? liveChannel.name;
+  const { channel } = options;
   const where = target(url);
   // Envelope {"i":instance,"e":event,"p":payload}, written in that order so our own echo is known by its prefix.
   const own = `{"i":${JSON.stringify(instanceId)},`;

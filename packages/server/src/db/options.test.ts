@@ -8,7 +8,7 @@ import { createHarness, type Harness } from '../../test/support/harness';
 import { buildApp } from '../app';
 import { loadConfig } from '../config';
 import { openDb } from './index';
-import { SECRET_KEY_OPTION, SecretKeyMismatchError, secretKeyFingerprint } from './secret-key-check';
+import { SECRET_KEY_OPTION, SecretKeyMismatchError, secretKeyFingerprint } from './options';
 
 const newKey = () => randomBytes(32).toString('base64');
 

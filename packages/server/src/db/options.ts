@@ -1,4 +1,4 @@
-import { createHmac } from 'node:crypto';
+import { createHmac, randomBytes } from 'node:crypto';
 import type { SecretBox } from '../lib/crypto';
 import type { Db } from './index';
 
@@ -59,15 +59,34 @@ export async function checkSecretKey(db: Db, key: Buffer, box: SecretBox): Promi
     .limit(1)
     .executeTakeFirst();
   if (sealed?.secret && !opens(box, sealed.secret)) throw new SecretKeyMismatchError();
+  if ((await recordOption(db, SECRET_KEY_OPTION, fingerprint)) !== fingerprint)
+    throw new SecretKeyMismatchError();
+}
+
+/**
+ * The value of an option row, recording `value` first when there is none. Servers racing to record different
+ * values all get the one that was stored: the others' inserts fail on the primary key and they read it.
+ */
+export async function recordOption(db: Db, key: string, value: string): Promise<string> {
+  const read = async () =>
+    (await db.selectFrom('option').select('value').where('key', '=', key).executeTakeFirst())?.value;
+  const before = await read();
+  if (before !== undefined) return before;
   try {
-    await db.insertInto('option').values({ key: SECRET_KEY_OPTION, value: fingerprint }).execute();
+    await db.insertInto('option').values({ key, value }).execute();
+    return value;
   } catch (err) {
-    const winner = await db
-      .selectFrom('option')
-      .select('value')
-      .where('key', '=', SECRET_KEY_OPTION)
-      .executeTakeFirst();
-    if (!winner) throw err;
-    if (winner.value !== fingerprint) throw new SecretKeyMismatchError();
+    const winner = await read();
+    if (winner === undefined) throw err;
+    return winner;
   }
 }
+
+/** The option naming this deployment: one random id shared by every server of the database. */
+const DEPLOYMENT_OPTION = 'deployment_id';
+
+/**
+ * The id of the deployment this database belongs to, made at its first server's start. Two deployments sharing
+ * one Redis keep their live events apart by it.
+ */
+export const deploymentId = (db: Db) => recordOption(db, DEPLOYMENT_OPTION, randomBytes(8).toString('hex'));
