@@ -28,7 +28,7 @@ function heard(h: Harness) {
   return ids;
 }
 
-const bridgeReady = (h: Harness) => waitFor(() => redisBridgeOf(h.deps.bus)?.ready() || undefined, 10_000);
+const bridgeReady = (h: Harness) => waitFor(async () => redisBridgeOf(h.deps.bus)?.ready() || undefined, 10_000);
 
 /**
  * Deployments sharing one Redis (each with its own database) keep their live events — task output, logouts —
@@ -68,10 +68,10 @@ describe.each(testDialects())('deployments sharing one Redis on $name', (dialect
     first.deps.bus.publish(update(101));
     other.deps.bus.publish(update(201));
     // Each deployment's own message arrives; a marker sent after it shows the other's has had time to.
-    await waitFor(() => atSecond.includes(101) || undefined, 10_000);
+    await waitFor(async () => atSecond.includes(101) || undefined, 10_000);
     first.deps.bus.publish(update(102));
     other.deps.bus.publish(update(202));
-    await waitFor(() => (atSecond.includes(102) && atOther.includes(202)) || undefined, 10_000);
+    await waitFor(async () => (atSecond.includes(102) && atOther.includes(202)) || undefined, 10_000);
     expect(atSecond).toEqual([101, 102]);
     expect(atOther).toEqual([201, 202]);
   });
@@ -85,7 +85,7 @@ describe.each(testDialects())('deployments sharing one Redis on $name', (dialect
       expect(redisBridgeOf(x.deps.bus)!.channel).toBe(`signalbox:${prefix}:live`);
       const atY = heard(y);
       x.deps.bus.publish(update(301));
-      await waitFor(() => atY.includes(301) || undefined, 10_000);
+      await waitFor(async () => atY.includes(301) || undefined, 10_000);
     } finally {
       await y.close();
       await x.close();
