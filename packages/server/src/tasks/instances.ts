@@ -8,7 +8,7 @@ import type { Db } from '../db';
 import { logFailure } from '../db/retry';
 import { now } from '../db/values';
 import { beatRunner, findRunner, liveRunners, type RunnerOwner, removeStaleRunners } from './instances.store';
-import { killOrphans } from './orphans';
+import { killOrphans, taskFolders } from './orphans';
 import { runningTasks } from './store';
 
 /*
@@ -131,18 +131,25 @@ export async function reconcile(
   const own: ActiveTask[] = [];
   const gone: ActiveTask[] = [];
   const unsaved: ActiveTask[] = [];
+  /** Tasks another live instance runs: the only task folders here a start must leave alone. */
+  const elsewhere = new Set<number>();
   for (const task of await runningTasks(db)) {
     if (task.runner === instanceId || task.runner === null) {
       // Rows without a runner predate instance ids: a previous single server left them.
       if (atStart) own.push(task);
       else if (task.runner && !ctx.isHere(task.id)) unsaved.push(task);
     } else if (!live.has(task.runner)) gone.push(task);
+    else elsewhere.add(task.id);
   }
-  if (own.length) killOrphans(instanceId, new Set(own.map((task) => task.id)), ctx.dataDir);
+  if (atStart) {
+    // Every process a previous server process of this instance left, whoever has ended its task since (another
+    // instance may have ended it as its runner gone while this one was down), then every task folder here.
+    killOrphans(instanceId, 'all', ctx.dataDir);
+    for (const id of taskFolders(ctx.dataDir))
+      if (!elsewhere.has(id))
+        rmSync(join(ctx.dataDir, 'tasks', String(id)), { recursive: true, force: true });
+  }
   for (const task of own) await ctx.interrupt(task, interruptedMessage);
-  // Their work directories may be on another machine: only the owner removes those (this one its own).
-  for (const task of own)
-    rmSync(join(ctx.dataDir, 'tasks', String(task.id)), { recursive: true, force: true });
   for (const task of gone) await ctx.interrupt(task, runnerGoneMessage);
   for (const task of unsaved) await ctx.interrupt(task, unsavedMessage);
   if (!atStart) await removeStaleRunners(db, iso(t - ctx.timings.staleMs));

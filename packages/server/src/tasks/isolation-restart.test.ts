@@ -72,5 +72,52 @@ for (const mode of ['cgroup', 'session'] as const) {
       }
       await server.stop('SIGTERM');
     });
+
+    // While it was down, another instance sharing the database ended its task as its runner gone: the task is
+    // no longer this instance's to interrupt, but its processes and folder are still this machine's to clear.
+    it('the restarted server also ends the processes and folders of tasks another instance ended meanwhile', async () => {
+      const cookie = await server.startAndSignIn();
+      const call = cookieApi(server.port, cookie);
+      const projectId = await postForId(call, '/api/projects', { name: 'Ended elsewhere' });
+      const { handle, rows, outputOf } = serverDb(dataDirDbUrl(dataDir));
+      try {
+        const repoId = await insertEscapeRepository(rows, projectId);
+        const { templateId, n } = await insertEscapeTemplate(rows, projectId, repoId, {
+          script: 'escape-and-wait.sh',
+          mode,
+          numbers,
+        });
+        const taskId = await postForId(call, `/api/project/${projectId}/tasks`, { template_id: templateId });
+        const pid = await escapedPid(() => outputOf(taskId));
+        const folder = join(dataDir, 'tasks', String(taskId));
+        expect(existsSync(folder)).toBe(true);
+
+        await server.stop('SIGKILL');
+        const ended = 'Interrupted: the server running this task (instance x) stopped responding';
+        await handle.db
+          .updateTable('task')
+          .set({ status: 'error', message: ended, end: new Date().toISOString() })
+          .where('id', '=', taskId)
+          .execute();
+        expect(alive(pid)).toBe(true);
+
+        await server.start();
+        await waitFor(async () => !alive(pid) || undefined, 10_000, 'the escaped sleep to end');
+        expect(sleepers(n)).toEqual([]);
+        expect(existsSync(folder)).toBe(false);
+        if (mode === 'cgroup')
+          expect(existsSync(join(instanceCgroup(instanceId)!, `task-${taskId}`))).toBe(false);
+        // What the other instance recorded stands.
+        const task = await handle.db
+          .selectFrom('task')
+          .select(['status', 'message'])
+          .where('id', '=', taskId)
+          .executeTakeFirstOrThrow();
+        expect(task).toEqual({ status: 'error', message: ended });
+      } finally {
+        await handle.destroy();
+      }
+      await server.stop('SIGTERM');
+    });
   });
 }

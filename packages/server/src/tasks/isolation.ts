@@ -196,15 +196,19 @@ export function openTaskSandbox(opts: {
  * Server start: kills what is left in this instance's cgroups of the given tasks and removes them. Returns how
  * many processes were in them.
  */
-export function sweepTaskCgroups(owner: string, taskIds: Set<number>): number {
+export function sweepTaskCgroups(owner: string, taskIds: Set<number> | 'all'): number {
   const own = ownCgroup();
   if (!('dir' in own)) return 0;
   const instance = instanceDir(own.dir, owner);
   if (!existsSync(instance)) return 0;
   let count = 0;
   const pause = new Int32Array(new SharedArrayBuffer(4));
-  for (const id of taskIds) {
-    const dir = join(instance, `task-${id}`);
+  const names =
+    taskIds === 'all'
+      ? readdirSync(instance).filter((name) => /^task-\d+$/.test(name))
+      : [...taskIds].map((id) => `task-${id}`);
+  for (const name of names) {
+    const dir = join(instance, name);
     if (!existsSync(dir)) continue;
     count += processCount(dir);
     kill(dir);
