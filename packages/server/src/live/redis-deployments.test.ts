@@ -28,7 +28,8 @@ function heard(h: Harness) {
   return ids;
 }
 
-const bridgeReady = (h: Harness) => waitFor(async () => redisBridgeOf(h.deps.bus)?.ready() || undefined, 10_000);
+const bridgeReady = (h: Harness) =>
+  waitFor(async () => redisBridgeOf(h.deps.bus)?.ready() || undefined, 10_000);
 
 /**
  * Deployments sharing one Redis (each with its own database) keep their live events — task output, logouts —
