@@ -1,4 +1,4 @@
-import type { InsertObject, Kysely } from 'kysely';
+import { type InsertObject, type Kysely, sql } from 'kysely';
 import type { Dialect } from './dialect';
 import type { Database } from './tables';
 
@@ -35,4 +35,20 @@ export function parseJson<T>(text: string | null | undefined, fallback: T): T {
   } catch {
     return fallback;
   }
+}
+
+/**
+ * The database server's clock, in milliseconds since the epoch. Instances sharing a database agree on it however
+ * far their own clocks drift, so heartbeats and their expiry are measured by it. (SQLite's clock is this
+ * machine's.)
+ */
+export async function databaseNow(db: Kysely<Database>, dialect: Dialect): Promise<number> {
+  const expression =
+    dialect === 'postgres'
+      ? sql<string>`floor(extract(epoch from clock_timestamp()) * 1000)::bigint`
+      : dialect === 'mysql'
+        ? sql<string>`floor(unix_timestamp(now(3)) * 1000)`
+        : sql<string>`cast(round((julianday('now') - 2440587.5) * 86400000) as integer)`;
+  const { rows } = await sql<{ ms: string | number }>`select ${expression} as ms`.execute(db);
+  return Number(rows[0]?.ms);
 }

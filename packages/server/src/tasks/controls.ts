@@ -1,10 +1,11 @@
 import { isFinished } from '@signalbox/contracts';
 import type { FastifyBaseLogger } from 'fastify';
 import type { Db } from '../db';
+import type { Dialect } from '../db/dialect';
 import { logFailure } from '../db/retry';
 import { badRequest, notFound } from '../lib/errors';
 import type { EventBus, TaskControlAction } from '../live/bus';
-import { iso, type RunnerTimings } from './instances';
+import type { RunnerTimings } from './instances';
 import { liveRunners } from './instances.store';
 import type { RunHandle } from './runner';
 import type { StatusUpdates } from './status';
@@ -16,6 +17,7 @@ import { controlsOf, findProjectTask, requestControl, type TaskRow, takeControl 
  */
 export function createControls(ctx: {
   db: Db;
+  dialect: Dialect;
   bus: EventBus;
   log: FastifyBaseLogger;
   instanceId: string;
@@ -74,7 +76,7 @@ export function createControls(ctx: {
   async function sendControl(task: TaskRow, action: TaskControlAction) {
     if (!task.runner) return false;
     if (task.runner !== ctx.instanceId) {
-      const live = await liveRunners(db, iso(Date.now() - ctx.timings.staleMs));
+      const live = await liveRunners(ctx, ctx.timings.staleMs);
       if (!live.has(task.runner)) return false;
     }
     if (!(await requestControl(db, task.id, task.runner, action))) return false;

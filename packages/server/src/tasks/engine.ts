@@ -1,6 +1,7 @@
+import { isFinished } from '@signalbox/contracts';
 import { logFailure } from '../db/retry';
-import { now } from '../db/values';
 import type { Deps } from '../deps';
+import type { LiveMessage } from '../live/bus';
 import type { FinishedRun, TaskEngine } from '../ports';
 import { createControls } from './controls';
 import {
@@ -87,15 +88,21 @@ export function createTaskEngine(
   };
   const ownership = {
     db,
+    dialect: deps.dialect,
     dataDir: config.dataDir,
     instanceId,
     timings,
     isHere: (taskId: number) => runs.has(taskId) || claiming.has(taskId),
     interrupt: status.interrupt,
+    async requeue(task: { id: number }) {
+      const back = { runner: null, control: null, start: null };
+      if (await status.setStatus(task.id, 'waiting', back, ['starting'])) queue.wake();
+    },
   };
 
   const queue = createQueue({
     db,
+    dialect: deps.dialect,
     log,
     maxParallelTasks: config.maxParallelTasks,
     instanceId,
@@ -124,6 +131,15 @@ export function createTaskEngine(
         queue.wake();
       });
     finishing.add(settled);
+  }
+
+  /**
+   * A task queued or a slot freed on any instance (their updates reach this bus through Redis) is a reason to
+   * look at the queue now rather than at the next safety poll.
+   */
+  function wakeOnQueueChange(message: LiveMessage) {
+    if (message.type === 'update' && (message.status === 'waiting' || isFinished(message.status)))
+      queue.wake();
   }
 
   async function sweep() {
@@ -182,7 +198,7 @@ export function createTaskEngine(
 
     async start() {
       if (started) return;
-      await ensureSoleHolder(db, instanceId, holder, timings);
+      await ensureSoleHolder(deps, instanceId, holder, timings);
       const isolation = isolationMode(config.taskIsolation);
       if (config.taskIsolation === 'cgroup' && isolation.mode !== 'cgroup')
         log.error(
@@ -193,18 +209,19 @@ export function createTaskEngine(
       await reconcile(ownership, true);
       await clearFinishedSecrets(db);
       // Alive before claiming anything: other instances never take a task of this one for abandoned.
-      await beatRunner(db, instanceId, now(), holder);
+      await beatRunner(deps, instanceId, holder);
       started = true;
       closed = false;
       // Event driven; the slow poll only catches changes made elsewhere (another instance, a project limit edit).
       safety = setInterval(queue.wake, options.safetyPollMs ?? 10_000);
       timers = [
-        setInterval(() => void heartbeat(db, log, instanceId, holder), timings.heartbeatMs),
+        setInterval(() => void heartbeat(deps, log, instanceId, holder), timings.heartbeatMs),
         setInterval(() => void sweep(), timings.sweepMs),
         setInterval(pollControls, timings.controlPollMs),
       ];
       for (const timer of [safety, ...timers]) timer.unref();
       deps.bus.on('taskControl', controls.onControl);
+      deps.bus.on('live', wakeOnQueueChange);
       queue.wake();
     },
 
@@ -224,6 +241,7 @@ export function createTaskEngine(
       timers = [];
       queue.close();
       deps.bus.off('taskControl', controls.onControl);
+      deps.bus.off('live', wakeOnQueueChange);
       for (const r of runs.values()) r.stop(true);
       await Promise.allSettled([...finishing]);
       if (started) {

@@ -1,14 +1,25 @@
 import type { Db } from '../db';
-import { toCount } from '../db/values';
+import type { Dialect } from '../db/dialect';
+import { databaseNow, toCount } from '../db/values';
+
+/** Where the instances' shared state lives; its server's clock is the one time they all agree on. */
+export type SharedDb = { db: Db; dialect: Dialect };
+
+const databaseIso = async ({ db, dialect }: SharedDb, offsetMs = 0) =>
+  new Date((await databaseNow(db, dialect)) + offsetMs).toISOString();
 
 /** The instances sharing the database (task_runner: heartbeat and holder) and the queue lease they claim under. */
 
 /** The process that holds an instance id: its host name and pid. */
 export type RunnerOwner = { host: string; pid: number };
 
-/** Records an instance's heartbeat and the process holding it (inserting its row on the first one). */
-export async function beatRunner(db: Db, id: string, time: string, holder: RunnerOwner) {
-  const values = { heartbeat: time, host: holder.host.slice(0, 255), pid: holder.pid };
+/**
+ * Records an instance's heartbeat, at the database's time (so a skewed clock of this machine never makes it look
+ * dead or alive to the others), and the process holding it (inserting its row on the first one).
+ */
+export async function beatRunner(shared: SharedDb, id: string, holder: RunnerOwner) {
+  const { db } = shared;
+  const values = { heartbeat: await databaseIso(shared), host: holder.host.slice(0, 255), pid: holder.pid };
   const res = await db.updateTable('task_runner').set(values).where('id', '=', id).executeTakeFirst();
   if (toCount(res.numUpdatedRows) > 0) return;
   try {
@@ -34,14 +45,26 @@ export async function removeRunner(db: Db, id: string) {
   await db.deleteFrom('task_runner').where('id', '=', id).execute();
 }
 
-/** Instances whose last heartbeat is at or after `since`. */
-export async function liveRunners(db: Db, since: string): Promise<Set<string>> {
-  const rows = await db.selectFrom('task_runner').select('id').where('heartbeat', '>=', since).execute();
+/** Instances whose last heartbeat is at most `staleMs` old by the database's clock. */
+export async function liveRunners(shared: SharedDb, staleMs: number): Promise<Set<string>> {
+  const since = await databaseIso(shared, -staleMs);
+  const rows = await shared.db
+    .selectFrom('task_runner')
+    .select('id')
+    .where('heartbeat', '>=', since)
+    .execute();
   return new Set(rows.map((r) => r.id));
 }
 
-export async function removeStaleRunners(db: Db, before: string) {
-  await db.deleteFrom('task_runner').where('heartbeat', '<', before).execute();
+/** Removes the rows of instances whose last heartbeat is more than `staleMs` old by the database's clock. */
+export async function removeStaleRunners(shared: SharedDb, staleMs: number) {
+  const before = await databaseIso(shared, -staleMs);
+  await shared.db.deleteFrom('task_runner').where('heartbeat', '<', before).execute();
+}
+
+/** How long ago, by the database's clock, this heartbeat was written. */
+export async function heartbeatAge(shared: SharedDb, heartbeat: string) {
+  return (await databaseNow(shared.db, shared.dialect)) - Date.parse(heartbeat);
 }
 
 /** Takes (or extends) the queue lease unless another instance holds an unexpired one. */

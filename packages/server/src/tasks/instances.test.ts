@@ -1,7 +1,9 @@
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { readFileSync, rmSync } from 'node:fs';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createConnection } from 'mysql2/promise';
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { sharedDatabase, type TestDialect, testDialects } from '../../test/support/dialects';
 import { type Client, createHarness, type Harness } from '../../test/support/harness';
 import {
@@ -15,7 +17,7 @@ import {
 } from '../../test/support/task-fixtures';
 import { insertGitRepository, ownedProject } from '../../test/support/task-runs';
 import { loadConfig } from '../config';
-import { insertReturningId, now } from '../db/values';
+import { databaseNow, insertReturningId, now } from '../db/values';
 import { liveChannel, redisBridgeOf } from '../live/redis';
 import type { Engine } from './engine';
 import { interruptedMessage, runnerGoneMessage, runnerTimings } from './instances';
@@ -350,7 +352,116 @@ describe.each(testDialects())('two instances on one $name database', (dialect) =
       .where('id', '=', s.projectId)
       .execute();
   });
+
+  it("measures heartbeats by the database's clock: a clock 90 s ahead ends no live instance's task", async () => {
+    const tpl = await insertTemplate(s.a.deps, s.projectId, {
+      repository_id: s.repoId,
+      playbook: 'short.sh',
+      allow_parallel_tasks: 1,
+    });
+    // "steady" is a healthy instance elsewhere: the test beats for it at the database's time. This process's
+    // clock (both instances here) runs 90 s ahead, which made its heartbeat look 90 s old.
+    const steady = 'steady-instance';
+    const beat = async () => {
+      const time = new Date(await databaseNow(s.a.deps.db, s.a.deps.dialect)).toISOString();
+      await s.a.deps.db
+        .updateTable('task_runner')
+        .set({ heartbeat: time })
+        .where('id', '=', steady)
+        .execute();
+    };
+    await s.a.deps.db.insertInto('task_runner').values({ id: steady, heartbeat: now() }).execute();
+    await beat();
+    const ids: Record<'running' | 'starting', number> = { running: 0, starting: 0 };
+    for (const status of ['running', 'starting'] as const) {
+      ids[status] = await insertLegacyRunningTask(s.a, s.projectId, tpl);
+      await s.a.deps.db
+        .updateTable('task')
+        .set({ status, runner: steady })
+        .where('id', '=', ids[status])
+        .execute();
+    }
+    vi.useFakeTimers({ toFake: ['Date'], now: Date.now() + 90_000, shouldAdvanceTime: true });
+    try {
+      // Several sweeps of both instances: a live instance's tasks stay as they are.
+      const until = performance.now() + runnerTimings.staleMs + 1000;
+      while (performance.now() < until) {
+        await beat();
+        await new Promise((r) => setTimeout(r, 200));
+      }
+      expect((await task(s.a, ids.running)).status).toBe('running');
+      expect((await task(s.a, ids.starting)).status).toBe('starting');
+    } finally {
+      vi.useRealTimers();
+    }
+
+    // Once it is silent for the staleness window: its running task ends as error, and the one it had only
+    // claimed goes back to the queue and runs on a live instance.
+    const ended = await waitForStatus(s.a.deps, ids.running, ['error'], runnerTimings.staleMs + 10_000);
+    expect(ended.message).toBe(runnerGoneMessage);
+    const rerun = await waitForStatus(
+      s.a.deps,
+      ids.starting,
+      ['success', 'error'],
+      runnerTimings.staleMs + 30_000,
+    );
+    expect(rerun.status).toBe('success');
+    expect(rerun.runner).not.toBe(steady);
+    expect(await outputOf(s.a.deps, ids.starting)).toContain('slept');
+  });
 });
+
+/**
+ * The queue lock of PostgreSQL and MySQL is a row lock held by a transaction for one pass: an instance that dies
+ * holding it (its connection gone) holds up the others' claims only until the database notices.
+ */
+describe.each(testDialects().filter((d) => d.name !== 'sqlite'))(
+  'the queue lock on a $name database',
+  (dialect) => {
+    const s = twoInstances(dialect, false);
+
+    /** A connection that takes the queue lock in an open transaction, and can vanish as a crashed server's. */
+    async function lockHolder(url: string) {
+      if (dialect.name === 'postgres') {
+        const client = new pg.Client({ connectionString: url });
+        client.on('error', () => {});
+        await client.connect();
+        await client.query('BEGIN');
+        await client.query('SELECT id FROM task_queue_lock WHERE id = 1 FOR UPDATE');
+        return () =>
+          (client as unknown as { connection: { stream: { destroy(): void } } }).connection.stream.destroy();
+      }
+      const conn = await createConnection(url);
+      conn.on('error', () => {});
+      await conn.query('BEGIN');
+      await conn.query('SELECT id FROM task_queue_lock WHERE id = 1 FOR UPDATE');
+      return () => conn.destroy();
+    }
+
+    it('a crash while holding the lock delays the claims of the others by under 2 s', async () => {
+      await startB(s);
+      const tpl = await insertTemplate(s.a.deps, s.projectId, {
+        repository_id: s.repoId,
+        playbook: 'nap.sh',
+      });
+      const crash = await lockHolder((await s.shared.dialect.create('')).url);
+      const res = await post(s.a, s.owner, `/api/project/${s.projectId}/tasks`, { template_id: tpl });
+      expect(res.statusCode).toBe(201);
+      const id = res.json().id as number;
+      // While the lock is held no instance claims: both retry every 200 ms meanwhile.
+      const heldUntil = performance.now() + 1500;
+      while (performance.now() < heldUntil) {
+        expect((await task(s.a, id)).status).toBe('waiting');
+        await new Promise((r) => setTimeout(r, 100));
+      }
+      const crashed = performance.now();
+      crash();
+      await waitForStatus(s.a.deps, id, ['starting', 'running', 'success'], 10_000);
+      expect(performance.now() - crashed).toBeLessThan(2000);
+      expect((await waitForStatus(s.a.deps, id, ['success', 'error'], 30_000)).status).toBe('success');
+    });
+  },
+);
 
 describe.each(testDialects())('two instances on one $name database with Redis', (dialect) => {
   // Redis carries the control request: the owner's poll is made too slow to be what acts.

@@ -5,9 +5,17 @@ import { join } from 'node:path';
 import type { FastifyBaseLogger } from 'fastify';
 import type { Config } from '../config';
 import type { Db } from '../db';
+import type { Dialect } from '../db/dialect';
 import { logFailure } from '../db/retry';
-import { now } from '../db/values';
-import { beatRunner, findRunner, liveRunners, type RunnerOwner, removeStaleRunners } from './instances.store';
+import {
+  beatRunner,
+  findRunner,
+  heartbeatAge,
+  liveRunners,
+  type RunnerOwner,
+  removeStaleRunners,
+  type SharedDb,
+} from './instances.store';
 import { killOrphans, taskFolders } from './orphans';
 import { runningTasks } from './store';
 
@@ -72,15 +80,16 @@ function processExists(pid: number): boolean {
  * process (an app rebuilt in-process) is never a conflict.
  */
 export async function ensureSoleHolder(
-  db: Db,
+  shared: SharedDb,
   instanceId: string,
   holder: RunnerOwner,
   timings: RunnerTimings,
 ) {
+  const { db } = shared;
   const row = await findRunner(db, instanceId);
   if (!row?.host || row.pid === null) return;
   if (row.host === holder.host && row.pid === holder.pid) return;
-  const since = Date.now() - Date.parse(row.heartbeat);
+  const since = await heartbeatAge(shared, row.heartbeat);
   if (!(since < timings.heartbeatMs * 2 + 5000)) return;
   let alive: boolean;
   if (row.host === holder.host) alive = processExists(row.pid);
@@ -97,9 +106,14 @@ export async function ensureSoleHolder(
 }
 
 /** Records that this instance is alive; a failure is logged (the next beat tries again). */
-export async function heartbeat(db: Db, log: FastifyBaseLogger, instanceId: string, holder: RunnerOwner) {
+export async function heartbeat(
+  shared: SharedDb,
+  log: FastifyBaseLogger,
+  instanceId: string,
+  holder: RunnerOwner,
+) {
   try {
-    await beatRunner(db, instanceId, now(), holder);
+    await beatRunner(shared, instanceId, holder);
   } catch (err) {
     logFailure(log, err, 'task runner heartbeat failed');
   }
@@ -110,24 +124,26 @@ type ActiveTask = { id: number; project_id: number; status: string };
 /**
  * Ends as error the active tasks nothing runs any more: at start this instance's own (left by its previous
  * process; their processes are killed) and legacy ones without a runner; at start and on every sweep those of
- * instances whose heartbeat is older than the staleness window. On a sweep also this instance's own that it
+ * instances whose heartbeat is older than the staleness window (re-queued instead if they were only claimed). On a sweep also this instance's own that it
  * neither runs nor is claiming (`isHere`): a run that could not save its end while the database was unavailable.
  * A live instance's tasks are never touched.
  */
 export async function reconcile(
   ctx: {
     db: Db;
+    dialect: Dialect;
     dataDir: string;
     instanceId: string;
     timings: RunnerTimings;
     isHere(taskId: number): boolean;
     interrupt(task: ActiveTask, message: string): Promise<void>;
+    /** Puts a task a dead instance claimed but had not started back in the queue. */
+    requeue(task: ActiveTask): Promise<void>;
   },
   atStart: boolean,
 ) {
   const { db, instanceId } = ctx;
-  const t = Date.now();
-  const live = await liveRunners(db, iso(t - ctx.timings.staleMs));
+  const live = await liveRunners(ctx, ctx.timings.staleMs);
   const own: ActiveTask[] = [];
   const gone: ActiveTask[] = [];
   const unsaved: ActiveTask[] = [];
@@ -150,7 +166,10 @@ export async function reconcile(
         rmSync(join(ctx.dataDir, 'tasks', String(id)), { recursive: true, force: true });
   }
   for (const task of own) await ctx.interrupt(task, interruptedMessage);
-  for (const task of gone) await ctx.interrupt(task, runnerGoneMessage);
+  // Claimed but not started (checkout, keys): nothing of it ran, so it waits for another instance instead.
+  for (const task of gone)
+    if (task.status === 'starting') await ctx.requeue(task);
+    else await ctx.interrupt(task, runnerGoneMessage);
   for (const task of unsaved) await ctx.interrupt(task, unsavedMessage);
-  if (!atStart) await removeStaleRunners(db, iso(t - ctx.timings.staleMs));
+  if (!atStart) await removeStaleRunners(ctx, ctx.timings.staleMs);
 }

@@ -1,5 +1,6 @@
 import type { FastifyBaseLogger } from 'fastify';
 import type { Db } from '../db';
+import type { Dialect } from '../db/dialect';
 import { logFailure } from '../db/retry';
 import { toBool } from '../db/values';
 import { admission, holdBehind, type Occupancy, occupancy, occupy } from './admission';
@@ -17,6 +18,7 @@ type Waiting = { id: number; project_id: number; template_id: number };
  */
 export function createQueue(ctx: {
   db: Db;
+  dialect: Dialect;
   log: FastifyBaseLogger;
   /** This instance's cap (SIGNALBOX_MAX_PARALLEL_TASKS). */
   maxParallelTasks: number;
@@ -67,20 +69,41 @@ export function createQueue(ctx: {
   }
 
   /**
-   * One walk over the waiting tasks under the queue lease (one instance claims at a time, so the counts it reads
-   * include every other instance's claims and the project/template limits hold across instances).
+   * One walk over the waiting tasks under the queue lock: one instance claims at a time, so the counts it reads
+   * include every other instance's claims and the project/template limits hold across instances. On PostgreSQL
+   * and MySQL the lock is the lock row, locked in a transaction held for the pass: the database frees it the
+   * moment the holder's connection ends, so a crashed instance never holds up the others, and no clock is
+   * involved. SQLite serves the instances of one machine (one clock) through one file: there a lease row does.
    */
   async function pass() {
     const waiting = await waitingTasks(db);
     if (!waiting.length) return;
-    const t = Date.now();
-    // Another instance is claiming right now: look again shortly.
-    if (!(await takeQueueLease(db, instanceId, iso(t), iso(t + ctx.timings.leaseMs)))) return retrySoon(200);
-    try {
-      await claim(waiting);
-    } finally {
-      await releaseQueueLease(db, instanceId);
+    if (ctx.dialect === 'sqlite') {
+      const t = Date.now();
+      // Another instance is claiming right now: look again shortly.
+      if (!(await takeQueueLease(db, instanceId, iso(t), iso(t + ctx.timings.leaseMs))))
+        return retrySoon(200);
+      try {
+        await claim(waiting);
+      } finally {
+        await releaseQueueLease(db, instanceId);
+      }
+      return;
     }
+    const held = await db.transaction().execute(async (trx) => {
+      const lock = await trx
+        .selectFrom('task_queue_lock')
+        .select('id')
+        .where('id', '=', 1)
+        .forUpdate()
+        .skipLocked()
+        .executeTakeFirst();
+      if (!lock) return false;
+      await claim(waiting);
+      return true;
+    });
+    // Another instance is claiming right now: look again shortly.
+    if (!held) retrySoon(200);
   }
 
   /** Starts every waiting task (in creation order) no limit blocks. */
