@@ -37,6 +37,8 @@ const serverSystem = [
   'src/features/health/health.db-outage.test.ts',
   // Waits for real minute boundaries of the wall clock.
   'src/scheduler/scheduler.realtime.test.ts',
+  // LDAP sign-in against a real slapd (plain, StartTLS, LDAPS).
+  'src/features/auth/ldap.test.ts',
 ];
 
 /**
