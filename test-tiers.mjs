@@ -6,6 +6,7 @@
 const serverUnit = [
   'src/db/unavailable.test.ts',
   'src/features/integrations/webhook.match.test.ts',
+  'src/features/auth/ldap.directory.test.ts',
   'src/tasks/admission.test.ts',
   'src/tasks/proc-table.test.ts',
   // The deploy files (Dockerfile, compose file, systemd unit, .env.example), read and checked against the code.
@@ -38,6 +39,8 @@ const serverSystem = [
   'src/features/health/health.db-outage.test.ts',
   // Waits for real minute boundaries of the wall clock.
   'src/scheduler/scheduler.realtime.test.ts',
+  // LDAP sign-in against a real slapd (plain, StartTLS, LDAPS).
+  'src/features/auth/ldap.test.ts',
 ];
 
 /**

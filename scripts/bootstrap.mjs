@@ -40,7 +40,7 @@ if (wantWeb) {
 
 if (wantServer && serverBuildIsStale()) run('npm run build -w @signalbox/server');
 
-// `npm test` drives real tools: ansible-playbook and Debian's Chromium. Install them when missing and we
+// `npm test` drives real tools: ansible-playbook, Debian's Chromium, sshd and slapd. Install them when missing and we
 // may (root on a Debian-like machine); otherwise say what is missing and let the tests that need them fail.
 if (process.argv.includes('--system')) {
   const missing = [];
@@ -56,6 +56,9 @@ if (process.argv.includes('--system')) {
   if (!has('ansible-playbook')) missing.push('ansible-core');
   if (!has('ssh-agent')) missing.push('openssh-client');
   if (!existsSync('/usr/sbin/sshd')) missing.push('openssh-server');
+  if (!existsSync('/usr/sbin/slapd')) missing.push('slapd');
+  if (!has('ldapadd')) missing.push('ldap-utils');
+  if (!has('openssl')) missing.push('openssl');
   if (missing.length > 0) {
     if (process.getuid?.() === 0 && has('apt-get')) {
       run(`apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq ${missing.join(' ')}`);

@@ -2,6 +2,7 @@ import { isIP } from 'node:net';
 import { resolve } from 'node:path';
 import { MAX_TASK_RETENTION_DAYS, projectRoles } from '@signalbox/contracts';
 import { z } from 'zod';
+import { isFilterTemplate, parseLdapServer } from './lib/ldap-address';
 import { DEFAULT_BCRYPT_COST } from './lib/password-hash';
 
 /**
@@ -21,6 +22,15 @@ const int = (min: number, max: number) =>
     .min(min, `must be ${min} or greater`)
     .max(max, `must be ${max} or less`);
 
+/** Project roles that follow a user's groups at every sign-in (OIDC providers, LDAP): group -> project + role. */
+const groupProjectRoles = z.array(
+  z.object({
+    group: z.string().min(1),
+    project_id: z.number().int().positive(),
+    role: z.enum(projectRoles),
+  }),
+);
+
 const oidcProvider = z.object({
   display_name: z.string().default(''),
   provider_url: z.string().url().optional(),
@@ -39,15 +49,7 @@ const oidcProvider = z.object({
   /** When set, a user signing in is an admin exactly when one of their groups is listed here. */
   admin_groups: z.array(z.string().min(1)).default([]),
   /** Project memberships that follow the user's groups at every sign-in (see README). */
-  project_roles: z
-    .array(
-      z.object({
-        group: z.string().min(1),
-        project_id: z.number().int().positive(),
-        role: z.enum(projectRoles),
-      }),
-    )
-    .default([]),
+  project_roles: groupProjectRoles.default([]),
 });
 export type OidcProviderConfig = z.infer<typeof oidcProvider>;
 
@@ -65,6 +67,13 @@ const jsonOf = <T extends z.ZodType>(schema: T) =>
     }
     return z.NEVER;
   });
+
+/** An LDAP filter template: one filter in parentheses, with a placeholder (`needs`) where a value goes. */
+const ldapFilter = (needs: RegExp, message: string) =>
+  z
+    .string()
+    .refine(isFilterTemplate, { error: 'must be one LDAP filter in parentheses, e.g. (uid=%s)' })
+    .refine((v) => needs.test(v), { error: message });
 
 /** proxy-addr's names for address ranges, accepted in a list of trusted proxies. */
 const PROXY_RANGE_NAMES = new Set(['loopback', 'linklocal', 'uniquelocal']);
@@ -183,6 +192,91 @@ const variables = {
     'SEMAPHORE_OIDC_PROVIDERS',
   ],
   trustProxy: [trustProxy, 'SIGNALBOX_TRUST_PROXY'],
+  // LDAP sign-in (README: LDAP). The second SEMAPHORE_* names are those of the peer's container image.
+  ldapEnable: [
+    bool.default(false),
+    'SIGNALBOX_LDAP_ENABLE',
+    'SEMAPHORE_LDAP_ENABLE',
+    'SEMAPHORE_LDAP_ACTIVATED',
+  ],
+  /** host[:port], ldap://host[:port] or ldaps://host[:port]. */
+  ldapServer: [
+    z
+      .string()
+      .refine((v) => typeof parseLdapServer(v, { needTls: false }) !== 'string', {
+        error: 'must be host[:port], ldap://host[:port] or ldaps://host[:port]',
+      })
+      .optional(),
+    'SIGNALBOX_LDAP_SERVER',
+    'SEMAPHORE_LDAP_SERVER',
+    'SEMAPHORE_LDAP_HOST',
+  ],
+  /** The port when the server setting names none. */
+  ldapPort: [int(1, 65535).optional(), 'SIGNALBOX_LDAP_PORT', 'SEMAPHORE_LDAP_PORT'],
+  /** LDAPS: TLS from the first byte (the peer's meaning). */
+  ldapNeedTls: [bool.default(false), 'SIGNALBOX_LDAP_NEEDTLS', 'SEMAPHORE_LDAP_NEEDTLS'],
+  /** Upgrade a plain ldap:// connection with StartTLS before anything is sent. */
+  ldapStartTls: [bool.default(false), 'SIGNALBOX_LDAP_STARTTLS'],
+  /** Accept any certificate from the directory (the peer's only behaviour); off: verified against the CAs. */
+  ldapTlsSkipVerify: [bool.default(false), 'SIGNALBOX_LDAP_TLS_SKIP_VERIFY'],
+  /** PEM file of CA certificates trusted for the directory's certificate, besides the system's. */
+  ldapCaFile: [z.string().optional(), 'SIGNALBOX_LDAP_CA_FILE'],
+  ldapBindDn: [
+    z.string().default(''),
+    'SIGNALBOX_LDAP_BIND_DN',
+    'SEMAPHORE_LDAP_BIND_DN',
+    'SEMAPHORE_LDAP_DN_BIND',
+  ],
+  ldapBindPassword: [
+    z.string().default(''),
+    'SIGNALBOX_LDAP_BIND_PASSWORD',
+    'SEMAPHORE_LDAP_BIND_PASSWORD',
+    'SEMAPHORE_LDAP_PASSWORD',
+  ],
+  ldapSearchDn: [
+    z.string().default(''),
+    'SIGNALBOX_LDAP_SEARCH_DN',
+    'SEMAPHORE_LDAP_SEARCH_DN',
+    'SEMAPHORE_LDAP_DN_SEARCH',
+  ],
+  /** `%s` (or Go's `%[1]s`) is replaced by the login, escaped (RFC 4515). */
+  ldapSearchFilter: [
+    ldapFilter(/%(\[1\])?s/, 'must contain %s where the login goes').default(
+      '(&(objectClass=inetOrgPerson)(uid=%s))',
+    ),
+    'SIGNALBOX_LDAP_SEARCH_FILTER',
+    'SEMAPHORE_LDAP_SEARCH_FILTER',
+  ],
+  /** Attribute (or `{{ .attr }}` template) for each user field; `dn` is the entry's own name. */
+  ldapMappingDn: [z.string().default('dn'), 'SIGNALBOX_LDAP_MAPPING_DN', 'SEMAPHORE_LDAP_MAPPING_DN'],
+  ldapMappingMail: [
+    z.string().min(1).default('mail'),
+    'SIGNALBOX_LDAP_MAPPING_MAIL',
+    'SEMAPHORE_LDAP_MAPPING_MAIL',
+  ],
+  ldapMappingUid: [
+    z.string().min(1).default('uid'),
+    'SIGNALBOX_LDAP_MAPPING_UID',
+    'SEMAPHORE_LDAP_MAPPING_UID',
+  ],
+  ldapMappingCn: [z.string().min(1).default('cn'), 'SIGNALBOX_LDAP_MAPPING_CN', 'SEMAPHORE_LDAP_MAPPING_CN'],
+  /** Seconds a connection and each directory request may take. */
+  ldapTimeout: [int(1, 300).default(10), 'SIGNALBOX_LDAP_TIMEOUT'],
+  /** The user entry's attribute listing their groups (e.g. memberOf): group DNs or names. */
+  ldapGroupAttribute: [z.string().default(''), 'SIGNALBOX_LDAP_GROUP_ATTRIBUTE'],
+  /** Where to search for the user's groups; unset: no group search. */
+  ldapGroupSearchDn: [z.string().default(''), 'SIGNALBOX_LDAP_GROUP_SEARCH_DN'],
+  /** `%s` is replaced by the user's DN, `%u` by their login, both escaped. */
+  ldapGroupSearchFilter: [
+    ldapFilter(/%[su]/, "must contain %s (the user's DN) or %u (their login)").default(
+      '(|(member=%s)(uniqueMember=%s))',
+    ),
+    'SIGNALBOX_LDAP_GROUP_SEARCH_FILTER',
+  ],
+  /** JSON array of groups (names or DNs) whose members are admins. */
+  ldapAdminGroups: [jsonOf(z.array(z.string().min(1))).optional(), 'SIGNALBOX_LDAP_ADMIN_GROUPS'],
+  /** JSON array of {group, project_id, role}, as an OIDC provider's project_roles. */
+  ldapProjectRoles: [jsonOf(groupProjectRoles).optional(), 'SIGNALBOX_LDAP_PROJECT_ROLES'],
   logLevel: [
     z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
     'SIGNALBOX_LOG_LEVEL',
@@ -274,5 +368,21 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
   if (!/^(sqlite|postgres|postgresql|mysql|mariadb):\/\//.test(config.dbUrl)) {
     throw new ConfigError('SIGNALBOX_DB_URL: must start with sqlite://, postgres:// or mysql://');
   }
+  checkLdap(config);
   return config;
+}
+
+/** LDAP settings that only make sense together: checked when LDAP sign-in is on. */
+function checkLdap(config: Config) {
+  if (!config.ldapEnable) return;
+  if (!config.ldapServer)
+    throw new ConfigError('SIGNALBOX_LDAP_SERVER: must be set when LDAP sign-in is enabled');
+  const address = parseLdapServer(config.ldapServer, { port: config.ldapPort, needTls: config.ldapNeedTls });
+  if (typeof address === 'string') throw new ConfigError(`SIGNALBOX_LDAP_SERVER: ${address}`);
+  if (!config.ldapSearchDn.trim())
+    throw new ConfigError('SIGNALBOX_LDAP_SEARCH_DN: must be set when LDAP sign-in is enabled');
+  if (config.ldapStartTls && address.secure)
+    throw new ConfigError(
+      'SIGNALBOX_LDAP_STARTTLS: cannot be used with LDAPS (ldaps:// or SIGNALBOX_LDAP_NEEDTLS)',
+    );
 }

@@ -16,8 +16,9 @@ import { SESSION_COOKIE } from '../../http/request-guards';
 import { AppError, notFound, parse, unauthorized } from '../../lib/errors';
 import { decoyHash, passwordMatches } from '../../lib/password-hash';
 import { version } from '../../version';
-import { findUserByLogin, toUser } from '../users/users.store';
+import { findUserByLogin, toUser, type UserRow } from '../users/users.store';
 import { currentUser, startSession } from './auth.hook';
+import { ldapSignIn } from './ldap.service';
 import { expireSession } from './sessions.store';
 import { failAttempt, passAttempt, signInAttempt, startAttempt, withRetryAfter } from './sign-in-throttle';
 import { createToken, deleteToken, listTokens } from './tokens.store';
@@ -27,6 +28,13 @@ export function loginOptions(deps: Pick<Deps, 'config'>): LoginOptions {
     .sort(([, a], [, b]) => a.order - b.order)
     .map(([id, p]) => ({ id, name: p.display_name || id, color: p.color, icon: p.icon }));
   return { oidc_providers: providers, login_with_password: !deps.config.passwordLoginDisabled };
+}
+
+/** The local user whose own password this is; null otherwise (an unknown login is checked against a decoy hash). */
+async function passwordSignIn(password: string, user: UserRow | undefined): Promise<UserRow | null> {
+  const local = user && user.external !== 1 ? user : undefined;
+  const ok = await passwordMatches(password, local ? local.password : await decoyHash());
+  return local && ok ? local : null;
 }
 
 const tokenParams = z.object({ id: z.string() });
@@ -56,15 +64,14 @@ export function authRoutes(app: FastifyInstance, deps: Deps) {
   app.post('/api/auth/login', login, async (request, reply) => {
     if (deps.config.passwordLoginDisabled) throw new AppError(403, 'Password sign-in is disabled');
     const input = parse(loginInput, request.body);
-    const user = await findUserByLogin(deps.db, input.auth);
-    const attempt = signInAttempt(input.auth, user?.id ?? null, request.ip);
+    const local = await findUserByLogin(deps.db, input.auth);
+    const attempt = signInAttempt(input.auth, local?.id ?? null, request.ip);
     // A pair or address that must wait gets 429 before the password is looked at, right or wrong.
     await withRetryAfter(reply, () => startAttempt(deps, attempt));
-    const ok = await passwordMatches(
-      input.password,
-      user && user.external !== 1 ? user.password : await decoyHash(),
-    );
-    if (!user || user.external === 1 || !ok) {
+    // With LDAP on, a login no local password user holds is the directory's to check (ldap.service.ts).
+    const user =
+      (await ldapSignIn(deps, input, local, request.log)) ?? (await passwordSignIn(input.password, local));
+    if (!user) {
       failAttempt(deps, attempt);
       throw unauthorized('Incorrect login or password');
     }

@@ -26,7 +26,10 @@ const rank = (role: ProjectRole) => projectRoles.length - projectRoles.indexOf(r
  * For each project the provider's `project_roles` name, the role the groups give (the highest when several
  * groups map the same project), or null when none of the user's groups maps it.
  */
-export function mappedRoles(p: OidcProviderConfig, groups: Set<string>): Map<number, ProjectRole | null> {
+export function mappedRoles(
+  p: Pick<OidcProviderConfig, 'project_roles'>,
+  groups: Set<string>,
+): Map<number, ProjectRole | null> {
   const roles = new Map<number, ProjectRole | null>();
   for (const { group, project_id, role } of p.project_roles) {
     const current = roles.get(project_id) ?? null;
@@ -38,6 +41,15 @@ export function mappedRoles(p: OidcProviderConfig, groups: Set<string>): Map<num
   }
   return roles;
 }
+
+/** Which groups give which rights: an OIDC provider's `admin_groups` and `project_roles`, or LDAP's. */
+export type GroupMapping = Pick<OidcProviderConfig, 'admin_groups' | 'project_roles'>;
+
+/**
+ * Where a user's groups came from: `via` ends the audit descriptions ("(groups of Corp SSO)"), `setting` names
+ * the mapping in log lines, `log` adds fields to them.
+ */
+export type GroupSource = { via: string; setting: string; log: Record<string, unknown> };
 
 /**
  * Applies the provider's group mappings to a user signing in (user-asks #23: external users should not land
@@ -54,8 +66,24 @@ export async function applyGroupMappings(
   claims: Claims,
 ): Promise<UserRow> {
   if (p.admin_groups.length === 0 && p.project_roles.length === 0) return user;
-  const groups = groupsOf(claims, p.groups_claim);
-  const via = `(groups of ${providerName(id, p)})`;
+  const source = {
+    via: `(groups of ${providerName(id, p)})`,
+    setting: 'OIDC project_roles',
+    log: { provider: id },
+  };
+  return applyGroupRoles(deps, source, p, user, groupsOf(claims, p.groups_claim));
+}
+
+/** The rules of applyGroupMappings for groups from any source (an OIDC claim, an LDAP directory). */
+export async function applyGroupRoles(
+  deps: Pick<Deps, 'db' | 'log' | 'bus'>,
+  source: GroupSource,
+  p: GroupMapping,
+  user: UserRow,
+  groups: Set<string>,
+): Promise<UserRow> {
+  if (p.admin_groups.length === 0 && p.project_roles.length === 0) return user;
+  const via = source.via;
   let changed = false;
 
   if (p.admin_groups.length > 0) {
@@ -78,8 +106,8 @@ export async function applyGroupMappings(
   for (const [projectId, role] of mappedRoles(p, groups)) {
     if (!(await findProject(deps.db, projectId))) {
       deps.log.warn(
-        { provider: id, project_id: projectId },
-        'OIDC project_roles names a project that does not exist',
+        { ...source.log, project_id: projectId },
+        `${source.setting} names a project that does not exist`,
       );
       continue;
     }
