@@ -106,6 +106,7 @@ describe('apps', () => {
     const listbox = page.getByRole('listbox');
     await listbox.getByRole('option', { name: 'Python 3.12' }).waitFor();
     expect(await listbox.getByRole('option').allTextContents()).toEqual(offered);
+    await shot(page, 'template-app-picker-light-1280');
     await page.keyboard.press('Escape');
     await context.close();
   });
