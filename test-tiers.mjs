@@ -9,6 +9,7 @@ const serverUnit = [
   'src/features/auth/ldap.directory.test.ts',
   'src/tasks/admission.test.ts',
   'src/tasks/proc-table.test.ts',
+  'src/lib/apps.test.ts',
   // The deploy files (Dockerfile, compose file, systemd unit, .env.example), read and checked against the code.
   'test/deploy/compose.test.ts',
   'test/deploy/dockerfile.test.ts',
@@ -56,6 +57,9 @@ const serverExecutors = [
   'src/tasks/git-transports.test.ts',
   'src/tasks/playbook-override.test.ts',
   'src/tasks/terraform.test.ts',
+  'src/tasks/python.test.ts',
+  'src/tasks/powershell.test.ts',
+  'src/tasks/terragrunt.test.ts',
 ];
 
 const serverApi = {

@@ -131,13 +131,18 @@ describe('repositories and the refs dialog', () => {
 });
 
 describe('inventory', () => {
-  it('offers generic/terraform/tofu, edits INI and YAML, needs a path for files, creates workspaces on the None key', async () => {
+  it('offers generic/terraform/tofu/terragrunt, edits INI and YAML, needs a path for files, creates workspaces on the None key', async () => {
     await team.admin.post(`/project/${team.projectId}/keys`, { name: 'Inv key', type: 'none' });
     const { context, page } = await contextAs(browser, server.url, team.manager);
     await page.goto(`/project/${team.projectId}/inventory`);
     await page.getByRole('button', { name: 'New Inventory' }).click();
     const menu = page.getByRole('menu');
-    for (const item of ['Ansible inventory', 'Terraform workspace', 'OpenTofu workspace'])
+    for (const item of [
+      'Ansible inventory',
+      'Terraform workspace',
+      'OpenTofu workspace',
+      'Terragrunt workspace',
+    ])
       await menu.getByRole('menuitem', { name: item }).waitFor();
     await menu.getByRole('menuitem', { name: 'Ansible inventory' }).click();
     await dialog(page).getByRole('button', { name: 'Save' }).click();

@@ -12,8 +12,11 @@ let team: Team;
 let ids: Awaited<ReturnType<typeof seedBashResources>>;
 const admin = { login: ADMIN.login, password: ADMIN.password };
 
+// Pulumi switched off and Python renamed in the server's app registry: the console offers what the server allows.
+const APPS = { pulumi: { active: false }, python: { title: 'Python 3.12' } };
+
 beforeAll(async () => {
-  server = await startServer();
+  server = await startServer({ SIGNALBOX_APPS: JSON.stringify(APPS) });
   browser = await launch();
   team = await seedTeam(server.url, 'Templates project');
   ids = await seedBashResources(team.admin, team.projectId);
@@ -83,6 +86,28 @@ describe('views', () => {
     await page.waitForURL(/\/views\/\d+\/templates$/);
     await page.goto(`${base()}/views/999999/templates`);
     await page.waitForURL(`**${base()}/templates`);
+    await context.close();
+  });
+});
+
+describe('apps', () => {
+  it('offers only the active apps of the server, with their configured titles', async () => {
+    const { context, page } = await contextAs(browser, server.url, team.manager);
+    await page.goto(`${base()}/templates`);
+    await page.getByRole('button', { name: 'New Template' }).click();
+    const offered = ['Ansible', 'Terraform', 'Terragrunt', 'OpenTofu', 'Bash', 'PowerShell', 'Python 3.12'];
+    const menu = page.getByRole('menu');
+    await menu.getByRole('menuitem', { name: 'Python 3.12' }).waitFor();
+    expect(await menu.getByRole('menuitem').allTextContents()).toEqual(offered);
+    await menu.getByRole('menuitem', { name: 'PowerShell' }).click();
+    await page.waitForURL('**/templates/new/edit?app=powershell');
+    await page.getByRole('textbox', { name: 'Script filename' }).waitFor();
+    await page.getByRole('combobox', { name: 'App' }).click();
+    const listbox = page.getByRole('listbox');
+    await listbox.getByRole('option', { name: 'Python 3.12' }).waitFor();
+    expect(await listbox.getByRole('option').allTextContents()).toEqual(offered);
+    await shot(page, 'template-app-picker-light-1280');
+    await page.keyboard.press('Escape');
     await context.close();
   });
 });

@@ -1,3 +1,4 @@
+export * from './apps';
 export * from './auth';
 export * from './backup';
 export * from './common';

@@ -7,10 +7,15 @@ export const inventoryTypes = [
   'file',
   'terraform-workspace',
   'tofu-workspace',
+  'terragrunt-workspace',
 ] as const;
 export type InventoryType = (typeof inventoryTypes)[number];
 
-export const workspaceInventoryTypes = ['terraform-workspace', 'tofu-workspace'] as const;
+export const workspaceInventoryTypes = [
+  'terraform-workspace',
+  'tofu-workspace',
+  'terragrunt-workspace',
+] as const;
 export const isWorkspaceInventory = (type: string) =>
   (workspaceInventoryTypes as readonly string[]).includes(type);
 
@@ -33,7 +38,7 @@ export type Inventory = z.infer<typeof inventorySchema>;
 export const INVENTORY_MAX = 500_000;
 
 /**
- * A Terraform/OpenTofu workspace name reaches the command line, so it keeps to a conservative character set and
+ * A Terraform/OpenTofu/Terragrunt workspace name reaches the command line, so it keeps to a conservative character set and
  * never starts with "-" (it would read as an option) or ".".
  */
 export const workspaceNameMessage =

@@ -26,7 +26,16 @@ export const stoppableStatuses: readonly TaskStatus[] = [
   'confirmed',
 ];
 
-export const apps = ['ansible', 'terraform', 'tofu', 'bash', 'pulumi'] as const;
+export const apps = [
+  'ansible',
+  'terraform',
+  'tofu',
+  'bash',
+  'pulumi',
+  'terragrunt',
+  'powershell',
+  'python',
+] as const;
 export type App = (typeof apps)[number];
 export const templateTypes = ['', 'build', 'deploy'] as const;
 export type TemplateType = (typeof templateTypes)[number];

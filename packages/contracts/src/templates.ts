@@ -9,15 +9,16 @@ import { apps, templateTypes } from './tasks';
 export const surveyVarTypes = ['', 'string', 'int', 'secret', 'enum'] as const;
 export type SurveyVarType = (typeof surveyVarTypes)[number];
 
-/** Inventory types each app accepts (bash and pulumi take any). */
+/** Inventory types each app accepts (bash, powershell, python and pulumi take any). */
 export const inventoryTypesForApp: Partial<Record<(typeof apps)[number], readonly string[]>> = {
   ansible: ['static', 'static-yaml', 'file'],
   terraform: ['terraform-workspace'],
   tofu: ['tofu-workspace'],
+  terragrunt: ['terragrunt-workspace'],
 };
 
 /** Apps whose `playbook` is a file that must be named; for the others it is a sub-directory and may be empty. */
-export const appsNeedingPlaybook: readonly string[] = ['ansible', 'bash'];
+export const appsNeedingPlaybook: readonly string[] = ['ansible', 'bash', 'powershell', 'python'];
 
 export const PLAYBOOK_MAX = 255;
 
@@ -34,7 +35,7 @@ export const playbookPathMessages = {
 const CONTROL_CHARS = /[\u0000-\u001f\u007f-\u009f\u2028\u2029]/;
 
 /**
- * A playbook (ansible, bash) or sub-directory (terraform, tofu, pulumi) is always relative to the repository
+ * A playbook (ansible, bash, powershell, python) or sub-directory (terraform, tofu, terragrunt, pulumi) is always relative to the repository
  * checkout: never absolute, never leaving it through "..", never read as an option, no control characters.
  * Returns the problem's message, or null when the path is acceptable (an empty path is acceptable here; whether
  * the app needs one is checked separately). The server checks the real path again after checkout (symlinks).
@@ -318,7 +319,9 @@ export const templateSchema = z.strictObject({
   app: z.enum(apps),
   playbook: z
     .string()
-    .describe('The playbook (ansible, bash) or sub-directory (terraform, tofu, pulumi) in the repository.'),
+    .describe(
+      'The playbook or script (ansible, bash, powershell, python) or sub-directory (terraform, tofu, terragrunt, pulumi) in the repository.',
+    ),
   inventory_id: z.number().int().nullable(),
   repository_id: z.number().int().nullable(),
   environment_id: z.number().int().nullable(),

@@ -92,3 +92,38 @@ describe('SIGNALBOX_TASK_RETENTION_DAYS', () => {
     expect(run.stderr).toContain('Configuration error: SIGNALBOX_TASK_RETENTION_DAYS: must be 0 or greater');
   });
 });
+
+describe('SIGNALBOX_APPS', () => {
+  const dirs: string[] = [];
+  afterAll(() => {
+    for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('a bad app setting stops `signalbox server` before it listens', { timeout: 60_000 }, async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'signalbox-config-'));
+    dirs.push(dataDir);
+    const env: NodeJS.ProcessEnv = {};
+    for (const [k, v] of Object.entries(process.env)) if (!/^(SIGNALBOX|SEMAPHORE)_/.test(k)) env[k] = v;
+    const run = await new Promise<{ code: number | null; stderr: string }>((resolve, reject) => {
+      const child = spawn(process.execPath, [bin, 'server'], {
+        env: {
+          ...env,
+          SIGNALBOX_DATA_DIR: dataDir,
+          SIGNALBOX_HOST: '127.0.0.1',
+          SIGNALBOX_PORT: '0',
+          SIGNALBOX_APPS: '{"python":{"path":"python3 -c evil"}}',
+        },
+      });
+      let stderr = '';
+      child.stderr.on('data', (d) => {
+        stderr += d;
+      });
+      child.on('error', reject);
+      child.on('close', (code) => resolve({ code, stderr }));
+    });
+    expect(run.code).toBe(2);
+    expect(run.stderr).toContain(
+      'Configuration error: SIGNALBOX_APPS: python.path: must be an absolute path or a command name found on PATH',
+    );
+  });
+});

@@ -2,6 +2,7 @@ import { isIP } from 'node:net';
 import { resolve } from 'node:path';
 import { MAX_TASK_RETENTION_DAYS, projectRoles } from '@signalbox/contracts';
 import { z } from 'zod';
+import { appOverrides, appRegistry } from './lib/apps';
 import { isFilterTemplate, parseLdapServer } from './lib/ldap-address';
 import { DEFAULT_BCRYPT_COST } from './lib/password-hash';
 
@@ -60,7 +61,9 @@ const jsonOf = <T extends z.ZodType>(schema: T) =>
       if (parsed.success) return parsed.data as z.infer<T>;
       ctx.addIssue({
         code: 'custom',
-        message: parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; '),
+        message: parsed.error.issues
+          .map((i) => (i.path.length ? `${i.path.join('.')}: ${i.message}` : i.message))
+          .join('; '),
       });
     } catch {
       ctx.addIssue({ code: 'custom', message: 'must be valid JSON' });
@@ -337,6 +340,14 @@ const variables = {
   shutdownGrace: [int(0, 3600).default(30), 'SIGNALBOX_SHUTDOWN_GRACE'],
   /** bcrypt cost of stored password hashes (each step doubles the work). */
   bcryptCost: [int(4, 31).default(DEFAULT_BCRYPT_COST), 'SIGNALBOX_BCRYPT_COST'],
+  /** The app registry: every app's defaults with the peer's `apps` object laid over them (see lib/apps.ts). */
+  apps: [
+    jsonOf(appOverrides)
+      .optional()
+      .transform((overrides) => appRegistry(overrides)),
+    'SIGNALBOX_APPS',
+    'SEMAPHORE_APPS',
+  ],
 } as const satisfies Record<string, readonly [z.ZodType, ...string[]]>;
 
 type Variables = typeof variables;

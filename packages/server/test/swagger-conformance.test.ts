@@ -35,8 +35,6 @@ const NOT_IMPLEMENTED: Record<string, string> = {
   'GET /project/{project_id}/invites': 'members are added directly, no invites',
   'POST /project/{project_id}/invites': 'members are added directly, no invites',
   'GET /project/{project_id}/invites/{invite_id}': 'members are added directly, no invites',
-  // The configurable app registry (admin "Applications" settings); our apps are a fixed list.
-  'GET /apps': 'apps are fixed',
 };
 
 /**

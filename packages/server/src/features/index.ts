@@ -1,6 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { Deps } from '../deps';
 import { alertsRoutes } from './alerts/alerts.routes';
+import { appsRoutes } from './apps/apps.routes';
 import { oidcRoutes } from './auth/oidc.routes';
 import { environmentsRoutes } from './environments/environments.routes';
 import { healthRoutes } from './health/health.routes';
@@ -31,4 +32,5 @@ export async function registerFeatures(app: FastifyInstance, deps: Deps) {
   teamRoutes(app, deps);
   integrationsRoutes(app, deps);
   tasksRoutes(app, deps);
+  appsRoutes(app, deps);
 }

@@ -1,5 +1,6 @@
 import { readFileSync, realpathSync } from 'node:fs';
 import { join } from 'node:path';
+import { appsNeedingPlaybook } from '@signalbox/contracts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { testDialects } from '../../test/support/dialects';
 import type { Client, Harness } from '../../test/support/harness';
@@ -24,7 +25,15 @@ describe.each(testDialects())('executors keep every path inside the checkout on 
 
   beforeAll(async () => {
     ({ h, owner, projectId, hostile, repoId, inventoryId, record, close } = await hostileProject(dialect));
-    commitFiles(hostile.repo, { 'show-args.sh': 'echo "script: $0"\necho "args: $*"\n' }, 'args');
+    commitFiles(
+      hostile.repo,
+      {
+        'show-args.sh': 'echo "script: $0"\necho "args: $*"\n',
+        'show-args.py': 'import sys\nprint("script:", sys.argv[0])\nprint("args:", *sys.argv[1:])\n',
+        'show-args.ps1': 'Write-Output "args: $args"\n',
+      },
+      'args',
+    );
   });
   afterAll(() => close());
 
@@ -49,7 +58,7 @@ describe.each(testDialects())('executors keep every path inside the checkout on 
   }
 
   const legacy = (app: App): Array<[string, RegExp]> => {
-    const what = app === 'ansible' || app === 'bash' ? 'Playbook' : 'Playbook directory';
+    const what = appsNeedingPlaybook.includes(app) ? 'Playbook' : 'Playbook directory';
     return [
       ['-c', /^Playbook must not start with "-": nothing was run$/],
       ['--version', /^Playbook must not start with "-": nothing was run$/],
@@ -77,8 +86,8 @@ describe.each(testDialects())('executors keep every path inside the checkout on 
     });
   }
 
-  it('terraform and tofu refuse a file where a directory belongs, and run in the checked directory', async () => {
-    for (const app of ['terraform', 'tofu'] as const) {
+  it('terraform, tofu and terragrunt refuse a file where a directory belongs, and run in the checked directory', async () => {
+    for (const app of ['terraform', 'tofu', 'terragrunt'] as const) {
       const file = await run(app, 'run.sh');
       expect(file.last).toBe(
         'Playbook directory "run.sh" is not a directory in the repository: nothing was run',
@@ -95,6 +104,20 @@ describe.each(testDialects())('executors keep every path inside the checkout on 
     expect(r.status).toBe('success');
     expect(r.out).toContain(`script: ${join(realpathSync(hostile.repo), 'show-args.sh')}`);
     expect(r.out).toContain(`args: x=; touch ${hostile.marker}`);
+    expect(hostile.ran()).toBe(false);
+  });
+
+  it('python and pwsh run the script by its real path, the task values after it as its arguments', async () => {
+    const script = (name: string) => join(realpathSync(hostile.repo), name);
+    const py = await run('python', 'show-args.py');
+    expect(py.status).toBe('success');
+    expect(py.out).toContain(`script: ${script('show-args.py')}`);
+    expect(py.out).toContain(`args: x=; touch ${hostile.marker}`);
+    const ps = await run('powershell', 'show-args.ps1');
+    expect(ps.status).toBe('success');
+    expect(readFileSync(record, 'utf8')).toContain(
+      `-NoProfile -NonInteractive -File ${script('show-args.ps1')} x=; touch ${hostile.marker}`,
+    );
     expect(hostile.ran()).toBe(false);
   });
 

@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { appsNeedingPlaybook } from '@signalbox/contracts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { testDialects } from '../../test/support/dialects';
 import { type HostileProject, hostileProject } from '../../test/support/hostile-project';
@@ -84,7 +85,7 @@ describe.each(testDialects())('changing the playbook of a task on $name', (diale
         const run = await finished(res.json().id);
         expect(run.status).toBe('error');
         expect(run.out.at(-1)).toBe(
-          `${app === 'ansible' || app === 'bash' ? 'Playbook' : 'Playbook directory'} "${link}" leads outside the repository (a symbolic link?): nothing was run`,
+          `${appsNeedingPlaybook.includes(app) ? 'Playbook' : 'Playbook directory'} "${link}" leads outside the repository (a symbolic link?): nothing was run`,
         );
         expect(recorded()).toBe(before);
       }
@@ -103,14 +104,19 @@ describe.each(testDialects())('changing the playbook of a task on $name', (diale
         expect(run.status, run.out.join('\n')).toBe('success');
         // An echo is no override: the task keeps no playbook of its own.
         expect(run.playbook).toBe(playbook === legit ? '' : playbook);
-        if (app === 'bash')
-          expect(run.out).toContain(`${expected === 'run.sh' ? 'legit run' : 'other script'}: `);
+        if (app === 'bash' || app === 'python')
+          expect(run.out.map((l) => l.trimEnd())).toContain(
+            `${expected === legit ? 'legit run' : 'other script'}:`,
+          );
         if (app === 'ansible')
           expect(run.out.join('\n')).toContain(expected === legit ? 'legit play' : 'other play');
-        if (app !== 'ansible' && app !== 'bash')
+        // The pwsh stand-in runs in the checkout and records the script it was given.
+        if (app === 'powershell')
           expect(recorded()).toContain(
-            `${app === 'pulumi' ? 'pulumi' : app} [${join(p.hostile.repo, expected)}]`,
+            `pwsh [${p.hostile.repo}] -NoProfile -NonInteractive -File ${join(p.hostile.repo, expected)}`,
           );
+        if (!appsNeedingPlaybook.includes(app))
+          expect(recorded()).toContain(`${app} [${join(p.hostile.repo, expected)}]`);
       }
       expect(p.hostile.ran()).toBe(false);
     });

@@ -10,7 +10,7 @@ import { type Metrics, trackRun } from '../metrics/metrics';
 import type { FinishedRun } from '../ports';
 import { loadDetails } from './details';
 import { runAnsible } from './executors/ansible';
-import { runBash, runPulumi } from './executors/shell';
+import { runBash, runPowerShell, runPulumi, runPython } from './executors/shell';
 import { runTerraform } from './executors/terraform';
 import { checkoutRepository } from './git';
 import { decodeKey, Job, Stopped, TaskFailed } from './job';
@@ -25,7 +25,7 @@ export type RunContext = {
   db: Db;
   box: SecretBox;
   log: FastifyBaseLogger;
-  config: Pick<Config, 'dataDir' | 'webRoot' | 'taskIsolation'>;
+  config: Pick<Config, 'dataDir' | 'webRoot' | 'taskIsolation' | 'apps'>;
   processes: ProcessAdapter;
   metrics: Metrics;
   /** The instance id that marks the task's processes (orphan cleanup). */
@@ -52,18 +52,29 @@ export type RunHandle = {
   decide(decision: 'confirmed' | 'rejected'): boolean;
 };
 
+/** Runs the template's app with the binary and leading options the server's app registry gives it. */
 async function dispatch(ctx: RunContext, job: Job) {
   const app = job.details.template.app || 'ansible';
+  const registry = ctx.config.apps;
+  if (!Object.hasOwn(registry, app)) throw new TaskFailed(`Unknown app ${app}`);
+  const tool = registry[app as keyof typeof registry];
   switch (app) {
     case 'ansible':
-      return runAnsible(job, { db: ctx.db, webRoot: ctx.config.webRoot });
+      return runAnsible(job, { db: ctx.db, webRoot: ctx.config.webRoot, tool });
     case 'terraform':
     case 'tofu':
-      return runTerraform(job);
+      return runTerraform(job, tool);
+    case 'terragrunt':
+      // Terragrunt drives the Terraform binary of the registry.
+      return runTerraform(job, tool, { tfPath: registry.terraform.path });
     case 'bash':
-      return runBash(job);
+      return runBash(job, tool);
+    case 'powershell':
+      return runPowerShell(job, tool);
+    case 'python':
+      return runPython(job, tool);
     case 'pulumi':
-      return runPulumi(job);
+      return runPulumi(job, tool);
     default:
       throw new TaskFailed(`Unknown app ${app}`);
   }

@@ -176,4 +176,28 @@ describe('the output writer', () => {
       await h.close();
     }
   });
+
+  it('runs the registry’s ansible-playbook with its leading options, and the ansible-galaxy beside it', async () => {
+    const repo = mkdtempSync(join(tmpdir(), 'sb-unit-repo-'));
+    const home = mkdtempSync(join(tmpdir(), 'sb-unit-home-'));
+    const bin = mkdtempSync(join(tmpdir(), 'sb-unit-bin-'));
+    writeFileSync(join(repo, 'requirements.yml'), 'collections: []\n');
+    writeFileSync(join(repo, 'site.yml'), '- hosts: all\n');
+    const processes = fakeProcesses();
+    const tool = { path: join(bin, 'ansible-playbook'), args: ['--timeout', '30'] };
+    // No ansible-galaxy beside the configured ansible-playbook: the one on PATH.
+    await runAnsible(fakeJob(processes, repo, home).job, { db: null as never, webRoot: '', tool });
+    expect(processes.specs.map((s) => s.command)).toEqual(['ansible-galaxy', 'ansible-galaxy', tool.path]);
+    expect(processes.specs.at(-1)?.args.slice(0, 3)).toEqual(['--timeout', '30', '-i']);
+
+    writeFileSync(join(bin, 'ansible-galaxy'), '');
+    writeFileSync(join(repo, 'requirements.yml'), 'collections: []\nroles: []\n');
+    processes.specs.length = 0;
+    await runAnsible(fakeJob(processes, repo, home).job, { db: null as never, webRoot: '', tool });
+    expect(processes.specs.map((s) => s.command)).toEqual([
+      join(bin, 'ansible-galaxy'),
+      join(bin, 'ansible-galaxy'),
+      tool.path,
+    ]);
+  });
 });

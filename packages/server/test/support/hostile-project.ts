@@ -6,7 +6,7 @@ import { harnessWithProject } from './task-runs';
 
 /**
  * The set-up of the tests that run every app against the hostile repository: recording stand-ins for terraform,
- * tofu and pulumi first on PATH (`record` holds their calls), a harness running up to 10 tasks at once with a
+ * tofu, terragrunt, pulumi and pwsh first on PATH (python is the real python3) (`record` holds their calls), a harness running up to 10 tasks at once with a
  * project, the hostile repository as that project's repository and a local inventory. `close` puts PATH back and
  * closes the harness.
  */
@@ -15,6 +15,8 @@ export async function hostileProject(dialect: TestDialect) {
     terraform: recordingStandIn,
     tofu: recordingStandIn,
     pulumi: recordingStandIn,
+    terragrunt: recordingStandIn,
+    pwsh: recordingStandIn,
   });
   let harness: Harness | undefined;
   try {

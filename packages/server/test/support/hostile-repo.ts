@@ -27,7 +27,16 @@ export type HostileRepo = {
   ran(): boolean;
 };
 
-export const apps = ['ansible', 'bash', 'terraform', 'tofu', 'pulumi'] as const;
+export const apps = [
+  'ansible',
+  'bash',
+  'terraform',
+  'tofu',
+  'pulumi',
+  'terragrunt',
+  'powershell',
+  'python',
+] as const;
 export type App = (typeof apps)[number];
 
 /** The playbook (or directory) each app's template uses, another legitimate one, and a link out of the repo. */
@@ -37,12 +46,15 @@ export const playbookOf: Record<App, { legit: string; other: string; link: strin
   terraform: { legit: 'infra', other: 'infra2', link: 'evil' },
   tofu: { legit: 'infra', other: 'infra2', link: 'evil' },
   pulumi: { legit: 'infra', other: 'infra2', link: 'evil' },
+  terragrunt: { legit: 'infra', other: 'infra2', link: 'evil' },
+  powershell: { legit: 'run.ps1', other: 'other.ps1', link: 'evil.ps1' },
+  python: { legit: 'run.py', other: 'other.py', link: 'evil.py' },
 };
 
 /** Malformed playbook values a caller may try (rejected by their form alone). */
 export const malformedPlaybooks = ['-c', '--version', '/etc/passwd', '../x', 'run.sh\ntouch /tmp/x'];
 
-/** A stand-in for terraform/tofu/pulumi: records its directory and argv, finds no changes. */
+/** A stand-in for terraform/tofu/terragrunt/pulumi/pwsh: records its directory and argv, finds no changes. */
 export const recordingStandIn = (record: string) =>
   `#!/bin/bash\necho "$(basename "$0") [$(pwd)] $*" >> ${record}\n[ "$1" = plan ] && echo "No changes. Your infrastructure matches the configuration."\nexit 0\n`;
 
@@ -60,6 +72,11 @@ export function hostileRepo(dataDir: string): HostileRepo {
     join(outside, 'payload.yml'),
     `- hosts: all\n  gather_facts: false\n  tasks:\n    - command: touch ${marker}\n    - debug: msg="${canary} {{ lookup('file', '${secretKey}') }}"\n`,
   );
+  writeFileSync(
+    join(outside, 'payload.py'),
+    `import pathlib\npathlib.Path(${JSON.stringify(marker)}).touch()\nprint(${JSON.stringify(canary)})\nprint(open(${JSON.stringify(secretKey)}).read())\n`,
+  );
+  writeFileSync(join(outside, 'payload.ps1'), `New-Item ${marker}\nWrite-Output ${canary}\n`);
   writeFileSync(join(outside, 'main.tf'), `# ${canary}\n`);
   writeFileSync(join(outside, 'Pulumi.yaml'), `name: ${canary}\n`);
   // "../x" from the repository (used in place) is this file.
@@ -70,6 +87,10 @@ export function hostileRepo(dataDir: string): HostileRepo {
   mkdirSync(repo);
   writeFileSync(join(repo, 'run.sh'), 'echo "legit run: $*"\n');
   writeFileSync(join(repo, 'other.sh'), 'echo "other script: $*"\n');
+  writeFileSync(join(repo, 'run.py'), 'import sys\nprint("legit run:", *sys.argv[1:])\n');
+  writeFileSync(join(repo, 'other.py'), 'import sys\nprint("other script:", *sys.argv[1:])\n');
+  writeFileSync(join(repo, 'run.ps1'), 'Write-Output "legit run: $args"\n');
+  writeFileSync(join(repo, 'other.ps1'), 'Write-Output "other script: $args"\n');
   writeFileSync(
     join(repo, 'site.yml'),
     '- hosts: all\n  gather_facts: false\n  tasks:\n    - debug: msg="legit play"\n',
@@ -86,6 +107,8 @@ export function hostileRepo(dataDir: string): HostileRepo {
   // The committed links: a script, a playbook and a directory that lead out of the checkout.
   symlinkSync(join(outside, 'payload.sh'), join(repo, 'evil.sh'));
   symlinkSync(join(outside, 'payload.yml'), join(repo, 'evil.yml'));
+  symlinkSync(join(outside, 'payload.py'), join(repo, 'evil.py'));
+  symlinkSync(join(outside, 'payload.ps1'), join(repo, 'evil.ps1'));
   symlinkSync(outside, join(repo, 'evil'));
   symlinkSync(secretKey, join(repo, 'key.yml'));
   const git = (...args: string[]) =>

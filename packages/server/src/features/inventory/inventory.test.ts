@@ -204,7 +204,7 @@ describe.each(testDialects())('inventory on $name', (dialect) => {
       [body({ type: undefined }), 'Type is required'],
       [
         body({ type: 'ini' }),
-        'Type must be one of static, static-yaml, file, terraform-workspace, tofu-workspace',
+        'Type must be one of static, static-yaml, file, terraform-workspace, tofu-workspace, terragrunt-workspace',
       ],
       [body({ ssh_key_id: undefined }), 'User credentials is required'],
       [body({ ssh_key_id: 0 }), 'User credentials is required'],

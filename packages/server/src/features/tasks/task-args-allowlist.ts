@@ -111,7 +111,13 @@ const pulumi: Rules = {
   '-c': short(pulumiConfig),
 };
 
-const rulesByApp: Record<string, Rules> = { ansible, terraform, tofu: terraform, pulumi };
+const rulesByApp: Record<string, Rules> = {
+  ansible,
+  terraform,
+  tofu: terraform,
+  pulumi,
+  terragrunt: terraform,
+};
 
 export type ArgumentProblem = { argument: string; message: string };
 

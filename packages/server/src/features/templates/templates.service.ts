@@ -1,4 +1,5 @@
 import {
+  inactiveAppMessage,
   inventoryTypesForApp,
   type SurveyVarType,
   surveyVarTypes,
@@ -187,12 +188,17 @@ async function sortTemplates(db: Db, projectId: number, list: Template[], opts: 
 
 /** Checks every reference of the template against the project (ids of another project are a 400). */
 async function checkReferences(
-  deps: Pick<Deps, 'db'>,
+  deps: Pick<Deps, 'db' | 'config'>,
   projectId: number,
   input: TemplateInput,
   selfId?: number,
 ) {
   const { db } = deps;
+  // Only the apps the server's registry has active (SIGNALBOX_APPS) may be chosen.
+  if (!deps.config.apps[input.app].active) {
+    const message = inactiveAppMessage(input.app);
+    throw badRequest(message, { app: message });
+  }
   assertSameProject(input.project_id, projectId);
   await assertInProject(db, 'repository', input.repository_id, projectId, 'Repository');
   await assertInProject(db, 'environment', input.environment_id, projectId, 'Environment');
@@ -255,7 +261,7 @@ function columns(input: TemplateInput) {
 }
 
 export async function createTemplate(
-  deps: Pick<Deps, 'db' | 'dialect' | 'log' | 'scheduler'>,
+  deps: Pick<Deps, 'db' | 'dialect' | 'log' | 'scheduler' | 'config'>,
   user: Actor,
   projectId: number,
   input: TemplateInput,
@@ -268,7 +274,7 @@ export async function createTemplate(
 }
 
 export async function changeTemplate(
-  deps: Pick<Deps, 'db' | 'dialect' | 'log' | 'scheduler'>,
+  deps: Pick<Deps, 'db' | 'dialect' | 'log' | 'scheduler' | 'config'>,
   user: Actor,
   projectId: number,
   id: number,

@@ -294,8 +294,8 @@ describe.each(testDialects())('templates on $name', (dialect) => {
       'playbook',
     );
     await expectError(
-      ansibleBody(project.fx, { app: 'powershell' }),
-      'App must be one of ansible, terraform, tofu, bash, pulumi',
+      ansibleBody(project.fx, { app: 'ruby' }),
+      'App must be one of ansible, terraform, tofu, bash, pulumi, terragrunt, powershell, python',
     );
   });
 

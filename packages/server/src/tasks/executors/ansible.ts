@@ -1,8 +1,10 @@
 import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, realpathSync, writeFileSync } from 'node:fs';
 import { dirname, isAbsolute, join, relative, resolve } from 'node:path';
+import { appDefaults } from '@signalbox/contracts';
 import type { Db } from '../../db';
 import { parseJson } from '../../db/values';
+import type { AppTool } from '../../lib/apps';
 import { checkoutRepository } from '../git';
 import { type Job, TaskFailed } from '../job';
 import { type Agent, startSshAgent } from '../keys';
@@ -49,13 +51,21 @@ function pickList(job: Job, name: 'limit' | 'tags' | 'skip_tags'): string[] {
   return fromTask;
 }
 
-export type AnsibleOptions = { db: Db; webRoot: string };
+/** `tool`: ansible-playbook as the app registry gives it (its defaults when left out). */
+export type AnsibleOptions = { db: Db; webRoot: string; tool?: AppTool };
+
+/** ansible-galaxy beside a configured ansible-playbook path (the same installation) if there is one, else on PATH. */
+function galaxyOf(playbookBinary: string) {
+  const beside = isAbsolute(playbookBinary) ? join(dirname(playbookBinary), 'ansible-galaxy') : '';
+  return beside && existsSync(beside) ? beside : 'ansible-galaxy';
+}
 
 /**
  * ansible-playbook with the argument order of the peer, except that every secret
  * reaches Ansible through 0600 files in the per-task temp dir or the environment — never argv.
  */
 export async function runAnsible(job: Job, opts: AnsibleOptions) {
+  const tool = opts.tool ?? appDefaults.ansible;
   const d = job.details;
   const tp = d.templateParams;
   const params = d.params;
@@ -138,9 +148,9 @@ export async function runAnsible(job: Job, opts: AnsibleOptions) {
     // The checked real path, after "--": never read as an option, never outside the checkout.
     args.push('--', playbook);
 
-    await installRequirements(job, env, playbook);
+    await installRequirements(job, env, playbook, galaxyOf(tool.path));
     job.throwIfStopped();
-    await job.execOk({ command: 'ansible-playbook', args, env }, 'ansible-playbook');
+    await job.execOk({ command: tool.path, args: [...tool.args, ...args], env }, 'ansible-playbook');
   } finally {
     for (const a of agents) a.stop();
   }
@@ -150,7 +160,7 @@ export async function runAnsible(job: Job, opts: AnsibleOptions) {
  * Galaxy collections then roles (the peer's file list), each skipped while the file's hash equals the hash
  * stamped at its last successful install (stamps live in the project's home, which persists across tasks).
  */
-async function installRequirements(job: Job, env: Record<string, string>, playbook: string) {
+async function installRequirements(job: Job, env: Record<string, string>, playbook: string, galaxy: string) {
   const repo = realpathSync(job.repoDir);
   const playbookDir = dirname(playbook);
   /** A kind's own file in its folder first, then the shared one: beside the playbook, then at the repository root. */
@@ -181,7 +191,7 @@ async function installRequirements(job: Job, env: Record<string, string>, playbo
         continue;
       }
       await job.execOk(
-        { command: 'ansible-galaxy', args: [kind, 'install', '-r', file, '--force'], env },
+        { command: galaxy, args: [kind, 'install', '-r', file, '--force'], env },
         `ansible-galaxy ${kind} install`,
       );
       mkdirSync(stampDir, { recursive: true });

@@ -1,5 +1,6 @@
 import { join } from 'node:path';
 import { isWorkspaceName, workspaceNameMessage } from '@signalbox/contracts';
+import type { AppTool } from '../../lib/apps';
 import { type Job, TaskFailed } from '../job';
 import { resolveInCheckout, taskArgs, templateArgs, valueText } from './common';
 
@@ -7,11 +8,13 @@ import { resolveInCheckout, taskArgs, templateArgs, valueText } from './common';
 const isVariableName = (name: string) => /^[A-Za-z_][A-Za-z0-9_-]{0,127}$/.test(name);
 
 /**
- * terraform / tofu (the binary is the app id): init, workspace select-or-create, plan into a saved plan file;
- * "No changes." or a plan-only task ends there; otherwise apply the saved plan after confirmation (or at
- * once when auto-approve is allowed). Variables from the environment JSON go as -var; secrets as TF_VAR_*.
+ * terraform / tofu / terragrunt (the binary is the registry's path for the app): init, workspace
+ * select-or-create, plan into a saved plan file; "No changes." or a plan-only task ends there; otherwise apply the
+ * saved plan after confirmation (or at once when auto-approve is allowed). Variables from the environment JSON go
+ * as -var; secrets as TF_VAR_*. Terragrunt (`tfPath` set) drives that Terraform binary (--tf-path) without
+ * prompts, and runs the workspace commands, which it has no shortcut for, through `run --`.
  */
-export async function runTerraform(job: Job) {
+export async function runTerraform(job: Job, tool: AppTool, opts: { tfPath?: string } = {}) {
   const d = job.details;
   const tp = d.templateParams;
   const params = d.params;
@@ -22,21 +25,36 @@ export async function runTerraform(job: Job) {
   const env = job.baseEnv();
   env.TF_IN_AUTOMATION = '1';
   env.TF_INPUT = '0';
+  if (opts.tfPath) env.TG_NON_INTERACTIVE = 'true';
   for (const [k, v] of Object.entries({ ...d.secretVars, ...d.surveySecrets })) {
     if (isVariableName(k)) env[`TF_VAR_${k}`] = valueText(v);
     else job.log(`Secret value ${JSON.stringify(k)} is not a valid variable name: not passed`);
   }
+  /** Terragrunt's own flag, right after its command (where terragrunt reads its flags). */
+  const tgFlags = opts.tfPath ? [`--tf-path=${opts.tfPath}`] : [];
+  /** One command line: the registry's leading options, the command, terragrunt's flag, the command's arguments. */
+  const command = ([name = '', ...rest]: string[]) => ({
+    command: tool.path,
+    args: [...tool.args, name, ...tgFlags, ...rest],
+    cwd,
+    env,
+  });
+  /** A workspace command: terragrunt passes it on to Terraform after `run --`. */
+  const workspaceCommand = (args: string[]) =>
+    opts.tfPath
+      ? { command: tool.path, args: [...tool.args, 'run', ...tgFlags, '--', ...args], cwd, env }
+      : command(args);
 
   const init = ['init', '-lock=false'];
   if (params.upgrade) init.push('-upgrade');
   init.push(params.reconfigure ? '-reconfigure' : '-migrate-state');
-  await job.execOk({ command: bin, args: init, cwd, env }, `${bin} init`);
+  await job.execOk(command(init), `${bin} init`);
 
-  const list = await job.capture({ command: bin, args: ['workspace', 'list'], cwd, env });
+  const list = await job.capture(workspaceCommand(['workspace', 'list']));
   job.throwIfStopped();
   if (list.code === 0) {
     await job.execOk(
-      { command: bin, args: ['workspace', 'select', '-or-create=true', workspace], cwd, env },
+      workspaceCommand(['workspace', 'select', '-or-create=true', workspace]),
       `${bin} workspace select`,
     );
   }
@@ -55,22 +73,17 @@ export async function runTerraform(job: Job) {
     if (line.includes('No changes.')) noChanges = true;
   });
   try {
-    await job.execOk(
-      { command: bin, args: ['plan', '-lock=false', ...planArgs, `-out=${planFile}`], cwd, env },
-      `${bin} plan`,
-    );
+    await job.execOk(command(['plan', '-lock=false', ...planArgs, `-out=${planFile}`]), `${bin} plan`);
   } finally {
     unwatch();
   }
-  if (noChanges || params.plan) return;
+  // A plan-only task: the task's plan param, or its dry run (the run dialog's checkbox).
+  if (noChanges || params.plan || job.task.dry_run) return;
 
   const autoApprove = Boolean(tp.auto_approve) || Boolean(tp.allow_auto_approve && params.auto_approve);
   if (!autoApprove) {
     const decision = await job.waitDecision();
     if (decision === 'rejected') throw new TaskFailed('The plan was rejected');
   }
-  await job.execOk(
-    { command: bin, args: ['apply', '-lock=false', '-auto-approve', planFile], cwd, env },
-    `${bin} apply`,
-  );
+  await job.execOk(command(['apply', '-lock=false', '-auto-approve', planFile]), `${bin} apply`);
 }

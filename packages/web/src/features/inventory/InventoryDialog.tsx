@@ -13,13 +13,13 @@ import { FormDialog } from '../templates/shared/FormDialog';
 import { useFieldProps } from '../templates/shared/messages';
 import { mui } from '../templates/shared/mui';
 
-export type InventoryKind = 'generic' | 'terraform' | 'tofu';
+export type InventoryKind = 'generic' | 'terraform' | 'tofu' | 'terragrunt';
 type Values = z.input<typeof inventoryInput>;
 
 const EXAMPLE_PATH = 'inventories/hosts.ini';
 const genericTypes = ['static', 'static-yaml', 'file'] as const;
 
-/** Generic inventories (INI, YAML, file) and terraform/tofu workspaces. */
+/** Generic inventories (INI, YAML, file) and terraform/tofu/terragrunt workspaces. */
 export function InventoryDialog({
   projectId,
   kind,
@@ -42,7 +42,12 @@ export function InventoryDialog({
   const save = useResourceSave<Record<string, unknown> & { id?: number | null }>(projectId, 'inventory');
   const field = useFieldProps();
   const workspace = kind !== 'generic';
-  const workspaceType = kind === 'tofu' ? 'tofu-workspace' : 'terraform-workspace';
+  const workspaceType =
+    kind === 'tofu'
+      ? 'tofu-workspace'
+      : kind === 'terragrunt'
+        ? 'terragrunt-workspace'
+        : 'terraform-workspace';
   const { register, handleSubmit, control, watch, formState } = useForm<Values>({
     resolver: zodResolver(inventoryInput),
     defaultValues: {

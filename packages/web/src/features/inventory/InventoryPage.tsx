@@ -12,12 +12,16 @@ import { ResourceTable, RowActions } from '../templates/shared/ResourceTable';
 import { PageBody, wideOnlySx } from '../templates/shared/ui';
 import { InventoryDialog, type InventoryKind } from './InventoryDialog';
 
-const kinds: InventoryKind[] = ['generic', 'terraform', 'tofu'];
+const kinds: InventoryKind[] = ['generic', 'terraform', 'tofu', 'terragrunt'];
 
-const kindOf = (inv: Inventory): InventoryKind =>
-  inv.type === 'terraform-workspace' ? 'terraform' : inv.type === 'tofu-workspace' ? 'tofu' : 'generic';
+const workspaceKinds: Record<string, InventoryKind> = {
+  'terraform-workspace': 'terraform',
+  'tofu-workspace': 'tofu',
+  'terragrunt-workspace': 'terragrunt',
+};
+const kindOf = (inv: Inventory): InventoryKind => workspaceKinds[inv.type] ?? 'generic';
 
-/** /project/{id}/inventory: the New Inventory menu offers generic, terraform and tofu kinds. */
+/** /project/{id}/inventory: the New Inventory menu offers generic, terraform, tofu and terragrunt kinds. */
 export default function InventoryPage() {
   const { t } = useTranslation();
   const { project, can } = useProjectContext();

@@ -26,6 +26,7 @@ const appOptions: Record<string, ('debug' | 'dry_run' | 'diff')[]> = {
   ansible: ['debug', 'dry_run', 'diff'],
   terraform: ['dry_run'],
   tofu: ['dry_run'],
+  terragrunt: ['dry_run'],
 };
 
 /** The new-task dialog: message, build version, survey variables, options and overrides. */

@@ -12,6 +12,7 @@ import { useProjectContext } from '../../app/project-context';
 import { Spinner } from '../../app/states';
 import { RunTaskDialog } from '../tasks-run/RunTaskDialog';
 import { runLabelKey, useTemplate, useTemplateMutations } from './api';
+import { useAppLabel } from './apps';
 import { LastTasks } from './LastTasks';
 import { useResourceList } from './shared/api';
 import { useDeleteFlow } from './shared/DeleteFlow';
@@ -40,6 +41,7 @@ export function TemplateDetail({ templateId, listPath }: { templateId: number; l
   const inventories = useResourceList<Inventory>(project.id, 'inventory');
   const environments = useResourceList<Environment>(project.id, 'environment');
   const repositories = useResourceList<Repository>(project.id, 'repositories');
+  const label = useAppLabel();
   const { remove } = useTemplateMutations(project.id);
   const [running, setRunning] = useState(false);
   const manage = can('manageProjectResources');
@@ -123,7 +125,7 @@ export function TemplateDetail({ templateId, listPath }: { templateId: number; l
           >
             <Fact label={t('tpl.col.playbook')}>{tpl.playbook || '—'}</Fact>
             <Fact label={t('res.type')}>{t(`tpl.types.${tpl.type || 'task'}`)}</Fact>
-            <Fact label={t('tpl.app')}>{t(`tpl.apps.${tpl.app}`)}</Fact>
+            <Fact label={t('tpl.app')}>{label(tpl.app)}</Fact>
             <Fact label={t('res.inventory')}>{nameOf(inventories.data, tpl.inventory_id)}</Fact>
             <Fact label={t('res.environment')}>{nameOf(environments.data, tpl.environment_id)}</Fact>
             <Fact label={t('res.repository')}>{nameOf(repositories.data, tpl.repository_id)}</Fact>

@@ -3,7 +3,7 @@ import EditIcon from '@mui/icons-material/Edit';
 import ExpandMoreIcon from '@mui/icons-material/ExpandMore';
 import ViewColumnIcon from '@mui/icons-material/ViewColumn';
 import { Box, Button, IconButton, Menu, MenuItem, Tab, Tabs, Tooltip, useMediaQuery } from '@mui/material';
-import { apps, type Template } from '@signalbox/contracts';
+import type { Template } from '@signalbox/contracts';
 import { useQueryClient } from '@tanstack/react-query';
 import { useLayoutEffect, useState } from 'react';
 import { useTranslation } from 'react-i18next';
@@ -15,6 +15,7 @@ import { Spinner } from '../../app/states';
 import { RunTaskDialog } from '../tasks-run/RunTaskDialog';
 import { EditViewsDialog } from '../views/EditViewsDialog';
 import { readLastView, templateKeys, useTemplates, useViews, writeLastView } from './api';
+import { activeApps, appLabel, useApps } from './apps';
 import { ColumnSettings } from './ColumnSettings';
 import { useColumns } from './columns';
 import { ErrorAlert, PageBody } from './shared/ui';
@@ -30,6 +31,9 @@ export default function TemplatesPage() {
   const viewId = Number(useParams().viewId) || null;
   const views = useViews(project.id);
   const templates = useTemplates(project.id, viewId);
+  // New templates of the apps the server has active (SIGNALBOX_APPS), in its order.
+  const registry = useApps();
+  const apps = activeApps(registry.data);
   const columns = useColumns();
   const [appMenu, setAppMenu] = useState<HTMLElement | null>(null);
   const [columnsOpen, setColumnsOpen] = useState(false);
@@ -81,13 +85,16 @@ export default function TemplatesPage() {
               <>
                 <Button
                   variant="contained"
+                  disabled={apps.length === 0}
                   aria-label={phone ? t('tpl.new') : undefined}
                   startIcon={phone ? undefined : <AddIcon />}
                   endIcon={apps.length > 1 ? <ExpandMoreIcon /> : undefined}
                   aria-haspopup={apps.length > 1 ? 'menu' : undefined}
                   aria-controls={appMenu ? 'new-template-menu' : undefined}
                   aria-expanded={!!appMenu}
-                  onClick={(e) => (apps.length > 1 ? setAppMenu(e.currentTarget) : newTemplate(apps[0]))}
+                  onClick={(e) =>
+                    apps.length > 1 ? setAppMenu(e.currentTarget) : apps[0] && newTemplate(apps[0])
+                  }
                 >
                   {phone ? <AddIcon /> : t('tpl.new')}
                 </Button>
@@ -99,7 +106,7 @@ export default function TemplatesPage() {
                 >
                   {apps.map((app) => (
                     <MenuItem key={app} onClick={() => newTemplate(app)}>
-                      {t(`tpl.apps.${app}`)}
+                      {appLabel(t, app, registry.data)}
                     </MenuItem>
                   ))}
                 </Menu>

@@ -1,7 +1,7 @@
 import { MenuItem, Stack, TextField } from '@mui/material';
 import {
   type AccessKey,
-  apps,
+  appsNeedingPlaybook,
   type Environment,
   type Inventory,
   inventoryTypesForApp,
@@ -11,6 +11,7 @@ import {
 } from '@signalbox/contracts';
 import { Controller } from 'react-hook-form';
 import { useTranslation } from 'react-i18next';
+import { activeApps, appLabel, useApps } from '../apps';
 import { useFieldProps } from '../shared/messages';
 import { mui } from '../shared/mui';
 import { FlagCheckbox, IdSelect } from './fields';
@@ -25,6 +26,16 @@ export type TemplateRefs = {
   views: View[];
   templates: Template[];
 };
+
+/** What the playbook field suggests for the apps that run a file. */
+const scriptPlaceholder: Record<string, string> = {
+  ansible: 'play.yml',
+  bash: 'run.sh',
+  powershell: 'run.ps1',
+  python: 'run.py',
+};
+/** The apps whose inventory is a workspace. */
+const workspaceApps = ['terraform', 'tofu', 'terragrunt'];
 
 /**
  * The left column: name, description, app and what it runs, the build/deploy fields of those types, and the
@@ -46,8 +57,13 @@ export function GeneralSection({
     (i) => !allowedInventory || allowedInventory.includes(i.type),
   );
   const buildTemplates = refs.templates.filter((x) => x.type === 'build' && x.id !== editing?.id);
+  const script = appsNeedingPlaybook.includes(app) && app !== 'ansible';
   const playbookLabel =
-    app === 'ansible' ? t('tpl.playbook') : app === 'bash' ? t('tpl.script') : t('tpl.subdirectory');
+    app === 'ansible' ? t('tpl.playbook') : script ? t('tpl.script') : t('tpl.subdirectory');
+  // The active apps of the server's registry; an app the template already has stays shown (saving it is refused).
+  const registry = useApps().data;
+  const choices: string[] = activeApps(registry);
+  if (!choices.includes(app)) choices.push(app);
 
   return (
     <Stack spacing={2}>
@@ -70,9 +86,11 @@ export function GeneralSection({
             onChange={f.onChange}
             name={f.name}
           >
-            {apps.map((a) => (
+            {choices.map((a) => (
               <MenuItem key={a} value={a}>
-                {t(`tpl.apps.${a}`)}
+                {registry?.some((r) => r.id === a && !r.active)
+                  ? t('tpl.appInactive', { app: appLabel(t, a, registry) })
+                  : appLabel(t, a, registry)}
               </MenuItem>
             ))}
           </TextField>
@@ -80,8 +98,8 @@ export function GeneralSection({
       />
       <TextField
         label={playbookLabel}
-        required={app === 'ansible' || app === 'bash'}
-        placeholder={app === 'ansible' ? 'play.yml' : app === 'bash' ? 'run.sh' : ''}
+        required={appsNeedingPlaybook.includes(app)}
+        placeholder={scriptPlaceholder[app] ?? ''}
         {...mui(register('playbook'))}
         {...field(errors.playbook, serverError, 'playbook')}
       />
@@ -114,7 +132,7 @@ export function GeneralSection({
         options={inventoryOptions}
         required={app === 'ansible'}
         none={app !== 'ansible'}
-        helperText={app === 'terraform' || app === 'tofu' ? t('tpl.workspaceHelp') : undefined}
+        helperText={workspaceApps.includes(app) ? t('tpl.workspaceHelp') : undefined}
       />
       <IdSelect
         {...section}
