@@ -54,7 +54,9 @@ describe.each(testDialects())('remembered tokens and memberships on $name', (dia
   const newToken = async (client: Client, body: Record<string, unknown> = {}) => {
     const res = await client.post('/api/user/tokens', body);
     expect(res.statusCode).toBe(201);
-    return res.json() as { id: string; token: string };
+    // `token_id` names the stored row (the answer's `id` is the token itself, as in the peer's API).
+    const { token_id: id, token } = res.json() as { token_id: string; token: string };
+    return { id, token };
   };
   const withToken = (token: string, url: string) =>
     h.anonymous().request('GET', url, undefined, { authorization: `Bearer ${token}` });

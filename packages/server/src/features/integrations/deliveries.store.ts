@@ -69,3 +69,39 @@ export async function pruneDeliveries(db: Db, since: string, limit = PRUNE_BATCH
     )
     .execute();
 }
+
+/**
+ * The row that serialises an integration's "is an identical task waiting? then start one" across instances: a
+ * delivery id no sender can send (delivery ids are printable ASCII without spaces, or a `sha256:` digest).
+ */
+const DEBOUNCE_LOCK = 'debounce lock';
+
+/**
+ * Takes the integration's debounce lock, unless another caller holds it since `staleBefore` or later (a holder
+ * older than that died holding it and loses it). Only one caller gets true. Never prunes: the delivery window is
+ * far longer than a lock's.
+ */
+export async function takeDebounceLock(db: Db, integrationId: number, at: string, staleBefore: string) {
+  try {
+    await db
+      .insertInto('integration_delivery')
+      .values({ integration_id: integrationId, delivery_id: DEBOUNCE_LOCK, created: at })
+      .execute();
+    return true;
+  } catch (err) {
+    if (!isUniqueViolation(err)) throw err;
+    const res = await db
+      .updateTable('integration_delivery')
+      .set({ created: at })
+      .where('integration_id', '=', integrationId)
+      .where('delivery_id', '=', DEBOUNCE_LOCK)
+      .where('created', '<', staleBefore)
+      .executeTakeFirst();
+    return toCount(res.numUpdatedRows) === 1;
+  }
+}
+
+/** Gives the debounce lock taken at `at` back. */
+export function releaseDebounceLock(db: Db, integrationId: number, at: string) {
+  return releaseDelivery(db, integrationId, DEBOUNCE_LOCK, at);
+}

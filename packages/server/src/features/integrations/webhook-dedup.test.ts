@@ -1,9 +1,9 @@
-import { createHmac } from 'node:crypto';
+import { createHmac, randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { testDialects } from '../../../test/support/dialects';
+import { sharedDatabase, testDialects } from '../../../test/support/dialects';
 import { answeredError, type Client, createHarness, type Harness } from '../../../test/support/harness';
 import { createSecretKey } from '../../../test/support/integration-kit';
 import {
@@ -35,16 +35,24 @@ const pushBody = (p: Push = {}) =>
   });
 
 describe.each(testDialects())('webhook de-duplication on $name', (dialect) => {
+  let shared: Awaited<ReturnType<typeof sharedDatabase>>;
   let h: Harness;
+  /** A second server on the same database, as behind a load balancer. */
+  let other: Harness;
   let owner: Client;
   const scratch: string[] = [];
 
   beforeAll(async () => {
-    h = await createHarness(dialect);
+    shared = await sharedDatabase(dialect, 'sb-dedup-');
+    const secretKey = randomBytes(32).toString('base64');
+    h = await createHarness(shared.dialect, { secretKey });
+    other = await createHarness(shared.dialect, { secretKey });
     owner = await h.userClient({ can_create_project: true });
   });
   afterAll(async () => {
+    await other?.close();
     await h?.close();
+    await shared?.drop();
     for (const dir of scratch) rmSync(dir, { recursive: true, force: true });
   });
 
@@ -106,8 +114,8 @@ describe.each(testDialects())('webhook de-duplication on $name', (dialect) => {
     };
   };
 
-  const deliver = (alias: string, body: string, headers: Record<string, string> = {}) =>
-    h.app.inject({
+  const deliver = (alias: string, body: string, headers: Record<string, string> = {}, to: Harness = h) =>
+    to.app.inject({
       method: 'POST',
       url: `/api/integrations/${alias}`,
       payload: body,
@@ -322,6 +330,24 @@ describe.each(testDialects())('webhook de-duplication on $name', (dialect) => {
     const tasks = await tasksOf(s.integrationId);
     expect(tasks).toHaveLength(6);
     expect((await finished(tasks[5]!.id)).status).toBe('success');
+  });
+
+  it('queues one task for identical deliveries spread over two servers at once', async () => {
+    const s = await setup({ playbook: 'gate.sh' });
+    await deliverOk(s.alias, pushBody({ ref: 'refs/heads/hold' }));
+    const [first] = await tasksOf(s.integrationId);
+    await waitForStatus(h.deps, first!.id, ['running']);
+    // Twenty identical pushes at once, half to each server: one waiting task, the rest debounced.
+    const answers = await Promise.all(
+      Array.from({ length: 20 }, (_, i) => deliver(s.alias, pushBody(), {}, i % 2 ? other : h)),
+    );
+    expect(answers.map((a) => a.statusCode)).toEqual(answers.map(() => 204));
+    const tasks = await tasksOf(s.integrationId);
+    expect(tasks.map((t) => t.status)).toEqual(['running', 'waiting']);
+    // The lock row is given back: nothing of it stays beside the delivery ids.
+    expect(await deliveriesOf(s.integrationId)).toEqual([]);
+    s.open();
+    for (const t of tasks) expect((await finished(t.id)).status).toBe('success');
   });
 
   it('debounces against the project limit too, and only tasks of the same integration', async () => {

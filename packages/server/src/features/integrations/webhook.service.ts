@@ -106,7 +106,8 @@ async function identicalWaitingTask(
 
 /**
  * Per-integration chains of debounce check + task creation, so this process never queues two twins at once
- * (one set of chains per database: the twins are looked for there).
+ * (one set of chains per database: the twins are looked for there), each link also holding the integration's
+ * debounce lock in the database against the other instances.
  */
 const chains = new WeakMap<Db, Map<number, Promise<unknown>>>();
 
@@ -116,13 +117,38 @@ async function oneAtATime<T>(db: Db, integrationId: number, fn: () => Promise<T>
     byIntegration = new Map();
     chains.set(db, byIntegration);
   }
-  const run = (byIntegration.get(integrationId) ?? Promise.resolve()).then(fn);
+  const run = (byIntegration.get(integrationId) ?? Promise.resolve()).then(() =>
+    underDebounceLock(db, integrationId, fn),
+  );
   const tail = run.catch(() => {});
   byIntegration.set(integrationId, tail);
   try {
     return await run;
   } finally {
     if (byIntegration.get(integrationId) === tail) byIntegration.delete(integrationId);
+  }
+}
+
+/** A holder of the debounce lock this long is taken for dead (it creates one task: milliseconds). */
+export const DEBOUNCE_LOCK_STALE_MS = 30_000;
+const DEBOUNCE_LOCK_RETRY_MS = 25;
+
+/**
+ * Runs `fn` holding the integration's debounce lock in the database, so that instances sharing it never both
+ * find no twin and both start one. The wait is short (the holder creates one task); no connection is held while
+ * waiting.
+ */
+async function underDebounceLock<T>(db: Db, integrationId: number, fn: () => Promise<T>): Promise<T> {
+  let at = now();
+  const stale = () => new Date(Date.parse(at) - DEBOUNCE_LOCK_STALE_MS).toISOString();
+  while (!(await deliveryStore.takeDebounceLock(db, integrationId, at, stale()))) {
+    await new Promise((r) => setTimeout(r, DEBOUNCE_LOCK_RETRY_MS));
+    at = now();
+  }
+  try {
+    return await fn();
+  } finally {
+    await deliveryStore.releaseDebounceLock(db, integrationId, at);
   }
 }
 
