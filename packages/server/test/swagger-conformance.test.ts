@@ -28,12 +28,13 @@ import { gitRepo, waitForStatus } from './support/task-fixtures';
  * body built from the operation's own definition (its examples and properties) and the query string from its
  * parameters' examples. Each answer must have a status code the document lists for that operation and validate
  * against the documented response schema: the required fields and the ones Signalbox documents (DOCUMENTED_FIELDS)
- * present, every field of the Swagger type. The fields a definition lists that we do not send, and the fields a
- * write does not return as sent, are printed at the end, not failed.
+ * present, every field of the Swagger type; a field a write sends comes back as sent (NORMALIZED lists the
+ * exceptions and why). Every error status the document lists is provoked the way it describes (ERROR_STEPS). The
+ * fields a definition lists that we do not send are printed at the end, not failed.
  *
  * The path ids are real ids of the fixtures (the document's x-example ids are positional placeholders that the
  * peer's own contract test rewrites the same way). Where the peer's document contradicts the peer's behaviour
- * (shared/reference/semaphore-behaviour.md), the step follows the behaviour and says so beside it.
+ * (what its code does), the step follows the behaviour and says so beside it.
  */
 
 const doc = loadSwagger();
@@ -58,7 +59,7 @@ const PENDING_ELSEWHERE: Record<string, string> = {
 };
 
 /**
- * Mismatches in folders other people own at the moment (schedules, keys, project restore, events, tokens): each
+ * Mismatches in folders other people own at the moment (schedules, keys, events, tokens): each
  * entry is `<op> <json path>: <problem>`. The test fails when one disappears, so fixed ones get removed here too.
  */
 const KNOWN_ELSEWHERE: Record<string, string> = {
