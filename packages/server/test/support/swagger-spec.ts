@@ -324,8 +324,11 @@ export function exampleBody(
       return Math.max(s.minimum ?? 0, 0);
     case 'boolean':
       return false;
-    case 'array':
-      return [];
+    case 'array': {
+      // A list of objects gets one example item, so every field of the item is sent too.
+      const item = s.items ? resolve(doc, s.items).schema : undefined;
+      return item?.properties && s.items ? [exampleBody(doc, s.items, ids)] : [];
+    }
     case 'object': {
       const out: Record<string, unknown> = {};
       for (const [prop, propSchema] of Object.entries(s.properties ?? {}))
