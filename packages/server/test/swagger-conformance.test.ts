@@ -51,8 +51,8 @@ const NOT_EXERCISED: Record<string, string> = {
 };
 
 /**
- * Operations whose route is being built in another branch: listed so this test stays green meanwhile. The
- * allowlist test fails once the route exists, so the entry is removed at merge.
+ * Operations whose route is being built in another branch: their steps are skipped so this test stays green
+ * meanwhile. The allowlist test fails once the route exists, so the entry is removed at merge (and the step runs).
  */
 const PENDING_ELSEWHERE: Record<string, string> = {
   'GET /apps': 'app registry built in parallel',
@@ -349,6 +349,7 @@ const STEPS: Step[] = [
     after: (res) => expect(res.body).toBe('pong'),
   },
   { op: 'GET /info' },
+  { op: 'GET /apps' },
   { op: 'GET /auth/login', as: (c) => c.h.anonymous() },
   {
     op: 'POST /auth/login',
@@ -656,7 +657,7 @@ const ERROR_STEPS: ErrorStep[] = [
 ];
 
 const byKey = new Map(operations.map((o) => [o.key, o]));
-const wanted = operations.filter((o) => !(o.key in NOT_EXERCISED) && !(o.key in PENDING_ELSEWHERE));
+const wanted = operations.filter((o) => !(o.key in NOT_EXERCISED));
 
 /** A Swagger path with its `{param}`s filled. */
 const fillPath = (path: string, ids: Record<string, unknown>) =>
@@ -710,9 +711,9 @@ describe('Swagger operations', () => {
         (k) => !answered.has(k) && !(k.replace(/ \d+$/, '') in NOT_EXERCISED && k !== 'GET /ws 401'),
       ),
       'documented statuses without a step',
-    ).toEqual(Object.keys(PENDING_ELSEWHERE).map((k) => `${k} 200`));
+    ).toEqual([]);
     console.log(
-      `Swagger operations: ${operations.length}; exercised: ${STEPS.length}; not exercised: ${
+      `Swagger operations: ${operations.length}; stepped: ${STEPS.length}; not exercised: ${
         Object.keys(NOT_EXERCISED).length
       }; pending elsewhere: ${Object.keys(PENDING_ELSEWHERE).length}`,
     );
@@ -893,7 +894,7 @@ describe.each(testDialects())('Swagger conformance on $name', (dialect) => {
   }
 
   for (const step of STEPS) {
-    it(`${step.op} answers as documented`, async () => {
+    (step.op in PENDING_ELSEWHERE ? it.skip : it)(`${step.op} answers as documented`, async () => {
       const op = byKey.get(step.op)!;
       const before = problems.length;
       if (op.key === 'DELETE /user/tokens/{api_token_id}') {
