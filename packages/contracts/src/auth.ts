@@ -39,6 +39,12 @@ export const serverInfoSchema = z.strictObject({
   version: z.string(),
   ansible: z.string().describe('Always empty: the server does not report an Ansible version'),
   web_host: z.string().describe('The configured address of the web console; empty when not set'),
+  use_remote_runner: z
+    .boolean()
+    .describe('Always false: tasks run on the server itself, not on remote runners'),
+  git_client: z
+    .string()
+    .describe("How repositories are fetched: `cmd_git`, the git command (the peer's name)"),
   schedule_timezone: z.string().describe('The time zone schedules are read in'),
   task_retention_days: z
     .number()

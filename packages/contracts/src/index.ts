@@ -8,6 +8,7 @@ export * from './events';
 export * from './health';
 export * from './integrations';
 export * from './inventory';
+export * from './invites';
 export * from './keys';
 export * from './live';
 export * from './permissions';

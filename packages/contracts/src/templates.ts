@@ -134,6 +134,11 @@ export const templateTaskParams = z
   .refine((v) => Object.keys(v).length <= 50, 'Task params has too many entries');
 export type TemplateTaskParams = z.infer<typeof templateTaskParams>;
 
+export const VAULT_SCRIPT_UNSUPPORTED =
+  'Vault password scripts are not supported: give the vault password as a key (type password, vault_key_id)';
+export const VAULT_ONE_KEY =
+  'A template has one vault password key: give the same key in vault_key_id and vaults';
+
 const vaultSchema = z.object({
   id: z.number().int().nullish(),
   name: text('Vault name', 100),
@@ -239,6 +244,14 @@ export const templateInput = z
       issue('build_template_id', messages.required('Build template'));
     if (t.check_new_commits && !t.check_new_commits_repository_id)
       issue('check_new_commits_repository_id', messages.required('Repository'));
+    // A template keeps one vault password key (`vault_key_id`; `vaults` is the peer's list form of it): a vault
+    // it could not keep is refused rather than dropped, since the playbook would then run without it.
+    t.vaults.forEach((v, i) => {
+      if (v.type === 'script') issue(`vaults.${i}.type`, VAULT_SCRIPT_UNSUPPORTED);
+      else if (!v.vault_key_id) issue(`vaults.${i}.vault_key_id`, messages.required('Vault key'));
+    });
+    const keys = new Set([t.vault_key_id, ...t.vaults.map((v) => v.vault_key_id)].filter((k) => k != null));
+    if (keys.size > 1) issue('vaults', VAULT_ONE_KEY);
   })
   .transform(({ vaults, limit, ...t }) => {
     const vaultKey =

@@ -45,6 +45,8 @@ const BODYLESS = new Set([
   'POST /api/project/:project_id/templates/:template_id/stop_all_tasks',
   'POST /api/project/:project_id/tasks/:task_id/stop',
   'POST /api/user/tokens',
+  'POST /api/user/invites/:invite_id/accept',
+  'POST /api/user/invites/:invite_id/decline',
 ]);
 
 /** Routes whose body is a map, where `{}` is a valid request for nothing. */

@@ -311,4 +311,24 @@ export interface Database {
   integration_extract_value: IntegrationExtractValueTable;
   integration_delivery: IntegrationDeliveryTable;
   sign_in_throttle: SignInThrottleTable;
+  project_invite: ProjectInviteTable;
+}
+
+/** An invite of a user into a project (migration 0009-project-invites). */
+export interface ProjectInviteTable {
+  id: Generated<number>;
+  project_id: number;
+  user_id: number;
+  /** The e-mail address the invite was sent to (the user's at the time). */
+  email: string;
+  role: string;
+  /** pending, accepted or declined; a pending invite past `expires_at` reads as expired. */
+  status: string;
+  /** SHA-256 of the invite's token (the token itself is shown once, at creation). */
+  token_hash: string;
+  /** Null once the inviter's account is deleted. */
+  inviter_user_id: number | null;
+  created: Time;
+  expires_at: Time | null;
+  accepted_at: Time | null;
 }

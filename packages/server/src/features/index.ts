@@ -11,6 +11,7 @@ import { keysRoutes } from './keys/keys.routes';
 import { repositoriesRoutes } from './repositories/repositories.routes';
 import { schedulesRoutes } from './schedules/schedules.routes';
 import { tasksRoutes } from './tasks/tasks.routes';
+import { invitesRoutes } from './team/invites.routes';
 import { teamRoutes } from './team/team.routes';
 import { templatesRoutes } from './templates/templates.routes';
 import { usersRoutes } from './users/users.routes';
@@ -30,6 +31,7 @@ export async function registerFeatures(app: FastifyInstance, deps: Deps) {
   viewsRoutes(app, deps);
   schedulesRoutes(app, deps);
   teamRoutes(app, deps);
+  invitesRoutes(app, deps);
   integrationsRoutes(app, deps);
   tasksRoutes(app, deps);
   appsRoutes(app, deps);

@@ -44,6 +44,8 @@ const withoutBody: Record<string, string> = {
   'POST /api/project/:project_id/tasks/:task_id/rerun':
     'repeats the task of the path with its own parameters',
   'POST /api/integrations/:alias': 'the raw bytes the sender signed, in any content type',
+  'POST /api/user/invites/:invite_id/accept': 'answers the invite of the path',
+  'POST /api/user/invites/:invite_id/decline': 'answers the invite of the path',
 };
 
 /** /api routes whose success answer is not a JSON body described by a zod schema, each with the reason. */

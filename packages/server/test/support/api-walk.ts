@@ -92,8 +92,8 @@ export const headerValue = {
   variable: 'X',
 };
 
-/** What a seeded project's template carries beyond the defaults. */
-export type SeedOptions = { templateInView?: boolean; surveyVars?: unknown[] };
+/** What a seeded project's template carries beyond the defaults, and where its repository is. */
+export type SeedOptions = { templateInView?: boolean; surveyVars?: unknown[]; gitUrl?: string };
 
 /** A project with one object of every kind, created through the API as its owner. */
 export async function seedProject(
@@ -120,7 +120,7 @@ export async function seedProject(
   const repo = await ok(
     owner.post(`${base}/repositories`, {
       name: 'r',
-      git_url: '/srv/repo',
+      git_url: options.gitUrl ?? '/srv/repo',
       git_branch: '',
       ssh_key_id: key.id,
       project_id: project.id,
@@ -169,6 +169,9 @@ export async function seedProject(
   const value = await ok(
     owner.post(`${base}/integrations/${integ.id}/values`, { ...headerValue, integration_id: integ.id }),
   );
+  // A pending invite of another user, who is not a member.
+  const invitee = await h.userClient();
+  const invite = await ok(owner.post(`${base}/invites`, { user_id: invitee.userId, role: 'guest' }));
   const now = new Date().toISOString();
   const task = await h.deps.db
     .insertInto('task')
@@ -198,6 +201,7 @@ export async function seedProject(
     alias_id: alias.id,
     matcher_id: matcher.id,
     value_id: value.id,
+    invite_id: invite.id,
     task_id: taskId,
     template_id: tpl.id,
     user_id: owner.userId,

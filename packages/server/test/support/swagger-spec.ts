@@ -3,8 +3,9 @@ import { fileURLToPath } from 'node:url';
 import { parse } from 'yaml';
 
 /**
- * Reading Semaphore UI's Swagger 2 description (shared/reference/semaphore-api-docs.yml) for the
- * conformance test: operations, path matching against Fastify routes, response checks and example bodies.
+ * Reading Semaphore UI's Swagger 2 description (test/reference/semaphore-api-docs.yml, a copy of the peer's
+ * api-docs.yml) for the conformance test: operations, path matching against Fastify routes, response checks,
+ * example bodies and query strings.
  */
 
 export type Schema = {
@@ -22,9 +23,20 @@ export type Schema = {
   minimum?: number;
 };
 
+type Parameter = {
+  in: string;
+  name?: string;
+  schema?: Schema;
+  $ref?: string;
+  required?: boolean;
+  enum?: unknown[];
+  'x-example'?: unknown;
+};
+
 type Operation = {
-  parameters?: { in: string; name?: string; schema?: Schema; $ref?: string }[];
-  responses?: Record<string, { schema?: Schema }>;
+  parameters?: Parameter[];
+  responses?: Record<string, { schema?: Schema; headers?: Record<string, Schema> }>;
+  security?: unknown[];
 };
 
 export type SwaggerDoc = {
@@ -35,11 +47,9 @@ export type SwaggerDoc = {
 
 export type SwaggerOp = { method: string; path: string; op: Operation; key: string };
 
-const defaultFile = fileURLToPath(
-  new URL('../../../../../shared/reference/semaphore-api-docs.yml', import.meta.url),
-);
+const defaultFile = fileURLToPath(new URL('../reference/semaphore-api-docs.yml', import.meta.url));
 
-/** The Swagger file: SIGNALBOX_SWAGGER_FILE, else /work/shared/reference beside the checkout. */
+/** The Swagger file: SIGNALBOX_SWAGGER_FILE (another version of the peer's), else the copy in test/reference. */
 export function loadSwagger(file = process.env.SIGNALBOX_SWAGGER_FILE ?? defaultFile): SwaggerDoc {
   return parse(readFileSync(file, 'utf8')) as SwaggerDoc;
 }
@@ -82,6 +92,20 @@ export function matchingRoutes(
 /** The body schema of an operation, if any. */
 export function bodySchema(op: SwaggerOp): Schema | undefined {
   return op.op.parameters?.find((p) => p.in === 'body')?.schema;
+}
+
+/**
+ * The query string of an operation built from its own query parameters: each one's x-example, else its first
+ * enum value (`sort=email&order=desc`). Names are encoded as the document spells them (`Key%20type=none`).
+ */
+export function exampleQuery(op: SwaggerOp): string {
+  const pairs: string[] = [];
+  for (const p of op.op.parameters ?? []) {
+    if (p.in !== 'query' || !p.name) continue;
+    const value = p['x-example'] ?? p.enum?.[0];
+    if (value !== undefined) pairs.push(`${encodeURIComponent(p.name)}=${encodeURIComponent(String(value))}`);
+  }
+  return pairs.length ? `?${pairs.join('&')}` : '';
 }
 
 /** 2xx status codes Swagger lists for an operation. */
@@ -146,12 +170,17 @@ export type Problem = {
 };
 
 export type CheckRules = {
-  /** Definition -> fields our API documents for that entity (a missing one fails). */
+  /**
+   * Definition (or `Definition.field` for an object nested in another) -> fields our API documents for that
+   * entity (a missing one fails).
+   */
   spec: Record<string, string[]>;
   /** `Definition.field` that may be null. */
   nullable: Set<string>;
   /** `Definition.field` never expected in a response (write-only secrets, request-only flags). */
   writeOnly: Set<string>;
+  /** `Definition.field` whose type the peer's behaviour sets apart from its Swagger type. */
+  types?: Record<string, string>;
 };
 
 function typeOf(value: unknown) {
@@ -181,7 +210,7 @@ export function checkValue(
   const { schema: s, def: name } = resolve(doc, schema, schema.$ref ? undefined : def);
   const here = name ?? def;
   const problems: Problem[] = [];
-  const type = s.type ?? (s.properties ? 'object' : undefined);
+  const type = rules.types?.[`${def}.${field}`] ?? s.type ?? (s.properties ? 'object' : undefined);
   if (value === null || value === undefined) return problems; // nullability is judged by the parent
   if (type && !typeMatches(type, value)) {
     problems.push({
@@ -210,7 +239,8 @@ export function checkValue(
   if (type === 'object' && s.properties && typeof value === 'object') {
     const obj = value as Record<string, unknown>;
     const required = new Set(s.required ?? []);
-    const specFields = new Set(rules.spec[here] ?? []);
+    // A nested object may be documented on its own (`ProjectInvite.user`), else as its definition.
+    const specFields = new Set(rules.spec[`${def}.${field}`] ?? rules.spec[here] ?? []);
     for (const [prop, propSchema] of Object.entries(s.properties)) {
       const path = `${at}.${prop}`;
       const qualified = `${here}.${prop}`;
@@ -294,8 +324,11 @@ export function exampleBody(
       return Math.max(s.minimum ?? 0, 0);
     case 'boolean':
       return false;
-    case 'array':
-      return [];
+    case 'array': {
+      // A list of objects gets one example item, so every field of the item is sent too.
+      const item = s.items ? resolve(doc, s.items).schema : undefined;
+      return item?.properties && s.items ? [exampleBody(doc, s.items, ids)] : [];
+    }
     case 'object': {
       const out: Record<string, unknown> = {};
       for (const [prop, propSchema] of Object.entries(s.properties ?? {}))
@@ -304,6 +337,9 @@ export function exampleBody(
     }
     default:
       if (field === 'password' || s.format === 'password') return 'Correct-Horse-42';
+      if (s.format === 'email') return 'user@example.com';
+      // A time a request may name (an expiry): a week ahead, in the RFC 3339 form Go's time.Time reads.
+      if (s.format === 'date-time') return new Date(Date.now() + 7 * 24 * 3600 * 1000).toISOString();
       return field === 'name' || field === 'title' ? 'Test' : '';
   }
 }

@@ -98,6 +98,8 @@ export function authRoutes(app: FastifyInstance, deps: Deps) {
     version,
     ansible: '',
     web_host: deps.config.webRoot,
+    use_remote_runner: false,
+    git_client: 'cmd_git',
     schedule_timezone: deps.config.scheduleTimezone,
     task_retention_days: deps.config.taskRetentionDays,
     auth_methods: {},

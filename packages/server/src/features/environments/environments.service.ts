@@ -105,6 +105,19 @@ async function applySecrets(
       await deleteSecretRow(trx, environmentId, found(op.id, 'Secret'));
     }
   }
+  // Two secrets of one name and kind would both reach the task, and which one wins is nobody's choice.
+  const seen = new Set<string>();
+  for (const secret of await listSecretRowsOfEnvironment(trx, environmentId)) {
+    const key = `${secret.owner}\n${secret.name}`;
+    if (seen.has(key))
+      throw badRequest(
+        `The environment already has a secret named ${secret.name} of type ${typeOf(secret.owner)}`,
+        {
+          secrets: 'Secret names must be unique',
+        },
+      );
+    seen.add(key);
+  }
 }
 
 const values = (input: EnvironmentInput) => ({ name: input.name, json: input.json, env: input.env });

@@ -166,6 +166,47 @@ describe.each(testDialects())('environments on $name', (dialect) => {
     expect(await snapshot(h)).toEqual(before);
   });
 
+  it('refuses two secrets of one name and type in an environment, and changes nothing', async () => {
+    const env = await createEnv({
+      secrets: [{ type: 'env', name: 'TOKEN', secret: 'a', operation: 'create' }],
+    });
+    const before = await snapshot(h);
+    const twice = { type: 'env', name: 'TOKEN', secret: 'b', operation: 'create' };
+    for (const res of [
+      await team.owner.put(`${team.base}/environment/${env.id}`, { name: env.name, secrets: [twice] }),
+      await team.owner.post(`${team.base}/environment`, body({ secrets: [twice, twice] })),
+      await team.owner.put(`${team.base}/environment/${env.id}`, {
+        name: env.name,
+        secrets: [
+          { ...twice, name: 'OTHER' },
+          { id: env.secrets[0]!.id, ...twice, name: 'OTHER', operation: 'update' },
+        ],
+      }),
+    ]) {
+      expect(res.statusCode, res.body).toBe(400);
+      expect(res.json().error).toMatch(
+        /^The environment already has a secret named (TOKEN|OTHER) of type env$/,
+      );
+    }
+    expect(await snapshot(h)).toEqual(before);
+    // The same name as a variable is another secret; renaming one frees its name.
+    const ok = await team.owner.put(`${team.base}/environment/${env.id}`, {
+      name: env.name,
+      secrets: [
+        { ...twice, type: 'var' },
+        { id: env.secrets[0]!.id, type: 'env', name: 'OLD_TOKEN', operation: 'update' },
+        twice,
+      ],
+    });
+    expect(ok.statusCode, ok.body).toBe(204);
+    const got = (await team.owner.get(`${team.base}/environment/${env.id}`)).json();
+    expect(got.secrets.map((s: { name: string; type: string }) => `${s.type}:${s.name}`).sort()).toEqual([
+      'env:OLD_TOKEN',
+      'env:TOKEN',
+      'var:TOKEN',
+    ]);
+  });
+
   it('lists environments sorted by name', async () => {
     const t = await createTeam(h, 'Sorted environments');
     for (const name of ['beta', 'Alpha', 'gamma']) await createEnv({ name }, t);

@@ -63,6 +63,7 @@ const projectTables = [
   'view',
   'event',
   'project_user',
+  'project_invite',
 ] as const;
 
 /** Deletes a project and everything in it, in one transaction. */

@@ -9,7 +9,6 @@ import {
   type TaskOutputLine,
   taskListQuery,
   taskOutputLineSchema,
-  taskViewSchema,
   taskWithTemplateSchema,
   templateTasksQuery,
 } from '@signalbox/contracts';
@@ -39,7 +38,8 @@ import { createTask, rerunInput, toTaskView } from './tasks.service';
 const run = { config: { permission: 'runProjectTasks' as const } };
 const byTask = { schema: { params: pathIds('task_id') } };
 const byTemplate = { schema: { params: pathIds('template_id') } };
-const newTask = { 201: taskViewSchema };
+/** A started task is answered as the task lists show it (with its template's name, type and app). */
+const newTask = { 201: taskWithTemplateSchema };
 const taskList = { 200: z.array(taskWithTemplateSchema) };
 
 /**
@@ -96,7 +96,7 @@ export function tasksRoutes(app: FastifyInstance, deps: Deps) {
           userId: currentUser(request).id,
           canEditTemplates: can(request.permissions, 'manageProjectResources'),
         });
-        return reply.status(201).send(view(created));
+        return reply.status(201).send((await withTemplates([created]))[0]);
       },
     );
 
@@ -213,7 +213,7 @@ export function tasksRoutes(app: FastifyInstance, deps: Deps) {
           canEditTemplates: can(request.permissions, 'manageProjectResources'),
           rerunOf: task.id,
         });
-        return reply.status(201).send(view(created));
+        return reply.status(201).send((await withTemplates([created]))[0]);
       },
     );
 

@@ -8,11 +8,13 @@ import type { FinishedRun, NewTask, TaskOrigin } from '../../ports';
 import { incomingVersion } from '../../tasks/details';
 import {
   autorunTemplates,
+  findListedTask,
   findProjectTask,
   findTemplate,
   insertTask,
   lastBuildVersion,
   pruneTemplateTasks,
+  type TaskListRow,
   type TaskRow,
 } from '../../tasks/store';
 import { nextBuildVersion } from '../../tasks/version';
@@ -66,17 +68,18 @@ export async function startTask(
 }
 
 /**
- * `startTask` for a caller that answers with the new task: the row as stored, read before the engine may claim
- * it, so the answer says `waiting` however fast the engine is.
+ * `startTask` for a caller that answers with the new task: the row as stored, with its template's name, type and
+ * app and its starter's name (as the task lists show a task), read before the engine may claim it, so the answer
+ * says `waiting` however fast the engine is.
  */
 export async function createTask(
   deps: TaskServiceDeps,
   projectId: number,
   input: NewTask,
   origin: TaskOrigin,
-): Promise<TaskRow> {
+): Promise<TaskListRow> {
   const id = await insertNewTask(deps, projectId, input, origin);
-  const created = found(await findProjectTask(deps.db, projectId, id), 'Task');
+  const created = found(await findListedTask(deps.db, projectId, id), 'Task');
   await deps.tasks.enqueue(id);
   return created;
 }

@@ -1,3 +1,4 @@
+import { VAULT_ONE_KEY, VAULT_SCRIPT_UNSUPPORTED } from '@signalbox/contracts';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { testDialects } from '../../../test/support/dialects';
 import { createHarness, type Harness } from '../../../test/support/harness';
@@ -154,6 +155,52 @@ describe.each(testDialects())('templates on $name', (dialect) => {
     expect(t.app).toBe('ansible');
     expect(t.vault_key_id).toBe(project.fx.key);
     expect(t.task_params).toEqual({ limit: ['web1', 'web2'] });
+  });
+
+  it('refuses a vault it could not keep: a script, one without a key, or a second key', async () => {
+    const other = (
+      await project.admin.post(`${project.base}/keys`, {
+        name: 'Second vault',
+        type: 'login_password',
+        login_password: { login: '', password: 'v' },
+      })
+    ).json().id as number;
+    const before = await snapshot(h);
+    await expectError(
+      ansibleBody(project.fx, { vaults: [{ name: 'default', type: 'script', script: 'vault-client.py' }] }),
+      VAULT_SCRIPT_UNSUPPORTED,
+      'vaults.0.type',
+    );
+    await expectError(
+      ansibleBody(project.fx, { vaults: [{ name: 'default', type: 'password' }] }),
+      'Vault key is required',
+      'vaults.0.vault_key_id',
+    );
+    await expectError(
+      ansibleBody(project.fx, {
+        vaults: [
+          { name: 'default', vault_key_id: project.fx.key },
+          { name: 'prod', vault_key_id: other },
+        ],
+      }),
+      VAULT_ONE_KEY,
+      'vaults',
+    );
+    await expectError(
+      ansibleBody(project.fx, {
+        vault_key_id: project.fx.key,
+        vaults: [{ name: 'prod', vault_key_id: other }],
+      }),
+      VAULT_ONE_KEY,
+      'vaults',
+    );
+    expect(await snapshot(h)).toEqual(before);
+    // The same key named twice is one key.
+    const t = await create({
+      vault_key_id: other,
+      vaults: [{ name: 'default', type: 'password', vault_key_id: other, script: '' }],
+    });
+    expect(t.vaults).toEqual([{ name: 'default', type: 'password', vault_key_id: other, script: '' }]);
   });
 
   it("answers survey variables and task params a restored backup kept as written in the form's shape", async () => {

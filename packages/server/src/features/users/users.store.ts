@@ -96,11 +96,17 @@ export async function projectsOnlyOwnedBy(db: Db, userId: number) {
 }
 
 /**
- * Removes a user with their memberships, sessions, API tokens and sign-in failures; tasks and events keep the id.
+ * Removes a user with their memberships, invites, sessions, API tokens and sign-in failures; tasks and events keep the id.
  * The caller runs it in a transaction (the service publishes the deletion once it is committed).
  */
 export async function deleteUserRows(trx: Db, id: number) {
   await trx.deleteFrom('project_user').where('user_id', '=', id).execute();
+  await trx.deleteFrom('project_invite').where('user_id', '=', id).execute();
+  await trx
+    .updateTable('project_invite')
+    .set({ inviter_user_id: null })
+    .where('inviter_user_id', '=', id)
+    .execute();
   await trx.deleteFrom('session').where('user_id', '=', id).execute();
   await trx.deleteFrom('api_token').where('user_id', '=', id).execute();
   await trx.deleteFrom('sign_in_throttle').where('user_id', '=', id).execute();

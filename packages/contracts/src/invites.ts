@@ -1,0 +1,125 @@
+import { z } from 'zod';
+import { id, messages } from './common';
+import { projectRoles } from './permissions';
+
+/** pending until the user answers; expired is a pending invite whose time ran out. */
+export const inviteStatuses = ['pending', 'accepted', 'declined', 'expired'] as const;
+export type InviteStatus = (typeof inviteStatuses)[number];
+
+/** Invites expire after this many days unless the request names another time. */
+export const INVITE_DEFAULT_DAYS = 7;
+/** The latest expiry a request may name, in days from now. */
+export const INVITE_MAX_DAYS = 365;
+
+/**
+ * A user an invite names (the invited user, the inviter): who they are, never their flags, which a project
+ * member who is no administrator may not see.
+ */
+export const inviteUserSchema = z.strictObject({
+  id: z.number().int(),
+  name: z.string(),
+  username: z.string(),
+  email: z.string(),
+});
+export type InviteUser = z.infer<typeof inviteUserSchema>;
+
+/** An invite into a project, as GET project/{id}/invites lists it (the peer's ProjectInvite). */
+export const projectInviteSchema = z.strictObject({
+  id: z.number().int(),
+  project_id: z.number().int(),
+  user_id: z.number().int().describe('The invited user.'),
+  email: z.string().describe("The invited user's e-mail address when the invite was made."),
+  role: z.enum(projectRoles).describe('The role the user gets on accepting.'),
+  status: z.enum(inviteStatuses),
+  inviter_user_id: z
+    .number()
+    .int()
+    .nullable()
+    .describe('The user who made the invite; null once their account is deleted.'),
+  created: z.string().describe('When the invite was made (ISO 8601).'),
+  expires_at: z.string().nullable().describe('When the invite expires (ISO 8601); null: never.'),
+  accepted_at: z.string().nullable().describe('When the user accepted (ISO 8601); null: not accepted.'),
+  inviter_user: inviteUserSchema.nullable(),
+  user: inviteUserSchema,
+});
+export type ProjectInvite = z.infer<typeof projectInviteSchema>;
+
+/** The answer of POST project/{id}/invites: the invite and its token, shown this once. */
+export const projectInviteCreatedSchema = projectInviteSchema.extend({
+  token: z
+    .string()
+    .describe(
+      'The token the invited user may accept or decline with (POST /api/invites/accept); shown only here.',
+    ),
+});
+
+/** One of the caller's own invites (GET /api/user/invites), with the name of the project it is into. */
+export const userInviteSchema = projectInviteSchema.extend({ project_name: z.string() });
+export type UserInvite = z.infer<typeof userInviteSchema>;
+
+export const INVITE_WHO_REQUIRED = 'Name the user to invite: user_id, email or username';
+export const INVITE_ONE_USER = 'Name the user to invite once: user_id, email or username, not several';
+
+const role = z.enum(projectRoles, {
+  error: (issue) =>
+    issue.input === undefined || issue.input === null || issue.input === ''
+      ? messages.required('Role')
+      : `Role must be one of ${projectRoles.join(', ')}`,
+});
+
+/** An absent, null or empty optional text is no value. */
+const optionalText = (label: string) =>
+  z
+    .string({ error: `${label} must be a string` })
+    .trim()
+    .max(255, messages.tooLong(label, 255))
+    .nullish()
+    .transform((v) => v || undefined);
+
+/**
+ * POST project/{id}/invites: the user to invite (by id, e-mail address or username: exactly one), the role they
+ * get, and an optional expiry (ISO 8601 with a time zone; default INVITE_DEFAULT_DAYS days from now).
+ */
+export const projectInviteInput = z
+  .object({
+    user_id: id('User').nullish(),
+    email: optionalText('Email'),
+    username: optionalText('Username'),
+    role,
+    expires_at: z
+      .string({ error: 'Expires at must be a string' })
+      .max(40, 'Expires at must be a date and time (ISO 8601)')
+      .pipe(z.iso.datetime({ offset: true, error: 'Expires at must be a date and time (ISO 8601)' }))
+      .nullish()
+      .transform((v) => v ?? undefined),
+  })
+  .superRefine((input, ctx) => {
+    const named = [input.user_id, input.email, input.username].filter((v) => v != null).length;
+    if (named === 0) ctx.addIssue({ code: 'custom', path: ['user_id'], message: INVITE_WHO_REQUIRED });
+    if (named > 1) ctx.addIssue({ code: 'custom', path: ['user_id'], message: INVITE_ONE_USER });
+  });
+export type ProjectInviteInput = z.infer<typeof projectInviteInput>;
+
+export const inviteSortFields = ['created', 'status', 'role'] as const;
+
+/** Query of GET project/{id}/invites: sort by created, status or role; asc or desc (default newest first). */
+export const inviteListQuery = z.object({
+  sort: z
+    .enum(inviteSortFields, { error: `Sort must be one of ${inviteSortFields.join(', ')}` })
+    .optional()
+    .transform((v) => v ?? 'created'),
+  order: z
+    .enum(['asc', 'desc'], { error: 'Order must be asc or desc' })
+    .optional()
+    .transform((v) => v ?? 'desc'),
+});
+export type InviteListQuery = z.infer<typeof inviteListQuery>;
+
+/** POST /api/invites/accept and /api/invites/decline: the token the invite was made with. */
+export const inviteTokenInput = z.object({
+  token: z
+    .string({ error: messages.required('Token') })
+    .trim()
+    .min(1, messages.required('Token'))
+    .max(128, messages.tooLong('Token', 128)),
+});

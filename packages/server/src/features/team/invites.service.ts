@@ -1,0 +1,206 @@
+import {
+  INVITE_DEFAULT_DAYS,
+  INVITE_MAX_DAYS,
+  type InviteListQuery,
+  type ProjectInvite,
+  type ProjectInviteInput,
+} from '@signalbox/contracts';
+import { recordProjectEvent } from '../../audit/audit.store';
+import { transaction } from '../../db/transaction';
+import { now } from '../../db/values';
+import type { Deps } from '../../deps';
+import { randomToken, sha256 } from '../../lib/crypto';
+import { AppError, badRequest, conflict, forbidden, notFound } from '../../lib/errors';
+import { findUserById, findUserByLogin, type UserRow } from '../users/users.store';
+import {
+  answerInvite,
+  deleteInvite,
+  findInviteRow,
+  findInviteRowByToken,
+  findOpenInvite,
+  type InviteRow,
+  insertInvite,
+  inviteStatus,
+  listProjectInvites,
+  toInvite,
+} from './invites.store';
+import { findMember, insertMember } from './team.store';
+
+const DAY_MS = 24 * 60 * 60 * 1000;
+const statusOrder = { pending: 0, accepted: 1, declined: 2, expired: 3 } as const;
+const roleOrder = { owner: 0, manager: 1, task_runner: 2, guest: 3 } as const;
+
+/** The project's invites, sorted by one column (ties by creation). */
+export async function listInvites(
+  deps: Pick<Deps, 'db'>,
+  projectId: number,
+  query: InviteListQuery,
+): Promise<ProjectInvite[]> {
+  const invites = await listProjectInvites(deps.db, projectId);
+  const direction = query.order === 'desc' ? -1 : 1;
+  const key = (i: ProjectInvite) =>
+    query.sort === 'status' ? statusOrder[i.status] : query.sort === 'role' ? roleOrder[i.role] : 0;
+  return invites.sort(
+    (a, b) => direction * (key(a) - key(b) || a.created.localeCompare(b.created) || a.id - b.id),
+  );
+}
+
+export async function getInvite(deps: Pick<Deps, 'db'>, projectId: number, inviteId: number) {
+  const row = await findInviteRow(deps.db, inviteId);
+  if (!row || row.project_id !== projectId) throw notFound('Invite');
+  return toInvite(deps.db, row);
+}
+
+/** The user an invite names: by id, e-mail address or username (the contract lets exactly one through). */
+async function invitedUser(deps: Pick<Deps, 'db'>, input: ProjectInviteInput) {
+  if (input.user_id != null) {
+    const user = await findUserById(deps.db, input.user_id);
+    if (!user) throw badRequest(`User ${input.user_id} does not exist`, { user_id: 'User not found' });
+    return user;
+  }
+  const login = input.email ?? input.username ?? '';
+  const field = input.email ? 'email' : 'username';
+  const user = await findUserByLogin(deps.db, login);
+  // A login matches a username or an e-mail address; the field named must match its own kind.
+  const matches =
+    user && (field === 'email' ? user.email : user.username).toLowerCase() === login.toLowerCase();
+  if (!user || !matches)
+    throw badRequest(`No user has the ${field === 'email' ? 'e-mail address' : 'username'} ${login}`, {
+      [field]: 'User not found',
+    });
+  return user;
+}
+
+/** When a new invite expires: the time asked for (in the future, within INVITE_MAX_DAYS), else in a week. */
+function expiryOf(input: ProjectInviteInput, at: Date) {
+  if (!input.expires_at) return new Date(at.getTime() + INVITE_DEFAULT_DAYS * DAY_MS).toISOString();
+  const expires = new Date(input.expires_at);
+  if (expires.getTime() <= at.getTime())
+    throw badRequest('Expires at must be in the future', { expires_at: 'Must be in the future' });
+  if (expires.getTime() > at.getTime() + INVITE_MAX_DAYS * DAY_MS)
+    throw badRequest(`Expires at must be within ${INVITE_MAX_DAYS} days`, {
+      expires_at: `Must be within ${INVITE_MAX_DAYS} days`,
+    });
+  return expires.toISOString();
+}
+
+/**
+ * POST project/{id}/invites: invites an existing user who is not a member and has no open invite into the project.
+ * The token is returned this once; only its hash is stored.
+ */
+export async function createInvite(
+  deps: Pick<Deps, 'db' | 'dialect'>,
+  actor: UserRow,
+  projectId: number,
+  input: ProjectInviteInput,
+) {
+  const user = await invitedUser(deps, input);
+  if (await findMember(deps.db, projectId, user.id))
+    throw conflict(`User ${user.username} is already a member of this project`);
+  if (await findOpenInvite(deps.db, projectId, user.id))
+    throw conflict(`User ${user.username} already has a pending invite to this project`);
+  const at = new Date();
+  const token = randomToken(32);
+  const id = await transaction(deps.db, async (trx) => {
+    const inviteId = await insertInvite(trx, deps.dialect, {
+      project_id: projectId,
+      user_id: user.id,
+      email: user.email,
+      role: input.role,
+      token_hash: sha256(token),
+      inviter_user_id: actor.id,
+      created: at.toISOString(),
+      expires_at: expiryOf(input, at),
+    });
+    const description = `User ${user.username} invited to the team as ${input.role}`;
+    await recordProjectEvent(trx, actor, projectId, 'invite', inviteId, description);
+    return inviteId;
+  });
+  const row = await findInviteRow(deps.db, id);
+  if (!row) throw notFound('Invite');
+  return { ...(await toInvite(deps.db, row)), token };
+}
+
+/** DELETE project/{id}/invites/{invite_id}: withdraws an invite (an answered one is removed from the list). */
+export async function withdrawInvite(
+  deps: Pick<Deps, 'db'>,
+  actor: UserRow,
+  projectId: number,
+  inviteId: number,
+) {
+  const row = await findInviteRow(deps.db, inviteId);
+  if (!row || row.project_id !== projectId) throw notFound('Invite');
+  await transaction(deps.db, async (trx) => {
+    await deleteInvite(trx, row.id);
+    const invite = await toInvite(trx, row);
+    const description = `Invite of user ${invite.user.username || invite.email} withdrawn`;
+    await recordProjectEvent(trx, actor, projectId, 'invite', row.id, description);
+  });
+}
+
+/** A pending invite that has not expired, or the 400 that says why it cannot be answered. */
+function mustBeOpen(row: InviteRow) {
+  const status = inviteStatus(row);
+  if (status === 'expired') throw badRequest('This invite has expired; ask for a new one');
+  if (status !== 'pending') throw badRequest(`This invite was already ${status}`);
+}
+
+/**
+ * The invited user answers: accepting makes them a member with the invite's role, declining closes it. Either
+ * answer happens once; a user who became a member another way meanwhile gets 409.
+ */
+async function answer(
+  deps: Pick<Deps, 'db' | 'bus'>,
+  actor: UserRow,
+  row: InviteRow,
+  status: 'accepted' | 'declined',
+) {
+  mustBeOpen(row);
+  if (status === 'accepted' && (await findMember(deps.db, row.project_id, actor.id)))
+    throw conflict('You are already a member of this project');
+  try {
+    await transaction(deps.db, async (trx, onCommit) => {
+      if (!(await answerInvite(trx, row.id, status, now())))
+        throw new AppError(409, 'This invite was already answered');
+      if (status === 'accepted') {
+        await insertMember(trx, row.project_id, actor.id, row.role as ProjectInvite['role']);
+        onCommit(() => deps.bus.emit('membership', { userId: actor.id }));
+      }
+      const description =
+        status === 'accepted'
+          ? `User ${actor.username} accepted the invite and joined the team as ${row.role}`
+          : `User ${actor.username} declined the invite`;
+      await recordProjectEvent(trx, actor, row.project_id, 'invite', row.id, description);
+    });
+  } catch (err) {
+    // The user joined another way at the same moment: the unique membership index answers.
+    if (status === 'accepted' && (await findMember(deps.db, row.project_id, actor.id)))
+      throw conflict('You are already a member of this project');
+    throw err;
+  }
+}
+
+/** POST /api/user/invites/{invite_id}/accept|decline: only the invited user sees and answers their invite. */
+export async function answerOwnInvite(
+  deps: Pick<Deps, 'db' | 'bus'>,
+  actor: UserRow,
+  inviteId: number,
+  status: 'accepted' | 'declined',
+) {
+  const row = await findInviteRow(deps.db, inviteId);
+  if (!row || row.user_id !== actor.id) throw notFound('Invite');
+  await answer(deps, actor, row, status);
+}
+
+/** POST /api/invites/accept|decline with the invite's token: the token must be the caller's own invite's. */
+export async function answerInviteByToken(
+  deps: Pick<Deps, 'db' | 'bus'>,
+  actor: UserRow,
+  token: string,
+  status: 'accepted' | 'declined',
+) {
+  const row = await findInviteRowByToken(deps.db, sha256(token));
+  if (!row) throw notFound('Invite');
+  if (row.user_id !== actor.id) throw forbidden('This invite is for another user');
+  await answer(deps, actor, row, status);
+}
