@@ -334,8 +334,8 @@ esac
 
   const restore = (backup: unknown) => owner.post('/api/projects/restore', backup);
 
-  describe('a current (2.19) backup with every kind of object', () => {
-    const opsKey = sshKeyPair('ops-passphrase-2.19');
+  describe('a current (2.17) backup with every kind of object', () => {
+    const opsKey = sshKeyPair('ops-passphrase-2.17');
     const deployKey = sshKeyPair('');
     let repoDir: string;
     let backup: Backup;
@@ -343,7 +343,7 @@ esac
 
     beforeAll(async () => {
       const vaultPass = join(outDir, 'vault-pass');
-      writeFileSync(vaultPass, 'vault-secret-2.19');
+      writeFileSync(vaultPass, 'vault-secret-2.17');
       const vaulted = execFileSync('ansible-vault', [
         'encrypt_string',
         '--vault-password-file',
@@ -372,7 +372,7 @@ esac
         'build.sh': 'echo "building $SEMAPHORE_TASK_TARGET_VERSION"\n',
         'deploy.sh': 'echo "deploying $SEMAPHORE_TASK_INCOMING_VERSION"\n',
       });
-      backup = prepared('semaphore-2.19-full.json', {
+      backup = prepared('semaphore-2.17-full.json', {
         urls: { Playbooks: `file://${repoDir}` },
         privateKeys: { 'Ops SSH': opsKey.privateKey, 'Deploy key': deployKey.privateKey },
       });
@@ -760,14 +760,14 @@ esac
       expect(await secretsOf(h, projectId)).toEqual({
         None: null,
         'Deploy key': { login: 'git', passphrase: '', private_key: deployKey.privateKey },
-        'Ops SSH': { login: 'ops', passphrase: 'ops-passphrase-2.19', private_key: opsKey.privateKey },
-        'Become root': { login: 'root', password: 'become-secret-2.19' },
-        'Vault password': { login: '', password: 'vault-secret-2.19' },
-        'Webhook secret': { login: '', password: 'webhook-secret-2.19' },
-        'HTTPS token': { login: 'ci-bot', password: 'https-token-2.19' },
+        'Ops SSH': { login: 'ops', passphrase: 'ops-passphrase-2.17', private_key: opsKey.privateKey },
+        'Become root': { login: 'root', password: 'become-secret-2.17' },
+        'Vault password': { login: '', password: 'vault-secret-2.17' },
+        'Webhook secret': { login: '', password: 'webhook-secret-2.17' },
+        'HTTPS token': { login: 'ci-bot', password: 'https-token-2.17' },
         'To fill in': { login: '', password: '' },
-        db_password: 'db-secret-2.19',
-        API_TOKEN: 'api-token-2.19',
+        db_password: 'db-secret-2.17',
+        API_TOKEN: 'api-token-2.17',
       });
       const stored = JSON.stringify(
         await h.deps.db
@@ -776,16 +776,16 @@ esac
           .where('project_id', '=', projectId)
           .execute(),
       );
-      for (const secret of ['become-secret-2.19', 'vault-secret-2.19', 'db-secret-2.19', 'api-token-2.19'])
+      for (const secret of ['become-secret-2.17', 'vault-secret-2.17', 'db-secret-2.17', 'api-token-2.17'])
         expect(stored).not.toContain(secret);
       // Nothing the API answers about the restored project holds one.
       for (const path of ['keys', 'environment', 'backup']) {
         const body = (await owner.get(`/api/project/${projectId}/${path}`)).body;
         for (const secret of [
-          'become-secret-2.19',
-          'vault-secret-2.19',
-          'db-secret-2.19',
-          'ops-passphrase-2.19',
+          'become-secret-2.17',
+          'vault-secret-2.17',
+          'db-secret-2.17',
+          'ops-passphrase-2.17',
         ])
           expect(body, path).not.toContain(secret);
       }
@@ -807,10 +807,10 @@ esac
         plain_env: 'plain-value',
         // Environment secrets (an extra variable and an environment variable), the vault password that opened
         // vaulted.yml, the become password and the passphrase-protected key now in the task's ssh-agent.
-        db_password: 'db-secret-2.19',
-        api_token: 'api-token-2.19',
+        db_password: 'db-secret-2.17',
+        api_token: 'api-token-2.17',
         vaulted: 'vaulted-plain-value',
-        become_password: 'become-secret-2.19',
+        become_password: 'become-secret-2.17',
         admin_password: 'admin-secret-run',
         agent: [`${opsKey.publicKey} restore-test`],
       });
@@ -818,10 +818,10 @@ esac
       // private key (or with a wrong one) would have failed the task before the playbook ran.
       expect(out).toContain('Updating repository Playbooks');
       for (const secret of [
-        'become-secret-2.19',
-        'vault-secret-2.19',
-        'db-secret-2.19',
-        'ops-passphrase-2.19',
+        'become-secret-2.17',
+        'vault-secret-2.17',
+        'db-secret-2.17',
+        'ops-passphrase-2.17',
       ])
         expect(out).not.toContain(secret);
     });
@@ -867,7 +867,7 @@ esac
       // Through the project alias, only the integration whose matchers all match fires.
       const ok = await post('projA1b2C3d4E5f6G7h8', {
         'x-github-event': 'push',
-        'x-hub-signature-256': signature('webhook-secret-2.19'),
+        'x-hub-signature-256': signature('webhook-secret-2.17'),
       });
       expect(ok.statusCode).toBe(204);
       expect(started.slice(before)).toEqual([
@@ -887,7 +887,7 @@ esac
         'projA1b2C3d4E5f6G7h8',
         {
           'x-github-event': 'push',
-          'x-hub-signature-256': `sha256=${createHmac('sha256', 'webhook-secret-2.19').update(other).digest('hex')}`,
+          'x-hub-signature-256': `sha256=${createHmac('sha256', 'webhook-secret-2.17').update(other).digest('hex')}`,
         },
         other,
       );
@@ -895,7 +895,7 @@ esac
       expect(started.length).toBe(before + 1);
       // The token integration's own alias: its header secret, its inventory and a task parameter from a header.
       const token = await post('tok3Nn8Vb5Qw1Zx0Rt6Y', {
-        'x-deploy-token': 'webhook-secret-2.19',
+        'x-deploy-token': 'webhook-secret-2.17',
         'x-limit': 'web1',
       });
       expect(token.statusCode).toBe(204);
@@ -924,7 +924,7 @@ esac
     it('backs the restored project up into the same objects, secrets left out', async () => {
       const again = (await owner.get(`/api/project/${projectId}/backup`)).json();
       const text = JSON.stringify(again);
-      for (const secret of ['webhook-secret-2.19', 'api-token-2.19', 'ops-passphrase-2.19'])
+      for (const secret of ['webhook-secret-2.17', 'api-token-2.17', 'ops-passphrase-2.17'])
         expect(text).not.toContain(secret);
       const restored = await restore(again);
       expect(restored.statusCode, restored.body).toBe(200);
@@ -1311,7 +1311,7 @@ esac
   });
 
   it('restores templates of the apps and inventories this build has; names the first it has not', async () => {
-    const backup = fixture('semaphore-2.19-newer-apps.json');
+    const backup = fixture('semaphore-2.17-newer-apps.json');
     const known = (list: readonly string[], value: unknown) => list.includes(value as string);
     const badInventory = backup.inventories.findIndex((i) => !known(inventoryTypes, i.type));
     const badTemplate = backup.templates.findIndex((t) => !known(apps, t.app));
@@ -1337,7 +1337,7 @@ esac
   });
 
   describe('a bad backup', () => {
-    /** The 2.19 backup changed by `change`; the restore must answer 400 `error` and write nothing. */
+    /** The 2.17 backup changed by `change`; the restore must answer 400 `error` and write nothing. */
     const cases: Array<[string, (b: Backup) => void, string]> = [
       [
         'a template pointing at a missing inventory',
@@ -1580,12 +1580,12 @@ esac
     });
 
     it.each(cases)('%s: 400 naming the first bad object, nothing written', async (_label, change, error) => {
-      const backup = fixture('semaphore-2.19-full.json');
+      const backup = fixture('semaphore-2.17-full.json');
       change(backup);
       const res = await restore(backup);
       expect(res.statusCode).toBe(400);
       expect(res.json().error.startsWith(error), res.json().error).toBe(true);
-      expect(res.body).not.toContain('secret-2.19');
+      expect(res.body).not.toContain('secret-2.17');
       expect(await counts(h)).toEqual(countsBefore);
       expect((await owner.get('/api/projects')).json()).toEqual(projectsBefore);
     });
@@ -1616,7 +1616,7 @@ esac
       };
       for (const statement of create[dialect.name]) await sql.raw(statement).execute(h.deps.db);
       try {
-        const res = await restore(fixture('semaphore-2.19-full.json'));
+        const res = await restore(fixture('semaphore-2.17-full.json'));
         expect(res.statusCode).toBe(500);
         expect(res.json()).toMatchObject({ error: 'Internal server error' });
       } finally {
@@ -1625,7 +1625,7 @@ esac
       expect(await counts(h)).toEqual(countsBefore);
       expect((await owner.get('/api/projects')).json()).toEqual(projectsBefore);
       // The same backup restores once the database takes it.
-      const res = await restore(fixture('semaphore-2.19-full.json'));
+      const res = await restore(fixture('semaphore-2.17-full.json'));
       expect(res.statusCode, res.body).toBe(200);
     });
   });
