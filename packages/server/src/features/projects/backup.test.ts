@@ -409,7 +409,7 @@ describe.each(testDialects())('project backup and restore on $name', (dialect) =
     expect(schedules[0]).toMatchObject({ template_id: build!.id, cron_format: '* * * * *', active: 1 });
   });
 
-  it('gives later duplicate names a " - <random10>" suffix; references mean the first', async () => {
+  it('refuses a backup naming two objects of a kind alike; a project holding such names backs up distinct', async () => {
     const backup = semaphoreBackup();
     backup.inventories.push({
       name: 'Build',
@@ -418,31 +418,47 @@ describe.each(testDialects())('project backup and restore on $name', (dialect) =
       become_key: null,
       type: 'static',
     });
+    const before = await counts(h);
     const res = await team.creator.post('/api/projects/restore', backup);
-    expect(res.statusCode).toBe(200);
-    const pid = res.json().id as number;
-    const inventories = await h.deps.db
-      .selectFrom('inventory')
-      .selectAll()
-      .where('project_id', '=', pid)
-      .orderBy('id')
+    expect(res.statusCode).toBe(400);
+    // References by name could not tell the two apart.
+    expect(res.json().error).toBe(
+      'Invalid backup: inventories[2].name: "Build" is already the name of inventories[0]',
+    );
+    expect(await counts(h)).toEqual(before);
+
+    // Names taken twice inside a project (rows written past the API) get the peer's " - <random10>" suffix in its
+    // backup, which then restores with every reference meaning the first.
+    const pid = (await team.creator.post('/api/projects/restore', semaphoreBackup())).json().id as number;
+    await h.deps.db
+      .insertInto('inventory')
+      .values({
+        project_id: pid,
+        name: 'Build',
+        type: 'static',
+        inventory: 'second',
+        ssh_key_id: null,
+        become_key_id: null,
+        repository_id: null,
+      })
       .execute();
-    expect(inventories.map((i) => i.name)).toEqual([
+    const dupBackup = (await team.creator.get(`/api/project/${pid}/backup`)).json();
+    expect(dupBackup.inventories.map((i: { name: string }) => i.name)).toEqual([
       'Build',
       'Prod',
       expect.stringMatching(/^Build - [A-Za-z0-9]{10}$/),
     ]);
+    expect(dupBackup.templates.find((t: { name: string }) => t.name === 'Build').inventory).toBe('Build');
+    const again = await team.creator.post('/api/projects/restore', dupBackup);
+    expect(again.statusCode, again.body).toBe(200);
     const build = await h.deps.db
       .selectFrom('template')
-      .selectAll()
-      .where('project_id', '=', pid)
-      .where('name', '=', 'Build')
+      .innerJoin('inventory', 'inventory.id', 'template.inventory_id')
+      .select(['inventory.name', 'inventory.inventory'])
+      .where('template.project_id', '=', again.json().id)
+      .where('template.name', '=', 'Build')
       .executeTakeFirstOrThrow();
-    expect(build.inventory_id).toBe(inventories[0]!.id);
-
-    // A project holding duplicates exports them under distinct names too.
-    const dupBackup = (await team.creator.get(`/api/project/${pid}/backup`)).json();
-    expect(new Set(dupBackup.inventories.map((i: { name: string }) => i.name)).size).toBe(3);
+    expect(build).toEqual({ name: 'Build', inventory: '' });
   });
 
   it('refuses malformed backups with 400 naming the problem, and creates nothing', async () => {
@@ -484,7 +500,7 @@ describe.each(testDialects())('project backup and restore on $name', (dialect) =
         broken((b) => {
           b.templates[1]!.build_template = null;
         }),
-        'Invalid backup: templates[1].build_template: a deploy template needs a build template',
+        'Invalid backup: templates[1].build_template: Build template is required',
       ],
       [
         'bad key type',

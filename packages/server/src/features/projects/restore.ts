@@ -1,4 +1,4 @@
-import type { Project, ProjectBackupInput } from '@signalbox/contracts';
+import type { Project } from '@signalbox/contracts';
 import type { InsertObject } from 'kysely';
 import { recordProjectEvent } from '../../audit/audit.store';
 import type { Database, Db } from '../../db';
@@ -7,29 +7,32 @@ import { fromBool, insertReturningId } from '../../db/values';
 import type { Deps } from '../../deps';
 import { randomAlnum } from '../../lib/crypto';
 import { forbidden, found } from '../../lib/errors';
+import { insertSecretRow } from '../environments/environments.store';
 import { insertAlias } from '../integrations/aliases.store';
 import { insertExtractValue } from '../integrations/extract-values.store';
 import { insertMatcher } from '../integrations/matchers.store';
 import type { UserRow } from '../users/users.store';
-import { checkBackup } from './backup-check';
+import { checkBackup, type RestorePlan } from './backup-check';
 import { canCreateProject, insertProject } from './projects.service';
 import { findProject, toProject } from './projects.store';
 
-/** An empty secret of the key's type: secrets are never in a backup, so restored keys must be filled in again. */
-function emptySecret(deps: Pick<Deps, 'box'>, type: string) {
-  if (type === 'ssh') return deps.box.seal(JSON.stringify({ login: '', passphrase: '', private_key: '' }));
-  if (type === 'login_password') return deps.box.seal(JSON.stringify({ login: '', password: '' }));
-  return null;
-}
-
-/** Writes the whole backup as a new project inside `db` (a transaction); returns the new project's id. */
-async function writeBackup(
+/**
+ * Writes a checked backup as a new project inside `db` (a transaction); returns the new project's id. Every
+ * reference of the plan names an object written before it (checkBackup made sure), so a lookup that finds nothing
+ * is a bug, not a bad backup: it throws, and the transaction leaves nothing behind.
+ */
+async function writePlan(
   db: Db,
   deps: Pick<Deps, 'dialect' | 'box'>,
-  b: ProjectBackupInput,
+  plan: RestorePlan,
   ownerId: number,
 ): Promise<number> {
-  const { projectId, noneKeyId, emptyEnvironmentId } = await insertProject(db, deps.dialect, b.meta, ownerId);
+  const { projectId, noneKeyId, emptyEnvironmentId } = await insertProject(
+    db,
+    deps.dialect,
+    plan.meta,
+    ownerId,
+  );
   const insert = insertReturningId;
   /** Inserts a restored row and remembers its id under its name, for the rows restored after it to refer to. */
   const insertNamed = async <T extends keyof Database & string>(
@@ -38,39 +41,89 @@ async function writeBackup(
     table: T,
     values: InsertObject<Database, T>,
   ) => map.set(name, await insert(db, deps.dialect, table, values));
+  // Every new project starts with a `None` key and an `Empty` environment; a backup's own take their place.
   const ids = {
-    key: new Map<string, number>(),
+    key: new Map<string, number>([['None', noneKeyId]]),
     repository: new Map<string, number>(),
     inventory: new Map<string, number>(),
-    environment: new Map<string, number>(),
+    environment: new Map<string, number>([['Empty', emptyEnvironmentId]]),
     view: new Map<string, number>(),
     template: new Map<string, number>(),
   };
-  const idOf = (map: Map<string, number>, name: string | null) =>
-    name == null ? null : (map.get(name) ?? null);
-  /** The id of a template restored under that name: checkBackup made sure every reference names one. */
-  const templateId = (name: string) => {
-    const id = ids.template.get(name);
-    if (id === undefined) throw new Error(`restore: no template named ${name}`);
+  const idOf = (kind: keyof typeof ids, name: string) => {
+    const id = ids[kind].get(name);
+    if (id === undefined) throw new Error(`restore: no ${kind} named ${name}`);
     return id;
   };
+  const optionalIdOf = (kind: keyof typeof ids, name: string | null) =>
+    name == null ? null : idOf(kind, name);
+  const seal = (secret: string | null) => (secret === null ? null : deps.box.seal(secret));
 
-  for (const e of b.environments) {
-    // Every new project starts with an `Empty` environment and a `None` key; a backup's own take their place.
-    if (e.name === 'Empty' && !ids.environment.has('Empty')) {
-      await updateRows(db, 'environment', { id: emptyEnvironmentId }, { json: e.json, env: e.env });
-      ids.environment.set(e.name, emptyEnvironmentId);
+  for (const k of plan.keys) {
+    if (k.name === 'None') {
+      if (k.type !== 'none')
+        await updateRows(db, 'access_key', { id: noneKeyId }, { type: k.type, secret: seal(k.secret) });
       continue;
     }
-    await insertNamed(ids.environment, e.name, 'environment', {
+    await insertNamed(ids.key, k.name, 'access_key', {
       project_id: projectId,
-      name: e.name,
-      json: e.json,
-      env: e.env,
+      name: k.name,
+      type: k.type,
+      secret: seal(k.secret),
+      owner: '',
+      environment_id: null,
     });
   }
 
-  for (const v of b.views) {
+  for (const r of plan.repositories) {
+    await insertNamed(ids.repository, r.name, 'repository', {
+      project_id: projectId,
+      name: r.name,
+      git_url: r.git_url,
+      git_branch: r.git_branch,
+      ssh_key_id: idOf('key', r.ssh_key),
+    });
+  }
+
+  for (const i of plan.inventories) {
+    await insertNamed(ids.inventory, i.name, 'inventory', {
+      project_id: projectId,
+      name: i.name,
+      type: i.type,
+      inventory: i.inventory,
+      // A workspace inventory runs with the project's None key, as the inventory API stores it.
+      ssh_key_id: i.ssh_key === null ? noneKeyId : idOf('key', i.ssh_key),
+      become_key_id: optionalIdOf('key', i.become_key),
+      repository_id: optionalIdOf('repository', i.repository),
+    });
+  }
+
+  for (const e of plan.environments) {
+    let environmentId: number;
+    if (e.name === 'Empty') {
+      environmentId = emptyEnvironmentId;
+      await updateRows(db, 'environment', { id: environmentId }, { json: e.json, env: e.env });
+    } else {
+      environmentId = await insert(db, deps.dialect, 'environment', {
+        project_id: projectId,
+        name: e.name,
+        json: e.json,
+        env: e.env,
+      });
+      ids.environment.set(e.name, environmentId);
+    }
+    for (const s of e.secrets) {
+      await insertSecretRow(db, deps.dialect, {
+        project_id: projectId,
+        environment_id: environmentId,
+        name: s.name,
+        owner: s.type === 'var' ? 'variable' : 'environment',
+        secret: deps.box.seal(s.secret),
+      });
+    }
+  }
+
+  for (const v of plan.views) {
     await insertNamed(ids.view, v.title, 'view', {
       project_id: projectId,
       title: v.title,
@@ -78,55 +131,7 @@ async function writeBackup(
     });
   }
 
-  for (const k of b.keys) {
-    if (k.owner === 'environment' || k.owner === 'variable') continue;
-    if (k.name === 'None' && !ids.key.has('None')) {
-      if (k.type !== 'none') {
-        await updateRows(
-          db,
-          'access_key',
-          { id: noneKeyId },
-          { type: k.type, secret: emptySecret(deps, k.type) },
-        );
-      }
-      ids.key.set(k.name, noneKeyId);
-      continue;
-    }
-    await insertNamed(ids.key, k.name, 'access_key', {
-      project_id: projectId,
-      name: k.name,
-      type: k.type,
-      secret: emptySecret(deps, k.type),
-      owner: '',
-      environment_id: null,
-    });
-  }
-
-  for (const r of b.repositories) {
-    await insertNamed(ids.repository, r.name, 'repository', {
-      project_id: projectId,
-      name: r.name,
-      git_url: r.git_url,
-      git_branch: r.git_branch,
-      ssh_key_id: idOf(ids.key, r.ssh_key),
-    });
-  }
-
-  for (const i of b.inventories) {
-    await insertNamed(ids.inventory, i.name, 'inventory', {
-      project_id: projectId,
-      name: i.name,
-      type: i.type,
-      inventory: i.inventory,
-      ssh_key_id: idOf(ids.key, i.ssh_key),
-      become_key_id: idOf(ids.key, i.become_key),
-      repository_id: idOf(ids.repository, i.repository),
-    });
-  }
-
-  for (const t of b.templates) {
-    const vaultKey =
-      t.vault_key ?? t.vaults.find((v) => v.vault_key && (v.type ?? 'password') === 'password')?.vault_key;
+  for (const t of plan.templates) {
     await insertNamed(ids.template, t.name, 'template', {
       project_id: projectId,
       name: t.name,
@@ -134,11 +139,11 @@ async function writeBackup(
       type: t.type,
       app: t.app,
       playbook: t.playbook,
-      inventory_id: idOf(ids.inventory, t.inventory),
-      repository_id: idOf(ids.repository, t.repository),
-      environment_id: idOf(ids.environment, t.environment),
-      vault_key_id: idOf(ids.key, vaultKey ?? null),
-      view_id: idOf(ids.view, t.view),
+      inventory_id: optionalIdOf('inventory', t.inventory),
+      repository_id: optionalIdOf('repository', t.repository),
+      environment_id: idOf('environment', t.environment),
+      vault_key_id: optionalIdOf('key', t.vault_key),
+      view_id: optionalIdOf('view', t.view),
       build_template_id: null,
       start_version: t.start_version,
       autorun: fromBool(t.autorun),
@@ -148,15 +153,19 @@ async function writeBackup(
       allow_override_branch_in_task: fromBool(t.allow_override_branch_in_task),
       allow_parallel_tasks: fromBool(t.allow_parallel_tasks),
       git_branch: t.git_branch,
-      survey_vars: JSON.stringify(t.survey_vars),
-      task_params: JSON.stringify(t.task_params),
+      survey_vars: t.survey_vars,
+      task_params: t.task_params,
     });
   }
   // Build templates are linked once every template exists, whatever their order in the backup.
-  for (const t of b.templates) {
+  for (const t of plan.templates) {
     if (!t.build_template) continue;
-    const buildTemplateId = idOf(ids.template, t.build_template);
-    await updateRows(db, 'template', { id: templateId(t.name) }, { build_template_id: buildTemplateId });
+    await updateRows(
+      db,
+      'template',
+      { id: idOf('template', t.name) },
+      { build_template_id: idOf('template', t.build_template) },
+    );
   }
 
   // Aliases are unique across the server: one still used (by the original project, say) gets a new one.
@@ -168,43 +177,36 @@ async function writeBackup(
       .executeTakeFirst();
     return taken ? randomAlnum(32) : alias;
   };
-  for (const integration of b.integrations) {
-    const { inventory_name, inventory_id: _ignored, ...params } = integration.task_params;
-    const inventoryId = typeof inventory_name === 'string' ? idOf(ids.inventory, inventory_name) : null;
+  for (const integration of plan.integrations) {
+    const inventoryId = optionalIdOf('inventory', integration.inventory);
     const integrationId = await insert(db, deps.dialect, 'integration', {
       project_id: projectId,
       name: integration.name,
-      template_id: templateId(integration.template),
+      template_id: idOf('template', integration.template),
       auth_method: integration.auth_method,
       auth_header: integration.auth_header,
-      auth_secret_id: idOf(ids.key, integration.auth_secret),
+      auth_secret_id: optionalIdOf('key', integration.auth_secret),
       searchable: fromBool(integration.searchable),
-      task_params: JSON.stringify(inventoryId ? { ...params, inventory_id: inventoryId } : params),
+      task_params: JSON.stringify(
+        inventoryId ? { ...integration.task_params, inventory_id: inventoryId } : integration.task_params,
+      ),
     });
     for (const m of integration.matchers) await insertMatcher(db, deps.dialect, integrationId, m);
     for (const v of integration.extract_values) await insertExtractValue(db, deps.dialect, integrationId, v);
     for (const alias of integration.aliases)
       await insertAlias(db, deps.dialect, projectId, integrationId, await aliasFor(alias));
   }
-  for (const alias of b.integration_aliases)
+  for (const alias of plan.integration_aliases)
     await insertAlias(db, deps.dialect, projectId, null, await aliasFor(alias));
 
-  // Old backups have no schedules list: each template's cron was its schedule.
-  const schedules =
-    b.schedules ??
-    b.templates.flatMap((t) =>
-      t.cron
-        ? [{ name: '', template: t.name, cron_format: t.cron, active: true, checkable_repository: null }]
-        : [],
-    );
-  for (const s of schedules) {
+  for (const s of plan.schedules) {
     await db
       .insertInto('schedule')
       .values({
         project_id: projectId,
-        template_id: templateId(s.template),
+        template_id: idOf('template', s.template),
         cron_format: s.cron_format,
-        repository_id: idOf(ids.repository, s.checkable_repository),
+        repository_id: optionalIdOf('repository', s.repository),
         name: s.name,
         active: fromBool(s.active),
         last_commit_hash: null,
@@ -215,8 +217,8 @@ async function writeBackup(
 }
 
 /**
- * POST projects/restore: validates the whole backup first, then writes it as a NEW project owned by the caller in
- * one transaction, so a backup that fails half-way leaves nothing behind.
+ * POST projects/restore: checks the whole backup first, then writes it as a NEW project owned by the caller in
+ * one transaction (its audit event included), so a backup that fails half-way leaves nothing behind.
  */
 export async function restoreProject(
   deps: Pick<Deps, 'config' | 'db' | 'dialect' | 'box' | 'log' | 'scheduler'>,
@@ -224,18 +226,21 @@ export async function restoreProject(
   body: unknown,
 ): Promise<Project> {
   if (!canCreateProject(deps, user)) throw forbidden('You are not allowed to create projects');
-  const backup = checkBackup(body);
+  const plan = checkBackup(body);
 
-  const projectId = await deps.db.transaction().execute((trx) => writeBackup(trx, deps, backup, user.id));
-  await recordProjectEvent(
-    deps.db,
-    user,
-    projectId,
-    'project',
-    projectId,
-    `Project ${backup.meta.name} restored from a backup`,
-  );
-  if ((backup.schedules?.length ?? 0) > 0 || backup.templates.some((t) => t.cron)) {
+  const projectId = await deps.db.transaction().execute(async (trx) => {
+    const id = await writePlan(trx, deps, plan, user.id);
+    await recordProjectEvent(
+      trx,
+      user,
+      id,
+      'project',
+      id,
+      `Project ${plan.meta.name} restored from a backup`,
+    );
+    return id;
+  });
+  if (plan.schedules.length > 0) {
     try {
       await deps.scheduler.refresh();
     } catch (err) {
