@@ -1,6 +1,6 @@
 import { isIP } from 'node:net';
 import { isAbsolute, resolve } from 'node:path';
-import { MAX_TASK_RETENTION_DAYS, projectRoles } from '@signalbox/contracts';
+import { DEFAULT_KEY_ENV_PREFIX, MAX_TASK_RETENTION_DAYS, projectRoles } from '@signalbox/contracts';
 import { z } from 'zod';
 import { DEFAULT_BCRYPT_COST } from './lib/password-hash';
 
@@ -241,7 +241,7 @@ const variables = {
     z
       .string()
       .regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'must be letters, digits and underscores, not starting with a digit')
-      .default('SIGNALBOX_KEY_'),
+      .default(DEFAULT_KEY_ENV_PREFIX),
     'SIGNALBOX_KEY_ENV_PREFIX',
   ],
   /** The directory keys reading their secret from a file must stay in; unset: no key reads a file. */
