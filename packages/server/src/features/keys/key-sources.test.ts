@@ -8,6 +8,7 @@ import { testDialects } from '../../../test/support/dialects';
 import { createHarness, type Harness } from '../../../test/support/harness';
 import { createTeam, type Team } from '../../../test/support/permission-matrix';
 import { lastEvents } from '../../../test/support/resource-team';
+import { insertTemplate } from '../../../test/support/task-fixtures';
 import { loadConfig } from '../../config';
 import {
   applySourceText,
@@ -84,6 +85,7 @@ describe.each(testDialects())('keys reading their secret on the server, on $name
   let team: Team;
   let dir: string;
   let outside: string;
+  let started = 0;
   const envName = `SIGNALBOX_KEY_API_${randomBytes(4).toString('hex').toUpperCase()}`;
   const envValue = secret('env-password');
   const fileValue = `-----BEGIN OPENSSH PRIVATE KEY-----\n${secret('file-key')}\n-----END OPENSSH PRIVATE KEY-----\n`;
@@ -99,7 +101,8 @@ describe.each(testDialects())('keys reading their secret on the server, on $name
     symlinkSync(join(dir, 'deploy', 'id_ed25519'), join(dir, 'inner-link'));
     execFileSync('mkfifo', [join(dir, 'fifo')]);
     process.env[envName] = envValue;
-    h = await createHarness(dialect, { keyFilesDir: dir });
+    // Webhooks ask this to start their task (starting one has its own tests).
+    h = await createHarness(dialect, { keyFilesDir: dir }, { startTask: async () => ++started });
     team = await createTeam(h, 'Server keys');
   });
   afterAll(async () => {
@@ -331,6 +334,47 @@ describe.each(testDialects())('keys reading their secret on the server, on $name
     expect(res.statusCode, res.body).toBe(204);
     expect((await team.admin.get(`${url()}/${key.id}`)).json()).not.toHaveProperty('source_storage_key');
     expect(await getDecryptedKey(h.deps, team.projectId, key.id)).toMatchObject({ password: 'stored-pw-2' });
+  });
+
+  it('checks a webhook against a secret read from the server, refusing it when the variable is gone', async () => {
+    const key = (await team.admin.post(url(), envKey('Webhook token'))).json();
+    const tpl = await insertTemplate(h.deps, team.projectId, { name: 'Hooked', playbook: 'deploy.sh' });
+    const created = await team.owner.post(`${team.base}/integrations`, {
+      name: 'Hook',
+      template_id: tpl,
+      auth_method: 'token',
+      auth_secret_id: key.id,
+      auth_header: 'X-Deploy-Token',
+    });
+    expect(created.statusCode, created.body).toBe(201);
+    const alias = (await team.owner.post(`${team.base}/integrations/${created.json().id}/aliases`)).json()
+      .alias;
+    const send = (token: string) =>
+      h.app.inject({
+        method: 'POST',
+        url: `/api/integrations/${alias}`,
+        payload: '{}',
+        headers: { 'content-type': 'application/json', 'x-deploy-token': token },
+      });
+    const before = started;
+    expect((await send('wrong')).statusCode).toBe(401);
+    expect((await send(envValue)).statusCode).toBe(204);
+    expect(started).toBe(before + 1);
+
+    delete process.env[envName];
+    try {
+      expect((await send(envValue)).statusCode).toBe(401);
+    } finally {
+      process.env[envName] = envValue;
+    }
+    expect(started).toBe(before + 1);
+    expect(
+      h.logLines.some(
+        (l) =>
+          l.includes('integration auth secret unreadable') &&
+          l.includes(`Environment variable ${envName} is not set on the server`),
+      ),
+    ).toBe(true);
   });
 
   it('fails a read naming the variable or file, never its content', async () => {
