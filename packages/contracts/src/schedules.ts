@@ -125,20 +125,24 @@ export const scheduleInput = z
       .nullish()
       .transform((v) => v ?? true),
   })
-  .superRefine((input, ctx) => {
-    if (input.type === 'run_at') {
-      if (!input.run_at)
-        ctx.addIssue({ code: 'custom', message: messages.required('Run at'), path: ['run_at'] });
-      if (input.repository_id)
-        ctx.addIssue({
-          code: 'custom',
-          message: 'A run-once schedule cannot check a repository for new commits',
-          path: ['repository_id'],
-        });
-    } else if (!input.cron_format) {
-      ctx.addIssue({ code: 'custom', message: messages.required('Cron'), path: ['cron_format'] });
-    }
-  });
+  .superRefine(
+    (input, ctx) => {
+      if (input.type === 'run_at') {
+        if (!input.run_at)
+          ctx.addIssue({ code: 'custom', message: messages.required('Run at'), path: ['run_at'] });
+        if (input.repository_id)
+          ctx.addIssue({
+            code: 'custom',
+            message: 'A run-once schedule cannot check a repository for new commits',
+            path: ['repository_id'],
+          });
+      } else if (!input.cron_format) {
+        ctx.addIssue({ code: 'custom', message: messages.required('Cron'), path: ['cron_format'] });
+      }
+    },
+    // Also when another field is wrong, so a form shows every missing field at once.
+    { when: ({ value }) => !!value && typeof value === 'object' && !Array.isArray(value) },
+  );
 export type ScheduleInput = z.infer<typeof scheduleInput>;
 
 /** Body of POST schedules/validate. */
