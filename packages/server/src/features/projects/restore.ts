@@ -194,19 +194,35 @@ async function writeBackup(
     b.schedules ??
     b.templates.flatMap((t) =>
       t.cron
-        ? [{ name: '', template: t.name, cron_format: t.cron, active: true, checkable_repository: null }]
+        ? [
+            {
+              name: '',
+              template: t.name,
+              cron_format: t.cron,
+              active: true,
+              checkable_repository: null,
+              type: '' as const,
+              run_at: null,
+              delete_after_run: false,
+            },
+          ]
         : [],
     );
   for (const s of schedules) {
+    // A run-once schedule keeps its time; one whose time has passed comes back disabled, so a restore never runs it.
+    const runAt = s.type === 'run_at' && s.run_at ? new Date(s.run_at).toISOString() : null;
     await db
       .insertInto('schedule')
       .values({
         project_id: projectId,
         template_id: templateId(s.template),
-        cron_format: s.cron_format,
-        repository_id: idOf(ids.repository, s.checkable_repository),
+        type: runAt ? 'run_at' : '',
+        cron_format: runAt ? '' : s.cron_format,
+        run_at: runAt,
+        delete_after_run: fromBool(!!runAt && s.delete_after_run),
+        repository_id: runAt ? null : idOf(ids.repository, s.checkable_repository),
         name: s.name,
-        active: fromBool(s.active),
+        active: fromBool(s.active && (!runAt || new Date(runAt).getTime() > Date.now())),
         last_commit_hash: null,
       })
       .execute();

@@ -203,6 +203,54 @@ describe.each(testDialects())('run-once schedules through the API on $name', (di
     expect(await snapshot(h)).toEqual(before);
   });
 
+  it('goes through a project backup and restore; one whose time passed comes back disabled', async () => {
+    const ahead = inMinutes(180);
+    const kept = await project.admin.post(url, {
+      type: 'run_at',
+      template_id: templateId,
+      run_at: ahead.text,
+      delete_after_run: true,
+      name: 'Backed up',
+    });
+    expect(kept.statusCode, kept.body).toBe(201);
+    const ran = (
+      await project.admin.post(url, {
+        type: 'run_at',
+        template_id: templateId,
+        run_at: inMinutes(5).text,
+        name: 'Ran',
+      })
+    ).json();
+    const past = '2020-05-01T08:00:00.000Z';
+    await h.deps.db.updateTable('schedule').set({ run_at: past }).where('id', '=', ran.id).execute();
+
+    const backup = (await project.admin.get(`${project.base}/backup`)).json();
+    expect(backup.schedules).toContainEqual(
+      expect.objectContaining({
+        name: 'Backed up',
+        type: 'run_at',
+        run_at: ahead.utc,
+        delete_after_run: true,
+        cron_format: '',
+      }),
+    );
+    const restored = await project.admin.post('/api/projects/restore', backup);
+    expect(restored.statusCode, restored.body).toBe(200);
+    const list = (await project.admin.get(`/api/project/${restored.json().id}/schedules`)).json();
+    expect(list).toContainEqual(
+      expect.objectContaining({
+        name: 'Backed up',
+        type: 'run_at',
+        run_at: ahead.utc,
+        active: true,
+        delete_after_run: true,
+      }),
+    );
+    expect(list).toContainEqual(
+      expect.objectContaining({ name: 'Ran', type: 'run_at', run_at: past, active: false }),
+    );
+  });
+
   it('lets only managers create one', async () => {
     const body = { type: 'run_at', template_id: templateId, run_at: inMinutes(10).text };
     for (const role of ['task_runner', 'guest'] as const)
