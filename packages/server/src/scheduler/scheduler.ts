@@ -2,10 +2,10 @@ import { Cron } from 'croner';
 import { recordEvent } from '../audit/audit.store';
 import { logFailure, untilDbAnswers } from '../db/retry';
 import type { Deps } from '../deps';
-import { keySecretOf } from '../features/keys/key-sources';
-import { describeSchedule } from '../features/schedules/schedules.service';
+import { keySecretOf } from '../lib/key-sources';
 import type { Scheduler } from '../ports';
 import { type Clock, realClock } from './clock';
+import { describeSchedule } from './describe';
 import { branchHead, type GitAuth } from './git-head';
 import {
   activeSchedules,

@@ -1,8 +1,8 @@
 import { chmodSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Config } from '../config';
-import { KeySourceError, keySecretOf } from '../features/keys/key-sources';
 import type { SecretBox } from '../lib/crypto';
+import { KeySourceError, keySecretOf } from '../lib/key-sources';
 import { IsolationUnavailable, openTaskSandbox } from './isolation';
 import type { LogSink } from './log-sink';
 import type { ExitResult, ProcessAdapter, ProcessSpec, TaskProcess } from './process';

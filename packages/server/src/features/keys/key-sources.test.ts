@@ -16,7 +16,7 @@ import {
   envNameProblem,
   KeySourceError,
   readKeySource,
-} from './key-sources';
+} from '../../lib/key-sources';
 import { getDecryptedKey, KEY_SOURCE_ADMIN_ONLY } from './keys.service';
 
 const secret = (label: string) => `${label}-${randomBytes(12).toString('hex')}`;

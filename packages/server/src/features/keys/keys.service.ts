@@ -11,10 +11,10 @@ import type { Db } from '../../db';
 import type { Deps } from '../../deps';
 import type { SecretBox } from '../../lib/crypto';
 import { badRequest, forbidden, notFound } from '../../lib/errors';
+import { checkKeySource, keySecretOf, openStoredSecret } from '../../lib/key-sources';
 import { assertBodyIds } from '../refs/body-ids';
 import { assertUnused, findRefs } from '../refs/refs.store';
 import type { UserRow } from '../users/users.store';
-import { checkKeySource, keySecretOf, openStoredSecret } from './key-sources';
 import {
   deleteKeyRow,
   findKeyRow,

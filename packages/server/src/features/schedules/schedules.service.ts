@@ -3,6 +3,7 @@ import { recordProjectEvent } from '../../audit/audit.store';
 import { fromBool } from '../../db/values';
 import type { Deps } from '../../deps';
 import { badRequest, found, notFound } from '../../lib/errors';
+import { type Described, describeSchedule } from '../../scheduler/describe';
 import { assertInProject } from '../refs/refs.store';
 import { cronError } from './cron';
 import { deleteSchedule, findSchedule, insertSchedule, updateSchedule } from './schedules.store';
@@ -57,12 +58,6 @@ export async function getSchedule(deps: Pick<Deps, 'db'>, projectId: number, id:
   if (!schedule) throw notFound('Schedule');
   return schedule;
 }
-
-type Described = { type: string; cron_format: string; run_at: string | null; name: string };
-
-/** How a schedule is named in audit events: its cron, or the time it runs once. */
-export const describeSchedule = (s: Described, tplName: string) =>
-  `Schedule ${s.name ? `${s.name} ` : ''}(${s.type === 'run_at' ? `once at ${s.run_at}` : s.cron_format}) of template ${tplName}`;
 
 /**
  * The columns a schedule takes from its input. A run-once schedule keeps no cron and no repository; a cron

@@ -2,9 +2,9 @@ import { constants } from 'node:fs';
 import { open, realpath } from 'node:fs/promises';
 import { dirname, isAbsolute, relative, resolve, sep } from 'node:path';
 import { type KeySourceType, SECRET_MAX } from '@signalbox/contracts';
-import { type Config, settingNames } from '../../config';
-import type { SecretBox } from '../../lib/crypto';
-import { badRequest } from '../../lib/errors';
+import { type Config, settingNames } from '../config';
+import type { SecretBox } from './crypto';
+import { badRequest } from './errors';
 
 /**
  * Keys whose secret lives on the server: an environment variable of the server process, or a file under the
