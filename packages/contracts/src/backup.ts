@@ -3,6 +3,7 @@ import { jsonDepth, MAX_JSON_DEPTH, messages } from './common';
 import { keyTypes } from './keys';
 import { taskRetentionDays } from './projects';
 import { branchMessages, isBranchName, isUsableRepositoryUrl } from './repositories';
+import { RUN_AT_FORMAT, scheduleTypes } from './schedules';
 import { PLAYBOOK_MAX, playbookPathProblem } from './templates';
 
 /**
@@ -241,13 +242,30 @@ export const backupTemplate = z.looseObject({
   cron: nullableText('Cron', 100),
 });
 
-export const backupSchedule = z.looseObject({
-  name: text('Schedule name', 255),
-  template: name('Schedule template'),
-  cron_format: name('Cron', 100),
-  active: bool('Active', true),
-  checkable_repository: ref('Schedule repository'),
-});
+export const backupSchedule = z
+  .looseObject({
+    name: text('Schedule name', 255),
+    template: name('Schedule template'),
+    cron_format: text('Cron', 100).transform((v) => v.trim()),
+    active: bool('Active', true),
+    checkable_repository: ref('Schedule repository'),
+    /** A run-once schedule: type 'run_at' with its time (the peer exports both); absent in older backups. */
+    type: choice('Schedule type', scheduleTypes, ''),
+    run_at: nullableText('Run at', 40).refine(
+      (v) => v === null || z.iso.datetime({ offset: true }).safeParse(v).success,
+      RUN_AT_FORMAT,
+    ),
+    delete_after_run: bool('Delete after run'),
+  })
+  .superRefine((s, ctx) => {
+    const once = s.type === 'run_at';
+    if (once ? !s.run_at : !s.cron_format)
+      ctx.addIssue({
+        code: 'custom',
+        message: messages.required(once ? 'Run at' : 'Cron'),
+        path: [once ? 'run_at' : 'cron_format'],
+      });
+  });
 
 const backupMatcher = z.looseObject({
   name: name('Matcher name'),
@@ -386,5 +404,8 @@ export type ProjectBackup = {
     cron_format: string;
     active: boolean;
     checkable_repository: string | null;
+    type: '' | 'run_at';
+    run_at: string | null;
+    delete_after_run: boolean;
   }>;
 };

@@ -4,6 +4,17 @@ import { flag, messages, optionalId, requiredNumber, requiredString } from './co
 export const keyTypes = ['none', 'ssh', 'login_password'] as const;
 export type KeyType = (typeof keyTypes)[number];
 
+/**
+ * Where a key's secret comes from: stored encrypted in the database (no source), or read at task time from the
+ * server's environment variable ('env') or a file on the server ('file') that `source_storage_key` names. Only
+ * administrators may create or change a key with a source.
+ */
+export const keySourceTypes = ['env', 'file'] as const;
+export type KeySourceType = (typeof keySourceTypes)[number];
+export const KEY_SOURCE_MAX = 1024;
+/** The prefix environment variables read by keys must have unless the server sets another (see its README). */
+export const DEFAULT_KEY_ENV_PREFIX = 'SIGNALBOX_KEY_';
+
 /** The login a key signs in as; its secret (password, passphrase, private key) is never answered. */
 const keyLoginSchema = z.strictObject({ login: z.string().describe('Who the key signs in as.') });
 
@@ -18,6 +29,14 @@ export const accessKeySchema = z.strictObject({
   project_id: z.int(),
   login_password: keyLoginSchema.optional().describe('Present for a key of type login_password.'),
   ssh: keyLoginSchema.optional().describe('Present for a key of type ssh.'),
+  source_storage_type: z
+    .enum(keySourceTypes)
+    .optional()
+    .describe("Present when the secret is read at task time: from the server's environment or a file."),
+  source_storage_key: z
+    .string()
+    .optional()
+    .describe('The environment variable name or file path the secret is read from (never the secret).'),
 });
 export type AccessKey = z.infer<typeof accessKeySchema>;
 
@@ -66,14 +85,56 @@ const keyBase = z.object({
       { error: 'SSH key must be an object' },
     )
     .nullish(),
+  /** '' or null: the secret is stored; 'env' / 'file': it is read at task time from what source_storage_key names. */
+  source_storage_type: z
+    .enum(['', ...keySourceTypes], {
+      error: `Secret source must be one of: '' (stored), ${keySourceTypes.join(', ')}`,
+    })
+    .nullish()
+    .transform((v): KeySourceType | null => v || null),
+  source_storage_key: z
+    .string({ error: 'Secret source must be a string' })
+    .trim()
+    .max(KEY_SOURCE_MAX, messages.tooLong('Secret source', KEY_SOURCE_MAX))
+    .nullish()
+    .transform((v) => v ?? ''),
 });
 export type KeyInput = z.output<typeof keyBase>;
 
+/** The label of the field naming where a key's secret is read from. */
+export const keySourceLabel = (type: KeySourceType) =>
+  type === 'env' ? 'Environment variable' : 'File path';
+
+/** What a key reading its secret from the server lacks; null when nothing is missing. */
+export function keySourceProblem(
+  input: Pick<KeyInput, 'type' | 'source_storage_type' | 'source_storage_key'>,
+) {
+  if (!input.source_storage_type) return null;
+  if (input.type === 'none')
+    return { field: 'source_storage_type', message: 'A key of type none has no secret to read' };
+  if (!input.source_storage_key)
+    return {
+      field: 'source_storage_key',
+      message: messages.required(keySourceLabel(input.source_storage_type)),
+    };
+  return null;
+}
+
 /**
  * What a key of its type needs before its secret can be stored; null when nothing is missing. The server also
- * applies it when the type of an existing key changes.
+ * applies it when the type of an existing key changes. A key reading its secret from the server needs only its
+ * source.
  */
-export function keySecretProblem(input: Pick<KeyInput, 'type' | 'login_password' | 'ssh'>) {
+export function keySecretProblem(
+  input: Pick<KeyInput, 'type' | 'login_password' | 'ssh'> &
+    Partial<Pick<KeyInput, 'source_storage_type' | 'source_storage_key'>>,
+) {
+  if (input.source_storage_type)
+    return keySourceProblem({
+      type: input.type,
+      source_storage_type: input.source_storage_type,
+      source_storage_key: input.source_storage_key ?? '',
+    });
   if (input.type === 'login_password' && !input.login_password?.password)
     return { field: 'login_password.password', message: messages.required('Password') };
   if (input.type === 'ssh' && !input.ssh?.private_key?.trim())
@@ -88,7 +149,7 @@ const requireSecret = (input: KeyInput, ctx: z.RefinementCtx) => {
 
 /** A new key is always editable, so its secret is required. */
 export const keyCreateInput = keyBase.superRefine(requireSecret);
-/** An existing key keeps its stored secret unless `override_secret` is set. */
+/** An existing key keeps its stored secret unless `override_secret` is set; a source is always checked. */
 export const keyUpdateInput = keyBase.superRefine((input, ctx) => {
-  if (input.override_secret) requireSecret(input, ctx);
+  if (input.override_secret || input.source_storage_type) requireSecret(input, ctx);
 });

@@ -1,12 +1,36 @@
 import { z } from 'zod';
 import { messages, optionalId } from './common';
 
-/** A cron schedule of a template; with a repository_id it runs only when the repository has new commits. */
+/** '' = a cron schedule (the peer's empty type); 'run_at' = runs its template once, at `run_at`. */
+export const scheduleTypes = ['', 'run_at'] as const;
+export type ScheduleType = (typeof scheduleTypes)[number];
+
+/**
+ * A schedule of a template: a cron schedule (with a repository_id it runs only when the repository has new
+ * commits), or a run-once schedule that starts its task at `run_at` and is then disabled (or deleted).
+ */
 export const scheduleSchema = z.strictObject({
   id: z.number().int(),
   project_id: z.number().int(),
   template_id: z.number().int(),
-  cron_format: z.string(),
+  type: z.enum(scheduleTypes).describe("'' for a cron schedule, 'run_at' for a run-once schedule."),
+  cron_format: z.string().describe("The cron of a cron schedule; '' for a run-once schedule."),
+  run_at: z
+    .string()
+    .nullable()
+    .describe('When a run-once schedule starts its task (ISO 8601, UTC); null for a cron schedule.'),
+  delete_after_run: z
+    .boolean()
+    .describe('A run-once schedule is deleted, instead of disabled, once it has started its task.'),
+  last_run_at: z
+    .string()
+    .nullable()
+    .describe('When the scheduler last started a task of this schedule (ISO 8601, UTC); null: never.'),
+  run_missed: z
+    .boolean()
+    .describe(
+      'A run-once schedule whose time passed while no server was running (beyond the grace), disabled without running.',
+    ),
   repository_id: z
     .number()
     .int()
@@ -50,24 +74,75 @@ const scheduleTemplateId = z
   .max(2_147_483_647, 'Template is too large')
   .refine((v) => v > 0, messages.required('Template'));
 
+/** A date-time with a time zone (RFC 3339: 2030-01-31T09:30:00Z or …+02:00), normalised to UTC. */
+export const RUN_AT_FORMAT = 'Run at must be a date and time with a time zone, e.g. 2030-01-31T09:30:00Z';
+const runAtText = z
+  .string({ error: RUN_AT_FORMAT })
+  .trim()
+  .max(40, RUN_AT_FORMAT)
+  .nullish()
+  .transform((v, ctx) => {
+    if (!v) return null;
+    if (!z.iso.datetime({ offset: true }).safeParse(v).success) {
+      ctx.addIssue({ code: 'custom', message: RUN_AT_FORMAT });
+      return z.NEVER;
+    }
+    return new Date(v).toISOString();
+  });
+
 /** Body of POST schedules and PUT schedules/{id}. */
-export const scheduleInput = z.object({
-  id: z.number({ error: 'ID must be a number' }).int().nullish(),
-  project_id: z.number({ error: 'Project ID must be a number' }).int().nullish(),
-  template_id: scheduleTemplateId,
-  cron_format: cronText,
-  repository_id: optionalId('Repository'),
-  name: z
-    .string({ error: 'Name must be a string' })
-    .trim()
-    .max(100, messages.tooLong('Name', 100))
-    .nullish()
-    .transform((v) => v ?? ''),
-  active: z
-    .boolean({ error: 'Active must be true or false' })
-    .nullish()
-    .transform((v) => v ?? true),
-});
+export const scheduleInput = z
+  .object({
+    id: z.number({ error: 'ID must be a number' }).int().nullish(),
+    project_id: z.number({ error: 'Project ID must be a number' }).int().nullish(),
+    template_id: scheduleTemplateId,
+    type: z
+      .enum(scheduleTypes, { error: `Type must be '' (cron) or 'run_at' (once)` })
+      .nullish()
+      .transform((v) => v ?? ''),
+    /** Required for a cron schedule; ignored (stored as '') for a run-once schedule. */
+    cron_format: z
+      .string({ error: 'Cron must be a string' })
+      .trim()
+      .max(CRON_MAX, messages.tooLong('Cron', CRON_MAX))
+      .nullish()
+      .transform((v) => v ?? ''),
+    /** Required for a run-once schedule; ignored for a cron schedule. Whether it is in the future: the server. */
+    run_at: runAtText,
+    delete_after_run: z
+      .boolean({ error: 'Delete after run must be true or false' })
+      .nullish()
+      .transform((v) => v ?? false),
+    repository_id: optionalId('Repository'),
+    name: z
+      .string({ error: 'Name must be a string' })
+      .trim()
+      .max(100, messages.tooLong('Name', 100))
+      .nullish()
+      .transform((v) => v ?? ''),
+    active: z
+      .boolean({ error: 'Active must be true or false' })
+      .nullish()
+      .transform((v) => v ?? true),
+  })
+  .superRefine(
+    (input, ctx) => {
+      if (input.type === 'run_at') {
+        if (!input.run_at)
+          ctx.addIssue({ code: 'custom', message: messages.required('Run at'), path: ['run_at'] });
+        if (input.repository_id)
+          ctx.addIssue({
+            code: 'custom',
+            message: 'A run-once schedule cannot check a repository for new commits',
+            path: ['repository_id'],
+          });
+      } else if (!input.cron_format) {
+        ctx.addIssue({ code: 'custom', message: messages.required('Cron'), path: ['cron_format'] });
+      }
+    },
+    // Also when another field is wrong, so a form shows every missing field at once.
+    { when: ({ value }) => !!value && typeof value === 'object' && !Array.isArray(value) },
+  );
 export type ScheduleInput = z.infer<typeof scheduleInput>;
 
 /** Body of POST schedules/validate. */

@@ -1,6 +1,6 @@
 import { isIP } from 'node:net';
-import { resolve } from 'node:path';
-import { MAX_TASK_RETENTION_DAYS, projectRoles } from '@signalbox/contracts';
+import { isAbsolute, resolve } from 'node:path';
+import { DEFAULT_KEY_ENV_PREFIX, MAX_TASK_RETENTION_DAYS, projectRoles } from '@signalbox/contracts';
 import { z } from 'zod';
 import { appOverrides, appRegistry } from './lib/apps';
 import { isFilterTemplate, parseLdapServer } from './lib/ldap-address';
@@ -348,6 +348,27 @@ const variables = {
     'SIGNALBOX_APPS',
     'SEMAPHORE_APPS',
   ],
+  /**
+   * Seconds a run-once schedule may be late and still start its task: when no server ran at its time, the first
+   * one to start within this much after it runs it; later, it is marked missed and disabled (0: never catch up).
+   */
+  runOnceGrace: [int(0, 30 * 86_400).default(900), 'SIGNALBOX_RUN_ONCE_GRACE'],
+  /** Keys reading their secret from the server's environment may name only variables starting with this. */
+  keyEnvPrefix: [
+    z
+      .string()
+      .regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'must be letters, digits and underscores, not starting with a digit')
+      .default(DEFAULT_KEY_ENV_PREFIX),
+    'SIGNALBOX_KEY_ENV_PREFIX',
+  ],
+  /** The directory keys reading their secret from a file must stay in; unset: no key reads a file. */
+  keyFilesDir: [
+    z
+      .string()
+      .refine((v) => isAbsolute(v), 'must be an absolute path')
+      .optional(),
+    'SIGNALBOX_KEY_FILES_DIR',
+  ],
 } as const satisfies Record<string, readonly [z.ZodType, ...string[]]>;
 
 type Variables = typeof variables;
@@ -359,6 +380,11 @@ export type Config = { [K in keyof Variables]: z.output<Variables[K][0]> } & {
 };
 
 export class ConfigError extends Error {}
+
+/** Every environment variable name a setting is read from (SIGNALBOX_* names and their SEMAPHORE_* aliases). */
+export const settingNames: ReadonlySet<string> = new Set(
+  Object.values(variables).flatMap(([, ...names]) => names as string[]),
+);
 
 /** Parses the environment. Throws ConfigError naming the variable on a bad value. */
 export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Partial<Config> = {}): Config {

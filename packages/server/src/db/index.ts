@@ -25,6 +25,7 @@ import { tokenExpiry } from './migrations/0006-token-expiry';
 import { runnerOwner } from './migrations/0007-runner-owner';
 import { signInThrottle } from './migrations/0008-sign-in-throttle';
 import { projectInvites } from './migrations/0009-project-invites';
+import { runOnceAndKeySources } from './migrations/0011-run-once-and-key-sources';
 import { retryReads } from './read-retry';
 import type { Database } from './tables';
 import { describeDbError, isConnectionLoss } from './unavailable';
@@ -176,6 +177,7 @@ function provider(dialect: Dialect): MigrationProvider {
     '0007-runner-owner': runnerOwner(),
     '0008-sign-in-throttle': signInThrottle(),
     '0009-project-invites': projectInvites(dialect),
+    '0011-run-once-and-key-sources': runOnceAndKeySources(),
   };
   return { getMigrations: async () => migrations };
 }

@@ -72,6 +72,10 @@ export interface AccessKeyTable {
   /** '' for the key store; 'environment' / 'variable' for environment secrets. */
   owner: string;
   environment_id: number | null;
+  /** Where the secret is read at task time: null = `secret` (stored), 'env' or 'file' (migration 0011). */
+  source_storage_type: string | null;
+  /** The environment variable name or file path of an 'env' / 'file' key. */
+  source_storage_key: string | null;
 }
 
 export interface RepositoryTable {
@@ -147,6 +151,16 @@ export interface ScheduleTable {
   last_commit_hash: string | null;
   /** ISO time of the last cron tick claimed by a scheduler (migration 0002-scheduler). */
   last_tick: string | null;
+  /** '' = cron, 'run_at' = once at `run_at` (migration 0011). */
+  type: Generated<string>;
+  /** ISO time (UTC) a run-once schedule starts its task. */
+  run_at: string | null;
+  /** A run-once schedule is deleted, not disabled, once it started its task. */
+  delete_after_run: Generated<Bool>;
+  /** When the scheduler last started a task of this schedule. */
+  last_run_at: string | null;
+  /** A run-once schedule whose time passed while no server ran (beyond the grace): disabled without running. */
+  run_missed: Generated<Bool>;
 }
 
 export interface TaskTable {

@@ -1,16 +1,22 @@
 import { Cron } from 'croner';
+import { recordEvent } from '../audit/audit.store';
 import { logFailure, untilDbAnswers } from '../db/retry';
-import { parseJson } from '../db/values';
 import type { Deps } from '../deps';
+import { keySecretOf } from '../lib/key-sources';
 import type { Scheduler } from '../ports';
 import { type Clock, realClock } from './clock';
+import { describeSchedule } from './describe';
 import { branchHead, type GitAuth } from './git-head';
 import {
   activeSchedules,
+  claimRunOnce,
   claimTick,
+  deleteRanSchedule,
   hasWaitingTask,
+  markRunOnceMissed,
   type ScheduleEntry,
   saveCommitHash,
+  saveLastRun,
   scheduleForRun,
 } from './scheduler.store';
 
@@ -21,9 +27,18 @@ export type SchedulerHandle = Scheduler & {
   planned(): Map<number, Date>;
 };
 
-export type SchedulerOptions = { clock?: Clock; timezone?: string };
+export type SchedulerOptions = {
+  clock?: Clock;
+  timezone?: string;
+  /** How late a run-once schedule may still start its task (default: config.runOnceGrace seconds). */
+  runOnceGraceMs?: number;
+};
 
-type Armed = { entry: ScheduleEntry; cron: Cron; timer?: unknown; next?: Date };
+/** An armed schedule: a cron schedule has its cron; a run-once schedule (cron null) waits for its one time. */
+type Armed = { entry: ScheduleEntry; cron: Cron | null; timer?: unknown; next?: Date };
+
+/** What makes two reads of a schedule arm the same timer. */
+const timingOf = (e: ScheduleEntry) => (e.type === 'run_at' ? `run_at ${e.run_at}` : `cron ${e.cron_format}`);
 
 /** setTimeout's ceiling; longer waits are split. */
 const MAX_DELAY = 2 ** 31 - 1;
@@ -34,8 +49,11 @@ export const RELOAD_RETRY_MS = 5000;
 const redact = (text: string) => text.replace(/\/\/[^/@\s]*@/g, '//***@');
 
 /**
- * Cron schedules and new-commit checks. Each active schedule is armed with one timer for its next tick;
- * a tick is claimed in the database before anything runs, so it fires once even across server processes.
+ * Cron schedules, new-commit checks and run-once schedules. Each active schedule is armed with one timer for its
+ * next tick; a tick is claimed in the database before anything runs, so it fires once even across server
+ * processes. A run-once schedule's one tick is its `run_at`: the claim disables it in the same UPDATE. When no
+ * server ran at that time, the first one to start runs it if it is at most the grace late, else marks it missed
+ * (and disabled) without running it.
  */
 export function createScheduler(
   deps: Pick<Deps, 'db' | 'log' | 'box' | 'config' | 'startTask' | 'metrics'>,
@@ -43,6 +61,7 @@ export function createScheduler(
 ): SchedulerHandle {
   const clock = options.clock ?? realClock;
   const timezone = options.timezone ?? deps.config.scheduleTimezone;
+  const runOnceGraceMs = options.runOnceGraceMs ?? deps.config.runOnceGrace * 1000;
   const armed = new Map<number, Armed>();
   const inFlight = new Set<Promise<void>>();
   let started = false;
@@ -68,7 +87,7 @@ export function createScheduler(
       if (armed.get(a.entry.id) !== a || closed) return;
       // A wait longer than setTimeout allows wakes up early: keep waiting for the same tick.
       if (next.getTime() - clock.now().getTime() > 1000) return arm(a, next);
-      fire(a.entry.id, next);
+      fire(a.entry.id, next, a.entry.type === 'run_at');
       // Missed ticks (a blocked event loop) are skipped, not replayed.
       const from = clock.now() > next ? clock.now() : next;
       if (from !== next) deps.metrics.schedulerMisses.inc(missedTicks(a, next, from));
@@ -77,6 +96,7 @@ export function createScheduler(
   }
 
   function nextRun(a: Armed, from: Date): Date | null {
+    if (!a.cron) return null;
     try {
       return a.cron.nextRun(from);
     } catch (err) {
@@ -95,11 +115,11 @@ export function createScheduler(
   /** Ticks of one schedule run one after another, so claims reach the database in tick order. */
   const chains = new Map<number, Promise<void>>();
 
-  function fire(scheduleId: number, tick: Date) {
+  function fire(scheduleId: number, tick: Date, once: boolean) {
     deps.metrics.schedulerFires.inc();
     const previous = chains.get(scheduleId) ?? Promise.resolve();
     const work: Promise<void> = previous
-      .then(() => runTick(scheduleId, tick))
+      .then(() => (once ? runOnce(scheduleId, tick) : runTick(scheduleId, tick)))
       .catch((err: Error) => {
         deps.log.error(
           { scheduleId, tick: tick.toISOString(), err: redact(err.message) },
@@ -139,7 +159,7 @@ export function createScheduler(
         return;
       }
       const branch = s.template_branch || s.repository_branch || 'HEAD';
-      const head = await branchHead(s.git_url, branch, gitAuth(s.key_type, s.key_secret));
+      const head = await branchHead(s.git_url, branch, await gitAuth(s));
       if (!head) {
         deps.log.warn({ scheduleId, branch }, 'schedule skipped: branch not found in the repository');
         return;
@@ -156,20 +176,95 @@ export function createScheduler(
       await persist('saving a schedule commit', scheduleId, () =>
         saveCommitHash(deps.db, scheduleId, commitHash),
       );
+    await persist('saving when a schedule ran', scheduleId, () =>
+      saveLastRun(deps.db, scheduleId, clock.now().toISOString()),
+    );
     deps.log.info({ scheduleId, taskId, tick: tick.toISOString() }, 'schedule started a task');
   }
 
-  function gitAuth(type: string | null, secret: string | null): GitAuth {
-    if (!type || !secret || type === 'none') return { type: 'none' };
-    const plain = parseJson<Record<string, string>>(deps.box.open(secret), {});
-    if (type === 'login_password') return { type, login: plain.login ?? '', password: plain.password ?? '' };
+  /**
+   * The one run of a run-once schedule. Later than the grace, it is marked missed; else it is claimed (and disabled
+   * by the claim) and its task started once, without retry: a run that cannot start is logged and recorded, not
+   * tried again.
+   */
+  async function runOnce(scheduleId: number, tick: Date) {
+    const at = tick.toISOString();
+    const late = clock.now().getTime() - tick.getTime();
+    if (late > runOnceGraceMs) {
+      if (
+        await persist('marking a schedule missed', scheduleId, () =>
+          markRunOnceMissed(deps.db, scheduleId, at),
+        )
+      ) {
+        deps.log.warn(
+          { scheduleId, runAt: at, lateSeconds: Math.round(late / 1000) },
+          'run-once schedule missed its time (no server was running); disabled without running',
+        );
+        await recordScheduleEvent(scheduleId, 'missed its time and was disabled without running');
+      }
+      return;
+    }
+    if (!(await persist('claiming a schedule run', scheduleId, () => claimRunOnce(deps.db, scheduleId, at))))
+      return;
+    const s = await persist('reading a schedule', scheduleId, () => scheduleForRun(deps.db, scheduleId));
+    if (!s) {
+      deps.log.warn({ scheduleId }, 'run-once schedule skipped: its template no longer exists');
+      return;
+    }
+    let taskId: number;
+    try {
+      taskId = await deps.startTask(
+        s.project_id,
+        { template_id: s.template_id },
+        { userId: null, scheduleId },
+      );
+    } catch (err) {
+      await recordScheduleEvent(scheduleId, `could not start its task: ${redact((err as Error).message)}`, s);
+      throw err;
+    }
+    await persist('saving when a schedule ran', scheduleId, () =>
+      saveLastRun(deps.db, scheduleId, clock.now().toISOString()),
+    );
+    deps.log.info({ scheduleId, taskId, runAt: at }, 'run-once schedule started its task');
+    if (s.delete_after_run) {
+      await persist('deleting a run-once schedule', scheduleId, () => deleteRanSchedule(deps.db, scheduleId));
+      await recordScheduleEvent(scheduleId, 'started its task and was deleted', s);
+    }
+  }
+
+  /** An audit event of the scheduler itself (no user) about one schedule. */
+  async function recordScheduleEvent(
+    scheduleId: number,
+    what: string,
+    known?: Awaited<ReturnType<typeof scheduleForRun>>,
+  ) {
+    const s = known ?? (await scheduleForRun(deps.db, scheduleId));
+    if (!s) return;
+    const name = describeSchedule(s, s.template_name);
+    await persist('recording a schedule event', scheduleId, () =>
+      recordEvent(deps.db, {
+        project_id: s.project_id,
+        user_id: null,
+        object_type: 'schedule',
+        object_id: scheduleId,
+        description: `${name} ${what}`,
+      }),
+    );
+  }
+
+  async function gitAuth(s: NonNullable<Awaited<ReturnType<typeof scheduleForRun>>>): Promise<GitAuth> {
+    const type = s.key_type;
+    if (!type || s.key_id === null || type === 'none') return { type: 'none' };
+    const secret = await keySecretOf(deps, {
+      name: s.key_name ?? '',
+      type,
+      secret: s.key_secret,
+      source_storage_type: s.key_source_type,
+      source_storage_key: s.key_source_key,
+    });
+    if (type === 'login_password') return { type, login: secret.login, password: secret.password };
     if (type === 'ssh')
-      return {
-        type,
-        login: plain.login ?? '',
-        private_key: plain.private_key ?? '',
-        passphrase: plain.passphrase ?? '',
-      };
+      return { type, login: secret.login, private_key: secret.private_key, passphrase: secret.passphrase };
     return { type: 'none' };
   }
 
@@ -188,11 +283,24 @@ export function createScheduler(
     for (const entry of rows) {
       seen.add(entry.id);
       const current = armed.get(entry.id);
-      if (current && current.entry.cron_format === entry.cron_format) {
+      if (current && timingOf(current.entry) === timingOf(entry)) {
         current.entry = entry;
         continue;
       }
       if (current) disarm(current);
+      if (entry.type === 'run_at') {
+        const at = new Date(entry.run_at ?? '');
+        if (Number.isNaN(at.getTime())) {
+          armed.delete(entry.id);
+          deps.log.warn({ scheduleId: entry.id }, 'run-once schedule has no valid time');
+          continue;
+        }
+        const a: Armed = { entry, cron: null };
+        armed.set(entry.id, a);
+        // A time already past fires at once: runOnce decides between running late and marking it missed.
+        arm(a, at);
+        continue;
+      }
       let cron: Cron;
       try {
         cron = new Cron(entry.cron_format, { timezone, paused: true });

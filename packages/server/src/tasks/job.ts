@@ -1,6 +1,8 @@
 import { chmodSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import type { Config } from '../config';
 import type { SecretBox } from '../lib/crypto';
+import { KeySourceError, keySecretOf } from '../lib/key-sources';
 import { IsolationUnavailable, openTaskSandbox } from './isolation';
 import type { LogSink } from './log-sink';
 import type { ExitResult, ProcessAdapter, ProcessSpec, TaskProcess } from './process';
@@ -53,6 +55,24 @@ export function decodeKey(box: SecretBox, row: KeyRow): Key {
     passphrase: str(secret.passphrase),
     private_key: str(secret.private_key),
   };
+}
+
+/**
+ * A key with its secret: decrypted, or read now from the server's environment variable or file it names. A source
+ * that cannot be read fails the task with a line naming the key and the variable or file (never its content).
+ */
+export async function loadTaskKey(
+  box: SecretBox,
+  config: Pick<Config, 'keyEnvPrefix' | 'keyFilesDir'>,
+  row: KeyRow,
+): Promise<Key> {
+  if (!row.source_storage_type) return decodeKey(box, row);
+  try {
+    return { id: row.id, type: row.type, ...(await keySecretOf({ box, config }, row)) };
+  } catch (err) {
+    if (err instanceof KeySourceError) throw new TaskFailed(err.message);
+    throw err;
+  }
 }
 
 /** An environment secret's value: the sealed text is either the bare value or a JSON document holding it. */

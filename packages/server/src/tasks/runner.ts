@@ -13,7 +13,7 @@ import { runAnsible } from './executors/ansible';
 import { runBash, runPowerShell, runPulumi, runPython } from './executors/shell';
 import { runTerraform } from './executors/terraform';
 import { checkoutRepository } from './git';
-import { decodeKey, Job, Stopped, TaskFailed } from './job';
+import { Job, loadTaskKey, Stopped, TaskFailed } from './job';
 import type { LogSink } from './log-sink';
 import type { ProcessAdapter } from './process';
 import { findKey, findTask, updateTask } from './store';
@@ -25,7 +25,7 @@ export type RunContext = {
   db: Db;
   box: SecretBox;
   log: FastifyBaseLogger;
-  config: Pick<Config, 'dataDir' | 'webRoot' | 'taskIsolation' | 'apps'>;
+  config: Pick<Config, 'dataDir' | 'webRoot' | 'taskIsolation' | 'apps' | 'keyEnvPrefix' | 'keyFilesDir'>;
   processes: ProcessAdapter;
   metrics: Metrics;
   /** The instance id that marks the task's processes (orphan cleanup). */
@@ -131,7 +131,7 @@ export function runTask(ctx: RunContext, id: number): RunHandle {
         async (keyId) => {
           const row = await persist('reading a key', () => findKey(ctx.db, task.project_id, keyId));
           if (!row) return null;
-          const key = decodeKey(ctx.box, row);
+          const key = await loadTaskKey(ctx.box, ctx.config, row);
           sink.addSecrets([key.password, key.passphrase, key.private_key]);
           return key;
         },

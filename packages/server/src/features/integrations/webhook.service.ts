@@ -2,6 +2,7 @@ import type { IntegrationTaskParams } from '@signalbox/contracts';
 import type { Db } from '../../db';
 import { now, parseJson } from '../../db/values';
 import type { Deps } from '../../deps';
+import { KeySourceError, keySecretOf } from '../../lib/key-sources';
 import type { NewTask } from '../../ports';
 import { waitingIntegrationTasks } from '../../tasks/store';
 import { findStoreKey } from '../keys/keys.store';
@@ -17,14 +18,30 @@ export type WebhookOutcome = { status: 204 | 401 | 404; started: number[] };
 
 const aliasPattern = /^[A-Za-z0-9_-]{1,64}$/;
 
-/** The auth secret: the key's login_password password, decrypted. Undefined when it cannot be read. */
+/**
+ * The auth secret: the key's login_password password, decrypted or read from the server (a source that cannot be
+ * read is logged, naming the variable or file). Undefined when it cannot be read.
+ */
 async function readSecret(
-  deps: Pick<Deps, 'db' | 'box'>,
+  deps: Pick<Deps, 'db' | 'box' | 'config' | 'log'>,
   integration: integrationStore.IntegrationRow,
 ): Promise<string | undefined> {
   if (!integration.auth_secret_id) return undefined;
   const key = await findStoreKey(deps.db, integration.project_id, integration.auth_secret_id);
-  if (!key?.secret) return undefined;
+  if (!key) return undefined;
+  if (key.source_storage_type) {
+    try {
+      return (await keySecretOf(deps, key)).password || undefined;
+    } catch (err) {
+      if (!(err instanceof KeySourceError)) throw err;
+      deps.log.warn(
+        { integrationId: integration.id, reason: err.message },
+        'integration auth secret unreadable',
+      );
+      return undefined;
+    }
+  }
+  if (!key.secret) return undefined;
   try {
     const secret = JSON.parse(deps.box.open(key.secret)) as {
       password?: unknown;
@@ -213,7 +230,7 @@ async function startTask(
  * matchers. An integration whose auth check fails is skipped and starts nothing.
  */
 export async function handleWebhook(
-  deps: Pick<Deps, 'db' | 'box' | 'log' | 'startTask'>,
+  deps: Pick<Deps, 'db' | 'box' | 'config' | 'log' | 'startTask'>,
   alias: string,
   request: WebhookRequest,
 ): Promise<WebhookOutcome> {

@@ -1,9 +1,17 @@
-import { type AccessKey, type KeyInput, type KeyType, keySecretProblem } from '@signalbox/contracts';
+import {
+  type AccessKey,
+  type KeyInput,
+  type KeySourceType,
+  type KeyType,
+  keySecretProblem,
+  keySourceTypes,
+} from '@signalbox/contracts';
 import { recordProjectEvent } from '../../audit/audit.store';
 import type { Db } from '../../db';
 import type { Deps } from '../../deps';
 import type { SecretBox } from '../../lib/crypto';
-import { badRequest, notFound } from '../../lib/errors';
+import { badRequest, forbidden, notFound } from '../../lib/errors';
+import { checkKeySource, keySecretOf, openStoredSecret } from '../../lib/key-sources';
 import { assertBodyIds } from '../refs/body-ids';
 import { assertUnused, findRefs } from '../refs/refs.store';
 import type { UserRow } from '../users/users.store';
@@ -28,31 +36,34 @@ export type DecryptedKey = {
   private_key: string;
 };
 
-type StoredSecret = { login?: string; password?: string; passphrase?: string; private_key?: string };
+/** Why a project member who is not an administrator cannot save a key reading its secret from the server. */
+export const KEY_SOURCE_ADMIN_ONLY =
+  'Only administrators can create or change keys that read their secret from the server (environment variable or file)';
 
-function openSecret(box: SecretBox, row: KeyRow): StoredSecret {
-  if (!row.secret) return {};
-  try {
-    const value = JSON.parse(box.open(row.secret)) as unknown;
-    return value && typeof value === 'object' ? (value as StoredSecret) : {};
-  } catch {
-    // A secret sealed under another key (or damaged) reads as empty; the text itself is never logged.
-    return {};
-  }
-}
+const loginOf = (box: SecretBox, row: KeyRow) => {
+  const login = openStoredSecret(box, row.secret).login;
+  return typeof login === 'string' ? login : '';
+};
 
-/** The secret JSON a key of its type stores; null for type none. */
+/**
+ * The secret JSON a key of its type stores; null for type none. A key reading its secret from the server stores
+ * only its login (and an ssh key's passphrase): the password or private key comes from the source.
+ */
 function sealSecret(box: SecretBox, input: KeyInput): string | null {
+  const sourced = !!input.source_storage_type;
   if (input.type === 'login_password') {
     const { login = '', password = '' } = input.login_password ?? {};
-    return box.seal(JSON.stringify({ login, password }));
+    return box.seal(JSON.stringify(sourced ? { login } : { login, password }));
   }
   if (input.type === 'ssh') {
     const { login = '', passphrase = '', private_key = '' } = input.ssh ?? {};
-    return box.seal(JSON.stringify({ login, passphrase, private_key }));
+    return box.seal(JSON.stringify(sourced ? { login, passphrase } : { login, passphrase, private_key }));
   }
   return null;
 }
+
+const sourceTypeOf = (row: KeyRow): KeySourceType | null =>
+  keySourceTypes.find((t) => t === row.source_storage_type) ?? null;
 
 export function toAccessKey(box: SecretBox, row: KeyRow): AccessKey {
   const key: AccessKey = {
@@ -61,8 +72,13 @@ export function toAccessKey(box: SecretBox, row: KeyRow): AccessKey {
     type: row.type as KeyType,
     project_id: row.project_id,
   };
-  if (row.type === 'login_password') key.login_password = { login: openSecret(box, row).login ?? '' };
-  if (row.type === 'ssh') key.ssh = { login: openSecret(box, row).login ?? '' };
+  if (row.type === 'login_password') key.login_password = { login: loginOf(box, row) };
+  if (row.type === 'ssh') key.ssh = { login: loginOf(box, row) };
+  const source = sourceTypeOf(row);
+  if (source) {
+    key.source_storage_type = source;
+    key.source_storage_key = row.source_storage_key ?? '';
+  }
   return key;
 }
 
@@ -90,18 +106,38 @@ export async function keyRefs(deps: Pick<Deps, 'db'>, projectId: number, id: num
   return findRefs(deps.db, projectId, 'key', id);
 }
 
+/**
+ * The source columns a key's input sets, checked: only an administrator may name one, and only a variable or
+ * file the server allows (see key-sources.ts).
+ */
+async function sourceColumns(deps: Pick<Deps, 'config'>, user: UserRow, input: KeyInput) {
+  const type = input.source_storage_type;
+  if (!type) return { source_storage_type: null, source_storage_key: null };
+  if (!user.admin) throw forbidden(KEY_SOURCE_ADMIN_ONLY);
+  if (input.type === 'none')
+    throw badRequest('A key of type none has no secret to read', {
+      source_storage_type: 'A key of type none has no secret to read',
+    });
+  return {
+    source_storage_type: type,
+    source_storage_key: await checkKeySource(deps.config, type, input.source_storage_key),
+  };
+}
+
 export async function createKey(
-  deps: Pick<Deps, 'db' | 'dialect' | 'box'>,
+  deps: Pick<Deps, 'db' | 'dialect' | 'box' | 'config'>,
   user: UserRow,
   projectId: number,
   input: KeyInput,
 ) {
   assertBodyIds(input, projectId);
+  const source = await sourceColumns(deps, user, input);
   const id = await insertKeyRow(deps.db, deps.dialect, {
     project_id: projectId,
     name: input.name,
     type: input.type,
     secret: sealSecret(deps.box, input),
+    ...source,
   });
   await recordProjectEvent(deps.db, user, projectId, 'key', id, `Access key ${input.name} created`);
   return getKey(deps, projectId, id);
@@ -109,10 +145,12 @@ export async function createKey(
 
 /**
  * Updates name and type; the stored secret changes only with `override_secret`. A new type cannot keep the old
- * secret, so changing the type replaces the secret too (and needs the new type's secret).
+ * secret, so changing the type replaces the secret too (and needs the new type's secret); so does moving the
+ * secret to or from the server (a stored password does not stay behind a key that now reads it elsewhere). A
+ * key reading its secret from the server can be changed by administrators only.
  */
 export async function updateKey(
-  deps: Pick<Deps, 'db' | 'box'>,
+  deps: Pick<Deps, 'db' | 'box' | 'config'>,
   user: UserRow,
   projectId: number,
   id: number,
@@ -120,7 +158,12 @@ export async function updateKey(
 ) {
   assertBodyIds(input, projectId, id);
   const row = await requireKey(deps.db, projectId, id);
-  const replaceSecret = input.override_secret || row.type !== input.type;
+  if (row.source_storage_type && !user.admin) throw forbidden(KEY_SOURCE_ADMIN_ONLY);
+  const source = await sourceColumns(deps, user, input);
+  const replaceSecret =
+    input.override_secret ||
+    row.type !== input.type ||
+    (row.source_storage_type ?? null) !== source.source_storage_type;
   if (replaceSecret) {
     const problem = keySecretProblem(input);
     if (problem) throw badRequest(problem.message, { [problem.field]: problem.message });
@@ -128,6 +171,7 @@ export async function updateKey(
   await updateKeyRow(deps.db, projectId, id, {
     name: input.name,
     type: input.type,
+    ...source,
     ...(replaceSecret ? { secret: sealSecret(deps.box, input) } : {}),
   });
   await recordProjectEvent(deps.db, user, projectId, 'key', id, `Access key ${input.name} updated`);
@@ -156,28 +200,23 @@ export async function ensureNoneKey(
     name: 'None',
     type: 'none',
     secret: null,
+    source_storage_type: null,
+    source_storage_key: null,
   });
   return { id, created: true };
 }
 
 /**
- * A key-store key with its secret decrypted, for the task engine (repository checkout, inventory login, vault
- * passwords) and integrations. Throws 404 when the key is not in the project.
+ * A key-store key with its secret decrypted (or read from the server), for the task engine (repository checkout,
+ * inventory login, vault passwords) and integrations. Throws 404 when the key is not in the project, and
+ * KeySourceError when its source cannot be read.
  */
 export async function getDecryptedKey(
-  deps: Pick<Deps, 'db' | 'box'>,
+  deps: Pick<Deps, 'db' | 'box' | 'config'>,
   projectId: number,
   keyId: number,
 ): Promise<DecryptedKey> {
   const row = await requireKey(deps.db, projectId, keyId);
-  const secret = openSecret(deps.box, row);
-  return {
-    id: row.id,
-    name: row.name,
-    type: row.type as KeyType,
-    login: secret.login ?? '',
-    password: secret.password ?? '',
-    passphrase: secret.passphrase ?? '',
-    private_key: secret.private_key ?? '',
-  };
+  const secret = await keySecretOf(deps, row);
+  return { id: row.id, name: row.name, type: row.type as KeyType, ...secret };
 }

@@ -28,10 +28,13 @@ export function findNoneKeyRow(db: Db, projectId: number) {
     .executeTakeFirst();
 }
 
+/** Where a key's secret is read from at task time: nothing (stored), or an environment variable or file. */
+type SourceColumns = { source_storage_type: string | null; source_storage_key: string | null };
+
 export function insertKeyRow(
   db: Db,
   dialect: Dialect,
-  row: { project_id: number; name: string; type: string; secret: string | null },
+  row: { project_id: number; name: string; type: string; secret: string | null } & SourceColumns,
 ) {
   return insertReturningId(db, dialect, 'access_key', { ...row, owner: '', environment_id: null });
 }
@@ -40,7 +43,7 @@ export function updateKeyRow(
   db: Db,
   projectId: number,
   id: number,
-  patch: { name: string; type: string; secret?: string | null },
+  patch: { name: string; type: string; secret?: string | null } & Partial<SourceColumns>,
 ) {
   return updateRows(db, 'access_key', { id, project_id: projectId, owner: '' }, patch);
 }
@@ -53,7 +56,7 @@ export function deleteKeyRow(db: Db, projectId: number, id: number) {
 export function findStoreKey(db: Db, projectId: number, id: number) {
   return db
     .selectFrom('access_key')
-    .select(['id', 'type', 'secret'])
+    .select(['id', 'name', 'type', 'secret', 'source_storage_type', 'source_storage_key'])
     .where('project_id', '=', projectId)
     .where('id', '=', id)
     .where('owner', '=', '')

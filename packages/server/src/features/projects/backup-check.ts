@@ -229,7 +229,10 @@ export type RestorePlan = {
   schedules: Array<{
     name: string;
     template: string;
+    type: '' | 'run_at';
     cron_format: string;
+    run_at: string | null;
+    delete_after_run: boolean;
     active: boolean;
     repository: string | null;
   }>;
@@ -523,8 +526,6 @@ export function planRestore(b: ProjectBackupInput): RestorePlan {
   const schedules = scheduleList.map((s, i) => {
     const at = `schedules[${i}]`;
     const raw = s as Record<string, unknown>;
-    if (raw.type === 'run_at' || (raw.run_at != null && raw.run_at !== ''))
-      throw invalid(`${at}.type`, 'one-off (run at) schedules cannot be restored here; only cron schedules');
     if (!isEmptyValue(raw.task_params))
       throw invalid(`${at}.task_params`, 'task parameters of a schedule cannot be restored here');
     assertRef(`${at}.template`, 'template', 'templates', templateNames, s.template);
@@ -535,25 +536,36 @@ export function planRestore(b: ProjectBackupInput): RestorePlan {
       repositoryNames,
       s.checkable_repository,
     );
+    const once = raw.type === 'run_at';
     const input = checkAs(
       scheduleInput,
       {
         template_id: REF,
+        type: once ? 'run_at' : '',
         cron_format: s.cron_format,
+        run_at: once ? raw.run_at : null,
+        delete_after_run: once ? raw.delete_after_run : false,
         repository_id: refId(s.checkable_repository),
         name: s.name,
         active: s.active,
       },
       at,
     );
-    const error = cronError(input.cron_format);
-    if (error) throw invalid(`${at}.cron_format`, error);
+    if (!once) {
+      const error = cronError(input.cron_format);
+      if (error) throw invalid(`${at}.cron_format`, error);
+    }
+    const runAt = once ? input.run_at : null;
     return {
       name: input.name,
       template: s.template,
-      cron_format: input.cron_format,
-      active: input.active,
-      repository: s.checkable_repository,
+      type: input.type,
+      cron_format: once ? '' : input.cron_format,
+      run_at: runAt,
+      delete_after_run: once && input.delete_after_run,
+      // A run-once schedule whose time has passed comes back disabled, so a restore never runs it.
+      active: input.active && (!runAt || Date.parse(runAt) > Date.now()),
+      repository: once ? null : s.checkable_repository,
     };
   });
 

@@ -250,6 +250,9 @@ describe.each(testDialects())('project backup and restore on $name', (dialect) =
         cron_format: '0 3 * * *',
         active: true,
         checkable_repository: 'App repo',
+        type: '',
+        run_at: null,
+        delete_after_run: false,
       },
     ]);
     expect(backup.integrations[0]).toMatchObject({

@@ -150,7 +150,7 @@ export async function readBackup(db: Db, projectId: number): Promise<ProjectBack
       git_branch: t.git_branch,
       survey_vars: parseJson<unknown[]>(t.survey_vars, []),
       task_params: parseJson<Record<string, unknown>>(t.task_params, {}),
-      cron: schedules.find((s) => s.template_id === t.id)?.cron_format ?? null,
+      cron: schedules.find((s) => s.template_id === t.id && s.type !== 'run_at')?.cron_format ?? null,
     })),
     repositories: repositories.map((r) => ({
       name: nameFor(repositoryNames, r.id),
@@ -214,6 +214,9 @@ export async function readBackup(db: Db, projectId: number): Promise<ProjectBack
         cron_format: s.cron_format,
         active: toBool(s.active),
         checkable_repository: nameOf(repositoryNames, s.repository_id),
+        type: s.type === 'run_at' ? ('run_at' as const) : ('' as const),
+        run_at: s.run_at,
+        delete_after_run: toBool(s.delete_after_run),
       })),
   };
 }

@@ -1336,6 +1336,46 @@ esac
     }
   });
 
+  it('restores run-once schedules: one still to come armed, one whose time has passed disabled', async () => {
+    const backup = fixture('semaphore-2.17-full.json');
+    const future = new Date(Date.now() + 7 * 24 * 3600 * 1000).toISOString();
+    Object.assign(backup.schedules![0]!, { type: 'run_at', run_at: future, delete_after_run: true });
+    Object.assign(backup.schedules![2]!, {
+      type: 'run_at',
+      run_at: '2020-01-01T00:00:00+02:00',
+      active: true,
+    });
+    const res = await restore(backup);
+    expect(res.statusCode, res.body).toBe(200);
+    const rows = await h.deps.db
+      .selectFrom('schedule')
+      .select(['name', 'type', 'cron_format', 'run_at', 'delete_after_run', 'active', 'repository_id'])
+      .where('project_id', '=', res.json().id)
+      .orderBy('id')
+      .execute();
+    expect([rows[0], rows[2]]).toEqual([
+      {
+        name: backup.schedules![0]!.name,
+        type: 'run_at',
+        cron_format: '',
+        run_at: future,
+        delete_after_run: 1,
+        active: 1,
+        repository_id: null,
+      },
+      {
+        name: backup.schedules![2]!.name,
+        type: 'run_at',
+        cron_format: '',
+        run_at: '2019-12-31T22:00:00.000Z',
+        delete_after_run: 0,
+        active: 0,
+        repository_id: null,
+      },
+    ]);
+    expect(rows[1]).toMatchObject({ type: '', run_at: null, cron_format: backup.schedules![1]!.cron_format });
+  });
+
   describe('a bad backup', () => {
     /** The 2.17 backup changed by `change`; the restore must answer 400 `error` and write nothing. */
     const cases: Array<[string, (b: Backup) => void, string]> = [
@@ -1511,11 +1551,11 @@ esac
         'Invalid backup: templates[0].vaults[1]: a template holds one vault password here, not several',
       ],
       [
-        'a one-off schedule',
+        'a run-once schedule without a time zone',
         (b) => {
-          Object.assign(b.schedules![2]!, { type: 'run_at', run_at: '2030-01-01T00:00:00Z' });
+          Object.assign(b.schedules![2]!, { type: 'run_at', run_at: '2030-01-01 09:00' });
         },
-        'Invalid backup: schedules[2].type: one-off (run at) schedules cannot be restored here',
+        'Invalid backup: schedules[2].run_at: Run at must be a date and time with a time zone',
       ],
       [
         'secret storages',

@@ -205,7 +205,10 @@ async function writePlan(
       .values({
         project_id: projectId,
         template_id: idOf('template', s.template),
+        type: s.type,
         cron_format: s.cron_format,
+        run_at: s.run_at,
+        delete_after_run: fromBool(s.delete_after_run),
         repository_id: optionalIdOf('repository', s.repository),
         name: s.name,
         active: fromBool(s.active),

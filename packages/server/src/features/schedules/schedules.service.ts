@@ -3,6 +3,7 @@ import { recordProjectEvent } from '../../audit/audit.store';
 import { fromBool } from '../../db/values';
 import type { Deps } from '../../deps';
 import { badRequest, found, notFound } from '../../lib/errors';
+import { type Described, describeSchedule } from '../../scheduler/describe';
 import { assertInProject } from '../refs/refs.store';
 import { cronError } from './cron';
 import { deleteSchedule, findSchedule, insertSchedule, updateSchedule } from './schedules.store';
@@ -29,9 +30,25 @@ export async function refreshScheduler(deps: Pick<Deps, 'log' | 'scheduler'>) {
   }
 }
 
+/** The message when a run-once schedule is saved active with a time that has passed. */
+export const RUN_AT_PAST = 'Run at must be in the future';
+
+/**
+ * A run-once schedule that is saved active must have a time still to come; an inactive one may keep a past time
+ * (it is a record of a run, or of a missed one).
+ */
+function assertRunAtAhead(input: ScheduleInput, now: Date) {
+  if (input.type !== 'run_at' || !input.active || !input.run_at) return;
+  if (new Date(input.run_at).getTime() <= now.getTime())
+    throw badRequest(`${RUN_AT_PAST} (it is ${input.run_at}, now is ${now.toISOString()})`, {
+      run_at: RUN_AT_PAST,
+    });
+}
+
 async function checkInput(deps: Pick<Deps, 'db'>, projectId: number, input: ScheduleInput) {
   assertSameProject(input.project_id, projectId);
-  assertCron(input.cron_format);
+  if (input.type === 'run_at') assertRunAtAhead(input, new Date());
+  else assertCron(input.cron_format);
   await assertInProject(deps.db, 'template', input.template_id, projectId, 'Template');
   await assertInProject(deps.db, 'repository', input.repository_id, projectId, 'Repository');
 }
@@ -42,23 +59,31 @@ export async function getSchedule(deps: Pick<Deps, 'db'>, projectId: number, id:
   return schedule;
 }
 
-const describe = (s: { cron_format: string; name: string }, tplName: string) =>
-  `Schedule ${s.name ? `${s.name} ` : ''}(${s.cron_format}) of template ${tplName}`;
-
-/** The columns a schedule takes from its input. */
-const scheduleValues = (input: ScheduleInput) => ({
-  template_id: input.template_id,
-  cron_format: input.cron_format,
-  repository_id: input.repository_id,
-  name: input.name,
-  active: fromBool(input.active),
-});
+/**
+ * The columns a schedule takes from its input. A run-once schedule keeps no cron and no repository; a cron
+ * schedule keeps no time. Saving a run-once schedule active arms it afresh: the claim of an earlier time and a
+ * missed mark are cleared (its time is in the future, so no tick of it can have been claimed yet).
+ */
+const scheduleValues = (input: ScheduleInput) => {
+  const once = input.type === 'run_at';
+  return {
+    template_id: input.template_id,
+    type: input.type,
+    cron_format: once ? '' : input.cron_format,
+    run_at: once ? input.run_at : null,
+    delete_after_run: fromBool(once && input.delete_after_run),
+    repository_id: once ? null : input.repository_id,
+    name: input.name,
+    active: fromBool(input.active),
+    ...(once && input.active ? { last_tick: null, run_missed: 0 } : {}),
+  };
+};
 
 /** Logs that a schedule (with its template's name) was created, updated or deleted. */
 const recordScheduleEvent = (
   db: Deps['db'],
   user: Actor,
-  schedule: { id: number; project_id: number; cron_format: string; name: string; tpl_name: string },
+  schedule: Described & { id: number; project_id: number; tpl_name: string },
   action: 'created' | 'updated' | 'deleted',
 ) =>
   recordProjectEvent(
@@ -67,7 +92,7 @@ const recordScheduleEvent = (
     schedule.project_id,
     'schedule',
     schedule.id,
-    `${describe(schedule, schedule.tpl_name)} ${action}`,
+    `${describeSchedule(schedule, schedule.tpl_name)} ${action}`,
   );
 
 export async function createSchedule(
@@ -97,10 +122,11 @@ export async function changeSchedule(
 ) {
   const existing = await getSchedule(deps, projectId, id);
   await checkInput(deps, projectId, input);
+  const values = scheduleValues(input);
   await updateSchedule(deps.db, id, {
-    ...scheduleValues(input),
+    ...values,
     // A different repository has a different history: the next tick compares against nothing.
-    ...(existing.repository_id !== input.repository_id ? { last_commit_hash: null } : {}),
+    ...(existing.repository_id !== values.repository_id ? { last_commit_hash: null } : {}),
   });
   const schedule = found(await findSchedule(deps.db, projectId, id), 'Schedule');
   await recordScheduleEvent(deps.db, user, schedule, 'updated');

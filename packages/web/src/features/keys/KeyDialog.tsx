@@ -1,9 +1,17 @@
 import { zodResolver } from '@hookform/resolvers/zod';
 import { Alert, Checkbox, FormControlLabel, MenuItem, Stack, TextField } from '@mui/material';
-import { type AccessKey, keyCreateInput, keyTypes, keyUpdateInput } from '@signalbox/contracts';
+import {
+  type AccessKey,
+  DEFAULT_KEY_ENV_PREFIX,
+  keyCreateInput,
+  keySourceTypes,
+  keyTypes,
+  keyUpdateInput,
+} from '@signalbox/contracts';
 import { Controller, useForm } from 'react-hook-form';
 import { useTranslation } from 'react-i18next';
 import type { z } from 'zod';
+import { useUser } from '../../api/session';
 import { useSaveAndClose } from '../../app/forms';
 import { useResourceSave } from '../templates/shared/api';
 import { FormDialog } from '../templates/shared/FormDialog';
@@ -12,7 +20,11 @@ import { mui } from '../templates/shared/mui';
 
 type Values = z.input<typeof keyCreateInput>;
 
-/** Create or edit a key. Secrets of an existing key stay locked until "override" is ticked. */
+/**
+ * Create or edit a key. Secrets of an existing key stay locked until "override" is ticked. Administrators may
+ * instead have the secret read on the server, from an environment variable or a file; others never see that
+ * choice, and see a key an administrator set up that way read-only.
+ */
 export function KeyDialog({
   projectId,
   item,
@@ -25,6 +37,9 @@ export function KeyDialog({
   onClose: () => void;
 }) {
   const { t } = useTranslation();
+  const admin = !!useUser().data?.admin;
+  const adminOnly = !!item?.source_storage_type && !admin;
+  const frozen = readOnly || adminOnly;
   const save = useResourceSave<Record<string, unknown> & { id?: number | null }>(projectId, 'keys');
   const field = useFieldProps();
   const { register, handleSubmit, control, watch, formState } = useForm<Values>({
@@ -36,12 +51,21 @@ export function KeyDialog({
       override_secret: false,
       login_password: { login: item?.login_password?.login ?? '', password: '' },
       ssh: { login: item?.ssh?.login ?? '', passphrase: '', private_key: '' },
+      source_storage_type: item?.source_storage_type ?? '',
+      source_storage_key: item?.source_storage_key ?? '',
     },
   });
   const type = watch('type');
+  const source = watch('source_storage_type') || null;
   const override = watch('override_secret');
   const locked = !!item && !override;
   const errors = formState.errors;
+
+  const sourceKeyProps: { error?: boolean; helperText?: string } = field(
+    errors.source_storage_key,
+    save.error,
+    'source_storage_key',
+  );
 
   const saveAndClose = useSaveAndClose(save, onClose);
   const submit = handleSubmit((values) =>
@@ -57,17 +81,23 @@ export function KeyDialog({
       formId="key-form"
       title={item ? t('keyStore.edit') : t('keyStore.new')}
       error={save.error}
-      pending={save.isPending || readOnly}
+      pending={save.isPending || frozen}
       onSubmit={(e) => void submit(e)}
       onClose={onClose}
     >
       <Stack spacing={2}>
         {readOnly && <Alert severity="info">{t('res.readOnly')}</Alert>}
+        {adminOnly && item?.source_storage_type && (
+          <Alert severity="info">
+            {t(`keyStore.readOn.${item.source_storage_type}`, { name: item.source_storage_key ?? '' })}{' '}
+            {t('keyStore.adminOnly')}
+          </Alert>
+        )}
         <TextField
           label={t('res.name')}
           required
           autoFocus
-          disabled={readOnly}
+          disabled={frozen}
           {...mui(register('name'))}
           {...field(errors.name, save.error, 'name')}
         />
@@ -79,7 +109,7 @@ export function KeyDialog({
               select
               label={t('res.type')}
               required
-              disabled={readOnly}
+              disabled={frozen}
               value={f.value ?? ''}
               onChange={f.onChange}
               onBlur={f.onBlur}
@@ -94,13 +124,56 @@ export function KeyDialog({
             </TextField>
           )}
         />
+        {admin && type !== 'none' && (
+          <Controller
+            control={control}
+            name="source_storage_type"
+            render={({ field: f }) => (
+              <TextField
+                select
+                label={t('keyStore.source')}
+                disabled={frozen}
+                value={f.value ?? ''}
+                onChange={f.onChange}
+                onBlur={f.onBlur}
+                name={f.name}
+                helperText={t('keyStore.sourceHelp')}
+              >
+                <MenuItem value="">{t('keyStore.sources.stored')}</MenuItem>
+                {keySourceTypes.map((k) => (
+                  <MenuItem key={k} value={k}>
+                    {t(`keyStore.sources.${k}`)}
+                  </MenuItem>
+                ))}
+              </TextField>
+            )}
+          />
+        )}
+        {source && type !== 'none' && (
+          <TextField
+            label={source === 'env' ? t('keyStore.sourceEnv') : t('keyStore.sourceFile')}
+            required
+            disabled={frozen}
+            autoComplete="off"
+            placeholder={source === 'env' ? `${DEFAULT_KEY_ENV_PREFIX}DEPLOY` : '/etc/signalbox/keys/deploy'}
+            slotProps={{ htmlInput: { spellCheck: false, style: { fontFamily: 'monospace' } } }}
+            {...mui(register('source_storage_key'))}
+            {...sourceKeyProps}
+            helperText={
+              sourceKeyProps.helperText ??
+              (source === 'env'
+                ? t('keyStore.sourceEnvHelp', { prefix: DEFAULT_KEY_ENV_PREFIX })
+                : t('keyStore.sourceFileHelp'))
+            }
+          />
+        )}
         {item && type !== 'none' && (
           <Controller
             control={control}
             name="override_secret"
             render={({ field: f }) => (
               <FormControlLabel
-                disabled={readOnly}
+                disabled={frozen}
                 label={t('keyStore.override')}
                 control={<Checkbox checked={!!f.value} onChange={(e) => f.onChange(e.target.checked)} />}
               />
@@ -111,48 +184,52 @@ export function KeyDialog({
           <>
             <TextField
               label={t('keyStore.login')}
-              disabled={readOnly || locked}
+              disabled={frozen || locked}
               autoComplete="off"
               {...mui(register('login_password.login'))}
             />
-            <TextField
-              label={t('keyStore.password')}
-              type="password"
-              required={!locked}
-              disabled={readOnly || locked}
-              autoComplete="new-password"
-              placeholder={locked ? t('keyStore.secretHidden') : undefined}
-              {...mui(register('login_password.password'))}
-              {...field(errors.login_password?.password, save.error, 'login_password.password')}
-            />
+            {!source && (
+              <TextField
+                label={t('keyStore.password')}
+                type="password"
+                required={!locked}
+                disabled={frozen || locked}
+                autoComplete="new-password"
+                placeholder={locked ? t('keyStore.secretHidden') : undefined}
+                {...mui(register('login_password.password'))}
+                {...field(errors.login_password?.password, save.error, 'login_password.password')}
+              />
+            )}
           </>
         )}
         {type === 'ssh' && (
           <>
             <TextField
               label={t('keyStore.login')}
-              disabled={readOnly || locked}
+              disabled={frozen || locked}
               autoComplete="off"
               {...mui(register('ssh.login'))}
             />
             <TextField
               label={t('keyStore.passphrase')}
               type="password"
-              disabled={readOnly || locked}
+              disabled={frozen || locked}
               autoComplete="new-password"
               {...mui(register('ssh.passphrase'))}
             />
-            <TextField
-              label={t('keyStore.privateKey')}
-              required={!locked}
-              multiline
-              minRows={4}
-              disabled={readOnly || locked}
-              placeholder={locked ? t('keyStore.secretHidden') : '-----BEGIN OPENSSH PRIVATE KEY-----'}
-              slotProps={{ htmlInput: { spellCheck: false, style: { fontFamily: 'monospace' } } }}
-              {...mui(register('ssh.private_key'))}
-              {...field(errors.ssh?.private_key, save.error, 'ssh.private_key')}
-            />
+            {!source && (
+              <TextField
+                label={t('keyStore.privateKey')}
+                required={!locked}
+                multiline
+                minRows={4}
+                disabled={frozen || locked}
+                placeholder={locked ? t('keyStore.secretHidden') : '-----BEGIN OPENSSH PRIVATE KEY-----'}
+                slotProps={{ htmlInput: { spellCheck: false, style: { fontFamily: 'monospace' } } }}
+                {...mui(register('ssh.private_key'))}
+                {...field(errors.ssh?.private_key, save.error, 'ssh.private_key')}
+              />
+            )}
           </>
         )}
       </Stack>

@@ -1,4 +1,4 @@
-import { TableCell, TableRow } from '@mui/material';
+import { TableCell, TableRow, Typography } from '@mui/material';
 import type { AccessKey } from '@signalbox/contracts';
 import { useTranslation } from 'react-i18next';
 import { useEditDialog } from '../../app/edit-dialog';
@@ -47,7 +47,14 @@ export default function KeysPage() {
           {(k) => (
             <TableRow key={k.id} hover>
               <TableCell sx={{ wordBreak: 'break-word' }}>{k.name}</TableCell>
-              <TableCell>{t(`keyStore.types.${k.type}`)}</TableCell>
+              <TableCell>
+                {t(`keyStore.types.${k.type}`)}
+                {k.source_storage_type && (
+                  <Typography variant="body2" color="text.secondary" sx={{ overflowWrap: 'anywhere' }}>
+                    {t(`keyStore.readOn.${k.source_storage_type}`, { name: k.source_storage_key ?? '' })}
+                  </Typography>
+                )}
+              </TableCell>
               <RowActions
                 name={k.name}
                 onEdit={() => dialog.edit(k)}

@@ -10,6 +10,8 @@ import {
   FormGroup,
   FormLabel,
   MenuItem,
+  Radio,
+  RadioGroup,
   Stack,
   TextField,
   Typography,
@@ -27,6 +29,7 @@ import { useResourceList, useResourceSave } from '../templates/shared/api';
 import { FormDialog } from '../templates/shared/FormDialog';
 import { translateResourceMessage, useFieldProps } from '../templates/shared/messages';
 import { mui } from '../templates/shared/mui';
+import { browserTimeZone, fromLocalInput, nextWholeHour, toLocalInput } from './run-at';
 import { fromCron, groupsFor, ranges, type Timing, type TimingState, timings, toCron } from './timing';
 
 type Values = z.input<typeof scheduleInput>;
@@ -39,7 +42,10 @@ const nextRun = (cron: string): Date | null => {
   }
 };
 
-/** New/edit schedule: template, cron validated by the server, next-run preview, timing selector. */
+/**
+ * New/edit schedule: template, then either a cron (validated by the server, with a next-run preview and the
+ * timing selector) or one date and time, picked in the browser's time zone and sent as UTC.
+ */
 export function ScheduleDialog({
   projectId,
   item,
@@ -56,16 +62,22 @@ export function ScheduleDialog({
   ]);
   const field = useFieldProps();
   const [cronError, setCronError] = useState('');
+  const [runAtError, setRunAtError] = useState('');
   const { register, handleSubmit, control, watch, setValue, formState } = useForm<Values>({
     resolver: zodResolver(scheduleInput),
     defaultValues: {
       template_id: item?.template_id ?? (0 as number),
-      cron_format: item?.cron_format ?? DEFAULT_CRON,
+      type: item?.type ?? '',
+      cron_format: item?.cron_format || DEFAULT_CRON,
+      run_at: item?.run_at ?? nextWholeHour(),
+      delete_after_run: item?.delete_after_run ?? false,
       repository_id: item?.repository_id ?? null,
       name: item?.name ?? '',
       active: item?.active ?? true,
     },
   });
+  const once = watch('type') === 'run_at';
+  const runAt = watch('run_at');
   const cron = watch('cron_format') ?? '';
   const next = useMemo(() => nextRun(cron.trim()), [cron]);
   const [timing, setTiming] = useState<TimingState>(
@@ -94,18 +106,29 @@ export function ScheduleDialog({
   const saveAndClose = useSaveAndClose(save, onClose);
   const submit = handleSubmit(async (values) => {
     setCronError('');
-    try {
-      await api(`/project/${projectId}/schedules/validate`, {
-        method: 'POST',
-        body: { cron_format: values.cron_format },
-      });
-    } catch (err) {
-      setCronError(err instanceof ApiError ? err.message : String(err));
-      return;
+    setRunAtError('');
+    if (values.type === 'run_at') {
+      // Saving it active arms it: its time must still be ahead (the server checks the same).
+      if (values.active !== false && values.run_at && new Date(values.run_at).getTime() <= Date.now()) {
+        setRunAtError(t('schedule.runAtPast'));
+        return;
+      }
+    } else {
+      try {
+        await api(`/project/${projectId}/schedules/validate`, {
+          method: 'POST',
+          body: { cron_format: values.cron_format },
+        });
+      } catch (err) {
+        setCronError(err instanceof ApiError ? err.message : String(err));
+        return;
+      }
     }
     const name = templates.data?.find((x) => x.id === values.template_id)?.name ?? '';
+    // A run-once schedule is saved active again: picking a new time re-arms one that ran or was missed.
+    const body = values.type === 'run_at' ? { ...values, active: true } : values;
     await saveAndClose(
-      { ...values, id: item?.id ?? null },
+      { ...body, id: item?.id ?? null },
       t(item ? 'schedule.saved' : 'schedule.created', { name }),
     );
   });
@@ -113,6 +136,10 @@ export function ScheduleDialog({
   const cronProps = cronError
     ? { error: true, helperText: translateResourceMessage(cronError, t) }
     : field(errors.cron_format, save.error, 'cron_format');
+  const runAtProps = runAtError
+    ? { error: true, helperText: runAtError }
+    : field(errors.run_at, save.error, 'run_at');
+  const zone = browserTimeZone();
 
   return (
     <FormDialog
@@ -148,70 +175,129 @@ export function ScheduleDialog({
             </TextField>
           )}
         />
-        <TextField
-          label={t('schedule.cron')}
-          required
-          placeholder="0 0 * * *"
-          slotProps={{ htmlInput: { spellCheck: false, style: { fontFamily: 'monospace' } } }}
-          {...mui(register('cron_format'))}
-          {...cronProps}
-        />
-        <Typography variant="body2" color="text.secondary" aria-live="polite" data-testid="next-run">
-          {next
-            ? t('schedule.nextRun', { time: formatDateTime(next.toISOString()) })
-            : t('schedule.noNextRun')}
-        </Typography>
-        <Accordion variant="outlined" disableGutters>
-          <AccordionSummary expandIcon={<ExpandMoreIcon />}>
-            <Typography>{t('schedule.timing')}</Typography>
-          </AccordionSummary>
-          <AccordionDetails>
-            <TextField
-              select
-              fullWidth
-              size="small"
-              label={t('schedule.timing')}
-              value={timing.timing}
-              onChange={(e) => applyTiming({ ...timing, timing: e.target.value as Timing })}
-              sx={{ mb: 2 }}
+        <Controller
+          control={control}
+          name="type"
+          render={({ field: f }) => (
+            <RadioGroup
+              row
+              aria-label={t('schedule.kind')}
+              value={f.value ?? ''}
+              onChange={(e) => f.onChange(e.target.value)}
             >
-              {timings.map((x) => (
-                <MenuItem key={x} value={x}>
-                  {t(`schedule.timings.${x}`)}
-                </MenuItem>
-              ))}
-            </TextField>
-            {groupsFor[timing.timing].map((group) => (
-              <Box key={group} component="fieldset" sx={{ border: 0, p: 0, m: 0, mb: 1.5 }}>
-                <FormLabel component="legend" sx={{ fontSize: 14 }}>
-                  {t(`schedule.groups.${group}`)}
-                </FormLabel>
-                <FormGroup row>
-                  {ranges[group].map((value) => (
-                    <FormControlLabel
-                      key={value}
-                      sx={{ minWidth: group === 'weekdays' || group === 'months' ? 72 : 56, mr: 0.5 }}
-                      label={
-                        group === 'weekdays'
-                          ? t(`schedule.weekdays.${value}`)
-                          : group === 'months'
-                            ? t(`schedule.months.${value}`)
-                            : String(value)
-                      }
-                      control={
-                        <Checkbox
-                          size="small"
-                          checked={timing[group].includes(value)}
-                          onChange={(e) => toggleValue(group, value, e.target.checked)}
-                        />
-                      }
-                    />
+              <FormControlLabel value="" control={<Radio />} label={t('schedule.types.cron')} />
+              <FormControlLabel value="run_at" control={<Radio />} label={t('schedule.types.run_at')} />
+            </RadioGroup>
+          )}
+        />
+        {once ? (
+          <>
+            <Controller
+              control={control}
+              name="run_at"
+              render={({ field: f }) => (
+                <TextField
+                  type="datetime-local"
+                  label={t('schedule.runAt')}
+                  required
+                  value={toLocalInput(f.value)}
+                  onChange={(e) => {
+                    setRunAtError('');
+                    f.onChange(fromLocalInput(e.target.value));
+                  }}
+                  onBlur={f.onBlur}
+                  name={f.name}
+                  slotProps={{
+                    inputLabel: { shrink: true },
+                    htmlInput: { min: toLocalInput(new Date().toISOString()), step: 60 },
+                  }}
+                  {...runAtProps}
+                  helperText={runAtProps.helperText ?? t('schedule.runAtZone', { zone })}
+                />
+              )}
+            />
+            <Typography variant="body2" color="text.secondary" aria-live="polite" data-testid="run-at">
+              {runAt ? t('schedule.runsOnce', { time: formatDateTime(runAt) }) : t('schedule.noRunAt')}
+            </Typography>
+            <Controller
+              control={control}
+              name="delete_after_run"
+              render={({ field: f }) => (
+                <FormControlLabel
+                  label={t('schedule.deleteAfterRun')}
+                  control={<Checkbox checked={!!f.value} onChange={(e) => f.onChange(e.target.checked)} />}
+                />
+              )}
+            />
+          </>
+        ) : (
+          <>
+            <TextField
+              label={t('schedule.cron')}
+              required
+              placeholder="0 0 * * *"
+              slotProps={{ htmlInput: { spellCheck: false, style: { fontFamily: 'monospace' } } }}
+              {...mui(register('cron_format'))}
+              {...cronProps}
+            />
+            <Typography variant="body2" color="text.secondary" aria-live="polite" data-testid="next-run">
+              {next
+                ? t('schedule.nextRun', { time: formatDateTime(next.toISOString()) })
+                : t('schedule.noNextRun')}
+            </Typography>
+            <Accordion variant="outlined" disableGutters>
+              <AccordionSummary expandIcon={<ExpandMoreIcon />}>
+                <Typography>{t('schedule.timing')}</Typography>
+              </AccordionSummary>
+              <AccordionDetails>
+                <TextField
+                  select
+                  fullWidth
+                  size="small"
+                  label={t('schedule.timing')}
+                  value={timing.timing}
+                  onChange={(e) => applyTiming({ ...timing, timing: e.target.value as Timing })}
+                  sx={{ mb: 2 }}
+                >
+                  {timings.map((x) => (
+                    <MenuItem key={x} value={x}>
+                      {t(`schedule.timings.${x}`)}
+                    </MenuItem>
                   ))}
-                </FormGroup>
-              </Box>
-            ))}
-          </AccordionDetails>
-        </Accordion>
+                </TextField>
+                {groupsFor[timing.timing].map((group) => (
+                  <Box key={group} component="fieldset" sx={{ border: 0, p: 0, m: 0, mb: 1.5 }}>
+                    <FormLabel component="legend" sx={{ fontSize: 14 }}>
+                      {t(`schedule.groups.${group}`)}
+                    </FormLabel>
+                    <FormGroup row>
+                      {ranges[group].map((value) => (
+                        <FormControlLabel
+                          key={value}
+                          sx={{ minWidth: group === 'weekdays' || group === 'months' ? 72 : 56, mr: 0.5 }}
+                          label={
+                            group === 'weekdays'
+                              ? t(`schedule.weekdays.${value}`)
+                              : group === 'months'
+                                ? t(`schedule.months.${value}`)
+                                : String(value)
+                          }
+                          control={
+                            <Checkbox
+                              size="small"
+                              checked={timing[group].includes(value)}
+                              onChange={(e) => toggleValue(group, value, e.target.checked)}
+                            />
+                          }
+                        />
+                      ))}
+                    </FormGroup>
+                  </Box>
+                ))}
+              </AccordionDetails>
+            </Accordion>
+          </>
+        )}
       </Stack>
     </FormDialog>
   );

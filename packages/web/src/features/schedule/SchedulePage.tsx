@@ -1,9 +1,10 @@
-import { Link, TableCell, TableRow } from '@mui/material';
+import { Link, TableCell, TableRow, Typography } from '@mui/material';
 import type { Schedule } from '@signalbox/contracts';
 import { useTranslation } from 'react-i18next';
 import { Link as RouterLink } from 'react-router';
 import { ConfirmDialog, useConfirmedDelete } from '../../app/ConfirmDialog';
 import { useEditDialog } from '../../app/edit-dialog';
+import { formatDateTime } from '../../app/format';
 import { PageHeader } from '../../app/PageHeader';
 import { useProjectContext } from '../../app/project-context';
 import { useResourceDelete, useResourceList } from '../templates/shared/api';
@@ -11,7 +12,24 @@ import { NewButton, ResourceTable, RowActions } from '../templates/shared/Resour
 import { PageBody } from '../templates/shared/ui';
 import { ScheduleDialog } from './ScheduleDialog';
 
-/** /project/{id}/schedule: template name (link), cron, actions. */
+/** What a run-once schedule has done: still to run, ran (when), missed, or switched off. */
+function RunOnceState({ schedule }: { schedule: Schedule }) {
+  const { t } = useTranslation();
+  const text = schedule.active
+    ? t('schedule.state.pending')
+    : schedule.last_run_at
+      ? t('schedule.state.ran', { time: formatDateTime(schedule.last_run_at) })
+      : schedule.run_missed
+        ? t('schedule.state.missed')
+        : t('schedule.state.disabled');
+  return (
+    <Typography variant="body2" color={schedule.run_missed ? 'warning.main' : 'text.secondary'}>
+      {text}
+    </Typography>
+  );
+}
+
+/** /project/{id}/schedule: template name (link), cron or run-once time (in the user's locale), actions. */
 export default function SchedulePage() {
   const { t } = useTranslation();
   const { project, can } = useProjectContext();
@@ -41,7 +59,7 @@ export default function SchedulePage() {
           head={
             <>
               <TableCell>{t('res.template')}</TableCell>
-              <TableCell>{t('schedule.cron')}</TableCell>
+              <TableCell>{t('schedule.when')}</TableCell>
             </>
           }
         >
@@ -53,7 +71,14 @@ export default function SchedulePage() {
                 </Link>
                 {s.repository_id ? ` ${t('schedule.onNewCommits')}` : ''}
               </TableCell>
-              <TableCell sx={{ fontFamily: 'monospace' }}>{s.cron_format}</TableCell>
+              {s.type === 'run_at' ? (
+                <TableCell>
+                  {t('schedule.onceAt', { time: formatDateTime(s.run_at) })}
+                  <RunOnceState schedule={s} />
+                </TableCell>
+              ) : (
+                <TableCell sx={{ fontFamily: 'monospace' }}>{s.cron_format}</TableCell>
+              )}
               {manage && (
                 <RowActions name={s.tpl_name} onEdit={() => dialog.edit(s)} onDelete={() => del.ask(s)} />
               )}

@@ -36,6 +36,10 @@ const labels: Record<string, string> = {
   Variable: 'integrations.variable',
   'Build version': 'run.buildVersion',
   'Secret name': 'environment.secretName',
+  'Run at': 'schedule.runAt',
+  'Secret source': 'keyStore.source',
+  'Environment variable': 'keyStore.sourceEnv',
+  'File path': 'keyStore.sourceFile',
 };
 
 /** The labels of the resource screens, then those the rest of the console uses. */
