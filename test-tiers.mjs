@@ -36,6 +36,8 @@ const serverSystem = [
   'src/features/health/health.db-outage.test.ts',
   // Waits for real minute boundaries of the wall clock.
   'src/scheduler/scheduler.realtime.test.ts',
+  // Audit receivers on loopback sockets that are down, slow or back, and the signalbox command.
+  'src/audit/forward.test.ts',
 ];
 
 /**

@@ -2,6 +2,8 @@ import { isIP } from 'node:net';
 import { resolve } from 'node:path';
 import { MAX_TASK_RETENTION_DAYS, projectRoles } from '@signalbox/contracts';
 import { z } from 'zod';
+import { parseSyslogAddress } from './audit/syslog';
+import { parseWebhookUrl } from './audit/webhook';
 import { DEFAULT_BCRYPT_COST } from './lib/password-hash';
 
 /**
@@ -64,6 +66,16 @@ const jsonOf = <T extends z.ZodType>(schema: T) =>
       ctx.addIssue({ code: 'custom', message: 'must be valid JSON' });
     }
     return z.NEVER;
+  });
+
+/** A text setting that `check` accepts (it throws an Error saying what is wrong otherwise). */
+const checkedBy = (check: (text: string) => unknown) =>
+  z.string().superRefine((text, ctx) => {
+    try {
+      check(text);
+    } catch (err) {
+      ctx.addIssue({ code: 'custom', message: (err as Error).message });
+    }
   });
 
 /** proxy-addr's names for address ranges, accepted in a list of trusted proxies. */
@@ -231,6 +243,12 @@ const variables = {
   shutdownGrace: [int(0, 3600).default(30), 'SIGNALBOX_SHUTDOWN_GRACE'],
   /** bcrypt cost of stored password hashes (each step doubles the work). */
   bcryptCost: [int(4, 31).default(DEFAULT_BCRYPT_COST), 'SIGNALBOX_BCRYPT_COST'],
+  /** Every audit event POSTed, in batches of JSON lines, to this URL (audit/forward.ts). */
+  auditWebhookUrl: [checkedBy(parseWebhookUrl).default(''), 'SIGNALBOX_AUDIT_WEBHOOK_URL'],
+  /** Secret signing each audit webhook POST (HMAC-SHA256 of the body); empty: unsigned. */
+  auditWebhookSecret: [z.string().default(''), 'SIGNALBOX_AUDIT_WEBHOOK_SECRET'],
+  /** Every audit event sent to this syslog receiver (udp://host:port or tcp://host:port), RFC 5424. */
+  auditSyslog: [checkedBy(parseSyslogAddress).default(''), 'SIGNALBOX_AUDIT_SYSLOG'],
 } as const satisfies Record<string, readonly [z.ZodType, ...string[]]>;
 
 type Variables = typeof variables;
