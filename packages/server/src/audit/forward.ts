@@ -147,11 +147,16 @@ class SinkQueue {
     const { signal } = this.stopping;
     while (!signal.aborted) {
       if (this.queue.length === 0) {
+        // Until an event comes or the forwarder stops (the listener goes with the wait: waits are many).
         await new Promise<void>((resolve) => {
-          this.wake = resolve;
-          signal.addEventListener('abort', () => resolve(), { once: true });
+          const done = () => {
+            signal.removeEventListener('abort', done);
+            this.wake = null;
+            resolve();
+          };
+          this.wake = done;
+          signal.addEventListener('abort', done, { once: true });
         });
-        this.wake = null;
         continue;
       }
       const batch = this.queue.slice(0, this.options.batchSize);
@@ -197,9 +202,14 @@ class SinkQueue {
     this.stopping.abort();
     this.sender.close();
     await this.loop;
-    if (this.queue.length > 0)
+    if (this.queue.length > 0 || this.droppedSinceLog > 0)
       this.log.warn(
-        { sink: this.name, undelivered: this.queue.length },
+        {
+          sink: this.name,
+          undelivered: this.queue.length,
+          dropped: this.droppedSinceLog,
+          droppedTotal: this.dropped,
+        },
         'audit events not forwarded at shutdown',
       );
   }
