@@ -81,7 +81,8 @@ describe.each(configs)('screens ($scheme, $size px)', ({ scheme, viewport, size 
     await page.getByRole('table', { name: 'History' }).getByText('Deploy web').first().waitFor();
     await shot(page, name('history'));
     await page.goto(`/project/${projectId}/activity`);
-    await page.getByRole('table', { name: 'Activity' }).waitFor();
+    // A table at desktop width, cards at phone width.
+    await page.getByRole(viewport === PHONE ? 'list' : 'table', { name: 'Activity' }).waitFor();
     await shot(page, name('activity'));
     await page.goto(`/project/${projectId}/settings`);
     await page.getByRole('button', { name: 'Backup' }).waitFor();

@@ -35,3 +35,131 @@ export const eventSchema = z.strictObject({
     .describe("The project's name; null when not of a project or it was deleted."),
 });
 export type EventView = z.infer<typeof eventSchema>;
+
+/** The kinds of object the activity log records (`object_type`), for filter choices. */
+export const eventObjectTypes = [
+  'project',
+  'user',
+  'task',
+  'template',
+  'schedule',
+  'view',
+  'inventory',
+  'environment',
+  'key',
+  'repository',
+  'integration',
+  'integration_alias',
+  'integration_matcher',
+  'integration_extract_value',
+] as const;
+
+/** Rows per page of the event routes: the default and the largest `limit`. */
+export const EVENT_PAGE_DEFAULT = 200;
+export const EVENT_PAGE_MAX = 1000;
+/** The longest text filter (`q`, `user`). */
+export const EVENT_TEXT_FILTER_MAX = 200;
+
+const intQuery = (name: string, min: number, max: number) =>
+  z.coerce
+    .number({ error: `${name} must be a number` })
+    .int(`${name} must be an integer`)
+    .min(min, `${name} must be ${min} or greater`)
+    .max(max, `${name} must be at most ${max}`);
+
+const ISO_TIME = /^\d{4}-\d{2}-\d{2}(T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:?\d{2}))?$/;
+
+/**
+ * A point in time of a filter: an ISO 8601 date (`2025-03-01`, midnight UTC) or date and time with its offset
+ * (`2025-03-01T08:00:00Z`, `…+02:00`); read as the UTC text events store (`created`), so it compares as text.
+ */
+const timeQuery = (name: string) =>
+  z.string({ error: `${name} must be an ISO 8601 date or date and time` }).transform((text, ctx) => {
+    const date = new Date(text);
+    const valid =
+      ISO_TIME.test(text) &&
+      !Number.isNaN(date.getTime()) &&
+      // A date alone must be a real day (2025-02-30 is not).
+      (text.length !== 10 || date.toISOString().slice(0, 10) === text);
+    if (valid) return date.toISOString();
+    ctx.addIssue({
+      code: 'custom',
+      message: `${name} must be an ISO 8601 date or date and time with an offset (2025-03-01 or 2025-03-01T08:00:00Z)`,
+    });
+    return z.NEVER;
+  });
+
+const textQuery = (name: string) =>
+  z
+    .string({ error: `${name} must be text` })
+    .max(EVENT_TEXT_FILTER_MAX, `${name} must be at most ${EVENT_TEXT_FILTER_MAX} characters`)
+    .transform((v) => v.trim())
+    .optional();
+
+/** The filters every event route takes (the global routes add `project_id`). */
+const eventFilterFields = {
+  from: timeQuery('from').optional().describe('Events at or after this time (ISO 8601).'),
+  to: timeQuery('to').optional().describe('Events before this time (ISO 8601).'),
+  user_id: intQuery('user_id', 1, 2_147_483_647).optional().describe('Only events of this user.'),
+  user: textQuery('user').describe("Events whose user's username or name contains this text (any case)."),
+  object_type: z
+    .string({ error: 'object_type must be text' })
+    .regex(/^[a-z_]{1,50}$/, 'object_type must be an object type such as task or template')
+    .optional()
+    .describe(`Only events about this kind of object (${eventObjectTypes.join(', ')}).`),
+  q: textQuery('q').describe('Events whose description contains this text (any case).'),
+};
+
+const fromBeforeTo = <T extends { from?: string; to?: string }>(q: T) =>
+  q.from === undefined || q.to === undefined || q.from < q.to;
+const fromBeforeToIssue = { message: 'to must be later than from', path: ['to'] };
+
+const pageFields = {
+  limit: intQuery('limit', 1, EVENT_PAGE_MAX).default(EVENT_PAGE_DEFAULT),
+  offset: intQuery('offset', 0, 1_000_000_000).optional().describe('Rows to skip (newest first).'),
+  before: intQuery('before', 1, Number.MAX_SAFE_INTEGER)
+    .optional()
+    .describe('Only events whose id is below this one: the keyset cursor of the next page (Link header).'),
+};
+const notBoth = <T extends { offset?: number; before?: number }>(q: T) =>
+  q.offset === undefined || q.before === undefined;
+const notBothIssue = { message: 'Use either offset or before, not both', path: ['before'] };
+
+/** GET project/{id}/events[/last]: the project's events, newest first, filtered and paged. */
+export const projectEventsQuery = z
+  .object({ ...eventFilterFields, ...pageFields })
+  .refine(fromBeforeTo, fromBeforeToIssue)
+  .refine(notBoth, notBothIssue);
+export type ProjectEventsQuery = z.output<typeof projectEventsQuery>;
+
+const projectFilter = {
+  project_id: intQuery('project_id', 1, 2_147_483_647)
+    .optional()
+    .describe('Only events of this project (among those the caller may see).'),
+};
+
+/** GET events[/last]: the events of every project the caller belongs to (admins: all events), filtered and paged. */
+export const eventsQuery = z
+  .object({ ...eventFilterFields, ...projectFilter, ...pageFields })
+  .refine(fromBeforeTo, fromBeforeToIssue)
+  .refine(notBoth, notBothIssue);
+export type EventsQuery = z.output<typeof eventsQuery>;
+
+export const eventExportFormats = ['csv', 'json', 'jsonl'] as const;
+export type EventExportFormat = (typeof eventExportFormats)[number];
+const formatField = {
+  format: z
+    .enum(eventExportFormats, { error: 'format must be csv, json or jsonl' })
+    .describe('csv (a header row, then one row per event), json (an array) or jsonl (one object per line).'),
+};
+
+/** GET project/{id}/events/export: every matching event of the project, as a file. */
+export const projectEventsExportQuery = z
+  .object({ ...eventFilterFields, ...formatField })
+  .refine(fromBeforeTo, fromBeforeToIssue);
+
+/** GET events/export: every matching event the caller may see, as a file. */
+export const eventsExportQuery = z
+  .object({ ...eventFilterFields, ...projectFilter, ...formatField })
+  .refine(fromBeforeTo, fromBeforeToIssue);
+export type EventsExportQuery = z.output<typeof eventsExportQuery>;

@@ -4,6 +4,7 @@ import fastifyStatic from '@fastify/static';
 import websocket from '@fastify/websocket';
 import Fastify, { type FastifyInstance, type FastifySchema, type FastifyServerOptions } from 'fastify';
 import { startAlerts } from './alerts/alerts';
+import { createAuditForwarder, type ForwardOptions, withAuditForwarding } from './audit/forward';
 import type { Config } from './config';
 import { type DbHandle, migrate, openDb } from './db';
 import { checkSecretKey, deploymentId } from './db/options';
@@ -51,6 +52,8 @@ export type BuildOptions = {
   startTask?: StartTask;
   /** Validate every response against the route's declared response schema; a mismatch fails the request (tests). */
   checkResponses?: boolean;
+  /** Queue sizes and timing of audit forwarding (tests shorten them). */
+  auditForward?: Partial<ForwardOptions>;
 };
 
 /** Builds the Fastify app with every route (no listen). Migrations are applied before routes answer. */
@@ -100,14 +103,34 @@ export async function buildApp(
     if (!options.db) await handle.destroy();
     throw err;
   }
+  const metrics = createMetrics();
+  // Audit events are forwarded from the database handle every service writes through (when configured); the
+  // forwarder stops, giving the queue a few seconds to go out, before the database closes.
+  const forwarder = createAuditForwarder(
+    config,
+    {
+      db: handle.db,
+      dialect: handle.dialect,
+      log: app.log,
+      metrics: {
+        forwarded: (sink, count) => metrics.auditForwarded.inc({ sink }, count),
+        dropped: (sink, count) => metrics.auditDropped.inc({ sink }, count),
+      },
+    },
+    options.auditForward,
+  );
+  if (forwarder) {
+    metrics.watchAuditQueues(() => forwarder.queued());
+    app.addHook('onClose', async () => forwarder.close());
+  }
   const core: CoreDeps = {
     config,
-    db: handle.db,
+    db: forwarder ? withAuditForwarding(handle.db, forwarder) : handle.db,
     dialect: handle.dialect,
     box,
     log: app.log,
     bus: new EventBus(),
-    metrics: createMetrics(),
+    metrics,
   };
   // Tasks start through the tasks feature (validation, storage), which hands them to the engine; the engine
   // reports each finished run back, and a successful build autoruns its deploys.

@@ -2,6 +2,8 @@ import { isIP } from 'node:net';
 import { isAbsolute, resolve } from 'node:path';
 import { DEFAULT_KEY_ENV_PREFIX, MAX_TASK_RETENTION_DAYS, projectRoles } from '@signalbox/contracts';
 import { z } from 'zod';
+import { parseSyslogAddress } from './audit/syslog';
+import { parseWebhookUrl } from './audit/webhook';
 import { appOverrides, appRegistry } from './lib/apps';
 import { isFilterTemplate, parseLdapServer } from './lib/ldap-address';
 import { DEFAULT_BCRYPT_COST } from './lib/password-hash';
@@ -77,6 +79,15 @@ const ldapFilter = (needs: RegExp, message: string) =>
     .string()
     .refine(isFilterTemplate, { error: 'must be one LDAP filter in parentheses, e.g. (uid=%s)' })
     .refine((v) => needs.test(v), { error: message });
+/** A text setting that `check` accepts (it throws an Error saying what is wrong otherwise). */
+const checkedBy = (check: (text: string) => unknown) =>
+  z.string().superRefine((text, ctx) => {
+    try {
+      check(text);
+    } catch (err) {
+      ctx.addIssue({ code: 'custom', message: (err as Error).message });
+    }
+  });
 
 /** proxy-addr's names for address ranges, accepted in a list of trusted proxies. */
 const PROXY_RANGE_NAMES = new Set(['loopback', 'linklocal', 'uniquelocal']);
@@ -369,6 +380,12 @@ const variables = {
       .optional(),
     'SIGNALBOX_KEY_FILES_DIR',
   ],
+  /** Every audit event POSTed, in batches of JSON lines, to this URL (audit/forward.ts). */
+  auditWebhookUrl: [checkedBy(parseWebhookUrl).default(''), 'SIGNALBOX_AUDIT_WEBHOOK_URL'],
+  /** Secret signing each audit webhook POST (HMAC-SHA256 of the body); empty: unsigned. */
+  auditWebhookSecret: [z.string().default(''), 'SIGNALBOX_AUDIT_WEBHOOK_SECRET'],
+  /** Every audit event sent to this syslog receiver (udp://host:port or tcp://host:port), RFC 5424. */
+  auditSyslog: [checkedBy(parseSyslogAddress).default(''), 'SIGNALBOX_AUDIT_SYSLOG'],
 } as const satisfies Record<string, readonly [z.ZodType, ...string[]]>;
 
 type Variables = typeof variables;

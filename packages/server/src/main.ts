@@ -69,10 +69,26 @@ async function withMigratedDb(
   try {
     await migrate(handle);
     (await import('./lib/password-hash')).setPasswordHashCost(config.bcryptCost);
-    process.exitCode = await command(handle);
+    // The events a command writes are forwarded like the server's (a few seconds are given to send them).
+    const forwarder = await cliAuditForwarder(config, handle);
+    try {
+      process.exitCode = await command(forwarder ? { ...handle, db: forwarder.db } : handle);
+    } finally {
+      await forwarder?.close();
+    }
   } finally {
     await handle.destroy();
   }
+}
+
+/** The audit forwarder of a command, when one is configured; its warnings go to stderr. */
+async function cliAuditForwarder(config: ReturnType<typeof loadConfig>, handle: ReturnType<typeof openDb>) {
+  if (!config.auditWebhookUrl && !config.auditSyslog) return null;
+  const { createAuditForwarder, withAuditForwarding } = await import('./audit/forward');
+  const { pino } = await import('pino');
+  const log = pino({ level: 'warn' }, pino.destination(2));
+  const forwarder = createAuditForwarder(config, { ...handle, log });
+  return forwarder && { db: withAuditForwarding(handle.db, forwarder), close: () => forwarder.close() };
 }
 
 async function serve(config: ReturnType<typeof loadConfig>) {

@@ -1,5 +1,6 @@
 import type { Db } from '../db';
-import { now } from '../db/values';
+import { insertReturningId, now } from '../db/values';
+import { forwarderOf } from './forward';
 
 export type EventInput = {
   project_id: number | null;
@@ -9,12 +10,20 @@ export type EventInput = {
   description: string;
 };
 
-/** Writes one audit event. Every create/update/delete calls this after its change is stored. */
+/**
+ * Writes one audit event: the one place events are stored. Every create/update/delete calls this after its change
+ * is stored. With audit forwarding configured (audit/forward.ts), the stored event is also handed to the
+ * forwarder, which sends it in the background.
+ */
 export async function recordEvent(db: Db, event: EventInput) {
-  await db
-    .insertInto('event')
-    .values({ ...event, description: event.description.slice(0, 1000), created: now() })
-    .execute();
+  const values = { ...event, description: event.description.slice(0, 1000), created: now() };
+  const forwarder = forwarderOf(db);
+  if (!forwarder) {
+    await db.insertInto('event').values(values).execute();
+    return;
+  }
+  const id = await insertReturningId(db, forwarder.dialect, 'event', values);
+  forwarder.enqueue({ id, ...values });
 }
 
 /**

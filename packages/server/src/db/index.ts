@@ -26,6 +26,7 @@ import { runnerOwner } from './migrations/0007-runner-owner';
 import { signInThrottle } from './migrations/0008-sign-in-throttle';
 import { projectInvites } from './migrations/0009-project-invites';
 import { runOnceAndKeySources } from './migrations/0011-run-once-and-key-sources';
+import { eventFilters } from './migrations/0012-event-filters';
 import { retryReads } from './read-retry';
 import type { Database } from './tables';
 import { describeDbError, isConnectionLoss } from './unavailable';
@@ -178,6 +179,7 @@ function provider(dialect: Dialect): MigrationProvider {
     '0008-sign-in-throttle': signInThrottle(),
     '0009-project-invites': projectInvites(dialect),
     '0011-run-once-and-key-sources': runOnceAndKeySources(),
+    '0012-event-filters': eventFilters(dialect),
   };
   return { getMigrations: async () => migrations };
 }

@@ -54,6 +54,9 @@ const withoutResponseSchema: Record<string, string> = {
   'GET /api/project/:project_id/backup':
     'a file download (the project backup the restore route takes as its body)',
   'GET /api/project/:project_id/tasks/:task_id/raw_output': 'the task output as plain text',
+  'GET /api/events/export': 'a file download: the events as CSV, a JSON array or JSON lines',
+  'GET /api/project/:project_id/events/export':
+    'a file download: the events as CSV, a JSON array or JSON lines',
   'GET /api/auth/oidc/:provider/login': "a redirect to the identity provider's sign-in page",
   'GET /api/auth/oidc/:provider/redirect': 'a redirect back into the console after sign-in',
   'GET /api/auth/oidc/:provider/redirect/*': 'a redirect back into the console after sign-in',

@@ -36,6 +36,7 @@ export function createMetrics() {
   const registers = [registry];
   let taskCounts: TaskCounts | null = null;
   let socketCount: (() => number) | null = null;
+  let auditQueued: (() => Partial<Record<string, number>>) | null = null;
 
   const counter = <L extends string = never>(name: string, help: string, labelNames: readonly L[] = []) =>
     new Counter<L>({ name, help, labelNames, registers });
@@ -92,6 +93,20 @@ export function createMetrics() {
       'channel',
       'result',
     ]),
+    auditForwarded: counter(
+      'signalbox_audit_events_forwarded_total',
+      'Audit events delivered to an audit receiver, by receiver (webhook, syslog)',
+      ['sink'],
+    ),
+    auditDropped: counter(
+      'signalbox_audit_events_dropped_total',
+      "Audit events dropped because a receiver's queue was full, by receiver (webhook, syslog)",
+      ['sink'],
+    ),
+    /** The audit forwarder tells where the queue gauge reads from. */
+    watchAuditQueues(queued: () => Partial<Record<string, number>>) {
+      auditQueued = queued;
+    },
     /** The engine tells where the task gauges read from. */
     watchTasks(counts: TaskCounts) {
       taskCounts = counts;
@@ -131,6 +146,15 @@ export function createMetrics() {
     registers,
     collect() {
       this.set(socketCount?.() ?? 0);
+    },
+  });
+  new Gauge({
+    name: 'signalbox_audit_forward_queued',
+    help: 'Audit events waiting to be delivered to a receiver, by receiver (webhook, syslog)',
+    labelNames: ['sink'],
+    registers,
+    collect() {
+      for (const [sink, count] of Object.entries(auditQueued?.() ?? {})) this.set({ sink }, count ?? 0);
     },
   });
   return metrics;

@@ -65,7 +65,7 @@ let counter = 0;
 export async function createHarness(
   dialect: TestDialect,
   overrides: Partial<Config> = {},
-  build: Pick<BuildOptions, 'startTask'> = {},
+  build: Pick<BuildOptions, 'startTask' | 'auditForward'> = {},
 ): Promise<Harness> {
   const dataDir = mkdtempSync(join(tmpdir(), 'signalbox-test-'));
   const database = await dialect.create(dataDir);

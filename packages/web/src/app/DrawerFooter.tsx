@@ -126,6 +126,16 @@ export function DrawerFooter() {
             {t('app.users')}
           </MenuItem>
         )}
+        {user?.admin && (
+          <MenuItem
+            onClick={() => {
+              setUserMenu(null);
+              navigate('/activity');
+            }}
+          >
+            {t('activity.menu')}
+          </MenuItem>
+        )}
         <MenuItem
           onClick={() => {
             setUserMenu(null);

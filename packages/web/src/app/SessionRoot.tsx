@@ -10,6 +10,7 @@ import { Shell } from './Shell';
 import { ErrorPage, Spinner } from './states';
 
 const UsersPage = lazy(() => import('../features/users/UsersPage'));
+const GlobalActivityPage = lazy(() => import('../features/activity/GlobalActivityPage'));
 const NewProjectPage = lazy(() => import('../features/projects/NewProjectPage'));
 const ProjectLayout = lazy(() => import('../features/projects/ProjectLayout'));
 const DashboardLayout = lazy(() => import('../features/dashboard/DashboardLayout'));
@@ -81,6 +82,7 @@ export default function SessionRoot() {
         <Route element={<Shell />}>
           <Route index element={<HomeRedirect />} />
           <Route path="users" element={<UsersPage />} />
+          <Route path="activity" element={<GlobalActivityPage />} />
           <Route path="project/new" element={<NewProjectPage />} />
           <Route path="project/:projectId" element={<ProjectLayout />}>
             <Route index element={<ProjectIndexRedirect />} />

@@ -1,40 +1,118 @@
-import { eventSchema } from '@signalbox/contracts';
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { Readable } from 'node:stream';
+import {
+  type EventExportFormat,
+  eventSchema,
+  eventsExportQuery,
+  eventsQuery,
+  projectEventsExportQuery,
+  projectEventsQuery,
+} from '@signalbox/contracts';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import type { Deps } from '../../deps';
 import type { ZodTypeProvider } from '../../http/path-params';
 import { currentUser } from '../auth/auth.hook';
 import { projectRoutes } from '../projects/projects.guard';
-import { listProjectEvents, listUserEvents } from './events.store';
+import { exportChunks, exportFileName, exportMediaType } from './events.export';
+import { type EventFilter, type EventPage, type EventScope, eventBatches, listEvents } from './events.store';
 
-const limitQuery = z.object({
-  limit: z.coerce
-    .number({ error: 'limit must be a number' })
-    .int('limit must be an integer')
-    .min(1)
-    .max(1000)
-    .default(200),
+/** GET …/events/last answers at most this many events, as the peer's "last 200". */
+const LAST_EVENTS_MAX = 200;
+
+const eventList = { 200: z.array(eventSchema) };
+
+/**
+ * A page of events; when it is full, a `Link: <…?before=ID…>; rel="next"` header names the next one (the same
+ * filters, keyset cursor after the last event of this page).
+ */
+async function sendPage(
+  deps: Pick<Deps, 'db'>,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  scope: EventScope,
+  filter: EventFilter,
+  page: EventPage,
+) {
+  const events = await listEvents(deps.db, scope, filter, page);
+  const last = events[events.length - 1];
+  if (last && events.length === page.limit) {
+    const url = new URL(request.url, 'http://signalbox.invalid');
+    url.searchParams.delete('offset');
+    url.searchParams.set('before', String(last.id));
+    url.searchParams.set('limit', String(page.limit));
+    reply.header('link', `<${url.pathname}${url.search}>; rel="next"`);
+  }
+  return events;
+}
+
+/** Streams every matching event as a file: read batch by batch as the client takes it. */
+function sendExport(
+  deps: Pick<Deps, 'db'>,
+  reply: FastifyReply,
+  scope: EventScope,
+  filter: EventFilter,
+  format: EventExportFormat,
+) {
+  const projectId = 'projectId' in scope ? scope.projectId : null;
+  const chunks = exportChunks(format, eventBatches(deps.db, scope, filter));
+  return reply
+    .type(exportMediaType(format))
+    .header('content-disposition', `attachment; filename="${exportFileName(format, projectId)}"`)
+    .header('cache-control', 'no-store')
+    .send(Readable.from(chunks, { objectMode: false, highWaterMark: 1 }));
+}
+
+const filterOf = ({ from, to, user_id, user, object_type, q }: EventFilter): EventFilter => ({
+  from,
+  to,
+  user_id,
+  user,
+  object_type,
+  q,
 });
-
-const byLimit = { schema: { querystring: limitQuery, response: { 200: z.array(eventSchema) } } };
 
 export function eventsRoutes(fastify: FastifyInstance, deps: Deps) {
   const app = fastify.withTypeProvider<ZodTypeProvider>();
-  const handler =
-    (all: boolean) => async (request: FastifyRequest<{ Querystring: z.output<typeof limitQuery> }>) => {
-      const { limit } = request.query;
-      const user = currentUser(request);
-      return listUserEvents(deps.db, user.id, user.admin === 1, all ? limit : Math.min(limit, 200));
-    };
-  app.get('/api/events', byLimit, handler(true));
-  app.get('/api/events/last', byLimit, handler(false));
+  const byQuery = { schema: { querystring: eventsQuery, response: eventList } };
+  // Every project the caller belongs to; admins see every event, those of no project included.
+  const userScope = (request: FastifyRequest): EventScope => {
+    const user = currentUser(request);
+    return { userId: user.id, admin: user.admin === 1 };
+  };
+  for (const [path, max] of [
+    ['/api/events', Number.POSITIVE_INFINITY],
+    ['/api/events/last', LAST_EVENTS_MAX],
+  ] as const) {
+    app.get(path, byQuery, async (request, reply) => {
+      const { limit, offset, before, project_id, ...filter } = request.query;
+      const page = { limit: Math.min(limit, max), offset, before };
+      return sendPage(deps, request, reply, userScope(request), { ...filterOf(filter), project_id }, page);
+    });
+  }
+  app.get('/api/events/export', { schema: { querystring: eventsExportQuery } }, async (request, reply) => {
+    const { format, project_id, ...filter } = request.query;
+    return sendExport(deps, reply, userScope(request), { ...filterOf(filter), project_id }, format);
+  });
 
   projectRoutes(app, deps, async (scope) => {
-    scope.get('/events', byLimit, async (request) =>
-      listProjectEvents(deps.db, request.project.id, request.query.limit),
-    );
-    scope.get('/events/last', byLimit, async (request) =>
-      listProjectEvents(deps.db, request.project.id, Math.min(request.query.limit, 200)),
+    const byProjectQuery = { schema: { querystring: projectEventsQuery, response: eventList } };
+    for (const [path, max] of [
+      ['/events', Number.POSITIVE_INFINITY],
+      ['/events/last', LAST_EVENTS_MAX],
+    ] as const) {
+      scope.get(path, byProjectQuery, async (request, reply) => {
+        const { limit, offset, before, ...filter } = request.query;
+        const page = { limit: Math.min(limit, max), offset, before };
+        return sendPage(deps, request, reply, { projectId: request.project.id }, filterOf(filter), page);
+      });
+    }
+    scope.get(
+      '/events/export',
+      { schema: { querystring: projectEventsExportQuery } },
+      async (request, reply) => {
+        const { format, ...filter } = request.query;
+        return sendExport(deps, reply, { projectId: request.project.id }, filterOf(filter), format);
+      },
     );
   });
 }

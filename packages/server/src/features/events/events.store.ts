@@ -1,4 +1,5 @@
 import type { EventView } from '@signalbox/contracts';
+import { sql } from 'kysely';
 import type { Db } from '../../db';
 
 function baseQuery(db: Db) {
@@ -21,29 +22,95 @@ function baseQuery(db: Db) {
     .orderBy('event.id', 'desc');
 }
 
-export function listProjectEvents(db: Db, projectId: number, limit: number): Promise<EventView[]> {
-  return baseQuery(db).where('event.project_id', '=', projectId).limit(limit).execute();
+type EventQuery = ReturnType<typeof baseQuery>;
+
+/** Whose events: one project's, or those a user may see (admins: all, others: their projects'). */
+export type EventScope = { projectId: number } | { userId: number; admin: boolean };
+
+/** What the caller narrows the log to (every field optional; see the contracts' event queries). */
+export type EventFilter = {
+  from?: string;
+  to?: string;
+  user_id?: number;
+  user?: string;
+  object_type?: string;
+  q?: string;
+  project_id?: number;
+};
+
+/** A page: `offset` rows skipped, or only ids below `before` (the keyset cursor). */
+export type EventPage = { limit: number; offset?: number; before?: number };
+
+/** `text` as a LIKE pattern matching it anywhere, with `!` escaping LIKE's own characters (every dialect). */
+const containsPattern = (text: string) => `%${text.replace(/[!%_]/g, (c) => `!${c}`)}%`;
+
+/**
+ * The column holds `text`, in any case: both sides go through the database's own lower(), so they fold alike
+ * (SQLite's folds ASCII letters only: there `ü` finds `ü` but not `Ü`).
+ */
+const contains = (column: 'event.description' | 'user.username' | 'user.name', text: string) =>
+  sql<boolean>`lower(${sql.ref(column)}) like lower(${containsPattern(text)}) escape '!'`;
+
+function scoped(q: EventQuery, scope: EventScope): EventQuery {
+  if ('projectId' in scope) return q.where('event.project_id', '=', scope.projectId);
+  if (scope.admin) return q;
+  // Events of no project (users, sign-in) are for admins only: `in` never matches a null project_id.
+  return q.where((eb) =>
+    eb(
+      'event.project_id',
+      'in',
+      eb
+        .selectFrom('project_user')
+        .select('project_user.project_id')
+        .where('project_user.user_id', '=', scope.userId),
+    ),
+  );
 }
 
-/** Events of every project the user belongs to (admins: all). */
-export function listUserEvents(
+function filtered(q: EventQuery, f: EventFilter): EventQuery {
+  if (f.from) q = q.where('event.created', '>=', f.from);
+  if (f.to) q = q.where('event.created', '<', f.to);
+  if (f.user_id !== undefined) q = q.where('event.user_id', '=', f.user_id);
+  if (f.object_type) q = q.where('event.object_type', '=', f.object_type);
+  if (f.project_id !== undefined) q = q.where('event.project_id', '=', f.project_id);
+  const user = f.user;
+  if (user) q = q.where((eb) => eb.or([contains('user.username', user), contains('user.name', user)]));
+  if (f.q) q = q.where(contains('event.description', f.q));
+  return q;
+}
+
+/** One page of the matching events, newest first. */
+export function listEvents(
   db: Db,
-  userId: number,
-  isAdmin: boolean,
-  limit: number,
+  scope: EventScope,
+  filter: EventFilter,
+  page: EventPage,
 ): Promise<EventView[]> {
-  let q = baseQuery(db);
-  if (!isAdmin) {
-    q = q.where((eb) =>
-      eb(
-        'event.project_id',
-        'in',
-        eb
-          .selectFrom('project_user')
-          .select('project_user.project_id')
-          .where('project_user.user_id', '=', userId),
-      ),
-    );
+  let q = filtered(scoped(baseQuery(db), scope), filter);
+  if (page.before !== undefined) q = q.where('event.id', '<', page.before);
+  q = q.limit(page.limit);
+  if (page.offset) q = q.offset(page.offset);
+  return q.execute();
+}
+
+/** Rows per query of an export: small enough that a slow download holds little, large enough to be quick. */
+const EXPORT_BATCH = 500;
+
+/**
+ * Every matching event, newest first, in keyset batches: each batch is read when the previous one has been
+ * taken, so an export of any size holds one batch and a slow reader never holds a query open.
+ */
+export async function* eventBatches(
+  db: Db,
+  scope: EventScope,
+  filter: EventFilter,
+  batch = EXPORT_BATCH,
+): AsyncGenerator<EventView[]> {
+  let before: number | undefined;
+  for (;;) {
+    const rows = await listEvents(db, scope, filter, { limit: batch, before });
+    if (rows.length > 0) yield rows;
+    if (rows.length < batch) return;
+    before = rows[rows.length - 1]?.id;
   }
-  return q.limit(limit).execute();
 }
