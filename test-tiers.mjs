@@ -30,6 +30,7 @@ const serverSystem = [
   'src/db/pool.test.ts',
   'src/features/projects/demo.test.ts',
   'src/features/users/users.cli.test.ts',
+  'src/features/users/totp-reset.cli.test.ts',
   'src/live/redis.test.ts',
   'src/features/live/revocation.redis.test.ts',
   'src/scheduler/scheduler.db-outage.test.ts',

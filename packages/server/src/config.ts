@@ -231,6 +231,10 @@ const variables = {
   shutdownGrace: [int(0, 3600).default(30), 'SIGNALBOX_SHUTDOWN_GRACE'],
   /** bcrypt cost of stored password hashes (each step doubles the work). */
   bcryptCost: [int(4, 31).default(DEFAULT_BCRYPT_COST), 'SIGNALBOX_BCRYPT_COST'],
+  /** Users may turn on two-factor sign-in (TOTP); sign-in then asks them for a code. */
+  totpEnabled: [bool.default(false), 'SIGNALBOX_TOTP_ENABLED', 'SEMAPHORE_TOTP_ENABLED'],
+  /** Turning TOTP on also gives one-time recovery codes, each accepted once in place of a code. */
+  totpAllowRecovery: [bool.default(false), 'SIGNALBOX_TOTP_ALLOW_RECOVERY', 'SEMAPHORE_TOTP_ALLOW_RECOVERY'],
 } as const satisfies Record<string, readonly [z.ZodType, ...string[]]>;
 
 type Variables = typeof variables;

@@ -24,6 +24,7 @@ import { webhookDeliveries } from './migrations/0005-webhook-deliveries';
 import { tokenExpiry } from './migrations/0006-token-expiry';
 import { runnerOwner } from './migrations/0007-runner-owner';
 import { signInThrottle } from './migrations/0008-sign-in-throttle';
+import { totp } from './migrations/0010-totp';
 import { retryReads } from './read-retry';
 import type { Database } from './tables';
 import { describeDbError, isConnectionLoss } from './unavailable';
@@ -174,6 +175,7 @@ function provider(dialect: Dialect): MigrationProvider {
     '0006-token-expiry': tokenExpiry(),
     '0007-runner-owner': runnerOwner(),
     '0008-sign-in-throttle': signInThrottle(),
+    '0010-totp': totp(dialect),
   };
   return { getMigrations: async () => migrations };
 }

@@ -29,6 +29,8 @@ export interface SessionTable {
   expired: Bool;
   ip: string;
   user_agent: string;
+  /** 0 while the session waits for its second factor (TOTP): it reaches only the routes that complete or end it. */
+  verified: Generated<Bool>;
 }
 
 export interface ApiTokenTable {
@@ -311,4 +313,26 @@ export interface Database {
   integration_extract_value: IntegrationExtractValueTable;
   integration_delivery: IntegrationDeliveryTable;
   sign_in_throttle: SignInThrottleTable;
+  user_totp: UserTotpTable;
+  user_totp_recovery: UserTotpRecoveryTable;
+}
+
+/** A user's TOTP (two-factor sign-in): at most one per user; asked for at sign-in once `confirmed`. */
+export interface UserTotpTable {
+  id: Generated<number>;
+  user_id: number;
+  created: Time;
+  /** The base32 secret, sealed with the server's secret key (AES-256-GCM). */
+  secret: string;
+  confirmed: Bool;
+  confirmed_at: Time | null;
+  /** Time step of the last code accepted: a code of this step or an earlier one is refused (no replay). */
+  last_step: number | null;
+}
+
+/** One unused recovery code of a TOTP (bcrypt hash); deleted when used. */
+export interface UserTotpRecoveryTable {
+  id: Generated<number>;
+  totp_id: number;
+  code_hash: string;
 }

@@ -2,6 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import type { Deps } from '../deps';
 import { alertsRoutes } from './alerts/alerts.routes';
 import { oidcRoutes } from './auth/oidc.routes';
+import { totpRoutes } from './auth/totp.routes';
 import { environmentsRoutes } from './environments/environments.routes';
 import { healthRoutes } from './health/health.routes';
 import { integrationsRoutes } from './integrations/integrations.routes';
@@ -31,4 +32,5 @@ export async function registerFeatures(app: FastifyInstance, deps: Deps) {
   teamRoutes(app, deps);
   integrationsRoutes(app, deps);
   tasksRoutes(app, deps);
+  totpRoutes(app, deps);
 }

@@ -44,6 +44,7 @@ const withoutBody: Record<string, string> = {
   'POST /api/project/:project_id/tasks/:task_id/rerun':
     'repeats the task of the path with its own parameters',
   'POST /api/integrations/:alias': 'the raw bytes the sender signed, in any content type',
+  'POST /api/users/:id/2fas/totp': 'begins a TOTP set-up with a secret the server makes',
 };
 
 /** /api routes whose success answer is not a JSON body described by a zod schema, each with the reason. */
