@@ -176,7 +176,7 @@ export default function LoginPage() {
         </Box>
       </Paper>
       <LanguageMenu anchor={langMenu} onClose={() => setLangMenu(null)} />
-      <HelpDialog open={help} onClose={() => setHelp(false)} />
+      <HelpDialog open={help} onClose={() => setHelp(false)} totp={!!options.data?.auth_methods?.totp} />
     </Box>
   );
 }
