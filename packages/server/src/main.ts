@@ -44,7 +44,7 @@ export async function main(argv: string[]): Promise<void> {
       return withMigratedDb(config, async (handle) => {
         // Loaded on demand: `user …` commands should not pay for loading the whole web app.
         const { runUserCommand } = await import('./features/users/users.cli');
-        return runUserCommand(handle, rest, config);
+        return runUserCommand(handle, rest);
       });
     case 'backup':
     case 'restore':

@@ -21,9 +21,9 @@ import {
   startTotp,
   totpQrPng,
   totpStatus,
-  useRecovery,
   VIEW_OWN_TOTP,
   verifyPasscode,
+  verifyRecoveryCode,
 } from './totp.service';
 
 const actorOf = (request: FastifyRequest): Actor => ({
@@ -80,7 +80,7 @@ export function totpRoutes(fastify: FastifyInstance, deps: Deps) {
       const pending = request.halfSignedIn;
       if (!pending) return reply.status(204).send();
       const code = request.body.recovery_code;
-      await withRetryAfter(reply, () => useRecovery(deps, pending.userId, request.ip, code));
+      await withRetryAfter(reply, () => verifyRecoveryCode(deps, pending.userId, request.ip, code));
       return completeSignIn(request, reply, pending.userId, pending.sessionId);
     },
   );

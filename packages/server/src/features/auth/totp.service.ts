@@ -309,7 +309,11 @@ async function proveItIsThem(
  * Turns a user's TOTP off with its recovery codes (the DELETE route, and `signalbox user totp disable`); sessions
  * still waiting for a code end (they sign in again with a password only). False when the user had none.
  */
-export async function resetTotp(ctx: TotpContext, actor: Actor, user: UserRow): Promise<boolean> {
+export async function resetTotp(
+  ctx: Pick<TotpContext, 'db' | 'dialect' | 'bus' | 'log'>,
+  actor: Actor,
+  user: UserRow,
+): Promise<boolean> {
   const wasOn = (await findTotp(ctx.db, user.id))?.confirmed === 1;
   const removed = await transaction(ctx.db, async (trx) => {
     const count = await deleteTotpRows(trx, user.id);
@@ -325,7 +329,7 @@ export async function resetTotp(ctx: TotpContext, actor: Actor, user: UserRow): 
   return true;
 }
 
-/** Ends a session that waits for a code whose user no longer has TOTP (reset meanwhile). */
+/** A session waiting for a code whose user has no TOTP (not met in practice: turning TOTP off ends such sessions). */
 const noSecondFactor = () => new AppError(401, INCORRECT_PASSCODE);
 
 /** POST /api/auth/verify: a code for the session waiting for it; throws 401 when wrong or reused, 429 when throttled. */
@@ -338,7 +342,7 @@ export async function verifyPasscode(ctx: TotpContext, userId: number, ip: strin
 }
 
 /** POST /api/auth/recovery: a recovery code in place of a code; each works once (401 after), throttled as codes are. */
-export async function useRecovery(ctx: TotpContext, userId: number, ip: string, code: string) {
+export async function verifyRecoveryCode(ctx: TotpContext, userId: number, ip: string, code: string) {
   if (!ctx.config.totpEnabled || !ctx.config.totpAllowRecovery) throw forbidden(TOTP_DISABLED);
   const user = await findUserById(ctx.db, userId);
   const totp = user && (await findTotp(ctx.db, userId));

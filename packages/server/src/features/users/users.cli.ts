@@ -1,7 +1,6 @@
 import { parseArgs } from 'node:util';
 import { userCreateInput, userUpdateInput } from '@signalbox/contracts';
 import { ZodError } from 'zod';
-import type { Config } from '../../config';
 import type { DbHandle } from '../../db';
 import { AppError } from '../../lib/errors';
 import { resetTotp } from '../auth/totp.service';
@@ -10,11 +9,7 @@ import { type Actor, createUser, deleteUser, updateUser } from './users.service'
 import { findUserByLogin, listUsers } from './users.store';
 
 /** `signalbox user …` — the commands the sign-in help dialog shows. Returns the exit code. */
-export async function runUserCommand(
-  handle: DbHandle,
-  argv: string[],
-  config?: Pick<Config, 'totpEnabled' | 'totpAllowRecovery'>,
-): Promise<number> {
+export async function runUserCommand(handle: DbHandle, argv: string[]): Promise<number> {
   // `user totp disable`: the peer's two-word command.
   const [sub, ...args] = argv[0] === 'totp' ? [`totp ${argv[1] ?? ''}`.trim(), ...argv.slice(2)] : argv;
   let parsed: ReturnType<typeof parseOptions>;
@@ -93,8 +88,7 @@ export async function runUserCommand(
         if (!values.login) return fail('--login is required');
         const user = await findUserByLogin(ctx.db, values.login);
         if (!user) return fail(`User ${values.login} not found`);
-        const settings = config ?? { totpEnabled: false, totpAllowRecovery: false };
-        if (!(await resetTotp({ ...ctx, config: settings }, serverConsole, user)))
+        if (!(await resetTotp(ctx, serverConsole, user)))
           return fail(`User ${user.username} has no two-factor sign-in`);
         console.log(`Two-factor sign-in of user ${user.username} reset`);
         return 0;
