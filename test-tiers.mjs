@@ -33,6 +33,7 @@ const serverSystem = [
   'src/db/secret-key.process.test.ts',
   'src/features/projects/demo.test.ts',
   'src/features/users/users.cli.test.ts',
+  'src/features/users/totp-reset.cli.test.ts',
   'src/live/redis.test.ts',
   'src/live/redis-deployments.test.ts',
   'src/features/live/revocation.redis.test.ts',

@@ -31,6 +31,16 @@ export const loginOptionsSchema = z.strictObject({
   login_with_password: z
     .boolean()
     .describe('Whether POST /api/auth/login (username and password) is enabled'),
+  auth_methods: z
+    .strictObject({
+      totp: z
+        .strictObject({
+          allow_recovery: z.boolean().describe('Whether a one-time recovery code may stand in for a code'),
+        })
+        .optional()
+        .describe('Present when users may turn on two-factor sign-in (TOTP)'),
+    })
+    .describe('Second factors this server offers'),
 });
 export type LoginOptions = z.infer<typeof loginOptionsSchema>;
 

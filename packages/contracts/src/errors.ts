@@ -33,6 +33,11 @@ export const ErrorCode = {
   incorrectLogin: 'incorrect_login',
   currentPasswordIncorrect: 'current_password_incorrect',
   noPermission: 'no_permission',
+  // Two-factor sign-in (TOTP)
+  totpRequired: 'totp_required',
+  totpDisabled: 'totp_disabled',
+  incorrectPasscode: 'incorrect_passcode',
+  incorrectRecoveryCode: 'incorrect_recovery_code',
   // The request itself
   bodyNotJson: 'body_not_json',
   bodyEmpty: 'body_empty',

@@ -19,5 +19,6 @@ export * from './task-api';
 export * from './tasks';
 export * from './team';
 export * from './templates';
+export * from './totp';
 export * from './users';
 export * from './views';

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { flag, messages, requiredString } from './common';
+import { userTotpSchema } from './totp';
 
 /** A user account: never the password hash. */
 export const userSchema = z.strictObject({
@@ -19,6 +20,9 @@ export const userSchema = z.strictObject({
     .describe(
       "Administrators viewing GET /api/users/{id} only: until when some address must wait before trying this user's password again after repeated failures (ISO 8601), or null when none must.",
     ),
+  totp: userTotpSchema
+    .optional()
+    .describe('Present when the user has two-factor sign-in (TOTP) turned on (GET /api/user, /api/users)'),
 });
 export type User = z.infer<typeof userSchema>;
 

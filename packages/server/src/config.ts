@@ -386,6 +386,10 @@ const variables = {
   auditWebhookSecret: [z.string().default(''), 'SIGNALBOX_AUDIT_WEBHOOK_SECRET'],
   /** Every audit event sent to this syslog receiver (udp://host:port or tcp://host:port), RFC 5424. */
   auditSyslog: [checkedBy(parseSyslogAddress).default(''), 'SIGNALBOX_AUDIT_SYSLOG'],
+  /** Users may turn on two-factor sign-in (TOTP); sign-in then asks them for a code. */
+  totpEnabled: [bool.default(false), 'SIGNALBOX_TOTP_ENABLED', 'SEMAPHORE_TOTP_ENABLED'],
+  /** Turning TOTP on also gives one-time recovery codes, each accepted once in place of a code. */
+  totpAllowRecovery: [bool.default(false), 'SIGNALBOX_TOTP_ALLOW_RECOVERY', 'SEMAPHORE_TOTP_ALLOW_RECOVERY'],
 } as const satisfies Record<string, readonly [z.ZodType, ...string[]]>;
 
 type Variables = typeof variables;

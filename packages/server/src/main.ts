@@ -11,6 +11,7 @@ Commands:
   user change-by-login --login L [--password P] [--name N] [--email E]
   user delete --login L
   user unlock --login L       clear the user's sign-in lock after repeated failed passwords
+  user totp disable --login L reset the user's two-factor sign-in (TOTP) and its recovery codes
   backup --file F             write every user (no passwords) and project to F
   restore --file F            restore such a file into an instance without projects
 `;

@@ -25,6 +25,7 @@ import { tokenExpiry } from './migrations/0006-token-expiry';
 import { runnerOwner } from './migrations/0007-runner-owner';
 import { signInThrottle } from './migrations/0008-sign-in-throttle';
 import { projectInvites } from './migrations/0009-project-invites';
+import { totp } from './migrations/0010-totp';
 import { runOnceAndKeySources } from './migrations/0011-run-once-and-key-sources';
 import { eventFilters } from './migrations/0012-event-filters';
 import { retryReads } from './read-retry';
@@ -180,6 +181,7 @@ function provider(dialect: Dialect): MigrationProvider {
     '0009-project-invites': projectInvites(dialect),
     '0011-run-once-and-key-sources': runOnceAndKeySources(),
     '0012-event-filters': eventFilters(dialect),
+    '0010-totp': totp(dialect),
   };
   return { getMigrations: async () => migrations };
 }

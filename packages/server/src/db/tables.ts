@@ -29,6 +29,8 @@ export interface SessionTable {
   expired: Bool;
   ip: string;
   user_agent: string;
+  /** 0 while the session waits for its second factor (TOTP): it reaches only the routes that complete or end it. */
+  verified: Generated<Bool>;
 }
 
 export interface ApiTokenTable {
@@ -326,6 +328,8 @@ export interface Database {
   integration_delivery: IntegrationDeliveryTable;
   sign_in_throttle: SignInThrottleTable;
   project_invite: ProjectInviteTable;
+  user_totp: UserTotpTable;
+  user_totp_recovery: UserTotpRecoveryTable;
 }
 
 /** An invite of a user into a project (migration 0009-project-invites). */
@@ -345,4 +349,24 @@ export interface ProjectInviteTable {
   created: Time;
   expires_at: Time | null;
   accepted_at: Time | null;
+}
+
+/** A user's TOTP (two-factor sign-in): at most one per user; asked for at sign-in once `confirmed`. */
+export interface UserTotpTable {
+  id: Generated<number>;
+  user_id: number;
+  created: Time;
+  /** The base32 secret, sealed with the server's secret key (AES-256-GCM). */
+  secret: string;
+  confirmed: Bool;
+  confirmed_at: Time | null;
+  /** Time step of the last code accepted: a code of this step or an earlier one is refused (no replay). */
+  last_step: number | null;
+}
+
+/** One unused recovery code of a TOTP (bcrypt hash); deleted when used. */
+export interface UserTotpRecoveryTable {
+  id: Generated<number>;
+  totp_id: number;
+  code_hash: string;
 }

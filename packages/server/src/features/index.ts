@@ -3,6 +3,7 @@ import type { Deps } from '../deps';
 import { alertsRoutes } from './alerts/alerts.routes';
 import { appsRoutes } from './apps/apps.routes';
 import { oidcRoutes } from './auth/oidc.routes';
+import { totpRoutes } from './auth/totp.routes';
 import { environmentsRoutes } from './environments/environments.routes';
 import { healthRoutes } from './health/health.routes';
 import { integrationsRoutes } from './integrations/integrations.routes';
@@ -35,4 +36,5 @@ export async function registerFeatures(app: FastifyInstance, deps: Deps) {
   integrationsRoutes(app, deps);
   tasksRoutes(app, deps);
   appsRoutes(app, deps);
+  totpRoutes(app, deps);
 }

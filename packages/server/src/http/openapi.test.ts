@@ -46,6 +46,7 @@ const withoutBody: Record<string, string> = {
   'POST /api/integrations/:alias': 'the raw bytes the sender signed, in any content type',
   'POST /api/user/invites/:invite_id/accept': 'answers the invite of the path',
   'POST /api/user/invites/:invite_id/decline': 'answers the invite of the path',
+  'POST /api/users/:id/2fas/totp': 'begins a TOTP set-up with a secret the server makes',
 };
 
 /** /api routes whose success answer is not a JSON body described by a zod schema, each with the reason. */

@@ -20,7 +20,7 @@ import {
 import { useState } from 'react';
 import { useTranslation } from 'react-i18next';
 import { useNavigate } from 'react-router';
-import { signOut, useInfo, useUser } from '../api/session';
+import { signOut, useInfo, useLoginOptions, useUser } from '../api/session';
 import { type AccountDialog, AccountDialogs } from '../features/users/AccountDialogs';
 import { languages } from '../i18n/languages';
 import { LanguageMenu } from './LanguageMenu';
@@ -33,6 +33,8 @@ export function DrawerFooter() {
   const { mode, isDark, setMode } = useThemeMode();
   const user = useUser().data;
   const info = useInfo().data;
+  // Offered when the server allows it, and to a user who has it on (to turn it off) whatever the setting.
+  const offersTotp = !!useLoginOptions().data?.auth_methods?.totp || !!user?.totp;
   const [langMenu, setLangMenu] = useState<HTMLElement | null>(null);
   const [themeMenu, setThemeMenu] = useState<HTMLElement | null>(null);
   const [userMenu, setUserMenu] = useState<HTMLElement | null>(null);
@@ -160,6 +162,16 @@ export function DrawerFooter() {
         >
           {t('tokens.menu')}
         </MenuItem>
+        {offersTotp && (
+          <MenuItem
+            onClick={() => {
+              setUserMenu(null);
+              setDialog('totp');
+            }}
+          >
+            {t('totp.menu')}
+          </MenuItem>
+        )}
         <Divider />
         <MenuItem onClick={() => void signOut()}>{t('app.signOut')}</MenuItem>
       </Menu>

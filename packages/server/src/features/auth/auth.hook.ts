@@ -1,4 +1,4 @@
-import type { PermissionName } from '@signalbox/contracts';
+import { type PermissionName, TOTP_REQUIRED } from '@signalbox/contracts';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Deps } from '../../deps';
 import { SESSION_COOKIE } from '../../http/request-guards';
@@ -7,6 +7,7 @@ import { findUserById, type UserRow } from '../users/users.store';
 import { recentAccessOf } from './recent-access';
 import { createSession, resolveSession } from './sessions.store';
 import { findTokenOwner, tokenDigest } from './tokens.store';
+import { secondFactorRequired } from './totp.service';
 
 type TokenOwner = NonNullable<Awaited<ReturnType<typeof findTokenOwner>>>;
 
@@ -14,6 +15,8 @@ declare module 'fastify' {
   interface FastifyRequest {
     user: UserRow | null;
     sessionId: number | null;
+    /** A session signed in with a password that still waits for its second factor (TOTP): no `user` until then. */
+    halfSignedIn: { sessionId: number; userId: number } | null;
   }
   interface FastifyContextConfig {
     /** Reachable without signing in. */
@@ -22,6 +25,8 @@ declare module 'fastify' {
     admin?: boolean;
     /** Project routes: the permission bit this route needs. */
     permission?: PermissionName;
+    /** Reachable by a session that still waits for its second factor: the routes that complete it. */
+    secondFactor?: boolean;
   }
 }
 
@@ -29,6 +34,7 @@ declare module 'fastify' {
 export async function identify(deps: Pick<Deps, 'db' | 'bus'>, request: FastifyRequest): Promise<void> {
   request.user = null;
   request.sessionId = null;
+  request.halfSignedIn = null;
   const header = request.headers.authorization;
   if (header && /^bearer\s+/i.test(header)) {
     const digest = tokenDigest(header.replace(/^bearer\s+/i, ''));
@@ -46,31 +52,52 @@ export async function identify(deps: Pick<Deps, 'db' | 'bus'>, request: FastifyR
   if (!cookie) return;
   const session = await resolveSession(deps.db, cookie);
   if (!session) return;
+  if (session.verified === 0) {
+    // Signed out by its id like any session; nothing else is reached until the second factor is given.
+    request.sessionId = session.id;
+    request.halfSignedIn = { sessionId: session.id, userId: session.user_id };
+    return;
+  }
   request.user = (await findUserById(deps.db, session.user_id)) ?? null;
   request.sessionId = request.user ? session.id : null;
 }
 
-/** Every /api route needs a signed-in user unless its config says `public`. */
+/**
+ * Every /api route needs a signed-in user unless its config says `public`. A session still waiting for its second
+ * factor gets 401 `TOTP_REQUIRED` (as the peer answers) everywhere but the routes marked `secondFactor`.
+ */
 export function registerAuth(app: FastifyInstance, deps: Pick<Deps, 'db' | 'bus'>) {
   app.decorateRequest('user', null);
   app.decorateRequest('sessionId', null);
+  app.decorateRequest('halfSignedIn', null);
   app.addHook('onRequest', async (request) => {
     if (!request.url.startsWith('/api/')) return;
     await identify(deps, request);
     const config = request.routeOptions.config;
     if (config?.public) return;
-    if (!request.user) throw unauthorized();
+    if (!request.user) {
+      if (!request.halfSignedIn) throw unauthorized();
+      if (config?.secondFactor) return;
+      throw unauthorized(TOTP_REQUIRED);
+    }
     if (config?.admin && !request.user.admin) throw forbidden('Only administrators can do this');
   });
 }
 
+/**
+ * Starts a session for a user who gave their password (or signed in with a provider): one that waits for a code
+ * first when the user has two-factor sign-in on, unless `secondFactorDone` (it was just given).
+ */
 export async function startSession(
-  deps: Pick<Deps, 'db'>,
+  deps: Pick<Deps, 'db' | 'config'>,
   request: FastifyRequest,
   reply: FastifyReply,
   userId: number,
+  { secondFactorDone = false } = {},
 ) {
-  const token = await createSession(deps.db, userId, request.ip, String(request.headers['user-agent'] ?? ''));
+  const verified = secondFactorDone || !(await secondFactorRequired(deps, userId));
+  const userAgent = String(request.headers['user-agent'] ?? '');
+  const token = await createSession(deps.db, userId, request.ip, userAgent, verified);
   reply.setCookie(SESSION_COOKIE, token, {
     path: '/',
     httpOnly: true,

@@ -22,12 +22,17 @@ import { ldapSignIn } from './ldap.service';
 import { expireSession } from './sessions.store';
 import { failAttempt, passAttempt, signInAttempt, startAttempt, withRetryAfter } from './sign-in-throttle';
 import { createToken, deleteToken, listTokens } from './tokens.store';
+import { userTotp } from './totp.service';
 
 export function loginOptions(deps: Pick<Deps, 'config'>): LoginOptions {
   const providers = Object.entries(deps.config.oidcProviders ?? {})
     .sort(([, a], [, b]) => a.order - b.order)
     .map(([id, p]) => ({ id, name: p.display_name || id, color: p.color, icon: p.icon }));
-  return { oidc_providers: providers, login_with_password: !deps.config.passwordLoginDisabled };
+  return {
+    oidc_providers: providers,
+    login_with_password: !deps.config.passwordLoginDisabled,
+    auth_methods: deps.config.totpEnabled ? { totp: { allow_recovery: deps.config.totpAllowRecovery } } : {},
+  };
 }
 
 /** The local user whose own password this is; null otherwise (an unknown login is checked against a decoy hash). */
@@ -90,9 +95,11 @@ export function authRoutes(app: FastifyInstance, deps: Deps) {
     return reply.status(204).send();
   });
 
-  app.get('/api/user', { schema: { response: { 200: userSchema } } }, async (request) =>
-    toUser(currentUser(request)),
-  );
+  app.get('/api/user', { schema: { response: { 200: userSchema } } }, async (request) => {
+    const user = currentUser(request);
+    const totp = await userTotp(deps.db, user.id);
+    return totp ? { ...toUser(user), totp } : toUser(user);
+  });
 
   app.get('/api/info', { schema: { response: { 200: serverInfoSchema } } }, async () => ({
     version,

@@ -196,6 +196,6 @@ describe.each(testDialects())('auth on $name', (dialect) => {
 
   it('lists login options', async () => {
     const res = await h.anonymous().get('/api/auth/login');
-    expect(res.json()).toEqual({ oidc_providers: [], login_with_password: true });
+    expect(res.json()).toEqual({ oidc_providers: [], login_with_password: true, auth_methods: {} });
   });
 });

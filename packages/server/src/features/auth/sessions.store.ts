@@ -1,12 +1,13 @@
 import type { Db } from '../../db';
-import { now } from '../../db/values';
+import { fromBool, now } from '../../db/values';
 import { randomToken, sha256 } from '../../lib/crypto';
 
 export const SESSION_IDLE_MS = 7 * 24 * 3600 * 1000;
 /** last_active is written at most this often, so reads stay reads. */
 const TOUCH_EVERY_MS = 60 * 1000;
 
-export async function createSession(db: Db, userId: number, ip: string, userAgent: string) {
+/** A new session; `verified` false when it must wait for a second factor (see totp.service.ts). */
+export async function createSession(db: Db, userId: number, ip: string, userAgent: string, verified = true) {
   const token = randomToken();
   const t = now();
   await db
@@ -19,6 +20,7 @@ export async function createSession(db: Db, userId: number, ip: string, userAgen
       expired: 0,
       ip: ip.slice(0, 64),
       user_agent: userAgent.slice(0, 512),
+      verified: fromBool(verified),
     })
     .execute();
   return token;
@@ -61,4 +63,15 @@ export async function isSessionLive(db: Db, id: number): Promise<boolean> {
     .where('expired', '=', 0)
     .executeTakeFirst();
   return !!session && Date.now() - Date.parse(session.last_active) <= SESSION_IDLE_MS;
+}
+
+/** Ends the user's sessions that still wait for a second factor (their TOTP was turned off meanwhile). */
+export async function expireUnverifiedSessions(db: Db, userId: number) {
+  await db
+    .updateTable('session')
+    .set({ expired: 1 })
+    .where('user_id', '=', userId)
+    .where('verified', '=', 0)
+    .where('expired', '=', 0)
+    .execute();
 }

@@ -3,13 +3,15 @@ import { userCreateInput, userUpdateInput } from '@signalbox/contracts';
 import { ZodError } from 'zod';
 import type { DbHandle } from '../../db';
 import { AppError } from '../../lib/errors';
+import { resetTotp } from '../auth/totp.service';
 import { clearSignInLock } from './sign-in-lock';
 import { type Actor, createUser, deleteUser, updateUser } from './users.service';
 import { findUserByLogin, listUsers } from './users.store';
 
 /** `signalbox user …` — the commands the sign-in help dialog shows. Returns the exit code. */
 export async function runUserCommand(handle: DbHandle, argv: string[]): Promise<number> {
-  const [sub, ...args] = argv;
+  // `user totp disable`: the peer's two-word command.
+  const [sub, ...args] = argv[0] === 'totp' ? [`totp ${argv[1] ?? ''}`.trim(), ...argv.slice(2)] : argv;
   let parsed: ReturnType<typeof parseOptions>;
   try {
     parsed = parseOptions(args);
@@ -82,8 +84,17 @@ export async function runUserCommand(handle: DbHandle, argv: string[]): Promise<
         console.log(`Sign-in lock of user ${user.username} cleared`);
         return 0;
       }
+      case 'totp disable': {
+        if (!values.login) return fail('--login is required');
+        const user = await findUserByLogin(ctx.db, values.login);
+        if (!user) return fail(`User ${values.login} not found`);
+        if (!(await resetTotp(ctx, serverConsole, user)))
+          return fail(`User ${user.username} has no two-factor sign-in`);
+        console.log(`Two-factor sign-in of user ${user.username} reset`);
+        return 0;
+      }
       default:
-        return fail('Usage: signalbox user add|list|change-by-login|delete|unlock');
+        return fail('Usage: signalbox user add|list|change-by-login|delete|unlock|totp disable');
     }
   } catch (err) {
     if (err instanceof ZodError) return fail(err.issues.map((i) => i.message).join('; '));

@@ -6,6 +6,7 @@ import { noContentResponse, pathIds, type ZodTypeProvider } from '../../http/pat
 import { parse } from '../../lib/errors';
 import { currentUser } from '../auth/auth.hook';
 import { withRetryAfter } from '../auth/sign-in-throttle';
+import { withTotp } from '../auth/totp.service';
 import { clearSignInLock, viewUser } from './sign-in-lock';
 import {
   type Actor,
@@ -34,7 +35,7 @@ export function usersRoutes(fastify: FastifyInstance, deps: Deps) {
   app.get(
     '/api/users',
     { config: { admin: true }, schema: { response: { 200: z.array(userSchema) } } },
-    async () => (await listUsers(deps.db)).map(toUser),
+    async () => withTotp(deps.db, (await listUsers(deps.db)).map(toUser)),
   );
 
   app.post(
@@ -45,9 +46,10 @@ export function usersRoutes(fastify: FastifyInstance, deps: Deps) {
 
   // The peer's Swagger spells these with a trailing slash; the router ignores trailing slashes (app.ts).
   for (const path of ['/api/users/:id']) {
-    app.get(path, { schema: { ...byId.schema, response: { 200: userSchema } } }, async (request) =>
-      viewUser(deps, actorOf(request), request.params.id),
-    );
+    app.get(path, { schema: { ...byId.schema, response: { 200: userSchema } } }, async (request) => {
+      const [user] = await withTotp(deps.db, [await viewUser(deps, actorOf(request), request.params.id)]);
+      return user;
+    });
 
     app.put(
       path,

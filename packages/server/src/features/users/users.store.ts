@@ -3,6 +3,7 @@ import type { Selectable, Updateable } from 'kysely';
 import type { Db } from '../../db';
 import type { UserTable } from '../../db/tables';
 import { toBool, toCount } from '../../db/values';
+import { deleteTotpRows } from '../auth/totp.store';
 
 export type UserRow = Selectable<UserTable>;
 
@@ -96,7 +97,8 @@ export async function projectsOnlyOwnedBy(db: Db, userId: number) {
 }
 
 /**
- * Removes a user with their memberships, invites, sessions, API tokens and sign-in failures; tasks and events keep the id.
+ * Removes a user with their memberships, invites, sessions, API tokens, sign-in failures and TOTP; tasks and events
+ * keep the id.
  * The caller runs it in a transaction (the service publishes the deletion once it is committed).
  */
 export async function deleteUserRows(trx: Db, id: number) {
@@ -110,6 +112,7 @@ export async function deleteUserRows(trx: Db, id: number) {
   await trx.deleteFrom('session').where('user_id', '=', id).execute();
   await trx.deleteFrom('api_token').where('user_id', '=', id).execute();
   await trx.deleteFrom('sign_in_throttle').where('user_id', '=', id).execute();
+  await deleteTotpRows(trx, id);
   await trx.deleteFrom('user').where('id', '=', id).execute();
 }
 

@@ -22,8 +22,11 @@ const Command = ({ children }: { children: string }) => (
   </Box>
 );
 
-/** "Can't sign in": the server-side commands that list users, reset a password or add an admin. */
-export function HelpDialog({ open, onClose }: { open: boolean; onClose: () => void }) {
+/**
+ * "Can't sign in": the server-side commands that list users, reset a password or add an admin, and with `totp`
+ * (the server offers two-factor sign-in) turn off a user's.
+ */
+export function HelpDialog({ open, onClose, totp }: { open: boolean; onClose: () => void; totp?: boolean }) {
   const { t } = useTranslation();
   // biome-ignore lint/correctness/useExhaustiveDependencies: a fresh example each time the dialog opens
   const password = useMemo(() => examplePassword(), [open]);
@@ -40,6 +43,12 @@ export function HelpDialog({ open, onClose }: { open: boolean; onClose: () => vo
         <Command>
           {`signalbox user add --admin --login <login> --name "<name>" --email <email> --password ${password}`}
         </Command>
+        {totp && (
+          <>
+            <Typography variant="subtitle2">{t('totp.helpReset')}</Typography>
+            <Command>{'signalbox user totp disable --login <login>'}</Command>
+          </>
+        )}
         <Typography variant="body2" color="text.secondary">
           {t('auth.helpDocker')}
         </Typography>

@@ -14,6 +14,7 @@ import { FormError, useFieldError } from '../../app/forms';
 import { LanguageMenu } from '../../app/LanguageMenu';
 import { Spinner } from '../../app/states';
 import { HelpDialog } from './HelpDialog';
+import { awaitsSecondFactor, SecondFactorForm } from './SecondFactorForm';
 
 const base = () => `${baseUrl}/`;
 
@@ -55,24 +56,35 @@ export default function LoginPage() {
   const [langMenu, setLangMenu] = useState<HTMLElement | null>(null);
   const [error, setError] = useState<unknown>(null);
   const [checking, setChecking] = useState(true);
+  // Signed in with the password, waiting for a code (the user has two-factor sign-in on).
+  const [secondFactor, setSecondFactor] = useState(false);
   const { register, handleSubmit, formState } = useForm<LoginInput>({
     mode: 'onSubmit',
     resolver: zodResolver(loginInput),
     defaultValues: { auth: '', password: '' },
   });
 
-  // A session already present goes to the base address.
+  // A session already present goes to the base address; one waiting for its code asks for it.
   useEffect(() => {
     api('/user')
       .then(() => window.location.replace(base()))
-      .catch(() => setChecking(false));
+      .catch((err) => {
+        setSecondFactor(awaitsSecondFactor(err));
+        setChecking(false);
+      });
   }, []);
+  const enter = () => window.location.assign(`${base()}${window.location.search}`);
 
   const submit = handleSubmit(async (values) => {
     setError(null);
     try {
       await api('/auth/login', { method: 'POST', body: values });
-      window.location.assign(`${base()}${window.location.search}`);
+      try {
+        await api('/user');
+      } catch (err) {
+        if (awaitsSecondFactor(err)) return setSecondFactor(true);
+      }
+      enter();
     } catch (err) {
       setError(
         err instanceof ApiError && err.status === 401 ? new Error('Incorrect login or password') : err,
@@ -108,16 +120,28 @@ export default function LoginPage() {
             {t('auth.subtitle')}
           </Typography>
         </Stack>
-        <FormError error={error ?? options.error} />
-        {providers.length > 0 && (
+        {secondFactor && (
+          <SecondFactorForm
+            allowRecovery={options.data?.auth_methods?.totp?.allow_recovery ?? false}
+            onDone={enter}
+            onBack={() => {
+              setSecondFactor(false);
+              void api('/auth/logout', { method: 'POST' }).catch(() => {});
+            }}
+          />
+        )}
+        {!secondFactor && <FormError error={error ?? options.error} />}
+        {!secondFactor && providers.length > 0 && (
           <Stack spacing={1.5} sx={{ mb: 2 }}>
             {providers.map((p) => (
               <ProviderButton key={p.id} provider={p} />
             ))}
           </Stack>
         )}
-        {providers.length > 0 && withPassword && <Divider sx={{ my: 2 }}>{t('auth.or')}</Divider>}
-        {withPassword && (
+        {!secondFactor && providers.length > 0 && withPassword && (
+          <Divider sx={{ my: 2 }}>{t('auth.or')}</Divider>
+        )}
+        {!secondFactor && withPassword && (
           <form onSubmit={submit} noValidate>
             <Stack spacing={2}>
               <TextField
@@ -152,7 +176,7 @@ export default function LoginPage() {
         </Box>
       </Paper>
       <LanguageMenu anchor={langMenu} onClose={() => setLangMenu(null)} />
-      <HelpDialog open={help} onClose={() => setHelp(false)} />
+      <HelpDialog open={help} onClose={() => setHelp(false)} totp={!!options.data?.auth_methods?.totp} />
     </Box>
   );
 }

@@ -3,6 +3,7 @@ import ArrowBackIcon from '@mui/icons-material/ArrowBack';
 import CheckIcon from '@mui/icons-material/Check';
 import DeleteIcon from '@mui/icons-material/Delete';
 import EditIcon from '@mui/icons-material/Edit';
+import LockResetIcon from '@mui/icons-material/LockReset';
 import PasswordIcon from '@mui/icons-material/Password';
 import {
   Box,
@@ -31,6 +32,7 @@ import { readPref } from '../../app/prefs';
 import { Spinner } from '../../app/states';
 import { useDeleteUser, useUsers } from './api';
 import { PasswordDialog } from './PasswordDialog';
+import { useResetTotp } from './totp-api';
 import { UserDialog } from './UserDialog';
 
 const PAGE_SIZE = 20;
@@ -52,6 +54,11 @@ export default function UsersPage() {
   const [page, setPage] = useState(0);
   const dialog = useEditDialog<User>();
   const [password, setPassword] = useState<User | null>(null);
+  const resetTotp = useConfirmedDelete(
+    useResetTotp(),
+    (u: User) => ({ userId: u.id, totpId: u.totp?.id ?? 0 }),
+    (u) => t('totp.resetDone', { name: u.name }),
+  );
 
   if (!me.admin) return <Navigate to="/" replace />;
   const list = users.data ?? [];
@@ -94,6 +101,7 @@ export default function UsersPage() {
                     <TableCell align="center">{t('fields.alert')}</TableCell>
                     <TableCell align="center">{t('fields.admin')}</TableCell>
                     <TableCell align="center">{t('fields.external')}</TableCell>
+                    <TableCell align="center">{t('totp.column')}</TableCell>
                     <TableCell align="right">{t('common.actions')}</TableCell>
                   </TableRow>
                 </TableHead>
@@ -112,6 +120,9 @@ export default function UsersPage() {
                       <TableCell align="center">
                         <Mark on={u.external} label={t('fields.external')} />
                       </TableCell>
+                      <TableCell align="center">
+                        <Mark on={!!u.totp} label={t('totp.column')} />
+                      </TableCell>
                       <TableCell align="right" sx={{ whiteSpace: 'nowrap' }}>
                         <Tooltip title={t('users.editUser')}>
                           <IconButton
@@ -129,6 +140,17 @@ export default function UsersPage() {
                               onClick={() => setPassword(u)}
                             >
                               <PasswordIcon fontSize="small" />
+                            </IconButton>
+                          </span>
+                        </Tooltip>
+                        <Tooltip title={u.id === me.id ? t('totp.resetOwn') : t('totp.reset')}>
+                          <span>
+                            <IconButton
+                              aria-label={t('totp.resetOf', { name: u.name })}
+                              disabled={!u.totp || u.id === me.id}
+                              onClick={() => resetTotp.ask(u)}
+                            >
+                              <LockResetIcon fontSize="small" />
                             </IconButton>
                           </span>
                         </Tooltip>
@@ -164,6 +186,12 @@ export default function UsersPage() {
       </Box>
       <UserDialog open={dialog.open} user={dialog.item ?? undefined} adminEditor onClose={dialog.close} />
       {password && <PasswordDialog open user={password} onClose={() => setPassword(null)} />}
+      <ConfirmDialog
+        title={t('totp.reset')}
+        text={t('totp.resetConfirm', { name: resetTotp.target?.name ?? '' })}
+        confirmLabel={t('totp.resetButton')}
+        {...resetTotp.dialogProps}
+      />
       <ConfirmDialog
         title={t('users.deleteUser')}
         text={t('users.deleteConfirm', { name: del.target?.name ?? '' })}
