@@ -8,6 +8,8 @@ import type { Harness } from '../../test/support/harness';
 import { ManualClock } from '../../test/support/manual-clock';
 import { schedulerHarness } from '../../test/support/scheduler-harness';
 import type { recordingStarter, rows } from '../../test/support/scheduler-rows';
+import { waitFor } from '../../test/support/task-fixtures';
+import { EventBus } from '../live/bus';
 import { createScheduler, type SchedulerHandle } from './scheduler';
 import { claimTick } from './scheduler.store';
 
@@ -87,6 +89,60 @@ describe.each(testDialects())('scheduler on $name', (dialect) => {
 
     await advance(s, clock, '2030-01-01T10:20:00Z');
     expect(starter.calls).toHaveLength(4);
+  });
+
+  // Servers sharing the database: a schedule changed through one is changed on all of them.
+  it('hears of a change made on another server and arms the new cron', async () => {
+    const scheduleId = await r.schedule(projectId, templateId, { cron_format: '* * * * *' });
+    const clock = new ManualClock('2030-01-01T10:00:30Z');
+    const [here, there] = [make(clock), make(clock)];
+    await Promise.all([here.start(), there.start()]);
+    expect(there.planned().get(scheduleId)?.toISOString()).toBe('2030-01-01T10:01:00.000Z');
+
+    // Changed to yearly through `here`'s API: the write is announced on the bus (through Redis to every server).
+    await h.deps.db
+      .updateTable('schedule')
+      .set({ cron_format: '0 0 1 1 *' })
+      .where('id', '=', scheduleId)
+      .execute();
+    h.deps.bus.emit('projectChanged', { projectId });
+    await waitFor(
+      async () =>
+        there.planned().get(scheduleId)?.toISOString() === '2031-01-01T00:00:00.000Z' ? true : undefined,
+      5000,
+      'the other server to arm the new cron',
+    );
+    await advance(here, clock, '2030-01-01T10:10:00Z');
+    await there.idle();
+    expect(starter.calls).toHaveLength(0);
+  });
+
+  it('runs only ticks of the current cron, though a change was never heard of', async () => {
+    const scheduleId = await r.schedule(projectId, templateId, { cron_format: '* * * * *' });
+    const clock = new ManualClock('2030-01-01T10:00:30Z');
+    // A server whose bus hears nothing from the others (Redis down), with no periodic read in the test's time.
+    const deaf = createScheduler(
+      { ...h.deps, bus: new EventBus(), startTask: starter.start },
+      { clock, reloadEveryMs: 3_600_000 },
+    );
+    schedulers.push(deaf);
+    await deaf.start();
+    await h.deps.db
+      .updateTable('schedule')
+      .set({ cron_format: '0 0 1 1 *' })
+      .where('id', '=', scheduleId)
+      .execute();
+    // Its armed minute tick comes: the claim reads the schedule again and skips the stale tick, then re-arms.
+    await advance(deaf, clock, '2030-01-01T10:01:00Z');
+    expect(starter.calls).toHaveLength(0);
+    await waitFor(
+      async () =>
+        deaf.planned().get(scheduleId)?.toISOString() === '2031-01-01T00:00:00.000Z' ? true : undefined,
+      5000,
+      'the stale server to arm the new cron',
+    );
+    await advance(deaf, clock, '2030-01-01T10:05:00Z');
+    expect(starter.calls).toHaveLength(0);
   });
 
   it('reads cron times in the configured timezone', async () => {

@@ -32,7 +32,17 @@ export type SchedulerOptions = {
   timezone?: string;
   /** How late a run-once schedule may still start its task (default: config.runOnceGrace seconds). */
   runOnceGraceMs?: number;
+  /** How often the schedules are read again whatever was announced (default RELOAD_EVERY_MS). */
+  reloadEveryMs?: number;
 };
+
+/**
+ * How often every instance reads the schedules again, announced or not: a safety net for a change another instance
+ * made while the bus (Redis) was down. Changes are otherwise announced at once (projectChanged).
+ */
+export const RELOAD_EVERY_MS = 60_000;
+/** Announcements within this long of one another cause one read. */
+const ANNOUNCED_RELOAD_MS = 50;
 
 /** An armed schedule: a cron schedule has its cron; a run-once schedule (cron null) waits for its one time. */
 type Armed = { entry: ScheduleEntry; cron: Cron | null; timer?: unknown; next?: Date };
@@ -56,7 +66,7 @@ const redact = (text: string) => text.replace(/\/\/[^/@\s]*@/g, '//***@');
  * (and disabled) without running it.
  */
 export function createScheduler(
-  deps: Pick<Deps, 'db' | 'log' | 'box' | 'config' | 'startTask' | 'metrics'>,
+  deps: Pick<Deps, 'db' | 'log' | 'box' | 'config' | 'startTask' | 'metrics' | 'bus'>,
   options: SchedulerOptions = {},
 ): SchedulerHandle {
   const clock = options.clock ?? realClock;
@@ -68,6 +78,19 @@ export function createScheduler(
   let closed = false;
   let refreshChain: Promise<void> = Promise.resolve();
   let reloadTimer: unknown;
+  let announcedTimer: NodeJS.Timeout | undefined;
+  let everyTimer: NodeJS.Timeout | undefined;
+  /**
+   * A write in a project (on this instance or, through Redis, on another) may have changed its schedules: they
+   * are read again, once for a burst of writes.
+   */
+  const onProjectChanged = () => {
+    if (announcedTimer || closed || !started) return;
+    announcedTimer = setTimeout(() => {
+      announcedTimer = undefined;
+      reload().catch(() => {});
+    }, ANNOUNCED_RELOAD_MS);
+  };
   /** Database reads and idempotent writes of a tick: a short outage delays the tick instead of losing it. */
   const persist = <T>(what: string, scheduleId: number, work: () => Promise<T>) =>
     untilDbAnswers(work, { log: deps.log, what, scheduleId, giveUp: () => closed });
@@ -144,6 +167,13 @@ export function createScheduler(
       return;
     const s = await persist('reading a schedule', scheduleId, () => scheduleForRun(deps.db, scheduleId));
     if (s?.active !== 1) return;
+    // Armed from an older read (the change was made on another instance and not yet heard of): only a tick of the
+    // schedule's current cron runs.
+    if (!isTickOf(s, tick)) {
+      deps.log.info({ scheduleId, tick: at }, 'schedule tick skipped: its cron has changed');
+      void reload().catch(() => {});
+      return;
+    }
     if (
       await persist('reading a schedule', scheduleId, () =>
         hasWaitingTask(deps.db, scheduleId, s.template_id),
@@ -268,6 +298,17 @@ export function createScheduler(
     return { type: 'none' };
   }
 
+  /** True when `tick` is a time the schedule's stored cron fires at. */
+  function isTickOf(s: { type: string; cron_format: string }, tick: Date) {
+    if (s.type === 'run_at') return false;
+    try {
+      const cron = new Cron(s.cron_format, { timezone, paused: true });
+      return cron.nextRun(new Date(tick.getTime() - 1000))?.getTime() === tick.getTime();
+    } catch {
+      return false;
+    }
+  }
+
   function reloadSoon() {
     if (reloadTimer !== undefined || closed) return;
     reloadTimer = clock.setTimer(() => {
@@ -323,10 +364,22 @@ export function createScheduler(
     }
   }
 
+  function reload() {
+    refreshChain = refreshChain.then(load, load).catch((err: unknown) => {
+      logFailure(deps.log, err, 'reading the schedules failed; trying again shortly');
+      reloadSoon();
+      throw err;
+    });
+    return refreshChain;
+  }
+
   const handle: SchedulerHandle = {
     async start() {
       started = true;
       closed = false;
+      deps.bus.on('projectChanged', onProjectChanged);
+      everyTimer = setInterval(() => void reload().catch(() => {}), options.reloadEveryMs ?? RELOAD_EVERY_MS);
+      everyTimer.unref();
       await this.refresh();
     },
     /**
@@ -334,16 +387,13 @@ export function createScheduler(
      * the error and the scheduler tries again on its own a little later, so a change saved just before an outage
      * is still armed.
      */
-    refresh() {
-      refreshChain = refreshChain.then(load, load).catch((err: unknown) => {
-        logFailure(deps.log, err, 'reading the schedules failed; trying again shortly');
-        reloadSoon();
-        throw err;
-      });
-      return refreshChain;
-    },
+    refresh: reload,
     async close() {
       closed = true;
+      deps.bus.off('projectChanged', onProjectChanged);
+      if (announcedTimer) clearTimeout(announcedTimer);
+      if (everyTimer) clearInterval(everyTimer);
+      announcedTimer = everyTimer = undefined;
       if (reloadTimer !== undefined) clock.clearTimer(reloadTimer);
       reloadTimer = undefined;
       for (const a of armed.values()) disarm(a);
