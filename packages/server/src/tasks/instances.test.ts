@@ -493,6 +493,29 @@ describe.each(testDialects())('two instances on one $name database with Redis', 
   });
 });
 
+/**
+ * A task queued through one instance that cannot take it starts on an idle other instance at once: its update
+ * reaches the other instance through Redis and wakes its queue, long before the 10 s safety poll.
+ */
+describe.each(testDialects())('work queued on one instance on $name with Redis', (dialect) => {
+  const s = twoInstances(dialect, true);
+
+  it('starts on the idle other instance within a second', async () => {
+    await startB(s);
+    // A takes no work any more (as while it shuts down); it still answers the API.
+    void s.a.deps.tasks.drain(60_000);
+    const tpl = await insertTemplate(s.a.deps, s.projectId, { repository_id: s.repoId, playbook: 'nap.sh' });
+    const posted = performance.now();
+    const res = await post(s.a, s.owner, `/api/project/${s.projectId}/tasks`, { template_id: tpl });
+    expect(res.statusCode).toBe(201);
+    const id = res.json().id as number;
+    const started = await waitForStatus(s.a.deps, id, ['starting', 'running', 'success'], 10_000);
+    expect(performance.now() - posted).toBeLessThan(1000);
+    expect(started.runner).toBe(engineOf(s.b).instanceId);
+    expect((await waitForStatus(s.a.deps, id, ['success', 'error'], 30_000)).status).toBe('success');
+  });
+});
+
 describe('instance identity', () => {
   it('SIGNALBOX_INSTANCE_ID is optional and validated', () => {
     expect(loadConfig({ SIGNALBOX_INSTANCE_ID: 'web-1.eu_a' }).instanceId).toBe('web-1.eu_a');
