@@ -13,6 +13,11 @@ describe('API reference', () => {
 
     await page.goto('/api/docs');
     await page.getByRole('heading', { name: /Signalbox API/ }).waitFor();
+    // The groups open collapsed; every group is listed.
+    const groups = page.locator('h3.opblock-tag');
+    await groups.filter({ hasText: /^project tasks$/ }).waitFor();
+    expect(await groups.count()).toBeGreaterThan(25);
+    await groups.filter({ hasText: /^projects$/ }).click();
     await page.getByText('/api/projects', { exact: true }).first().waitFor();
     await page.waitForLoadState('networkidle');
 

@@ -144,7 +144,11 @@ describe('API description', () => {
       (op.responses?.['4XX'] as OpenAPIV3_1.ResponseObject | undefined)?.content?.['application/json']
         ?.schema;
     expect(operations.filter((op) => !errorSchema(op))).toEqual([]);
-    expect(errorSchema(operations[0]!)).toMatchObject({ required: ['error'] });
+    // Every operation names the one shared description of the error body.
+    expect(new Set(operations.map((op) => JSON.stringify(errorSchema(op))))).toEqual(
+      new Set([JSON.stringify({ $ref: '#/components/schemas/Error' })]),
+    );
+    expect(doc.components?.schemas?.Error).toMatchObject({ required: ['error'] });
   });
 
   it('documents the success shapes the contracts define', () => {

@@ -137,7 +137,11 @@ describe.each(testDialects())('tasks with keys read on the server, on $name', (d
       for (const line of p.h.logLines) expect(line).not.toContain(s);
     }
     expect(filesContaining(p.h.dataDir, secrets)).toEqual([]);
-    expect(filesContaining(tmpdir(), secrets, since)).toEqual([]);
+    // The test's own fixtures (the server's key files among them) hold the secrets on purpose.
+    const leftBehind = filesContaining(tmpdir(), secrets, since).filter(
+      (path) => !path.startsWith(`${fixtures}/`),
+    );
+    expect(leftBehind).toEqual([]);
     return result;
   }
 
