@@ -24,5 +24,15 @@ export type TaskLogMessage = {
 
 export type LiveMessage = TaskUpdateMessage | TaskLogMessage;
 
+/**
+ * The server's link to the other server instances (Redis) is down (`connected` false) or back: while it is down,
+ * tasks run by other instances do not update on this socket. Sent when a socket opens during an outage, and at
+ * every change.
+ */
+export type LiveRelayMessage = { type: 'relay'; connected: boolean };
+
+/** Every message the live socket sends. */
+export type LiveSocketMessage = LiveMessage | LiveRelayMessage;
+
 /** How the server closes every live socket when it shuts down; the console says so rather than "disconnected". */
 export const liveShutdownClose = { code: 1001, reason: 'Server shutting down' } as const;

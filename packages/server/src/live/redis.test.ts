@@ -297,6 +297,12 @@ describe.each(testDialects())('live events across two instances through Redis on
   });
 
   it('survives dropped Redis connections: one warning, reconnects, relays again', async () => {
+    // A viewer on B is told when B stops hearing A, and when it hears it again.
+    const watcher = await openLiveSocket(b, baseB, { cookie: owner.cookie });
+    const relayStates = () =>
+      (watcher.messages as unknown as { type: string; connected?: boolean }[])
+        .filter((m) => m.type === 'relay')
+        .map((m) => m.connected);
     const admin = new Redis(REDIS_URL);
     try {
       const list = String(await admin.client('LIST'));
@@ -327,6 +333,9 @@ describe.each(testDialects())('live events across two instances through Redis on
     a.deps.bus.off('live', onLocal);
 
     await waitFor(async () => (bridgeA.ready() && bridgeB.ready()) || undefined, 10_000, 'the reconnection');
+    await waitFor(async () => relayStates().length >= 2 || undefined, 3000, 'the relay messages');
+    expect(relayStates()).toEqual([false, true]);
+    watcher.ws.close();
     const sock = await openLiveSocket(b, baseB, { cookie: owner.cookie });
     a.deps.bus.publish(update(projectId, 7001, 'running'));
     await waitFor(async () => sock.messages.length >= 1 || undefined, 3000, 'a relayed message');
@@ -400,6 +409,8 @@ describe('live events with Redis not configured or not reachable', () => {
       const bridge = redisBridgeOf(h.deps.bus)!;
       expect(bridge.ready()).toBe(false);
       const { projectId, sock, id, runMs, logs: logsOf } = await watchedRun(h, 300, 10_000);
+      // Its viewers are told that other instances' tasks do not update here.
+      expect(sock.messages).toContainEqual({ type: 'relay', connected: false });
       const logs = logsOf();
       expect(logs).toEqual(await outputOf(h.deps, id));
       expect(logs.filter((l) => l.startsWith('line '))).toHaveLength(300);

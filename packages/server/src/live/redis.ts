@@ -22,6 +22,8 @@ export type RedisBridge = {
   ready(): boolean;
   /** Local events not sent to Redis because it was unreachable or stalled (local listeners still got them). */
   skipped(): number;
+  /** Calls `listener` with ready() each time it changes; returns the unsubscribe. */
+  onChange(listener: (ready: boolean) => void): () => void;
   close(): Promise<void>;
 };
 
@@ -81,9 +83,14 @@ export async function connectRedisBridge(
   let connected = false;
   let skipped = 0;
 
+  const changeListeners = new Set<(ready: boolean) => void>();
+  const changed = (ready: boolean) => {
+    for (const listener of changeListeners) listener(ready);
+  };
   const down = (why: string, err?: Error) => {
     if (closing || outage) return;
     outage = true;
+    changed(false);
     log.warn(
       { redis: where, err: err?.message },
       `Redis ${why}: live events stay on this instance until it reconnects`,
@@ -95,8 +102,10 @@ export async function connectRedisBridge(
       log.info({ redis: where, channel }, 'Redis connected: live events fan out across instances');
     else if (outage)
       log.info({ redis: where }, 'Redis reconnected: live events fan out across instances again');
+    const wasReady = connected && !outage;
     connected = true;
     outage = false;
+    if (!wasReady) changed(true);
   };
 
   for (const conn of [pub, sub]) {
@@ -163,6 +172,10 @@ export async function connectRedisBridge(
     channel,
     ready: () => pub.status === 'ready' && subscribed,
     skipped: () => skipped,
+    onChange(listener) {
+      changeListeners.add(listener);
+      return () => changeListeners.delete(listener);
+    },
     async close() {
       if (closing) return;
       closing = true;

@@ -1,7 +1,8 @@
-import { type LiveMessage, liveShutdownClose } from '@signalbox/contracts';
+import { type LiveSocketMessage, liveShutdownClose } from '@signalbox/contracts';
 import { apiUrl } from './client';
 
-type Listener = (message: LiveMessage) => void;
+type Listener = (message: Exclude<LiveSocketMessage, { type: 'relay' }>) => void;
+type RelayListener = (connected: boolean) => void;
 type StateListener = (connected: boolean, reconnected: boolean) => void;
 
 export const RECONNECT_DELAY_MS = 2000;
@@ -14,6 +15,12 @@ export class LiveSocket {
   private ws: WebSocket | null = null;
   private listeners = new Set<Listener>();
   private stateListeners = new Set<StateListener>();
+  private relayListeners = new Set<RelayListener>();
+  /**
+   * Whether the server still hears the other server instances (Redis); false while it says it does not. Reset at
+   * every open: the server says so again if it is still cut off.
+   */
+  relayConnected = true;
   private timer: ReturnType<typeof setTimeout> | null = null;
   private closedOnPurpose = false;
   private everConnected = false;
@@ -33,17 +40,19 @@ export class LiveSocket {
     this.ws = ws;
     ws.onopen = () => {
       this.serverShutDown = false;
+      this.setRelay(true);
       const reconnected = this.everConnected;
       this.everConnected = true;
       this.setConnected(true, reconnected);
     };
     ws.onmessage = (event) => {
-      let message: LiveMessage;
+      let message: LiveSocketMessage;
       try {
         message = JSON.parse(String(event.data));
       } catch {
         return;
       }
+      if (message.type === 'relay') return this.setRelay(message.connected === true);
       for (const listener of this.listeners) listener(message);
     };
     ws.onclose = (event) => {
@@ -77,6 +86,20 @@ export class LiveSocket {
   private setConnected(connected: boolean, reconnected: boolean) {
     this.connected = connected;
     for (const listener of this.stateListeners) listener(connected, reconnected);
+  }
+
+  private setRelay(connected: boolean) {
+    if (this.relayConnected === connected) return;
+    this.relayConnected = connected;
+    for (const listener of this.relayListeners) listener(connected);
+  }
+
+  /** Calls `listener` each time the server loses or regains the other server instances' events. */
+  onRelay(listener: RelayListener) {
+    this.relayListeners.add(listener);
+    return () => {
+      this.relayListeners.delete(listener);
+    };
   }
 
   subscribe(listener: Listener) {

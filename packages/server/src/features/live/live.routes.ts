@@ -1,8 +1,9 @@
-import { liveShutdownClose } from '@signalbox/contracts';
+import { type LiveRelayMessage, liveShutdownClose } from '@signalbox/contracts';
 import type { FastifyInstance } from 'fastify';
 import type { WebSocket } from 'ws';
 import type { Deps } from '../../deps';
 import type { BusEvents, LiveMessage, TaskLogBatch } from '../../live/bus';
+import { redisBridgeOf } from '../../live/redis';
 import { currentUser } from '../auth/auth.hook';
 import { isSessionLive } from '../auth/sessions.store';
 import { findLiveToken, findTokenUser } from '../auth/tokens.store';
@@ -250,7 +251,17 @@ export function liveRoutes(app: FastifyInstance, deps: Pick<Deps, 'db' | 'bus' |
   }, PING_MS);
   pinger.unref();
 
+  // Viewers are told when this instance loses the other instances' events (Redis down), and when they are back.
+  const bridge = redisBridgeOf(deps.bus);
+  const relayText = (connected: boolean) =>
+    JSON.stringify({ type: 'relay', connected } satisfies LiveRelayMessage);
+  const stopRelayWatch = bridge?.onChange((connected) => {
+    const text = relayText(connected);
+    for (const c of clients) if (c.ready && c.socket.readyState === c.socket.OPEN) c.socket.send(text);
+  });
+
   app.addHook('onClose', async () => {
+    stopRelayWatch?.();
     clearInterval(timer);
     clearInterval(pinger);
     for (const [event, listener] of Object.entries(listeners))
@@ -298,6 +309,7 @@ export function liveRoutes(app: FastifyInstance, deps: Pick<Deps, 'db' | 'bus' |
       }
       client.ready = true;
       hub.registered += 1;
+      if (bridge && !bridge.ready()) socket.send(relayText(false));
     })().catch((err) => {
       deps.log.warn({ err }, 'opening a live socket failed');
       close(client, 1011, 'Internal error');
