@@ -8,6 +8,34 @@ import { ConfigError, loadConfig } from './config';
 
 const bin = fileURLToPath(new URL('../bin/signalbox-src.mjs', import.meta.url));
 
+/**
+ * Runs `signalbox server` on a fresh data dir (kept in `dirs` for removal) with only `env` of the SIGNALBOX_ and
+ * SEMAPHORE_ settings, until it exits: its exit code and stderr.
+ */
+function startServerWith(dirs: string[], env: Record<string, string>) {
+  const dataDir = mkdtempSync(join(tmpdir(), 'signalbox-config-'));
+  dirs.push(dataDir);
+  const inherited: NodeJS.ProcessEnv = {};
+  for (const [k, v] of Object.entries(process.env)) if (!/^(SIGNALBOX|SEMAPHORE)_/.test(k)) inherited[k] = v;
+  return new Promise<{ code: number | null; stderr: string }>((resolve, reject) => {
+    const child = spawn(process.execPath, [bin, 'server'], {
+      env: {
+        ...inherited,
+        SIGNALBOX_DATA_DIR: dataDir,
+        SIGNALBOX_HOST: '127.0.0.1',
+        SIGNALBOX_PORT: '0',
+        ...env,
+      },
+    });
+    let stderr = '';
+    child.stderr.on('data', (d) => {
+      stderr += d;
+    });
+    child.on('error', reject);
+    child.on('close', (code) => resolve({ code, stderr }));
+  });
+}
+
 describe('SIGNALBOX_BCRYPT_COST', () => {
   it('defaults to 10 and reads a cost from 4 to 31', () => {
     expect(loadConfig({}).bcryptCost).toBe(10);
@@ -67,27 +95,7 @@ describe('SIGNALBOX_TASK_RETENTION_DAYS', () => {
   });
 
   it('a bad value stops `signalbox server` before it listens', { timeout: 60_000 }, async () => {
-    const dataDir = mkdtempSync(join(tmpdir(), 'signalbox-config-'));
-    dirs.push(dataDir);
-    const env: NodeJS.ProcessEnv = {};
-    for (const [k, v] of Object.entries(process.env)) if (!/^(SIGNALBOX|SEMAPHORE)_/.test(k)) env[k] = v;
-    const run = await new Promise<{ code: number | null; stderr: string }>((resolve, reject) => {
-      const child = spawn(process.execPath, [bin, 'server'], {
-        env: {
-          ...env,
-          SIGNALBOX_DATA_DIR: dataDir,
-          SIGNALBOX_HOST: '127.0.0.1',
-          SIGNALBOX_PORT: '0',
-          SIGNALBOX_TASK_RETENTION_DAYS: '-7',
-        },
-      });
-      let stderr = '';
-      child.stderr.on('data', (d) => {
-        stderr += d;
-      });
-      child.on('error', reject);
-      child.on('close', (code) => resolve({ code, stderr }));
-    });
+    const run = await startServerWith(dirs, { SIGNALBOX_TASK_RETENTION_DAYS: '-7' });
     expect(run.code).toBe(2);
     expect(run.stderr).toContain('Configuration error: SIGNALBOX_TASK_RETENTION_DAYS: must be 0 or greater');
   });
@@ -100,27 +108,7 @@ describe('SIGNALBOX_APPS', () => {
   });
 
   it('a bad app setting stops `signalbox server` before it listens', { timeout: 60_000 }, async () => {
-    const dataDir = mkdtempSync(join(tmpdir(), 'signalbox-config-'));
-    dirs.push(dataDir);
-    const env: NodeJS.ProcessEnv = {};
-    for (const [k, v] of Object.entries(process.env)) if (!/^(SIGNALBOX|SEMAPHORE)_/.test(k)) env[k] = v;
-    const run = await new Promise<{ code: number | null; stderr: string }>((resolve, reject) => {
-      const child = spawn(process.execPath, [bin, 'server'], {
-        env: {
-          ...env,
-          SIGNALBOX_DATA_DIR: dataDir,
-          SIGNALBOX_HOST: '127.0.0.1',
-          SIGNALBOX_PORT: '0',
-          SIGNALBOX_APPS: '{"python":{"path":"python3 -c evil"}}',
-        },
-      });
-      let stderr = '';
-      child.stderr.on('data', (d) => {
-        stderr += d;
-      });
-      child.on('error', reject);
-      child.on('close', (code) => resolve({ code, stderr }));
-    });
+    const run = await startServerWith(dirs, { SIGNALBOX_APPS: '{"python":{"path":"python3 -c evil"}}' });
     expect(run.code).toBe(2);
     expect(run.stderr).toContain(
       'Configuration error: SIGNALBOX_APPS: python.path: must be an absolute path or a command name found on PATH',
