@@ -28,6 +28,7 @@ import { projectInvites } from './migrations/0009-project-invites';
 import { totp } from './migrations/0010-totp';
 import { runOnceAndKeySources } from './migrations/0011-run-once-and-key-sources';
 import { eventFilters } from './migrations/0012-event-filters';
+import { remoteRunners } from './migrations/0013-remote-runners';
 import { retryReads } from './read-retry';
 import type { Database } from './tables';
 import { describeDbError, isConnectionLoss } from './unavailable';
@@ -182,6 +183,7 @@ function provider(dialect: Dialect): MigrationProvider {
     '0011-run-once-and-key-sources': runOnceAndKeySources(),
     '0012-event-filters': eventFilters(dialect),
     '0010-totp': totp(dialect),
+    '0013-remote-runners': remoteRunners(dialect),
   };
   return { getMigrations: async () => migrations };
 }

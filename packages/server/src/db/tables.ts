@@ -98,6 +98,8 @@ export interface InventoryTable {
   ssh_key_id: number | null;
   become_key_id: number | null;
   repository_id: number | null;
+  /** Tasks run with this inventory run only on a remote runner with this tag (migration 0013). */
+  runner_tag: string | null;
 }
 
 export interface EnvironmentTable {
@@ -140,6 +142,8 @@ export interface TemplateTable {
   survey_vars: string;
   /** JSON object of app-specific template parameters (allow_debug, auto_approve, limit, tags…). */
   task_params: string;
+  /** Its tasks run only on a remote runner with this tag (migration 0013). */
+  runner_tag: string | null;
 }
 
 export interface ScheduleTable {
@@ -196,6 +200,10 @@ export interface TaskTable {
   runner: string | null;
   /** A control request for the claiming instance: 'stop' | 'force' | 'confirm' | 'reject'; cleared when acted on. */
   control: string | null;
+  /** The remote runner the task was given to (migration 0013); null: run by a server instance. */
+  remote_runner_id: number | null;
+  /** The last output batch of its remote runner the server stored (0: none). */
+  runner_seq: Generated<number>;
 }
 
 /** One row per running server instance (SIGNALBOX_INSTANCE_ID or the data-dir hash) with its last heartbeat. */
@@ -330,6 +338,44 @@ export interface Database {
   project_invite: ProjectInviteTable;
   user_totp: UserTotpTable;
   user_totp_recovery: UserTotpRecoveryTable;
+  remote_runner: RemoteRunnerTable;
+  runner_registration_token: RunnerRegistrationTokenTable;
+}
+
+/** A registered remote runner (migration 0013-remote-runners). */
+export interface RemoteRunnerTable {
+  id: Generated<number>;
+  /** null: a global runner; else the project it serves. */
+  project_id: number | null;
+  name: string;
+  /** JSON array of tag strings. */
+  tags: Generated<string>;
+  /** SHA-256 (hex) of the runner's token. */
+  token_hash: string;
+  /** PEM public key job payloads are encrypted to. */
+  public_key: string;
+  max_parallel_tasks: Generated<number>;
+  active: Generated<Bool>;
+  version: Generated<string>;
+  webhook: Generated<string>;
+  created: Time;
+  /** Last heartbeat, database clock; null: never connected. */
+  touched: Time | null;
+  /** Start time of the runner process last heard from. */
+  started_at: Time | null;
+  /** The server instance holding its connection; null: not connected. */
+  instance_id: string | null;
+}
+
+/** A one-time runner registration token (migration 0013-remote-runners). */
+export interface RunnerRegistrationTokenTable {
+  id: Generated<number>;
+  project_id: number | null;
+  token_hash: string;
+  user_id: number | null;
+  created: Time;
+  expires_at: Time;
+  used_at: Time | null;
 }
 
 /** An invite of a user into a project (migration 0009-project-invites). */

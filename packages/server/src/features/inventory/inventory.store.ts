@@ -5,7 +5,9 @@ import type { InventoryTable } from '../../db/tables';
 import { insertReturningId } from '../../db/values';
 
 export type InventoryRow = Selectable<InventoryTable>;
-export type InventoryValues = Omit<InventoryRow, 'id' | 'project_id'>;
+export type InventoryValues = Omit<InventoryRow, 'id' | 'project_id' | 'runner_tag'> & {
+  runner_tag?: string | null;
+};
 
 export function listInventoryRows(db: Db, projectId: number, sort: 'name' | 'type', order: 'asc' | 'desc') {
   return listRowsByName(db, 'inventory', { project_id: projectId }, sort, order);

@@ -1,0 +1,148 @@
+/*
+ * The remote-runner protocol: what a `signalbox runner` process and a server say to each other.
+ *
+ * Registration is plain HTTP (`POST /api/internal/runners`, `DELETE /api/internal/runners`); the work then flows
+ * over one WebSocket the runner opens to `GET /api/internal/runners/ws` with its token in the `X-Runner-Token`
+ * header. Runners always connect out to the server: nothing connects to a runner.
+ *
+ * Every WebSocket message is one JSON object with a `type`. Output travels in numbered batches: the runner numbers
+ * each task's batches 1, 2, 3…, keeps every batch until the server acknowledges it, and after a reconnect resends,
+ * in order, each batch above the `acked` seq the server's `welcome` names. The server stores a batch only if its seq
+ * is exactly one above the last stored (`task.runner_seq`), so a line is never lost or stored twice.
+ */
+import { z } from 'zod';
+
+/** The header carrying a runner's own token on every runner request. */
+export const runnerTokenHeader = 'x-runner-token';
+
+/** How often a runner sends a heartbeat, unless the server's welcome says otherwise. */
+export const defaultHeartbeatMs = 5_000;
+
+/** Most lines one output batch may carry. */
+export const maxBatchLines = 1_000;
+
+const id = z.number().int().positive();
+const time = z.string().min(1).max(40);
+
+/** `POST /api/internal/runners`: a runner registers with a registration token (global, one-time or project). */
+export const runnerRegistrationSchema = z.strictObject({
+  registration_token: z.string().min(1).max(512),
+  name: z.string().trim().min(1).max(255).optional(),
+  tags: z.array(z.string().trim().min(1).max(64)).max(32).optional(),
+  max_parallel_tasks: z.number().int().min(1).max(1000).optional(),
+  /** PEM (SPKI) of the runner's X25519 public key; job payloads are encrypted to it. */
+  public_key: z.string().min(1).max(4096),
+  webhook: z.string().max(1024).optional(),
+});
+export type RunnerRegistration = z.infer<typeof runnerRegistrationSchema>;
+
+/** The answer to a registration: the runner's id and its own token (shown only here; the server keeps a hash). */
+export type RunnerRegistered = { id: number; token: string };
+
+/** An encrypted job payload: X25519 key agreement with an ephemeral key, HKDF-SHA256, AES-256-GCM. */
+export const sealedSchema = z.strictObject({
+  alg: z.literal('x25519-hkdf-sha256-aes-256-gcm'),
+  /** The ephemeral public key, PEM (SPKI). */
+  epk: z.string().max(4096),
+  /** base64 */
+  iv: z.string().max(64),
+  tag: z.string().max(64),
+  data: z.string(),
+});
+export type Sealed = z.infer<typeof sealedSchema>;
+
+/* Runner → server. */
+
+/** First message after connecting: what the runner is and which tasks it is still running. */
+export const helloSchema = z.strictObject({
+  type: z.literal('hello'),
+  version: z.string().max(64),
+  /** When this runner process started (ISO 8601): a newer start than a task's assignment means the runner restarted. */
+  started_at: time,
+  max_parallel_tasks: z.number().int().min(1).max(1000),
+  /** Tasks this process is running (after a reconnect), with the last output batch it has made for each. */
+  running: z.array(z.strictObject({ task_id: id, last_seq: z.number().int().min(0) })).max(1000),
+});
+
+export const heartbeatSchema = z.strictObject({
+  type: z.literal('heartbeat'),
+  running: z.array(id).max(1000),
+});
+
+export const outputSchema = z.strictObject({
+  type: z.literal('output'),
+  task_id: id,
+  seq: z.number().int().positive(),
+  lines: z
+    .array(z.strictObject({ time, output: z.string().max(1_000_000) }))
+    .min(1)
+    .max(maxBatchLines),
+});
+
+/** A status change during the run (the final one is `finished`). */
+export const statusSchema = z.strictObject({
+  type: z.literal('status'),
+  task_id: id,
+  status: z.enum(['running', 'waiting_confirmation', 'confirmed', 'rejected']),
+  commit_hash: z.string().max(64).nullish(),
+  commit_message: z.string().max(10_000).nullish(),
+});
+
+/** The run ended; `last_seq` is its last output batch, so the server knows when it has all of them. */
+export const finishedSchema = z.strictObject({
+  type: z.literal('finished'),
+  task_id: id,
+  status: z.enum(['success', 'error', 'stopped']),
+  last_seq: z.number().int().min(0),
+  /** Why it ended, for an error the runner itself decided (e.g. "The runner restarted while it ran this task"). */
+  message: z.string().max(1000).optional(),
+});
+
+/** The runner cannot take a job it was given (cannot decrypt it, no free slot): the server queues the task again. */
+export const refuseSchema = z.strictObject({
+  type: z.literal('refuse'),
+  task_id: id,
+  reason: z.string().max(1000),
+});
+
+export const runnerMessageSchema = z.discriminatedUnion('type', [
+  helloSchema,
+  heartbeatSchema,
+  outputSchema,
+  statusSchema,
+  finishedSchema,
+  refuseSchema,
+]);
+export type RunnerMessage = z.infer<typeof runnerMessageSchema>;
+
+/* Server → runner. */
+
+export type ServerMessage =
+  | {
+      type: 'welcome';
+      runner_id: number;
+      heartbeat_ms: number;
+      /** For each task of the hello's `running` the server still expects: the last batch it stored. */
+      acked: { task_id: number; seq: number }[];
+      /** Tasks of the hello's `running` the server has already ended (e.g. as runner lost): kill them, send nothing. */
+      abandon: number[];
+    }
+  /** Run this task; the payload opens to a `JobPayload` (see payload.ts). */
+  | { type: 'job'; task_id: number; payload: Sealed }
+  /** Stop (SIGTERM to the group, SIGKILL after a grace), force stop (SIGKILL now), or answer a plan confirmation. */
+  | { type: 'control'; task_id: number; action: 'stop' | 'force' | 'confirm' | 'reject' }
+  /** Every batch up to `seq` is stored. */
+  | { type: 'ack'; task_id: number; seq: number }
+  /** The final status is stored: the runner may forget the task. */
+  | { type: 'done'; task_id: number };
+
+/** Close codes the server uses on a runner socket. */
+export const runnerClose = {
+  /** Bad, unknown or deleted token: the runner must stop reconnecting and say so. */
+  unauthorized: { code: 4401, reason: 'Runner token not accepted' },
+  /** Disabled by an admin: the runner keeps reconnecting slowly but gets no work. */
+  disabled: { code: 4403, reason: 'Runner disabled' },
+  /** A newer connection with the same token replaced this one. */
+  replaced: { code: 4409, reason: 'Replaced by a newer connection' },
+  protocol: { code: 4400, reason: 'Protocol error' },
+} as const;
