@@ -33,6 +33,8 @@ export const runnerRegistrationSchema = z.strictObject({
   /** PEM (SPKI) of the runner's X25519 public key; job payloads are encrypted to it. */
   public_key: z.string().min(1).max(4096),
   webhook: z.string().max(1024).optional(),
+  /** A project runner's project: must match a project registration token's project; with the global token, names it. */
+  project_id: z.number().int().positive().optional(),
 });
 export type RunnerRegistration = z.infer<typeof runnerRegistrationSchema>;
 
