@@ -296,8 +296,10 @@ describe('pages a role may not use', () => {
 });
 
 describe('screenshots', () => {
-  it('templates as a guest (read-only)', async () => {
+  it('templates as a guest (read-only) and the template edit page as a task runner', async () => {
     await shotAll(browser, server.url, team.guest, `${base()}/templates`, 'templates-read-only');
     await shotAll(browser, server.url, team.guest, `${base()}/templates/${templateId}`, 'template-read-only');
+    const edit = `${base()}/templates/${templateId}/edit`;
+    await shotAll(browser, server.url, team.runner, edit, 'template-edit-not-allowed');
   });
 });
