@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { FakeRunnerServer } from '../../../test/support/fake-runner-server';
-import { alive, commitFiles, waitFor } from '../../../test/support/task-fixtures';
+import { alive, commitFiles, standIn, waitFor } from '../../../test/support/task-fixtures';
 import type { JobDetails, Key } from '../../tasks/job';
 import type { RepositoryRow } from '../../tasks/store';
 import type { JobPayload } from '../payload';
@@ -58,9 +58,9 @@ async function registered(extra: string[] = []) {
   return dir;
 }
 
-async function startRunner(dir: string) {
+async function startRunner(dir: string, env: Record<string, string> = {}) {
   const connections = server.connections;
-  const p = runner(['start', '--dir', dir]);
+  const p = runner(['start', '--dir', dir], env);
   started.push(p);
   await waitFor(
     async () => server.connections > connections && server.socket,
@@ -401,6 +401,55 @@ describe('signalbox runner start', () => {
       for (const s of secrets) expect(content.includes(s), `${file} holds a secret`).toBe(false);
     }
   }, 60_000);
+
+  it('runs terraform through its own SIGNALBOX_APPS and answers plan confirmations', async () => {
+    const tools = mkdtempSync(join(scratch, 'tools-'));
+    const tf = standIn(
+      tools,
+      'tf-stand-in',
+      '#!/bin/bash\ncase "$1" in\n  plan) echo "Plan: 1 to add"; p="${@: -1}"; echo plan > "${p#-out=}" ;;\n  apply) echo "Apply complete!" ;;\n  *) echo "$1 ok" ;;\nesac\n',
+    );
+    const dir = await registered();
+    await startRunner(dir, { SIGNALBOX_APPS: JSON.stringify({ terraform: { path: tf } }) });
+    const tfJob = () => {
+      const job = bashJob('', {});
+      Object.assign(job.details.template, { app: 'terraform', playbook: '' });
+      return job;
+    };
+    const confirmed = tfJob();
+    const rejected = tfJob();
+    for (const [job, action] of [
+      [confirmed, 'confirm'],
+      [rejected, 'reject'],
+    ] as const) {
+      const id = taskIdOf(job);
+      const t = server.task(id);
+      server.sendJob(id, job);
+      await waitFor(
+        async () => t.statuses.some((s) => s.status === 'waiting_confirmation') || t.finished,
+        30_000,
+        'the plan to wait for confirmation',
+      );
+      expect(t.finished, t.lines.join('\n')).toBeNull();
+      server.control(id, action);
+      await waitFor(async () => t.finished && t.seq >= t.finished.last_seq, 30_000, 'the task to finish');
+    }
+    const c = server.task(taskIdOf(confirmed));
+    expect(c.statuses.map((s) => s.status)).toEqual([
+      'running',
+      'waiting_confirmation',
+      'confirmed',
+      'running',
+    ]);
+    expect(c.lines).toContain('Plan: 1 to add');
+    expect(c.lines).toContain('Apply complete!');
+    expect(c.finished?.status).toBe('success');
+    const r = server.task(taskIdOf(rejected));
+    expect(r.statuses.map((s) => s.status)).toEqual(['running', 'waiting_confirmation', 'rejected']);
+    expect(r.lines).not.toContain('Apply complete!');
+    expect(r.lines).toContain('The plan was rejected');
+    expect(r.finished?.status).toBe('error');
+  }, 90_000);
 
   it('refuses a job sealed to another key', async () => {
     const dir = await registered();

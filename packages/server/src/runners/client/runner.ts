@@ -72,6 +72,7 @@ export class RunnerProcess {
   private reconnectTimer: NodeJS.Timeout | null = null;
   private backoff = RECONNECT_FIRST_MS;
   private lastHeard = Date.now();
+  private lastFailure = '';
   private stopping = false;
   private exit: ((code: number) => void) | null = null;
   private readonly workDir: string;
@@ -255,6 +256,7 @@ export class RunnerProcess {
   private onWelcome(welcome: Extract<ServerMessage, { type: 'welcome' }>) {
     this.ready = true;
     this.backoff = RECONNECT_FIRST_MS;
+    this.lastFailure = '';
     this.heartbeatMs = welcome.heartbeat_ms > 0 ? welcome.heartbeat_ms : defaultHeartbeatMs;
     this.opts.log(`Connected to ${this.opts.settings.url} as runner ${welcome.runner_id}`);
     const acked = new Map((welcome.acked ?? []).map((a) => [a.task_id, a.seq]));
@@ -332,8 +334,8 @@ export class RunnerProcess {
     if (!Number.isInteger(taskId) || taskId < 1) return;
     if (this.tasks.has(taskId)) return;
     if (this.stopping) return this.refuse(taskId, 'The runner is shutting down');
-    if (this.tasks.size >= this.opts.settings.max_parallel)
-      return this.refuse(taskId, 'The runner has no free slot');
+    const running = [...this.tasks.values()].filter((t) => !t.finished).length;
+    if (running >= this.opts.settings.max_parallel) return this.refuse(taskId, 'The runner has no free slot');
     let payload: JobPayload;
     try {
       const parsed = sealedSchema.parse(sealed);
