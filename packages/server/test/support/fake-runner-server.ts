@@ -43,6 +43,8 @@ export class FakeRunnerServer {
   /** Called on every output message received (after storing it). */
   onOutput: ((taskId: number, seq: number) => void) | null = null;
   socket: WebSocket | null = null;
+  /** The public key of the runner on `socket`. */
+  socketKey = '';
   connections = 0;
   private http: Server;
   private wss: WebSocketServer;
@@ -117,6 +119,7 @@ export class FakeRunnerServer {
     }
     this.socket?.terminate();
     this.socket = ws;
+    this.socketKey = runner.publicKey;
     this.connections++;
     ws.on('message', (data) => {
       const parsed = runnerMessageSchema.safeParse(JSON.parse(String(data)));
@@ -179,9 +182,9 @@ export class FakeRunnerServer {
     if (t.finished && t.seq >= t.finished.last_seq) this.send(ws, { type: 'done', task_id: taskId });
   }
 
-  /** Seals `payload` to the public key the runner registered (or to `publicKey`) and sends it. */
+  /** Seals `payload` to the public key of the connected runner (or to `publicKey`) and sends it. */
   sendJob(taskId: number, payload: JobPayload, publicKey?: string) {
-    const key = publicKey ?? [...this.tokens.values()].at(-1)?.publicKey;
+    const key = publicKey ?? this.socketKey;
     if (!key || !this.socket) throw new Error('no runner connected');
     this.task(taskId);
     this.send(this.socket, { type: 'job', task_id: taskId, payload: sealFor(key, JSON.stringify(payload)) });

@@ -10,6 +10,7 @@ import type { JobDetails, Key } from '../../tasks/job';
 import type { RepositoryRow } from '../../tasks/store';
 import type { JobPayload } from '../payload';
 import { generateRunnerKeys } from '../seal';
+import { saveRunner } from './files';
 
 const bin = fileURLToPath(new URL('../../../bin/signalbox-src.mjs', import.meta.url));
 const repoRoot = fileURLToPath(new URL('../../../../../', import.meta.url));
@@ -55,6 +56,17 @@ async function registered(extra: string[] = []) {
     { SIGNALBOX_RUNNER_REGISTRATION_TOKEN: 'reg-token' },
   );
   expect(reg.code, reg.output).toBe(0);
+  return dir;
+}
+
+/** A runner folder registered without the command (quicker): its files and the server's record of it. */
+function prepared() {
+  const dir = mkdtempSync(join(scratch, 'runner-'));
+  const keys = generateRunnerKeys();
+  const id = server.tokens.size + 100;
+  const token = `runner-token-direct-${id}`;
+  server.tokens.set(token, { id, publicKey: keys.publicKey });
+  saveRunner(dir, { url: server.url, id, token, tags: [], max_parallel: 4 }, keys.privateKey);
   return dir;
 }
 
@@ -260,7 +272,7 @@ describe('signalbox runner register / unregister', () => {
 
 describe('signalbox runner start', () => {
   it('runs a bash job: numbered batches in order, running with the commit, finished success', async () => {
-    const dir = await registered();
+    const dir = prepared();
     await startRunner(dir);
     const job = bashJob('hello.sh');
     const id = taskIdOf(job);
@@ -281,10 +293,10 @@ describe('signalbox runner start', () => {
       5000,
       'the task folder to go',
     );
-  }, 60_000);
+  }, 120_000);
 
   it('delivers every line exactly once, in order, across a dropped connection', async () => {
-    const dir = await registered();
+    const dir = prepared();
     await startRunner(dir);
     const job = bashJob('many.sh');
     const id = taskIdOf(job);
@@ -316,10 +328,10 @@ describe('signalbox runner start', () => {
     expect(numbered).toEqual(Array.from({ length: 20_000 }, (_, i) => i + 1));
     expect(t.lines.at(-1)).toBe('all printed');
     expect(server.protocolErrors).toEqual([]);
-  }, 90_000);
+  }, 120_000);
 
   it('stop ends a sleeping script and its children within 2 s', async () => {
-    const dir = await registered();
+    const dir = prepared();
     await startRunner(dir);
     const job = bashJob('sleep.sh');
     const id = taskIdOf(job);
@@ -337,10 +349,10 @@ describe('signalbox runner start', () => {
     await waitFor(async () => t.finished, 5000, 'finished');
     expect(t.finished?.status).toBe('stopped');
     expect(processesOfTask(id)).toEqual([]);
-  }, 60_000);
+  }, 120_000);
 
   it('keeps payload secrets out of argv, its own log and leftover files, and masks them in output', async () => {
-    const dir = await registered();
+    const dir = prepared();
     const proc = await startRunner(dir);
     const envSecret = 'env-secret-Zq81xv';
     const surveySecret = 'survey-secret-Pw47ky';
@@ -400,16 +412,25 @@ describe('signalbox runner start', () => {
       const content = readFileSync(file, 'latin1');
       for (const s of secrets) expect(content.includes(s), `${file} holds a secret`).toBe(false);
     }
-  }, 60_000);
+  }, 120_000);
 
   it('runs terraform through its own SIGNALBOX_APPS and answers plan confirmations', async () => {
     const tools = mkdtempSync(join(scratch, 'tools-'));
     const tf = standIn(
       tools,
       'tf-stand-in',
-      '#!/bin/bash\ncase "$1" in\n  plan) echo "Plan: 1 to add"; p="${@: -1}"; echo plan > "${p#-out=}" ;;\n  apply) echo "Apply complete!" ;;\n  *) echo "$1 ok" ;;\nesac\n',
+      [
+        '#!/bin/bash',
+        'case "$1" in',
+        // The saved plan is the last argument, -out=<file>.
+        '  plan) echo "Plan: 1 to add"; p="$' + '{@: -1}"; echo plan > "$' + '{p#-out=}" ;;',
+        '  apply) echo "Apply complete!" ;;',
+        '  *) echo "$1 ok" ;;',
+        'esac',
+        '',
+      ].join('\n'),
     );
-    const dir = await registered();
+    const dir = prepared();
     await startRunner(dir, { SIGNALBOX_APPS: JSON.stringify({ terraform: { path: tf } }) });
     const tfJob = () => {
       const job = bashJob('', {});
@@ -449,10 +470,10 @@ describe('signalbox runner start', () => {
     expect(r.lines).not.toContain('Apply complete!');
     expect(r.lines).toContain('The plan was rejected');
     expect(r.finished?.status).toBe('error');
-  }, 90_000);
+  }, 120_000);
 
   it('refuses a job sealed to another key', async () => {
-    const dir = await registered();
+    const dir = prepared();
     await startRunner(dir);
     const job = bashJob('hello.sh');
     const id = taskIdOf(job);
@@ -462,10 +483,10 @@ describe('signalbox runner start', () => {
     expect(t.refused).toContain('Cannot decrypt');
     expect(t.lines).toEqual([]);
     expect(t.finished).toBeNull();
-  }, 60_000);
+  }, 120_000);
 
   it('kills and removes what a crashed runner process left, and says it restarted', async () => {
-    const dir = await registered();
+    const dir = prepared();
     const first = await startRunner(dir);
     const job = bashJob('sleep.sh');
     const id = taskIdOf(job);
@@ -488,10 +509,10 @@ describe('signalbox runner start', () => {
     const newHello = server.hellos.at(-1);
     expect(newHello?.running).toEqual([]);
     expect(Date.parse(newHello?.started_at ?? '')).toBeGreaterThan(Date.parse(firstHello?.started_at ?? ''));
-  }, 60_000);
+  }, 120_000);
 
   it('on SIGTERM stops its tasks, reports them stopped and exits', async () => {
-    const dir = await registered();
+    const dir = prepared();
     const proc = await startRunner(dir);
     const job = bashJob('sleep.sh');
     const id = taskIdOf(job);
@@ -502,15 +523,15 @@ describe('signalbox runner start', () => {
     expect(await proc.exited).toBe(0);
     expect(t.finished?.status).toBe('stopped');
     expect(processesOfTask(id)).toEqual([]);
-  }, 60_000);
+  }, 120_000);
 
   it('exits with a clear message when the server no longer accepts its token', async () => {
-    const dir = await registered();
+    const dir = prepared();
     const { token } = JSON.parse(readFileSync(join(dir, 'runner.json'), 'utf8'));
     server.tokens.delete(token);
     const res = await runToEnd(['start', '--dir', dir]);
     expect(res.code).toBe(1);
     expect(res.output).toContain('does not accept this runner');
     expect(res.output).not.toContain(token);
-  }, 60_000);
+  }, 120_000);
 });

@@ -166,8 +166,10 @@ export class RunnerProcess {
       this.lastHeard = Date.now();
     });
     ws.on('error', (err) => {
-      if (refusedCode === null)
-        this.opts.log(`Connection to ${this.opts.settings.url} failed: ${err.message}`);
+      // Said once per kind of failure, not on every retry.
+      const said = `Connection to ${this.opts.settings.url} failed: ${err.message}`;
+      if (refusedCode === null && said !== this.lastFailure) this.opts.log(said);
+      this.lastFailure = said;
     });
     ws.on('close', (code, reason) => {
       if (this.socket !== ws) return;
@@ -424,27 +426,31 @@ export class RunnerProcess {
   }
 }
 
+/** The pid of a live runner process using the folder, if any. */
+export function runnerProcessIn(dir: string): number | null {
+  let pid: number;
+  try {
+    pid = Number(readFileSync(join(dir, 'runner.pid'), 'utf8').trim());
+  } catch {
+    return null;
+  }
+  if (!(pid > 0) || pid === process.pid) return null;
+  try {
+    process.kill(pid, 0);
+  } catch {
+    return null;
+  }
+  // A reused pid of another program is not a runner.
+  return readCmdline(pid).includes('runner') ? pid : null;
+}
+
+export class RunnerBusyError extends Error {}
+
 /** Refuses to run two runner processes in one folder (they would kill each other's tasks at start). */
 export function lockRunnerDir(dir: string): () => void {
+  const other = runnerProcessIn(dir);
+  if (other) throw new RunnerBusyError(`Another runner process (pid ${other}) is running in ${dir}`);
   const path = join(dir, 'runner.pid');
-  try {
-    const pid = Number(readFileSync(path, 'utf8').trim());
-    if (pid > 0 && pid !== process.pid) {
-      let alive = true;
-      try {
-        process.kill(pid, 0);
-      } catch {
-        alive = false;
-      }
-      const cmdline = alive ? readCmdline(pid) : '';
-      if (alive && cmdline.includes('runner'))
-        throw new Error(`Another runner process (pid ${pid}) is running in ${dir}`);
-    }
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code !== 'ENOENT' && !(err instanceof SyntaxError)) {
-      if ((err as Error).message.startsWith('Another runner')) throw err;
-    }
-  }
   writeFileSync(path, String(process.pid), { mode: 0o600 });
   return () => {
     try {
