@@ -38,6 +38,9 @@ export class FakeRunnerServer {
   readonly tokens = new Map<string, { id: number; publicKey: string }>();
   /** Acknowledge stored batches (false: store silently, as if the acks were lost). */
   ack = true;
+  /** Tasks the welcome tells the runner to abandon (as ended meanwhile) when its hello names them. */
+  readonly abandon = new Set<number>();
+  readonly heartbeats: Extract<RunnerMessage, { type: 'heartbeat' }>[] = [];
   /** Drop output messages on arrival (as if lost in flight before a connection failure). */
   lose = false;
   /** Called on every output message received (after storing it). */
@@ -140,9 +143,10 @@ export class FakeRunnerServer {
       case 'hello': {
         this.hellos.push(m);
         const acked = m.running
-          .filter((r) => this.tasks.has(r.task_id))
+          .filter((r) => this.tasks.has(r.task_id) && !this.abandon.has(r.task_id))
           .map((r) => ({ task_id: r.task_id, seq: this.task(r.task_id).seq }));
-        this.send(ws, { type: 'welcome', runner_id: runnerId, heartbeat_ms: 1000, acked, abandon: [] });
+        const abandon = m.running.map((r) => r.task_id).filter((id) => this.abandon.has(id));
+        this.send(ws, { type: 'welcome', runner_id: runnerId, heartbeat_ms: 1000, acked, abandon });
         return;
       }
       case 'output': {
@@ -174,6 +178,7 @@ export class FakeRunnerServer {
         this.task(m.task_id).refused = m.reason;
         return;
       case 'heartbeat':
+        this.heartbeats.push(m);
         return;
     }
   }

@@ -190,6 +190,7 @@ afterEach(async () => {
   }
   server.ack = true;
   server.lose = false;
+  server.abandon.clear();
   server.onOutput = null;
 });
 
@@ -509,6 +510,33 @@ describe('signalbox runner start', () => {
     const newHello = server.hellos.at(-1);
     expect(newHello?.running).toEqual([]);
     expect(Date.parse(newHello?.started_at ?? '')).toBeGreaterThan(Date.parse(firstHello?.started_at ?? ''));
+  }, 120_000);
+
+  it('kills a task the server abandoned while it was disconnected and sends nothing more of it', async () => {
+    const dir = prepared();
+    await startRunner(dir);
+    const job = bashJob('sleep.sh');
+    const id = taskIdOf(job);
+    const t = server.task(id);
+    server.sendJob(id, job);
+    await waitFor(async () => t.lines.some((l) => l.startsWith('main ')), 30_000, 'the script to start');
+    const pids = ['child ', 'main '].map((p) =>
+      Number(t.lines.find((l) => l.startsWith(p))?.slice(p.length)),
+    );
+    const hellos = server.hellos.length;
+    server.abandon.add(id);
+    server.drop();
+    await waitFor(async () => server.hellos.length > hellos, 30_000, 'the reconnect');
+    expect(server.hellos.at(-1)?.running.map((r) => r.task_id)).toEqual([id]);
+    await waitFor(async () => pids.every((p) => !alive(p)), 5000, 'the abandoned task to be killed');
+    // A heartbeat after the kill no longer names it, and nothing of it came after the welcome.
+    const beats = server.heartbeats.length;
+    const received = t.received.length;
+    await waitFor(async () => server.heartbeats.length > beats + 1, 10_000, 'heartbeats');
+    expect(server.heartbeats.at(-1)?.running).toEqual([]);
+    expect(t.finished).toBeNull();
+    expect(t.received.length).toBe(received);
+    expect(existsSync(join(dir, 'work', 'tasks', String(id)))).toBe(false);
   }, 120_000);
 
   it('on SIGTERM stops its tasks, reports them stopped and exits', async () => {
