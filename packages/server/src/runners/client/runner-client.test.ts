@@ -235,7 +235,7 @@ describe('signalbox runner register / unregister', () => {
     expect(again.code).toBe(1);
     expect(again.output).toContain('already holds runner');
     expect(again.output).not.toContain(settings.token);
-  });
+  }, 120_000);
 
   it('says why a registration is refused and stores nothing', async () => {
     const dir = join(scratch, 'refused');
@@ -256,7 +256,7 @@ describe('signalbox runner register / unregister', () => {
     });
     expect(down.code).toBe(1);
     expect(down.output).toContain('Cannot reach the server at http://127.0.0.1:1');
-  });
+  }, 120_000);
 
   it('unregisters with its own token and removes its files', async () => {
     const dir = await registered();
@@ -268,7 +268,7 @@ describe('signalbox runner register / unregister', () => {
     expect(existsSync(join(dir, 'runner.json'))).toBe(false);
     expect(existsSync(join(dir, 'runner.key'))).toBe(false);
     expect(res.output).not.toContain(token);
-  });
+  }, 120_000);
 });
 
 describe('signalbox runner start', () => {
