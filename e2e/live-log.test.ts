@@ -26,9 +26,39 @@ beforeAll(async () => {
       'flood.sh',
       `for c in $(seq 0 ${FAST_LINES / CHUNK - 1}); do seq -f "line %06g" $((c*${CHUNK}+1)) $((c*${CHUNK}+${CHUNK})); sleep 0.4; done\n`,
     ],
+    // A long log whose failure is far from both ends, as Ansible reports one.
+    Failing: [
+      'failing.sh',
+      'seq -f "ok: step %g" 1 3000\necho "fatal: [web1]: FAILED! => {\\"msg\\": \\"disk full\\"}"\nseq -f "skipping: step %g" 1 2000\necho "web1 : ok=3000 changed=0 unreachable=0 failed=1"\nexit 2\n',
+    ],
+    Quick: ['quick.sh', 'echo "quick run"\necho "second line"\n'],
   });
   projectId = seeded.projectId;
   Object.assign(templates, seeded.templates);
+  const base = `/project/${projectId}`;
+  const shared = {
+    app: 'bash',
+    playbook: 'quick.sh',
+    repository_id: seeded.repositoryId,
+    environment_id: seeded.environmentId,
+    project_id: projectId,
+  };
+  templates.Builder = (
+    await admin.post<{ id: number }>(`${base}/templates`, {
+      ...shared,
+      name: 'Builder',
+      type: 'build',
+      start_version: '1.0.0',
+    })
+  ).id;
+  templates.Deployer = (
+    await admin.post<{ id: number }>(`${base}/templates`, {
+      ...shared,
+      name: 'Deployer',
+      type: 'deploy',
+      build_template_id: templates.Builder,
+    })
+  ).id;
 });
 afterAll(async () => {
   await browser?.close();
@@ -155,4 +185,134 @@ describe('live task log', () => {
     await log.getByText(stored[0] as string, { exact: true }).waitFor();
     await page.context().close();
   }, 180_000);
+});
+
+/** A signed-in page (the admin) at `viewport` in `colorScheme`. */
+async function pageAs(viewport = DESKTOP, colorScheme: 'light' | 'dark' = 'light'): Promise<Page> {
+  const context = await newContext(browser, server.url, { viewport, colorScheme });
+  await useSession(context, server.url, admin.cookie);
+  return context.newPage();
+}
+
+/** Runs a template to its end; returns the task id. */
+async function finishedTask(templateId: number, body: Record<string, unknown> = {}) {
+  const task = await admin.post<{ id: number }>(`/project/${projectId}/tasks`, {
+    template_id: templateId,
+    ...body,
+  });
+  await waitForTaskStatus(admin, projectId, task.id, ['success', 'error'], 60_000);
+  return task.id;
+}
+
+describe('task log dialog', () => {
+  it("shows each line's time in a column when asked, and remembers the choice", async () => {
+    const taskId = await finishedTask(templates.Quick as number);
+    const stored = await admin.get<{ time: string; output: string }[]>(
+      `/project/${projectId}/tasks/${taskId}/output`,
+    );
+    const page = await pageAs();
+    await page.goto(`/project/${projectId}/history?t=${taskId}`);
+    const dialog = page.getByRole('dialog');
+    const log = dialog.getByRole('log');
+    await log.getByText('quick run', { exact: true }).waitFor();
+    expect(await log.locator('[data-log-time]').count()).toBe(0);
+    const toggle = dialog.getByRole('button', { name: 'Show times' });
+    expect(await toggle.getAttribute('aria-pressed')).toBe('false');
+    await toggle.click();
+    expect(await toggle.getAttribute('aria-pressed')).toBe('true');
+    const line = log.locator('[data-log-line]', { hasText: 'quick run' });
+    const at = stored.find((l) => l.output === 'quick run')?.time as string;
+    // The local time of day of the stored line, in 24-hour form, before the text.
+    const expected = await page.evaluate(
+      (iso) => new Date(iso).toLocaleTimeString('en-GB', { hourCycle: 'h23' }),
+      at,
+    );
+    expect(await line.locator('[data-log-time]').textContent()).toBe(expected);
+    expect(expected).toMatch(/^\d\d:\d\d:\d\d$/);
+    expect(await line.locator('[data-log-text]').textContent()).toBe('quick run');
+    // Kept for the next dialog.
+    await page.reload();
+    await log.getByText('quick run', { exact: true }).waitFor();
+    await log.locator('[data-log-time]').first().waitFor();
+    await dialog.getByRole('button', { name: 'Show times' }).click();
+    await log.locator('[data-log-time]').first().waitFor({ state: 'detached' });
+    await page.context().close();
+  });
+
+  it('highlights the failing lines, summarises the failure and jumps to the first error', async () => {
+    const taskId = await finishedTask(templates.Failing as number);
+    const page = await pageAs();
+    await page.goto(`/project/${projectId}/history?t=${taskId}`);
+    const dialog = page.getByRole('dialog');
+    const log = dialog.getByRole('log');
+    await log.getByText('ok: step 1', { exact: true }).waitFor();
+    // The summary names the first failing line and its text.
+    const summary = dialog.locator('[data-failure-summary]');
+    await summary.getByText('The task failed. First error, line', { exact: false }).waitFor();
+    const lines = (
+      await admin.get<{ output: string; line: number }[]>(`/project/${projectId}/tasks/${taskId}/output`)
+    ).filter((l) => l.output.startsWith('fatal:'));
+    expect(lines).toHaveLength(1);
+    expect(await summary.textContent()).toContain(`line ${lines[0]?.line}:`);
+    expect(await summary.textContent()).toContain('fatal: [web1]: FAILED! => {"msg": "disk full"}');
+    // The failing line is far below the first screen until First error brings it into view, highlighted.
+    const fatal = log.locator('[data-log-line][data-error]', { hasText: 'disk full' });
+    expect(await fatal.count()).toBe(0);
+    await dialog.getByRole('button', { name: 'First error' }).click();
+    await fatal.waitFor();
+    const box = await fatal.boundingBox();
+    const view = await log.boundingBox();
+    expect(box && view && box.y >= view.y && box.y + box.height <= view.y + view.height).toBe(true);
+    const style = await fatal.evaluate((el) => {
+      const s = getComputedStyle(el);
+      return { bg: s.backgroundColor, edge: s.borderLeftColor };
+    });
+    expect(style.edge).toBe('rgb(248, 81, 73)');
+    expect(style.bg).not.toBe('rgba(0, 0, 0, 0)');
+    // An ordinary line is not highlighted.
+    const plain = log.locator('[data-log-line]', { hasText: 'skipping: step 1' }).first();
+    expect(await plain.getAttribute('data-error')).toBeNull();
+    await page.context().close();
+
+    // A task that succeeded has no summary and nothing to jump to.
+    const ok = await finishedTask(templates.Quick as number);
+    const okPage = await pageAs();
+    await okPage.goto(`/project/${projectId}/history?t=${ok}`);
+    const okDialog = okPage.getByRole('dialog');
+    await okDialog.getByRole('log').getByText('quick run', { exact: true }).waitFor();
+    expect(await okDialog.getByRole('button', { name: 'First error' }).isDisabled()).toBe(true);
+    expect(await okDialog.locator('[data-failure-summary]').count()).toBe(0);
+    await okPage.context().close();
+  });
+
+  it('re-runs a finished task from the dialog, named Re-Build and Re-Deploy for those templates', async () => {
+    const quick = await finishedTask(templates.Quick as number);
+    const page = await pageAs();
+    await page.goto(`/project/${projectId}/history?t=${quick}`);
+    const dialog = page.getByRole('dialog');
+    await dialog.getByRole('log').getByText('quick run', { exact: true }).waitFor();
+    await dialog.getByRole('button', { name: 'Re-Run' }).click();
+    await page.waitForURL((u) => Number(u.searchParams.get('t')) > quick);
+    const rerun = Number(new URL(page.url()).searchParams.get('t'));
+    const task = await admin.get<{ template_id: number }>(`/project/${projectId}/tasks/${rerun}`);
+    expect(task.template_id).toBe(templates.Quick);
+    await dialog.getByText(`Task #${rerun}`).waitFor();
+    await dialog.getByRole('log').getByText('quick run', { exact: true }).waitFor();
+    await waitForTaskStatus(admin, projectId, rerun, ['success', 'error'], 60_000);
+
+    const build = await finishedTask(templates.Builder as number);
+    await page.goto(`/project/${projectId}/history?t=${build}`);
+    await dialog.getByRole('button', { name: 'Re-Build' }).waitFor();
+    expect(await dialog.getByRole('button', { name: 'Re-Run' }).count()).toBe(0);
+    const deploy = await finishedTask(templates.Deployer as number, { build_task_id: build });
+    await page.goto(`/project/${projectId}/history?t=${deploy}`);
+    await dialog.getByRole('button', { name: 'Re-Deploy' }).click();
+    await page.waitForURL((u) => Number(u.searchParams.get('t')) > deploy);
+    const again = Number(new URL(page.url()).searchParams.get('t'));
+    expect(
+      (await admin.get<{ template_id: number }>(`/project/${projectId}/tasks/${again}`)).template_id,
+    ).toBe(templates.Deployer);
+    await waitForTaskStatus(admin, projectId, again, ['success', 'error'], 60_000);
+    await page.context().close();
+  });
 });
