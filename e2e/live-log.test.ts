@@ -1,7 +1,7 @@
 import type { Browser, Locator, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Api, login } from './support/api';
-import { DESKTOP, launch, newContext, useSession } from './support/browser';
+import { DESKTOP, launch, newContext, PHONE, shot, useSession } from './support/browser';
 import { seedBashProject, waitForStatus as waitForTaskStatus } from './support/seed';
 import { ADMIN, startServer, type TestServer } from './support/server';
 
@@ -314,5 +314,38 @@ describe('task log dialog', () => {
     ).toBe(templates.Deployer);
     await waitForTaskStatus(admin, projectId, again, ['success', 'error'], 60_000);
     await page.context().close();
+  });
+
+  it('shows a failed task with times, its summary and the first error, light and dark, desktop and phone', async () => {
+    const taskId = await finishedTask(templates.Failing as number);
+    for (const [viewport, scheme, size] of [
+      [DESKTOP, 'light', '1280'],
+      [DESKTOP, 'dark', '1280'],
+      [PHONE, 'light', '390'],
+      [PHONE, 'dark', '390'],
+    ] as const) {
+      const page = await pageAs(viewport, scheme);
+      await page.addInitScript(
+        (dark) => {
+          localStorage.setItem('darkMode', dark);
+          localStorage.setItem('logTimes', '1');
+        },
+        scheme === 'dark' ? 'true' : 'false',
+      );
+      await page.goto(`/project/${projectId}/history?t=${taskId}`);
+      const dialog = page.getByRole('dialog');
+      await dialog.locator('[data-failure-summary]').waitFor();
+      await dialog.getByRole('button', { name: 'First error' }).click();
+      await dialog.getByRole('log').locator('[data-log-line][data-error] [data-log-time]').first().waitFor();
+      await dialog.getByRole('button', { name: 'Re-Run' }).waitFor();
+      const overflow = await dialog.evaluate((el) => {
+        const paper = el.querySelector('.MuiDialog-paper') ?? el;
+        return paper.scrollWidth - paper.clientWidth;
+      });
+      expect(overflow, `${scheme} ${size}`).toBeLessThanOrEqual(1);
+      await page.mouse.move(0, 0);
+      await shot(page, `task-log-failed-${scheme}-${size}`);
+      await page.context().close();
+    }
   });
 });

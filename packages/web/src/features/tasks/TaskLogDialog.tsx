@@ -104,7 +104,7 @@ export default function TaskLogDialog({
                 {t('taskLog.failedAt', { line: firstError + 1 })}{' '}
                 <Box
                   component="code"
-                  sx={{ fontFamily: 'monospace', wordBreak: 'break-all', fontWeight: 600 }}
+                  sx={{ fontFamily: 'monospace', overflowWrap: 'anywhere', fontWeight: 600 }}
                 >
                   {stripAnsi(store.line(firstError))}
                 </Box>
