@@ -20,6 +20,11 @@ export type TaskLogMessage = {
   task_id: number;
   output: string;
   time: string;
+  /**
+   * The line's 1-based position in the task's log, the same number GET tasks/{id}/output gives it (`line`): a
+   * client merging live lines with stored pages keeps each position once and fetches the ones it missed.
+   */
+  line: number;
 };
 
 export type LiveMessage = TaskUpdateMessage | TaskLogMessage;

@@ -168,5 +168,11 @@ export const taskOutputLineSchema = z.strictObject({
   task_id: z.number().int(),
   time: time('When the line was written'),
   output: z.string(),
+  line: z
+    .number()
+    .int()
+    .describe(
+      "The line's 1-based position in the task's log (line n is at offset n - 1), as the live socket's `log` message carries it.",
+    ),
 });
 export type TaskOutputLine = z.infer<typeof taskOutputLineSchema>;

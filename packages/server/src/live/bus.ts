@@ -7,7 +7,8 @@ export type { LiveMessage, TaskLogMessage, TaskUpdateMessage };
 export type TaskLogBatch = {
   project_id: number;
   task_id: number;
-  lines: { output: string; time: string }[];
+  /** `line`: the line's 1-based position in the task's log (as stored). */
+  lines: { output: string; time: string; line: number }[];
 };
 
 /** A batch as the separate `log` messages the socket sends. */
@@ -18,6 +19,7 @@ export const logMessages = (batch: TaskLogBatch): TaskLogMessage[] =>
     task_id: batch.task_id,
     output: l.output,
     time: l.time,
+    line: l.line,
   }));
 
 export type BusEvents = {

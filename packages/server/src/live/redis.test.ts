@@ -130,7 +130,7 @@ describe.each(testDialects())('live events across two instances through Redis on
     a.deps.bus.publishLogs({
       project_id: projectId,
       task_id: 5001,
-      lines: ['one', 'two', 'three'].map((output) => ({ output, time: now() })),
+      lines: ['one', 'two', 'three'].map((output, i) => ({ output, time: now(), line: i + 1 })),
     });
     a.deps.bus.publish(update(projectId, 5001, 'success'));
 
@@ -423,7 +423,7 @@ describe('live events with Redis not configured or not reachable', () => {
           h.deps.bus.publishLogs({
             project_id: projectId,
             task_id: 9000,
-            lines: Array.from({ length: 1000 }, (_, j) => ({ output: `x ${j}`, time: now() })),
+            lines: Array.from({ length: 1000 }, (_, j) => ({ output: `x ${j}`, time: now(), line: j + 1 })),
           });
       }
       const publishMs = performance.now() - t0;

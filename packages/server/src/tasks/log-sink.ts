@@ -3,7 +3,7 @@ import type { Db } from '../db';
 import { untilDbAnswers } from '../db/retry';
 import type { EventBus } from '../live/bus';
 import type { Metrics } from '../metrics/metrics';
-import { countOutputSince, type OutputRow, type OutputWriter } from './output.store';
+import { countOutput, countOutputSince, type OutputRow, type OutputWriter } from './output.store';
 import type { LineTarget } from './process';
 
 export const MASK = '**********';
@@ -56,6 +56,11 @@ export class LogSink implements LineTarget {
   private lastTime = '';
   /** Lines stored so far (tests and benchmarks read it). */
   stored = 0;
+  /**
+   * How many lines the task's log held before this sink stored any (a task interrupted after a restart gets its
+   * last line from a new sink): each published line's number is its position in the log, base + stored so far.
+   */
+  private base: number | undefined;
   /** Lines given up on after the database stayed unavailable past the retry cap. */
   lost = 0;
   /** The time of the last stored line and how many stored lines carry it (times never go down within a task). */
@@ -150,6 +155,7 @@ export class LogSink implements LineTarget {
       await untilDbAnswers(
         async () => {
           if (attempted && (await this.landed(batch))) return;
+          this.base ??= await countOutput(this.deps.db, this.taskId);
           attempted = true;
           await this.deps.output.write(batch);
         },
@@ -160,13 +166,20 @@ export class LogSink implements LineTarget {
       this.deps.log.error({ err, taskId: this.taskId, lines: batch.length }, 'storing task output failed');
       return;
     }
+    // Batches are stored one after another and a lost batch is never published nor counted, so line numbers follow
+    // the stored order without gaps.
+    const first = (this.base ?? 0) + this.stored + 1;
     this.stored += batch.length;
     this.deps.metrics.outputLines.inc(batch.length);
     const last = batch.at(-1)?.time ?? this.tailTime;
     const atLast = batch.length - 1 - batch.findLastIndex((row) => row.time !== last);
     this.tailCount = last === this.tailTime && atLast === batch.length ? this.tailCount + atLast : atLast;
     this.tailTime = last;
-    this.deps.bus.publishLogs({ project_id: this.projectId, task_id: this.taskId, lines: batch });
+    this.deps.bus.publishLogs({
+      project_id: this.projectId,
+      task_id: this.taskId,
+      lines: batch.map((row, i) => ({ output: row.output, time: row.time, line: first + i })),
+    });
   }
 
   /**

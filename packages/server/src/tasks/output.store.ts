@@ -148,6 +148,28 @@ export async function outputIdAfter(db: Db, taskId: number, afterId: number, n: 
   return row ? Number(row.id) : undefined;
 }
 
+/** How many output lines the task has (an index-only count). */
+export async function countOutput(db: Db, taskId: number): Promise<number> {
+  const row = await db
+    .selectFrom('task_output')
+    .select((eb) => eb.fn.countAll().as('count'))
+    .where('task_id', '=', taskId)
+    .executeTakeFirst();
+  return toCount(row?.count);
+}
+
+/** How many lines of the task have an id above `afterId` and at most `toId` (an index-only count). */
+export async function countOutputBetween(db: Db, taskId: number, afterId: number, toId: number) {
+  const row = await db
+    .selectFrom('task_output')
+    .select((eb) => eb.fn.countAll().as('count'))
+    .where('task_id', '=', taskId)
+    .where('id', '>', afterId)
+    .where('id', '<=', toId)
+    .executeTakeFirst();
+  return toCount(row?.count);
+}
+
 /** How many output lines of the task carry a time at or after `time` (ISO text, so it compares in order). */
 export async function countOutputSince(db: Db, taskId: number, time: string): Promise<number> {
   const row = await db

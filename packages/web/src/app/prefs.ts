@@ -1,5 +1,5 @@
-/** Preferences kept in local storage: lang, darkMode, projectId. */
-export type PrefKey = 'lang' | 'darkMode' | 'projectId';
+/** Preferences kept in local storage: lang, darkMode, projectId, logTimes (the task log's time column). */
+export type PrefKey = 'lang' | 'darkMode' | 'projectId' | 'logTimes';
 
 export function readPref(key: PrefKey): string | null {
   try {

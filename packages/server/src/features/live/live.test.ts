@@ -209,6 +209,7 @@ describe.each(testDialects())('live socket /api/ws on $name', (dialect) => {
       task_id: 4242,
       time: now(),
       output: `line ${BATCHES * BATCH}`,
+      line: BATCHES * BATCH,
     };
     expect(BATCHES * BATCH * JSON.stringify(sample).length).toBeLessThan(MAX_BUFFERED);
     const client = `
@@ -243,6 +244,7 @@ describe.each(testDialects())('live socket /api/ws on $name', (dialect) => {
       const lines = Array.from({ length: BATCH }, (_, i) => ({
         output: `line ${b * BATCH + i}`,
         time: now(),
+        line: b * BATCH + i + 1,
       }));
       h.deps.bus.publishLogs({ project_id: projectId, task_id: 4242, lines });
       // A busy engine between batches: CPU work, then only a check phase (no timer pause).
@@ -273,7 +275,14 @@ describe.each(testDialects())('live socket /api/ws on $name', (dialect) => {
     // 30 MB for a reader that takes nothing: the hub drops it rather than buffering on (publishing never waits
     // for a client, so the behaviour to check is the drop, not how long the loop took on this machine).
     for (let i = 0; i < 3000; i++) {
-      h.deps.bus.publish({ type: 'log', project_id: projectId, task_id: 9, output: big, time: now() });
+      h.deps.bus.publish({
+        type: 'log',
+        project_id: projectId,
+        task_id: 9,
+        output: big,
+        time: now(),
+        line: i + 1,
+      });
       if (i % 100 === 0) await new Promise((r) => setImmediate(r));
     }
     await waitFor(

@@ -62,7 +62,7 @@ describe.each(testDialects())('live sockets losing access across instances on $n
     a.deps.bus.publishLogs({
       project_id: projectId,
       task_id: nextTask,
-      lines: [{ output: `line ${nextTask}`, time: now() }],
+      lines: [{ output: `line ${nextTask}`, time: now(), line: 1 }],
     });
     return nextTask;
   };

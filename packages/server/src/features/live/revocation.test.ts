@@ -39,7 +39,7 @@ describe.each(testDialects())('live sockets losing access on $name', (dialect) =
     h.deps.bus.publishLogs({
       project_id: projectId,
       task_id: nextTask,
-      lines: [{ output: `line of task ${nextTask}`, time: now() }],
+      lines: [{ output: `line of task ${nextTask}`, time: now(), line: 1 }],
     });
     return nextTask;
   };

@@ -7,7 +7,7 @@ import { type Client, createHarness, type Harness } from '../../../test/support/
 import { rows } from '../../../test/support/scheduler-rows';
 import { now } from '../../db/values';
 import { insertOutput, type OutputRow } from '../../tasks/output.store';
-import { idBeforeLine } from './task-output';
+import { idBeforeLine, lineOfId } from './task-output';
 
 type Line = TaskOutputLine;
 
@@ -80,8 +80,10 @@ describe.each(testDialects())('task output pages on $name', (dialect) => {
     return { lines, pages };
   }
 
-  const expectComplete = (lines: Line[], expected: string[], taskId: number) => {
+  /** `lines` are `expected`, numbered on from `firstLine` (their positions in the log). */
+  const expectComplete = (lines: Line[], expected: string[], taskId: number, firstLine = 1) => {
     expect(lines.map((l) => l.output)).toEqual(expected);
+    expect(lines.findIndex((l, i) => l.line !== firstLine + i)).toBe(-1);
     expect(lines.every((l) => l.task_id === taskId)).toBe(true);
     const ids = lines.map((l) => l.id);
     for (let i = 1; i < ids.length; i++) expect(ids[i]! > ids[i - 1]!, `id ${i}`).toBe(true);
@@ -120,10 +122,11 @@ describe.each(testDialects())('task output pages on $name', (dialect) => {
     expect(page.map((l) => l.output)).toEqual(bigLines.slice(12_345, 12_445));
     expect(nextLink(res)).toContain(`after=${page[99]!.id}&limit=100`);
     const rest = await follow(nextLink(res)!);
-    expectComplete([...page, ...rest.lines], bigLines.slice(12_345), bigTask);
+    expectComplete([...page, ...rest.lines], bigLines.slice(12_345), bigTask, 12_346);
 
     const after = await guest.get(p(`/tasks/${bigTask}/output?after=${page[0]!.id}&limit=3`));
     expect((after.json() as Line[]).map((l) => l.output)).toEqual(bigLines.slice(12_346, 12_349));
+    expect((after.json() as Line[]).map((l) => l.line)).toEqual([12_347, 12_348, 12_349]);
 
     const tail = await guest.get(p(`/tasks/${bigTask}/output?offset=${BIG - 2}`));
     expect((tail.json() as Line[]).map((l) => l.output)).toEqual(bigLines.slice(-2));
@@ -137,6 +140,17 @@ describe.each(testDialects())('task output pages on $name', (dialect) => {
       expect(res.json(), url).toEqual([]);
       expect(nextLink(res), url).toBeNull();
     }
+  });
+
+  it('numbers the line of any id by its position, counting from the marks deep reads leave', async () => {
+    const all = await follow(p(`/tasks/${bigTask}/output`));
+    // Small skips stand for the 50,000 lines of a real read: ids before, on and after marks, in any order.
+    for (const position of [1, 999, 1000, 1001, 24_999, 5_432, 25_000, 2_000]) {
+      const id = all.lines[position - 1]!.id;
+      expect(await lineOfId(h.deps.db, bigTask, id, 1000), `line ${position}`).toBe(position);
+    }
+    expect(await lineOfId(h.deps.db, bigTask, 0, 1000)).toBe(0);
+    expect(await lineOfId(h.deps.db, emptyTask, 12345, 1000)).toBe(0);
   });
 
   it('never reads another task through the after cursor', async () => {

@@ -1,6 +1,6 @@
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import type { Db } from '../../db';
-import { type OutputLine, outputAfter, outputIdAfter } from '../../tasks/output.store';
+import { countOutputBetween, type OutputLine, outputAfter, outputIdAfter } from '../../tasks/output.store';
 
 /*
  * Reading a task log never holds the event loop for long, whatever its size. better-sqlite3 runs every query
@@ -102,12 +102,32 @@ export async function idBeforeLine(
   return after;
 }
 
+/**
+ * The 1-based position in the log of the line `id` (0 for id 0): counts from the nearest mark below it, first
+ * leaving marks every `skip` lines up to it, so a next-page read deep in a log counts fewer than `skip` lines.
+ */
+export async function lineOfId(db: Db, taskId: number, id: number, skip = SKIP_ROWS): Promise<number> {
+  if (id <= 0) return 0;
+  const marks = await marksOf(db, taskId, skip);
+  if (!marks) return 0;
+  let below = marks.findLastIndex((mark) => mark <= id) + 1;
+  while (below === marks.length) {
+    const next = await outputIdAfter(db, taskId, marks.at(-1) ?? 0, skip);
+    if (next === undefined || next > id) break;
+    marks.push(next);
+    below++;
+    await nextTurn();
+  }
+  const from = below > 0 ? (marks[below - 1] as number) : 0;
+  return below * skip + (await countOutputBetween(db, taskId, from, id));
+}
+
 const OPEN = Buffer.from('[');
 const COMMA = Buffer.from(',');
 const CLOSE = Buffer.from(']');
 
 export type OutputPage = {
-  /** The page as a JSON array of {id, task_id, time, output} (UTF-8). */
+  /** The page as a JSON array of {id, task_id, time, output, line} (UTF-8). */
   json: Buffer;
   /** The id of the page's last line (the cursor for the next page). */
   lastId: number | undefined;
@@ -127,6 +147,8 @@ export async function readOutputPage(
 ): Promise<OutputPage> {
   const start = from.after ?? (from.offset ? await idBeforeLine(db, taskId, from.offset) : 0);
   if (start === undefined) return { json: Buffer.from('[]'), lastId: undefined, more: false };
+  // Each line's position in the log: the API's `line`, the number the live socket gives the same line.
+  let line = from.after !== undefined ? await lineOfId(db, taskId, from.after) : (from.offset ?? 0);
   // Each batch is kept as UTF-8 bytes, outside the JavaScript heap: a page is built over many turns of the event
   // loop, and strings held that long would be promoted and collected by the slower major garbage collections.
   const parts: Buffer[] = [OPEN];
@@ -144,7 +166,8 @@ export async function readOutputPage(
         break;
       }
     }
-    const rows = take === batch.length ? batch : batch.slice(0, take);
+    const rows: (OutputLine & { line?: number })[] = take === batch.length ? batch : batch.slice(0, take);
+    for (const row of rows) row.line = ++line;
     if (count > 0) parts.push(COMMA);
     const json = Buffer.from(JSON.stringify(rows));
     parts.push(json.subarray(1, json.length - 1));

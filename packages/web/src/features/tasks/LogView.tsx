@@ -1,5 +1,6 @@
 import { Box } from '@mui/material';
 import { AnsiUp } from 'ansi_up';
+import i18next from 'i18next';
 import { memo, type RefObject, useMemo } from 'react';
 import { Virtuoso, type VirtuosoHandle } from 'react-virtuoso';
 import { type LogStore, stripAnsi } from './log-store';
@@ -45,15 +46,51 @@ function toHtml(text: string, query: string): string {
   return converter.ansi_to_html(text);
 }
 
-const Line = memo(function Line({ text, query, current }: { text: string; query: string; current: boolean }) {
+let timeFormat: { language: string; format: Intl.DateTimeFormat } | null = null;
+
+/** A line's time as the log's time column shows it: the local time of day with seconds (24-hour). */
+export function formatLineTime(iso: string): string {
+  const date = new Date(iso);
+  if (!iso || Number.isNaN(date.getTime())) return '';
+  const language = i18next.language || 'en';
+  if (timeFormat?.language !== language)
+    timeFormat = {
+      language,
+      format: new Intl.DateTimeFormat(language === 'en' ? 'en-GB' : language, {
+        hour: '2-digit',
+        minute: '2-digit',
+        second: '2-digit',
+        hourCycle: 'h23',
+      }),
+    };
+  return timeFormat.format.format(date);
+}
+
+const Line = memo(function Line({
+  text,
+  time,
+  query,
+  current,
+  error,
+}: {
+  text: string;
+  /** The formatted time for the time column; undefined hides the column. */
+  time: string | undefined;
+  query: string;
+  current: boolean;
+  error: boolean;
+}) {
   const html = useMemo(() => toHtml(text, query), [text, query]);
+  const classes = [current ? 'current' : '', error ? 'error' : ''].filter(Boolean).join(' ');
   return (
-    <Box
-      data-log-line
-      className={current ? 'current' : undefined}
-      // biome-ignore lint/security/noDangerouslySetInnerHtml: ansi_up and escapeHtml escape the text first
-      dangerouslySetInnerHTML={{ __html: html || '&nbsp;' }}
-    />
+    <Box data-log-line data-error={error || undefined} className={classes || undefined}>
+      {time !== undefined && <span data-log-time>{time}</span>}
+      <span
+        data-log-text
+        // biome-ignore lint/security/noDangerouslySetInnerHtml: ansi_up and escapeHtml escape the text first
+        dangerouslySetInnerHTML={{ __html: html || '&nbsp;' }}
+      />
+    </Box>
   );
 });
 
@@ -67,6 +104,7 @@ export function LogView({
   listRef,
   onAtBottom,
   label,
+  showTime,
 }: {
   store: LogStore;
   count: number;
@@ -76,6 +114,8 @@ export function LogView({
   listRef: RefObject<VirtuosoHandle | null>;
   onAtBottom: (atBottom: boolean) => void;
   label: string;
+  /** Shows each line's time in a column before it. */
+  showTime: boolean;
 }) {
   return (
     <Box
@@ -90,7 +130,16 @@ export function LogView({
         fontFamily: 'ui-monospace, SFMono-Regular, Menlo, Consolas, "Liberation Mono", monospace',
         fontSize: 13,
         lineHeight: '20px',
-        '& [data-log-line]': { px: 1.5, whiteSpace: 'pre-wrap', wordBreak: 'break-all', minHeight: 20 },
+        '& [data-log-line]': {
+          display: 'flex',
+          px: 1.5,
+          minHeight: 20,
+          borderLeft: '3px solid transparent',
+        },
+        '& [data-log-text]': { flex: 1, minWidth: 0, whiteSpace: 'pre-wrap', wordBreak: 'break-all' },
+        '& [data-log-time]': { flex: 'none', pr: 1.5, color: '#8b949e', userSelect: 'none' },
+        // A line reporting a failure: a red edge and a faint red background.
+        '& [data-log-line].error': { bgcolor: 'rgba(248, 81, 73, 0.16)', borderLeftColor: '#f85149' },
         '& [data-log-line].current': { bgcolor: 'rgba(255, 213, 79, 0.18)' },
         '& mark': { bgcolor: '#ffd54f', color: '#000', borderRadius: '2px' },
         // A palette readable on the dark log background (ansi_up's defaults are too dark for blue and black).
@@ -105,7 +154,13 @@ export function LogView({
         followOutput={follow ? (atBottom) => (atBottom ? 'auto' : false) : false}
         atBottomStateChange={onAtBottom}
         itemContent={(index) => (
-          <Line text={store.line(index)} query={query} current={index === currentMatch} />
+          <Line
+            text={store.line(index)}
+            time={showTime ? formatLineTime(store.time(index)) : undefined}
+            query={query}
+            current={index === currentMatch}
+            error={store.isError(index)}
+          />
         )}
       />
     </Box>

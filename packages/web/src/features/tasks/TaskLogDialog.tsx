@@ -1,9 +1,10 @@
 import { Alert, Box, Dialog, DialogContent, useMediaQuery } from '@mui/material';
 import { isFinished, type TaskStatus } from '@signalbox/contracts';
+import { useState } from 'react';
 import { useTranslation } from 'react-i18next';
 import { useSearchParams } from 'react-router';
 import { FormError } from '../../app/forms';
-import { readPref } from '../../app/prefs';
+import { readPref, writePref } from '../../app/prefs';
 import { useNotify } from '../../app/snackbar';
 import { errorText } from '../../i18n/messages';
 import { useTask, useTaskAction } from './api';
@@ -14,6 +15,7 @@ import { TaskLogToolbar } from './log-dialog/TaskLogToolbar';
 import { useLogSearch } from './log-dialog/useLogSearch';
 import { useTaskLog } from './log-dialog/useTaskLog';
 import { useTaskNames } from './log-dialog/useTaskNames';
+import { stripAnsi } from './log-store';
 
 /** The task log dialog opened by ?t={taskId} over any page. */
 export default function TaskLogDialog({
@@ -35,6 +37,13 @@ export default function TaskLogDialog({
   const log = useTaskLog({ projectId, taskId, running, taskLoaded: !!data });
   const { store, count } = log;
   const search = useLogSearch(store, count, log.revealLine);
+  const [showTime, setShowTime] = useState(() => readPref('logTimes') === '1');
+  const toggleTime = (show: boolean) => {
+    setShowTime(show);
+    writePref('logTimes', show ? '1' : null);
+  };
+  const firstError = store.firstError;
+  const failed = data?.status === 'error';
   const { templateName, userName } = useTaskNames(projectId, taskId, data);
 
   const close = () => {
@@ -69,6 +78,11 @@ export default function TaskLogDialog({
         busy={action.isPending}
         onAction={(name, force) => void act(name, force)}
         onClose={close}
+        onRerun={(id) => {
+          const next = new URLSearchParams(params);
+          next.set('t', String(id));
+          setParams(next);
+        }}
       />
       <DialogContent dividers sx={{ display: 'flex', flexDirection: 'column', gap: 1.5, pb: 2 }}>
         {task.error && <FormError error={task.error} />}
@@ -83,6 +97,23 @@ export default function TaskLogDialog({
             {errorText(store.error, t)}
           </Alert>
         )}
+        {failed && store.loaded && (
+          <Alert severity="error" sx={{ py: 0, '& .MuiAlert-message': { minWidth: 0 } }} data-failure-summary>
+            {firstError >= 0 ? (
+              <>
+                {t('taskLog.failedAt', { line: firstError + 1 })}{' '}
+                <Box
+                  component="code"
+                  sx={{ fontFamily: 'monospace', overflowWrap: 'anywhere', fontWeight: 600 }}
+                >
+                  {stripAnsi(store.line(firstError))}
+                </Box>
+              </>
+            ) : (
+              t('taskLog.failedNoLine')
+            )}
+          </Alert>
+        )}
         <TaskLogToolbar
           projectId={projectId}
           taskId={taskId}
@@ -90,6 +121,10 @@ export default function TaskLogDialog({
           count={count}
           follow={log.follow}
           onFollow={log.followTail}
+          showTime={showTime}
+          onShowTime={toggleTime}
+          hasError={firstError >= 0}
+          onFirstError={() => log.revealLine(firstError)}
         />
         {store.loaded && count === 0 && !store.error ? (
           <Box
@@ -114,6 +149,7 @@ export default function TaskLogDialog({
             listRef={log.listRef}
             label={t('tasks.log')}
             onAtBottom={log.onAtBottom}
+            showTime={showTime}
           />
         )}
       </DialogContent>

@@ -24,7 +24,8 @@ export type Task = {
   commit_message?: string | null;
 };
 
-export type TaskOutputLine = { id: number; task_id: number; time: string; output: string };
+/** `line`: the line's 1-based position in the log (line n is at offset n - 1). */
+export type TaskOutputLine = { id: number; task_id: number; time: string; output: string; line?: number };
 
 export const taskKeys = {
   history: (projectId: number) => ['project', projectId, 'tasks', 'last'] as const,
@@ -58,20 +59,21 @@ export function useTaskAction(projectId: number, taskId: number) {
   });
 }
 
-/** One page of a task's stored log: the lines after the line `after`, and whether the server links a next page. */
+/** One page of a task's stored log: the lines from line `offset` on, and whether the server links a next page. */
 export type OutputPage = { rows: TaskOutputLine[]; more: boolean };
 
 /**
- * GET tasks/{id}/output?after=&limit=: the server answers at most `limit` lines (fewer when they are long) and a
- * `Link: <…>; rel="next"` header while lines follow, so the caller pages on until `more` is false.
+ * GET tasks/{id}/output?offset=&limit=: the server answers at most `limit` lines from the `offset`-th (0-based;
+ * fewer when they are long) and a `Link: <…>; rel="next"` header while lines follow, so the caller pages on until
+ * `more` is false.
  */
 export async function fetchOutputPage(
   projectId: number,
   taskId: number,
-  after: number,
+  offset: number,
   limit: number,
 ): Promise<OutputPage> {
-  const path = `/project/${projectId}/tasks/${taskId}/output?after=${after}&limit=${limit}`;
+  const path = `/project/${projectId}/tasks/${taskId}/output?offset=${offset}&limit=${limit}`;
   let response: Response;
   try {
     response = await fetch(apiUrl(path), {

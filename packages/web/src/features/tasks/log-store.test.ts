@@ -1,22 +1,24 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { findMatches, LogStore, stripAnsi } from './log-store';
+import { findMatches, isErrorLine, LogStore, stripAnsi } from './log-store';
 
 /**
- * The output route as the server answers it: lines after the id `after` (line i has id 2i + 1, so ids have gaps),
- * at most `limit` and at most `maxPage` per page, and a next-page link while lines follow.
+ * The output route as the server answers it: lines from the 0-based `offset` (line i has id 2i + 1, so ids have
+ * gaps, and `line` i + 1), at most `limit` and at most `maxPage` per page, and a next-page link while lines follow.
  */
 function serve(lines: string[], maxPage = Number.POSITIVE_INFINITY) {
   const fetchMock = vi.fn(async (url: string) => {
     const u = new URL(url, 'http://localhost');
-    const after = Number(u.searchParams.get('after'));
+    const from = Number(u.searchParams.get('offset'));
     const limit = Number(u.searchParams.get('limit'));
-    if (u.searchParams.has('offset') || limit > 10_000)
+    if (u.searchParams.has('after') || limit > 10_000)
       return new Response(JSON.stringify({ error: 'bad page' }), { status: 400 });
-    const start = lines.findIndex((_, i) => 2 * i + 1 > after);
-    const from = start < 0 ? lines.length : start;
-    const rows = lines
-      .slice(from, from + Math.min(limit, maxPage))
-      .map((output, i) => ({ id: 2 * (from + i) + 1, task_id: 2, output, time: '' }));
+    const rows = lines.slice(from, from + Math.min(limit, maxPage)).map((output, i) => ({
+      id: 2 * (from + i) + 1,
+      task_id: 2,
+      output,
+      time: `t${from + i}`,
+      line: from + i + 1,
+    }));
     const last = rows.at(-1);
     const headers: Record<string, string> = { 'content-type': 'application/json' };
     if (last && from + rows.length < lines.length)
@@ -26,6 +28,8 @@ function serve(lines: string[], maxPage = Number.POSITIVE_INFINITY) {
   vi.stubGlobal('fetch', fetchMock);
   return fetchMock;
 }
+
+const all = (store: LogStore) => Array.from({ length: store.count }, (_, i) => store.line(i));
 
 afterEach(() => vi.unstubAllGlobals());
 
@@ -44,21 +48,50 @@ describe('LogStore', () => {
     const fetchMock = serve(lines, 7);
     const store = new LogStore(1, 2, () => {});
     await store.sync();
-    expect(Array.from({ length: store.count }, (_, i) => store.line(i))).toEqual(lines);
+    expect(all(store)).toEqual(lines);
     expect(fetchMock).toHaveBeenCalledTimes(Math.ceil(1000 / 7));
   });
 
-  it('drops live lines once they are stored, and resyncs what was missed', async () => {
+  it('keeps each line once by its position, whatever the order of live lines and pages', async () => {
     const lines = ['a', 'b'];
     serve(lines);
     const store = new LogStore(1, 2, () => {});
     await store.sync();
-    store.addLive('c');
-    expect(store.count).toBe(3);
-    // 'd' and 'e' were missed while the socket was down; all three are stored now.
-    lines.push('c', 'd', 'e');
+    // Lines 3 and 4 are stored; a page read them before their live messages came.
+    lines.push('c', 'd');
     await store.sync();
-    expect(Array.from({ length: store.count }, (_, i) => store.line(i))).toEqual(['a', 'b', 'c', 'd', 'e']);
+    store.addLive(3, 'c', 't2');
+    store.addLive(4, 'd', 't3');
+    expect(all(store)).toEqual(['a', 'b', 'c', 'd']);
+    // Line 5 comes live; 6 and 7 were missed while the socket was down, 8 arrives past the gap and waits for it.
+    lines.push('e', 'f', 'g', 'h');
+    store.addLive(5, 'e', 't4');
+    expect(store.count).toBe(5);
+    store.addLive(8, 'h', 't7');
+    expect(store.count).toBe(5);
+    await vi.waitFor(() => expect(all(store)).toEqual(['a', 'b', 'c', 'd', 'e', 'f', 'g', 'h']));
+    store.addLive(6, 'f', 't5');
+    expect(store.count).toBe(8);
+    expect(store.time(7)).toBe('t7');
+  });
+
+  it('finds the lines that report a failure as they arrive', async () => {
+    serve([
+      'ok',
+      'fatal: [web1]: FAILED! => {}',
+      'PLAY RECAP',
+      'web1 : ok=1 changed=0 unreachable=0 failed=1',
+    ]);
+    const store = new LogStore(1, 2, () => {});
+    await store.sync();
+    store.addLive(5, '\x1b[31m│ Error: Invalid reference\x1b[0m', '');
+    store.addLive(6, 'web2 : ok=3 changed=0 unreachable=0 failed=0', '');
+    expect(store.errors).toEqual([1, 3, 4]);
+    expect(store.firstError).toBe(1);
+    expect(
+      ['ERROR! no playbook', 'Traceback (most recent call last):', 'error: pathspec'].every(isErrorLine),
+    ).toBe(true);
+    expect(['no errors found', 'failed=0', 'ok: [web1]'].some(isErrorLine)).toBe(false);
   });
 
   it('finds matches ignoring ANSI codes', () => {

@@ -7,15 +7,30 @@ export const FIRST_PAGE = 300;
 export const PAGE = OUTPUT_PAGE_LINES;
 
 /**
- * A task's log lines: the stored lines (read from `output?after=` page by page, on while the server links a next
- * page) followed by live lines that arrived over the socket and are not stored yet. Each stored line read later
- * removes its live twin, so a resync after a reconnect neither loses nor repeats lines.
+ * Whether a line reports a failure: Ansible's `fatal:`/`failed:`/`ERROR!` and a recap with failed or unreachable
+ * hosts, Terraform's `Error:` (also inside its │ box), a Python traceback, or a line starting with error/FAILED.
+ */
+const errorPattern =
+  /^\s*(?:[│|]\s*)?(?:fatal:|failed:|ERROR!|error(?:\[[^\]]*\])?:|\[error\]|FAILED(?:!|\s|$)|Traceback \(most recent call last\))|\b(?:failed|unreachable)=[1-9]/i;
+export const isErrorLine = (text: string) => errorPattern.test(stripAnsi(text));
+
+/**
+ * A task's log lines, each at its position in the log (the `line` number the server gives every line, in the stored
+ * pages and in the live socket's `log` messages alike): the stored lines are read by offset page by page, and a live
+ * line is kept only at the position after the last one held. A live line already held is dropped; one past a gap
+ * (missed while the socket was down, or still on its way in a page) waits until the gap is read. So the count and
+ * the lines are always those of the stored log, whatever the timing of pages and messages.
  */
 export class LogStore {
-  readonly stored: string[] = [];
-  /** The id of the last stored line read: the next page starts after it. */
-  private lastId = 0;
-  private live: string[] = [];
+  /** The lines held, line n at index n - 1, without gaps. */
+  readonly lines: string[] = [];
+  /** When each held line was written (ISO 8601). */
+  readonly times: string[] = [];
+  /** Indices of the held lines that report a failure, ascending. */
+  readonly errors: number[] = [];
+  private errorSet = new Set<number>();
+  /** Live lines past a gap, by line number, until the gap is filled. */
+  private ahead = new Map<number, { output: string; time: string }>();
   private syncing = false;
   private again = false;
   private stopped = false;
@@ -29,20 +44,72 @@ export class LogStore {
   ) {}
 
   get count() {
-    return this.stored.length + this.live.length;
+    return this.lines.length;
   }
 
   line(index: number): string {
-    return index < this.stored.length ? this.stored[index] : (this.live[index - this.stored.length] ?? '');
+    return this.lines[index] ?? '';
+  }
+
+  time(index: number): string {
+    return this.times[index] ?? '';
+  }
+
+  /** Whether the line at `index` reports a failure. */
+  isError(index: number) {
+    return this.errorSet.has(index);
+  }
+
+  /** The index of the first line that reports a failure, -1 without one. */
+  get firstError() {
+    return this.errors[0] ?? -1;
   }
 
   close() {
     this.stopped = true;
   }
 
-  addLive(output: string) {
-    this.live.push(output);
-    this.onChange();
+  private push(output: string, time: string) {
+    if (isErrorLine(output)) {
+      this.errors.push(this.lines.length);
+      this.errorSet.add(this.lines.length);
+    }
+    this.lines.push(output);
+    this.times.push(time);
+  }
+
+  /** Takes the waiting live lines that now follow the held ones. */
+  private drainAhead() {
+    if (!this.ahead.size) return;
+    for (
+      let next = this.ahead.get(this.lines.length + 1);
+      next;
+      next = this.ahead.get(this.lines.length + 1)
+    ) {
+      this.ahead.delete(this.lines.length + 1);
+      this.push(next.output, next.time);
+    }
+    for (const n of this.ahead.keys()) if (n <= this.lines.length) this.ahead.delete(n);
+  }
+
+  /**
+   * A line from the socket, at position `line` of the log (stored before it was sent). Without a position (an
+   * older server) the stored pages are read again instead.
+   */
+  addLive(line: number | undefined, output: string, time: string) {
+    if (line === undefined || !Number.isInteger(line)) {
+      void this.sync();
+      return;
+    }
+    if (line <= this.lines.length) return;
+    if (line === this.lines.length + 1) {
+      this.push(output, time);
+      this.drainAhead();
+      this.onChange();
+      return;
+    }
+    this.ahead.set(line, { output, time });
+    void this.sync();
   }
 
   /** Reads every stored line after the ones already held. Safe to call at any time; calls coalesce. */
@@ -57,18 +124,22 @@ export class LogStore {
         this.again = false;
         for (;;) {
           if (this.stopped) return;
-          const limit = this.stored.length === 0 ? FIRST_PAGE : PAGE;
-          const { rows, more } = await fetchOutputPage(this.projectId, this.taskId, this.lastId, limit);
+          const offset = this.lines.length;
+          const limit = offset === 0 ? FIRST_PAGE : PAGE;
+          const { rows, more } = await fetchOutputPage(this.projectId, this.taskId, offset, limit);
           if (this.stopped) return;
-          for (const row of rows) {
-            const text = row.output ?? '';
-            this.stored.push(text);
-            if (this.live.length > 0 && this.live[0] === text) this.live.shift();
-          }
-          this.lastId = rows.at(-1)?.id ?? this.lastId;
+          let added = 0;
+          rows.forEach((row, i) => {
+            // Live lines may have arrived while the page was on its way: only the next position is taken.
+            if ((row.line ?? offset + i + 1) !== this.lines.length + 1) return;
+            this.push(row.output ?? '', row.time ?? '');
+            added++;
+          });
+          this.drainAhead();
           this.error = null;
-          if (rows.length > 0) this.onChange();
-          if (!more) break;
+          if (added > 0) this.onChange();
+          // (A page none of whose lines fits would be asked for again and again.)
+          if (!more || (added === 0 && offset === this.lines.length)) break;
         }
       } while (this.again);
       this.loaded = true;

@@ -1,10 +1,56 @@
 import CloseIcon from '@mui/icons-material/Close';
+import ReplayIcon from '@mui/icons-material/Replay';
 import { Breadcrumbs, Button, DialogTitle, IconButton, Link, Typography } from '@mui/material';
-import { stoppableStatuses, type TaskStatus } from '@signalbox/contracts';
+import { isFinished, stoppableStatuses, type TaskStatus } from '@signalbox/contracts';
+import { useMutation, useQueryClient } from '@tanstack/react-query';
 import { useTranslation } from 'react-i18next';
 import { Link as RouterLink } from 'react-router';
-import type { Task } from '../api';
+import { api } from '../../../api/client';
+import { useOptionalProject } from '../../../app/project-context';
+import { useNotify } from '../../../app/snackbar';
+import { rerunLabelKey } from '../../templates/api';
+import { type Task, taskKeys } from '../api';
 import { TaskStatusChip } from '../TaskStatusChip';
+
+/**
+ * Re-Run (Re-Build, Re-Deploy by the template's type) of a finished task: starts the same task again and shows the
+ * new one. Hidden where the project says the user may not run tasks.
+ */
+function RerunButton({
+  projectId,
+  task,
+  onStarted,
+}: {
+  projectId: number;
+  task: Task;
+  onStarted: (taskId: number) => void;
+}) {
+  const { t } = useTranslation();
+  const notify = useNotify();
+  const client = useQueryClient();
+  const project = useOptionalProject();
+  const rerun = useMutation({
+    mutationFn: () => api<Task>(`/project/${projectId}/tasks/${task.id}/rerun`, { method: 'POST', body: {} }),
+    onSuccess: () => void client.invalidateQueries({ queryKey: taskKeys.history(projectId) }),
+  });
+  if (project && project.project.id === projectId && !project.can('runProjectTasks')) return null;
+  return (
+    <Button
+      variant="outlined"
+      startIcon={<ReplayIcon />}
+      disabled={rerun.isPending}
+      onClick={async () => {
+        try {
+          onStarted((await rerun.mutateAsync()).id);
+        } catch (err) {
+          notify.error(err);
+        }
+      }}
+    >
+      {t(rerunLabelKey(task.tpl_type ?? ''))}
+    </Button>
+  );
+}
 
 /** The dialog's title: template › task, its status, Confirm or Stop while they apply, and Close. */
 export function TaskLogTitle({
@@ -15,6 +61,7 @@ export function TaskLogTitle({
   busy,
   onAction,
   onClose,
+  onRerun,
 }: {
   projectId: number;
   taskId: number;
@@ -23,6 +70,8 @@ export function TaskLogTitle({
   busy: boolean;
   onAction: (name: 'stop' | 'confirm', force?: boolean) => void;
   onClose: () => void;
+  /** A re-run started: the new task's id. */
+  onRerun: (taskId: number) => void;
 }) {
   const { t } = useTranslation();
   const status = (task?.status ?? '') as TaskStatus;
@@ -58,6 +107,7 @@ export function TaskLogTitle({
           {status === 'stopping' ? t('tasks.forceStop') : t('tasks.stop')}
         </Button>
       )}
+      {task && isFinished(status) && <RerunButton projectId={projectId} task={task} onStarted={onRerun} />}
       <IconButton aria-label={t('common.close')} onClick={onClose}>
         <CloseIcon />
       </IconButton>

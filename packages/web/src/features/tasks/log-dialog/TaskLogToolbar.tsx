@@ -1,4 +1,6 @@
+import AccessTimeIcon from '@mui/icons-material/AccessTime';
 import DownloadIcon from '@mui/icons-material/Download';
+import ErrorOutlineIcon from '@mui/icons-material/ErrorOutlineOutlined';
 import KeyboardArrowDownIcon from '@mui/icons-material/KeyboardArrowDown';
 import KeyboardArrowUpIcon from '@mui/icons-material/KeyboardArrowUp';
 import SearchIcon from '@mui/icons-material/Search';
@@ -18,7 +20,10 @@ import { useTranslation } from 'react-i18next';
 import { apiUrl } from '../../../api/client';
 import type { LogSearch } from './useLogSearch';
 
-/** Above the log: search with match count and previous/next, the line count, Follow, and Download. */
+/**
+ * Above the log: search with match count and previous/next, the line count, the time column toggle, First error,
+ * Follow, and Download.
+ */
 export function TaskLogToolbar({
   projectId,
   taskId,
@@ -26,6 +31,10 @@ export function TaskLogToolbar({
   count,
   follow,
   onFollow,
+  showTime,
+  onShowTime,
+  hasError,
+  onFirstError,
 }: {
   projectId: number;
   taskId: number;
@@ -33,6 +42,11 @@ export function TaskLogToolbar({
   count: number;
   follow: boolean;
   onFollow: () => void;
+  showTime: boolean;
+  onShowTime: (show: boolean) => void;
+  /** Whether a line reports a failure (First error is enabled). */
+  hasError: boolean;
+  onFirstError: () => void;
 }) {
   const { t } = useTranslation();
   return (
@@ -88,6 +102,25 @@ export function TaskLogToolbar({
       )}
       <Box sx={{ flex: 1 }} />
       <Chip size="small" variant="outlined" label={t('tasks.lines', { count })} />
+      <Button
+        size="small"
+        color="error"
+        startIcon={<ErrorOutlineIcon />}
+        disabled={!hasError}
+        onClick={onFirstError}
+      >
+        {t('taskLog.firstError')}
+      </Button>
+      <Tooltip title={t('taskLog.showTimes')}>
+        <IconButton
+          aria-label={t('taskLog.showTimes')}
+          aria-pressed={showTime}
+          color={showTime ? 'primary' : 'default'}
+          onClick={() => onShowTime(!showTime)}
+        >
+          <AccessTimeIcon />
+        </IconButton>
+      </Tooltip>
       <Tooltip title={t('tasks.follow')}>
         <IconButton
           aria-label={t('tasks.follow')}

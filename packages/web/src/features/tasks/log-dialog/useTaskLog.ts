@@ -59,8 +59,7 @@ export function useTaskLog({
   useLiveMessages((m) => {
     if (m.task_id !== taskId) return;
     if (m.type === 'log') {
-      store.addLive(m.output);
-      scheduleSync();
+      store.addLive(m.line, m.output, m.time);
     } else if (m.type === 'update') {
       client.setQueryData<Task>(taskKeys.task(projectId, taskId), (old) =>
         old
