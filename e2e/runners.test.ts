@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Api, createUser, type SeedUser } from './support/api';
 import { DESKTOP, launch, PHONE, shot } from './support/browser';
 import { root, startServer, type TestServer } from './support/server';
-import { contextAs, expectSnackbar, seedTeam, shotAll, type Team } from './support/team';
+import { contextAs, expectSnackbar, seedBashResources, seedTeam, shotAll, type Team } from './support/team';
 
 // Remote runner management in the console: an admin registers a runner with the one-time token the Register dialog
 // shows, then disables, edits and deletes it; the list refreshes itself when the runner comes online. A project
@@ -221,6 +221,46 @@ describe('remote runners in the console', () => {
     await guest.page.waitForURL(/\/activity$|\/history$/);
     expect(await guest.page.getByRole('button', { name: 'Register a runner' }).count()).toBe(0);
     await guest.context.close();
+  });
+
+  it("offers the runners' tags for an inventory's and a template's runner tag, and saves the one chosen", async () => {
+    const base = `/project/${team.projectId}`;
+    const res = await seedBashResources(admin, team.projectId);
+    const template = await admin.post<{ id: number }>(`${base}/templates`, {
+      name: 'Deploy edge',
+      app: 'bash',
+      playbook: 'run.sh',
+      repository_id: res.repoId,
+      environment_id: res.envId,
+      inventory_id: res.inventoryId,
+      runner_tag: 'edge',
+    });
+    const { context, page } = await contextAs(browser, server.url, owner, { viewport: DESKTOP });
+    await page.goto(`${base}/inventory`);
+    await page.getByRole('button', { name: 'Edit Seed hosts' }).click();
+    const dialog = page.getByRole('dialog');
+    const tag = dialog.getByRole('combobox', { name: 'Runner tag' });
+    await dialog.getByText('Tasks then run only on a remote runner with this tag').waitFor();
+    await tag.click();
+    // edge-01 (this project's runner, registered above) carries "edge".
+    await page.getByRole('option', { name: 'edge', exact: true }).click();
+    await shot(page, 'runners-inventory-tag-light-1280');
+    await dialog.getByRole('button', { name: 'Save' }).click();
+    await expectSnackbar(page, 'Inventory Seed hosts saved');
+    const inventories = await admin.get<{ id: number; runner_tag: string | null }[]>(`${base}/inventory`);
+    expect(inventories.find((i) => i.id === res.inventoryId)?.runner_tag).toBe('edge');
+
+    await page.goto(`${base}/templates/${template.id}/edit`);
+    const field = page.getByRole('combobox', { name: 'Runner tag' });
+    await field.waitFor();
+    expect(await field.inputValue()).toBe('edge');
+    await field.fill('');
+    await page.getByRole('button', { name: 'Save' }).click();
+    await page.waitForURL(new RegExp(`/templates/${template.id}$`));
+    expect(
+      (await admin.get<{ runner_tag: string | null }>(`${base}/templates/${template.id}`)).runner_tag,
+    ).toBeNull();
+    await context.close();
   });
 
   it('fits a phone and both themes, with a runner online and one disabled', async () => {
