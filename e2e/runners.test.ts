@@ -213,6 +213,25 @@ describe('remote runners in the console', () => {
     expect(await admin.get<RunnerRow[]>('/runners')).toEqual([]);
     await context.close();
 
+    // The admin sees it with its project once project runners are shown, and may disable it from there.
+    const adminPage = await contextAs(
+      browser,
+      server.url,
+      { login: 'admin', password: 'admin-Passw0rd' },
+      {
+        viewport: DESKTOP,
+      },
+    );
+    await adminPage.page.goto('/runners');
+    await adminPage.page.getByText('No runners yet').waitFor();
+    await adminPage.page.getByRole('switch', { name: 'Show project runners' }).click();
+    const edge = adminPage.page.locator('tr[data-runner="edge-01"]');
+    await edge.getByText('Edge fleet').waitFor();
+    await adminPage.page.getByRole('switch', { name: 'Runner edge-01 enabled' }).click();
+    await expectSnackbar(adminPage.page, 'Runner edge-01 disabled');
+    expect((await runnerNamed('edge-01', `/project/${team.projectId}/runners`))?.active).toBe(false);
+    await adminPage.context.close();
+
     const guest = await contextAs(browser, server.url, team.guest, { viewport: DESKTOP });
     await guest.page.goto(`/project/${team.projectId}/activity`);
     await guest.page.getByRole('tab', { name: 'Activity' }).waitFor();

@@ -14,20 +14,12 @@ import { useState } from 'react';
 import { useTranslation } from 'react-i18next';
 import { FormError, useSaveAndClose } from '../../app/forms';
 import { translateMessage } from '../../i18n/messages';
-import { type RunnerScope, useUpdateRunner } from './api';
+import { useUpdateRunner } from './api';
 
 /** Edits a runner's name, tags and how many tasks it runs at once. */
-export function RunnerDialog({
-  scope,
-  runner,
-  onClose,
-}: {
-  scope: RunnerScope;
-  runner: Runner;
-  onClose: () => void;
-}) {
+export function RunnerDialog({ runner, onClose }: { runner: Runner; onClose: () => void }) {
   const { t } = useTranslation();
-  const update = useUpdateRunner(scope);
+  const update = useUpdateRunner();
   const save = useSaveAndClose(update, onClose);
   const [name, setName] = useState(runner.name);
   const [tags, setTags] = useState<string[]>(runner.tags);
@@ -52,7 +44,7 @@ export function RunnerDialog({
       return;
     }
     setErrors({});
-    void save({ id: runner.id, change: parsed.data }, t('runners.saved', { name: parsed.data.name ?? name }));
+    void save({ runner, change: parsed.data }, t('runners.saved', { name: parsed.data.name ?? name }));
   };
 
   return (

@@ -22,7 +22,7 @@ import {
   useMediaQuery,
 } from '@mui/material';
 import type { Runner } from '@signalbox/contracts';
-import { useState } from 'react';
+import { type ReactNode, useState } from 'react';
 import { useTranslation } from 'react-i18next';
 import { ConfirmDialog, useConfirmedDelete } from '../../app/ConfirmDialog';
 import { formatDateTime } from '../../app/format';
@@ -66,23 +66,24 @@ const Tags = ({ tags }: { tags: string[] }) => (
  * The runners of one scope: a table on wide screens, cards on a phone; each with its status, slots, an enabled
  * switch, edit and delete. The list refreshes itself so runners going on- and offline show.
  */
-export function RunnerList({ scope, showProject = false }: { scope: RunnerScope; showProject?: boolean }) {
+export function RunnerList({ scope, filter }: { scope: RunnerScope; filter?: ReactNode }) {
   const { t } = useTranslation();
   const notify = useNotify();
   const phone = useMediaQuery('(max-width:600px)', { noSsr: true });
   const runners = useRunners(scope);
-  const update = useUpdateRunner(scope);
+  const update = useUpdateRunner();
+  const showProject = scope.projectId === null && !!scope.all;
   const [editing, setEditing] = useState<Runner | null>(null);
   const [registering, setRegistering] = useState(false);
   const del = useConfirmedDelete(
-    useDeleteRunner(scope),
-    (r: Runner) => r.id,
+    useDeleteRunner(),
+    (r: Runner) => r,
     (r) => t('runners.deleted', { name: r.name }),
   );
 
   const toggle = (r: Runner, active: boolean) =>
     update.mutate(
-      { id: r.id, change: { active } },
+      { runner: r, change: { active } },
       {
         onSuccess: () => notify.success(t(active ? 'runners.enabled' : 'runners.disabled', { name: r.name })),
         onError: (err) => notify.error(err),
@@ -121,6 +122,7 @@ export function RunnerList({ scope, showProject = false }: { scope: RunnerScope;
         <Typography variant="body2" color="text.secondary" sx={{ flex: 1, minWidth: 200 }}>
           {scope.projectId === null ? t('runners.introGlobal') : t('runners.introProject')}
         </Typography>
+        {filter}
         <Button variant="contained" startIcon={<AddIcon />} onClick={() => setRegistering(true)}>
           {t('runners.register')}
         </Button>
@@ -143,9 +145,9 @@ export function RunnerList({ scope, showProject = false }: { scope: RunnerScope;
                   </Typography>
                   {enabledSwitch(r)}
                 </Box>
-                {showProject && r.project_name && (
+                {showProject && (
                   <Typography variant="caption" color="text.secondary">
-                    {t('runners.projectOf', { name: r.project_name })}
+                    {r.project_name ? t('runners.projectOf', { name: r.project_name }) : t('runners.global')}
                   </Typography>
                 )}
                 <Status runner={r} />
@@ -203,7 +205,7 @@ export function RunnerList({ scope, showProject = false }: { scope: RunnerScope;
           </TableContainer>
         </Paper>
       )}
-      {editing && <RunnerDialog scope={scope} runner={editing} onClose={() => setEditing(null)} />}
+      {editing && <RunnerDialog runner={editing} onClose={() => setEditing(null)} />}
       {registering && <RegisterRunnerDialog scope={scope} onClose={() => setRegistering(false)} />}
       <ConfirmDialog
         title={t('runners.delete')}

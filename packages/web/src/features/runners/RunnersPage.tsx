@@ -1,5 +1,6 @@
 import ArrowBackIcon from '@mui/icons-material/ArrowBack';
-import { Box, IconButton, Tooltip } from '@mui/material';
+import { Box, FormControlLabel, IconButton, Switch, Tooltip } from '@mui/material';
+import { useState } from 'react';
 import { useTranslation } from 'react-i18next';
 import { Navigate, useNavigate } from 'react-router';
 import { useSignedInUser } from '../../api/session';
@@ -7,11 +8,12 @@ import { PageHeader } from '../../app/PageHeader';
 import { readPref } from '../../app/prefs';
 import { RunnerList } from './RunnerList';
 
-/** /runners: the global remote runners (admins only). */
+/** /runners: the global remote runners, and with a switch every project's too (admins only). */
 export default function RunnersPage() {
   const { t } = useTranslation();
   const navigate = useNavigate();
   const me = useSignedInUser();
+  const [all, setAll] = useState(false);
   if (!me.admin) return <Navigate to="/" replace />;
   const lastProject = readPref('projectId');
   return (
@@ -30,7 +32,15 @@ export default function RunnersPage() {
         }
       />
       <Box sx={{ p: { xs: 1, md: 3 } }}>
-        <RunnerList scope={{ projectId: null }} />
+        <RunnerList
+          scope={{ projectId: null, all }}
+          filter={
+            <FormControlLabel
+              control={<Switch checked={all} onChange={(e) => setAll(e.target.checked)} />}
+              label={t('runners.showProjectRunners')}
+            />
+          }
+        />
       </Box>
     </Box>
   );

@@ -2,24 +2,29 @@ import type { Runner, RunnerRegistrationToken } from '@signalbox/contracts';
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { api } from '../../api/client';
 
-/** Whose runners a page manages: the global ones (admins) or one project's (its owners). */
-export type RunnerScope = { projectId: number | null };
+/**
+ * Whose runners a page manages: the global ones (admins; `all` adds every project's runners) or one project's (its
+ * owners).
+ */
+export type RunnerScope = { projectId: number | null; all?: boolean };
 
 /** How often the list is fetched again, so a runner going on- or offline shows. */
 export const RUNNERS_REFRESH_MS = 5_000;
 
 const base = ({ projectId }: RunnerScope) =>
   projectId === null ? '/runners' : `/project/${projectId}/runners`;
+/** A runner's own routes: the global ones for a global runner, its project's for a project runner. */
+const runnerPath = (r: Pick<Runner, 'id' | 'project_id'>) => `${base({ projectId: r.project_id })}/${r.id}`;
 
 export const runnerKeys = {
-  list: ({ projectId }: RunnerScope) => ['runners', projectId ?? 'global'] as const,
+  list: ({ projectId, all }: RunnerScope) => ['runners', projectId ?? (all ? 'all' : 'global')] as const,
   tags: (projectId: number) => ['project', projectId, 'runner_tags'] as const,
 };
 
 export const useRunners = (scope: RunnerScope) =>
   useQuery({
     queryKey: runnerKeys.list(scope),
-    queryFn: () => api<Runner[]>(base(scope)),
+    queryFn: () => api<Runner[]>(scope.projectId === null && scope.all ? '/runners?all=1' : base(scope)),
     refetchInterval: RUNNERS_REFRESH_MS,
   });
 
@@ -32,19 +37,19 @@ export const useRunnerTags = (projectId: number) =>
 
 export type RunnerChange = Partial<Pick<Runner, 'name' | 'tags' | 'max_parallel_tasks' | 'active'>>;
 
-export function useUpdateRunner(scope: RunnerScope) {
+export function useUpdateRunner() {
   const client = useQueryClient();
   return useMutation({
-    mutationFn: ({ id, change }: { id: number; change: RunnerChange }) =>
-      api<Runner>(`${base(scope)}/${id}`, { method: 'PUT', body: change }),
+    mutationFn: ({ runner, change }: { runner: Runner; change: RunnerChange }) =>
+      api<Runner>(runnerPath(runner), { method: 'PUT', body: change }),
     onSuccess: () => void client.invalidateQueries({ queryKey: ['runners'] }),
   });
 }
 
-export function useDeleteRunner(scope: RunnerScope) {
+export function useDeleteRunner() {
   const client = useQueryClient();
   return useMutation({
-    mutationFn: (id: number) => api(`${base(scope)}/${id}`, { method: 'DELETE' }),
+    mutationFn: (runner: Runner) => api(runnerPath(runner), { method: 'DELETE' }),
     onSuccess: () => void client.invalidateQueries({ queryKey: ['runners'] }),
   });
 }
