@@ -3,6 +3,7 @@ import { jsonDepth, MAX_JSON_DEPTH, messages } from './common';
 import { keyTypes } from './keys';
 import { taskRetentionDays } from './projects';
 import { branchMessages, isBranchName, isUsableRepositoryUrl } from './repositories';
+import { runnerTagField } from './runners';
 import { RUN_AT_FORMAT, scheduleTypes } from './schedules';
 import { PLAYBOOK_MAX, playbookPathProblem } from './templates';
 
@@ -180,6 +181,7 @@ export const backupInventory = z.looseObject({
   ssh_key: ref('Inventory user credentials'),
   become_key: ref('Inventory sudo credentials'),
   repository: ref('Inventory repository'),
+  runner_tag: runnerTagField,
 });
 
 export const backupEnvironment = z.looseObject({
@@ -240,6 +242,7 @@ export const backupTemplate = z.looseObject({
   task_params: jsonObject('Task params'),
   /** The peer writes the cron of the template's first schedule here; used only by backups without `schedules`. */
   cron: nullableText('Cron', 100),
+  runner_tag: runnerTagField,
 });
 
 export const backupSchedule = z
@@ -358,6 +361,7 @@ export type ProjectBackup = {
     survey_vars: unknown[];
     task_params: Record<string, unknown>;
     cron: string | null;
+    runner_tag: string | null;
   }>;
   repositories: Array<{ name: string; git_url: string; git_branch: string; ssh_key: string | null }>;
   keys: Array<{ name: string; type: string; owner: string }>;
@@ -369,6 +373,7 @@ export type ProjectBackup = {
     ssh_key: string | null;
     become_key: string | null;
     repository: string | null;
+    runner_tag: string | null;
   }>;
   environments: Array<{ name: string; json: string; env: string }>;
   integrations: Array<{

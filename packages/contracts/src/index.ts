@@ -14,6 +14,7 @@ export * from './live';
 export * from './permissions';
 export * from './projects';
 export * from './repositories';
+export * from './runners';
 export * from './schedules';
 export * from './task-api';
 export * from './tasks';

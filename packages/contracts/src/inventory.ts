@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { messages, optionalId, requiredString } from './common';
+import { runnerTagField } from './runners';
 
 export const inventoryTypes = [
   'static',
@@ -32,6 +33,10 @@ export const inventorySchema = z.strictObject({
     .int()
     .nullable()
     .describe("The repository a file inventory's path is read from; null: the template's repository."),
+  runner_tag: z
+    .string()
+    .nullable()
+    .describe('Tasks run with this inventory run only on a remote runner carrying this tag; null: any.'),
 });
 export type Inventory = z.infer<typeof inventorySchema>;
 
@@ -64,6 +69,7 @@ export const inventoryInput = z
     ssh_key_id: optionalId('User credentials'),
     become_key_id: optionalId('Sudo credentials'),
     repository_id: optionalId('Repository'),
+    runner_tag: runnerTagField,
   })
   .superRefine((input, ctx) => {
     const workspace = isWorkspaceInventory(input.type);

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { flag, messages, optionalId, requiredString } from './common';
 import { optionalBranch } from './repositories';
+import { runnerTagField } from './runners';
 import { CRON_MAX, DEFAULT_CRON } from './schedules';
 import { taskViewSchema } from './task-api';
 import { apps, templateTypes } from './tasks';
@@ -229,6 +230,7 @@ export const templateInput = z
       .nullish()
       .transform((v) => (v ? v : DEFAULT_CRON)),
     check_new_commits_repository_id: optionalId('Repository'),
+    runner_tag: runnerTagField,
   })
   .superRefine((t, ctx) => {
     const issue = (path: string, message: string) => ctx.addIssue({ code: 'custom', message, path: [path] });
@@ -359,5 +361,9 @@ export const templateSchema = z.strictObject({
   check_new_commits_repository_id: z.number().int().nullable(),
   last_task_id: z.number().int().nullable(),
   last_task: templateLastTaskSchema.nullable(),
+  runner_tag: z
+    .string()
+    .nullable()
+    .describe("Its tasks run only on a remote runner carrying this tag (Semaphore's runner_tag); null: any."),
 });
 export type Template = z.infer<typeof templateSchema>;

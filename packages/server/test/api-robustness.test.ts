@@ -47,6 +47,8 @@ const BODYLESS = new Set([
   'POST /api/user/tokens',
   'POST /api/user/invites/:invite_id/accept',
   'POST /api/user/invites/:invite_id/decline',
+  'POST /api/runners/registration-tokens',
+  'POST /api/project/:project_id/runners/registration-tokens',
 ]);
 
 /** Routes whose body is a map, where `{}` is a valid request for nothing. */

@@ -10,6 +10,7 @@ import { integrationsRoutes } from './integrations/integrations.routes';
 import { inventoryRoutes } from './inventory/inventory.routes';
 import { keysRoutes } from './keys/keys.routes';
 import { repositoriesRoutes } from './repositories/repositories.routes';
+import { runnersRoutes } from './runners/runners.routes';
 import { schedulesRoutes } from './schedules/schedules.routes';
 import { tasksRoutes } from './tasks/tasks.routes';
 import { invitesRoutes } from './team/invites.routes';
@@ -37,4 +38,5 @@ export async function registerFeatures(app: FastifyInstance, deps: Deps) {
   tasksRoutes(app, deps);
   appsRoutes(app, deps);
   totpRoutes(app, deps);
+  runnersRoutes(app, deps);
 }

@@ -47,6 +47,8 @@ const withoutBody: Record<string, string> = {
   'POST /api/user/invites/:invite_id/accept': 'answers the invite of the path',
   'POST /api/user/invites/:invite_id/decline': 'answers the invite of the path',
   'POST /api/users/:id/2fas/totp': 'begins a TOTP set-up with a secret the server makes',
+  'POST /api/runners/registration-tokens': 'makes a random one-time token',
+  'POST /api/project/:project_id/runners/registration-tokens': 'makes a random one-time token',
 };
 
 /** /api routes whose success answer is not a JSON body described by a zod schema, each with the reason. */

@@ -59,6 +59,7 @@ export async function fillProject(deps: Deps, projectId: number, aliasPrefix: st
     ssh_key_id: sshKey,
     become_key_id: vaultKey,
     repository_id: null,
+    runner_tag: 'linux',
   });
   const fileInventory = await insertReturningId(db, dialect, 'inventory', {
     project_id: projectId,
@@ -116,6 +117,7 @@ export async function fillProject(deps: Deps, projectId: number, aliasPrefix: st
       playbook: 'build.yml',
       start_version: '1.0.0',
       view_id: buildView,
+      runner_tag: 'builder',
       arguments: '["--diff"]',
       allow_override_args_in_task: 1,
       survey_vars: JSON.stringify(surveyVars),

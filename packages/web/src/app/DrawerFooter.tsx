@@ -132,6 +132,16 @@ export function DrawerFooter() {
           <MenuItem
             onClick={() => {
               setUserMenu(null);
+              navigate('/runners');
+            }}
+          >
+            {t('runners.menu')}
+          </MenuItem>
+        )}
+        {user?.admin && (
+          <MenuItem
+            onClick={() => {
+              setUserMenu(null);
               navigate('/activity');
             }}
           >

@@ -10,6 +10,8 @@ import { Shell } from './Shell';
 import { ErrorPage, Spinner } from './states';
 
 const UsersPage = lazy(() => import('../features/users/UsersPage'));
+const RunnersPage = lazy(() => import('../features/runners/RunnersPage'));
+const ProjectRunnersPage = lazy(() => import('../features/runners/ProjectRunnersPage'));
 const GlobalActivityPage = lazy(() => import('../features/activity/GlobalActivityPage'));
 const NewProjectPage = lazy(() => import('../features/projects/NewProjectPage'));
 const ProjectLayout = lazy(() => import('../features/projects/ProjectLayout'));
@@ -82,6 +84,7 @@ export default function SessionRoot() {
         <Route element={<Shell />}>
           <Route index element={<HomeRedirect />} />
           <Route path="users" element={<UsersPage />} />
+          <Route path="runners" element={<RunnersPage />} />
           <Route path="activity" element={<GlobalActivityPage />} />
           <Route path="project/new" element={<NewProjectPage />} />
           <Route path="project/:projectId" element={<ProjectLayout />}>
@@ -90,6 +93,7 @@ export default function SessionRoot() {
               <Route path="history" element={<HistoryPage />} />
               <Route path="activity" element={<ActivityPage />} />
               <Route path="settings" element={<SettingsPage />} />
+              <Route path="runners" element={<ProjectRunnersPage />} />
             </Route>
             <Route path="team" element={<TeamPage />} />
             {resourceRoutes.map((r) => (

@@ -31,6 +31,7 @@ export function toInventory(row: InventoryRow): Inventory {
     ssh_key_id: row.ssh_key_id,
     become_key_id: row.become_key_id,
     repository_id: row.repository_id,
+    runner_tag: row.runner_tag ?? null,
   };
 }
 
@@ -119,6 +120,7 @@ async function save(
       ssh_key_id: sshKeyId,
       become_key_id: input.become_key_id,
       repository_id: input.repository_id,
+      runner_tag: input.runner_tag,
     };
     if (id === undefined) id = await insertInventoryRow(trx, deps.dialect, projectId, values);
     else await updateInventoryRow(trx, projectId, id, values);

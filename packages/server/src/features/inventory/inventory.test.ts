@@ -82,6 +82,7 @@ describe.each(testDialects())('inventory on $name', (dialect) => {
       {
         ...body({ name: 'Web', become_key_id: becomeId, repository_id: repoId }),
         project_id: team.projectId,
+        runner_tag: ' linux ',
       },
       {
         name: 'Web',
@@ -91,6 +92,7 @@ describe.each(testDialects())('inventory on $name', (dialect) => {
         ssh_key_id: keyId,
         become_key_id: becomeId,
         repository_id: repoId,
+        runner_tag: 'linux',
       },
     );
     expect((await team.guest.get(`${team.base}/inventory/${inv.id}`)).json()).toEqual(inv);
@@ -112,11 +114,26 @@ describe.each(testDialects())('inventory on $name', (dialect) => {
           inventory: 'inventories/web.ini',
           become_key_id: null,
           repository_id: null,
+          runner_tag: null,
         },
       },
       'Inventory not found',
       ['Inventory Web file deleted', 'Inventory Web file updated', 'Inventory Web created'],
     );
+  });
+
+  it('keeps a trimmed runner tag, empty means none, and refuses a bad one', async () => {
+    const res = await team.owner.post(`${team.base}/inventory`, body({ runner_tag: '' }));
+    expect(res.json().runner_tag).toBeNull();
+    for (const [runner_tag, error] of [
+      ['x'.repeat(65), 'Runner tag must be at most 64 characters'],
+      ['bad\ttag', 'Runner tag must not contain control characters'],
+      [['list'], 'Runner tag must be a string'],
+    ]) {
+      const bad = await team.owner.post(`${team.base}/inventory`, body({ runner_tag }));
+      expect(bad.statusCode, bad.body).toBe(400);
+      expect(bad.json().error).toBe(error);
+    }
   });
 
   it('accepts valid YAML for static-yaml and refuses broken YAML', async () => {

@@ -217,6 +217,7 @@ export type RestorePlan = {
     ssh_key: string | null;
     become_key: string | null;
     repository: string | null;
+    runner_tag: string | null;
   }>;
   environments: Array<{
     name: string;
@@ -366,6 +367,7 @@ export function planRestore(b: ProjectBackupInput): RestorePlan {
         ssh_key_id: refId(ssh_key),
         become_key_id: refId(inv.become_key),
         repository_id: refId(inv.repository),
+        runner_tag: inv.runner_tag,
       },
       at,
     );
@@ -378,6 +380,7 @@ export function planRestore(b: ProjectBackupInput): RestorePlan {
       ssh_key,
       become_key: inv.become_key,
       repository: inv.repository,
+      runner_tag: input.runner_tag,
     };
   });
   const inventoryType = new Map(inventories.map((inv) => [inv.name, inv.type]));
@@ -469,6 +472,7 @@ export function planRestore(b: ProjectBackupInput): RestorePlan {
         git_branch: t.git_branch,
         survey_vars: t.survey_vars,
         task_params: t.task_params,
+        runner_tag: t.runner_tag,
       },
       at,
     );
@@ -512,6 +516,7 @@ export function planRestore(b: ProjectBackupInput): RestorePlan {
       git_branch: input.git_branch,
       survey_vars: JSON.stringify(t.survey_vars),
       task_params: JSON.stringify(t.task_params),
+      runner_tag: input.runner_tag,
     };
   });
 

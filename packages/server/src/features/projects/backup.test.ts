@@ -228,7 +228,9 @@ describe.each(testDialects())('project backup and restore on $name', (dialect) =
       ssh_key: 'Deploy SSH',
       become_key: 'Vault',
       repository: null,
+      runner_tag: 'linux',
     });
+    expect(backup.inventories.find((i: { name: string }) => i.name === 'From repo').runner_tag).toBeNull();
     const deploy = backup.templates.find((t: { name: string }) => t.name === 'Deploy app');
     expect(deploy).toMatchObject({
       type: 'deploy',
@@ -243,6 +245,8 @@ describe.each(testDialects())('project backup and restore on $name', (dialect) =
     const build = backup.templates.find((t: { name: string }) => t.name === 'Build app');
     expect(build.survey_vars).toHaveLength(2);
     expect(build.cron).toBe('0 3 * * *');
+    expect(build.runner_tag).toBe('builder');
+    expect(deploy.runner_tag).toBeNull();
     expect(backup.schedules).toEqual([
       {
         name: 'Nightly build',

@@ -151,6 +151,7 @@ export async function readBackup(db: Db, projectId: number): Promise<ProjectBack
       survey_vars: parseJson<unknown[]>(t.survey_vars, []),
       task_params: parseJson<Record<string, unknown>>(t.task_params, {}),
       cron: schedules.find((s) => s.template_id === t.id && s.type !== 'run_at')?.cron_format ?? null,
+      runner_tag: t.runner_tag ?? null,
     })),
     repositories: repositories.map((r) => ({
       name: nameFor(repositoryNames, r.id),
@@ -167,6 +168,7 @@ export async function readBackup(db: Db, projectId: number): Promise<ProjectBack
       ssh_key: nameOf(keyNames, i.ssh_key_id),
       become_key: nameOf(keyNames, i.become_key_id),
       repository: nameOf(repositoryNames, i.repository_id),
+      runner_tag: i.runner_tag ?? null,
     })),
     environments: environments.map((e) => ({
       name: nameFor(environmentNames, e.id),

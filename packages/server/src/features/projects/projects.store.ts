@@ -64,6 +64,8 @@ const projectTables = [
   'event',
   'project_user',
   'project_invite',
+  'remote_runner',
+  'runner_registration_token',
 ] as const;
 
 /** Deletes a project and everything in it, in one transaction. */

@@ -95,6 +95,7 @@ async function writePlan(
       ssh_key_id: i.ssh_key === null ? noneKeyId : idOf('key', i.ssh_key),
       become_key_id: optionalIdOf('key', i.become_key),
       repository_id: optionalIdOf('repository', i.repository),
+      runner_tag: i.runner_tag,
     });
   }
 
@@ -155,6 +156,7 @@ async function writePlan(
       git_branch: t.git_branch,
       survey_vars: t.survey_vars,
       task_params: t.task_params,
+      runner_tag: t.runner_tag,
     });
   }
   // Build templates are linked once every template exists, whatever their order in the backup.

@@ -101,6 +101,7 @@ function toTemplate(row: TemplateRow, commitCheck: CommitCheck, last: Template['
       ? [{ name: 'default', type: 'password', vault_key_id: row.vault_key_id, script: '' }]
       : [],
     view_id: row.view_id,
+    runner_tag: row.runner_tag ?? null,
     build_template_id: row.build_template_id,
     start_version: row.start_version,
     autorun: toBool(row.autorun),
@@ -257,6 +258,7 @@ function columns(input: TemplateInput) {
     git_branch: input.git_branch,
     survey_vars: JSON.stringify(input.survey_vars),
     task_params: JSON.stringify(input.task_params),
+    runner_tag: input.runner_tag,
   };
 }
 

@@ -90,6 +90,7 @@ describe.each(testDialects())('templates on $name', (dialect) => {
         { name: 'count', title: 'Count', type: 'int', description: 'How many' },
       ],
       task_params: { allow_debug: true, tags: ['web'] },
+      runner_tag: '  gpu  ',
     });
     const res = await project.clients.manager.post(`${project.base}/templates`, body);
     expect(res.statusCode).toBe(201);
@@ -138,12 +139,40 @@ describe.each(testDialects())('templates on $name', (dialect) => {
       check_new_commits_repository_id: null,
       last_task_id: null,
       last_task: null,
+      runner_tag: 'gpu',
     });
     const one = await project.clients.guest.get(`${project.base}/templates/${t.id}`);
     expect(one.statusCode).toBe(200);
     expect(one.json()).toEqual(t);
     expect(await getTemplate(h.deps.db, project.projectId, t.id)).toEqual(t);
     await expect(getTemplate(h.deps.db, otherProjectId, t.id)).rejects.toMatchObject({ statusCode: 404 });
+  });
+
+  it('keeps a trimmed runner tag; empty or null means none; refuses a long one or control characters', async () => {
+    expect((await create({ runner_tag: '' })).runner_tag).toBeNull();
+    expect((await create({ runner_tag: null })).runner_tag).toBeNull();
+    expect((await create({})).runner_tag).toBeNull();
+    const t = await create({ runner_tag: ' arm64 ' });
+    expect(t.runner_tag).toBe('arm64');
+    const { id, last_task, last_task_id, vaults, ...rest } = t;
+    const put = await project.admin.put(`${project.base}/templates/${id}`, { ...rest, id, runner_tag: '' });
+    expect(put.statusCode, put.body).toBe(204);
+    expect((await project.admin.get(`${project.base}/templates/${id}`)).json().runner_tag).toBeNull();
+    await expectError(
+      ansibleBody(project.fx, { runner_tag: 'x'.repeat(65) }),
+      'Runner tag must be at most 64 characters',
+      'runner_tag',
+    );
+    await expectError(
+      ansibleBody(project.fx, { runner_tag: 'a\u0001b' }),
+      'Runner tag must not contain control characters',
+      'runner_tag',
+    );
+    await expectError(
+      ansibleBody(project.fx, { runner_tag: 5 }),
+      'Runner tag must be a string',
+      'runner_tag',
+    );
   });
 
   it('treats an empty app as ansible and maps Swagger vaults and limit', async () => {

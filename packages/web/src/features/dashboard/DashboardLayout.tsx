@@ -4,7 +4,7 @@ import { Navigate, Outlet, Link as RouterLink, useLocation } from 'react-router'
 import { PageHeader } from '../../app/PageHeader';
 import { useProjectContext } from '../../app/project-context';
 
-/** Dashboard tabs: History (projects whose type is empty), Activity, Settings (updateProject). */
+/** Dashboard tabs: History (projects whose type is empty), Activity, Settings and Runners (updateProject). */
 export default function DashboardLayout() {
   const { t } = useTranslation();
   const { project, can } = useProjectContext();
@@ -12,7 +12,7 @@ export default function DashboardLayout() {
   const tabs = [
     ...(project.type ? [] : ['history']),
     'activity',
-    ...(can('updateProject') ? ['settings'] : []),
+    ...(can('updateProject') ? ['settings', 'runners'] : []),
   ];
   const current = location.pathname.split('/').pop() ?? '';
   if (!tabs.includes(current)) return <Navigate to={`/project/${project.id}/${tabs[0]}`} replace />;
@@ -29,7 +29,7 @@ export default function DashboardLayout() {
           <Tab
             key={tab}
             value={tab}
-            label={t(`dashboard.${tab}`)}
+            label={tab === 'runners' ? t('runners.tab') : t(`dashboard.${tab}`)}
             component={RouterLink}
             to={`/project/${project.id}/${tab}`}
           />

@@ -7,6 +7,7 @@ import { useTranslation } from 'react-i18next';
 import type { z } from 'zod';
 import { api } from '../../api/client';
 import { useSaveAndClose } from '../../app/forms';
+import { RunnerTagField } from '../runners/RunnerTagField';
 import { resourceKey, useResourceSave } from '../templates/shared/api';
 import { CodeEditor } from '../templates/shared/CodeEditor';
 import { FormDialog } from '../templates/shared/FormDialog';
@@ -57,6 +58,7 @@ export function InventoryDialog({
       ssh_key_id: item?.ssh_key_id ?? null,
       become_key_id: item?.become_key_id ?? null,
       repository_id: item?.repository_id ?? null,
+      runner_tag: item?.runner_tag ?? '',
     },
   });
   const type = watch('type');
@@ -228,6 +230,19 @@ export function InventoryDialog({
             )}
           </>
         )}
+        <Controller
+          control={control}
+          name="runner_tag"
+          render={({ field: f }) => (
+            <RunnerTagField
+              projectId={projectId}
+              value={f.value}
+              onChange={f.onChange}
+              disabled={readOnly}
+              {...field(errors.runner_tag, save.error, 'runner_tag')}
+            />
+          )}
+        />
       </Stack>
     </FormDialog>
   );

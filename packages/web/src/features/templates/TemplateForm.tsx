@@ -119,7 +119,7 @@ function TemplateForm({
               <Stack spacing={1}>
                 <SurveySection form={form} />
                 <CommitCheckSection {...section} repositories={repositories.data ?? []} />
-                <OptionsSection form={form} />
+                <OptionsSection {...section} />
                 <ArgumentsSection {...section} />
               </Stack>
             </Box>

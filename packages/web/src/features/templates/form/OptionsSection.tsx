@@ -1,5 +1,8 @@
 import { Box, Checkbox, FormControlLabel, FormGroup, Typography } from '@mui/material';
 import { useTranslation } from 'react-i18next';
+import { useProjectContext } from '../../../app/project-context';
+import { RunnerTagField } from '../../runners/RunnerTagField';
+import { useFieldProps } from '../shared/messages';
 import { FlagCheckbox } from './fields';
 import type { SectionProps, Values } from './values';
 
@@ -12,9 +15,11 @@ const taskParamFlags = [
   'allow_debug',
 ] as const;
 
-/** "Options": alerts, parallel runs, what a task run may override. */
-export function OptionsSection({ form }: Pick<SectionProps, 'form'>) {
+/** "Options": alerts, parallel runs, what a task run may override, the runner tag. */
+export function OptionsSection({ form, errors, serverError }: SectionProps) {
   const { t } = useTranslation();
+  const { project } = useProjectContext();
+  const field = useFieldProps();
   const app = form.watch('app') || 'ansible';
   const taskParams = (form.watch('task_params') ?? {}) as Record<string, unknown>;
   return (
@@ -45,6 +50,14 @@ export function OptionsSection({ form }: Pick<SectionProps, 'form'>) {
             />
           ))}
       </FormGroup>
+      <Box sx={{ mt: 2 }}>
+        <RunnerTagField
+          projectId={project.id}
+          value={form.watch('runner_tag')}
+          onChange={(v) => form.setValue('runner_tag', v, { shouldDirty: true })}
+          {...field(errors.runner_tag, serverError, 'runner_tag')}
+        />
+      </Box>
     </Box>
   );
 }

@@ -38,5 +38,6 @@ export function defaults(source: Template | undefined, app: string, copyName?: s
     check_new_commits: source?.check_new_commits ?? false,
     cron_format: source?.check_new_commits ? source.cron_format : '* * * * *',
     check_new_commits_repository_id: source?.check_new_commits_repository_id ?? null,
+    runner_tag: source?.runner_tag ?? '',
   };
 }

@@ -1,0 +1,76 @@
+import type { RunnerRegistrationToken, RunnerUpdateInput } from '@signalbox/contracts';
+import { recordEvent } from '../../audit/audit.store';
+import { now } from '../../db/values';
+import type { Deps } from '../../deps';
+import { randomToken, sha256 } from '../../lib/crypto';
+import { conflict, notFound } from '../../lib/errors';
+import { deleteRunner, findRunner, insertRegistrationToken, nameTaken, updateRunner } from './runners.store';
+
+type Actor = { id: number };
+
+/** How long a one-time registration token stays usable. */
+export const REGISTRATION_TOKEN_TTL_MS = 60 * 60 * 1000;
+
+/** `projectId` null: the global runners (admins); else that project's runners only. */
+export async function getRunner(deps: Pick<Deps, 'db'>, projectId: number | null, id: number) {
+  const runner = await findRunner(deps.db, projectId, id);
+  if (!runner) throw notFound('Runner');
+  return runner;
+}
+
+const event = (user: Actor, projectId: number | null, id: number | null, description: string) => ({
+  project_id: projectId,
+  user_id: user.id,
+  object_type: 'runner',
+  object_id: id,
+  description,
+});
+
+export async function changeRunner(
+  deps: Pick<Deps, 'db'>,
+  user: Actor,
+  projectId: number | null,
+  id: number,
+  input: RunnerUpdateInput,
+) {
+  const existing = await getRunner(deps, projectId, id);
+  if (input.name !== undefined && (await nameTaken(deps.db, projectId, input.name, id)))
+    throw conflict(`A runner named ${input.name} already exists`);
+  await updateRunner(deps.db, id, input);
+  await recordEvent(deps.db, event(user, projectId, id, `Runner ${input.name ?? existing.name} updated`));
+  return getRunner(deps, projectId, id);
+}
+
+export async function removeRunner(
+  deps: Pick<Deps, 'db'>,
+  user: Actor,
+  projectId: number | null,
+  id: number,
+) {
+  const existing = await getRunner(deps, projectId, id);
+  await deleteRunner(deps.db, id);
+  await recordEvent(deps.db, event(user, projectId, id, `Runner ${existing.name} deleted`));
+}
+
+/**
+ * Makes a one-time registration token for a global runner (`projectId` null) or a project runner. Only its
+ * SHA-256 is stored: the token itself is in this answer and nowhere else.
+ */
+export async function createRegistrationToken(
+  deps: Pick<Deps, 'db' | 'dialect'>,
+  user: Actor,
+  projectId: number | null,
+): Promise<RunnerRegistrationToken> {
+  const token = randomToken();
+  const created = now();
+  const expires_at = new Date(Date.parse(created) + REGISTRATION_TOKEN_TTL_MS).toISOString();
+  await insertRegistrationToken(deps.db, deps.dialect, {
+    project_id: projectId,
+    token_hash: sha256(token),
+    user_id: user.id,
+    created,
+    expires_at,
+  });
+  await recordEvent(deps.db, event(user, projectId, null, 'Runner registration token created'));
+  return { token, expires_at, project_id: projectId };
+}

@@ -1,0 +1,90 @@
+import ContentCopyIcon from '@mui/icons-material/ContentCopy';
+import {
+  Alert,
+  Box,
+  Button,
+  Dialog,
+  DialogActions,
+  DialogContent,
+  DialogTitle,
+  Typography,
+} from '@mui/material';
+import { useEffect } from 'react';
+import { useTranslation } from 'react-i18next';
+import { useInfo } from '../../api/session';
+import { formatDateTime } from '../../app/format';
+import { FormError } from '../../app/forms';
+import { useNotify } from '../../app/snackbar';
+import { Spinner } from '../../app/states';
+import { type RunnerScope, registerCommands, useCreateRegistrationToken } from './api';
+
+/**
+ * Makes a one-time registration token as it opens and shows the commands that register and start a runner with
+ * it. The token is shown only here: closing the dialog forgets it.
+ */
+export function RegisterRunnerDialog({ scope, onClose }: { scope: RunnerScope; onClose: () => void }) {
+  const { t } = useTranslation();
+  const notify = useNotify();
+  const info = useInfo().data;
+  const create = useCreateRegistrationToken(scope);
+  const { mutate } = create;
+  useEffect(() => mutate(), [mutate]);
+
+  const serverUrl = (info?.web_host || window.location.origin).replace(/\/$/, '');
+  const token = create.data;
+  const commands = token ? registerCommands(serverUrl, token.token, scope.projectId) : '';
+
+  const copy = async () => {
+    try {
+      if (!navigator.clipboard || !commands) throw new Error('clipboard');
+      await navigator.clipboard.writeText(commands);
+      notify.success(t('runners.copied'));
+    } catch {
+      notify.error(new Error(t('runners.copyFailed')));
+    }
+  };
+
+  return (
+    <Dialog open onClose={onClose} fullWidth maxWidth="md" aria-labelledby="register-runner-title">
+      <DialogTitle id="register-runner-title">{t('runners.registerTitle')}</DialogTitle>
+      <DialogContent>
+        <FormError error={create.error} />
+        <Typography variant="body2" sx={{ mb: 2 }}>
+          {scope.projectId === null ? t('runners.registerIntroGlobal') : t('runners.registerIntroProject')}
+        </Typography>
+        {create.isPending && <Spinner full={false} />}
+        {token && (
+          <>
+            <Box
+              component="pre"
+              aria-label={t('runners.commands')}
+              sx={{
+                m: 0,
+                p: 1.5,
+                borderRadius: 1,
+                bgcolor: 'action.hover',
+                fontFamily: 'monospace',
+                fontSize: 13,
+                whiteSpace: 'pre-wrap',
+                wordBreak: 'break-all',
+              }}
+            >
+              {commands}
+            </Box>
+            <Box sx={{ display: 'flex', justifyContent: 'flex-end', mt: 1 }}>
+              <Button startIcon={<ContentCopyIcon />} onClick={() => void copy()}>
+                {t('runners.copy')}
+              </Button>
+            </Box>
+            <Alert severity="warning" sx={{ mt: 1 }}>
+              {t('runners.tokenOnce', { time: formatDateTime(token.expires_at) })}
+            </Alert>
+          </>
+        )}
+      </DialogContent>
+      <DialogActions>
+        <Button onClick={onClose}>{t('common.close')}</Button>
+      </DialogActions>
+    </Dialog>
+  );
+}

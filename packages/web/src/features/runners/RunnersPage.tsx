@@ -1,0 +1,47 @@
+import ArrowBackIcon from '@mui/icons-material/ArrowBack';
+import { Box, FormControlLabel, IconButton, Switch, Tooltip } from '@mui/material';
+import { useState } from 'react';
+import { useTranslation } from 'react-i18next';
+import { Navigate, useNavigate } from 'react-router';
+import { useSignedInUser } from '../../api/session';
+import { PageHeader } from '../../app/PageHeader';
+import { readPref } from '../../app/prefs';
+import { RunnerList } from './RunnerList';
+
+/** /runners: the global remote runners, and with a switch every project's too (admins only). */
+export default function RunnersPage() {
+  const { t } = useTranslation();
+  const navigate = useNavigate();
+  const me = useSignedInUser();
+  const [all, setAll] = useState(false);
+  if (!me.admin) return <Navigate to="/" replace />;
+  const lastProject = readPref('projectId');
+  return (
+    <Box>
+      <PageHeader
+        title={t('runners.title')}
+        before={
+          <Tooltip title={t('users.backToProject')}>
+            <IconButton
+              aria-label={t('users.backToProject')}
+              onClick={() => navigate(lastProject ? `/project/${lastProject}` : '/')}
+            >
+              <ArrowBackIcon />
+            </IconButton>
+          </Tooltip>
+        }
+      />
+      <Box sx={{ p: { xs: 1, md: 3 } }}>
+        <RunnerList
+          scope={{ projectId: null, all }}
+          filter={
+            <FormControlLabel
+              control={<Switch checked={all} onChange={(e) => setAll(e.target.checked)} />}
+              label={t('runners.showProjectRunners')}
+            />
+          }
+        />
+      </Box>
+    </Box>
+  );
+}
