@@ -485,7 +485,6 @@ export function createRemoteRunners(ctx: {
   /** Takes a runner's new socket (its token already checked): a previous one of the same runner is replaced. */
   function connect(socket: WebSocket, runner: RemoteRunnerRow) {
     const previous = conns.get(runner.id);
-    if (previous) close(previous, runnerClose.replaced);
     const conn: Conn = {
       socket,
       runner,
@@ -495,7 +494,9 @@ export function createRemoteRunners(ctx: {
       coolUntil: 0,
       closed: false,
     };
+    // Registered first: the replaced connection's end then leaves the runner shown online.
     conns.set(runner.id, conn);
+    if (previous) close(previous, runnerClose.replaced);
     socket.on('message', (data, isBinary) => {
       conn.chain = conn.chain.then(async () => {
         if (conn.closed) return;

@@ -99,12 +99,14 @@ export function runnerLinkRoutes(app: FastifyInstance, deps: Deps) {
         typeof token === 'string' && token
           ? await findRemoteRunnerByToken(deps.db, runnerTokenOf(token))
           : null;
+      // Reading again before a close: the closing handshake needs the runner's answer.
+      socket.resume();
       if (!runner) return socket.close(runnerClose.unauthorized.code, runnerClose.unauthorized.reason);
       if (socket.readyState !== socket.OPEN) return;
       deps.tasks.runners.connect(socket, runner);
-      socket.resume();
     })().catch((err) => {
       request.log.warn({ err }, 'opening a runner socket failed');
+      socket.resume();
       socket.close(1011, 'Internal error');
     });
   });
