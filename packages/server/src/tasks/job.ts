@@ -4,8 +4,8 @@ import type { Config } from '../config';
 import type { SecretBox } from '../lib/crypto';
 import { KeySourceError, keySecretOf } from '../lib/key-sources';
 import { IsolationUnavailable, openTaskSandbox } from './isolation';
-import type { LogSink } from './log-sink';
 import type { ExitResult, ProcessAdapter, ProcessSpec, TaskProcess } from './process';
+import type { TaskLog } from './run-core';
 import type { IsolationSetting, TaskSandbox } from './sandbox';
 import type {
   EnvironmentRow,
@@ -133,9 +133,8 @@ export class Job {
 
   constructor(
     readonly details: JobDetails,
-    readonly sink: LogSink,
+    readonly sink: TaskLog,
     readonly processes: ProcessAdapter,
-    readonly box: SecretBox,
     readonly dirs: {
       task: string;
       tmp: string;
