@@ -81,7 +81,7 @@ describe.each(testDialects())('remote runner processes on $name', (dialect) => {
     ({ id: repoId } = await insertGitRepository(h.deps, projectId, {
       // Extra variables arrive as NAME=VALUE arguments.
       'mark.sh': [
-        'for a in "$@"; do case $a in RUNS_FILE=*) f=${a#RUNS_FILE=} ;; esac; done',
+        'for a in "$@"; do case $a in RUNS_FILE=*) f=$(printf %s "$a" | cut -d= -f2-) ;; esac; done',
         'for a in "$@"; do case $a in MARK=*) echo "ran $a"; echo "$a" >> "$f" ;; esac; done',
         '',
       ].join('\n'),
