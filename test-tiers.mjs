@@ -47,6 +47,8 @@ const serverSystem = [
   'src/features/auth/ldap.test.ts',
   // Audit receivers on loopback sockets that are down, slow or back, and the signalbox command.
   'src/audit/forward.test.ts',
+  // `signalbox runner` processes against a stand-in server: registration, jobs, reconnects, stops, secrets.
+  'src/runners/client/runner-client.test.ts',
 ];
 
 /**

@@ -5,21 +5,12 @@ import { runAnsible } from './executors/ansible';
 import { runBash, runPowerShell, runPulumi, runPython } from './executors/shell';
 import { runTerraform } from './executors/terraform';
 import { checkoutRepository } from './git';
-import { Job, type JobDetails, type Key, Stopped, TaskFailed } from './job';
-import type { LineTarget, ProcessAdapter } from './process';
+import { Job, type JobDetails, type Key, Stopped, TaskFailed, type TaskLog } from './job';
+import type { ProcessAdapter } from './process';
 import type { IsolationSetting } from './sandbox';
 import type { RepositoryRow } from './store';
 
-/** Where a run's output goes: the server's LogSink (database) or a runner's batches (WebSocket). */
-export interface TaskLog extends LineTarget {
-  /** Registers values to mask in every later line. */
-  addSecrets(values: Iterable<string | null | undefined>): void;
-  mask(text: string): string;
-  /** Lets an executor look at lines as they arrive (Terraform's "No changes."). */
-  watch(listener: (line: string) => void): () => void;
-  /** Delivers everything still pending. */
-  close(): Promise<void>;
-}
+export type { TaskLog };
 
 export type FinalStatus = 'success' | 'error' | 'stopped';
 type Decision = 'confirmed' | 'rejected' | 'stopped';
