@@ -10,12 +10,14 @@ import {
 import type { Client, Harness } from '../../../test/support/harness';
 import {
   insertInventory,
+  insertKey,
   insertTemplate,
   outputOf,
   waitFor,
   waitForStatus,
 } from '../../../test/support/task-fixtures';
-import { harnessWithProject } from '../../../test/support/task-runs';
+import { harnessWithProject, insertSecretEnvironment } from '../../../test/support/task-runs';
+import { buildApp } from '../../app';
 import { now } from '../../db/values';
 import { randomToken, sha256 } from '../../lib/crypto';
 import { generateRunnerKeys } from '../../runners/seal';
@@ -249,6 +251,44 @@ describe.each(testDialects())('remote runners on $name', (dialect) => {
       expect(bystander.received.filter((m) => m.type === 'job')).toEqual([]);
     });
 
+    it("carries the task's secrets and keys only in the sealed job, and masks them in the runner's output", async () => {
+      const tag = newTag();
+      const r = await register({ tags: [tag] });
+      const { fake } = await connect(r);
+      const envId = await insertSecretEnvironment(
+        h.deps,
+        projectId,
+        {},
+        { vars: { API_TOKEN: 'sekrit-api-token-1' } },
+      );
+      const keyId = await insertKey(h.deps, projectId, {
+        type: 'login_password',
+        secret: { login: 'deploy', password: 'sekrit-key-password-2' },
+      });
+      const inventoryId = await insertInventory(h.deps, projectId, {
+        type: 'static',
+        inventory: 'x',
+        ssh_key_id: keyId,
+      });
+      const templateId = await insertTemplate(h.deps, projectId, {
+        runner_tag: tag,
+        environment_id: envId,
+        inventory_id: inventoryId,
+      });
+      const taskId = await postTask(templateId);
+      const job = await fake.next('job', (m) => m.task_id === taskId);
+      expect(JSON.stringify(job)).not.toContain('sekrit');
+      const payload = fake.jobs.get(taskId);
+      expect(payload?.details.secretVars).toEqual({ API_TOKEN: 'sekrit-api-token-1' });
+      expect(payload?.keys[String(keyId)]).toMatchObject({
+        login: 'deploy',
+        password: 'sekrit-key-password-2',
+      });
+      await finish(fake, taskId, ['token sekrit-api-token-1', 'password sekrit-key-password-2']);
+      expect(await outputOf(h.deps, taskId)).toEqual(['token **********', 'password **********']);
+      expect(h.logLines.join('\n')).not.toContain('sekrit');
+    });
+
     it('waits with its reason while no runner has the tag or every one is busy, then runs', async () => {
       const tag = newTag();
       const templateId = await insertTemplate(h.deps, projectId, {
@@ -420,6 +460,14 @@ describe.each(testDialects())('remote runners on $name', (dialect) => {
       const tag = newTag();
       const r = await register({ tags: [tag], name: 'quiet', max_parallel_tasks: 2 });
       const { fake } = await connect(r, { max_parallel_tasks: 2 });
+      // A runner that keeps sending heartbeats is never lost, however long its task runs.
+      const chattyTag = newTag();
+      const chatty = await register({ tags: [chattyTag] });
+      const { fake: chattyFake } = await connect(chatty);
+      const chattyTask = await postTask(await insertTemplate(h.deps, projectId, { runner_tag: chattyTag }));
+      await chattyFake.next('job', (m) => m.task_id === chattyTask);
+      chattyFake.send({ type: 'status', task_id: chattyTask, status: 'running' });
+      const beats = setInterval(() => chattyFake.send({ type: 'heartbeat', running: [chattyTask] }), 1000);
       const templateId = await insertTemplate(h.deps, projectId, {
         runner_tag: tag,
         allow_parallel_tasks: 1,
@@ -445,6 +493,53 @@ describe.each(testDialects())('remote runners on $name', (dialect) => {
         async () => (await detailOf(unstarted)) === `Waiting: no runner with tag "${tag}" is online`,
       );
       await owner.post(`/api/project/${projectId}/tasks/${unstarted}/stop`);
+      clearInterval(beats);
+      expect((await taskOf(chattyTask)).status).toBe('running');
+      await finish(chattyFake, chattyTask);
     }, 40_000);
+  });
+  describe('server restart', () => {
+    it("leaves a connected runner's task running across a server restart and takes it back on reconnect", async () => {
+      const own = await harnessWithProject(dialect, { runnerRegistrationToken: GLOBAL_REGISTRATION_TOKEN });
+      let second: Awaited<ReturnType<typeof buildApp>> | null = null;
+      try {
+        const listen = async (app: typeof own.h.app) =>
+          (await app.listen({ port: 0, host: '127.0.0.1' })).replace(/^http/, 'ws');
+        const tag = newTag();
+        const r = await registerRunner(own.h, { tags: [tag] });
+        const started_at = new Date().toISOString();
+        const fake = await FakeRunner.connect(await listen(own.h.app), r, { started_at });
+        const templateId = await insertTemplate(own.h.deps, own.projectId, { runner_tag: tag });
+        const res = await own.owner.post(`/api/project/${own.projectId}/tasks`, { template_id: templateId });
+        const taskId = res.json().id as number;
+        await fake.fake.next('job', (m) => m.task_id === taskId);
+        fake.fake.send({ type: 'status', task_id: taskId, status: 'running' });
+        fake.fake.output(taskId, 1, ['before the restart']);
+        await fake.fake.next('ack', (m) => m.task_id === taskId && m.seq === 1);
+        // The server stops (its runner socket closes) and starts again under the same instance id.
+        await own.h.app.close();
+        expect((await fake.fake.closed).code).toBe(1001);
+        const handle = { db: own.h.deps.db, dialect: own.h.deps.dialect, destroy: async () => {} };
+        second = await buildApp(own.h.config, { db: handle, logger: false, checkResponses: true });
+        await second.app.ready();
+        const row = () =>
+          own.h.deps.db.selectFrom('task').selectAll().where('id', '=', taskId).executeTakeFirstOrThrow();
+        expect((await row()).status).toBe('running');
+        const again = await FakeRunner.connect(await listen(second.app), r, {
+          started_at,
+          running: [{ task_id: taskId, last_seq: 2 }],
+        });
+        expect(again.welcome.acked).toEqual([{ task_id: taskId, seq: 1 }]);
+        again.fake.output(taskId, 2, ['after the restart']);
+        again.fake.send({ type: 'finished', task_id: taskId, status: 'success', last_seq: 2 });
+        await again.fake.next('done', (m) => m.task_id === taskId);
+        expect((await row()).status).toBe('success');
+        expect(await outputOf(own.h.deps, taskId)).toEqual(['before the restart', 'after the restart']);
+        await again.fake.close();
+      } finally {
+        await second?.app.close();
+        await own.h.close();
+      }
+    }, 60_000);
   });
 });
