@@ -104,6 +104,25 @@ export const silentRunners = (db: Db, before: string) =>
     )
     .execute();
 
+/** Active tasks whose runner was deleted (in the console, or by another instance's unregistration). */
+export const tasksOfDeletedRunners = (db: Db) =>
+  db
+    .selectFrom('task')
+    .select(['id', 'project_id', 'status'])
+    .where('remote_runner_id', 'is not', null)
+    .where('status', 'in', remoteActiveStatuses)
+    .where((eb) =>
+      eb.not(
+        eb.exists(
+          eb
+            .selectFrom('remote_runner')
+            .select('remote_runner.id')
+            .whereRef('remote_runner.id', '=', 'task.remote_runner_id'),
+        ),
+      ),
+    )
+    .execute();
+
 /** A runner's active tasks. */
 export const tasksOfRunner = (db: Db, runnerId: number) =>
   db

@@ -40,6 +40,7 @@ import {
   silentRunners,
   slotStatuses,
   tagsOf,
+  tasksOfDeletedRunners,
   tasksOfRunner,
   touchRunner,
 } from './remote.store';
@@ -458,7 +459,9 @@ export function createRemoteRunners(ctx: {
         return;
       }
       const row = await findRemoteRunner(db, conn.runner.id);
-      return close(conn, row ? runnerClose.replaced : runnerClose.unauthorized);
+      if (row) return close(conn, runnerClose.replaced);
+      // Deleted (in the console): its running tasks end now rather than at the next sweep.
+      return unregistered(conn.runner.id);
     }
     const run = remote.get(m.task_id);
     if (!run || run.conn !== conn) {
@@ -571,6 +574,9 @@ export function createRemoteRunners(ctx: {
           if (task.status === 'starting') await requeue(task.id);
           else await endTask(task, runnerLostMessage(runner.name));
       }
+      for (const task of await tasksOfDeletedRunners(db))
+        if (task.status === 'starting') await requeue(task.id);
+        else await endTask(task, runnerUnregisteredMessage);
     } catch (err) {
       logFailure(log, err, 'looking for lost runners failed');
     } finally {

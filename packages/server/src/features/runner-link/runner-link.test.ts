@@ -433,7 +433,7 @@ describe.each(testDialects())('remote runners on $name', (dialect) => {
       expect(welcome.abandon).toEqual([999999]);
       const ended = await waitForStatus(h.deps, taskId, ['error']);
       expect(ended.message).toBe(runnerRestartedMessage);
-      expect((await outputOf(h.deps, taskId)).at(-1)).toBe(runnerRestartedMessage);
+      await waitFor(async () => (await outputOf(h.deps, taskId)).at(-1) === runnerRestartedMessage);
     });
 
     it('ends the running tasks of an unregistered runner', async () => {
@@ -450,6 +450,22 @@ describe.each(testDialects())('remote runners on $name', (dialect) => {
         headers: { 'x-runner-token': r.token },
       });
       expect(res.statusCode).toBe(204);
+      expect((await fake.closed).code).toBe(4401);
+      expect(await waitForStatus(h.deps, taskId, ['error'])).toMatchObject({
+        message: 'Runner unregistered',
+      });
+    });
+
+    it('ends the running tasks of a runner deleted in the console at its next heartbeat', async () => {
+      const tag = newTag();
+      const r = await register({ tags: [tag] });
+      const { fake } = await connect(r);
+      const taskId = await postTask(await insertTemplate(h.deps, projectId, { runner_tag: tag }));
+      await fake.next('job', (m) => m.task_id === taskId);
+      fake.send({ type: 'status', task_id: taskId, status: 'running' });
+      await waitForStatus(h.deps, taskId, ['running']);
+      await h.deps.db.deleteFrom('remote_runner').where('id', '=', r.id).execute();
+      fake.send({ type: 'heartbeat', running: [taskId] });
       expect((await fake.closed).code).toBe(4401);
       expect(await waitForStatus(h.deps, taskId, ['error'])).toMatchObject({
         message: 'Runner unregistered',
@@ -481,7 +497,10 @@ describe.each(testDialects())('remote runners on $name', (dialect) => {
       // No heartbeat from now on: past the 5 s lost timeout the runner is lost.
       const lost = await waitForStatus(h.deps, running, ['error'], 20_000);
       expect(lost.message).toBe('Runner lost: quiet stopped responding');
-      expect((await outputOf(h.deps, running)).at(-1)).toBe('Runner lost: quiet stopped responding');
+      // The reason is written as the last line just after the status is saved.
+      await waitFor(
+        async () => (await outputOf(h.deps, running)).at(-1) === 'Runner lost: quiet stopped responding',
+      );
       await waitFor(
         async () => (await taskOf(unstarted)).status === 'waiting',
         5000,
