@@ -38,11 +38,16 @@ export class FakeRunnerServer {
   readonly tokens = new Map<string, { id: number; publicKey: string }>();
   /** Acknowledge stored batches (false: store silently, as if the acks were lost). */
   ack = true;
+  /** Tasks the welcome tells the runner to abandon (as ended meanwhile) when its hello names them. */
+  readonly abandon = new Set<number>();
+  readonly heartbeats: Extract<RunnerMessage, { type: 'heartbeat' }>[] = [];
   /** Drop output messages on arrival (as if lost in flight before a connection failure). */
   lose = false;
   /** Called on every output message received (after storing it). */
   onOutput: ((taskId: number, seq: number) => void) | null = null;
   socket: WebSocket | null = null;
+  /** The public key of the runner on `socket`. */
+  socketKey = '';
   connections = 0;
   private http: Server;
   private wss: WebSocketServer;
@@ -117,6 +122,7 @@ export class FakeRunnerServer {
     }
     this.socket?.terminate();
     this.socket = ws;
+    this.socketKey = runner.publicKey;
     this.connections++;
     ws.on('message', (data) => {
       const parsed = runnerMessageSchema.safeParse(JSON.parse(String(data)));
@@ -137,9 +143,10 @@ export class FakeRunnerServer {
       case 'hello': {
         this.hellos.push(m);
         const acked = m.running
-          .filter((r) => this.tasks.has(r.task_id))
+          .filter((r) => this.tasks.has(r.task_id) && !this.abandon.has(r.task_id))
           .map((r) => ({ task_id: r.task_id, seq: this.task(r.task_id).seq }));
-        this.send(ws, { type: 'welcome', runner_id: runnerId, heartbeat_ms: 1000, acked, abandon: [] });
+        const abandon = m.running.map((r) => r.task_id).filter((id) => this.abandon.has(id));
+        this.send(ws, { type: 'welcome', runner_id: runnerId, heartbeat_ms: 1000, acked, abandon });
         return;
       }
       case 'output': {
@@ -171,6 +178,7 @@ export class FakeRunnerServer {
         this.task(m.task_id).refused = m.reason;
         return;
       case 'heartbeat':
+        this.heartbeats.push(m);
         return;
     }
   }
@@ -179,9 +187,9 @@ export class FakeRunnerServer {
     if (t.finished && t.seq >= t.finished.last_seq) this.send(ws, { type: 'done', task_id: taskId });
   }
 
-  /** Seals `payload` to the public key the runner registered (or to `publicKey`) and sends it. */
+  /** Seals `payload` to the public key of the connected runner (or to `publicKey`) and sends it. */
   sendJob(taskId: number, payload: JobPayload, publicKey?: string) {
-    const key = publicKey ?? [...this.tokens.values()].at(-1)?.publicKey;
+    const key = publicKey ?? this.socketKey;
     if (!key || !this.socket) throw new Error('no runner connected');
     this.task(taskId);
     this.send(this.socket, { type: 'job', task_id: taskId, payload: sealFor(key, JSON.stringify(payload)) });

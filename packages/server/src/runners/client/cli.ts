@@ -2,7 +2,7 @@ import { parseArgs } from 'node:util';
 import type { Config } from '../../config';
 import { loadRunner, RunnerFilesError, runnerDir } from './files';
 import { RunnerCommandError, registerRunner, unregisterRunner } from './register';
-import { lockRunnerDir, RunnerProcess } from './runner';
+import { lockRunnerDir, RunnerBusyError, RunnerProcess, runnerProcessIn } from './runner';
 
 export const runnerUsage = `Usage: signalbox runner <command>
 
@@ -81,6 +81,8 @@ export async function runRunnerCommand(config: Config, argv: string[]): Promise<
         return 0;
       }
       case 'unregister': {
+        const running = runnerProcessIn(dir);
+        if (running) return fail(`The runner is running in ${dir} (pid ${running}): stop it first`);
         const settings = await unregisterRunner(dir, values.force === true);
         console.log(
           `Unregistered runner ${settings.id} from ${settings.url} and removed its files from ${dir}`,
@@ -117,7 +119,7 @@ export async function runRunnerCommand(config: Config, argv: string[]): Promise<
     }
   } catch (err) {
     if (err instanceof RunnerCommandError || err instanceof RunnerFilesError) return fail(err.message);
-    if (err instanceof Error && err.message.startsWith('Another runner process')) return fail(err.message);
+    if (err instanceof RunnerBusyError) return fail(err.message);
     throw err;
   }
 }

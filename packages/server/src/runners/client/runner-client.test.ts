@@ -5,11 +5,12 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { FakeRunnerServer } from '../../../test/support/fake-runner-server';
-import { alive, commitFiles, waitFor } from '../../../test/support/task-fixtures';
+import { alive, commitFiles, standIn, waitFor } from '../../../test/support/task-fixtures';
 import type { JobDetails, Key } from '../../tasks/job';
 import type { RepositoryRow } from '../../tasks/store';
 import type { JobPayload } from '../payload';
 import { generateRunnerKeys } from '../seal';
+import { saveRunner } from './files';
 
 const bin = fileURLToPath(new URL('../../../bin/signalbox-src.mjs', import.meta.url));
 const repoRoot = fileURLToPath(new URL('../../../../../', import.meta.url));
@@ -58,9 +59,20 @@ async function registered(extra: string[] = []) {
   return dir;
 }
 
-async function startRunner(dir: string) {
+/** A runner folder registered without the command (quicker): its files and the server's record of it. */
+function prepared() {
+  const dir = mkdtempSync(join(scratch, 'runner-'));
+  const keys = generateRunnerKeys();
+  const id = server.tokens.size + 100;
+  const token = `runner-token-direct-${id}`;
+  server.tokens.set(token, { id, publicKey: keys.publicKey });
+  saveRunner(dir, { url: server.url, id, token, tags: [], max_parallel: 4 }, keys.privateKey);
+  return dir;
+}
+
+async function startRunner(dir: string, env: Record<string, string> = {}) {
   const connections = server.connections;
-  const p = runner(['start', '--dir', dir]);
+  const p = runner(['start', '--dir', dir], env);
   started.push(p);
   await waitFor(
     async () => server.connections > connections && server.socket,
@@ -178,6 +190,7 @@ afterEach(async () => {
   }
   server.ack = true;
   server.lose = false;
+  server.abandon.clear();
   server.onOutput = null;
 });
 
@@ -260,7 +273,7 @@ describe('signalbox runner register / unregister', () => {
 
 describe('signalbox runner start', () => {
   it('runs a bash job: numbered batches in order, running with the commit, finished success', async () => {
-    const dir = await registered();
+    const dir = prepared();
     await startRunner(dir);
     const job = bashJob('hello.sh');
     const id = taskIdOf(job);
@@ -281,10 +294,10 @@ describe('signalbox runner start', () => {
       5000,
       'the task folder to go',
     );
-  }, 60_000);
+  }, 120_000);
 
   it('delivers every line exactly once, in order, across a dropped connection', async () => {
-    const dir = await registered();
+    const dir = prepared();
     await startRunner(dir);
     const job = bashJob('many.sh');
     const id = taskIdOf(job);
@@ -316,10 +329,10 @@ describe('signalbox runner start', () => {
     expect(numbered).toEqual(Array.from({ length: 20_000 }, (_, i) => i + 1));
     expect(t.lines.at(-1)).toBe('all printed');
     expect(server.protocolErrors).toEqual([]);
-  }, 90_000);
+  }, 120_000);
 
   it('stop ends a sleeping script and its children within 2 s', async () => {
-    const dir = await registered();
+    const dir = prepared();
     await startRunner(dir);
     const job = bashJob('sleep.sh');
     const id = taskIdOf(job);
@@ -337,10 +350,10 @@ describe('signalbox runner start', () => {
     await waitFor(async () => t.finished, 5000, 'finished');
     expect(t.finished?.status).toBe('stopped');
     expect(processesOfTask(id)).toEqual([]);
-  }, 60_000);
+  }, 120_000);
 
   it('keeps payload secrets out of argv, its own log and leftover files, and masks them in output', async () => {
-    const dir = await registered();
+    const dir = prepared();
     const proc = await startRunner(dir);
     const envSecret = 'env-secret-Zq81xv';
     const surveySecret = 'survey-secret-Pw47ky';
@@ -400,10 +413,68 @@ describe('signalbox runner start', () => {
       const content = readFileSync(file, 'latin1');
       for (const s of secrets) expect(content.includes(s), `${file} holds a secret`).toBe(false);
     }
-  }, 60_000);
+  }, 120_000);
+
+  it('runs terraform through its own SIGNALBOX_APPS and answers plan confirmations', async () => {
+    const tools = mkdtempSync(join(scratch, 'tools-'));
+    const tf = standIn(
+      tools,
+      'tf-stand-in',
+      [
+        '#!/bin/bash',
+        'case "$1" in',
+        // The saved plan is the last argument, -out=<file>.
+        '  plan) echo "Plan: 1 to add"; p="$' + '{@: -1}"; echo plan > "$' + '{p#-out=}" ;;',
+        '  apply) echo "Apply complete!" ;;',
+        '  *) echo "$1 ok" ;;',
+        'esac',
+        '',
+      ].join('\n'),
+    );
+    const dir = prepared();
+    await startRunner(dir, { SIGNALBOX_APPS: JSON.stringify({ terraform: { path: tf } }) });
+    const tfJob = () => {
+      const job = bashJob('', {});
+      Object.assign(job.details.template, { app: 'terraform', playbook: '' });
+      return job;
+    };
+    const confirmed = tfJob();
+    const rejected = tfJob();
+    for (const [job, action] of [
+      [confirmed, 'confirm'],
+      [rejected, 'reject'],
+    ] as const) {
+      const id = taskIdOf(job);
+      const t = server.task(id);
+      server.sendJob(id, job);
+      await waitFor(
+        async () => t.statuses.some((s) => s.status === 'waiting_confirmation') || t.finished,
+        30_000,
+        'the plan to wait for confirmation',
+      );
+      expect(t.finished, t.lines.join('\n')).toBeNull();
+      server.control(id, action);
+      await waitFor(async () => t.finished && t.seq >= t.finished.last_seq, 30_000, 'the task to finish');
+    }
+    const c = server.task(taskIdOf(confirmed));
+    expect(c.statuses.map((s) => s.status)).toEqual([
+      'running',
+      'waiting_confirmation',
+      'confirmed',
+      'running',
+    ]);
+    expect(c.lines).toContain('Plan: 1 to add');
+    expect(c.lines).toContain('Apply complete!');
+    expect(c.finished?.status).toBe('success');
+    const r = server.task(taskIdOf(rejected));
+    expect(r.statuses.map((s) => s.status)).toEqual(['running', 'waiting_confirmation', 'rejected']);
+    expect(r.lines).not.toContain('Apply complete!');
+    expect(r.lines).toContain('The plan was rejected');
+    expect(r.finished?.status).toBe('error');
+  }, 120_000);
 
   it('refuses a job sealed to another key', async () => {
-    const dir = await registered();
+    const dir = prepared();
     await startRunner(dir);
     const job = bashJob('hello.sh');
     const id = taskIdOf(job);
@@ -413,10 +484,10 @@ describe('signalbox runner start', () => {
     expect(t.refused).toContain('Cannot decrypt');
     expect(t.lines).toEqual([]);
     expect(t.finished).toBeNull();
-  }, 60_000);
+  }, 120_000);
 
   it('kills and removes what a crashed runner process left, and says it restarted', async () => {
-    const dir = await registered();
+    const dir = prepared();
     const first = await startRunner(dir);
     const job = bashJob('sleep.sh');
     const id = taskIdOf(job);
@@ -439,10 +510,37 @@ describe('signalbox runner start', () => {
     const newHello = server.hellos.at(-1);
     expect(newHello?.running).toEqual([]);
     expect(Date.parse(newHello?.started_at ?? '')).toBeGreaterThan(Date.parse(firstHello?.started_at ?? ''));
-  }, 60_000);
+  }, 120_000);
+
+  it('kills a task the server abandoned while it was disconnected and sends nothing more of it', async () => {
+    const dir = prepared();
+    await startRunner(dir);
+    const job = bashJob('sleep.sh');
+    const id = taskIdOf(job);
+    const t = server.task(id);
+    server.sendJob(id, job);
+    await waitFor(async () => t.lines.some((l) => l.startsWith('main ')), 30_000, 'the script to start');
+    const pids = ['child ', 'main '].map((p) =>
+      Number(t.lines.find((l) => l.startsWith(p))?.slice(p.length)),
+    );
+    const hellos = server.hellos.length;
+    server.abandon.add(id);
+    server.drop();
+    await waitFor(async () => server.hellos.length > hellos, 30_000, 'the reconnect');
+    expect(server.hellos.at(-1)?.running.map((r) => r.task_id)).toEqual([id]);
+    await waitFor(async () => pids.every((p) => !alive(p)), 5000, 'the abandoned task to be killed');
+    // A heartbeat after the kill no longer names it, and nothing of it came after the welcome.
+    const beats = server.heartbeats.length;
+    const received = t.received.length;
+    await waitFor(async () => server.heartbeats.length > beats + 1, 10_000, 'heartbeats');
+    expect(server.heartbeats.at(-1)?.running).toEqual([]);
+    expect(t.finished).toBeNull();
+    expect(t.received.length).toBe(received);
+    expect(existsSync(join(dir, 'work', 'tasks', String(id)))).toBe(false);
+  }, 120_000);
 
   it('on SIGTERM stops its tasks, reports them stopped and exits', async () => {
-    const dir = await registered();
+    const dir = prepared();
     const proc = await startRunner(dir);
     const job = bashJob('sleep.sh');
     const id = taskIdOf(job);
@@ -453,15 +551,15 @@ describe('signalbox runner start', () => {
     expect(await proc.exited).toBe(0);
     expect(t.finished?.status).toBe('stopped');
     expect(processesOfTask(id)).toEqual([]);
-  }, 60_000);
+  }, 120_000);
 
   it('exits with a clear message when the server no longer accepts its token', async () => {
-    const dir = await registered();
+    const dir = prepared();
     const { token } = JSON.parse(readFileSync(join(dir, 'runner.json'), 'utf8'));
     server.tokens.delete(token);
     const res = await runToEnd(['start', '--dir', dir]);
     expect(res.code).toBe(1);
     expect(res.output).toContain('does not accept this runner');
     expect(res.output).not.toContain(token);
-  }, 60_000);
+  }, 120_000);
 });

@@ -72,6 +72,7 @@ export class RunnerProcess {
   private reconnectTimer: NodeJS.Timeout | null = null;
   private backoff = RECONNECT_FIRST_MS;
   private lastHeard = Date.now();
+  private lastFailure = '';
   private stopping = false;
   private exit: ((code: number) => void) | null = null;
   private readonly workDir: string;
@@ -165,8 +166,10 @@ export class RunnerProcess {
       this.lastHeard = Date.now();
     });
     ws.on('error', (err) => {
-      if (refusedCode === null)
-        this.opts.log(`Connection to ${this.opts.settings.url} failed: ${err.message}`);
+      // Said once per kind of failure, not on every retry.
+      const said = `Connection to ${this.opts.settings.url} failed: ${err.message}`;
+      if (refusedCode === null && said !== this.lastFailure) this.opts.log(said);
+      this.lastFailure = said;
     });
     ws.on('close', (code, reason) => {
       if (this.socket !== ws) return;
@@ -255,6 +258,7 @@ export class RunnerProcess {
   private onWelcome(welcome: Extract<ServerMessage, { type: 'welcome' }>) {
     this.ready = true;
     this.backoff = RECONNECT_FIRST_MS;
+    this.lastFailure = '';
     this.heartbeatMs = welcome.heartbeat_ms > 0 ? welcome.heartbeat_ms : defaultHeartbeatMs;
     this.opts.log(`Connected to ${this.opts.settings.url} as runner ${welcome.runner_id}`);
     const acked = new Map((welcome.acked ?? []).map((a) => [a.task_id, a.seq]));
@@ -332,8 +336,8 @@ export class RunnerProcess {
     if (!Number.isInteger(taskId) || taskId < 1) return;
     if (this.tasks.has(taskId)) return;
     if (this.stopping) return this.refuse(taskId, 'The runner is shutting down');
-    if (this.tasks.size >= this.opts.settings.max_parallel)
-      return this.refuse(taskId, 'The runner has no free slot');
+    const running = [...this.tasks.values()].filter((t) => !t.finished).length;
+    if (running >= this.opts.settings.max_parallel) return this.refuse(taskId, 'The runner has no free slot');
     let payload: JobPayload;
     try {
       const parsed = sealedSchema.parse(sealed);
@@ -422,27 +426,31 @@ export class RunnerProcess {
   }
 }
 
+/** The pid of a live runner process using the folder, if any. */
+export function runnerProcessIn(dir: string): number | null {
+  let pid: number;
+  try {
+    pid = Number(readFileSync(join(dir, 'runner.pid'), 'utf8').trim());
+  } catch {
+    return null;
+  }
+  if (!(pid > 0) || pid === process.pid) return null;
+  try {
+    process.kill(pid, 0);
+  } catch {
+    return null;
+  }
+  // A reused pid of another program is not a runner.
+  return readCmdline(pid).includes('runner') ? pid : null;
+}
+
+export class RunnerBusyError extends Error {}
+
 /** Refuses to run two runner processes in one folder (they would kill each other's tasks at start). */
 export function lockRunnerDir(dir: string): () => void {
+  const other = runnerProcessIn(dir);
+  if (other) throw new RunnerBusyError(`Another runner process (pid ${other}) is running in ${dir}`);
   const path = join(dir, 'runner.pid');
-  try {
-    const pid = Number(readFileSync(path, 'utf8').trim());
-    if (pid > 0 && pid !== process.pid) {
-      let alive = true;
-      try {
-        process.kill(pid, 0);
-      } catch {
-        alive = false;
-      }
-      const cmdline = alive ? readCmdline(pid) : '';
-      if (alive && cmdline.includes('runner'))
-        throw new Error(`Another runner process (pid ${pid}) is running in ${dir}`);
-    }
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code !== 'ENOENT' && !(err instanceof SyntaxError)) {
-      if ((err as Error).message.startsWith('Another runner')) throw err;
-    }
-  }
   writeFileSync(path, String(process.pid), { mode: 0o600 });
   return () => {
     try {
