@@ -1,5 +1,6 @@
 import type { FastifyBaseLogger } from 'fastify';
 import type { WebSocket } from 'ws';
+import { ZodError } from 'zod';
 import { recordEvent } from '../audit/audit.store';
 import type { Config } from '../config';
 import type { Db } from '../db';
@@ -55,6 +56,8 @@ export const runnerDroppedMessage = 'The runner no longer runs this task';
 
 /** How long a runner that refused a job gets no other (it may be short of something for a moment). */
 const refuseCooldownMs = 2000;
+/** Messages of one runner held unhandled before its socket stops reading (each at most maxMessageBytes). */
+const maxBacklog = 8;
 
 type Conn = {
   socket: WebSocket;
@@ -63,6 +66,8 @@ type Conn = {
   startedAt: string;
   /** Messages are handled one at a time, in the order they arrived. */
   chain: Promise<void>;
+  /** Messages received and not handled yet: past a few the socket stops reading (bounded memory). */
+  backlog: number;
   coolUntil: number;
   closed: boolean;
 };
@@ -494,6 +499,7 @@ export function createRemoteRunners(ctx: {
       greeted: false,
       startedAt: '',
       chain: Promise.resolve(),
+      backlog: 0,
       coolUntil: 0,
       closed: false,
     };
@@ -501,27 +507,36 @@ export function createRemoteRunners(ctx: {
     conns.set(runner.id, conn);
     if (previous) close(previous, runnerClose.replaced);
     socket.on('message', (data, isBinary) => {
-      conn.chain = conn.chain.then(async () => {
-        if (conn.closed) return;
-        let message: RunnerMessage;
-        try {
-          if (isBinary) throw new Error('binary message');
-          message = runnerMessageSchema.parse(JSON.parse(String(data)));
-        } catch (err) {
-          log.warn(
-            { runnerId: runner.id, err: (err as Error).message },
-            'a runner sent a message that is not valid',
-          );
-          return close(conn, runnerClose.protocol);
-        }
-        try {
-          await onMessage(conn, message);
-        } catch (err) {
-          logFailure(log, err, 'handling a runner message failed', { runnerId: runner.id });
-          // The runner reconnects and resends what is not acknowledged.
-          close(conn, { code: 1011, reason: 'Internal error' });
-        }
-      });
+      if (++conn.backlog === maxBacklog) socket.pause();
+      conn.chain = conn.chain
+        .then(async () => {
+          if (conn.closed) return;
+          let message: RunnerMessage;
+          try {
+            if (isBinary) throw new Error('binary message');
+            message = runnerMessageSchema.parse(JSON.parse(String(data)));
+          } catch (err) {
+            // Only what was wrong, never the message's text (output lines may hold secrets).
+            const problem =
+              err instanceof ZodError
+                ? err.issues.map((i) => `${i.path.join('.') || 'message'}: ${i.code}`).join('; ')
+                : isBinary
+                  ? 'binary message'
+                  : 'not JSON';
+            log.warn({ runnerId: runner.id, problem }, 'a runner sent a message that is not valid');
+            return close(conn, runnerClose.protocol);
+          }
+          try {
+            await onMessage(conn, message);
+          } catch (err) {
+            logFailure(log, err, 'handling a runner message failed', { runnerId: runner.id });
+            // The runner reconnects and resends what is not acknowledged.
+            close(conn, { code: 1011, reason: 'Internal error' });
+          }
+        })
+        .finally(() => {
+          if (conn.backlog-- === maxBacklog && !conn.closed) socket.resume();
+        });
     });
     socket.on('close', () => detach(conn));
     socket.on('error', () => detach(conn));

@@ -198,6 +198,15 @@ describe.each(testDialects())('remote runners on $name', (dialect) => {
       const early = await FakeRunner.open(base, r);
       early.send({ type: 'heartbeat', running: [] });
       expect((await early.closed).code).toBe(4400);
+      // What was wrong is logged, never the text (an output line may hold a secret).
+      const garbled = await FakeRunner.open(base, r);
+      garbled.send('{"type":"output","lines":"sekrit-in-a-bad-message"');
+      expect((await garbled.closed).code).toBe(4400);
+      const invalid = await FakeRunner.open(base, r);
+      invalid.send({ type: 'output', task_id: 1, seq: 1, lines: 'sekrit-in-a-bad-message' });
+      expect((await invalid.closed).code).toBe(4400);
+      expect(h.logLines.some((l) => l.includes('a runner sent a message that is not valid'))).toBe(true);
+      expect(h.logLines.join('\n')).not.toContain('sekrit-in-a-bad-message');
     });
 
     it('shows the runner online while connected, replaces an older connection with 4409, offline after close', async () => {
