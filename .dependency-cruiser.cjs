@@ -2,8 +2,9 @@
 // From top to bottom; a module imports only from its own layer or below, never above, and never in a cycle:
 //   1. app.ts, main.ts                          composition root
 //   2. features/<name>/                         routes, services and stores of one product area
-//   3. tasks/, live/, scheduler/, alerts/       engines; deps.ts (the bag of engines and ground-floor
-//                                               services the composition root hands down) sits here too
+//   3. tasks/, live/, scheduler/, alerts/,      engines; runners/ (the remote-runner protocol and process) and
+//      runners/                                 deps.ts (the bag of engines and ground-floor services the
+//                                               composition root hands down) sit here too
 //   4. http/                                    generic Fastify plumbing
 //   5. audit/, db/, lib/, metrics/, config.ts, paths.ts, ports.ts, version.ts ground floor
 // Test files (*.test.ts) may import anything; nothing else in src imports from the test folder.
@@ -12,7 +13,7 @@ const testFile = '\\.test\\.ts$';
 
 const composition = `${src}(app|main)\\.ts$`;
 const features = `${src}features/`;
-const engines = `${src}((tasks|live|scheduler|alerts)/|deps\\.ts$)`;
+const engines = `${src}((tasks|live|scheduler|alerts|runners)/|deps\\.ts$)`;
 const http = `${src}http/`;
 const ground = `${src}((audit|db|lib|metrics)/|(config|paths|ports|version)\\.ts$)`;
 

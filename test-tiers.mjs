@@ -8,6 +8,7 @@ const serverUnit = [
   'src/features/integrations/webhook.match.test.ts',
   'src/features/auth/ldap.directory.test.ts',
   'src/tasks/admission.test.ts',
+  'src/tasks/placement.test.ts',
   'src/tasks/proc-table.test.ts',
   'src/lib/apps.test.ts',
   'src/runners/seal.test.ts',

@@ -16,6 +16,7 @@ import { eventsRoutes } from './features/events/events.routes';
 import { closeSocketsOnShutdown, liveRoutes } from './features/live/live.routes';
 import { projectsRoutes } from './features/projects/projects.routes';
 import { registerChangeNotices } from './features/projects/shared-answers';
+import { runnerLinkRoutes } from './features/runner-link/runner-link.routes';
 import { autorunDeploys, startTask } from './features/tasks/tasks.service';
 import { registerErrorHandler } from './http/error-handler';
 import { loggerOptions, registerRequestIds, requestIdOf } from './http/logging';
@@ -30,6 +31,7 @@ import { connectRedisBridge, liveChannelOf } from './live/redis';
 import { createMetrics } from './metrics/metrics';
 import { webDist } from './paths';
 import type { StartTask } from './ports';
+import { maxMessageBytes } from './runners/protocol';
 import { createScheduler } from './scheduler/scheduler';
 import { createTaskEngine } from './tasks/engine';
 import { createRetention, type RetentionOptions } from './tasks/retention';
@@ -169,11 +171,16 @@ export async function buildApp(
   await registerOpenApi(app, { checkResponses: options.checkResponses });
   registerMetrics(app, deps);
   await app.register(cookie);
-  await app.register(websocket, { options: { maxPayload: 64 * 1024 }, preClose: closeSocketsOnShutdown });
+  // Runner sockets carry output batches up to maxMessageBytes; the live socket holds its clients to its own 64 KiB.
+  await app.register(websocket, {
+    options: { maxPayload: maxMessageBytes },
+    preClose: closeSocketsOnShutdown,
+  });
   registerRequestGuards(app, config);
   registerAuth(app, deps);
   registerChangeNotices(app, deps);
   liveRoutes(app, deps);
+  runnerLinkRoutes(app, deps);
 
   authRoutes(app, deps);
   projectsRoutes(app, deps);

@@ -147,6 +147,19 @@ const variables = {
     'SIGNALBOX_MAX_TASKS_PER_TEMPLATE',
     'SEMAPHORE_MAX_TASKS_PER_TEMPLATE',
   ],
+  /**
+   * The shared secret a remote runner registers with (`POST /api/internal/runners`); empty: only one-time
+   * registration tokens made in the console are accepted.
+   */
+  runnerRegistrationToken: [
+    z.string().default(''),
+    'SIGNALBOX_RUNNER_REGISTRATION_TOKEN',
+    'SEMAPHORE_RUNNER_REGISTRATION_TOKEN',
+  ],
+  /** Tasks whose template and inventory name no runner tag run on remote runners too (never on the server). */
+  useRemoteRunner: [bool.default(false), 'SIGNALBOX_USE_REMOTE_RUNNER', 'SEMAPHORE_USE_REMOTE_RUNNER'],
+  /** Seconds a remote runner may stay silent before its running tasks end as error (runner lost). */
+  runnerLostTimeout: [int(5, 86_400).default(60), 'SIGNALBOX_RUNNER_LOST_TIMEOUT'],
   /** Days finished tasks and their output are kept (0 = forever); a project's own setting overrides it. */
   taskRetentionDays: [int(0, MAX_TASK_RETENTION_DAYS).default(0), 'SIGNALBOX_TASK_RETENTION_DAYS'],
   redisUrl: [z.string().optional(), 'SIGNALBOX_REDIS_URL'],

@@ -3,6 +3,9 @@
  * offer back to the engines. Both sides import them from here, so neither imports the other.
  */
 
+import type { Selectable } from 'kysely';
+import type { WebSocket } from 'ws';
+import type { RemoteRunnerTable } from './db/tables';
 /** What callers (API, scheduler, integrations, autorun) give to start a task; field names follow the REST API. */
 export type NewTask = {
   template_id: number;
@@ -85,6 +88,16 @@ export interface TaskEngine {
   reject(projectId: number, taskId: number): Promise<void>;
   /** Why a waiting task waits (e.g. "Waiting: project limit of 2 running tasks reached"), or null. */
   statusDetail(taskId: number): string | null;
+  /** The remote runners connected to this instance. */
+  readonly runners: RunnerLink;
+}
+
+/** The task engine's side of the remote-runner routes. */
+export interface RunnerLink {
+  /** Takes an accepted runner socket whose token named this runner. */
+  connect(socket: WebSocket, runner: Selectable<RemoteRunnerTable>): void;
+  /** The runner was deleted: its connection closes, its running tasks end as error, its claimed ones wait again. */
+  unregistered(runnerId: number): Promise<void>;
 }
 
 /** Cron schedules; schedule and template changes call refresh(). */

@@ -112,7 +112,8 @@ describe.each(testDialects())('API-wide robustness on $name', (dialect) => {
     outsider = await h.userClient();
     ids = await seedProject(h, admin, 'Main');
     other = await seedProject(h, admin, 'Other');
-    routes = apiRoutes(h).filter((r) => r.url !== '/api/ws');
+    // The WebSockets (live events, remote runners) have tests of their own.
+    routes = apiRoutes(h).filter((r) => r.url !== '/api/ws' && r.url !== '/api/internal/runners/ws');
   });
   afterAll(async () => h?.close());
 

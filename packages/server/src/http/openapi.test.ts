@@ -26,6 +26,10 @@ const undocumented: {
     match: (_, url) => url === '/api/ws',
     reason: 'the WebSocket upgrade of live events (not an HTTP operation)',
   },
+  {
+    match: (_, url) => url === '/api/internal/runners/ws',
+    reason: 'the WebSocket of remote runners (not an HTTP operation; runners/protocol.ts describes it)',
+  },
   { match: (_, url) => url.startsWith(API_DOCS_PREFIX), reason: 'the reference page and its assets' },
   {
     match: (_, url, schema) => !url.startsWith('/api/') && schema?.hide === true,

@@ -18,6 +18,12 @@ export const runnerTokenHeader = 'x-runner-token';
 /** How often a runner sends a heartbeat, unless the server's welcome says otherwise. */
 export const defaultHeartbeatMs = 5_000;
 
+/**
+ * Largest WebSocket message a server takes from a runner (a bigger one closes the socket with 1009): a runner keeps
+ * each output batch's JSON below it, whatever its line count.
+ */
+export const maxMessageBytes = 8 * 1024 * 1024;
+
 /** Most lines one output batch may carry. */
 export const maxBatchLines = 1_000;
 

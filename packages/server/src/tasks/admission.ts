@@ -4,7 +4,14 @@
  */
 
 /** A task holding a slot; `runner` is the instance that claimed it (null: claimed before instance ids existed). */
-export type Slot = { id: number; project_id: number; template_id: number; runner: string | null };
+export type Slot = {
+  id: number;
+  project_id: number;
+  template_id: number;
+  runner: string | null;
+  /** The remote runner running it: it takes no slot of the instance. */
+  remote_runner_id?: number | null;
+};
 
 /** A waiting task, in creation order. */
 export type Candidate = { id: number; project_id: number; template_id: number };
@@ -34,7 +41,8 @@ export function occupancy(slots: readonly Slot[], instanceId: string): Occupancy
     perProject.set(s.project_id, (perProject.get(s.project_id) ?? 0) + 1);
     if (!holderOfTemplate.has(s.template_id)) holderOfTemplate.set(s.template_id, s.id);
   }
-  return { total: slots.filter((s) => s.runner === instanceId).length, perProject, holderOfTemplate };
+  const total = slots.filter((s) => s.runner === instanceId && !s.remote_runner_id).length;
+  return { total, perProject, holderOfTemplate };
 }
 
 /** Whether the candidate may start now: the server cap first, then its project's, then its template's rule. */
@@ -51,14 +59,14 @@ export function admission(o: Occupancy, candidate: Candidate, limits: Limits): A
   return { admit: true };
 }
 
-/** The occupancy once the candidate started. */
-export function occupy(o: Occupancy, candidate: Candidate): Occupancy {
+/** The occupancy once the candidate started (on a remote runner: no slot of this instance). */
+export function occupy(o: Occupancy, candidate: Candidate, remote = false): Occupancy {
   const perProject = new Map(o.perProject);
   perProject.set(candidate.project_id, (perProject.get(candidate.project_id) ?? 0) + 1);
   const holderOfTemplate = o.holderOfTemplate.has(candidate.template_id)
     ? o.holderOfTemplate
     : new Map(o.holderOfTemplate).set(candidate.template_id, candidate.id);
-  return { total: o.total + 1, perProject, holderOfTemplate };
+  return { total: o.total + (remote ? 0 : 1), perProject, holderOfTemplate };
 }
 
 /**

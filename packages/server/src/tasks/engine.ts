@@ -19,6 +19,7 @@ import { LogSink } from './log-sink';
 import { createOutputWriter } from './output.store';
 import { type ProcessAdapter, systemProcesses } from './process';
 import { createQueue } from './queue';
+import { createRemoteRunners, type RemoteRunners } from './remote';
 import { type RunContext, type RunHandle, runTask } from './runner';
 import { createStatusUpdates } from './status';
 import { clearFinishedSecrets, countWaitingTasks, findTask } from './store';
@@ -35,6 +36,7 @@ export type EngineOptions = {
 export type Engine = TaskEngine & {
   /** This instance's id among those sharing the database (SIGNALBOX_INSTANCE_ID or a hash of the data dir). */
   readonly instanceId: string;
+  readonly runners: RemoteRunners;
 };
 
 /**
@@ -78,6 +80,25 @@ export function createTaskEngine(
     wake: () => queue.wake(),
     closing,
   });
+  const remote = createRemoteRunners({
+    ...deps,
+    instanceId,
+    output,
+    status,
+    runs,
+    staleMs: timings.staleMs,
+    runEnded(taskId, finished) {
+      controls.runEnded(taskId);
+      queue.wake();
+      if (finished)
+        void options
+          .onRunFinished?.(finished)
+          .catch((err) => logFailure(log, err, 'task run failed', { taskId }));
+    },
+    pollControls: (taskIds) => controls.pollControls(taskIds),
+    wake: () => queue.wake(),
+    closing,
+  });
   const run: RunContext = {
     ...deps,
     processes: options.processes ?? systemProcesses,
@@ -112,6 +133,7 @@ export function createTaskEngine(
     details,
     status,
     launch,
+    remote: { useRemoteRunner: config.useRemoteRunner, slots: remote.slots, launch: remote.launch },
     running: () => started && !closed && !draining,
   });
   deps.metrics.watchTasks({ waiting: () => countWaitingTasks(db), running: () => runs.size });
@@ -189,6 +211,7 @@ export function createTaskEngine(
 
   return {
     instanceId,
+    runners: remote,
 
     async enqueue(taskId) {
       const t = await findTask(db, taskId);
@@ -207,6 +230,7 @@ export function createTaskEngine(
         );
       else log.info(isolation, `task isolation: ${isolation.mode}`);
       await reconcile(ownership, true);
+      await remote.start();
       await clearFinishedSecrets(db);
       // Alive before claiming anything: other instances never take a task of this one for abandoned.
       await beatRunner(deps, instanceId, holder);
@@ -218,6 +242,7 @@ export function createTaskEngine(
         setInterval(() => void heartbeat(deps, log, instanceId, holder), timings.heartbeatMs),
         setInterval(() => void sweep(), timings.sweepMs),
         setInterval(pollControls, timings.controlPollMs),
+        setInterval(() => void remote.sweep(), Math.min(5000, config.runnerLostTimeout * 250)),
       ];
       for (const timer of [safety, ...timers]) timer.unref();
       deps.bus.on('taskControl', controls.onControl);
@@ -242,7 +267,9 @@ export function createTaskEngine(
       queue.close();
       deps.bus.off('taskControl', controls.onControl);
       deps.bus.off('live', wakeOnQueueChange);
-      for (const r of runs.values()) r.stop(true);
+      // Remote runs go on on their runners: they report to whichever server they reconnect to.
+      for (const [id, r] of runs) if (!remote.isRemote(id)) r.stop(true);
+      await remote.close();
       await Promise.allSettled([...finishing]);
       if (started) {
         // Gone on purpose: any task still marked as this instance's is abandoned (others reconcile it).

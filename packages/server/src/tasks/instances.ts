@@ -150,6 +150,8 @@ export async function reconcile(
   /** Tasks another live instance runs: the only task folders here a start must leave alone. */
   const elsewhere = new Set<number>();
   for (const task of await runningTasks(db)) {
+    // A remote runner's task lives as long as its runner (remote.ts): an instance's restart or death leaves it be.
+    if (task.remote_runner_id !== null) continue;
     if (task.runner === instanceId || task.runner === null) {
       // Rows without a runner predate instance ids: a previous single server left them.
       if (atStart) own.push(task);

@@ -1,6 +1,7 @@
 import SQLite from 'better-sqlite3';
-import { CompiledQuery } from 'kysely';
+import { CompiledQuery, type Transaction } from 'kysely';
 import type { Db, Dialect } from '../db';
+import type { Database } from '../db/tables';
 import { toCount } from '../db/values';
 
 /** SQL on task_output: storing batches of lines (the writer) and reading them back in keyset pages. */
@@ -30,18 +31,21 @@ function insertSql(dialect: Dialect, rows: number): string {
  */
 export async function insertOutput(db: Db, dialect: Dialect, rows: OutputRow[]) {
   if (!rows.length) return;
-  await db.transaction().execute(async (trx) => {
-    for (let i = 0; i < rows.length; i += ROWS_PER_STATEMENT) {
-      const chunk = rows.slice(i, i + ROWS_PER_STATEMENT);
-      const params: unknown[] = new Array(chunk.length * 3);
-      chunk.forEach((r, j) => {
-        params[j * 3] = r.task_id;
-        params[j * 3 + 1] = r.time;
-        params[j * 3 + 2] = r.output;
-      });
-      await trx.executeQuery(CompiledQuery.raw(insertSql(dialect, chunk.length), params));
-    }
-  });
+  await db.transaction().execute((trx) => insertOutputIn(trx, dialect, rows));
+}
+
+/** insertOutput's statements inside a transaction the caller holds (a runner's batch with its sequence number). */
+export async function insertOutputIn(trx: Transaction<Database>, dialect: Dialect, rows: OutputRow[]) {
+  for (let i = 0; i < rows.length; i += ROWS_PER_STATEMENT) {
+    const chunk = rows.slice(i, i + ROWS_PER_STATEMENT);
+    const params: unknown[] = new Array(chunk.length * 3);
+    chunk.forEach((r, j) => {
+      params[j * 3] = r.task_id;
+      params[j * 3 + 1] = r.time;
+      params[j * 3 + 2] = r.output;
+    });
+    await trx.executeQuery(CompiledQuery.raw(insertSql(dialect, chunk.length), params));
+  }
 }
 
 /** Rows per prepared multi-row insert on SQLite (measured: twice the rows/s of single-row inserts). */

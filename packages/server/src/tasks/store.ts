@@ -59,7 +59,7 @@ export async function casStatus(db: Db, id: number, from: string[], fields: Upda
 export const waitingTasks = (db: Db, limit = 1000) =>
   db
     .selectFrom('task')
-    .select(['id', 'project_id', 'template_id'])
+    .select(['id', 'project_id', 'template_id', 'inventory_id'])
     .where('status', '=', 'waiting')
     .orderBy('id')
     .limit(limit)
@@ -80,7 +80,7 @@ export const countWaitingTasks = async (db: Db) =>
 export const activeTasks = (db: Db) =>
   db
     .selectFrom('task')
-    .select(['id', 'project_id', 'template_id', 'status', 'runner'])
+    .select(['id', 'project_id', 'template_id', 'status', 'runner', 'remote_runner_id'])
     .where('status', 'in', activeStatuses)
     .execute();
 
@@ -176,7 +176,7 @@ export const autorunTemplates = (db: Db, projectId: number, buildTemplateId: num
 export const runningTasks = (db: Db) =>
   db
     .selectFrom('task')
-    .select(['id', 'project_id', 'status', 'runner'])
+    .select(['id', 'project_id', 'status', 'runner', 'remote_runner_id'])
     .where('status', 'in', activeStatuses)
     .execute();
 

@@ -37,6 +37,10 @@ export const PUBLIC = new Set([
   'GET /api/health/ready',
   // Open while SIGNALBOX_METRICS_TOKEN is unset, as in these tests (http/metrics.ts).
   'GET /api/metrics',
+  // Remote runners: a registration token or the runner's own token, never a session (features/runner-link).
+  'POST /api/internal/runners',
+  'DELETE /api/internal/runners',
+  'GET /api/internal/runners/ws',
 ]);
 
 /** The /api routes to walk: every method but HEAD, each path once (not its trailing-slash twin). */

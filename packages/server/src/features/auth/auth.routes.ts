@@ -105,7 +105,7 @@ export function authRoutes(app: FastifyInstance, deps: Deps) {
     version,
     ansible: '',
     web_host: deps.config.webRoot,
-    use_remote_runner: false,
+    use_remote_runner: deps.config.useRemoteRunner,
     git_client: 'cmd_git',
     schedule_timezone: deps.config.scheduleTimezone,
     task_retention_days: deps.config.taskRetentionDays,

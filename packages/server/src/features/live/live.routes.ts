@@ -9,6 +9,8 @@ import { isSessionLive } from '../auth/sessions.store';
 import { findLiveToken, findTokenUser } from '../auth/tokens.store';
 import { findUserAdmin, memberProjects } from '../team/team.store';
 
+/** Largest message a console may send on its live socket. */
+const MAX_CLIENT_MESSAGE = 64 * 1024;
 /** Bytes a socket may hold unsent before it is dropped (a slow client never slows the tasks). */
 export const MAX_BUFFERED = 4 * 1024 * 1024;
 const REFRESH_MS = 5000;
@@ -287,8 +289,12 @@ export function liveRoutes(app: FastifyInstance, deps: Pick<Deps, 'db' | 'bus' |
     };
     // Listed before its first read, so access events arriving meanwhile already reach it.
     clients.add(client);
-    // Messages are only read and discarded (the protocol is server → client).
-    socket.on('message', () => {});
+    // Messages are only read and discarded (the protocol is server → client); the server's WebSocket cap is the
+    // runners' (app.ts), a console sends nothing near this.
+    socket.on('message', (data: Buffer | ArrayBuffer | Buffer[]) => {
+      const size = Array.isArray(data) ? data.reduce((n, b) => n + b.length, 0) : data.byteLength;
+      if (size > MAX_CLIENT_MESSAGE) close(client, 1009, 'Message too big');
+    });
     socket.on('close', () => forget(client));
     socket.on('error', () => forget(client));
     void (async () => {

@@ -1,0 +1,47 @@
+import type { Deps } from '../../deps';
+import { randomToken, safeEqual, sha256 } from '../../lib/crypto';
+import { badRequest } from '../../lib/errors';
+import type { RunnerRegistration } from '../../runners/protocol';
+import { isRunnerPublicKey } from '../../runners/seal';
+import { databaseIso, findRegistrationToken, spendRegistrationToken } from '../../tasks/remote.store';
+
+/** A runner's token as the server keeps it. */
+export const runnerTokenOf = (token: string) => sha256(token);
+export const newRunnerToken = () => randomToken(32);
+
+/**
+ * Which runner a registration may make: with the global token (SIGNALBOX_RUNNER_REGISTRATION_TOKEN) a global
+ * runner, or a project runner of the project it names; with a one-time token, spent here (one registration only,
+ * however many race for it), a runner of the token's project (or global). Null: the token is not accepted.
+ * A bad public key, an unknown project or a project other than the token's is a 400.
+ */
+export async function acceptedRegistration(
+  deps: Pick<Deps, 'db' | 'dialect' | 'config'>,
+  input: RunnerRegistration,
+): Promise<{ projectId: number | null } | null> {
+  if (!isRunnerPublicKey(input.public_key))
+    throw badRequest('public_key must be an X25519 public key in PEM (SPKI) form', {
+      public_key: 'must be an X25519 public key in PEM (SPKI) form',
+    });
+  const projectExists = async (id: number) =>
+    !!(await deps.db.selectFrom('project').select('id').where('id', '=', id).executeTakeFirst());
+  const global = deps.config.runnerRegistrationToken;
+  if (global && safeEqual(input.registration_token, global)) {
+    if (input.project_id === undefined) return { projectId: null };
+    if (!(await projectExists(input.project_id)))
+      throw badRequest(`Project ${input.project_id} does not exist`);
+    return { projectId: input.project_id };
+  }
+  const row = await findRegistrationToken(deps.db, runnerTokenOf(input.registration_token));
+  if (!row) return null;
+  const projectId = row.project_id;
+  if (input.project_id !== undefined && input.project_id !== projectId)
+    throw badRequest(
+      projectId === null
+        ? 'This registration token is for a global runner: leave project_id out'
+        : 'This registration token is for another project',
+    );
+  if (!(await spendRegistrationToken(deps.db, row.id, new Date().toISOString(), await databaseIso(deps))))
+    return null;
+  return { projectId };
+}
