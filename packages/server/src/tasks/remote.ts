@@ -24,7 +24,7 @@ import { loadDetails } from './details';
 import { liveRunners } from './instances.store';
 import { type Key, loadTaskKey, TaskFailed } from './job';
 import { LogSink } from './log-sink';
-import { insertOutputIn, type OutputRow, type OutputWriter } from './output.store';
+import { countOutput, insertOutputIn, type OutputRow, type OutputWriter } from './output.store';
 import type { RunnerSlots } from './placement';
 import {
   adoptTask,
@@ -370,6 +370,8 @@ export function createRemoteRunners(ctx: {
         output,
       };
     });
+    // Each line's number is its position in the task's log, counted in the transaction that stores the batch.
+    let first = 0;
     const stored = await db.transaction().execute(async (trx) => {
       const res = await trx
         .updateTable('task')
@@ -380,6 +382,7 @@ export function createRemoteRunners(ctx: {
         .where('status', 'in', remoteActiveStatuses)
         .executeTakeFirst();
       if (toCount(res.numUpdatedRows) !== 1) return false;
+      first = (await countOutput(trx, run.taskId)) + 1;
       await insertOutputIn(trx, ctx.dialect, rows);
       return true;
     });
@@ -392,7 +395,11 @@ export function createRemoteRunners(ctx: {
     }
     run.seq = m.seq;
     ctx.metrics.outputLines.inc(rows.length);
-    ctx.bus.publishLogs({ project_id: run.projectId, task_id: run.taskId, lines: rows });
+    ctx.bus.publishLogs({
+      project_id: run.projectId,
+      task_id: run.taskId,
+      lines: rows.map((row, i) => ({ output: row.output, time: row.time, line: first + i })),
+    });
     send(run.conn, { type: 'ack', task_id: run.taskId, seq: m.seq });
     await finishIfComplete(run);
   }
