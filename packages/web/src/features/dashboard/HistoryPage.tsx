@@ -168,10 +168,10 @@ export default function HistoryPage() {
         <Table size="small" sx={{ '& th': { whiteSpace: 'nowrap' } }} aria-label={t('dashboard.history')}>
           <TableHead>
             <TableRow>
-              <TableCell sx={shrinkCellSx('40%')}>{t('history.task')}</TableCell>
-              <TableCell sx={shrinkCellSx('12%')}>{t('history.version')}</TableCell>
+              <TableCell sx={shrinkCellSx('32%')}>{t('history.task')}</TableCell>
+              <TableCell sx={shrinkCellSx('10%')}>{t('history.version')}</TableCell>
               <TableCell sx={fitCellSx}>{t('history.status')}</TableCell>
-              <TableCell sx={shrinkCellSx('25%')}>{t('history.user')}</TableCell>
+              <TableCell sx={shrinkCellSx('32%')}>{t('history.user')}</TableCell>
               <TableCell sx={fitCellSx}>{t('history.start')}</TableCell>
               <TableCell sx={fitCellSx}>{t('history.duration')}</TableCell>
             </TableRow>
@@ -181,20 +181,20 @@ export default function HistoryPage() {
               const who = starter(task);
               return (
                 <TableRow key={task.id} hover>
-                  <TableCell sx={shrinkCellSx('40%')}>
+                  <TableCell sx={shrinkCellSx('32%')}>
                     <Truncated text={`#${task.id} ${task.tpl_alias ?? ''}`}>
                       <Box component="span" sx={oneLineSx}>
                         {taskLink(task)} {task.tpl_alias}
                       </Box>
                     </Truncated>
                   </TableCell>
-                  <TableCell sx={shrinkCellSx('12%')}>
+                  <TableCell sx={shrinkCellSx('10%')}>
                     {task.version ? <Truncated text={task.version} /> : '—'}
                   </TableCell>
                   <TableCell sx={fitCellSx}>
                     <TaskStatusChip status={task.status} />
                   </TableCell>
-                  <TableCell sx={shrinkCellSx('25%')}>
+                  <TableCell sx={shrinkCellSx('32%')}>
                     <Truncated text={who.text}>
                       <Box component="span" sx={oneLineSx}>
                         {who.node}

@@ -39,8 +39,8 @@ import { TableFrame } from './shared/ui';
 
 /** How much of the row's free width each cut-to-fit column takes (relative to the others shown). */
 const shares = {
-  name: '24%',
-  version: '8%',
+  name: '22%',
+  version: '11%',
   lastTask: '18%',
   playbook: '14%',
   inventory: '12%',
