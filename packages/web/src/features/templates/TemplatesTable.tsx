@@ -39,14 +39,16 @@ import { TableFrame } from './shared/ui';
 
 /** How much of the row's free width each cut-to-fit column takes (relative to the others shown). */
 const shares = {
-  name: '22%',
-  version: '11%',
-  lastTask: '18%',
-  playbook: '14%',
-  inventory: '12%',
-  environment: '12%',
-  repository: '12%',
+  name: '30%',
+  lastTask: '20%',
+  playbook: '16%',
+  inventory: '14%',
+  environment: '14%',
+  repository: '14%',
 } as const;
+
+/** Versions are short: their column fits its content, up to this width. */
+const versionSx = { ...oneLineSx, maxWidth: 140 } as const;
 
 /**
  * The templates list with expandable rows (the last 5 tasks, each with Re-run): a table that fits its frame
@@ -212,11 +214,7 @@ export function TemplatesTable({
             <TableCell sx={shrinkCellSx(shares.name)}>
               <Truncated text={t('res.name')} />
             </TableCell>
-            {visible('version') && (
-              <TableCell sx={shrinkCellSx(shares.version)}>
-                <Truncated text={t('tpl.col.version')} />
-              </TableCell>
-            )}
+            {visible('version') && <TableCell sx={fitCellSx}>{t('tpl.col.version')}</TableCell>}
             {visible('status') && <TableCell sx={fitCellSx}>{t('tpl.col.status')}</TableCell>}
             {visible('lastTask') && (
               <TableCell sx={shrinkCellSx(shares.lastTask)}>
@@ -258,7 +256,17 @@ export function TemplatesTable({
                     </Truncated>
                   </TableCell>
                   {visible('version') && (
-                    <TableCell sx={shrinkCellSx(shares.version)}>{cut(last?.version ?? '—')}</TableCell>
+                    <TableCell sx={fitCellSx}>
+                      {last?.version ? (
+                        <Truncated text={last.version}>
+                          <Box component="span" sx={versionSx}>
+                            {last.version}
+                          </Box>
+                        </Truncated>
+                      ) : (
+                        '—'
+                      )}
+                    </TableCell>
                   )}
                   {visible('status') && (
                     <TableCell sx={fitCellSx}>
