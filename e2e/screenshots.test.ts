@@ -59,6 +59,7 @@ const configs = [
 describe.each(configs)('screens ($scheme, $size px)', ({ scheme, viewport, size }) => {
   let page: Page;
   const name = (screen: string) => `${screen}-${scheme}-${size}`;
+  const history = (page: Page) => page.getByRole(viewport === PHONE ? 'list' : 'table', { name: 'History' });
 
   beforeAll(async () => {
     const context = await newContext(browser, server.url, { viewport, colorScheme: scheme });
@@ -78,7 +79,8 @@ describe.each(configs)('screens ($scheme, $size px)', ({ scheme, viewport, size 
 
   it('project pages', async () => {
     await page.goto(`/project/${projectId}/history`);
-    await page.getByRole('table', { name: 'History' }).getByText('Deploy web').first().waitFor();
+    // A table at desktop width, cards at phone width (as the activity log below).
+    await history(page).getByText('Deploy web').first().waitFor();
     await shot(page, name('history'));
     await page.goto(`/project/${projectId}/activity`);
     // A table at desktop width, cards at phone width.
@@ -97,7 +99,7 @@ describe.each(configs)('screens ($scheme, $size px)', ({ scheme, viewport, size 
 
   it('drawer and menus', async () => {
     await page.goto(`/project/${projectId}/history`);
-    await page.getByRole('table', { name: 'History' }).waitFor();
+    await history(page).waitFor();
     if (viewport === PHONE) {
       await page.getByRole('button', { name: 'Open menu' }).click();
       await page.getByRole('button', { name: 'Select project' }).waitFor();
@@ -115,7 +117,7 @@ describe.each(configs)('screens ($scheme, $size px)', ({ scheme, viewport, size 
 
   it('API tokens dialog', async () => {
     await page.goto(`/project/${projectId}/history`);
-    await page.getByRole('table', { name: 'History' }).waitFor();
+    await history(page).waitFor();
     if (viewport === PHONE) await page.getByRole('button', { name: 'Open menu' }).click();
     await page.getByRole('button', { name: 'User menu' }).click();
     await page.getByRole('menuitem', { name: 'API tokens' }).click();

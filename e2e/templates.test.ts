@@ -123,7 +123,7 @@ describe('template form', () => {
     await page.waitForURL('**/templates/new/edit?app=bash');
     await page.getByRole('button', { name: 'Create' }).click();
     await page.getByText('Name is required', { exact: true }).waitFor();
-    await page.getByText('Playbook filename is required').waitFor();
+    await page.getByText('Script filename is required').waitFor();
     await page.getByText('Repository is required').first().waitFor();
     await page.getByText('Environment is required').waitFor();
     await page.getByRole('tab', { name: 'Build' }).click();

@@ -3,6 +3,7 @@ import { AppBar, Box, Drawer, IconButton, Toolbar, Typography, useMediaQuery } f
 import { lazy, Suspense, useEffect, useState } from 'react';
 import { useTranslation } from 'react-i18next';
 import { Outlet, useLocation, useSearchParams } from 'react-router';
+import { useProjects } from '../api/session';
 import { DrawerContent } from './DrawerContent';
 import { LiveStatusBanner } from './LiveStatusBanner';
 import { Spinner } from './states';
@@ -23,6 +24,9 @@ export function Shell() {
   const projectMatch = /^\/project\/(\d+)/.exec(location.pathname);
   const projectId = projectMatch ? Number(projectMatch[1]) : null;
   const taskId = Number(params.get('t'));
+  // Inside a project the phone's top bar names it; elsewhere the product.
+  const projects = useProjects();
+  const projectName = projects.data?.find((p) => p.id === projectId)?.name;
 
   // The log dialog opens from any page: fetch its code once the page is idle so it opens at once.
   useEffect(() => {
@@ -65,8 +69,8 @@ export function Shell() {
               <IconButton edge="start" aria-label={t('app.openMenu')} onClick={() => setOpen(true)}>
                 <MenuIcon />
               </IconButton>
-              <Typography variant="subtitle1" sx={{ ml: 1, fontWeight: 700 }}>
-                {t('app.title')}
+              <Typography variant="subtitle1" noWrap sx={{ ml: 1, fontWeight: 700, minWidth: 0 }}>
+                {projectName ?? t('app.title')}
               </Typography>
             </Toolbar>
           </AppBar>

@@ -37,9 +37,12 @@ export function AppThemeProvider({ children }: { children: ReactNode }) {
           fontFamily: 'system-ui, -apple-system, "Segoe UI", Roboto, "Helvetica Neue", Arial, sans-serif',
         },
         components: {
-          MuiButton: { styleOverrides: { root: { textTransform: 'none', fontWeight: 600 } } },
+          // A button's label stays on one line: CJK text may otherwise break between any two characters.
+          MuiButton: {
+            styleOverrides: { root: { textTransform: 'none', fontWeight: 600, whiteSpace: 'nowrap' } },
+          },
           MuiTab: { styleOverrides: { root: { textTransform: 'none', fontWeight: 600 } } },
-          MuiTableCell: { styleOverrides: { head: { fontWeight: 600 } } },
+          MuiTableCell: { styleOverrides: { head: { fontWeight: 600, wordBreak: 'keep-all' } } },
         },
       }),
     [isDark],

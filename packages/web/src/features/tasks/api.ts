@@ -11,6 +11,7 @@ export type Task = {
   message: string;
   user_id: number | null;
   integration_id?: number | null;
+  schedule_id?: number | null;
   created?: string;
   start: string | null;
   end: string | null;

@@ -1,5 +1,15 @@
 import ReplayIcon from '@mui/icons-material/Replay';
-import { Button, Link, Table, TableBody, TableCell, TableHead, TableRow, Typography } from '@mui/material';
+import {
+  Box,
+  Button,
+  Link,
+  Table,
+  TableBody,
+  TableCell,
+  TableHead,
+  TableRow,
+  Typography,
+} from '@mui/material';
 import type { Template } from '@signalbox/contracts';
 import { useMutation, useQueryClient } from '@tanstack/react-query';
 import { useTranslation } from 'react-i18next';
@@ -7,6 +17,16 @@ import { Link as RouterLink, useLocation, useNavigate } from 'react-router';
 import { api } from '../../api/client';
 import { Guarded } from '../../app/access';
 import { formatDateTime, formatDuration } from '../../app/format';
+import {
+  Card,
+  CardLine,
+  CardList,
+  fitCellSx,
+  oneLineSx,
+  shrinkCellSx,
+  Truncated,
+  usePhone,
+} from '../../app/lists';
 import { Spinner } from '../../app/states';
 import type { Task } from '../tasks/api';
 import { TaskStatusChip } from '../tasks/TaskStatusChip';
@@ -20,6 +40,7 @@ export function LastTasks({ template, limit }: { template: Template; limit: numb
   const navigate = useNavigate();
   const client = useQueryClient();
   const notify = useResourceNotify();
+  const phone = usePhone();
   const tasks = useTemplateTasks(template.project_id, template.id, limit);
   const rerun = useMutation({
     mutationFn: (taskId: number) =>
@@ -49,46 +70,80 @@ export function LastTasks({ template, limit }: { template: Template; limit: numb
         {t('tpl.noTasks')}
       </Typography>
     );
+  const rerunButton = (task: Task) => (
+    <Guarded permission="runProjectTasks">
+      <Button
+        size="small"
+        startIcon={<ReplayIcon />}
+        disabled={rerun.isPending}
+        onClick={() => void again(task.id)}
+      >
+        {t(rerunLabelKey(template.type))}
+      </Button>
+    </Guarded>
+  );
+  const title = (task: Task) => (
+    <Link component={RouterLink} to={link(task.id)}>
+      #{task.id}
+    </Link>
+  );
+  const label = t('tpl.lastTasks', { name: template.name });
+  if (phone)
+    return (
+      <CardList label={label}>
+        {list.map((task) => (
+          <Card key={task.id} title={title(task)} aside={rerunButton(task)}>
+            {task.message && <CardLine label={t('layout.message')}>{task.message}</CardLine>}
+            <CardLine label={t('history.status')}>
+              <TaskStatusChip status={task.status} />
+            </CardLine>
+            {task.version && <CardLine label={t('history.version')}>{task.version}</CardLine>}
+            <CardLine label={t('history.user')}>{task.user_name ?? '—'}</CardLine>
+            <CardLine label={t('history.start')}>{formatDateTime(task.start ?? task.created)}</CardLine>
+            <CardLine label={t('history.duration')}>{formatDuration(task.start, task.end)}</CardLine>
+          </Card>
+        ))}
+      </CardList>
+    );
   return (
-    <Table size="small" aria-label={t('tpl.lastTasks', { name: template.name })}>
+    <Table size="small" aria-label={label} sx={{ '& th': { whiteSpace: 'nowrap' } }}>
       <TableHead>
         <TableRow>
-          <TableCell>{t('history.task')}</TableCell>
-          <TableCell>{t('history.status')}</TableCell>
-          <TableCell>{t('history.version')}</TableCell>
-          <TableCell>{t('history.user')}</TableCell>
-          <TableCell>{t('history.start')}</TableCell>
-          <TableCell>{t('history.duration')}</TableCell>
-          <TableCell align="right">{t('common.actions')}</TableCell>
+          <TableCell sx={shrinkCellSx('30%')}>{t('history.task')}</TableCell>
+          <TableCell sx={fitCellSx}>{t('history.status')}</TableCell>
+          <TableCell sx={shrinkCellSx('12%')}>{t('history.version')}</TableCell>
+          <TableCell sx={shrinkCellSx('18%')}>{t('history.user')}</TableCell>
+          <TableCell sx={fitCellSx}>{t('history.start')}</TableCell>
+          <TableCell sx={fitCellSx}>{t('history.duration')}</TableCell>
+          <TableCell align="right" sx={fitCellSx}>
+            {t('common.actions')}
+          </TableCell>
         </TableRow>
       </TableHead>
       <TableBody>
         {list.map((task) => (
           <TableRow key={task.id}>
-            <TableCell sx={{ wordBreak: 'break-word' }}>
-              <Link component={RouterLink} to={link(task.id)}>
-                #{task.id}
-              </Link>
-              {task.message ? ` ${task.message}` : ''}
+            <TableCell sx={shrinkCellSx('30%')}>
+              <Truncated text={`#${task.id}${task.message ? ` ${task.message}` : ''}`}>
+                <Box component="span" sx={oneLineSx}>
+                  {title(task)}
+                  {task.message ? ` ${task.message}` : ''}
+                </Box>
+              </Truncated>
             </TableCell>
-            <TableCell>
+            <TableCell sx={fitCellSx}>
               <TaskStatusChip status={task.status} />
             </TableCell>
-            <TableCell>{task.version ?? '—'}</TableCell>
-            <TableCell>{task.user_name ?? '—'}</TableCell>
-            <TableCell sx={{ whiteSpace: 'nowrap' }}>{formatDateTime(task.start ?? task.created)}</TableCell>
-            <TableCell>{formatDuration(task.start, task.end)}</TableCell>
-            <TableCell align="right">
-              <Guarded permission="runProjectTasks">
-                <Button
-                  size="small"
-                  startIcon={<ReplayIcon />}
-                  disabled={rerun.isPending}
-                  onClick={() => void again(task.id)}
-                >
-                  {t(rerunLabelKey(template.type))}
-                </Button>
-              </Guarded>
+            <TableCell sx={shrinkCellSx('12%')}>
+              {task.version ? <Truncated text={task.version} /> : '—'}
+            </TableCell>
+            <TableCell sx={shrinkCellSx('18%')}>
+              {task.user_name ? <Truncated text={task.user_name} /> : '—'}
+            </TableCell>
+            <TableCell sx={fitCellSx}>{formatDateTime(task.start ?? task.created)}</TableCell>
+            <TableCell sx={fitCellSx}>{formatDuration(task.start, task.end)}</TableCell>
+            <TableCell align="right" sx={fitCellSx}>
+              {rerunButton(task)}
             </TableCell>
           </TableRow>
         ))}

@@ -2,30 +2,30 @@ import ContentCopyIcon from '@mui/icons-material/ContentCopy';
 import DeleteIcon from '@mui/icons-material/Delete';
 import EditIcon from '@mui/icons-material/Edit';
 import PlayArrowIcon from '@mui/icons-material/PlayArrow';
-import { Box, Button, IconButton, Paper, Tooltip, Typography } from '@mui/material';
+import { Box, Button, Chip, IconButton, Link, Paper, Tooltip, Typography } from '@mui/material';
 import type { Environment, Inventory, Repository } from '@signalbox/contracts';
 import { type ReactNode, useState } from 'react';
 import { useTranslation } from 'react-i18next';
-import { useNavigate } from 'react-router';
+import { Link as RouterLink, useNavigate } from 'react-router';
 import { Guarded } from '../../app/access';
 import { DetailHeader } from '../../app/PageHeader';
 import { useProjectContext } from '../../app/project-context';
 import { Spinner } from '../../app/states';
 import { RunTaskDialog } from '../tasks-run/RunTaskDialog';
 import { runLabelKey, useTemplate, useTemplateMutations } from './api';
-import { useAppLabel } from './apps';
+import { playbookLabelKey, useAppLabel } from './apps';
 import { LastTasks } from './LastTasks';
 import { useResourceList } from './shared/api';
 import { useDeleteFlow } from './shared/DeleteFlow';
 import { ErrorAlert, PageBody, useResourceNotify } from './shared/ui';
 
-function Fact({ label, children }: { label: string; children: ReactNode }) {
+function Fact({ label, children, wide }: { label: string; children: ReactNode; wide?: boolean }) {
   return (
-    <Box sx={{ minWidth: 0 }}>
+    <Box sx={{ minWidth: 0, gridColumn: wide ? '1 / -1' : undefined }}>
       <Typography variant="caption" color="text.secondary" component="dt">
         {label}
       </Typography>
-      <Typography component="dd" sx={{ m: 0, wordBreak: 'break-word' }}>
+      <Typography component="dd" sx={{ m: 0, overflowWrap: 'anywhere', whiteSpace: 'pre-wrap' }}>
         {children}
       </Typography>
     </Box>
@@ -39,6 +39,8 @@ export function TemplateDetail({ templateId, listPath }: { templateId: number; l
   const navigate = useNavigate();
   const notify = useResourceNotify();
   const template = useTemplate(project.id, templateId);
+  const buildId = template.data?.type === 'deploy' ? (template.data.build_template_id ?? 0) : 0;
+  const buildTemplate = useTemplate(project.id, buildId, buildId > 0);
   const inventories = useResourceList<Inventory>(project.id, 'inventory');
   const environments = useResourceList<Environment>(project.id, 'environment');
   const repositories = useResourceList<Repository>(project.id, 'repositories');
@@ -112,11 +114,6 @@ export function TemplateDetail({ templateId, listPath }: { templateId: number; l
       />
       <PageBody>
         <Paper variant="outlined" sx={{ p: 2, mb: 2 }}>
-          {tpl.description && (
-            <Typography sx={{ mb: 2, whiteSpace: 'pre-wrap', wordBreak: 'break-word' }}>
-              {tpl.description}
-            </Typography>
-          )}
           <Box
             component="dl"
             sx={{
@@ -126,12 +123,47 @@ export function TemplateDetail({ templateId, listPath }: { templateId: number; l
               gridTemplateColumns: { xs: '1fr 1fr', md: 'repeat(6, minmax(0, 1fr))' },
             }}
           >
-            <Fact label={t('tpl.col.playbook')}>{tpl.playbook || '—'}</Fact>
+            <Fact label={t('res.description')} wide>
+              {tpl.description || '—'}
+            </Fact>
+            <Fact label={t(playbookLabelKey(tpl.app))}>{tpl.playbook || '—'}</Fact>
             <Fact label={t('res.type')}>{t(`tpl.types.${tpl.type || 'task'}`)}</Fact>
             <Fact label={t('tpl.app')}>{label(tpl.app)}</Fact>
             <Fact label={t('res.inventory')}>{nameOf(inventories.data, tpl.inventory_id)}</Fact>
             <Fact label={t('res.environment')}>{nameOf(environments.data, tpl.environment_id)}</Fact>
             <Fact label={t('res.repository')}>{nameOf(repositories.data, tpl.repository_id)}</Fact>
+            {tpl.type === 'build' && <Fact label={t('tpl.startVersion')}>{tpl.start_version || '—'}</Fact>}
+            {tpl.type === 'deploy' && (
+              <>
+                <Fact label={t('tpl.buildTemplate')}>
+                  {tpl.build_template_id ? (
+                    <Link component={RouterLink} to={`${listPath}/${tpl.build_template_id}`}>
+                      {buildTemplate.data?.name ?? `#${tpl.build_template_id}`}
+                    </Link>
+                  ) : (
+                    '—'
+                  )}
+                </Fact>
+                <Fact label={t('layout.autorun')}>{t(tpl.autorun ? 'layout.yes' : 'layout.no')}</Fact>
+              </>
+            )}
+            <Fact label={t('layout.surveyVars')} wide>
+              {tpl.survey_vars.length === 0 ? (
+                '—'
+              ) : (
+                <Box component="span" sx={{ display: 'flex', flexWrap: 'wrap', gap: 0.5, mt: 0.5 }}>
+                  {tpl.survey_vars.map((v) => (
+                    <Chip
+                      key={v.name}
+                      size="small"
+                      variant="outlined"
+                      label={`${v.title || v.name} (${v.name})`}
+                      title={`${t(`survey.types.${v.type}`)}${v.required ? ` · ${t('layout.required')}` : ''}${v.description ? ` · ${v.description}` : ''}`}
+                    />
+                  ))}
+                </Box>
+              )}
+            </Fact>
           </Box>
         </Paper>
         <Paper variant="outlined" sx={{ overflowX: 'auto' }}>

@@ -20,6 +20,16 @@ import { useTranslation } from 'react-i18next';
 import { Link as RouterLink, useLocation } from 'react-router';
 import { Guarded } from '../../app/access';
 import { formatDateTime } from '../../app/format';
+import {
+  Card,
+  CardLine,
+  CardList,
+  fitCellSx,
+  oneLineSx,
+  shrinkCellSx,
+  Truncated,
+  usePhone,
+} from '../../app/lists';
 import { useProjectContext } from '../../app/project-context';
 import { TaskStatusChip } from '../tasks/TaskStatusChip';
 import { runLabelKey } from './api';
@@ -28,15 +38,23 @@ import { LastTasks } from './LastTasks';
 import { useResourceList } from './shared/api';
 import { TableFrame } from './shared/ui';
 
-/** The actions column stays in view while a wide table scrolls sideways. */
-const stickyRight = {
-  position: 'sticky',
-  right: 0,
-  bgcolor: 'background.paper',
-  boxShadow: (theme: { palette: { divider: string } }) => `inset 1px 0 0 ${theme.palette.divider}`,
+/** How much of the row's free width each cut-to-fit column takes (relative to the others shown). */
+const shares = {
+  name: '30%',
+  lastTask: '20%',
+  playbook: '16%',
+  inventory: '14%',
+  environment: '14%',
+  repository: '14%',
 } as const;
 
-/** The templates table with expandable rows (the last 5 tasks, each with Re-run). */
+/** Versions are short: their column fits its content, up to this width. */
+const versionSx = { ...oneLineSx, maxWidth: 140 } as const;
+
+/**
+ * The templates list with expandable rows (the last 5 tasks, each with Re-run): a table that fits its frame
+ * (long text cut with an ellipsis, the whole text in a tooltip), cards on a phone.
+ */
 export function TemplatesTable({
   templates,
   visible,
@@ -51,6 +69,7 @@ export function TemplatesTable({
   const { t } = useTranslation();
   const { project } = useProjectContext();
   const location = useLocation();
+  const phone = usePhone();
   const inventories = useResourceList<Inventory>(project.id, 'inventory');
   const environments = useResourceList<Environment>(project.id, 'environment');
   const repositories = useResourceList<Repository>(project.id, 'repositories');
@@ -75,21 +94,145 @@ export function TemplatesTable({
       visible,
     ).length;
 
+  const expander = (tpl: Template) => {
+    const expanded = open.has(tpl.id);
+    return (
+      <IconButton
+        size="small"
+        aria-expanded={expanded}
+        aria-label={t(expanded ? 'tpl.collapseNamed' : 'tpl.expandNamed', { name: tpl.name })}
+        onClick={() => toggle(tpl.id)}
+      >
+        {expanded ? <KeyboardArrowDownIcon /> : <KeyboardArrowRightIcon />}
+      </IconButton>
+    );
+  };
+  const runButton = (tpl: Template) => (
+    <Guarded permission="runProjectTasks">
+      <Button
+        size="small"
+        variant="outlined"
+        startIcon={<PlayArrowIcon />}
+        aria-label={`${t(runLabelKey(tpl.type))}: ${tpl.name}`}
+        onClick={() => onRun(tpl)}
+      >
+        {t(runLabelKey(tpl.type))}
+      </Button>
+    </Guarded>
+  );
+  const nameLink = (tpl: Template) => (
+    <Link component={RouterLink} to={`${detailBase}/${tpl.id}`} sx={{ fontWeight: 500 }}>
+      {tpl.name}
+    </Link>
+  );
+  const lastTask = (tpl: Template) => {
+    const last = tpl.last_task;
+    if (!last) return '—';
+    const when = `${formatDateTime(last.created ?? last.start)}${last.user_name ? ` · ${last.user_name}` : ''}`;
+    return (
+      <>
+        <Link component={RouterLink} to={taskLink(last.id)}>
+          #{last.id}
+        </Link>
+        <Truncated text={when}>
+          <Typography variant="caption" color="text.secondary" component="div" sx={oneLineSx}>
+            {when}
+          </Typography>
+        </Truncated>
+      </>
+    );
+  };
+  const cut = (text: string, mono?: boolean) => (text === '—' ? text : <Truncated text={text} mono={mono} />);
+  const inventory = (tpl: Template) => nameOf(inventories.data, tpl.inventory_id);
+  const environment = (tpl: Template) => nameOf(environments.data, tpl.environment_id);
+  const repository = (tpl: Template) => nameOf(repositories.data, tpl.repository_id);
+
+  if (phone)
+    return (
+      <>
+        <CardList label={t('nav.templates')}>
+          {templates.map((tpl) => {
+            const last = tpl.last_task;
+            return (
+              <Card
+                key={tpl.id}
+                title={
+                  <Box sx={{ display: 'flex', alignItems: 'center', gap: 0.5, ml: -1 }}>
+                    {expander(tpl)}
+                    {nameLink(tpl)}
+                  </Box>
+                }
+                aside={runButton(tpl)}
+              >
+                {visible('status') && last && (
+                  <CardLine label={t('tpl.col.status')}>
+                    <TaskStatusChip status={last.status} />
+                  </CardLine>
+                )}
+                {visible('lastTask') && last && (
+                  <CardLine label={t('tpl.col.lastTask')}>{lastTask(tpl)}</CardLine>
+                )}
+                {visible('version') && last?.version && (
+                  <CardLine label={t('tpl.col.version')}>{last.version}</CardLine>
+                )}
+                {visible('playbook') && tpl.playbook && (
+                  <CardLine label={t('tpl.col.playbook')}>
+                    <Box component="span" sx={{ fontFamily: 'monospace', fontSize: 13 }}>
+                      {tpl.playbook}
+                    </Box>
+                  </CardLine>
+                )}
+                {visible('inventory') && tpl.inventory_id && (
+                  <CardLine label={t('tpl.col.inventory')}>{inventory(tpl)}</CardLine>
+                )}
+                {visible('environment') && tpl.environment_id && (
+                  <CardLine label={t('tpl.col.environment')}>{environment(tpl)}</CardLine>
+                )}
+                {visible('repository') && tpl.repository_id && (
+                  <CardLine label={t('tpl.col.repository')}>{repository(tpl)}</CardLine>
+                )}
+                <Collapse in={open.has(tpl.id)} timeout="auto" unmountOnExit>
+                  <Box sx={{ mt: 1 }}>
+                    <LastTasks template={tpl} limit={5} />
+                  </Box>
+                </Collapse>
+              </Card>
+            );
+          })}
+        </CardList>
+        {templates.length === 0 && (
+          <Typography color="text.secondary" sx={{ p: 4, textAlign: 'center' }}>
+            {t('tpl.empty')}
+          </Typography>
+        )}
+      </>
+    );
+
   return (
     <TableFrame empty={templates.length === 0 && t('tpl.empty')}>
-      <Table size="small" aria-label={t('nav.templates')}>
+      <Table size="small" aria-label={t('nav.templates')} sx={{ '& th': { whiteSpace: 'nowrap' } }}>
         <TableHead>
           <TableRow>
-            <TableCell padding="checkbox" />
-            <TableCell>{t('res.name')}</TableCell>
-            {visible('version') && <TableCell>{t('tpl.col.version')}</TableCell>}
-            {visible('status') && <TableCell>{t('tpl.col.status')}</TableCell>}
-            {visible('lastTask') && <TableCell>{t('tpl.col.lastTask')}</TableCell>}
-            {visible('playbook') && <TableCell>{t('tpl.col.playbook')}</TableCell>}
-            {visible('inventory') && <TableCell>{t('tpl.col.inventory')}</TableCell>}
-            {visible('environment') && <TableCell>{t('tpl.col.environment')}</TableCell>}
-            {visible('repository') && <TableCell>{t('tpl.col.repository')}</TableCell>}
-            <TableCell align="right" sx={stickyRight}>
+            <TableCell padding="checkbox" sx={fitCellSx} />
+            <TableCell sx={shrinkCellSx(shares.name)}>
+              <Truncated text={t('res.name')} />
+            </TableCell>
+            {visible('version') && <TableCell sx={fitCellSx}>{t('tpl.col.version')}</TableCell>}
+            {visible('status') && <TableCell sx={fitCellSx}>{t('tpl.col.status')}</TableCell>}
+            {visible('lastTask') && (
+              <TableCell sx={shrinkCellSx(shares.lastTask)}>
+                <Truncated text={t('tpl.col.lastTask')} />
+              </TableCell>
+            )}
+            {(['playbook', 'inventory', 'environment', 'repository'] as const).map(
+              (c) =>
+                visible(c) && (
+                  <TableCell key={c} sx={shrinkCellSx(shares[c])}>
+                    <Truncated text={t(`tpl.col.${c}`)} />
+                  </TableCell>
+                ),
+            )}
+            <TableCell align="right" sx={fitCellSx}>
               {t('common.actions')}
             </TableCell>
           </TableRow>
@@ -101,74 +244,61 @@ export function TemplatesTable({
             return (
               <Fragment key={tpl.id}>
                 <TableRow hover sx={{ '& > td': { borderBottom: expanded ? 'unset' : undefined } }}>
-                  <TableCell padding="checkbox">
-                    <IconButton
-                      size="small"
-                      aria-expanded={expanded}
-                      aria-label={t(expanded ? 'tpl.collapseNamed' : 'tpl.expandNamed', { name: tpl.name })}
-                      onClick={() => toggle(tpl.id)}
-                    >
-                      {expanded ? <KeyboardArrowDownIcon /> : <KeyboardArrowRightIcon />}
-                    </IconButton>
+                  <TableCell padding="checkbox" sx={fitCellSx}>
+                    {expander(tpl)}
                   </TableCell>
-                  <TableCell sx={{ wordBreak: 'break-word', minWidth: 120 }}>
-                    <Link component={RouterLink} to={`${detailBase}/${tpl.id}`} sx={{ fontWeight: 500 }}>
-                      {tpl.name}
-                    </Link>
+                  <TableCell sx={shrinkCellSx(shares.name)}>
+                    <Truncated text={tpl.name}>
+                      <Link
+                        component={RouterLink}
+                        to={`${detailBase}/${tpl.id}`}
+                        sx={{ fontWeight: 500, ...oneLineSx }}
+                      >
+                        {tpl.name}
+                      </Link>
+                    </Truncated>
                   </TableCell>
-                  {visible('version') && <TableCell>{last?.version ?? '—'}</TableCell>}
-                  {visible('status') && (
-                    <TableCell>{last ? <TaskStatusChip status={last.status} /> : '—'}</TableCell>
-                  )}
-                  {visible('lastTask') && (
-                    <TableCell sx={{ whiteSpace: 'nowrap' }}>
-                      {last ? (
-                        <>
-                          <Link component={RouterLink} to={taskLink(last.id)}>
-                            #{last.id}
-                          </Link>
-                          <Typography variant="caption" color="text.secondary" component="div">
-                            {formatDateTime(last.created ?? last.start)}
-                            {last.user_name ? ` · ${last.user_name}` : ''}
-                          </Typography>
-                        </>
+                  {visible('version') && (
+                    <TableCell sx={fitCellSx}>
+                      {last?.version ? (
+                        <Truncated text={last.version}>
+                          <Box component="span" sx={versionSx}>
+                            {last.version}
+                          </Box>
+                        </Truncated>
                       ) : (
                         '—'
                       )}
                     </TableCell>
                   )}
-                  {visible('playbook') && (
-                    <TableCell sx={{ wordBreak: 'break-all', fontFamily: 'monospace', fontSize: 13 }}>
-                      {tpl.playbook || '—'}
+                  {visible('status') && (
+                    <TableCell sx={fitCellSx}>
+                      {last ? <TaskStatusChip status={last.status} /> : '—'}
                     </TableCell>
                   )}
+                  {visible('lastTask') && (
+                    <TableCell sx={shrinkCellSx(shares.lastTask)}>{lastTask(tpl)}</TableCell>
+                  )}
+                  {visible('playbook') && (
+                    <TableCell sx={shrinkCellSx(shares.playbook)}>{cut(tpl.playbook || '—', true)}</TableCell>
+                  )}
                   {visible('inventory') && (
-                    <TableCell>{nameOf(inventories.data, tpl.inventory_id)}</TableCell>
+                    <TableCell sx={shrinkCellSx(shares.inventory)}>{cut(inventory(tpl))}</TableCell>
                   )}
                   {visible('environment') && (
-                    <TableCell>{nameOf(environments.data, tpl.environment_id)}</TableCell>
+                    <TableCell sx={shrinkCellSx(shares.environment)}>{cut(environment(tpl))}</TableCell>
                   )}
                   {visible('repository') && (
-                    <TableCell>{nameOf(repositories.data, tpl.repository_id)}</TableCell>
+                    <TableCell sx={shrinkCellSx(shares.repository)}>{cut(repository(tpl))}</TableCell>
                   )}
-                  <TableCell align="right" sx={stickyRight}>
-                    <Guarded permission="runProjectTasks">
-                      <Button
-                        size="small"
-                        variant="outlined"
-                        startIcon={<PlayArrowIcon />}
-                        aria-label={`${t(runLabelKey(tpl.type))}: ${tpl.name}`}
-                        onClick={() => onRun(tpl)}
-                      >
-                        {t(runLabelKey(tpl.type))}
-                      </Button>
-                    </Guarded>
+                  <TableCell align="right" sx={fitCellSx}>
+                    {runButton(tpl)}
                   </TableCell>
                 </TableRow>
                 <TableRow>
-                  <TableCell sx={{ py: 0 }} colSpan={columnCount}>
+                  <TableCell sx={{ py: 0, maxWidth: 0 }} colSpan={columnCount}>
                     <Collapse in={expanded} timeout="auto" unmountOnExit>
-                      <Box sx={{ py: 1 }}>
+                      <Box sx={{ py: 1, overflowX: 'auto' }}>
                         <LastTasks template={tpl} limit={5} />
                       </Box>
                     </Collapse>

@@ -114,9 +114,9 @@ export const runLabelKey = (type: string) =>
 export const rerunLabelKey = (type: string) =>
   type === 'build' ? 'run.rebuild' : type === 'deploy' ? 'run.redeploy' : 'run.rerun';
 
-/** Local preferences of the templates list: last visited view per project, visible columns. */
+/** Local preferences of the templates list: last visited view per project, hidden columns per user. */
 const viewPrefKey = (projectId: number) => `templates.view.${projectId}`;
-export const columnsPrefKey = 'templates.columns';
+export const columnsPrefKey = (userId: number) => `templates.columns.${userId}`;
 
 export function readLocal(key: string): string | null {
   try {

@@ -1,4 +1,4 @@
-import { type App, type AppInfo, appDefaults, apps } from '@signalbox/contracts';
+import { type App, type AppInfo, appDefaults, apps, appsNeedingPlaybook } from '@signalbox/contracts';
 import { useQuery } from '@tanstack/react-query';
 import type { TFunction } from 'i18next';
 import { useTranslation } from 'react-i18next';
@@ -30,3 +30,11 @@ export function useAppLabel() {
 /** The apps a new template may use: the active ones, in the registry's order (none until it has loaded). */
 export const activeApps = (registry: readonly AppInfo[] | undefined): App[] =>
   (registry ?? []).filter((a) => a.active).map((a) => a.id);
+
+/** The catalogue key of what a template's `playbook` field is for its app: a playbook, a script or a folder. */
+export const playbookLabelKey = (app: string) =>
+  app === 'ansible' || !app
+    ? 'tpl.playbook'
+    : appsNeedingPlaybook.includes(app)
+      ? 'tpl.script'
+      : 'tpl.subdirectory';

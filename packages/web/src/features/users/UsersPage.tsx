@@ -8,6 +8,7 @@ import PasswordIcon from '@mui/icons-material/Password';
 import {
   Box,
   Button,
+  Chip,
   IconButton,
   Paper,
   Table,
@@ -27,6 +28,7 @@ import { useSignedInUser } from '../../api/session';
 import { ConfirmDialog, useConfirmedDelete } from '../../app/ConfirmDialog';
 import { useEditDialog } from '../../app/edit-dialog';
 import { FormError } from '../../app/forms';
+import { Card, CardLine, CardList, usePhone } from '../../app/lists';
 import { PageHeader } from '../../app/PageHeader';
 import { readPref } from '../../app/prefs';
 import { Spinner } from '../../app/states';
@@ -46,6 +48,7 @@ export default function UsersPage() {
   const navigate = useNavigate();
   const me = useSignedInUser();
   const users = useUsers();
+  const phone = usePhone();
   const del = useConfirmedDelete(
     useDeleteUser(),
     (u: User) => u.id,
@@ -64,6 +67,55 @@ export default function UsersPage() {
   const list = users.data ?? [];
   const rows = list.slice(page * PAGE_SIZE, (page + 1) * PAGE_SIZE);
   const lastProject = readPref('projectId');
+  const actions = (u: User) => (
+    <>
+      <Tooltip title={t('users.editUser')}>
+        <IconButton aria-label={t('users.editUserNamed', { name: u.name })} onClick={() => dialog.edit(u)}>
+          <EditIcon fontSize="small" />
+        </IconButton>
+      </Tooltip>
+      <Tooltip title={t('app.changePassword')}>
+        <span>
+          <IconButton
+            aria-label={t('users.changePasswordOf', { name: u.name })}
+            disabled={u.external}
+            onClick={() => setPassword(u)}
+          >
+            <PasswordIcon fontSize="small" />
+          </IconButton>
+        </span>
+      </Tooltip>
+      <Tooltip title={u.id === me.id ? t('totp.resetOwn') : t('totp.reset')}>
+        <span>
+          <IconButton
+            aria-label={t('totp.resetOf', { name: u.name })}
+            disabled={!u.totp || u.id === me.id}
+            onClick={() => resetTotp.ask(u)}
+          >
+            <LockResetIcon fontSize="small" />
+          </IconButton>
+        </span>
+      </Tooltip>
+      <Tooltip title={u.id === me.id ? t('users.cannotDeleteSelf') : t('users.deleteUser')}>
+        <span>
+          <IconButton
+            aria-label={t('users.deleteUserNamed', { name: u.name })}
+            disabled={u.id === me.id}
+            onClick={() => del.ask(u)}
+          >
+            <DeleteIcon fontSize="small" />
+          </IconButton>
+        </span>
+      </Tooltip>
+    </>
+  );
+  const marks = (u: User) =>
+    [
+      u.admin && t('fields.admin'),
+      u.alert && t('fields.alert'),
+      u.external && t('fields.external'),
+      u.totp && t('totp.column'),
+    ].filter(Boolean) as string[];
 
   return (
     <Box>
@@ -90,87 +142,70 @@ export default function UsersPage() {
         {users.isPending ? (
           <Spinner full={false} />
         ) : (
-          <Paper variant="outlined">
-            <TableContainer>
-              <Table size="small" sx={{ '& td, & th': { whiteSpace: 'nowrap' } }}>
-                <TableHead>
-                  <TableRow>
-                    <TableCell>{t('fields.name')}</TableCell>
-                    <TableCell>{t('fields.username')}</TableCell>
-                    <TableCell>{t('fields.email')}</TableCell>
-                    <TableCell align="center">{t('fields.alert')}</TableCell>
-                    <TableCell align="center">{t('fields.admin')}</TableCell>
-                    <TableCell align="center">{t('fields.external')}</TableCell>
-                    <TableCell align="center">{t('totp.column')}</TableCell>
-                    <TableCell align="right">{t('common.actions')}</TableCell>
-                  </TableRow>
-                </TableHead>
-                <TableBody>
-                  {rows.map((u) => (
-                    <TableRow key={u.id} hover>
-                      <TableCell>{u.name}</TableCell>
-                      <TableCell>{u.username}</TableCell>
-                      <TableCell>{u.email}</TableCell>
-                      <TableCell align="center">
-                        <Mark on={u.alert} label={t('fields.alert')} />
-                      </TableCell>
-                      <TableCell align="center">
-                        <Mark on={u.admin} label={t('fields.admin')} />
-                      </TableCell>
-                      <TableCell align="center">
-                        <Mark on={u.external} label={t('fields.external')} />
-                      </TableCell>
-                      <TableCell align="center">
-                        <Mark on={!!u.totp} label={t('totp.column')} />
-                      </TableCell>
-                      <TableCell align="right" sx={{ whiteSpace: 'nowrap' }}>
-                        <Tooltip title={t('users.editUser')}>
-                          <IconButton
-                            aria-label={t('users.editUserNamed', { name: u.name })}
-                            onClick={() => dialog.edit(u)}
-                          >
-                            <EditIcon fontSize="small" />
-                          </IconButton>
-                        </Tooltip>
-                        <Tooltip title={t('app.changePassword')}>
-                          <span>
-                            <IconButton
-                              aria-label={t('users.changePasswordOf', { name: u.name })}
-                              disabled={u.external}
-                              onClick={() => setPassword(u)}
-                            >
-                              <PasswordIcon fontSize="small" />
-                            </IconButton>
-                          </span>
-                        </Tooltip>
-                        <Tooltip title={u.id === me.id ? t('totp.resetOwn') : t('totp.reset')}>
-                          <span>
-                            <IconButton
-                              aria-label={t('totp.resetOf', { name: u.name })}
-                              disabled={!u.totp || u.id === me.id}
-                              onClick={() => resetTotp.ask(u)}
-                            >
-                              <LockResetIcon fontSize="small" />
-                            </IconButton>
-                          </span>
-                        </Tooltip>
-                        <Tooltip title={u.id === me.id ? t('users.cannotDeleteSelf') : t('users.deleteUser')}>
-                          <span>
-                            <IconButton
-                              aria-label={t('users.deleteUserNamed', { name: u.name })}
-                              disabled={u.id === me.id}
-                              onClick={() => del.ask(u)}
-                            >
-                              <DeleteIcon fontSize="small" />
-                            </IconButton>
-                          </span>
-                        </Tooltip>
-                      </TableCell>
+          <Paper
+            variant={phone ? 'elevation' : 'outlined'}
+            elevation={0}
+            sx={phone ? { bgcolor: 'transparent' } : {}}
+          >
+            {phone ? (
+              <CardList label={t('users.title')}>
+                {rows.map((u) => (
+                  <Card key={u.id} title={u.name}>
+                    <CardLine label={t('fields.username')}>{u.username}</CardLine>
+                    <CardLine label={t('fields.email')}>{u.email || '—'}</CardLine>
+                    {marks(u).length > 0 && (
+                      <Box sx={{ display: 'flex', flexWrap: 'wrap', gap: 0.5, mt: 1 }}>
+                        {marks(u).map((m) => (
+                          <Chip key={m} size="small" label={m} />
+                        ))}
+                      </Box>
+                    )}
+                    <Box sx={{ display: 'flex', justifyContent: 'flex-end', mt: 0.5 }}>{actions(u)}</Box>
+                  </Card>
+                ))}
+              </CardList>
+            ) : (
+              <TableContainer>
+                <Table size="small" sx={{ '& td, & th': { whiteSpace: 'nowrap' } }}>
+                  <TableHead>
+                    <TableRow>
+                      <TableCell>{t('fields.name')}</TableCell>
+                      <TableCell>{t('fields.username')}</TableCell>
+                      <TableCell>{t('fields.email')}</TableCell>
+                      <TableCell align="center">{t('fields.alert')}</TableCell>
+                      <TableCell align="center">{t('fields.admin')}</TableCell>
+                      <TableCell align="center">{t('fields.external')}</TableCell>
+                      <TableCell align="center">{t('totp.column')}</TableCell>
+                      <TableCell align="right">{t('common.actions')}</TableCell>
                     </TableRow>
-                  ))}
-                </TableBody>
-              </Table>
-            </TableContainer>
+                  </TableHead>
+                  <TableBody>
+                    {rows.map((u) => (
+                      <TableRow key={u.id} hover>
+                        <TableCell>{u.name}</TableCell>
+                        <TableCell>{u.username}</TableCell>
+                        <TableCell>{u.email}</TableCell>
+                        <TableCell align="center">
+                          <Mark on={u.alert} label={t('fields.alert')} />
+                        </TableCell>
+                        <TableCell align="center">
+                          <Mark on={u.admin} label={t('fields.admin')} />
+                        </TableCell>
+                        <TableCell align="center">
+                          <Mark on={u.external} label={t('fields.external')} />
+                        </TableCell>
+                        <TableCell align="center">
+                          <Mark on={!!u.totp} label={t('totp.column')} />
+                        </TableCell>
+                        <TableCell align="right" sx={{ whiteSpace: 'nowrap' }}>
+                          {actions(u)}
+                        </TableCell>
+                      </TableRow>
+                    ))}
+                  </TableBody>
+                </Table>
+              </TableContainer>
+            )}
             <TablePagination
               component="div"
               count={list.length}

@@ -11,7 +11,7 @@ import {
 } from '@signalbox/contracts';
 import { Controller } from 'react-hook-form';
 import { useTranslation } from 'react-i18next';
-import { activeApps, appLabel, useApps } from '../apps';
+import { activeApps, appLabel, playbookLabelKey, useApps } from '../apps';
 import { useFieldProps } from '../shared/messages';
 import { mui } from '../shared/mui';
 import { FlagCheckbox, IdSelect } from './fields';
@@ -57,9 +57,8 @@ export function GeneralSection({
     (i) => !allowedInventory || allowedInventory.includes(i.type),
   );
   const buildTemplates = refs.templates.filter((x) => x.type === 'build' && x.id !== editing?.id);
-  const script = appsNeedingPlaybook.includes(app) && app !== 'ansible';
-  const playbookLabel =
-    app === 'ansible' ? t('tpl.playbook') : script ? t('tpl.script') : t('tpl.subdirectory');
+  const playbookKey = playbookLabelKey(app);
+  const playbookLabel = t(playbookKey);
   // The active apps of the server's registry; an app the template already has stays shown (saving it is refused).
   const registry = useApps().data;
   const choices: string[] = activeApps(registry);
@@ -101,7 +100,7 @@ export function GeneralSection({
         required={appsNeedingPlaybook.includes(app)}
         placeholder={scriptPlaceholder[app] ?? ''}
         {...mui(register('playbook'))}
-        {...field(errors.playbook, serverError, 'playbook')}
+        {...field(errors.playbook, serverError, 'playbook', { 'Playbook filename': playbookKey })}
       />
       {type === 'build' && (
         <TextField

@@ -57,14 +57,18 @@ export function resourceErrorText(err: unknown, t: TFunction): string {
 
 type FieldErr = { message?: string } | undefined;
 
-/** TextField props for a field: the form's own error, else the server's `fields[name]`, translated. */
+/**
+ * TextField props for a field: the form's own error, else the server's `fields[name]`, translated. `relabel`
+ * names a field as the form labels it when that differs by case (a Bash template's playbook is its script).
+ */
 export function useFieldProps() {
   const { t } = useTranslation();
   return useCallback(
-    (error: FieldErr, serverError?: unknown, name?: string) => {
+    (error: FieldErr, serverError?: unknown, name?: string, relabel?: Record<string, string>) => {
+      const labels = relabel ? { ...resourceLabels, ...relabel } : resourceLabels;
       if (error?.message !== undefined)
-        return error.message ? { error: true, helperText: translateResourceMessage(error.message, t) } : {};
-      const server = name ? serverFieldText(serverError, name, t, resourceLabels) : undefined;
+        return error.message ? { error: true, helperText: translateMessage(error.message, t, labels) } : {};
+      const server = name ? serverFieldText(serverError, name, t, labels) : undefined;
       return server ? { error: true, helperText: server } : {};
     },
     [t],
