@@ -17,7 +17,7 @@ import { projectsRoutes } from './features/projects/projects.routes';
 import { registerChangeNotices } from './features/projects/shared-answers';
 import { autorunDeploys, startTask } from './features/tasks/tasks.service';
 import { registerErrorHandler } from './http/error-handler';
-import { loggerOptions, registerRequestIds, requestIdOf } from './http/logging';
+import { loggerOptions, registerRequestIds, requestIdOf, requestLogController } from './http/logging';
 import { registerMetrics } from './http/metrics';
 import { registerOpenApi, responseSerializer } from './http/openapi';
 import { validatePathParams } from './http/path-params';
@@ -55,7 +55,7 @@ export type BuildOptions = {
   /** Queue sizes and timing of audit forwarding (tests shorten them). */
   auditForward?: Partial<ForwardOptions>;
   /** The folder of the built web console served at the root (tests); null serves none. Default: the web build. */
-  webRoot?: string | null;
+  webDir?: string | null;
 };
 
 /** Builds the Fastify app with every route (no listen). Migrations are applied before routes answer. */
@@ -71,6 +71,7 @@ export async function buildApp(
   const trusted = config.trustProxy;
   const app = Fastify({
     logger: await loggerOptions(config, options.logger),
+    logController: requestLogController(config),
     // Read from X-Request-Id only when it is a safe token (requestIdOf), so Fastify must not take the header as is.
     requestIdHeader: false,
     genReqId: requestIdOf,
@@ -203,7 +204,7 @@ export async function buildApp(
 
   await registerWebConsole(
     app,
-    options.webRoot !== undefined ? options.webRoot : existsSync(webDist) ? webDist : null,
+    options.webDir !== undefined ? options.webDir : existsSync(webDist) ? webDist : null,
   );
   return { app, deps };
 }

@@ -31,7 +31,7 @@ describe('web console delivery', () => {
     writeFileSync(join(web, `${asset}.br`), brotliCompressSync(script));
     writeFileSync(join(web, `${asset}.gz`), gzipSync(script));
     const config = loadConfig({}, { dataDir, dbUrl: `sqlite://${dataDir}/test.db`, bcryptCost: 4 });
-    app = (await buildApp(config, { background: false, logger: false, webRoot: web })).app;
+    app = (await buildApp(config, { background: false, logger: false, webDir: web })).app;
     await app.ready();
   });
 

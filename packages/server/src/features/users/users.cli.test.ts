@@ -254,7 +254,7 @@ describe('signalbox user …', () => {
 
     const usage = await signalbox(['user', 'frobnicate'], cli.env);
     expect(usage.code).toBe(1);
-    expect(usage.stderr).toMatch(/Usage: signalbox user add\|list\|change-by-login\|delete/);
+    expect(usage.stderr).toMatch(/Usage: npx signalbox user add\|list\|change-by-login\|delete/);
   });
 });
 
