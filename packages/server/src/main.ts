@@ -136,9 +136,12 @@ async function serve(config: ReturnType<typeof loadConfig>) {
   }
   try {
     await app.listen({ port: config.port, host: config.host });
-    // Printed to the console only (never to the structured log), the password once.
+    // Printed to the console only (never to the structured log), the password once: with JSON log lines on stdout
+    // (a log shipper reads them) it goes to stderr, so stdout stays one JSON object per line.
     const { startBanner, firstAdminLogin } = await import('./start-banner');
-    console.log(
+    const { chosenLogFormat } = await import('./http/logging');
+    const print = chosenLogFormat(config.logFormat) === 'json' ? console.error : console.log;
+    print(
       startBanner({
         config,
         address: app.server.address(),

@@ -1,0 +1,45 @@
+import type { Browser } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createUser, login } from './support/api';
+import { launch, newContext } from './support/browser';
+import { ADMIN } from './support/server';
+import { sharedServer } from './support/shared';
+import type { SharedServer } from './support/shared-server';
+
+let server: SharedServer;
+let browser: Browser;
+
+beforeAll(async () => {
+  server = sharedServer();
+  browser = await launch();
+});
+afterAll(async () => {
+  await browser?.close();
+});
+
+describe('first sign-in', () => {
+  it('asks the API nothing it answers with an error (no project 0) on the first screen', async () => {
+    const admin = await login(server.url, ADMIN.login, ADMIN.password);
+    const fresh = await createUser(admin, { can_create_project: true });
+    const context = await newContext(browser, server.url);
+    const page = await context.newPage();
+    await page.goto('/auth/login');
+    await page.getByLabel('Username').fill(fresh.username);
+    await page.getByLabel('Password').fill(fresh.password);
+    // Every API answer from the moment the user signs in.
+    const answers: string[] = [];
+    page.on('response', (res) => {
+      const url = new URL(res.url());
+      if (url.pathname.startsWith('/api/'))
+        answers.push(`${res.status()} ${res.request().method()} ${url.pathname}`);
+    });
+    await page.getByRole('button', { name: 'Sign in', exact: true }).click();
+    await page.waitForURL('**/project/new');
+    await page.getByRole('heading', { name: 'New project' }).waitFor();
+    await page.waitForLoadState('networkidle');
+    expect(answers.some((a) => a.endsWith('/api/auth/login'))).toBe(true);
+    expect(answers.filter((a) => a.includes('/api/project/0'))).toEqual([]);
+    expect(answers.filter((a) => /^[45]\d\d /.test(a))).toEqual([]);
+    await context.close();
+  });
+});
