@@ -1,7 +1,7 @@
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createUser, login } from './support/api';
-import { launch, newContext } from './support/browser';
+import { DESKTOP, launch, newContext, PHONE, shot, takingScreenshots } from './support/browser';
 import { ADMIN } from './support/server';
 import { sharedServer } from './support/shared';
 import type { SharedServer } from './support/shared-server';
@@ -65,5 +65,25 @@ describe('first sign-in', () => {
     expect(answers.filter((a) => a.includes('/api/project/0'))).toEqual([]);
     expect(answers.filter((a) => /^[45]\d\d /.test(a))).toEqual([]);
     await context.close();
+  });
+
+  it('shows commands that run in a clone (npx signalbox) in the sign-in help', async () => {
+    const schemes = takingScreenshots ? (['light', 'dark'] as const) : (['light'] as const);
+    for (const colorScheme of schemes)
+      for (const [viewport, size] of [
+        [DESKTOP, '1280'],
+        [PHONE, '390'],
+      ] as const) {
+        const context = await newContext(browser, server.url, { colorScheme, viewport });
+        const page = await context.newPage();
+        await page.goto('/auth/login');
+        await page.getByRole('button', { name: "Can't sign in?" }).click();
+        const dialog = page.getByRole('dialog', { name: "Can't sign in?" });
+        const commands = await dialog.locator('code').allTextContents();
+        expect(commands.length).toBeGreaterThanOrEqual(3);
+        for (const command of commands) expect(command).toMatch(/^npx signalbox user /);
+        await shot(page, `login-help-npx-${colorScheme}-${size}`);
+        await context.close();
+      }
   });
 });
