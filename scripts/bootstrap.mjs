@@ -39,6 +39,9 @@ if (wantWeb) {
   const sources = Math.max(
     newest(join(web, 'src')),
     mtime(join(web, 'index.html')),
+    // The build's own steps (e.g. the brotli/gzip copies precompress.ts writes).
+    mtime(join(web, 'vite.config.ts')),
+    mtime(join(web, 'precompress.ts')),
     newest(join(root, 'packages', 'contracts', 'src')),
   );
   if (built < sources) run('npm run build -w @signalbox/web', 'building the web console');
