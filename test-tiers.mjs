@@ -11,6 +11,7 @@ const serverUnit = [
   'src/tasks/proc-table.test.ts',
   'src/lib/apps.test.ts',
   'src/runners/seal.test.ts',
+  'src/runners/client/output.test.ts',
   // The deploy files (Dockerfile, compose file, systemd unit, .env.example), read and checked against the code.
   'test/deploy/compose.test.ts',
   'test/deploy/dockerfile.test.ts',
@@ -47,6 +48,8 @@ const serverSystem = [
   'src/features/auth/ldap.test.ts',
   // Audit receivers on loopback sockets that are down, slow or back, and the signalbox command.
   'src/audit/forward.test.ts',
+  // `signalbox runner` processes against a stand-in server: registration, jobs, reconnects, stops, secrets.
+  'src/runners/client/runner-client.test.ts',
 ];
 
 /**

@@ -40,6 +40,10 @@ export const messages = {
   incorrectLogin: coded('Incorrect login or password', ErrorCode.incorrectLogin),
   currentPasswordIncorrect: coded('Current password is incorrect', ErrorCode.currentPasswordIncorrect),
   noPermission: coded('You do not have permission to do this', ErrorCode.noPermission),
+  missingPermission: (permission: string) =>
+    coded(`You need the ${permission} permission in this project`, ErrorCode.missingPermission, {
+      permission,
+    }),
   notFound: (what: string) => coded(`${what} not found`, ErrorCode.notFound, { what }),
   bodyNotJson: coded('Request body is not valid JSON', ErrorCode.bodyNotJson),
   bodyEmpty: coded('Request body is empty', ErrorCode.bodyEmpty),

@@ -33,6 +33,8 @@ export const ErrorCode = {
   incorrectLogin: 'incorrect_login',
   currentPasswordIncorrect: 'current_password_incorrect',
   noPermission: 'no_permission',
+  /** The caller's project role lacks the permission bit a route needs; `params.permission` names the bit. */
+  missingPermission: 'missing_permission',
   // Two-factor sign-in (TOTP)
   totpRequired: 'totp_required',
   totpDisabled: 'totp_disabled',

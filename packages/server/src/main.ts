@@ -14,6 +14,8 @@ Commands:
   user totp disable --login L reset the user's two-factor sign-in (TOTP) and its recovery codes
   backup --file F             write every user (no passwords) and project to F
   restore --file F            restore such a file into an instance without projects
+  runner register|start|unregister …
+                              run tasks of a server on this machine (see "signalbox runner help")
 `;
 
 export async function main(argv: string[]): Promise<void> {
@@ -52,6 +54,14 @@ export async function main(argv: string[]): Promise<void> {
         const { runInstanceBackupCommand } = await import('./features/instance-backup/instance-backup.cli');
         return runInstanceBackupCommand(command, { config, ...handle }, rest);
       });
+    case 'runner': {
+      // Loaded on demand; a runner needs no database.
+      const { runRunnerCommand } = await import('./runners/client/cli');
+      process.exitCode = await runRunnerCommand(config, rest);
+      // Nothing of a finished runner command is left to wait for (sockets, timers of ended tasks).
+      process.exit();
+      return;
+    }
     default:
       console.log(usage);
       process.exitCode = command && command !== 'help' && command !== '--help' ? 1 : 0;

@@ -4,8 +4,7 @@ import type { Config } from '../config';
 import type { SecretBox } from '../lib/crypto';
 import { KeySourceError, keySecretOf } from '../lib/key-sources';
 import { IsolationUnavailable, openTaskSandbox } from './isolation';
-import type { LogSink } from './log-sink';
-import type { ExitResult, ProcessAdapter, ProcessSpec, TaskProcess } from './process';
+import type { ExitResult, LineTarget, ProcessAdapter, ProcessSpec, TaskProcess } from './process';
 import type { IsolationSetting, TaskSandbox } from './sandbox';
 import type {
   EnvironmentRow,
@@ -16,6 +15,17 @@ import type {
   TaskRow,
   TemplateRow,
 } from './store';
+
+/** Where a run's output goes: the server's LogSink (database) or a runner's batches (WebSocket). */
+export interface TaskLog extends LineTarget {
+  /** Registers values to mask in every later line. */
+  addSecrets(values: Iterable<string | null | undefined>): void;
+  mask(text: string): string;
+  /** Lets an executor look at lines as they arrive (Terraform's "No changes."). */
+  watch(listener: (line: string) => void): () => void;
+  /** Delivers everything still pending. */
+  close(): Promise<void>;
+}
 
 /** Thrown when a stop request ends the task; the engine turns it into `stopped`. */
 export class Stopped extends Error {
@@ -133,9 +143,8 @@ export class Job {
 
   constructor(
     readonly details: JobDetails,
-    readonly sink: LogSink,
+    readonly sink: TaskLog,
     readonly processes: ProcessAdapter,
-    readonly box: SecretBox,
     readonly dirs: {
       task: string;
       tmp: string;

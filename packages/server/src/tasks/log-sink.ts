@@ -14,6 +14,32 @@ const FLUSH_MS = 100;
 const HIGH_WATER = 20_000;
 
 /**
+ * The secrets to mask after adding `values` (longest first). Values shorter than 3 characters are not masked, and
+ * each line of a multi-line secret (from 8 characters) is masked on its own too.
+ */
+export function withSecrets(
+  current: readonly string[],
+  values: Iterable<string | null | undefined>,
+): string[] {
+  const set = new Set(current);
+  for (const v of values) {
+    if (!v) continue;
+    const text = String(v);
+    if (text.trim().length >= 3) set.add(text);
+    if (text.includes('\n')) {
+      for (const part of text.split(/\r?\n/)) if (part.trim().length >= 8) set.add(part.trim());
+    }
+  }
+  return [...set].sort((a, b) => b.length - a.length);
+}
+
+/** `text` with every one of `secrets` replaced by the mask. */
+export function maskSecrets(secrets: readonly string[], text: string): string {
+  for (const s of secrets) if (text.includes(s)) text = text.split(s).join(MASK);
+  return text;
+}
+
+/**
  * Collects a task's output lines, masks secrets, stores them in batches (one transaction each) and only then
  * publishes each line as a `log` message — so every line a socket client saw is already in the database. While the
  * database is unavailable a batch is tried again (see dbRetry; the readers pause once too many lines wait), and a
@@ -53,21 +79,11 @@ export class LogSink implements LineTarget {
 
   /** Registers values to mask in every later line (multi-line secrets are masked line by line too). */
   addSecrets(values: Iterable<string | null | undefined>) {
-    const set = new Set(this.secrets);
-    for (const v of values) {
-      if (!v) continue;
-      const text = String(v);
-      if (text.trim().length >= 3) set.add(text);
-      if (text.includes('\n')) {
-        for (const part of text.split(/\r?\n/)) if (part.trim().length >= 8) set.add(part.trim());
-      }
-    }
-    this.secrets = [...set].sort((a, b) => b.length - a.length);
+    this.secrets = withSecrets(this.secrets, values);
   }
 
   mask(text: string): string {
-    for (const s of this.secrets) if (text.includes(s)) text = text.split(s).join(MASK);
-    return text;
+    return maskSecrets(this.secrets, text);
   }
 
   /** Lets an executor look at lines as they arrive (Terraform's "No changes."). */

@@ -103,7 +103,7 @@ describe('ansible executor (fake processes)', () => {
     writeFileSync(join(repo, 'site.yml'), '- hosts: all\n');
     const processes = fakeProcesses();
     const first = fakeJob(processes, repo, home);
-    await runAnsible(first.job, { db: null as never, webRoot: 'http://sb' });
+    await runAnsible(first.job, { inventoryRepository: async () => null, webRoot: 'http://sb' });
     const runs = processes.specs.map((s) => [s.command, ...s.args]);
     expect(runs).toEqual([
       ['ansible-galaxy', 'collection', 'install', '-r', join(repo, 'requirements.yml'), '--force'],
@@ -131,7 +131,7 @@ describe('ansible executor (fake processes)', () => {
 
     processes.specs.length = 0;
     const second = fakeJob(processes, repo, home);
-    await runAnsible(second.job, { db: null as never, webRoot: '' });
+    await runAnsible(second.job, { inventoryRepository: async () => null, webRoot: '' });
     expect(processes.specs.map((s) => s.command)).toEqual(['ansible-playbook']);
     expect(second.lines).toContain(
       'requirements.yml has not changed: skipping ansible-galaxy collection install',
@@ -139,7 +139,10 @@ describe('ansible executor (fake processes)', () => {
 
     writeFileSync(join(repo, 'requirements.yml'), 'collections: []\nroles: []\n');
     processes.specs.length = 0;
-    await runAnsible(fakeJob(processes, repo, home).job, { db: null as never, webRoot: '' });
+    await runAnsible(fakeJob(processes, repo, home).job, {
+      inventoryRepository: async () => null,
+      webRoot: '',
+    });
     expect(processes.specs.map((s) => s.command)).toEqual([
       'ansible-galaxy',
       'ansible-galaxy',
@@ -186,14 +189,22 @@ describe('the output writer', () => {
     const processes = fakeProcesses();
     const tool = { path: join(bin, 'ansible-playbook'), args: ['--timeout', '30'] };
     // No ansible-galaxy beside the configured ansible-playbook: the one on PATH.
-    await runAnsible(fakeJob(processes, repo, home).job, { db: null as never, webRoot: '', tool });
+    await runAnsible(fakeJob(processes, repo, home).job, {
+      inventoryRepository: async () => null,
+      webRoot: '',
+      tool,
+    });
     expect(processes.specs.map((s) => s.command)).toEqual(['ansible-galaxy', 'ansible-galaxy', tool.path]);
     expect(processes.specs.at(-1)?.args.slice(0, 3)).toEqual(['--timeout', '30', '-i']);
 
     writeFileSync(join(bin, 'ansible-galaxy'), '');
     writeFileSync(join(repo, 'requirements.yml'), 'collections: []\nroles: []\n');
     processes.specs.length = 0;
-    await runAnsible(fakeJob(processes, repo, home).job, { db: null as never, webRoot: '', tool });
+    await runAnsible(fakeJob(processes, repo, home).job, {
+      inventoryRepository: async () => null,
+      webRoot: '',
+      tool,
+    });
     expect(processes.specs.map((s) => s.command)).toEqual([
       join(bin, 'ansible-galaxy'),
       join(bin, 'ansible-galaxy'),

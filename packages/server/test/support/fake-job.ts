@@ -1,8 +1,7 @@
 import { join } from 'node:path';
-import { createSecretBox } from '../../src/lib/crypto';
 import { Job, type JobDetails } from '../../src/tasks/job';
-import type { LogSink } from '../../src/tasks/log-sink';
 import type { ProcessAdapter } from '../../src/tasks/process';
+import type { TaskLog } from '../../src/tasks/run-core';
 
 /**
  * A Job of `details` over `processes` (fake ones, see fake-processes.ts) in the task directory `taskDir`, with its
@@ -18,12 +17,11 @@ export function jobIn(details: JobDetails, processes: ProcessAdapter, taskDir: s
     mask: (t: string) => t,
     addSecrets() {},
     watch: () => () => {},
-  } as unknown as LogSink;
+  } as unknown as TaskLog;
   const job = new Job(
     details,
     sink,
     processes,
-    createSecretBox(Buffer.alloc(32)),
     {
       task: taskDir,
       tmp: join(taskDir, 'tmp'),

@@ -75,7 +75,13 @@ describe('error codes', () => {
     (lang) => {
       const tree = catalogue(lang);
       const keys = Object.values(codeTexts).flatMap((text) =>
-        text === null ? [] : typeof text === 'string' ? [text] : Object.values(text.byField),
+        text === null
+          ? []
+          : typeof text === 'string'
+            ? [text]
+            : 'byParam' in text
+              ? [...Object.values(text.keys), text.otherwise]
+              : Object.values(text.byField),
       );
       const labels = [...Object.values(fieldLabels), ...Object.values(resourceLabels)];
       const missing = [...keys, ...labels].filter((key) => {
@@ -98,6 +104,33 @@ describe('error codes', () => {
     expect(errorText(err, de)).toBe(de('validation.tooLong', { field: de('fields.name'), max: 30 }));
     expect(serverFieldText(err, 'name', de)).toBe(de('validation.required', { field: de('fields.email') }));
     expect(serverFieldText(err, 'email', de)).toBeUndefined();
+  });
+
+  it('says a missing permission by what the role may not do, in the current language', async () => {
+    const de = await translator('de');
+    const en = await translator('en');
+    const refused = (permission: string) =>
+      new ApiError(403, messages.missingPermission(permission), {
+        error: messages.missingPermission(permission),
+        code: ErrorCode.missingPermission,
+        params: { permission },
+      });
+    expect(errorText(refused('runProjectTasks'), de)).toBe(
+      'Ihre Rolle in diesem Projekt erlaubt es nicht, Aufgaben auszuführen.',
+    );
+    expect(errorText(refused('runProjectTasks'), en)).toBe(
+      'Your role in this project does not allow running tasks.',
+    );
+    for (const permission of ['manageProjectResources', 'updateProject', 'manageProjectUsers']) {
+      const text = errorText(refused(permission), de);
+      expect(text).toMatch(/^Ihre Rolle in diesem Projekt erlaubt es nicht/);
+      expect(text).not.toContain(permission);
+    }
+    // A permission this client does not know, and the bare message of an older server, are still said plainly.
+    expect(errorText(refused('somethingNew'), de)).toBe(de('errors.forbidden'));
+    expect(errorText(new ApiError(403, messages.missingPermission('runProjectTasks')), de)).toBe(
+      'Ihre Rolle in diesem Projekt erlaubt es nicht, Aufgaben auszuführen.',
+    );
   });
 
   it("shows the server's text for a code said in its own words, an unknown code or an unknown field", async () => {

@@ -7,7 +7,11 @@ import { ApiError } from '../api/client';
  * `field` label translated), a key per field label for codes whose sentence differs by field, or `null` when the
  * code is said in the server's own words (the message, not the code, says what happened).
  */
-export type CodeText = string | { byField: Record<string, string> } | null;
+export type CodeText =
+  | string
+  | { byField: Record<string, string> }
+  | { byParam: string; keys: Record<string, string>; otherwise: string }
+  | null;
 
 export const codeTexts: Record<ErrorCode, CodeText> = {
   [ErrorCode.required]: 'validation.required',
@@ -44,6 +48,17 @@ export const codeTexts: Record<ErrorCode, CodeText> = {
   [ErrorCode.incorrectLogin]: 'errors.incorrectLogin',
   [ErrorCode.currentPasswordIncorrect]: 'users.currentPasswordIncorrect',
   [ErrorCode.noPermission]: 'errors.forbidden',
+  // Said by what the role may not do, never by the permission's name.
+  [ErrorCode.missingPermission]: {
+    byParam: 'permission',
+    keys: {
+      runProjectTasks: 'access.denied.runProjectTasks',
+      manageProjectResources: 'access.denied.manageProjectResources',
+      updateProject: 'access.denied.updateProject',
+      manageProjectUsers: 'access.denied.manageProjectUsers',
+    },
+    otherwise: 'errors.forbidden',
+  },
   [ErrorCode.totpRequired]: 'totp.required',
   [ErrorCode.totpDisabled]: 'totp.disabled',
   [ErrorCode.incorrectPasscode]: 'totp.incorrectCode',
@@ -90,6 +105,12 @@ export function translateCode(
   if (!text) return fallback;
   const params = coded?.params ?? {};
   const field = typeof params.field === 'string' ? params.field : undefined;
+  if (typeof text !== 'string' && 'byParam' in text) {
+    const value = params[text.byParam];
+    return t(
+      (typeof value === 'string' && Object.hasOwn(text.keys, value) && text.keys[value]) || text.otherwise,
+    );
+  }
   if (typeof text !== 'string') {
     const key = field === undefined ? undefined : text.byField[field];
     return key ? t(key) : fallback;

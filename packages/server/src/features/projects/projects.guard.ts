@@ -1,6 +1,7 @@
 import {
   ALL_PERMISSIONS,
   idParam,
+  messages,
   Permission,
   type ProjectRole,
   rolePermissions,
@@ -58,7 +59,7 @@ export function projectRoutes(
         request.permissions = user.admin ? ALL_PERMISSIONS : role ? rolePermissions[role] : 0;
         const needed = request.routeOptions.config?.permission;
         if (needed && (request.permissions & Permission[needed]) === 0) {
-          throw forbidden(`You need the ${needed} permission in this project`);
+          throw forbidden(messages.missingPermission(needed));
         }
       });
       serveSharedAnswers(scope, deps);

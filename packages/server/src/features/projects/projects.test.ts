@@ -373,6 +373,27 @@ describe.each(testDialects())('projects on $name', (dialect) => {
     expect((await team.admin.del(`/api/project/${second}`)).statusCode).toBe(404);
   });
 
+  it('a role without the permission gets a 403 naming the missing permission by code', async () => {
+    const cases: Array<[Actor, string, string, unknown, string]> = [
+      ['guest', 'post', 'tasks', { template_id: 1 }, 'runProjectTasks'],
+      ['task_runner', 'post', 'keys', { name: 'k', type: 'none' }, 'manageProjectResources'],
+      ['manager', 'put', '', { name: 'x' }, 'updateProject'],
+      ['manager', 'post', 'users', { user_id: 1, role: 'guest' }, 'manageProjectUsers'],
+    ];
+    for (const [actor, method, path, body, permission] of cases) {
+      const url = `/api/project/${team.projectId}${path ? `/${path}` : ''}`;
+      const client = as(actor);
+      const res = method === 'put' ? await client.put(url, body) : await client.post(url, body);
+      expect(res.statusCode, `${actor} ${path}`).toBe(403);
+      // The English message stays as it was (Semaphore's clients show it); the code and params are added.
+      expect(res.json()).toMatchObject({
+        error: `You need the ${permission} permission in this project`,
+        code: 'missing_permission',
+        params: { permission },
+      });
+    }
+  });
+
   it('DELETE removes every row of the project in every table and nothing of another project', async () => {
     const owner = await h.userClient({ can_create_project: true });
     const { projectId: pid } = await h.projectWithTeam(owner, 'Full');

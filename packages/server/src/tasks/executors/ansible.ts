@@ -2,13 +2,12 @@ import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, realpathSync, writeFileSync } from 'node:fs';
 import { dirname, isAbsolute, join, relative, resolve } from 'node:path';
 import { appDefaults } from '@signalbox/contracts';
-import type { Db } from '../../db';
 import { parseJson } from '../../db/values';
 import type { AppTool } from '../../lib/apps';
 import { checkoutRepository } from '../git';
 import { type Job, TaskFailed } from '../job';
 import { type Agent, startSshAgent } from '../keys';
-import { findRepository } from '../store';
+import type { RepositoryRow } from '../store';
 import { extraVarsYaml, Unsafe } from './ansible-vars';
 import { resolveInCheckout, stringList, taskArgs, taskDetails, templateArgs } from './common';
 
@@ -51,8 +50,16 @@ function pickList(job: Job, name: 'limit' | 'tags' | 'skip_tags'): string[] {
   return fromTask;
 }
 
-/** `tool`: ansible-playbook as the app registry gives it (its defaults when left out). */
-export type AnsibleOptions = { db: Db; webRoot: string; tool?: AppTool };
+/**
+ * `inventoryRepository`: the project's repository of that id, for a file inventory kept in another repository
+ * (the database on the server, the job payload on a runner). `tool`: ansible-playbook as the app registry gives
+ * it (its defaults when left out).
+ */
+export type AnsibleOptions = {
+  inventoryRepository: (id: number) => Promise<RepositoryRow | null>;
+  webRoot: string;
+  tool?: AppTool;
+};
 
 /** ansible-galaxy beside a configured ansible-playbook path (the same installation) if there is one, else on PATH. */
 function galaxyOf(playbookBinary: string) {
@@ -90,7 +97,7 @@ export async function runAnsible(job: Job, opts: AnsibleOptions) {
       } else if (inv.type === 'file') {
         let base = job.repoDir;
         if (inv.repository_id) {
-          const repo = await findRepository(opts.db, d.project.id, inv.repository_id);
+          const repo = await opts.inventoryRepository(inv.repository_id);
           if (!repo) throw new TaskFailed(`Inventory repository ${inv.repository_id} not found`);
           const co = await checkoutRepository(job, repo, {
             branch: repo.git_branch || 'main',

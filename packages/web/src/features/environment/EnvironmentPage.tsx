@@ -51,6 +51,7 @@ export default function EnvironmentPage() {
               <RowActions
                 name={env.name}
                 onEdit={() => dialog.edit(env)}
+                readOnly={!manage}
                 onDelete={manage ? () => void del.start(env) : undefined}
               />
             </TableRow>

@@ -98,9 +98,11 @@ export default function IntegrationDetail() {
         <Section
           title={t('integrations.matchers')}
           action={
-            <Button size="small" startIcon={<AddIcon />} onClick={matcher.startNew}>
-              {t('integrations.newMatcher')}
-            </Button>
+            write && (
+              <Button size="small" startIcon={<AddIcon />} onClick={matcher.startNew}>
+                {t('integrations.newMatcher')}
+              </Button>
+            )
           }
         >
           <ResourceTable
@@ -108,6 +110,7 @@ export default function IntegrationDetail() {
             items={matchers.data}
             error={matchers.error}
             empty={t('integrations.noMatchers')}
+            withActions={write}
             head={
               <>
                 <TableCell>{t('res.name')}</TableCell>
@@ -125,11 +128,13 @@ export default function IntegrationDetail() {
                 <TableCell sx={{ wordBreak: 'break-all' }}>{m.key}</TableCell>
                 <TableCell sx={wideOnlySx}>{t(`integrations.methodsMatch.${m.method}`)}</TableCell>
                 <TableCell sx={{ wordBreak: 'break-all' }}>{m.value}</TableCell>
-                <RowActions
-                  name={m.name}
-                  onEdit={() => matcher.edit(m)}
-                  onDelete={() => del('matchers', m.id)}
-                />
+                {write && (
+                  <RowActions
+                    name={m.name}
+                    onEdit={() => matcher.edit(m)}
+                    onDelete={() => del('matchers', m.id)}
+                  />
+                )}
               </TableRow>
             )}
           </ResourceTable>
@@ -137,9 +142,11 @@ export default function IntegrationDetail() {
         <Section
           title={t('integrations.values')}
           action={
-            <Button size="small" startIcon={<AddIcon />} onClick={value.startNew}>
-              {t('integrations.newValue')}
-            </Button>
+            write && (
+              <Button size="small" startIcon={<AddIcon />} onClick={value.startNew}>
+                {t('integrations.newValue')}
+              </Button>
+            )
           }
         >
           <ResourceTable
@@ -147,6 +154,7 @@ export default function IntegrationDetail() {
             items={values.data}
             error={values.error}
             empty={t('integrations.noValues')}
+            withActions={write}
             head={
               <>
                 <TableCell>{t('res.name')}</TableCell>
@@ -162,7 +170,13 @@ export default function IntegrationDetail() {
                 <TableCell sx={wideOnlySx}>{t(`integrations.sources.${v.value_source}`)}</TableCell>
                 <TableCell sx={{ wordBreak: 'break-all' }}>{v.key}</TableCell>
                 <TableCell sx={{ wordBreak: 'break-all' }}>{v.variable}</TableCell>
-                <RowActions name={v.name} onEdit={() => value.edit(v)} onDelete={() => del('values', v.id)} />
+                {write && (
+                  <RowActions
+                    name={v.name}
+                    onEdit={() => value.edit(v)}
+                    onDelete={() => del('values', v.id)}
+                  />
+                )}
               </TableRow>
             )}
           </ResourceTable>

@@ -99,6 +99,7 @@ export default function InventoryPage() {
               <RowActions
                 name={inv.name}
                 onEdit={() => setEditing({ kind: kindOf(inv), item: inv })}
+                readOnly={!manage}
                 onDelete={manage ? () => void del.start(inv) : undefined}
               />
             </TableRow>

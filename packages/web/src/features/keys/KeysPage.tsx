@@ -58,6 +58,7 @@ export default function KeysPage() {
               <RowActions
                 name={k.name}
                 onEdit={() => dialog.edit(k)}
+                readOnly={!manage}
                 onDelete={manage ? () => void del.start(k) : undefined}
               />
             </TableRow>

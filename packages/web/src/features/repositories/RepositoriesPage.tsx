@@ -63,6 +63,7 @@ export default function RepositoriesPage() {
               <RowActions
                 name={r.name}
                 onEdit={() => dialog.edit(r)}
+                readOnly={!manage}
                 onDelete={manage ? () => void del.start(r) : undefined}
               />
             </TableRow>

@@ -5,6 +5,7 @@ import { useMutation, useQueryClient } from '@tanstack/react-query';
 import { useTranslation } from 'react-i18next';
 import { Link as RouterLink, useLocation, useNavigate } from 'react-router';
 import { api } from '../../api/client';
+import { Guarded } from '../../app/access';
 import { formatDateTime, formatDuration } from '../../app/format';
 import { Spinner } from '../../app/states';
 import type { Task } from '../tasks/api';
@@ -78,14 +79,16 @@ export function LastTasks({ template, limit }: { template: Template; limit: numb
             <TableCell sx={{ whiteSpace: 'nowrap' }}>{formatDateTime(task.start ?? task.created)}</TableCell>
             <TableCell>{formatDuration(task.start, task.end)}</TableCell>
             <TableCell align="right">
-              <Button
-                size="small"
-                startIcon={<ReplayIcon />}
-                disabled={rerun.isPending}
-                onClick={() => void again(task.id)}
-              >
-                {t(rerunLabelKey(template.type))}
-              </Button>
+              <Guarded permission="runProjectTasks">
+                <Button
+                  size="small"
+                  startIcon={<ReplayIcon />}
+                  disabled={rerun.isPending}
+                  onClick={() => void again(task.id)}
+                >
+                  {t(rerunLabelKey(template.type))}
+                </Button>
+              </Guarded>
             </TableCell>
           </TableRow>
         ))}

@@ -7,6 +7,7 @@ import type { Environment, Inventory, Repository } from '@signalbox/contracts';
 import { type ReactNode, useState } from 'react';
 import { useTranslation } from 'react-i18next';
 import { useNavigate } from 'react-router';
+import { Guarded } from '../../app/access';
 import { DetailHeader } from '../../app/PageHeader';
 import { useProjectContext } from '../../app/project-context';
 import { Spinner } from '../../app/states';
@@ -101,9 +102,11 @@ export function TemplateDetail({ templateId, listPath }: { templateId: number; l
                 </Tooltip>
               </>
             )}
-            <Button variant="contained" startIcon={<PlayArrowIcon />} onClick={() => setRunning(true)}>
-              {t(runLabelKey(tpl.type))}
-            </Button>
+            <Guarded permission="runProjectTasks">
+              <Button variant="contained" startIcon={<PlayArrowIcon />} onClick={() => setRunning(true)}>
+                {t(runLabelKey(tpl.type))}
+              </Button>
+            </Guarded>
           </Box>
         }
       />

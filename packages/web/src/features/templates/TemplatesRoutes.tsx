@@ -1,4 +1,7 @@
+import type { ReactNode } from 'react';
+import { useTranslation } from 'react-i18next';
 import { Navigate, Route, Routes, useParams } from 'react-router';
+import { NotAllowed } from '../../app/access';
 import { useProjectContext } from '../../app/project-context';
 import { TemplateDetail } from './TemplateDetail';
 import { TemplateFormPage } from './TemplateForm';
@@ -10,9 +13,46 @@ function Detail({ listPath }: { listPath: string }) {
   return <TemplateDetail key={id} templateId={Number(id)} listPath={listPath} />;
 }
 
+/**
+ * The template form only for roles that may save it (manageProjectResources); any other role is told it cannot
+ * edit (or create) templates, with a way back, rather than shown a form the server would refuse.
+ */
+function MayEdit({
+  templateId,
+  listPath,
+  children,
+}: {
+  templateId: number | null;
+  listPath: string;
+  children: ReactNode;
+}) {
+  const { t } = useTranslation();
+  const { can } = useProjectContext();
+  if (can('manageProjectResources')) return children;
+  return templateId ? (
+    <NotAllowed
+      title={t('access.cannotEditTemplate')}
+      permission="manageProjectResources"
+      backTo={`${listPath}/${templateId}`}
+      backLabel={t('access.openTemplate')}
+    />
+  ) : (
+    <NotAllowed
+      title={t('access.cannotCreateTemplate')}
+      permission="manageProjectResources"
+      backTo={listPath}
+      backLabel={t('access.backToTemplates')}
+    />
+  );
+}
+
 function Edit({ listPath }: { listPath: string }) {
-  const id = useParams().templateId;
-  return <TemplateFormPage templateId={Number(id) || null} listPath={listPath} />;
+  const id = Number(useParams().templateId) || null;
+  return (
+    <MayEdit templateId={id} listPath={listPath}>
+      <TemplateFormPage templateId={id} listPath={listPath} />
+    </MayEdit>
+  );
 }
 
 /** Everything under templates/* and views/{viewId}/templates/*. */
@@ -25,7 +65,14 @@ export default function TemplatesRoutes() {
   return (
     <Routes>
       <Route index element={<TemplatesPage />} />
-      <Route path="new/edit" element={<TemplateFormPage key="new" templateId={null} listPath={listPath} />} />
+      <Route
+        path="new/edit"
+        element={
+          <MayEdit templateId={null} listPath={listPath}>
+            <TemplateFormPage key="new" templateId={null} listPath={listPath} />
+          </MayEdit>
+        }
+      />
       <Route path=":templateId" element={<Detail listPath={listPath} />} />
       <Route path=":templateId/edit" element={<Edit listPath={listPath} />} />
       <Route path="*" element={<Navigate to={listPath} replace />} />

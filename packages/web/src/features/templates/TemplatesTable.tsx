@@ -18,6 +18,7 @@ import type { Environment, Inventory, Repository, Template } from '@signalbox/co
 import { Fragment, useState } from 'react';
 import { useTranslation } from 'react-i18next';
 import { Link as RouterLink, useLocation } from 'react-router';
+import { Guarded } from '../../app/access';
 import { formatDateTime } from '../../app/format';
 import { useProjectContext } from '../../app/project-context';
 import { TaskStatusChip } from '../tasks/TaskStatusChip';
@@ -151,15 +152,17 @@ export function TemplatesTable({
                     <TableCell>{nameOf(repositories.data, tpl.repository_id)}</TableCell>
                   )}
                   <TableCell align="right" sx={stickyRight}>
-                    <Button
-                      size="small"
-                      variant="outlined"
-                      startIcon={<PlayArrowIcon />}
-                      aria-label={`${t(runLabelKey(tpl.type))}: ${tpl.name}`}
-                      onClick={() => onRun(tpl)}
-                    >
-                      {t(runLabelKey(tpl.type))}
-                    </Button>
+                    <Guarded permission="runProjectTasks">
+                      <Button
+                        size="small"
+                        variant="outlined"
+                        startIcon={<PlayArrowIcon />}
+                        aria-label={`${t(runLabelKey(tpl.type))}: ${tpl.name}`}
+                        onClick={() => onRun(tpl)}
+                      >
+                        {t(runLabelKey(tpl.type))}
+                      </Button>
+                    </Guarded>
                   </TableCell>
                 </TableRow>
                 <TableRow>

@@ -1,6 +1,7 @@
 import AddIcon from '@mui/icons-material/Add';
 import DeleteIcon from '@mui/icons-material/Delete';
 import EditIcon from '@mui/icons-material/Edit';
+import VisibilityIcon from '@mui/icons-material/VisibilityOutlined';
 import { Button, IconButton, Table, TableBody, TableCell, TableHead, TableRow, Tooltip } from '@mui/material';
 import type { ReactNode } from 'react';
 import { useTranslation } from 'react-i18next';
@@ -58,22 +59,30 @@ export function ResourceTable<T>({
   );
 }
 
-/** A row's Actions cell: edit, and delete when `onDelete` is given, each labelled with the row's name. */
+/**
+ * A row's Actions cell: edit, and delete when `onDelete` is given, each labelled with the row's name. When the
+ * role may only look (`readOnly`), the edit pencil becomes View, which opens the same dialog read-only.
+ */
 export function RowActions({
   name,
   onEdit,
   onDelete,
+  readOnly = false,
 }: {
   name: string;
   onEdit: () => void;
   onDelete?: () => void;
+  readOnly?: boolean;
 }) {
   const { t } = useTranslation();
   return (
     <TableCell align="right" sx={actionsSx}>
-      <Tooltip title={t('res.edit')}>
-        <IconButton aria-label={t('res.editNamed', { name })} onClick={onEdit}>
-          <EditIcon fontSize="small" />
+      <Tooltip title={readOnly ? t('access.view') : t('res.edit')}>
+        <IconButton
+          aria-label={t(readOnly ? 'access.viewNamed' : 'res.editNamed', { name })}
+          onClick={onEdit}
+        >
+          {readOnly ? <VisibilityIcon fontSize="small" /> : <EditIcon fontSize="small" />}
         </IconButton>
       </Tooltip>
       {onDelete && (

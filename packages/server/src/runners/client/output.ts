@@ -1,0 +1,137 @@
+import { maskSecrets, withSecrets } from '../../tasks/log-sink';
+import type { TaskLog } from '../../tasks/run-core';
+import { maxBatchLines } from '../protocol';
+
+/** A batch is sent this long after its first line at the latest. */
+export const FLUSH_MS = 50;
+/** A batch is sent at once when its lines reach this many bytes. */
+export const BATCH_BYTES = 256 * 1024;
+/**
+ * Unacknowledged output one task may hold (sent or not): above it the task's output pipes pause (its processes
+ * block on writing) until acknowledgements bring it under half. This bounds the runner's memory per task while the
+ * server is unreachable.
+ */
+export const MAX_UNACKED_BYTES = 16 * 1024 * 1024;
+/** The longest line the protocol takes; longer ones are split. */
+const MAX_OUTPUT = 1_000_000;
+
+export type OutputLine = { time: string; output: string };
+export type Batch = { seq: number; lines: OutputLine[]; bytes: number };
+
+/**
+ * A task's output on a runner: masks secrets, gathers lines into batches numbered 1, 2, 3…, hands each batch to
+ * `send` (which may drop it while disconnected) and keeps it until the server acknowledges its seq, so that after a
+ * reconnect every batch the server has not stored can be sent again, in order.
+ */
+export class TaskOutput implements TaskLog {
+  private secrets: string[] = [];
+  private watchers: ((line: string) => void)[] = [];
+  private pending: OutputLine[] = [];
+  private pendingBytes = 0;
+  private timer: NodeJS.Timeout | null = null;
+  private unacked: Batch[] = [];
+  private unackedBytes = 0;
+  private drainCallbacks: (() => void)[] = [];
+  private lastMs = 0;
+  private lastTime = '';
+  /** The seq of the last batch made. */
+  lastSeq = 0;
+  /** Every batch up to this seq is stored by the server. */
+  acked = 0;
+
+  constructor(private readonly send: (batch: Batch) => void) {}
+
+  addSecrets(values: Iterable<string | null | undefined>) {
+    this.secrets = withSecrets(this.secrets, values);
+  }
+
+  mask(text: string): string {
+    return maskSecrets(this.secrets, text);
+  }
+
+  watch(listener: (line: string) => void): () => void {
+    this.watchers.push(listener);
+    return () => {
+      this.watchers = this.watchers.filter((w) => w !== listener);
+    };
+  }
+
+  line(text: string) {
+    for (const w of this.watchers) w(text);
+    let output = this.secrets.length ? this.mask(text) : text;
+    if (output.includes('\u0000')) output = output.replaceAll('\u0000', '\uFFFD');
+    const ms = Date.now();
+    if (ms !== this.lastMs) {
+      this.lastMs = ms;
+      this.lastTime = new Date(ms).toISOString();
+    }
+    for (let i = 0; i === 0 || i < output.length; i += MAX_OUTPUT) {
+      const part = output.slice(i, i + MAX_OUTPUT);
+      this.pending.push({ time: this.lastTime, output: part });
+      this.pendingBytes += Buffer.byteLength(part) + 40;
+      if (this.pending.length >= maxBatchLines || this.pendingBytes >= BATCH_BYTES) this.flush();
+    }
+    if (this.pending.length && !this.timer) this.timer = setTimeout(() => this.flush(), FLUSH_MS);
+  }
+
+  /** Makes a batch of the pending lines now and sends it. */
+  flush() {
+    if (this.timer) {
+      clearTimeout(this.timer);
+      this.timer = null;
+    }
+    if (!this.pending.length) return;
+    const batch: Batch = { seq: ++this.lastSeq, lines: this.pending, bytes: this.pendingBytes };
+    this.pending = [];
+    this.pendingBytes = 0;
+    this.unacked.push(batch);
+    this.unackedBytes += batch.bytes;
+    this.send(batch);
+  }
+
+  pressure() {
+    return this.unackedBytes + this.pendingBytes > MAX_UNACKED_BYTES;
+  }
+
+  onDrain(callback: () => void) {
+    this.drainCallbacks.push(callback);
+  }
+
+  /** The server stored every batch up to `seq`: they are dropped, and paused readers resume once there is room. */
+  ack(seq: number) {
+    if (seq <= this.acked) return;
+    this.acked = Math.min(seq, this.lastSeq);
+    while (this.unacked.length && (this.unacked[0]?.seq ?? 0) <= this.acked) {
+      const batch = this.unacked.shift() as Batch;
+      this.unackedBytes -= batch.bytes;
+    }
+    if (this.unackedBytes <= MAX_UNACKED_BYTES / 2 && this.drainCallbacks.length) {
+      const callbacks = this.drainCallbacks;
+      this.drainCallbacks = [];
+      for (const cb of callbacks) cb();
+    }
+  }
+
+  /** The batches not yet acknowledged, in order (to send again after a reconnect). */
+  unacknowledged(): readonly Batch[] {
+    return this.unacked;
+  }
+
+  /** Makes the last batch; delivery goes on until acknowledged. */
+  async close() {
+    this.flush();
+  }
+
+  /** Frees everything (the task is forgotten); paused readers resume so that their processes can end. */
+  discard() {
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = null;
+    this.pending = [];
+    this.pendingBytes = 0;
+    this.unacked = [];
+    this.unackedBytes = 0;
+    const callbacks = this.drainCallbacks;
+    this.drainCallbacks = [];
+    for (const cb of callbacks) cb();
+  }
+}

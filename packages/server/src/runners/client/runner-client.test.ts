@@ -1,0 +1,565 @@
+import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { FakeRunnerServer } from '../../../test/support/fake-runner-server';
+import { alive, commitFiles, standIn, waitFor } from '../../../test/support/task-fixtures';
+import type { JobDetails, Key } from '../../tasks/job';
+import type { RepositoryRow } from '../../tasks/store';
+import type { JobPayload } from '../payload';
+import { generateRunnerKeys } from '../seal';
+import { saveRunner } from './files';
+
+const bin = fileURLToPath(new URL('../../../bin/signalbox-src.mjs', import.meta.url));
+const repoRoot = fileURLToPath(new URL('../../../../../', import.meta.url));
+
+/** The parent's environment without any Signalbox/Semaphore settings, plus the given ones. */
+function cleanEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = {};
+  for (const [k, v] of Object.entries(process.env)) if (!/^(SIGNALBOX|SEMAPHORE)_/.test(k)) env[k] = v;
+  return { ...env, ...extra };
+}
+
+type Proc = { child: ChildProcess; out: { text: string }; exited: Promise<number | null> };
+
+function runner(args: string[], env: Record<string, string> = {}): Proc {
+  const child = spawn(process.execPath, [bin, 'runner', ...args], { cwd: repoRoot, env: cleanEnv(env) });
+  const out = { text: '' };
+  child.stdout?.on('data', (d) => {
+    out.text += d;
+  });
+  child.stderr?.on('data', (d) => {
+    out.text += d;
+  });
+  const exited = new Promise<number | null>((resolve) => child.on('close', (code) => resolve(code)));
+  return { child, out, exited };
+}
+
+async function runToEnd(args: string[], env: Record<string, string> = {}) {
+  const p = runner(args, env);
+  const code = await p.exited;
+  return { code, output: p.out.text };
+}
+
+let server: FakeRunnerServer;
+const started: Proc[] = [];
+const scratch = mkdtempSync(join(tmpdir(), 'sb-runner-client-'));
+let repoDir: string;
+
+/** A registered runner folder of its own. */
+async function registered(extra: string[] = []) {
+  const dir = mkdtempSync(join(scratch, 'runner-'));
+  const reg = await runToEnd(
+    ['register', '--url', server.url, '--dir', dir, '--max-parallel', '4', '--name', 'box', ...extra],
+    { SIGNALBOX_RUNNER_REGISTRATION_TOKEN: 'reg-token' },
+  );
+  expect(reg.code, reg.output).toBe(0);
+  return dir;
+}
+
+/** A runner folder registered without the command (quicker): its files and the server's record of it. */
+function prepared() {
+  const dir = mkdtempSync(join(scratch, 'runner-'));
+  const keys = generateRunnerKeys();
+  const id = server.tokens.size + 100;
+  const token = `runner-token-direct-${id}`;
+  server.tokens.set(token, { id, publicKey: keys.publicKey });
+  saveRunner(dir, { url: server.url, id, token, tags: [], max_parallel: 4 }, keys.privateKey);
+  return dir;
+}
+
+async function startRunner(dir: string, env: Record<string, string> = {}) {
+  const connections = server.connections;
+  const p = runner(['start', '--dir', dir], env);
+  started.push(p);
+  await waitFor(
+    async () => server.connections > connections && server.socket,
+    30_000,
+    'the runner to connect',
+  );
+  // The welcome has gone out once the hello is in.
+  await waitFor(async () => server.hellos.length >= connections + 1, 10_000, 'the hello');
+  return p;
+}
+
+let nextTaskId = 100;
+
+function bashJob(
+  script: string,
+  opts: Partial<JobDetails> & { keys?: Record<string, Key> } = {},
+): JobPayload {
+  const id = nextTaskId++;
+  const repository = {
+    id: 2,
+    name: 'scripts',
+    project_id: 1,
+    git_url: `file://${repoDir}`,
+    git_branch: 'main',
+    ssh_key_id: opts.keys ? Number(Object.keys(opts.keys)[0]) : null,
+  } as RepositoryRow;
+  const details = {
+    task: {
+      id,
+      project_id: 1,
+      template_id: 3,
+      commit_hash: null,
+      arguments: null,
+      environment: null,
+      message: '',
+    },
+    template: {
+      id: 3,
+      name: 'remote',
+      type: '',
+      app: 'bash',
+      playbook: script,
+      arguments: null,
+      allow_override_args_in_task: 0,
+      survey_vars: JSON.stringify([{ name: 'SURVEY_PIN', type: 'secret' }]),
+      git_branch: null,
+    },
+    project: { id: 1, name: 'p' },
+    inventory: null,
+    repository,
+    environment: null,
+    extraVars: {},
+    envVars: {},
+    secretVars: {},
+    secretEnv: {},
+    surveySecrets: {},
+    params: {},
+    templateParams: {},
+    incomingVersion: null,
+    userName: 'alice',
+    ...opts,
+  } as unknown as JobDetails;
+  return { details, keys: opts.keys ?? {}, inventory_repository: null };
+}
+
+const taskIdOf = (p: JobPayload) => p.details.task.id;
+
+/** Every process whose environment says it belongs to task `id`. */
+function processesOfTask(id: number): number[] {
+  const pids: number[] = [];
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const env = readFileSync(`/proc/${entry}/environ`, 'latin1').split('\0');
+      if (env.includes(`SIGNALBOX_TASK_ID=${id}`) && alive(Number(entry))) pids.push(Number(entry));
+    } catch {
+      // gone or not ours
+    }
+  }
+  return pids;
+}
+
+function filesUnder(dir: string): string[] {
+  const out: string[] = [];
+  for (const entry of readdirSync(dir, { withFileTypes: true })) {
+    const path = join(dir, entry.name);
+    if (entry.isDirectory()) out.push(...filesUnder(path));
+    else if (entry.isFile()) out.push(path);
+  }
+  return out;
+}
+
+beforeAll(async () => {
+  server = await new FakeRunnerServer().start();
+  repoDir = join(scratch, 'repo');
+  execFileSync('git', ['init', '-q', '-b', 'main', repoDir]);
+  commitFiles(
+    repoDir,
+    {
+      'hello.sh': 'echo "hello one"\necho "hello two"\necho "pin=$SURVEY_PIN env=$API_TOKEN"\n',
+      'many.sh':
+        'for c in $(seq 0 39); do seq $((c*500+1)) $((c*500+500)) | sed "s/^/line /"; sleep 0.02; done\necho all printed\n',
+      'sleep.sh': 'bash -c "sleep 600" &\necho "child $!"\necho "main $$"\nsleep 600\n',
+      'secret.sh':
+        'echo "pin=$SURVEY_PIN env=$API_TOKEN"\nfor i in $(seq 1 30); do sleep 0.05; done\necho finished\n',
+    },
+    'scripts',
+  );
+}, 60_000);
+
+afterEach(async () => {
+  for (const p of started.splice(0)) {
+    if (p.child.exitCode === null) p.child.kill('SIGKILL');
+    await p.exited;
+  }
+  server.ack = true;
+  server.lose = false;
+  server.abandon.clear();
+  server.onOutput = null;
+});
+
+afterAll(async () => {
+  await server?.close();
+  rmSync(scratch, { recursive: true, force: true });
+});
+
+describe('signalbox runner register / unregister', () => {
+  it('stores 0600 settings and key, sends the public key, refuses a second registration', async () => {
+    const before = server.registrations.length;
+    const dir = await registered(['--tag', 'linux', '--tag', 'eu']);
+    const sent = server.registrations[before] as Record<string, unknown>;
+    expect(sent).toMatchObject({
+      registration_token: 'reg-token',
+      name: 'box',
+      tags: ['linux', 'eu'],
+      max_parallel_tasks: 4,
+    });
+    expect(String(sent.public_key)).toMatch(/^-----BEGIN PUBLIC KEY-----/);
+    expect(statSync(dir).mode & 0o777).toBe(0o700);
+    for (const f of ['runner.json', 'runner.key']) expect(statSync(join(dir, f)).mode & 0o777).toBe(0o600);
+    const settings = JSON.parse(readFileSync(join(dir, 'runner.json'), 'utf8'));
+    expect(settings).toMatchObject({
+      url: server.url,
+      id: expect.any(Number),
+      tags: ['linux', 'eu'],
+      max_parallel: 4,
+    });
+    expect(server.tokens.has(settings.token)).toBe(true);
+    expect(readFileSync(join(dir, 'runner.key'), 'utf8')).toMatch(/^-----BEGIN PRIVATE KEY-----/);
+
+    const again = await runToEnd([
+      'register',
+      '--url',
+      server.url,
+      '--dir',
+      dir,
+      '--registration-token',
+      'reg-token',
+    ]);
+    expect(again.code).toBe(1);
+    expect(again.output).toContain('already holds runner');
+    expect(again.output).not.toContain(settings.token);
+  }, 120_000);
+
+  it('says why a registration is refused and stores nothing', async () => {
+    const dir = join(scratch, 'refused');
+    const bad = await runToEnd([
+      'register',
+      '--url',
+      server.url,
+      '--dir',
+      dir,
+      '--registration-token',
+      'wrong',
+    ]);
+    expect(bad.code).toBe(1);
+    expect(bad.output).toContain('The server refused the registration token: Invalid registration token');
+    expect(existsSync(join(dir, 'runner.json'))).toBe(false);
+    const down = await runToEnd(['register', '--url', 'http://127.0.0.1:1', '--dir', dir], {
+      SIGNALBOX_RUNNER_REGISTRATION_TOKEN: 'reg-token',
+    });
+    expect(down.code).toBe(1);
+    expect(down.output).toContain('Cannot reach the server at http://127.0.0.1:1');
+  }, 120_000);
+
+  it('unregisters with its own token and removes its files', async () => {
+    const dir = await registered();
+    const { token } = JSON.parse(readFileSync(join(dir, 'runner.json'), 'utf8'));
+    const res = await runToEnd(['unregister', '--dir', dir]);
+    expect(res.code, res.output).toBe(0);
+    expect(server.unregistrations.at(-1)).toBe(token);
+    expect(server.tokens.has(token)).toBe(false);
+    expect(existsSync(join(dir, 'runner.json'))).toBe(false);
+    expect(existsSync(join(dir, 'runner.key'))).toBe(false);
+    expect(res.output).not.toContain(token);
+  }, 120_000);
+});
+
+describe('signalbox runner start', () => {
+  it('runs a bash job: numbered batches in order, running with the commit, finished success', async () => {
+    const dir = prepared();
+    await startRunner(dir);
+    const job = bashJob('hello.sh');
+    const id = taskIdOf(job);
+    server.sendJob(id, job);
+    const t = server.task(id);
+    await waitFor(async () => t.finished && t.seq >= t.finished.last_seq, 30_000, 'the task to finish');
+    expect(t.finished).toMatchObject({ status: 'success' });
+    expect(t.received).toEqual(t.received.map((_, i) => i + 1));
+    expect(t.lines).toContain('hello one');
+    expect(t.lines.indexOf('hello two')).toBe(t.lines.indexOf('hello one') + 1);
+    const head = execFileSync('git', ['-C', repoDir, 'rev-parse', 'HEAD']).toString().trim();
+    expect(t.statuses.map((s) => s.status)).toEqual(['running']);
+    expect(t.statuses[0]).toMatchObject({ commit_hash: head, commit_message: 'scripts' });
+    expect(server.protocolErrors).toEqual([]);
+    // Done: nothing of the task is left in the work folder.
+    await waitFor(
+      async () => !existsSync(join(dir, 'work', 'tasks', String(id))),
+      5000,
+      'the task folder to go',
+    );
+  }, 120_000);
+
+  it('delivers every line exactly once, in order, across a dropped connection', async () => {
+    const dir = prepared();
+    await startRunner(dir);
+    const job = bashJob('many.sh');
+    const id = taskIdOf(job);
+    const t = server.task(id);
+    // Acks are withheld (as if lost); once output is flowing, a few batches are lost in flight and then the
+    // socket drops: the stored ones must not come again, the lost ones must.
+    server.ack = false;
+    let lost = 0;
+    let dropped = false;
+    server.onOutput = (taskId) => {
+      if (dropped || taskId !== id) return;
+      if (!server.lose && t.lines.some((l) => l.startsWith('line ')) && t.seq >= 3) server.lose = true;
+      else if (server.lose && ++lost >= 3) {
+        dropped = true;
+        server.lose = false;
+        server.ack = true;
+        server.drop();
+      }
+    };
+    server.sendJob(id, job);
+    await waitFor(async () => t.finished && t.seq >= t.finished.last_seq, 60_000, 'the task to finish');
+    expect(dropped).toBe(true);
+    expect(server.connections).toBeGreaterThanOrEqual(2);
+    expect(t.finished?.status).toBe('success');
+    // The batches lost in flight came again after the reconnect.
+    expect(new Set(t.received).size).toBeLessThan(t.received.length);
+    const numbered = t.lines.filter((l) => l.startsWith('line ')).map((l) => Number(l.slice(5)));
+    expect(numbered.length).toBe(20_000);
+    expect(numbered).toEqual(Array.from({ length: 20_000 }, (_, i) => i + 1));
+    expect(t.lines.at(-1)).toBe('all printed');
+    expect(server.protocolErrors).toEqual([]);
+  }, 120_000);
+
+  it('stop ends a sleeping script and its children within 2 s', async () => {
+    const dir = prepared();
+    await startRunner(dir);
+    const job = bashJob('sleep.sh');
+    const id = taskIdOf(job);
+    const t = server.task(id);
+    server.sendJob(id, job);
+    await waitFor(async () => t.lines.some((l) => l.startsWith('main ')), 30_000, 'the script to start');
+    const pids = ['child ', 'main '].map((p) =>
+      Number(t.lines.find((l) => l.startsWith(p))?.slice(p.length)),
+    );
+    expect(pids.every(alive)).toBe(true);
+    const began = Date.now();
+    server.control(id, 'stop');
+    await waitFor(async () => pids.every((p) => !alive(p)), 2000, 'the processes to end');
+    expect(Date.now() - began).toBeLessThan(2000);
+    await waitFor(async () => t.finished, 5000, 'finished');
+    expect(t.finished?.status).toBe('stopped');
+    expect(processesOfTask(id)).toEqual([]);
+  }, 120_000);
+
+  it('keeps payload secrets out of argv, its own log and leftover files, and masks them in output', async () => {
+    const dir = prepared();
+    const proc = await startRunner(dir);
+    const envSecret = 'env-secret-Zq81xv';
+    const surveySecret = 'survey-secret-Pw47ky';
+    const keyPassword = 'key-password-Mn52rt';
+    const job = bashJob('secret.sh', {
+      secretEnv: { API_TOKEN: envSecret },
+      surveySecrets: { SURVEY_PIN: surveySecret },
+      keys: {
+        '9': {
+          id: 9,
+          type: 'login_password',
+          login: 'git',
+          password: keyPassword,
+          passphrase: '',
+          private_key: '',
+        },
+      },
+    } as never);
+    const id = taskIdOf(job);
+    const t = server.task(id);
+    const secrets = [envSecret, surveySecret, keyPassword];
+    const seenInArgv: string[] = [];
+    let scanning = true;
+    const scan = (async () => {
+      while (scanning) {
+        for (const entry of readdirSync('/proc')) {
+          if (!/^\d+$/.test(entry)) continue;
+          try {
+            const cmd = readFileSync(`/proc/${entry}/cmdline`, 'latin1');
+            for (const s of secrets) if (cmd.includes(s)) seenInArgv.push(cmd);
+          } catch {
+            // gone
+          }
+        }
+        await new Promise((r) => setTimeout(r, 20));
+      }
+    })();
+    server.sendJob(id, job);
+    await waitFor(async () => t.lines.some((l) => l.startsWith('pin=')), 30_000, 'the script to run');
+    // The task's temp files exist while it runs; after it, nothing in the runner folder holds a secret.
+    await waitFor(async () => t.finished && t.seq >= t.finished.last_seq, 30_000, 'the task to finish');
+    scanning = false;
+    await scan;
+    expect(t.finished?.status).toBe('success');
+    expect(t.lines).toContain('pin=********** env=**********');
+    expect(seenInArgv).toEqual([]);
+    for (const s of secrets) {
+      expect(t.lines.join('\n')).not.toContain(s);
+      expect(proc.out.text).not.toContain(s);
+    }
+    await waitFor(
+      async () => !existsSync(join(dir, 'work', 'tasks', String(id))),
+      5000,
+      'the task folder to go',
+    );
+    for (const file of filesUnder(dir)) {
+      const content = readFileSync(file, 'latin1');
+      for (const s of secrets) expect(content.includes(s), `${file} holds a secret`).toBe(false);
+    }
+  }, 120_000);
+
+  it('runs terraform through its own SIGNALBOX_APPS and answers plan confirmations', async () => {
+    const tools = mkdtempSync(join(scratch, 'tools-'));
+    const tf = standIn(
+      tools,
+      'tf-stand-in',
+      [
+        '#!/bin/bash',
+        'case "$1" in',
+        // The saved plan is the last argument, -out=<file>.
+        '  plan) echo "Plan: 1 to add"; p="$' + '{@: -1}"; echo plan > "$' + '{p#-out=}" ;;',
+        '  apply) echo "Apply complete!" ;;',
+        '  *) echo "$1 ok" ;;',
+        'esac',
+        '',
+      ].join('\n'),
+    );
+    const dir = prepared();
+    await startRunner(dir, { SIGNALBOX_APPS: JSON.stringify({ terraform: { path: tf } }) });
+    const tfJob = () => {
+      const job = bashJob('', {});
+      Object.assign(job.details.template, { app: 'terraform', playbook: '' });
+      return job;
+    };
+    const confirmed = tfJob();
+    const rejected = tfJob();
+    for (const [job, action] of [
+      [confirmed, 'confirm'],
+      [rejected, 'reject'],
+    ] as const) {
+      const id = taskIdOf(job);
+      const t = server.task(id);
+      server.sendJob(id, job);
+      await waitFor(
+        async () => t.statuses.some((s) => s.status === 'waiting_confirmation') || t.finished,
+        30_000,
+        'the plan to wait for confirmation',
+      );
+      expect(t.finished, t.lines.join('\n')).toBeNull();
+      server.control(id, action);
+      await waitFor(async () => t.finished && t.seq >= t.finished.last_seq, 30_000, 'the task to finish');
+    }
+    const c = server.task(taskIdOf(confirmed));
+    expect(c.statuses.map((s) => s.status)).toEqual([
+      'running',
+      'waiting_confirmation',
+      'confirmed',
+      'running',
+    ]);
+    expect(c.lines).toContain('Plan: 1 to add');
+    expect(c.lines).toContain('Apply complete!');
+    expect(c.finished?.status).toBe('success');
+    const r = server.task(taskIdOf(rejected));
+    expect(r.statuses.map((s) => s.status)).toEqual(['running', 'waiting_confirmation', 'rejected']);
+    expect(r.lines).not.toContain('Apply complete!');
+    expect(r.lines).toContain('The plan was rejected');
+    expect(r.finished?.status).toBe('error');
+  }, 120_000);
+
+  it('refuses a job sealed to another key', async () => {
+    const dir = prepared();
+    await startRunner(dir);
+    const job = bashJob('hello.sh');
+    const id = taskIdOf(job);
+    server.sendJob(id, job, generateRunnerKeys().publicKey);
+    const t = server.task(id);
+    await waitFor(async () => t.refused, 10_000, 'the refusal');
+    expect(t.refused).toContain('Cannot decrypt');
+    expect(t.lines).toEqual([]);
+    expect(t.finished).toBeNull();
+  }, 120_000);
+
+  it('kills and removes what a crashed runner process left, and says it restarted', async () => {
+    const dir = prepared();
+    const first = await startRunner(dir);
+    const job = bashJob('sleep.sh');
+    const id = taskIdOf(job);
+    const t = server.task(id);
+    server.sendJob(id, job);
+    await waitFor(async () => t.lines.some((l) => l.startsWith('main ')), 30_000, 'the script to start');
+    const pids = ['child ', 'main '].map((p) =>
+      Number(t.lines.find((l) => l.startsWith(p))?.slice(p.length)),
+    );
+    first.child.kill('SIGKILL');
+    await first.exited;
+    // The crash leaves the task's processes and folder behind.
+    expect(pids.every(alive)).toBe(true);
+    expect(existsSync(join(dir, 'work', 'tasks', String(id)))).toBe(true);
+    const hellos = server.hellos.length;
+    await startRunner(dir);
+    await waitFor(async () => pids.every((p) => !alive(p)), 5000, 'the leftovers to be killed');
+    expect(existsSync(join(dir, 'work', 'tasks', String(id)))).toBe(false);
+    const firstHello = server.hellos[hellos - 1];
+    const newHello = server.hellos.at(-1);
+    expect(newHello?.running).toEqual([]);
+    expect(Date.parse(newHello?.started_at ?? '')).toBeGreaterThan(Date.parse(firstHello?.started_at ?? ''));
+  }, 120_000);
+
+  it('kills a task the server abandoned while it was disconnected and sends nothing more of it', async () => {
+    const dir = prepared();
+    await startRunner(dir);
+    const job = bashJob('sleep.sh');
+    const id = taskIdOf(job);
+    const t = server.task(id);
+    server.sendJob(id, job);
+    await waitFor(async () => t.lines.some((l) => l.startsWith('main ')), 30_000, 'the script to start');
+    const pids = ['child ', 'main '].map((p) =>
+      Number(t.lines.find((l) => l.startsWith(p))?.slice(p.length)),
+    );
+    const hellos = server.hellos.length;
+    server.abandon.add(id);
+    server.drop();
+    await waitFor(async () => server.hellos.length > hellos, 30_000, 'the reconnect');
+    expect(server.hellos.at(-1)?.running.map((r) => r.task_id)).toEqual([id]);
+    await waitFor(async () => pids.every((p) => !alive(p)), 5000, 'the abandoned task to be killed');
+    // A heartbeat after the kill no longer names it, and nothing of it came after the welcome.
+    const beats = server.heartbeats.length;
+    const received = t.received.length;
+    await waitFor(async () => server.heartbeats.length > beats + 1, 10_000, 'heartbeats');
+    expect(server.heartbeats.at(-1)?.running).toEqual([]);
+    expect(t.finished).toBeNull();
+    expect(t.received.length).toBe(received);
+    expect(existsSync(join(dir, 'work', 'tasks', String(id)))).toBe(false);
+  }, 120_000);
+
+  it('on SIGTERM stops its tasks, reports them stopped and exits', async () => {
+    const dir = prepared();
+    const proc = await startRunner(dir);
+    const job = bashJob('sleep.sh');
+    const id = taskIdOf(job);
+    const t = server.task(id);
+    server.sendJob(id, job);
+    await waitFor(async () => t.lines.some((l) => l.startsWith('main ')), 30_000, 'the script to start');
+    proc.child.kill('SIGTERM');
+    expect(await proc.exited).toBe(0);
+    expect(t.finished?.status).toBe('stopped');
+    expect(processesOfTask(id)).toEqual([]);
+  }, 120_000);
+
+  it('exits with a clear message when the server no longer accepts its token', async () => {
+    const dir = prepared();
+    const { token } = JSON.parse(readFileSync(join(dir, 'runner.json'), 'utf8'));
+    server.tokens.delete(token);
+    const res = await runToEnd(['start', '--dir', dir]);
+    expect(res.code).toBe(1);
+    expect(res.output).toContain('does not accept this runner');
+    expect(res.output).not.toContain(token);
+  }, 120_000);
+});

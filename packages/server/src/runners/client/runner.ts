@@ -1,0 +1,470 @@
+import { createHash } from 'node:crypto';
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import WebSocket from 'ws';
+import type { AppRegistry } from '../../lib/apps';
+import { killOrphans } from '../../tasks/orphans';
+import { systemProcesses } from '../../tasks/process';
+import { type FinalStatus, RunControl, runCore } from '../../tasks/run-core';
+import type { IsolationSetting } from '../../tasks/sandbox';
+import { version } from '../../version';
+import type { JobPayload } from '../payload';
+import {
+  defaultHeartbeatMs,
+  type RunnerMessage,
+  runnerClose,
+  runnerTokenHeader,
+  type ServerMessage,
+  sealedSchema,
+} from '../protocol';
+import { openSealed } from '../seal';
+import type { RunnerSettings } from './files';
+import { type Batch, TaskOutput } from './output';
+
+/** Reconnect delays: from the first, doubling up to the last. */
+const RECONNECT_FIRST_MS = 200;
+const RECONNECT_MAX_MS = 5_000;
+/** While an admin has the runner disabled it asks again this rarely. */
+const DISABLED_RETRY_MS = 30_000;
+/** How long a shutting-down runner waits for the server to take the output and final status of its tasks. */
+const SHUTDOWN_FLUSH_MS = 10_000;
+
+const statusesSent = new Set(['running', 'waiting_confirmation', 'confirmed', 'rejected']);
+
+type Held = {
+  id: number;
+  control: RunControl;
+  output: TaskOutput;
+  /** Status messages not yet sent (made while disconnected), in order. */
+  statusQueue: RunnerMessage[];
+  commit: { hash: string | null; message: string | null } | null;
+  finished: { status: FinalStatus; message?: string } | null;
+  /** The server ended it (abandon): it is killed and nothing more of it is sent. */
+  abandoned: boolean;
+  done: Promise<void>;
+};
+
+export type RunnerOptions = {
+  dir: string;
+  settings: RunnerSettings;
+  privateKey: string;
+  apps: AppRegistry;
+  isolation: IsolationSetting;
+  webRoot: string;
+  /** The runner's own log (never a secret or a task's output). */
+  log: (line: string) => void;
+};
+
+/** The id marking this runner folder's task processes (orphan cleanup): stable across restarts, unique per folder. */
+export function runnerOwner(dir: string) {
+  return `runner-${createHash('sha256').update(dir).digest('hex').slice(0, 16)}`;
+}
+
+/** Ends with the exit code the process should have. */
+export class RunnerProcess {
+  private readonly startedAt = new Date().toISOString();
+  private readonly tasks = new Map<number, Held>();
+  private socket: WebSocket | null = null;
+  /** Set once the server's welcome arrived on the current socket: only then are messages sent. */
+  private ready = false;
+  private heartbeatMs = defaultHeartbeatMs;
+  private heartbeatTimer: NodeJS.Timeout | null = null;
+  private reconnectTimer: NodeJS.Timeout | null = null;
+  private backoff = RECONNECT_FIRST_MS;
+  private lastHeard = Date.now();
+  private lastFailure = '';
+  private stopping = false;
+  private exit: ((code: number) => void) | null = null;
+  private readonly workDir: string;
+  private readonly owner: string;
+
+  constructor(private readonly opts: RunnerOptions) {
+    this.workDir = join(opts.dir, 'work');
+    this.owner = runnerOwner(opts.dir);
+  }
+
+  /** Runs until the server refuses the token (1) or a shutdown finishes (0). */
+  run(): Promise<number> {
+    this.cleanLeftovers();
+    return new Promise<number>((resolve) => {
+      this.exit = (code) => {
+        this.exit = null;
+        this.closeSocket();
+        resolve(code);
+      };
+      this.connect();
+    });
+  }
+
+  /** Kills and removes what a previous runner process in this folder left (a crash): processes and task folders. */
+  private cleanLeftovers() {
+    const killed = killOrphans(this.owner, 'all', this.workDir);
+    if (killed) this.opts.log(`Killed ${killed} leftover task process(es) of a previous runner process`);
+    const tasksDir = join(this.workDir, 'tasks');
+    if (existsSync(tasksDir)) rmSync(tasksDir, { recursive: true, force: true });
+    mkdirSync(tasksDir, { recursive: true, mode: 0o700 });
+  }
+
+  /** Stops taking work, stops the running tasks, gives the server their output and final status, then exits. */
+  async shutdown() {
+    if (this.stopping) {
+      // A second signal: kill everything at once.
+      for (const t of this.tasks.values()) t.control.stop(true);
+      return;
+    }
+    this.stopping = true;
+    this.opts.log(`Shutting down: stopping ${this.tasks.size} task(s)`);
+    for (const t of this.tasks.values()) t.control.stop(false);
+    await Promise.all([...this.tasks.values()].map((t) => t.done));
+    const until = Date.now() + SHUTDOWN_FLUSH_MS;
+    while (this.tasks.size && Date.now() < until) await new Promise((r) => setTimeout(r, 50));
+    if (this.tasks.size)
+      this.opts.log(`The server did not confirm ${this.tasks.size} task(s) before the exit`);
+    this.exit?.(0);
+  }
+
+  private wsUrl() {
+    return `${this.opts.settings.url.replace(/^http/, 'ws')}/api/internal/runners/ws`;
+  }
+
+  private connect() {
+    if (!this.exit) return;
+    this.ready = false;
+    const ws = new WebSocket(this.wsUrl(), {
+      headers: { [runnerTokenHeader]: this.opts.settings.token },
+      handshakeTimeout: 15_000,
+    });
+    this.socket = ws;
+    let refusedCode: number | null = null;
+    ws.on('open', () => {
+      this.lastHeard = Date.now();
+      this.send({
+        type: 'hello',
+        version,
+        started_at: this.startedAt,
+        max_parallel_tasks: this.opts.settings.max_parallel,
+        running: [...this.tasks.values()]
+          .filter((t) => !t.abandoned)
+          .map((t) => ({ task_id: t.id, last_seq: t.output.lastSeq })),
+      });
+    });
+    ws.on('unexpected-response', (_req, res) => {
+      refusedCode = res.statusCode ?? 0;
+      ws.terminate();
+    });
+    ws.on('message', (data) => {
+      this.lastHeard = Date.now();
+      let message: ServerMessage;
+      try {
+        message = JSON.parse(String(data)) as ServerMessage;
+      } catch {
+        return;
+      }
+      this.onMessage(message);
+    });
+    ws.on('pong', () => {
+      this.lastHeard = Date.now();
+    });
+    ws.on('error', (err) => {
+      // Said once per kind of failure, not on every retry.
+      const said = `Connection to ${this.opts.settings.url} failed: ${err.message}`;
+      if (refusedCode === null && said !== this.lastFailure) this.opts.log(said);
+      this.lastFailure = said;
+    });
+    ws.on('close', (code, reason) => {
+      if (this.socket !== ws) return;
+      this.socket = null;
+      this.ready = false;
+      this.stopHeartbeat();
+      if (!this.exit) return;
+      if (code === runnerClose.unauthorized.code || refusedCode === 401) {
+        this.opts.log(
+          `The server does not accept this runner's token (runner ${this.opts.settings.id} was deleted or unregistered): register it again`,
+        );
+        for (const t of this.tasks.values()) t.control.stop(true);
+        this.exit(1);
+        return;
+      }
+      let delay = this.backoff;
+      if (code === runnerClose.disabled.code) {
+        this.opts.log('The runner is disabled on the server: asking again later');
+        delay = DISABLED_RETRY_MS;
+      } else if (refusedCode !== null) {
+        this.opts.log(`The server refused the connection: HTTP ${refusedCode}`);
+      } else if (code !== 1005 && code !== 1006) {
+        this.opts.log(`Disconnected (${code}${reason.length ? ` ${reason}` : ''})`);
+      }
+      this.backoff = Math.min(this.backoff * 2, RECONNECT_MAX_MS);
+      this.reconnectTimer = setTimeout(() => {
+        this.reconnectTimer = null;
+        this.connect();
+      }, delay);
+    });
+  }
+
+  private closeSocket() {
+    this.stopHeartbeat();
+    if (this.reconnectTimer) clearTimeout(this.reconnectTimer);
+    this.reconnectTimer = null;
+    const ws = this.socket;
+    this.socket = null;
+    this.ready = false;
+    if (ws) {
+      ws.removeAllListeners('close');
+      ws.on('error', () => {});
+      ws.close(1000);
+    }
+  }
+
+  private stopHeartbeat() {
+    if (this.heartbeatTimer) clearInterval(this.heartbeatTimer);
+    this.heartbeatTimer = null;
+  }
+
+  private send(message: RunnerMessage): boolean {
+    const ws = this.socket;
+    if (!ws || ws.readyState !== WebSocket.OPEN) return false;
+    if (message.type !== 'hello' && !this.ready) return false;
+    ws.send(JSON.stringify(message));
+    return true;
+  }
+
+  private onMessage(message: ServerMessage) {
+    switch (message.type) {
+      case 'welcome':
+        return this.onWelcome(message);
+      case 'job':
+        return this.onJob(message.task_id, message.payload);
+      case 'control': {
+        const t = this.tasks.get(message.task_id);
+        if (!t) return;
+        if (message.action === 'stop') t.control.stop(false);
+        else if (message.action === 'force') t.control.stop(true);
+        else if (message.action === 'confirm') t.control.decide('confirmed');
+        else if (message.action === 'reject') t.control.decide('rejected');
+        return;
+      }
+      case 'ack':
+        this.tasks.get(message.task_id)?.output.ack(message.seq);
+        return;
+      case 'done': {
+        const t = this.tasks.get(message.task_id);
+        if (t?.finished) this.forget(t);
+        return;
+      }
+    }
+  }
+
+  private onWelcome(welcome: Extract<ServerMessage, { type: 'welcome' }>) {
+    this.ready = true;
+    this.backoff = RECONNECT_FIRST_MS;
+    this.lastFailure = '';
+    this.heartbeatMs = welcome.heartbeat_ms > 0 ? welcome.heartbeat_ms : defaultHeartbeatMs;
+    this.opts.log(`Connected to ${this.opts.settings.url} as runner ${welcome.runner_id}`);
+    const acked = new Map((welcome.acked ?? []).map((a) => [a.task_id, a.seq]));
+    for (const t of [...this.tasks.values()]) {
+      if (t.abandoned) continue;
+      const seq = acked.get(t.id);
+      if (seq === undefined) {
+        // The server has ended it (or no longer expects it): killed, nothing more of it is sent.
+        this.abandon(t);
+        continue;
+      }
+      t.output.ack(seq);
+      for (const m of t.statusQueue.splice(0)) this.send(m);
+      for (const b of t.output.unacknowledged()) this.sendBatch(t.id, b);
+      if (t.finished) this.sendFinished(t);
+    }
+    this.stopHeartbeat();
+    this.heartbeatTimer = setInterval(() => {
+      const ws = this.socket;
+      if (!ws) return;
+      // No answer for three beats (not even to pings): the connection is dead, though TCP has not noticed.
+      if (Date.now() - this.lastHeard > 3 * this.heartbeatMs + 1000) {
+        this.opts.log('The server stopped answering: reconnecting');
+        ws.terminate();
+        return;
+      }
+      ws.ping();
+      this.send({ type: 'heartbeat', running: [...this.tasks.keys()] });
+    }, this.heartbeatMs);
+  }
+
+  private abandon(t: Held) {
+    t.abandoned = true;
+    t.control.stop(true);
+    t.output.discard();
+    if (t.finished) this.tasks.delete(t.id);
+  }
+
+  private forget(t: Held) {
+    t.output.discard();
+    this.tasks.delete(t.id);
+  }
+
+  private sendBatch(taskId: number, batch: Batch) {
+    this.send({ type: 'output', task_id: taskId, seq: batch.seq, lines: batch.lines });
+  }
+
+  private sendFinished(t: Held) {
+    if (!t.finished) return;
+    this.send({
+      type: 'finished',
+      task_id: t.id,
+      status: t.finished.status,
+      last_seq: t.output.lastSeq,
+      ...(t.finished.message ? { message: t.finished.message.slice(0, 1000) } : {}),
+    });
+  }
+
+  private sendStatus(t: Held, status: string) {
+    const message: RunnerMessage = {
+      type: 'status',
+      task_id: t.id,
+      status: status as 'running',
+      ...(t.commit ? { commit_hash: t.commit.hash, commit_message: t.commit.message?.slice(0, 10_000) } : {}),
+    };
+    if (!this.send(message)) t.statusQueue.push(message);
+  }
+
+  private refuse(taskId: number, reason: string) {
+    this.opts.log(`Refused task ${taskId}: ${reason}`);
+    this.send({ type: 'refuse', task_id: taskId, reason });
+  }
+
+  private onJob(taskId: number, sealed: unknown) {
+    if (!Number.isInteger(taskId) || taskId < 1) return;
+    if (this.tasks.has(taskId)) return;
+    if (this.stopping) return this.refuse(taskId, 'The runner is shutting down');
+    const running = [...this.tasks.values()].filter((t) => !t.finished).length;
+    if (running >= this.opts.settings.max_parallel) return this.refuse(taskId, 'The runner has no free slot');
+    let payload: JobPayload;
+    try {
+      const parsed = sealedSchema.parse(sealed);
+      payload = JSON.parse(openSealed(this.opts.privateKey, parsed).toString('utf8')) as JobPayload;
+      if (!payload?.details?.task || payload.details.task.id !== taskId) throw new Error('not this task');
+    } catch {
+      return this.refuse(
+        taskId,
+        'Cannot decrypt the job (sealed to another key?) or it is not a job of this task',
+      );
+    }
+    this.start(taskId, payload);
+  }
+
+  private start(taskId: number, payload: JobPayload) {
+    const control = new RunControl();
+    const held: Held = {
+      id: taskId,
+      control,
+      output: new TaskOutput((batch) => {
+        if (!held.abandoned) this.sendBatch(taskId, batch);
+      }),
+      statusQueue: [],
+      commit: null,
+      finished: null,
+      abandoned: false,
+      done: Promise.resolve(),
+    };
+    this.tasks.set(taskId, held);
+    const details = payload.details;
+    const projectId = details.project.id;
+    this.opts.log(`Task ${taskId} started`);
+    held.done = runCore(
+      {
+        taskId,
+        log: {
+          error: (obj: { err?: unknown }) =>
+            this.opts.log(
+              `Task ${taskId} failed with an internal error: ${(obj.err as Error)?.message ?? obj.err}`,
+            ),
+        },
+        internalErrorLine: 'The task failed with an internal error (see the runner log)',
+        processes: systemProcesses,
+        apps: this.opts.apps,
+        webRoot: this.opts.webRoot,
+        isolation: this.opts.isolation,
+        owner: this.owner,
+        dirs: {
+          task: join(this.workDir, 'tasks', String(taskId)),
+          home: join(this.workDir, 'home', `project_${projectId}`),
+          reposCache: join(this.workDir, 'repos'),
+        },
+        sink: held.output,
+        loadDetails: async () => details,
+        findKey: async (_projectId, keyId) => payload.keys?.[String(keyId)] ?? null,
+        findInventoryRepository: async (_projectId, repositoryId) =>
+          payload.inventory_repository?.id === repositoryId ? payload.inventory_repository : null,
+        saveCommit: async (hash, message) => {
+          held.commit = { hash, message };
+        },
+        saveStatus: async (status, extra) => {
+          if (held.abandoned) return true;
+          if (status === 'success' || status === 'error' || status === 'stopped') {
+            held.finished = { status, ...(extra ? { message: extra.message } : {}) };
+          } else if (statusesSent.has(status)) {
+            this.sendStatus(held, status);
+          }
+          return true;
+        },
+      },
+      control,
+    ).then(
+      (final) => {
+        this.opts.log(`Task ${taskId} ended: ${final}`);
+        held.finished ??= { status: final };
+        if (held.abandoned) this.tasks.delete(taskId);
+        else this.sendFinished(held);
+      },
+      (err: unknown) => {
+        this.opts.log(`Task ${taskId} failed with an internal error: ${(err as Error)?.message}`);
+        held.finished ??= { status: 'error' };
+        if (held.abandoned) this.tasks.delete(taskId);
+        else this.sendFinished(held);
+      },
+    );
+  }
+}
+
+/** The pid of a live runner process using the folder, if any. */
+export function runnerProcessIn(dir: string): number | null {
+  let pid: number;
+  try {
+    pid = Number(readFileSync(join(dir, 'runner.pid'), 'utf8').trim());
+  } catch {
+    return null;
+  }
+  if (!(pid > 0) || pid === process.pid) return null;
+  try {
+    process.kill(pid, 0);
+  } catch {
+    return null;
+  }
+  // A reused pid of another program is not a runner.
+  return readCmdline(pid).includes('runner') ? pid : null;
+}
+
+export class RunnerBusyError extends Error {}
+
+/** Refuses to run two runner processes in one folder (they would kill each other's tasks at start). */
+export function lockRunnerDir(dir: string): () => void {
+  const other = runnerProcessIn(dir);
+  if (other) throw new RunnerBusyError(`Another runner process (pid ${other}) is running in ${dir}`);
+  const path = join(dir, 'runner.pid');
+  writeFileSync(path, String(process.pid), { mode: 0o600 });
+  return () => {
+    try {
+      if (readFileSync(path, 'utf8').trim() === String(process.pid)) rmSync(path, { force: true });
+    } catch {
+      // already gone
+    }
+  };
+}
+
+function readCmdline(pid: number) {
+  try {
+    return readFileSync(`/proc/${pid}/cmdline`, 'latin1').replaceAll('\0', ' ');
+  } catch {
+    return '';
+  }
+}

@@ -1,0 +1,226 @@
+import { mkdirSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
+import type { AppRegistry } from '../lib/apps';
+import { runAnsible } from './executors/ansible';
+import { runBash, runPowerShell, runPulumi, runPython } from './executors/shell';
+import { runTerraform } from './executors/terraform';
+import { checkoutRepository } from './git';
+import { Job, type JobDetails, type Key, Stopped, TaskFailed, type TaskLog } from './job';
+import type { ProcessAdapter } from './process';
+import type { IsolationSetting } from './sandbox';
+import type { RepositoryRow } from './store';
+
+export type { TaskLog };
+
+export type FinalStatus = 'success' | 'error' | 'stopped';
+type Decision = 'confirmed' | 'rejected' | 'stopped';
+
+/**
+ * What one run needs from whoever runs it — the server (database, SecretBox) or a remote runner (a sealed job
+ * payload) — so both run a task with the same code: checkout, app, status changes, confirmation, stop, cleanup.
+ */
+export type RunCore = {
+  taskId: number;
+  /** Where internal errors are logged (never with secrets). */
+  log: { error(obj: object, msg: string): void };
+  /** Said as the task's last line when the run fails with an internal error. */
+  internalErrorLine: string;
+  processes: ProcessAdapter;
+  apps: AppRegistry;
+  webRoot: string;
+  isolation: IsolationSetting;
+  /** The id that marks the run's processes (orphan cleanup). */
+  owner: string;
+  /** task: the task's own folder (made empty at the start, removed at the end); home: HOME of its tools. */
+  dirs: { task: string; home: string; reposCache: string };
+  sink: TaskLog;
+  /** The task's details; a failure here fails the task like any other. */
+  loadDetails(): Promise<JobDetails>;
+  /** An access key with its secret, by id (null when there is none). */
+  findKey(projectId: number, keyId: number): Promise<Key | null>;
+  /** The repository of a file inventory kept in another repository. */
+  findInventoryRepository(projectId: number, repositoryId: number): Promise<RepositoryRow | null>;
+  saveCommit(hash: string | null, message: string | null): Promise<void>;
+  /** Saves a status change; false when it was not taken (e.g. the task was already ended). */
+  saveStatus(status: string, extra?: { message: string }): Promise<boolean>;
+};
+
+/**
+ * The controls of a run from outside: stop (before or after the job exists), interruption and the answer to a
+ * plan confirmation.
+ */
+export class RunControl {
+  job: Job | null = null;
+  pendingStop: 'stop' | 'force' | null = null;
+  interruption: string | null = null;
+  decider: ((d: Decision) => void) | null = null;
+
+  stop(force: boolean) {
+    if (this.job) this.job.requestStop(force);
+    else this.pendingStop = force ? 'force' : (this.pendingStop ?? 'stop');
+  }
+
+  /** Kills the run at once; it ends as error with `message` (as stopped if a stop was already asked for). */
+  interrupt(message: string) {
+    if (!this.job?.stopRequested && !this.pendingStop) this.interruption = message;
+    this.stop(true);
+  }
+
+  /** Delivers a confirm/reject answer; false when nothing is waiting for one. */
+  decide(decision: 'confirmed' | 'rejected'): boolean {
+    if (!this.decider) return false;
+    const answer = this.decider;
+    this.decider = null;
+    answer(decision);
+    return true;
+  }
+}
+
+/** Runs the template's app with the binary and leading options of the app registry. */
+async function dispatch(core: RunCore, job: Job) {
+  const app = job.details.template.app || 'ansible';
+  const registry = core.apps;
+  if (!Object.hasOwn(registry, app)) throw new TaskFailed(`Unknown app ${app}`);
+  const tool = registry[app as keyof typeof registry];
+  switch (app) {
+    case 'ansible':
+      return runAnsible(job, {
+        inventoryRepository: (id) => core.findInventoryRepository(job.details.project.id, id),
+        webRoot: core.webRoot,
+        tool,
+      });
+    case 'terraform':
+    case 'tofu':
+      return runTerraform(job, tool);
+    case 'terragrunt':
+      // Terragrunt drives the Terraform binary of the registry.
+      return runTerraform(job, tool, { tfPath: registry.terraform.path });
+    case 'bash':
+      return runBash(job, tool);
+    case 'powershell':
+      return runPowerShell(job, tool);
+    case 'python':
+      return runPython(job, tool);
+    case 'pulumi':
+      return runPulumi(job, tool);
+    default:
+      throw new TaskFailed(`Unknown app ${app}`);
+  }
+}
+
+/**
+ * Runs one task to its end and returns its final status, already saved through `core.saveStatus` (an
+ * interruption saves `error` with its reason). The task folder is gone and the output delivered before that.
+ */
+export async function runCore(
+  core: RunCore,
+  control: RunControl,
+  hooks: { onDetails?(details: JobDetails): void } = {},
+): Promise<FinalStatus> {
+  const id = core.taskId;
+  const taskDir = core.dirs.task;
+  const sink = core.sink;
+  let final: FinalStatus = 'error';
+  try {
+    rmSync(taskDir, { recursive: true, force: true });
+    mkdirSync(taskDir, { recursive: true, mode: 0o700 });
+    const details = await core.loadDetails();
+    hooks.onDetails?.(details);
+    sink.addSecrets([
+      ...Object.values(details.secretVars),
+      ...Object.values(details.secretEnv),
+      ...Object.values(details.surveySecrets).map((v) => (typeof v === 'string' ? v : JSON.stringify(v))),
+    ]);
+    mkdirSync(core.dirs.home, { recursive: true, mode: 0o700 });
+    const current = new Job(
+      details,
+      sink,
+      core.processes,
+      {
+        task: taskDir,
+        tmp: join(taskDir, 'tmp'),
+        home: core.dirs.home,
+        reposCache: core.dirs.reposCache,
+        owner: core.owner,
+        isolation: core.isolation,
+      },
+      async (keyId) => {
+        const key = await core.findKey(details.project.id, keyId);
+        if (key) sink.addSecrets([key.password, key.passphrase, key.private_key]);
+        return key;
+      },
+      async (status) => {
+        await core.saveStatus(status);
+      },
+      async () => {
+        current.throwIfStopped();
+        // The answer is listened for before the status says so: a confirm sent the moment a client sees
+        // waiting_confirmation must find the runner ready for it.
+        const answered = new Promise<Decision>((resolve) => {
+          control.decider = resolve;
+        });
+        await core.saveStatus('waiting_confirmation');
+        sink.line('Waiting for confirmation of the plan');
+        if (current.stopRequested) control.decider?.('stopped');
+        const decision = await answered;
+        control.decider = null;
+        if (decision === 'stopped') throw new Stopped();
+        if (decision === 'confirmed') {
+          sink.line('Plan confirmed');
+          await core.saveStatus('confirmed');
+          await core.saveStatus('running');
+        } else {
+          sink.line('Plan rejected');
+          await core.saveStatus('rejected');
+        }
+        return decision;
+      },
+    );
+    control.job = current;
+    current.onStop(() => control.decider?.('stopped'));
+    if (control.pendingStop) current.requestStop(control.pendingStop === 'force');
+    sink.line(`Started: ${id}`);
+    sink.line(`Run TaskRunner with template: ${details.template.name}`);
+
+    const task = details.task;
+    const repo = details.repository;
+    if (repo) {
+      const co = await checkoutRepository(current, repo, {
+        branch: task.git_branch || details.template.git_branch || repo.git_branch || '',
+        commitHash: task.commit_hash,
+        target: join(taskDir, 'repo'),
+      });
+      current.repoDir = co.dir;
+      task.commit_hash = task.commit_hash ?? co.hash;
+      task.commit_message = co.message;
+    } else {
+      current.repoDir = taskDir;
+    }
+    current.throwIfStopped();
+    await core.saveCommit(task.commit_hash, task.commit_message);
+    await core.saveStatus('running');
+    current.throwIfStopped();
+    await dispatch(core, current);
+    final = 'success';
+  } catch (err) {
+    if (err instanceof Stopped || control.job?.stopRequested || control.pendingStop) {
+      final = 'stopped';
+    } else {
+      final = 'error';
+      if (err instanceof TaskFailed) sink.line(err.message);
+      else {
+        core.log.error({ err, taskId: id }, 'task failed with an internal error');
+        sink.line(core.internalErrorLine);
+      }
+    }
+  }
+  // Ended from outside (the server shutting down): said as the last line, and an error with that reason.
+  const reason = final === 'stopped' ? control.interruption : null;
+  if (reason) sink.line(reason);
+  await sink.close();
+  // Clean up before the final status is visible: a finished task has nothing left on disk.
+  rmSync(taskDir, { recursive: true, force: true });
+  const saved = reason ? await core.saveStatus('error', { message: reason }) : await core.saveStatus(final);
+  if (!saved && final !== 'stopped') await core.saveStatus('stopped');
+  return reason ? 'error' : final;
+}
