@@ -30,6 +30,7 @@ const serverSystem = [
   'src/config.test.ts',
   'src/server-shutdown.test.ts',
   'src/log-format.test.ts',
+  'src/terminal-start.test.ts',
   'src/npm-start.test.ts',
   'test/deploy/docker-build.test.ts',
   'src/db/pool.test.ts',

@@ -81,7 +81,7 @@ describe('sign-in page', () => {
       const dialog = page.getByRole('dialog', { name: "Can't sign in?" });
       await dialog.waitFor();
       const text = (await dialog.locator('code').allTextContents()).join('\n');
-      expect(text).toContain('signalbox user list');
+      expect(text).toContain('npx signalbox user list');
       expect(text).toMatch(/signalbox user change-by-login --login <login> --password [A-Za-z0-9]{10}\b/);
       expect(text).toMatch(/signalbox user add --admin/);
       await shot(page, `login-help-${scheme}-${size}`);

@@ -107,7 +107,7 @@ describe('projects', () => {
     const restore = page.getByRole('dialog', { name: 'Restore project' });
     await restore.getByLabel('Backup file').setInputFiles(path);
     await restore.getByRole('button', { name: 'Restore' }).click();
-    await snackbar(page, 'created');
+    await snackbar(page, 'Project Settings Renamed restored');
     await page.waitForURL((u) => !u.pathname.startsWith(`/project/${project.id}/`));
     const restored = (await suite.admin.get<{ id: number; name: string }[]>('/projects')).filter(
       (p) => p.name === 'Settings Renamed',

@@ -146,7 +146,7 @@ describe.each(configs)('two-factor sign-in ($scheme, $size px)', ({ scheme, view
       // Lost phone: the help dialog names the command an administrator runs.
       await page.getByRole('button', { name: "Can't sign in?" }).click();
       const help = page.getByRole('dialog', { name: "Can't sign in?" });
-      await help.getByText('signalbox user totp disable --login <login>').waitFor();
+      await help.getByText('npx signalbox user totp disable --login <login>').waitFor();
       await help.getByRole('button', { name: 'Close' }).click();
       await help.waitFor({ state: 'hidden' });
       await step.getByRole('textbox', { name: '6-digit code' }).fill('000000');

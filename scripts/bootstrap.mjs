@@ -7,14 +7,20 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { mtime, newest, serverBuildIsStale } from '../packages/server/scripts/build-state.mjs';
+import { quietRun } from './quiet-run.mjs';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const wantWeb = process.argv.includes('--web');
 const wantServer = process.argv.includes('--server');
 
-function run(cmd) {
-  console.log(`[bootstrap] ${cmd}`);
-  execSync(cmd, { cwd: root, stdio: 'inherit' });
+/** One line per step; a step's own output only when it fails (see quiet-run.mjs). */
+function run(cmd, note) {
+  try {
+    quietRun(cmd, { cwd: root, note });
+  } catch (err) {
+    console.error(err.message);
+    process.exit(1);
+  }
 }
 
 const installed = join(root, 'node_modules', '.package-lock.json');
@@ -23,9 +29,9 @@ if (!existsSync(installed) || mtime(join(root, 'package-lock.json')) > mtime(ins
   // Not `npm ci`: the lockfile can only list the platform packages the registry serves (a mirror may
   // carry just this platform's builds of e.g. @biomejs/cli-*), and `npm ci` rejects such a lockfile as
   // out of sync. `npm install --no-save` installs the locked versions and leaves the lockfile alone.
-  run('npm install --no-audit --no-fund --no-save');
+  run('npm install --no-audit --no-fund --no-save', 'installing dependencies (npm install)');
 }
-if (!existsSync(sqliteBinding)) run('npm rebuild better-sqlite3');
+if (!existsSync(sqliteBinding)) run('npm rebuild better-sqlite3', 'building the SQLite driver');
 
 if (wantWeb) {
   const web = join(root, 'packages', 'web');
@@ -33,12 +39,15 @@ if (wantWeb) {
   const sources = Math.max(
     newest(join(web, 'src')),
     mtime(join(web, 'index.html')),
+    // The build's own steps (e.g. the brotli/gzip copies precompress.ts writes).
+    mtime(join(web, 'vite.config.ts')),
+    mtime(join(web, 'precompress.ts')),
     newest(join(root, 'packages', 'contracts', 'src')),
   );
-  if (built < sources) run('npm run build -w @signalbox/web');
+  if (built < sources) run('npm run build -w @signalbox/web', 'building the web console');
 }
 
-if (wantServer && serverBuildIsStale()) run('npm run build -w @signalbox/server');
+if (wantServer && serverBuildIsStale()) run('npm run build -w @signalbox/server', 'building the server');
 
 // `npm test` drives real tools: ansible-playbook, Debian's Chromium, sshd and slapd. Install them when missing and we
 // may (root on a Debian-like machine); otherwise say what is missing and let the tests that need them fail.
@@ -61,7 +70,10 @@ if (process.argv.includes('--system')) {
   if (!has('openssl')) missing.push('openssl');
   if (missing.length > 0) {
     if (process.getuid?.() === 0 && has('apt-get')) {
-      run(`apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq ${missing.join(' ')}`);
+      run(
+        `apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq ${missing.join(' ')}`,
+        `installing ${missing.join(', ')}`,
+      );
     } else {
       console.warn(`[bootstrap] missing system packages for the full test suite: ${missing.join(', ')}`);
     }

@@ -19,7 +19,17 @@ export const eventSchema = z.strictObject({
     .nullable()
     .describe('The id of the object acted on, of the kind `object_type` names; null: no single object.'),
   object_type: z.string().describe('The kind of object acted on (task, template, user…); may be empty.'),
-  description: z.string(),
+  description: z.string().describe('What happened, in English.'),
+  kind: z
+    .string()
+    .nullable()
+    .describe(
+      "What happened, as a code (e.g. `task.finished`, `template.created`) the console words in the reader's language with `params`; null for older events and those without one.",
+    ),
+  params: z
+    .record(z.string(), z.union([z.string(), z.number(), z.null()]))
+    .nullable()
+    .describe('The values of `kind` (e.g. `{"task_id": 7, "status": "success"}`); null with no kind.'),
   created: z.string().describe('When it happened (ISO 8601).'),
   username: z
     .string()

@@ -1,6 +1,5 @@
 import { existsSync } from 'node:fs';
 import cookie from '@fastify/cookie';
-import fastifyStatic from '@fastify/static';
 import websocket from '@fastify/websocket';
 import Fastify, { type FastifyInstance, type FastifySchema, type FastifyServerOptions } from 'fastify';
 import { startAlerts } from './alerts/alerts';
@@ -19,11 +18,12 @@ import { registerChangeNotices } from './features/projects/shared-answers';
 import { runnerLinkRoutes } from './features/runner-link/runner-link.routes';
 import { autorunDeploys, startTask } from './features/tasks/tasks.service';
 import { registerErrorHandler } from './http/error-handler';
-import { loggerOptions, registerRequestIds, requestIdOf } from './http/logging';
+import { loggerOptions, registerRequestIds, requestIdOf, requestLogController } from './http/logging';
 import { registerMetrics } from './http/metrics';
 import { registerOpenApi, responseSerializer } from './http/openapi';
 import { validatePathParams } from './http/path-params';
 import { answerFrameworkError, registerRequestGuards } from './http/request-guards';
+import { registerWebConsole } from './http/web-console';
 import { createSecretBox, loadSecretKey } from './lib/crypto';
 import { setPasswordHashCost } from './lib/password-hash';
 import { EventBus } from './live/bus';
@@ -56,6 +56,8 @@ export type BuildOptions = {
   checkResponses?: boolean;
   /** Queue sizes and timing of audit forwarding (tests shorten them). */
   auditForward?: Partial<ForwardOptions>;
+  /** The folder of the built web console served at the root (tests); null serves none. Default: the web build. */
+  webDir?: string | null;
 };
 
 /** Builds the Fastify app with every route (no listen). Migrations are applied before routes answer. */
@@ -71,6 +73,7 @@ export async function buildApp(
   const trusted = config.trustProxy;
   const app = Fastify({
     logger: await loggerOptions(config, options.logger),
+    logController: requestLogController(config),
     // Read from X-Request-Id only when it is a safe token (requestIdOf), so Fastify must not take the header as is.
     requestIdHeader: false,
     genReqId: requestIdOf,
@@ -206,14 +209,9 @@ export async function buildApp(
     });
   }
 
-  // The web console: built assets, and index.html for every other GET outside /api (client-side routes).
-  const hasWeb = existsSync(webDist);
-  if (hasWeb)
-    await app.register(fastifyStatic, { root: webDist, prefix: '/', wildcard: false, index: ['index.html'] });
-  app.setNotFoundHandler((request, reply) => {
-    if (hasWeb && request.method === 'GET' && !request.url.startsWith('/api/'))
-      return reply.sendFile('index.html');
-    return reply.status(404).send({ error: `Not found: ${request.method} ${request.url.split('?')[0]}` });
-  });
+  await registerWebConsole(
+    app,
+    options.webDir !== undefined ? options.webDir : existsSync(webDist) ? webDist : null,
+  );
   return { app, deps };
 }

@@ -314,6 +314,16 @@ const variables = {
     z.enum(['auto', 'json', 'pretty'], { error: 'must be auto, json or pretty' }).default('auto'),
     'SIGNALBOX_LOG_FORMAT',
   ],
+  /**
+   * The level of the two lines logged per request (received, answered); auto: debug when stdout is a terminal (a
+   * person watching the console sees the start and warnings, not every request), info otherwise.
+   */
+  requestLogLevel: [
+    z
+      .enum(['auto', 'info', 'debug', 'trace'], { error: 'must be auto, info, debug or trace' })
+      .default('auto'),
+    'SIGNALBOX_REQUEST_LOG_LEVEL',
+  ],
   scheduleTimezone: [z.string().default('UTC'), 'SIGNALBOX_SCHEDULE_TIMEZONE', 'SEMAPHORE_SCHEDULE_TIMEZONE'],
   // Alerts (issue: task engine). E-mail through SMTP; chat senders by URL/token.
   emailAlert: [bool.default(false), 'SIGNALBOX_EMAIL_ALERT', 'SEMAPHORE_EMAIL_ALERT'],

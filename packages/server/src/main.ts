@@ -118,12 +118,6 @@ async function serve(config: ReturnType<typeof loadConfig>) {
     email: config.adminEmail,
     name: config.adminName,
   });
-  if (created) {
-    // Printed once, to the console only (never to the structured log).
-    console.log(
-      `\n  Admin user created. Sign in with login "${created.login}" and password: ${created.password}\n`,
-    );
-  }
   let shuttingDown = false;
   for (const signal of ['SIGINT', 'SIGTERM'] as const) {
     // Once per signal: the same signal again ends the process at once (the next start ends what is left).
@@ -152,6 +146,19 @@ async function serve(config: ReturnType<typeof loadConfig>) {
   }
   try {
     await app.listen({ port: config.port, host: config.host });
+    // Printed to the console only (never to the structured log), the password once: with JSON log lines on stdout
+    // (a log shipper reads them) it goes to stderr, so stdout stays one JSON object per line.
+    const { startBanner, firstAdminLogin } = await import('./start-banner');
+    const { chosenLogFormat } = await import('./http/logging');
+    const print = chosenLogFormat(config.logFormat) === 'json' ? console.error : console.log;
+    print(
+      startBanner({
+        config,
+        address: app.server.address(),
+        created,
+        adminLogin: created ? created.login : await firstAdminLogin(deps.db),
+      }),
+    );
   } catch (err) {
     // Reasons a start is refused are said in one line, not a stack trace.
     const { InstanceInUseError } = await import('./tasks/engine');

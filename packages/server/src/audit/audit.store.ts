@@ -2,13 +2,26 @@ import type { Db } from '../db';
 import { insertReturningId, now } from '../db/values';
 import { forwarderOf } from './forward';
 
+/**
+ * What an event says as data: a code the console words in the reader's language, and its values (see
+ * packages/web/src/features/activity/eventText.ts for the kinds it knows).
+ */
+export type EventKind = { kind: string; params: Record<string, string | number | null> };
+
 export type EventInput = {
   project_id: number | null;
   user_id: number | null;
   object_type: string;
   object_id: number | null;
+  /** The English text, kept for the API (Semaphore's clients read it), exports and forwarding. */
   description: string;
-};
+} & Partial<EventKind>;
+
+/** `<object type>.<action>` of a named object, e.g. namedKind('template', 'created', 'Deploy'). */
+export const namedKind = (objectType: string, action: string, name: string): EventKind => ({
+  kind: `${objectType}.${action}`,
+  params: { name },
+});
 
 /**
  * Writes one audit event: the one place events are stored. Every create/update/delete calls this after its change
@@ -16,14 +29,21 @@ export type EventInput = {
  * forwarder, which sends it in the background.
  */
 export async function recordEvent(db: Db, event: EventInput) {
-  const values = { ...event, description: event.description.slice(0, 1000), created: now() };
+  const { kind, params, ...rest } = event;
+  const values = {
+    ...rest,
+    description: event.description.slice(0, 1000),
+    kind: kind ?? null,
+    params: kind && params ? JSON.stringify(params) : null,
+    created: now(),
+  };
   const forwarder = forwarderOf(db);
   if (!forwarder) {
     await db.insertInto('event').values(values).execute();
     return;
   }
   const id = await insertReturningId(db, forwarder.dialect, 'event', values);
-  forwarder.enqueue({ id, ...values });
+  forwarder.enqueue({ id, ...values, params: values.params === null ? null : (params ?? null) });
 }
 
 /**
@@ -37,6 +57,7 @@ export function recordProjectEvent(
   objectType: string,
   objectId: number | null,
   description: string,
+  kind?: EventKind,
 ) {
   return recordEvent(db, {
     project_id: projectId,
@@ -44,5 +65,6 @@ export function recordProjectEvent(
     object_type: objectType,
     object_id: objectId,
     description,
+    ...kind,
   });
 }

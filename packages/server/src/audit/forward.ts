@@ -23,7 +23,15 @@ export type ForwardedEvent = EventView;
 /** An event as recordEvent stored it (names are looked up before it is sent). */
 export type StoredEvent = Pick<
   EventView,
-  'id' | 'project_id' | 'user_id' | 'object_id' | 'object_type' | 'description' | 'created'
+  | 'id'
+  | 'project_id'
+  | 'user_id'
+  | 'object_id'
+  | 'object_type'
+  | 'description'
+  | 'kind'
+  | 'params'
+  | 'created'
 >;
 
 export type SinkName = 'webhook' | 'syslog';
@@ -293,6 +301,8 @@ export class AuditForwarder {
           object_id: e.object_id,
           object_type: e.object_type,
           description: e.description,
+          kind: e.kind,
+          params: e.params,
           created: e.created,
           username: user?.username ?? null,
           user_name: user?.name ?? null,

@@ -29,6 +29,7 @@ import { totp } from './migrations/0010-totp';
 import { runOnceAndKeySources } from './migrations/0011-run-once-and-key-sources';
 import { eventFilters } from './migrations/0012-event-filters';
 import { remoteRunners } from './migrations/0013-remote-runners';
+import { eventKinds } from './migrations/0014-event-kinds';
 import { retryReads } from './read-retry';
 import type { Database } from './tables';
 import { describeDbError, isConnectionLoss } from './unavailable';
@@ -184,6 +185,7 @@ function provider(dialect: Dialect): MigrationProvider {
     '0012-event-filters': eventFilters(dialect),
     '0010-totp': totp(dialect),
     '0013-remote-runners': remoteRunners(dialect),
+    '0014-event-kinds': eventKinds(),
   };
   return { getMigrations: async () => migrations };
 }

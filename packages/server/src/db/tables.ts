@@ -236,6 +236,10 @@ export interface EventTable {
   object_id: number | null;
   object_type: string;
   description: string;
+  /** What happened, for the console to say in the reader's language (migration 0014); null: older events. */
+  kind: string | null;
+  /** The values of `kind`'s text, a JSON object; null with no kind. */
+  params: string | null;
   created: Time;
 }
 

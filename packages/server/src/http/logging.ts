@@ -1,6 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
-import type { FastifyInstance, FastifyRequest, FastifyServerOptions } from 'fastify';
+import {
+  type FastifyInstance,
+  type FastifyReply,
+  type FastifyRequest,
+  type FastifyServerOptions,
+  LogController,
+} from 'fastify';
 import type { Config } from '../config';
 
 /** The header a request id is read from (when a proxy set a safe one) and always answered in. */
@@ -38,6 +44,37 @@ function requestSummary(request: FastifyRequest) {
 export function chosenLogFormat(setting: Config['logFormat'], isTerminal = Boolean(process.stdout.isTTY)) {
   if (setting === 'auto') return isTerminal ? 'pretty' : 'json';
   return setting;
+}
+
+/** The level request lines are logged at: `auto` is debug on a terminal (a person reading along), info elsewhere. */
+export function chosenRequestLogLevel(
+  setting: Config['requestLogLevel'],
+  isTerminal = Boolean(process.stdout.isTTY),
+): 'info' | 'debug' | 'trace' {
+  if (setting === 'auto') return isTerminal ? 'debug' : 'info';
+  return setting;
+}
+
+/**
+ * Fastify's per-request lines ("incoming request", "request completed") at the chosen level instead of info; a
+ * request that failed is still logged as an error.
+ */
+class RequestLogController extends LogController {
+  constructor(private readonly level: 'info' | 'debug' | 'trace') {
+    super();
+  }
+  override incomingRequest(request: FastifyRequest) {
+    request.log[this.level]({ req: request }, 'incoming request');
+  }
+  override requestCompleted(error: Error | null | undefined, _request: FastifyRequest, reply: FastifyReply) {
+    if (error) return super.requestCompleted(error, _request, reply);
+    reply.log[this.level]({ res: reply, responseTime: reply.elapsedTime }, 'request completed');
+  }
+}
+
+/** Fastify's `logController`: request lines at the configured level. */
+export function requestLogController(config: Pick<Config, 'requestLogLevel'>) {
+  return new RequestLogController(chosenRequestLogLevel(config.requestLogLevel));
 }
 
 /**

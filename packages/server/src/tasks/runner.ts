@@ -111,6 +111,8 @@ export function runTask(ctx: RunContext, id: number): RunHandle {
       object_type: 'task',
       object_id: id,
       description: `Task ID ${id} finished: ${end?.status ?? final}`,
+      kind: 'task.finished',
+      params: { task_id: id, status: end?.status ?? final },
     }).catch((err) => logFailure(ctx.log, err, 'recording the task event failed', { taskId: id }));
     if (!end) return null;
     return {

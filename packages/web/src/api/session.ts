@@ -34,12 +34,15 @@ export const useProject = (id: number) =>
     queryKey: sessionKeys.project(id),
     queryFn: () => api<Project>(`/project/${id}`),
     retry: false,
+    // No project (0, outside a project's pages): nothing to ask.
+    enabled: id > 0,
   });
 export const useProjectRole = (id: number) =>
   useQuery({
     queryKey: sessionKeys.role(id),
     queryFn: () => api<ProjectRoleInfo>(`/project/${id}/role`),
     retry: false,
+    enabled: id > 0,
   });
 export const useLoginOptions = () =>
   useQuery({ queryKey: ['auth', 'login'], queryFn: () => api<LoginOptions>('/auth/login') });

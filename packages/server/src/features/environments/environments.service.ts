@@ -5,7 +5,7 @@ import type {
   EnvironmentSecretInput,
   EnvironmentSecretType,
 } from '@signalbox/contracts';
-import { recordProjectEvent } from '../../audit/audit.store';
+import { namedKind, recordProjectEvent } from '../../audit/audit.store';
 import type { Db } from '../../db';
 import type { Deps } from '../../deps';
 import { badRequest, found, notFound } from '../../lib/errors';
@@ -135,7 +135,15 @@ export async function createEnvironment(
     await applySecrets(trx, deps, projectId, id, input.secrets);
     return id;
   });
-  await recordProjectEvent(deps.db, user, projectId, 'environment', id, `Environment ${input.name} created`);
+  await recordProjectEvent(
+    deps.db,
+    user,
+    projectId,
+    'environment',
+    id,
+    `Environment ${input.name} created`,
+    namedKind('environment', 'created', input.name),
+  );
   return getEnvironment(deps, projectId, id);
 }
 
@@ -153,7 +161,15 @@ export async function updateEnvironment(
     await updateEnvironmentRow(trx, projectId, id, values(input));
     await applySecrets(trx, deps, projectId, id, input.secrets);
   });
-  await recordProjectEvent(deps.db, user, projectId, 'environment', id, `Environment ${input.name} updated`);
+  await recordProjectEvent(
+    deps.db,
+    user,
+    projectId,
+    'environment',
+    id,
+    `Environment ${input.name} updated`,
+    namedKind('environment', 'updated', input.name),
+  );
 }
 
 export async function deleteEnvironment(
@@ -165,7 +181,15 @@ export async function deleteEnvironment(
   const row = await requireEnvironment(deps.db, projectId, id);
   await assertUnused(deps.db, projectId, 'environment', id);
   await deps.db.transaction().execute((trx) => deleteEnvironmentRows(trx, projectId, id));
-  await recordProjectEvent(deps.db, user, projectId, 'environment', id, `Environment ${row.name} deleted`);
+  await recordProjectEvent(
+    deps.db,
+    user,
+    projectId,
+    'environment',
+    id,
+    `Environment ${row.name} deleted`,
+    namedKind('environment', 'deleted', row.name),
+  );
 }
 
 export type EnvironmentSecretValue = { type: EnvironmentSecretType; name: string; value: string };

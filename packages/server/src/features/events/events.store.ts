@@ -14,6 +14,8 @@ function baseQuery(db: Db) {
       'event.object_id',
       'event.object_type',
       'event.description',
+      'event.kind',
+      'event.params',
       'event.created',
       'user.username as username',
       'user.name as user_name',
@@ -80,7 +82,7 @@ function filtered(q: EventQuery, f: EventFilter): EventQuery {
 }
 
 /** One page of the matching events, newest first. */
-export function listEvents(
+export async function listEvents(
   db: Db,
   scope: EventScope,
   filter: EventFilter,
@@ -90,7 +92,21 @@ export function listEvents(
   if (page.before !== undefined) q = q.where('event.id', '<', page.before);
   q = q.limit(page.limit);
   if (page.offset) q = q.offset(page.offset);
-  return q.execute();
+  const rows = await q.execute();
+  return rows.map((row) => ({ ...row, params: paramsOf(row.kind, row.params) }));
+}
+
+/** An event's stored params as the object they were written as; null without a kind or when unreadable. */
+function paramsOf(kind: string | null, text: string | null): EventView['params'] {
+  if (!kind || !text) return null;
+  try {
+    const value: unknown = JSON.parse(text);
+    return value && typeof value === 'object' && !Array.isArray(value)
+      ? (value as EventView['params'])
+      : null;
+  } catch {
+    return null;
+  }
 }
 
 /** Rows per query of an export: small enough that a slow download holds little, large enough to be quick. */

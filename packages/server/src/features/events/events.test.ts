@@ -152,6 +152,8 @@ describe.each(testDialects())('activity log on $name', (dialect) => {
       object_id: 4,
       object_type: 'view',
       description: '+1 -2 @home',
+      kind: null,
+      params: null,
       created: '2025-03-07T12:00:00.000Z',
       username: owner.username,
       user_name: `Name ${owner.username}`,

@@ -62,7 +62,7 @@ export async function runInstanceBackupCommand(
     if (summary.kept.length) console.log(`Users already here, left as they are: ${summary.kept.join(', ')}`);
     if (summary.needPassword.length)
       console.log(
-        `Users without a password (set one with \`signalbox user change-by-login --login L --password P\`): ${summary.needPassword.join(', ')}`,
+        `Users without a password (set one with \`npx signalbox user change-by-login --login L --password P\`): ${summary.needPassword.join(', ')}`,
       );
     console.log('Keys and secret variables were restored empty: fill them in again in each project.');
     return 0;

@@ -4,7 +4,7 @@ import {
   type InventoryType,
   isWorkspaceInventory,
 } from '@signalbox/contracts';
-import { recordProjectEvent } from '../../audit/audit.store';
+import { namedKind, recordProjectEvent } from '../../audit/audit.store';
 import type { Deps } from '../../deps';
 import { badRequest, notFound } from '../../lib/errors';
 import { ensureNoneKey } from '../keys/keys.service';
@@ -149,6 +149,7 @@ async function recordSave(
     'inventory',
     saved.id,
     `Inventory ${saved.name} ${verb}`,
+    namedKind('inventory', verb, saved.name),
   );
 }
 
@@ -183,5 +184,13 @@ export async function deleteInventory(deps: Pick<Deps, 'db'>, user: UserRow, pro
   const row = await requireInventory(deps, projectId, id);
   await assertUnused(deps.db, projectId, 'inventory', id);
   await deleteInventoryRow(deps.db, projectId, id);
-  await recordProjectEvent(deps.db, user, projectId, 'inventory', id, `Inventory ${row.name} deleted`);
+  await recordProjectEvent(
+    deps.db,
+    user,
+    projectId,
+    'inventory',
+    id,
+    `Inventory ${row.name} deleted`,
+    namedKind('inventory', 'deleted', row.name),
+  );
 }

@@ -6,7 +6,7 @@ import {
   keySecretProblem,
   keySourceTypes,
 } from '@signalbox/contracts';
-import { recordProjectEvent } from '../../audit/audit.store';
+import { namedKind, recordProjectEvent } from '../../audit/audit.store';
 import type { Db } from '../../db';
 import type { Deps } from '../../deps';
 import type { SecretBox } from '../../lib/crypto';
@@ -139,7 +139,15 @@ export async function createKey(
     secret: sealSecret(deps.box, input),
     ...source,
   });
-  await recordProjectEvent(deps.db, user, projectId, 'key', id, `Access key ${input.name} created`);
+  await recordProjectEvent(
+    deps.db,
+    user,
+    projectId,
+    'key',
+    id,
+    `Access key ${input.name} created`,
+    namedKind('key', 'created', input.name),
+  );
   return getKey(deps, projectId, id);
 }
 
@@ -174,14 +182,30 @@ export async function updateKey(
     ...source,
     ...(replaceSecret ? { secret: sealSecret(deps.box, input) } : {}),
   });
-  await recordProjectEvent(deps.db, user, projectId, 'key', id, `Access key ${input.name} updated`);
+  await recordProjectEvent(
+    deps.db,
+    user,
+    projectId,
+    'key',
+    id,
+    `Access key ${input.name} updated`,
+    namedKind('key', 'updated', input.name),
+  );
 }
 
 export async function deleteKey(deps: Pick<Deps, 'db'>, user: UserRow, projectId: number, id: number) {
   const row = await requireKey(deps.db, projectId, id);
   await assertUnused(deps.db, projectId, 'key', id);
   await deleteKeyRow(deps.db, projectId, id);
-  await recordProjectEvent(deps.db, user, projectId, 'key', id, `Access key ${row.name} deleted`);
+  await recordProjectEvent(
+    deps.db,
+    user,
+    projectId,
+    'key',
+    id,
+    `Access key ${row.name} deleted`,
+    namedKind('key', 'deleted', row.name),
+  );
 }
 
 /**

@@ -1,5 +1,5 @@
 import type { ProjectInput } from '@signalbox/contracts';
-import { recordEvent, recordProjectEvent } from '../../audit/audit.store';
+import { namedKind, recordEvent, recordProjectEvent } from '../../audit/audit.store';
 import type { Db } from '../../db';
 import type { Dialect } from '../../db/dialect';
 import { fromBool, insertReturningId, now } from '../../db/values';
@@ -63,7 +63,15 @@ export async function createProject(deps: Deps, user: UserRow, input: ProjectInp
     if (input.demo && demo) await demo(trx, deps, ids);
     return ids.projectId;
   });
-  await recordProjectEvent(deps.db, user, projectId, 'project', projectId, `Project ${input.name} created`);
+  await recordProjectEvent(
+    deps.db,
+    user,
+    projectId,
+    'project',
+    projectId,
+    `Project ${input.name} created`,
+    namedKind('project', 'created', input.name),
+  );
   return toProject(found(await findProject(deps.db, projectId), 'Project'));
 }
 
@@ -85,7 +93,15 @@ export async function updateProject(
     })
     .where('id', '=', projectId)
     .execute();
-  await recordProjectEvent(deps.db, user, projectId, 'project', projectId, `Project ${input.name} updated`);
+  await recordProjectEvent(
+    deps.db,
+    user,
+    projectId,
+    'project',
+    projectId,
+    `Project ${input.name} updated`,
+    namedKind('project', 'updated', input.name),
+  );
 }
 
 export async function deleteProject(
@@ -102,5 +118,6 @@ export async function deleteProject(
     object_type: 'project',
     object_id: projectId,
     description: `Project ${name} deleted`,
+    ...namedKind('project', 'deleted', name),
   });
 }

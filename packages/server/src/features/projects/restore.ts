@@ -1,6 +1,6 @@
 import type { Project } from '@signalbox/contracts';
 import type { InsertObject } from 'kysely';
-import { recordProjectEvent } from '../../audit/audit.store';
+import { namedKind, recordProjectEvent } from '../../audit/audit.store';
 import type { Database, Db } from '../../db';
 import { updateRows } from '../../db/rows';
 import { fromBool, insertReturningId } from '../../db/values';
@@ -242,6 +242,7 @@ export async function restoreProject(
       'project',
       id,
       `Project ${plan.meta.name} restored from a backup`,
+      namedKind('project', 'restored', plan.meta.name),
     );
     return id;
   });

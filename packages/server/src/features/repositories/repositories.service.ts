@@ -1,5 +1,5 @@
 import type { Repository, RepositoryInput } from '@signalbox/contracts';
-import { recordProjectEvent } from '../../audit/audit.store';
+import { namedKind, recordProjectEvent } from '../../audit/audit.store';
 import type { Deps } from '../../deps';
 import { notFound } from '../../lib/errors';
 import { assertBodyIds } from '../refs/body-ids';
@@ -66,7 +66,15 @@ export async function createRepository(
   assertBodyIds(input, projectId);
   await assertInProject(deps.db, 'access_key', input.ssh_key_id, projectId, 'Access key', 'ssh_key_id');
   const id = await insertRepositoryRow(deps.db, deps.dialect, projectId, values(input));
-  await recordProjectEvent(deps.db, user, projectId, 'repository', id, `Repository ${input.name} created`);
+  await recordProjectEvent(
+    deps.db,
+    user,
+    projectId,
+    'repository',
+    id,
+    `Repository ${input.name} created`,
+    namedKind('repository', 'created', input.name),
+  );
   return getRepository(deps, projectId, id);
 }
 
@@ -81,12 +89,28 @@ export async function updateRepository(
   await requireRepository(deps, projectId, id);
   await assertInProject(deps.db, 'access_key', input.ssh_key_id, projectId, 'Access key', 'ssh_key_id');
   await updateRepositoryRow(deps.db, projectId, id, values(input));
-  await recordProjectEvent(deps.db, user, projectId, 'repository', id, `Repository ${input.name} updated`);
+  await recordProjectEvent(
+    deps.db,
+    user,
+    projectId,
+    'repository',
+    id,
+    `Repository ${input.name} updated`,
+    namedKind('repository', 'updated', input.name),
+  );
 }
 
 export async function deleteRepository(deps: Pick<Deps, 'db'>, user: UserRow, projectId: number, id: number) {
   const row = await requireRepository(deps, projectId, id);
   await assertUnused(deps.db, projectId, 'repository', id);
   await deleteRepositoryRow(deps.db, projectId, id);
-  await recordProjectEvent(deps.db, user, projectId, 'repository', id, `Repository ${row.name} deleted`);
+  await recordProjectEvent(
+    deps.db,
+    user,
+    projectId,
+    'repository',
+    id,
+    `Repository ${row.name} deleted`,
+    namedKind('repository', 'deleted', row.name),
+  );
 }

@@ -230,6 +230,8 @@ export function tasksRoutes(app: FastifyInstance, deps: Deps) {
           object_type: 'task',
           object_id: task.id,
           description: `Task ID ${task.id} deleted`,
+          kind: 'task.deleted',
+          params: { task_id: task.id },
         });
         return reply.status(204).send();
       },

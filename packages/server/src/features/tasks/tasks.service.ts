@@ -197,6 +197,8 @@ async function insertNewTask(
     object_type: 'task',
     object_id: id,
     description: `Task ID ${id} queued for running`,
+    kind: 'task.queued',
+    params: { task_id: id },
   });
   if (deps.config.maxTasksPerTemplate > 0)
     await pruneTemplateTasks(deps.db, template.id, deps.config.maxTasksPerTemplate);

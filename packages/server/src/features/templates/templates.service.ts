@@ -7,7 +7,7 @@ import {
   type TemplateInput,
   templateTaskParamsSchema,
 } from '@signalbox/contracts';
-import { recordProjectEvent } from '../../audit/audit.store';
+import { namedKind, recordProjectEvent } from '../../audit/audit.store';
 import type { Db } from '../../db';
 import { fromBool, parseJson, toBool } from '../../db/values';
 import type { Deps } from '../../deps';
@@ -270,7 +270,15 @@ export async function createTemplate(
 ) {
   await checkReferences(deps, projectId, input);
   const id = await insertTemplate(deps.db, deps.dialect, { project_id: projectId, ...columns(input) });
-  await recordProjectEvent(deps.db, user, projectId, 'template', id, `Template ${input.name} created`);
+  await recordProjectEvent(
+    deps.db,
+    user,
+    projectId,
+    'template',
+    id,
+    `Template ${input.name} created`,
+    namedKind('template', 'created', input.name),
+  );
   if (await applyCommitCheck(deps, user, projectId, id, input)) await refreshScheduler(deps);
   return getTemplate(deps.db, projectId, id);
 }
@@ -286,7 +294,15 @@ export async function changeTemplate(
   await checkReferences(deps, projectId, input, id);
   if (input.type !== 'build') await assertNotBuildOfOthers(deps, projectId, id);
   await updateTemplate(deps.db, id, columns(input));
-  await recordProjectEvent(deps.db, user, projectId, 'template', id, `Template ${input.name} updated`);
+  await recordProjectEvent(
+    deps.db,
+    user,
+    projectId,
+    'template',
+    id,
+    `Template ${input.name} updated`,
+    namedKind('template', 'updated', input.name),
+  );
   if (await applyCommitCheck(deps, user, projectId, id, input)) await refreshScheduler(deps);
 }
 
@@ -320,6 +336,14 @@ export async function removeTemplate(
     }
   }
   await deleteTemplateCascade(deps.db, projectId, id);
-  await recordProjectEvent(deps.db, user, projectId, 'template', id, `Template ${template.name} deleted`);
+  await recordProjectEvent(
+    deps.db,
+    user,
+    projectId,
+    'template',
+    id,
+    `Template ${template.name} deleted`,
+    namedKind('template', 'deleted', template.name),
+  );
   await refreshScheduler(deps);
 }

@@ -116,7 +116,7 @@ describe.each(testDialects())('signalbox user totp disable on $name', (dialect) 
     expect(nobody.stderr.trim()).toBe('User nobody not found');
     const usage = await signalbox(['user', 'totp', 'enable', '--login', 'ann'], env);
     expect(usage.code).toBe(1);
-    expect(usage.stderr).toMatch(/Usage: signalbox user .*\|totp disable/);
+    expect(usage.stderr).toMatch(/Usage: npx signalbox user .*\|totp disable/);
     const help = await signalbox(['help'], env);
     expect(help.stdout).toMatch(/^ {2}user totp disable --login L\s+reset the user's two-factor sign-in/m);
   });

@@ -6,6 +6,7 @@ import type { Readable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freePort } from '../../../test/support/net';
+import { waitFor } from '../../../test/support/task-fixtures';
 import { buildApp } from '../../app';
 import { loadConfig } from '../../config';
 import { openDb } from '../../db';
@@ -254,7 +255,7 @@ describe('signalbox user …', () => {
 
     const usage = await signalbox(['user', 'frobnicate'], cli.env);
     expect(usage.code).toBe(1);
-    expect(usage.stderr).toMatch(/Usage: signalbox user add\|list\|change-by-login\|delete/);
+    expect(usage.stderr).toMatch(/Usage: npx signalbox user add\|list\|change-by-login\|delete/);
   });
 });
 
@@ -324,8 +325,11 @@ describe('signalbox server', () => {
     const dataDir = tempDir();
     const first = await startServer({ SIGNALBOX_DATA_DIR: dataDir });
     children.push(first.child);
-    const match = first.output().match(/login "admin" and password: (\S+)/);
-    expect(match).not.toBeNull();
+    // With JSON log lines on stdout (not a terminal) the start banner goes to stderr, once the server listens.
+    const banner = /login "admin" and password: (\S+)/;
+    await waitFor(async () => banner.test(first.errors()), 30_000, 'the start banner');
+    const match = first.errors().match(banner);
+    expect(first.output()).not.toMatch(banner);
     const password = match![1]!;
     expect(password).toMatch(/^[A-Za-z0-9]{16}$/);
     // The password goes to the console once, never into a structured (JSON) log line.
@@ -354,6 +358,8 @@ describe('signalbox server', () => {
     const second = await startServer({ SIGNALBOX_DATA_DIR: dataDir });
     children.push(second.child);
     expect(second.output()).not.toContain('password');
+    await waitFor(async () => second.errors().includes('Admin login: admin'), 30_000, 'the start banner');
+    expect(second.errors()).not.toMatch(banner);
     expect((await signInOverHttp(second.base, 'admin', password)).status).toBe(401);
     expect((await signInOverHttp(second.base, 'admin', 'changed-pw')).status).toBe(204);
     await stop(second.child);

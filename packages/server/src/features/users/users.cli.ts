@@ -94,7 +94,7 @@ export async function runUserCommand(handle: DbHandle, argv: string[]): Promise<
         return 0;
       }
       default:
-        return fail('Usage: signalbox user add|list|change-by-login|delete|unlock|totp disable');
+        return fail('Usage: npx signalbox user add|list|change-by-login|delete|unlock|totp disable');
     }
   } catch (err) {
     if (err instanceof ZodError) return fail(err.issues.map((i) => i.message).join('; '));

@@ -1,5 +1,5 @@
 import type { ViewInput, ViewPositionsInput } from '@signalbox/contracts';
-import { recordProjectEvent } from '../../audit/audit.store';
+import { namedKind, recordProjectEvent } from '../../audit/audit.store';
 import type { Deps } from '../../deps';
 import { badRequest, found, notFound } from '../../lib/errors';
 import { assertSameProject } from '../schedules/schedules.service';
@@ -30,7 +30,15 @@ export async function createView(
   assertSameProject(input.project_id, projectId);
   const position = input.position ?? (await nextPosition(deps.db, projectId));
   const id = await insertView(deps.db, deps.dialect, { project_id: projectId, title: input.title, position });
-  await recordProjectEvent(deps.db, user, projectId, 'view', id, `View ${input.title} created`);
+  await recordProjectEvent(
+    deps.db,
+    user,
+    projectId,
+    'view',
+    id,
+    `View ${input.title} created`,
+    namedKind('view', 'created', input.title),
+  );
   return found(await findView(deps.db, projectId, id), 'View');
 }
 
@@ -44,13 +52,29 @@ export async function changeView(
   const existing = await getView(deps, projectId, id);
   assertSameProject(input.project_id, projectId);
   await updateView(deps.db, id, { title: input.title, position: input.position ?? existing.position });
-  await recordProjectEvent(deps.db, user, projectId, 'view', id, `View ${input.title} updated`);
+  await recordProjectEvent(
+    deps.db,
+    user,
+    projectId,
+    'view',
+    id,
+    `View ${input.title} updated`,
+    namedKind('view', 'updated', input.title),
+  );
 }
 
 export async function removeView(deps: Pick<Deps, 'db'>, user: Actor, projectId: number, id: number) {
   const existing = await getView(deps, projectId, id);
   await deleteView(deps.db, projectId, id);
-  await recordProjectEvent(deps.db, user, projectId, 'view', id, `View ${existing.title} deleted`);
+  await recordProjectEvent(
+    deps.db,
+    user,
+    projectId,
+    'view',
+    id,
+    `View ${existing.title} deleted`,
+    namedKind('view', 'deleted', existing.title),
+  );
 }
 
 /** Reorders views; every id must be a view of this project, else nothing changes. */

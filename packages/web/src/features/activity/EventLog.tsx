@@ -26,6 +26,7 @@ import { useProjects } from '../../api/session';
 import { formatDateTime } from '../../app/format';
 import { FormError } from '../../app/forms';
 import { Spinner } from '../../app/states';
+import { eventText } from './eventText';
 import { type ActivityFilters, exportPath, filterQuery, noFilters, pagePath, rangeIsReversed } from './query';
 
 /** Events per page; "Load more" asks for the next one. */
@@ -57,7 +58,8 @@ type Scope = { projectId: number } | { global: true };
  * newest first in pages of 50 (a table, cards at phone width), and exports of everything the filters match.
  */
 export function EventLog({ scope }: { scope: Scope }) {
-  const { t } = useTranslation();
+  const { t, i18n } = useTranslation();
+  const describe = (e: EventView) => eventText(e, t, (key) => i18n.exists(key));
   const global = 'global' in scope;
   const base = global ? '' : `/project/${scope.projectId}`;
   const phone = useMediaQuery('(max-width:600px)', { noSsr: true });
@@ -212,7 +214,7 @@ export function EventLog({ scope }: { scope: Scope }) {
               </Typography>
             </Box>
             <Typography variant="body2" sx={{ mt: 1, wordBreak: 'break-word', whiteSpace: 'pre-line' }}>
-              {e.description}
+              {describe(e)}
             </Typography>
             <Typography variant="caption" color="text.secondary" component="p" sx={{ mt: 0.5 }}>
               {global && e.project_name ? `${userLabel(e)} · ${e.project_name}` : userLabel(e)}
@@ -243,7 +245,7 @@ export function EventLog({ scope }: { scope: Scope }) {
                   {global && <TableCell sx={{ wordBreak: 'break-word' }}>{e.project_name ?? '—'}</TableCell>}
                   <TableCell sx={{ whiteSpace: 'nowrap' }}>{objectLabel(e, t)}</TableCell>
                   <TableCell sx={{ wordBreak: 'break-word', whiteSpace: 'pre-line' }}>
-                    {e.description}
+                    {describe(e)}
                   </TableCell>
                 </TableRow>
               ))}

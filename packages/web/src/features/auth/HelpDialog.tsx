@@ -36,17 +36,17 @@ export function HelpDialog({ open, onClose, totp }: { open: boolean; onClose: ()
       <DialogContent>
         <Typography sx={{ mb: 2 }}>{t('auth.helpIntro')}</Typography>
         <Typography variant="subtitle2">{t('auth.helpList')}</Typography>
-        <Command>{'signalbox user list'}</Command>
+        <Command>{'npx signalbox user list'}</Command>
         <Typography variant="subtitle2">{t('auth.helpChange')}</Typography>
-        <Command>{`signalbox user change-by-login --login <login> --password ${password}`}</Command>
+        <Command>{`npx signalbox user change-by-login --login <login> --password ${password}`}</Command>
         <Typography variant="subtitle2">{t('auth.helpAdd')}</Typography>
         <Command>
-          {`signalbox user add --admin --login <login> --name "<name>" --email <email> --password ${password}`}
+          {`npx signalbox user add --admin --login <login> --name "<name>" --email <email> --password ${password}`}
         </Command>
         {totp && (
           <>
             <Typography variant="subtitle2">{t('totp.helpReset')}</Typography>
-            <Command>{'signalbox user totp disable --login <login>'}</Command>
+            <Command>{'npx signalbox user totp disable --login <login>'}</Command>
           </>
         )}
         <Typography variant="body2" color="text.secondary">

@@ -48,6 +48,11 @@ export function IntegrationDialog({
     },
   });
   const method = watch('auth_method') ?? '';
+  // The server checks a request's token or signature against a login/password key's password: only those fit
+  // (and the one already chosen, so an older integration still shows its secret).
+  const secretKeys = (keys.data ?? []).filter(
+    (k) => k.type === 'login_password' || k.id === item?.auth_secret_id,
+  );
   const errors = formState.errors;
 
   const saveAndClose = useSaveAndClose(save, onClose);
@@ -126,7 +131,7 @@ export function IntegrationDialog({
             </TextField>
           )}
         />
-        {method !== '' && idSelect('auth_secret_id', t('integrations.authSecret'), keys.data ?? [])}
+        {method !== '' && idSelect('auth_secret_id', t('integrations.authSecret'), secretKeys)}
         {(method === 'token' || method === 'hmac') && (
           <TextField
             label={t('integrations.authHeader')}

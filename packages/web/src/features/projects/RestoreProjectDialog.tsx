@@ -29,7 +29,7 @@ export default function RestoreProjectDialog({ open, onClose }: { open: boolean;
       const project = await restore.mutateAsync(await file.text());
       const id = typeof project === 'number' ? project : project.id;
       const name = typeof project === 'object' && project.name ? project.name : `#${id}`;
-      notify.success(t('projects.created', { name }));
+      notify.success(t('projectRestore.restored', { name }));
       onClose();
       navigate(`/project/${id}`);
     } catch {

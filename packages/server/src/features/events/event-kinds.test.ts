@@ -1,0 +1,96 @@
+import type { EventView } from '@signalbox/contracts';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { testDialects } from '../../../test/support/dialects';
+import { type Client, createHarness, type Harness } from '../../../test/support/harness';
+import { insertTemplate, waitFor } from '../../../test/support/task-fixtures';
+import { templateFixtures } from '../../../test/support/template-fixtures';
+
+/**
+ * Activity events carry what happened as data — a kind and its params — beside the English description the API
+ * keeps for Semaphore's clients, so the console can say it in the reader's language.
+ */
+describe.each(testDialects())('event kinds on $name', (dialect) => {
+  let h: Harness;
+  let owner: Client;
+  let projectId: number;
+  const events = async () =>
+    (await owner.get(`/api/project/${projectId}/events?limit=100`)).json() as EventView[];
+  const find = async (kind: string) => (await events()).find((e) => e.kind === kind);
+
+  beforeAll(async () => {
+    h = await createHarness(dialect);
+    owner = await h.userClient({ can_create_project: true });
+    const res = await owner.post('/api/projects', { name: 'Kinds "project" <b>' });
+    expect(res.statusCode).toBe(201);
+    projectId = res.json().id;
+  });
+  afterAll(() => h?.close());
+
+  it('records a created project as project.created with its name, and keeps the description', async () => {
+    expect(await find('project.created')).toMatchObject({
+      object_type: 'project',
+      object_id: projectId,
+      description: 'Project Kinds "project" <b> created',
+      params: { name: 'Kinds "project" <b>' },
+    });
+  });
+
+  it('records creating, updating and deleting an object with its name', async () => {
+    const base = `/api/project/${projectId}`;
+    const created = await owner.post(`${base}/environment`, { name: 'Staging', json: '{}', env: '{}' });
+    expect(created.statusCode).toBe(201);
+    const id = created.json().id as number;
+    expect(
+      (await owner.put(`${base}/environment/${id}`, { id, name: 'Production', json: '{}', env: '{}' }))
+        .statusCode,
+    ).toBe(204);
+    expect((await owner.del(`${base}/environment/${id}`)).statusCode).toBe(204);
+    const mine = (await events()).filter((e) => e.object_type === 'environment' && e.object_id === id);
+    expect(mine.map((e) => [e.kind, e.params, e.description])).toEqual([
+      ['environment.deleted', { name: 'Production' }, 'Environment Production deleted'],
+      ['environment.updated', { name: 'Production' }, 'Environment Production updated'],
+      ['environment.created', { name: 'Staging' }, 'Environment Staging created'],
+    ]);
+  });
+
+  it('records a task as queued and finished with its id and status', async () => {
+    const fx = await templateFixtures(h, projectId);
+    const templateId = await insertTemplate(h.deps, projectId, {
+      name: 'Unreachable',
+      app: 'bash',
+      playbook: 'missing.sh',
+      repository_id: fx.repository,
+      inventory_id: fx.inventory,
+      environment_id: fx.environment,
+    });
+    const started = await owner.post(`/api/project/${projectId}/tasks`, { template_id: templateId });
+    expect(started.statusCode).toBe(201);
+    const taskId = started.json().id as number;
+    expect(await find('task.queued')).toMatchObject({
+      object_type: 'task',
+      object_id: taskId,
+      params: { task_id: taskId },
+      description: `Task ID ${taskId} queued for running`,
+    });
+    // The repository cannot be cloned: the task ends in error.
+    const finished = await waitFor(() => find('task.finished'), 60_000, 'the task.finished event');
+    expect(finished).toMatchObject({ object_id: taskId, params: { task_id: taskId, status: 'error' } });
+    expect(finished.description).toBe(`Task ID ${taskId} finished: error`);
+  }, 90_000);
+
+  it('lists older events, written without a kind, with a null kind and params', async () => {
+    await h.deps.db
+      .insertInto('event')
+      .values({
+        project_id: projectId,
+        user_id: owner.userId,
+        object_type: 'template',
+        object_id: null,
+        description: 'Template Old created',
+        created: new Date().toISOString(),
+      })
+      .execute();
+    const old = (await events()).find((e) => e.description === 'Template Old created');
+    expect(old).toMatchObject({ kind: null, params: null });
+  });
+});
