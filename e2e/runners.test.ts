@@ -1,11 +1,10 @@
-import { createHash, generateKeyPairSync } from 'node:crypto';
-import { createRequire } from 'node:module';
-import { join } from 'node:path';
+import { generateKeyPairSync } from 'node:crypto';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import WebSocket from 'ws';
 import { type Api, createUser, type SeedUser } from './support/api';
 import { DESKTOP, launch, PHONE, shot } from './support/browser';
-import { root, startServer, type TestServer } from './support/server';
+import { startServer, type TestServer } from './support/server';
 import { contextAs, expectSnackbar, seedBashResources, seedTeam, shotAll, type Team } from './support/team';
 
 // Remote runner management in the console: an admin registers a runner with the one-time token the Register dialog
@@ -32,81 +31,63 @@ afterAll(async () => {
   await server?.stop();
 });
 
-const sha256 = (text: string) => createHash('sha256').update(text).digest('hex');
-
-/** The test server's SQLite database, for what only a connected runner process changes. */
-function database() {
-  const require = createRequire(join(root, 'packages/server/package.json'));
-  const Database = require('better-sqlite3');
-  const db = new Database(server.dbFile);
-  db.pragma('busy_timeout = 10000');
-  return db as {
-    prepare(sql: string): { run(...args: unknown[]): unknown; get(...args: unknown[]): unknown };
-    close(): void;
-  };
-}
+/** Runner sockets the tests opened, closed at the end. */
+const sockets: WebSocket[] = [];
+afterAll(() => {
+  for (const ws of sockets) ws.close();
+});
 
 /**
  * Registers a runner with a registration token as `signalbox runner register` does: POST /api/internal/runners
- * with a fresh X25519 public key. Where this build has no registration route yet (the API reference does not list
- * it), the runner row is written as that route writes it, spending the token; the test logs which happened.
+ * with a fresh X25519 public key; a second registration with the same token is refused. The runner's own token.
  */
-async function register(token: string, name: string, tags: string[]): Promise<'http' | 'database'> {
+async function register(token: string, name: string, tags: string[]): Promise<string> {
   const { publicKey } = generateKeyPairSync('x25519');
   const public_key = publicKey.export({ type: 'spki', format: 'pem' }).toString();
-  const reference = (await (await fetch(`${server.url}/api/openapi.json`)).json()) as { paths: object };
-  if ('/api/internal/runners' in reference.paths) {
-    const res = await fetch(`${server.url}/api/internal/runners`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ registration_token: token, public_key, name, tags, max_parallel_tasks: 2 }),
-    });
-    expect(res.status, await res.clone().text()).toBe(200);
-    const body = (await res.json()) as { id: number; token: string };
-    expect(body.token).toBeTruthy();
-    // Spent: a second registration with the same token is refused.
-    const again = await fetch(`${server.url}/api/internal/runners`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ registration_token: token, public_key, name: `${name}-again` }),
-    });
-    expect(again.status).toBe(401);
-    return 'http';
-  }
-  const db = database();
-  try {
-    const row = db
-      .prepare(
-        'SELECT id, project_id, expires_at, used_at FROM runner_registration_token WHERE token_hash = ?',
-      )
-      .get(sha256(token)) as {
-      id: number;
-      project_id: number | null;
-      expires_at: string;
-      used_at: string | null;
-    };
-    expect(row).toBeTruthy();
-    expect(row.used_at).toBeNull();
-    expect(Date.parse(row.expires_at)).toBeGreaterThan(Date.now());
-    const created = new Date().toISOString();
-    db.prepare('UPDATE runner_registration_token SET used_at = ? WHERE id = ?').run(created, row.id);
-    db.prepare(
-      'INSERT INTO remote_runner (project_id, name, tags, token_hash, public_key, max_parallel_tasks, created) VALUES (?, ?, ?, ?, ?, 2, ?)',
-    ).run(row.project_id, name, JSON.stringify(tags), sha256(`runner-${Math.random()}`), public_key, created);
-  } finally {
-    db.close();
-  }
-  return 'database';
+  const res = await fetch(`${server.url}/api/internal/runners`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ registration_token: token, public_key, name, tags, max_parallel_tasks: 2 }),
+  });
+  expect(res.status, await res.clone().text()).toBe(200);
+  const body = (await res.json()) as { id: number; token: string };
+  expect(body.token).toBeTruthy();
+  const again = await fetch(`${server.url}/api/internal/runners`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ registration_token: token, public_key, name: `${name}-again` }),
+  });
+  expect(again.status).toBe(401);
+  return body.token;
 }
 
-/** Marks a runner connected (what the runner socket does while a runner is connected), with a heartbeat. */
-function connect(name: string, version: string) {
-  const db = database();
-  const at = new Date(Date.now() - 2 * 60_000).toISOString();
-  db.prepare(
-    "UPDATE remote_runner SET instance_id = 'e2e-instance', touched = ?, started_at = ?, version = ? WHERE name = ?",
-  ).run(at, at, version, name);
-  db.close();
+/** Connects a runner as `signalbox runner start` does: the runner socket, its hello, and the server's welcome. */
+async function connect(runnerToken: string, version: string) {
+  const ws = new WebSocket(`${server.url.replace(/^http/, 'ws')}/api/internal/runners/ws`, {
+    headers: { 'x-runner-token': runnerToken },
+  });
+  sockets.push(ws);
+  const welcome = new Promise<void>((resolve, reject) => {
+    ws.on('message', (data) => {
+      if ((JSON.parse(String(data)) as { type: string }).type === 'welcome') resolve();
+    });
+    ws.on('error', reject);
+    ws.on('unexpected-response', (_req, res) => reject(new Error(`HTTP ${res.statusCode}`)));
+  });
+  await new Promise<void>((resolve, reject) => {
+    ws.on('open', () => resolve());
+    ws.on('error', reject);
+  });
+  ws.send(
+    JSON.stringify({
+      type: 'hello',
+      version,
+      started_at: new Date().toISOString(),
+      max_parallel_tasks: 2,
+      running: [],
+    }),
+  );
+  await welcome;
 }
 
 const runnerNamed = async (name: string, path = '/runners') =>
@@ -151,19 +132,16 @@ describe('remote runners in the console', () => {
     await shot(page, 'runners-register-light-1280');
     await dialog.getByRole('button', { name: 'Close' }).click();
 
-    const how = await register(token, 'build-01', ['linux', 'x86_64']);
-    console.log(
-      `runner registered through ${how === 'http' ? 'POST /api/internal/runners' : 'the database'}`,
-    );
+    const runnerToken = await register(token, 'build-01', ['linux', 'x86_64']);
 
     // The list refreshes itself: the new runner shows, then its connection.
     const row = page.locator('tr[data-runner="build-01"]');
     await row.waitFor({ timeout: 30_000 });
     await row.getByText('Offline').waitFor();
     await row.getByText('never connected').waitFor();
-    connect('build-01', '1.4.0');
+    await connect(runnerToken, '1.4.0');
     await row.getByText('Online').waitFor({ timeout: 30_000 });
-    await row.getByText('last heartbeat 2 minutes ago').waitFor();
+    await row.getByText(/^last heartbeat (now|\d+ seconds? ago)$/).waitFor();
     await row.getByText('1.4.0').waitFor();
     await row.getByText('0 / 2 running').waitFor();
     expect(await row.locator('.MuiChip-label').allInnerTexts()).toEqual(['linux', 'x86_64', 'Online']);
@@ -288,9 +266,9 @@ describe('remote runners in the console', () => {
       (await admin.post<{ token: string }>('/runners/registration-tokens')).token,
       (await admin.post<{ token: string }>('/runners/registration-tokens')).token,
     ];
-    await register(tokens[0]!, 'linux-builder-01', ['linux', 'docker', 'x86_64']);
+    const linux = await register(tokens[0]!, 'linux-builder-01', ['linux', 'docker', 'x86_64']);
     await register(tokens[1]!, 'mac-signer', ['macos', 'arm64']);
-    connect('linux-builder-01', '1.4.0');
+    await connect(linux, '1.4.0');
     const mac = await runnerNamed('mac-signer');
     await admin.put(`/runners/${mac!.id}`, { active: false });
     const adminUser = { login: 'admin', password: 'admin-Passw0rd' };
