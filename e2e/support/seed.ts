@@ -30,11 +30,9 @@ export async function seedBashProject(
 ) {
   const projectId = (await admin.post<{ id: number }>('/projects', { name })).id;
   const base = `/project/${projectId}`;
-  const key = await admin.post<{ id: number }>(`${base}/keys`, {
-    name: 'None',
-    type: 'none',
-    project_id: projectId,
-  });
+  // Every project starts with its None key and Empty environment (names are unique in a project): use those.
+  const keys = await admin.get<{ id: number; name: string }[]>(`${base}/keys`);
+  const key = keys.find((k) => k.name === 'None')!;
   const repo = await admin.post<{ id: number }>(`${base}/repositories`, {
     name: 'scripts',
     git_url: scriptsRepo({
@@ -45,12 +43,8 @@ export async function seedBashProject(
     ssh_key_id: key.id,
     project_id: projectId,
   });
-  const env = await admin.post<{ id: number }>(`${base}/environment`, {
-    name: 'Empty',
-    json: '{}',
-    env: '{}',
-    project_id: projectId,
-  });
+  const environments = await admin.get<{ id: number; name: string }[]>(`${base}/environment`);
+  const env = environments.find((e) => e.name === 'Empty')!;
   const templates: Record<string, number> = {};
   for (const [title, [file]] of Object.entries(scripts)) {
     const tpl = await admin.post<{ id: number }>(`${base}/templates`, {

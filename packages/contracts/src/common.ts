@@ -5,7 +5,18 @@ import { coded, ErrorCode } from './errors';
  * Messages shared by the server and the web forms. Each is recorded with its error code (see errors.ts), so the
  * code of any of these texts is known wherever the text turns up.
  */
+/** The kinds of objects whose names are unique within their project. */
+export const namedKinds = {
+  key: 'A key with this name already exists in this project',
+  inventory: 'An inventory with this name already exists in this project',
+  environment: 'An environment with this name already exists in this project',
+  repository: 'A repository with this name already exists in this project',
+  view: 'A view with this title already exists in this project',
+} as const;
+export type NamedKind = keyof typeof namedKinds;
+
 export const messages = {
+  nameTaken: (kind: NamedKind) => coded(namedKinds[kind], ErrorCode.nameTaken, { kind }),
   required: (label: string) => coded(`${label} is required`, ErrorCode.required, { field: label }),
   tooLong: (label: string, max: number) =>
     coded(`${label} must be at most ${max} characters`, ErrorCode.tooLong, { field: label, max }),

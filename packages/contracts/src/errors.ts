@@ -26,6 +26,8 @@ export const ErrorCode = {
   enumNeedsValues: 'enum_needs_values',
   enumUniqueNames: 'enum_unique_names',
   enumEmptyName: 'enum_empty_name',
+  /** The name is already used by another object of the same kind in the same scope. */
+  nameTaken: 'name_taken',
   /** A field's value is refused for a reason that has no code of its own: the message says why. */
   invalidValue: 'invalid_value',
   // Signing in and permissions

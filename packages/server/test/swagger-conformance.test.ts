@@ -471,8 +471,12 @@ const STEPS: Step[] = [
 
   // Key store, repositories, inventories, environments.
   { op: 'GET /project/{project_id}/keys' },
-  { op: 'POST /project/{project_id}/keys' },
-  { op: 'PUT /project/{project_id}/keys/{key_id}' },
+  // The example's name is `None`, the name of the key every project starts with: names are unique in a project.
+  { op: 'POST /project/{project_id}/keys', body: (example) => ({ ...example, name: 'Conformance key' }) },
+  {
+    op: 'PUT /project/{project_id}/keys/{key_id}',
+    body: (example) => ({ ...example, name: 'Conformance key' }),
+  },
   { op: 'GET /project/{project_id}/repositories' },
   { op: 'GET /project/{project_id}/repositories/{repository_id}' },
   // The peer's example URL "git@example.com" has no path: git reads a colon-less string as a local relative
@@ -640,11 +644,15 @@ const ERROR_STEPS: ErrorStep[] = [
     body: (example) => ({ ...example, method: 'matches' }),
   },
   // "Bad type"
-  { op: 'POST /project/{project_id}/keys', status: 400, body: (example) => ({ ...example, type: 'gpg' }) },
+  {
+    op: 'POST /project/{project_id}/keys',
+    status: 400,
+    body: (example) => ({ ...example, name: 'Conformance key 2', type: 'gpg' }),
+  },
   {
     op: 'PUT /project/{project_id}/keys/{key_id}',
     status: 400,
-    body: (example) => ({ ...example, type: 'gpg' }),
+    body: (example) => ({ ...example, name: 'Conformance key', type: 'gpg' }),
   },
   // "Bad request": a URL git would read as a command.
   {

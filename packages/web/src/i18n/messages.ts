@@ -44,6 +44,7 @@ export const codeTexts: Record<ErrorCode, CodeText> = {
   [ErrorCode.enumUniqueNames]: 'survey.enumUniqueNames',
   [ErrorCode.enumEmptyName]: 'survey.enumEmptyName',
   [ErrorCode.invalidValue]: null,
+  [ErrorCode.nameTaken]: 'forms.nameTaken',
   [ErrorCode.notSignedIn]: 'errors.notSignedIn',
   [ErrorCode.incorrectLogin]: 'errors.incorrectLogin',
   [ErrorCode.currentPasswordIncorrect]: 'users.currentPasswordIncorrect',

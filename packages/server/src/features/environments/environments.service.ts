@@ -9,6 +9,7 @@ import { namedKind, recordProjectEvent } from '../../audit/audit.store';
 import type { Db } from '../../db';
 import type { Deps } from '../../deps';
 import { badRequest, found, notFound } from '../../lib/errors';
+import { assertNameFree } from '../../lib/unique-names';
 import { assertBodyIds } from '../refs/body-ids';
 import { assertUnused, findRefs } from '../refs/refs.store';
 import type { UserRow } from '../users/users.store';
@@ -130,6 +131,7 @@ export async function createEnvironment(
 ) {
   assertBodyIds(input, projectId);
   assertOwnSecrets(input.secrets, []);
+  await assertNameFree(deps.db, 'environment', projectId, input.name);
   const id = await deps.db.transaction().execute(async (trx) => {
     const id = await insertEnvironmentRow(trx, deps.dialect, projectId, values(input));
     await applySecrets(trx, deps, projectId, id, input.secrets);
@@ -157,6 +159,7 @@ export async function updateEnvironment(
   assertBodyIds(input, projectId, id);
   await requireEnvironment(deps.db, projectId, id);
   assertOwnSecrets(input.secrets, await listSecretRows(deps.db, projectId, [id]));
+  await assertNameFree(deps.db, 'environment', projectId, input.name, id);
   await deps.db.transaction().execute(async (trx) => {
     await updateEnvironmentRow(trx, projectId, id, values(input));
     await applySecrets(trx, deps, projectId, id, input.secrets);

@@ -7,6 +7,7 @@ import {
 import { namedKind, recordProjectEvent } from '../../audit/audit.store';
 import type { Deps } from '../../deps';
 import { badRequest, notFound } from '../../lib/errors';
+import { assertNameFree } from '../../lib/unique-names';
 import { ensureNoneKey } from '../keys/keys.service';
 import { assertBodyIds } from '../refs/body-ids';
 import { assertInProject, assertUnused, findRefs } from '../refs/refs.store';
@@ -106,6 +107,7 @@ async function save(
   input: InventoryInput,
   id?: number,
 ) {
+  await assertNameFree(deps.db, 'inventory', projectId, input.name, id);
   return deps.db.transaction().execute(async (trx) => {
     let sshKeyId = input.ssh_key_id;
     let noneKey: { id: number; created: boolean } | null = null;

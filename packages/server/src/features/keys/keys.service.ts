@@ -12,6 +12,7 @@ import type { Deps } from '../../deps';
 import type { SecretBox } from '../../lib/crypto';
 import { badRequest, forbidden, notFound } from '../../lib/errors';
 import { checkKeySource, keySecretOf, openStoredSecret } from '../../lib/key-sources';
+import { assertNameFree } from '../../lib/unique-names';
 import { assertBodyIds } from '../refs/body-ids';
 import { assertUnused, findRefs } from '../refs/refs.store';
 import type { UserRow } from '../users/users.store';
@@ -131,6 +132,7 @@ export async function createKey(
   input: KeyInput,
 ) {
   assertBodyIds(input, projectId);
+  await assertNameFree(deps.db, 'key', projectId, input.name);
   const source = await sourceColumns(deps, user, input);
   const id = await insertKeyRow(deps.db, deps.dialect, {
     project_id: projectId,
@@ -167,6 +169,7 @@ export async function updateKey(
   assertBodyIds(input, projectId, id);
   const row = await requireKey(deps.db, projectId, id);
   if (row.source_storage_type && !user.admin) throw forbidden(KEY_SOURCE_ADMIN_ONLY);
+  await assertNameFree(deps.db, 'key', projectId, input.name, id);
   const source = await sourceColumns(deps, user, input);
   const replaceSecret =
     input.override_secret ||

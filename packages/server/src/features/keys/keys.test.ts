@@ -305,7 +305,10 @@ describe.each(testDialects())('keys on $name', (dialect) => {
       () => team,
       'keys',
       () => createKey(),
-      (caller, method) => ({ name: `by ${caller}`, type: method === 'POST' ? 'none' : 'login_password' }),
+      (caller, method) => ({
+        name: `${method === 'POST' ? 'by' : 'renamed by'} ${caller}`,
+        type: method === 'POST' ? 'none' : 'login_password',
+      }),
     );
     it('unknown project is 404 and a bad project id 400', async () => {
       expect((await team.admin.get('/api/project/999999/keys')).statusCode).toBe(404);

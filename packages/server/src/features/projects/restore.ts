@@ -16,6 +16,23 @@ import { checkBackup, type RestorePlan } from './backup-check';
 import { canCreateProject, insertProject } from './projects.service';
 import { findProject, toProject } from './projects.store';
 
+const fold = (name: string) => name.trim().toLowerCase();
+
+/**
+ * Names within one kind are unique in a project, but a backup (one from the peer, say) may repeat one: the
+ * repeats are restored as `name (2)`, `name (3)`… rather than refused. References in the backup still resolve by
+ * the names it wrote, as before.
+ */
+function distinctNames(...taken: string[]) {
+  const used = new Set(taken.map(fold));
+  return (name: string) => {
+    let candidate = name;
+    for (let n = 2; used.has(fold(candidate)); n++) candidate = `${name} (${n})`;
+    used.add(fold(candidate));
+    return candidate;
+  };
+}
+
 /**
  * Writes a checked backup as a new project inside `db` (a transaction); returns the new project's id. Every
  * reference of the plan names an object written before it (checkBackup made sure), so a lookup that finds nothing
@@ -57,6 +74,13 @@ async function writePlan(
   };
   const optionalIdOf = (kind: keyof typeof ids, name: string | null) =>
     name == null ? null : idOf(kind, name);
+  const name = {
+    key: distinctNames('None'),
+    repository: distinctNames(),
+    inventory: distinctNames(),
+    environment: distinctNames('Empty'),
+    view: distinctNames(),
+  };
   const seal = (secret: string | null) => (secret === null ? null : deps.box.seal(secret));
 
   for (const k of plan.keys) {
@@ -67,7 +91,7 @@ async function writePlan(
     }
     await insertNamed(ids.key, k.name, 'access_key', {
       project_id: projectId,
-      name: k.name,
+      name: name.key(k.name),
       type: k.type,
       secret: seal(k.secret),
       owner: '',
@@ -78,7 +102,7 @@ async function writePlan(
   for (const r of plan.repositories) {
     await insertNamed(ids.repository, r.name, 'repository', {
       project_id: projectId,
-      name: r.name,
+      name: name.repository(r.name),
       git_url: r.git_url,
       git_branch: r.git_branch,
       ssh_key_id: idOf('key', r.ssh_key),
@@ -88,7 +112,7 @@ async function writePlan(
   for (const i of plan.inventories) {
     await insertNamed(ids.inventory, i.name, 'inventory', {
       project_id: projectId,
-      name: i.name,
+      name: name.inventory(i.name),
       type: i.type,
       inventory: i.inventory,
       // A workspace inventory runs with the project's None key, as the inventory API stores it.
@@ -107,7 +131,7 @@ async function writePlan(
     } else {
       environmentId = await insert(db, deps.dialect, 'environment', {
         project_id: projectId,
-        name: e.name,
+        name: name.environment(e.name),
         json: e.json,
         env: e.env,
       });
@@ -127,7 +151,7 @@ async function writePlan(
   for (const v of plan.views) {
     await insertNamed(ids.view, v.title, 'view', {
       project_id: projectId,
-      title: v.title,
+      title: name.view(v.title),
       position: v.position,
     });
   }

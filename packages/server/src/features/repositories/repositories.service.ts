@@ -2,6 +2,7 @@ import type { Repository, RepositoryInput } from '@signalbox/contracts';
 import { namedKind, recordProjectEvent } from '../../audit/audit.store';
 import type { Deps } from '../../deps';
 import { notFound } from '../../lib/errors';
+import { assertNameFree } from '../../lib/unique-names';
 import { assertBodyIds } from '../refs/body-ids';
 import { assertInProject, assertUnused, findRefs } from '../refs/refs.store';
 import type { UserRow } from '../users/users.store';
@@ -65,6 +66,7 @@ export async function createRepository(
 ) {
   assertBodyIds(input, projectId);
   await assertInProject(deps.db, 'access_key', input.ssh_key_id, projectId, 'Access key', 'ssh_key_id');
+  await assertNameFree(deps.db, 'repository', projectId, input.name);
   const id = await insertRepositoryRow(deps.db, deps.dialect, projectId, values(input));
   await recordProjectEvent(
     deps.db,
@@ -88,6 +90,7 @@ export async function updateRepository(
   assertBodyIds(input, projectId, id);
   await requireRepository(deps, projectId, id);
   await assertInProject(deps.db, 'access_key', input.ssh_key_id, projectId, 'Access key', 'ssh_key_id');
+  await assertNameFree(deps.db, 'repository', projectId, input.name, id);
   await updateRepositoryRow(deps.db, projectId, id, values(input));
   await recordProjectEvent(
     deps.db,

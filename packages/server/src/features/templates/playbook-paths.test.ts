@@ -137,7 +137,7 @@ describe.each(testDialects())('playbook paths at template save and backup restor
       expect(res.json().fields.inventory).toMatch(/^Workspace name may contain only letters, digits/);
     }
     const ok = await clients.manager.post(`${base}/inventory`, {
-      name: 'Workspace',
+      name: 'Workspace with a valid name',
       type: 'terraform-workspace',
       inventory: 'prod_eu-1.a',
     });

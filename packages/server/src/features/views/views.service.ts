@@ -2,6 +2,7 @@ import type { ViewInput, ViewPositionsInput } from '@signalbox/contracts';
 import { namedKind, recordProjectEvent } from '../../audit/audit.store';
 import type { Deps } from '../../deps';
 import { badRequest, found, notFound } from '../../lib/errors';
+import { assertNameFree } from '../../lib/unique-names';
 import { assertSameProject } from '../schedules/schedules.service';
 import {
   deleteView,
@@ -28,6 +29,7 @@ export async function createView(
   input: ViewInput,
 ) {
   assertSameProject(input.project_id, projectId);
+  await assertNameFree(deps.db, 'view', projectId, input.title);
   const position = input.position ?? (await nextPosition(deps.db, projectId));
   const id = await insertView(deps.db, deps.dialect, { project_id: projectId, title: input.title, position });
   await recordProjectEvent(
@@ -51,6 +53,7 @@ export async function changeView(
 ) {
   const existing = await getView(deps, projectId, id);
   assertSameProject(input.project_id, projectId);
+  await assertNameFree(deps.db, 'view', projectId, input.title, id);
   await updateView(deps.db, id, { title: input.title, position: input.position ?? existing.position });
   await recordProjectEvent(
     deps.db,

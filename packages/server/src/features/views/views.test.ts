@@ -229,7 +229,7 @@ describe.each(testDialects())('views on $name', (dialect) => {
     manageResourceStatusTests(() => project, 'views', {
       body: (caller, method) => ({ title: method === 'POST' ? `By ${caller}` : caller }),
       updated: () => newView('Matrix put'),
-      deleted: () => newView('Matrix del'),
+      deleted: (caller) => newView(`Matrix del ${caller}`),
     });
 
     it('POST views/positions needs manageProjectResources', async () => {

@@ -7,7 +7,6 @@ import {
   Box,
   Checkbox,
   FormControlLabel,
-  FormGroup,
   FormLabel,
   MenuItem,
   Radio,
@@ -80,27 +79,25 @@ export function ScheduleDialog({
   const runAt = watch('run_at');
   const cron = watch('cron_format') ?? '';
   const next = useMemo(() => nextRun(cron.trim()), [cron]);
-  const [timing, setTiming] = useState<TimingState>(
-    () =>
-      fromCron(item?.cron_format ?? '') ?? {
-        timing: 'daily',
-        minutes: [0],
-        hours: [0],
-        days: [],
-        months: [],
-        weekdays: [],
-      },
-  );
+  // The panel is a second view of the cron field: it is read from the cron on every change, and a cron it cannot
+  // show exactly is said so rather than shown as something else.
+  const timing = useMemo(() => fromCron(cron), [cron]);
   const errors = formState.errors;
 
   const applyTiming = (nextTiming: TimingState) => {
-    setTiming(nextTiming);
-    setValue('cron_format', toCron(nextTiming), { shouldValidate: formState.isSubmitted });
+    setCronError('');
+    setValue('cron_format', toCron(nextTiming), { shouldValidate: formState.isSubmitted, shouldDirty: true });
   };
-  const toggleValue = (group: keyof typeof ranges, value: number, on: boolean) =>
+  const pickTiming = (value: Timing) =>
+    applyTiming(
+      timing
+        ? { ...timing, timing: value }
+        : { timing: value, minutes: [], hours: [], days: [], months: [], weekdays: [] },
+    );
+  const toggleValue = (state: TimingState, group: keyof typeof ranges, value: number, on: boolean) =>
     applyTiming({
-      ...timing,
-      [group]: on ? [...timing[group], value] : timing[group].filter((v) => v !== value),
+      ...state,
+      [group]: on ? [...state[group], value] : state[group].filter((v) => v !== value),
     });
 
   const saveAndClose = useSaveAndClose(save, onClose);
@@ -237,7 +234,7 @@ export function ScheduleDialog({
               required
               placeholder="0 0 * * *"
               slotProps={{ htmlInput: { spellCheck: false, style: { fontFamily: 'monospace' } } }}
-              {...mui(register('cron_format'))}
+              {...mui(register('cron_format', { onChange: () => setCronError('') }))}
               {...cronProps}
             />
             <Typography variant="body2" color="text.secondary" aria-live="polite" data-testid="next-run">
@@ -255,9 +252,11 @@ export function ScheduleDialog({
                   fullWidth
                   size="small"
                   label={t('schedule.timing')}
-                  value={timing.timing}
-                  onChange={(e) => applyTiming({ ...timing, timing: e.target.value as Timing })}
+                  value={timing?.timing ?? ''}
+                  onChange={(e) => pickTiming(e.target.value as Timing)}
                   sx={{ mb: 2 }}
+                  helperText={timing ? undefined : t('forms.schedule.notExpressible')}
+                  slotProps={{ formHelperText: { 'aria-live': 'polite' } as object }}
                 >
                   {timings.map((x) => (
                     <MenuItem key={x} value={x}>
@@ -265,35 +264,45 @@ export function ScheduleDialog({
                     </MenuItem>
                   ))}
                 </TextField>
-                {groupsFor[timing.timing].map((group) => (
-                  <Box key={group} component="fieldset" sx={{ border: 0, p: 0, m: 0, mb: 1.5 }}>
-                    <FormLabel component="legend" sx={{ fontSize: 14 }}>
-                      {t(`schedule.groups.${group}`)}
-                    </FormLabel>
-                    <FormGroup row>
-                      {ranges[group].map((value) => (
-                        <FormControlLabel
-                          key={value}
-                          sx={{ minWidth: group === 'weekdays' || group === 'months' ? 72 : 56, mr: 0.5 }}
-                          label={
-                            group === 'weekdays'
-                              ? t(`schedule.weekdays.${value}`)
-                              : group === 'months'
-                                ? t(`schedule.months.${value}`)
-                                : String(value)
-                          }
-                          control={
-                            <Checkbox
-                              size="small"
-                              checked={timing[group].includes(value)}
-                              onChange={(e) => toggleValue(group, value, e.target.checked)}
+                {timing
+                  ? groupsFor[timing.timing].map((group) => (
+                      <Box key={group} component="fieldset" sx={{ border: 0, p: 0, m: 0, mb: 1.5 }}>
+                        <FormLabel component="legend" sx={{ fontSize: 14, mb: 0.5 }}>
+                          {t(`schedule.groups.${group}`)}
+                        </FormLabel>
+                        <Box
+                          data-testid={`timing-${group}`}
+                          sx={{
+                            display: 'grid',
+                            // Equal columns, so values line up under each other whatever their label width.
+                            gridTemplateColumns: `repeat(auto-fill, minmax(${group === 'weekdays' || group === 'months' ? 76 : 60}px, 1fr))`,
+                            columnGap: 0.5,
+                          }}
+                        >
+                          {ranges[group].map((value) => (
+                            <FormControlLabel
+                              key={value}
+                              sx={{ m: 0, minWidth: 0, '& .MuiFormControlLabel-label': { fontSize: 14 } }}
+                              label={
+                                group === 'weekdays'
+                                  ? t(`schedule.weekdays.${value}`)
+                                  : group === 'months'
+                                    ? t(`schedule.months.${value}`)
+                                    : String(value)
+                              }
+                              control={
+                                <Checkbox
+                                  size="small"
+                                  checked={timing[group].includes(value)}
+                                  onChange={(e) => toggleValue(timing, group, value, e.target.checked)}
+                                />
+                              }
                             />
-                          }
-                        />
-                      ))}
-                    </FormGroup>
-                  </Box>
-                ))}
+                          ))}
+                        </Box>
+                      </Box>
+                    ))
+                  : null}
               </AccordionDetails>
             </Accordion>
           </>

@@ -23,5 +23,19 @@ describe('schedule timing selector', () => {
     expect(fromCron('*/5 * * * *')).toBeNull();
     expect(fromCron('7 * * * *')).toBeNull();
     expect(fromCron('@daily')).toBeNull();
+    expect(fromCron('* * * * *')).toBeNull();
+    // Shown in the panel, these would be rebuilt as another cron, so the panel does not claim them.
+    expect(fromCron('0 * 5 * *')).toBeNull();
+    expect(fromCron('0 0 1 * 1')).toBeNull();
+    expect(fromCron('0 25 * * *')).toBeNull();
+    expect(fromCron('0 2,1 * * *')).toMatchObject({ timing: 'daily', hours: [2, 1] });
+  });
+
+  it('round-trips every cron it reads', () => {
+    for (const cron of ['0 0 * * *', '5,10 3 * * 1,5', '0 0 1 * *', '5 3 2 12 *', '0,15 * * * *']) {
+      const state = fromCron(cron);
+      expect(state).not.toBeNull();
+      if (state) expect(toCron(state)).toBe(cron);
+    }
   });
 });

@@ -47,13 +47,18 @@ const parseField = (text: string | undefined): number[] | null => {
   return text.split(',').map(Number);
 };
 
-/** Reads a cron back into the selector when it is one the selector could have built; else null. */
+const groupOrder: (keyof typeof ranges)[] = ['minutes', 'hours', 'days', 'months', 'weekdays'];
+
+/**
+ * Reads a cron back into the selector when the selector shows exactly that cron (building it again gives the same
+ * schedule); else null, and the form says the simple panel cannot express it.
+ */
 export function fromCron(cron: string): TimingState | null {
   const f = cron.trim().split(/\s+/);
   if (f.length !== 5) return null;
   const [mi, h, d, mo, w] = f.map(parseField);
   if (!mi || !h || !d || !mo || !w) return null;
-  if (mi.some((m) => m % 5 !== 0)) return null;
+  if (f[0] === '*') return null;
   const timing: Timing =
     f[3] !== '*'
       ? 'yearly'
@@ -64,6 +69,12 @@ export function fromCron(cron: string): TimingState | null {
           : f[1] !== '*'
             ? 'daily'
             : 'hourly';
-  if (f[0] === '*') return null;
-  return { timing, minutes: mi, hours: h, days: d, months: mo, weekdays: w };
+  const state: TimingState = { timing, minutes: mi, hours: h, days: d, months: mo, weekdays: w };
+  // Every value must be one the selector offers, without repeats.
+  for (const group of groupOrder) {
+    const values = state[group];
+    if (new Set(values).size !== values.length || values.some((v) => !ranges[group].includes(v))) return null;
+  }
+  const normal = f.map((x) => (x === '*' ? x : part(parseField(x) ?? [], x))).join(' ');
+  return toCron(state) === normal ? state : null;
 }

@@ -1,0 +1,44 @@
+import { messages, type NamedKind } from '@signalbox/contracts';
+import { sql } from 'kysely';
+import type { Db } from '../db';
+import { badRequest } from './errors';
+
+/**
+ * Names are compared the way people read them in a picker: trimmed and without regard to case (SQL `lower` folds
+ * ASCII on SQLite; the same expression runs on both sides, so each database compares consistently).
+ *
+ * The check runs before the write, not under a unique index (names already stored may repeat, and a case-folding
+ * expression index is not portable to MariaDB): two requests racing with the same new name can both pass. That
+ * window is one request wide and only lets a duplicate name in, which the next rename refuses.
+ */
+const scoped: Record<NamedKind, { table: string; column: string; where?: string }> = {
+  // Environment secrets live in access_key too (environment_id set); only the project's keys share the key names.
+  key: { table: 'access_key', column: 'name', where: 'environment_id is null' },
+  inventory: { table: 'inventory', column: 'name' },
+  environment: { table: 'environment', column: 'name' },
+  repository: { table: 'repository', column: 'name' },
+  view: { table: 'view', column: 'title' },
+};
+
+const refuse = (kind: NamedKind, field: string) => {
+  const message = messages.nameTaken(kind);
+  return badRequest(message, { [field]: message });
+};
+
+/** Refuses (400 on the name field) a name another object of `kind` in the project already has. */
+export async function assertNameFree(
+  db: Db,
+  kind: NamedKind,
+  projectId: number,
+  name: string,
+  exceptId?: number,
+) {
+  const { table, column, where } = scoped[kind];
+  const { rows } = await sql<{ id: number }>`select id from ${sql.table(table)}
+    where project_id = ${projectId}
+      and lower(trim(${sql.ref(column)})) = lower(trim(${name}))
+      ${exceptId === undefined ? sql`` : sql`and id <> ${exceptId}`}
+      ${where ? sql.raw(`and ${where}`) : sql``}
+    limit 1`.execute(db);
+  if (rows.length > 0) throw refuse(kind, column === 'title' ? 'title' : 'name');
+}
