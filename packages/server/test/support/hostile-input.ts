@@ -196,10 +196,10 @@ export function validBodies(
 ): Record<string, Record<string, unknown>> {
   const userId = other.userId;
   const project = `/api/project/:project_id`;
-  const key = { name: 'k', type: 'login_password', login_password: { login: 'u', password: 'p4ss' } };
-  const repo = { name: 'r', git_url: 'https://example.com/r.git', git_branch: 'main', ssh_key_id: ids.key };
-  const inventory = { name: 'i', type: 'static', inventory: 'localhost', ssh_key_id: ids.key };
-  const environment = { name: 'e', json: '{"a":"b"}', env: '{"A":"b"}', password: 'vault' };
+  const key = { name: 'k{n}', type: 'login_password', login_password: { login: 'u', password: 'p4ss' } };
+  const repo = { name: 'r{n}', git_url: 'https://example.com/r.git', git_branch: 'main', ssh_key_id: ids.key };
+  const inventory = { name: 'i{n}', type: 'static', inventory: 'localhost', ssh_key_id: ids.key };
+  const environment = { name: 'e{n}', json: '{"a":"b"}', env: '{"A":"b"}', password: 'vault' };
   const template = {
     name: 't',
     app: 'bash',
@@ -220,7 +220,7 @@ export function validBodies(
   });
   return {
     'POST /api/auth/login': { auth: other.username, password: other.password },
-    'POST /api/projects': { name: 'p' },
+    'POST /api/projects': { name: 'p{n}' },
     [`PUT ${project}`]: { name: 'Main', alert: false, alert_chat: '' },
     'POST /api/users': {
       name: 'n',
@@ -238,7 +238,7 @@ export function validBodies(
     ...both('repositories', repo),
     ...both('inventory', inventory),
     ...both('environment', environment),
-    ...both('views', { title: 'v', position: 0 }),
+    ...both('views', { title: 'v{n}', position: 0 }),
     ...both('templates', template),
     ...both('schedules', schedule),
     ...both('integrations', {
