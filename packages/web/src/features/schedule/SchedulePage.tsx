@@ -22,6 +22,7 @@ import { formatDateTime } from '../../app/format';
 import { Card, CardLine, CardList, usePhone } from '../../app/lists';
 import { PageHeader } from '../../app/PageHeader';
 import { useProjectContext } from '../../app/project-context';
+import { Spinner } from '../../app/states';
 import { useResourceDelete, useResourceList, useResourceSave } from '../templates/shared/api';
 import { NewButton, ResourceTable, RowActions } from '../templates/shared/ResourceTable';
 import { ErrorAlert, PageBody } from '../templates/shared/ui';
@@ -124,7 +125,9 @@ export default function SchedulePage() {
         {phone ? (
           <>
             <ErrorAlert error={schedules.error} />
-            {!schedules.isPending && (schedules.data ?? []).length === 0 ? (
+            {schedules.isPending ? (
+              <Spinner full={false} />
+            ) : (schedules.data ?? []).length === 0 ? (
               <Paper variant="outlined" sx={{ p: 2, color: 'text.secondary' }}>
                 {t('schedule.empty')}
               </Paper>
