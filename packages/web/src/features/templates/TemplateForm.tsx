@@ -5,9 +5,11 @@ import {
   type Environment,
   type Inventory,
   type Repository,
+  type Schedule,
   type Template,
   templateInput,
 } from '@signalbox/contracts';
+import { useState } from 'react';
 import { useForm } from 'react-hook-form';
 import { useTranslation } from 'react-i18next';
 import { useNavigate, useSearchParams } from 'react-router';
@@ -16,6 +18,8 @@ import { Spinner } from '../../app/states';
 import { useTemplate, useTemplateMutations, useTemplates, useViews } from './api';
 import { ArgumentsSection } from './form/ArgumentsSection';
 import { CommitCheckSection } from './form/CommitCheckSection';
+import { CronScheduleField } from './form/CronScheduleField';
+import { cronProblem, useApplyFormSchedule, useFormSchedule } from './form/cron-schedule';
 import { FormActions } from './form/FormActions';
 import { GeneralSection } from './form/GeneralSection';
 import { OptionsSection } from './form/OptionsSection';
@@ -33,12 +37,14 @@ export function TemplateFormPage({ templateId, listPath }: { templateId: number 
   const copyId = Number(params.get('copy')) || 0;
   const sourceId = templateId ?? copyId;
   const source = useTemplate(project.id, sourceId, sourceId > 0);
+  const formSchedule = useFormSchedule(project.id, templateId ?? undefined);
   const { t } = useTranslation();
-  if (sourceId > 0 && source.isPending) return <Spinner full={false} />;
-  if (sourceId > 0 && source.error)
+  if ((sourceId > 0 && source.isPending) || (templateId && formSchedule.isPending))
+    return <Spinner full={false} />;
+  if ((sourceId > 0 && source.error) || formSchedule.error)
     return (
       <PageBody>
-        <ErrorAlert error={source.error} />
+        <ErrorAlert error={source.error ?? formSchedule.error} />
       </PageBody>
     );
   const copyName = copyId && source.data ? t('tpl.copyName', { name: source.data.name }) : undefined;
@@ -47,6 +53,7 @@ export function TemplateFormPage({ templateId, listPath }: { templateId: number 
       key={`${sourceId}-${params.get('app') ?? ''}`}
       editing={templateId ? source.data : undefined}
       initial={defaults(source.data, params.get('app') ?? 'ansible', copyName)}
+      schedule={(templateId && formSchedule.data) || null}
       listPath={listPath}
     />
   );
@@ -56,10 +63,13 @@ export function TemplateFormPage({ templateId, listPath }: { templateId: number 
 function TemplateForm({
   editing,
   initial,
+  schedule,
   listPath,
 }: {
   editing: Template | undefined;
   initial: Values;
+  /** The schedule the Cron schedule field edits (see form/cron-schedule.ts); null: none yet. */
+  schedule: Schedule | null;
   listPath: string;
 }) {
   const { t } = useTranslation();
@@ -75,10 +85,30 @@ function TemplateForm({
   const allTemplates = useTemplates(project.id, null);
   const form = useForm<Values>({ resolver: zodResolver(templateInput), defaultValues: initial });
   const section: SectionProps = { form, errors: form.formState.errors, serverError: save.error };
+  const [cron, setCron] = useState(schedule?.cron_format ?? '');
+  const [cronError, setCronError] = useState<string | null>(null);
+  const applySchedule = useApplyFormSchedule(project.id);
 
   const submit = form.handleSubmit(async (values) => {
+    const wanted = cron.trim();
+    try {
+      // The server's cron rules decide, before anything is saved; its message goes on the field.
+      const problem = wanted ? await cronProblem(project.id, wanted) : null;
+      setCronError(problem);
+      if (problem) return;
+    } catch (err) {
+      notify.error(err);
+      return;
+    }
     try {
       const saved = await save.mutateAsync({ ...values, id: editing?.id ?? null });
+      try {
+        await applySchedule(saved.id, wanted, schedule);
+      } catch (err) {
+        notify.error(
+          new Error(t('scheduleList.cronSaveFailed', { message: err instanceof Error ? err.message : '' })),
+        );
+      }
       notify.success(t(editing ? 'tpl.saved' : 'tpl.created', { name: values.name }));
       navigate(`${listPath}/${saved.id}`);
     } catch {
@@ -118,6 +148,14 @@ function TemplateForm({
               />
               <Stack spacing={1}>
                 <SurveySection form={form} />
+                <CronScheduleField
+                  value={cron}
+                  error={cronError}
+                  onChange={(v) => {
+                    setCron(v);
+                    setCronError(null);
+                  }}
+                />
                 <CommitCheckSection {...section} repositories={repositories.data ?? []} />
                 <OptionsSection {...section} />
                 <ArgumentsSection {...section} />
