@@ -4,7 +4,7 @@ import type { PermissionName } from '@signalbox/contracts';
 import { cloneElement, type ReactElement, type ReactNode } from 'react';
 import { useTranslation } from 'react-i18next';
 import { Link as RouterLink } from 'react-router';
-import { useProjectContext } from './project-context';
+import { useOptionalProject, useProjectContext } from './project-context';
 
 /**
  * What the signed-in user may do in the current project, from the permission bits of their role (GET
@@ -22,18 +22,24 @@ export function useCan() {
 
 /**
  * An action the role may lack: shown as is when `permission` is held, otherwise disabled with a tooltip saying
- * why (the tooltip sits on a wrapper, since a disabled button gets no pointer events).
+ * why (the tooltip sits on a wrapper, since a disabled button gets no pointer events). Outside a project route
+ * (a dialog over any page) pass `can`, the permissions of the project the action is about.
  */
 export function Guarded({
   permission,
+  can,
   children,
 }: {
   permission: PermissionName;
+  can?: (permission: PermissionName) => boolean;
   children: ReactElement<{ disabled?: boolean }>;
 }) {
-  const { allowed, why } = useCan();
+  const { t } = useTranslation();
+  const project = useOptionalProject();
+  const allowed = can ?? project?.can;
+  if (!allowed) throw new Error('Guarded outside a project route needs `can`');
   if (allowed(permission)) return children;
-  const reason = why(permission);
+  const reason = t(`access.why.${permission}`);
   return (
     <Tooltip title={reason}>
       <span data-denied={permission} style={{ display: 'inline-flex' }}>

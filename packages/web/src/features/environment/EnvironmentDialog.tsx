@@ -20,6 +20,7 @@ import { useResourceSave } from '../templates/shared/api';
 import { CodeEditor } from '../templates/shared/CodeEditor';
 import { FormDialog } from '../templates/shared/FormDialog';
 import { translateResourceMessage } from '../templates/shared/messages';
+import { StoredSecretField } from '../templates/shared/StoredSecretField';
 import { useResourceNotify } from '../templates/shared/ui';
 
 const HOST_KEY = 'ANSIBLE_HOST_KEY_CHECKING';
@@ -30,6 +31,8 @@ type SecretRow = {
   name: string;
   secret: string;
   deleted?: boolean;
+  /** Replace was pressed on a stored secret: its input no longer says the stored value stays. */
+  replacing?: boolean;
 };
 
 const pretty = (text: string) => {
@@ -195,16 +198,17 @@ export function EnvironmentDialog({
                     onChange={(e) => updateSecret(index, { name: e.target.value })}
                     sx={{ flex: '1 1 140px' }}
                   />
-                  <TextField
+                  <StoredSecretField
+                    stored={!!s.id && !s.replacing && !s.secret}
+                    onReplace={() => updateSecret(index, { secret: '', replacing: true })}
                     size="small"
                     type="password"
                     autoComplete="new-password"
                     label={t('environment.secretValue')}
-                    placeholder={s.id ? t('keyStore.secretHidden') : undefined}
                     value={s.secret}
                     disabled={readOnly}
                     onChange={(e) => updateSecret(index, { secret: e.target.value })}
-                    sx={{ flex: '1 1 140px' }}
+                    sx={{ flex: '1 1 220px' }}
                   />
                   <IconButton
                     aria-label={t('environment.removeSecret', { name: s.name })}

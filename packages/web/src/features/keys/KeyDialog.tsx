@@ -1,5 +1,5 @@
 import { zodResolver } from '@hookform/resolvers/zod';
-import { Alert, Checkbox, FormControlLabel, MenuItem, Stack, TextField } from '@mui/material';
+import { Alert, MenuItem, Stack, TextField } from '@mui/material';
 import {
   type AccessKey,
   DEFAULT_KEY_ENV_PREFIX,
@@ -17,11 +17,16 @@ import { useResourceSave } from '../templates/shared/api';
 import { FormDialog } from '../templates/shared/FormDialog';
 import { useFieldProps } from '../templates/shared/messages';
 import { mui } from '../templates/shared/mui';
+import { StoredSecretField } from '../templates/shared/StoredSecretField';
 
 type Values = z.input<typeof keyCreateInput>;
 
+/** The first line of a private key, as a format hint (not text to translate). */
+const PRIVATE_KEY_START = '-----BEGIN OPENSSH PRIVATE KEY-----';
+
 /**
- * Create or edit a key. Secrets of an existing key stay locked until "override" is ticked. Administrators may
+ * Create or edit a key. The secret of an existing key is never sent back: its inputs say it is stored and saving
+ * them empty keeps it; Replace (or typing a new value) replaces the key's whole secret, login included. Administrators may
  * instead have the secret read on the server, from an environment variable or a file; others never see that
  * choice, and see a key an administrator set up that way read-only.
  */
@@ -42,7 +47,7 @@ export function KeyDialog({
   const frozen = readOnly || adminOnly;
   const save = useResourceSave<Record<string, unknown> & { id?: number | null }>(projectId, 'keys');
   const field = useFieldProps();
-  const { register, handleSubmit, control, watch, formState } = useForm<Values>({
+  const { register, handleSubmit, control, watch, setValue, formState } = useForm<Values>({
     resolver: zodResolver(item ? keyUpdateInput : keyCreateInput),
     defaultValues: {
       id: item?.id ?? null,
@@ -58,7 +63,21 @@ export function KeyDialog({
   const type = watch('type');
   const source = watch('source_storage_type') || null;
   const override = watch('override_secret');
-  const locked = !!item && !override;
+  // The stored secret stays only while the type and where the secret lives are unchanged (see updateKey).
+  const keeps =
+    !!item &&
+    type === item.type &&
+    (source ?? null) === (item.source_storage_type ?? null) &&
+    type !== 'none';
+  const locked = keeps && !override;
+  const replace = () => {
+    setValue('override_secret', true);
+    setValue('login_password.password', '');
+    setValue('ssh.passphrase', '');
+    setValue('ssh.private_key', '');
+  };
+  // Typing into a stored secret's input replaces the secret, as Replace does.
+  const replacing = { onChange: () => setValue('override_secret', true) };
   const errors = formState.errors;
 
   const sourceKeyProps: { error?: boolean; helperText?: string } = field(
@@ -167,19 +186,6 @@ export function KeyDialog({
             }
           />
         )}
-        {item && type !== 'none' && (
-          <Controller
-            control={control}
-            name="override_secret"
-            render={({ field: f }) => (
-              <FormControlLabel
-                disabled={frozen}
-                label={t('keyStore.override')}
-                control={<Checkbox checked={!!f.value} onChange={(e) => f.onChange(e.target.checked)} />}
-              />
-            )}
-          />
-        )}
         {type === 'login_password' && (
           <>
             <TextField
@@ -189,14 +195,15 @@ export function KeyDialog({
               {...mui(register('login_password.login'))}
             />
             {!source && (
-              <TextField
+              <StoredSecretField
+                stored={locked}
+                onReplace={replace}
                 label={t('keyStore.password')}
                 type="password"
-                required={!locked}
-                disabled={frozen || locked}
+                required
+                disabled={frozen}
                 autoComplete="new-password"
-                placeholder={locked ? t('keyStore.secretHidden') : undefined}
-                {...mui(register('login_password.password'))}
+                {...mui(register('login_password.password', replacing))}
                 {...field(errors.login_password?.password, save.error, 'login_password.password')}
               />
             )}
@@ -210,23 +217,27 @@ export function KeyDialog({
               autoComplete="off"
               {...mui(register('ssh.login'))}
             />
-            <TextField
+            <StoredSecretField
+              stored={locked}
+              onReplace={replace}
               label={t('keyStore.passphrase')}
               type="password"
-              disabled={frozen || locked}
+              disabled={frozen}
               autoComplete="new-password"
-              {...mui(register('ssh.passphrase'))}
+              {...mui(register('ssh.passphrase', replacing))}
             />
             {!source && (
-              <TextField
+              <StoredSecretField
+                stored={locked}
+                onReplace={replace}
                 label={t('keyStore.privateKey')}
-                required={!locked}
+                required
                 multiline
                 minRows={4}
-                disabled={frozen || locked}
-                placeholder={locked ? t('keyStore.secretHidden') : '-----BEGIN OPENSSH PRIVATE KEY-----'}
+                disabled={frozen}
+                placeholder={PRIVATE_KEY_START}
                 slotProps={{ htmlInput: { spellCheck: false, style: { fontFamily: 'monospace' } } }}
-                {...mui(register('ssh.private_key'))}
+                {...mui(register('ssh.private_key', replacing))}
                 {...field(errors.ssh?.private_key, save.error, 'ssh.private_key')}
               />
             )}

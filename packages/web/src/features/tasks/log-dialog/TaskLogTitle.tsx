@@ -6,7 +6,9 @@ import { useMutation, useQueryClient } from '@tanstack/react-query';
 import { useTranslation } from 'react-i18next';
 import { Link as RouterLink } from 'react-router';
 import { api } from '../../../api/client';
-import { useOptionalProject } from '../../../app/project-context';
+import { useProjectRole } from '../../../api/session';
+import { Guarded } from '../../../app/access';
+import { makeCan, useOptionalProject } from '../../../app/project-context';
 import { useNotify } from '../../../app/snackbar';
 import { rerunLabelKey } from '../../templates/api';
 import { type Task, taskKeys } from '../api';
@@ -52,7 +54,20 @@ function RerunButton({
   );
 }
 
-/** The dialog's title: template › task, its status, Confirm or Stop while they apply, and Close. */
+/**
+ * What the user may do in the task's project. The dialog opens over any page, so the project of the current route
+ * (if any) may be another one: then the role is fetched for the task's project. Nothing is allowed until known.
+ */
+function useTaskProjectCan(projectId: number) {
+  const project = useOptionalProject();
+  const here = project?.project.id === projectId;
+  const role = useProjectRole(here ? 0 : projectId);
+  if (here) return project.can;
+  return makeCan(role.data?.permissions ?? 0);
+}
+
+/** The dialog's title: template › task, its status, Confirm or Stop while they apply (for those who may run
+ * tasks), and Close. */
 export function TaskLogTitle({
   projectId,
   taskId,
@@ -76,6 +91,7 @@ export function TaskLogTitle({
   const { t } = useTranslation();
   const status = (task?.status ?? '') as TaskStatus;
   const templateLink = task ? `/project/${projectId}/templates/${task.template_id}` : '';
+  const can = useTaskProjectCan(projectId);
   return (
     <DialogTitle
       id="task-log-title"
@@ -93,19 +109,23 @@ export function TaskLogTitle({
       </Breadcrumbs>
       {task && <TaskStatusChip status={task.status} size="medium" />}
       {task?.status === 'waiting_confirmation' && (
-        <Button variant="contained" color="success" disabled={busy} onClick={() => onAction('confirm')}>
-          {t('tasks.confirm')}
-        </Button>
+        <Guarded permission="runProjectTasks" can={can}>
+          <Button variant="contained" color="success" disabled={busy} onClick={() => onAction('confirm')}>
+            {t('tasks.confirm')}
+          </Button>
+        </Guarded>
       )}
       {task && stoppableStatuses.includes(status) && (
-        <Button
-          variant="outlined"
-          color="error"
-          disabled={busy}
-          onClick={() => onAction('stop', status === 'stopping')}
-        >
-          {status === 'stopping' ? t('tasks.forceStop') : t('tasks.stop')}
-        </Button>
+        <Guarded permission="runProjectTasks" can={can}>
+          <Button
+            variant="outlined"
+            color="error"
+            disabled={busy}
+            onClick={() => onAction('stop', status === 'stopping')}
+          >
+            {status === 'stopping' ? t('tasks.forceStop') : t('tasks.stop')}
+          </Button>
+        </Guarded>
       )}
       {task && isFinished(status) && <RerunButton projectId={projectId} task={task} onStarted={onRerun} />}
       <IconButton aria-label={t('common.close')} onClick={onClose}>
