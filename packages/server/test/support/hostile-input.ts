@@ -197,7 +197,12 @@ export function validBodies(
   const userId = other.userId;
   const project = `/api/project/:project_id`;
   const key = { name: 'k{n}', type: 'login_password', login_password: { login: 'u', password: 'p4ss' } };
-  const repo = { name: 'r{n}', git_url: 'https://example.com/r.git', git_branch: 'main', ssh_key_id: ids.key };
+  const repo = {
+    name: 'r{n}',
+    git_url: 'https://example.com/r.git',
+    git_branch: 'main',
+    ssh_key_id: ids.key,
+  };
   const inventory = { name: 'i{n}', type: 'static', inventory: 'localhost', ssh_key_id: ids.key };
   const environment = { name: 'e{n}', json: '{"a":"b"}', env: '{"A":"b"}', password: 'vault' };
   const template = {
