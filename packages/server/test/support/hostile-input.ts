@@ -214,13 +214,19 @@ export function validBodies(
   const schedule = { name: 's', template_id: ids.templates, cron_format: '0 0 * * *' };
   const matcher = headerMatcher;
   const value = headerValue;
+  // Names are unique per project for some kinds: each create takes a new one, an update keeps the seeded one's.
+  const fresh = (body: Record<string, unknown>) =>
+    Object.fromEntries(
+      Object.entries(body).map(([k, v]) => [k, k === 'name' || k === 'title' ? `${String(v)}-new{n}` : v]),
+    );
   const both = (path: string, body: Record<string, unknown>) => ({
-    [`POST ${project}/${path}`]: body,
+    [`POST ${project}/${path}`]: fresh(body),
     [`PUT ${project}/${path}/:id`]: body,
   });
   return {
     'POST /api/auth/login': { auth: other.username, password: other.password },
-    'POST /api/projects': { name: 'p' },
+    // A user's projects have distinct names.
+    'POST /api/projects': { name: 'p{n}' },
     [`PUT ${project}`]: { name: 'Main', alert: false, alert_chat: '' },
     'POST /api/users': {
       name: 'n',
