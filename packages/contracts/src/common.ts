@@ -12,6 +12,8 @@ export const namedKinds = {
   environment: 'An environment with this name already exists in this project',
   repository: 'A repository with this name already exists in this project',
   view: 'A view with this title already exists in this project',
+  // Projects are named per person: two of the projects one user belongs to may not share a name.
+  project: 'You already have a project with this name',
 } as const;
 export type NamedKind = keyof typeof namedKinds;
 

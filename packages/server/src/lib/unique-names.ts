@@ -11,7 +11,7 @@ import { badRequest } from './errors';
  * expression index is not portable to MariaDB): two requests racing with the same new name can both pass. That
  * window is one request wide and only lets a duplicate name in, which the next rename refuses.
  */
-const scoped: Record<NamedKind, { table: string; column: string; where?: string }> = {
+const scoped: Record<Exclude<NamedKind, 'project'>, { table: string; column: string; where?: string }> = {
   // Environment secrets live in access_key too (environment_id set); only the project's keys share the key names.
   key: { table: 'access_key', column: 'name', where: 'environment_id is null' },
   inventory: { table: 'inventory', column: 'name' },
@@ -28,7 +28,7 @@ const refuse = (kind: NamedKind, field: string) => {
 /** Refuses (400 on the name field) a name another object of `kind` in the project already has. */
 export async function assertNameFree(
   db: Db,
-  kind: NamedKind,
+  kind: Exclude<NamedKind, 'project'>,
   projectId: number,
   name: string,
   exceptId?: number,
@@ -41,4 +41,18 @@ export async function assertNameFree(
       ${where ? sql.raw(`and ${where}`) : sql``}
     limit 1`.execute(db);
   if (rows.length > 0) throw refuse(kind, column === 'title' ? 'title' : 'name');
+}
+
+/**
+ * Refuses (400 on `name`) a project name another project the user belongs to already has: those are the projects
+ * the user's project switcher lists side by side. `exceptId` is the project being renamed.
+ */
+export async function assertProjectNameFree(db: Db, userId: number, name: string, exceptId?: number) {
+  const { rows } = await sql<{ id: number }>`select project.id from project
+    inner join project_user on project_user.project_id = project.id
+    where project_user.user_id = ${userId}
+      and lower(trim(project.name)) = lower(trim(${name}))
+      ${exceptId === undefined ? sql`` : sql`and project.id <> ${exceptId}`}
+    limit 1`.execute(db);
+  if (rows.length > 0) throw refuse('project', 'name');
 }

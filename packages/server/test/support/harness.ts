@@ -114,6 +114,7 @@ export async function createHarness(
     };
   };
 
+  let teamProjects = 0;
   const harness: Harness = {
     app,
     deps,
@@ -150,7 +151,10 @@ export async function createHarness(
       return makeClient(userId, username, password, setCookie);
     },
     anonymous: () => makeClient(0, '', '', ''),
-    async projectWithTeam(owner, name = 'Team project') {
+    async projectWithTeam(owner, name) {
+      // A user's projects have distinct names: the default names the second and later team projects apart.
+      teamProjects += 1;
+      name ??= teamProjects === 1 ? 'Team project' : `Team project ${teamProjects}`;
       const res = await owner.post('/api/projects', { name });
       if (res.statusCode !== 201) throw new Error(`project create failed: ${res.statusCode} ${res.body}`);
       const projectId = res.json().id as number;

@@ -196,15 +196,10 @@ export function validBodies(
 ): Record<string, Record<string, unknown>> {
   const userId = other.userId;
   const project = `/api/project/:project_id`;
-  const key = { name: 'k{n}', type: 'login_password', login_password: { login: 'u', password: 'p4ss' } };
-  const repo = {
-    name: 'r{n}',
-    git_url: 'https://example.com/r.git',
-    git_branch: 'main',
-    ssh_key_id: ids.key,
-  };
-  const inventory = { name: 'i{n}', type: 'static', inventory: 'localhost', ssh_key_id: ids.key };
-  const environment = { name: 'e{n}', json: '{"a":"b"}', env: '{"A":"b"}', password: 'vault' };
+  const key = { name: 'k', type: 'login_password', login_password: { login: 'u', password: 'p4ss' } };
+  const repo = { name: 'r', git_url: 'https://example.com/r.git', git_branch: 'main', ssh_key_id: ids.key };
+  const inventory = { name: 'i', type: 'static', inventory: 'localhost', ssh_key_id: ids.key };
+  const environment = { name: 'e', json: '{"a":"b"}', env: '{"A":"b"}', password: 'vault' };
   const template = {
     name: 't',
     app: 'bash',
@@ -219,12 +214,18 @@ export function validBodies(
   const schedule = { name: 's', template_id: ids.templates, cron_format: '0 0 * * *' };
   const matcher = headerMatcher;
   const value = headerValue;
+  // Names are unique per project for some kinds: each create takes a new one, an update keeps the seeded one's.
+  const fresh = (body: Record<string, unknown>) =>
+    Object.fromEntries(
+      Object.entries(body).map(([k, v]) => [k, k === 'name' || k === 'title' ? `${String(v)}-new{n}` : v]),
+    );
   const both = (path: string, body: Record<string, unknown>) => ({
-    [`POST ${project}/${path}`]: body,
+    [`POST ${project}/${path}`]: fresh(body),
     [`PUT ${project}/${path}/:id`]: body,
   });
   return {
     'POST /api/auth/login': { auth: other.username, password: other.password },
+    // A user's projects have distinct names.
     'POST /api/projects': { name: 'p{n}' },
     [`PUT ${project}`]: { name: 'Main', alert: false, alert_chat: '' },
     'POST /api/users': {
@@ -243,7 +244,7 @@ export function validBodies(
     ...both('repositories', repo),
     ...both('inventory', inventory),
     ...both('environment', environment),
-    ...both('views', { title: 'v{n}', position: 0 }),
+    ...both('views', { title: 'v', position: 0 }),
     ...both('templates', template),
     ...both('schedules', schedule),
     ...both('integrations', {

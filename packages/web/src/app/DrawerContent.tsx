@@ -28,6 +28,7 @@ import { useProject, useProjects, useUser } from '../api/session';
 import RestoreProjectDialog from '../features/projects/RestoreProjectDialog';
 import { DrawerFooter } from './DrawerFooter';
 import { ProjectAvatar } from './ProjectAvatar';
+import { usePickLabels } from './pick-labels';
 
 type NavItem = { to: string; key: string; icon: ReactNode; match?: RegExp };
 
@@ -61,6 +62,7 @@ export function DrawerContent({
   onNavigate: () => void;
 }) {
   const { t } = useTranslation();
+  const labelled = usePickLabels();
   const navigate = useNavigate();
   const { pathname } = useLocation();
   const user = useUser().data;
@@ -107,7 +109,7 @@ export function DrawerContent({
         onClose={() => setMenu(null)}
         slotProps={{ paper: { sx: { minWidth: 240 } } }}
       >
-        {projects.map((p, i) => (
+        {labelled(projects).map((p, i) => (
           <MenuItem key={p.id} selected={p.id === projectId} onClick={() => go(`/project/${p.id}`)}>
             <ListItemIcon>
               <ProjectAvatar name={p.name} index={i} size={24} />

@@ -133,6 +133,24 @@ describe('error codes', () => {
     );
   });
 
+  it("says a taken project name as one of the user's own projects, other kinds' as taken", async () => {
+    const de = await translator('de');
+    const taken = (kind: 'project' | 'inventory') => {
+      const message = messages.nameTaken(kind);
+      return new ApiError(400, message, {
+        error: message,
+        code: ErrorCode.nameTaken,
+        params: { kind },
+        fields: { name: message },
+        field_errors: { name: { code: ErrorCode.nameTaken, params: { kind } } },
+      });
+    };
+    expect(serverFieldText(taken('project'), 'name', de)).toBe(
+      'Sie haben bereits ein Projekt mit diesem Namen; wählen Sie einen anderen',
+    );
+    expect(serverFieldText(taken('inventory'), 'name', de)).toBe(de('forms.nameTaken'));
+  });
+
   it("shows the server's text for a code said in its own words, an unknown code or an unknown field", async () => {
     const de = await translator('de');
     expect(translateCode({ code: ErrorCode.conflict }, 'Username x is already taken', de)).toBe(

@@ -44,7 +44,12 @@ export const codeTexts: Record<ErrorCode, CodeText> = {
   [ErrorCode.enumUniqueNames]: 'survey.enumUniqueNames',
   [ErrorCode.enumEmptyName]: 'survey.enumEmptyName',
   [ErrorCode.invalidValue]: null,
-  [ErrorCode.nameTaken]: 'forms.nameTaken',
+  // A project's name is taken among the user's own projects, the other kinds' within their project.
+  [ErrorCode.nameTaken]: {
+    byParam: 'kind',
+    keys: { project: 'dupNames.projectTaken' },
+    otherwise: 'forms.nameTaken',
+  },
   [ErrorCode.notSignedIn]: 'errors.notSignedIn',
   [ErrorCode.incorrectLogin]: 'errors.incorrectLogin',
   [ErrorCode.currentPasswordIncorrect]: 'users.currentPasswordIncorrect',

@@ -37,6 +37,7 @@ const pushBody = (p: Push = {}) =>
 describe.each(testDialects())('webhook de-duplication on $name', (dialect) => {
   let shared: Awaited<ReturnType<typeof sharedDatabase>>;
   let h: Harness;
+  let projects = 0;
   /** A second server on the same database, as behind a load balancer. */
   let other: Harness;
   let owner: Client;
@@ -61,7 +62,7 @@ describe.each(testDialects())('webhook de-duplication on $name', (dialect) => {
    * which blocks until open() is called, or `quick.sh`.
    */
   const setup = async (opts: { playbook?: 'gate.sh' | 'quick.sh'; type?: string } = {}) => {
-    const created = await owner.post('/api/projects', { name: 'Dedup' });
+    const created = await owner.post('/api/projects', { name: `Dedup ${++projects}` });
     expect(created.statusCode, created.body).toBe(201);
     const projectId = created.json().id as number;
     const base = `/api/project/${projectId}`;

@@ -41,6 +41,7 @@ const sign = (secret: string, body: string) => createHmac('sha256', secret).upda
 
 describe.each(testDialects())('integration webhooks on $name', (dialect) => {
   let h: Harness;
+  let projects = 0;
   let team: Team;
   let starter: ReturnType<typeof recordingStarter>;
   let templateId: number;
@@ -62,7 +63,7 @@ describe.each(testDialects())('integration webhooks on $name', (dialect) => {
 
   /** Creates a fresh project so project-level aliases see only this test's integrations. */
   const freshTeam = async () => {
-    const created = await team.owner.post('/api/projects', { name: 'Webhook scope' });
+    const created = await team.owner.post('/api/projects', { name: `Webhook scope ${++projects}` });
     const projectId = created.json().id as number;
     const t: Team = { ...team, projectId, base: `/api/project/${projectId}` };
     const tpl = await insertTemplate(h.deps, t.projectId, { name: 'Scoped', playbook: 'deploy.sh' });

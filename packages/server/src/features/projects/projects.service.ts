@@ -5,6 +5,7 @@ import type { Dialect } from '../../db/dialect';
 import { fromBool, insertReturningId, now } from '../../db/values';
 import type { Deps } from '../../deps';
 import { forbidden, found } from '../../lib/errors';
+import { assertProjectNameFree } from '../../lib/unique-names';
 import type { UserRow } from '../users/users.store';
 import { type DemoBuilder, removeDemoRepository } from './demo';
 import { deleteProjectCascade, findProject, toProject } from './projects.store';
@@ -58,6 +59,7 @@ export async function insertProject(
 
 export async function createProject(deps: Deps, user: UserRow, input: ProjectInput, demo?: DemoBuilder) {
   if (!canCreateProject(deps, user)) throw forbidden('You are not allowed to create projects');
+  await assertProjectNameFree(deps.db, user.id, input.name);
   const projectId = await deps.db.transaction().execute(async (trx) => {
     const ids = await insertProject(trx, deps.dialect, input, user.id);
     if (input.demo && demo) await demo(trx, deps, ids);
@@ -81,6 +83,7 @@ export async function updateProject(
   projectId: number,
   input: ProjectInput,
 ) {
+  await assertProjectNameFree(deps.db, user.id, input.name, projectId);
   await deps.db
     .updateTable('project')
     .set({

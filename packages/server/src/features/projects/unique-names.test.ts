@@ -105,4 +105,37 @@ describe.each(testDialects())('unique names on $name', (dialect) => {
       expect.arrayContaining(['Twice', 'twice (2)']),
     );
   });
+
+  it("refuses a project name another of the user's projects has, on create and rename", async () => {
+    const message = 'You already have a project with this name';
+    const maker = await h.userClient({ can_create_project: true });
+    const first = await maker.post('/api/projects', { name: 'Payments' });
+    expect(first.statusCode, first.body).toBe(201);
+    expectNameTaken(await maker.post('/api/projects', { name: '  PAYMENTS ' }), message);
+    const second = await maker.post('/api/projects', { name: 'Billing' });
+    expect(second.statusCode, second.body).toBe(201);
+    const id = second.json().id as number;
+    expectNameTaken(await maker.put(`/api/project/${id}`, { id, name: 'payments' }), message);
+    // Keeping its own name (in another case) is not a clash.
+    expect((await maker.put(`/api/project/${id}`, { id, name: 'BILLING' })).statusCode).toBe(204);
+
+    // Another user's projects are not in this user's switcher: the name is free for them, and for an admin who is
+    // not a member of the first one.
+    const stranger = await h.userClient({ can_create_project: true });
+    expect((await stranger.post('/api/projects', { name: 'Payments' })).statusCode).toBe(201);
+    const admin = await h.userClient({ admin: true });
+    const adminsFirst = await admin.post('/api/projects', { name: 'Payments' });
+    expect(adminsFirst.statusCode, adminsFirst.body).toBe(201);
+    expectNameTaken(await admin.post('/api/projects', { name: 'payments' }), message);
+
+    // The names a user may not reuse are those of all their memberships, whatever the role.
+    const ledger = await admin.post('/api/projects', { name: 'Ledger' });
+    const ledgerId = ledger.json().id as number;
+    const joined = await admin.post(`/api/project/${ledgerId}/users`, {
+      user_id: maker.userId,
+      role: 'guest',
+    });
+    expect(joined.statusCode, joined.body).toBeLessThan(300);
+    expectNameTaken(await maker.post('/api/projects', { name: 'ledger' }), message);
+  });
 });

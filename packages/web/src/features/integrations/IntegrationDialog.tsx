@@ -11,6 +11,7 @@ import { Controller, useForm } from 'react-hook-form';
 import { useTranslation } from 'react-i18next';
 import type { z } from 'zod';
 import { useSaveAndClose } from '../../app/forms';
+import { playbookHint, usePickLabels } from '../../app/pick-labels';
 import { useResourceList, useResourceSave } from '../templates/shared/api';
 import { FormDialog } from '../templates/shared/FormDialog';
 import { useFieldProps } from '../templates/shared/messages';
@@ -32,6 +33,7 @@ export function IntegrationDialog({
   onSaved?: (integration: Integration) => void;
 }) {
   const { t } = useTranslation();
+  const labelled = usePickLabels();
   const templates = useResourceList<Template>(projectId, 'templates');
   const keys = useResourceList<AccessKey>(projectId, 'keys');
   const save = useResourceSave<Record<string, unknown> & { id?: number | null }>(projectId, 'integrations');
@@ -67,7 +69,7 @@ export function IntegrationDialog({
   const idSelect = (
     name: 'template_id' | 'auth_secret_id',
     label: string,
-    options: { id: number; name: string }[],
+    options: { id: number; name: string; playbook?: string | null }[],
   ) => (
     <Controller
       control={control}
@@ -83,7 +85,7 @@ export function IntegrationDialog({
           name={f.name}
           {...field(errors[name], save.error, name)}
         >
-          {options.map((o) => (
+          {labelled(options, playbookHint).map((o) => (
             <MenuItem key={o.id} value={o.id}>
               {o.name}
             </MenuItem>

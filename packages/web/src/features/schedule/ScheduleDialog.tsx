@@ -24,6 +24,7 @@ import type { z } from 'zod';
 import { ApiError, api } from '../../api/client';
 import { formatDateTime } from '../../app/format';
 import { useSaveAndClose } from '../../app/forms';
+import { playbookHint, usePickLabels } from '../../app/pick-labels';
 import { useResourceList, useResourceSave } from '../templates/shared/api';
 import { FormDialog } from '../templates/shared/FormDialog';
 import { translateResourceMessage, useFieldProps } from '../templates/shared/messages';
@@ -55,6 +56,7 @@ export function ScheduleDialog({
   onClose: () => void;
 }) {
   const { t } = useTranslation();
+  const labelled = usePickLabels();
   const templates = useResourceList<Template>(projectId, 'templates');
   const save = useResourceSave<Record<string, unknown> & { id?: number | null }>(projectId, 'schedules', [
     'templates',
@@ -164,7 +166,7 @@ export function ScheduleDialog({
               name={f.name}
               {...field(errors.template_id, save.error, 'template_id')}
             >
-              {(templates.data ?? []).map((tpl) => (
+              {labelled(templates.data ?? [], playbookHint).map((tpl) => (
                 <MenuItem key={tpl.id} value={tpl.id}>
                   {tpl.name}
                 </MenuItem>

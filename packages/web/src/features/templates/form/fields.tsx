@@ -1,6 +1,7 @@
 import { Checkbox, FormControlLabel, MenuItem, TextField } from '@mui/material';
 import { Controller } from 'react-hook-form';
 import { useTranslation } from 'react-i18next';
+import { playbookHint, usePickLabels } from '../../../app/pick-labels';
 import { useFieldProps } from '../shared/messages';
 import type { SectionProps } from './values';
 
@@ -35,13 +36,14 @@ export function IdSelect({
 }: SectionProps & {
   name: IdField;
   label: string;
-  options: { id: number; name: string }[];
+  options: { id: number; name: string; playbook?: string | null }[];
   required?: boolean;
   none?: boolean;
   helperText?: string;
 }) {
   const { t } = useTranslation();
   const field = useFieldProps();
+  const labelled = usePickLabels();
   return (
     <Controller
       control={form.control}
@@ -64,7 +66,7 @@ export function IdSelect({
               <em>{t('res.none')}</em>
             </MenuItem>
           )}
-          {options.map((o) => (
+          {labelled(options, playbookHint).map((o) => (
             <MenuItem key={o.id} value={o.id}>
               {o.name}
             </MenuItem>
