@@ -197,15 +197,22 @@ describe.each(dialects)('three server processes on one $name database', (dialect
     const busy = byInstanceId((await waitForStatus(rows.handle, busyTask, ['running'], 60_000)).runner)!;
     expect(busy).toBeDefined();
     const quick = await template('quick.sh', ['handed over']);
-    const posted = performance.now();
-    const id = await run(busy, quick);
-    const claimed = await waitForStatus(rows.handle, id, ['starting', 'running', 'success'], 10_000);
-    const took = performance.now() - posted;
-    expect(claimed.runner).not.toBe(`cluster-${busy.name}-${process.pid}`);
-    expect(took).toBeLessThan(500);
+    // Three hand-overs, each timed from the post to the claim. On a busy machine one can be slow, so the best of
+    // them must be under 500 ms and none near the 10 s safety poll (what an idle instance would wait for without
+    // being woken: three claims under 3 s by luck of the poll's phase are unlikely, one under 500 ms is not).
+    const times: number[] = [];
+    for (let i = 0; i < 3; i++) {
+      const posted = performance.now();
+      const id = await run(busy, quick);
+      const claimed = await waitForStatus(rows.handle, id, ['starting', 'running', 'success'], 10_000);
+      times.push(performance.now() - posted);
+      expect(claimed.runner).not.toBe(`cluster-${busy.name}-${process.pid}`);
+      expect((await waitForStatus(rows.handle, id, ['success', 'error'], 60_000)).status).toBe('success');
+    }
+    expect(Math.min(...times), `hand-over times ${times.map(Math.round).join(', ')} ms`).toBeLessThan(500);
+    expect(Math.max(...times), `hand-over times ${times.map(Math.round).join(', ')} ms`).toBeLessThan(3000);
     writeFileSync(release, '');
     expect((await waitForStatus(rows.handle, busyTask, ['success', 'error'], 60_000)).status).toBe('success');
-    expect((await waitForStatus(rows.handle, id, ['success', 'error'], 60_000)).status).toBe('success');
   }, 120_000);
 
   it('a crash while holding the queue lock delays the others by under 2 s', async () => {
