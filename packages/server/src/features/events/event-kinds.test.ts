@@ -53,6 +53,111 @@ describe.each(testDialects())('event kinds on $name', (dialect) => {
     ]);
   });
 
+  it('records a schedule by its name, or its template name when unnamed, with the template', async () => {
+    const base = `/api/project/${projectId}`;
+    const fx = await templateFixtures(h, projectId);
+    const templateId = await insertTemplate(h.deps, projectId, {
+      name: 'Nightly',
+      app: 'bash',
+      playbook: 'nightly.sh',
+      repository_id: fx.repository,
+      inventory_id: fx.inventory,
+      environment_id: fx.environment,
+    });
+    const created = await owner.post(`${base}/schedules`, {
+      template_id: templateId,
+      cron_format: '0 3 * * *',
+      name: 'At three',
+    });
+    expect(created.statusCode, created.body).toBe(201);
+    const id = created.json().id as number;
+    const put = await owner.put(`${base}/schedules/${id}`, {
+      id,
+      template_id: templateId,
+      cron_format: '0 4 * * *',
+      name: '',
+    });
+    expect(put.statusCode, put.body).toBe(204);
+    expect((await owner.del(`${base}/schedules/${id}`)).statusCode).toBe(204);
+    const mine = (await events()).filter((e) => e.object_type === 'schedule' && e.object_id === id);
+    expect(mine.map((e) => [e.kind, e.params, e.description])).toEqual([
+      [
+        'schedule.deleted',
+        { name: 'Nightly', template: 'Nightly' },
+        'Schedule (0 4 * * *) of template Nightly deleted',
+      ],
+      [
+        'schedule.updated',
+        { name: 'Nightly', template: 'Nightly' },
+        'Schedule (0 4 * * *) of template Nightly updated',
+      ],
+      [
+        'schedule.created',
+        { name: 'At three', template: 'Nightly' },
+        'Schedule At three (0 3 * * *) of template Nightly created',
+      ],
+    ]);
+  });
+
+  it('records team changes with the member name and roles', async () => {
+    const base = `/api/project/${projectId}`;
+    const ann = await h.userClient({ username: 'ann-kinds' });
+    const bob = await h.userClient({ username: 'bob-kinds' });
+    for (const user of [ann, bob])
+      expect((await owner.post(`${base}/users`, { user_id: user.userId, role: 'guest' })).statusCode).toBe(
+        204,
+      );
+    expect((await owner.put(`${base}/users/${ann.userId}`, { role: 'task_runner' })).statusCode).toBe(204);
+    expect((await owner.del(`${base}/users/${ann.userId}`)).statusCode).toBe(204);
+    expect((await bob.del(`${base}/me`)).statusCode).toBe(204);
+    const of = async (userId: number) =>
+      (await events())
+        .filter((e) => e.object_type === 'user' && e.object_id === userId)
+        .map((e) => [e.kind, e.params, e.description]);
+    expect(await of(ann.userId)).toEqual([
+      ['member.removed', { name: 'ann-kinds' }, 'User ann-kinds removed from the team'],
+      [
+        'member.changed',
+        { name: 'ann-kinds', from: 'guest', role: 'task_runner' },
+        'User ann-kinds role changed from guest to task_runner',
+      ],
+      ['member.added', { name: 'ann-kinds', role: 'guest' }, 'User ann-kinds added to the team as guest'],
+    ]);
+    expect(await of(bob.userId)).toEqual([
+      ['member.left', { name: 'bob-kinds' }, 'User bob-kinds left the project'],
+      ['member.added', { name: 'bob-kinds', role: 'guest' }, 'User bob-kinds added to the team as guest'],
+    ]);
+  });
+
+  it('records creating, updating and deleting an integration with its name', async () => {
+    const base = `/api/project/${projectId}`;
+    const fx = await templateFixtures(h, projectId);
+    const templateId = await insertTemplate(h.deps, projectId, {
+      name: 'Hooked',
+      app: 'bash',
+      playbook: 'hook.sh',
+      repository_id: fx.repository,
+      inventory_id: fx.inventory,
+      environment_id: fx.environment,
+    });
+    const created = await owner.post(`${base}/integrations`, { name: 'Push', template_id: templateId });
+    expect(created.statusCode, created.body).toBe(201);
+    const id = created.json().id as number;
+    const put = await owner.put(`${base}/integrations/${id}`, {
+      id,
+      name: 'Tag push',
+      template_id: templateId,
+    });
+    expect(put.statusCode, put.body).toBe(204);
+    expect((await owner.del(`${base}/integrations/${id}`)).statusCode).toBe(204);
+    const mine = (await events()).filter((e) => e.object_type === 'integration' && e.object_id === id);
+    expect(mine.map((e) => [e.kind, e.params, e.description])).toEqual([
+      ['integration.deleted', { name: 'Tag push' }, 'Integration Tag push deleted'],
+      ['integration.updated', { name: 'Tag push' }, 'Integration Tag push updated'],
+      ['integration.created', { name: 'Push' }, 'Integration Push created'],
+    ]);
+  });
+
   it('records a task as queued and finished with its id and status', async () => {
     const fx = await templateFixtures(h, projectId);
     const templateId = await insertTemplate(h.deps, projectId, {

@@ -1,5 +1,5 @@
 import type { IntegrationAlias, IntegrationInput } from '@signalbox/contracts';
-import { recordProjectEvent } from '../../audit/audit.store';
+import { type EventKind, namedKind, recordProjectEvent } from '../../audit/audit.store';
 import type { Db, Dialect } from '../../db';
 import type { Deps } from '../../deps';
 import { randomAlnum } from '../../lib/crypto';
@@ -17,8 +17,13 @@ export const ALIAS_LENGTH = 32;
 
 type Actor = { deps: Pick<Deps, 'db' | 'dialect'>; user: UserRow; projectId: number };
 
-const event = (a: Actor, objectType: string, objectId: number | null, description: string) =>
-  recordProjectEvent(a.deps.db, a.user, a.projectId, objectType, objectId, description);
+const event = (
+  a: Actor,
+  objectType: string,
+  objectId: number | null,
+  description: string,
+  kind?: EventKind,
+) => recordProjectEvent(a.deps.db, a.user, a.projectId, objectType, objectId, description, kind);
 
 export async function listIntegrations(deps: Pick<Deps, 'db'>, projectId: number) {
   return (await integrationStore.listIntegrations(deps.db, projectId)).map(integrationStore.toIntegration);
@@ -51,7 +56,13 @@ async function checkReferences(deps: Pick<Deps, 'db'>, projectId: number, input:
 export async function createIntegration(a: Actor, input: IntegrationInput) {
   await checkReferences(a.deps, a.projectId, input);
   const id = await integrationStore.insertIntegration(a.deps.db, a.deps.dialect, a.projectId, input);
-  await event(a, 'integration', id, `Integration ${input.name} created`);
+  await event(
+    a,
+    'integration',
+    id,
+    `Integration ${input.name} created`,
+    namedKind('integration', 'created', input.name),
+  );
   return integrationStore.toIntegration(
     found(await integrationStore.findIntegration(a.deps.db, a.projectId, id), 'Integration'),
   );
@@ -61,13 +72,25 @@ export async function updateIntegration(a: Actor, id: number, input: Integration
   await getIntegration(a.deps, a.projectId, id);
   await checkReferences(a.deps, a.projectId, input);
   await integrationStore.updateIntegration(a.deps.db, a.projectId, id, input);
-  await event(a, 'integration', id, `Integration ${input.name} updated`);
+  await event(
+    a,
+    'integration',
+    id,
+    `Integration ${input.name} updated`,
+    namedKind('integration', 'updated', input.name),
+  );
 }
 
 export async function deleteIntegration(a: Actor, id: number) {
   const row = await getIntegration(a.deps, a.projectId, id);
   await integrationStore.deleteIntegration(a.deps.db, a.projectId, id);
-  await event(a, 'integration', id, `Integration ${row.name} deleted`);
+  await event(
+    a,
+    'integration',
+    id,
+    `Integration ${row.name} deleted`,
+    namedKind('integration', 'deleted', row.name),
+  );
 }
 
 // Aliases.

@@ -93,6 +93,11 @@ const recordScheduleEvent = (
     'schedule',
     schedule.id,
     `${describeSchedule(schedule, schedule.tpl_name)} ${action}`,
+    // An unnamed schedule goes by its template's name.
+    {
+      kind: `schedule.${action}`,
+      params: { name: schedule.name || schedule.tpl_name, template: schedule.tpl_name },
+    },
   );
 
 export async function createSchedule(

@@ -54,7 +54,10 @@ export async function addMember(
     await transaction(deps.db, async (trx, onCommit) => {
       await insertMember(trx, projectId, user.id, input.role);
       const description = `User ${user.username} added to the team as ${input.role}`;
-      await recordProjectEvent(trx, actor, projectId, 'user', user.id, description);
+      await recordProjectEvent(trx, actor, projectId, 'user', user.id, description, {
+        kind: 'member.added',
+        params: { name: user.username, role: input.role },
+      });
       onCommit(() => deps.bus.emit('membership', { userId: user.id }));
     });
   } catch (err) {
@@ -86,7 +89,10 @@ export async function changeRole(
   await transaction(deps.db, async (trx, onCommit) => {
     await updateMemberRole(trx, projectId, userId, role);
     const description = `User ${member.username} role changed from ${member.role} to ${role}`;
-    await recordProjectEvent(trx, actor, projectId, 'user', userId, description);
+    await recordProjectEvent(trx, actor, projectId, 'user', userId, description, {
+      kind: 'member.changed',
+      params: { name: member.username, from: member.role, role },
+    });
     onCommit(() => deps.bus.emit('membership', { userId }));
   });
 }
@@ -102,7 +108,10 @@ export async function removeMember(
   await transaction(deps.db, async (trx, onCommit) => {
     await deleteMember(trx, projectId, userId);
     const description = `User ${member.username} removed from the team`;
-    await recordProjectEvent(trx, actor, projectId, 'user', userId, description);
+    await recordProjectEvent(trx, actor, projectId, 'user', userId, description, {
+      kind: 'member.removed',
+      params: { name: member.username },
+    });
     // Their open sockets stop getting this project's messages at once, before the answer goes out.
     onCommit(() => deps.bus.emit('accessRevoked', { userId, projectId }));
   });
@@ -116,7 +125,10 @@ export async function leaveProject(deps: Pick<Deps, 'db' | 'bus'>, actor: UserRo
   await transaction(deps.db, async (trx, onCommit) => {
     await deleteMember(trx, projectId, actor.id);
     const description = `User ${member.username} left the project`;
-    await recordProjectEvent(trx, actor, projectId, 'user', actor.id, description);
+    await recordProjectEvent(trx, actor, projectId, 'user', actor.id, description, {
+      kind: 'member.left',
+      params: { name: member.username },
+    });
     onCommit(() => deps.bus.emit('accessRevoked', { userId: actor.id, projectId }));
   });
 }

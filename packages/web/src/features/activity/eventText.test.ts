@@ -35,6 +35,19 @@ describe('eventText', () => {
     );
   });
 
+  it('says a project role by its label, and an unknown role as it is', () => {
+    expect(
+      say({
+        kind: 'member.changed',
+        params: { name: 'ann', from: 'guest', role: 'task_runner' },
+        description: 'x',
+      }),
+    ).toBe('Rolle von ann von Gast zu Aufgabenausführer geändert');
+    expect(say({ kind: 'member.added', params: { name: 'bob', role: 'boss' }, description: 'x' })).toBe(
+      'bob als boss zum Team hinzugefügt',
+    );
+  });
+
   it('falls back to the description for older events, unknown kinds and missing params', () => {
     expect(say({ kind: null, params: null, description: 'Task ID 3 deleted' })).toBe('Task ID 3 deleted');
     expect(

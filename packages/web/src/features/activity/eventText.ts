@@ -15,9 +15,12 @@ const TASK_STATUSES = new Set([
   'stopped',
 ]);
 
+/** Project roles with a label of their own (roles.* in the catalogue), as team events name them. */
+const ROLES = new Set(['owner', 'manager', 'task_runner', 'guest']);
+
 /**
  * What an event says, in the reader's language: the catalogue's text for its kind (eventKinds.<kind>) with its
- * params, a task status as its label; the server's English description for older events, kinds this console does
+ * params, a task status and a project role as their labels; the server's English description for older events, kinds this console does
  * not know, and params that do not fit.
  */
 export function eventText(
@@ -35,6 +38,9 @@ export function eventText(
     values.status = TASK_STATUSES.has(values.status)
       ? t(`status.${values.status}`)
       : t('status.unknown', { status: values.status });
+  for (const param of ['role', 'from'])
+    if (typeof values[param] === 'string' && ROLES.has(values[param]))
+      values[param] = t(`roles.${values[param]}`);
   const text = t(key, values);
   // A placeholder left unfilled (a param the event lacks): the description says it whole.
   return text.includes('{{') ? event.description : text;
