@@ -129,6 +129,44 @@ describe.each(testDialects())('event kinds on $name', (dialect) => {
     ]);
   });
 
+  it('records invites sent, withdrawn, accepted and declined with the user name and role', async () => {
+    const base = `/api/project/${projectId}`;
+    const [cy, di, ed] = await Promise.all(
+      ['cy-kinds', 'di-kinds', 'ed-kinds'].map((username) => h.userClient({ username })),
+    );
+    const invite = async (user: Client, role: string) => {
+      const res = await owner.post(`${base}/invites`, { user_id: user.userId, role });
+      expect(res.statusCode, res.body).toBe(201);
+      return res.json().id as number;
+    };
+    const withdrawn = await invite(cy, 'guest');
+    expect((await owner.del(`${base}/invites/${withdrawn}`)).statusCode).toBe(204);
+    const accepted = await invite(di, 'manager');
+    expect((await di.post(`/api/user/invites/${accepted}/accept`)).statusCode).toBe(204);
+    const declined = await invite(ed, 'guest');
+    expect((await ed.post(`/api/user/invites/${declined}/decline`)).statusCode).toBe(204);
+    const of = async (id: number) =>
+      (await events())
+        .filter((e) => e.object_type === 'invite' && e.object_id === id)
+        .map((e) => [e.kind, e.params, e.description]);
+    expect(await of(withdrawn)).toEqual([
+      ['invite.withdrawn', { name: 'cy-kinds' }, 'Invite of user cy-kinds withdrawn'],
+      ['invite.sent', { name: 'cy-kinds', role: 'guest' }, 'User cy-kinds invited to the team as guest'],
+    ]);
+    expect(await of(accepted)).toEqual([
+      [
+        'invite.accepted',
+        { name: 'di-kinds', role: 'manager' },
+        'User di-kinds accepted the invite and joined the team as manager',
+      ],
+      ['invite.sent', { name: 'di-kinds', role: 'manager' }, 'User di-kinds invited to the team as manager'],
+    ]);
+    expect(await of(declined)).toEqual([
+      ['invite.declined', { name: 'ed-kinds' }, 'User ed-kinds declined the invite'],
+      ['invite.sent', { name: 'ed-kinds', role: 'guest' }, 'User ed-kinds invited to the team as guest'],
+    ]);
+  });
+
   it('records creating, updating and deleting an integration with its name', async () => {
     const base = `/api/project/${projectId}`;
     const fx = await templateFixtures(h, projectId);

@@ -113,7 +113,10 @@ export async function createInvite(
       expires_at: expiryOf(input, at),
     });
     const description = `User ${user.username} invited to the team as ${input.role}`;
-    await recordProjectEvent(trx, actor, projectId, 'invite', inviteId, description);
+    await recordProjectEvent(trx, actor, projectId, 'invite', inviteId, description, {
+      kind: 'invite.sent',
+      params: { name: user.username, role: input.role },
+    });
     return inviteId;
   });
   const row = await findInviteRow(deps.db, id);
@@ -134,7 +137,10 @@ export async function withdrawInvite(
     await deleteInvite(trx, row.id);
     const invite = await toInvite(trx, row);
     const description = `Invite of user ${invite.user.username || invite.email} withdrawn`;
-    await recordProjectEvent(trx, actor, projectId, 'invite', row.id, description);
+    await recordProjectEvent(trx, actor, projectId, 'invite', row.id, description, {
+      kind: 'invite.withdrawn',
+      params: { name: invite.user.username || invite.email },
+    });
   });
 }
 
@@ -170,7 +176,10 @@ async function answer(
         status === 'accepted'
           ? `User ${actor.username} accepted the invite and joined the team as ${row.role}`
           : `User ${actor.username} declined the invite`;
-      await recordProjectEvent(trx, actor, row.project_id, 'invite', row.id, description);
+      await recordProjectEvent(trx, actor, row.project_id, 'invite', row.id, description, {
+        kind: `invite.${status}`,
+        params: status === 'accepted' ? { name: actor.username, role: row.role } : { name: actor.username },
+      });
     });
   } catch (err) {
     // The user joined another way at the same moment: the unique membership index answers.
