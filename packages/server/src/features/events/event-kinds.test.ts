@@ -196,6 +196,37 @@ describe.each(testDialects())('event kinds on $name', (dialect) => {
     ]);
   });
 
+  it('records users created, updated, given a new password, unlocked and deleted with their name', async () => {
+    const admin = await h.userClient({ admin: true });
+    const created = await admin.post('/api/users', {
+      name: 'Fay',
+      username: 'fay-kinds',
+      email: 'fay-kinds@example.test',
+      password: 'pw-fay-kinds',
+    });
+    expect(created.statusCode, created.body).toBe(201);
+    const id = created.json().id as number;
+    const user = `/api/users/${id}`;
+    const put = await admin.put(user, {
+      name: 'Fay',
+      username: 'fae-kinds',
+      email: 'fay-kinds@example.test',
+    });
+    expect(put.statusCode, put.body).toBe(204);
+    expect((await admin.post(`${user}/password`, { password: 'pw-fae-kinds' })).statusCode).toBe(204);
+    expect((await admin.del(`${user}/sign-in-lock`)).statusCode).toBe(204);
+    expect((await admin.del(user)).statusCode).toBe(204);
+    const all = (await admin.get('/api/events?limit=100')).json() as EventView[];
+    const mine = all.filter((e) => e.object_type === 'user' && e.object_id === id && e.project_id === null);
+    expect(mine.map((e) => [e.kind, e.params, e.description])).toEqual([
+      ['user.deleted', { name: 'fae-kinds' }, 'User fae-kinds deleted'],
+      ['user.unlocked', { name: 'fae-kinds' }, 'Sign-in lock of user fae-kinds cleared'],
+      ['user.password', { name: 'fae-kinds' }, 'Password of user fae-kinds changed'],
+      ['user.updated', { name: 'fae-kinds' }, 'User fae-kinds updated'],
+      ['user.created', { name: 'fay-kinds' }, 'User fay-kinds created'],
+    ]);
+  });
+
   it('records a task as queued and finished with its id and status', async () => {
     const fx = await templateFixtures(h, projectId);
     const templateId = await insertTemplate(h.deps, projectId, {

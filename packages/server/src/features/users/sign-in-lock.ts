@@ -1,4 +1,5 @@
 import type { User } from '@signalbox/contracts';
+import { namedKind } from '../../audit/audit.store';
 import { now } from '../../db/values';
 import { forbidden, notFound } from '../../lib/errors';
 import { deleteUserThrottles, userBlockedUntil } from '../auth/sign-in-throttle.store';
@@ -21,6 +22,12 @@ export async function clearSignInLock(ctx: UsersContext, actor: Actor, id: numbe
   const user = await findUserById(ctx.db, id);
   if (!user) throw notFound('User');
   await deleteUserThrottles(ctx.db, id);
-  await event(ctx, actor, id, `Sign-in lock of user ${user.username} cleared`);
+  await event(
+    ctx,
+    actor,
+    id,
+    `Sign-in lock of user ${user.username} cleared`,
+    namedKind('user', 'unlocked', user.username),
+  );
   return user;
 }

@@ -7,7 +7,7 @@ import {
 } from '@signalbox/contracts';
 import type { FastifyBaseLogger } from 'fastify';
 import type { Updateable } from 'kysely';
-import { recordEvent } from '../../audit/audit.store';
+import { type EventKind, namedKind, recordEvent } from '../../audit/audit.store';
 import type { Db } from '../../db';
 import type { Dialect } from '../../db/dialect';
 import type { UserTable } from '../../db/tables';
@@ -84,20 +84,27 @@ export async function insertUser(db: Db, dialect: Dialect, input: UserCreateInpu
 }
 
 /** Records a user event in the global event log. */
-export async function event(ctx: UsersContext, actor: Actor, objectId: number, description: string) {
+export async function event(
+  ctx: UsersContext,
+  actor: Actor,
+  objectId: number,
+  description: string,
+  kind?: EventKind,
+) {
   await recordEvent(ctx.db, {
     project_id: null,
     user_id: actor.user?.id ?? null,
     object_type: 'user',
     object_id: objectId,
     description,
+    ...kind,
   });
 }
 
 /** POST /api/users and `signalbox user add`. */
 export async function createUser(ctx: UsersContext, actor: Actor, input: UserCreateInput): Promise<User> {
   const id = await insertUser(ctx.db, ctx.dialect, input);
-  await event(ctx, actor, id, `User ${input.username} created`);
+  await event(ctx, actor, id, `User ${input.username} created`, namedKind('user', 'created', input.username));
   return toUser(found(await findUserById(ctx.db, id), 'User'));
 }
 
@@ -185,7 +192,7 @@ export async function updateUser(ctx: UsersContext, actor: Actor, id: number, in
     if (input.password !== undefined)
       await afterPasswordChange(trx, onCommit, ctx, actor, id, input.revoke_tokens);
   });
-  await event(ctx, actor, id, `User ${input.username} updated`);
+  await event(ctx, actor, id, `User ${input.username} updated`, namedKind('user', 'updated', input.username));
 }
 
 /**
@@ -231,7 +238,13 @@ export async function changePassword(
     await updateUserRow(trx, id, { password });
     await afterPasswordChange(trx, onCommit, ctx, actor, id, input.revoke_tokens);
   });
-  await event(ctx, actor, id, `Password of user ${user.username} changed`);
+  await event(
+    ctx,
+    actor,
+    id,
+    `Password of user ${user.username} changed`,
+    namedKind('user', 'password', user.username),
+  );
 }
 
 /**
@@ -260,7 +273,7 @@ export async function deleteUser(ctx: UsersContext, actor: Actor, id: number) {
     // Their open sockets close at once.
     onCommit(() => ctx.bus?.emit('userDeleted', { userId: id }));
   });
-  await event(ctx, actor, id, `User ${user.username} deleted`);
+  await event(ctx, actor, id, `User ${user.username} deleted`, namedKind('user', 'deleted', user.username));
   return user;
 }
 
