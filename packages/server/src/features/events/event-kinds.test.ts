@@ -4,6 +4,8 @@ import { testDialects } from '../../../test/support/dialects';
 import { type Client, createHarness, type Harness } from '../../../test/support/harness';
 import { insertTemplate, waitFor } from '../../../test/support/task-fixtures';
 import { templateFixtures } from '../../../test/support/template-fixtures';
+import { now } from '../../db/values';
+import { sha256 } from '../../lib/crypto';
 
 /**
  * Activity events carry what happened as data — a kind and its params — beside the English description the API
@@ -224,6 +226,46 @@ describe.each(testDialects())('event kinds on $name', (dialect) => {
       ['user.password', { name: 'fae-kinds' }, 'Password of user fae-kinds changed'],
       ['user.updated', { name: 'fae-kinds' }, 'User fae-kinds updated'],
       ['user.created', { name: 'fay-kinds' }, 'User fay-kinds created'],
+    ]);
+  });
+
+  it('records runners updated and deleted with their name, and registration tokens made', async () => {
+    const base = `/api/project/${projectId}`;
+    const created = now();
+    await h.deps.db
+      .insertInto('remote_runner')
+      .values({
+        project_id: projectId,
+        name: 'gil-kinds',
+        tags: '[]',
+        token_hash: sha256(`runner-token-kinds-${Math.random()}`),
+        public_key: '',
+        max_parallel_tasks: 1,
+        active: 1,
+        version: '1.0.0',
+        webhook: '',
+        created,
+        touched: null,
+        started_at: null,
+        instance_id: null,
+      })
+      .execute();
+    const id = (
+      await h.deps.db
+        .selectFrom('remote_runner')
+        .select('id')
+        .where('name', '=', 'gil-kinds')
+        .executeTakeFirstOrThrow()
+    ).id;
+    const put = await owner.put(`${base}/runners/${id}`, { name: 'hal-kinds' });
+    expect(put.statusCode, put.body).toBe(200);
+    expect((await owner.del(`${base}/runners/${id}`)).statusCode).toBe(204);
+    expect((await owner.post(`${base}/runners/registration-tokens`)).statusCode).toBe(201);
+    const mine = (await events()).filter((e) => e.object_type === 'runner');
+    expect(mine.map((e) => [e.kind, e.params, e.description, e.object_id])).toEqual([
+      ['runner.token', {}, 'Runner registration token created', null],
+      ['runner.deleted', { name: 'hal-kinds' }, 'Runner hal-kinds deleted', id],
+      ['runner.updated', { name: 'hal-kinds' }, 'Runner hal-kinds updated', id],
     ]);
   });
 

@@ -1,5 +1,5 @@
 import type { RunnerRegistrationToken, RunnerUpdateInput } from '@signalbox/contracts';
-import { recordEvent } from '../../audit/audit.store';
+import { type EventKind, namedKind, recordEvent } from '../../audit/audit.store';
 import { now } from '../../db/values';
 import type { Deps } from '../../deps';
 import { randomToken, sha256 } from '../../lib/crypto';
@@ -18,12 +18,19 @@ export async function getRunner(deps: Pick<Deps, 'db'>, projectId: number | null
   return runner;
 }
 
-const event = (user: Actor, projectId: number | null, id: number | null, description: string) => ({
+const event = (
+  user: Actor,
+  projectId: number | null,
+  id: number | null,
+  description: string,
+  kind: EventKind,
+) => ({
   project_id: projectId,
   user_id: user.id,
   object_type: 'runner',
   object_id: id,
   description,
+  ...kind,
 });
 
 export async function changeRunner(
@@ -37,7 +44,11 @@ export async function changeRunner(
   if (input.name !== undefined && (await nameTaken(deps.db, projectId, input.name, id)))
     throw conflict(`A runner named ${input.name} already exists`);
   await updateRunner(deps.db, id, input);
-  await recordEvent(deps.db, event(user, projectId, id, `Runner ${input.name ?? existing.name} updated`));
+  const name = input.name ?? existing.name;
+  await recordEvent(
+    deps.db,
+    event(user, projectId, id, `Runner ${name} updated`, namedKind('runner', 'updated', name)),
+  );
   return getRunner(deps, projectId, id);
 }
 
@@ -49,7 +60,16 @@ export async function removeRunner(
 ) {
   const existing = await getRunner(deps, projectId, id);
   await deleteRunner(deps.db, id);
-  await recordEvent(deps.db, event(user, projectId, id, `Runner ${existing.name} deleted`));
+  await recordEvent(
+    deps.db,
+    event(
+      user,
+      projectId,
+      id,
+      `Runner ${existing.name} deleted`,
+      namedKind('runner', 'deleted', existing.name),
+    ),
+  );
 }
 
 /**
@@ -71,6 +91,9 @@ export async function createRegistrationToken(
     created,
     expires_at,
   });
-  await recordEvent(deps.db, event(user, projectId, null, 'Runner registration token created'));
+  await recordEvent(
+    deps.db,
+    event(user, projectId, null, 'Runner registration token created', { kind: 'runner.token', params: {} }),
+  );
   return { token, expires_at, project_id: projectId };
 }
