@@ -46,16 +46,19 @@ describe('key store', () => {
     await expectSnackbar(page, 'Key Deploy key created');
     await page.getByRole('cell', { name: 'Deploy key', exact: true }).waitFor();
 
-    // Existing key: secrets locked until override is ticked.
+    // Existing key: the stored secret shows as kept; Replace asks for a new one.
     await page.getByRole('button', { name: 'Edit Deploy key' }).click();
     const password = dialog(page).locator('input[name="login_password.password"]');
-    expect(await password.isDisabled()).toBe(true);
-    await dialog(page).getByLabel('Override the stored secret').check();
-    expect(await password.isDisabled()).toBe(false);
+    expect(await password.inputValue()).toBe('');
+    await dialog(page).getByText('Stored — leave empty to keep').first().waitFor();
+    await dialog(page)
+      .getByRole('button', { name: /^Replace/ })
+      .first()
+      .click();
     await dialog(page).getByRole('textbox', { name: 'Name', exact: true }).fill('Deploy key 2');
     await dialog(page).getByRole('button', { name: 'Save' }).click();
     await dialog(page).getByText('Password is required').waitFor();
-    await dialog(page).getByLabel('Override the stored secret').uncheck();
+    await password.fill('n3w-s3cret');
     await dialog(page).getByRole('button', { name: 'Save' }).click();
     await expectSnackbar(page, 'Key Deploy key 2 saved');
     const keys = await team.admin.get<{ name: string }[]>(`/project/${team.projectId}/keys`);
