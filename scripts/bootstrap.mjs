@@ -49,18 +49,30 @@ if (wantWeb) {
 
 if (wantServer && serverBuildIsStale()) run('npm run build -w @signalbox/server', 'building the server');
 
-// `npm test` drives real tools: ansible-playbook, Debian's Chromium, sshd and slapd. Install them when missing and we
-// may (root on a Debian-like machine); otherwise say what is missing and let the tests that need them fail.
+const has = (cmd) => {
+  try {
+    execSync(`command -v ${cmd}`, { stdio: 'ignore', shell: '/bin/sh' });
+    return true;
+  } catch {
+    return false;
+  }
+};
+
+// The console runs every task in a bubblewrap sandbox (SIGNALBOX_TASK_SANDBOX): install it when missing and we may
+// (root on a Debian-like machine), as the tests do; otherwise the server says at start that tasks run unconfined.
+if (wantServer && !has('bwrap') && process.getuid?.() === 0 && has('apt-get')) {
+  run(
+    'apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq bubblewrap',
+    'installing bubblewrap (the task sandbox)',
+  );
+}
+
+// `npm test` drives real tools: ansible-playbook, Debian's Chromium, sshd, slapd and bubblewrap. Install them when
+// missing and we may (root on a Debian-like machine); otherwise say what is missing and let the tests that need
+// them fail.
 if (process.argv.includes('--system')) {
   const missing = [];
-  const has = (cmd) => {
-    try {
-      execSync(`command -v ${cmd}`, { stdio: 'ignore', shell: '/bin/sh' });
-      return true;
-    } catch {
-      return false;
-    }
-  };
+  if (!has('bwrap')) missing.push('bubblewrap');
   if (!has('chromium')) missing.push('chromium');
   if (!has('ansible-playbook')) missing.push('ansible-core');
   if (!has('ssh-agent')) missing.push('openssh-client');

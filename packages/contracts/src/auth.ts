@@ -64,6 +64,17 @@ export const serverInfoSchema = z.strictObject({
     ),
   auth_methods: z.strictObject({}).describe('Always empty'),
   premium_features: z.strictObject({}).describe('Always empty'),
+  task_sandbox: z
+    .strictObject({
+      mode: z
+        .enum(['bwrap', 'off', 'refused'])
+        .describe(
+          "`bwrap`: tasks run in a bubblewrap sandbox and see only their own folder of the server's files; `off`: they run with the server's rights; `refused`: a sandbox is required but cannot run, so tasks fail",
+        ),
+      reason: z.string().optional().describe('Why the mode is not bwrap, when the setting did not ask for it'),
+    })
+    .optional()
+    .describe("What this server's tasks can reach (administrators only)"),
 });
 export type ServerInfo = z.infer<typeof serverInfoSchema>;
 

@@ -7,6 +7,7 @@ import { parseWebhookUrl } from './audit/webhook';
 import { appOverrides, appRegistry } from './lib/apps';
 import { isFilterTemplate, parseLdapServer } from './lib/ldap-address';
 import { DEFAULT_BCRYPT_COST } from './lib/password-hash';
+import { parseSandboxPaths } from './lib/sandbox-paths';
 
 /**
  * Environment -> typed configuration, parsed once at start. Each setting has a SIGNALBOX_* name and, where
@@ -185,6 +186,41 @@ const variables = {
   taskIsolation: [
     z.enum(['auto', 'cgroup', 'session'], { error: 'must be auto, cgroup or session' }).default('auto'),
     'SIGNALBOX_TASK_ISOLATION',
+  ],
+  /**
+   * What a task's processes can see: bwrap (bubblewrap: the system read-only and only the task's own folder of the
+   * server's files), off (everything the server's user can read), or auto (bwrap where it runs, else off with a
+   * warning at start).
+   */
+  taskSandbox: [
+    z.enum(['auto', 'bwrap', 'off'], { error: 'must be auto, bwrap or off' }).default('auto'),
+    'SIGNALBOX_TASK_SANDBOX',
+  ],
+  /** The bubblewrap binary (a name looked up on PATH, or a path). */
+  taskSandboxBwrap: [z.string().min(1, 'must not be empty').default('bwrap'), 'SIGNALBOX_TASK_SANDBOX_BWRAP'],
+  /** Extra paths every confined task sees: absolute paths separated by commas, read-only unless `:rw` follows. */
+  taskSandboxPaths: [
+    z
+      .string()
+      .transform((text, ctx) => {
+        const parsed = parseSandboxPaths(text);
+        if (typeof parsed !== 'string') return parsed;
+        ctx.addIssue({ code: 'custom', message: parsed });
+        return z.NEVER;
+      })
+      .default([]),
+    'SIGNALBOX_TASK_SANDBOX_PATHS',
+  ],
+  /**
+   * The user sandboxed tasks run as (a name or uid; the server must run as root): a task that escaped the sandbox
+   * still has none of the server's rights. Unset: the server's own user.
+   */
+  taskUser: [
+    z
+      .string()
+      .regex(/^[A-Za-z0-9_][A-Za-z0-9_.-]{0,31}$/, 'must be a user name or a uid')
+      .optional(),
+    'SIGNALBOX_TASK_USER',
   ],
   /** This instance's name among several on one database; unset: a hash of the data dir (stable across restarts). */
   instanceId: [

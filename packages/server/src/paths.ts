@@ -32,3 +32,18 @@ export const webDist = join(packageRoot, '..', 'web', 'dist');
 
 /** The example repository shipped with Signalbox (packages/server/demo); each demo project gets a copy. */
 export const demoRepository = join(packageRoot, 'demo');
+
+/**
+ * Everything of the install a task must never see: the monorepo checkout (with node_modules) when the server runs
+ * from one, else the server package alone.
+ */
+export const installRoot = (() => {
+  const root = join(packageRoot, '..', '..');
+  try {
+    return JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')).name === 'signalbox'
+      ? root
+      : packageRoot;
+  } catch {
+    return packageRoot;
+  }
+})();

@@ -90,6 +90,8 @@ export interface TaskEngine {
   statusDetail(taskId: number): string | null;
   /** The remote runners connected to this instance. */
   readonly runners: RunnerLink;
+  /** What this instance's tasks can see (SIGNALBOX_TASK_SANDBOX as resolved at start), and why when not bwrap. */
+  sandbox(): { mode: 'bwrap' | 'off' | 'refused'; reason?: string };
 }
 
 /** The task engine's side of the remote-runner routes. */

@@ -13,6 +13,7 @@ import {
   insertTemplate,
 } from '../../test/support/task-fixtures';
 import { harnessWithProject, runTask } from '../../test/support/task-runs';
+import { sharedTempDir } from '../../test/support/task-shared';
 
 /** Jinja that would print PWNED (and create a marker file) if Ansible ever evaluated it. */
 const payload = (marker: string) => `{{ lookup('pipe', 'touch ${marker}; echo PW$(true)NED') }}`;
@@ -27,7 +28,8 @@ describe.each(testDialects())('task-supplied extra vars reach Ansible as data on
 
   beforeAll(async () => {
     ({ h, projectId, members } = await harnessWithProject(dialect));
-    outDir = mkdtempSync(join(tmpdir(), 'sb-unsafe-'));
+    // Where the playbook writes what it saw: shared with the tasks, which see nothing else of the test.
+    outDir = sharedTempDir('sb-unsafe-');
     marker = join(outDir, 'evaluated');
     const repo = gitRepo({
       'site.yml': `- hosts: all

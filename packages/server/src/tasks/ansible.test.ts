@@ -15,6 +15,7 @@ import {
   waitForStatus,
 } from '../../test/support/task-fixtures';
 import { harnessWithProject, insertSecretEnvironment } from '../../test/support/task-runs';
+import { sharedTempDir } from '../../test/support/task-shared';
 
 function filesUnder(dir: string): string[] {
   const out: string[] = [];
@@ -48,7 +49,8 @@ describe.each(testDialects())('ansible-playbook tasks on $name', (dialect) => {
 
   beforeAll(async () => {
     ({ h, owner, projectId } = await harnessWithProject(dialect));
-    outDir = mkdtempSync(join(tmpdir(), 'sb-ansible-out-'));
+    // Where the playbook writes what it saw: shared with the tasks, which see nothing else of the test.
+    outDir = sharedTempDir('sb-ansible-out-');
     const keyDir = mkdtempSync(join(tmpdir(), 'sb-key-'));
     execFileSync('ssh-keygen', ['-q', '-t', 'ed25519', '-N', secrets.passphrase, '-f', join(keyDir, 'id')]);
     privateKey = readFileSync(join(keyDir, 'id'), 'utf8');

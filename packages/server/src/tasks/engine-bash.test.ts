@@ -13,6 +13,7 @@ import {
   waitFor,
   waitForStatus,
 } from '../../test/support/task-fixtures';
+import { hostPidsOf } from '../../test/support/task-pids';
 import {
   harnessWithProject,
   insertGitRepository,
@@ -128,10 +129,8 @@ describe.each(testDialects())('task engine with real bash tasks on $name', (dial
       const tpl = await insertTemplate(h.deps, projectId, { repository_id: repoId, playbook: 'sleep.sh' });
       const id = (await post({ template_id: tpl })).json().id;
       const pids = await waitFor(async () => {
-        const out = await outputOf(h.deps, id);
-        const child = out.find((l) => l.startsWith('child '));
-        const main = out.find((l) => l.startsWith('main '));
-        return child && main ? [Number(child.split(' ')[1]), Number(main.split(' ')[1])] : undefined;
+        // The pids the script prints are those of its PID namespace when it runs confined.
+        return hostPidsOf(id, await outputOf(h.deps, id), ['child ', 'main ']);
       });
       expect(pids.every(alive)).toBe(true);
       // Stop ends the processes well inside 2 s: measured from the stop request to the last process's exit only.

@@ -3,6 +3,7 @@ import { logFailure } from '../db/retry';
 import type { Deps } from '../deps';
 import type { LiveMessage } from '../live/bus';
 import type { FinishedRun, TaskEngine } from '../ports';
+import { serverConfinement } from './confinement';
 import { createControls } from './controls';
 import {
   ensureSoleHolder,
@@ -229,6 +230,21 @@ export function createTaskEngine(
           'task isolation: cgroup required but unavailable; tasks will fail',
         );
       else log.info(isolation, `task isolation: ${isolation.mode}`);
+      const sandbox = serverConfinement(config);
+      if (sandbox.mode === 'bwrap')
+        log.info({ paths: sandbox.paths, user: sandbox.user?.name }, 'task sandbox: bwrap');
+      else if (sandbox.mode === 'refused')
+        log.error(
+          { reason: sandbox.reason },
+          'task sandbox: bwrap required but unavailable; tasks will fail',
+        );
+      else if (sandbox.reason)
+        log.warn(
+          { reason: sandbox.reason },
+          "TASK SANDBOX IS OFF: bubblewrap cannot run here, so tasks run with the server's rights and can read its data, keys and other projects' files. Install bubblewrap, run tasks on remote runners, or set SIGNALBOX_TASK_SANDBOX=off to accept this",
+        );
+      else
+        log.warn('task sandbox: off (SIGNALBOX_TASK_SANDBOX=off): tasks can read everything the server can');
       await reconcile(ownership, true);
       await remote.start();
       await clearFinishedSecrets(db);
@@ -284,5 +300,9 @@ export function createTaskEngine(
     confirm: controls.confirm,
     reject: controls.reject,
     statusDetail: (taskId) => details.get(taskId) ?? null,
+    sandbox() {
+      const c = serverConfinement(config);
+      return { mode: c.mode, reason: c.mode === 'bwrap' ? undefined : c.reason };
+    },
   };
 }

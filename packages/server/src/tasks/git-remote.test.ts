@@ -28,6 +28,7 @@ import {
   waitForStatus,
 } from '../../test/support/task-fixtures';
 import { runTask, useHarnessWithProject } from '../../test/support/task-runs';
+import { sharedTempDir } from '../../test/support/task-shared';
 
 /**
  * The engine's remote checkouts against real servers: git http-backend behind Basic auth, a real sshd, file://
@@ -272,8 +273,12 @@ describe.each(testDialects())('remote git checkouts on $name', (dialect) => {
 
   describe('submodules', () => {
     it('checks out file:// submodules (absolute and relative URLs) of a file:// repository', async () => {
-      const sub = workRepo({ 'message.txt': 'from the absolute submodule\n' });
-      const parentDir = mkdtempSync(join(fixtures, 'parent-'));
+      // Submodules on this machine are readable by a sandboxed task only where an admin shares them.
+      const parentDir = sharedTempDir('parent-');
+      const sub = bareCopy(
+        workRepo({ 'message.txt': 'from the absolute submodule\n' }),
+        join(parentDir, 'abs.git'),
+      );
       const siblingWork = workRepo({ 'message.txt': 'from the relative submodule\n' });
       bareCopy(siblingWork, join(parentDir, 'sibling.git'));
       const parentWork = workRepo({ 'run.sh': 'cat libs/abs/message.txt libs/rel/message.txt\n' });

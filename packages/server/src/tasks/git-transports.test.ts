@@ -9,6 +9,7 @@ import { fakeProcesses } from '../../test/support/fake-processes';
 import { bareCopy } from '../../test/support/git-servers';
 import { commitFiles, gitRepo, insertRepository, insertTemplate } from '../../test/support/task-fixtures';
 import { runTask, useHarnessWithProject } from '../../test/support/task-runs';
+import { sharedTempDir } from '../../test/support/task-shared';
 import { branchHead } from '../scheduler/git-head';
 import { checkoutRepository } from './git';
 import type { JobDetails } from './job';
@@ -125,8 +126,8 @@ describe.each(testDialects())('repository URLs at run time on $name', (dialect) 
     expect(existsSync(marker)).toBe(false);
   });
 
-  it('still checks out nested submodules level by level (relative and absolute file:// URLs)', async () => {
-    const hub = mkdtempSync(join(scratch, 'hub-'));
+  /** Top, middle and leaf repositories in `hub`, each a submodule of the one above (relative and absolute URLs). */
+  function nestedRepos(hub: string) {
     const git = (dir: string, ...args: string[]) =>
       execFileSync('git', ['-C', dir, '-c', 'protocol.file.allow=always', ...args], { stdio: 'pipe' });
     const leaf = workRepo({ 'leaf.txt': 'from the nested submodule\n' });
@@ -140,11 +141,26 @@ describe.each(testDialects())('repository URLs at run time on $name', (dialect) 
     git(top, 'config', '-f', '.gitmodules', 'submodule.middle.url', '../middle.git');
     commitFiles(top, {}, 'add middle');
     bareCopy(top, join(hub, 'top.git'));
-    const repo = await insertRepository(p.h.deps, p.projectId, { git_url: `file://${join(hub, 'top.git')}` });
-    const { done, out } = await run(repo);
+    return insertRepository(p.h.deps, p.projectId, { git_url: `file://${join(hub, 'top.git')}` });
+  }
+
+  it('still checks out nested submodules level by level (relative and absolute file:// URLs)', async () => {
+    // Where the repositories live is shared with tasks, as an admin shares a directory of repositories.
+    const { done, out } = await run(await nestedRepos(sharedTempDir('hub-')));
     expect(done.status, out.join('\n')).toBe('success');
     expect(out).toContain('from the middle submodule');
     expect(out).toContain('from the nested submodule');
+  });
+
+  it('refuses, naming it, a file:// submodule outside what sandboxed tasks may read', async () => {
+    // The repository itself is readable to its own fetch; its submodule is another repository on the machine.
+    const hub = mkdtempSync(join(scratch, 'hub-'));
+    const { done, out } = await run(await nestedRepos(hub));
+    expect(done.status).toBe('error');
+    expect(out).toContain(
+      `Submodule "middle" is at ${join(hub, 'middle.git')}, which tasks cannot read: an admin may share its directory with tasks (SIGNALBOX_TASK_SANDBOX_PATHS)`,
+    );
+    expect(out).not.toContain('from the middle submodule');
   });
 });
 

@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { join, resolve, sep } from 'node:path';
+import { existsSync, mkdirSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
+import { isAbsolute, join, resolve, sep } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import {
   type GitTransport,
   isBranchName,
@@ -9,6 +10,7 @@ import {
   repositoryType,
   transportOf,
 } from '@signalbox/contracts';
+import { hiddenFrom, type SandboxPath, visibleToTasks } from './confinement';
 import { type Job, TaskFailed } from './job';
 import { type Agent, gitEnv, startSshAgent } from './keys';
 import type { RepositoryRow } from './store';
@@ -82,6 +84,7 @@ async function updateSubmodules(
   job: Job,
   dir: string,
   parent: GitTransport,
+  base: string,
   envFor: (allow: GitTransport[]) => Record<string, string>,
   depth = 0,
 ) {
@@ -89,6 +92,7 @@ async function updateSubmodules(
   if (depth >= MAX_SUBMODULE_DEPTH) throw new TaskFailed('Submodules are nested too deeply');
   const subs = await submodulesOf(job, dir, parent);
   if (!subs.length) return;
+  if (job.confined) for (const sub of subs) assertSubmoduleVisible(job, sub, base);
   const transports = [...new Set(subs.map((s) => s.transport))];
   await job.execOk(
     {
@@ -100,7 +104,8 @@ async function updateSubmodules(
   );
   for (const sub of subs) {
     const subDir = resolve(dir, sub.path);
-    if (subDir.startsWith(dir + sep)) await updateSubmodules(job, subDir, sub.transport, envFor, depth + 1);
+    if (subDir.startsWith(dir + sep))
+      await updateSubmodules(job, subDir, sub.transport, resolveUrl(base, sub.url), envFor, depth + 1);
   }
 }
 
@@ -127,6 +132,57 @@ function readText(path: string): string | null {
   }
 }
 
+/** A submodule's URL as git resolves it: a relative one against its superproject's URL. */
+function resolveUrl(base: string, url: string): string {
+  if (!url.startsWith('./') && !url.startsWith('../')) return url;
+  const parentPath = base.startsWith('file:') ? fileUrlPath(base) : base;
+  return isAbsolute(parentPath) ? resolve(parentPath, url) : `${base.replace(/\/+$/, '')}/${url}`;
+}
+
+/**
+ * A confined task clones a local (file) submodule only from where every task may read: a directory the admin
+ * shared (SIGNALBOX_TASK_SANDBOX_PATHS). A repository naming another path (another project's repository, the
+ * server's files) is refused by name rather than left to fail inside git.
+ */
+function assertSubmoduleVisible(job: Job, sub: Submodule, base: string) {
+  if (sub.transport !== 'file') return;
+  const url = resolveUrl(base, sub.url);
+  const path = url.startsWith('file:') ? fileUrlPath(url) : url;
+  if (!visibleToTasks(job.dirs.confinement, path))
+    throw new TaskFailed(
+      `Submodule ${JSON.stringify(sub.name)} is at ${path}, which tasks cannot read: an admin may share its directory with tasks (SIGNALBOX_TASK_SANDBOX_PATHS)`,
+    );
+}
+
+/** The directory a file:// URL names. */
+function fileUrlPath(url: string): string {
+  try {
+    return fileURLToPath(url);
+  } catch {
+    return url.replace(/^file:\/\/[^/]*/i, '');
+  }
+}
+
+/**
+ * The path and its real path, for a confined task to see: refused when either lies in the server's own files
+ * (its data, install or keys), which no repository may name.
+ */
+function visiblePaths(job: Job, path: string): string[] {
+  const hidden = hiddenFrom(job.dirs.confinement, path);
+  if (hidden)
+    throw new TaskFailed(
+      `Repository path ${path} is inside the server's own files (${hidden}): tasks cannot use it`,
+    );
+  if (!job.confined) return [];
+  let real = path;
+  try {
+    real = realpathSync(path);
+  } catch {
+    // git says what is wrong with a path that does not exist
+  }
+  return [...new Set([resolve(path), real])];
+}
+
 /** The commit checked out in `dir` and its subject, by one git command; nulls when there is none. */
 async function headCommit(job: Job, dir: string, env?: Record<string, string>) {
   const head = await job.capture({ command: 'git', args: ['log', '-1', '--format=%H%n%s'], cwd: dir, env });
@@ -150,6 +206,9 @@ export async function checkoutRepository(
   const type = assertUsable(repo, opts.branch, opts.commitHash);
   if (type === 'local') {
     if (!existsSync(repo.git_url)) throw new TaskFailed(`Repository path ${repo.git_url} does not exist`);
+    // Used in place, so a confined task works in it (and may write there, as without the sandbox) — never in
+    // the server's own files.
+    for (const path of visiblePaths(job, repo.git_url)) job.share(path, true);
     job.log(`Using local repository ${repo.git_url}`);
     return { dir: repo.git_url, ...(await headCommit(job, repo.git_url)) };
   }
@@ -164,13 +223,27 @@ export async function checkoutRepository(
     const remoteEnv = envFor([transport]);
     const localEnv = envFor(['file']);
     const cache = join(job.dirs.reposCache, `repo_${repo.id}.git`);
+    // A confined task sees its own repository's cache only: writable for the commands that fill it, read-only
+    // for the rest of the task (its clone borrows the cache's objects), and a file:// source read-only.
+    const source: SandboxPath[] =
+      type === 'file'
+        ? visiblePaths(job, fileUrlPath(repo.git_url)).map((path) => ({ path, writable: false }))
+        : [];
+    const filling: SandboxPath[] = [...source, { path: cache, writable: true }];
     await withLock(cache, async () => {
-      mkdirSync(job.dirs.reposCache, { recursive: true });
+      // The cache's folder exists before git runs: a confined git sees it only as a bind of an existing path.
+      mkdirSync(cache, { recursive: true });
+      job.handOver(cache, true);
       // The cache keeps no remote: each fetch names the repository's URL, so a changed URL costs no extra git
       // command (caches made before keep an `origin` nothing reads).
       if (!existsSync(join(cache, 'HEAD')))
         await job.execOk(
-          { command: 'git', args: ['init', '-q', '--bare', '--template=', '--', cache], env: localEnv },
+          {
+            command: 'git',
+            args: ['init', '-q', '--bare', '--template=', '--', cache],
+            env: localEnv,
+            binds: filling,
+          },
           'git init',
         );
       // What the remote's refs were at the last fetch (a digest with the URL): when `ls-remote` lists the same,
@@ -182,6 +255,7 @@ export async function checkoutRepository(
         command: 'git',
         args: ['ls-remote', '--', repo.git_url],
         env: remoteEnv,
+        binds: source,
       });
       if (refs.code !== 0) {
         for (const line of refs.stderr.split('\n')) if (line.trim()) job.log(line.trimEnd());
@@ -197,12 +271,14 @@ export async function checkoutRepository(
           command: 'git',
           args: ['-C', cache, 'fetch', '--prune', '--tags', '--', repo.git_url, '+refs/heads/*:refs/heads/*'],
           env: remoteEnv,
+          binds: filling,
         },
         'git fetch',
       );
       writeFileSync(fetched, digest);
     });
 
+    job.share(cache);
     const branch = !opts.commitHash && opts.branch ? [`--branch=${opts.branch}`] : [];
     const checkout = opts.commitHash ? ['--no-checkout'] : branch;
     await job.execOk(
@@ -240,7 +316,7 @@ export async function checkoutRepository(
       ),
       headCommit(job, opts.target, localEnv),
     ]);
-    await updateSubmodules(job, opts.target, transport, envFor);
+    await updateSubmodules(job, opts.target, transport, repo.git_url, envFor);
     return { dir: opts.target, ...commit };
   } finally {
     agent?.stop();

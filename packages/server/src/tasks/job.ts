@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import type { Config } from '../config';
 import type { SecretBox } from '../lib/crypto';
 import { KeySourceError, keySecretOf } from '../lib/key-sources';
+import { type Confinement, confine, handOver, type SandboxPath, visiblePath } from './confinement';
 import { IsolationUnavailable, openTaskSandbox } from './isolation';
 import type { ExitResult, LineTarget, ProcessAdapter, ProcessSpec, TaskProcess } from './process';
 import type { IsolationSetting, TaskSandbox } from './sandbox';
@@ -140,6 +141,8 @@ export class Job {
   /** The repository working copy (set by the checkout step). */
   repoDir = '';
   private openedSandbox: TaskSandbox | null = null;
+  /** Paths outside the task's folder that every later command of a confined task sees (e.g. its repository). */
+  private readonly shared: SandboxPath[] = [];
 
   constructor(
     readonly details: JobDetails,
@@ -153,6 +156,8 @@ export class Job {
       owner: string;
       /** Where the task's processes live (SIGNALBOX_TASK_ISOLATION); see isolation.ts. */
       isolation: IsolationSetting;
+      /** What they can see (SIGNALBOX_TASK_SANDBOX); see confinement.ts. */
+      confinement: Confinement;
     },
     readonly loadKey: (id: number) => Promise<Key | null>,
     readonly onStatus: (status: string) => Promise<void>,
@@ -169,22 +174,51 @@ export class Job {
 
   /** Writes a file only the server user can read, in the per-task temp dir (removed after the run). */
   secretFile(name: string, content: string, mode = 0o600): string {
-    mkdirSync(this.dirs.tmp, { recursive: true, mode: 0o700 });
+    this.makeTmp();
     const path = join(this.dirs.tmp, name);
     writeFileSync(path, content, { mode });
     chmodSync(path, mode);
+    handOver(this.dirs.confinement, path);
     return path;
+  }
+
+  /** The per-task temp dir, made on first use (the task user's when tasks run as one). */
+  private makeTmp() {
+    mkdirSync(this.dirs.tmp, { recursive: true, mode: 0o700 });
+    handOver(this.dirs.confinement, this.dirs.tmp);
+  }
+
+  /** Makes a path the server made for the task the task user's (see handOver). */
+  handOver(path: string, tree = false) {
+    handOver(this.dirs.confinement, path, tree);
+  }
+
+  /** True when the task's commands run confined (bubblewrap): they see only the task's own files of the server. */
+  get confined(): boolean {
+    return this.dirs.confinement.mode === 'bwrap';
+  }
+
+  /** Lets every later command of a confined task see `path` (read-only unless `writable`). */
+  share(path: string, writable = false) {
+    if (!this.shared.some((p) => p.path === path && p.writable === writable))
+      this.shared.push({ path, writable });
+  }
+
+  /** The server's PATH as the task's commands may use it: a confined task keeps the directories it can see. */
+  toolPath(): string {
+    const path = process.env.PATH || '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin';
+    return visiblePath(this.dirs.confinement, path);
   }
 
   /** The process environment every tool of this task gets. */
   baseEnv(): Record<string, string> {
     const d = this.details;
     const env: Record<string, string> = {};
-    for (const k of ['PATH', 'LANG', 'LC_ALL', 'TZ', 'USER', 'LOGNAME', 'SHELL']) {
+    for (const k of ['LANG', 'LC_ALL', 'TZ', 'USER', 'LOGNAME', 'SHELL']) {
       const v = process.env[k];
       if (v) env[k] = v;
     }
-    env.PATH ||= '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin';
+    env.PATH = this.toolPath();
     env.HOME = this.dirs.home;
     env.TMPDIR = this.dirs.tmp;
     env.SIGNALBOX_TASK_ID = String(d.task.id);
@@ -199,10 +233,13 @@ export class Job {
 
   /**
    * Where every process of this task starts (opened on first use): its cgroup, or the session tracking of the
-   * fallback. A forced cgroup mode without cgroups fails the task rather than running it unconfined.
+   * fallback, under bubblewrap when the task is confined. A forced cgroup mode without cgroups, or a required
+   * sandbox that cannot run, fails the task rather than running it unconfined.
    */
   get sandbox(): TaskSandbox {
     if (!this.openedSandbox) {
+      const confinement = this.dirs.confinement;
+      if (confinement.mode === 'refused') throw new TaskFailed(confinement.reason);
       let opened: TaskSandbox;
       try {
         opened = openTaskSandbox({
@@ -215,12 +252,21 @@ export class Job {
         if (err instanceof IsolationUnavailable) throw new TaskFailed(err.message);
         throw err;
       }
+      if (confinement.mode === 'bwrap') {
+        this.makeTmp();
+        opened = confine(opened, confinement, {
+          dir: this.dirs.task,
+          tmp: this.dirs.tmp,
+          home: this.dirs.home,
+          binds: () => this.shared,
+        });
+      }
       // A command that cannot be put in the sandbox (e.g. no cgroup can be created) fails the task, unstarted.
       this.openedSandbox = {
         mode: opened.mode,
-        enter(command, args) {
+        enter(command, args, opts) {
           try {
-            return opened.enter(command, args);
+            return opened.enter(command, args, opts);
           } catch (err) {
             throw new TaskFailed(
               `Cannot start ${command} in the task's ${opened.mode}: ${(err as Error).message}`,
@@ -276,6 +322,7 @@ export class Job {
       cwd: spec.cwd ?? (this.repoDir || this.dirs.task),
       env: spec.env ?? this.baseEnv(),
       sandbox: this.sandbox,
+      binds: spec.binds,
     };
     const proc = this.processes.run(full, this.sink);
     this.current = proc;
@@ -321,6 +368,7 @@ export class Job {
         cwd: spec.cwd ?? (this.repoDir || this.dirs.task),
         env: spec.env ?? this.baseEnv(),
         sandbox: this.sandbox,
+        binds: spec.binds,
       },
       input,
       { signal: this.stopSignal.signal },

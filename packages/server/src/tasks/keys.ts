@@ -40,7 +40,7 @@ export async function startSshAgent(job: Job, key: Key, label: string): Promise<
     detached: true,
     stdio: 'ignore',
     env: {
-      PATH: process.env.PATH ?? '/usr/bin:/bin',
+      PATH: job.toolPath(),
       SIGNALBOX_TASK_ID: String(job.task.id),
       SIGNALBOX_TASK_OWNER: job.dirs.owner,
     },
@@ -68,7 +68,7 @@ export async function startSshAgent(job: Job, key: Key, label: string): Promise<
       args: ['-'],
       cwd: job.dirs.tmp,
       env: {
-        PATH: process.env.PATH ?? '/usr/bin:/bin',
+        PATH: job.toolPath(),
         HOME: job.dirs.home,
         SSH_AUTH_SOCK: sock,
         SSH_ASKPASS: askpassScript(job),

@@ -11,6 +11,7 @@ import {
   waitFor,
   waitForStatus,
 } from '../../test/support/task-fixtures';
+import { hostPidsOf } from '../../test/support/task-pids';
 import {
   harnessWithProject,
   insertGitRepository,
@@ -121,10 +122,8 @@ describe.each(testDialects())('powershell tasks with a pwsh stand-in on $name', 
     });
     const id = res.json().id as number;
     const pids = await waitFor(async () => {
-      const out = await outputOf(h.deps, id);
-      const child = out.find((l) => l.startsWith('child '));
-      const main = out.find((l) => l.startsWith('main '));
-      return child && main ? [Number(child.split(' ')[1]), Number(main.split(' ')[1])] : undefined;
+      // The pids the script prints are those of its PID namespace when it runs confined.
+      return hostPidsOf(id, await outputOf(h.deps, id), ['child ', 'main ']);
     });
     expect(pids.every(alive)).toBe(true);
     expect((await owner.post(`/api/project/${projectId}/tasks/${id}/stop`, {})).statusCode).toBe(204);

@@ -1,6 +1,7 @@
 import { spawn } from 'node:child_process';
 import type { Readable } from 'node:stream';
 import { StringDecoder } from 'node:string_decoder';
+import type { SandboxPath } from './confinement';
 import type { TaskSandbox } from './sandbox';
 
 /**
@@ -13,6 +14,8 @@ export type ProcessSpec = {
   cwd: string;
   env: Record<string, string>;
   sandbox?: TaskSandbox;
+  /** Paths only this command may see in a confined task (confinement.ts), e.g. the repository cache for a fetch. */
+  binds?: SandboxPath[];
 };
 
 export type ExitResult = { code: number | null; signal: NodeJS.Signals | null };
@@ -129,7 +132,7 @@ function pipeLines(stream: Readable, target: LineTarget): Promise<void> {
  */
 export const systemProcesses: ProcessAdapter = {
   run(spec, target) {
-    const unit = spec.sandbox?.enter(spec.command, spec.args);
+    const unit = spec.sandbox?.enter(spec.command, spec.args, { cwd: spec.cwd, binds: spec.binds });
     const child = spawn(unit?.command ?? spec.command, unit?.args ?? spec.args, {
       cwd: spec.cwd,
       env: spec.env,
@@ -163,14 +166,15 @@ export const systemProcesses: ProcessAdapter = {
         return result;
       },
       kill(signal) {
-        killGroup(pid, signal);
+        if (unit?.signal) unit.signal(signal);
+        else killGroup(pid, signal);
       },
     };
   },
 
   capture(spec, input, opts = {}) {
     return new Promise((resolve) => {
-      const unit = spec.sandbox?.enter(spec.command, spec.args);
+      const unit = spec.sandbox?.enter(spec.command, spec.args, { cwd: spec.cwd, binds: spec.binds });
       const child = spawn(unit?.command ?? spec.command, unit?.args ?? spec.args, {
         cwd: spec.cwd,
         env: spec.env,

@@ -1,6 +1,7 @@
 import { mkdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import type { AppRegistry } from '../lib/apps';
+import { type Confinement, handOver } from './confinement';
 import { runAnsible } from './executors/ansible';
 import { runBash, runPowerShell, runPulumi, runPython } from './executors/shell';
 import { runTerraform } from './executors/terraform';
@@ -29,9 +30,15 @@ export type RunCore = {
   apps: AppRegistry;
   webRoot: string;
   isolation: IsolationSetting;
+  /** What the run's processes can see (resolved once at start). */
+  confinement: Confinement;
   /** The id that marks the run's processes (orphan cleanup). */
   owner: string;
-  /** task: the task's own folder (made empty at the start, removed at the end); home: HOME of its tools. */
+  /**
+   * task: the task's own folder (made empty at the start, removed at the end); home: HOME of its tools kept
+   * between the project's tasks when they run unconfined (a confined task's HOME is in its own folder, so nothing
+   * one task writes there is read by a later one).
+   */
   dirs: { task: string; home: string; reposCache: string };
   sink: TaskLog;
   /** The task's details; a failure here fails the task like any other. */
@@ -131,7 +138,10 @@ export async function runCore(
       ...Object.values(details.secretEnv),
       ...Object.values(details.surveySecrets).map((v) => (typeof v === 'string' ? v : JSON.stringify(v))),
     ]);
-    mkdirSync(core.dirs.home, { recursive: true, mode: 0o700 });
+    const home = core.confinement.mode === 'bwrap' ? join(taskDir, 'home') : core.dirs.home;
+    mkdirSync(home, { recursive: true, mode: 0o700 });
+    handOver(core.confinement, taskDir);
+    if (core.confinement.mode === 'bwrap') handOver(core.confinement, home);
     const current = new Job(
       details,
       sink,
@@ -139,10 +149,11 @@ export async function runCore(
       {
         task: taskDir,
         tmp: join(taskDir, 'tmp'),
-        home: core.dirs.home,
+        home,
         reposCache: core.dirs.reposCache,
         owner: core.owner,
         isolation: core.isolation,
+        confinement: core.confinement,
       },
       async (keyId) => {
         const key = await core.findKey(details.project.id, keyId);

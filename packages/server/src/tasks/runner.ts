@@ -7,6 +7,7 @@ import { logFailure, untilDbAnswers } from '../db/retry';
 import type { SecretBox } from '../lib/crypto';
 import { type Metrics, trackRun } from '../metrics/metrics';
 import type { FinishedRun } from '../ports';
+import { serverConfinement } from './confinement';
 import { loadDetails } from './details';
 import { loadTaskKey } from './job';
 import type { LogSink } from './log-sink';
@@ -19,7 +20,20 @@ export type RunContext = {
   db: Db;
   box: SecretBox;
   log: FastifyBaseLogger;
-  config: Pick<Config, 'dataDir' | 'webRoot' | 'taskIsolation' | 'apps' | 'keyEnvPrefix' | 'keyFilesDir'>;
+  config: Pick<
+    Config,
+    | 'dataDir'
+    | 'dbUrl'
+    | 'webRoot'
+    | 'taskIsolation'
+    | 'taskSandbox'
+    | 'taskSandboxBwrap'
+    | 'taskSandboxPaths'
+    | 'taskUser'
+    | 'apps'
+    | 'keyEnvPrefix'
+    | 'keyFilesDir'
+  >;
   processes: ProcessAdapter;
   metrics: Metrics;
   /** The instance id that marks the task's processes (orphan cleanup). */
@@ -72,6 +86,7 @@ export function runTask(ctx: RunContext, id: number): RunHandle {
         apps: ctx.config.apps,
         webRoot: ctx.config.webRoot,
         isolation: ctx.config.taskIsolation,
+        confinement: serverConfinement(ctx.config),
         owner: ctx.owner,
         dirs: {
           task: join(dataDir, 'tasks', String(id)),

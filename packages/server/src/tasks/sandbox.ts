@@ -16,11 +16,16 @@ export interface SandboxUnit {
   started(pid: number): void;
   /** Kills whatever the command left behind and forgets it; call once its main process has exited. */
   release(): Promise<void>;
+  /** Signals the command's processes where a plain signal to its process group would not reach them. */
+  signal?(sig: NodeJS.Signals): void;
 }
+
+/** What one command needs beyond the task's own: its directory and paths it alone may see (confinement.ts). */
+export type EnterOptions = { cwd?: string; binds?: { path: string; writable: boolean }[] };
 
 export interface TaskSandbox {
   readonly mode: IsolationMode;
-  enter(command: string, args: string[]): SandboxUnit;
+  enter(command: string, args: string[], opts?: EnterOptions): SandboxUnit;
   /** Kills every process of the task (a stop request). */
   killAll(): Promise<void>;
 }

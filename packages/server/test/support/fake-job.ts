@@ -29,6 +29,7 @@ export function jobIn(details: JobDetails, processes: ProcessAdapter, taskDir: s
       reposCache: join(taskDir, 'repos'),
       owner: 'x',
       isolation: 'auto',
+      confinement: { mode: 'off' },
     },
     async () => null,
     async () => {},

@@ -11,6 +11,7 @@ import { now } from '../../src/db/values';
 import type { Deps } from '../../src/deps';
 import { insertUser } from '../../src/features/users/users.service';
 import type { TestDialect } from './dialects';
+import { taskSharedPaths } from './task-shared';
 
 export type Harness = {
   app: FastifyInstance;
@@ -72,7 +73,14 @@ export async function createHarness(
   // The lowest bcrypt cost: tests create many users and a real cost only makes them slow.
   const config = loadConfig(
     {},
-    { dataDir, dbUrl: database.url, logLevel: 'info', bcryptCost: 4, ...overrides },
+    {
+      dataDir,
+      dbUrl: database.url,
+      logLevel: 'info',
+      bcryptCost: 4,
+      taskSandboxPaths: taskSharedPaths,
+      ...overrides,
+    },
   );
   const logLines: string[] = [];
   const stream = { write: (line: string) => void logLines.push(line) };

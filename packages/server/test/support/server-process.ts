@@ -1,6 +1,7 @@
 import { fileURLToPath } from 'node:url';
 import { expect } from 'vitest';
 import { waitFor } from './task-fixtures';
+import { taskSharedEnv } from './task-shared';
 
 /**
  * Helpers for tests that run a real `signalbox server` child process: its command, its environment with a known
@@ -25,6 +26,7 @@ export const serverProcessEnv = (dataDir: string, extra: Record<string, string> 
   SIGNALBOX_ADMIN_EMAIL: 'admin@example.test',
   SIGNALBOX_ADMIN_NAME: 'Admin',
   SIGNALBOX_LOG_LEVEL: 'warn',
+  ...taskSharedEnv,
   ...extra,
 });
 

@@ -7,6 +7,7 @@ import type { TaskTable, TemplateTable } from '../../src/db/tables';
 import { templateRowDefaults } from '../../src/db/template-row';
 import { insertReturningId } from '../../src/db/values';
 import type { Deps } from '../../src/deps';
+import { sharedTempDir } from './task-shared';
 
 /** Small helpers that insert resource rows straight into the tables (the resource APIs are built elsewhere). */
 
@@ -245,7 +246,8 @@ export function alive(pid: number): boolean {
  * in: `tools` gives each tool's script for that record. `restore` puts PATH back.
  */
 export function toolsOnPath(tools: Record<string, (record: string) => string>) {
-  const bin = mkdtempSync(join(tmpdir(), 'sb-bin-'));
+  // Shared with the tasks: confined, they see it (and may write the record) as the tools directory of an admin.
+  const bin = sharedTempDir('sb-bin-');
   const record = join(bin, 'argv.log');
   writeFileSync(record, '');
   for (const [name, script] of Object.entries(tools)) standIn(bin, name, script(record));

@@ -101,7 +101,9 @@ export function authRoutes(app: FastifyInstance, deps: Deps) {
     return totp ? { ...toUser(user), totp } : toUser(user);
   });
 
-  app.get('/api/info', { schema: { response: { 200: serverInfoSchema } } }, async () => ({
+  app.get('/api/info', { schema: { response: { 200: serverInfoSchema } } }, async (request) => ({
+    // How far a task's code reaches is for administrators: it tells an attacker which boundary to try.
+    ...(currentUser(request).admin ? { task_sandbox: deps.tasks.sandbox() } : {}),
     version,
     ansible: '',
     web_host: deps.config.webRoot,

@@ -1,5 +1,7 @@
 import { parseArgs } from 'node:util';
 import type { Config } from '../../config';
+import { installRoot } from '../../paths';
+import { resolveConfinement } from '../../tasks/confinement';
 import { loadRunner, RunnerFilesError, runnerDir } from './files';
 import { RunnerCommandError, registerRunner, unregisterRunner } from './register';
 import { lockRunnerDir, RunnerBusyError, RunnerProcess, runnerProcessIn } from './runner';
@@ -92,12 +94,29 @@ export async function runRunnerCommand(config: Config, argv: string[]): Promise<
       case 'start': {
         const { settings, privateKey } = loadRunner(dir);
         const unlock = lockRunnerDir(dir);
+        // The runner's folder (its key, its token) and install are as hidden from its tasks as the server's are.
+        const confinement = resolveConfinement({
+          setting: config.taskSandbox,
+          bwrap: config.taskSandboxBwrap,
+          hidden: [dir, installRoot],
+          paths: config.taskSandboxPaths,
+          user: config.taskUser,
+        });
+        if (confinement.mode === 'bwrap') log('Task sandbox: bwrap');
+        else if (confinement.mode === 'refused') log(`Task sandbox: ${confinement.reason}; tasks will fail`);
+        else
+          log(
+            confinement.reason
+              ? `TASK SANDBOX IS OFF: ${confinement.reason}. Tasks run with the runner's rights and can read its key and token. Install bubblewrap or set SIGNALBOX_TASK_SANDBOX=off to accept this`
+              : 'Task sandbox: off (SIGNALBOX_TASK_SANDBOX=off)',
+          );
         const runner = new RunnerProcess({
           dir,
           settings,
           privateKey,
           apps: config.apps,
           isolation: config.taskIsolation,
+          confinement,
           webRoot: config.webRoot || settings.url,
           log,
         });

@@ -3,6 +3,7 @@ import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node
 import { join } from 'node:path';
 import WebSocket from 'ws';
 import type { AppRegistry } from '../../lib/apps';
+import type { Confinement } from '../../tasks/confinement';
 import { killOrphans } from '../../tasks/orphans';
 import { systemProcesses } from '../../tasks/process';
 import { type FinalStatus, RunControl, runCore } from '../../tasks/run-core';
@@ -50,6 +51,8 @@ export type RunnerOptions = {
   privateKey: string;
   apps: AppRegistry;
   isolation: IsolationSetting;
+  /** What its tasks' processes can see (resolved once at start, like the server's). */
+  confinement: Confinement;
   webRoot: string;
   /** The runner's own log (never a secret or a task's output). */
   log: (line: string) => void;
@@ -384,6 +387,7 @@ export class RunnerProcess {
         apps: this.opts.apps,
         webRoot: this.opts.webRoot,
         isolation: this.opts.isolation,
+        confinement: this.opts.confinement,
         owner: this.owner,
         dirs: {
           task: join(this.workDir, 'tasks', String(taskId)),

@@ -181,19 +181,22 @@ async function installRequirements(job: Job, env: Record<string, string>, playbo
     { kind: 'collection', files: requirementFiles('collections') },
     { kind: 'role', files: requirementFiles('roles') },
   ];
-  const stampDir = join(job.dirs.home, '.signalbox-galaxy');
+  // A confined task's HOME is its own: what an earlier task installed is gone, so nothing is skipped.
+  const stampDir = job.confined ? null : join(job.dirs.home, '.signalbox-galaxy');
   for (const { kind, files } of kinds) {
     for (const file of [...new Set(files)]) {
       if (!existsSync(file)) continue;
       const rel = relative(repo, file);
       const hash = createHash('md5').update(readFileSync(file)).digest('hex');
-      const stamp = join(
-        stampDir,
-        `${createHash('sha1')
-          .update(`${job.details.repository?.id ?? 0}:${job.details.template.id}:${rel}`)
-          .digest('hex')}_${kind}.md5`,
-      );
-      if (existsSync(stamp) && readFileSync(stamp, 'utf8') === hash) {
+      const stamp =
+        stampDir &&
+        join(
+          stampDir,
+          `${createHash('sha1')
+            .update(`${job.details.repository?.id ?? 0}:${job.details.template.id}:${rel}`)
+            .digest('hex')}_${kind}.md5`,
+        );
+      if (stamp && existsSync(stamp) && readFileSync(stamp, 'utf8') === hash) {
         job.log(`${rel} has not changed: skipping ansible-galaxy ${kind} install`);
         continue;
       }
@@ -201,8 +204,10 @@ async function installRequirements(job: Job, env: Record<string, string>, playbo
         { command: galaxy, args: [kind, 'install', '-r', file, '--force'], env },
         `ansible-galaxy ${kind} install`,
       );
-      mkdirSync(stampDir, { recursive: true });
-      writeFileSync(stamp, hash);
+      if (stampDir && stamp) {
+        mkdirSync(stampDir, { recursive: true });
+        writeFileSync(stamp, hash);
+      }
     }
   }
 }

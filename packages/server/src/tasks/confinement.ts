@@ -1,0 +1,384 @@
+import { spawnSync } from 'node:child_process';
+import {
+  existsSync,
+  lchownSync,
+  lstatSync,
+  readdirSync,
+  readFileSync,
+  readlinkSync,
+  realpathSync,
+} from 'node:fs';
+import { userInfo } from 'node:os';
+import { isAbsolute, join, resolve, sep } from 'node:path';
+import type { Config } from '../config';
+import type { SandboxPath } from '../lib/sandbox-paths';
+import { installRoot } from '../paths';
+import type { SandboxUnit, TaskSandbox } from './sandbox';
+
+/**
+ * What a task's processes can see (SIGNALBOX_TASK_SANDBOX), as opposed to isolation (isolation.ts: how they are
+ * held together so that all of them end). `bwrap`: every command of a task runs under bubblewrap in its own
+ * PID, IPC and UTS namespaces, with the system read-only and, of the server's files, only the task's own folder;
+ * `off`: commands run as the server's user with everything it can read.
+ */
+export type SandboxSetting = 'auto' | 'bwrap' | 'off';
+
+export type { SandboxPath };
+
+/** What the server resolved at start from the setting and the machine. */
+export type Confinement =
+  | {
+      mode: 'bwrap';
+      /** The bubblewrap binary. */
+      bwrap: string;
+      /** The server's own paths (data, install, keys, configuration): hidden wherever they would show. */
+      hidden: string[];
+      /** Extra paths an admin lets every task see (SIGNALBOX_TASK_SANDBOX_PATHS). */
+      paths: SandboxPath[];
+      /** The unprivileged user tasks run as (SIGNALBOX_TASK_USER); null: the server's own user. */
+      user: TaskUser | null;
+    }
+  /** `reason` says why it is off when the setting did not ask for that (auto on a machine without bwrap). */
+  | { mode: 'off'; reason?: string }
+  /** SIGNALBOX_TASK_SANDBOX=bwrap on a machine where bubblewrap cannot run: tasks fail with `reason`. */
+  | { mode: 'refused'; reason: string };
+
+/** A user of this machine, as /etc/passwd names it. */
+export type TaskUser = { name: string; uid: number; gid: number; home: string };
+
+/** The user `nameOrUid` names in /etc/passwd; null when there is none. */
+export function findUser(nameOrUid: string): TaskUser | null {
+  let passwd: string;
+  try {
+    passwd = readFileSync('/etc/passwd', 'utf8');
+  } catch {
+    return null;
+  }
+  for (const line of passwd.split('\n')) {
+    const [name = '', , uid = '', gid = '', , home = '/'] = line.split(':');
+    if (name === nameOrUid || uid === nameOrUid) return { name, uid: Number(uid), gid: Number(gid), home };
+  }
+  const uid = Number(nameOrUid);
+  return /^\d+$/.test(nameOrUid) ? { name: nameOrUid, uid, gid: uid, home: '/' } : null;
+}
+
+/** The command that runs bubblewrap as `user`: setpriv (util-linux) drops to it with no other groups. */
+export const asUser = (user: TaskUser, command: string, args: string[]) => ({
+  command: 'setpriv',
+  args: ['--reuid', String(user.uid), '--regid', String(user.gid), '--clear-groups', '--', command, ...args],
+});
+
+/**
+ * Makes what the server made for a task (its folder, HOME, temp dir, secret files, the repository cache its git
+ * fills) the task user's, when tasks run as one; `tree` also hands over what is inside (a cache made before).
+ */
+export function handOver(confinement: Confinement, path: string, tree = false) {
+  if (confinement.mode !== 'bwrap' || !confinement.user) return;
+  const { uid, gid } = confinement.user;
+  const own = (p: string) => {
+    const st = lstatSync(p);
+    if (st.uid !== uid || st.gid !== gid) lchownSync(p, uid, gid);
+    if (tree && st.isDirectory()) for (const name of readdirSync(p)) own(join(p, name));
+  };
+  // A tree already the user's is not walked again: each task's fetch keeps what it adds the user's.
+  if (tree && lstatSync(path).uid === uid) return;
+  own(path);
+}
+
+/** The mode a server or runner reports (/api/info, the Runners page). */
+export type SandboxMode = 'bwrap' | 'off' | 'refused';
+
+/**
+ * The system a task sees read-only. /var, /home, /root, /run, /srv, /mnt and /media are not among them: they hold
+ * other programs' data (databases, users' files, sockets).
+ */
+const SYSTEM_ROOTS = ['/usr', '/bin', '/sbin', '/lib', '/lib32', '/lib64', '/libx32', '/etc', '/opt'];
+
+/** Secrets of the machine under the visible system: never shown to a task. */
+const MACHINE_SECRETS = ['/etc/shadow', '/etc/shadow-', '/etc/gshadow', '/etc/gshadow-', '/etc/ssl/private'];
+
+/** Where a deployment keeps Signalbox's settings (deploy/signalbox.service reads its environment file there). */
+export const SETTINGS_DIR = '/etc/signalbox';
+
+export const isUnder = (path: string, root: string) =>
+  path === root || path.startsWith(root.endsWith(sep) ? root : root + sep);
+
+const realOrSelf = (path: string) => {
+  try {
+    return realpathSync(path);
+  } catch {
+    return path;
+  }
+};
+
+/** The secret host keys of an ssh server, if the machine runs one. */
+function sshHostKeys(): string[] {
+  try {
+    return readdirSync('/etc/ssh')
+      .filter((name) => /^ssh_host_.*_key$/.test(name))
+      .map((name) => join('/etc/ssh', name));
+  } catch {
+    return [];
+  }
+}
+
+/** A path hidden inside a visible tree: an empty read-only directory, or /dev/null for a file. */
+function mask(path: string): string[] {
+  let dir: boolean;
+  try {
+    dir = lstatSync(path).isDirectory();
+  } catch {
+    return [];
+  }
+  return dir ? ['--tmpfs', path, '--remount-ro', path] : ['--ro-bind', '/dev/null', path];
+}
+
+/**
+ * The bubblewrap arguments (before `--` and the command) for one command of a task. Mount order matters: the
+ * system and admin paths first, then the masks over what they must not show, then the task's own paths on top.
+ */
+export function bwrapArgs(opts: {
+  hidden: string[];
+  paths: SandboxPath[];
+  /**
+   * The task's folder (read-write), its temp dir (also /tmp and /var/tmp) and its HOME, also mounted where the
+   * user's passwd entry says home is (`userHome`: ssh and Ansible find ~ there, not in $HOME); the start-up probe
+   * has none.
+   */
+  task: { dir: string; tmp: string; home: string; userHome: string } | null;
+  /** Paths of this task or command (a repository cache, a local repository). */
+  binds: SandboxPath[];
+  cwd: string;
+  /** Running as root: drop every capability, so uid 0 inside cannot remount or reach past the mounts. */
+  root: boolean;
+}): string[] {
+  const args = [
+    '--die-with-parent',
+    '--new-session',
+    '--unshare-pid',
+    '--unshare-ipc',
+    '--unshare-uts',
+    '--unshare-cgroup-try',
+  ];
+  if (opts.root) args.push('--cap-drop', 'ALL');
+  else args.push('--unshare-user');
+  for (const root of SYSTEM_ROOTS) {
+    let link: string | null = null;
+    try {
+      const st = lstatSync(root);
+      if (st.isSymbolicLink()) link = readlinkSync(root);
+    } catch {
+      continue;
+    }
+    if (link !== null) args.push('--symlink', link, root);
+    else args.push('--ro-bind', root, root);
+  }
+  // /etc/resolv.conf may point into /run (systemd-resolved): name resolution must keep working.
+  const resolv = realOrSelf('/etc/resolv.conf');
+  if (!SYSTEM_ROOTS.some((r) => isUnder(resolv, r)) && existsSync(resolv))
+    args.push('--ro-bind', resolv, resolv);
+  args.push('--proc', '/proc', '--dev', '/dev');
+  // The task's own /tmp and HOME before the admin's paths (which may lie under /tmp) and the task's folder (which
+  // may too), so that neither is hidden beneath them.
+  const t = opts.task;
+  if (t) {
+    args.push('--bind', t.tmp, '/tmp', '--bind', t.tmp, '/var/tmp');
+    const userHome = resolve(t.userHome);
+    if (userHome !== '/' && !SYSTEM_ROOTS.some((r) => isUnder(r, userHome) || isUnder(userHome, r)))
+      args.push('--bind', t.home, userHome);
+  } else args.push('--tmpfs', '/tmp');
+  for (const p of opts.paths) args.push(p.writable ? '--bind-try' : '--ro-bind-try', p.path, p.path);
+  const shown = [...SYSTEM_ROOTS, ...opts.paths.map((p) => p.path)];
+  for (const secret of [...MACHINE_SECRETS, ...sshHostKeys(), SETTINGS_DIR, ...opts.hidden])
+    if (shown.some((root) => isUnder(secret, root))) args.push(...mask(secret));
+  if (t) args.push('--bind', t.dir, t.dir);
+  for (const b of opts.binds) args.push(b.writable ? '--bind' : '--ro-bind', b.path, b.path);
+  args.push('--remount-ro', '/', '--chdir', opts.cwd);
+  return args;
+}
+
+/** Runs bubblewrap once with the arguments tasks get; null when it works, else why not. */
+export function probeBwrap(
+  bwrap: string,
+  hidden: string[],
+  paths: SandboxPath[],
+  user: TaskUser | null = null,
+): string | null {
+  const args = bwrapArgs({ hidden, paths, task: null, binds: [], cwd: '/', root: runsAsRoot(user) });
+  const run = user
+    ? asUser(user, bwrap, [...args, '--', 'true'])
+    : { command: bwrap, args: [...args, '--', 'true'] };
+  const res = spawnSync(run.command, run.args, { encoding: 'utf8', timeout: 10_000, env: {} });
+  if (res.error) {
+    const code = (res.error as NodeJS.ErrnoException).code;
+    return code === 'ENOENT'
+      ? `${run.command} was not found`
+      : `${run.command} cannot run: ${res.error.message}`;
+  }
+  if (res.status !== 0) {
+    const what = user ? `${bwrap} as user ${user.name}` : bwrap;
+    return `${what} failed: ${(res.stderr || `exit code ${res.status}`).trim()}`;
+  }
+  return null;
+}
+
+/** Whether bubblewrap itself runs as root (the server's user, no task user): it then drops every capability. */
+const runsAsRoot = (user: TaskUser | null) => !user && process.getuid?.() === 0;
+
+const resolved = new Map<string, Confinement>();
+
+/** The server's or runner's sandbox from its settings, checked once per process on this machine. */
+export function resolveConfinement(opts: {
+  setting: SandboxSetting;
+  bwrap: string;
+  hidden: string[];
+  paths: SandboxPath[];
+  /** SIGNALBOX_TASK_USER, when set. */
+  user?: string;
+}): Confinement {
+  const key = JSON.stringify(opts);
+  let known = resolved.get(key);
+  if (!known) {
+    known = probeConfinement(opts);
+    resolved.set(key, known);
+  }
+  return known;
+}
+
+function probeConfinement(opts: Parameters<typeof resolveConfinement>[0]): Confinement {
+  if (opts.setting === 'off') return { mode: 'off' };
+  const hidden = [...new Set(opts.hidden.filter(Boolean).flatMap((p) => [resolve(p), realOrSelf(p)]))];
+  let user: TaskUser | null = null;
+  if (opts.user !== undefined) {
+    // An admin asked that tasks never run with the server's rights: without that user nothing runs.
+    user = findUser(opts.user);
+    if (!user)
+      return { mode: 'refused', reason: `SIGNALBOX_TASK_USER names no user of this machine (${opts.user})` };
+    if (process.getuid?.() !== 0)
+      return { mode: 'refused', reason: 'SIGNALBOX_TASK_USER needs the server to run as root' };
+  }
+  const failure = probeBwrap(opts.bwrap, hidden, opts.paths, user);
+  if (!failure) return { mode: 'bwrap', bwrap: opts.bwrap, hidden, paths: opts.paths, user };
+  return opts.setting === 'bwrap' || user
+    ? { mode: 'refused', reason: `SIGNALBOX_TASK_SANDBOX is ${opts.setting}, but ${failure}` }
+    : { mode: 'off', reason: failure };
+}
+
+/** Whether `path` (really) lies in a hidden path of the server: such a path is never shown to a task. */
+export function hiddenFrom(confinement: Confinement, path: string): string | null {
+  if (confinement.mode !== 'bwrap') return null;
+  const real = realOrSelf(path);
+  return (
+    confinement.hidden.find((h) => isUnder(real, h) || isUnder(resolve(path), h) || isUnder(h, real)) ?? null
+  );
+}
+
+/** Whether `path` is visible to a task without a bind of its own (the system or an admin's path). */
+export function visibleToTasks(confinement: Confinement, path: string): boolean {
+  if (confinement.mode !== 'bwrap') return true;
+  const real = realOrSelf(path);
+  if (hiddenFrom(confinement, path)) return false;
+  return [...SYSTEM_ROOTS, ...confinement.paths.map((p) => p.path)].some((root) => isUnder(real, root));
+}
+
+/** The PATH a confined task gets: the entries of `path` it can see, in order. */
+export function visiblePath(confinement: Confinement, path: string): string {
+  if (confinement.mode !== 'bwrap') return path;
+  return path
+    .split(':')
+    .filter((dir) => isAbsolute(dir) && visibleToTasks(confinement, dir))
+    .join(':');
+}
+
+/** The pid of the sandbox's init (the one child of the outer bwrap process), once it exists. */
+function initOf(outer: number): number | null {
+  try {
+    const first = readFileSync(`/proc/${outer}/task/${outer}/children`, 'latin1').trim().split(' ')[0];
+    return first ? Number(first) : null;
+  } catch {
+    return null;
+  }
+}
+
+const signal = (pid: number, sig: NodeJS.Signals) => {
+  try {
+    process.kill(pid, sig);
+  } catch {
+    // already gone
+  }
+};
+
+/**
+ * Puts every command the isolation sandbox starts under bubblewrap. Signals go to the process group of the
+ * sandbox's init, which holds the command and every process that did not leave its group, as they went to the
+ * command's own group without the sandbox; a SIGKILL also ends the init, and with it every process of the PID
+ * namespace.
+ */
+export function confine(
+  inner: TaskSandbox,
+  confinement: Extract<Confinement, { mode: 'bwrap' }>,
+  task: { dir: string; tmp: string; home: string; binds: () => SandboxPath[] },
+): TaskSandbox {
+  const root = runsAsRoot(confinement.user);
+  const userHome = confinement.user?.home ?? userInfo().homedir;
+  return {
+    mode: inner.mode,
+    enter(command, args, opts = {}) {
+      const wrapped = [
+        ...bwrapArgs({
+          hidden: confinement.hidden,
+          paths: confinement.paths,
+          task: { ...task, userHome },
+          binds: [...task.binds(), ...(opts.binds ?? [])],
+          cwd: opts.cwd ?? task.dir,
+          root,
+        }),
+        '--',
+        command,
+        ...args,
+      ];
+      const run = confinement.user
+        ? asUser(confinement.user, confinement.bwrap, wrapped)
+        : { command: confinement.bwrap, args: wrapped };
+      const unit = inner.enter(run.command, run.args, opts);
+      let outer: number | null = null;
+      const confined: SandboxUnit = {
+        command: unit.command,
+        args: unit.args,
+        started(pid) {
+          outer = pid;
+          unit.started(pid);
+        },
+        release: () => unit.release(),
+        signal(sig) {
+          if (outer === null) return;
+          const init = initOf(outer);
+          if (sig === 'SIGKILL') {
+            signal(-outer, sig);
+            if (init) signal(init, sig);
+          } else signal(init ? -init : -outer, sig);
+        },
+      };
+      return confined;
+    },
+    killAll: () => inner.killAll(),
+  };
+}
+
+/** The sandbox of the server's own tasks: its data, install, key files and database hidden from them. */
+export function serverConfinement(
+  config: Pick<
+    Config,
+    'taskSandbox' | 'taskSandboxBwrap' | 'taskSandboxPaths' | 'taskUser' | 'dataDir' | 'dbUrl' | 'keyFilesDir'
+  >,
+): Confinement {
+  const file = config.dbUrl.startsWith('sqlite://') ? config.dbUrl.slice('sqlite://'.length) : '';
+  const database = file ? ['', '-wal', '-shm', '-journal'].map((suffix) => file + suffix) : [];
+  return resolveConfinement({
+    setting: config.taskSandbox,
+    bwrap: config.taskSandboxBwrap,
+    hidden: [config.dataDir, installRoot, config.keyFilesDir ?? '', ...database].filter((p) => isAbsolute(p)),
+    paths: config.taskSandboxPaths,
+    user: config.taskUser,
+  });
+}
