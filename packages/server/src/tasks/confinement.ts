@@ -1,8 +1,10 @@
 import { spawnSync } from 'node:child_process';
 import {
+  chmodSync,
   existsSync,
   lchownSync,
   lstatSync,
+  mkdirSync,
   readdirSync,
   readFileSync,
   readlinkSync,
@@ -62,11 +64,22 @@ export function findUser(nameOrUid: string): TaskUser | null {
   return /^\d+$/.test(nameOrUid) ? { name: nameOrUid, uid, gid: uid, home: '/' } : null;
 }
 
-/** The command that runs bubblewrap as `user`: setpriv (util-linux) drops to it with no other groups. */
-export const asUser = (user: TaskUser, command: string, args: string[]) => ({
-  command: 'setpriv',
-  args: ['--reuid', String(user.uid), '--regid', String(user.gid), '--clear-groups', '--', command, ...args],
-});
+/**
+ * A command run as `user` inside the sandbox: setpriv (util-linux) takes the user's uid and gid with no other
+ * groups, which leaves it no capabilities. bubblewrap itself stays root, so it can bind the task's folder whatever
+ * the permissions of the folders above it.
+ */
+export const asUser = (user: TaskUser, command: string, args: string[]) => [
+  'setpriv',
+  '--reuid',
+  String(user.uid),
+  '--regid',
+  String(user.gid),
+  '--clear-groups',
+  '--',
+  command,
+  ...args,
+];
 
 /**
  * Makes what the server made for a task (its folder, HOME, temp dir, secret files, the repository cache its git
@@ -149,8 +162,12 @@ export function bwrapArgs(opts: {
   /** Paths of this task or command (a repository cache, a local repository). */
   binds: SandboxPath[];
   cwd: string;
-  /** Running as root: drop every capability, so uid 0 inside cannot remount or reach past the mounts. */
-  root: boolean;
+  /**
+   * What bubblewrap does with capabilities: `drop` every one (root runs the command: uid 0 inside cannot remount
+   * or reach past the mounts), keep only those setpriv needs to become the task user (`switch`), or run in a user
+   * namespace (`userns`: an unprivileged server).
+   */
+  caps: 'drop' | 'switch' | 'userns';
 }): string[] {
   const args = [
     '--die-with-parent',
@@ -160,7 +177,14 @@ export function bwrapArgs(opts: {
     '--unshare-uts',
     '--unshare-cgroup-try',
   ];
-  if (opts.root) args.push('--cap-drop', 'ALL');
+  if (opts.caps === 'drop') args.push('--cap-drop', 'ALL');
+  else if (opts.caps === 'switch')
+    // Only setpriv runs with them (it enters the task's folder as root, owned by the task user, then drops them).
+    args.push(
+      '--cap-drop',
+      'ALL',
+      ...['CAP_SETUID', 'CAP_SETGID', 'CAP_DAC_OVERRIDE'].flatMap((cap) => ['--cap-add', cap]),
+    );
   else args.push('--unshare-user');
   for (const root of SYSTEM_ROOTS) {
     let link: string | null = null;
@@ -204,16 +228,12 @@ export function probeBwrap(
   paths: SandboxPath[],
   user: TaskUser | null = null,
 ): string | null {
-  const args = bwrapArgs({ hidden, paths, task: null, binds: [], cwd: '/', root: runsAsRoot(user) });
-  const run = user
-    ? asUser(user, bwrap, [...args, '--', 'true'])
-    : { command: bwrap, args: [...args, '--', 'true'] };
-  const res = spawnSync(run.command, run.args, { encoding: 'utf8', timeout: 10_000, env: {} });
+  const args = bwrapArgs({ hidden, paths, task: null, binds: [], cwd: '/', caps: capsFor(user) });
+  const command = user ? asUser(user, 'true', []) : ['true'];
+  const res = spawnSync(bwrap, [...args, '--', ...command], { encoding: 'utf8', timeout: 10_000, env: {} });
   if (res.error) {
     const code = (res.error as NodeJS.ErrnoException).code;
-    return code === 'ENOENT'
-      ? `${run.command} was not found`
-      : `${run.command} cannot run: ${res.error.message}`;
+    return code === 'ENOENT' ? `${bwrap} was not found` : `${bwrap} cannot run: ${res.error.message}`;
   }
   if (res.status !== 0) {
     const what = user ? `${bwrap} as user ${user.name}` : bwrap;
@@ -222,8 +242,8 @@ export function probeBwrap(
   return null;
 }
 
-/** Whether bubblewrap itself runs as root (the server's user, no task user): it then drops every capability. */
-const runsAsRoot = (user: TaskUser | null) => !user && process.getuid?.() === 0;
+/** How bubblewrap treats capabilities for a server of this user running tasks as `user` (see bwrapArgs). */
+const capsFor = (user: TaskUser | null) => (process.getuid?.() !== 0 ? 'userns' : user ? 'switch' : 'drop');
 
 const resolved = new Map<string, Confinement>();
 
@@ -290,6 +310,30 @@ export function visiblePath(confinement: Confinement, path: string): string {
     .join(':');
 }
 
+/**
+ * A path under /tmp is mounted inside the task's own /tmp (its temp dir), where bubblewrap makes the folders
+ * above it with the modes of the real ones (0700 for a data directory): the task user could not pass them. They
+ * are made beforehand, passable (0755, nothing in them but the mount points).
+ */
+function openMountPoints(tmp: string, paths: (string | SandboxPath)[]) {
+  for (const entry of paths) {
+    const path = typeof entry === 'string' ? entry : entry.path;
+    for (const base of ['/tmp', '/var/tmp']) {
+      if (!isUnder(path, base) || path === base) continue;
+      const parts = path
+        .slice(base.length + 1)
+        .split(sep)
+        .slice(0, -1);
+      let dir = tmp;
+      for (const part of parts) {
+        dir = join(dir, part);
+        mkdirSync(dir, { recursive: true, mode: 0o755 });
+        chmodSync(dir, 0o755);
+      }
+    }
+  }
+}
+
 /** The pid of the sandbox's init (the one child of the outer bwrap process), once it exists. */
 function initOf(outer: number): number | null {
   try {
@@ -319,7 +363,7 @@ export function confine(
   confinement: Extract<Confinement, { mode: 'bwrap' }>,
   task: { dir: string; tmp: string; home: string; binds: () => SandboxPath[] },
 ): TaskSandbox {
-  const root = runsAsRoot(confinement.user);
+  const caps = capsFor(confinement.user);
   const userHome = confinement.user?.home ?? userInfo().homedir;
   return {
     mode: inner.mode,
@@ -331,16 +375,13 @@ export function confine(
           task: { ...task, userHome },
           binds: [...task.binds(), ...(opts.binds ?? [])],
           cwd: opts.cwd ?? task.dir,
-          root,
+          caps,
         }),
         '--',
-        command,
-        ...args,
+        ...(confinement.user ? asUser(confinement.user, command, args) : [command, ...args]),
       ];
-      const run = confinement.user
-        ? asUser(confinement.user, confinement.bwrap, wrapped)
-        : { command: confinement.bwrap, args: wrapped };
-      const unit = inner.enter(run.command, run.args, opts);
+      if (confinement.user) openMountPoints(task.tmp, [task.dir, ...task.binds(), ...(opts.binds ?? [])]);
+      const unit = inner.enter(confinement.bwrap, wrapped, opts);
       let outer: number | null = null;
       const confined: SandboxUnit = {
         command: unit.command,

@@ -154,6 +154,20 @@ function assertSubmoduleVisible(job: Job, sub: Submodule, base: string) {
     );
 }
 
+/**
+ * `env` with git told to trust the repositories at `paths` although another user owns them (safe.directory): a
+ * file:// repository the project names, read by a task user of its own. It is global configuration (a file in the
+ * task's temp dir), because git hides command-line configuration from the upload-pack it runs for a local URL.
+ */
+function trusting(job: Job, env: Record<string, string>, paths: string[]): Record<string, string> {
+  if (!paths.length) return env;
+  const lines = paths.flatMap((p) => [p, join(p, '.git')]).map((dir) => `\tdirectory = ${dir}\n`);
+  return {
+    ...env,
+    GIT_CONFIG_GLOBAL: job.secretFile('trusted.gitconfig', `[safe]\n${lines.join('')}`, 0o644),
+  };
+}
+
 /** The directory a file:// URL names. */
 function fileUrlPath(url: string): string {
   try {
@@ -220,15 +234,15 @@ export async function checkoutRepository(
     const envFor = (allow: GitTransport[]) =>
       gitEnv(job, agent, key?.type === 'login_password' ? key : null, allow);
     const transport = transportOf(type);
-    const remoteEnv = envFor([transport]);
-    const localEnv = envFor(['file']);
-    const cache = join(job.dirs.reposCache, `repo_${repo.id}.git`);
     // A confined task sees its own repository's cache only: writable for the commands that fill it, read-only
     // for the rest of the task (its clone borrows the cache's objects), and a file:// source read-only.
     const source: SandboxPath[] =
       type === 'file'
         ? visiblePaths(job, fileUrlPath(repo.git_url)).map((path) => ({ path, writable: false }))
         : [];
+    const remoteEnv = trusting(job, envFor([transport]), job.confined ? source.map((s) => s.path) : []);
+    const localEnv = envFor(['file']);
+    const cache = join(job.dirs.reposCache, `repo_${repo.id}.git`);
     const filling: SandboxPath[] = [...source, { path: cache, writable: true }];
     await withLock(cache, async () => {
       // The cache's folder exists before git runs: a confined git sees it only as a bind of an existing path.

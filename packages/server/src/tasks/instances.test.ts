@@ -15,6 +15,7 @@ import {
   waitFor,
   waitForStatus,
 } from '../../test/support/task-fixtures';
+import { hostPidsOf } from '../../test/support/task-pids';
 import { insertGitRepository, ownedProject } from '../../test/support/task-runs';
 import { loadConfig } from '../config';
 import { databaseNow, insertReturningId, now } from '../db/values';
@@ -66,14 +67,14 @@ function statusesOn(h: Harness, id: number) {
   return seen;
 }
 
-/** The pid the task's script printed first ("pid <n>"). */
+/** The host pid of the task's script, which printed its own ("pid <n>": its PID namespace's when confined). */
 async function scriptPid(h: Harness, id: number) {
-  const line = await waitFor(
-    async () => (await outputOf(h.deps, id)).find((l) => l.startsWith('pid ')),
+  const [pid] = await waitFor(
+    async () => hostPidsOf(id, await outputOf(h.deps, id), ['pid ']),
     20_000,
     `task ${id} to print its pid`,
   );
-  return Number(line.split(' ')[1]);
+  return pid!;
 }
 
 type Setup = {

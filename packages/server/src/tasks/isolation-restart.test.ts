@@ -22,7 +22,12 @@ for (const mode of ['cgroup', 'session'] as const) {
     const instanceId = `iso-restart-${mode}-${process.pid}`;
     const numbers: number[] = [];
     const server = serverChild(
-      serverProcessEnv(dataDir, { SIGNALBOX_INSTANCE_ID: instanceId, SIGNALBOX_TASK_ISOLATION: mode }),
+      // Isolation holds an unconfined task's processes (a confined one's end with its PID namespace).
+      serverProcessEnv(dataDir, {
+        SIGNALBOX_INSTANCE_ID: instanceId,
+        SIGNALBOX_TASK_ISOLATION: mode,
+        SIGNALBOX_TASK_SANDBOX: 'off',
+      }),
     );
 
     afterAll(async () => {

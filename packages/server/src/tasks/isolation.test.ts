@@ -12,7 +12,9 @@ import { ownCgroup } from './isolation';
 /**
  * A task grandchild that calls `setsid env -i …` (new session, cleared environment, parent gone) must not
  * outlive its task: not after a stop, a forced stop or the task's own end. Both isolation modes run the same
- * cases with real processes; the server-crash case is in isolation-restart.test.ts.
+ * cases with real processes; the server-crash case is in isolation-restart.test.ts. Isolation is what holds a
+ * task's processes together when the sandbox is off (in the sandbox, its PID namespace does: see
+ * task-sandbox.test.ts), so these tasks run with SIGNALBOX_TASK_SANDBOX=off.
  */
 
 const cgroupUsable = 'dir' in ownCgroup();
@@ -28,7 +30,12 @@ for (const mode of ['cgroup', 'session'] as const) {
     const numbers: number[] = [];
 
     beforeAll(async () => {
-      const overrides = { maxParallelTasks: 10, instanceId, taskIsolation: mode };
+      const overrides = {
+        maxParallelTasks: 10,
+        instanceId,
+        taskIsolation: mode,
+        taskSandbox: 'off' as const,
+      };
       ({ h, owner, projectId } = await harnessWithProject(sqlite, overrides));
       repoId = await insertEscapeRepository(h.deps, projectId);
     });

