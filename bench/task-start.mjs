@@ -1,10 +1,12 @@
 #!/usr/bin/env node
-// Benchmark: how long a task takes to start — from POST /tasks to its first output line reaching a live socket.
+// Benchmark: how long a task takes to start — from POST /tasks to its first output line reaching a live socket —
+// with every task command in the bubblewrap sandbox (SIGNALBOX_TASK_SANDBOX=auto) and without it (off).
 //
 //   node bench/task-start.mjs [--runs 50] [--write]
 //
-// Starts the built server (`npm run build` first; run as `npm start` runs it) on a fresh SQLite data dir and runs
-// a bash template whose script prints one line, --runs times each, one after the other:
+// Starts two built servers (`npm run build` first; run as `npm start` runs it), one sandboxed and one not, each on
+// its own fresh SQLite data dir, and runs a bash template whose script prints one line, --runs times each, the two
+// servers taking turns run by run so that both meet the same load:
 //   local   the repository is a local path (used in place);
 //   file    the same repository as a file:// URL (fetched into the server's bare cache, cloned per task); the first
 //           run of the template is reported apart (it creates the cache), the rest are the sample.
@@ -72,12 +74,11 @@ async function bareRuns(work, repo) {
   return { spawn: summary(spawnTimes), clone: summary(cloneTimes) };
 }
 
-async function main() {
-  const work = mkdtempSync(join(os.tmpdir(), 'signalbox-bench-start-'));
-  const loadAtStart = os.loadavg()[0];
-  const repo = scriptRepo(work, 'start.sh', `#!/bin/bash\necho '${MARK}'\n`);
+/** A built server on its own data dir under `work`, with `sandbox`, and a bash template of each kind of repository. */
+async function startServer(work, repo, sandbox) {
   const port = await freePort();
   const password = 'bench-password-1';
+  const dir = mkdtempSync(join(work, `server-${sandbox}-`));
   const server = spawn(
     process.execPath,
     [
@@ -86,76 +87,100 @@ async function main() {
       join(root, 'packages/server/bin/signalbox.mjs'),
       'server',
     ],
-    { env: serverEnv(work, port, password), stdio: ['ignore', 'ignore', 'inherit'] },
+    {
+      env: { ...serverEnv(dir, port, password), SIGNALBOX_TASK_SANDBOX: sandbox },
+      stdio: ['ignore', 'ignore', 'inherit'],
+    },
   );
-  let socket;
+  const base = `http://127.0.0.1:${port}`;
+  const cookie = await signInWhenUp(server, base, 'bench', password);
+  const call = jsonClient(base);
+  const info = (await call('GET', '/api/info', undefined, cookie)).json;
+  if (sandbox !== 'off' && info.task_sandbox?.mode !== 'bwrap')
+    throw new Error(
+      `the sandboxed server runs tasks ${info.task_sandbox?.mode}: ${info.task_sandbox?.reason}`,
+    );
+  const project = (await call('POST', '/api/projects', { name: 'Bench' }, cookie)).json.id;
+  const path = `/api/project/${project}`;
+  const post = async (collection, body) =>
+    (await call('POST', `${path}/${collection}`, body, cookie)).json.id;
+  const key = await post('keys', { name: 'None', type: 'none' });
+  const environment = await post('environment', { name: 'Empty', json: '{}', env: '{}' });
+  const template = async (name, gitUrl) => {
+    const repository = await post('repositories', {
+      name,
+      git_url: gitUrl,
+      git_branch: 'main',
+      ssh_key_id: key,
+    });
+    return post('templates', {
+      name,
+      app: 'bash',
+      playbook: 'start.sh',
+      repository_id: repository,
+      environment_id: environment,
+    });
+  };
+  const templates = { local: await template('Local', repo), file: await template('File', `file://${repo}`) };
+
+  // Lines reach the socket as they are stored; each run waits for its task's line.
+  const socket = new WebSocket(`ws://127.0.0.1:${port}/api/ws`, { headers: { cookie, origin: base } });
+  await new Promise((resolve, reject) => {
+    socket.once('open', resolve);
+    socket.once('error', reject);
+  });
+  // When each task's line arrived, and who waits for a line still to come.
+  const arrived = new Map();
+  const waiting = new Map();
+  socket.on('message', (data) => {
+    const message = JSON.parse(String(data));
+    if (message.type !== 'log' || !message.output.includes(MARK)) return;
+    arrived.set(message.task_id, performance.now());
+    waiting.get(message.task_id)?.();
+  });
+  const lineOf = (taskId) =>
+    arrived.has(taskId) ? Promise.resolve() : new Promise((resolve) => waiting.set(taskId, resolve));
+  const runOnce = async (kind) => {
+    const start = performance.now();
+    const res = await fetch(`${base}${path}/tasks`, {
+      method: 'POST',
+      headers: { cookie, 'content-type': 'application/json', 'sec-fetch-site': 'same-origin' },
+      body: JSON.stringify({ template_id: templates[kind] }),
+    });
+    const taskId = (await res.json()).id;
+    await lineOf(taskId);
+    waiting.delete(taskId);
+    return arrived.get(taskId) - start;
+  };
+  const stop = async () => {
+    socket.close();
+    server.kill('SIGTERM');
+    await new Promise((resolve) => server.once('exit', resolve));
+  };
+  return { runOnce, stop };
+}
+
+async function main() {
+  const work = mkdtempSync(join(os.tmpdir(), 'signalbox-bench-start-'));
+  const loadAtStart = os.loadavg()[0];
+  const repo = scriptRepo(work, 'start.sh', `#!/bin/bash\necho '${MARK}'\n`);
+  const servers = {};
   try {
-    const base = `http://127.0.0.1:${port}`;
-    const cookie = await signInWhenUp(server, base, 'bench', password);
-    const call = jsonClient(base);
-    const project = (await call('POST', '/api/projects', { name: 'Bench' }, cookie)).json.id;
-    const path = `/api/project/${project}`;
-    const post = async (collection, body) =>
-      (await call('POST', `${path}/${collection}`, body, cookie)).json.id;
-    const key = await post('keys', { name: 'None', type: 'none' });
-    const environment = await post('environment', { name: 'Empty', json: '{}', env: '{}' });
-    const template = async (name, gitUrl) => {
-      const repository = await post('repositories', {
-        name,
-        git_url: gitUrl,
-        git_branch: 'main',
-        ssh_key_id: key,
-      });
-      return post('templates', {
-        name,
-        app: 'bash',
-        playbook: 'start.sh',
-        repository_id: repository,
-        environment_id: environment,
-      });
-    };
-    const templates = {
-      local: await template('Local', repo),
-      file: await template('File', `file://${repo}`),
-    };
-
-    // Lines reach the socket as they are stored; each run waits for its task's line.
-    socket = new WebSocket(`ws://127.0.0.1:${port}/api/ws`, { headers: { cookie, origin: base } });
-    await new Promise((resolve, reject) => {
-      socket.once('open', resolve);
-      socket.once('error', reject);
-    });
-    // When each task's line arrived, and who waits for a line still to come.
-    const arrived = new Map();
-    const waiting = new Map();
-    socket.on('message', (data) => {
-      const message = JSON.parse(String(data));
-      if (message.type !== 'log' || !message.output.includes(MARK)) return;
-      arrived.set(message.task_id, performance.now());
-      waiting.get(message.task_id)?.();
-    });
-    const lineOf = (taskId) =>
-      arrived.has(taskId) ? Promise.resolve() : new Promise((resolve) => waiting.set(taskId, resolve));
-    const runOnce = async (templateId) => {
-      const start = performance.now();
-      const res = await fetch(`${base}${path}/tasks`, {
-        method: 'POST',
-        headers: { cookie, 'content-type': 'application/json', 'sec-fetch-site': 'same-origin' },
-        body: JSON.stringify({ template_id: templateId }),
-      });
-      const taskId = (await res.json()).id;
-      await lineOf(taskId);
-      waiting.delete(taskId);
-      return arrived.get(taskId) - start;
-    };
-
-    const results = {};
-    for (const [name, id] of Object.entries(templates)) {
-      const first = await runOnce(id);
-      const times = [];
-      for (let i = 0; i < RUNS; i++) times.push(await runOnce(id));
-      results[name] = { first, ...summary(times) };
-      log(`${name}: first ${ms(first)}, then p50 ${ms(results[name].p50)} p95 ${ms(results[name].p95)}`);
+    for (const sandbox of ['auto', 'off']) servers[sandbox] = await startServer(work, repo, sandbox);
+    const results = { auto: {}, off: {} };
+    for (const kind of ['local', 'file']) {
+      const times = { auto: [], off: [] };
+      const first = {};
+      for (const sandbox of ['auto', 'off']) first[sandbox] = await servers[sandbox].runOnce(kind);
+      // The two servers take turns, so that both meet the same load.
+      for (let i = 0; i < RUNS; i++)
+        for (const sandbox of i % 2 ? ['off', 'auto'] : ['auto', 'off'])
+          times[sandbox].push(await servers[sandbox].runOnce(kind));
+      for (const sandbox of ['auto', 'off']) {
+        results[sandbox][kind] = { first: first[sandbox], ...summary(times[sandbox]) };
+        const r = results[sandbox][kind];
+        log(`${kind}, sandbox ${sandbox}: first ${ms(r.first)}, then p50 ${ms(r.p50)} p95 ${ms(r.p95)}`);
+      }
     }
     const bare = await bareRuns(work, repo);
     log(
@@ -163,9 +188,7 @@ async function main() {
     );
     report(results, bare, loadAtStart);
   } finally {
-    socket?.close();
-    server.kill('SIGTERM');
-    await new Promise((resolve) => server.once('exit', resolve));
+    for (const server of Object.values(servers)) await server.stop();
     rmSync(work, { recursive: true, force: true });
   }
 }
@@ -173,9 +196,10 @@ async function main() {
 function report(results, bare, loadAtStart) {
   const date = `${new Date().toISOString().slice(0, 16).replace('T', ' ')} UTC`;
   const pair = (s) => `${ms(s.p50)} / ${ms(s.p95)}`;
-  const row = `| ${date} | ${machineLabel(loadAtStart)} | ${RUNS} | ${pair(results.local)} | ${pair(bare.spawn)} | ${ms(results.file.first)} | ${pair(results.file)} | ${pair(bare.clone)} |`;
+  const { auto, off } = results;
+  const row = `| ${date} | ${machineLabel(loadAtStart)} | ${RUNS} | ${pair(auto.local)} | ${pair(off.local)} | ${pair(bare.spawn)} | ${ms(auto.file.first)} | ${pair(auto.file)} | ${pair(off.file)} | ${pair(bare.clone)} |`;
   console.log(row);
-  if (WRITE) addReadmeRows('<!-- task start results:end -->', [row]);
+  if (WRITE) addReadmeRows('<!-- task start sandbox results:end -->', [row]);
 }
 
 main().catch((err) => {

@@ -222,6 +222,8 @@ const variables = {
       .optional(),
     'SIGNALBOX_TASK_USER',
   ],
+  /** MiB of output one task may print (0: no limit); a task that prints more is stopped and ends as error. */
+  taskOutputLimitMb: [int(0, 1_048_576).default(0), 'SIGNALBOX_TASK_OUTPUT_LIMIT_MB'],
   /** This instance's name among several on one database; unset: a hash of the data dir (stable across restarts). */
   instanceId: [
     z

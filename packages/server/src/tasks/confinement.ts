@@ -124,15 +124,39 @@ const realOrSelf = (path: string) => {
   }
 };
 
-/** The secret host keys of an ssh server, if the machine runs one. */
-function sshHostKeys(): string[] {
-  try {
-    return readdirSync('/etc/ssh')
-      .filter((name) => /^ssh_host_.*_key$/.test(name))
-      .map((name) => join('/etc/ssh', name));
-  } catch {
-    return [];
-  }
+/**
+ * What under `root` its owner keeps from everyone else (a file others may not read, a folder they may not enter):
+ * the machine's secrets in /etc (shadow, ssh host keys, TLS private keys, database and directory configuration).
+ * A confined task running as root could read them by its uid alone, so they are hidden like the server's own.
+ */
+export function privateUnder(root: string, limit = 20_000): string[] {
+  const out: string[] = [];
+  let seen = 0;
+  const walk = (dir: string) => {
+    let names: string[];
+    try {
+      names = readdirSync(dir);
+    } catch {
+      return;
+    }
+    for (const name of names) {
+      if (++seen > limit) return;
+      const path = join(dir, name);
+      let st: ReturnType<typeof lstatSync>;
+      try {
+        st = lstatSync(path);
+      } catch {
+        continue;
+      }
+      if (st.isSymbolicLink()) continue;
+      if (st.isDirectory()) {
+        if (st.mode & 0o001) walk(path);
+        else out.push(path);
+      } else if (!(st.mode & 0o004)) out.push(path);
+    }
+  };
+  walk(root);
+  return out;
 }
 
 /** A path hidden inside a visible tree: an empty read-only directory, or /dev/null for a file. */
@@ -213,7 +237,7 @@ export function bwrapArgs(opts: {
   } else args.push('--tmpfs', '/tmp');
   for (const p of opts.paths) args.push(p.writable ? '--bind-try' : '--ro-bind-try', p.path, p.path);
   const shown = [...SYSTEM_ROOTS, ...opts.paths.map((p) => p.path)];
-  for (const secret of [...MACHINE_SECRETS, ...sshHostKeys(), SETTINGS_DIR, ...opts.hidden])
+  for (const secret of [...MACHINE_SECRETS, SETTINGS_DIR, ...opts.hidden])
     if (shown.some((root) => isUnder(secret, root))) args.push(...mask(secret));
   if (t) args.push('--bind', t.dir, t.dir);
   for (const b of opts.binds) args.push(b.writable ? '--bind' : '--ro-bind', b.path, b.path);
@@ -267,7 +291,12 @@ export function resolveConfinement(opts: {
 
 function probeConfinement(opts: Parameters<typeof resolveConfinement>[0]): Confinement {
   if (opts.setting === 'off') return { mode: 'off' };
-  const hidden = [...new Set(opts.hidden.filter(Boolean).flatMap((p) => [resolve(p), realOrSelf(p)]))];
+  const hidden = [
+    ...new Set([
+      ...opts.hidden.filter(Boolean).flatMap((p) => [resolve(p), realOrSelf(p)]),
+      ...privateUnder('/etc'),
+    ]),
+  ];
   let user: TaskUser | null = null;
   if (opts.user !== undefined) {
     // An admin asked that tasks never run with the server's rights: without that user nothing runs.

@@ -32,6 +32,8 @@ export type RunCore = {
   isolation: IsolationSetting;
   /** What the run's processes can see (resolved once at start). */
   confinement: Confinement;
+  /** Bytes of output the task may print (0: no limit): past it the task is stopped and ends as error. */
+  outputLimit: number;
   /** The id that marks the run's processes (orphan cleanup). */
   owner: string;
   /**
@@ -83,6 +85,33 @@ export class RunControl {
   }
 }
 
+/**
+ * `sink` taking at most `limit` bytes of output (0: no limit): the line that would pass it is not stored, nor any
+ * after it, and `exceeded` is told once, with the reason the task ends with.
+ */
+export function limitOutput(sink: TaskLog, limit: number, exceeded: (message: string) => void): TaskLog {
+  if (!limit) return sink;
+  let taken = 0;
+  let over = false;
+  return {
+    line(text) {
+      if (over) return;
+      taken += Buffer.byteLength(text) + 1;
+      if (taken <= limit) return sink.line(text);
+      over = true;
+      exceeded(`The task printed more than ${formatBytes(limit)} of output (its limit): it was stopped`);
+    },
+    pressure: () => sink.pressure(),
+    onDrain: (callback) => sink.onDrain(callback),
+    addSecrets: (values) => sink.addSecrets(values),
+    mask: (text) => sink.mask(text),
+    watch: (listener) => sink.watch(listener),
+    close: () => sink.close(),
+  };
+}
+
+const formatBytes = (n: number) => (n % 1_048_576 === 0 ? `${n / 1_048_576} MiB` : `${n} bytes`);
+
 /** Runs the template's app with the binary and leading options of the app registry. */
 async function dispatch(core: RunCore, job: Job) {
   const app = job.details.template.app || 'ansible';
@@ -126,7 +155,7 @@ export async function runCore(
 ): Promise<FinalStatus> {
   const id = core.taskId;
   const taskDir = core.dirs.task;
-  const sink = core.sink;
+  const sink = limitOutput(core.sink, core.outputLimit, (message) => control.interrupt(message));
   let final: FinalStatus = 'error';
   try {
     rmSync(taskDir, { recursive: true, force: true });
@@ -227,7 +256,8 @@ export async function runCore(
   }
   // Ended from outside (the server shutting down): said as the last line, and an error with that reason.
   const reason = final === 'stopped' ? control.interruption : null;
-  if (reason) sink.line(reason);
+  // Past the output limit only this line is still taken.
+  if (reason) core.sink.line(reason);
   await sink.close();
   // Clean up before the final status is visible: a finished task has nothing left on disk.
   rmSync(taskDir, { recursive: true, force: true });

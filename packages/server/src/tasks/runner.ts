@@ -30,6 +30,7 @@ export type RunContext = {
     | 'taskSandboxBwrap'
     | 'taskSandboxPaths'
     | 'taskUser'
+    | 'taskOutputLimitMb'
     | 'apps'
     | 'keyEnvPrefix'
     | 'keyFilesDir'
@@ -87,6 +88,7 @@ export function runTask(ctx: RunContext, id: number): RunHandle {
         webRoot: ctx.config.webRoot,
         isolation: ctx.config.taskIsolation,
         confinement: serverConfinement(ctx.config),
+        outputLimit: ctx.config.taskOutputLimitMb * 1_048_576,
         owner: ctx.owner,
         dirs: {
           task: join(dataDir, 'tasks', String(id)),

@@ -206,6 +206,8 @@ describe.each(testDialects())('a hostile repository on $name', (dialect) => {
         'the SQLite database file': done.out.includes(canary.db),
         "the server's environment": done.out.includes(canary.env),
         "the server's command line": done.out.includes(serverBin),
+        // As root the server reads /etc/shadow; so would an unconfined task.
+        "the machine's /etc/shadow": lines.some((l) => /SHADOW root:/.test(l)),
         "another task's folder": lines.some((l) => l.includes('TASKFILE') && l.includes(canary.victim)),
         "another task's environment": lines.some(
           (l) => l.includes('ENV') && l.includes(`VICTIM_SECRET=${canary.victim}`),

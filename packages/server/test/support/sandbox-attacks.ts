@@ -40,6 +40,7 @@ DATA=${JSON.stringify(t.dataDir)}
 echo "--- data directory"
 ls -la "$DATA" 2>&1 | head -20
 echo "SECRET-KEY $(cat "$DATA/secret.key" 2>&1)"
+echo "SHADOW $(head -1 /etc/shadow 2>&1)"
 echo "--- database"
 cat "$DATA"/*.db* 2>&1 | grep -a -o 'dbcanary[0-9a-z]*' | head -3
 echo "--- processes"
@@ -89,6 +90,7 @@ try:
 except OSError as e:
     print("denied:", e)
 print("SECRET-KEY", read(os.path.join(DATA, "secret.key")))
+print("SHADOW", read("/etc/shadow").split("\n")[0])
 print("--- database")
 try:
     files = [f for f in os.listdir(DATA) if ".db" in f]

@@ -117,6 +117,7 @@ export async function runRunnerCommand(config: Config, argv: string[]): Promise<
           apps: config.apps,
           isolation: config.taskIsolation,
           confinement,
+          outputLimit: config.taskOutputLimitMb * 1_048_576,
           webRoot: config.webRoot || settings.url,
           log,
         });

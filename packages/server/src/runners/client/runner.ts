@@ -53,6 +53,8 @@ export type RunnerOptions = {
   isolation: IsolationSetting;
   /** What its tasks' processes can see (resolved once at start, like the server's). */
   confinement: Confinement;
+  /** Bytes of output a task may print (SIGNALBOX_TASK_OUTPUT_LIMIT_MB; 0: no limit). */
+  outputLimit: number;
   webRoot: string;
   /** The runner's own log (never a secret or a task's output). */
   log: (line: string) => void;
@@ -388,6 +390,7 @@ export class RunnerProcess {
         webRoot: this.opts.webRoot,
         isolation: this.opts.isolation,
         confinement: this.opts.confinement,
+        outputLimit: this.opts.outputLimit,
         owner: this.owner,
         dirs: {
           task: join(this.workDir, 'tasks', String(taskId)),
