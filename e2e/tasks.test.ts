@@ -6,7 +6,7 @@ import { type Api, login } from './support/api';
 import { DESKTOP, launch, newContext, PHONE, shot, useSession } from './support/browser';
 import { seedBashProject, waitForStatus as waitForTaskStatus } from './support/seed';
 import { ADMIN, root, startServer, type TestServer } from './support/server';
-import { terraformStandIn } from './support/terraform';
+import { terraformStandInEnv } from './support/terraform';
 
 // Its own server: the 1,000,000-line log is written straight into the server's SQLite file in one
 // transaction, which would hold the write lock of a shared server for seconds while other files save.
@@ -17,7 +17,7 @@ let projectId: number;
 const templates: Record<string, number> = {};
 
 beforeAll(async () => {
-  server = await startServer({ PATH: `${terraformStandIn()}:${process.env.PATH}` });
+  server = await startServer(terraformStandInEnv());
   browser = await launch();
   admin = await login(server.url, ADMIN.login, ADMIN.password);
   const seeded = await seedBashProject(

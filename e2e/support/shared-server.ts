@@ -1,6 +1,6 @@
 import type { TestProject } from 'vitest/node';
 import { startServer } from './server';
-import { terraformStandIn } from './terraform';
+import { terraformStandInEnv } from './terraform';
 
 export type SharedServer = { url: string; dbFile: string };
 
@@ -16,10 +16,7 @@ declare module 'vitest' {
  * a terraform stand-in on PATH and a 90-day task retention default.
  */
 export default async function setup(project: TestProject) {
-  const server = await startServer({
-    PATH: `${terraformStandIn()}:${process.env.PATH}`,
-    SIGNALBOX_TASK_RETENTION_DAYS: '90',
-  });
+  const server = await startServer({ ...terraformStandInEnv(), SIGNALBOX_TASK_RETENTION_DAYS: '90' });
   project.provide('sharedServer', { url: server.url, dbFile: server.dbFile });
   return () => server.stop();
 }

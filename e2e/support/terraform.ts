@@ -24,3 +24,9 @@ esac
   chmodSync(join(bin, 'terraform'), 0o755);
   return bin;
 }
+
+/** The server settings that put the stand-in first on its PATH and let its sandboxed tasks run it. */
+export function terraformStandInEnv(): Record<string, string> {
+  const bin = terraformStandIn();
+  return { PATH: `${bin}:${process.env.PATH}`, SIGNALBOX_TASK_SANDBOX_PATHS: bin };
+}
