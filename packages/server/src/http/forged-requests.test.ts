@@ -153,7 +153,10 @@ describe.each(testDialects())('forged requests on $name', (dialect) => {
     expect(posted.statusCode).toBe(403);
     // A foreign Origin or cross-site fetch metadata is refused for every write method.
     for (const method of ['PUT', 'PATCH', 'DELETE'])
-      for (const headers of [{ origin: EVIL }, { 'sec-fetch-site': 'cross-site' }]) {
+      for (const headers of [{ origin: EVIL }, { 'sec-fetch-site': 'cross-site' }] as Record<
+        string,
+        string
+      >[]) {
         const res = await inject(method, `/api/project/${ids.project_id}`, {
           cookie: admin.cookie,
           ...headers,
