@@ -361,6 +361,10 @@ export const templateSchema = z.strictObject({
   check_new_commits_repository_id: z.number().int().nullable(),
   last_task_id: z.number().int().nullable(),
   last_task: templateLastTaskSchema.nullable(),
+  tasks: z
+    .number()
+    .int()
+    .describe('How many tasks of the template are kept (Semaphore answers this count too).'),
   runner_tag: z
     .string()
     .nullable()

@@ -25,6 +25,7 @@ import {
   listTemplateRows,
   namesById,
   type TemplateRow,
+  taskCounts,
   unfinishedTaskIds,
   updateTemplate,
 } from './templates.store';
@@ -84,7 +85,12 @@ function taskParamsOf(stored: unknown): Template['task_params'] {
   return templateTaskParamsSchema.parse(Object.fromEntries(fitting));
 }
 
-function toTemplate(row: TemplateRow, commitCheck: CommitCheck, last: Template['last_task']): Template {
+function toTemplate(
+  row: TemplateRow,
+  commitCheck: CommitCheck,
+  last: Template['last_task'],
+  tasks: number,
+): Template {
   return {
     id: row.id,
     project_id: row.project_id,
@@ -116,6 +122,7 @@ function toTemplate(row: TemplateRow, commitCheck: CommitCheck, last: Template['
     ...commitCheck,
     last_task_id: last?.id ?? null,
     last_task: last,
+    tasks,
   };
 }
 
@@ -123,8 +130,12 @@ function toTemplate(row: TemplateRow, commitCheck: CommitCheck, last: Template['
 export async function findTemplate(db: Db, projectId: number, id: number): Promise<Template | undefined> {
   const row = await findTemplateRow(db, projectId, id);
   if (!row) return undefined;
-  const [schedules, last] = await Promise.all([commitCheckSchedules(db, id), lastTasks(db, projectId, [id])]);
-  return toTemplate(row, commitCheckOf(schedules), last.get(id) ?? null);
+  const [schedules, last, counts] = await Promise.all([
+    commitCheckSchedules(db, id),
+    lastTasks(db, projectId, [id]),
+    taskCounts(db, projectId, [id]),
+  ]);
+  return toTemplate(row, commitCheckOf(schedules), last.get(id) ?? null, counts.get(id) ?? 0);
 }
 
 /** The parsed template (used by the task engine); 404 "Template not found" when it is not in the project. */
@@ -152,18 +163,21 @@ export async function listTemplates(
   opts: TemplateSort & { viewId?: number } = {},
 ): Promise<Template[]> {
   const rows = await listTemplateRows(db, projectId, opts.viewId);
-  const [schedules, last] = await Promise.all([
+  const ids = rows.map((r) => r.id);
+  const [schedules, last, counts] = await Promise.all([
     commitCheckSchedulesOf(db, projectId),
-    lastTasks(
-      db,
-      projectId,
-      rows.map((r) => r.id),
-    ),
+    lastTasks(db, projectId, ids),
+    taskCounts(db, projectId, ids),
   ]);
   const byTemplate = new Map<number, ScheduleLike[]>();
   for (const s of schedules) byTemplate.set(s.template_id, [...(byTemplate.get(s.template_id) ?? []), s]);
   const list = rows.map((row) =>
-    toTemplate(row, commitCheckOf(byTemplate.get(row.id) ?? []), last.get(row.id) ?? null),
+    toTemplate(
+      row,
+      commitCheckOf(byTemplate.get(row.id) ?? []),
+      last.get(row.id) ?? null,
+      counts.get(row.id) ?? 0,
+    ),
   );
   return sortTemplates(db, projectId, list, opts);
 }
