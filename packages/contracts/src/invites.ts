@@ -38,7 +38,10 @@ export const projectInviteSchema = z.strictObject({
     .describe('The user who made the invite; null once their account is deleted.'),
   created: z.string().describe('When the invite was made (ISO 8601).'),
   expires_at: z.string().nullable().describe('When the invite expires (ISO 8601); null: never.'),
-  accepted_at: z.string().nullable().describe('When the user accepted (ISO 8601); null: not accepted.'),
+  accepted_at: z
+    .string()
+    .optional()
+    .describe('When the user accepted (ISO 8601); absent until then, as in Semaphore.'),
   inviter_user: inviteUserSchema.nullable(),
   user: inviteUserSchema,
 });

@@ -47,7 +47,8 @@ function view(r: InviteRow, users: Map<number, Named>, at: Date): ProjectInvite 
     inviter_user_id: inviter ? inviter.id : null,
     created: r.created,
     expires_at: r.expires_at,
-    accepted_at: r.accepted_at,
+    // Semaphore leaves the field out until the invite is accepted (its clients test for presence).
+    ...(r.accepted_at ? { accepted_at: r.accepted_at } : {}),
     inviter_user: inviter ? named(inviter) : null,
     // Invites of a deleted user are deleted with the user: the fallback only covers a read racing it.
     user: user ? named(user) : { id: r.user_id, name: '', username: '', email: r.email },
