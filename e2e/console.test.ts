@@ -137,9 +137,10 @@ describe('users', () => {
       'Name is required',
       'Username is required',
       'Email is required',
-      'Password is required',
     ])
       await dialog.getByText(message, { exact: true }).waitFor();
+    // The password is optional (a user of LDAP or OIDC): the field says what leaving it empty means.
+    await dialog.getByText(/^Optional: without one, nobody signs in/).waitFor();
     await field(dialog, 'Name').fill('Grace Hopper');
     await field(dialog, 'Username').fill('grace');
     await field(dialog, 'Email').fill('not-an-email');
@@ -166,6 +167,17 @@ describe('users', () => {
     await dialog.getByRole('alert').waitFor();
     expect(await dialog.getByRole('alert').textContent()).not.toMatch(/Request failed/);
     await dialog.getByRole('button', { name: 'Cancel' }).click();
+
+    // A user without a password is created; no password signs in to the account until one is set.
+    await page.getByRole('button', { name: 'New user' }).click();
+    await field(dialog, 'Name').fill('Ada Lovelace');
+    await field(dialog, 'Username').fill('ada');
+    await field(dialog, 'Email').fill('ada@example.com');
+    await dialog.getByRole('button', { name: 'Create' }).click();
+    await snackbar(page, 'User Ada Lovelace created');
+    users = await suite.admin.get('/users');
+    expect(users.find((u) => u.username === 'ada')).toMatchObject({ name: 'Ada Lovelace', admin: false });
+    await expect(login(suite.server.url, 'ada', 'any-password')).rejects.toThrow(/login ada: 401/);
 
     await page.getByRole('button', { name: 'Edit user Grace Hopper' }).click();
     const edit = page.getByRole('dialog', { name: 'Edit user' });

@@ -31,8 +31,9 @@ export async function runUserCommand(handle: DbHandle, argv: string[]): Promise<
           username: values.login,
           name: values.name ?? values.login,
           email: values.email,
-          // External users sign in through their provider; their stored password stays empty.
-          password: values.password ?? (values.external ? 'external' : undefined),
+          // Without --password (and for external users, who sign in through their provider) no password is
+          // stored: nobody signs in to the account with one until it is set.
+          password: values.password ?? null,
           admin: values.admin,
           external: values.external,
           can_create_project: values.admin,

@@ -70,7 +70,8 @@ export async function insertUser(db: Db, dialect: Dialect, input: UserCreateInpu
       username: input.username,
       name: input.name,
       email: input.email,
-      password: input.external ? '' : await hashPassword(input.password),
+      // No password (an external user, or one created without): no password signs in to the account.
+      password: input.external || !input.password ? '' : await hashPassword(input.password),
       admin: fromBool(input.admin),
       alert: fromBool(input.alert),
       external: fromBool(input.external),
