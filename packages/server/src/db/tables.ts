@@ -144,6 +144,10 @@ export interface TemplateTable {
   task_params: string;
   /** Its tasks run only on a remote runner with this tag (migration 0013). */
   runner_tag: string | null;
+  /** The vault's name, the vault id Ansible is given; null reads as `default` (migration 0015). */
+  vault_name: string | null;
+  /** A vault whose password a script prints: its path (repository-relative or absolute); null: none. */
+  vault_script: string | null;
 }
 
 export interface ScheduleTable {
