@@ -390,7 +390,11 @@ export interface RunnerRegistrationTokenTable {
 export interface ProjectInviteTable {
   id: Generated<number>;
   project_id: number;
-  user_id: number;
+  /**
+   * The invited account; null for an invite of an e-mail address nobody had an account for, until an account with
+   * that address is created (migration 0016).
+   */
+  user_id: number | null;
   /** The e-mail address the invite was sent to (the user's at the time). */
   email: string;
   role: string;
