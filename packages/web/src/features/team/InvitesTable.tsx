@@ -45,7 +45,11 @@ export function InvitesTable({ projectId, manage }: { projectId: number; manage:
       </Typography>
       <Paper variant="outlined">
         <TableContainer>
-          <Table size="small" sx={{ '& td, & th': { whiteSpace: 'nowrap' } }} aria-label={t('invites.title')}>
+          <Table
+            size="small"
+            sx={{ '& td, & th': { whiteSpace: 'nowrap' }, '& td:first-of-type': { whiteSpace: 'normal' } }}
+            aria-label={t('invites.title')}
+          >
             <TableHead>
               <TableRow>
                 <TableCell>{t('invites.invited')}</TableCell>
@@ -59,9 +63,14 @@ export function InvitesTable({ projectId, manage }: { projectId: number; manage:
               {list.map((invite) => (
                 <TableRow key={invite.id} hover>
                   <TableCell>
-                    {inviteeOf(invite)}
+                    <span style={{ overflowWrap: 'anywhere' }}>{inviteeOf(invite)}</span>
                     {!invite.user && (
-                      <Typography component="span" color="text.secondary" variant="body2">
+                      <Typography
+                        component="span"
+                        color="text.secondary"
+                        variant="body2"
+                        sx={{ display: { xs: 'block', sm: 'inline' } }}
+                      >
                         {` (${t('invites.noAccount')})`}
                       </Typography>
                     )}

@@ -51,7 +51,15 @@ export function MyInvitesDialog() {
         <FormError error={answer.error} />
         <List disablePadding>
           {list.map((invite) => (
-            <ListItem key={invite.id} disableGutters divider>
+            <ListItem
+              key={invite.id}
+              disableGutters
+              divider
+              sx={{
+                flexDirection: { xs: 'column', sm: 'row' },
+                alignItems: { xs: 'flex-start', sm: 'center' },
+              }}
+            >
               <ListItemText
                 primary={invite.project_name}
                 secondary={t('invites.mineText', {
@@ -60,7 +68,7 @@ export function MyInvitesDialog() {
                   role: t(`roles.${invite.role}`),
                 })}
               />
-              <Stack direction="row" spacing={1} sx={{ ml: 2, flexShrink: 0 }}>
+              <Stack direction="row" spacing={1} sx={{ ml: { sm: 2 }, mb: { xs: 1, sm: 0 }, flexShrink: 0 }}>
                 <Button disabled={answer.isPending} onClick={() => void reply(invite, false)}>
                   {t('invites.decline')}
                 </Button>
