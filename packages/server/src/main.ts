@@ -6,7 +6,7 @@ const usage = `Usage: signalbox <command>
 Commands:
   server                      run the web console (applies migrations first)
   migrate                     apply database migrations
-  user add --login L --name N --email E [--password P] [--admin]
+  user add --login L --name N --email E --password P [--admin]
   user list
   user change-by-login --login L [--password P] [--name N] [--email E]
   user delete --login L
