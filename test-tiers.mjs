@@ -61,6 +61,7 @@ const serverSystem = [
 const serverExecutors = [
   'src/tasks/ansible.test.ts',
   'src/tasks/ansible-unsafe-vars.test.ts',
+  'src/tasks/ansible-vaults.test.ts',
   'src/tasks/executor-paths.test.ts',
   'src/tasks/git-remote.test.ts',
   'src/tasks/git-transports.test.ts',

@@ -1,8 +1,10 @@
+import { createRequire } from 'node:module';
+import { join } from 'node:path';
 import type { Locator, Page } from 'playwright-core';
 import { describe, expect, it } from 'vitest';
 import { createUser, login } from './support/api';
 import { shot } from './support/browser';
-import { ADMIN } from './support/server';
+import { ADMIN, root } from './support/server';
 import { useSharedServerAsAdmin } from './support/shared';
 
 const suite = useSharedServerAsAdmin();
@@ -133,13 +135,11 @@ describe('users', () => {
     await page.getByRole('button', { name: 'New user' }).click();
     const dialog = page.getByRole('dialog', { name: 'New user' });
     await dialog.getByRole('button', { name: 'Create' }).click();
-    for (const message of [
-      'Name is required',
-      'Username is required',
-      'Email is required',
-      'Password is required',
-    ])
+    for (const message of ['Name is required', 'Username is required', 'Email is required'])
       await dialog.getByText(message, { exact: true }).waitFor();
+    // The password is optional (a user of LDAP or OIDC): the field says what leaving it empty means.
+    await dialog.getByText(/^Optional: without one, nobody signs in/).waitFor();
+    await shot(page, 'user-new-light-1280');
     await field(dialog, 'Name').fill('Grace Hopper');
     await field(dialog, 'Username').fill('grace');
     await field(dialog, 'Email').fill('not-an-email');
@@ -166,6 +166,17 @@ describe('users', () => {
     await dialog.getByRole('alert').waitFor();
     expect(await dialog.getByRole('alert').textContent()).not.toMatch(/Request failed/);
     await dialog.getByRole('button', { name: 'Cancel' }).click();
+
+    // A user without a password is created; no password signs in to the account until one is set.
+    await page.getByRole('button', { name: 'New user' }).click();
+    await field(dialog, 'Name').fill('Ada Lovelace');
+    await field(dialog, 'Username').fill('ada');
+    await field(dialog, 'Email').fill('ada@example.com');
+    await dialog.getByRole('button', { name: 'Create' }).click();
+    await snackbar(page, 'User Ada Lovelace created');
+    users = await suite.admin.get('/users');
+    expect(users.find((u) => u.username === 'ada')).toMatchObject({ name: 'Ada Lovelace', admin: false });
+    await expect(login(suite.server.url, 'ada', 'any-password')).rejects.toThrow(/login ada: 401/);
 
     await page.getByRole('button', { name: 'Edit user Grace Hopper' }).click();
     const edit = page.getByRole('dialog', { name: 'Edit user' });
@@ -347,6 +358,36 @@ describe('users', () => {
     await snackbar(page, 'Token deploy bot deleted');
     await dialog.getByText('You have no API tokens.').waitFor();
     expect(await bearer(token)).toBe(401);
+    await page.context().close();
+  });
+
+  it('marks a token past its expiry Expired until its owner deletes it', async () => {
+    const { api, page } = await ownerOnHistory('Token Expirer');
+    const made = await api.post<{ token_id: string }>('/user/tokens', {
+      name: 'old bot',
+      expires_in_days: 7,
+    });
+    // Its week has passed: the expiry is moved back in the test server's database.
+    const require = createRequire(join(root, 'packages/server/package.json'));
+    const Database = require('better-sqlite3');
+    const db = new Database(suite.server.dbFile);
+    db.pragma('busy_timeout = 10000');
+    db.prepare('UPDATE api_token SET expires = ? WHERE id = ?').run(
+      '2020-01-01T00:00:00.000Z',
+      made.token_id,
+    );
+    db.close();
+    await page.getByRole('button', { name: 'User menu' }).click();
+    await page.getByRole('menuitem', { name: 'API tokens' }).click();
+    const dialog = page.getByRole('dialog', { name: 'API tokens' });
+    const row = dialog.getByRole('row').filter({ hasText: 'old bot' });
+    await row.getByText('Expired', { exact: true }).waitFor();
+    await page.mouse.move(0, 0);
+    await shot(page, 'api-tokens-expired-light-1280');
+    await dialog.getByRole('button', { name: 'Delete token old bot' }).click();
+    await page.getByRole('dialog', { name: 'Delete token' }).getByRole('button', { name: 'Delete' }).click();
+    await snackbar(page, 'Token old bot deleted');
+    await dialog.getByText('You have no API tokens.').waitFor();
     await page.context().close();
   });
 });

@@ -206,8 +206,12 @@ export const backupView = z
   .pipe(z.looseObject({ title: name('View title'), position: z.number() }));
 
 const backupVault = z.looseObject({
+  /** The vault's name (null: `default`), checked as the template API checks it. */
+  name: z.string({ error: 'Vault name must be a string' }).max(100).nullish(),
   vault_key: ref('Vault key'),
   type: z.string().max(20).nullish(),
+  /** A script vault's script. */
+  script: z.string({ error: 'Vault script must be a string' }).max(255).nullish(),
 });
 
 export const backupTemplate = z.looseObject({
@@ -351,6 +355,13 @@ export type ProjectBackup = {
     view: string | null;
     build_template: string | null;
     vault_key: string | null;
+    /** The template's vault as Semaphore writes it: none, or one (its name, and its key or its script). */
+    vaults: Array<{
+      name: string;
+      type: 'password' | 'script';
+      vault_key: string | null;
+      script: string | null;
+    }>;
     start_version: string | null;
     autorun: boolean;
     suppress_success_alerts: boolean;

@@ -22,4 +22,5 @@ export * from './team';
 export * from './templates';
 export * from './totp';
 export * from './users';
+export * from './vaults';
 export * from './views';

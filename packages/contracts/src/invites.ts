@@ -27,8 +27,14 @@ export type InviteUser = z.infer<typeof inviteUserSchema>;
 export const projectInviteSchema = z.strictObject({
   id: z.number().int(),
   project_id: z.number().int(),
-  user_id: z.number().int().describe('The invited user.'),
-  email: z.string().describe("The invited user's e-mail address when the invite was made."),
+  user_id: z
+    .number()
+    .int()
+    .optional()
+    .describe(
+      'The invited user. Absent (as in Semaphore) for an invite of an e-mail address nobody has an account for: set once an account with that address is created.',
+    ),
+  email: z.string().describe("The e-mail address invited (the invited user's when the invite was made)."),
   role: z.enum(projectRoles).describe('The role the user gets on accepting.'),
   status: z.enum(inviteStatuses),
   inviter_user_id: z
@@ -38,11 +44,18 @@ export const projectInviteSchema = z.strictObject({
     .describe('The user who made the invite; null once their account is deleted.'),
   created: z.string().describe('When the invite was made (ISO 8601).'),
   expires_at: z.string().nullable().describe('When the invite expires (ISO 8601); null: never.'),
-  accepted_at: z.string().nullable().describe('When the user accepted (ISO 8601); null: not accepted.'),
+  accepted_at: z
+    .string()
+    .optional()
+    .describe('When the user accepted (ISO 8601); absent until then, as in Semaphore.'),
   inviter_user: inviteUserSchema.nullable(),
-  user: inviteUserSchema,
+  user: inviteUserSchema.optional().describe('The invited user; absent while no account has the address.'),
 });
 export type ProjectInvite = z.infer<typeof projectInviteSchema>;
+
+/** What became of the e-mail an invite of an address without an account sends. */
+export const inviteMailStatuses = ['sent', 'failed', 'not_configured'] as const;
+export type InviteMailStatus = (typeof inviteMailStatuses)[number];
 
 /** The answer of POST project/{id}/invites: the invite and its token, shown this once. */
 export const projectInviteCreatedSchema = projectInviteSchema.extend({
@@ -50,6 +63,12 @@ export const projectInviteCreatedSchema = projectInviteSchema.extend({
     .string()
     .describe(
       'The token the invited user may accept or decline with (POST /api/invites/accept); shown only here.',
+    ),
+  mail_status: z
+    .enum(inviteMailStatuses)
+    .optional()
+    .describe(
+      "An invite of an address nobody has an account for is e-mailed: sent, failed (the server's log says why), or not_configured (SIGNALBOX_EMAIL_ALERT is off). Absent for an invite of an existing user, who finds it in the console.",
     ),
 });
 
@@ -78,7 +97,8 @@ const optionalText = (label: string) =>
 
 /**
  * POST project/{id}/invites: the user to invite (by id, e-mail address or username: exactly one), the role they
- * get, and an optional expiry (ISO 8601 with a time zone; default INVITE_DEFAULT_DAYS days from now).
+ * get, and an optional expiry (ISO 8601 with a time zone; default INVITE_DEFAULT_DAYS days from now). An e-mail
+ * address nobody has an account for is invited as it is (the invite is e-mailed to it).
  */
 export const projectInviteInput = z
   .object({

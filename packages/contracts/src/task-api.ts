@@ -146,8 +146,23 @@ export const taskViewSchema = z.strictObject({
   debug: z.boolean(),
   dry_run: z.boolean(),
   diff: z.boolean(),
+  limit: z
+    .string()
+    .describe("Semaphore's legacy limit: the hosts of params.limit, comma-separated ('' when none)."),
+  secret: z
+    .literal('')
+    .describe(
+      "Always '': secret survey values are stored encrypted for the run and never answered (Semaphore keeps the field).",
+    ),
 });
 export type TaskView = z.infer<typeof taskViewSchema>;
+
+/** A task's `limit` as Semaphore's legacy field answers it: the hosts of params.limit, comma-separated. */
+export function legacyLimitOf(params: Record<string, unknown>): string {
+  const limit = params.limit;
+  if (Array.isArray(limit)) return limit.filter((host) => typeof host === 'string').join(',');
+  return typeof limit === 'string' ? limit : '';
+}
 
 /**
  * A task as the task lists and GET tasks/{id} answer it: with its template's name, type and app, the name of who
@@ -166,6 +181,7 @@ export type TaskWithTemplate = z.infer<typeof taskWithTemplateSchema>;
 export const taskOutputLineSchema = z.strictObject({
   id: z.number().int().describe('The line id: the `after` cursor of the next page.'),
   task_id: z.number().int(),
+  task: z.literal('').describe("Always '': Semaphore's output rows carry this (unused) field too."),
   time: time('When the line was written'),
   output: z.string(),
   line: z

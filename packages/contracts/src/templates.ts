@@ -5,6 +5,7 @@ import { runnerTagField } from './runners';
 import { CRON_MAX, DEFAULT_CRON } from './schedules';
 import { taskViewSchema } from './task-api';
 import { apps, templateTypes } from './tasks';
+import { checkVaults, templateVaultSchema, vaultColumns, vaultInput } from './vaults';
 
 /** Survey variable types: '' and 'string' are text, 'int' digits only, 'secret' hidden, 'enum' a pick list. */
 export const surveyVarTypes = ['', 'string', 'int', 'secret', 'enum'] as const;
@@ -135,22 +136,6 @@ export const templateTaskParams = z
   .refine((v) => Object.keys(v).length <= 50, 'Task params has too many entries');
 export type TemplateTaskParams = z.infer<typeof templateTaskParams>;
 
-export const VAULT_SCRIPT_UNSUPPORTED =
-  'Vault password scripts are not supported: give the vault password as a key (type password, vault_key_id)';
-export const VAULT_ONE_KEY =
-  'A template has one vault password key: give the same key in vault_key_id and vaults';
-
-const vaultSchema = z.object({
-  id: z.number().int().nullish(),
-  name: text('Vault name', 100),
-  type: z
-    .enum(['password', 'script'], { error: 'Vault type must be password or script' })
-    .nullish()
-    .transform((v) => v ?? 'password'),
-  vault_key_id: optionalId('Vault key'),
-  script: text('Vault script', 255),
-});
-
 /** `arguments`: empty, or a JSON array of strings. */
 export const templateArgsMessage = messages.cliArgsNotArray;
 export function isTemplateCliArgs(value: string): boolean {
@@ -188,7 +173,7 @@ export const templateInput = z
     environment_id: optionalId('Environment'),
     vault_key_id: optionalId('Vault key'),
     vaults: z
-      .array(vaultSchema, { error: 'Vaults must be a list' })
+      .array(vaultInput, { error: 'Vaults must be a list' })
       .max(10, 'At most 10 vaults')
       .nullish()
       .transform((v) => v ?? []),
@@ -246,18 +231,12 @@ export const templateInput = z
       issue('build_template_id', messages.required('Build template'));
     if (t.check_new_commits && !t.check_new_commits_repository_id)
       issue('check_new_commits_repository_id', messages.required('Repository'));
-    // A template keeps one vault password key (`vault_key_id`; `vaults` is the peer's list form of it): a vault
+    // A template keeps one vault (`vault_key_id` is the short form of a password vault named default): a vault
     // it could not keep is refused rather than dropped, since the playbook would then run without it.
-    t.vaults.forEach((v, i) => {
-      if (v.type === 'script') issue(`vaults.${i}.type`, VAULT_SCRIPT_UNSUPPORTED);
-      else if (!v.vault_key_id) issue(`vaults.${i}.vault_key_id`, messages.required('Vault key'));
-    });
-    const keys = new Set([t.vault_key_id, ...t.vaults.map((v) => v.vault_key_id)].filter((k) => k != null));
-    if (keys.size > 1) issue('vaults', VAULT_ONE_KEY);
+    checkVaults(t.vault_key_id, t.vaults, (path, message) => ctx.addIssue({ code: 'custom', message, path }));
   })
   .transform(({ vaults, limit, ...t }) => {
-    const vaultKey =
-      t.vault_key_id ?? vaults.find((v) => v.type === 'password' && v.vault_key_id)?.vault_key_id ?? null;
+    const vault = vaultColumns(t.vault_key_id, vaults);
     const task_params =
       limit.trim() && !t.task_params.limit
         ? {
@@ -268,7 +247,7 @@ export const templateInput = z
               .filter(Boolean),
           }
         : t.task_params;
-    return { ...t, vault_key_id: vaultKey, task_params };
+    return { ...t, ...vault, task_params };
   });
 export type TemplateInput = z.infer<typeof templateInput>;
 
@@ -280,15 +259,6 @@ export const templateLastTaskSchema = taskViewSchema.omit({ status_detail: true 
   tpl_app: z.string().describe("The template's app."),
 });
 export type TemplateLastTask = z.infer<typeof templateLastTaskSchema>;
-
-/** The template's vault password key, in the list shape Semaphore answers. */
-export const templateVaultSchema = z.strictObject({
-  name: z.string(),
-  type: z.enum(['password', 'script']),
-  vault_key_id: z.number().int(),
-  script: z.string(),
-});
-export type TemplateVault = z.infer<typeof templateVaultSchema>;
 
 /** A survey variable of a template, as the template form writes it. */
 export const templateSurveyVarSchema = z.strictObject({
@@ -341,7 +311,9 @@ export const templateSchema = z.strictObject({
   repository_id: z.number().int().nullable(),
   environment_id: z.number().int().nullable(),
   vault_key_id: z.number().int().nullable(),
-  vaults: z.array(templateVaultSchema).describe('The vault key again, as a list of one (or none).'),
+  vaults: z
+    .array(templateVaultSchema)
+    .describe('The vault, in the list shape of Semaphore: none, or one (its password key or its script).'),
   view_id: z.number().int().nullable(),
   build_template_id: z.number().int().nullable().describe('The build template a deploy template deploys.'),
   start_version: z.string().nullable().describe('The first version of a build template.'),
@@ -361,6 +333,10 @@ export const templateSchema = z.strictObject({
   check_new_commits_repository_id: z.number().int().nullable(),
   last_task_id: z.number().int().nullable(),
   last_task: templateLastTaskSchema.nullable(),
+  tasks: z
+    .number()
+    .int()
+    .describe('How many tasks of the template are kept (Semaphore answers this count too).'),
   runner_tag: z
     .string()
     .nullable()

@@ -41,11 +41,19 @@ const email = z
 
 const username = requiredString('Username', 255).regex(/^[^\s]+$/, messages.usernameSpaces);
 
+/**
+ * POST users. The password is optional, as in Semaphore (a user of LDAP or OIDC, or one who gets a password
+ * later): absent, null or empty, nobody signs in to the account with a password until one is set.
+ */
 export const userCreateInput = z.object({
   name: requiredString('Name', 255),
   username,
   email,
-  password,
+  password: z
+    .string({ error: 'Password must be a string' })
+    .max(255, messages.tooLong('Password', 255))
+    .nullish()
+    .transform((v) => (v ? v : null)),
   admin: flag('Admin'),
   alert: flag('Alert'),
   external: flag('External'),

@@ -30,6 +30,8 @@ import { runOnceAndKeySources } from './migrations/0011-run-once-and-key-sources
 import { eventFilters } from './migrations/0012-event-filters';
 import { remoteRunners } from './migrations/0013-remote-runners';
 import { eventKinds } from './migrations/0014-event-kinds';
+import { templateVaults } from './migrations/0015-template-vaults';
+import { emailInvites } from './migrations/0016-email-invites';
 import { retryReads } from './read-retry';
 import type { Database } from './tables';
 import { describeDbError, isConnectionLoss } from './unavailable';
@@ -186,6 +188,8 @@ function provider(dialect: Dialect): MigrationProvider {
     '0010-totp': totp(dialect),
     '0013-remote-runners': remoteRunners(dialect),
     '0014-event-kinds': eventKinds(),
+    '0015-template-vaults': templateVaults(),
+    '0016-email-invites': emailInvites(dialect),
   };
   return { getMigrations: async () => migrations };
 }

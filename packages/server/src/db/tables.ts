@@ -144,6 +144,10 @@ export interface TemplateTable {
   task_params: string;
   /** Its tasks run only on a remote runner with this tag (migration 0013). */
   runner_tag: string | null;
+  /** The vault's name, the vault id Ansible is given; null reads as `default` (migration 0015). */
+  vault_name: string | null;
+  /** A vault whose password a script prints: its path (repository-relative or absolute); null: none. */
+  vault_script: string | null;
 }
 
 export interface ScheduleTable {
@@ -386,7 +390,11 @@ export interface RunnerRegistrationTokenTable {
 export interface ProjectInviteTable {
   id: Generated<number>;
   project_id: number;
-  user_id: number;
+  /**
+   * The invited account; null for an invite of an e-mail address nobody had an account for, until an account with
+   * that address is created (migration 0016).
+   */
+  user_id: number | null;
   /** The e-mail address the invite was sent to (the user's at the time). */
   email: string;
   role: string;

@@ -127,12 +127,16 @@ function refuseForeignOrigin(request: FastifyRequest, configured: Set<string>) {
 }
 
 /**
- * A cookie-authenticated write passes when the browser says it is same-origin (Origin of this server, or
- * Sec-Fetch-Site: same-origin); without either it must be JSON, which a cross-site page cannot send without a
- * CORS preflight this server never grants. Cross-site or same-site Sec-Fetch-Site and a foreign Origin are refused.
+ * A cookie-authenticated write is refused when the browser says it comes from elsewhere: Sec-Fetch-Site cross-site
+ * or same-site, or an Origin other than this server's. A POST must further prove it is no HTML form: it passes when
+ * the browser says it is same-origin (Origin of this server, or Sec-Fetch-Site: same-origin), else it must be JSON,
+ * which a cross-site page cannot send without a CORS preflight this server never grants. PUT, PATCH and DELETE need
+ * no such proof: a form cannot send them, and a cross-site script cannot without that preflight, so a script
+ * signed in with the cookie may send them without a Content-Type (a body-less DELETE).
  */
 function refuseForgedWrite(request: FastifyRequest, configured: Set<string>) {
   refuseForeignOrigin(request, configured);
+  if (request.method !== 'POST') return;
   if (request.headers.origin !== undefined) return;
   if (request.headers['sec-fetch-site'] === 'same-origin') return;
   const type = String(request.headers['content-type'] ?? '')

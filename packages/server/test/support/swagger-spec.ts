@@ -254,6 +254,16 @@ export function checkValue(
             problem: 'write-only field in a response',
             severity: 'fail',
           });
+        // A write-only field the peer answers (empty) is documented: it must be there, and empty.
+        else if (specFields.has(prop) && !(prop in obj))
+          problems.push({
+            op,
+            at: path,
+            field: prop,
+            def: here,
+            problem: 'missing (documented field)',
+            severity: 'fail',
+          });
         continue;
       }
       if (!(prop in obj) || obj[prop] === undefined) {
@@ -336,7 +346,8 @@ export function exampleBody(
       return out;
     }
     default:
-      if (field === 'password' || s.format === 'password') return 'Correct-Horse-42';
+      // The document gives no password: none is sent (a step that needs one gives it).
+      if (field === 'password' || s.format === 'password') return undefined;
       if (s.format === 'email') return 'user@example.com';
       // A time a request may name (an expiry): a week ahead, in the RFC 3339 form Go's time.Time reads.
       if (s.format === 'date-time') return new Date(Date.now() + 7 * 24 * 3600 * 1000).toISOString();

@@ -4,6 +4,7 @@ import { lazy, Suspense, useEffect, useState } from 'react';
 import { useTranslation } from 'react-i18next';
 import { Outlet, useLocation, useSearchParams } from 'react-router';
 import { useProjects } from '../api/session';
+import { MyInvitesDialog } from '../features/team/MyInvitesDialog';
 import { DrawerContent } from './DrawerContent';
 import { LiveStatusBanner } from './LiveStatusBanner';
 import { Spinner } from './states';
@@ -13,7 +14,10 @@ const TaskLogDialog = lazy(loadTaskLogDialog);
 
 export const DRAWER_WIDTH = 260;
 
-/** The app shell: the left drawer only under /project/ (temporary below 960 px), the page, the task dialog. */
+/**
+ * The app shell: the left drawer only under /project/ (temporary below 960 px), the page, the task dialog, and the
+ * signed-in user's invites waiting for an answer.
+ */
 export function Shell() {
   const { t } = useTranslation();
   const location = useLocation();
@@ -85,6 +89,7 @@ export function Shell() {
           <TaskLogDialog taskId={taskId} projectId={projectId} />
         </Suspense>
       )}
+      <MyInvitesDialog />
     </Box>
   );
 }

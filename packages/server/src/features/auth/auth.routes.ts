@@ -35,9 +35,12 @@ export function loginOptions(deps: Pick<Deps, 'config'>): LoginOptions {
   };
 }
 
-/** The local user whose own password this is; null otherwise (an unknown login is checked against a decoy hash). */
+/**
+ * The local user whose own password this is; null otherwise. An unknown login, and a user without a password
+ * (created without one), are checked against a decoy hash: the answer takes as long, and is a refusal.
+ */
 async function passwordSignIn(password: string, user: UserRow | undefined): Promise<UserRow | null> {
-  const local = user && user.external !== 1 ? user : undefined;
+  const local = user && user.external !== 1 && user.password !== '' ? user : undefined;
   const ok = await passwordMatches(password, local ? local.password : await decoyHash());
   return local && ok ? local : null;
 }

@@ -29,40 +29,42 @@ export async function createToken(db: Db, userId: number, name: string, expiresI
   return { token, info: toToken(row) };
 }
 
-export function toToken(row: {
-  id: string;
-  name: string;
-  created: string;
-  expires: string | null;
-  expired: number;
-  user_id: number;
-}): ApiToken {
+/** A token as the API lists it: `expired` once revoked or once its expiry time has passed (as at `at`). */
+export function toToken(
+  row: {
+    id: string;
+    name: string;
+    created: string;
+    expires: string | null;
+    expired: number;
+    user_id: number;
+  },
+  at = now(),
+): ApiToken {
   return {
     id: row.id,
     name: row.name,
     created: row.created,
     expires: row.expires,
-    expired: toBool(row.expired),
+    expired: toBool(row.expired) || (row.expires !== null && row.expires <= at),
     user_id: row.user_id,
   };
 }
 
-/** Lists the user's live tokens, first deleting the ones whose time has passed so they do not pile up. */
+/**
+ * Lists the user's tokens, newest first. As in Semaphore, a token that no longer works stays listed with
+ * `expired: true` (its owner sees it ran out, and deletes it to remove it from the list).
+ */
 export async function listTokens(db: Db, userId: number) {
-  await db
-    .deleteFrom('api_token')
-    .where('user_id', '=', userId)
-    .where('expires', 'is not', null)
-    .where('expires', '<=', now())
-    .execute();
   const rows = await db
     .selectFrom('api_token')
     .select(['id', 'name', 'created', 'expires', 'expired', 'user_id'])
     .where('user_id', '=', userId)
-    .where('expired', '=', 0)
     .orderBy('created', 'desc')
+    .orderBy('id')
     .execute();
-  return rows.map(toToken);
+  const at = now();
+  return rows.map((row) => toToken(row, at));
 }
 
 /**

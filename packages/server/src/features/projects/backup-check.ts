@@ -181,6 +181,8 @@ export type PlannedTemplate = Omit<
   | 'repository_id'
   | 'environment_id'
   | 'vault_key_id'
+  | 'vault_name'
+  | 'vault_script'
   | 'view_id'
   | 'build_template_id'
   | 'survey_vars'
@@ -195,6 +197,9 @@ export type PlannedTemplate = Omit<
   repository: string | null;
   environment: string;
   vault_key: string | null;
+  /** The vault's name and, for a script vault, its script (as the template API stores them). */
+  vault_name: string | null;
+  vault_script: string | null;
   view: string | null;
   build_template: string | null;
   /** Survey variables and task params as the backup wrote them (checked; the API reads them with defaults). */
@@ -320,6 +325,41 @@ function planKeys(b: ProjectBackupInput): PlannedKey[] {
 /**
  * Checks the whole backup and turns it into a restore plan. Nothing is written for a backup that fails here.
  */
+/**
+ * A template's vault in a backup: the deprecated `vault_key`, or the one entry of the `vaults` list of newer
+ * versions with its name (a password vault by its key, a script vault by its script). A password vault without a
+ * key is no vault; two different vaults are refused, since a template keeps one.
+ */
+function planVault(
+  t: ProjectBackupInput['templates'][number],
+  at: string,
+  keyNames: Set<string>,
+): { name: string | null; key: string | null; script: string } | null {
+  const found: { name: string | null; key: string | null; script: string }[] = [];
+  if (t.vault_key) {
+    assertRef(`${at}.vault_key`, 'key', 'keys', keyNames, t.vault_key);
+    found.push({ name: null, key: t.vault_key, script: '' });
+  }
+  t.vaults.forEach((v, k) => {
+    const where = `${at}.vaults[${k}]`;
+    const name = v.name ?? null;
+    if (v.type === 'script') {
+      const script = v.script ?? '';
+      if (!script) throw invalid(`${where}.script`, 'Vault script is required');
+      found.push({ name, key: null, script });
+      return;
+    }
+    if (!v.vault_key) return;
+    assertRef(`${where}.vault_key`, 'key', 'keys', keyNames, v.vault_key);
+    // The deprecated field beside the list names the same vault: the list's entry (with its name) is the one.
+    const same = found.findIndex((f) => f.key === v.vault_key && f.name === null);
+    if (same >= 0) found.splice(same, 1);
+    found.push({ name, key: v.vault_key, script: '' });
+  });
+  if (found.length > 1) throw invalid(`${at}.vaults`, 'a template holds one vault here, not several');
+  return found[0] ?? null;
+}
+
 export function planRestore(b: ProjectBackupInput): RestorePlan {
   for (const [kind, what] of Object.entries(unsupportedKinds)) {
     const list = (b as Record<string, unknown>)[kind];
@@ -432,22 +472,7 @@ export function planRestore(b: ProjectBackupInput): RestorePlan {
     assertRef(`${at}.view`, 'view', 'views', viewNames, view);
     assertRef(`${at}.build_template`, 'template', 'templates', templateNames, t.build_template);
 
-    // One vault password per template: the deprecated `vault_key` or the `vaults` list of newer versions.
-    const vaultKeys = new Set<string>();
-    if (t.vault_key) {
-      assertRef(`${at}.vault_key`, 'key', 'keys', keyNames, t.vault_key);
-      vaultKeys.add(t.vault_key);
-    }
-    t.vaults.forEach((v, k) => {
-      const where = `${at}.vaults[${k}]`;
-      if (v.type === 'script')
-        throw invalid(where, 'script vaults cannot be restored here; only a vault password key');
-      if (!v.vault_key) return;
-      assertRef(`${where}.vault_key`, 'key', 'keys', keyNames, v.vault_key);
-      vaultKeys.add(v.vault_key);
-      if (vaultKeys.size > 1) throw invalid(where, 'a template holds one vault password here, not several');
-    });
-    const [vault_key = null] = [...vaultKeys];
+    const vault = planVault(t, at, keyNames);
 
     const input = checkAs(
       templateInput,
@@ -473,6 +498,14 @@ export function planRestore(b: ProjectBackupInput): RestorePlan {
         survey_vars: t.survey_vars,
         task_params: t.task_params,
         runner_tag: t.runner_tag,
+        // The vault's name and script are checked as the template API checks them.
+        vaults: vault
+          ? [
+              vault.script
+                ? { name: vault.name, type: 'script', script: vault.script }
+                : { name: vault.name, type: 'password', vault_key_id: REF },
+            ]
+          : [],
       },
       at,
     );
@@ -502,7 +535,9 @@ export function planRestore(b: ProjectBackupInput): RestorePlan {
       inventory: t.inventory,
       repository: t.repository,
       environment,
-      vault_key,
+      vault_key: vault?.key ?? null,
+      vault_name: input.vault_name,
+      vault_script: input.vault_script,
       view,
       // As the template API stores them: only a deploy follows a build, only a build has a start version.
       build_template: input.type === 'deploy' ? t.build_template : null,

@@ -1,4 +1,4 @@
-import type { ProjectBackup } from '@signalbox/contracts';
+import { type ProjectBackup, templateVaultsOf } from '@signalbox/contracts';
 import type { Db } from '../../db';
 import { parseJson, toBool } from '../../db/values';
 import { randomAlnum } from '../../lib/crypto';
@@ -141,6 +141,12 @@ export async function readBackup(db: Db, projectId: number): Promise<ProjectBack
       view: nameOf(viewNames, t.view_id),
       build_template: nameOf(templateNames, t.build_template_id),
       vault_key: nameOf(keyNames, t.vault_key_id),
+      vaults: templateVaultsOf(t).map((v) => ({
+        name: v.name,
+        type: v.type,
+        vault_key: nameOf(keyNames, v.vault_key_id),
+        script: v.script || null,
+      })),
       start_version: t.start_version,
       autorun: toBool(t.autorun),
       suppress_success_alerts: toBool(t.suppress_success_alerts),

@@ -208,6 +208,8 @@ async function readProject(h: Harness, projectId: number) {
       repository: repository(t.repository_id),
       environment: environment(t.environment_id),
       vault_key: key(t.vault_key_id),
+      vault_name: t.vault_name,
+      vault_script: t.vault_script,
       view: view(t.view_id),
       build_template: template(t.build_template_id),
       start_version: t.start_version,
@@ -480,6 +482,8 @@ esac
         arguments: '[]',
         inventory: null,
         vault_key: null,
+        vault_name: null,
+        vault_script: null,
         view: null,
         build_template: null,
         start_version: null,
@@ -504,6 +508,8 @@ esac
           repository: 'Playbooks',
           environment: 'Production',
           vault_key: 'Vault password',
+          // The vault keeps the name the backup gave it (Ansible gets `--vault-id prod@…`).
+          vault_name: 'prod',
           view: 'Deploy',
           allow_parallel_tasks: true,
           survey_vars: fixtureTemplate('Site').survey_vars,
@@ -1534,11 +1540,18 @@ esac
         'Invalid backup: inventories[1].inventory: Inventory must be valid YAML',
       ],
       [
-        'a script vault',
+        'a script vault leaving the repository',
         (b) => {
-          b.templates[0]!.vaults = [{ type: 'script', script: 'vault.sh' }];
+          b.templates[0]!.vaults = [{ type: 'script', script: '../vault.sh' }];
         },
-        'Invalid backup: templates[0].vaults[0]: script vaults cannot be restored here',
+        'Invalid backup: templates[0].vaults[0].script: Vault script must not leave the repository with ".."',
+      ],
+      [
+        'a vault name Ansible would cut at "@"',
+        (b) => {
+          b.templates[0]!.vaults = [{ name: 'me@prod', type: 'password', vault_key: 'Vault password' }];
+        },
+        'Invalid backup: templates[0].vaults[0].name: Vault name must not contain "@" or control characters',
       ],
       [
         'two vault passwords',
@@ -1548,7 +1561,7 @@ esac
             { type: 'password', vault_key: 'Become root' },
           ];
         },
-        'Invalid backup: templates[0].vaults[1]: a template holds one vault password here, not several',
+        'Invalid backup: templates[0].vaults: a template holds one vault here, not several',
       ],
       [
         'a run-once schedule without a time zone',
@@ -1667,6 +1680,34 @@ esac
       // The same backup restores once the database takes it.
       const res = await restore(fixture('semaphore-2.17-full.json'));
       expect(res.statusCode, res.body).toBe(200);
+    });
+
+    it('restores a vault password script for an administrator only, with its name', async () => {
+      const backup = fixture('semaphore-2.17-full.json');
+      backup.templates[0]!.vaults = [{ name: 'prod', type: 'script', script: 'scripts/vault-client.py' }];
+      const before = await counts(h);
+      const refused = await restore(backup);
+      expect(refused.statusCode, refused.body).toBe(403);
+      expect(refused.json().error).toBe(
+        'Only administrators can set or change a vault password script: it runs on the machine that runs the task (template "Site")',
+      );
+      expect(await counts(h)).toEqual(before);
+      const admin = await h.userClient({ admin: true });
+      const restored = await admin.post('/api/projects/restore', backup);
+      expect(restored.statusCode, restored.body).toBe(200);
+      const base = `/api/project/${restored.json().id}`;
+      const site = (await admin.get(`${base}/templates`))
+        .json()
+        .find((t: { name: string }) => t.name === 'Site');
+      expect(site).toMatchObject({
+        vault_key_id: null,
+        vaults: [{ name: 'prod', type: 'script', vault_key_id: null, script: 'scripts/vault-client.py' }],
+      });
+      // The project's own backup writes the vault back as Semaphore does.
+      const again = (await admin.get(`${base}/backup`)).json();
+      expect(again.templates.find((t: { name: string }) => t.name === 'Site').vaults).toEqual([
+        { name: 'prod', type: 'script', vault_key: null, script: 'scripts/vault-client.py' },
+      ]);
     });
   });
 });

@@ -1,4 +1,4 @@
-import type { Project } from '@signalbox/contracts';
+import { type Project, vaultMessages } from '@signalbox/contracts';
 import type { InsertObject } from 'kysely';
 import { namedKind, recordProjectEvent } from '../../audit/audit.store';
 import type { Database, Db } from '../../db';
@@ -168,6 +168,8 @@ async function writePlan(
       repository_id: optionalIdOf('repository', t.repository),
       environment_id: idOf('environment', t.environment),
       vault_key_id: optionalIdOf('key', t.vault_key),
+      vault_name: t.vault_name,
+      vault_script: t.vault_script,
       view_id: optionalIdOf('view', t.view),
       build_template_id: null,
       start_version: t.start_version,
@@ -256,6 +258,10 @@ export async function restoreProject(
 ): Promise<Project> {
   if (!canCreateProject(deps, user)) throw forbidden('You are not allowed to create projects');
   const plan = checkBackup(body);
+  // As in the template API: only an administrator may set a vault password script.
+  const scripted = plan.templates.find((t) => t.vault_script);
+  if (scripted && user.admin !== 1)
+    throw forbidden(`${vaultMessages.scriptAdminOnly} (template ${JSON.stringify(scripted.name)})`);
 
   const projectId = await deps.db.transaction().execute(async (trx) => {
     const id = await writePlan(trx, deps, plan, user.id);

@@ -127,7 +127,7 @@ const COMMA = Buffer.from(',');
 const CLOSE = Buffer.from(']');
 
 export type OutputPage = {
-  /** The page as a JSON array of {id, task_id, time, output, line} (UTF-8). */
+  /** The page as a JSON array of {id, task_id, time, output, task, line} (UTF-8). */
   json: Buffer;
   /** The id of the page's last line (the cursor for the next page). */
   lastId: number | undefined;
@@ -166,8 +166,13 @@ export async function readOutputPage(
         break;
       }
     }
-    const rows: (OutputLine & { line?: number })[] = take === batch.length ? batch : batch.slice(0, take);
-    for (const row of rows) row.line = ++line;
+    const rows: (OutputLine & { task?: ''; line?: number })[] =
+      take === batch.length ? batch : batch.slice(0, take);
+    for (const row of rows) {
+      // Semaphore's output rows carry an (always empty) `task` field; its clients may read it.
+      row.task = '';
+      row.line = ++line;
+    }
     if (count > 0) parts.push(COMMA);
     const json = Buffer.from(JSON.stringify(rows));
     parts.push(json.subarray(1, json.length - 1));

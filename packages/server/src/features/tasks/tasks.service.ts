@@ -1,4 +1,4 @@
-import { isFinished, type TaskStatus, type TaskView } from '@signalbox/contracts';
+import { isFinished, legacyLimitOf, type TaskStatus, type TaskView } from '@signalbox/contracts';
 import { recordEvent } from '../../audit/audit.store';
 import { untilDbAnswers } from '../../db/retry';
 import { fromBool, now, parseJson, toBool } from '../../db/values';
@@ -25,6 +25,7 @@ import { guardTaskInput } from './task-input-guard';
 export type TaskServiceDeps = Pick<Deps, 'db' | 'dialect' | 'box' | 'config' | 'tasks'>;
 
 export function toTaskView(t: TaskRow, statusDetail: string | null): TaskView {
+  const params = parseJson<Record<string, unknown>>(t.params, {});
   return {
     id: t.id,
     template_id: t.template_id,
@@ -47,10 +48,13 @@ export function toTaskView(t: TaskRow, statusDetail: string | null): TaskView {
     arguments: t.arguments,
     git_branch: t.git_branch,
     inventory_id: t.inventory_id,
-    params: parseJson<Record<string, unknown>>(t.params, {}),
+    params,
     debug: toBool(t.debug),
     dry_run: toBool(t.dry_run),
     diff: toBool(t.diff),
+    limit: legacyLimitOf(params),
+    // Secret survey values reach the run only: never an answer (the stored, sealed column is not read here).
+    secret: '',
   };
 }
 

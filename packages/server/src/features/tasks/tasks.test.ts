@@ -186,13 +186,13 @@ describe.each(testDialects())('task API on $name', (dialect) => {
       build_task: null,
     });
     expect(list[0]).toHaveProperty('user_name');
-    expect(list[0]).not.toHaveProperty('secret');
+    expect(list[0].secret).toBe('');
     expect(list[0].id).toBeGreaterThan(list[1].id);
     // The single task carries the same template and user fields.
     const one = (await members.guest.get(p(`/tasks/${list[0].id}`))).json();
     expect(one).toMatchObject({ id: list[0].id, tpl_alias: 'Deploy app', tpl_app: 'bash', build_task: null });
     expect(one.user_name).toBe(list[0].user_name);
-    expect(one).not.toHaveProperty('secret');
+    expect(one.secret).toBe('');
     const tooMany = await members.guest.get(p('/tasks/last?limit=5000'));
     expect(tooMany.statusCode).toBe(400);
     const byStatus = (await members.guest.get(p(`/templates/${tpl}/tasks?status=success`))).json();
@@ -201,6 +201,47 @@ describe.each(testDialects())('task API on $name', (dialect) => {
     const badStatus = await members.guest.get(p(`/templates/${tpl}/tasks?status=bogus`));
     expect(badStatus.statusCode).toBe(400);
     expect(badStatus.json().error).toBe('Unknown status');
+  });
+
+  it("answers Semaphore's fields: a task's limit and empty secret, an output row's task, a template's count", async () => {
+    const secret = 'survey-s3cret-value';
+    const res = await members.owner.post(p('/tasks'), {
+      template_id: tpl,
+      limit: 'web1, web2',
+      secret: JSON.stringify({ password: secret }),
+    });
+    expect(res.statusCode, res.body).toBe(201);
+    const id = res.json().id as number;
+    // The legacy limit text reads back as the hosts it was split into; the secret is never answered.
+    expect(res.json()).toMatchObject({ limit: 'web1,web2', secret: '', params: { limit: ['web1', 'web2'] } });
+    await waitForStatus(h.deps, id, ['success']);
+    for (const url of [p(`/tasks/${id}`), p('/tasks'), p('/tasks/last'), p(`/templates/${tpl}/tasks`)]) {
+      const body = (await members.guest.get(url)).body;
+      expect(body, url).not.toContain(secret);
+      const task = [JSON.parse(body)].flat().find((t: { id: number }) => t.id === id);
+      expect(task, url).toMatchObject({ limit: 'web1,web2', secret: '' });
+    }
+    const seeded = (await members.guest.get(p(`/tasks/${finishedTask}`))).json();
+    expect(seeded).toMatchObject({ limit: '', secret: '' });
+    const output = (await members.guest.get(p(`/tasks/${finishedTask}/output`))).json();
+    expect(output.length).toBeGreaterThan(0);
+    for (const row of output) expect(row).toMatchObject({ task_id: finishedTask, task: '' });
+    // A template counts its tasks (as Semaphore's `tasks`), in the list and alone.
+    const count = Number(
+      (
+        await h.deps.db
+          .selectFrom('task')
+          .select((eb) => eb.fn.countAll().as('n'))
+          .where('template_id', '=', tpl)
+          .executeTakeFirst()
+      )?.n,
+    );
+    expect(count).toBeGreaterThan(1);
+    const template = (await members.guest.get(p(`/templates/${tpl}`))).json();
+    expect(template.tasks).toBe(count);
+    expect(template.last_task).toMatchObject({ id, limit: 'web1,web2', secret: '' });
+    const listed = (await members.guest.get(p('/templates'))).json();
+    expect(listed.find((t: { id: number }) => t.id === tpl)?.tasks).toBe(count);
   });
 
   it('answers 404 for unknown ids and ids of another project', async () => {

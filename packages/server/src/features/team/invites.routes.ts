@@ -43,7 +43,7 @@ export function invitesRoutes(app: FastifyInstance, deps: Deps) {
       '/invites',
       { ...manageUsers, schema: { body: projectInviteInput, response: { 201: projectInviteCreatedSchema } } },
       async (request, reply) => {
-        const invite = await createInvite(deps, currentUser(request), request.project.id, request.body);
+        const invite = await createInvite(deps, currentUser(request), request.project, request.body);
         return reply.status(201).send(invite);
       },
     );

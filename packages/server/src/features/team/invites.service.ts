@@ -2,6 +2,7 @@ import {
   INVITE_DEFAULT_DAYS,
   INVITE_MAX_DAYS,
   type InviteListQuery,
+  messages,
   type ProjectInvite,
   type ProjectInviteInput,
 } from '@signalbox/contracts';
@@ -12,11 +13,14 @@ import type { Deps } from '../../deps';
 import { randomToken, sha256 } from '../../lib/crypto';
 import { AppError, badRequest, conflict, forbidden, notFound } from '../../lib/errors';
 import { findUserById, findUserByLogin, type UserRow } from '../users/users.store';
+import { sendInviteMail } from './invite-mail';
 import {
   answerInvite,
+  bindInvite,
   deleteInvite,
   findInviteRow,
   findInviteRowByToken,
+  findOpenEmailInvite,
   findOpenInvite,
   type InviteRow,
   insertInvite,
@@ -51,12 +55,20 @@ export async function getInvite(deps: Pick<Deps, 'db'>, projectId: number, invit
   return toInvite(deps.db, row);
 }
 
-/** The user an invite names: by id, e-mail address or username (the contract lets exactly one through). */
-async function invitedUser(deps: Pick<Deps, 'db'>, input: ProjectInviteInput) {
+const EMAIL = /^[^\s@]+@[^\s@]+$/;
+
+/**
+ * Whom an invite names: a user by id, e-mail address or username (the contract lets exactly one through), or an
+ * e-mail address nobody has an account for, which is invited as it is.
+ */
+async function invitee(
+  deps: Pick<Deps, 'db'>,
+  input: ProjectInviteInput,
+): Promise<{ user: UserRow } | { email: string }> {
   if (input.user_id != null) {
     const user = await findUserById(deps.db, input.user_id);
     if (!user) throw badRequest(`User ${input.user_id} does not exist`, { user_id: 'User not found' });
-    return user;
+    return { user };
   }
   const login = input.email ?? input.username ?? '';
   const field = input.email ? 'email' : 'username';
@@ -64,11 +76,11 @@ async function invitedUser(deps: Pick<Deps, 'db'>, input: ProjectInviteInput) {
   // A login matches a username or an e-mail address; the field named must match its own kind.
   const matches =
     user && (field === 'email' ? user.email : user.username).toLowerCase() === login.toLowerCase();
-  if (!user || !matches)
-    throw badRequest(`No user has the ${field === 'email' ? 'e-mail address' : 'username'} ${login}`, {
-      [field]: 'User not found',
-    });
-  return user;
+  if (user && matches) return { user };
+  if (field === 'username')
+    throw badRequest(`No user has the username ${login}`, { username: 'User not found' });
+  if (!EMAIL.test(login)) throw badRequest(messages.invalidEmail, { email: messages.invalidEmail });
+  return { email: login };
 }
 
 /** When a new invite expires: the time asked for (in the future, within INVITE_MAX_DAYS), else in a week. */
@@ -85,43 +97,61 @@ function expiryOf(input: ProjectInviteInput, at: Date) {
 }
 
 /**
- * POST project/{id}/invites: invites an existing user who is not a member and has no open invite into the project.
- * The token is returned this once; only its hash is stored.
+ * POST project/{id}/invites: invites a user who is not a member and has no open invite into the project, or an
+ * e-mail address nobody has an account for (without an open invite either), which is e-mailed the invite. The
+ * token is returned this once; only its hash is stored.
  */
 export async function createInvite(
-  deps: Pick<Deps, 'db' | 'dialect'>,
+  deps: Pick<Deps, 'db' | 'dialect' | 'config' | 'log'>,
   actor: UserRow,
-  projectId: number,
+  project: { id: number; name: string },
   input: ProjectInviteInput,
 ) {
-  const user = await invitedUser(deps, input);
-  if (await findMember(deps.db, projectId, user.id))
-    throw conflict(`User ${user.username} is already a member of this project`);
-  if (await findOpenInvite(deps.db, projectId, user.id))
-    throw conflict(`User ${user.username} already has a pending invite to this project`);
+  const projectId = project.id;
+  const who = await invitee(deps, input);
+  if ('user' in who) {
+    if (await findMember(deps.db, projectId, who.user.id))
+      throw conflict(`User ${who.user.username} is already a member of this project`);
+    if (await findOpenInvite(deps.db, projectId, who.user.id))
+      throw conflict(`User ${who.user.username} already has a pending invite to this project`);
+  } else if (await findOpenEmailInvite(deps.db, projectId, who.email))
+    throw conflict(`${who.email} already has a pending invite to this project`);
   const at = new Date();
   const token = randomToken(32);
+  const expires = expiryOf(input, at);
+  const name = 'user' in who ? who.user.username : who.email;
   const id = await transaction(deps.db, async (trx) => {
     const inviteId = await insertInvite(trx, deps.dialect, {
       project_id: projectId,
-      user_id: user.id,
-      email: user.email,
+      user_id: 'user' in who ? who.user.id : null,
+      email: 'user' in who ? who.user.email : who.email,
       role: input.role,
       token_hash: sha256(token),
       inviter_user_id: actor.id,
       created: at.toISOString(),
-      expires_at: expiryOf(input, at),
+      expires_at: expires,
     });
-    const description = `User ${user.username} invited to the team as ${input.role}`;
+    const description = `${'user' in who ? `User ${name}` : name} invited to the team as ${input.role}`;
     await recordProjectEvent(trx, actor, projectId, 'invite', inviteId, description, {
       kind: 'invite.sent',
-      params: { name: user.username, role: input.role },
+      params: { name, role: input.role },
     });
     return inviteId;
   });
   const row = await findInviteRow(deps.db, id);
   if (!row) throw notFound('Invite');
-  return { ...(await toInvite(deps.db, row)), token };
+  const invite = { ...(await toInvite(deps.db, row)), token };
+  if ('user' in who) return invite;
+  // Nobody can see it in the console yet: the address is told by e-mail.
+  const mail_status = await sendInviteMail(deps, {
+    to: who.email,
+    projectName: project.name,
+    role: input.role,
+    inviter: actor.name || actor.username,
+    token,
+    expiresAt: expires,
+  });
+  return { ...invite, mail_status };
 }
 
 /** DELETE project/{id}/invites/{invite_id}: withdraws an invite (an answered one is removed from the list). */
@@ -136,10 +166,11 @@ export async function withdrawInvite(
   await transaction(deps.db, async (trx) => {
     await deleteInvite(trx, row.id);
     const invite = await toInvite(trx, row);
-    const description = `Invite of user ${invite.user.username || invite.email} withdrawn`;
+    const name = invite.user?.username || invite.email;
+    const description = `Invite of ${invite.user?.username ? `user ${name}` : name} withdrawn`;
     await recordProjectEvent(trx, actor, projectId, 'invite', row.id, description, {
       kind: 'invite.withdrawn',
-      params: { name: invite.user.username || invite.email },
+      params: { name },
     });
   });
 }
@@ -201,7 +232,11 @@ export async function answerOwnInvite(
   await answer(deps, actor, row, status);
 }
 
-/** POST /api/invites/accept|decline with the invite's token: the token must be the caller's own invite's. */
+/**
+ * POST /api/invites/accept|decline with the invite's token: the token must be the caller's own invite's. An invite of
+ * an e-mail address (no account had it) is the caller's when their account has that address, as in Semaphore: the
+ * answer makes it theirs.
+ */
 export async function answerInviteByToken(
   deps: Pick<Deps, 'db' | 'bus'>,
   actor: UserRow,
@@ -210,6 +245,11 @@ export async function answerInviteByToken(
 ) {
   const row = await findInviteRowByToken(deps.db, sha256(token));
   if (!row) throw notFound('Invite');
-  if (row.user_id !== actor.id) throw forbidden('This invite is for another user');
+  if (row.user_id == null) {
+    if (row.email.trim().toLowerCase() !== actor.email.trim().toLowerCase())
+      throw forbidden('This invite is for another e-mail address');
+    mustBeOpen(row);
+    await bindInvite(deps.db, row.id, actor.id);
+  } else if (row.user_id !== actor.id) throw forbidden('This invite is for another user');
   await answer(deps, actor, row, status);
 }

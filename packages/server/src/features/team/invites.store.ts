@@ -33,24 +33,30 @@ async function usersOf(db: Db, rows: InviteRow[]) {
   return users;
 }
 
-/** An invite as the API shows it, with the users it names. */
+/**
+ * An invite as the API shows it, with the users it names. An invite of an address nobody has an account for has
+ * no user_id and no user, as Semaphore leaves them out.
+ */
 function view(r: InviteRow, users: Map<number, Named>, at: Date): ProjectInvite {
-  const user = users.get(r.user_id);
+  const user = r.user_id == null ? undefined : users.get(r.user_id);
   const inviter = r.inviter_user_id == null ? undefined : users.get(r.inviter_user_id);
   return {
     id: r.id,
     project_id: r.project_id,
-    user_id: r.user_id,
+    ...(r.user_id == null ? {} : { user_id: r.user_id }),
     email: r.email,
     role: r.role as ProjectRole,
     status: inviteStatus(r, at),
     inviter_user_id: inviter ? inviter.id : null,
     created: r.created,
     expires_at: r.expires_at,
-    accepted_at: r.accepted_at,
+    // Semaphore leaves the field out until the invite is accepted (its clients test for presence).
+    ...(r.accepted_at ? { accepted_at: r.accepted_at } : {}),
     inviter_user: inviter ? named(inviter) : null,
     // Invites of a deleted user are deleted with the user: the fallback only covers a read racing it.
-    user: user ? named(user) : { id: r.user_id, name: '', username: '', email: r.email },
+    ...(r.user_id == null
+      ? {}
+      : { user: user ? named(user) : { id: r.user_id, name: '', username: '', email: r.email } }),
   };
 }
 
@@ -109,6 +115,46 @@ export async function listPendingInvitesOf(db: Db, userId: number) {
   );
   const invites = await withUsers(db, live);
   return invites.map((invite) => ({ ...invite, project_name: projects.get(invite.project_id) ?? '' }));
+}
+
+/** A pending invite of an e-mail address (nobody's account yet) into the project that has not expired, if any. */
+export async function findOpenEmailInvite(db: Db, projectId: number, email: string) {
+  const rows = await db
+    .selectFrom('project_invite')
+    .selectAll()
+    .where('project_id', '=', projectId)
+    .where('user_id', 'is', null)
+    .where((eb) => eb(eb.fn('lower', ['email']), '=', email.trim().toLowerCase()))
+    .where('status', '=', 'pending')
+    .execute();
+  return rows.find((r) => inviteStatus(r) === 'pending');
+}
+
+/**
+ * Gives the invites of an e-mail address that had no account to the account now created with it: they become
+ * its own, listed among its invites to answer (GET /api/user/invites). Only the address an account is created with
+ * counts (by an administrator, the command line, LDAP or OIDC), never one a user later gives themselves.
+ */
+export async function claimEmailInvites(db: Db, userId: number, email: string): Promise<number> {
+  const address = email.trim().toLowerCase();
+  if (!address) return 0;
+  const result = await db
+    .updateTable('project_invite')
+    .set({ user_id: userId })
+    .where('user_id', 'is', null)
+    .where((eb) => eb(eb.fn('lower', ['email']), '=', address))
+    .executeTakeFirst();
+  return Number(result.numUpdatedRows);
+}
+
+/** Makes an invite of an address the given user's (answering it with the token, as that address's account). */
+export async function bindInvite(db: Db, inviteId: number, userId: number) {
+  await db
+    .updateTable('project_invite')
+    .set({ user_id: userId })
+    .where('id', '=', inviteId)
+    .where('user_id', 'is', null)
+    .execute();
 }
 
 /** A pending invite of the user into the project that has not expired, if any. */

@@ -6,12 +6,14 @@ import {
   type Template,
   type TemplateInput,
   templateTaskParamsSchema,
+  templateVaultsOf,
+  vaultMessages,
 } from '@signalbox/contracts';
 import { namedKind, recordProjectEvent } from '../../audit/audit.store';
 import type { Db } from '../../db';
 import { fromBool, parseJson, toBool } from '../../db/values';
 import type { Deps } from '../../deps';
-import { badRequest, found, notFound } from '../../lib/errors';
+import { AppError, badRequest, found, notFound } from '../../lib/errors';
 import { assertInProject, assertUnused } from '../refs/refs.store';
 import { assertCron, assertSameProject, refreshScheduler } from '../schedules/schedules.service';
 import { commitCheckSchedules, commitCheckSchedulesOf } from '../schedules/schedules.store';
@@ -25,11 +27,13 @@ import {
   listTemplateRows,
   namesById,
   type TemplateRow,
+  taskCounts,
   unfinishedTaskIds,
   updateTemplate,
 } from './templates.store';
 
-type Actor = { id: number };
+/** Who saves a template: their id, and whether they are an administrator (for vault scripts). */
+type Actor = { id: number; admin?: number };
 
 const isRecord = (v: unknown): v is Record<string, unknown> =>
   v !== null && typeof v === 'object' && !Array.isArray(v);
@@ -84,7 +88,12 @@ function taskParamsOf(stored: unknown): Template['task_params'] {
   return templateTaskParamsSchema.parse(Object.fromEntries(fitting));
 }
 
-function toTemplate(row: TemplateRow, commitCheck: CommitCheck, last: Template['last_task']): Template {
+function toTemplate(
+  row: TemplateRow,
+  commitCheck: CommitCheck,
+  last: Template['last_task'],
+  tasks: number,
+): Template {
   return {
     id: row.id,
     project_id: row.project_id,
@@ -97,9 +106,7 @@ function toTemplate(row: TemplateRow, commitCheck: CommitCheck, last: Template['
     repository_id: row.repository_id,
     environment_id: row.environment_id,
     vault_key_id: row.vault_key_id,
-    vaults: row.vault_key_id
-      ? [{ name: 'default', type: 'password', vault_key_id: row.vault_key_id, script: '' }]
-      : [],
+    vaults: templateVaultsOf(row),
     view_id: row.view_id,
     runner_tag: row.runner_tag ?? null,
     build_template_id: row.build_template_id,
@@ -116,6 +123,7 @@ function toTemplate(row: TemplateRow, commitCheck: CommitCheck, last: Template['
     ...commitCheck,
     last_task_id: last?.id ?? null,
     last_task: last,
+    tasks,
   };
 }
 
@@ -123,8 +131,12 @@ function toTemplate(row: TemplateRow, commitCheck: CommitCheck, last: Template['
 export async function findTemplate(db: Db, projectId: number, id: number): Promise<Template | undefined> {
   const row = await findTemplateRow(db, projectId, id);
   if (!row) return undefined;
-  const [schedules, last] = await Promise.all([commitCheckSchedules(db, id), lastTasks(db, projectId, [id])]);
-  return toTemplate(row, commitCheckOf(schedules), last.get(id) ?? null);
+  const [schedules, last, counts] = await Promise.all([
+    commitCheckSchedules(db, id),
+    lastTasks(db, projectId, [id]),
+    taskCounts(db, projectId, [id]),
+  ]);
+  return toTemplate(row, commitCheckOf(schedules), last.get(id) ?? null, counts.get(id) ?? 0);
 }
 
 /** The parsed template (used by the task engine); 404 "Template not found" when it is not in the project. */
@@ -152,18 +164,21 @@ export async function listTemplates(
   opts: TemplateSort & { viewId?: number } = {},
 ): Promise<Template[]> {
   const rows = await listTemplateRows(db, projectId, opts.viewId);
-  const [schedules, last] = await Promise.all([
+  const ids = rows.map((r) => r.id);
+  const [schedules, last, counts] = await Promise.all([
     commitCheckSchedulesOf(db, projectId),
-    lastTasks(
-      db,
-      projectId,
-      rows.map((r) => r.id),
-    ),
+    lastTasks(db, projectId, ids),
+    taskCounts(db, projectId, ids),
   ]);
   const byTemplate = new Map<number, ScheduleLike[]>();
   for (const s of schedules) byTemplate.set(s.template_id, [...(byTemplate.get(s.template_id) ?? []), s]);
   const list = rows.map((row) =>
-    toTemplate(row, commitCheckOf(byTemplate.get(row.id) ?? []), last.get(row.id) ?? null),
+    toTemplate(
+      row,
+      commitCheckOf(byTemplate.get(row.id) ?? []),
+      last.get(row.id) ?? null,
+      counts.get(row.id) ?? 0,
+    ),
   );
   return sortTemplates(db, projectId, list, opts);
 }
@@ -245,6 +260,8 @@ function columns(input: TemplateInput) {
     repository_id: input.repository_id,
     environment_id: input.environment_id,
     vault_key_id: input.vault_key_id,
+    vault_name: input.vault_name,
+    vault_script: input.vault_script,
     view_id: input.view_id,
     // Only deploy templates follow a build; a build keeps its start version.
     build_template_id: input.type === 'deploy' ? input.build_template_id : null,
@@ -269,6 +286,7 @@ export async function createTemplate(
   input: TemplateInput,
 ) {
   await checkReferences(deps, projectId, input);
+  assertMaySetVaultScript(user, null, input);
   const id = await insertTemplate(deps.db, deps.dialect, { project_id: projectId, ...columns(input) });
   await recordProjectEvent(
     deps.db,
@@ -290,8 +308,9 @@ export async function changeTemplate(
   id: number,
   input: TemplateInput,
 ) {
-  await getTemplate(deps.db, projectId, id);
+  const current = found(await findTemplateRow(deps.db, projectId, id), 'Template');
   await checkReferences(deps, projectId, input, id);
+  assertMaySetVaultScript(user, current.vault_script, input);
   if (input.type !== 'build') await assertNotBuildOfOthers(deps, projectId, id);
   await updateTemplate(deps.db, id, columns(input));
   await recordProjectEvent(
@@ -304,6 +323,18 @@ export async function changeTemplate(
     namedKind('template', 'updated', input.name),
   );
   if (await applyCommitCheck(deps, user, projectId, id, input)) await refreshScheduler(deps);
+}
+
+/**
+ * A vault password script runs on the machine that runs the task, and an absolute path names any program there:
+ * only an administrator may set one or change its path. Others may keep a template's script as it is (saving the
+ * template with it unchanged) or remove it.
+ */
+function assertMaySetVaultScript(user: Actor, current: string | null, input: TemplateInput) {
+  if (!input.vault_script || input.vault_script === current || user.admin === 1) return;
+  throw new AppError(403, vaultMessages.scriptAdminOnly, {
+    'vaults.0.script': vaultMessages.scriptAdminOnly,
+  });
 }
 
 /** A build template that deploy templates follow cannot stop being a build template. */

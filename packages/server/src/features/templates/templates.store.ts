@@ -1,4 +1,9 @@
-import { finishedStatuses, type TaskStatus, type TemplateLastTask } from '@signalbox/contracts';
+import {
+  finishedStatuses,
+  legacyLimitOf,
+  type TaskStatus,
+  type TemplateLastTask,
+} from '@signalbox/contracts';
 import type { Insertable, Selectable, Updateable } from 'kysely';
 import type { Db, Dialect } from '../../db';
 import type { TaskTable, TemplateTable } from '../../db/tables';
@@ -80,6 +85,7 @@ type TaskWithNames = Omit<Selectable<TaskTable>, 'secret'> & {
 };
 
 function toLastTask(row: TaskWithNames): TemplateLastTask {
+  const params = parseJson<Record<string, unknown>>(row.params, {});
   return {
     id: row.id,
     template_id: row.template_id,
@@ -102,10 +108,12 @@ function toLastTask(row: TaskWithNames): TemplateLastTask {
     arguments: row.arguments,
     git_branch: row.git_branch,
     inventory_id: row.inventory_id,
-    params: parseJson<Record<string, unknown>>(row.params, {}),
+    params,
     debug: toBool(row.debug),
     dry_run: toBool(row.dry_run),
     diff: toBool(row.diff),
+    limit: legacyLimitOf(params),
+    secret: '',
     tpl_alias: row.tpl_alias,
     tpl_type: row.tpl_type,
     tpl_app: row.tpl_app,
@@ -144,6 +152,30 @@ export async function lastTasks(db: Db, projectId: number, templateIds: number[]
     .execute();
   for (const row of rows) result.set(row.template_id, toLastTask(row));
   return result;
+}
+
+/**
+ * How many tasks each given template has (Semaphore's template `tasks`): one index-only count per template on
+ * task (template_id, id).
+ */
+export async function taskCounts(db: Db, projectId: number, templateIds: number[]) {
+  const counts = new Map<number, number>();
+  if (templateIds.length === 0) return counts;
+  const rows = await db
+    .selectFrom('template')
+    .select((eb) => [
+      'template.id',
+      eb
+        .selectFrom('task')
+        .select((sub) => sub.fn.countAll().as('n'))
+        .whereRef('task.template_id', '=', 'template.id')
+        .as('tasks'),
+    ])
+    .where('template.project_id', '=', projectId)
+    .where('template.id', 'in', templateIds)
+    .execute();
+  for (const row of rows) counts.set(row.id, Number(row.tasks ?? 0));
+  return counts;
 }
 
 /** Names of the project's inventories, environments or repositories by id (for sorting template lists). */

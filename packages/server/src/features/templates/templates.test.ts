@@ -1,4 +1,4 @@
-import { VAULT_ONE_KEY, VAULT_SCRIPT_UNSUPPORTED } from '@signalbox/contracts';
+import { vaultMessages } from '@signalbox/contracts';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { testDialects } from '../../../test/support/dialects';
 import { createHarness, type Harness } from '../../../test/support/harness';
@@ -139,6 +139,7 @@ describe.each(testDialects())('templates on $name', (dialect) => {
       check_new_commits_repository_id: null,
       last_task_id: null,
       last_task: null,
+      tasks: 0,
       runner_tag: 'gpu',
     });
     const one = await project.clients.guest.get(`${project.base}/templates/${t.id}`);
@@ -186,7 +187,7 @@ describe.each(testDialects())('templates on $name', (dialect) => {
     expect(t.task_params).toEqual({ limit: ['web1', 'web2'] });
   });
 
-  it('refuses a vault it could not keep: a script, one without a key, or a second key', async () => {
+  it('refuses a vault it could not keep: one without a key or script, a second vault, a key and a script', async () => {
     const other = (
       await project.admin.post(`${project.base}/keys`, {
         name: 'Second vault',
@@ -196,14 +197,14 @@ describe.each(testDialects())('templates on $name', (dialect) => {
     ).json().id as number;
     const before = await snapshot(h);
     await expectError(
-      ansibleBody(project.fx, { vaults: [{ name: 'default', type: 'script', script: 'vault-client.py' }] }),
-      VAULT_SCRIPT_UNSUPPORTED,
-      'vaults.0.type',
-    );
-    await expectError(
       ansibleBody(project.fx, { vaults: [{ name: 'default', type: 'password' }] }),
       'Vault key is required',
       'vaults.0.vault_key_id',
+    );
+    await expectError(
+      ansibleBody(project.fx, { vaults: [{ name: 'prod', type: 'script', script: ' ' }] }),
+      'Vault script is required',
+      'vaults.0.script',
     );
     await expectError(
       ansibleBody(project.fx, {
@@ -212,7 +213,17 @@ describe.each(testDialects())('templates on $name', (dialect) => {
           { name: 'prod', vault_key_id: other },
         ],
       }),
-      VAULT_ONE_KEY,
+      vaultMessages.oneKey,
+      'vaults',
+    );
+    await expectError(
+      ansibleBody(project.fx, {
+        vaults: [
+          { name: 'dev', vault_key_id: project.fx.key },
+          { name: 'prod', vault_key_id: project.fx.key },
+        ],
+      }),
+      vaultMessages.one,
       'vaults',
     );
     await expectError(
@@ -220,8 +231,41 @@ describe.each(testDialects())('templates on $name', (dialect) => {
         vault_key_id: project.fx.key,
         vaults: [{ name: 'prod', vault_key_id: other }],
       }),
-      VAULT_ONE_KEY,
+      vaultMessages.oneKey,
       'vaults',
+    );
+    await expectError(
+      ansibleBody(project.fx, {
+        vault_key_id: project.fx.key,
+        vaults: [{ name: 'prod', type: 'script', script: 'vault-client.py' }],
+      }),
+      vaultMessages.keyOrScript,
+      'vaults',
+    );
+    for (const [name, field, message] of [
+      ['a@b', 'name', vaultMessages.name],
+      ['line\nbreak', 'name', vaultMessages.name],
+    ] as const)
+      await expectError(
+        ansibleBody(project.fx, { vaults: [{ name, vault_key_id: project.fx.key }] }),
+        message,
+        `vaults.0.${field}`,
+      );
+    for (const [script, message] of [
+      ['../outside.sh', vaultMessages.scriptOutside],
+      ['bin/../../outside.sh', vaultMessages.scriptOutside],
+      ['vault\n-client.py', vaultMessages.scriptControl],
+      ['x'.repeat(256), 'Vault script must be at most 255 characters'],
+    ] as const)
+      await expectError(
+        ansibleBody(project.fx, { vaults: [{ type: 'script', script }] }),
+        message,
+        'vaults.0.script',
+      );
+    await expectError(
+      ansibleBody(project.fx, { vaults: [{ type: 'gpg', vault_key_id: project.fx.key }] }),
+      vaultMessages.type,
+      'vaults.0.type',
     );
     expect(await snapshot(h)).toEqual(before);
     // The same key named twice is one key.
@@ -230,6 +274,81 @@ describe.each(testDialects())('templates on $name', (dialect) => {
       vaults: [{ name: 'default', type: 'password', vault_key_id: other, script: '' }],
     });
     expect(t.vaults).toEqual([{ name: 'default', type: 'password', vault_key_id: other, script: '' }]);
+  });
+
+  it('keeps the vault name, and a password script set by an administrator', async () => {
+    const url = (id: number) => `${project.base}/templates/${id}`;
+    const named = await create({
+      vaults: [{ name: ' prod ', type: 'password', vault_key_id: project.fx.key }],
+    });
+    expect(named).toMatchObject({
+      vault_key_id: project.fx.key,
+      vaults: [{ name: 'prod', type: 'password', vault_key_id: project.fx.key, script: '' }],
+    });
+    const scriptVault = {
+      name: 'prod',
+      type: 'script',
+      vault_key_id: null,
+      script: 'scripts/vault-client.py',
+    };
+    const scripted = await create({ vaults: [scriptVault] });
+    expect(scripted).toMatchObject({ vault_key_id: null, vaults: [scriptVault] });
+    const absolute = await create({ vaults: [{ type: 'script', script: '/usr/local/bin/vault-pass' }] });
+    expect(absolute.vaults).toEqual([
+      { name: 'default', type: 'script', vault_key_id: null, script: '/usr/local/bin/vault-pass' },
+    ]);
+    expect((await project.clients.guest.get(url(scripted.id))).json().vaults).toEqual([scriptVault]);
+
+    // A project owner or manager (no administrator) may not set a script, nor change one; keeping it as it is, or
+    // removing it, is fine.
+    const before = await snapshot(h);
+    for (const role of ['owner', 'manager'] as const) {
+      const client = project.clients[role];
+      const made = await client.post(
+        `${project.base}/templates`,
+        ansibleBody(project.fx, { vaults: [scriptVault] }),
+      );
+      expect([made.statusCode, made.json().error], role).toEqual([403, vaultMessages.scriptAdminOnly]);
+      expect(made.json().fields).toEqual({ 'vaults.0.script': vaultMessages.scriptAdminOnly });
+      const onto = await client.put(
+        url(named.id),
+        ansibleBody(project.fx, { vaults: [{ ...scriptVault, script: 'other.py' }] }),
+      );
+      expect(onto.statusCode, role).toBe(403);
+      const changed = await client.put(
+        url(scripted.id),
+        ansibleBody(project.fx, { name: scripted.name, vaults: [{ ...scriptVault, script: 'other.py' }] }),
+      );
+      expect(changed.statusCode, role).toBe(403);
+    }
+    expect(await snapshot(h)).toEqual(before);
+    const kept = await project.clients.manager.put(
+      url(scripted.id),
+      ansibleBody(project.fx, { name: scripted.name, description: 'Kept', vaults: [scriptVault] }),
+    );
+    expect(kept.statusCode, kept.body).toBe(204);
+    expect((await project.admin.get(url(scripted.id))).json()).toMatchObject({
+      description: 'Kept',
+      vaults: [scriptVault],
+    });
+    const removed = await project.clients.manager.put(
+      url(scripted.id),
+      ansibleBody(project.fx, { name: scripted.name, vaults: [] }),
+    );
+    expect(removed.statusCode, removed.body).toBe(204);
+    expect((await project.admin.get(url(scripted.id))).json()).toMatchObject({
+      vault_key_id: null,
+      vaults: [],
+    });
+    // The short form keeps working: vault_key_id alone is a password vault named default.
+    const short = await project.admin.put(
+      url(scripted.id),
+      ansibleBody(project.fx, { name: scripted.name, vault_key_id: project.fx.key }),
+    );
+    expect(short.statusCode, short.body).toBe(204);
+    expect((await project.admin.get(url(scripted.id))).json().vaults).toEqual([
+      { name: 'default', type: 'password', vault_key_id: project.fx.key, script: '' },
+    ]);
   });
 
   it("answers survey variables and task params a restored backup kept as written in the form's shape", async () => {
@@ -313,8 +432,11 @@ describe.each(testDialects())('templates on $name', (dialect) => {
       params: {},
       debug: false,
     });
-    expect(first.last_task).not.toHaveProperty('secret');
+    // Semaphore's `secret` field, never its value (the stored one is should-never-be-shown).
+    expect(first.last_task).toMatchObject({ secret: '' });
     expect(list.find((t) => t.id === b.id)!.last_task).toBeNull();
+    expect(list.find((t) => t.id === a.id)).toMatchObject({ tasks: 2 });
+    expect(list.find((t) => t.id === b.id)).toMatchObject({ tasks: 0 });
     const one = await project.admin.get(`${project.base}/templates/${a.id}`);
     expect(one.json().last_task_id).toBe(latest);
     expect(one.body).not.toContain('should-never-be-shown');

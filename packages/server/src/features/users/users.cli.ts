@@ -31,12 +31,15 @@ export async function runUserCommand(handle: DbHandle, argv: string[]): Promise<
           username: values.login,
           name: values.name ?? values.login,
           email: values.email,
-          // External users sign in through their provider; their stored password stays empty.
-          password: values.password ?? (values.external ? 'external' : undefined),
+          // External users sign in through their provider: no password is stored for them.
+          password: values.password ?? null,
           admin: values.admin,
           external: values.external,
           can_create_project: values.admin,
         });
+        // On the console a forgotten --password is a mistake, not a user of LDAP or OIDC (who is --external);
+        // the API creates users without one.
+        if (!input.password && !input.external) return fail('Password is required');
         const user = await createUser(ctx, serverConsole, input);
         console.log(`User ${user.username} added (id ${user.id})`);
         return 0;

@@ -20,6 +20,7 @@ import type { EventBus } from '../../live/bus';
 import { failAttempt, passAttempt, signInAttempt, startAttempt } from '../auth/sign-in-throttle';
 import { deleteUserThrottles } from '../auth/sign-in-throttle.store';
 import { deleteUserTokens } from '../auth/tokens.store';
+import { claimEmailInvites } from '../team/invites.store';
 import {
   countAdmins,
   countUsers,
@@ -59,18 +60,24 @@ export function assertAdminOrSelf(actor: Actor, id: number, message: string) {
   if (!isAdmin(actor) && !isSelf(actor, id)) throw forbidden(message);
 }
 
-/** Creates a user; a taken username or e-mail is a 409 naming which. */
+/**
+ * Creates a user; a taken username or e-mail is a 409 naming which. Invites of the new user's e-mail address made
+ * while no account had it become the user's own, to answer in the console (however the account is created: by an
+ * administrator, the command line, or LDAP or OIDC at the first sign-in).
+ */
 export async function insertUser(db: Db, dialect: Dialect, input: UserCreateInput): Promise<number> {
   if (await findUserByLogin(db, input.username))
     throw conflict(`Username ${input.username} is already taken`);
   if (await findUserByLogin(db, input.email)) throw conflict(`Email ${input.email} is already taken`);
+  let id: number;
   try {
-    return await insertReturningId(db, dialect, 'user', {
+    id = await insertReturningId(db, dialect, 'user', {
       created: now(),
       username: input.username,
       name: input.name,
       email: input.email,
-      password: input.external ? '' : await hashPassword(input.password),
+      // No password (an external user, or one created without): no password signs in to the account.
+      password: input.external || !input.password ? '' : await hashPassword(input.password),
       admin: fromBool(input.admin),
       alert: fromBool(input.alert),
       external: fromBool(input.external),
@@ -81,6 +88,8 @@ export async function insertUser(db: Db, dialect: Dialect, input: UserCreateInpu
     if (isUniqueViolation(err)) throw conflict('Username or email is already taken');
     throw err;
   }
+  await claimEmailInvites(db, id, input.email);
+  return id;
 }
 
 /** Records a user event in the global event log. */

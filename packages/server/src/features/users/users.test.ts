@@ -67,7 +67,6 @@ describe.each(testDialects())('users on $name', (dialect) => {
         ['name', 'Name is required'],
         ['username', 'Username is required'],
         ['email', 'Email is required'],
-        ['password', 'Password is required'],
       ] as const) {
         const body: Record<string, unknown> = newUser(`missing_${field}`);
         delete body[field];
@@ -75,14 +74,46 @@ describe.each(testDialects())('users on $name', (dialect) => {
         expect(res.statusCode).toBe(400);
         expect(res.json().error).toBe(message);
         expect(res.json().fields[field]).toBe(message);
-        const blank = await admin.post('/api/users', {
-          ...newUser(`blank_${field}`),
-          [field]: field === 'password' ? '' : '   ',
-        });
+        const blank = await admin.post('/api/users', { ...newUser(`blank_${field}`), [field]: '   ' });
         expect(blank.statusCode).toBe(400);
         expect(blank.json().error).toBe(message);
       }
+      const typed = await admin.post('/api/users', newUser('typed_password', { password: 42 }));
+      expect([typed.statusCode, typed.json().fields?.password]).toEqual([400, 'Password must be a string']);
       expect(await userCount()).toBe(before);
+    });
+
+    it('creates a user without a password, as Semaphore does: no password signs in until one is set', async () => {
+      for (const [login, password] of [
+        ['nopw_absent', undefined],
+        ['nopw_null', null],
+        ['nopw_empty', ''],
+      ] as const) {
+        const body: Record<string, unknown> = { ...newUser(login), password };
+        if (password === undefined) delete body.password;
+        const res = await admin.post('/api/users', body);
+        expect(res.statusCode, res.body).toBe(201);
+        expect(res.json()).toMatchObject({ username: login, external: false });
+        const row = await h.deps.db
+          .selectFrom('user')
+          .select('password')
+          .where('id', '=', res.json().id)
+          .executeTakeFirstOrThrow();
+        expect(row.password, 'no hash is stored').toBe('');
+        // Whatever is tried: the empty password, a guess, its login; each is the same 401 as a wrong password.
+        for (const tried of ['', 'x', login]) {
+          const attempt = await signIn(login, tried);
+          expect(attempt.statusCode, `sign in with ${JSON.stringify(tried)}`).toBe(tried ? 401 : 400);
+        }
+      }
+      // Once an administrator sets one, it signs in.
+      const id = (await admin.get('/api/users'))
+        .json()
+        .find((u: { username: string }) => u.username === 'nopw_null').id;
+      expect((await admin.post(`/api/users/${id}/password`, { password: 'now-set-pw' })).statusCode).toBe(
+        204,
+      );
+      expect((await signIn('nopw_null', 'now-set-pw')).statusCode).toBe(204);
     });
 
     it('answers 409 naming the taken username or e-mail', async () => {

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, readFileSync, realpathSync, writeFileSync } from 'node:fs';
-import { dirname, isAbsolute, join, relative, resolve } from 'node:path';
-import { appDefaults } from '@signalbox/contracts';
+import { existsSync, mkdirSync, readFileSync, realpathSync, statSync, writeFileSync } from 'node:fs';
+import { dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
+import { appDefaults, DEFAULT_VAULT_NAME, vaultScriptProblem } from '@signalbox/contracts';
 import { parseJson } from '../../db/values';
 import type { AppTool } from '../../lib/apps';
 import { checkoutRepository } from '../git';
@@ -48,6 +48,38 @@ function pickList(job: Job, name: 'limit' | 'tags' | 'skip_tags'): string[] {
   if (name === 'limit' && fromTask.some((l) => l.startsWith('@')))
     throw new TaskFailed('A task limit must not start with "@" (a file on the server): nothing was run');
   return fromTask;
+}
+
+/**
+ * Where a vault password script is: an absolute path as it is (a program of the machine that runs the task, which
+ * an administrator chose), else the real path of a file inside the checkout (symbolic links followed, never
+ * leading out). Checked before anything runs.
+ */
+function vaultScriptPath(job: Job, script: string): string {
+  const problem = vaultScriptProblem(script);
+  if (problem) throw new TaskFailed(`${problem}: nothing was run`);
+  const shown = JSON.stringify(script);
+  if (isAbsolute(script)) {
+    if (!statSync(script, { throwIfNoEntry: false })?.isFile())
+      throw new TaskFailed(`Vault script ${shown} is not a file on this machine: nothing was run`);
+    return script;
+  }
+  let real: string;
+  let root: string;
+  try {
+    root = realpathSync(job.repoDir);
+    real = realpathSync(resolve(root, script));
+  } catch {
+    throw new TaskFailed(`Vault script ${shown} does not exist in the repository: nothing was run`);
+  }
+  const rel = relative(root, real);
+  if (rel === '..' || rel.startsWith(`..${sep}`) || isAbsolute(rel))
+    throw new TaskFailed(
+      `Vault script ${shown} leads outside the repository (a symbolic link?): nothing was run`,
+    );
+  if (!statSync(real).isFile())
+    throw new TaskFailed(`Vault script ${shown} is not a file in the repository: nothing was run`);
+  return real;
 }
 
 /**
@@ -138,10 +170,14 @@ export async function runAnsible(job: Job, opts: AnsibleOptions) {
     if (job.task.diff) args.push('--diff');
     if (job.task.dry_run) args.push('--check');
 
-    if (d.template.vault_key_id) {
+    // The template's vault under its own name: a password key (through a 0600 file) or a script Ansible runs.
+    const vaultName = d.template.vault_name || DEFAULT_VAULT_NAME;
+    if (d.template.vault_script) {
+      args.push('--vault-id', `${vaultName}@${vaultScriptPath(job, d.template.vault_script)}`);
+    } else if (d.template.vault_key_id) {
       const vault = await job.loadKey(d.template.vault_key_id);
       if (vault?.password) {
-        args.push('--vault-id', `default@${job.secretFile('vault-password', vault.password)}`);
+        args.push('--vault-id', `${vaultName}@${job.secretFile('vault-password', vault.password)}`);
       }
     }
 

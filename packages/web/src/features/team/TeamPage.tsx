@@ -1,4 +1,5 @@
 import DeleteIcon from '@mui/icons-material/Delete';
+import ForwardToInboxIcon from '@mui/icons-material/ForwardToInbox';
 import LogoutIcon from '@mui/icons-material/Logout';
 import PersonAddIcon from '@mui/icons-material/PersonAdd';
 import {
@@ -31,11 +32,13 @@ import { useNotify } from '../../app/snackbar';
 import { Spinner } from '../../app/states';
 import { AddMemberDialog } from './AddMemberDialog';
 import { memberUserId, type ProjectMember, useTeam, useTeamMutations } from './api';
+import { InviteDialog } from './InviteDialog';
+import { InvitesTable } from './InvitesTable';
 
 /** Phones leave out the username column, so role and actions stay in view. */
 const wide = { display: { xs: 'none', sm: 'table-cell' } } as const;
 
-/** /project/{id}/team: members, inline role change, add, remove, Leave Project. */
+/** /project/{id}/team: members, inline role change, add, remove, Leave Project; invites by e-mail and their list. */
 export default function TeamPage() {
   const { t } = useTranslation();
   const notify = useNotify();
@@ -44,6 +47,7 @@ export default function TeamPage() {
   const team = useTeam(project.id);
   const { setRole, remove, leave } = useTeamMutations(project.id);
   const [adding, setAdding] = useState(false);
+  const [inviting, setInviting] = useState(false);
   const removal = useConfirmedDelete(
     remove,
     (m: ProjectMember) => memberUserId(m),
@@ -90,6 +94,11 @@ export default function TeamPage() {
                 </Button>
               </span>
             </Tooltip>
+            {manage && (
+              <Button startIcon={<ForwardToInboxIcon />} onClick={() => setInviting(true)}>
+                {t('invites.invite')}
+              </Button>
+            )}
             {manage && (
               <Button variant="contained" startIcon={<PersonAddIcon />} onClick={() => setAdding(true)}>
                 {t('team.addMember')}
@@ -172,7 +181,9 @@ export default function TeamPage() {
             )}
           </Paper>
         )}
+        <InvitesTable projectId={project.id} manage={manage} />
       </Box>
+      <InviteDialog open={inviting} projectId={project.id} onClose={() => setInviting(false)} />
       <AddMemberDialog
         open={adding}
         projectId={project.id}

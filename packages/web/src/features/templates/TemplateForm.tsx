@@ -7,7 +7,9 @@ import {
   type Repository,
   type Schedule,
   type Template,
+  type TemplateVaultColumns,
   templateInput,
+  templateVaultsOf,
 } from '@signalbox/contracts';
 import { useState } from 'react';
 import { useForm } from 'react-hook-form';
@@ -101,7 +103,10 @@ function TemplateForm({
       return;
     }
     try {
-      const saved = await save.mutateAsync({ ...values, id: editing?.id ?? null });
+      // The parsed values hold the vault as columns; the API takes its list form back (with its name).
+      const { vault_name, vault_script, ...rest } = values as typeof values & TemplateVaultColumns;
+      const vaults = templateVaultsOf({ vault_key_id: rest.vault_key_id ?? null, vault_name, vault_script });
+      const saved = await save.mutateAsync({ ...rest, vault_key_id: null, vaults, id: editing?.id ?? null });
       try {
         await applySchedule(saved.id, wanted, schedule);
       } catch (err) {

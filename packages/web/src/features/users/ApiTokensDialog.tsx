@@ -4,6 +4,7 @@ import {
   Alert,
   Box,
   Button,
+  Chip,
   Dialog,
   DialogActions,
   DialogContent,
@@ -37,7 +38,7 @@ const wide = { display: { xs: 'none', sm: 'table-cell' } } as const;
 const lifetimes = [0, 7, 30, 90, 365] as const;
 
 /**
- * The signed-in user's API tokens: list with expiry, create (name + lifetime, the token shown once with a
+ * The signed-in user's API tokens: list with expiry (a token past it is marked Expired until deleted), create (name + lifetime, the token shown once with a
  * copy button) and delete. Tokens are sent as `Authorization: Bearer <token>`.
  */
 export function ApiTokensDialog({ open, onClose }: { open: boolean; onClose: () => void }) {
@@ -184,11 +185,25 @@ export function ApiTokensDialog({ open, onClose }: { open: boolean; onClose: () 
                 {list.map((token) => {
                   const label = token.name || t('tokens.untitled');
                   return (
-                    <TableRow key={token.id}>
+                    <TableRow
+                      key={token.id}
+                      sx={token.expired ? { '& td': { color: 'text.secondary' } } : {}}
+                    >
                       <TableCell>{label}</TableCell>
                       <TableCell sx={wide}>{formatDateTime(token.created)}</TableCell>
                       <TableCell>
                         {token.expires ? formatDateTime(token.expires) : t('tokens.never')}
+                        {token.expired && (
+                          <Tooltip title={t('tokens.expiredHint')}>
+                            <Chip
+                              label={t('tokens.expired')}
+                              size="small"
+                              color="warning"
+                              variant="outlined"
+                              sx={{ ml: 1 }}
+                            />
+                          </Tooltip>
+                        )}
                       </TableCell>
                       <TableCell align="right">
                         <Tooltip title={t('tokens.deleteNamed', { name: label })}>

@@ -38,6 +38,12 @@ const empty: UserValues = {
   can_create_project: false,
 };
 
+/** A field's error where there is one, else its help text. */
+const withHelp = <T extends { helperText?: unknown }>(field: T, help: string) => ({
+  ...field,
+  helperText: field.helperText || help,
+});
+
 /** Create or edit a user. */
 export function UserDialog({ open, user, adminEditor, title, onClose }: Props) {
   const { t } = useTranslation();
@@ -104,10 +110,9 @@ export function UserDialog({ open, user, adminEditor, title, onClose }: Props) {
               <TextField
                 label={t('fields.password')}
                 type="password"
-                required
                 autoComplete="new-password"
                 {...register('password')}
-                {...fieldError(e.password, save.error, 'password')}
+                {...withHelp(fieldError(e.password, save.error, 'password'), t('users.passwordOptional'))}
               />
             )}
           </Stack>

@@ -15,6 +15,7 @@ import { activeApps, appLabel, playbookLabelKey, useApps } from '../apps';
 import { useFieldProps } from '../shared/messages';
 import { mui } from '../shared/mui';
 import { FlagCheckbox, IdSelect } from './fields';
+import { VaultSection } from './VaultSection';
 import type { SectionProps } from './values';
 
 /** The objects a template refers to, loaded by the form. */
@@ -39,7 +40,7 @@ const workspaceApps = ['terraform', 'tofu', 'terragrunt'];
 
 /**
  * The left column: name, description, app and what it runs, the build/deploy fields of those types, and the
- * inventory, repository, environment, vault key and view the template uses.
+ * inventory, repository, environment, vault and view the template uses.
  */
 export function GeneralSection({
   editing,
@@ -147,15 +148,7 @@ export function GeneralSection({
         options={refs.environments}
         required
       />
-      {app === 'ansible' && (
-        <IdSelect
-          {...section}
-          name="vault_key_id"
-          label={t('tpl.vaultKey')}
-          options={refs.keys.filter((k) => k.type === 'login_password')}
-          none
-        />
-      )}
+      {app === 'ansible' && <VaultSection {...section} keys={refs.keys} />}
       <IdSelect
         {...section}
         name="view_id"

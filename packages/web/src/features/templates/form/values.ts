@@ -22,7 +22,9 @@ export function defaults(source: Template | undefined, app: string, copyName?: s
     inventory_id: source?.inventory_id ?? null,
     repository_id: source?.repository_id ?? null,
     environment_id: source?.environment_id ?? null,
-    vault_key_id: source?.vault_key_id ?? null,
+    // The vault is edited in its list form (name, key or script); vault_key_id is its short form, left out.
+    vault_key_id: null,
+    vaults: (source?.vaults ?? []).map((v) => ({ ...v })),
     view_id: source?.view_id ?? null,
     build_template_id: source?.build_template_id ?? null,
     start_version: source?.start_version ?? '',
