@@ -4,6 +4,7 @@ import { dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { appDefaults, DEFAULT_VAULT_NAME, vaultScriptProblem } from '@signalbox/contracts';
 import { parseJson } from '../../db/values';
 import type { AppTool } from '../../lib/apps';
+import { hiddenFrom } from '../confinement';
 import { checkoutRepository } from '../git';
 import { type Job, TaskFailed } from '../job';
 import { type Agent, startSshAgent } from '../keys';
@@ -62,6 +63,10 @@ function vaultScriptPath(job: Job, script: string): string {
   if (isAbsolute(script)) {
     if (!statSync(script, { throwIfNoEntry: false })?.isFile())
       throw new TaskFailed(`Vault script ${shown} is not a file on this machine: nothing was run`);
+    // A sandboxed task sees this one file of the machine besides the system, read-only; never the server's own.
+    if (hiddenFrom(job.dirs.confinement, script))
+      throw new TaskFailed(`Vault script ${shown} is among the server's own files: nothing was run`);
+    if (job.confined) for (const path of new Set([script, realpathSync(script)])) job.share(path);
     return script;
   }
   let real: string;
