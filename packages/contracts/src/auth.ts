@@ -71,7 +71,10 @@ export const serverInfoSchema = z.strictObject({
         .describe(
           "`bwrap`: tasks run in a bubblewrap sandbox and see only their own folder of the server's files; `off`: they run with the server's rights; `refused`: a sandbox is required but cannot run, so tasks fail",
         ),
-      reason: z.string().optional().describe('Why the mode is not bwrap, when the setting did not ask for it'),
+      reason: z
+        .string()
+        .optional()
+        .describe('Why the mode is not bwrap, when the setting did not ask for it'),
     })
     .optional()
     .describe("What this server's tasks can reach (administrators only)"),
