@@ -105,22 +105,93 @@ function killGroup(pid: number | undefined, signal: NodeJS.Signals) {
   }
 }
 
-function pipeLines(stream: Readable, target: LineTarget): Promise<void> {
+/**
+ * How long the output pipes of a process that has exited may stay open with nothing coming before the rest is cut:
+ * only a process that escaped the group can hold them so (pipes paused for the consumer never count).
+ */
+export const OUTPUT_IDLE_CUT_MS = 2000;
+
+export const outputCutMessage =
+  'The output was cut here: a process the task left behind kept it open after the task ended';
+
+type Pipe = {
+  /** Resolves at the end of the stream (everything read) or once it is cut. */
+  done: Promise<void>;
+  ended: boolean;
+  /** Milliseconds since the last data, 0 while the consumer holds the stream paused. */
+  idleMs(): number;
+  /** Stops reading: the partial last line is delivered, nothing after it. */
+  cut(): void;
+};
+
+function pipeLines(stream: Readable, target: LineTarget): Pipe {
   const splitter = new LineSplitter((line) => target.line(line));
-  return new Promise((resolve) => {
-    stream.on('data', (chunk: Buffer) => {
-      splitter.push(chunk);
-      if (target.pressure()) {
-        stream.pause();
-        target.onDrain(() => stream.resume());
-      }
-    });
-    stream.on('end', () => {
+  let last = Date.now();
+  let paused = false;
+  let resolveDone: () => void = () => {};
+  const pipe: Pipe = {
+    done: new Promise<void>((resolve) => {
+      resolveDone = resolve;
+    }),
+    ended: false,
+    idleMs: () => (paused ? 0 : Date.now() - last),
+    cut() {
+      if (pipe.ended) return;
+      pipe.ended = true;
+      stream.destroy();
       splitter.end();
-      resolve();
-    });
-    stream.on('error', () => resolve());
+      resolveDone();
+    },
+  };
+  const end = () => {
+    if (pipe.ended) return;
+    pipe.ended = true;
+    splitter.end();
+    resolveDone();
+  };
+  stream.on('data', (chunk: Buffer) => {
+    if (pipe.ended) return;
+    last = Date.now();
+    splitter.push(chunk);
+    if (target.pressure()) {
+      paused = true;
+      stream.pause();
+      target.onDrain(() => {
+        paused = false;
+        last = Date.now();
+        stream.resume();
+      });
+    }
   });
+  stream.on('end', end);
+  stream.on('error', end);
+  return pipe;
+}
+
+/**
+ * Waits until the pipes are read to their end. Pipes the consumer holds paused (a slow database, a runner waiting
+ * for acknowledgements) are waited for however long that takes; pipes that stay open and silent for
+ * OUTPUT_IDLE_CUT_MS after `exitedAt` are cut, and the cut is said as a line.
+ */
+async function drainPipes(pipes: Pipe[], target: LineTarget, exitedAt: number) {
+  for (;;) {
+    const open = pipes.filter((p) => !p.ended);
+    if (!open.length) return;
+    const idle = Math.min(Date.now() - exitedAt, ...open.map((p) => p.idleMs()));
+    if (idle >= OUTPUT_IDLE_CUT_MS) {
+      for (const p of open) p.cut();
+      target.line(outputCutMessage);
+      return;
+    }
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([
+      Promise.all(open.map((p) => p.done)),
+      new Promise((r) => {
+        timer = setTimeout(r, Math.max(OUTPUT_IDLE_CUT_MS - idle, 50)).unref();
+      }),
+    ]);
+    clearTimeout(timer);
+  }
 }
 
 /**
@@ -152,13 +223,14 @@ export const systemProcesses: ProcessAdapter = {
         resolve({ code, signal });
       });
     });
-    const drained = Promise.all([pipeLines(child.stdout, target), pipeLines(child.stderr, target)]);
+    const pipes = [pipeLines(child.stdout, target), pipeLines(child.stderr, target)];
     return {
       pid,
       async wait() {
         const result = await exited;
-        // A grandchild that escaped the group could hold the pipes open; do not wait on it forever.
-        await Promise.race([drained, new Promise((r) => setTimeout(r, 2000).unref())]);
+        // Every line is read before the task may end; only pipes a grandchild that escaped the group holds open
+        // are cut (see drainPipes).
+        await drainPipes(pipes, target, Date.now());
         if (spawnError) target.line(`Cannot run ${spec.command}: ${(spawnError as Error).message}`);
         return result;
       },
