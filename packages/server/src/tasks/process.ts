@@ -60,33 +60,56 @@ export interface ProcessAdapter {
 /** Longest line stored as one row; longer lines are split rather than failing the task. */
 export const MAX_LINE = 1024 * 1024;
 
-/** Splits a byte stream into lines (LF or CRLF), splitting over-long lines into MAX_LINE pieces. */
+/**
+ * Splits a byte stream into lines (LF or CRLF), splitting over-long lines into MAX_LINE pieces. Only each new chunk
+ * is searched for a line end; the unfinished line is kept as its parts, joined once it ends or reaches MAX_LINE (a
+ * long line costs what its bytes do, not their square).
+ */
 export class LineSplitter {
   private decoder = new StringDecoder('utf8');
-  private rest = '';
+  private parts: string[] = [];
+  private partsLength = 0;
   constructor(private readonly emit: (line: string) => void) {}
 
   push(chunk: Buffer) {
-    let text = this.rest + this.decoder.write(chunk);
+    this.take(this.decoder.write(chunk));
+  }
+
+  end() {
+    this.take(this.decoder.end());
+    const line = this.parts.join('');
+    this.parts = [];
+    this.partsLength = 0;
+    if (line.length) this.emitLine(line);
+  }
+
+  private take(text: string) {
     let start = 0;
     for (;;) {
       const nl = text.indexOf('\n', start);
       if (nl < 0) break;
-      this.emitLine(text.slice(start, nl));
+      let line = text.slice(start, nl);
+      if (this.parts.length) {
+        this.parts.push(line);
+        line = this.parts.join('');
+        this.parts = [];
+        this.partsLength = 0;
+      }
+      this.emitLine(line);
       start = nl + 1;
     }
-    text = start ? text.slice(start) : text;
-    while (text.length >= MAX_LINE) {
-      this.emit(text.slice(0, MAX_LINE));
-      text = text.slice(MAX_LINE);
+    if (start === text.length) return;
+    const rest = start ? text.slice(start) : text;
+    this.parts.push(rest);
+    this.partsLength += rest.length;
+    if (this.partsLength < MAX_LINE) return;
+    let joined = this.parts.join('');
+    while (joined.length >= MAX_LINE) {
+      this.emit(joined.slice(0, MAX_LINE));
+      joined = joined.slice(MAX_LINE);
     }
-    this.rest = text;
-  }
-
-  end() {
-    const text = this.rest + this.decoder.end();
-    this.rest = '';
-    if (text.length) this.emitLine(text);
+    this.parts = joined.length ? [joined] : [];
+    this.partsLength = joined.length;
   }
 
   private emitLine(line: string) {
