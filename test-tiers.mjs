@@ -13,6 +13,7 @@ const serverUnit = [
   'src/lib/apps.test.ts',
   'src/runners/seal.test.ts',
   'src/runners/client/output.test.ts',
+  'src/tasks/output-rows.test.ts',
   // The deploy files (Dockerfile, compose file, systemd unit, .env.example), read and checked against the code.
   'test/deploy/compose.test.ts',
   'test/deploy/dockerfile.test.ts',

@@ -1,14 +1,14 @@
 import SQLite from 'better-sqlite3';
-import { CompiledQuery, type Transaction } from 'kysely';
+import { CompiledQuery, sql, type Transaction } from 'kysely';
 import type { Db, Dialect } from '../db';
 import type { Database } from '../db/tables';
 import { toCount } from '../db/values';
+import { type OutputRow, type StatementLimits, statementChunks, statementLimits } from './output-rows';
 
 /** SQL on task_output: storing batches of lines (the writer) and reading them back in keyset pages. */
 
-export type OutputRow = { task_id: number; time: string; output: string };
+export type { OutputRow } from './output-rows';
 
-const ROWS_PER_STATEMENT = 500;
 const statementCache = new Map<string, string>();
 
 function insertSql(dialect: Dialect, rows: number): string {
@@ -25,19 +25,48 @@ function insertSql(dialect: Dialect, rows: number): string {
   return text;
 }
 
+/** Each database's statement limits, read once (MariaDB/MySQL: its max_allowed_packet). */
+const limitsOf = new WeakMap<Db, StatementLimits>();
+
+/**
+ * The limits insert statements keep to on `db`: on MariaDB/MySQL under the server's max_allowed_packet, read at
+ * the first write (a longer statement breaks the connection and its rows are lost).
+ */
+export async function outputStatementLimits(db: Db, dialect: Dialect): Promise<StatementLimits> {
+  let limits = limitsOf.get(db);
+  if (limits) return limits;
+  let packet: number | undefined;
+  if (dialect === 'mysql') {
+    const query = sql<{ packet: string | number }>`select @@max_allowed_packet as packet`;
+    const { rows } = await query.execute(db);
+    packet = Number(rows[0]?.packet);
+  }
+  limits = statementLimits(packet);
+  limitsOf.set(db, limits);
+  return limits;
+}
+
 /**
  * Stores a batch of lines in one transaction with multi-row inserts of prebuilt SQL (no per-row query
  * compilation).
  */
 export async function insertOutput(db: Db, dialect: Dialect, rows: OutputRow[]) {
   if (!rows.length) return;
-  await db.transaction().execute((trx) => insertOutputIn(trx, dialect, rows));
+  const limits = await outputStatementLimits(db, dialect);
+  await db.transaction().execute((trx) => insertOutputIn(trx, dialect, rows, limits));
 }
 
-/** insertOutput's statements inside a transaction the caller holds (a runner's batch with its sequence number). */
-export async function insertOutputIn(trx: Transaction<Database>, dialect: Dialect, rows: OutputRow[]) {
-  for (let i = 0; i < rows.length; i += ROWS_PER_STATEMENT) {
-    const chunk = rows.slice(i, i + ROWS_PER_STATEMENT);
+/**
+ * insertOutput's statements inside a transaction the caller holds, sized by rows and bytes (see statementChunks: a
+ * line too long for one statement is cut in place, with a marker).
+ */
+export async function insertOutputIn(
+  trx: Transaction<Database>,
+  dialect: Dialect,
+  rows: OutputRow[],
+  limits: StatementLimits,
+) {
+  for (const chunk of statementChunks(rows, limits)) {
     const params: unknown[] = new Array(chunk.length * 3);
     chunk.forEach((r, j) => {
       params[j * 3] = r.task_id;
@@ -65,18 +94,23 @@ function openSqliteConnection(path: string): SqliteConnection {
   const one = conn.prepare(`${insert}(?, ?, ?)`);
   const many = conn.prepare(insert + Array(SQLITE_ROWS).fill('(?, ?, ?)').join(', '));
   const params: unknown[] = new Array(SQLITE_ROWS * 3);
-  const write = conn.transaction((rows: OutputRow[]) => {
+  const insertRows = (rows: OutputRow[]) => {
     const whole = rows.length - (rows.length % SQLITE_ROWS);
     for (let i = 0; i < whole; i += SQLITE_ROWS) {
-      rows.slice(i, i + SQLITE_ROWS).forEach((r, j) => {
+      for (let j = 0; j < SQLITE_ROWS; j++) {
+        const r = rows[i + j] as OutputRow;
         params[j * 3] = r.task_id;
         params[j * 3 + 1] = r.time;
         params[j * 3 + 2] = r.output;
-      });
+      }
       many.run(params);
     }
-    for (const r of rows.slice(whole)) one.run(r.task_id, r.time, r.output);
-  });
+    for (let i = whole; i < rows.length; i++) {
+      const r = rows[i] as OutputRow;
+      one.run(r.task_id, r.time, r.output);
+    }
+  };
+  const write = conn.transaction(insertRows);
   return { conn, write };
 }
 
@@ -89,7 +123,7 @@ export type OutputWriter = {
 
 /**
  * The output writer of one engine: on a SQLite file through a prepared-statement connection of its own (opened at
- * the first write), elsewhere through insertOutput.
+ * the first write), elsewhere through Kysely with statements sized under the database's limits.
  */
 export function createOutputWriter(db: Db, dialect: Dialect, dbUrl: string): OutputWriter {
   const path = dialect === 'sqlite' ? dbUrl.slice('sqlite://'.length) : '';

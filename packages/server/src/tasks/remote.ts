@@ -24,7 +24,13 @@ import { loadDetails } from './details';
 import { liveRunners } from './instances.store';
 import { type Key, loadTaskKey, TaskFailed } from './job';
 import { LogSink } from './log-sink';
-import { countOutput, insertOutputIn, type OutputRow, type OutputWriter } from './output.store';
+import {
+  countOutput,
+  insertOutputIn,
+  type OutputRow,
+  type OutputWriter,
+  outputStatementLimits,
+} from './output.store';
 import type { RunnerSlots } from './placement';
 import {
   adoptTask,
@@ -372,6 +378,7 @@ export function createRemoteRunners(ctx: {
     });
     // Each line's number is its position in the task's log, counted in the transaction that stores the batch.
     let first = 0;
+    const limits = await outputStatementLimits(db, ctx.dialect);
     const stored = await db.transaction().execute(async (trx) => {
       const res = await trx
         .updateTable('task')
@@ -383,7 +390,7 @@ export function createRemoteRunners(ctx: {
         .executeTakeFirst();
       if (toCount(res.numUpdatedRows) !== 1) return false;
       first = (await countOutput(trx, run.taskId)) + 1;
-      await insertOutputIn(trx, ctx.dialect, rows);
+      await insertOutputIn(trx, ctx.dialect, rows, limits);
       return true;
     });
     if (!stored) {
