@@ -4,6 +4,7 @@ import type { Db, Dialect } from '../db';
 import type { Database } from '../db/tables';
 import { toCount } from '../db/values';
 import { type OutputRow, type StatementLimits, statementChunks, statementLimits } from './output-rows';
+import { remoteActiveStatuses } from './remote.store';
 
 /** SQL on task_output: storing batches of lines (the writer) and reading them back in keyset pages. */
 
@@ -77,10 +78,51 @@ export async function insertOutputIn(
   }
 }
 
+/** A runner's output batch: stored only as the next batch of a task the runner still runs. */
+export type RunnerBatch = {
+  taskId: number;
+  runnerId: number;
+  seq: number;
+  rows: OutputRow[];
+  /** Also count the lines the task's log held before the batch (in the same transaction). */
+  count: boolean;
+};
+
+/** Not stored (another batch is the next one, or the task is no longer this runner's), or stored. */
+export type RunnerBatchResult = { stored: false } | { stored: true; before: number | null };
+
+/**
+ * Stores a runner's batch in the caller's transaction: task.runner_seq moves from seq - 1 to seq first, so that a
+ * batch is stored exactly once across resends and reconnects; nothing is stored when it does not.
+ */
+async function insertRunnerBatchIn(
+  trx: Transaction<Database>,
+  dialect: Dialect,
+  batch: RunnerBatch,
+  limits: StatementLimits,
+): Promise<RunnerBatchResult> {
+  const res = await trx
+    .updateTable('task')
+    .set({ runner_seq: batch.seq })
+    .where('id', '=', batch.taskId)
+    .where('remote_runner_id', '=', batch.runnerId)
+    .where('runner_seq', '=', batch.seq - 1)
+    .where('status', 'in', remoteActiveStatuses)
+    .executeTakeFirst();
+  if (toCount(res.numUpdatedRows) !== 1) return { stored: false };
+  const before = batch.count ? await countOutput(trx, batch.taskId) : null;
+  await insertOutputIn(trx, dialect, batch.rows, limits);
+  return { stored: true, before };
+}
+
 /** Rows per prepared multi-row insert on SQLite (measured: twice the rows/s of single-row inserts). */
 const SQLITE_ROWS = 50;
 
-type SqliteConnection = { conn: SQLite.Database; write: (rows: OutputRow[]) => void };
+type SqliteConnection = {
+  conn: SQLite.Database;
+  write: (rows: OutputRow[]) => void;
+  writeRunnerBatch: (batch: RunnerBatch) => RunnerBatchResult;
+};
 
 /**
  * SQLite: a dedicated connection to the same file with prepared inserts run inside one transaction per batch
@@ -93,6 +135,10 @@ function openSqliteConnection(path: string): SqliteConnection {
   const insert = 'insert into "task_output" ("task_id", "time", "output") values ';
   const one = conn.prepare(`${insert}(?, ?, ?)`);
   const many = conn.prepare(insert + Array(SQLITE_ROWS).fill('(?, ?, ?)').join(', '));
+  const advance = conn.prepare(
+    `update "task" set "runner_seq" = ? where "id" = ? and "remote_runner_id" = ? and "runner_seq" = ? and "status" in (${remoteActiveStatuses.map(() => '?').join(', ')})`,
+  );
+  const count = conn.prepare('select count(*) as "n" from "task_output" where "task_id" = ?').pluck();
   const params: unknown[] = new Array(SQLITE_ROWS * 3);
   const insertRows = (rows: OutputRow[]) => {
     const whole = rows.length - (rows.length % SQLITE_ROWS);
@@ -111,12 +157,27 @@ function openSqliteConnection(path: string): SqliteConnection {
     }
   };
   const write = conn.transaction(insertRows);
-  return { conn, write };
+  const writeRunnerBatch = conn.transaction((batch: RunnerBatch): RunnerBatchResult => {
+    const moved = advance.run(
+      batch.seq,
+      batch.taskId,
+      batch.runnerId,
+      batch.seq - 1,
+      ...remoteActiveStatuses,
+    );
+    if (moved.changes !== 1) return { stored: false };
+    const before = batch.count ? Number(count.get(batch.taskId)) : null;
+    insertRows(batch.rows);
+    return { stored: true, before };
+  });
+  return { conn, write, writeRunnerBatch };
 }
 
 /** Stores batches of output lines (one transaction each); owned by one task engine, closed with it. */
 export type OutputWriter = {
   write(rows: OutputRow[]): Promise<void>;
+  /** Stores a runner's output batch if it is the task's next one (see RunnerBatch), in one transaction. */
+  writeRunnerBatch(batch: RunnerBatch): Promise<RunnerBatchResult>;
   /** Releases what the writer holds (SQLite: its own connection); a later write opens it again. */
   close(): void;
 };
@@ -135,6 +196,14 @@ export function createOutputWriter(db: Db, dialect: Dialect, dbUrl: string): Out
       if (!dedicated) return insertOutput(db, dialect, rows);
       sqlite ??= openSqliteConnection(path);
       sqlite.write(rows);
+    },
+    async writeRunnerBatch(batch) {
+      if (dedicated) {
+        sqlite ??= openSqliteConnection(path);
+        return sqlite.writeRunnerBatch(batch);
+      }
+      const limits = await outputStatementLimits(db, dialect);
+      return db.transaction().execute((trx) => insertRunnerBatchIn(trx, dialect, batch, limits));
     },
     close() {
       sqlite?.conn.close();

@@ -6,7 +6,8 @@ import type { Config } from '../config';
 import type { Db } from '../db';
 import type { Dialect } from '../db/dialect';
 import { logFailure } from '../db/retry';
-import { toBool, toCount } from '../db/values';
+import { isDbUnavailable } from '../db/unavailable';
+import { toBool } from '../db/values';
 import type { SecretBox } from '../lib/crypto';
 import type { EventBus } from '../live/bus';
 import { type Metrics, trackRun } from '../metrics/metrics';
@@ -22,15 +23,9 @@ import {
 import { sealFor } from '../runners/seal';
 import { loadDetails } from './details';
 import { liveRunners } from './instances.store';
-import { type Key, loadTaskKey, TaskFailed } from './job';
+import { type Key, loadTaskKey, lostOutputMessage, TaskFailed } from './job';
 import { LogSink } from './log-sink';
-import {
-  countOutput,
-  insertOutputIn,
-  type OutputRow,
-  type OutputWriter,
-  outputStatementLimits,
-} from './output.store';
+import type { OutputWriter, RunnerBatchResult } from './output.store';
 import type { RunnerSlots } from './placement';
 import {
   adoptTask,
@@ -51,6 +46,7 @@ import {
   tasksOfRunner,
   touchRunner,
 } from './remote.store';
+import { runnerRows } from './remote-output';
 import type { RunHandle } from './runner';
 import type { StatusUpdates } from './status';
 import { activeTasks, findKey, findRepository, findTask, type TaskRow } from './store';
@@ -90,6 +86,13 @@ type RemoteRun = {
   sink: LogSink;
   /** The last batch stored (task.runner_seq). */
   seq: number;
+  /**
+   * Lines of the task's log stored so far, counted once (at this run's first batch) and then kept: each published
+   * line's number is its position in the log.
+   */
+  lines: number | null;
+  /** Lines the database refused (not a lost connection): the task cannot end as success. */
+  lost: number;
   finished: { status: 'success' | 'error' | 'stopped'; last_seq: number; message?: string } | null;
   templateType: string;
   handle: RunHandle;
@@ -185,6 +188,8 @@ export function createRemoteRunners(ctx: {
       conn,
       sink: new LogSink({ ...ctx }, task.project_id, task.id, { giveUp: ctx.closing }),
       seq,
+      lines: null,
+      lost: 0,
       finished: null,
       templateType: '',
       resolve,
@@ -366,34 +371,28 @@ export function createRemoteRunners(ctx: {
       log.warn({ taskId: run.taskId, seq: m.seq, stored: run.seq }, 'runner output batch out of order');
       return close(run.conn, runnerClose.protocol);
     }
-    const rows: OutputRow[] = m.lines.map((line) => {
-      let output = run.sink.mask(line.output);
-      if (output.includes('\u0000')) output = output.replaceAll('\u0000', '\uFFFD');
-      const ms = Date.parse(line.time);
-      return {
-        task_id: run.taskId,
-        time: new Date(Number.isFinite(ms) ? ms : Date.now()).toISOString(),
-        output,
-      };
-    });
-    // Each line's number is its position in the task's log, counted in the transaction that stores the batch.
-    let first = 0;
-    const limits = await outputStatementLimits(db, ctx.dialect);
-    const stored = await db.transaction().execute(async (trx) => {
-      const res = await trx
-        .updateTable('task')
-        .set({ runner_seq: m.seq })
-        .where('id', '=', run.taskId)
-        .where('remote_runner_id', '=', run.runnerId)
-        .where('runner_seq', '=', m.seq - 1)
-        .where('status', 'in', remoteActiveStatuses)
-        .executeTakeFirst();
-      if (toCount(res.numUpdatedRows) !== 1) return false;
-      first = (await countOutput(trx, run.taskId)) + 1;
-      await insertOutputIn(trx, ctx.dialect, rows, limits);
-      return true;
-    });
-    if (!stored) {
+    const rows = runnerRows(run.taskId, m.lines, run.sink);
+    // Batches of a task are stored one after another by the one run that holds it: the log's length is counted
+    // once, with the first batch, and then kept (counting every batch costs as much as the log).
+    const batch = { taskId: run.taskId, runnerId: run.runnerId, seq: m.seq, rows, count: run.lines === null };
+    let result: RunnerBatchResult;
+    try {
+      result = await ctx.output.writeRunnerBatch(batch);
+    } catch (err) {
+      // A lost connection: the socket closes and the runner sends the batch again once it is back.
+      if (isDbUnavailable(err)) throw err;
+      // Refused by the database: it would refuse it again on every resend and hold the task forever. The batch is
+      // passed over as the server's own log path does with such a batch, and the task cannot end as success.
+      log.error({ err, taskId: run.taskId, lines: rows.length }, 'storing runner output failed');
+      result = await ctx.output.writeRunnerBatch({ ...batch, rows: [], count: false });
+      if (result.stored) {
+        run.lost += rows.length;
+        run.seq = m.seq;
+        send(run.conn, { type: 'ack', task_id: run.taskId, seq: m.seq });
+        return finishIfComplete(run);
+      }
+    }
+    if (!result.stored) {
       const task = await findTask(db, run.taskId);
       if (!task || !remoteActiveStatuses.includes(task.status) || task.remote_runner_id !== run.runnerId)
         return endedElsewhere(run);
@@ -401,6 +400,8 @@ export function createRemoteRunners(ctx: {
       return send(run.conn, { type: 'ack', task_id: run.taskId, seq: run.seq });
     }
     run.seq = m.seq;
+    const first = (result.before ?? run.lines ?? 0) + 1;
+    run.lines = first - 1 + rows.length;
     ctx.metrics.outputLines.inc(rows.length);
     ctx.bus.publishLogs({
       project_id: run.projectId,
@@ -436,11 +437,14 @@ export function createRemoteRunners(ctx: {
     if (!f || run.seq < f.last_seq) return;
     run.finished = null;
     if (f.status === 'error' && f.message) run.sink.line(f.message);
+    // Lines the database refused: said as a line, and a run that succeeded ends as error with that reason.
+    const lost = run.lost ? lostOutputMessage(run.lost) : null;
+    if (lost) run.sink.line(lost);
     await run.sink.close();
-    const saved =
-      f.status === 'error' && f.message
-        ? await ctx.status.saveStatus(run.taskId, 'error', { message: f.message })
-        : await ctx.status.saveStatus(run.taskId, f.status);
+    const reason = f.status === 'error' && f.message ? f.message : f.status === 'success' ? lost : null;
+    const saved = reason
+      ? await ctx.status.saveStatus(run.taskId, 'error', { message: reason })
+      : await ctx.status.saveStatus(run.taskId, f.status);
     if (!saved && f.status !== 'stopped') await ctx.status.setStatus(run.taskId, 'stopped');
     const end = await findTask(db, run.taskId);
     run.tracked.finish(end?.status ?? f.status);
