@@ -60,6 +60,8 @@ export const runnerDroppedMessage = 'The runner no longer runs this task';
 const refuseCooldownMs = 2000;
 /** Messages of one runner held unhandled before its socket stops reading (each at most maxMessageBytes). */
 const maxBacklog = 8;
+/** A runner's messages other than heartbeats record it as alive at most this often. */
+const lifeEveryMs = 1000;
 
 type Conn = {
   socket: WebSocket;
@@ -72,6 +74,9 @@ type Conn = {
   backlog: number;
   coolUntil: number;
   closed: boolean;
+  /** When a message of the runner last recorded it as alive (remote_runner.touched), and whether that is under way. */
+  lifeAt: number;
+  recordingLife: boolean;
 };
 
 type RemoteRun = {
@@ -508,6 +513,25 @@ export function createRemoteRunners(ctx: {
     }
   }
 
+  /**
+   * Any message of a runner shows it alive, not only its heartbeats: it is recorded (remote_runner.touched) at most
+   * once a second when a message arrives and when one has been handled, beside the in-order handling. A runner
+   * whose output keeps the server busy is so never taken for lost while its heartbeats queue behind that output.
+   */
+  function recordLife(conn: Conn) {
+    const t = Date.now();
+    if (conn.recordingLife || conn.closed || !conn.greeted || t - conn.lifeAt < lifeEveryMs) return;
+    conn.lifeAt = t;
+    conn.recordingLife = true;
+    void touchRunner(ctx, conn.runner.id, instanceId)
+      .catch((err) =>
+        logFailure(log, err, 'recording a runner as alive failed', { runnerId: conn.runner.id }),
+      )
+      .finally(() => {
+        conn.recordingLife = false;
+      });
+  }
+
   /** Takes a runner's new socket (its token already checked): a previous one of the same runner is replaced. */
   function connect(socket: WebSocket, runner: RemoteRunnerRow) {
     const previous = conns.get(runner.id);
@@ -520,11 +544,14 @@ export function createRemoteRunners(ctx: {
       backlog: 0,
       coolUntil: 0,
       closed: false,
+      lifeAt: 0,
+      recordingLife: false,
     };
     // Registered first: the replaced connection's end then leaves the runner shown online.
     conns.set(runner.id, conn);
     if (previous) close(previous, runnerClose.replaced);
     socket.on('message', (data, isBinary) => {
+      recordLife(conn);
       if (++conn.backlog === maxBacklog) socket.pause();
       conn.chain = conn.chain
         .then(async () => {
@@ -553,6 +580,7 @@ export function createRemoteRunners(ctx: {
           }
         })
         .finally(() => {
+          recordLife(conn);
           if (conn.backlog-- === maxBacklog && !conn.closed) socket.resume();
         });
     });

@@ -46,6 +46,28 @@ describe.each(testDialects())('runner output on $name', (dialect) => {
     return { fake, taskId };
   }
 
+  it('takes any message of a runner as a sign of life: one streaming output without heartbeats is not lost', async () => {
+    const { fake, taskId } = await runnerWithTask();
+    // Output only, never a heartbeat, for twice the lost timeout.
+    const until = Date.now() + 2 * lostTimeoutSeconds * 1000;
+    let seq = 0;
+    while (Date.now() < until) {
+      fake.output(taskId, ++seq, [`line ${seq}`]);
+      await fake.next('ack', (m) => m.task_id === taskId && m.seq === seq);
+      const row = await h.deps.db
+        .selectFrom('task')
+        .select('status')
+        .where('id', '=', taskId)
+        .executeTakeFirst();
+      expect(row?.status).toBe('running');
+      await new Promise((resolve) => setTimeout(resolve, 250));
+    }
+    fake.send({ type: 'finished', task_id: taskId, status: 'success', last_seq: seq });
+    await fake.next('done', (m) => m.task_id === taskId);
+    expect((await waitForStatus(h.deps, taskId, ['success', 'error'])).status).toBe('success');
+    expect(await outputOf(h.deps, taskId)).toEqual(Array.from({ length: seq }, (_, i) => `line ${i + 1}`));
+  }, 60_000);
+
   it('passes over a batch the database refuses and ends the task as error, saying how many lines are missing', async () => {
     const { fake, taskId } = await runnerWithTask();
     fake.output(taskId, 1, ['first']);
