@@ -15,6 +15,7 @@ const serverUnit = [
   'src/runners/protocol.test.ts',
   'src/runners/client/output.test.ts',
   'src/tasks/output-rows.test.ts',
+  'src/tasks/runner-inbox.test.ts',
   // The deploy files (Dockerfile, compose file, systemd unit, .env.example), read and checked against the code.
   'test/deploy/compose.test.ts',
   'test/deploy/dockerfile.test.ts',

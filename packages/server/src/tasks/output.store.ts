@@ -78,10 +78,14 @@ export async function insertOutputIn(
   }
 }
 
-/** A runner's output batch: stored only as the next batch of a task the runner still runs. */
+/**
+ * A runner's output batches fromSeq…seq (one, or several taken together): stored only when they are the next of a
+ * task the runner still runs.
+ */
 export type RunnerBatch = {
   taskId: number;
   runnerId: number;
+  fromSeq: number;
   seq: number;
   rows: OutputRow[];
   /** Also count the lines the task's log held before the batch (in the same transaction). */
@@ -92,8 +96,8 @@ export type RunnerBatch = {
 export type RunnerBatchResult = { stored: false } | { stored: true; before: number | null };
 
 /**
- * Stores a runner's batch in the caller's transaction: task.runner_seq moves from seq - 1 to seq first, so that a
- * batch is stored exactly once across resends and reconnects; nothing is stored when it does not.
+ * Stores a runner's batches in the caller's transaction: task.runner_seq moves from fromSeq - 1 to seq first, so
+ * that a batch is stored exactly once across resends and reconnects; nothing is stored when it does not.
  */
 async function insertRunnerBatchIn(
   trx: Transaction<Database>,
@@ -106,7 +110,7 @@ async function insertRunnerBatchIn(
     .set({ runner_seq: batch.seq })
     .where('id', '=', batch.taskId)
     .where('remote_runner_id', '=', batch.runnerId)
-    .where('runner_seq', '=', batch.seq - 1)
+    .where('runner_seq', '=', batch.fromSeq - 1)
     .where('status', 'in', remoteActiveStatuses)
     .executeTakeFirst();
   if (toCount(res.numUpdatedRows) !== 1) return { stored: false };
@@ -162,7 +166,7 @@ function openSqliteConnection(path: string): SqliteConnection {
       batch.seq,
       batch.taskId,
       batch.runnerId,
-      batch.seq - 1,
+      batch.fromSeq - 1,
       ...remoteActiveStatuses,
     );
     if (moved.changes !== 1) return { stored: false };

@@ -1,6 +1,5 @@
 import type { FastifyBaseLogger } from 'fastify';
 import type { WebSocket } from 'ws';
-import { ZodError } from 'zod';
 import { recordEvent } from '../audit/audit.store';
 import type { Config } from '../config';
 import type { Db } from '../db';
@@ -13,13 +12,7 @@ import type { EventBus } from '../live/bus';
 import { type Metrics, trackRun } from '../metrics/metrics';
 import type { FinishedRun } from '../ports';
 import type { JobPayload } from '../runners/payload';
-import {
-  defaultHeartbeatMs,
-  type RunnerMessage,
-  runnerClose,
-  runnerMessageSchema,
-  type ServerMessage,
-} from '../runners/protocol';
+import { defaultHeartbeatMs, type RunnerMessage, runnerClose, type ServerMessage } from '../runners/protocol';
 import { sealFor } from '../runners/seal';
 import { loadDetails } from './details';
 import { liveRunners } from './instances.store';
@@ -48,6 +41,7 @@ import {
 } from './remote.store';
 import { runnerRows } from './remote-output';
 import type { RunHandle } from './runner';
+import { readRunnerMessages } from './runner-inbox';
 import type { StatusUpdates } from './status';
 import { activeTasks, findKey, findRepository, findTask, type TaskRow } from './store';
 
@@ -58,20 +52,16 @@ export const runnerDroppedMessage = 'The runner no longer runs this task';
 
 /** How long a runner that refused a job gets no other (it may be short of something for a moment). */
 const refuseCooldownMs = 2000;
-/** Messages of one runner held unhandled before its socket stops reading (each at most maxMessageBytes). */
-const maxBacklog = 8;
 /** A runner's messages other than heartbeats record it as alive at most this often. */
 const lifeEveryMs = 1000;
+
+type OutputMessage = Extract<RunnerMessage, { type: 'output' }>;
 
 type Conn = {
   socket: WebSocket;
   runner: RemoteRunnerRow;
   greeted: boolean;
   startedAt: string;
-  /** Messages are handled one at a time, in the order they arrived. */
-  chain: Promise<void>;
-  /** Messages received and not handled yet: past a few the socket stops reading (bounded memory). */
-  backlog: number;
   coolUntil: number;
   closed: boolean;
   /** When a message of the runner last recorded it as alive (remote_runner.touched), and whether that is under way. */
@@ -369,31 +359,48 @@ export function createRemoteRunners(ctx: {
     ctx.wake();
   }
 
-  async function onOutput(run: RemoteRun, m: Extract<RunnerMessage, { type: 'output' }>) {
-    if (m.seq <= run.seq) return send(run.conn, { type: 'ack', task_id: run.taskId, seq: run.seq });
-    if (m.seq !== run.seq + 1) {
+  /** Stores consecutive output batches of a run in one transaction (one batch, or those that waited together). */
+  async function onOutput(run: RemoteRun, received: OutputMessage[]) {
+    // A batch sent again (its ack was lost) is acknowledged, not stored twice.
+    const batches = received.filter((b) => b.seq > run.seq);
+    const first = batches[0];
+    const last = batches.at(-1);
+    if (!first || !last) return send(run.conn, { type: 'ack', task_id: run.taskId, seq: run.seq });
+    if (first.seq !== run.seq + 1) {
       // A batch went missing on the way: a reconnect makes the runner resend from the last stored one.
-      log.warn({ taskId: run.taskId, seq: m.seq, stored: run.seq }, 'runner output batch out of order');
+      log.warn({ taskId: run.taskId, seq: first.seq, stored: run.seq }, 'runner output batch out of order');
       return close(run.conn, runnerClose.protocol);
     }
-    const rows = runnerRows(run.taskId, m.lines, run.sink);
+    const rows = batches.flatMap((b) => runnerRows(run.taskId, b.lines, run.sink));
     // Batches of a task are stored one after another by the one run that holds it: the log's length is counted
     // once, with the first batch, and then kept (counting every batch costs as much as the log).
-    const batch = { taskId: run.taskId, runnerId: run.runnerId, seq: m.seq, rows, count: run.lines === null };
+    const batch = {
+      taskId: run.taskId,
+      runnerId: run.runnerId,
+      fromSeq: first.seq,
+      seq: last.seq,
+      rows,
+      count: run.lines === null,
+    };
     let result: RunnerBatchResult;
     try {
       result = await ctx.output.writeRunnerBatch(batch);
     } catch (err) {
-      // A lost connection: the socket closes and the runner sends the batch again once it is back.
+      // A lost connection: the socket closes and the runner sends the batches again once it is back.
       if (isDbUnavailable(err)) throw err;
-      // Refused by the database: it would refuse it again on every resend and hold the task forever. The batch is
-      // passed over as the server's own log path does with such a batch, and the task cannot end as success.
+      // Refused by the database: batches taken together are tried one by one, so only the refused one is missing.
+      if (batches.length > 1) {
+        for (const one of batches) await onOutput(run, [one]);
+        return;
+      }
+      // It would be refused again on every resend and hold the task forever. It is passed over as the server's own
+      // log path does with such a batch, and the task cannot end as success.
       log.error({ err, taskId: run.taskId, lines: rows.length }, 'storing runner output failed');
       result = await ctx.output.writeRunnerBatch({ ...batch, rows: [], count: false });
       if (result.stored) {
         run.lost += rows.length;
-        run.seq = m.seq;
-        send(run.conn, { type: 'ack', task_id: run.taskId, seq: m.seq });
+        run.seq = last.seq;
+        send(run.conn, { type: 'ack', task_id: run.taskId, seq: last.seq });
         return finishIfComplete(run);
       }
     }
@@ -404,16 +411,16 @@ export function createRemoteRunners(ctx: {
       run.seq = task.runner_seq;
       return send(run.conn, { type: 'ack', task_id: run.taskId, seq: run.seq });
     }
-    run.seq = m.seq;
-    const first = (result.before ?? run.lines ?? 0) + 1;
-    run.lines = first - 1 + rows.length;
+    run.seq = last.seq;
+    const line = (result.before ?? run.lines ?? 0) + 1;
+    run.lines = line - 1 + rows.length;
     ctx.metrics.outputLines.inc(rows.length);
     ctx.bus.publishLogs({
       project_id: run.projectId,
       task_id: run.taskId,
-      lines: rows.map((row, i) => ({ output: row.output, time: row.time, line: first + i })),
+      lines: rows.map((row, i) => ({ output: row.output, time: row.time, line: line + i })),
     });
-    send(run.conn, { type: 'ack', task_id: run.taskId, seq: m.seq });
+    send(run.conn, { type: 'ack', task_id: run.taskId, seq: last.seq });
     await finishIfComplete(run);
   }
 
@@ -477,6 +484,16 @@ export function createRemoteRunners(ctx: {
     );
   }
 
+  /** One message, or consecutive output batches of one task (stored together). */
+  async function onMessages(conn: Conn, messages: RunnerMessage[]) {
+    const [m] = messages;
+    if (!m) return;
+    if (messages.length === 1 || m.type !== 'output' || !conn.greeted) return onMessage(conn, m);
+    const run = remote.get(m.task_id);
+    if (!run || run.conn !== conn) return;
+    return onOutput(run, messages as OutputMessage[]);
+  }
+
   async function onMessage(conn: Conn, m: RunnerMessage) {
     if (m.type === 'hello') return onHello(conn, m);
     if (!conn.greeted) return close(conn, runnerClose.protocol);
@@ -499,7 +516,7 @@ export function createRemoteRunners(ctx: {
     }
     switch (m.type) {
       case 'output':
-        return onOutput(run, m);
+        return onOutput(run, [m]);
       case 'status':
         return onStatus(run, m);
       case 'finished':
@@ -540,8 +557,6 @@ export function createRemoteRunners(ctx: {
       runner,
       greeted: false,
       startedAt: '',
-      chain: Promise.resolve(),
-      backlog: 0,
       coolUntil: 0,
       closed: false,
       lifeAt: 0,
@@ -550,39 +565,23 @@ export function createRemoteRunners(ctx: {
     // Registered first: the replaced connection's end then leaves the runner shown online.
     conns.set(runner.id, conn);
     if (previous) close(previous, runnerClose.replaced);
-    socket.on('message', (data, isBinary) => {
-      recordLife(conn);
-      if (++conn.backlog === maxBacklog) socket.pause();
-      conn.chain = conn.chain
-        .then(async () => {
-          if (conn.closed) return;
-          let message: RunnerMessage;
-          try {
-            if (isBinary) throw new Error('binary message');
-            message = runnerMessageSchema.parse(JSON.parse(String(data)));
-          } catch (err) {
-            // Only what was wrong, never the message's text (output lines may hold secrets).
-            const problem =
-              err instanceof ZodError
-                ? err.issues.map((i) => `${i.path.join('.') || 'message'}: ${i.code}`).join('; ')
-                : isBinary
-                  ? 'binary message'
-                  : 'not JSON';
-            log.warn({ runnerId: runner.id, problem }, 'a runner sent a message that is not valid');
-            return close(conn, runnerClose.protocol);
-          }
-          try {
-            await onMessage(conn, message);
-          } catch (err) {
-            logFailure(log, err, 'handling a runner message failed', { runnerId: runner.id });
-            // The runner reconnects and resends what is not acknowledged.
-            close(conn, { code: 1011, reason: 'Internal error' });
-          }
-        })
-        .finally(() => {
-          recordLife(conn);
-          if (conn.backlog-- === maxBacklog && !conn.closed) socket.resume();
-        });
+    // Messages are handled one turn at a time, in the order they arrived (see readRunnerMessages).
+    readRunnerMessages(socket, {
+      alive: () => recordLife(conn),
+      closed: () => conn.closed,
+      invalid(problem) {
+        log.warn({ runnerId: runner.id, problem }, 'a runner sent a message that is not valid');
+        close(conn, runnerClose.protocol);
+      },
+      async handle(messages) {
+        try {
+          await onMessages(conn, messages);
+        } catch (err) {
+          logFailure(log, err, 'handling a runner message failed', { runnerId: runner.id });
+          // The runner reconnects and resends what is not acknowledged.
+          close(conn, { code: 1011, reason: 'Internal error' });
+        }
+      },
     });
     socket.on('close', () => detach(conn));
     socket.on('error', () => detach(conn));
