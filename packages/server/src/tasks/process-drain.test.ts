@@ -5,6 +5,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { alive, waitFor } from '../../test/support/task-fixtures';
 import {
   type LineTarget,
+  OUTPUT_AFTER_EXIT_CUT_MS,
   OUTPUT_IDLE_CUT_MS,
   outputCutMessage,
   type ProcessSpec,
@@ -70,10 +71,11 @@ describe('reading a process’s output to its end', () => {
   });
 
   it('waits for every line while the consumer holds the pipes paused, however long after the exit', async () => {
+    // The first line fills the consumer. The rest (about 150 KB: several chunks) waits in the socket that carries
+    // the output when the process exits.
     const target = new HeldTarget();
-    // The first line fills the consumer; the rest waits in the pipe when the process exits.
     const proc = systemProcesses.run(
-      bash(newDir(), "echo first; sleep 0.3; seq -f 'tail %.0f' 1 5000"),
+      bash(newDir(), "echo first; sleep 0.3; seq -f 'tail %.0f' 1 15000"),
       target,
     );
     const pid = proc.pid as number;
@@ -83,7 +85,7 @@ describe('reading a process’s output to its end', () => {
       resolvedAt = Date.now();
       return result;
     });
-    // The consumer stays paused past the time an idle pipe is cut.
+    // The consumer stays full past the time an idle pipe would be cut, then takes everything.
     const releasedAt = await new Promise<number>((resolve) =>
       setTimeout(() => {
         target.release();
@@ -92,8 +94,8 @@ describe('reading a process’s output to its end', () => {
     );
     expect((await waited).code).toBe(0);
     expect(resolvedAt).toBeGreaterThanOrEqual(releasedAt);
-    expect(target.lines).toHaveLength(5001);
-    expect(target.lines.at(-1)).toBe('tail 5000');
+    expect(target.lines).toHaveLength(15_001);
+    expect(target.lines.at(-1)).toBe('tail 15000');
     expect(target.lines).not.toContain(outputCutMessage);
   }, 30_000);
 
@@ -122,6 +124,34 @@ describe('reading a process’s output to its end', () => {
     expect(alive(leftPid)).toBe(true);
     expect(target.lines).toEqual(['main done', outputCutMessage]);
   }, 30_000);
+
+  it('cuts output that a process left behind keeps writing, and says so as the last line', async () => {
+    const dir = newDir();
+    const target = new OpenTarget();
+    const proc = systemProcesses.run(
+      bash(
+        dir,
+        "setsid bash -c 'echo $$ > left.pid; while :; do echo tick; sleep 0.1; done' & until [ -s left.pid ]; do sleep 0.05; done; echo main done",
+      ),
+      target,
+    );
+    const leftPid = await waitFor(async () => {
+      try {
+        return Number(readFileSync(join(dir, 'left.pid'), 'utf8').trim()) || null;
+      } catch {
+        return null;
+      }
+    });
+    leftBehind.push(leftPid);
+    const waited = Date.now();
+    expect((await proc.wait()).code).toBe(0);
+    expect(Date.now() - waited).toBeLessThan(OUTPUT_AFTER_EXIT_CUT_MS + 10_000);
+    expect(target.lines).toContain('main done');
+    expect(target.lines.at(-1)).toBe(outputCutMessage);
+    // It was still writing when its output was cut.
+    expect(alive(leftPid)).toBe(true);
+    expect(target.lines).toContain('tick');
+  }, 60_000);
 
   it('says nothing of a cut when the pipes close with the process', async () => {
     const target = new OpenTarget();

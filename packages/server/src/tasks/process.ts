@@ -133,6 +133,11 @@ function killGroup(pid: number | undefined, signal: NodeJS.Signals) {
  * only a process that escaped the group can hold them so (pipes paused for the consumer never count).
  */
 export const OUTPUT_IDLE_CUT_MS = 2000;
+/**
+ * How long they may be read after the exit, time paused for the consumer not counted, before the rest is cut: what
+ * the process left in a pipe takes milliseconds, so output still coming then is written by a process that escaped.
+ */
+export const OUTPUT_AFTER_EXIT_CUT_MS = 10_000;
 
 export const outputCutMessage =
   'The output was cut here: a process the task left behind kept it open after the task ended';
@@ -143,6 +148,8 @@ type Pipe = {
   ended: boolean;
   /** Milliseconds since the last data, 0 while the consumer holds the stream paused. */
   idleMs(): number;
+  /** Milliseconds the consumer has held the stream paused so far. */
+  pausedMs(): number;
   /** Stops reading: the partial last line is delivered, nothing after it. */
   cut(): void;
 };
@@ -151,6 +158,8 @@ function pipeLines(stream: Readable, target: LineTarget): Pipe {
   const splitter = new LineSplitter((line) => target.line(line));
   let last = Date.now();
   let paused = false;
+  let pausedAt = 0;
+  let pausedBefore = 0;
   let resolveDone: () => void = () => {};
   const pipe: Pipe = {
     done: new Promise<void>((resolve) => {
@@ -158,6 +167,7 @@ function pipeLines(stream: Readable, target: LineTarget): Pipe {
     }),
     ended: false,
     idleMs: () => (paused ? 0 : Date.now() - last),
+    pausedMs: () => pausedBefore + (paused ? Date.now() - pausedAt : 0),
     cut() {
       if (pipe.ended) return;
       pipe.ended = true;
@@ -176,15 +186,18 @@ function pipeLines(stream: Readable, target: LineTarget): Pipe {
     if (pipe.ended) return;
     last = Date.now();
     splitter.push(chunk);
-    if (target.pressure()) {
-      paused = true;
-      stream.pause();
-      target.onDrain(() => {
-        paused = false;
-        last = Date.now();
-        stream.resume();
-      });
-    }
+    if (!target.pressure()) return;
+    // Paused again on every chunk: Node resumes a child's pipes by itself when the child exits.
+    stream.pause();
+    if (paused) return;
+    paused = true;
+    pausedAt = Date.now();
+    target.onDrain(() => {
+      paused = false;
+      last = Date.now();
+      pausedBefore += last - pausedAt;
+      stream.resume();
+    });
   });
   stream.on('end', end);
   stream.on('error', end);
@@ -193,24 +206,32 @@ function pipeLines(stream: Readable, target: LineTarget): Pipe {
 
 /**
  * Waits until the pipes are read to their end. Pipes the consumer holds paused (a slow database, a runner waiting
- * for acknowledgements) are waited for however long that takes; pipes that stay open and silent for
- * OUTPUT_IDLE_CUT_MS after `exitedAt` are cut, and the cut is said as a line.
+ * for acknowledgements) are waited for however long that takes. Pipes that a process escaped from the group keeps
+ * open are cut, and the cut is said as a line: once they stay silent for OUTPUT_IDLE_CUT_MS after `exitedAt`, or
+ * are still read OUTPUT_AFTER_EXIT_CUT_MS after it (time paused for the consumer not counted).
  */
 async function drainPipes(pipes: Pipe[], target: LineTarget, exitedAt: number) {
+  const pausedAtExit = pipes.map((p) => p.pausedMs());
   for (;;) {
     const open = pipes.filter((p) => !p.ended);
     if (!open.length) return;
-    const idle = Math.min(Date.now() - exitedAt, ...open.map((p) => p.idleMs()));
-    if (idle >= OUTPUT_IDLE_CUT_MS) {
+    const now = Date.now();
+    const idle = Math.min(now - exitedAt, ...open.map((p) => p.idleMs()));
+    // A pipe the consumer holds paused is waited for: the others are cut only once it has ended.
+    const read = Math.min(
+      ...pipes.flatMap((p, i) => (p.ended ? [] : [now - exitedAt - (p.pausedMs() - (pausedAtExit[i] ?? 0))])),
+    );
+    if (idle >= OUTPUT_IDLE_CUT_MS || read >= OUTPUT_AFTER_EXIT_CUT_MS) {
       for (const p of open) p.cut();
       target.line(outputCutMessage);
       return;
     }
+    const wait = Math.min(OUTPUT_IDLE_CUT_MS - idle, OUTPUT_AFTER_EXIT_CUT_MS - read);
     let timer: NodeJS.Timeout | undefined;
     await Promise.race([
       Promise.all(open.map((p) => p.done)),
       new Promise((r) => {
-        timer = setTimeout(r, Math.max(OUTPUT_IDLE_CUT_MS - idle, 50)).unref();
+        timer = setTimeout(r, Math.max(wait, 50)).unref();
       }),
     ]);
     clearTimeout(timer);
