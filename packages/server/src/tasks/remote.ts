@@ -52,7 +52,7 @@ export const runnerDroppedMessage = 'The runner no longer runs this task';
 
 /** How long a runner that refused a job gets no other (it may be short of something for a moment). */
 const refuseCooldownMs = 2000;
-/** A runner's messages other than heartbeats record it as alive at most this often. */
+/** Any message of a runner records it as alive (remote_runner.touched) at most this often. */
 const lifeEveryMs = 1000;
 
 type OutputMessage = Extract<RunnerMessage, { type: 'output' }>;
