@@ -30,7 +30,6 @@ import {
   serverEnv,
   signInWhenUp,
   sleep,
-  stats,
 } from './lib/bench.mjs';
 
 const LINES = Number(opt('lines', '1000000'));
@@ -187,7 +186,11 @@ function report(results, loadAtStart) {
   const server = of('server');
   const runner = of('runner');
   const ratios = runner.map((r, i) => r.linesPerSecond / (server[i]?.linesPerSecond ?? Number.NaN));
-  const median = (list) => stats(list).p50;
+  const median = (list) => {
+    const sorted = [...list].sort((a, b) => a - b);
+    const mid = Math.floor(sorted.length / 2);
+    return sorted.length % 2 ? sorted[mid] : ((sorted[mid - 1] ?? 0) + (sorted[mid] ?? 0)) / 2;
+  };
   const allGood = results.every((r) => r.status === 'success' && r.complete);
   const neverLost = runner.every((r) => !r.message.startsWith('Runner lost'));
   const maxAge = Math.max(...runner.map((r) => r.maxHeartbeatAge));
