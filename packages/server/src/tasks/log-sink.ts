@@ -1,6 +1,7 @@
 import type { FastifyBaseLogger } from 'fastify';
 import type { Db } from '../db';
 import { untilDbAnswers } from '../db/retry';
+import { describeDbError } from '../db/unavailable';
 import type { EventBus } from '../live/bus';
 import type { Metrics } from '../metrics/metrics';
 import { countOutput, countOutputSince, type OutputRow, type OutputWriter } from './output.store';
@@ -171,7 +172,9 @@ export class LogSink implements LineTarget {
       );
     } catch (err) {
       this.lost += batch.length;
-      this.deps.log.error({ err, taskId: this.taskId, lines: batch.length }, 'storing task output failed');
+      // The error only, never the statement: a driver's error can carry the lines' text.
+      const reason = describeDbError(err);
+      this.deps.log.error({ reason, taskId: this.taskId, lines: batch.length }, 'storing task output failed');
       return;
     }
     // Batches are stored one after another and a lost batch is never published nor counted, so line numbers follow

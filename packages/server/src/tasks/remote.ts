@@ -5,7 +5,7 @@ import type { Config } from '../config';
 import type { Db } from '../db';
 import type { Dialect } from '../db/dialect';
 import { logFailure } from '../db/retry';
-import { isDbUnavailable } from '../db/unavailable';
+import { describeDbError, isDbUnavailable } from '../db/unavailable';
 import { toBool } from '../db/values';
 import type { SecretBox } from '../lib/crypto';
 import type { EventBus } from '../live/bus';
@@ -395,7 +395,11 @@ export function createRemoteRunners(ctx: {
       }
       // It would be refused again on every resend and hold the task forever. It is passed over as the server's own
       // log path does with such a batch, and the task cannot end as success.
-      log.error({ err, taskId: run.taskId, lines: rows.length }, 'storing runner output failed');
+      // The error only, never the statement: a driver's error can carry the lines' text.
+      log.error(
+        { reason: describeDbError(err), taskId: run.taskId, lines: rows.length },
+        'storing runner output failed',
+      );
       result = await ctx.output.writeRunnerBatch({ ...batch, rows: [], count: false });
       if (result.stored) {
         run.lost += rows.length;
