@@ -12,7 +12,10 @@ const serverUnit = [
   'src/tasks/proc-table.test.ts',
   'src/lib/apps.test.ts',
   'src/runners/seal.test.ts',
+  'src/runners/protocol.test.ts',
   'src/runners/client/output.test.ts',
+  'src/tasks/output-rows.test.ts',
+  'src/tasks/runner-inbox.test.ts',
   // The deploy files (Dockerfile, compose file, systemd unit, .env.example), read and checked against the code.
   'test/deploy/compose.test.ts',
   'test/deploy/dockerfile.test.ts',

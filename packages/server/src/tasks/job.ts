@@ -26,7 +26,13 @@ export interface TaskLog extends LineTarget {
   watch(listener: (line: string) => void): () => void;
   /** Delivers everything still pending. */
   close(): Promise<void>;
+  /** Lines that could not be stored (the database refused them or stayed unavailable); none when absent. */
+  readonly lost?: number;
 }
+
+/** Said as a task's last line, and as its error instead of success, when some of its output could not be stored. */
+export const lostOutputMessage = (lines: number) =>
+  `The output is incomplete: ${lines} ${lines === 1 ? 'line' : 'lines'} could not be stored (see the server log)`;
 
 /** Thrown when a stop request ends the task; the engine turns it into `stopped`. */
 export class Stopped extends Error {

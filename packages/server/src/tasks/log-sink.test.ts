@@ -53,9 +53,8 @@ describe.each(testDialects())('task output on $name', (dialect) => {
     };
     h.deps.bus.on('logs', listener);
     try {
-      const output: OutputWriter = {
+      const output: Pick<OutputWriter, 'write'> = {
         write: (batch) => insertOutput(h.deps.db, h.deps.dialect, batch),
-        close() {},
       };
       const sink = new LogSink({ ...h.deps, output }, projectId, taskId);
       for (let i = 1; i <= 1200; i++) sink.line(`new ${i}`);

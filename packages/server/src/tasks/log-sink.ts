@@ -1,6 +1,7 @@
 import type { FastifyBaseLogger } from 'fastify';
 import type { Db } from '../db';
 import { untilDbAnswers } from '../db/retry';
+import { describeDbError } from '../db/unavailable';
 import type { EventBus } from '../live/bus';
 import type { Metrics } from '../metrics/metrics';
 import { countOutput, countOutputSince, type OutputRow, type OutputWriter } from './output.store';
@@ -9,9 +10,12 @@ import type { LineTarget } from './process';
 export const MASK = '**********';
 /** Lines held before a flush starts at once instead of on the timer. */
 const BATCH_ROWS = 500;
+/** Characters held before a flush starts at once (long lines). */
+const BATCH_CHARS = 4 * 1024 * 1024;
 const FLUSH_MS = 100;
-/** Above this many unwritten lines the readers pause (bounded memory for chatty tasks). */
+/** Above this many unwritten lines or characters the readers pause (bounded memory for chatty tasks). */
 const HIGH_WATER = 20_000;
+const HIGH_WATER_CHARS = 32 * 1024 * 1024;
 
 /**
  * The secrets to mask after adding `values` (longest first). Values shorter than 3 characters are not masked, and
@@ -47,6 +51,7 @@ export function maskSecrets(secrets: readonly string[], text: string): string {
  */
 export class LogSink implements LineTarget {
   private pending: OutputRow[] = [];
+  private pendingChars = 0;
   private secrets: string[] = [];
   private timer: NodeJS.Timeout | null = null;
   private flushing: Promise<void> | null = null;
@@ -73,7 +78,7 @@ export class LogSink implements LineTarget {
       bus: EventBus;
       log: FastifyBaseLogger;
       /** The engine's output writer. */
-      output: OutputWriter;
+      output: Pick<OutputWriter, 'write'>;
       metrics: Pick<Metrics, 'outputLines'>;
     },
     private readonly projectId: number,
@@ -110,12 +115,13 @@ export class LogSink implements LineTarget {
       this.lastTime = new Date(ms).toISOString();
     }
     this.pending.push({ task_id: this.taskId, time: this.lastTime, output });
-    if (this.pending.length >= BATCH_ROWS) this.kick();
+    this.pendingChars += output.length;
+    if (this.pending.length >= BATCH_ROWS || this.pendingChars >= BATCH_CHARS) this.kick();
     else if (!this.timer && !this.flushing) this.timer = setTimeout(() => this.kick(), FLUSH_MS);
   }
 
   pressure() {
-    return this.pending.length > HIGH_WATER;
+    return this.pending.length > HIGH_WATER || this.pendingChars > HIGH_WATER_CHARS;
   }
 
   onDrain(callback: () => void) {
@@ -137,14 +143,17 @@ export class LogSink implements LineTarget {
     while (this.pending.length) {
       const batch = this.pending;
       this.pending = [];
+      this.pendingChars = 0;
       await this.store(batch);
-      if (this.pending.length <= HIGH_WATER / 2 && this.drainCallbacks.length) {
+      const low = this.pending.length <= HIGH_WATER / 2 && this.pendingChars <= HIGH_WATER_CHARS / 2;
+      if (low && this.drainCallbacks.length) {
         const callbacks = this.drainCallbacks;
         this.drainCallbacks = [];
         for (const cb of callbacks) cb();
       }
       // Let a few more lines gather so batches stay large under load.
-      if (this.pending.length && this.pending.length < BATCH_ROWS) await new Promise((r) => setTimeout(r, 5));
+      if (this.pending.length && this.pending.length < BATCH_ROWS && this.pendingChars < BATCH_CHARS)
+        await new Promise((r) => setTimeout(r, 5));
     }
   }
 
@@ -163,7 +172,9 @@ export class LogSink implements LineTarget {
       );
     } catch (err) {
       this.lost += batch.length;
-      this.deps.log.error({ err, taskId: this.taskId, lines: batch.length }, 'storing task output failed');
+      // The error only, never the statement: a driver's error can carry the lines' text.
+      const reason = describeDbError(err);
+      this.deps.log.error({ reason, taskId: this.taskId, lines: batch.length }, 'storing task output failed');
       return;
     }
     // Batches are stored one after another and a lost batch is never published nor counted, so line numbers follow

@@ -63,33 +63,56 @@ export interface ProcessAdapter {
 /** Longest line stored as one row; longer lines are split rather than failing the task. */
 export const MAX_LINE = 1024 * 1024;
 
-/** Splits a byte stream into lines (LF or CRLF), splitting over-long lines into MAX_LINE pieces. */
+/**
+ * Splits a byte stream into lines (LF or CRLF), splitting over-long lines into MAX_LINE pieces. Only each new chunk
+ * is searched for a line end; the unfinished line is kept as its parts, joined once it ends or reaches MAX_LINE (a
+ * long line costs what its bytes do, not their square).
+ */
 export class LineSplitter {
   private decoder = new StringDecoder('utf8');
-  private rest = '';
+  private parts: string[] = [];
+  private partsLength = 0;
   constructor(private readonly emit: (line: string) => void) {}
 
   push(chunk: Buffer) {
-    let text = this.rest + this.decoder.write(chunk);
+    this.take(this.decoder.write(chunk));
+  }
+
+  end() {
+    this.take(this.decoder.end());
+    const line = this.parts.join('');
+    this.parts = [];
+    this.partsLength = 0;
+    if (line.length) this.emitLine(line);
+  }
+
+  private take(text: string) {
     let start = 0;
     for (;;) {
       const nl = text.indexOf('\n', start);
       if (nl < 0) break;
-      this.emitLine(text.slice(start, nl));
+      let line = text.slice(start, nl);
+      if (this.parts.length) {
+        this.parts.push(line);
+        line = this.parts.join('');
+        this.parts = [];
+        this.partsLength = 0;
+      }
+      this.emitLine(line);
       start = nl + 1;
     }
-    text = start ? text.slice(start) : text;
-    while (text.length >= MAX_LINE) {
-      this.emit(text.slice(0, MAX_LINE));
-      text = text.slice(MAX_LINE);
+    if (start === text.length) return;
+    const rest = start ? text.slice(start) : text;
+    this.parts.push(rest);
+    this.partsLength += rest.length;
+    if (this.partsLength < MAX_LINE) return;
+    let joined = this.parts.join('');
+    while (joined.length >= MAX_LINE) {
+      this.emit(joined.slice(0, MAX_LINE));
+      joined = joined.slice(MAX_LINE);
     }
-    this.rest = text;
-  }
-
-  end() {
-    const text = this.rest + this.decoder.end();
-    this.rest = '';
-    if (text.length) this.emitLine(text);
+    this.parts = joined.length ? [joined] : [];
+    this.partsLength = joined.length;
   }
 
   private emitLine(line: string) {
@@ -108,22 +131,114 @@ function killGroup(pid: number | undefined, signal: NodeJS.Signals) {
   }
 }
 
-function pipeLines(stream: Readable, target: LineTarget): Promise<void> {
+/**
+ * How long the output pipes of a process that has exited may stay open with nothing coming before the rest is cut:
+ * only a process that escaped the group can hold them so (pipes paused for the consumer never count).
+ */
+export const OUTPUT_IDLE_CUT_MS = 2000;
+/**
+ * How long they may be read after the exit, time paused for the consumer not counted, before the rest is cut: what
+ * the process left in a pipe takes milliseconds, so output still coming then is written by a process that escaped.
+ */
+export const OUTPUT_AFTER_EXIT_CUT_MS = 10_000;
+
+export const outputCutMessage =
+  'The output was cut here: a process the task left behind kept it open after the task ended';
+
+type Pipe = {
+  /** Resolves at the end of the stream (everything read) or once it is cut. */
+  done: Promise<void>;
+  ended: boolean;
+  /** Milliseconds since the last data, 0 while the consumer holds the stream paused. */
+  idleMs(): number;
+  /** Milliseconds the consumer has held the stream paused so far. */
+  pausedMs(): number;
+  /** Stops reading: the partial last line is delivered, nothing after it. */
+  cut(): void;
+};
+
+function pipeLines(stream: Readable, target: LineTarget): Pipe {
   const splitter = new LineSplitter((line) => target.line(line));
-  return new Promise((resolve) => {
-    stream.on('data', (chunk: Buffer) => {
-      splitter.push(chunk);
-      if (target.pressure()) {
-        stream.pause();
-        target.onDrain(() => stream.resume());
-      }
-    });
-    stream.on('end', () => {
+  let last = Date.now();
+  let paused = false;
+  let pausedAt = 0;
+  let pausedBefore = 0;
+  let resolveDone: () => void = () => {};
+  const pipe: Pipe = {
+    done: new Promise<void>((resolve) => {
+      resolveDone = resolve;
+    }),
+    ended: false,
+    idleMs: () => (paused ? 0 : Date.now() - last),
+    pausedMs: () => pausedBefore + (paused ? Date.now() - pausedAt : 0),
+    cut() {
+      if (pipe.ended) return;
+      pipe.ended = true;
+      stream.destroy();
       splitter.end();
-      resolve();
+      resolveDone();
+    },
+  };
+  const end = () => {
+    if (pipe.ended) return;
+    pipe.ended = true;
+    splitter.end();
+    resolveDone();
+  };
+  stream.on('data', (chunk: Buffer) => {
+    if (pipe.ended) return;
+    last = Date.now();
+    splitter.push(chunk);
+    if (!target.pressure()) return;
+    // Paused again on every chunk: Node resumes a child's pipes by itself when the child exits.
+    stream.pause();
+    if (paused) return;
+    paused = true;
+    pausedAt = Date.now();
+    target.onDrain(() => {
+      paused = false;
+      last = Date.now();
+      pausedBefore += last - pausedAt;
+      stream.resume();
     });
-    stream.on('error', () => resolve());
   });
+  stream.on('end', end);
+  stream.on('error', end);
+  return pipe;
+}
+
+/**
+ * Waits until the pipes are read to their end. Pipes the consumer holds paused (a slow database, a runner waiting
+ * for acknowledgements) are waited for however long that takes. Pipes that a process escaped from the group keeps
+ * open are cut, and the cut is said as a line: once they stay silent for OUTPUT_IDLE_CUT_MS after `exitedAt`, or
+ * are still read OUTPUT_AFTER_EXIT_CUT_MS after it (time paused for the consumer not counted).
+ */
+async function drainPipes(pipes: Pipe[], target: LineTarget, exitedAt: number) {
+  const pausedAtExit = pipes.map((p) => p.pausedMs());
+  for (;;) {
+    const open = pipes.filter((p) => !p.ended);
+    if (!open.length) return;
+    const now = Date.now();
+    const idle = Math.min(now - exitedAt, ...open.map((p) => p.idleMs()));
+    // A pipe the consumer holds paused is waited for: the others are cut only once it has ended.
+    const read = Math.min(
+      ...pipes.flatMap((p, i) => (p.ended ? [] : [now - exitedAt - (p.pausedMs() - (pausedAtExit[i] ?? 0))])),
+    );
+    if (idle >= OUTPUT_IDLE_CUT_MS || read >= OUTPUT_AFTER_EXIT_CUT_MS) {
+      for (const p of open) p.cut();
+      target.line(outputCutMessage);
+      return;
+    }
+    const wait = Math.min(OUTPUT_IDLE_CUT_MS - idle, OUTPUT_AFTER_EXIT_CUT_MS - read);
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([
+      Promise.all(open.map((p) => p.done)),
+      new Promise((r) => {
+        timer = setTimeout(r, Math.max(wait, 50)).unref();
+      }),
+    ]);
+    clearTimeout(timer);
+  }
 }
 
 /**
@@ -155,13 +270,14 @@ export const systemProcesses: ProcessAdapter = {
         resolve({ code, signal });
       });
     });
-    const drained = Promise.all([pipeLines(child.stdout, target), pipeLines(child.stderr, target)]);
+    const pipes = [pipeLines(child.stdout, target), pipeLines(child.stderr, target)];
     return {
       pid,
       async wait() {
         const result = await exited;
-        // A grandchild that escaped the group could hold the pipes open; do not wait on it forever.
-        await Promise.race([drained, new Promise((r) => setTimeout(r, 2000).unref())]);
+        // Every line is read before the task may end; only pipes a grandchild that escaped the group holds open
+        // are cut (see drainPipes).
+        await drainPipes(pipes, target, Date.now());
         if (spawnError) target.line(`Cannot run ${spec.command}: ${(spawnError as Error).message}`);
         return result;
       },

@@ -1,30 +1,24 @@
 import type { FastifyBaseLogger } from 'fastify';
 import type { WebSocket } from 'ws';
-import { ZodError } from 'zod';
 import { recordEvent } from '../audit/audit.store';
 import type { Config } from '../config';
 import type { Db } from '../db';
 import type { Dialect } from '../db/dialect';
 import { logFailure } from '../db/retry';
-import { toBool, toCount } from '../db/values';
+import { describeDbError, isDbUnavailable } from '../db/unavailable';
+import { toBool } from '../db/values';
 import type { SecretBox } from '../lib/crypto';
 import type { EventBus } from '../live/bus';
 import { type Metrics, trackRun } from '../metrics/metrics';
 import type { FinishedRun } from '../ports';
 import type { JobPayload } from '../runners/payload';
-import {
-  defaultHeartbeatMs,
-  type RunnerMessage,
-  runnerClose,
-  runnerMessageSchema,
-  type ServerMessage,
-} from '../runners/protocol';
+import { defaultHeartbeatMs, type RunnerMessage, runnerClose, type ServerMessage } from '../runners/protocol';
 import { sealFor } from '../runners/seal';
 import { loadDetails } from './details';
 import { liveRunners } from './instances.store';
-import { type Key, loadTaskKey, TaskFailed } from './job';
+import { type Key, loadTaskKey, lostOutputMessage, TaskFailed } from './job';
 import { LogSink } from './log-sink';
-import { countOutput, insertOutputIn, type OutputRow, type OutputWriter } from './output.store';
+import type { OutputWriter, RunnerBatchResult } from './output.store';
 import type { RunnerSlots } from './placement';
 import {
   adoptTask,
@@ -45,7 +39,9 @@ import {
   tasksOfRunner,
   touchRunner,
 } from './remote.store';
+import { runnerRows } from './remote-output';
 import type { RunHandle } from './runner';
+import { readRunnerMessages } from './runner-inbox';
 import type { StatusUpdates } from './status';
 import { activeTasks, findKey, findRepository, findTask, type TaskRow } from './store';
 
@@ -56,20 +52,21 @@ export const runnerDroppedMessage = 'The runner no longer runs this task';
 
 /** How long a runner that refused a job gets no other (it may be short of something for a moment). */
 const refuseCooldownMs = 2000;
-/** Messages of one runner held unhandled before its socket stops reading (each at most maxMessageBytes). */
-const maxBacklog = 8;
+/** Any message of a runner records it as alive (remote_runner.touched) at most this often. */
+const lifeEveryMs = 1000;
+
+type OutputMessage = Extract<RunnerMessage, { type: 'output' }>;
 
 type Conn = {
   socket: WebSocket;
   runner: RemoteRunnerRow;
   greeted: boolean;
   startedAt: string;
-  /** Messages are handled one at a time, in the order they arrived. */
-  chain: Promise<void>;
-  /** Messages received and not handled yet: past a few the socket stops reading (bounded memory). */
-  backlog: number;
   coolUntil: number;
   closed: boolean;
+  /** When a message of the runner last recorded it as alive (remote_runner.touched), and whether that is under way. */
+  lifeAt: number;
+  recordingLife: boolean;
 };
 
 type RemoteRun = {
@@ -84,6 +81,13 @@ type RemoteRun = {
   sink: LogSink;
   /** The last batch stored (task.runner_seq). */
   seq: number;
+  /**
+   * Lines of the task's log stored so far, counted once (at this run's first batch) and then kept: each published
+   * line's number is its position in the log.
+   */
+  lines: number | null;
+  /** Lines the database refused (not a lost connection): the task cannot end as success. */
+  lost: number;
   finished: { status: 'success' | 'error' | 'stopped'; last_seq: number; message?: string } | null;
   templateType: string;
   handle: RunHandle;
@@ -179,6 +183,8 @@ export function createRemoteRunners(ctx: {
       conn,
       sink: new LogSink({ ...ctx }, task.project_id, task.id, { giveUp: ctx.closing }),
       seq,
+      lines: null,
+      lost: 0,
       finished: null,
       templateType: '',
       resolve,
@@ -353,54 +359,72 @@ export function createRemoteRunners(ctx: {
     ctx.wake();
   }
 
-  async function onOutput(run: RemoteRun, m: Extract<RunnerMessage, { type: 'output' }>) {
-    if (m.seq <= run.seq) return send(run.conn, { type: 'ack', task_id: run.taskId, seq: run.seq });
-    if (m.seq !== run.seq + 1) {
+  /** Stores consecutive output batches of a run in one transaction (one batch, or those that waited together). */
+  async function onOutput(run: RemoteRun, received: OutputMessage[]) {
+    // A batch sent again (its ack was lost) is acknowledged, not stored twice.
+    const batches = received.filter((b) => b.seq > run.seq);
+    const first = batches[0];
+    const last = batches.at(-1);
+    if (!first || !last) return send(run.conn, { type: 'ack', task_id: run.taskId, seq: run.seq });
+    if (first.seq !== run.seq + 1) {
       // A batch went missing on the way: a reconnect makes the runner resend from the last stored one.
-      log.warn({ taskId: run.taskId, seq: m.seq, stored: run.seq }, 'runner output batch out of order');
+      log.warn({ taskId: run.taskId, seq: first.seq, stored: run.seq }, 'runner output batch out of order');
       return close(run.conn, runnerClose.protocol);
     }
-    const rows: OutputRow[] = m.lines.map((line) => {
-      let output = run.sink.mask(line.output);
-      if (output.includes('\u0000')) output = output.replaceAll('\u0000', '\uFFFD');
-      const ms = Date.parse(line.time);
-      return {
-        task_id: run.taskId,
-        time: new Date(Number.isFinite(ms) ? ms : Date.now()).toISOString(),
-        output,
-      };
-    });
-    // Each line's number is its position in the task's log, counted in the transaction that stores the batch.
-    let first = 0;
-    const stored = await db.transaction().execute(async (trx) => {
-      const res = await trx
-        .updateTable('task')
-        .set({ runner_seq: m.seq })
-        .where('id', '=', run.taskId)
-        .where('remote_runner_id', '=', run.runnerId)
-        .where('runner_seq', '=', m.seq - 1)
-        .where('status', 'in', remoteActiveStatuses)
-        .executeTakeFirst();
-      if (toCount(res.numUpdatedRows) !== 1) return false;
-      first = (await countOutput(trx, run.taskId)) + 1;
-      await insertOutputIn(trx, ctx.dialect, rows);
-      return true;
-    });
-    if (!stored) {
+    const rows = batches.flatMap((b) => runnerRows(run.taskId, b.lines, run.sink));
+    // Batches of a task are stored one after another by the one run that holds it: the log's length is counted
+    // once, with the first batch, and then kept (counting every batch costs as much as the log).
+    const batch = {
+      taskId: run.taskId,
+      runnerId: run.runnerId,
+      fromSeq: first.seq,
+      seq: last.seq,
+      rows,
+      count: run.lines === null,
+    };
+    let result: RunnerBatchResult;
+    try {
+      result = await ctx.output.writeRunnerBatch(batch);
+    } catch (err) {
+      // A lost connection: the socket closes and the runner sends the batches again once it is back.
+      if (isDbUnavailable(err)) throw err;
+      // Refused by the database: batches taken together are tried one by one, so only the refused one is missing.
+      if (batches.length > 1) {
+        for (const one of batches) await onOutput(run, [one]);
+        return;
+      }
+      // It would be refused again on every resend and hold the task forever. It is passed over as the server's own
+      // log path does with such a batch, and the task cannot end as success.
+      // The error only, never the statement: a driver's error can carry the lines' text.
+      log.error(
+        { reason: describeDbError(err), taskId: run.taskId, lines: rows.length },
+        'storing runner output failed',
+      );
+      result = await ctx.output.writeRunnerBatch({ ...batch, rows: [], count: false });
+      if (result.stored) {
+        run.lost += rows.length;
+        run.seq = last.seq;
+        send(run.conn, { type: 'ack', task_id: run.taskId, seq: last.seq });
+        return finishIfComplete(run);
+      }
+    }
+    if (!result.stored) {
       const task = await findTask(db, run.taskId);
       if (!task || !remoteActiveStatuses.includes(task.status) || task.remote_runner_id !== run.runnerId)
         return endedElsewhere(run);
       run.seq = task.runner_seq;
       return send(run.conn, { type: 'ack', task_id: run.taskId, seq: run.seq });
     }
-    run.seq = m.seq;
+    run.seq = last.seq;
+    const line = (result.before ?? run.lines ?? 0) + 1;
+    run.lines = line - 1 + rows.length;
     ctx.metrics.outputLines.inc(rows.length);
     ctx.bus.publishLogs({
       project_id: run.projectId,
       task_id: run.taskId,
-      lines: rows.map((row, i) => ({ output: row.output, time: row.time, line: first + i })),
+      lines: rows.map((row, i) => ({ output: row.output, time: row.time, line: line + i })),
     });
-    send(run.conn, { type: 'ack', task_id: run.taskId, seq: m.seq });
+    send(run.conn, { type: 'ack', task_id: run.taskId, seq: last.seq });
     await finishIfComplete(run);
   }
 
@@ -429,11 +453,14 @@ export function createRemoteRunners(ctx: {
     if (!f || run.seq < f.last_seq) return;
     run.finished = null;
     if (f.status === 'error' && f.message) run.sink.line(f.message);
+    // Lines the database refused: said as a line, and a run that succeeded ends as error with that reason.
+    const lost = run.lost ? lostOutputMessage(run.lost) : null;
+    if (lost) run.sink.line(lost);
     await run.sink.close();
-    const saved =
-      f.status === 'error' && f.message
-        ? await ctx.status.saveStatus(run.taskId, 'error', { message: f.message })
-        : await ctx.status.saveStatus(run.taskId, f.status);
+    const reason = f.status === 'error' && f.message ? f.message : f.status === 'success' ? lost : null;
+    const saved = reason
+      ? await ctx.status.saveStatus(run.taskId, 'error', { message: reason })
+      : await ctx.status.saveStatus(run.taskId, f.status);
     if (!saved && f.status !== 'stopped') await ctx.status.setStatus(run.taskId, 'stopped');
     const end = await findTask(db, run.taskId);
     run.tracked.finish(end?.status ?? f.status);
@@ -461,6 +488,16 @@ export function createRemoteRunners(ctx: {
     );
   }
 
+  /** One message, or consecutive output batches of one task (stored together). */
+  async function onMessages(conn: Conn, messages: RunnerMessage[]) {
+    const [m] = messages;
+    if (!m) return;
+    if (messages.length === 1 || m.type !== 'output' || !conn.greeted) return onMessage(conn, m);
+    const run = remote.get(m.task_id);
+    if (!run || run.conn !== conn) return;
+    return onOutput(run, messages as OutputMessage[]);
+  }
+
   async function onMessage(conn: Conn, m: RunnerMessage) {
     if (m.type === 'hello') return onHello(conn, m);
     if (!conn.greeted) return close(conn, runnerClose.protocol);
@@ -483,7 +520,7 @@ export function createRemoteRunners(ctx: {
     }
     switch (m.type) {
       case 'output':
-        return onOutput(run, m);
+        return onOutput(run, [m]);
       case 'status':
         return onStatus(run, m);
       case 'finished':
@@ -497,6 +534,25 @@ export function createRemoteRunners(ctx: {
     }
   }
 
+  /**
+   * Any message of a runner shows it alive, not only its heartbeats: it is recorded (remote_runner.touched) at most
+   * once a second when a message arrives and when one has been handled, beside the in-order handling. A runner
+   * whose output keeps the server busy is so never taken for lost while its heartbeats queue behind that output.
+   */
+  function recordLife(conn: Conn) {
+    const t = Date.now();
+    if (conn.recordingLife || conn.closed || !conn.greeted || t - conn.lifeAt < lifeEveryMs) return;
+    conn.lifeAt = t;
+    conn.recordingLife = true;
+    void touchRunner(ctx, conn.runner.id, instanceId)
+      .catch((err) =>
+        logFailure(log, err, 'recording a runner as alive failed', { runnerId: conn.runner.id }),
+      )
+      .finally(() => {
+        conn.recordingLife = false;
+      });
+  }
+
   /** Takes a runner's new socket (its token already checked): a previous one of the same runner is replaced. */
   function connect(socket: WebSocket, runner: RemoteRunnerRow) {
     const previous = conns.get(runner.id);
@@ -505,45 +561,31 @@ export function createRemoteRunners(ctx: {
       runner,
       greeted: false,
       startedAt: '',
-      chain: Promise.resolve(),
-      backlog: 0,
       coolUntil: 0,
       closed: false,
+      lifeAt: 0,
+      recordingLife: false,
     };
     // Registered first: the replaced connection's end then leaves the runner shown online.
     conns.set(runner.id, conn);
     if (previous) close(previous, runnerClose.replaced);
-    socket.on('message', (data, isBinary) => {
-      if (++conn.backlog === maxBacklog) socket.pause();
-      conn.chain = conn.chain
-        .then(async () => {
-          if (conn.closed) return;
-          let message: RunnerMessage;
-          try {
-            if (isBinary) throw new Error('binary message');
-            message = runnerMessageSchema.parse(JSON.parse(String(data)));
-          } catch (err) {
-            // Only what was wrong, never the message's text (output lines may hold secrets).
-            const problem =
-              err instanceof ZodError
-                ? err.issues.map((i) => `${i.path.join('.') || 'message'}: ${i.code}`).join('; ')
-                : isBinary
-                  ? 'binary message'
-                  : 'not JSON';
-            log.warn({ runnerId: runner.id, problem }, 'a runner sent a message that is not valid');
-            return close(conn, runnerClose.protocol);
-          }
-          try {
-            await onMessage(conn, message);
-          } catch (err) {
-            logFailure(log, err, 'handling a runner message failed', { runnerId: runner.id });
-            // The runner reconnects and resends what is not acknowledged.
-            close(conn, { code: 1011, reason: 'Internal error' });
-          }
-        })
-        .finally(() => {
-          if (conn.backlog-- === maxBacklog && !conn.closed) socket.resume();
-        });
+    // Messages are handled one turn at a time, in the order they arrived (see readRunnerMessages).
+    readRunnerMessages(socket, {
+      alive: () => recordLife(conn),
+      closed: () => conn.closed,
+      invalid(problem) {
+        log.warn({ runnerId: runner.id, problem }, 'a runner sent a message that is not valid');
+        close(conn, runnerClose.protocol);
+      },
+      async handle(messages) {
+        try {
+          await onMessages(conn, messages);
+        } catch (err) {
+          logFailure(log, err, 'handling a runner message failed', { runnerId: runner.id });
+          // The runner reconnects and resends what is not acknowledged.
+          close(conn, { code: 1011, reason: 'Internal error' });
+        }
+      },
     });
     socket.on('close', () => detach(conn));
     socket.on('error', () => detach(conn));

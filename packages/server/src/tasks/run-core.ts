@@ -6,7 +6,7 @@ import { runAnsible } from './executors/ansible';
 import { runBash, runPowerShell, runPulumi, runPython } from './executors/shell';
 import { runTerraform } from './executors/terraform';
 import { checkoutRepository } from './git';
-import { Job, type JobDetails, type Key, Stopped, TaskFailed, type TaskLog } from './job';
+import { Job, type JobDetails, type Key, lostOutputMessage, Stopped, TaskFailed, type TaskLog } from './job';
 import type { ProcessAdapter } from './process';
 import type { IsolationSetting } from './sandbox';
 import type { RepositoryRow } from './store';
@@ -107,6 +107,9 @@ export function limitOutput(sink: TaskLog, limit: number, exceeded: (message: st
     mask: (text) => sink.mask(text),
     watch: (listener) => sink.watch(listener),
     close: () => sink.close(),
+    get lost() {
+      return sink.lost;
+    },
   };
 }
 
@@ -255,10 +258,17 @@ export async function runCore(
     }
   }
   // Ended from outside (the server shutting down): said as the last line, and an error with that reason.
-  const reason = final === 'stopped' ? control.interruption : null;
+  let reason = final === 'stopped' ? control.interruption : null;
   // Past the output limit only this line is still taken.
   if (reason) core.sink.line(reason);
   await sink.close();
+  // Output that could not be stored: said as the last line, and a run that succeeded ends as error with that reason.
+  if (sink.lost) {
+    const lost = lostOutputMessage(sink.lost);
+    core.sink.line(lost);
+    await sink.close();
+    if (final === 'success') reason = lost;
+  }
   // Clean up before the final status is visible: a finished task has nothing left on disk.
   rmSync(taskDir, { recursive: true, force: true });
   const saved = reason ? await core.saveStatus('error', { message: reason }) : await core.saveStatus(final);

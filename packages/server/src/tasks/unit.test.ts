@@ -46,6 +46,19 @@ describe('LineSplitter', () => {
       'last',
     ]);
   });
+
+  it('joins a long line that arrives in many small chunks, and a CRLF split between two chunks', () => {
+    const lines: string[] = [];
+    const s = new LineSplitter((l) => lines.push(l));
+    const long = 'y'.repeat(MAX_LINE + 300_000);
+    for (let i = 0; i < long.length; i += 4096) s.push(Buffer.from(long.slice(i, i + 4096)));
+    s.push(Buffer.from('\r'));
+    s.push(Buffer.from('\nafter\r'));
+    s.push(Buffer.from('\n'));
+    s.end();
+    expect(lines.map((l) => (l.length > 100 ? l.length : l))).toEqual([MAX_LINE, 300_000, 'after']);
+    expect(lines.slice(0, 2).join('')).toBe(long);
+  });
 });
 
 function fakeJob(processes: ProcessAdapter, repoDir: string, home: string) {

@@ -1,6 +1,10 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { MASK } from '../../tasks/log-sink';
-import { type Batch, FLUSH_MS, MAX_UNACKED_BYTES, TaskOutput } from './output';
+import { outputSchema } from '../protocol';
+import { type Batch, FLUSH_MS, MAX_UNACKED_BYTES, type OutputLine, TaskOutput } from './output';
+
+/** A batch's lines as the server reads them. */
+const linesOf = (batch: Batch) => JSON.parse(batch.json) as OutputLine[];
 
 function output() {
   const sent: Batch[] = [];
@@ -16,13 +20,13 @@ describe('TaskOutput', () => {
     vi.useFakeTimers();
     const { out, sent } = output();
     for (let i = 1; i <= 2500; i++) out.line(`line ${i}`);
-    expect(sent.map((b) => [b.seq, b.lines.length])).toEqual([
-      [1, 1000],
-      [2, 1000],
+    expect(sent.map((b) => [b.seq, b.count, linesOf(b).length])).toEqual([
+      [1, 1000, 1000],
+      [2, 1000, 1000],
     ]);
     vi.advanceTimersByTime(FLUSH_MS);
     expect(sent.map((b) => b.seq)).toEqual([1, 2, 3]);
-    expect(sent.flatMap((b) => b.lines.map((l) => l.output))).toEqual(
+    expect(sent.flatMap((b) => linesOf(b).map((l) => l.output))).toEqual(
       Array.from({ length: 2500 }, (_, i) => `line ${i + 1}`),
     );
     expect(out.lastSeq).toBe(3);
@@ -35,7 +39,7 @@ describe('TaskOutput', () => {
     expect(sent).toHaveLength(1);
     out.line('z'.repeat(2_500_000));
     out.flush();
-    const lengths = sent.flatMap((b) => b.lines.map((l) => l.output.length));
+    const lengths = sent.flatMap((b) => linesOf(b).map((l) => l.output.length));
     expect(lengths).toEqual([200_000, 100_000, 1_000_000, 1_000_000, 500_000]);
     expect(Math.max(...sent.map((b) => b.bytes))).toBeLessThan(1_100_000);
   });
@@ -57,12 +61,30 @@ describe('TaskOutput', () => {
     expect(out.acked).toBe(5);
   });
 
+  it('carries any text as the server reads it, in a message its schema takes', () => {
+    const { out, sent } = output();
+    const texts = [
+      'quote " backslash \\ tab \t',
+      'control \u0001\u001f',
+      'lone \ud800 surrogate',
+      '€ 漢字 😀',
+      '',
+    ];
+    for (const text of texts) out.line(text);
+    out.flush();
+    const batch = sent[0] as Batch;
+    expect(linesOf(batch).map((l) => l.output)).toEqual(texts);
+    const message = JSON.parse(`{"type":"output","task_id":4,"seq":${batch.seq},"lines":${batch.json}}`);
+    expect(outputSchema.safeParse(message).success).toBe(true);
+    expect(Date.parse(linesOf(batch)[0]?.time ?? '')).toBeGreaterThan(0);
+  });
+
   it('masks secrets, whole and line by line', () => {
     const { out, sent } = output();
     out.addSecrets(['hunter22', 'first-line-secret\nsecond-line-secret', '', null]);
     out.line('pw=hunter22 and second-line-secret');
     out.flush();
-    expect(sent[0]?.lines[0]?.output).toBe(`pw=${MASK} and ${MASK}`);
+    expect(linesOf(sent[0] as Batch)[0]?.output).toBe(`pw=${MASK} and ${MASK}`);
   });
 
   it('says pressure above the unacknowledged cap and resumes readers once acks bring it under half', () => {

@@ -16,7 +16,11 @@ export const MAX_UNACKED_BYTES = 16 * 1024 * 1024;
 const MAX_OUTPUT = 1_000_000;
 
 export type OutputLine = { time: string; output: string };
-export type Batch = { seq: number; lines: OutputLine[]; bytes: number };
+/**
+ * A batch as sent: its lines already as the JSON array of the protocol's `lines` (made once, when the batch is cut:
+ * no object per line is kept while the server has not acknowledged it).
+ */
+export type Batch = { seq: number; count: number; json: string; bytes: number };
 
 /**
  * A task's output on a runner: masks secrets, gathers lines into batches numbered 1, 2, 3…, hands each batch to
@@ -26,14 +30,16 @@ export type Batch = { seq: number; lines: OutputLine[]; bytes: number };
 export class TaskOutput implements TaskLog {
   private secrets: string[] = [];
   private watchers: ((line: string) => void)[] = [];
-  private pending: OutputLine[] = [];
+  /** Each pending line as its JSON object. */
+  private pending: string[] = [];
   private pendingBytes = 0;
   private timer: NodeJS.Timeout | null = null;
   private unacked: Batch[] = [];
   private unackedBytes = 0;
   private drainCallbacks: (() => void)[] = [];
   private lastMs = 0;
-  private lastTime = '';
+  /** `{"time":"<the last time>","output":` */
+  private timePrefix = '';
   /** The seq of the last batch made. */
   lastSeq = 0;
   /** Every batch up to this seq is stored by the server. */
@@ -63,12 +69,13 @@ export class TaskOutput implements TaskLog {
     const ms = Date.now();
     if (ms !== this.lastMs) {
       this.lastMs = ms;
-      this.lastTime = new Date(ms).toISOString();
+      this.timePrefix = `{"time":"${new Date(ms).toISOString()}","output":`;
     }
     for (let i = 0; i === 0 || i < output.length; i += MAX_OUTPUT) {
-      const part = output.slice(i, i + MAX_OUTPUT);
-      this.pending.push({ time: this.lastTime, output: part });
-      this.pendingBytes += Buffer.byteLength(part) + 40;
+      const json = `${this.timePrefix}${JSON.stringify(output.slice(i, i + MAX_OUTPUT))}}`;
+      this.pending.push(json);
+      // Characters of JSON: a batch of them stays far below the protocol's message size whatever the encoding.
+      this.pendingBytes += json.length;
       if (this.pending.length >= maxBatchLines || this.pendingBytes >= BATCH_BYTES) this.flush();
     }
     if (this.pending.length && !this.timer) this.timer = setTimeout(() => this.flush(), FLUSH_MS);
@@ -81,7 +88,12 @@ export class TaskOutput implements TaskLog {
       this.timer = null;
     }
     if (!this.pending.length) return;
-    const batch: Batch = { seq: ++this.lastSeq, lines: this.pending, bytes: this.pendingBytes };
+    const batch: Batch = {
+      seq: ++this.lastSeq,
+      count: this.pending.length,
+      json: `[${this.pending.join(',')}]`,
+      bytes: this.pendingBytes,
+    };
     this.pending = [];
     this.pendingBytes = 0;
     this.unacked.push(batch);

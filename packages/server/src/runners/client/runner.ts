@@ -227,10 +227,15 @@ export class RunnerProcess {
   }
 
   private send(message: RunnerMessage): boolean {
+    return this.sendText(JSON.stringify(message), message.type === 'hello');
+  }
+
+  /** Sends a message's JSON text; only a hello goes before the server's welcome. */
+  private sendText(text: string, hello = false): boolean {
     const ws = this.socket;
     if (!ws || ws.readyState !== WebSocket.OPEN) return false;
-    if (message.type !== 'hello' && !this.ready) return false;
-    ws.send(JSON.stringify(message));
+    if (!hello && !this.ready) return false;
+    ws.send(text);
     return true;
   }
 
@@ -308,7 +313,8 @@ export class RunnerProcess {
   }
 
   private sendBatch(taskId: number, batch: Batch) {
-    this.send({ type: 'output', task_id: taskId, seq: batch.seq, lines: batch.lines });
+    // An output message, with the batch's lines already JSON.
+    this.sendText(`{"type":"output","task_id":${taskId},"seq":${batch.seq},"lines":${batch.json}}`);
   }
 
   private sendFinished(t: Held) {

@@ -1,0 +1,102 @@
+import { type ChildProcess, execFile, spawn } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { testDialects } from '../../test/support/dialects';
+import { GLOBAL_REGISTRATION_TOKEN } from '../../test/support/fake-runner';
+import type { Client, Harness } from '../../test/support/harness';
+import { serverBin } from '../../test/support/server-process';
+import { insertTemplate, outputOf, waitFor, waitForStatus } from '../../test/support/task-fixtures';
+import { ENDED, harnessWithProject, insertGitRepository } from '../../test/support/task-runs';
+
+const run = promisify(execFile);
+
+/** Big logs through a real `signalbox runner` process: every line stored, in order, the runner never taken for lost. */
+describe.each(testDialects())('big logs through a remote runner on $name', (dialect) => {
+  let h: Harness;
+  let owner: Client;
+  let projectId: number;
+  let repoId: number;
+  let work: string;
+  let runner: ChildProcess | undefined;
+
+  beforeAll(async () => {
+    ({ h, owner, projectId } = await harnessWithProject(dialect, {
+      runnerRegistrationToken: GLOBAL_REGISTRATION_TOKEN,
+      runnerLostTimeout: 10,
+    }));
+    const url = (await h.app.listen({ port: 0, host: '127.0.0.1' })).replace('localhost', '127.0.0.1');
+    work = mkdtempSync(join(tmpdir(), 'signalbox-runner-output-'));
+    ({ id: repoId } = await insertGitRepository(h.deps, projectId, {
+      'many-lines.sh': "seq -f 'line %.0f' 1 300000\n",
+      'long-line.sh': "head -c 64M /dev/zero | tr '\\0' a; echo; echo after-the-line\n",
+    }));
+    const dir = join(work, 'runner');
+    await run(
+      process.execPath,
+      [serverBin, 'runner', 'register', '--url', url, '--name', 'big', '--tag', 'big', '--dir', dir],
+      { env: { ...process.env, SIGNALBOX_RUNNER_REGISTRATION_TOKEN: GLOBAL_REGISTRATION_TOKEN } },
+    );
+    runner = spawn(process.execPath, [serverBin, 'runner', 'start', '--dir', dir], {
+      env: { ...process.env, SIGNALBOX_LOG_LEVEL: 'warn' },
+      stdio: ['ignore', 'ignore', 'inherit'],
+    });
+    await waitFor(
+      async () =>
+        (
+          await h.deps.db
+            .selectFrom('remote_runner')
+            .select('instance_id')
+            .where('name', '=', 'big')
+            .executeTakeFirst()
+        )?.instance_id,
+      // A runner process starts through tsx: slow on a busy machine.
+      90_000,
+      'the runner to connect',
+    );
+  }, 180_000);
+
+  afterAll(async () => {
+    const child = runner;
+    if (child && child.exitCode === null)
+      await new Promise((resolve) => {
+        child.once('exit', resolve);
+        child.kill('SIGTERM');
+      });
+    await h?.close();
+    if (work) rmSync(work, { recursive: true, force: true });
+  });
+
+  const runOnRunner = async (playbook: string) => {
+    const templateId = await insertTemplate(h.deps, projectId, {
+      repository_id: repoId,
+      playbook,
+      runner_tag: 'big',
+    });
+    const res = await owner.post(`/api/project/${projectId}/tasks`, { template_id: templateId });
+    expect(res.statusCode).toBe(201);
+    return waitForStatus(h.deps, res.json().id as number, ENDED, 150_000);
+  };
+
+  it('stores every line of a 300,000-line log in order', async () => {
+    const task = await runOnRunner('many-lines.sh');
+    const lines = (await outputOf(h.deps, task.id)).filter((line) => line.startsWith('line '));
+    expect(task.status, `${task.message}`).toBe('success');
+    expect(lines).toHaveLength(300_000);
+    expect(lines.findIndex((line, i) => line !== `line ${i + 1}`)).toBe(-1);
+  }, 180_000);
+
+  it('stores a 64 MiB line in pieces and the line after it', async () => {
+    const task = await runOnRunner('long-line.sh');
+    expect(task.status, `${task.message}`).toBe('success');
+    const lines = await outputOf(h.deps, task.id);
+    const first = lines.findIndex((line) => /^a+$/.test(line));
+    expect(first).toBeGreaterThan(-1);
+    expect(lines.at(-1)).toBe('after-the-line');
+    const pieces = lines.slice(first, -1);
+    expect(pieces.every((line) => /^a*$/.test(line))).toBe(true);
+    expect(pieces.join('')).toHaveLength(64 * 1024 * 1024);
+  }, 180_000);
+});
