@@ -1,5 +1,5 @@
 import { mkdirSync, rmSync } from 'node:fs';
-import { join } from 'node:path';
+import { isAbsolute, join } from 'node:path';
 import type { AppRegistry } from '../lib/apps';
 import { type Confinement, handOver } from './confinement';
 import { runAnsible } from './executors/ansible';
@@ -121,6 +121,11 @@ async function dispatch(core: RunCore, job: Job) {
   const registry = core.apps;
   if (!Object.hasOwn(registry, app)) throw new TaskFailed(`Unknown app ${app}`);
   const tool = registry[app as keyof typeof registry];
+  // The server's configuration names the binary (SIGNALBOX_APPS): a confined task sees that file, wherever it is.
+  if (job.confined) {
+    for (const path of app === 'terragrunt' ? [tool.path, registry.terraform.path] : [tool.path])
+      if (isAbsolute(path)) job.share(path);
+  }
   switch (app) {
     case 'ansible':
       return runAnsible(job, {

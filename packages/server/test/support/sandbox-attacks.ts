@@ -90,7 +90,7 @@ try:
 except OSError as e:
     print("denied:", e)
 print("SECRET-KEY", read(os.path.join(DATA, "secret.key")))
-print("SHADOW", read("/etc/shadow").split("\n")[0])
+print("SHADOW", read("/etc/shadow").split("\\n")[0])
 print("--- database")
 try:
     files = [f for f in os.listdir(DATA) if ".db" in f]
