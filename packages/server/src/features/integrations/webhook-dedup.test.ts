@@ -1,6 +1,5 @@
 import { createHmac, randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sharedDatabase, testDialects } from '../../../test/support/dialects';
@@ -13,6 +12,7 @@ import {
   waitFor,
   waitForStatus,
 } from '../../../test/support/task-fixtures';
+import { sharedTempDir } from '../../../test/support/task-shared';
 import { insertReturningId } from '../../db/values';
 import { claimDelivery } from './deliveries.store';
 
@@ -66,7 +66,7 @@ describe.each(testDialects())('webhook de-duplication on $name', (dialect) => {
     expect(created.statusCode, created.body).toBe(201);
     const projectId = created.json().id as number;
     const base = `/api/project/${projectId}`;
-    const dir = mkdtempSync(join(tmpdir(), 'sb-gate-'));
+    const dir = sharedTempDir('sb-gate-');
     scratch.push(dir);
     const gate = join(dir, 'open');
     const repo = gitRepo({

@@ -9,6 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { testDialects } from '../../../test/support/dialects';
 import { type Client, createHarness, type Harness } from '../../../test/support/harness';
 import { gitRepo, outputOf, toolsOnPath, waitFor, waitForStatus } from '../../../test/support/task-fixtures';
+import { sharedTempDir } from '../../../test/support/task-shared';
 import { stripAnsi } from '../../lib/ansi';
 import type { NewTask } from '../../ports';
 
@@ -310,7 +311,7 @@ describe.each(testDialects())('hand-built Semaphore backups on $name', (dialect)
       },
     );
     owner = await h.userClient({ can_create_project: true });
-    outDir = mkdtempSync(join(tmpdir(), 'sb-restore-out-'));
+    outDir = sharedTempDir('sb-restore-out-');
     const tools = toolsOnPath({
       terraform: (log) => `#!/bin/bash
 echo "terraform $*" >> ${log}
