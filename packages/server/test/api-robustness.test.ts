@@ -55,6 +55,8 @@ const BODYLESS = new Set([
 const EMPTY_BODY_OK = new Set(['POST /api/project/:project_id/views/positions']);
 
 const SLOW_MS = 5000;
+/** The walks send a few thousand requests each: a busy machine (load 10 on 2 cores) needs more than a minute. */
+const WALK_TIMEOUT = 240_000;
 const keyOf = (r: Route) => `${r.method} ${r.url}`;
 const hasBody = (method: string) => method === 'POST' || method === 'PUT' || method === 'PATCH';
 
@@ -144,93 +146,102 @@ describe.each(testDialects())('API-wide robustness on $name', (dialect) => {
     expect(await snapshot(h)).toEqual(before);
   });
 
-  it('refuses invalid input on every route with a 4xx and changes nothing', async () => {
-    const before = await snapshot(h);
-    for (const route of routes) {
-      const key = keyOf(route);
-      const url = fill(route.url, ids, admin.userId);
-      const emptyBody = hasBody(route.method) ? {} : undefined;
-      const check = async (target: string, body: unknown, what: string) =>
-        expect4xx(await send(admin, route.method, target, body, what), what);
-      // Bodies: DELETE and body-less routes only get the ones refused before any handler runs.
-      if (route.method !== 'GET') {
-        const readsBody = hasBody(route.method) && !BODYLESS.has(key);
-        for (const c of invalidBodies(readsBody))
-          if (!(c.label === 'missing fields' && EMPTY_BODY_OK.has(key)))
-            await check(url, c.body, `${key} ${c.label}`);
-      }
-      // A NUL in every query parameter.
-      await check(
-        `${url}?${QUERY_KEYS.map((k) => `${k}=a%00b`).join('&')}`,
-        emptyBody,
-        `${key} NUL in the query`,
-      );
-      // Each path parameter: out of range, negative, fractional, non-numeric, NUL, traversal.
-      for (const param of pathParams(route.url))
-        for (const value of BAD_PATH_VALUES)
-          await check(
-            fill(route.url, ids, admin.userId, { param, value }),
-            emptyBody,
-            `${key} :${param}=${value.slice(0, 40)}`,
-          );
-      // The same route on an id that does not exist, and on ids of another project.
-      if (/:(?!project_id\b)\w+/.test(route.url)) {
-        const unknown = route.url.replace(/:(\w+)/g, (_m, p: string) =>
-          p === 'project_id' ? String(ids.project_id) : '999999',
+  it(
+    'refuses invalid input on every route with a 4xx and changes nothing',
+    async () => {
+      const before = await snapshot(h);
+      for (const route of routes) {
+        const key = keyOf(route);
+        const url = fill(route.url, ids, admin.userId);
+        const emptyBody = hasBody(route.method) ? {} : undefined;
+        const check = async (target: string, body: unknown, what: string) =>
+          expect4xx(await send(admin, route.method, target, body, what), what);
+        // Bodies: DELETE and body-less routes only get the ones refused before any handler runs.
+        if (route.method !== 'GET') {
+          const readsBody = hasBody(route.method) && !BODYLESS.has(key);
+          for (const c of invalidBodies(readsBody))
+            if (!(c.label === 'missing fields' && EMPTY_BODY_OK.has(key)))
+              await check(url, c.body, `${key} ${c.label}`);
+        }
+        // A NUL in every query parameter.
+        await check(
+          `${url}?${QUERY_KEYS.map((k) => `${k}=a%00b`).join('&')}`,
+          emptyBody,
+          `${key} NUL in the query`,
         );
-        await check(unknown, {}, `${key} unknown id`);
-        const crossed = fill(route.url, other, admin.userId).replace(
-          `/project/${other.project_id}`,
-          `/project/${ids.project_id}`,
-        );
-        if (route.url.startsWith('/api/project/:project_id/') && crossed !== url)
-          await check(crossed, {}, `${key} id of another project`);
-      }
-    }
-    await report();
-    expect(await snapshot(h)).toEqual(before);
-  });
-
-  // Last: what is accepted here is stored, so the walks above see the seeded data only.
-  it('answers hostile text in every field, query and path parameter without failing or running it', async () => {
-    const hostile = hostileStrings(marker);
-    const bodies = validBodies(ids, outsider, admin);
-    // Counted across routes: a name made unique by `{n}` on a create is not taken again by the update after it.
-    let n = 0;
-    for (const route of routes) {
-      const key = keyOf(route);
-      const url = fill(route.url, ids, admin.userId);
-      const emptyBody = hasBody(route.method) ? {} : undefined;
-      const valid = bodies[key];
-      if (valid) {
-        const accepted = await send(admin, route.method, url, numbered(valid, n++));
-        if (accepted.statusCode >= 400) problems.push(`${key}: the valid body was refused: ${accepted.body}`);
-        // One field at a time, so the others are valid and the hostile value reaches the route's own code.
-        for (const path of stringPaths(valid))
-          for (const value of hostile)
-            await send(admin, route.method, url, withValue(numbered(valid, n++), path, value));
-        for (const field of Object.keys(valid))
-          await send(admin, route.method, url, withValue(numbered(valid, n++), [field], undefined));
-      } else if (hasBody(route.method) && !BODYLESS.has(key)) {
-        for (const value of hostile)
-          await send(admin, route.method, url, Object.fromEntries(FIELDS.map((f) => [f, value])));
-      }
-      for (const value of hostile) {
-        // Query parameters on reads only: a write on real ids would do what it says.
-        if (route.method === 'GET')
-          await send(
-            admin,
-            'GET',
-            `${url}?${QUERY_KEYS.map((k) => `${k}=${encodeHostile(value)}`).join('&')}`,
+        // Each path parameter: out of range, negative, fractional, non-numeric, NUL, traversal.
+        for (const param of pathParams(route.url))
+          for (const value of BAD_PATH_VALUES)
+            await check(
+              fill(route.url, ids, admin.userId, { param, value }),
+              emptyBody,
+              `${key} :${param}=${value.slice(0, 40)}`,
+            );
+        // The same route on an id that does not exist, and on ids of another project.
+        if (/:(?!project_id\b)\w+/.test(route.url)) {
+          const unknown = route.url.replace(/:(\w+)/g, (_m, p: string) =>
+            p === 'project_id' ? String(ids.project_id) : '999999',
           );
-        for (const param of pathParams(route.url)) {
-          const bad = fill(route.url, ids, admin.userId, { param, value: encodeHostile(value) });
-          // A hostile path parameter never names an object, so even a DELETE here removes nothing.
-          expect4xx(await send(admin, route.method, bad, emptyBody), `${key} :${param}=${value}`);
+          await check(unknown, {}, `${key} unknown id`);
+          const crossed = fill(route.url, other, admin.userId).replace(
+            `/project/${other.project_id}`,
+            `/project/${ids.project_id}`,
+          );
+          if (route.url.startsWith('/api/project/:project_id/') && crossed !== url)
+            await check(crossed, {}, `${key} id of another project`);
         }
       }
-    }
-    await report();
-    expect(existsSync(marker), 'a git transport trick ran a program').toBe(false);
-  });
+      await report();
+      expect(await snapshot(h)).toEqual(before);
+    },
+    WALK_TIMEOUT,
+  );
+
+  // Last: what is accepted here is stored, so the walks above see the seeded data only.
+  it(
+    'answers hostile text in every field, query and path parameter without failing or running it',
+    async () => {
+      const hostile = hostileStrings(marker);
+      const bodies = validBodies(ids, outsider, admin);
+      // Counted across routes: a name made unique by `{n}` on a create is not taken again by the update after it.
+      let n = 0;
+      for (const route of routes) {
+        const key = keyOf(route);
+        const url = fill(route.url, ids, admin.userId);
+        const emptyBody = hasBody(route.method) ? {} : undefined;
+        const valid = bodies[key];
+        if (valid) {
+          const accepted = await send(admin, route.method, url, numbered(valid, n++));
+          if (accepted.statusCode >= 400)
+            problems.push(`${key}: the valid body was refused: ${accepted.body}`);
+          // One field at a time, so the others are valid and the hostile value reaches the route's own code.
+          for (const path of stringPaths(valid))
+            for (const value of hostile)
+              await send(admin, route.method, url, withValue(numbered(valid, n++), path, value));
+          for (const field of Object.keys(valid))
+            await send(admin, route.method, url, withValue(numbered(valid, n++), [field], undefined));
+        } else if (hasBody(route.method) && !BODYLESS.has(key)) {
+          for (const value of hostile)
+            await send(admin, route.method, url, Object.fromEntries(FIELDS.map((f) => [f, value])));
+        }
+        for (const value of hostile) {
+          // Query parameters on reads only: a write on real ids would do what it says.
+          if (route.method === 'GET')
+            await send(
+              admin,
+              'GET',
+              `${url}?${QUERY_KEYS.map((k) => `${k}=${encodeHostile(value)}`).join('&')}`,
+            );
+          for (const param of pathParams(route.url)) {
+            const bad = fill(route.url, ids, admin.userId, { param, value: encodeHostile(value) });
+            // A hostile path parameter never names an object, so even a DELETE here removes nothing.
+            expect4xx(await send(admin, route.method, bad, emptyBody), `${key} :${param}=${value}`);
+          }
+        }
+      }
+      await report();
+      expect(existsSync(marker), 'a git transport trick ran a program').toBe(false);
+    },
+    WALK_TIMEOUT,
+  );
 });
