@@ -1,4 +1,4 @@
-import { mkdirSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, rmSync } from 'node:fs';
 import { isAbsolute, join } from 'node:path';
 import type { AppRegistry } from '../lib/apps';
 import { type Confinement, handOver } from './confinement';
@@ -121,10 +121,11 @@ async function dispatch(core: RunCore, job: Job) {
   const registry = core.apps;
   if (!Object.hasOwn(registry, app)) throw new TaskFailed(`Unknown app ${app}`);
   const tool = registry[app as keyof typeof registry];
-  // The server's configuration names the binary (SIGNALBOX_APPS): a confined task sees that file, wherever it is.
+  // The server's configuration names the binary (SIGNALBOX_APPS): a confined task sees that file, wherever it is
+  // (a missing one stays missing, and the command fails as it would outside).
   if (job.confined) {
     for (const path of app === 'terragrunt' ? [tool.path, registry.terraform.path] : [tool.path])
-      if (isAbsolute(path)) job.share(path);
+      if (isAbsolute(path) && existsSync(path)) job.share(path);
   }
   switch (app) {
     case 'ansible':
