@@ -21,6 +21,7 @@ import {
   waitFor,
   waitForStatus,
 } from '../../test/support/task-fixtures';
+import { sharedTempDir } from '../../test/support/task-shared';
 
 /**
  * Three real `signalbox server` processes on one PostgreSQL or MariaDB database and one Redis server the test
@@ -54,7 +55,7 @@ if (dialects.length === 0)
 describe.each(dialects)('three server processes on one $name database', (dialect: TestDialect) => {
   const dirs: string[] = [];
   const numbers: number[] = [];
-  const flags = mkdtempSync(join(tmpdir(), 'sb-cluster-flags-'));
+  const flags = sharedTempDir('sb-cluster-flags-');
   const secretKey = randomBytes(32).toString('base64');
   let db: { url: string; drop(): Promise<void> };
   let redis: Awaited<ReturnType<typeof startRedis>>;

@@ -1,5 +1,4 @@
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { behindRelay, type DbOutage } from '../../test/support/db-relay';
@@ -7,6 +6,7 @@ import { type TestDialect, testDialects } from '../../test/support/dialects';
 import type { Client, Harness } from '../../test/support/harness';
 import { insertTemplate, orNothing, outputOf, waitFor } from '../../test/support/task-fixtures';
 import { harnessWithProject, insertGitRepository } from '../../test/support/task-runs';
+import { sharedTempDir } from '../../test/support/task-shared';
 import { dbRetry } from '../db/retry';
 import { runnerTimings, unsavedMessage } from './instances';
 
@@ -26,7 +26,7 @@ function outageOn(name: TestDialect['name']) {
     let owner: Client;
     let projectId: number;
     let repoId: number;
-    const gate = mkdtempSync(join(tmpdir(), 'sb-gate-'));
+    const gate = sharedTempDir('sb-gate-');
     const saved = { ...dbRetry };
     const timings = { ...runnerTimings };
 
