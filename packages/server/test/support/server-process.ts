@@ -43,7 +43,8 @@ export async function waitForServer(port: number) {
         return false;
       }
     },
-    30_000,
+    // A server child compiles the sources through tsx first: on a busy 2-core machine that can take half a minute.
+    90_000,
     'the server to answer',
   );
 }
