@@ -14,6 +14,7 @@ import {
   defaultHeartbeatMs,
   type RunnerMessage,
   runnerClose,
+  runnerProtocol,
   runnerTokenHeader,
   type ServerMessage,
   sealedSchema,
@@ -143,14 +144,23 @@ export class RunnerProcess {
     let refusedCode: number | null = null;
     ws.on('open', () => {
       this.lastHeard = Date.now();
+      const confinement = this.opts.confinement;
       this.send({
         type: 'hello',
+        protocol: runnerProtocol,
         version,
         started_at: this.startedAt,
         max_parallel_tasks: this.opts.settings.max_parallel,
         running: [...this.tasks.values()]
           .filter((t) => !t.abandoned)
           .map((t) => ({ task_id: t.id, last_seq: t.output.lastSeq })),
+        sandbox: {
+          mode: confinement.mode,
+          ...(confinement.mode !== 'bwrap' && confinement.reason
+            ? { reason: confinement.reason.slice(0, 1000) }
+            : {}),
+        },
+        ...(this.stopping ? { draining: true } : {}),
       });
     });
     ws.on('unexpected-response', (_req, res) => {
