@@ -513,10 +513,18 @@ describe.each(testDialects())('remote runners on $name', (dialect) => {
       const { fake } = await connect(r);
       const taskId = await postTask(await insertTemplate(h.deps, projectId, { runner_tag: tag }));
       await waitFor(async () => (await detailOf(taskId)) === `Waiting: runner idle-${tag} is disabled`);
+      const taskUrl = `/api/project/${projectId}/tasks/${taskId}`;
+      expect((await owner.get(taskUrl)).json().runner).toBeNull();
       expect((await owner.put(runnerUrl, { active: true })).statusCode).toBe(200);
       // Well before the queue's 10-second safety poll.
       await fake.next('job', (m) => m.task_id === taskId, 1500);
       await finish(fake, taskId);
+      // The task says which runner ran it, in the list too.
+      expect((await owner.get(taskUrl)).json().runner).toEqual({ id: r.id, name: `idle-${tag}` });
+      const listed = (await owner.get(`/api/project/${projectId}/tasks`)).json() as { id: number }[];
+      expect(listed.find((t) => t.id === taskId)).toMatchObject({
+        runner: { id: r.id, name: `idle-${tag}` },
+      });
     });
 
     it('gives a draining runner no new task, and says so in its next hello too', async () => {

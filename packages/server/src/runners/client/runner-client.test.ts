@@ -613,7 +613,9 @@ describe('signalbox runner start', () => {
   it('stops the drained tasks at a second SIGTERM, or when the drain timeout is over', async () => {
     for (const how of ['second signal', 'timeout'] as const) {
       const dir = prepared();
-      const proc = await startRunner(dir, { SIGNALBOX_RUNNER_DRAIN_TIMEOUT: how === 'timeout' ? '1' : '600' });
+      const proc = await startRunner(dir, {
+        SIGNALBOX_RUNNER_DRAIN_TIMEOUT: how === 'timeout' ? '1' : '600',
+      });
       const job = bashJob('sleep.sh');
       const id = taskIdOf(job);
       const t = server.task(id);
