@@ -634,6 +634,35 @@ describe('signalbox runner start', () => {
     }
   }, 120_000);
 
+  it('killed with SIGKILL: its sandboxed task dies with it; an unsandboxed one runs on until it starts again', async () => {
+    for (const sandbox of ['bwrap', 'off'] as const) {
+      const dir = prepared();
+      const env = { SIGNALBOX_TASK_SANDBOX: sandbox };
+      const proc = await startRunner(dir, env);
+      expect(server.hellos.at(-1)?.sandbox?.mode, sandbox).toBe(sandbox);
+      const job = bashJob('sleep.sh');
+      const id = taskIdOf(job);
+      const t = server.task(id);
+      server.sendJob(id, job);
+      await waitFor(async () => t.lines.some((l) => l.startsWith('main ')), 30_000, 'the script to start');
+      await waitFor(async () => processesOfTask(id).length >= 2, 10_000, 'the task processes');
+      proc.child.kill('SIGKILL');
+      await proc.exited;
+      if (sandbox === 'bwrap') {
+        // --die-with-parent: the sandbox's PID namespace ends with the runner, and every process in it.
+        await waitFor(async () => processesOfTask(id).length === 0, 5000, 'the sandboxed task to die');
+        continue;
+      }
+      // No sandbox: nothing ties them to the runner; they run on until a runner starts in that folder again.
+      const left = processesOfTask(id);
+      expect(left.length).toBeGreaterThanOrEqual(2);
+      // Still there after the runner is gone.
+      expect(left.every((pid) => alive(pid))).toBe(true);
+      await startRunner(dir, env);
+      await waitFor(async () => processesOfTask(id).length === 0, 10_000, 'the leftovers to be killed');
+    }
+  }, 120_000);
+
   it('stops, without reconnecting, when the server refuses its protocol version or speaks another', async () => {
     const dir = prepared();
     const reason = 'Runner protocol 1 (signalbox 0.1.0) is not supported: this server speaks protocol 2';
