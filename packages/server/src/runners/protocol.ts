@@ -22,6 +22,9 @@ export const runnerTokenHeader = 'x-runner-token';
  */
 export const runnerProtocol = 1;
 
+/** The largest protocol version a hello may name (a bigger number is not a version: the hello is invalid). */
+const maxProtocol = 1_000_000;
+
 /** How often a runner sends a heartbeat, unless the server's welcome says otherwise. */
 export const defaultHeartbeatMs = 5_000;
 
@@ -72,7 +75,7 @@ export type Sealed = z.infer<typeof sealedSchema>;
 export const helloSchema = z.strictObject({
   type: z.literal('hello'),
   /** The protocol version (runnerProtocol) the runner speaks; absent: 1. */
-  protocol: z.number().int().min(1).max(1_000_000).optional(),
+  protocol: z.number().int().min(1).max(maxProtocol).optional(),
   /** The signalbox version of the runner. */
   version: z.string().max(64),
   /** When this runner process started (ISO 8601): a newer start than a task's assignment means the runner restarted. */
@@ -96,8 +99,11 @@ export function helloProtocol(value: unknown): { protocol: number; version: stri
   if (typeof value !== 'object' || value === null || (value as { type?: unknown }).type !== 'hello')
     return null;
   const { protocol, version } = value as { protocol?: unknown; version?: unknown };
+  // Not a version at all (a string, a fraction, out of range): left to the schema, which refuses it.
+  if (protocol !== undefined && !(Number.isSafeInteger(protocol) && (protocol as number) >= 1)) return null;
+  if (protocol !== undefined && (protocol as number) > maxProtocol) return null;
   return {
-    protocol: protocol === undefined ? 1 : Number.isSafeInteger(protocol) ? (protocol as number) : 0,
+    protocol: protocol === undefined ? 1 : (protocol as number),
     version: typeof version === 'string' ? version.slice(0, 64) : '',
   };
 }
