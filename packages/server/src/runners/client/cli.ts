@@ -9,9 +9,10 @@ import { lockRunnerDir, RunnerBusyError, RunnerProcess, runnerProcessIn } from '
 export const runnerUsage = `Usage: signalbox runner <command>
 
 Commands:
-  register --url URL --registration-token T [--name N] [--tag X]... [--max-parallel N] [--project P] [--dir D]
+  register --url URL --registration-token=T [--name N] [--tag X]... [--max-parallel N] [--project P] [--dir D]
                    register this machine as a runner of the server at URL (the token may instead come from
-                   SIGNALBOX_RUNNER_REGISTRATION_TOKEN, which keeps it out of the process list)
+                   SIGNALBOX_RUNNER_REGISTRATION_TOKEN, which keeps it out of the process list; a token that
+                   starts with "-" needs the "=" form or the variable)
   start [--dir D]  connect to the server and run the tasks it gives this runner. SIGTERM drains: no new tasks,
                    the running ones may finish for SIGNALBOX_RUNNER_DRAIN_TIMEOUT seconds (default 600), then
                    they are stopped; SIGINT, or a second SIGTERM, stops them at once
