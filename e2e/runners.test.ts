@@ -62,7 +62,11 @@ async function register(token: string, name: string, tags: string[]): Promise<st
 }
 
 /** Connects a runner as `signalbox runner start` does: the runner socket, its hello, and the server's welcome. */
-async function connect(runnerToken: string, version: string) {
+async function connect(
+  runnerToken: string,
+  version: string,
+  sandbox: { mode: 'bwrap' | 'off' | 'refused'; reason?: string } = { mode: 'bwrap' },
+) {
   const ws = new WebSocket(`${server.url.replace(/^http/, 'ws')}/api/internal/runners/ws`, {
     headers: { 'x-runner-token': runnerToken },
   });
@@ -85,6 +89,7 @@ async function connect(runnerToken: string, version: string) {
       started_at: new Date().toISOString(),
       max_parallel_tasks: 2,
       running: [],
+      sandbox,
     }),
   );
   await welcome;
@@ -100,8 +105,9 @@ async function registerDialog(page: Page) {
   const commands = dialog.getByLabel('Commands');
   await commands.waitFor();
   const text = await commands.textContent();
-  const token = /--registration-token (\S+)/.exec(text ?? '')?.[1] ?? '';
-  return { dialog, text, token };
+  // In the environment, quoted when it starts with '-' (so that it never reads as an option).
+  const token = /SIGNALBOX_RUNNER_REGISTRATION_TOKEN='?([A-Za-z0-9_-]+)'?/.exec(text ?? '')?.[1] ?? '';
+  return { dialog, commands, text, token };
 }
 
 describe('remote runners in the console', () => {
@@ -120,11 +126,27 @@ describe('remote runners in the console', () => {
     await page.waitForURL('**/runners');
     await page.getByText('No runners yet').waitFor();
 
-    const { dialog, text, token } = await registerDialog(page);
-    expect(text).toBe(
-      `npx signalbox runner register --url ${server.url} --registration-token ${token}\nnpx signalbox runner start`,
+    // The server's own task sandbox, above the list.
+    await page.getByTestId('server-sandbox').getByText('Task sandbox of this server:').waitFor();
+    const { dialog, commands, text: plain, token } = await registerDialog(page);
+    const env = `SIGNALBOX_RUNNER_REGISTRATION_TOKEN=${token.startsWith('-') ? `'${token}'` : token}`;
+    expect(plain).toBe(
+      `${env} npx signalbox runner register --url ${server.url}\nnpx signalbox runner start`,
     );
     expect(token).toMatch(/^[A-Za-z0-9_-]{40,}$/);
+    // Name and tags go into the command.
+    await dialog.getByLabel('Name (optional)').fill('build-01');
+    await dialog.getByLabel('Tags').fill('linux');
+    await dialog.getByLabel('Tags').press('Enter');
+    await dialog.getByLabel('Tags').fill('x86_64');
+    await dialog.getByLabel('Tags').press('Enter');
+    const text = `${env} npx signalbox runner register --url ${server.url} --name build-01 --tag linux --tag x86_64\nnpx signalbox runner start`;
+    await expect.poll(() => commands.textContent()).toBe(text);
+    await dialog.getByRole('button', { name: 'Container' }).click();
+    await expect.poll(() => commands.textContent()).toContain('docker run -d --name signalbox-runner');
+    await shot(page, 'runners-register-container-light-1280');
+    await dialog.getByRole('button', { name: 'Checkout' }).click();
+    await expect.poll(() => commands.textContent()).toBe(text);
     await dialog.getByText('works for one registration').waitFor();
     await dialog.getByRole('button', { name: 'Copy commands' }).click();
     await expectSnackbar(page, 'Commands copied');
@@ -139,12 +161,27 @@ describe('remote runners in the console', () => {
     await row.waitFor({ timeout: 30_000 });
     await row.getByText('Offline').waitFor();
     await row.getByText('never connected').waitFor();
-    await connect(runnerToken, '1.4.0');
+    await connect(runnerToken, '1.4.0', { mode: 'off', reason: 'bubblewrap (bwrap) is not installed' });
     await row.getByText('Online').waitFor({ timeout: 30_000 });
     await row.getByText(/^last heartbeat (now|\d+ seconds? ago)$/).waitFor();
     await row.getByText('1.4.0').waitFor();
     await row.getByText('0 / 2 running').waitFor();
-    expect(await row.locator('.MuiChip-label').allInnerTexts()).toEqual(['linux', 'x86_64', 'Online']);
+    expect(await row.locator('.MuiChip-label').allInnerTexts()).toEqual([
+      'linux',
+      'x86_64',
+      'Sandbox off',
+      'Online',
+    ]);
+    // The sandbox being off is a warning, its reason on hover.
+    const sandboxChip = row.locator('[data-sandbox="off"]');
+    expect(await sandboxChip.getAttribute('class')).toContain('MuiChip-colorWarning');
+    await sandboxChip.hover();
+    await page
+      .getByRole('tooltip')
+      .getByText(/bubblewrap \(bwrap\) is not installed/)
+      .waitFor();
+    await shot(page, 'runners-sandbox-off-light-1280');
+    await page.mouse.move(0, 0);
 
     await page.getByRole('switch', { name: 'Runner build-01 enabled' }).click();
     await expectSnackbar(page, 'Runner build-01 disabled');

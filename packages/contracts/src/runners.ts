@@ -37,6 +37,13 @@ export const runnerTagField = z
   .nullish()
   .transform((v) => (v ? v : null));
 
+/** What a runner's tasks can see: bubblewrap, no sandbox (with why when not asked for), or refused to run. */
+export const runnerSandboxSchema = z.strictObject({
+  mode: z.enum(['bwrap', 'off', 'refused']),
+  reason: z.string().nullable(),
+});
+export type RunnerSandbox = z.infer<typeof runnerSandboxSchema>;
+
 /** A remote runner as the management API answers it (never its token hash or public key). */
 export const runnerSchema = z.strictObject({
   id: z.number().int(),
@@ -61,6 +68,17 @@ export const runnerSchema = z.strictObject({
     .int()
     .describe('Its tasks that are starting, running or waiting for confirmation.'),
   created: z.string(),
+  sandbox: runnerSandboxSchema
+    .nullable()
+    .describe('The task sandbox the runner last reported (null: it never connected or did not say).'),
+  protocol: z
+    .number()
+    .int()
+    .nullable()
+    .describe('The runner protocol version it last spoke (null: it never connected).'),
+  incompatible: z
+    .boolean()
+    .describe('It speaks another protocol version than this server: it was refused and must be upgraded.'),
 });
 export type Runner = z.infer<typeof runnerSchema>;
 

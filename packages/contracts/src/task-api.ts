@@ -174,6 +174,13 @@ export const taskWithTemplateSchema = taskViewSchema.extend({
   tpl_app: z.string().describe("The template's app."),
   user_name: z.string().nullable().describe('The name of who started the task.'),
   build_task: taskViewSchema.nullable().describe('The build task a deploy task deploys.'),
+  runner: z
+    .strictObject({
+      id: z.number().int(),
+      name: z.string().nullable().describe('null once the runner was deleted.'),
+    })
+    .nullable()
+    .describe('The remote runner the task was given to; null when it runs (or ran) on the server.'),
 });
 export type TaskWithTemplate = z.infer<typeof taskWithTemplateSchema>;
 

@@ -161,6 +161,11 @@ const variables = {
   useRemoteRunner: [bool.default(false), 'SIGNALBOX_USE_REMOTE_RUNNER', 'SEMAPHORE_USE_REMOTE_RUNNER'],
   /** Seconds a remote runner may stay silent before its running tasks end as error (runner lost). */
   runnerLostTimeout: [int(5, 86_400).default(60), 'SIGNALBOX_RUNNER_LOST_TIMEOUT'],
+  /**
+   * Seconds a `signalbox runner` given SIGTERM waits for its running tasks to finish (taking no new one) before it
+   * stops them (0: stops them at once).
+   */
+  runnerDrainTimeout: [int(0, 7 * 86_400).default(600), 'SIGNALBOX_RUNNER_DRAIN_TIMEOUT'],
   /** Days finished tasks and their output are kept (0 = forever); a project's own setting overrides it. */
   taskRetentionDays: [int(0, MAX_TASK_RETENTION_DAYS).default(0), 'SIGNALBOX_TASK_RETENTION_DAYS'],
   redisUrl: [z.string().optional(), 'SIGNALBOX_REDIS_URL'],

@@ -32,6 +32,7 @@ import { remoteRunners } from './migrations/0013-remote-runners';
 import { eventKinds } from './migrations/0014-event-kinds';
 import { templateVaults } from './migrations/0015-template-vaults';
 import { emailInvites } from './migrations/0016-email-invites';
+import { runnerReports } from './migrations/0017-runner-reports';
 import { retryReads } from './read-retry';
 import type { Database } from './tables';
 import { describeDbError, isConnectionLoss } from './unavailable';
@@ -190,6 +191,7 @@ function provider(dialect: Dialect): MigrationProvider {
     '0014-event-kinds': eventKinds(),
     '0015-template-vaults': templateVaults(),
     '0016-email-invites': emailInvites(dialect),
+    '0017-runner-reports': runnerReports(),
   };
   return { getMigrations: async () => migrations };
 }

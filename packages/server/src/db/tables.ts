@@ -373,6 +373,12 @@ export interface RemoteRunnerTable {
   started_at: Time | null;
   /** The server instance holding its connection; null: not connected. */
   instance_id: string | null;
+  /** The task sandbox its hello reported: bwrap, off or refused; null: never reported (0017-runner-reports). */
+  sandbox: string | null;
+  /** Why its sandbox is off or refused. */
+  sandbox_reason: string | null;
+  /** The runner protocol version its last hello spoke (also when refused as incompatible); null: never said. */
+  protocol: number | null;
 }
 
 /** A one-time runner registration token (migration 0013-remote-runners). */

@@ -54,6 +54,11 @@ export type BusEvents = {
    * retention. `projectId` null: possibly every project (a user renamed, a project created or restored).
    */
   projectChanged: [{ projectId: number | null }];
+  /**
+   * A runner was changed in the console (enabled, its capacity or tags): the queue of the instance holding its
+   * connection looks again at once.
+   */
+  runnerChanged: [{ runnerId: number }];
 };
 
 export type TaskControlAction = 'stop' | 'force' | 'confirm' | 'reject';
@@ -70,6 +75,7 @@ export const busEvents = [
   'tokensRevoked',
   'taskControl',
   'projectChanged',
+  'runnerChanged',
 ] as const;
 export type BusEvent = (typeof busEvents)[number];
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { maxBatchLines, outputSchema } from './protocol';
+import { helloProtocol, incompatibleReason, maxBatchLines, outputSchema, runnerProtocol } from './protocol';
 
 const batch = (lines: unknown) => ({ type: 'output', task_id: 3, seq: 1, lines });
 const line = { time: '2026-11-28T10:00:00.000Z', output: 'ok' };
@@ -29,5 +29,37 @@ describe('an output batch from a runner', () => {
     const parsed = outputSchema.safeParse(batch(lines));
     expect(parsed.success).toBe(false);
     expect(parsed.error?.issues.map((i) => i.path.join('.'))).toEqual(['lines']);
+  });
+});
+
+describe("a hello's protocol version", () => {
+  const hello = { type: 'hello', version: '1.2.3' };
+  it('reads a missing version as 1, and any whole number from 1 as a version', () => {
+    expect(helloProtocol(hello)).toEqual({ protocol: 1, version: '1.2.3' });
+    expect(helloProtocol({ ...hello, protocol: 7, version: 'v'.repeat(100) })).toEqual({
+      protocol: 7,
+      version: 'v'.repeat(64),
+    });
+    expect(helloProtocol({ type: 'heartbeat', protocol: 7 })).toBeNull();
+  });
+
+  it.each([
+    ['a string', '2'],
+    ['a fraction', 1.5],
+    ['zero', 0],
+    ['a huge number', 2 ** 40],
+    ['null', null],
+  ])('leaves %s to the schema (an invalid hello, not another version)', (_what, protocol) => {
+    expect(helloProtocol({ ...hello, protocol })).toBeNull();
+  });
+
+  it('names both versions in the close reason, within the 123 bytes a close reason may have', () => {
+    const reason = incompatibleReason({ protocol: 2, version: '9.9.9' }, '0.1.0');
+    expect(reason).toBe(
+      `Runner protocol 2 (signalbox 9.9.9) is not supported: this server speaks protocol ${runnerProtocol} (signalbox 0.1.0)`,
+    );
+    const long = incompatibleReason({ protocol: 2, version: 'é'.repeat(64) }, '0.1.0');
+    expect(Buffer.byteLength(long)).toBeLessThanOrEqual(123);
+    expect(long).not.toContain('\uFFFD');
   });
 });

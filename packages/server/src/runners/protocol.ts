@@ -15,6 +15,16 @@ import { z } from 'zod';
 /** The header carrying a runner's own token on every runner request. */
 export const runnerTokenHeader = 'x-runner-token';
 
+/**
+ * The version of this protocol. A runner says it in its hello (a hello without one is version 1) and the server in
+ * its welcome; the server refuses a runner of another version (close code 4426, the reason naming both), and such
+ * a runner stops instead of reconnecting. Raise it with any change an older runner or server would misread.
+ */
+export const runnerProtocol = 1;
+
+/** The largest protocol version a hello may name (a bigger number is not a version: the hello is invalid). */
+const maxProtocol = 1_000_000;
+
 /** How often a runner sends a heartbeat, unless the server's welcome says otherwise. */
 export const defaultHeartbeatMs = 5_000;
 
@@ -64,13 +74,42 @@ export type Sealed = z.infer<typeof sealedSchema>;
 /** First message after connecting: what the runner is and which tasks it is still running. */
 export const helloSchema = z.strictObject({
   type: z.literal('hello'),
+  /** The protocol version (runnerProtocol) the runner speaks; absent: 1. */
+  protocol: z.number().int().min(1).max(maxProtocol).optional(),
+  /** The signalbox version of the runner. */
   version: z.string().max(64),
   /** When this runner process started (ISO 8601): a newer start than a task's assignment means the runner restarted. */
   started_at: time,
   max_parallel_tasks: z.number().int().min(1).max(1000),
   /** Tasks this process is running (after a reconnect), with the last output batch it has made for each. */
   running: z.array(z.strictObject({ task_id: id, last_seq: z.number().int().min(0) })).max(1000),
+  /** The sandbox its tasks run in (tasks/confinement.ts), with why when it is not bwrap. */
+  sandbox: z
+    .strictObject({ mode: z.enum(['bwrap', 'off', 'refused']), reason: z.string().max(1000).optional() })
+    .optional(),
+  /** The runner is shutting down (see `drain`): it takes no new job. */
+  draining: z.boolean().optional(),
 });
+
+/**
+ * What the protocol version of a hello is, read before the hello is checked against this version's schema (a
+ * runner of another version may send fields this one does not know); null when it is not a hello.
+ */
+export function helloProtocol(value: unknown): { protocol: number; version: string } | null {
+  if (typeof value !== 'object' || value === null || (value as { type?: unknown }).type !== 'hello')
+    return null;
+  const { protocol, version } = value as { protocol?: unknown; version?: unknown };
+  // Not a version at all (a string, a fraction, out of range): left to the schema, which refuses it.
+  if (protocol !== undefined && !(Number.isSafeInteger(protocol) && (protocol as number) >= 1)) return null;
+  if (protocol !== undefined && (protocol as number) > maxProtocol) return null;
+  return {
+    protocol: protocol === undefined ? 1 : (protocol as number),
+    version: typeof version === 'string' ? version.slice(0, 64) : '',
+  };
+}
+
+/** The runner is shutting down: it finishes its running tasks but takes no new job; the server gives it none. */
+export const drainSchema = z.strictObject({ type: z.literal('drain') });
 
 export const heartbeatSchema = z.strictObject({
   type: z.literal('heartbeat'),
@@ -144,6 +183,7 @@ export const runnerMessageSchema = z.discriminatedUnion('type', [
   statusSchema,
   finishedSchema,
   refuseSchema,
+  drainSchema,
 ]);
 export type RunnerMessage = z.infer<typeof runnerMessageSchema>;
 
@@ -152,6 +192,8 @@ export type RunnerMessage = z.infer<typeof runnerMessageSchema>;
 export type ServerMessage =
   | {
       type: 'welcome';
+      /** The server's protocol version (runnerProtocol); absent from a server older than the versioned protocol. */
+      protocol?: number;
       runner_id: number;
       heartbeat_ms: number;
       /** For each task of the hello's `running` the server still expects: the last batch it stored. */
@@ -177,4 +219,15 @@ export const runnerClose = {
   /** A newer connection with the same token replaced this one. */
   replaced: { code: 4409, reason: 'Replaced by a newer connection' },
   protocol: { code: 4400, reason: 'Protocol error' },
+  /** The runner speaks another protocol version: it must stop and be upgraded (or the server must). */
+  incompatible: { code: 4426, reason: 'Incompatible protocol version' },
 } as const;
+
+/** The close reason for a runner of another protocol version, naming both (at most 123 bytes, as a close reason). */
+export function incompatibleReason(runner: { protocol: number; version: string }, server: string) {
+  const text = `Runner protocol ${runner.protocol} (signalbox ${runner.version || 'unknown'}) is not supported: this server speaks protocol ${runnerProtocol} (signalbox ${server})`;
+  return Buffer.from(text)
+    .subarray(0, 123)
+    .toString('utf8')
+    .replace(/\uFFFD$/, '');
+}

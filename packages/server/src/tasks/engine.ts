@@ -165,6 +165,11 @@ export function createTaskEngine(
       queue.wake();
   }
 
+  /** A runner enabled or given more room may take a waiting task now. */
+  function wakeOnRunnerChange() {
+    queue.wake();
+  }
+
   async function sweep() {
     if (sweeping || closed) return;
     sweeping = true;
@@ -263,6 +268,7 @@ export function createTaskEngine(
       for (const timer of [safety, ...timers]) timer.unref();
       deps.bus.on('taskControl', controls.onControl);
       deps.bus.on('live', wakeOnQueueChange);
+      deps.bus.on('runnerChanged', wakeOnRunnerChange);
       queue.wake();
     },
 
@@ -283,6 +289,7 @@ export function createTaskEngine(
       queue.close();
       deps.bus.off('taskControl', controls.onControl);
       deps.bus.off('live', wakeOnQueueChange);
+      deps.bus.off('runnerChanged', wakeOnRunnerChange);
       // Remote runs go on on their runners: they report to whichever server they reconnect to.
       for (const [id, r] of runs) if (!remote.isRemote(id)) r.stop(true);
       await remote.close();

@@ -36,7 +36,6 @@ describe('remote runner placement', () => {
     const gpu = ['gpu'];
     const none = { place: 'wait', reason: 'Waiting: no runner with tag "gpu" is online' };
     expect(placeTask(task, 'gpu', false, [runner(1, { tags: ['cpu'] })])).toEqual(none);
-    expect(placeTask(task, 'gpu', false, [runner(1, { tags: gpu, active: false })])).toEqual(none);
     expect(placeTask(task, 'gpu', false, [runner(1, { tags: gpu, project_id: 8 })])).toEqual(none);
     expect(placeTask(task, 'gpu', false, [runner(1, { tags: gpu, load: 1 })])).toEqual({
       place: 'wait',
@@ -44,6 +43,33 @@ describe('remote runner placement', () => {
     });
     expect(placeTask(task, 'gpu', false, [runner(1, { tags: gpu, here: false })])).toEqual({
       place: 'elsewhere',
+    });
+  });
+
+  it('names the disabled runners a task waits for, rather than calling them offline', () => {
+    const gpu = ['gpu'];
+    expect(
+      placeTask(task, 'gpu', false, [
+        runner(1, { tags: gpu, active: false, name: 'builder' }),
+        runner(2, { tags: ['cpu'], name: 'other' }),
+      ]),
+    ).toEqual({ place: 'wait', reason: 'Waiting: runner builder is disabled' });
+    expect(
+      placeTask(task, null, true, [
+        runner(1, { active: false, name: 'a' }),
+        runner(2, { active: false, name: 'b' }),
+      ]),
+    ).toEqual({ place: 'wait', reason: 'Waiting: runners a, b are disabled' });
+  });
+
+  it('gives a draining runner no task', () => {
+    expect(placeTask(task, null, true, [runner(1, { draining: true })])).toEqual({
+      place: 'wait',
+      reason: 'Waiting: no runner is online',
+    });
+    expect(placeTask(task, null, true, [runner(1, { draining: true }), runner(2)])).toEqual({
+      place: 'runner',
+      runnerId: 2,
     });
   });
 

@@ -6,6 +6,8 @@
 /** A connected runner as the queue sees it. */
 export type RunnerSlots = {
   id: number;
+  /** Named in why a task waits (a disabled runner). */
+  name?: string;
   /** null: a global runner. */
   project_id: number | null;
   tags: readonly string[];
@@ -15,6 +17,8 @@ export type RunnerSlots = {
   load: number;
   /** This instance holds its connection (only this instance may give it work). */
   here: boolean;
+  /** It is shutting down: it takes no new task (known to the instance holding its connection). */
+  draining?: boolean;
 };
 
 export type Placement =
@@ -46,13 +50,21 @@ export function placeTask(
 ): Placement {
   if (!runsRemotely(tag, useRemoteRunner)) return { place: 'server' };
   const which = tag === null ? 'runner' : `runner with tag "${tag}"`;
-  const fitting = runners.filter(
+  const matching = runners.filter(
     (r) =>
-      r.active &&
       (r.project_id === null || r.project_id === task.project_id) &&
-      (tag === null || r.tags.includes(tag)),
+      (tag === null || r.tags.includes(tag)) &&
+      !r.draining,
   );
-  if (!fitting.length) return { place: 'wait', reason: `Waiting: no ${which} is online` };
+  const fitting = matching.filter((r) => r.active);
+  if (!fitting.length) {
+    // Online but disabled: said so, rather than offline.
+    const disabled = matching.map((r) => r.name ?? `#${r.id}`);
+    if (disabled.length === 1) return { place: 'wait', reason: `Waiting: runner ${disabled[0]} is disabled` };
+    if (disabled.length > 1)
+      return { place: 'wait', reason: `Waiting: runners ${disabled.join(', ')} are disabled` };
+    return { place: 'wait', reason: `Waiting: no ${which} is online` };
+  }
   const free = fitting.filter((r) => r.load < r.max);
   if (!free.length) return { place: 'wait', reason: `Waiting: every ${which} is busy` };
   const here = free.filter((r) => r.here);

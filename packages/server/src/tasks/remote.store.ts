@@ -32,17 +32,36 @@ export const findRemoteRunner = (db: Db, id: number) =>
 export const connectedRunners = (db: Db) =>
   db.selectFrom('remote_runner').selectAll().where('instance_id', 'is not', null).execute();
 
-/** Records a runner's hello: its process, capacity and that this instance holds its connection. */
+/**
+ * Records a runner's hello: its process, protocol, sandbox and that this instance holds its connection. Its
+ * offered capacity is not stored: `max_parallel_tasks` is the owner's setting.
+ */
 export async function greetRunner(
   shared: SharedDb,
   id: number,
-  fields: { version: string; started_at: string; max_parallel_tasks: number; instance_id: string },
+  fields: {
+    version: string;
+    protocol: number;
+    started_at: string;
+    instance_id: string;
+    sandbox: string | null;
+    sandbox_reason: string | null;
+  },
 ) {
   await shared.db
     .updateTable('remote_runner')
     .set({ ...fields, touched: await databaseIso(shared) })
     .where('id', '=', id)
     .execute();
+}
+
+/** Records what a runner of another protocol version said it is (it is refused and shows as incompatible). */
+export async function recordIncompatibleRunner(
+  db: Db,
+  id: number,
+  fields: { version: string; protocol: number },
+) {
+  await db.updateTable('remote_runner').set(fields).where('id', '=', id).execute();
 }
 
 /** Records a heartbeat; false when another instance holds the runner's connection now (this one was replaced). */

@@ -12,8 +12,16 @@ import type { EventBus } from '../live/bus';
 import { type Metrics, trackRun } from '../metrics/metrics';
 import type { FinishedRun } from '../ports';
 import type { JobPayload } from '../runners/payload';
-import { defaultHeartbeatMs, type RunnerMessage, runnerClose, type ServerMessage } from '../runners/protocol';
+import {
+  defaultHeartbeatMs,
+  incompatibleReason,
+  type RunnerMessage,
+  runnerClose,
+  runnerProtocol,
+  type ServerMessage,
+} from '../runners/protocol';
 import { sealFor } from '../runners/seal';
+import { version as serverVersion } from '../version';
 import { loadDetails } from './details';
 import { liveRunners } from './instances.store';
 import { type Key, loadTaskKey, lostOutputMessage, TaskFailed } from './job';
@@ -27,6 +35,7 @@ import {
   findRemoteRunner,
   greetRunner,
   type RemoteRunnerRow,
+  recordIncompatibleRunner,
   releaseRunner,
   releaseRunnersOf,
   remoteActiveStatuses,
@@ -67,6 +76,10 @@ type Conn = {
   /** When a message of the runner last recorded it as alive (remote_runner.touched), and whether that is under way. */
   lifeAt: number;
   recordingLife: boolean;
+  /** How many tasks at once the runner's hello offered; it gets at most the fewer of this and the owner's setting. */
+  offer: number;
+  /** The runner is shutting down: it finishes its tasks but is given no new one. */
+  draining: boolean;
 };
 
 type RemoteRun = {
@@ -314,11 +327,15 @@ export function createRemoteRunners(ctx: {
     const previousStart = runner.started_at;
     await greetRunner(ctx, runner.id, {
       version: m.version,
+      protocol: m.protocol ?? 1,
       started_at: m.started_at,
-      max_parallel_tasks: m.max_parallel_tasks,
       instance_id: instanceId,
+      sandbox: m.sandbox?.mode ?? null,
+      sandbox_reason: m.sandbox?.reason ?? null,
     });
-    runner.max_parallel_tasks = m.max_parallel_tasks;
+    // The owner's max_parallel_tasks stays as it is: the runner's offer only lowers what it is given.
+    conn.offer = m.max_parallel_tasks;
+    conn.draining = m.draining === true;
     runner.started_at = m.started_at;
     const listed = new Map(m.running.map((r) => [r.task_id, r.last_seq]));
     const acked: { task_id: number; seq: number }[] = [];
@@ -354,7 +371,14 @@ export function createRemoteRunners(ctx: {
       }
     }
     conn.greeted = true;
-    send(conn, { type: 'welcome', runner_id: runner.id, heartbeat_ms: defaultHeartbeatMs, acked, abandon });
+    send(conn, {
+      type: 'welcome',
+      protocol: runnerProtocol,
+      runner_id: runner.id,
+      heartbeat_ms: defaultHeartbeatMs,
+      acked,
+      abandon,
+    });
     if (adopted.length) await ctx.pollControls(adopted);
     ctx.wake();
   }
@@ -504,13 +528,19 @@ export function createRemoteRunners(ctx: {
     if (m.type === 'heartbeat') {
       if (await touchRunner(ctx, conn.runner.id, instanceId)) {
         const row = await findRemoteRunner(db, conn.runner.id);
-        if (row) conn.runner = { ...row, max_parallel_tasks: conn.runner.max_parallel_tasks };
+        if (row) conn.runner = row;
         return;
       }
       const row = await findRemoteRunner(db, conn.runner.id);
       if (row) return close(conn, runnerClose.replaced);
       // Deleted (in the console): its running tasks end now rather than at the next sweep.
       return unregistered(conn.runner.id);
+    }
+    if (m.type === 'drain') {
+      if (!conn.draining)
+        log.info({ runnerId: conn.runner.id }, 'a runner is shutting down: no new tasks for it');
+      conn.draining = true;
+      return;
     }
     const run = remote.get(m.task_id);
     if (!run || run.conn !== conn) {
@@ -565,6 +595,8 @@ export function createRemoteRunners(ctx: {
       closed: false,
       lifeAt: 0,
       recordingLife: false,
+      offer: runner.max_parallel_tasks,
+      draining: false,
     };
     // Registered first: the replaced connection's end then leaves the runner shown online.
     conns.set(runner.id, conn);
@@ -576,6 +608,24 @@ export function createRemoteRunners(ctx: {
       invalid(problem) {
         log.warn({ runnerId: runner.id, problem }, 'a runner sent a message that is not valid');
         close(conn, runnerClose.protocol);
+      },
+      incompatible(other) {
+        log.warn(
+          {
+            runnerId: runner.id,
+            protocol: other.protocol,
+            version: other.version,
+            serverProtocol: runnerProtocol,
+          },
+          'a runner of another protocol version was refused',
+        );
+        close(conn, {
+          code: runnerClose.incompatible.code,
+          reason: incompatibleReason(other, serverVersion),
+        });
+        void recordIncompatibleRunner(db, runner.id, other).catch((err) =>
+          logFailure(log, err, 'recording an incompatible runner failed', { runnerId: runner.id }),
+        );
       },
       async handle(messages) {
         try {
@@ -605,14 +655,18 @@ export function createRemoteRunners(ctx: {
     const t = Date.now();
     return rows.map((r) => {
       const conn = conns.get(r.id);
+      const mine = r.instance_id === instanceId && !!conn?.greeted && !conn.closed;
       return {
         id: r.id,
+        name: r.name,
         project_id: r.project_id,
         tags: tagsOf(r),
         active: toBool(r.active),
-        max: r.max_parallel_tasks,
+        // The owner's setting, lowered to what the runner offers.
+        max: mine && conn ? Math.min(r.max_parallel_tasks, conn.offer) : r.max_parallel_tasks,
         load: load.get(r.id) ?? 0,
-        here: r.instance_id === instanceId && !!conn?.greeted && !conn.closed && conn.coolUntil <= t,
+        draining: mine && !!conn?.draining,
+        here: mine && !!conn && !conn.draining && conn.coolUntil <= t,
       };
     });
   }

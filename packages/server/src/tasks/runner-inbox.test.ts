@@ -35,6 +35,7 @@ function reader() {
   const socket = new FakeSocket();
   const turns: RunnerMessage[][] = [];
   const problems: string[] = [];
+  const foreign: { protocol: number; version: string }[] = [];
   let alive = 0;
   let release: (() => void) | null = null;
   let closed = false;
@@ -43,6 +44,10 @@ function reader() {
     closed: () => closed,
     invalid: (problem) => {
       problems.push(problem);
+      closed = true;
+    },
+    incompatible: (runner) => {
+      foreign.push(runner);
       closed = true;
     },
     handle: (messages) => {
@@ -61,7 +66,7 @@ function reader() {
     for (let i = 0; i < 20 && turns.length === count; i++) await new Promise((r) => setImmediate(r));
   };
   const seqs = () => turns.map((t) => t.map((m) => (m.type === 'output' ? m.seq : m.type)));
-  return { socket, turns, problems, next, seqs, alive: () => alive };
+  return { socket, turns, problems, foreign, next, seqs, alive: () => alive };
 }
 
 describe("a runner's messages, read in turns", () => {
@@ -115,5 +120,23 @@ describe("a runner's messages, read in turns", () => {
     await r.next();
     expect(r.seqs()).toEqual([[1], [2]]);
     expect(r.problems).toEqual(['lines: custom']);
+  });
+
+  it('tells a hello of another protocol version apart from an invalid one, before checking its fields', async () => {
+    const hello = { type: 'hello', version: '9.0.0', started_at: 'now', max_parallel_tasks: 1, running: [] };
+    const future = reader();
+    future.socket.receive({ ...hello, protocol: 2, only_in_protocol_2: true });
+    future.socket.receive(output(7, 1));
+    await future.next();
+    expect(future.foreign).toEqual([{ protocol: 2, version: '9.0.0' }]);
+    expect(future.problems).toEqual([]);
+    expect(future.turns).toEqual([]);
+
+    const current = reader();
+    current.socket.receive({ ...hello, protocol: 1 });
+    current.socket.receive(hello);
+    await current.next();
+    expect(current.seqs()).toEqual([['hello'], ['hello']]);
+    expect(current.foreign).toEqual([]);
   });
 });

@@ -1,6 +1,12 @@
 import type { RawData, WebSocket } from 'ws';
 import { ZodError } from 'zod';
-import { maxBatchLines, type RunnerMessage, runnerMessageSchema } from '../runners/protocol';
+import {
+  helloProtocol,
+  maxBatchLines,
+  type RunnerMessage,
+  runnerMessageSchema,
+  runnerProtocol,
+} from '../runners/protocol';
 
 /** Messages of one runner held unhandled before its socket stops reading (each at most maxMessageBytes). */
 const maxBacklog = 8;
@@ -8,14 +14,20 @@ const maxBacklog = 8;
 export const maxMergedLines = 8 * maxBatchLines;
 
 type OutputMessage = Extract<RunnerMessage, { type: 'output' }>;
-type Parsed = { message: RunnerMessage } | { problem: string };
+/** A hello of another protocol version: what it says it is. */
+type Foreign = { protocol: number; version: string };
+type Parsed = { message: RunnerMessage } | { problem: string } | { foreign: Foreign };
 type Entry = { data: RawData; isBinary: boolean; parsed?: Parsed };
 
 function parse(entry: Entry): Parsed {
   if (entry.parsed) return entry.parsed;
   try {
     if (entry.isBinary) throw new Error('binary message');
-    entry.parsed = { message: runnerMessageSchema.parse(JSON.parse(String(entry.data))) };
+    const json: unknown = JSON.parse(String(entry.data));
+    // A hello of another protocol version is told so, not checked against this version's schema.
+    const hello = helloProtocol(json);
+    if (hello && hello.protocol !== runnerProtocol) entry.parsed = { foreign: hello };
+    else entry.parsed = { message: runnerMessageSchema.parse(json) };
   } catch (err) {
     // Only what was wrong, never the message's text (output lines may hold secrets).
     const problem =
@@ -44,6 +56,8 @@ export function readRunnerMessages(
     handle(messages: RunnerMessage[]): Promise<void>;
     /** A message that is not valid, with what was wrong: nothing after it is handled. */
     invalid(problem: string): void;
+    /** A hello of another protocol version: nothing after it is handled. */
+    incompatible(runner: Foreign): void;
     /** True once the connection is done with: what is left is dropped. */
     closed(): boolean;
   },
@@ -52,7 +66,7 @@ export function readRunnerMessages(
   let handling = false;
 
   /** The first waiting message, with the output batches that continue it. */
-  function takeTurn(): { problem: string } | { messages: RunnerMessage[] } {
+  function takeTurn(): { problem: string } | { foreign: Foreign } | { messages: RunnerMessage[] } {
     const parsed = parse(inbox.shift() as Entry);
     if (!('message' in parsed)) return parsed;
     const messages = [parsed.message];
@@ -82,6 +96,11 @@ export function readRunnerMessages(
         if ('problem' in turn) {
           inbox.length = 0;
           handlers.invalid(turn.problem);
+          break;
+        }
+        if ('foreign' in turn) {
+          inbox.length = 0;
+          handlers.incompatible(turn.foreign);
           break;
         }
         await handlers.handle(turn.messages);

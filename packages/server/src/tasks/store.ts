@@ -237,6 +237,8 @@ export type TaskListRow = TaskRow & {
   tpl_type: string | null;
   tpl_app: string | null;
   user_name: string | null;
+  /** The name of the remote runner it was given to (null: none, or deleted). */
+  runner_name: string | null;
 };
 
 function listQuery(db: Db) {
@@ -244,12 +246,14 @@ function listQuery(db: Db) {
     .selectFrom('task')
     .leftJoin('template', 'template.id', 'task.template_id')
     .leftJoin('user', 'user.id', 'task.user_id')
+    .leftJoin('remote_runner', 'remote_runner.id', 'task.remote_runner_id')
     .selectAll('task')
     .select([
       'template.name as tpl_alias',
       'template.type as tpl_type',
       'template.app as tpl_app',
       'user.name as user_name',
+      'remote_runner.name as runner_name',
     ])
     .orderBy('task.id', 'desc');
 }

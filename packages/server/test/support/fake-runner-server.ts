@@ -6,6 +6,7 @@ import {
   type RunnerMessage,
   runnerClose,
   runnerMessageSchema,
+  runnerProtocol,
   runnerRegistrationSchema,
   type ServerMessage,
 } from '../../src/runners/protocol';
@@ -43,6 +44,12 @@ export class FakeRunnerServer {
   readonly heartbeats: Extract<RunnerMessage, { type: 'heartbeat' }>[] = [];
   /** Drop output messages on arrival (as if lost in flight before a connection failure). */
   lose = false;
+  /** Answer a hello by closing the socket so (as a server refusing the runner's protocol version does). */
+  refuseHello: { code: number; reason: string } | null = null;
+  /** The protocol version the welcome names (absent: as an older server's welcome). */
+  welcomeProtocol: number | undefined = runnerProtocol;
+  /** `drain` messages received. */
+  drains = 0;
   /** Called on every output message received (after storing it). */
   onOutput: ((taskId: number, seq: number) => void) | null = null;
   socket: WebSocket | null = null;
@@ -97,7 +104,7 @@ export class FakeRunnerServer {
       this.registrations.push(body);
       const parsed = runnerRegistrationSchema.safeParse(body);
       if (!parsed.success) return answer(400, { message: 'Invalid registration' });
-      if (parsed.data.registration_token !== 'reg-token')
+      if (!['reg-token', '-dash-reg-token'].includes(parsed.data.registration_token))
         return answer(401, { message: 'Invalid registration token' });
       const id = this.tokens.size + 1;
       const token = `runner-token-${id}-${Math.random().toString(36).slice(2)}`;
@@ -142,11 +149,22 @@ export class FakeRunnerServer {
     switch (m.type) {
       case 'hello': {
         this.hellos.push(m);
+        if (this.refuseHello) {
+          ws.close(this.refuseHello.code, this.refuseHello.reason);
+          return;
+        }
         const acked = m.running
           .filter((r) => this.tasks.has(r.task_id) && !this.abandon.has(r.task_id))
           .map((r) => ({ task_id: r.task_id, seq: this.task(r.task_id).seq }));
         const abandon = m.running.map((r) => r.task_id).filter((id) => this.abandon.has(id));
-        this.send(ws, { type: 'welcome', runner_id: runnerId, heartbeat_ms: 1000, acked, abandon });
+        this.send(ws, {
+          type: 'welcome',
+          ...(this.welcomeProtocol === undefined ? {} : { protocol: this.welcomeProtocol }),
+          runner_id: runnerId,
+          heartbeat_ms: 1000,
+          acked,
+          abandon,
+        });
         return;
       }
       case 'output': {
@@ -179,6 +197,9 @@ export class FakeRunnerServer {
         return;
       case 'heartbeat':
         this.heartbeats.push(m);
+        return;
+      case 'drain':
+        this.drains++;
         return;
     }
   }

@@ -74,15 +74,20 @@ export class FakeRunner {
       started_at?: string;
       max_parallel_tasks?: number;
       running?: { task_id: number; last_seq: number }[];
+      protocol?: number;
+      sandbox?: { mode: 'bwrap' | 'off' | 'refused'; reason?: string };
+      draining?: boolean;
     } = {},
   ) {
     const fake = await FakeRunner.open(base, runner);
+    const { started_at, max_parallel_tasks, running, ...rest } = hello;
     fake.send({
       type: 'hello',
       version: 'test',
-      started_at: hello.started_at ?? new Date().toISOString(),
-      max_parallel_tasks: hello.max_parallel_tasks ?? 1,
-      running: hello.running ?? [],
+      started_at: started_at ?? new Date().toISOString(),
+      max_parallel_tasks: max_parallel_tasks ?? 1,
+      running: running ?? [],
+      ...rest,
     });
     const welcome = await fake.next('welcome');
     return { fake, welcome };

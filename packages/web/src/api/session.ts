@@ -8,6 +8,8 @@ export type Info = {
   schedule_timezone?: string;
   /** SIGNALBOX_TASK_RETENTION_DAYS: what a project's 0 means (0 = keep forever). */
   task_retention_days?: number;
+  /** What this server's tasks can see (administrators only). */
+  task_sandbox?: { mode: 'bwrap' | 'off' | 'refused'; reason?: string };
 };
 
 export const sessionKeys = {

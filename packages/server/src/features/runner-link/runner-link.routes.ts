@@ -13,7 +13,13 @@ import {
   startAttempt,
   withRetryAfter,
 } from '../auth/sign-in-throttle';
-import { acceptedRegistration, newRunnerToken, runnerTokenOf } from './runner-link.service';
+import {
+  checkRunnerPublicKey,
+  globalRegistration,
+  newRunnerToken,
+  oneTimeRegistration,
+  runnerTokenOf,
+} from './runner-link.service';
 
 const registeredSchema = z.strictObject({
   id: z.number().int(),
@@ -39,16 +45,22 @@ export function runnerLinkRoutes(app: FastifyInstance, deps: Deps) {
       },
     },
     async (request, reply) => {
-      // Guessing registration tokens is throttled like guessing passwords, by the caller's address.
-      const attempt = signInAttempt('runner registration', null, request.ip);
-      await withRetryAfter(reply, () => startAttempt(deps, attempt));
       const input = parse(runnerRegistrationSchema, request.body);
-      const accepted = await acceptedRegistration(deps, input);
+      checkRunnerPublicKey(input);
+      // A valid one-time token (made by the console, unguessable) is taken whatever failed before from the
+      // caller's address: only wrong guesses, and the global token an admin chose, are throttled.
+      let accepted = await oneTimeRegistration(deps, input);
       if (!accepted) {
-        failAttempt(deps, attempt);
-        throw unauthorized('The registration token is not valid, was already used or has expired');
+        // Guessing registration tokens is throttled like guessing passwords, by the caller's address.
+        const attempt = signInAttempt('runner registration', null, request.ip);
+        await withRetryAfter(reply, () => startAttempt(deps, attempt));
+        accepted = await globalRegistration(deps, input);
+        if (!accepted) {
+          failAttempt(deps, attempt);
+          throw unauthorized('The registration token is not valid, was already used or has expired');
+        }
+        await passAttempt(deps, attempt);
       }
-      await passAttempt(deps, attempt);
       const token = newRunnerToken();
       const id = await insertReturningId(deps.db, deps.dialect, 'remote_runner', {
         project_id: accepted.projectId,

@@ -9,29 +9,23 @@ import { databaseIso, findRegistrationToken, spendRegistrationToken } from '../.
 export const runnerTokenOf = (token: string) => sha256(token);
 export const newRunnerToken = () => randomToken(32);
 
-/**
- * Which runner a registration may make: with the global token (SIGNALBOX_RUNNER_REGISTRATION_TOKEN) a global
- * runner, or a project runner of the project it names; with a one-time token, spent here (one registration only,
- * however many race for it), a runner of the token's project (or global). Null: the token is not accepted.
- * A bad public key, an unknown project or a project other than the token's is a 400.
- */
-export async function acceptedRegistration(
-  deps: Pick<Deps, 'db' | 'dialect' | 'config'>,
-  input: RunnerRegistration,
-): Promise<{ projectId: number | null } | null> {
+/** A bad public key is a 400, before any token is looked at. */
+export function checkRunnerPublicKey(input: RunnerRegistration) {
   if (!isRunnerPublicKey(input.public_key))
     throw badRequest('public_key must be an X25519 public key in PEM (SPKI) form', {
       public_key: 'must be an X25519 public key in PEM (SPKI) form',
     });
-  const projectExists = async (id: number) =>
-    !!(await deps.db.selectFrom('project').select('id').where('id', '=', id).executeTakeFirst());
-  const global = deps.config.runnerRegistrationToken;
-  if (global && safeEqual(input.registration_token, global)) {
-    if (input.project_id === undefined) return { projectId: null };
-    if (!(await projectExists(input.project_id)))
-      throw badRequest(`Project ${input.project_id} does not exist`);
-    return { projectId: input.project_id };
-  }
+}
+
+/**
+ * A registration with a one-time token, spent here (one registration only, however many race for it): a runner of
+ * the token's project (or global). Null: no usable one-time token of that value. A project other than the token's
+ * is a 400.
+ */
+export async function oneTimeRegistration(
+  deps: Pick<Deps, 'db' | 'dialect'>,
+  input: RunnerRegistration,
+): Promise<{ projectId: number | null } | null> {
   const row = await findRegistrationToken(deps.db, runnerTokenOf(input.registration_token));
   if (!row) return null;
   const projectId = row.project_id;
@@ -44,4 +38,24 @@ export async function acceptedRegistration(
   if (!(await spendRegistrationToken(deps.db, row.id, new Date().toISOString(), await databaseIso(deps))))
     return null;
   return { projectId };
+}
+
+/**
+ * A registration with the global token (SIGNALBOX_RUNNER_REGISTRATION_TOKEN): a global runner, or a project
+ * runner of the project it names (an unknown project is a 400). Null: not the global token.
+ */
+export async function globalRegistration(
+  deps: Pick<Deps, 'db' | 'config'>,
+  input: RunnerRegistration,
+): Promise<{ projectId: number | null } | null> {
+  const global = deps.config.runnerRegistrationToken;
+  if (!global || !safeEqual(input.registration_token, global)) return null;
+  if (input.project_id === undefined) return { projectId: null };
+  const project = await deps.db
+    .selectFrom('project')
+    .select('id')
+    .where('id', '=', input.project_id)
+    .executeTakeFirst();
+  if (!project) throw badRequest(`Project ${input.project_id} does not exist`);
+  return { projectId: input.project_id };
 }

@@ -134,6 +134,30 @@ describe.each(testDialects())('remote runners on $name', (dialect) => {
       expect(bad.statusCode).toBe(400);
     });
 
+    it('throttles wrong tokens from an address, but never a valid one-time token', async () => {
+      const address = someAddress();
+      const keys = generateRunnerKeys();
+      const from = (registration_token: string) =>
+        h.app.inject({
+          method: 'POST',
+          url: '/api/internal/runners',
+          payload: { registration_token, public_key: keys.publicKey },
+          remoteAddress: address,
+        });
+      const codes: number[] = [];
+      for (let i = 0; i < 8; i++) codes.push((await from(`wrong-${i}`)).statusCode);
+      expect(codes.slice(0, 4)).toEqual([401, 401, 401, 401]);
+      expect(codes.at(-1)).toBe(429);
+      const locked = await from('wrong-again');
+      expect(locked.statusCode).toBe(429);
+      expect(locked.headers['retry-after']).toBeDefined();
+      // The global token (an admin's choice, maybe weak) stays behind the throttle; a one-time token does not.
+      expect((await from(GLOBAL_REGISTRATION_TOKEN)).statusCode).toBe(429);
+      const valid = await from(await oneTimeToken(null));
+      expect(valid.statusCode).toBe(200);
+      expect(valid.json()).toMatchObject({ id: expect.any(Number), token: expect.any(String) });
+    });
+
     it('spends a one-time token exactly once, even when registrations race for it', async () => {
       const token = await oneTimeToken(null);
       const answers = await Promise.all(
@@ -212,9 +236,16 @@ describe.each(testDialects())('remote runners on $name', (dialect) => {
     it('shows the runner online while connected, replaces an older connection with 4409, offline after close', async () => {
       const r = await register();
       const { fake: first, welcome } = await connect(r, { max_parallel_tasks: 4 });
-      expect(welcome).toMatchObject({ type: 'welcome', runner_id: r.id, acked: [], abandon: [] });
+      expect(welcome).toMatchObject({
+        type: 'welcome',
+        protocol: 1,
+        runner_id: r.id,
+        acked: [],
+        abandon: [],
+      });
       const row = await runnerRow(r.id);
-      expect(row).toMatchObject({ instance_id: expect.any(String), version: 'test', max_parallel_tasks: 4 });
+      // The hello's offer does not replace the stored setting (the registration's, or the owner's since).
+      expect(row).toMatchObject({ instance_id: expect.any(String), version: 'test', max_parallel_tasks: 1 });
       expect(row?.touched).not.toBeNull();
       const { fake: second } = await connect(r);
       expect((await first.closed).code).toBe(4409);
@@ -225,6 +256,61 @@ describe.each(testDialects())('remote runners on $name', (dialect) => {
         5000,
         'the runner to show offline',
       );
+    });
+  });
+
+  describe('reports', () => {
+    it("stores the sandbox a runner's hello reports and answers it with the runner", async () => {
+      const r = await register({ project_id: projectId, name: 'sandboxed' });
+      const { fake } = await connect(r, { sandbox: { mode: 'bwrap' } });
+      const listed = async () =>
+        (await owner.get(`/api/project/${projectId}/runners/${r.id}`)).json() as Record<string, unknown>;
+      expect(await listed()).toMatchObject({
+        sandbox: { mode: 'bwrap', reason: null },
+        protocol: 1,
+        incompatible: false,
+      });
+      await fake.close();
+      const why = 'bubblewrap (bwrap) is not installed';
+      await connect(r, { sandbox: { mode: 'off', reason: why } });
+      expect((await listed()).sandbox).toEqual({ mode: 'off', reason: why });
+      // A runner older than the report says nothing: shown as unknown.
+      const quiet = await register({ project_id: projectId });
+      await connect(quiet);
+      expect((await owner.get(`/api/project/${projectId}/runners/${quiet.id}`)).json().sandbox).toBeNull();
+    });
+
+    it('refuses a runner of another protocol version with a reason naming both, and shows it incompatible', async () => {
+      const r = await register({ project_id: projectId, name: 'from-the-future' });
+      const fake = await FakeRunner.open(base, r);
+      fake.send({
+        type: 'hello',
+        protocol: 2,
+        version: '9.9.9',
+        started_at: new Date().toISOString(),
+        max_parallel_tasks: 1,
+        running: [],
+        a_field_of_protocol_2: { x: 1 },
+      });
+      const closed = await fake.closed;
+      expect(closed.code).toBe(4426);
+      expect(closed.reason).toMatch(
+        /^Runner protocol 2 \(signalbox 9\.9\.9\) is not supported: this server speaks protocol 1 /,
+      );
+      await waitFor(
+        async () => (await runnerRow(r.id))?.protocol === 2,
+        5000,
+        'the refused protocol to be recorded',
+      );
+      const shown = (await owner.get(`/api/project/${projectId}/runners/${r.id}`)).json();
+      expect(shown).toMatchObject({ version: '9.9.9', protocol: 2, incompatible: true, online: false });
+      // Upgraded: accepted again.
+      await connect(r, { protocol: 1 });
+      expect((await owner.get(`/api/project/${projectId}/runners/${r.id}`)).json()).toMatchObject({
+        protocol: 1,
+        incompatible: false,
+        online: true,
+      });
     });
   });
 
@@ -381,6 +467,83 @@ describe.each(testDialects())('remote runners on $name', (dialect) => {
       fake.send({ type: 'finished', task_id: taskId, status: 'stopped', last_seq: 0 });
       await fake.next('done', (m) => m.task_id === taskId);
       expect((await taskOf(taskId)).status).toBe('stopped');
+    });
+
+    it("gives a runner no more tasks at once than its owner's setting, whatever its hello offers", async () => {
+      const tag = newTag();
+      const r = await register({ tags: [tag], project_id: projectId, max_parallel_tasks: 5 });
+      const put = await owner.put(`/api/project/${projectId}/runners/${r.id}`, { max_parallel_tasks: 1 });
+      expect(put.statusCode).toBe(200);
+      const { fake } = await connect(r, { max_parallel_tasks: 5 });
+      expect((await runnerRow(r.id))?.max_parallel_tasks).toBe(1);
+      const templateId = await insertTemplate(h.deps, projectId, {
+        runner_tag: tag,
+        allow_parallel_tasks: 1,
+      });
+      const first = await postTask(templateId);
+      const second = await postTask(templateId);
+      await fake.next('job', (m) => m.task_id === first);
+      await waitFor(
+        async () => (await detailOf(second)) === `Waiting: every runner with tag "${tag}" is busy`,
+      );
+      expect(fake.received.some((m) => m.type === 'job' && m.task_id === second)).toBe(false);
+      await finish(fake, first);
+      await fake.next('job', (m) => m.task_id === second);
+      await finish(fake, second);
+      // And a runner offering fewer than its owner allows gets only what it offers.
+      const small = await register({ tags: [tag], project_id: projectId, max_parallel_tasks: 3 });
+      const { fake: smallFake } = await connect(small, { max_parallel_tasks: 1 });
+      await fake.close();
+      const third = await postTask(templateId);
+      const fourth = await postTask(templateId);
+      await smallFake.next('job', (m) => m.task_id === third);
+      await waitFor(
+        async () => (await detailOf(fourth)) === `Waiting: every runner with tag "${tag}" is busy`,
+      );
+      await finish(smallFake, third);
+      await smallFake.next('job', (m) => m.task_id === fourth);
+      await finish(smallFake, fourth);
+    });
+
+    it('says a disabled runner is disabled, and starts its waiting task as soon as it is enabled', async () => {
+      const tag = newTag();
+      const r = await register({ tags: [tag], project_id: projectId, name: `idle-${tag}` });
+      const runnerUrl = `/api/project/${projectId}/runners/${r.id}`;
+      expect((await owner.put(runnerUrl, { active: false })).statusCode).toBe(200);
+      const { fake } = await connect(r);
+      const taskId = await postTask(await insertTemplate(h.deps, projectId, { runner_tag: tag }));
+      await waitFor(async () => (await detailOf(taskId)) === `Waiting: runner idle-${tag} is disabled`);
+      const taskUrl = `/api/project/${projectId}/tasks/${taskId}`;
+      expect((await owner.get(taskUrl)).json().runner).toBeNull();
+      expect((await owner.put(runnerUrl, { active: true })).statusCode).toBe(200);
+      // Well before the queue's 10-second safety poll.
+      await fake.next('job', (m) => m.task_id === taskId, 1500);
+      await finish(fake, taskId);
+      // The task says which runner ran it, in the list too.
+      expect((await owner.get(taskUrl)).json().runner).toEqual({ id: r.id, name: `idle-${tag}` });
+      const listed = (await owner.get(`/api/project/${projectId}/tasks`)).json() as { id: number }[];
+      expect(listed.find((t) => t.id === taskId)).toMatchObject({
+        runner: { id: r.id, name: `idle-${tag}` },
+      });
+    });
+
+    it('gives a draining runner no new task, and says so in its next hello too', async () => {
+      const tag = newTag();
+      const r = await register({ tags: [tag] });
+      const { fake } = await connect(r);
+      fake.send({ type: 'drain' });
+      await fake.roundTrip();
+      const taskId = await postTask(await insertTemplate(h.deps, projectId, { runner_tag: tag }));
+      await waitFor(
+        async () => (await detailOf(taskId)) === `Waiting: no runner with tag "${tag}" is online`,
+      );
+      await fake.close();
+      const { fake: again } = await connect(r, { draining: true });
+      const other = await register({ tags: [tag] });
+      const { fake: fresh } = await connect(other);
+      await fresh.next('job', (m) => m.task_id === taskId);
+      expect(again.received.some((m) => m.type === 'job')).toBe(false);
+      await finish(fresh, taskId);
     });
 
     it('queues a refused job again', async () => {

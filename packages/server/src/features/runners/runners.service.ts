@@ -34,7 +34,7 @@ const event = (
 });
 
 export async function changeRunner(
-  deps: Pick<Deps, 'db'>,
+  deps: Pick<Deps, 'db' | 'bus'>,
   user: Actor,
   projectId: number | null,
   id: number,
@@ -44,6 +44,8 @@ export async function changeRunner(
   if (input.name !== undefined && (await nameTaken(deps.db, projectId, input.name, id)))
     throw conflict(`A runner named ${input.name} already exists`);
   await updateRunner(deps.db, id, input);
+  // Enabled again, or given more room or other tags: its waiting tasks may start now, not at the next poll.
+  deps.bus.emit('runnerChanged', { runnerId: id });
   const name = input.name ?? existing.name;
   await recordEvent(
     deps.db,

@@ -3,6 +3,7 @@ import type { Selectable } from 'kysely';
 import type { Db, Dialect } from '../../db';
 import type { RemoteRunnerTable } from '../../db/tables';
 import { fromBool, insertReturningId, parseJson, toBool, toCount } from '../../db/values';
+import { runnerProtocol } from '../../runners/protocol';
 
 /** Task statuses that hold one of a runner's slots. */
 export const SLOT_STATUSES = ['starting', 'running', 'waiting_confirmation', 'confirmed'];
@@ -29,7 +30,17 @@ export const toRunner = (row: RunnerRow, running: number, projectName?: string |
   started_at: row.started_at,
   running_tasks: running,
   created: row.created,
+  sandbox: sandboxOf(row),
+  protocol: row.protocol,
+  incompatible: row.protocol !== null && row.protocol !== runnerProtocol,
 });
+
+/** The sandbox a runner reported; an unknown stored mode reads as none. */
+function sandboxOf(row: Pick<RunnerRow, 'sandbox' | 'sandbox_reason'>): Runner['sandbox'] {
+  const mode = row.sandbox;
+  if (mode !== 'bwrap' && mode !== 'off' && mode !== 'refused') return null;
+  return { mode, reason: row.sandbox_reason || null };
+}
 
 /** How many slot-holding tasks each of the runners has. */
 async function runningCounts(db: Db, ids: number[]): Promise<Map<number, number>> {

@@ -135,6 +135,9 @@ describe.each(testDialects())('remote runner management on $name', (dialect) => 
       started_at: expect.any(String),
       running_tasks: 1,
       created: expect.any(String),
+      sandbox: null,
+      protocol: null,
+      incompatible: false,
     });
     expect(list.some((r: { id: number }) => r.id === projectRunner)).toBe(false);
     expect(res.body).not.toContain('token_hash');

@@ -70,6 +70,7 @@ export function tasksRoutes(app: FastifyInstance, deps: Deps) {
         tpl_app: r.tpl_app ?? '',
         user_name: r.user_name,
         build_task: build ? view(build) : null,
+        runner: r.remote_runner_id ? { id: r.remote_runner_id, name: r.runner_name ?? null } : null,
       });
     });
   }

@@ -9,10 +9,13 @@ import { lockRunnerDir, RunnerBusyError, RunnerProcess, runnerProcessIn } from '
 export const runnerUsage = `Usage: signalbox runner <command>
 
 Commands:
-  register --url URL --registration-token T [--name N] [--tag X]... [--max-parallel N] [--project P] [--dir D]
+  register --url URL --registration-token=T [--name N] [--tag X]... [--max-parallel N] [--project P] [--dir D]
                    register this machine as a runner of the server at URL (the token may instead come from
-                   SIGNALBOX_RUNNER_REGISTRATION_TOKEN, which keeps it out of the process list)
-  start [--dir D]  connect to the server and run the tasks it gives this runner, until SIGTERM/SIGINT
+                   SIGNALBOX_RUNNER_REGISTRATION_TOKEN, which keeps it out of the process list; a token that
+                   starts with "-" needs the "=" form or the variable)
+  start [--dir D]  connect to the server and run the tasks it gives this runner. SIGTERM drains: no new tasks,
+                   the running ones may finish for SIGNALBOX_RUNNER_DRAIN_TIMEOUT seconds (default 600), then
+                   they are stopped; SIGINT, or a second SIGTERM, stops them at once
   unregister [--dir D] [--force]
                    make the server forget this runner, then remove its files (--force: remove them even when
                    the server cannot be reached or no longer knows the runner)
@@ -120,16 +123,18 @@ export async function runRunnerCommand(config: Config, argv: string[]): Promise<
           outputLimit: config.taskOutputLimitMb * 1_048_576,
           webRoot: config.webRoot || settings.url,
           log,
+          drainMs: config.runnerDrainTimeout * 1000,
         });
-        const onSignal = () => void runner.shutdown();
-        process.on('SIGTERM', onSignal);
-        process.on('SIGINT', onSignal);
+        const onTerm = () => void runner.shutdown(true);
+        const onInt = () => void runner.shutdown(false);
+        process.on('SIGTERM', onTerm);
+        process.on('SIGINT', onInt);
         log(`Runner ${settings.id} starting (folder ${dir})`);
         try {
           return await runner.run();
         } finally {
-          process.off('SIGTERM', onSignal);
-          process.off('SIGINT', onSignal);
+          process.off('SIGTERM', onTerm);
+          process.off('SIGINT', onInt);
           unlock();
         }
       }

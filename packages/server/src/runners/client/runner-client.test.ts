@@ -11,6 +11,7 @@ import { taskSharedEnv } from '../../../test/support/task-shared';
 import type { JobDetails, Key } from '../../tasks/job';
 import type { RepositoryRow } from '../../tasks/store';
 import type { JobPayload } from '../payload';
+import { runnerClose, runnerProtocol } from '../protocol';
 import { generateRunnerKeys } from '../seal';
 import { saveRunner } from './files';
 
@@ -184,6 +185,7 @@ beforeAll(async () => {
       'sleep.sh': 'bash -c "sleep 600" &\necho "child $!"\necho "main $$"\nsleep 600\n',
       'secret.sh':
         'echo "pin=$SURVEY_PIN env=$API_TOKEN"\nfor i in $(seq 1 30); do sleep 0.05; done\necho finished\n',
+      'slow.sh': 'echo started\nfor i in $(seq 1 30); do sleep 0.1; done\necho finished\n',
     },
     'scripts',
   );
@@ -198,6 +200,8 @@ afterEach(async () => {
   server.lose = false;
   server.abandon.clear();
   server.onOutput = null;
+  server.refuseHello = null;
+  server.welcomeProtocol = runnerProtocol;
 });
 
 afterAll(async () => {
@@ -262,6 +266,21 @@ describe('signalbox runner register / unregister', () => {
     });
     expect(down.code).toBe(1);
     expect(down.output).toContain('Cannot reach the server at http://127.0.0.1:1');
+  }, 120_000);
+
+  it('takes a registration token that starts with a dash as --registration-token=…', async () => {
+    const dir = join(scratch, 'dash-token');
+    const res = await runToEnd([
+      'register',
+      '--url',
+      server.url,
+      '--dir',
+      dir,
+      '--registration-token=-dash-reg-token',
+    ]);
+    expect(res.code, res.output).toBe(0);
+    expect(server.registrations.at(-1)).toMatchObject({ registration_token: '-dash-reg-token' });
+    expect(res.output).not.toContain('-dash-reg-token');
   }, 120_000);
 
   it('unregisters with its own token and removes its files', async () => {
@@ -556,7 +575,7 @@ describe('signalbox runner start', () => {
     expect(existsSync(join(dir, 'work', 'tasks', String(id)))).toBe(false);
   }, 120_000);
 
-  it('on SIGTERM stops its tasks, reports them stopped and exits', async () => {
+  it('on SIGINT stops its tasks, reports them stopped and exits', async () => {
     const dir = prepared();
     const proc = await startRunner(dir);
     const job = bashJob('sleep.sh');
@@ -564,10 +583,108 @@ describe('signalbox runner start', () => {
     const t = server.task(id);
     server.sendJob(id, job);
     await waitFor(async () => t.lines.some((l) => l.startsWith('main ')), 30_000, 'the script to start');
-    proc.child.kill('SIGTERM');
+    proc.child.kill('SIGINT');
     expect(await proc.exited).toBe(0);
     expect(t.finished?.status).toBe('stopped');
     expect(processesOfTask(id)).toEqual([]);
+  }, 120_000);
+
+  it('on SIGTERM drains: says so, takes no new job, lets its task finish, then exits', async () => {
+    const dir = prepared();
+    const proc = await startRunner(dir, { SIGNALBOX_RUNNER_DRAIN_TIMEOUT: '120' });
+    const job = bashJob('slow.sh');
+    const id = taskIdOf(job);
+    const t = server.task(id);
+    server.sendJob(id, job);
+    await waitFor(async () => t.lines.includes('started'), 30_000, 'the script to start');
+    const drains = server.drains;
+    proc.child.kill('SIGTERM');
+    await waitFor(async () => server.drains > drains, 10_000, 'the drain message');
+    const late = bashJob('hello.sh');
+    server.sendJob(taskIdOf(late), late);
+    await waitFor(async () => server.task(taskIdOf(late)).refused, 10_000, 'the late job to be refused');
+    expect(server.task(taskIdOf(late)).refused).toBe('The runner is shutting down');
+    expect(await proc.exited).toBe(0);
+    expect(t.finished?.status).toBe('success');
+    expect(t.lines).toContain('finished');
+    expect(proc.out.text).toContain('Draining: no new tasks');
+  }, 120_000);
+
+  it('stops the drained tasks at a second SIGTERM, or when the drain timeout is over', async () => {
+    for (const how of ['second signal', 'timeout'] as const) {
+      const dir = prepared();
+      const proc = await startRunner(dir, {
+        SIGNALBOX_RUNNER_DRAIN_TIMEOUT: how === 'timeout' ? '1' : '600',
+      });
+      const job = bashJob('sleep.sh');
+      const id = taskIdOf(job);
+      const t = server.task(id);
+      server.sendJob(id, job);
+      await waitFor(async () => t.lines.some((l) => l.startsWith('main ')), 30_000, 'the script to start');
+      const drains = server.drains;
+      proc.child.kill('SIGTERM');
+      await waitFor(async () => server.drains > drains, 10_000, 'the drain message');
+      if (how === 'second signal') proc.child.kill('SIGTERM');
+      expect(await proc.exited).toBe(0);
+      expect(t.finished?.status, how).toBe('stopped');
+      expect(processesOfTask(id)).toEqual([]);
+      expect(proc.out.text).toContain(
+        how === 'timeout' ? 'The drain timeout is over' : 'Stopping the running tasks now',
+      );
+    }
+  }, 120_000);
+
+  it('killed with SIGKILL: its sandboxed task dies with it; an unsandboxed one runs on until it starts again', async () => {
+    for (const sandbox of ['bwrap', 'off'] as const) {
+      const dir = prepared();
+      const env = { SIGNALBOX_TASK_SANDBOX: sandbox };
+      const proc = await startRunner(dir, env);
+      expect(server.hellos.at(-1)?.sandbox?.mode, sandbox).toBe(sandbox);
+      const job = bashJob('sleep.sh');
+      const id = taskIdOf(job);
+      const t = server.task(id);
+      server.sendJob(id, job);
+      await waitFor(async () => t.lines.some((l) => l.startsWith('main ')), 30_000, 'the script to start');
+      await waitFor(async () => processesOfTask(id).length >= 2, 10_000, 'the task processes');
+      proc.child.kill('SIGKILL');
+      await proc.exited;
+      if (sandbox === 'bwrap') {
+        // --die-with-parent: the sandbox's PID namespace ends with the runner, and every process in it.
+        await waitFor(async () => processesOfTask(id).length === 0, 5000, 'the sandboxed task to die');
+        continue;
+      }
+      // No sandbox: nothing ties them to the runner; they run on until a runner starts in that folder again.
+      const left = processesOfTask(id);
+      expect(left.length).toBeGreaterThanOrEqual(2);
+      // Still there after the runner is gone.
+      expect(left.every((pid) => alive(pid))).toBe(true);
+      await startRunner(dir, env);
+      await waitFor(async () => processesOfTask(id).length === 0, 10_000, 'the leftovers to be killed');
+    }
+  }, 120_000);
+
+  it('stops, without reconnecting, when the server refuses its protocol version or speaks another', async () => {
+    const dir = prepared();
+    const reason = 'Runner protocol 1 (signalbox 0.1.0) is not supported: this server speaks protocol 2';
+    server.refuseHello = { code: runnerClose.incompatible.code, reason };
+    const connections = server.connections;
+    const refused = await runToEnd(['start', '--dir', dir]);
+    expect(refused.code).toBe(1);
+    expect(refused.output).toContain(`INCOMPATIBLE SERVER: ${reason}`);
+    expect(server.connections).toBe(connections + 1);
+    // An older server closes a hello it cannot read with a plain protocol error: the same, in the runner's words.
+    server.refuseHello = runnerClose.protocol;
+    const older = await runToEnd(['start', '--dir', dir]);
+    expect(older.code).toBe(1);
+    expect(older.output).toContain(
+      `INCOMPATIBLE SERVER: the server refused the hello of runner protocol ${runnerProtocol}`,
+    );
+    server.refuseHello = null;
+    server.welcomeProtocol = runnerProtocol + 1;
+    const newer = await runToEnd(['start', '--dir', dir]);
+    expect(newer.code).toBe(1);
+    expect(newer.output).toContain(`it speaks runner protocol ${runnerProtocol + 1}`);
+    expect(server.connections).toBe(connections + 3);
   }, 120_000);
 
   it('exits with a clear message when the server no longer accepts its token', async () => {

@@ -14,6 +14,7 @@ import {
   defaultHeartbeatMs,
   type RunnerMessage,
   runnerClose,
+  runnerProtocol,
   runnerTokenHeader,
   type ServerMessage,
   sealedSchema,
@@ -58,7 +59,12 @@ export type RunnerOptions = {
   webRoot: string;
   /** The runner's own log (never a secret or a task's output). */
   log: (line: string) => void;
+  /** How long a SIGTERM lets running tasks finish before they are stopped (ms; 0: stopped at once). */
+  drainMs?: number;
 };
+
+/** Why a runner exits that must not be restarted as it is: its token or its protocol version was refused. */
+export const refusedExitCode = 1;
 
 /** The id marking this runner folder's task processes (orphan cleanup): stable across restarts, unique per folder. */
 export function runnerOwner(dir: string) {
@@ -79,6 +85,8 @@ export class RunnerProcess {
   private lastHeard = Date.now();
   private lastFailure = '';
   private stopping = false;
+  private drainTimer: NodeJS.Timeout | null = null;
+  private stopTasks: (() => void) | null = null;
   private exit: ((code: number) => void) | null = null;
   private readonly workDir: string;
   private readonly owner: string;
@@ -110,22 +118,61 @@ export class RunnerProcess {
     mkdirSync(tasksDir, { recursive: true, mode: 0o700 });
   }
 
-  /** Stops taking work, stops the running tasks, gives the server their output and final status, then exits. */
-  async shutdown() {
+  /**
+   * Shuts down: takes no new work, and with `drain` (SIGTERM) tells the server so and lets the running tasks finish
+   * for up to `drainMs`; then (at once without `drain`, after the drain, or at the next signal) stops them, gives the
+   * server their output and final status, and exits. A signal while they are being stopped kills them.
+   */
+  async shutdown(drain = false) {
     if (this.stopping) {
-      // A second signal: kill everything at once.
+      if (this.stopTasks) {
+        // A second signal during the drain: stop the tasks now.
+        this.stopTasks();
+        return;
+      }
+      // A signal while stopping: kill everything at once.
       for (const t of this.tasks.values()) t.control.stop(true);
       return;
     }
     this.stopping = true;
-    this.opts.log(`Shutting down: stopping ${this.tasks.size} task(s)`);
+    const running = () => [...this.tasks.values()].filter((t) => !t.finished);
+    const drainMs = this.opts.drainMs ?? 0;
+    if (drain && drainMs > 0 && running().length) {
+      this.send({ type: 'drain' });
+      this.opts.log(
+        `Draining: no new tasks; waiting up to ${Math.round(drainMs / 1000)} s for ${running().length} running task(s) to finish (SIGTERM or SIGINT again stops them now)`,
+      );
+      await new Promise<void>((resolve) => {
+        const stopNow = (why: string) => {
+          if (!this.stopTasks) return;
+          this.stopTasks = null;
+          if (this.drainTimer) clearTimeout(this.drainTimer);
+          this.drainTimer = null;
+          if (why) this.opts.log(why);
+          resolve();
+        };
+        this.stopTasks = () => stopNow('Stopping the running tasks now');
+        this.drainTimer = setTimeout(
+          () => stopNow(`The drain timeout is over: stopping ${running().length} task(s)`),
+          drainMs,
+        );
+        void Promise.all(this.tasksDone()).then(() => stopNow(''));
+      });
+    }
+    if (running().length) this.opts.log(`Shutting down: stopping ${running().length} task(s)`);
+    else this.opts.log('Shutting down');
     for (const t of this.tasks.values()) t.control.stop(false);
-    await Promise.all([...this.tasks.values()].map((t) => t.done));
+    await Promise.all(this.tasksDone());
     const until = Date.now() + SHUTDOWN_FLUSH_MS;
     while (this.tasks.size && Date.now() < until) await new Promise((r) => setTimeout(r, 50));
     if (this.tasks.size)
       this.opts.log(`The server did not confirm ${this.tasks.size} task(s) before the exit`);
     this.exit?.(0);
+  }
+
+  /** The runs of the tasks held now (a task started during a drain is not awaited: none is taken then). */
+  private tasksDone() {
+    return [...this.tasks.values()].map((t) => t.done);
   }
 
   private wsUrl() {
@@ -141,16 +188,27 @@ export class RunnerProcess {
     });
     this.socket = ws;
     let refusedCode: number | null = null;
+    /** The server's welcome arrived on this socket. */
+    let welcomed = false;
     ws.on('open', () => {
       this.lastHeard = Date.now();
+      const confinement = this.opts.confinement;
       this.send({
         type: 'hello',
+        protocol: runnerProtocol,
         version,
         started_at: this.startedAt,
         max_parallel_tasks: this.opts.settings.max_parallel,
         running: [...this.tasks.values()]
           .filter((t) => !t.abandoned)
           .map((t) => ({ task_id: t.id, last_seq: t.output.lastSeq })),
+        sandbox: {
+          mode: confinement.mode,
+          ...(confinement.mode !== 'bwrap' && confinement.reason
+            ? { reason: confinement.reason.slice(0, 1000) }
+            : {}),
+        },
+        ...(this.stopping ? { draining: true } : {}),
       });
     });
     ws.on('unexpected-response', (_req, res) => {
@@ -165,6 +223,7 @@ export class RunnerProcess {
       } catch {
         return;
       }
+      if (message?.type === 'welcome') welcomed = true;
       this.onMessage(message);
     });
     ws.on('pong', () => {
@@ -187,7 +246,20 @@ export class RunnerProcess {
           `The server does not accept this runner's token (runner ${this.opts.settings.id} was deleted or unregistered): register it again`,
         );
         for (const t of this.tasks.values()) t.control.stop(true);
-        this.exit(1);
+        this.exit(refusedExitCode);
+        return;
+      }
+      if (code === runnerClose.incompatible.code || (code === runnerClose.protocol.code && !welcomed)) {
+        // Reconnecting would be refused again, forever: the runner (or the server) must be upgraded first.
+        const why =
+          code === runnerClose.incompatible.code && reason.length
+            ? String(reason)
+            : `the server refused the hello of runner protocol ${runnerProtocol} (signalbox ${version})${reason.length ? ` with "${reason}"` : ''}: it probably runs another signalbox version`;
+        this.opts.log(
+          `INCOMPATIBLE SERVER: ${why}. Install the signalbox version of the server on this runner, then start it again`,
+        );
+        for (const t of this.tasks.values()) t.control.stop(true);
+        this.exit(refusedExitCode);
         return;
       }
       let delay = this.backoff;
@@ -266,6 +338,16 @@ export class RunnerProcess {
   }
 
   private onWelcome(welcome: Extract<ServerMessage, { type: 'welcome' }>) {
+    // A server older than the versioned protocol says none: it speaks protocol 1.
+    const serverProtocol = welcome.protocol ?? 1;
+    if (serverProtocol !== runnerProtocol) {
+      this.opts.log(
+        `INCOMPATIBLE SERVER: it speaks runner protocol ${serverProtocol}, this runner (signalbox ${version}) protocol ${runnerProtocol}. Install the signalbox version of the server on this runner, then start it again`,
+      );
+      for (const t of this.tasks.values()) t.control.stop(true);
+      this.exit?.(refusedExitCode);
+      return;
+    }
     this.ready = true;
     this.backoff = RECONNECT_FIRST_MS;
     this.lastFailure = '';

@@ -1,22 +1,28 @@
 import ContentCopyIcon from '@mui/icons-material/ContentCopy';
 import {
   Alert,
+  Autocomplete,
   Box,
   Button,
+  Chip,
   Dialog,
   DialogActions,
   DialogContent,
   DialogTitle,
+  Stack,
+  TextField,
+  ToggleButton,
+  ToggleButtonGroup,
   Typography,
 } from '@mui/material';
-import { useEffect } from 'react';
+import { useEffect, useState } from 'react';
 import { useTranslation } from 'react-i18next';
 import { useInfo } from '../../api/session';
 import { formatDateTime } from '../../app/format';
 import { FormError } from '../../app/forms';
 import { useNotify } from '../../app/snackbar';
 import { Spinner } from '../../app/states';
-import { type RunnerScope, registerCommands, useCreateRegistrationToken } from './api';
+import { type RunnerInstall, type RunnerScope, registerCommands, useCreateRegistrationToken } from './api';
 
 /**
  * Makes a one-time registration token as it opens and shows the commands that register and start a runner with
@@ -29,10 +35,16 @@ export function RegisterRunnerDialog({ scope, onClose }: { scope: RunnerScope; o
   const create = useCreateRegistrationToken(scope);
   const { mutate } = create;
   useEffect(() => mutate(), [mutate]);
+  const [name, setName] = useState('');
+  const [tags, setTags] = useState<string[]>([]);
+  const [pendingTag, setPendingTag] = useState('');
+  const [install, setInstall] = useState<RunnerInstall>('checkout');
 
   const serverUrl = (info?.web_host || window.location.origin).replace(/\/$/, '');
   const token = create.data;
-  const commands = token ? registerCommands(serverUrl, token.token, scope.projectId) : '';
+  const commands = token
+    ? registerCommands(serverUrl, token.token, { projectId: scope.projectId, name, tags, install })
+    : '';
 
   const copy = async () => {
     try {
@@ -55,6 +67,57 @@ export function RegisterRunnerDialog({ scope, onClose }: { scope: RunnerScope; o
         {create.isPending && <Spinner full={false} />}
         {token && (
           <>
+            <Stack direction={{ xs: 'column', sm: 'row' }} spacing={2} sx={{ mb: 2, pt: 1 }}>
+              <TextField
+                label={t('runners.registerName')}
+                name="name"
+                value={name}
+                onChange={(e) => setName(e.target.value)}
+                slotProps={{ htmlInput: { maxLength: 255 } }}
+                sx={{ flex: 1 }}
+              />
+              <Autocomplete
+                multiple
+                freeSolo
+                options={[]}
+                value={tags}
+                inputValue={pendingTag}
+                onInputChange={(_e, value) => setPendingTag(value)}
+                onChange={(_e, value) => setTags(value.map((v) => v.trim()).filter(Boolean))}
+                renderValue={(value, getItemProps) =>
+                  value.map((tag, index) => {
+                    const { key, ...props } = getItemProps({ index });
+                    return <Chip key={key} size="small" label={tag} {...props} />;
+                  })
+                }
+                renderInput={(params) => (
+                  <TextField
+                    {...params}
+                    label={t('runners.tags')}
+                    name="tags"
+                    helperText={t('runners.tagsHelp')}
+                  />
+                )}
+                sx={{ flex: 1 }}
+              />
+            </Stack>
+            <Box sx={{ display: 'flex', alignItems: 'center', gap: 1, mb: 1, flexWrap: 'wrap' }}>
+              <ToggleButtonGroup
+                size="small"
+                exclusive
+                value={install}
+                onChange={(_e, value: RunnerInstall | null) => value && setInstall(value)}
+                aria-label={t('runners.install')}
+              >
+                <ToggleButton value="checkout">{t('runners.installCheckout')}</ToggleButton>
+                <ToggleButton value="container">{t('runners.installContainer')}</ToggleButton>
+              </ToggleButtonGroup>
+              <Typography variant="caption" color="text.secondary" sx={{ flex: 1, minWidth: 200 }}>
+                {install === 'checkout'
+                  ? t('runners.installCheckoutHelp')
+                  : t('runners.installContainerHelp')}
+              </Typography>
+            </Box>
             <Box
               component="pre"
               aria-label={t('runners.commands')}

@@ -32,6 +32,7 @@ import { Spinner } from '../../app/states';
 import { type RunnerScope, timeAgo, useDeleteRunner, useRunners, useUpdateRunner } from './api';
 import { RegisterRunnerDialog } from './RegisterRunnerDialog';
 import { RunnerDialog } from './RunnerDialog';
+import { RunnerVersion, SandboxChip } from './RunnerSandbox';
 
 /** Online (green) or offline, with the last heartbeat as "2 minutes ago" (the exact time on hover). */
 function Status({ runner }: { runner: Runner }) {
@@ -151,13 +152,15 @@ export function RunnerList({ scope, filter }: { scope: RunnerScope; filter?: Rea
                   </Typography>
                 )}
                 <Status runner={r} />
-                <Box sx={{ my: 1 }}>
+                <Box sx={{ my: 1, display: 'flex', flexWrap: 'wrap', gap: 0.5, alignItems: 'center' }}>
+                  <SandboxChip sandbox={r.sandbox} />
                   <Tags tags={r.tags} />
                 </Box>
                 <Box sx={{ display: 'flex', alignItems: 'center', gap: 1 }}>
                   <Typography variant="body2" color="text.secondary" sx={{ flex: 1 }}>
                     {slots(r)}
                     {r.version ? ` · ${t('runners.versionOf', { version: r.version })}` : ''}
+                    {r.incompatible ? ` · ${t('runners.incompatible')}` : ''}
                   </Typography>
                   {actions(r)}
                 </Box>
@@ -175,6 +178,7 @@ export function RunnerList({ scope, filter }: { scope: RunnerScope; filter?: Rea
                   {showProject && <TableCell>{t('runners.project')}</TableCell>}
                   <TableCell>{t('runners.tags')}</TableCell>
                   <TableCell>{t('runners.version')}</TableCell>
+                  <TableCell>{t('runners.sandbox')}</TableCell>
                   <TableCell>{t('runners.status')}</TableCell>
                   <TableCell>{t('runners.slots')}</TableCell>
                   <TableCell align="center">{t('runners.enabledColumn')}</TableCell>
@@ -189,7 +193,12 @@ export function RunnerList({ scope, filter }: { scope: RunnerScope; filter?: Rea
                     <TableCell>
                       <Tags tags={r.tags} />
                     </TableCell>
-                    <TableCell>{r.version || '—'}</TableCell>
+                    <TableCell sx={{ whiteSpace: 'nowrap' }}>
+                      <RunnerVersion runner={r} />
+                    </TableCell>
+                    <TableCell>
+                      <SandboxChip sandbox={r.sandbox} />
+                    </TableCell>
                     <TableCell>
                       <Status runner={r} />
                     </TableCell>

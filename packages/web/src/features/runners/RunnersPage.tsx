@@ -1,12 +1,13 @@
 import ArrowBackIcon from '@mui/icons-material/ArrowBack';
-import { Box, FormControlLabel, IconButton, Switch, Tooltip } from '@mui/material';
+import { Box, FormControlLabel, IconButton, Switch, Tooltip, Typography } from '@mui/material';
 import { useState } from 'react';
 import { useTranslation } from 'react-i18next';
 import { Navigate, useNavigate } from 'react-router';
-import { useSignedInUser } from '../../api/session';
+import { useInfo, useSignedInUser } from '../../api/session';
 import { PageHeader } from '../../app/PageHeader';
 import { readPref } from '../../app/prefs';
 import { RunnerList } from './RunnerList';
+import { SandboxChip } from './RunnerSandbox';
 
 /** /runners: the global remote runners, and with a switch every project's too (admins only). */
 export default function RunnersPage() {
@@ -14,6 +15,7 @@ export default function RunnersPage() {
   const navigate = useNavigate();
   const me = useSignedInUser();
   const [all, setAll] = useState(false);
+  const serverSandbox = useInfo().data?.task_sandbox;
   if (!me.admin) return <Navigate to="/" replace />;
   const lastProject = readPref('projectId');
   return (
@@ -32,6 +34,14 @@ export default function RunnersPage() {
         }
       />
       <Box sx={{ p: { xs: 1, md: 3 } }}>
+        {serverSandbox && (
+          <Box sx={{ display: 'flex', alignItems: 'center', gap: 1, mb: 2 }} data-testid="server-sandbox">
+            <Typography variant="body2" color="text.secondary">
+              {t('runners.serverSandbox')}
+            </Typography>
+            <SandboxChip sandbox={serverSandbox} />
+          </Box>
+        )}
         <RunnerList
           scope={{ projectId: null, all }}
           filter={

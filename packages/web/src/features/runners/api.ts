@@ -72,11 +72,78 @@ export function timeAgo(iso: string, language: string, now = Date.now()): string
   return format.format(Math.round(seconds / 86_400), 'day');
 }
 
-/** The commands that register and start a runner with a one-time token. */
-export function registerCommands(serverUrl: string, token: string, projectId: number | null): string {
-  const project = projectId === null ? '' : ` --project ${projectId}`;
-  return [
-    `npx signalbox runner register --url ${serverUrl} --registration-token ${token}${project}`,
-    'npx signalbox runner start',
-  ].join('\n');
+/** A word as one shell argument: as it is when plainly safe, else single-quoted. */
+export function shellWord(text: string): string {
+  if (/^[A-Za-z0-9_./:@%+=,-]+$/.test(text) && !text.startsWith('-')) return text;
+  return `'${text.replaceAll("'", `'\\''`)}'`;
+}
+
+/** How the runner machine has Signalbox: a built checkout (`npx signalbox`) or the container image. */
+export type RunnerInstall = 'checkout' | 'container';
+
+/** What the register dialog puts in the commands besides the token. */
+export type RegisterOptions = {
+  projectId: number | null;
+  name?: string;
+  tags?: string[];
+  install?: RunnerInstall;
+};
+
+/** The container image's `signalbox` command, with the runner folder in the `signalbox-runner` volume. */
+const containerRun = (detached: boolean) =>
+  [
+    'docker run',
+    detached ? '-d --name signalbox-runner --restart unless-stopped --stop-timeout 600' : '--rm',
+    '-v signalbox-runner:/data -e SIGNALBOX_RUNNER_DIR=/data/runner',
+  ].join(' ');
+
+/**
+ * The commands that register and start a runner with a one-time token. The token goes in the environment
+ * (SIGNALBOX_RUNNER_REGISTRATION_TOKEN): it may start with `-`, and stays out of the process list.
+ */
+export function registerCommands(serverUrl: string, token: string, options: RegisterOptions): string {
+  const args = [`--url ${shellWord(serverUrl)}`];
+  const name = options.name?.trim();
+  if (name) args.push(`--name ${shellWord(name)}`);
+  for (const tag of options.tags ?? []) if (tag.trim()) args.push(`--tag ${shellWord(tag.trim())}`);
+  if (options.projectId !== null) args.push(`--project ${options.projectId}`);
+  const env = `SIGNALBOX_RUNNER_REGISTRATION_TOKEN=${shellWord(token)}`;
+  if (options.install === 'container') {
+    const command = 'signalbox node packages/server/bin/signalbox.mjs runner';
+    return [
+      `${containerRun(false)} -e ${env} ${command} register ${args.join(' ')}`,
+      `${containerRun(true)} ${command} start`,
+    ].join('\n');
+  }
+  return [`${env} npx signalbox runner register ${args.join(' ')}`, 'npx signalbox runner start'].join('\n');
+}
+
+/** How a runner's (or the server's) sandbox shows: the chip's text, colour and the tooltip's text (i18n keys). */
+export function sandboxView(sandbox: { mode: string; reason?: string | null } | null | undefined): {
+  label: string;
+  color: 'success' | 'warning' | 'error' | 'default';
+  help: string;
+  reason: string;
+} {
+  const reason = sandbox?.reason ?? '';
+  switch (sandbox?.mode) {
+    case 'bwrap':
+      return { label: 'runners.sandboxBwrap', color: 'success', help: 'runners.sandboxBwrapHelp', reason };
+    case 'off':
+      return {
+        label: 'runners.sandboxOff',
+        color: 'warning',
+        help: reason ? 'runners.sandboxOffHelp' : 'runners.sandboxOffBySetting',
+        reason,
+      };
+    case 'refused':
+      return { label: 'runners.sandboxRefused', color: 'error', help: 'runners.sandboxRefusedHelp', reason };
+    default:
+      return {
+        label: 'runners.sandboxUnknown',
+        color: 'default',
+        help: 'runners.sandboxUnknownHelp',
+        reason,
+      };
+  }
 }

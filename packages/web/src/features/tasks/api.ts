@@ -23,6 +23,8 @@ export type Task = {
   user_name?: string | null;
   commit_hash?: string | null;
   commit_message?: string | null;
+  /** The remote runner it was given to (name null once deleted); null: the server runs it. */
+  runner?: { id: number; name: string | null } | null;
 };
 
 /** `line`: the line's 1-based position in the log (line n is at offset n - 1). */

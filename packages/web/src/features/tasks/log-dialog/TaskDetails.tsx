@@ -63,6 +63,12 @@ export function TaskDetails({
         }
       />
       <Detail label={t('tasks.version')} value={task.version ?? '—'} />
+      {task.runner && (
+        <Detail
+          label={t('runners.ranOn')}
+          value={task.runner.name ?? t('runners.deletedRunner', { id: task.runner.id })}
+        />
+      )}
       {task.message && (
         <Box sx={{ gridColumn: '1 / -1' }}>
           <Detail label={t('tasks.message')} value={task.message} />
