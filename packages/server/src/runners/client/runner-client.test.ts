@@ -83,7 +83,8 @@ async function startRunner(dir: string, env: Record<string, string> = {}) {
   started.push(p);
   await waitFor(
     async () => server.connections > connections && server.socket,
-    30_000,
+    // The runner compiles its sources through tsx first: half a minute on a busy 2-core machine.
+    90_000,
     'the runner to connect',
   );
   // The welcome has gone out once the hello is in.
