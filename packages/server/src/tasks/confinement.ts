@@ -39,6 +39,11 @@ export type Confinement =
       paths: SandboxPath[];
       /** The unprivileged user tasks run as (SIGNALBOX_TASK_USER); null: the server's own user. */
       user: TaskUser | null;
+      /**
+       * A folder of the server's own (hidden) holding one folder per project, `project-<id>` (a demo project's
+       * copy of the example repository): each project's tasks may use their own, never another project's.
+       */
+      projectFolders?: string;
     }
   /** `reason` says why it is off when the setting did not ask for that (auto on a machine without bwrap). */
   | { mode: 'off'; reason?: string }
@@ -279,6 +284,8 @@ export function resolveConfinement(opts: {
   paths: SandboxPath[];
   /** SIGNALBOX_TASK_USER, when set. */
   user?: string;
+  /** See `projectFolders` of Confinement. */
+  projectFolders?: string;
 }): Confinement {
   const key = JSON.stringify(opts);
   let known = resolved.get(key);
@@ -307,18 +314,40 @@ function probeConfinement(opts: Parameters<typeof resolveConfinement>[0]): Confi
       return { mode: 'refused', reason: 'SIGNALBOX_TASK_USER needs the server to run as root' };
   }
   const failure = probeBwrap(opts.bwrap, hidden, opts.paths, user);
-  if (!failure) return { mode: 'bwrap', bwrap: opts.bwrap, hidden, paths: opts.paths, user };
+  if (!failure)
+    return {
+      mode: 'bwrap',
+      bwrap: opts.bwrap,
+      hidden,
+      paths: opts.paths,
+      user,
+      ...(opts.projectFolders ? { projectFolders: resolve(opts.projectFolders) } : {}),
+    };
   return opts.setting === 'bwrap' || user
     ? { mode: 'refused', reason: `SIGNALBOX_TASK_SANDBOX is ${opts.setting}, but ${failure}` }
     : { mode: 'off', reason: failure };
 }
 
-/** Whether `path` (really) lies in a hidden path of the server: such a path is never shown to a task. */
-export function hiddenFrom(confinement: Confinement, path: string): string | null {
+/**
+ * Whether `path` (really) lies in a hidden path of the server: such a path is never shown to a task, except inside
+ * the folder of the task's own project (`projectId`; see `projectFolders`).
+ */
+export function hiddenFrom(confinement: Confinement, path: string, projectId?: number): string | null {
   if (confinement.mode !== 'bwrap') return null;
   const real = realOrSelf(path);
+  const paths = [real, resolve(path)];
+  // The project's own folder among the server's files: the hidden roots holding it do not count, those inside do.
+  const own =
+    projectId !== undefined && confinement.projectFolders
+      ? join(confinement.projectFolders, `project-${projectId}`)
+      : null;
+  const mine = own !== null && paths.every((p) => isUnder(p, own) || isUnder(p, realOrSelf(own)));
   return (
-    confinement.hidden.find((h) => isUnder(real, h) || isUnder(resolve(path), h) || isUnder(h, real)) ?? null
+    confinement.hidden.find(
+      (h) =>
+        isUnder(h, real) ||
+        (paths.some((p) => isUnder(p, h)) && !(mine && (isUnder(own, h) || isUnder(realOrSelf(own), h)))),
+    ) ?? null
   );
 }
 
@@ -450,5 +479,6 @@ export function serverConfinement(
     hidden: [config.dataDir, installRoot, config.keyFilesDir ?? '', ...database].filter((p) => isAbsolute(p)),
     paths: config.taskSandboxPaths,
     user: config.taskUser,
+    projectFolders: join(resolve(config.dataDir), 'demo'),
   });
 }

@@ -182,7 +182,7 @@ function fileUrlPath(url: string): string {
  * (its data, install or keys), which no repository may name.
  */
 function visiblePaths(job: Job, path: string): string[] {
-  const hidden = hiddenFrom(job.dirs.confinement, path);
+  const hidden = hiddenFrom(job.dirs.confinement, path, job.details.project.id);
   if (hidden)
     throw new TaskFailed(
       `Repository path ${path} is inside the server's own files (${hidden}): tasks cannot use it`,

@@ -4,8 +4,15 @@ import { tmpdir } from 'node:os';
 import { isAbsolute, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse as parseYaml } from 'yaml';
-import { testDialects } from '../../../test/support/dialects';
+import { configuredDialects, testDialects } from '../../../test/support/dialects';
 import { type Client, createHarness, type Harness } from '../../../test/support/harness';
+import {
+  insertRepository,
+  insertTemplate,
+  outputOf,
+  waitFor,
+  waitForStatus,
+} from '../../../test/support/task-fixtures';
 import { DEMO_REPOSITORY_PATH, DEMO_VAULT_PASSWORD, demoRepositoryDir } from './demo';
 
 describe('the demo repository shipped with Signalbox', () => {
@@ -162,7 +169,7 @@ describe.each(testDialects())('demo project on $name', (dialect) => {
     const env = r.environments[1]!;
     expect(JSON.parse(env.json)).toEqual({
       demo_app_name: 'signalbox-demo',
-      demo_artifacts_dir: join(h.dataDir, 'demo'),
+      demo_artifacts_dir: join(copy, '.artifacts'),
       greeting: 'Hello from Signalbox',
     });
     expect(JSON.parse(env.env)).toEqual({ ANSIBLE_HOST_KEY_CHECKING: 'False' });
@@ -271,4 +278,74 @@ describe.each(testDialects())('demo project on $name', (dialect) => {
     expect((await creator.del(`/api/project/${pid}`)).statusCode).toBe(204);
     expect(existsSync(copy)).toBe(false);
   });
+});
+
+describe('demo project tasks in the task sandbox', () => {
+  let h: Harness;
+  let creator: Client;
+  const sqlite = configuredDialects().find((d) => d.name === 'sqlite')!;
+
+  beforeAll(async () => {
+    h = await createHarness(sqlite);
+    creator = await h.userClient({ can_create_project: true });
+  });
+  afterAll(async () => h?.close());
+
+  const templateOf = async (projectId: number, name: string) =>
+    (
+      await h.deps.db
+        .selectFrom('template')
+        .select('id')
+        .where('project_id', '=', projectId)
+        .where('name', '=', name)
+        .executeTakeFirstOrThrow()
+    ).id;
+  const finished = async (id: number) => {
+    const done = await waitForStatus(h.deps, id, ['success', 'error', 'stopped'], 60_000);
+    return { ...done, out: (await outputOf(h.deps, id)).join('\n') };
+  };
+
+  it("builds and deploys from the project's own copy, which another project cannot name", async () => {
+    const admin = await h.userClient({ admin: true });
+    expect((await admin.get('/api/info')).json().task_sandbox).toEqual({ mode: 'bwrap' });
+    const pid = (await creator.post('/api/projects', { name: 'Sandboxed demo', demo: true })).json()
+      .id as number;
+    const copy = demoRepositoryDir(h.dataDir, pid);
+    const started = await creator.post(`/api/project/${pid}/tasks`, {
+      template_id: await templateOf(pid, 'Build demo app'),
+    });
+    expect(started.statusCode, started.body).toBe(201);
+    const build = await finished(started.json().id);
+    expect(build.status, build.out).toBe('success');
+    // The build's autorun deploys its artifact to Dev, from the artifacts folder in the project's copy.
+    const deploy = await waitFor(
+      async () =>
+        h.deps.db
+          .selectFrom('task')
+          .select('id')
+          .where('project_id', '=', pid)
+          .where('template_id', '=', await templateOf(pid, 'Deploy demo app to Dev'))
+          .executeTakeFirst(),
+      60_000,
+      'the deploy to start',
+    );
+    const deployed = await finished(deploy.id);
+    expect(deployed.status, deployed.out).toBe('success');
+    expect(existsSync(join(copy, '.artifacts', 'dev', 'signalbox-demo.txt'))).toBe(true);
+
+    // Another project's repository naming that copy is refused before git or the task sees it.
+    const other = (await creator.post('/api/projects', { name: 'Neighbour' })).json().id as number;
+    const repo = await insertRepository(h.deps, other, { git_url: copy });
+    const template = await insertTemplate(h.deps, other, {
+      name: 'Borrow',
+      repository_id: repo,
+      playbook: 'print_system_info.sh',
+      app: 'bash',
+    });
+    const borrowed = await creator.post(`/api/project/${other}/tasks`, { template_id: template });
+    expect(borrowed.statusCode, borrowed.body).toBe(201);
+    const refused = await finished(borrowed.json().id);
+    expect(refused.status).toBe('error');
+    expect(refused.out).toContain(`Repository path ${copy} is inside the server's own files`);
+  }, 180_000);
 });

@@ -120,7 +120,8 @@ export const createDemoContent: DemoBuilder = async (db, deps, { projectId, none
     json: JSON.stringify(
       {
         demo_app_name: 'signalbox-demo',
-        demo_artifacts_dir: join(resolve(deps.config.dataDir), 'demo'),
+        // Inside the project's own copy: the only folder of the server's a sandboxed demo task can write.
+        demo_artifacts_dir: join(demoRepositoryDir(deps.config.dataDir, projectId), '.artifacts'),
         greeting: 'Hello from Signalbox',
       },
       null,
