@@ -305,12 +305,20 @@ describe('demo project tasks in the task sandbox', () => {
     return { ...done, out: (await outputOf(h.deps, id)).join('\n') };
   };
 
-  it("builds and deploys from the project's own copy, which another project cannot name", async () => {
+  it("runs its Bash and Ansible templates, builds and deploys from the project's own copy, which another project cannot name", async () => {
     const admin = await h.userClient({ admin: true });
     expect((await admin.get('/api/info')).json().task_sandbox).toEqual({ mode: 'bwrap' });
     const pid = (await creator.post('/api/projects', { name: 'Sandboxed demo', demo: true })).json()
       .id as number;
     const copy = demoRepositoryDir(h.dataDir, pid);
+    for (const name of ['Print system info (Bash)', 'Ping']) {
+      const res = await creator.post(`/api/project/${pid}/tasks`, {
+        template_id: await templateOf(pid, name),
+      });
+      expect(res.statusCode, res.body).toBe(201);
+      const done = await finished(res.json().id);
+      expect(done.status, done.out).toBe('success');
+    }
     const started = await creator.post(`/api/project/${pid}/tasks`, {
       template_id: await templateOf(pid, 'Build demo app'),
     });
