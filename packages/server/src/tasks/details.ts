@@ -13,6 +13,7 @@ import {
   findUserName,
   type TaskRow,
 } from './store';
+import { surveyVarsOf, unansweredSurveyVars } from './survey-answers';
 
 const objectOf = (text: string | null | undefined): Record<string, unknown> => {
   const v = parseJson<unknown>(text, {});
@@ -78,6 +79,16 @@ export async function loadDetails(deps: { db: Db; box: SecretBox }, task: TaskRo
       throw new TaskFailed('Cannot read the secret survey values');
     }
   }
+  const unanswered = unansweredSurveyVars(surveyVarsOf(template.survey_vars), {
+    ...extraVars,
+    ...surveySecrets,
+  });
+  if (unanswered.length > 0)
+    throw new TaskFailed(
+      unanswered.length === 1
+        ? `Required survey variable "${unanswered[0]!.title}" (${unanswered[0]!.name}) has no value: the task was started without an answer to it`
+        : `Required survey variables ${unanswered.map((v) => `"${v.title}" (${v.name})`).join(', ')} have no value: the task was started without answers to them`,
+    );
   const user = task.user_id ? await findUserName(deps.db, task.user_id) : undefined;
   return {
     task,
