@@ -179,10 +179,12 @@ async function insertNewTask(
   const answers = withSurveyDefaults(surveyVars, input.environment, input.secret);
   if (origin.interactive) {
     const given = { ...objectOf(answers.secret), ...objectOf(answers.environment) };
-    const missing = unansweredSurveyVars(surveyVars, given);
-    if (missing.length > 0) {
-      const fields = Object.fromEntries(missing.map((v) => [`survey.${v.name}`, messages.required(v.title)]));
-      throw badRequest(messages.required(missing[0]!.title), fields);
+    const [first, ...others] = unansweredSurveyVars(surveyVars, given);
+    if (first) {
+      const fields = Object.fromEntries(
+        [first, ...others].map((v) => [`survey.${v.name}`, messages.required(v.title)]),
+      );
+      throw badRequest(messages.required(first.title), fields);
     }
   }
 
