@@ -83,11 +83,14 @@ export async function loadDetails(deps: { db: Db; box: SecretBox }, task: TaskRo
     ...extraVars,
     ...surveySecrets,
   });
-  if (unanswered.length > 0)
+  const named = unanswered.map((v) => `"${v.title}" (${v.name})`).join(', ');
+  if (unanswered.length === 1)
     throw new TaskFailed(
-      unanswered.length === 1
-        ? `Required survey variable "${unanswered[0]!.title}" (${unanswered[0]!.name}) has no value: the task was started without an answer to it`
-        : `Required survey variables ${unanswered.map((v) => `"${v.title}" (${v.name})`).join(', ')} have no value: the task was started without answers to them`,
+      `Required survey variable ${named} has no value: the task was started without an answer to it`,
+    );
+  if (unanswered.length > 1)
+    throw new TaskFailed(
+      `Required survey variables ${named} have no value: the task was started without answers to them`,
     );
   const user = task.user_id ? await findUserName(deps.db, task.user_id) : undefined;
   return {
