@@ -22,7 +22,7 @@ describe.each(testDialects())(
       h = await createHarness(dialect);
       team = await createTeam(h, 'Extracted values');
       const repo = gitRepo({
-        'show.sh': 'echo "env COMMIT=[${COMMIT-unset}] REF=[${REF-unset}]"\necho "args [$*]"\n',
+        'show.sh': 'echo "env COMMIT=[$COMMIT] REF=[$REF]"\necho "args [$*]"\n',
       });
       templateId = await insertTemplate(h.deps, team.projectId, {
         name: 'Show',
@@ -76,7 +76,7 @@ describe.each(testDialects())(
       expect((await waitForStatus(h.deps, task.id, ['success', 'error'])).status).toBe('success');
       const output = (await outputOf(h.deps, task.id)).join('\n');
       // An environment variable; a task value is not one.
-      expect(output).toContain('env COMMIT=[abc123] REF=[unset]');
+      expect(output).toContain('env COMMIT=[abc123] REF=[]');
     });
 
     it('gives a task started through the API no environment variable from its values', async () => {
@@ -87,7 +87,7 @@ describe.each(testDialects())(
       expect(res.statusCode, res.body).toBe(201);
       expect((await waitForStatus(h.deps, res.json().id, ['success', 'error'])).status).toBe('success');
       const output = (await outputOf(h.deps, res.json().id)).join('\n');
-      expect(output).toContain('env COMMIT=[unset]');
+      expect(output).toContain('env COMMIT=[]');
       expect(output).toContain('args [COMMIT=from-api]');
     });
   },
