@@ -43,8 +43,11 @@ describe.each(testDialects())('a big restore on $name', (dialect) => {
   afterAll(async () => h?.close());
 
   it('lets other requests be answered while it writes, and still writes the whole project', async () => {
+    // SQLite's statements run on the server's own thread: there a big backup would hold it. The other databases
+    // answer over the network, and a smaller backup keeps the test short there.
+    const perKind = dialect.name === 'sqlite' ? 5000 : 300;
     let pending = true;
-    const restore = creator.post('/api/projects/restore', bigBackup(5000)).finally(() => {
+    const restore = creator.post('/api/projects/restore', bigBackup(perKind)).finally(() => {
       pending = false;
     });
     // Probes one after another for as long as the restore runs, each sent from a turn of the event loop of its
@@ -65,7 +68,7 @@ describe.each(testDialects())('a big restore on $name', (dialect) => {
         .select((eb) => eb.fn.countAll().as('n'))
         .where('project_id', '=', res.json().id)
         .executeTakeFirstOrThrow();
-      expect(Number(rows.n), table).toBe(5000);
+      expect(Number(rows.n), table).toBe(perKind);
     }
   }, 120_000);
 });
