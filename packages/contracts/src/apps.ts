@@ -49,6 +49,11 @@ export const appInfoSchema = z.strictObject({
     .boolean()
     .describe('Templates may use the app (inactive apps are refused when a template is saved).'),
   priority: z.number().int().describe('Apps are listed highest first.'),
+  installed: z
+    .boolean()
+    .describe(
+      "The app's binary is found on this server (at its configured path, or on the server's PATH); a task of a template using it fails here when it is not (a runner may still have it).",
+    ),
   path: z.string().optional().describe('The binary the app runs (administrators only).'),
   args: z
     .array(z.string())

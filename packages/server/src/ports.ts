@@ -44,6 +44,12 @@ export type TaskOrigin = {
   canEditTemplates?: boolean;
   /** A re-run of this task: its overrides were checked when it was created and are kept. */
   rerunOf?: number | null;
+  /**
+   * A person asked for it through the API: a required survey variable it leaves unanswered (with no default) is
+   * refused with a 400. Schedules, integrations and autoruns have no one to ask: such a task is stored and its run
+   * fails, saying which variable had no value.
+   */
+  interactive?: boolean;
 };
 
 /**

@@ -35,6 +35,37 @@ export async function alertsIdle(deps: Deps): Promise<void> {
 export const taskUrl = (deps: Deps, projectId: number, taskId: number) =>
   `${deps.config.webRoot.replace(/\/+$/, '')}/project/${projectId}/history?t=${taskId}`;
 
+/** The alert channels the configuration switches on (each with what it needs to send). */
+export function enabledAlertChannels(config: Deps['config']): string[] {
+  const on: [string, boolean][] = [
+    ['email', config.emailAlert],
+    ['telegram', config.telegramAlert && !!config.telegramToken],
+    ['slack', config.slackAlert && !!config.slackUrl],
+    ['rocketchat', config.rocketchatAlert && !!config.rocketchatUrl],
+    ['microsoft_teams', config.microsoftTeamsAlert && !!config.microsoftTeamsUrl],
+    ['dingtalk', config.dingtalkAlert && !!config.dingtalkUrl],
+    ['gotify', config.gotifyAlert && !!config.gotifyUrl && !!config.gotifyToken],
+    ['webhook', config.webhookAlert && !!config.webhookUrl],
+  ];
+  return on.filter(([, enabled]) => enabled).map(([name]) => name);
+}
+
+/**
+ * Alerts link to the task in the console by SIGNALBOX_WEB_ROOT. Without it the links are relative (no reader of an
+ * e-mail or chat can open them), and the server cannot tell its public address itself: a request's Host header is
+ * the sender's to choose, so an alert link built from it could point anywhere. Says so once at start when alerts
+ * are on.
+ */
+function warnOfRelativeLinks(deps: Deps) {
+  if (deps.config.webRoot) return;
+  const channels = enabledAlertChannels(deps.config);
+  if (channels.length === 0) return;
+  deps.log.warn(
+    { channels },
+    "alert links are relative because SIGNALBOX_WEB_ROOT is not set: set it to the console's public URL (e.g. https://signalbox.example.com/) so that alerts link to their tasks",
+  );
+}
+
 /**
  * E-mail and chat alerts on task results. Subscribes to the bus; returns an unsubscribe.
  * E-mail on `error`; chat on `error`, `success` (unless the template suppresses it) and `waiting_confirmation`.
@@ -42,6 +73,7 @@ export const taskUrl = (deps: Deps, projectId: number, taskId: number) =>
  * and chat even when success alerts are suppressed, so whoever heard of the failure hears it is fixed.
  */
 export function startAlerts(deps: Deps): () => void {
+  warnOfRelativeLinks(deps);
   const seen = new Set<string>();
   const listener = (message: LiveMessage) => {
     if (message.type !== 'update' || !ALERT_STATUSES.has(message.status)) return;

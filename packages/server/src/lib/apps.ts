@@ -1,3 +1,5 @@
+import { accessSync, constants, statSync } from 'node:fs';
+import { delimiter, isAbsolute, join } from 'node:path';
 import { type App, type AppSettings, appDefaults, apps } from '@signalbox/contracts';
 import { z } from 'zod';
 
@@ -81,3 +83,23 @@ export function appRegistry(overrides: Partial<Record<string, AppOverride>> = {}
 /** The registry's entries in the order the console lists them: highest priority first, then as defined. */
 export const appList = (registry: AppRegistry) =>
   apps.map((id) => ({ id, ...registry[id] })).sort((a, b) => b.priority - a.priority);
+
+/**
+ * Whether a binary can be run: an absolute (or relative) path must name an executable file; a bare name is looked
+ * for in every directory of `searchPath` (the server's PATH, which tasks run with).
+ */
+export function binaryFound(path: string, searchPath = process.env.PATH ?? ''): boolean {
+  const executable = (file: string) => {
+    try {
+      accessSync(file, constants.X_OK);
+      return statSync(file).isFile();
+    } catch {
+      return false;
+    }
+  };
+  if (path.includes('/')) return executable(path);
+  return searchPath
+    .split(delimiter)
+    .filter((dir) => isAbsolute(dir))
+    .some((dir) => executable(join(dir, path)));
+}

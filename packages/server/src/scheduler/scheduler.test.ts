@@ -251,6 +251,42 @@ describe.each(testDialects())('scheduler on $name', (dialect) => {
     expect(await claimTick(h.deps.db, scheduleId, '2030-01-01T10:03:00.000Z')).toBe(false);
   });
 
+  it('claims a tick only once it has come by the database clock, on a machine whose clock runs ahead', async () => {
+    const scheduleId = await r.schedule(projectId, templateId, { cron_format: '*/5 * * * *' });
+    // This machine's clock runs 90 s ahead of the database's (the one the instances agree on).
+    const clock = new ManualClock('2030-01-01T10:00:10Z');
+    const ahead = createScheduler(
+      { ...h.deps, startTask: starter.start },
+      { clock, agreedNow: async () => clock.now().getTime() - 90_000 },
+    );
+    schedulers.push(ahead);
+    await ahead.start();
+    const lastTick = async () =>
+      (
+        await h.deps.db
+          .selectFrom('schedule')
+          .select('last_tick')
+          .where('id', '=', scheduleId)
+          .executeTakeFirstOrThrow()
+      ).last_tick;
+
+    // By its own clock the 10:05 tick has come; by the database's it is 10:03:30: the tick waits for 10:05 there
+    // (a second timer besides the one of the 10:10 tick), claiming nothing, so a server on time can have it.
+    clock.advanceTo('2030-01-01T10:05:00Z');
+    await expect.poll(() => clock.pending).toBe(2);
+    clock.advanceTo('2030-01-01T10:06:29Z');
+    expect(clock.pending).toBe(2);
+    expect(starter.calls).toEqual([]);
+    expect(await lastTick()).toBeNull();
+
+    // The database clock reaches 10:05: now the tick is claimed and its task started, once.
+    clock.advanceTo('2030-01-01T10:06:30Z');
+    await ahead.idle();
+    expect(starter.calls).toHaveLength(1);
+    expect(await lastTick()).toBe('2030-01-01T10:05:00.000Z');
+    expect(clock.pending).toBe(1);
+  });
+
   it('does not fire while its previous task of the template is still waiting', async () => {
     starter.status = 'waiting';
     const scheduleId = await r.schedule(projectId, templateId, { cron_format: '* * * * *' });

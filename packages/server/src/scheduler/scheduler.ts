@@ -1,6 +1,7 @@
 import { Cron } from 'croner';
 import { recordEvent } from '../audit/audit.store';
 import { logFailure, untilDbAnswers } from '../db/retry';
+import { databaseNow } from '../db/values';
 import type { Deps } from '../deps';
 import { keySecretOf } from '../lib/key-sources';
 import type { Scheduler } from '../ports';
@@ -34,6 +35,11 @@ export type SchedulerOptions = {
   runOnceGraceMs?: number;
   /** How often the schedules are read again whatever was announced (default RELOAD_EVERY_MS). */
   reloadEveryMs?: number;
+  /**
+   * The time the instances sharing the database agree on, in ms since the epoch: a tick is claimed only once it
+   * has come by this clock. Default: the database server's clock; with a `clock` given, that clock's time.
+   */
+  agreedNow?: () => Promise<number>;
 };
 
 /**
@@ -66,10 +72,15 @@ const redact = (text: string) => text.replace(/\/\/[^/@\s]*@/g, '//***@');
  * (and disabled) without running it.
  */
 export function createScheduler(
-  deps: Pick<Deps, 'db' | 'log' | 'box' | 'config' | 'startTask' | 'metrics' | 'bus'>,
+  deps: Pick<Deps, 'db' | 'dialect' | 'log' | 'box' | 'config' | 'startTask' | 'metrics' | 'bus'>,
   options: SchedulerOptions = {},
 ): SchedulerHandle {
   const clock = options.clock ?? realClock;
+  const agreedNow =
+    options.agreedNow ??
+    (options.clock ? async () => clock.now().getTime() : () => databaseNow(deps.db, deps.dialect));
+  /** Waits for the database clock, each with its timer; closing ends them all. */
+  const waits = new Map<unknown, () => void>();
   const timezone = options.timezone ?? deps.config.scheduleTimezone;
   const runOnceGraceMs = options.runOnceGraceMs ?? deps.config.runOnceGrace * 1000;
   const armed = new Map<number, Armed>();
@@ -158,11 +169,33 @@ export function createScheduler(
   }
 
   /**
+   * Waits until `tick` has come by the clock the instances agree on (the database's), so that a machine whose own
+   * clock runs ahead never claims a tick early (and a correct one then finds it taken). False when the scheduler
+   * closed meanwhile.
+   */
+  async function untilDue(scheduleId: number, tick: Date): Promise<boolean> {
+    for (;;) {
+      if (closed) return false;
+      const early = tick.getTime() - (await persist('reading the database clock', scheduleId, agreedNow));
+      if (early <= 0) return !closed;
+      await new Promise<void>((resolve) => {
+        const done = () => {
+          waits.delete(timer);
+          resolve();
+        };
+        const timer = clock.setTimer(done, Math.min(early, MAX_DELAY));
+        waits.set(timer, done);
+      });
+    }
+  }
+
+  /**
    * Runs one tick. A claim whose answer was lost is not taken for won (trying it again finds it claimed): the tick
    * is skipped rather than risk running twice. The task itself is created once, without retry, for the same reason.
    */
   async function runTick(scheduleId: number, tick: Date) {
     const at = tick.toISOString();
+    if (!(await untilDue(scheduleId, tick))) return;
     if (!(await persist('claiming a schedule tick', scheduleId, () => claimTick(deps.db, scheduleId, at))))
       return;
     const s = await persist('reading a schedule', scheduleId, () => scheduleForRun(deps.db, scheduleId));
@@ -219,7 +252,8 @@ export function createScheduler(
    */
   async function runOnce(scheduleId: number, tick: Date) {
     const at = tick.toISOString();
-    const late = clock.now().getTime() - tick.getTime();
+    if (!(await untilDue(scheduleId, tick))) return;
+    const late = (await persist('reading the database clock', scheduleId, agreedNow)) - tick.getTime();
     if (late > runOnceGraceMs) {
       if (
         await persist('marking a schedule missed', scheduleId, () =>
@@ -398,6 +432,10 @@ export function createScheduler(
       reloadTimer = undefined;
       for (const a of armed.values()) disarm(a);
       armed.clear();
+      for (const [timer, done] of waits) {
+        clock.clearTimer(timer);
+        done();
+      }
       await Promise.allSettled([...inFlight]);
     },
     async idle() {

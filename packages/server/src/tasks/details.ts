@@ -11,8 +11,10 @@ import {
   findTask,
   findTemplate,
   findUserName,
+  integrationEnvNames,
   type TaskRow,
 } from './store';
+import { surveyVarsOf, unansweredSurveyVars } from './survey-answers';
 
 const objectOf = (text: string | null | undefined): Record<string, unknown> => {
   const v = parseJson<unknown>(text, {});
@@ -30,6 +32,28 @@ export async function incomingVersion(deps: { db: Db }, buildTaskId: number | nu
     id = t.build_task_id;
   }
   return null;
+}
+
+/** Names that become process environment variables: letters, digits and "_", not starting with a digit. */
+const isEnvName = (name: string) => /^[A-Za-z_][A-Za-z0-9_]{0,127}$/.test(name);
+
+/**
+ * The values an integration extracted as environment variables, as process environment variables of its task
+ * (they are in the task's environment JSON too, as extra variables, as the peer passes them). Only the variables the
+ * integration declares as such count, read from the task's environment JSON; where the integration's own default
+ * environment names the same key, that value is the one stored there.
+ */
+async function integrationEnvVars(db: Db, task: TaskRow): Promise<Record<string, string>> {
+  if (task.integration_id == null) return {};
+  const declared = (await integrationEnvNames(db, task.integration_id)).filter(isEnvName);
+  const values = objectOf(task.environment);
+  const env: Record<string, string> = {};
+  for (const name of declared) {
+    if (!Object.hasOwn(values, name)) continue;
+    const value = values[name];
+    env[name] = typeof value === 'string' ? value : JSON.stringify(value);
+  }
+  return env;
 }
 
 /** Loads everything a run needs: template, project, inventory (task override when allowed), keys, secrets. */
@@ -56,6 +80,7 @@ export async function loadDetails(deps: { db: Db; box: SecretBox }, task: TaskRo
   const envVars: Record<string, string> = {};
   for (const [k, v] of Object.entries(objectOf(environment?.env)))
     envVars[k] = typeof v === 'string' ? v : JSON.stringify(v);
+  Object.assign(envVars, await integrationEnvVars(deps.db, task));
   const secretVars: Record<string, string> = {};
   const secretEnv: Record<string, string> = {};
   if (environment) {
@@ -78,6 +103,19 @@ export async function loadDetails(deps: { db: Db; box: SecretBox }, task: TaskRo
       throw new TaskFailed('Cannot read the secret survey values');
     }
   }
+  const unanswered = unansweredSurveyVars(surveyVarsOf(template.survey_vars), {
+    ...extraVars,
+    ...surveySecrets,
+  });
+  const named = unanswered.map((v) => `"${v.title}" (${v.name})`).join(', ');
+  if (unanswered.length === 1)
+    throw new TaskFailed(
+      `Required survey variable ${named} has no value: the task was started without an answer to it`,
+    );
+  if (unanswered.length > 1)
+    throw new TaskFailed(
+      `Required survey variables ${named} have no value: the task was started without answers to them`,
+    );
   const user = task.user_id ? await findUserName(deps.db, task.user_id) : undefined;
   return {
     task,

@@ -6,7 +6,12 @@ import { testDialects } from '../../test/support/dialects';
 import type { Client, Harness } from '../../test/support/harness';
 import { hostileProject } from '../../test/support/hostile-project';
 import { type App, apps, type HostileRepo, playbookOf } from '../../test/support/hostile-repo';
-import { commitFiles, insertInventory, insertTemplate } from '../../test/support/task-fixtures';
+import {
+  commitFiles,
+  insertInventory,
+  insertTemplate,
+  LOCAL_INVENTORY,
+} from '../../test/support/task-fixtures';
 import { runTask } from '../../test/support/task-runs';
 
 /**
@@ -31,6 +36,7 @@ describe.each(testDialects())('executors keep every path inside the checkout on 
         'show-args.sh': 'echo "script: $0"\necho "args: $*"\n',
         'show-args.py': 'import sys\nprint("script:", sys.argv[0])\nprint("args:", *sys.argv[1:])\n',
         'show-args.ps1': 'Write-Output "args: $args"\n',
+        'hosts.ini': LOCAL_INVENTORY,
       },
       'args',
     );
@@ -85,6 +91,28 @@ describe.each(testDialects())('executors keep every path inside the checkout on 
       expect(hostile.ran()).toBe(false);
     });
   }
+
+  it('ansible reads a file inventory of the checkout by its real path, never one leading out of it', async () => {
+    const fileInventory = (path: string) =>
+      insertInventory(h.deps, projectId, { type: 'file', inventory: path });
+    for (const [path, message] of [
+      [
+        'key.yml',
+        /^Inventory file "key.yml" leads outside the repository \(a symbolic link\?\): nothing was run$/,
+      ],
+      ['evil.yml', /^Inventory file "evil.yml" leads outside the repository/],
+      ['../x', /^Inventory file "..\/x" leads outside the repository/],
+      ['missing.ini', /^Inventory file "missing.ini" does not exist in the repository: nothing was run$/],
+    ] as const) {
+      const r = await run('ansible', 'site.yml', { inventory_id: await fileInventory(path) });
+      expect(r.status, path).toBe('error');
+      expect(r.last, path).toMatch(message);
+    }
+    expect(hostile.ran()).toBe(false);
+    const legit = await run('ansible', 'site.yml', { inventory_id: await fileInventory('hosts.ini') });
+    expect(legit.status, legit.out.join('\n')).toBe('success');
+    expect(legit.out.join('\n')).toContain('legit play');
+  });
 
   it('terraform, tofu and terragrunt refuse a file where a directory belongs, and run in the checked directory', async () => {
     for (const app of ['terraform', 'tofu', 'terragrunt'] as const) {

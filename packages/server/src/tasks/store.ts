@@ -328,3 +328,13 @@ export const waitingIntegrationTasks = (db: Db, templateId: number, integrationI
     .orderBy('id')
     .limit(limit)
     .execute();
+
+/** The variables an integration extracts as environment variables (an empty variable type is that too). */
+export async function integrationEnvNames(db: Db, integrationId: number): Promise<string[]> {
+  const rows = await db
+    .selectFrom('integration_extract_value')
+    .select(['variable', 'variable_type'])
+    .where('integration_id', '=', integrationId)
+    .execute();
+  return rows.filter((r) => (r.variable_type || 'environment') === 'environment').map((r) => r.variable);
+}

@@ -9,18 +9,15 @@ export function useLiveMessages(listener: (message: LiveMessage) => void) {
   useEffect(() => liveSocket.subscribe((m) => ref.current(m)), []);
 }
 
-/** Whether the socket is connected; `onReconnect` runs after a reconnect so views can resync. */
+/**
+ * Whether the socket is connected; `onReconnect` runs after a reconnect, and when the server regains the other
+ * instances' events, so views can resync what they missed.
+ */
 export function useLiveConnection(onReconnect?: () => void) {
   const [connected, setConnected] = useState(liveSocket.connected);
   const ref = useRef(onReconnect);
   ref.current = onReconnect;
-  useEffect(
-    () =>
-      liveSocket.onState((isConnected, reconnected) => {
-        setConnected(isConnected);
-        if (reconnected) ref.current?.();
-      }),
-    [],
-  );
+  useEffect(() => liveSocket.onState((isConnected) => setConnected(isConnected)), []);
+  useEffect(() => liveSocket.onResync(() => ref.current?.()), []);
   return connected;
 }

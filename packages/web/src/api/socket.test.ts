@@ -55,6 +55,35 @@ describe('LiveSocket', () => {
     ]);
   });
 
+  it('asks views to resync after a reconnect and when the server regains the other instances (Redis back)', async () => {
+    const { LiveSocket } = await import('./socket');
+    const live = new LiveSocket();
+    let resyncs = 0;
+    const off = live.onResync(() => {
+      resyncs += 1;
+    });
+    live.start();
+    FakeSocket.all[0].onopen?.();
+    expect(resyncs).toBe(0);
+    // Redis goes down: lines other instances write meanwhile never reach this one.
+    FakeSocket.all[0].onmessage?.({ data: '{"type":"relay","connected":false}' });
+    expect(resyncs).toBe(0);
+    // Redis is back: the views read again from the database what they missed.
+    FakeSocket.all[0].onmessage?.({ data: '{"type":"relay","connected":true}' });
+    expect(resyncs).toBe(1);
+    FakeSocket.all[0].onmessage?.({ data: '{"type":"relay","connected":true}' });
+    expect(resyncs).toBe(1);
+    // The socket itself drops and comes back.
+    FakeSocket.all[0].close();
+    vi.advanceTimersByTime(2000);
+    FakeSocket.all[1].onopen?.();
+    expect(resyncs).toBe(2);
+    off();
+    FakeSocket.all[1].onmessage?.({ data: '{"type":"relay","connected":false}' });
+    FakeSocket.all[1].onmessage?.({ data: '{"type":"relay","connected":true}' });
+    expect(resyncs).toBe(2);
+  });
+
   it('tells a close for the server shutting down from a lost connection, until a socket opens again', async () => {
     const { LiveSocket } = await import('./socket');
     const { liveShutdownClose } = await import('@signalbox/contracts');

@@ -115,6 +115,24 @@ export class LiveSocket {
       this.stateListeners.delete(listener);
     };
   }
+
+  /**
+   * Calls `listener` whenever events may have been missed and views should read again what they show: after the
+   * socket reconnects, and when the server regains the other instances' events (Redis is back: what those
+   * instances sent meanwhile never arrived, and is read back from the database).
+   */
+  onResync(listener: () => void) {
+    const offState = this.onState((_connected, reconnected) => {
+      if (reconnected) listener();
+    });
+    const offRelay = this.onRelay((connected) => {
+      if (connected) listener();
+    });
+    return () => {
+      offState();
+      offRelay();
+    };
+  }
 }
 
 export const liveSocket = new LiveSocket();

@@ -2,12 +2,12 @@ import { type AppInfo, appInfoSchema } from '@signalbox/contracts';
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import type { Deps } from '../../deps';
-import { appList } from '../../lib/apps';
+import { appList, binaryFound } from '../../lib/apps';
 import { currentUser } from '../auth/auth.hook';
 
 /**
  * `GET /api/apps`: the server's app registry (SIGNALBOX_APPS over the defaults), highest priority first, for every
- * signed-in user: the template form offers the active ones. How an app runs (its binary and leading options) is
+ * signed-in user: the template form offers the active ones, the template list marks those whose binary is missing. How an app runs (its binary and leading options) is
  * the server's own business: only administrators see it.
  */
 export function appsRoutes(app: FastifyInstance, deps: Deps) {
@@ -22,6 +22,7 @@ export function appsRoutes(app: FastifyInstance, deps: Deps) {
         dark_color,
         active,
         priority,
+        installed: binaryFound(path),
         ...(admin ? { path, args: [...args] } : {}),
       }),
     );

@@ -64,10 +64,19 @@ describe.each(testDialects())('the app registry on $name', (dialect) => {
         dark_color: '',
         active: true,
         priority: 1100,
+        installed: expect.any(Boolean),
       });
       expect(list.find((a) => a.id === 'python')).toMatchObject({ title: 'Python 3.12', active: true });
       expect(list.find((a) => a.id === 'pulumi')).toMatchObject({ title: 'Pulumi', active: false });
       expect(list.find((a) => a.id === 'powershell')).toMatchObject({ title: 'PowerShell', active: true });
+    });
+
+    it("says whether each app's binary is found on the server, to every user", async () => {
+      const list = (await user.get('/api/apps')).json() as Record<string, unknown>[];
+      // bash is on PATH; python is configured at a path that does not exist here.
+      expect(list.find((a) => a.id === 'bash')?.installed).toBe(true);
+      expect(list.find((a) => a.id === 'python')?.installed).toBe(false);
+      for (const a of list) expect(typeof a.installed, String(a.id)).toBe('boolean');
     });
 
     it('shows how each app runs to administrators only', async () => {

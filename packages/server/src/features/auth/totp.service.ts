@@ -47,8 +47,8 @@ import {
 /**
  * Two-factor sign-in with time-based one-time passwords (RFC 6238: 6 digits, 30-second steps, SHA-1, as every
  * authenticator app reads them). A code is accepted one step either side of the server's clock, and never twice: a
- * code's step must be later than the last accepted one's. Guessed codes are throttled like passwords, per user (not
- * per address: whoever has the password may come from many). Recovery codes are kept as bcrypt hashes, each accepted
+ * code's step must be later than the last accepted one's. Guessed codes are throttled like passwords, per user and
+ * address (wrong guesses from one address never hold back the right code from another). Recovery codes are kept as bcrypt hashes, each accepted
  * once. The secret is sealed with the server's secret key and shown to the user only while setting up.
  */
 export type TotpContext = {
@@ -123,13 +123,22 @@ async function matchingStep(
   return result.valid && 'timeStep' in result ? result.timeStep : null;
 }
 
-/** Code attempts count against the user from any address (and against the address, as password attempts do). */
+/**
+ * Code attempts count against the user from one address (and against the address, as password attempts do), as
+ * password attempts count against a login from one address: wrong guesses from one place never hold back the
+ * right code from another, so someone who knows the password cannot lock the real user out.
+ */
 function codeAttempt(user: UserRow, ip: string): SignInAttempt {
   const attempt = signInAttempt(user.username, user.id, ip);
   const address = addressKey(ip);
   return {
     ...attempt,
-    pair: { id: sha256(`second-factor|user:${user.id}`), user_id: user.id, login: attempt.login, address },
+    pair: {
+      id: sha256(`second-factor|user:${user.id}|${address}`),
+      user_id: user.id,
+      login: attempt.login,
+      address,
+    },
   };
 }
 

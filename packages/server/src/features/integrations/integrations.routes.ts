@@ -38,6 +38,8 @@ export function integrationsRoutes(app: FastifyInstance, deps: Deps) {
     projectId: request.project.id,
   });
   const write = { config: { permission: 'updateProject' as const } };
+  // An alias URL starts tasks: only members who may run tasks are shown one (not guests).
+  const runners = { config: { permission: 'runProjectTasks' as const } };
 
   projectRoutes(app, deps, async (scope) => {
     scope.get(
@@ -57,7 +59,7 @@ export function integrationsRoutes(app: FastifyInstance, deps: Deps) {
     // Project-level aliases (static segments win over `:id` in the router).
     const aliasList = { response: { 200: z.array(integrationAliasSchema) } };
     const aliasCreated = { response: { 201: integrationAliasSchema } };
-    scope.get('/integrations/aliases', { schema: aliasList }, async (request) =>
+    scope.get('/integrations/aliases', { ...runners, schema: aliasList }, async (request) =>
       service.listAliases(deps, request.project.id, null, baseUrl(request)),
     );
     scope.post('/integrations/aliases', { ...write, schema: aliasCreated }, async (request, reply) =>
@@ -101,8 +103,10 @@ export function integrationsRoutes(app: FastifyInstance, deps: Deps) {
       return noRefs();
     });
 
-    scope.get('/integrations/:id/aliases', { schema: { ...byId, ...aliasList } }, async (request) =>
-      service.listAliases(deps, request.project.id, request.params.id, baseUrl(request)),
+    scope.get(
+      '/integrations/:id/aliases',
+      { ...runners, schema: { ...byId, ...aliasList } },
+      async (request) => service.listAliases(deps, request.project.id, request.params.id, baseUrl(request)),
     );
     scope.post(
       '/integrations/:id/aliases',

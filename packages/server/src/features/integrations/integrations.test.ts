@@ -387,14 +387,14 @@ describe.each(testDialects())('integrations API on $name', (dialect) => {
         object_id: b.id,
       });
 
-      const projectList = (await team.guest.get(`${team.base}/integrations/aliases`)).json();
+      const projectList = (await team.task_runner.get(`${team.base}/integrations/aliases`)).json();
       expect(projectList).toContainEqual(a);
       expect(projectList.every((x: { integration_id: number | null }) => x.integration_id === null)).toBe(
         true,
       );
-      expect((await team.guest.get(`${team.base}/integrations/${integration.id}/aliases`)).json()).toEqual([
-        b,
-      ]);
+      expect(
+        (await team.task_runner.get(`${team.base}/integrations/${integration.id}/aliases`)).json(),
+      ).toEqual([b]);
 
       expect(
         (await team.owner.del(`${team.base}/integrations/${integration.id}/aliases/${b.id}`)).statusCode,
@@ -405,6 +405,32 @@ describe.each(testDialects())('integrations API on $name', (dialect) => {
       expect((await team.owner.del(`${team.base}/integrations/aliases/${a.id}`)).statusCode).toBe(204);
       expect((await team.owner.get(`${team.base}/integrations/aliases`)).json()).not.toContainEqual(a);
       expect((await team.owner.del(`${team.base}/integrations/aliases/${a.id}`)).statusCode).toBe(404);
+    });
+
+    it('shows alias URLs only to members who may run tasks', async () => {
+      const integration = await createIntegration();
+      const own = (await team.owner.post(`${team.base}/integrations/${integration.id}/aliases`)).json();
+      const project = (await team.owner.post(`${team.base}/integrations/aliases`)).json();
+      for (const url of [
+        `${team.base}/integrations/aliases`,
+        `${team.base}/integrations/${integration.id}/aliases`,
+      ]) {
+        for (const caller of ['admin', 'owner', 'manager', 'task_runner'] as const) {
+          const res = await team[caller].get(url);
+          expect(res.statusCode, `${caller} ${url}`).toBe(200);
+          expect(res.json(), `${caller} ${url}`).toContainEqual(
+            url.endsWith('/integrations/aliases') ? project : own,
+          );
+        }
+        const guest = await team.guest.get(url);
+        expect(guest.statusCode, url).toBe(403);
+        expect(guest.body).not.toContain(own.alias);
+        expect(guest.body).not.toContain(project.alias);
+      }
+      // The integration itself stays readable, and says whether a request must prove its sender.
+      const read = await team.guest.get(`${team.base}/integrations/${integration.id}`);
+      expect(read.statusCode).toBe(200);
+      expect(read.body).not.toContain(own.alias);
     });
 
     it('uses the configured web root in alias URLs', async () => {
@@ -554,18 +580,20 @@ describe.each(testDialects())('integrations API on $name', (dialect) => {
   });
 
   describe('permissions', () => {
-    it('lets every member read and nobody else', async () => {
+    it('lets every member read and nobody else, aliases only members who may run tasks', async () => {
       const f = await fixture();
       for (const path of [
         '/integrations',
-        '/integrations/aliases',
         `/integrations/${f.integration.id}`,
         `/integrations/${f.integration.id}/refs`,
-        `/integrations/${f.integration.id}/aliases`,
         `/integrations/${f.integration.id}/matchers`,
         `/integrations/${f.integration.id}/values`,
       ]) {
         await expectMatrix(team, readCodes(), (c) => c.get(`${team.base}${path}`));
+      }
+      // Alias URLs start tasks: guests may not read them.
+      for (const path of ['/integrations/aliases', `/integrations/${f.integration.id}/aliases`]) {
+        await expectMatrix(team, { ...readCodes(), guest: 403 }, (c) => c.get(`${team.base}${path}`));
       }
     });
 

@@ -226,8 +226,9 @@ async function startTask(
 
 /**
  * Handles one call of `/api/integrations/{alias}`. A project-level alias runs every integration of the project
- * whose matchers all match (one without matchers never fires that way); an integration-level alias skips the
- * matchers. An integration whose auth check fails is skipped and starts nothing.
+ * whose matchers all match (one without matchers never fires that way); an integration-level alias runs its
+ * integration when all of its matchers match (one without matchers always fires that way). An integration whose
+ * auth check fails is skipped and starts nothing.
  */
 export async function handleWebhook(
   deps: Pick<Deps, 'db' | 'box' | 'config' | 'log' | 'startTask'>,
@@ -246,16 +247,15 @@ export async function handleWebhook(
   } else {
     integrations = await integrationStore.listIntegrations(deps.db, found.project_id);
   }
-  const checkMatchers = found.integration_id == null;
+  const projectLevel = found.integration_id == null;
 
   let candidates = 0;
   let rejected = 0;
   const started: number[] = [];
   for (const integration of integrations) {
-    if (checkMatchers) {
-      const rules = await matcherStore.listMatchers(deps.db, integration.id);
-      if (rules.length === 0 || !rules.every((rule) => matches(request, rule))) continue;
-    }
+    const rules = await matcherStore.listMatchers(deps.db, integration.id);
+    if (projectLevel && rules.length === 0) continue;
+    if (!rules.every((rule) => matches(request, rule))) continue;
     candidates += 1;
     if (!verifyAuth(request, integration, await readSecret(deps, integration))) {
       rejected += 1;

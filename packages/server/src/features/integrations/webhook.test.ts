@@ -285,10 +285,23 @@ describe.each(testDialects())('integration webhooks on $name', (dialect) => {
     expect(await deliveriesSince(before)).toMatchObject({ started: 2, ignored: 1 });
   });
 
-  it('an integration alias skips the matchers', async () => {
+  it("an integration alias applies the integration's matchers", async () => {
     const id = await integration(team, {}, [
-      { match_type: 'body', body_data_type: 'json', key: 'never', method: 'equals', value: 'there' },
+      { match_type: 'body', body_data_type: 'json', key: 'ref', method: 'equals', value: 'refs/heads/main' },
     ]);
+    const alias = await integrationAlias(team, id);
+    const before = await deliveriesSince();
+    const dev = await send(alias, JSON.stringify({ ...pushEvent, ref: 'refs/heads/dev' }));
+    expect(dev.statusCode).toBe(204);
+    expect(starter.calls).toEqual([]);
+    const main = await send(alias, JSON.stringify(pushEvent));
+    expect(main.statusCode).toBe(204);
+    expect(starter.calls.map((c) => c.origin.integrationId)).toEqual([id]);
+    expect(await deliveriesSince(before)).toMatchObject({ started: 1, ignored: 1 });
+  });
+
+  it('an integration alias runs an integration without matchers for any request', async () => {
+    const id = await integration(team, {});
     const alias = await integrationAlias(team, id);
     const res = await send(alias, '{"anything": true}');
     expect(res.statusCode).toBe(204);

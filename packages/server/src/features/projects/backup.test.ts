@@ -178,7 +178,7 @@ describe.each(testDialects())('project backup and restore on $name', (dialect) =
   afterAll(async () => h?.close());
 
   it('downloads a backup as a JSON attachment that refers by name and holds no secret', async () => {
-    const res = await team.members.guest.get(`/api/project/${team.projectId}/backup`);
+    const res = await team.members.task_runner.get(`/api/project/${team.projectId}/backup`);
     expect(res.statusCode).toBe(200);
     expect(res.headers['content-type']).toMatch(/^application\/json/);
     expect(res.headers['content-disposition']).toBe('attachment; filename="Full_project-backup.json"');
@@ -269,6 +269,16 @@ describe.each(testDialects())('project backup and restore on $name', (dialect) =
       aliases: [`full-${dialect.name}-integration`],
     });
     expect(backup.integration_aliases).toEqual([`full-${dialect.name}-project`]);
+  });
+
+  it('leaves the alias URLs out of the backup a member who may not run tasks downloads', async () => {
+    const res = await team.members.guest.get(`/api/project/${team.projectId}/backup`);
+    expect(res.statusCode).toBe(200);
+    expect(res.body).not.toContain(`full-${dialect.name}-integration`);
+    expect(res.body).not.toContain(`full-${dialect.name}-project`);
+    const backup = res.json();
+    expect(backup.integrations[0]).toMatchObject({ name: 'GitHub push', aliases: [] });
+    expect(backup.integration_aliases).toEqual([]);
   });
 
   it('GET backup: permission matrix', async () => {

@@ -1,4 +1,4 @@
-import { projectBackup, projectInput, projectRoleInfoSchema, projectSchema } from '@signalbox/contracts';
+import { can, projectBackup, projectInput, projectRoleInfoSchema, projectSchema } from '@signalbox/contracts';
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import type { Deps } from '../../deps';
@@ -17,6 +17,15 @@ const BACKUP_BODY_LIMIT = 32 * 1024 * 1024;
 /** A file name for the download: the project's name reduced to safe characters. */
 const backupFileName = (name: string, id: number) =>
   `${name.replace(/[^A-Za-z0-9._-]+/g, '_').replace(/^_+|_+$/g, '') || `project-${id}`}-backup.json`;
+
+/** A backup whose integrations and project keep no alias. */
+function withoutAliases(backup: Awaited<ReturnType<typeof readBackup>>) {
+  return {
+    ...backup,
+    integrations: backup.integrations.map((i) => ({ ...i, aliases: [] })),
+    integration_aliases: [],
+  };
+}
 
 export function projectsRoutes(fastify: FastifyInstance, deps: Deps) {
   const app = fastify.withTypeProvider<ZodTypeProvider>();
@@ -48,7 +57,9 @@ export function projectsRoutes(fastify: FastifyInstance, deps: Deps) {
       toProject(request.project),
     );
     scope.get('/backup', async (request, reply) => {
-      const backup = await readBackup(deps.db, request.project.id);
+      const full = await readBackup(deps.db, request.project.id);
+      // Alias URLs start tasks: a member who may not run tasks (a guest) gets the backup without them.
+      const backup = can(request.permissions, 'runProjectTasks') ? full : withoutAliases(full);
       return reply
         .header('content-type', 'application/json; charset=utf-8')
         .header(

@@ -18,6 +18,23 @@ import { findProject, toProject } from './projects.store';
 
 const fold = (name: string) => name.trim().toLowerCase();
 
+/** How long a restore writes before it lets other requests in (see `pacer`). */
+const WRITE_SLICE_MS = 10;
+
+/**
+ * Lets the event loop serve other requests every WRITE_SLICE_MS of writing. On SQLite every statement runs on this
+ * thread and returns at once, so a backup of many rows would otherwise hold the whole server for seconds. The
+ * writes stay in their one transaction: a restore that fails still leaves nothing behind.
+ */
+function pacer() {
+  let sliceStart = performance.now();
+  return async () => {
+    if (performance.now() - sliceStart < WRITE_SLICE_MS) return;
+    await new Promise((resolve) => setImmediate(resolve));
+    sliceStart = performance.now();
+  };
+}
+
 /**
  * Names within one kind are unique in a project, but a backup (one from the peer, say) may repeat one: the
  * repeats are restored as `name (2)`, `name (3)`… rather than refused. References in the backup still resolve by
@@ -50,7 +67,16 @@ async function writePlan(
     plan.meta,
     ownerId,
   );
-  const insert = insertReturningId;
+  const pace = pacer();
+  const insert = async <T extends keyof Database & string>(
+    into: Db,
+    dialect: Deps['dialect'],
+    table: T,
+    values: InsertObject<Database, T>,
+  ) => {
+    await pace();
+    return insertReturningId(into, dialect, table, values);
+  };
   /** Inserts a restored row and remembers its id under its name, for the rows restored after it to refer to. */
   const insertNamed = async <T extends keyof Database & string>(
     map: Map<string, number>,
@@ -138,6 +164,7 @@ async function writePlan(
       ids.environment.set(e.name, environmentId);
     }
     for (const s of e.secrets) {
+      await pace();
       await insertSecretRow(db, deps.dialect, {
         project_id: projectId,
         environment_id: environmentId,
@@ -188,6 +215,7 @@ async function writePlan(
   // Build templates are linked once every template exists, whatever their order in the backup.
   for (const t of plan.templates) {
     if (!t.build_template) continue;
+    await pace();
     await updateRows(
       db,
       'template',
@@ -219,15 +247,26 @@ async function writePlan(
         inventoryId ? { ...integration.task_params, inventory_id: inventoryId } : integration.task_params,
       ),
     });
-    for (const m of integration.matchers) await insertMatcher(db, deps.dialect, integrationId, m);
-    for (const v of integration.extract_values) await insertExtractValue(db, deps.dialect, integrationId, v);
-    for (const alias of integration.aliases)
+    for (const m of integration.matchers) {
+      await pace();
+      await insertMatcher(db, deps.dialect, integrationId, m);
+    }
+    for (const v of integration.extract_values) {
+      await pace();
+      await insertExtractValue(db, deps.dialect, integrationId, v);
+    }
+    for (const alias of integration.aliases) {
+      await pace();
       await insertAlias(db, deps.dialect, projectId, integrationId, await aliasFor(alias));
+    }
   }
-  for (const alias of plan.integration_aliases)
+  for (const alias of plan.integration_aliases) {
+    await pace();
     await insertAlias(db, deps.dialect, projectId, null, await aliasFor(alias));
+  }
 
   for (const s of plan.schedules) {
+    await pace();
     await db
       .insertInto('schedule')
       .values({

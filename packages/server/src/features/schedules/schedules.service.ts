@@ -4,6 +4,8 @@ import { fromBool } from '../../db/values';
 import type { Deps } from '../../deps';
 import { badRequest, found, notFound } from '../../lib/errors';
 import { type Described, describeSchedule } from '../../scheduler/describe';
+import { findTemplate } from '../../tasks/store';
+import { surveyVarsOf, unanswerableSurveyVars } from '../../tasks/survey-answers';
 import { assertInProject } from '../refs/refs.store';
 import { cronError } from './cron';
 import { deleteSchedule, findSchedule, insertSchedule, updateSchedule } from './schedules.store';
@@ -51,6 +53,21 @@ async function checkInput(deps: Pick<Deps, 'db'>, projectId: number, input: Sche
   else assertCron(input.cron_format);
   await assertInProject(deps.db, 'template', input.template_id, projectId, 'Template');
   await assertInProject(deps.db, 'repository', input.repository_id, projectId, 'Repository');
+  await assertAnswerable(deps, input.template_id);
+}
+
+/**
+ * A schedule gives its task no survey answers: the template's required survey variables must all have a default,
+ * else every run would start without a value the template requires.
+ */
+async function assertAnswerable(deps: Pick<Deps, 'db'>, templateId: number) {
+  const template = await findTemplate(deps.db, templateId);
+  if (!template) return;
+  const missing = unanswerableSurveyVars(surveyVarsOf(template.survey_vars));
+  if (missing.length === 0) return;
+  const names = missing.map((v) => `"${v.title}"`).join(', ');
+  const message = `A schedule cannot answer the template's required survey variable${missing.length > 1 ? 's' : ''} ${names}: give ${missing.length > 1 ? 'them defaults' : 'it a default'} in the template, or make ${missing.length > 1 ? 'them' : 'it'} optional`;
+  throw badRequest(message, { template_id: message });
 }
 
 export async function getSchedule(deps: Pick<Deps, 'db'>, projectId: number, id: number) {

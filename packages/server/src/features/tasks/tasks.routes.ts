@@ -96,6 +96,7 @@ export function tasksRoutes(app: FastifyInstance, deps: Deps) {
         const created = await createTask(deps, request.project.id, input, {
           userId: currentUser(request).id,
           canEditTemplates: can(request.permissions, 'manageProjectResources'),
+          interactive: true,
         });
         return reply.status(201).send((await withTemplates([created]))[0]);
       },
@@ -213,6 +214,7 @@ export function tasksRoutes(app: FastifyInstance, deps: Deps) {
           commitHash: rerun.commitHash,
           canEditTemplates: can(request.permissions, 'manageProjectResources'),
           rerunOf: task.id,
+          interactive: true,
         });
         return reply.status(201).send((await withTemplates([created]))[0]);
       },

@@ -1,4 +1,4 @@
-import { isFinished, legacyLimitOf, type TaskStatus, type TaskView } from '@signalbox/contracts';
+import { isFinished, legacyLimitOf, messages, type TaskStatus, type TaskView } from '@signalbox/contracts';
 import { recordEvent } from '../../audit/audit.store';
 import { untilDbAnswers } from '../../db/retry';
 import { fromBool, now, parseJson, toBool } from '../../db/values';
@@ -17,6 +17,7 @@ import {
   type TaskListRow,
   type TaskRow,
 } from '../../tasks/store';
+import { surveyVarsOf, unansweredSurveyVars, withSurveyDefaults } from '../../tasks/survey-answers';
 import { nextBuildVersion } from '../../tasks/version';
 import { assertInProject } from '../refs/refs.store';
 import { guardTaskInput } from './task-input-guard';
@@ -113,6 +114,11 @@ export async function autorunDeploys(deps: Pick<Deps, 'db' | 'log' | 'startTask'
   }
 }
 
+const objectOf = (text: string | undefined): Record<string, unknown> => {
+  const v = parseJson<unknown>(text, {});
+  return v && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>) : {};
+};
+
 const list = (v: string | string[] | null | undefined): string[] =>
   (Array.isArray(v) ? v : (v ?? '').split(',')).map((s) => s.trim()).filter(Boolean);
 
@@ -168,7 +174,22 @@ async function insertNewTask(
   params.dry_run = Boolean(input.dry_run);
   params.diff = Boolean(input.diff);
 
-  const secret = input.secret?.trim() && input.secret.trim() !== '{}' ? deps.box.seal(input.secret) : null;
+  // Required survey variables left unanswered take their defaults; without one, a person is told at once.
+  const surveyVars = surveyVarsOf(template.survey_vars);
+  const answers = withSurveyDefaults(surveyVars, input.environment, input.secret);
+  if (origin.interactive) {
+    const given = { ...objectOf(answers.secret), ...objectOf(answers.environment) };
+    const [first, ...others] = unansweredSurveyVars(surveyVars, given);
+    if (first) {
+      const fields = Object.fromEntries(
+        [first, ...others].map((v) => [`survey.${v.name}`, messages.required(v.title)]),
+      );
+      throw badRequest(messages.required(first.title), fields);
+    }
+  }
+
+  const secret =
+    answers.secret?.trim() && answers.secret.trim() !== '{}' ? deps.box.seal(answers.secret) : null;
   const id = await insertTask(deps.db, deps.dialect, {
     project_id: projectId,
     template_id: template.id,
@@ -185,7 +206,7 @@ async function insertNewTask(
     commit_hash: origin.commitHash ?? null,
     commit_message: null,
     playbook: guarded.playbook,
-    environment: input.environment?.trim() || '{}',
+    environment: answers.environment?.trim() || '{}',
     secret,
     arguments: guarded.arguments,
     git_branch: input.git_branch && template.allow_override_branch_in_task ? input.git_branch : null,

@@ -88,6 +88,30 @@ function vaultScriptPath(job: Job, script: string): string {
 }
 
 /**
+ * The path ansible-playbook reads a file inventory from. An absolute path names a file of the machine (as the
+ * inventory's editor chose it); a relative one is a file or directory of the checkout (`base`), checked by its real
+ * path as the playbook is, so that a committed symbolic link or a "../" cannot read a file outside it.
+ */
+function inventoryFileOf(path: string, base: string): string {
+  if (isAbsolute(path)) return path;
+  const shown = JSON.stringify(path);
+  let root: string;
+  let real: string;
+  try {
+    root = realpathSync(base);
+    real = realpathSync(resolve(root, path));
+  } catch {
+    throw new TaskFailed(`Inventory file ${shown} does not exist in the repository: nothing was run`);
+  }
+  const rel = relative(root, real);
+  if (rel === '..' || rel.startsWith(`..${sep}`) || isAbsolute(rel))
+    throw new TaskFailed(
+      `Inventory file ${shown} leads outside the repository (a symbolic link?): nothing was run`,
+    );
+  return real;
+}
+
+/**
  * `inventoryRepository`: the project's repository of that id, for a file inventory kept in another repository
  * (the database on the server, the job payload on a runner). `tool`: ansible-playbook as the app registry gives
  * it (its defaults when left out).
@@ -143,7 +167,7 @@ export async function runAnsible(job: Job, opts: AnsibleOptions) {
           });
           base = co.dir;
         }
-        args.push('-i', isAbsolute(inv.inventory) ? inv.inventory : resolve(base, inv.inventory));
+        args.push('-i', inventoryFileOf(inv.inventory, base));
       } else {
         throw new TaskFailed(`Inventory type ${inv.type} cannot be used with Ansible`);
       }

@@ -94,6 +94,19 @@ describe('LogStore', () => {
     expect(['no errors found', 'failed=0', 'ok: [web1]'].some(isErrorLine)).toBe(false);
   });
 
+  it('counts a program that could not be started as an error line', () => {
+    expect(
+      [
+        'Cannot run tofu: spawn tofu ENOENT',
+        'sh: 1: exec: tofu: not found',
+        '/bin/sh: line 1: tofu: command not found',
+        'bwrap: execvp tofu: No such file or directory',
+        '\x1b[31mspawn /opt/bin/pulumi EACCES\x1b[0m',
+      ].every(isErrorLine),
+    ).toBe(true);
+    expect(['tofu init', 'found 3 hosts', 'exec: done'].some(isErrorLine)).toBe(false);
+  });
+
   it('finds matches ignoring ANSI codes', () => {
     const store = { count: 3, line: (i: number) => ['\x1b[32mok\x1b[0m', 'fail', 'OK again'][i] };
     expect(findMatches(store, 'ok')).toEqual([0, 2]);

@@ -12,7 +12,18 @@ export const PAGE = OUTPUT_PAGE_LINES;
  */
 const errorPattern =
   /^\s*(?:[│|]\s*)?(?:fatal:|failed:|ERROR!|error(?:\[[^\]]*\])?:|\[error\]|FAILED(?:!|\s|$)|Traceback \(most recent call last\))|\b(?:failed|unreachable)=[1-9]/i;
-export const isErrorLine = (text: string) => errorPattern.test(stripAnsi(text));
+
+/**
+ * A program that could not be started at all (its binary missing or not executable): the server's own
+ * `Cannot run <binary>: …`, Node's `spawn <binary> ENOENT`, a shell's `exec: <binary>: not found` or
+ * `<binary>: command not found`, bubblewrap's `execvp <binary>: …`.
+ */
+const execFailurePattern =
+  /^Cannot run \S+: |\bspawn \S+ (?:ENOENT|EACCES)\b|\bexec: .+: not found\s*$|: command not found\s*$|\bbwrap: execvp \S+: /;
+export const isErrorLine = (text: string) => {
+  const plain = stripAnsi(text);
+  return errorPattern.test(plain) || execFailurePattern.test(plain);
+};
 
 /**
  * A task's log lines, each at its position in the log (the `line` number the server gives every line, in the stored

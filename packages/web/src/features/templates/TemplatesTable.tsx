@@ -4,6 +4,7 @@ import PlayArrowIcon from '@mui/icons-material/PlayArrow';
 import {
   Box,
   Button,
+  Chip,
   Collapse,
   IconButton,
   Link,
@@ -12,6 +13,7 @@ import {
   TableCell,
   TableHead,
   TableRow,
+  Tooltip,
   Typography,
 } from '@mui/material';
 import type { Environment, Inventory, Repository, Template } from '@signalbox/contracts';
@@ -33,6 +35,7 @@ import {
 import { useProjectContext } from '../../app/project-context';
 import { TaskStatusChip } from '../tasks/TaskStatusChip';
 import { runLabelKey } from './api';
+import { appMissing, useAppLabel, useApps } from './apps';
 import type { OptionalColumn } from './columns';
 import { LastTasks } from './LastTasks';
 import { useResourceList } from './shared/api';
@@ -68,6 +71,8 @@ export function TemplatesTable({
 }) {
   const { t } = useTranslation();
   const { project } = useProjectContext();
+  const registry = useApps().data;
+  const appLabelOf = useAppLabel();
   const location = useLocation();
   const phone = usePhone();
   const inventories = useResourceList<Inventory>(project.id, 'inventory');
@@ -125,6 +130,13 @@ export function TemplatesTable({
       {tpl.name}
     </Link>
   );
+  /** A warning chip on a template whose app's binary the server does not find. */
+  const missingApp = (tpl: Template) =>
+    appMissing(registry, tpl.app) ? (
+      <Tooltip title={t('tpl.appMissingHelp', { app: appLabelOf(tpl.app || 'ansible') })}>
+        <Chip size="small" color="warning" variant="outlined" label={t('tpl.appMissing')} data-app-missing />
+      </Tooltip>
+    ) : null;
   const lastTask = (tpl: Template) => {
     const last = tpl.last_task;
     if (!last) return '—';
@@ -160,6 +172,7 @@ export function TemplatesTable({
                   <Box sx={{ display: 'flex', alignItems: 'center', gap: 0.5, ml: -1 }}>
                     {expander(tpl)}
                     {nameLink(tpl)}
+                    {missingApp(tpl)}
                   </Box>
                 }
                 aside={runButton(tpl)}
@@ -257,6 +270,7 @@ export function TemplatesTable({
                         {tpl.name}
                       </Link>
                     </Truncated>
+                    {missingApp(tpl)}
                   </TableCell>
                   {visible('version') && (
                     <TableCell sx={fitCellSx}>

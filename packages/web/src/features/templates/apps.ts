@@ -27,6 +27,10 @@ export function useAppLabel() {
   return (id: string) => appLabel(t, id, registry);
 }
 
+/** Whether the server reports the binary of a template's app ('' is Ansible) missing (false until it has loaded). */
+export const appMissing = (registry: readonly AppInfo[] | undefined, app: string) =>
+  registry?.find((a) => a.id === (app || 'ansible'))?.installed === false;
+
 /** The apps a new template may use: the active ones, in the registry's order (none until it has loaded). */
 export const activeApps = (registry: readonly AppInfo[] | undefined): App[] =>
   (registry ?? []).filter((a) => a.active).map((a) => a.id);
