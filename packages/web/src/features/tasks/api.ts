@@ -41,13 +41,6 @@ export const useTaskHistory = (projectId: number) =>
     queryFn: () => api<Task[]>(`/project/${projectId}/tasks/last?limit=${HISTORY_LIMIT}`),
   });
 
-export const useTask = (projectId: number, taskId: number) =>
-  useQuery({
-    queryKey: taskKeys.task(projectId, taskId),
-    queryFn: () => api<Task>(`/project/${projectId}/tasks/${taskId}`),
-    retry: false,
-  });
-
 export function useTaskAction(projectId: number, taskId: number) {
   const client = useQueryClient();
   return useMutation({
