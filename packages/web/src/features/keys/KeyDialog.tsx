@@ -69,7 +69,10 @@ export function KeyDialog({
     type === item.type &&
     (source ?? null) === (item.source_storage_type ?? null) &&
     type !== 'none';
-  const locked = keeps && !override;
+  // A key restored from a backup keeps its type but has no password or private key: nothing is kept by saving
+  // the input empty, and the input says so.
+  const locked = keeps && !override && item.has_secret !== false;
+  const missing = keeps && !override && item.has_secret === false;
   const replace = () => {
     setValue('override_secret', true);
     setValue('login_password.password', '');
@@ -85,6 +88,10 @@ export function KeyDialog({
     save.error,
     'source_storage_key',
   );
+
+  /** A field's error, or else (for a key without its secret) the hint to enter one. */
+  const withMissingHint = (props: { error?: boolean; helperText?: string }) =>
+    missing && !props.helperText ? { ...props, helperText: t('keyStore.noSecret') } : props;
 
   const saveAndClose = useSaveAndClose(save, onClose);
   const submit = handleSubmit((values) =>
@@ -204,7 +211,9 @@ export function KeyDialog({
                 disabled={frozen}
                 autoComplete="new-password"
                 {...mui(register('login_password.password', replacing))}
-                {...field(errors.login_password?.password, save.error, 'login_password.password')}
+                {...withMissingHint(
+                  field(errors.login_password?.password, save.error, 'login_password.password'),
+                )}
               />
             )}
           </>
@@ -238,7 +247,7 @@ export function KeyDialog({
                 placeholder={PRIVATE_KEY_START}
                 slotProps={{ htmlInput: { spellCheck: false, style: { fontFamily: 'monospace' } } }}
                 {...mui(register('ssh.private_key', replacing))}
-                {...field(errors.ssh?.private_key, save.error, 'ssh.private_key')}
+                {...withMissingHint(field(errors.ssh?.private_key, save.error, 'ssh.private_key'))}
               />
             )}
           </>
