@@ -8,6 +8,8 @@ export type Task = {
   template_id: number;
   project_id: number;
   status: TaskStatus | string;
+  /** Why a waiting task waits (no runner with its tag is online, the project's limit…); null otherwise. */
+  status_detail?: string | null;
   message: string;
   user_id: number | null;
   integration_id?: number | null;

@@ -95,11 +95,11 @@ export function LastTasks({ template, limit }: { template: Template; limit: numb
           <Card key={task.id} title={title(task)} aside={rerunButton(task)}>
             {task.message && <CardLine label={t('layout.message')}>{task.message}</CardLine>}
             <CardLine label={t('history.status')}>
-              <TaskStatusChip status={task.status} />
+              <TaskStatusChip status={task.status} detail={task.status_detail} />
             </CardLine>
             {task.version && <CardLine label={t('history.version')}>{task.version}</CardLine>}
             <CardLine label={t('history.user')}>{task.user_name ?? '—'}</CardLine>
-            <CardLine label={t('history.start')}>{formatDateTime(task.start ?? task.created)}</CardLine>
+            <CardLine label={t('history.start')}>{formatDateTime(task.start)}</CardLine>
             <CardLine label={t('history.duration')}>{formatDuration(task.start, task.end)}</CardLine>
           </Card>
         ))}
@@ -132,7 +132,7 @@ export function LastTasks({ template, limit }: { template: Template; limit: numb
               </Truncated>
             </TableCell>
             <TableCell sx={fitCellSx}>
-              <TaskStatusChip status={task.status} />
+              <TaskStatusChip status={task.status} detail={task.status_detail} />
             </TableCell>
             <TableCell sx={shrinkCellSx('12%')}>
               {task.version ? <Truncated text={task.version} /> : '—'}
@@ -140,7 +140,7 @@ export function LastTasks({ template, limit }: { template: Template; limit: numb
             <TableCell sx={shrinkCellSx('18%')}>
               {task.user_name ? <Truncated text={task.user_name} /> : '—'}
             </TableCell>
-            <TableCell sx={fitCellSx}>{formatDateTime(task.start ?? task.created)}</TableCell>
+            <TableCell sx={fitCellSx}>{formatDateTime(task.start)}</TableCell>
             <TableCell sx={fitCellSx}>{formatDuration(task.start, task.end)}</TableCell>
             <TableCell align="right" sx={fitCellSx}>
               {rerunButton(task)}

@@ -107,7 +107,7 @@ export function TaskLogTitle({
           {t('tasks.task', { id: taskId })}
         </Typography>
       </Breadcrumbs>
-      {task && <TaskStatusChip status={task.status} size="medium" />}
+      {task && <TaskStatusChip status={task.status} detail={task.status_detail} size="medium" />}
       {task?.status === 'waiting_confirmation' && (
         <Guarded permission="runProjectTasks" can={can}>
           <Button variant="contained" color="success" disabled={busy} onClick={() => onAction('confirm')}>
