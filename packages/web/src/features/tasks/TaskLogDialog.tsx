@@ -79,11 +79,6 @@ export default function TaskLogDialog({
         busy={action.isPending}
         onAction={(name, force) => void act(name, force)}
         onClose={close}
-        onRerun={(id) => {
-          const next = new URLSearchParams(params);
-          next.set('t', String(id));
-          setParams(next);
-        }}
       />
       <DialogContent dividers sx={{ display: 'flex', flexDirection: 'column', gap: 1.5, pb: 2 }}>
         {task.error && <FormError error={task.error} />}

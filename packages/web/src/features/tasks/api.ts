@@ -25,6 +25,15 @@ export type Task = {
   user_name?: string | null;
   commit_hash?: string | null;
   commit_message?: string | null;
+  /** What the task ran with (a re-run starts from them). */
+  environment?: string;
+  arguments?: string | null;
+  git_branch?: string | null;
+  inventory_id?: number | null;
+  params?: Record<string, unknown>;
+  debug?: boolean;
+  dry_run?: boolean;
+  diff?: boolean;
 };
 
 /** `line`: the line's 1-based position in the log (line n is at offset n - 1). */
