@@ -105,7 +105,7 @@ export function KeyDialog({
     <FormDialog
       open
       formId="key-form"
-      title={item ? t('keyStore.edit') : t('keyStore.new')}
+      title={!item ? t('keyStore.new') : frozen ? t('keyStore.view') : t('keyStore.edit')}
       error={save.error}
       pending={save.isPending || frozen}
       onSubmit={(e) => void submit(e)}
@@ -164,6 +164,8 @@ export function KeyDialog({
                 onBlur={f.onBlur}
                 name={f.name}
                 helperText={t('keyStore.sourceHelp')}
+                // '' is a choice (stored in Signalbox): shown, not an empty select.
+                slotProps={{ select: { displayEmpty: true }, inputLabel: { shrink: true } }}
               >
                 <MenuItem value="">{t('keyStore.sources.stored')}</MenuItem>
                 {keySourceTypes.map((k) => (
