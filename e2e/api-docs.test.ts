@@ -43,8 +43,8 @@ describe('API reference', () => {
     ] as const) {
       const page = await suite.pageAs(suite.admin, { colorScheme: scheme });
       if (stored) await page.addInitScript((mode) => localStorage.setItem('darkMode', mode), stored);
-      await page.goto('/api/docs');
-      await page.getByRole('heading', { name: /Signalbox API/ }).waitFor();
+      // The theme script runs when the page has loaded, before Swagger UI has drawn the operations.
+      await page.goto('/api/docs', { waitUntil: 'load' });
       const isDark = () => page.evaluate(() => document.documentElement.classList.contains('signalbox-dark'));
       await expect.poll(isDark, { message: `${scheme} system, console ${stored}` }).toBe(dark);
       await page.context().close();

@@ -8,6 +8,8 @@ export type Info = {
   schedule_timezone?: string;
   /** SIGNALBOX_TASK_RETENTION_DAYS: what a project's 0 means (0 = keep forever). */
   task_retention_days?: number;
+  /** The alert channels the server is configured for (names only). */
+  alert_channels?: string[];
 };
 
 export const sessionKeys = {
