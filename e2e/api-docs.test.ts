@@ -26,5 +26,28 @@ describe('API reference', () => {
     const elsewhere = requested.filter((url) => !/^(data|blob):/.test(url) && new URL(url).origin !== origin);
     expect(elsewhere).toEqual([]);
     expect(requested).toContain(`${origin}/api/docs/json`);
+    // Signalbox's, not Fastify's or Swagger's: the title and the logo.
+    expect(await page.title()).toBe('Signalbox API reference');
+    expect(await page.locator('.topbar img').getAttribute('src')).toMatch(/^data:image\/svg\+xml;base64,/);
+    expect(await page.evaluate(() => document.documentElement.classList.contains('signalbox-dark'))).toBe(
+      false,
+    );
+    await page.context().close();
+  });
+
+  it('is dark when the console is, or when the system prefers dark and the console follows it', async () => {
+    for (const [scheme, stored, dark] of [
+      ['light', 'dark', true],
+      ['dark', null, true],
+      ['dark', 'light', false],
+    ] as const) {
+      const page = await suite.pageAs(suite.admin, { colorScheme: scheme });
+      if (stored) await page.addInitScript((mode) => localStorage.setItem('darkMode', mode), stored);
+      // The theme script runs when the page has loaded, before Swagger UI has drawn the operations.
+      await page.goto('/api/docs', { waitUntil: 'load' });
+      const isDark = () => page.evaluate(() => document.documentElement.classList.contains('signalbox-dark'));
+      await expect.poll(isDark, { message: `${scheme} system, console ${stored}` }).toBe(dark);
+      await page.context().close();
+    }
   });
 });

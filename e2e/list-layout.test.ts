@@ -1,7 +1,7 @@
 import type { Browser, Locator, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Api, createUser, login, type SeedUser } from './support/api';
-import { DESKTOP, launch, PHONE } from './support/browser';
+import { DESKTOP, launch, PHONE, shot } from './support/browser';
 import { waitForStatus } from './support/seed';
 import { ADMIN } from './support/server';
 import { sharedServer } from './support/shared';
@@ -286,6 +286,45 @@ describe('languages', () => {
         await context.close();
       }
     }
+  });
+
+  it('keeps every templates header and last-task time whole in German at 1280 px', async () => {
+    const { context, page } = await contextAs(browser, server.url, adminUser, {
+      viewport: DESKTOP,
+      locale: 'de-DE',
+    });
+    await page.addInitScript(() => localStorage.setItem('lang', 'de'));
+    await page.goto(`/project/${projectId}/templates`);
+    const table = page.getByRole('table').first();
+    await table.getByRole('columnheader').first().waitFor();
+    // A template that has run shows its last task's time.
+    await table.locator('tbody').getByText(/#\d+/).first().waitFor();
+    await shot(page, 'templates-german-light-1280');
+    // Cut: the header's text reaches past its cell (drawn over the next one), or an element inside it cuts it.
+    const cut = async (locator: Locator) =>
+      locator.evaluate((node) =>
+        ([node, ...node.querySelectorAll('*')] as HTMLElement[]).some(
+          (el) => el.scrollWidth > el.clientWidth + 1,
+        ),
+      );
+    for (const header of await table.getByRole('columnheader').all()) {
+      const text = (await header.textContent()) ?? '';
+      expect(await cut(header), `header ${text} cut`).toBe(false);
+    }
+    const times = table.locator('[data-last-task-time]');
+    expect(await times.count()).toBeGreaterThan(0);
+    for (const time of await times.all()) {
+      // The time is whole: inside its cell, on one line.
+      const inCell = await time.evaluate((n) => {
+        const cell = n.closest('td')!.getBoundingClientRect();
+        const box = n.getBoundingClientRect();
+        return box.left >= cell.left - 1 && box.right <= cell.right + 1;
+      });
+      expect(inCell, `time ${await time.textContent()}`).toBe(true);
+      expect(await lineCount(time)).toBe(1);
+    }
+    expect(await sidewaysOverflow(table.locator('xpath=..'))).toBeLessThanOrEqual(1);
+    await context.close();
   });
 
   it('names the script field of a Bash template in its required message', async () => {

@@ -292,6 +292,9 @@ describe('task log dialog', () => {
     const dialog = page.getByRole('dialog');
     await dialog.getByRole('log').getByText('quick run', { exact: true }).waitFor();
     await dialog.getByRole('button', { name: 'Re-Run' }).click();
+    // The run dialog opens filled in from the task; its Re-Run starts the new one.
+    const runDialog = page.getByRole('dialog').filter({ has: page.locator('#run-task-form') });
+    await runDialog.getByRole('button', { name: 'Re-Run' }).click();
     await page.waitForURL((u) => Number(u.searchParams.get('t')) > quick);
     const rerun = Number(new URL(page.url()).searchParams.get('t'));
     const task = await admin.get<{ template_id: number }>(`/project/${projectId}/tasks/${rerun}`);
@@ -307,6 +310,7 @@ describe('task log dialog', () => {
     const deploy = await finishedTask(templates.Deployer as number, { build_task_id: build });
     await page.goto(`/project/${projectId}/history?t=${deploy}`);
     await dialog.getByRole('button', { name: 'Re-Deploy' }).click();
+    await runDialog.getByRole('button', { name: 'Re-Deploy' }).click();
     await page.waitForURL((u) => Number(u.searchParams.get('t')) > deploy);
     const again = Number(new URL(page.url()).searchParams.get('t'));
     expect(

@@ -8,19 +8,20 @@ import { contextAs, seedBashResources, seedTeam, type Team } from './support/tea
 let server: SharedServer;
 let browser: Browser;
 let team: Team;
+let templateId: number;
 
 beforeAll(async () => {
   server = sharedServer();
   browser = await launch();
   team = await seedTeam(server.url, 'Schedule form project');
   const seeded = await seedBashResources(team.admin, team.projectId);
-  await team.admin.post(`/project/${team.projectId}/templates`, {
+  ({ id: templateId } = await team.admin.post<{ id: number }>(`/project/${team.projectId}/templates`, {
     name: 'Nightly report',
     app: 'bash',
     playbook: 'run.sh',
     repository_id: seeded.repoId,
     environment_id: seeded.envId,
-  });
+  }));
 });
 afterAll(async () => {
   await browser?.close();
@@ -55,11 +56,16 @@ describe('schedule dialog timing panel', () => {
     const d = await openNewSchedule(page);
     const cron = d.getByRole('textbox', { name: 'Cron' });
     const timing = d.getByRole('combobox', { name: 'Timing' });
-    // The default cron runs every minute: the panel must not claim "daily at 0:00".
+    // The default cron runs every minute: the panel says so, and does not claim "daily at 0:00".
     expect(await cron.inputValue()).toBe('* * * * *');
-    await d.getByText('The simple panel cannot show this cron; picking a timing here replaces it.').waitFor();
+    await timing.filter({ hasText: 'Every minute' }).waitFor();
+    expect(
+      await d.getByText('The simple panel cannot show this cron; picking a timing here replaces it.').count(),
+    ).toBe(0);
     expect(await timing.textContent()).not.toContain('Daily');
     expect(await d.getByRole('checkbox').count()).toBe(0);
+    // The schedule's name (the list's Name column) is a field of the dialog.
+    await d.getByRole('textbox', { name: 'Name' }).waitFor();
 
     // Typing a cron the panel can show updates the panel.
     await cron.fill('30 2 * * 1');
@@ -129,5 +135,25 @@ describe('schedule dialog timing panel', () => {
       await shot(page, `schedule-timing-dialog-${scheme}-${viewport ? 390 : 1280}`);
       await context.close();
     }
+  });
+});
+
+describe("the template form's cron schedule", () => {
+  it('shows a paused schedule as paused', async () => {
+    await team.admin.post(`/project/${team.projectId}/schedules`, {
+      template_id: templateId,
+      cron_format: '0 4 * * *',
+      active: false,
+    });
+    const { context, page } = await contextAs(browser, server.url, team.manager);
+    await page.goto(`/project/${team.projectId}/templates/${templateId}/edit`);
+    const cron = page.getByRole('textbox', { name: 'Cron schedule' });
+    await cron.waitFor();
+    expect(await cron.inputValue()).toBe('0 4 * * *');
+    await page.locator('[data-schedule-paused]').getByText('Paused').waitFor();
+    await page
+      .getByText('This schedule is paused: it does not run until it is resumed on the Schedule page.')
+      .waitFor();
+    await context.close();
   });
 });

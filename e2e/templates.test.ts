@@ -249,12 +249,38 @@ describe('run dialog and a Bash task to Success', () => {
     await page.goto(`${base()}/templates`);
     await page.getByRole('button', { name: 'Show the last tasks of Hello bash' }).click();
     await page.getByRole('table', { name: 'Last tasks of Hello bash' }).waitFor();
-    const rerun = page.waitForResponse((r) => /\/tasks\/\d+\/rerun$/.test(r.url()));
     await page.getByRole('button', { name: 'Re-Run' }).first().click();
-    const response = await rerun;
+    // Re-Run opens the run dialog filled in from the task; the secret answer was not kept and is asked again.
+    const again = dialog(page);
+    await again.getByText('Re-Run: Hello bash').waitFor();
+    expect(await again.getByRole('textbox', { name: 'Who' }).inputValue()).toBe('world');
+    expect(await again.getByRole('textbox', { name: 'Count' }).inputValue()).toBe('12');
+    expect(await again.getByRole('textbox', { name: 'Message (optional)' }).inputValue()).toBe('first run');
+    expect(await again.locator('input[name="survey.token"]').inputValue()).toBe('');
+    await again.getByText('Secret answers are not kept after a run: enter them again.').waitFor();
+    expect(await again.getByRole('combobox', { name: 'Colour' }).textContent()).toBe('Blue');
+    // The task's commit is chosen; the branch head is the other choice.
+    expect(await again.getByRole('radio', { name: `The commit of task #${taskId}` }).isChecked()).toBe(true);
+    await again.getByRole('radio', { name: 'The latest commit of the branch' }).waitFor();
+    await again.locator('input[name="survey.token"]').fill('t0p-again');
+    const created = page.waitForResponse((r) => /\/tasks$/.test(r.url()) && r.request().method() === 'POST');
+    await again.getByRole('button', { name: 'Re-Run' }).click();
+    const response = await created;
     expect(response.status(), await response.text()).toBe(201);
+    expect(response.request().postDataJSON()).toMatchObject({
+      commit_of_task: taskId,
+      secret: '{"token":"t0p-again"}',
+    });
     await page.waitForURL((u) => Number(u.searchParams.get('t')) > taskId);
     await page.getByRole('dialog').locator('[data-status=success]').waitFor({ timeout: 60_000 });
+    const rerunId = Number(new URL(page.url()).searchParams.get('t'));
+    const rerunTask = await team.admin.get<{ environment: string; commit_hash: string }>(
+      `${base()}/tasks/${rerunId}`,
+    );
+    expect(JSON.parse(rerunTask.environment)).toMatchObject({ who: 'world', count: 12, color: 'blue' });
+    expect(rerunTask.commit_hash).toBe(
+      (await team.admin.get<{ commit_hash: string }>(`${base()}/tasks/${taskId}`)).commit_hash,
+    );
     await context.close();
   });
 });

@@ -62,6 +62,11 @@ export const serverInfoSchema = z.strictObject({
     .describe(
       "Days finished tasks and their output are kept (0 = forever); a project's own setting overrides it",
     ),
+  alert_channels: z
+    .array(z.string())
+    .describe(
+      'The alert channels the server is configured for (email, telegram, slack, rocketchat, microsoft_teams, dingtalk, gotify, webhook); empty: a project with alerts on sends none',
+    ),
   auth_methods: z.strictObject({}).describe('Always empty'),
   premium_features: z.strictObject({}).describe('Always empty'),
   task_sandbox: z

@@ -62,6 +62,7 @@ export const eventObjectTypes = [
   'integration_alias',
   'integration_matcher',
   'integration_extract_value',
+  'runner',
 ] as const;
 
 /** Rows per page of the event routes: the default and the largest `limit`. */

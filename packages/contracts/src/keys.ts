@@ -37,6 +37,12 @@ export const accessKeySchema = z.strictObject({
     .string()
     .optional()
     .describe('The environment variable name or file path the secret is read from (never the secret).'),
+  has_secret: z
+    .boolean()
+    .describe(
+      'Whether the key has its password (login_password) or private key (ssh): stored, or read from the server. ' +
+        'False for type none and for a key restored from a backup, which carries no secrets. Never the secret.',
+    ),
 });
 export type AccessKey = z.infer<typeof accessKeySchema>;
 

@@ -67,6 +67,10 @@ export const newTaskInput = z.object(
     skip_tags: stringList('Skip tags'),
     playbook: optionalString('Playbook', 255),
     params,
+    commit_of_task: optionalId('Commit of task').describe(
+      'Runs the commit an earlier task of the same template checked out (a re-run at its commit) instead of the ' +
+        "branch's head.",
+    ),
   },
   { error: messages.bodyNotObject },
 );

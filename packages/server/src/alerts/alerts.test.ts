@@ -455,6 +455,40 @@ describe.each(testDialects())('alerts on $name', (dialect) => {
       ]);
     });
 
+    it('refuses a second test alert of the same user and project within 30 s, naming the wait', async () => {
+      expect((await owner.post(url(team.projectId))).statusCode).toBe(204);
+      receiver.received.length = 0;
+      const again = await owner.post(url(team.projectId));
+      expect(again.statusCode).toBe(429);
+      expect(again.json().error).toMatch(
+        /^A test alert was sent less than 30 seconds ago; try again in \d+ s$/,
+      );
+      expect(Number(again.headers['retry-after'])).toBeGreaterThan(0);
+      expect(receiver.received).toHaveLength(0);
+      // Another member who may send one is not held up.
+      const admin = await h.userClient({ admin: true });
+      expect((await admin.post(url(team.projectId))).statusCode).toBe(204);
+    });
+
+    it('names the configured channels in the server info, never their addresses or tokens', async () => {
+      const info = await owner.get('/api/info');
+      expect(info.statusCode).toBe(200);
+      // The harness configures every channel but the webhook.
+      expect(info.json().alert_channels).toEqual([
+        'email',
+        'telegram',
+        'slack',
+        'rocketchat',
+        'microsoft_teams',
+        'dingtalk',
+        'gotify',
+      ]);
+      expect(info.body).not.toContain(receiver.base);
+      expect(info.body).not.toContain(TG_TOKEN);
+      Object.assign(h.deps.config, { slackAlert: false, emailAlert: false });
+      expect((await owner.get('/api/info')).json().alert_channels).not.toContain('slack');
+    });
+
     it('answers 409 when the project has alerts off, and sends nothing', async () => {
       await h.deps.db.updateTable('project').set({ alert: 0 }).where('id', '=', team.projectId).execute();
       const res = await owner.post(url(team.projectId));

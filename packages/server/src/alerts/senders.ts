@@ -98,6 +98,26 @@ export const webhookSignature = (secret: string, payload: string) =>
 const trimSlash = (url: string) => url.replace(/\/+$/, '');
 
 /** The HTTP request each enabled chat channel sends for an alert (null when the channel is off or incomplete). */
+/**
+ * The channels this server's settings configure, in the order they are sent (names only, never their addresses
+ * or tokens). Telegram counts when its token is set: the chat is the project's or the configured one.
+ */
+export function configuredChannels(config: Config): Channel[] {
+  const probe: Alert = {
+    kind: 'test',
+    projectId: 0,
+    projectName: '',
+    taskId: null,
+    templateName: '',
+    url: '',
+    version: null,
+    author: '',
+    chatId: 'any',
+  };
+  const channels = chatRequests(config, probe).map(([channel]) => channel);
+  return config.emailAlert ? ['email', ...channels] : channels;
+}
+
 export function chatRequests(config: Config, alert: Alert): [Channel, Request][] {
   const heading = title(alert);
   const lines = bodyLines(alert);

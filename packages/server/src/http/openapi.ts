@@ -105,6 +105,29 @@ export function responseSerializer(check: boolean) {
     };
 }
 
+/** The console's mark (packages/web/public/favicon.svg): the reference's logo and icon. */
+const SIGNALBOX_LOGO =
+  '<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 64 64"><title>Signalbox</title><rect width="64" height="64" rx="14" fill="#2f5bd3"/><path d="M14 40h8l6-16 8 24 6-14h8" fill="none" stroke="#fff" stroke-width="5" stroke-linecap="round" stroke-linejoin="round"/></svg>';
+
+/**
+ * Dark like the console: the console's choice (local storage `darkMode`, same origin), else the system's
+ * prefers-color-scheme. Swagger UI has no dark theme of its own: the page is inverted and its images turned back.
+ */
+const DOCS_THEME_JS = `(function () {
+  var stored = null;
+  try { stored = localStorage.getItem('darkMode'); } catch (e) {}
+  var dark = stored === 'dark' || stored === 'true' || stored === '1' ||
+    (stored !== 'light' && stored !== 'false' && stored !== '0' &&
+      !!window.matchMedia && window.matchMedia('(prefers-color-scheme: dark)').matches);
+  if (dark) document.documentElement.classList.add('signalbox-dark');
+})();`;
+const DOCS_THEME_CSS = `
+.swagger-ui .topbar { background: #2f5bd3; }
+.swagger-ui .topbar .link img { height: 36px; }
+html.signalbox-dark { background: #121417; filter: invert(0.9) hue-rotate(180deg); color-scheme: dark; }
+html.signalbox-dark img { filter: invert(1) hue-rotate(180deg); }
+`;
+
 /**
  * Serves the OpenAPI 3.1 description at /api/openapi.json and the Swagger UI reference at /api/docs, both public and
  * both from this server (no CDN). Registered before the routes: @fastify/swagger collects them as they are added.
@@ -144,6 +167,22 @@ export async function registerOpenApi(app: FastifyInstance, { checkResponses = f
       // Swagger UI would otherwise show a badge fetched from validator.swagger.io. Its groups open collapsed: with
       // every one of our 140 operations listed at once, Swagger UI stopped rendering the list part-way.
       uiConfig: { validatorUrl: null, docExpansion: 'none' },
+      // Signalbox's name and mark instead of Fastify's and Swagger's, and the console's light or dark.
+      logo: { type: 'image/svg+xml', content: SIGNALBOX_LOGO, href: '/', target: '_self' },
+      theme: {
+        title: 'Signalbox API reference',
+        favicon: [
+          {
+            filename: 'favicon.svg',
+            rel: 'icon',
+            type: 'image/svg+xml',
+            sizes: 'any',
+            content: SIGNALBOX_LOGO,
+          },
+        ],
+        js: [{ filename: 'signalbox-theme.js', content: DOCS_THEME_JS }],
+        css: [{ filename: 'signalbox-theme.css', content: DOCS_THEME_CSS }],
+      },
     });
   });
 }

@@ -82,6 +82,8 @@ describe.each(testDialects())('task engine with real bash tasks on $name', (dial
     const done = await waitForStatus(h.deps, created.id, ['success', 'error']);
     const out = await outputOf(h.deps, created.id);
     expect(done.status, out.join('\n')).toBe('success');
+    // The log opens saying which task started, in words.
+    expect(out[0]).toBe(`Task ${created.id} started`);
     expect(out).toContain('hello from bash');
     expect(out).toContain('args: --one region=eu-1 --two');
     expect(out).toContain('env: hi-there **********');

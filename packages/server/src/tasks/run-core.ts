@@ -228,7 +228,7 @@ export async function runCore(
     control.job = current;
     current.onStop(() => control.decider?.('stopped'));
     if (control.pendingStop) current.requestStop(control.pendingStop === 'force');
-    sink.line(`Started: ${id}`);
+    sink.line(`Task ${id} started`);
     sink.line(`Run TaskRunner with template: ${details.template.name}`);
 
     const task = details.task;

@@ -10,6 +10,8 @@ export type Info = {
   task_retention_days?: number;
   /** What this server's tasks can see (administrators only). */
   task_sandbox?: { mode: 'bwrap' | 'off' | 'refused'; reason?: string };
+  /** The alert channels the server is configured for (names only). */
+  alert_channels?: string[];
 };
 
 export const sessionKeys = {

@@ -72,7 +72,6 @@ export function DrawerContent({
   const [menu, setMenu] = useState<HTMLElement | null>(null);
   const [restoring, setRestoring] = useState(false);
   const canCreate = !!user && (user.admin || user.can_create_project);
-  const index = project ? projects.findIndex((p) => p.id === project.id) : -1;
 
   const go = (to: string) => {
     setMenu(null);
@@ -89,7 +88,7 @@ export function DrawerContent({
         sx={{ py: 1.5, minHeight: 64, flexGrow: 0 }}
       >
         {project ? (
-          <ProjectAvatar name={project.name} index={Math.max(index, 0)} />
+          <ProjectAvatar project={project} />
         ) : (
           <Box
             component="img"
@@ -109,10 +108,10 @@ export function DrawerContent({
         onClose={() => setMenu(null)}
         slotProps={{ paper: { sx: { minWidth: 240 } } }}
       >
-        {labelled(projects).map((p, i) => (
+        {labelled(projects).map((p) => (
           <MenuItem key={p.id} selected={p.id === projectId} onClick={() => go(`/project/${p.id}`)}>
             <ListItemIcon>
-              <ProjectAvatar name={p.name} index={i} size={24} />
+              <ProjectAvatar project={p} size={24} />
             </ListItemIcon>
             <ListItemText>{p.name}</ListItemText>
           </MenuItem>
@@ -154,6 +153,25 @@ export function DrawerContent({
             >
               <ListItemIcon sx={{ minWidth: 40 }}>{item.icon}</ListItemIcon>
               <ListItemText primary={t(item.key)} />
+            </ListItemButton>
+          ))}
+        </List>
+      )}
+      {!project && projects.length > 0 && (
+        // No project open (a new project's page, say): the projects to go to rather than an empty drawer.
+        <List component="nav" aria-label={t('app.selectProject')} sx={{ px: 1 }}>
+          {labelled(projects).map((p) => (
+            <ListItemButton
+              key={p.id}
+              component={NavLink}
+              to={`/project/${p.id}`}
+              onClick={onNavigate}
+              sx={{ borderRadius: 2, mb: 0.25 }}
+            >
+              <ListItemIcon sx={{ minWidth: 40 }}>
+                <ProjectAvatar project={p} size={24} />
+              </ListItemIcon>
+              <ListItemText primary={p.name} />
             </ListItemButton>
           ))}
         </List>

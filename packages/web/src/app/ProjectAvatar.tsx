@@ -1,11 +1,19 @@
 import { Avatar } from '@mui/material';
 import { avatarColor, initials } from './avatar';
 
-export function ProjectAvatar({ name, index, size = 32 }: { name: string; index: number; size?: number }) {
+/** A project's initials on its colour (from its id, so it never changes with the list of projects). */
+export function ProjectAvatar({
+  project,
+  size = 32,
+}: {
+  project: { id: number; name: string };
+  size?: number;
+}) {
   return (
     <Avatar
+      data-project-avatar={project.id}
       sx={{
-        bgcolor: avatarColor(index),
+        bgcolor: avatarColor(project.id),
         color: '#fff',
         width: size,
         height: size,
@@ -13,7 +21,7 @@ export function ProjectAvatar({ name, index, size = 32 }: { name: string; index:
         fontWeight: 700,
       }}
     >
-      {initials(name)}
+      {initials(project.name)}
     </Avatar>
   );
 }

@@ -7,7 +7,7 @@ describe('project avatar', () => {
     expect(initials('  Ops  ')).toBe('O');
     expect(initials('')).toBe('?');
   });
-  it('cycles red, blue, orange, green', () => {
-    expect([0, 1, 2, 3, 4].map(avatarColor)).toEqual([...avatarColors, avatarColors[0]]);
+  it("takes the colour from the project's id, so adding projects changes no colour", () => {
+    expect([1, 2, 3, 4, 5].map(avatarColor)).toEqual([...avatarColors, avatarColors[0]]);
   });
 });

@@ -1,7 +1,11 @@
-/** Project avatar colours cycle red, blue, orange, green. */
+/** Project avatar colours: red, blue, orange, green. */
 export const avatarColors = ['#e53935', '#1e88e5', '#fb8c00', '#43a047'] as const;
 
-export const avatarColor = (index: number) => avatarColors[((index % 4) + 4) % 4];
+/**
+ * A project's avatar colour, from its id: it stays the same wherever the project is listed and whatever projects
+ * are added or removed. Consecutive ids cycle red, blue, orange, green.
+ */
+export const avatarColor = (projectId: number) => avatarColors[(((projectId - 1) % 4) + 4) % 4];
 
 /** Initials from the first two words of the name. */
 export function initials(name: string): string {

@@ -9,6 +9,17 @@ export function formatDateTime(value: string | null | undefined): string {
   return date.toLocaleString(locale(), { dateStyle: 'medium', timeStyle: 'medium' });
 }
 
+/** A short date and a short time (no seconds) in the reader's language, apart, for narrow columns; null if none. */
+export function shortDateAndTime(value: string | null | undefined): [date: string, time: string] | null {
+  if (!value) return null;
+  const date = new Date(value);
+  if (Number.isNaN(date.getTime())) return null;
+  return [
+    date.toLocaleDateString(locale(), { dateStyle: 'short' }),
+    date.toLocaleTimeString(locale(), { timeStyle: 'short' }),
+  ];
+}
+
 /** Duration between two times as h:mm:ss (or m:ss); a running task counts up to `now`. */
 export function formatDuration(
   start: string | null | undefined,

@@ -10,6 +10,7 @@ import {
 } from '@signalbox/contracts';
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
+import { configuredChannels } from '../../alerts/senders';
 import type { Deps } from '../../deps';
 import { noContentResponse } from '../../http/path-params';
 import { SESSION_COOKIE } from '../../http/request-guards';
@@ -114,6 +115,7 @@ export function authRoutes(app: FastifyInstance, deps: Deps) {
     git_client: 'cmd_git',
     schedule_timezone: deps.config.scheduleTimezone,
     task_retention_days: deps.config.taskRetentionDays,
+    alert_channels: configuredChannels(deps.config),
     auth_methods: {},
     premium_features: {},
   }));

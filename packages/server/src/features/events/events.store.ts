@@ -93,7 +93,51 @@ export async function listEvents(
   q = q.limit(page.limit);
   if (page.offset) q = q.offset(page.offset);
   const rows = await q.execute();
-  return rows.map((row) => ({ ...row, params: paramsOf(row.kind, row.params) }));
+  return withTaskNames(
+    db,
+    rows.map((row) => ({ ...row, params: paramsOf(row.kind, row.params) })),
+  );
+}
+
+/**
+ * Task events name their task by number only: the template it ran, and the schedule or integration that started it
+ * (a task no user started), are added to their params as `template`, `schedule` and `integration` while the task
+ * is kept. The console words them in the reader's language.
+ */
+async function withTaskNames(db: Db, events: EventView[]): Promise<EventView[]> {
+  const ids = [
+    ...new Set(
+      events
+        .filter((e) => e.object_type === 'task' && e.kind?.startsWith('task.') && e.object_id !== null)
+        .map((e) => e.object_id as number),
+    ),
+  ];
+  if (ids.length === 0) return events;
+  const tasks = await db
+    .selectFrom('task')
+    .leftJoin('template', 'template.id', 'task.template_id')
+    .leftJoin('schedule', 'schedule.id', 'task.schedule_id')
+    .leftJoin('integration', 'integration.id', 'task.integration_id')
+    .select([
+      'task.id',
+      'template.name as template',
+      'schedule.name as schedule_name',
+      'schedule.cron_format as schedule_cron',
+      'integration.name as integration',
+    ])
+    .where('task.id', 'in', ids)
+    .execute();
+  const byId = new Map(tasks.map((t) => [t.id, t]));
+  return events.map((e) => {
+    const task = e.object_type === 'task' && e.object_id !== null ? byId.get(e.object_id) : undefined;
+    if (!task || !e.params) return e;
+    const names: Record<string, string> = {};
+    if (task.template) names.template = task.template;
+    const schedule = task.schedule_name || task.schedule_cron;
+    if (schedule) names.schedule = schedule;
+    if (task.integration) names.integration = task.integration;
+    return { ...e, params: { ...names, ...e.params } };
+  });
 }
 
 /** An event's stored params as the object they were written as; null without a kind or when unreadable. */

@@ -4,6 +4,8 @@ import type { LightMyRequestResponse } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { testDialects } from '../../../test/support/dialects';
 import { type Client, createHarness, type Harness } from '../../../test/support/harness';
+import { insertTemplate, taskRow } from '../../../test/support/task-fixtures';
+import { insertReturningId } from '../../db/values';
 import { CSV_COLUMNS } from './events.export';
 
 type Seeded = {
@@ -415,6 +417,64 @@ describe.each(testDialects())('activity log on $name', (dialect) => {
     expect(ids(await outsider.get('/api/events/last?limit=1000'))).toHaveLength(200);
     expect(ids(await outsider.get('/api/events?limit=1000'))).toHaveLength(1000);
     expect(ids(await outsider.get('/api/events'))).toHaveLength(200);
+  });
+
+  it("names a task event's template and the schedule or integration that started it", async () => {
+    const templateId = await insertTemplate(h.deps, projectId, { name: 'Nightly deploy' });
+    const schedule = await owner.post(`${base()}/schedules`, {
+      template_id: templateId,
+      cron_format: '0 3 * * *',
+      name: 'Every night',
+    });
+    expect(schedule.statusCode, schedule.body).toBe(201);
+    const integration = await owner.post(`${base()}/integrations`, {
+      name: 'Git push',
+      template_id: templateId,
+    });
+    expect(integration.statusCode, integration.body).toBe(201);
+    const insertTask = (values: object) =>
+      insertReturningId(h.deps.db, h.deps.dialect, 'task', taskRow(projectId, templateId, values));
+    const bySchedule = await insertTask({ schedule_id: schedule.json().id });
+    const byHook = await insertTask({ integration_id: integration.json().id });
+    for (const id of [bySchedule, byHook])
+      await h.deps.db
+        .insertInto('event')
+        .values({
+          project_id: projectId,
+          user_id: null,
+          object_type: 'task',
+          object_id: id,
+          description: `Task ID ${id} finished: success`,
+          kind: 'task.finished',
+          params: JSON.stringify({ task_id: id, status: 'success' }),
+          created: new Date().toISOString(),
+        })
+        .execute();
+    const events = (await guest.get(`${base()}/events?object_type=task`)).json() as EventView[];
+    expect(events.find((e) => e.object_id === bySchedule)?.params).toEqual({
+      task_id: bySchedule,
+      status: 'success',
+      template: 'Nightly deploy',
+      schedule: 'Every night',
+    });
+    expect(events.find((e) => e.object_id === byHook)?.params).toEqual({
+      task_id: byHook,
+      status: 'success',
+      template: 'Nightly deploy',
+      integration: 'Git push',
+    });
+
+    // Alias events carry a kind the console words in the reader's language.
+    const alias = await owner.post(`${base()}/integrations/${integration.json().id}/aliases`, {});
+    expect(alias.statusCode, alias.body).toBe(201);
+    const aliasEvents = (
+      await guest.get(`${base()}/events?object_type=integration_alias`)
+    ).json() as EventView[];
+    expect(aliasEvents[0]).toMatchObject({
+      kind: 'alias.created',
+      params: { integration: 'Git push' },
+      description: 'Alias of integration Git push created',
+    });
   });
 
   it('records events through the API and finds them by their text', async () => {

@@ -129,6 +129,9 @@ export async function createAlias(a: Actor, integrationId: number | null, baseUr
     'integration_alias',
     id,
     integration ? `Alias of integration ${integration.name} created` : 'Project integration alias created',
+    integration
+      ? { kind: 'alias.created', params: { integration: integration.name } }
+      : { kind: 'projectalias.created', params: {} },
   );
   return toAlias(found(await aliasStore.findAliasById(a.deps.db, a.projectId, id), 'Alias'), baseUrl);
 }
@@ -144,6 +147,9 @@ export async function deleteAlias(a: Actor, integrationId: number | null, aliasI
     'integration_alias',
     aliasId,
     integration ? `Alias of integration ${integration.name} deleted` : 'Integration alias deleted',
+    integration
+      ? { kind: 'alias.deleted', params: { integration: integration.name } }
+      : { kind: 'projectalias.deleted', params: {} },
   );
 }
 
@@ -153,6 +159,8 @@ export async function deleteAlias(a: Actor, integrationId: number | null, aliasI
 type IntegrationRowKind<Input extends { name: string }, Row extends { name: string }, Shown> = {
   label: 'Matcher' | 'Extracted value';
   objectType: string;
+  /** The first part of its events' kind (`<kindPrefix>.created`…). */
+  kindPrefix: 'matcher' | 'extractedvalue';
   list: (db: Db, integrationId: number) => Promise<Row[]>;
   find: (db: Db, integrationId: number, id: number) => Promise<Row | undefined>;
   insert: (db: Db, dialect: Dialect, integrationId: number, input: Input) => Promise<number>;
@@ -170,6 +178,10 @@ function integrationRows<Input extends { name: string }, Row extends { name: str
 ) {
   const describe = (name: string, integration: { name: string }, verb: string) =>
     `${kind.label} ${name} of integration ${integration.name} ${verb}`;
+  const kindOf = (name: string, integration: { name: string }, verb: string): EventKind => ({
+    kind: `${kind.kindPrefix}.${verb}`,
+    params: { name, integration: integration.name },
+  });
   return {
     async list(deps: Pick<Deps, 'db'>, projectId: number, integrationId: number) {
       await getIntegration(deps, projectId, integrationId);
@@ -178,21 +190,39 @@ function integrationRows<Input extends { name: string }, Row extends { name: str
     async create(a: Actor, integrationId: number, input: Input) {
       const integration = await getIntegration(a.deps, a.projectId, integrationId);
       const id = await kind.insert(a.deps.db, a.deps.dialect, integrationId, input);
-      await event(a, kind.objectType, id, describe(input.name, integration, 'created'));
+      await event(
+        a,
+        kind.objectType,
+        id,
+        describe(input.name, integration, 'created'),
+        kindOf(input.name, integration, 'created'),
+      );
       return kind.show(found(await kind.find(a.deps.db, integrationId, id), kind.label));
     },
     async update(a: Actor, integrationId: number, id: number, input: Input) {
       const integration = await getIntegration(a.deps, a.projectId, integrationId);
       if (!(await kind.find(a.deps.db, integrationId, id))) throw notFound(kind.label);
       await kind.update(a.deps.db, integrationId, id, input);
-      await event(a, kind.objectType, id, describe(input.name, integration, 'updated'));
+      await event(
+        a,
+        kind.objectType,
+        id,
+        describe(input.name, integration, 'updated'),
+        kindOf(input.name, integration, 'updated'),
+      );
     },
     async remove(a: Actor, integrationId: number, id: number) {
       const integration = await getIntegration(a.deps, a.projectId, integrationId);
       const row = await kind.find(a.deps.db, integrationId, id);
       if (!row) throw notFound(kind.label);
       await kind.remove(a.deps.db, integrationId, id);
-      await event(a, kind.objectType, id, describe(row.name, integration, 'deleted'));
+      await event(
+        a,
+        kind.objectType,
+        id,
+        describe(row.name, integration, 'deleted'),
+        kindOf(row.name, integration, 'deleted'),
+      );
     },
   };
 }
@@ -205,6 +235,7 @@ export const {
 } = integrationRows({
   label: 'Matcher',
   objectType: 'integration_matcher',
+  kindPrefix: 'matcher',
   list: matcherStore.listMatchers,
   find: matcherStore.findMatcher,
   insert: matcherStore.insertMatcher,
@@ -221,6 +252,7 @@ export const {
 } = integrationRows({
   label: 'Extracted value',
   objectType: 'integration_extract_value',
+  kindPrefix: 'extractedvalue',
   list: valueStore.listExtractValues,
   find: valueStore.findExtractValue,
   insert: valueStore.insertExtractValue,

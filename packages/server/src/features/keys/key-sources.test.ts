@@ -133,6 +133,7 @@ describe.each(testDialects())('keys reading their secret on the server, on $name
       login_password: { login: 'deploy' },
       source_storage_type: 'env',
       source_storage_key: envName,
+      has_secret: true,
     });
     expect(await getDecryptedKey(h.deps, team.projectId, env.id)).toMatchObject({
       login: 'deploy',

@@ -66,12 +66,25 @@ function sealSecret(box: SecretBox, input: KeyInput): string | null {
 const sourceTypeOf = (row: KeyRow): KeySourceType | null =>
   keySourceTypes.find((t) => t === row.source_storage_type) ?? null;
 
+/**
+ * Whether a key has the secret its type needs (a password, a private key): read from the server, or stored and
+ * not empty. A key restored from a backup (which carries no secrets) has none until one is entered.
+ */
+function hasSecret(box: SecretBox, row: KeyRow) {
+  if (row.type !== 'login_password' && row.type !== 'ssh') return false;
+  if (sourceTypeOf(row)) return true;
+  const stored = openStoredSecret(box, row.secret);
+  const secret = row.type === 'ssh' ? stored.private_key : stored.password;
+  return typeof secret === 'string' && secret.trim() !== '';
+}
+
 export function toAccessKey(box: SecretBox, row: KeyRow): AccessKey {
   const key: AccessKey = {
     id: row.id,
     name: row.name,
     type: row.type as KeyType,
     project_id: row.project_id,
+    has_secret: hasSecret(box, row),
   };
   if (row.type === 'login_password') key.login_password = { login: loginOf(box, row) };
   if (row.type === 'ssh') key.ssh = { login: loginOf(box, row) };

@@ -45,6 +45,7 @@ describe.each(testDialects())('keys on $name', (dialect) => {
       type: 'login_password',
       project_id: team.projectId,
       login_password: { login: 'deploy' },
+      has_secret: true,
     });
     const ssh = await expectCreated(
       team.manager,
@@ -55,13 +56,19 @@ describe.each(testDialects())('keys on $name', (dialect) => {
         project_id: team.projectId,
         ssh: { login: 'git', passphrase: 'pass-phrase-1', private_key: '-----BEGIN KEY-----\nabc\n' },
       },
-      { name: 'Deploy ssh', type: 'ssh', project_id: team.projectId, ssh: { login: 'git' } },
+      {
+        name: 'Deploy ssh',
+        type: 'ssh',
+        project_id: team.projectId,
+        ssh: { login: 'git' },
+        has_secret: true,
+      },
     );
     const none = await expectCreated(
       team.admin,
       url,
       { name: 'Nothing', type: 'none' },
-      { name: 'Nothing', type: 'none', project_id: team.projectId },
+      { name: 'Nothing', type: 'none', project_id: team.projectId, has_secret: false },
     );
 
     const decrypted = await getDecryptedKey(h.deps, team.projectId, ssh.id);
@@ -133,6 +140,32 @@ describe.each(testDialects())('keys on $name', (dialect) => {
       error: 'Access key not found',
     });
     expect((await team.guest.get(`${team.base}/keys/abc`)).statusCode).toBe(400);
+  });
+
+  it('says whether a key has its secret, never the secret', async () => {
+    const withSecret = await createKey(loginPassword('Has secret', 'has-secret-pw'));
+    const none = await createKey({ name: 'Has none', type: 'none' });
+    // A key restored from a backup: its type and an empty secret (a backup carries no secrets).
+    const restored = await createKey(loginPassword('Restored'));
+    await h.deps.db
+      .updateTable('access_key')
+      .set({ secret: h.deps.box.seal(JSON.stringify({ login: '', password: '' })) })
+      .where('id', '=', restored.id)
+      .execute();
+    const get = async (id: number) => (await team.guest.get(`${team.base}/keys/${id}`)).json();
+    expect(await get(withSecret.id)).toMatchObject({ has_secret: true });
+    expect(await get(none.id)).toMatchObject({ has_secret: false });
+    expect(await get(restored.id)).toMatchObject({ has_secret: false });
+    const list = (await team.guest.get(`${team.base}/keys`)).json() as { id: number; has_secret: boolean }[];
+    expect(list.find((k) => k.id === restored.id)?.has_secret).toBe(false);
+    expect(JSON.stringify(list)).not.toContain('has-secret-pw');
+    // Entering one makes it a key with a secret.
+    const put = await team.owner.put(`${team.base}/keys/${restored.id}`, {
+      ...loginPassword('Restored', 'entered-pw'),
+      override_secret: true,
+    });
+    expect(put.statusCode).toBe(204);
+    expect(await get(restored.id)).toMatchObject({ has_secret: true });
   });
 
   it('keeps the stored secret unless override_secret is set', async () => {

@@ -88,13 +88,31 @@ export function tasksRoutes(app: FastifyInstance, deps: Deps) {
   }
 
   projectRoutes(app, deps, async (scope) => {
+    /** The commit an earlier task of the template checked out, for a task that runs it again. */
+    const commitOfTask = async (projectId: number, templateId: number, taskId: number) => {
+      const earlier = await findProjectTask(deps.db, projectId, taskId);
+      if (!earlier || earlier.template_id !== templateId)
+        throw badRequest(`Task ${taskId} is not a task of this template`, {
+          commit_of_task: 'Task not found',
+        });
+      if (!earlier.commit_hash)
+        throw badRequest(`Task ${taskId} has no commit to run again (it never checked out its repository)`, {
+          commit_of_task: 'The task has no commit',
+        });
+      return earlier.commit_hash;
+    };
+
     scope.post(
       '/tasks',
       { ...run, schema: { body: newTaskInput, response: newTask } },
       async (request, reply) => {
-        const input = request.body;
+        const { commit_of_task, ...input } = request.body;
+        const commitHash = commit_of_task
+          ? await commitOfTask(request.project.id, input.template_id, commit_of_task)
+          : null;
         const created = await createTask(deps, request.project.id, input, {
           userId: currentUser(request).id,
+          commitHash,
           canEditTemplates: can(request.permissions, 'manageProjectResources'),
           interactive: true,
         });

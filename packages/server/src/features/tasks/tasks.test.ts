@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { testDialects } from '../../../test/support/dialects';
 import { type Client, createHarness, type Harness } from '../../../test/support/harness';
 import {
+  commitFiles,
   gitRepo,
   insertRepository,
   insertTemplate,
@@ -121,6 +122,48 @@ describe.each(testDialects())('task API on $name', (dialect) => {
       expect(rerun.statusCode, `${name} rerun`).toBe(runner ? 201 : deny);
       if (runner) await waitForStatus(h.deps, rerun.json().id, ['success']);
     }
+  });
+
+  it("runs again at an earlier task's commit, or at the branch head, refusing a task of another template", async () => {
+    const dir = gitRepo({ 'v.sh': 'echo first\n' });
+    const rid = await insertRepository(h.deps, projectId, { git_url: dir });
+    const own = await insertTemplate(h.deps, projectId, {
+      name: 'Versioned',
+      repository_id: rid,
+      playbook: 'v.sh',
+    });
+    const first = (await members.task_runner.post(p('/tasks'), { template_id: own })).json().id;
+    const firstDone = await waitForStatus(h.deps, first, ['success']);
+    expect(firstDone.commit_hash).toBeTruthy();
+    const head = commitFiles(dir, { 'v.sh': 'echo second\n' }, 'second commit');
+
+    const again = await members.task_runner.post(p('/tasks'), { template_id: own, commit_of_task: first });
+    expect(again.statusCode, again.body).toBe(201);
+    expect((await waitForStatus(h.deps, again.json().id, ['success'])).commit_hash).toBe(
+      firstDone.commit_hash,
+    );
+    const latest = await members.task_runner.post(p('/tasks'), { template_id: own });
+    expect((await waitForStatus(h.deps, latest.json().id, ['success'])).commit_hash).toBe(head);
+
+    const before = await countTasks();
+    for (const [commit_of_task, error] of [
+      [finishedTask, `Task ${finishedTask} is not a task of this template`],
+      [999999, 'Task 999999 is not a task of this template'],
+      ['abc', 'Commit of task must be a number'],
+      [-1, 'Commit of task must be 0 or greater'],
+    ] as const) {
+      const res = await members.task_runner.post(p('/tasks'), { template_id: own, commit_of_task });
+      expect(res.statusCode, String(commit_of_task)).toBe(400);
+      expect(res.json().error).toContain(error);
+    }
+    // A task of another project is not found in this one either.
+    const foreign = (
+      await outsider.post(`/api/project/${otherProject}/tasks`, { template_id: otherTpl })
+    ).json().id;
+    await waitForStatus(h.deps, foreign, ['success']);
+    const res = await members.task_runner.post(p('/tasks'), { template_id: own, commit_of_task: foreign });
+    expect(res.statusCode).toBe(400);
+    expect(await countTasks()).toBe(before + 1);
   });
 
   it('deletes finished tasks and their output for admins only', async () => {

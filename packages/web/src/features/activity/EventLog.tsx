@@ -26,7 +26,7 @@ import { useProjects } from '../../api/session';
 import { formatDateTime } from '../../app/format';
 import { FormError } from '../../app/forms';
 import { Spinner } from '../../app/states';
-import { eventText } from './eventText';
+import { eventActor, eventText } from './eventText';
 import { type ActivityFilters, exportPath, filterQuery, noFilters, pagePath, rangeIsReversed } from './query';
 
 /** Events per page; "Load more" asks for the next one. */
@@ -48,8 +48,6 @@ function objectLabel(event: EventView, t: TFunction) {
   const kind = known ? t(`activity.types.${event.object_type}`) : event.object_type || '—';
   return event.object_id === null ? kind : `${kind} #${event.object_id}`;
 }
-
-const userLabel = (event: EventView) => event.user_name ?? event.username ?? '—';
 
 type Scope = { projectId: number } | { global: true };
 
@@ -217,7 +215,7 @@ export function EventLog({ scope }: { scope: Scope }) {
               {describe(e)}
             </Typography>
             <Typography variant="caption" color="text.secondary" component="p" sx={{ mt: 0.5 }}>
-              {global && e.project_name ? `${userLabel(e)} · ${e.project_name}` : userLabel(e)}
+              {global && e.project_name ? `${eventActor(e, t)} · ${e.project_name}` : eventActor(e, t)}
             </Typography>
           </Paper>
         ))}
@@ -241,7 +239,7 @@ export function EventLog({ scope }: { scope: Scope }) {
               {events.map((e) => (
                 <TableRow key={e.id} hover>
                   <TableCell sx={{ whiteSpace: 'nowrap' }}>{formatDateTime(e.created)}</TableCell>
-                  <TableCell sx={{ wordBreak: 'break-word' }}>{userLabel(e)}</TableCell>
+                  <TableCell sx={{ wordBreak: 'break-word' }}>{eventActor(e, t)}</TableCell>
                   {global && <TableCell sx={{ wordBreak: 'break-word' }}>{e.project_name ?? '—'}</TableCell>}
                   <TableCell sx={{ whiteSpace: 'nowrap' }}>{objectLabel(e, t)}</TableCell>
                   <TableCell sx={{ wordBreak: 'break-word', whiteSpace: 'pre-line' }}>

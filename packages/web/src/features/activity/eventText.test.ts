@@ -2,7 +2,9 @@ import { createInstance } from 'i18next';
 import { beforeAll, describe, expect, it } from 'vitest';
 import de from '../../i18n/de.json';
 import en from '../../i18n/en.json';
-import { eventText } from './eventText';
+import deResources from '../../i18n/resources/de.json';
+import enResources from '../../i18n/resources/en.json';
+import { eventActor, eventText } from './eventText';
 
 describe('eventText', () => {
   const i18n = createInstance();
@@ -10,7 +12,10 @@ describe('eventText', () => {
     await i18n.init({
       lng: 'de',
       fallbackLng: 'en',
-      resources: { en: { translation: en }, de: { translation: de } },
+      resources: {
+        en: { translation: { ...en, ...enResources } },
+        de: { translation: { ...de, ...deResources } },
+      },
       interpolation: { escapeValue: false },
     });
   });
@@ -57,5 +62,38 @@ describe('eventText', () => {
       'Template T created',
     );
     expect(say({ kind: 'status', params: { name: 'x' }, description: 'Odd' })).toBe('Odd');
+  });
+
+  it('names the template of a task event, and who started a task no user started', () => {
+    const finished = {
+      kind: 'task.finished',
+      params: { task_id: 7, status: 'success', template: 'Deploy', schedule: 'Nachts' },
+      description: 'Task ID 7 finished: success',
+      user_name: null,
+      username: null,
+    };
+    expect(say(finished)).toBe('Aufgabe #7 von Deploy beendet: Erfolgreich');
+    expect(eventActor(finished, i18n.t)).toBe('Zeitplan: Nachts');
+    expect(eventActor({ ...finished, params: { task_id: 7, integration: 'Push' } }, i18n.t)).toBe(
+      'Integration: Push',
+    );
+    expect(eventActor({ ...finished, user_name: 'Ann' }, i18n.t)).toBe('Ann');
+    expect(eventActor({ ...finished, params: null }, i18n.t)).toBe('—');
+    // Without the template (its task deleted since): the shorter text.
+    expect(say({ ...finished, params: { task_id: 7, status: 'success' } })).toBe(
+      'Aufgabe #7 beendet: Erfolgreich',
+    );
+  });
+
+  it('words integration alias, matcher and extracted value events', () => {
+    expect(say({ kind: 'alias.created', params: { integration: 'Push' }, description: 'x' })).toBe(
+      'Alias der Integration Push erstellt',
+    );
+    expect(say({ kind: 'projectalias.deleted', params: {}, description: 'x' })).toBe(
+      'Integrations-Alias des Projekts gelöscht',
+    );
+    expect(
+      say({ kind: 'matcher.updated', params: { name: 'branch', integration: 'Push' }, description: 'x' }),
+    ).toBe('Bedingung branch der Integration Push geändert');
   });
 });

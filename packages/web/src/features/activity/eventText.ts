@@ -19,6 +19,21 @@ const TASK_STATUSES = new Set([
 const ROLES = new Set(['owner', 'manager', 'task_runner', 'guest']);
 
 /**
+ * Who acted: the user, else for a task event the schedule or integration that started the task, else '—'.
+ */
+export function eventActor(
+  event: Pick<EventView, 'user_name' | 'username' | 'params'>,
+  t: TFunction,
+): string {
+  const user = event.user_name ?? event.username;
+  if (user) return user;
+  const { schedule, integration } = event.params ?? {};
+  if (typeof schedule === 'string' && schedule) return t('layout.bySchedule', { name: schedule });
+  if (typeof integration === 'string' && integration) return t('layout.byIntegration', { name: integration });
+  return '—';
+}
+
+/**
  * What an event says, in the reader's language: the catalogue's text for its kind (eventKinds.<kind>) with its
  * params, a task status and a project role as their labels; the server's English description for older events, kinds this console does
  * not know, and params that do not fit.
@@ -30,8 +45,10 @@ export function eventText(
 ): string {
   const { kind, params } = event;
   if (!kind || !params || !/^[a-z]+\.[a-z]+$/.test(kind)) return event.description;
-  const key = `eventKinds.${kind}`;
-  if (!exists(key)) return event.description;
+  const base = `eventKinds.${kind}`;
+  if (!exists(base)) return event.description;
+  // A task event names the template it ran when the server knows it (`<kind>Of`).
+  const key = typeof params.template === 'string' && exists(`${base}Of`) ? `${base}Of` : base;
   const values: Record<string, string | number> = {};
   for (const [name, value] of Object.entries(params)) if (value !== null) values[name] = value;
   if (typeof values.status === 'string')

@@ -14,8 +14,9 @@ const Command = ({ children }: { children: string }) => (
       bgcolor: 'action.hover',
       fontSize: 13,
       overflowX: 'auto',
+      // Lines break between words; a token (the example password, a path) breaks only if wider than the box.
       whiteSpace: 'pre-wrap',
-      wordBreak: 'break-all',
+      overflowWrap: 'break-word',
     }}
   >
     <code>{children}</code>

@@ -107,7 +107,14 @@ export default function HistoryPage() {
       client.setQueryData<Task[]>(key, (old) =>
         old?.map((task) =>
           task.id === m.task_id
-            ? { ...task, status: m.status, start: m.start, end: m.end, version: m.version ?? task.version }
+            ? {
+                ...task,
+                status: m.status,
+                start: m.start,
+                end: m.end,
+                version: m.version ?? task.version,
+                status_detail: typeof m.status_detail === 'string' ? m.status_detail : null,
+              }
             : task,
         ),
       );
@@ -149,11 +156,11 @@ export default function HistoryPage() {
                   {taskLink(task)} {task.tpl_alias}
                 </>
               }
-              aside={<TaskStatusChip status={task.status} />}
+              aside={<TaskStatusChip status={task.status} detail={task.status_detail} />}
             >
               {task.version && <CardLine label={t('history.version')}>{task.version}</CardLine>}
               <CardLine label={t('history.user')}>{starter(task).node}</CardLine>
-              <CardLine label={t('history.start')}>{formatDateTime(task.start ?? task.created)}</CardLine>
+              <CardLine label={t('history.start')}>{formatDateTime(task.start)}</CardLine>
               <CardLine label={t('history.duration')}>{formatDuration(task.start, task.end)}</CardLine>
             </Card>
           ))}
@@ -192,7 +199,7 @@ export default function HistoryPage() {
                     {task.version ? <Truncated text={task.version} /> : '—'}
                   </TableCell>
                   <TableCell sx={fitCellSx}>
-                    <TaskStatusChip status={task.status} />
+                    <TaskStatusChip status={task.status} detail={task.status_detail} />
                   </TableCell>
                   <TableCell sx={shrinkCellSx('32%')}>
                     <Truncated text={who.text}>
@@ -201,7 +208,7 @@ export default function HistoryPage() {
                       </Box>
                     </Truncated>
                   </TableCell>
-                  <TableCell sx={fitCellSx}>{formatDateTime(task.start ?? task.created)}</TableCell>
+                  <TableCell sx={fitCellSx}>{formatDateTime(task.start)}</TableCell>
                   <TableCell sx={fitCellSx}>{formatDuration(task.start, task.end)}</TableCell>
                 </TableRow>
               );

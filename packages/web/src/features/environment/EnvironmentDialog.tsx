@@ -176,7 +176,9 @@ export function EnvironmentDialog({
               s.deleted ? null : (
                 <Box
                   key={s.id ?? `new-${index}`}
-                  sx={{ display: 'flex', gap: 1, flexWrap: 'wrap', alignItems: 'center' }}
+                  // Fields line up at their top: a stored secret's hint below its input must not shift the row.
+                  sx={{ display: 'flex', gap: 1, flexWrap: 'wrap', alignItems: 'flex-start' }}
+                  data-secret-row
                 >
                   <TextField
                     select
@@ -185,7 +187,8 @@ export function EnvironmentDialog({
                     value={s.type}
                     disabled={readOnly}
                     onChange={(e) => updateSecret(index, { type: e.target.value as EnvironmentSecretType })}
-                    sx={{ width: 150 }}
+                    // Wide enough for the longest type label ("Environment variable", "Umgebungsvariable"…).
+                    sx={{ flex: '0 0 210px', maxWidth: '100%' }}
                   >
                     <MenuItem value="var">{t('environment.secretVar')}</MenuItem>
                     <MenuItem value="env">{t('environment.secretEnv')}</MenuItem>
@@ -213,6 +216,7 @@ export function EnvironmentDialog({
                   <IconButton
                     aria-label={t('environment.removeSecret', { name: s.name })}
                     disabled={readOnly}
+                    sx={{ mt: 0.25 }}
                     onClick={() =>
                       s.id
                         ? updateSecret(index, { deleted: true })

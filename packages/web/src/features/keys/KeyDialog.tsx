@@ -69,7 +69,10 @@ export function KeyDialog({
     type === item.type &&
     (source ?? null) === (item.source_storage_type ?? null) &&
     type !== 'none';
-  const locked = keeps && !override;
+  // A key restored from a backup keeps its type but has no password or private key: nothing is kept by saving
+  // the input empty, and the input says so.
+  const locked = keeps && !override && item.has_secret !== false;
+  const missing = keeps && !override && item.has_secret === false;
   const replace = () => {
     setValue('override_secret', true);
     setValue('login_password.password', '');
@@ -86,6 +89,10 @@ export function KeyDialog({
     'source_storage_key',
   );
 
+  /** A field's error, or else (for a key without its secret) the hint to enter one. */
+  const withMissingHint = (props: { error?: boolean; helperText?: string }) =>
+    missing && !props.helperText ? { ...props, helperText: t('keyStore.noSecret') } : props;
+
   const saveAndClose = useSaveAndClose(save, onClose);
   const submit = handleSubmit((values) =>
     saveAndClose(
@@ -98,7 +105,7 @@ export function KeyDialog({
     <FormDialog
       open
       formId="key-form"
-      title={item ? t('keyStore.edit') : t('keyStore.new')}
+      title={!item ? t('keyStore.new') : frozen ? t('keyStore.view') : t('keyStore.edit')}
       error={save.error}
       pending={save.isPending || frozen}
       onSubmit={(e) => void submit(e)}
@@ -157,6 +164,8 @@ export function KeyDialog({
                 onBlur={f.onBlur}
                 name={f.name}
                 helperText={t('keyStore.sourceHelp')}
+                // '' is a choice (stored in Signalbox): shown, not an empty select.
+                slotProps={{ select: { displayEmpty: true }, inputLabel: { shrink: true } }}
               >
                 <MenuItem value="">{t('keyStore.sources.stored')}</MenuItem>
                 {keySourceTypes.map((k) => (
@@ -204,7 +213,9 @@ export function KeyDialog({
                 disabled={frozen}
                 autoComplete="new-password"
                 {...mui(register('login_password.password', replacing))}
-                {...field(errors.login_password?.password, save.error, 'login_password.password')}
+                {...withMissingHint(
+                  field(errors.login_password?.password, save.error, 'login_password.password'),
+                )}
               />
             )}
           </>
@@ -238,7 +249,7 @@ export function KeyDialog({
                 placeholder={PRIVATE_KEY_START}
                 slotProps={{ htmlInput: { spellCheck: false, style: { fontFamily: 'monospace' } } }}
                 {...mui(register('ssh.private_key', replacing))}
-                {...field(errors.ssh?.private_key, save.error, 'ssh.private_key')}
+                {...withMissingHint(field(errors.ssh?.private_key, save.error, 'ssh.private_key'))}
               />
             )}
           </>

@@ -1,4 +1,4 @@
-import { TableCell, TableRow, Typography } from '@mui/material';
+import { Alert, Chip, TableCell, TableRow, Typography } from '@mui/material';
 import type { AccessKey } from '@signalbox/contracts';
 import { useTranslation } from 'react-i18next';
 import { useEditDialog } from '../../app/edit-dialog';
@@ -9,6 +9,9 @@ import { useResourceDeleteFlow } from '../templates/shared/DeleteFlow';
 import { NewButton, ResourceTable, RowActions } from '../templates/shared/ResourceTable';
 import { PageBody } from '../templates/shared/ui';
 import { KeyDialog } from './KeyDialog';
+
+/** A key whose type needs a password or private key it does not have (restored from a backup, say). */
+const lacksSecret = (k: AccessKey) => k.type !== 'none' && k.has_secret === false;
 
 /** /project/{id}/keys: the key store: a full-page table with an edit dialog. */
 export default function KeysPage() {
@@ -24,6 +27,8 @@ export default function KeysPage() {
     deletedKey: 'keyStore.deleted',
   });
 
+  const withoutSecret = (keys.data ?? []).filter(lacksSecret);
+
   return (
     <>
       <PageHeader
@@ -31,6 +36,11 @@ export default function KeysPage() {
         actions={manage && <NewButton label={t('keyStore.new')} onClick={dialog.startNew} />}
       />
       <PageBody>
+        {withoutSecret.length > 0 && (
+          <Alert severity="warning" sx={{ mb: 2 }} data-keys-without-secret>
+            {t('keyStore.noSecretsAlert')}
+          </Alert>
+        )}
         <ResourceTable
           label={t('nav.keys')}
           items={keys.data}
@@ -49,6 +59,15 @@ export default function KeysPage() {
               <TableCell sx={{ wordBreak: 'break-word' }}>{k.name}</TableCell>
               <TableCell>
                 {t(`keyStore.types.${k.type}`)}
+                {lacksSecret(k) && (
+                  <Chip
+                    size="small"
+                    color="warning"
+                    variant="outlined"
+                    label={t('keyStore.noSecretShort')}
+                    sx={{ ml: 1 }}
+                  />
+                )}
                 {k.source_storage_type && (
                   <Typography variant="body2" color="text.secondary" sx={{ overflowWrap: 'anywhere' }}>
                     {t(`keyStore.readOn.${k.source_storage_type}`, { name: k.source_storage_key ?? '' })}

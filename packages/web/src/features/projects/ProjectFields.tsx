@@ -1,4 +1,4 @@
-import { Stack, TextField } from '@mui/material';
+import { Alert, Stack, TextField, Typography } from '@mui/material';
 import type { UseFormReturn } from 'react-hook-form';
 import { useTranslation } from 'react-i18next';
 import { useInfo } from '../../api/session';
@@ -20,7 +20,9 @@ export function ProjectFields({
   const fieldError = useFieldError();
   const { register, formState, control } = form;
   const e = formState.errors;
-  const serverDays = useInfo().data?.task_retention_days;
+  const info = useInfo().data;
+  const serverDays = info?.task_retention_days;
+  const channels = info?.alert_channels;
   const retentionHelp = [
     t('retention.keepDaysHelp'),
     serverDays === undefined
@@ -62,6 +64,18 @@ export function ProjectFields({
         />
       )}
       <CheckboxField control={control} name="alert" label={t('projects.alertLabel')} />
+      {channels &&
+        (channels.length > 0 ? (
+          <Typography variant="body2" color="text.secondary" data-alert-channels>
+            {t('projects.alertChannels', {
+              channels: channels.map((c) => t(`projects.channels.${c}`, { defaultValue: c })).join(', '),
+            })}
+          </Typography>
+        ) : (
+          <Alert severity="warning" data-alert-channels>
+            {t('projects.noAlertChannels')}
+          </Alert>
+        ))}
       <TextField
         label={t('fields.alertChat')}
         {...register('alert_chat')}

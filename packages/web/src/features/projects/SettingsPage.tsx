@@ -1,13 +1,14 @@
 import { zodResolver } from '@hookform/resolvers/zod';
 import DeleteIcon from '@mui/icons-material/Delete';
 import DownloadIcon from '@mui/icons-material/Download';
-import { Box, Button, Divider, Paper, Stack, Typography } from '@mui/material';
+import NotificationsActiveIcon from '@mui/icons-material/NotificationsActive';
+import { Box, Button, Divider, Paper, Stack, Tooltip, Typography } from '@mui/material';
 import { projectInput } from '@signalbox/contracts';
 import { useState } from 'react';
 import { type Resolver, useForm } from 'react-hook-form';
 import { useTranslation } from 'react-i18next';
 import { Navigate, useNavigate } from 'react-router';
-import { apiText, saveFile } from '../../api/client';
+import { api, apiText, saveFile } from '../../api/client';
 import { ConfirmDialog } from '../../app/ConfirmDialog';
 import { FormError } from '../../app/forms';
 import { writePref } from '../../app/prefs';
@@ -16,7 +17,7 @@ import { useNotify } from '../../app/snackbar';
 import { type ProjectValues, useDeleteProject, useSaveProject } from './api';
 import { ProjectFields } from './ProjectFields';
 
-/** /project/{id}/settings: the project form, Save, Backup and Delete project (updateProject). */
+/** /project/{id}/settings: the project form, Save, Send test alert, Backup and Delete project (updateProject). */
 export default function SettingsPage() {
   const { t } = useTranslation();
   const navigate = useNavigate();
@@ -26,6 +27,7 @@ export default function SettingsPage() {
   const remove = useDeleteProject(project.id);
   const [confirming, setConfirming] = useState(false);
   const [backingUp, setBackingUp] = useState(false);
+  const [testing, setTesting] = useState(false);
   const form = useForm<ProjectValues>({
     mode: 'onTouched',
     resolver: zodResolver(projectInput) as unknown as Resolver<ProjectValues>,
@@ -48,6 +50,19 @@ export default function SettingsPage() {
       // Shown in the form's alert.
     }
   });
+
+  /** A test alert through the configured channels, as the project's alerts are saved (the server limits how often). */
+  const sendTest = async () => {
+    setTesting(true);
+    try {
+      await api(`/project/${project.id}/notifications/test`, { method: 'POST', body: {} });
+      notify.success(t('projects.testAlertSent'));
+    } catch (err) {
+      notify.error(err);
+    } finally {
+      setTesting(false);
+    }
+  };
 
   const backup = async () => {
     setBackingUp(true);
@@ -80,10 +95,22 @@ export default function SettingsPage() {
         <form onSubmit={submit} noValidate>
           <FormError error={save.error} />
           <ProjectFields form={form} serverError={save.error} retention />
-          <Box sx={{ mt: 3 }}>
+          <Box sx={{ mt: 3, display: 'flex', gap: 1, flexWrap: 'wrap', alignItems: 'center' }}>
             <Button type="submit" variant="contained" disabled={save.isPending}>
               {t('common.save')}
             </Button>
+            <Tooltip title={project.alert ? '' : t('projects.testAlertNeedsAlerts')}>
+              <span>
+                <Button
+                  variant="outlined"
+                  startIcon={<NotificationsActiveIcon />}
+                  disabled={!project.alert || testing}
+                  onClick={() => void sendTest()}
+                >
+                  {t('projects.sendTestAlert')}
+                </Button>
+              </span>
+            </Tooltip>
           </Box>
         </form>
       </Paper>

@@ -133,7 +133,12 @@ export function RunnerList({ scope, filter }: { scope: RunnerScope; filter?: Rea
         <Spinner full={false} />
       ) : list.length === 0 ? (
         <Paper variant="outlined" sx={{ p: 3, textAlign: 'center' }}>
-          <Typography color="text.secondary">{t('runners.none')}</Typography>
+          <Typography color="text.secondary">
+            {/* The global list without project runners: project runners may well exist. */}
+            {scope.projectId === null && !scope.all
+              ? t('runners.noneGlobal', { switch: t('runners.showProjectRunners') })
+              : t('runners.none')}
+          </Typography>
         </Paper>
       ) : phone ? (
         <Stack spacing={1} aria-label={t('runners.title')}>

@@ -174,6 +174,13 @@ export function ScheduleDialog({
             </TextField>
           )}
         />
+        <TextField
+          label={t('res.name')}
+          helperText={t('schedule.nameHelp')}
+          slotProps={{ htmlInput: { maxLength: 100 } }}
+          {...mui(register('name'))}
+          {...field(errors.name, save.error, 'name')}
+        />
         <Controller
           control={control}
           name="type"

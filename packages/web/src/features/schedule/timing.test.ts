@@ -15,6 +15,9 @@ describe('schedule timing selector', () => {
     expect(
       toCron({ timing: 'yearly', minutes: [5], hours: [3], days: [2], months: [12], weekdays: [] }),
     ).toBe('5 3 2 12 *');
+    expect(toCron({ timing: 'minutely', minutes: [5], hours: [], days: [], months: [], weekdays: [] })).toBe(
+      '* * * * *',
+    );
   });
 
   it('reads back what it could build, and nothing else', () => {
@@ -23,7 +26,10 @@ describe('schedule timing selector', () => {
     expect(fromCron('*/5 * * * *')).toBeNull();
     expect(fromCron('7 * * * *')).toBeNull();
     expect(fromCron('@daily')).toBeNull();
-    expect(fromCron('* * * * *')).toBeNull();
+    // Every minute is a timing of its own.
+    expect(fromCron('* * * * *')).toMatchObject({ timing: 'minutely' });
+    expect(fromCron(' *  * * * * ')?.timing).toBe('minutely');
+    expect(fromCron('* 1 * * *')).toBeNull();
     // Shown in the panel, these would be rebuilt as another cron, so the panel does not claim them.
     expect(fromCron('0 * 5 * *')).toBeNull();
     expect(fromCron('0 0 1 * 1')).toBeNull();

@@ -1,5 +1,5 @@
 /** The timing selector of the schedule form: a cron built from checked values. */
-export const timings = ['yearly', 'monthly', 'weekly', 'daily', 'hourly'] as const;
+export const timings = ['yearly', 'monthly', 'weekly', 'daily', 'hourly', 'minutely'] as const;
 export type Timing = (typeof timings)[number];
 
 export type TimingState = {
@@ -26,6 +26,7 @@ export const groupsFor: Record<Timing, (keyof typeof ranges)[]> = {
   weekly: ['weekdays', 'hours', 'minutes'],
   daily: ['hours', 'minutes'],
   hourly: ['minutes'],
+  minutely: [],
 };
 
 const part = (values: number[], fallback: string) =>
@@ -33,6 +34,7 @@ const part = (values: number[], fallback: string) =>
 
 export function toCron(s: TimingState): string {
   const groups = groupsFor[s.timing];
+  if (s.timing === 'minutely') return '* * * * *';
   const minute = part(s.minutes, '0');
   const hour = groups.includes('hours') ? part(s.hours, '0') : '*';
   const day = groups.includes('days') ? part(s.days, '1') : '*';
@@ -58,6 +60,8 @@ export function fromCron(cron: string): TimingState | null {
   if (f.length !== 5) return null;
   const [mi, h, d, mo, w] = f.map(parseField);
   if (!mi || !h || !d || !mo || !w) return null;
+  if (f.every((x) => x === '*'))
+    return { timing: 'minutely', minutes: [], hours: [], days: [], months: [], weekdays: [] };
   if (f[0] === '*') return null;
   const timing: Timing =
     f[3] !== '*'

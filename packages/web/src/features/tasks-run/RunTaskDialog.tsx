@@ -1,9 +1,13 @@
 import {
   Alert,
   Checkbox,
+  FormControl,
   FormControlLabel,
   FormGroup,
+  FormLabel,
   MenuItem,
+  Radio,
+  RadioGroup,
   Stack,
   TextField,
   Typography,
@@ -14,13 +18,13 @@ import { type FormEvent, useState } from 'react';
 import { useTranslation } from 'react-i18next';
 import { useLocation, useNavigate } from 'react-router';
 import { api } from '../../api/client';
-import type { Task } from '../tasks/api';
-import { runLabelKey, templateKeys } from '../templates/api';
+import { type Task, taskKeys } from '../tasks/api';
+import { rerunLabelKey, runLabelKey, templateKeys } from '../templates/api';
 import { useResourceList } from '../templates/shared/api';
 import { CodeEditor } from '../templates/shared/CodeEditor';
 import { FormDialog } from '../templates/shared/FormDialog';
 import { translateResourceMessage } from '../templates/shared/messages';
-import { type RunValues, validateRun } from './validate-run';
+import { type EarlierTask, newRunValues, type RunValues, rerunValues, validateRun } from './validate-run';
 
 const appOptions: Record<string, ('debug' | 'dry_run' | 'diff')[]> = {
   ansible: ['debug', 'dry_run', 'diff'],
@@ -29,8 +33,20 @@ const appOptions: Record<string, ('debug' | 'dry_run' | 'diff')[]> = {
   terragrunt: ['dry_run'],
 };
 
-/** The new-task dialog: message, build version, survey variables, options and overrides. */
-export function RunTaskDialog({ template, onClose }: { template: Template; onClose: () => void }) {
+/**
+ * The new-task dialog: message, build version, survey variables, options and overrides. With `rerunOf` it starts
+ * from that earlier task's answers (secret survey answers are not kept, so they are asked again) and offers its
+ * commit or the branch head.
+ */
+export function RunTaskDialog({
+  template,
+  rerunOf,
+  onClose,
+}: {
+  template: Template;
+  rerunOf?: EarlierTask;
+  onClose: () => void;
+}) {
   const { t } = useTranslation();
   const navigate = useNavigate();
   const location = useLocation();
@@ -49,20 +65,11 @@ export function RunTaskDialog({ template, onClose }: { template: Template; onClo
       ),
     enabled: template.type === 'deploy' && !!template.build_template_id,
   });
-  const [values, setValues] = useState<RunValues>(() => ({
-    message: '',
-    build_task_id: 0,
-    survey: Object.fromEntries(template.survey_vars.map((v) => [v.name, v.default_value ?? ''])),
-    debug: false,
-    dry_run: false,
-    diff: false,
-    limit: (params.limit ?? []).join(', '),
-    tags: (params.tags ?? []).join(', '),
-    skip_tags: (params.skip_tags ?? []).join(', '),
-    inventory_id: template.inventory_id ?? 0,
-    git_branch: template.git_branch ?? '',
-    arguments: template.arguments ?? '[]',
-  }));
+  const [values, setValues] = useState<RunValues>(() =>
+    rerunOf ? rerunValues(template, rerunOf) : newRunValues(template),
+  );
+  const action = t(rerunOf ? rerunLabelKey(template.type) : runLabelKey(template.type));
+  const hasSecrets = template.survey_vars.some((v) => v.type === 'secret');
   const [errors, setErrors] = useState<Record<string, string>>({});
   const set = (patch: Partial<RunValues>) => setValues((v) => ({ ...v, ...patch }));
   const setSurvey = (name: string, value: string) =>
@@ -71,7 +78,10 @@ export function RunTaskDialog({ template, onClose }: { template: Template; onClo
   const run = useMutation({
     mutationFn: (body: Record<string, unknown>) =>
       api<Task>(`/project/${template.project_id}/tasks`, { method: 'POST', body }),
-    onSuccess: () => void client.invalidateQueries({ queryKey: templateKeys.all(template.project_id) }),
+    onSuccess: () => {
+      void client.invalidateQueries({ queryKey: templateKeys.all(template.project_id) });
+      void client.invalidateQueries({ queryKey: taskKeys.history(template.project_id) });
+    },
   });
 
   const submit = async (e: FormEvent) => {
@@ -140,10 +150,10 @@ export function RunTaskDialog({ template, onClose }: { template: Template; onClo
     <FormDialog
       open
       formId="run-task-form"
-      title={t('run.dialogTitle', { action: t(runLabelKey(template.type)), name: template.name })}
+      title={t('run.dialogTitle', { action, name: template.name })}
       error={run.error}
       pending={run.isPending}
-      submitLabel={t(runLabelKey(template.type))}
+      submitLabel={action}
       onSubmit={(e) => void submit(e)}
       onClose={onClose}
     >
@@ -184,7 +194,26 @@ export function RunTaskDialog({ template, onClose }: { template: Template; onClo
             )}
           </TextField>
         )}
+        {rerunOf && hasSecrets && <Alert severity="info">{t('run.secretsAgain')}</Alert>}
         {template.survey_vars.map(surveyField)}
+        {rerunOf?.commit_hash && (
+          <FormControl>
+            <FormLabel id="run-commit-label">{t('run.commit')}</FormLabel>
+            <RadioGroup
+              aria-labelledby="run-commit-label"
+              name="commit"
+              value={values.commit_of_task ? 'task' : 'head'}
+              onChange={(e) => set({ commit_of_task: e.target.value === 'task' ? rerunOf.id : null })}
+            >
+              <FormControlLabel
+                value="task"
+                control={<Radio />}
+                label={t('run.commitOfTask', { id: rerunOf.id, commit: rerunOf.commit_hash.slice(0, 10) })}
+              />
+              <FormControlLabel value="head" control={<Radio />} label={t('run.branchHead')} />
+            </RadioGroup>
+          </FormControl>
+        )}
         {options.length > 0 && (
           <FormGroup row>
             {options.map((o) => (

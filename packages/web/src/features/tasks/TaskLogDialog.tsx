@@ -7,11 +7,12 @@ import { FormError } from '../../app/forms';
 import { readPref, writePref } from '../../app/prefs';
 import { useNotify } from '../../app/snackbar';
 import { errorText } from '../../i18n/messages';
-import { useTask, useTaskAction } from './api';
+import { useTaskAction } from './api';
 import { LogView } from './LogView';
 import { TaskDetails } from './log-dialog/TaskDetails';
 import { TaskLogTitle } from './log-dialog/TaskLogTitle';
 import { TaskLogToolbar } from './log-dialog/TaskLogToolbar';
+import { useTask } from './log-dialog/task-updates';
 import { useLogSearch } from './log-dialog/useLogSearch';
 import { useTaskLog } from './log-dialog/useTaskLog';
 import { useTaskNames } from './log-dialog/useTaskNames';
@@ -78,11 +79,6 @@ export default function TaskLogDialog({
         busy={action.isPending}
         onAction={(name, force) => void act(name, force)}
         onClose={close}
-        onRerun={(id) => {
-          const next = new URLSearchParams(params);
-          next.set('t', String(id));
-          setParams(next);
-        }}
       />
       <DialogContent dividers sx={{ display: 'flex', flexDirection: 'column', gap: 1.5, pb: 2 }}>
         {task.error && <FormError error={task.error} />}

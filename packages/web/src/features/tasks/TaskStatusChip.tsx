@@ -1,4 +1,4 @@
-import { Chip, type ChipProps } from '@mui/material';
+import { Chip, type ChipProps, Tooltip } from '@mui/material';
 import { useTranslation } from 'react-i18next';
 
 const colors: Record<string, ChipProps['color']> = {
@@ -14,17 +14,31 @@ const colors: Record<string, ChipProps['color']> = {
   stopped: 'default',
 };
 
-/** Status with its label; an unknown status shows as an error. */
-export function TaskStatusChip({ status, size = 'small' }: { status: string; size?: ChipProps['size'] }) {
+/**
+ * Status with its label; an unknown status shows as an error. A waiting task's `detail` (why it waits) is its
+ * tooltip and accessible description.
+ */
+export function TaskStatusChip({
+  status,
+  detail,
+  size = 'small',
+}: {
+  status: string;
+  detail?: string | null;
+  size?: ChipProps['size'];
+}) {
   const { t } = useTranslation();
   const known = status in colors;
-  return (
+  const reason = status === 'waiting' && detail ? detail : null;
+  const chip = (
     <Chip
       size={size}
       color={known ? colors[status] : 'error'}
       variant={status === 'running' || status === 'success' || status === 'error' ? 'filled' : 'outlined'}
       label={known ? t(`status.${status}`) : t('status.unknown', { status })}
       data-status={status}
+      aria-description={reason ?? undefined}
     />
   );
+  return reason ? <Tooltip title={reason}>{chip}</Tooltip> : chip;
 }

@@ -8,6 +8,8 @@ export type Task = {
   template_id: number;
   project_id: number;
   status: TaskStatus | string;
+  /** Why a waiting task waits (no runner with its tag is online, the project's limit…); null otherwise. */
+  status_detail?: string | null;
   message: string;
   user_id: number | null;
   integration_id?: number | null;
@@ -25,6 +27,15 @@ export type Task = {
   commit_message?: string | null;
   /** The remote runner it was given to (name null once deleted); null: the server runs it. */
   runner?: { id: number; name: string | null } | null;
+  /** What the task ran with (a re-run starts from them). */
+  environment?: string;
+  arguments?: string | null;
+  git_branch?: string | null;
+  inventory_id?: number | null;
+  params?: Record<string, unknown>;
+  debug?: boolean;
+  dry_run?: boolean;
+  diff?: boolean;
 };
 
 /** `line`: the line's 1-based position in the log (line n is at offset n - 1). */
@@ -41,13 +52,6 @@ export const useTaskHistory = (projectId: number) =>
   useQuery({
     queryKey: taskKeys.history(projectId),
     queryFn: () => api<Task[]>(`/project/${projectId}/tasks/last?limit=${HISTORY_LIMIT}`),
-  });
-
-export const useTask = (projectId: number, taskId: number) =>
-  useQuery({
-    queryKey: taskKeys.task(projectId, taskId),
-    queryFn: () => api<Task>(`/project/${projectId}/tasks/${taskId}`),
-    retry: false,
   });
 
 export function useTaskAction(projectId: number, taskId: number) {

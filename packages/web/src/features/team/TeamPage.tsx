@@ -56,6 +56,9 @@ export default function TeamPage() {
   const [leaving, setLeaving] = useState(false);
   const manage = can('manageProjectUsers');
   const members = team.data ?? [];
+  // A project keeps at least one owner: its last one cannot be removed (the server refuses it too).
+  const owners = members.filter((m) => m.role === 'owner').length;
+  const isLastOwner = (m: (typeof members)[number]) => m.role === 'owner' && owners <= 1;
 
   const changeRole = async (m: ProjectMember, next: ProjectRole) => {
     try {
@@ -159,13 +162,17 @@ export default function TeamPage() {
                       </TableCell>
                       {manage && (
                         <TableCell align="right">
-                          <Tooltip title={t('team.remove')}>
-                            <IconButton
-                              aria-label={t('team.removeNamed', { name: m.name })}
-                              onClick={() => removal.ask(m)}
-                            >
-                              <DeleteIcon fontSize="small" />
-                            </IconButton>
+                          {/* The disabled button sits in a span so its tooltip (why) still shows. */}
+                          <Tooltip title={isLastOwner(m) ? t('team.lastOwner') : t('team.remove')}>
+                            <span>
+                              <IconButton
+                                aria-label={t('team.removeNamed', { name: m.name })}
+                                disabled={isLastOwner(m)}
+                                onClick={() => removal.ask(m)}
+                              >
+                                <DeleteIcon fontSize="small" />
+                              </IconButton>
+                            </span>
                           </Tooltip>
                         </TableCell>
                       )}

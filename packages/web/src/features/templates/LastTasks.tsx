@@ -11,10 +11,9 @@ import {
   Typography,
 } from '@mui/material';
 import type { Template } from '@signalbox/contracts';
-import { useMutation, useQueryClient } from '@tanstack/react-query';
+import { useState } from 'react';
 import { useTranslation } from 'react-i18next';
-import { Link as RouterLink, useLocation, useNavigate } from 'react-router';
-import { api } from '../../api/client';
+import { Link as RouterLink, useLocation } from 'react-router';
 import { Guarded } from '../../app/access';
 import { formatDateTime, formatDuration } from '../../app/format';
 import {
@@ -30,36 +29,26 @@ import {
 import { Spinner } from '../../app/states';
 import type { Task } from '../tasks/api';
 import { TaskStatusChip } from '../tasks/TaskStatusChip';
-import { rerunLabelKey, templateKeys, useTemplateTasks } from './api';
-import { ErrorAlert, useResourceNotify } from './shared/ui';
+import { RunTaskDialog } from '../tasks-run/RunTaskDialog';
+import { rerunLabelKey, useTemplateTasks } from './api';
+import { ErrorAlert } from './shared/ui';
 
 /** A template's last tasks with a Re-run (Re-Build / Re-Deploy) action per task. */
 export function LastTasks({ template, limit }: { template: Template; limit: number }) {
   const { t } = useTranslation();
   const location = useLocation();
-  const navigate = useNavigate();
-  const client = useQueryClient();
-  const notify = useResourceNotify();
   const phone = usePhone();
   const tasks = useTemplateTasks(template.project_id, template.id, limit);
-  const rerun = useMutation({
-    mutationFn: (taskId: number) =>
-      api<Task>(`/project/${template.project_id}/tasks/${taskId}/rerun`, { method: 'POST', body: {} }),
-    onSuccess: () => void client.invalidateQueries({ queryKey: templateKeys.all(template.project_id) }),
-  });
+  // The task whose re-run dialog is open.
+  const [rerunOf, setRerunOf] = useState<Task | null>(null);
   const link = (id: number) => {
     const params = new URLSearchParams(location.search);
     params.set('t', String(id));
     return `${location.pathname}?${params}`;
   };
-  const again = async (id: number) => {
-    try {
-      const task = await rerun.mutateAsync(id);
-      navigate(link(task.id));
-    } catch (err) {
-      notify.error(err);
-    }
-  };
+  const rerunDialog = rerunOf && (
+    <RunTaskDialog template={template} rerunOf={rerunOf} onClose={() => setRerunOf(null)} />
+  );
 
   if (tasks.isPending) return <Spinner full={false} />;
   if (tasks.error) return <ErrorAlert error={tasks.error} />;
@@ -72,12 +61,7 @@ export function LastTasks({ template, limit }: { template: Template; limit: numb
     );
   const rerunButton = (task: Task) => (
     <Guarded permission="runProjectTasks">
-      <Button
-        size="small"
-        startIcon={<ReplayIcon />}
-        disabled={rerun.isPending}
-        onClick={() => void again(task.id)}
-      >
+      <Button size="small" startIcon={<ReplayIcon />} onClick={() => setRerunOf(task)}>
         {t(rerunLabelKey(template.type))}
       </Button>
     </Guarded>
@@ -90,64 +74,70 @@ export function LastTasks({ template, limit }: { template: Template; limit: numb
   const label = t('tpl.lastTasks', { name: template.name });
   if (phone)
     return (
-      <CardList label={label}>
-        {list.map((task) => (
-          <Card key={task.id} title={title(task)} aside={rerunButton(task)}>
-            {task.message && <CardLine label={t('layout.message')}>{task.message}</CardLine>}
-            <CardLine label={t('history.status')}>
-              <TaskStatusChip status={task.status} />
-            </CardLine>
-            {task.version && <CardLine label={t('history.version')}>{task.version}</CardLine>}
-            <CardLine label={t('history.user')}>{task.user_name ?? '—'}</CardLine>
-            <CardLine label={t('history.start')}>{formatDateTime(task.start ?? task.created)}</CardLine>
-            <CardLine label={t('history.duration')}>{formatDuration(task.start, task.end)}</CardLine>
-          </Card>
-        ))}
-      </CardList>
+      <>
+        <CardList label={label}>
+          {list.map((task) => (
+            <Card key={task.id} title={title(task)} aside={rerunButton(task)}>
+              {task.message && <CardLine label={t('layout.message')}>{task.message}</CardLine>}
+              <CardLine label={t('history.status')}>
+                <TaskStatusChip status={task.status} detail={task.status_detail} />
+              </CardLine>
+              {task.version && <CardLine label={t('history.version')}>{task.version}</CardLine>}
+              <CardLine label={t('history.user')}>{task.user_name ?? '—'}</CardLine>
+              <CardLine label={t('history.start')}>{formatDateTime(task.start)}</CardLine>
+              <CardLine label={t('history.duration')}>{formatDuration(task.start, task.end)}</CardLine>
+            </Card>
+          ))}
+        </CardList>
+        {rerunDialog}
+      </>
     );
   return (
-    <Table size="small" aria-label={label} sx={{ '& th': { whiteSpace: 'nowrap' } }}>
-      <TableHead>
-        <TableRow>
-          <TableCell sx={shrinkCellSx('30%')}>{t('history.task')}</TableCell>
-          <TableCell sx={fitCellSx}>{t('history.status')}</TableCell>
-          <TableCell sx={shrinkCellSx('12%')}>{t('history.version')}</TableCell>
-          <TableCell sx={shrinkCellSx('18%')}>{t('history.user')}</TableCell>
-          <TableCell sx={fitCellSx}>{t('history.start')}</TableCell>
-          <TableCell sx={fitCellSx}>{t('history.duration')}</TableCell>
-          <TableCell align="right" sx={fitCellSx}>
-            {t('common.actions')}
-          </TableCell>
-        </TableRow>
-      </TableHead>
-      <TableBody>
-        {list.map((task) => (
-          <TableRow key={task.id}>
-            <TableCell sx={shrinkCellSx('30%')}>
-              <Truncated text={`#${task.id}${task.message ? ` ${task.message}` : ''}`}>
-                <Box component="span" sx={oneLineSx}>
-                  {title(task)}
-                  {task.message ? ` ${task.message}` : ''}
-                </Box>
-              </Truncated>
-            </TableCell>
-            <TableCell sx={fitCellSx}>
-              <TaskStatusChip status={task.status} />
-            </TableCell>
-            <TableCell sx={shrinkCellSx('12%')}>
-              {task.version ? <Truncated text={task.version} /> : '—'}
-            </TableCell>
-            <TableCell sx={shrinkCellSx('18%')}>
-              {task.user_name ? <Truncated text={task.user_name} /> : '—'}
-            </TableCell>
-            <TableCell sx={fitCellSx}>{formatDateTime(task.start ?? task.created)}</TableCell>
-            <TableCell sx={fitCellSx}>{formatDuration(task.start, task.end)}</TableCell>
+    <>
+      <Table size="small" aria-label={label} sx={{ '& th': { whiteSpace: 'nowrap' } }}>
+        <TableHead>
+          <TableRow>
+            <TableCell sx={shrinkCellSx('30%')}>{t('history.task')}</TableCell>
+            <TableCell sx={fitCellSx}>{t('history.status')}</TableCell>
+            <TableCell sx={shrinkCellSx('12%')}>{t('history.version')}</TableCell>
+            <TableCell sx={shrinkCellSx('18%')}>{t('history.user')}</TableCell>
+            <TableCell sx={fitCellSx}>{t('history.start')}</TableCell>
+            <TableCell sx={fitCellSx}>{t('history.duration')}</TableCell>
             <TableCell align="right" sx={fitCellSx}>
-              {rerunButton(task)}
+              {t('common.actions')}
             </TableCell>
           </TableRow>
-        ))}
-      </TableBody>
-    </Table>
+        </TableHead>
+        <TableBody>
+          {list.map((task) => (
+            <TableRow key={task.id}>
+              <TableCell sx={shrinkCellSx('30%')}>
+                <Truncated text={`#${task.id}${task.message ? ` ${task.message}` : ''}`}>
+                  <Box component="span" sx={oneLineSx}>
+                    {title(task)}
+                    {task.message ? ` ${task.message}` : ''}
+                  </Box>
+                </Truncated>
+              </TableCell>
+              <TableCell sx={fitCellSx}>
+                <TaskStatusChip status={task.status} detail={task.status_detail} />
+              </TableCell>
+              <TableCell sx={shrinkCellSx('12%')}>
+                {task.version ? <Truncated text={task.version} /> : '—'}
+              </TableCell>
+              <TableCell sx={shrinkCellSx('18%')}>
+                {task.user_name ? <Truncated text={task.user_name} /> : '—'}
+              </TableCell>
+              <TableCell sx={fitCellSx}>{formatDateTime(task.start)}</TableCell>
+              <TableCell sx={fitCellSx}>{formatDuration(task.start, task.end)}</TableCell>
+              <TableCell align="right" sx={fitCellSx}>
+                {rerunButton(task)}
+              </TableCell>
+            </TableRow>
+          ))}
+        </TableBody>
+      </Table>
+      {rerunDialog}
+    </>
   );
 }

@@ -137,7 +137,21 @@ function SurveyVarDialog({
   const { t } = useTranslation();
   const [v, setV] = useState<SurveyVar>({ ...item, type: item.type || 'string', values: [...item.values] });
   const [errors, setErrors] = useState<Record<string, string>>({});
-  const set = (patch: Partial<SurveyVar>) => setV((old) => ({ ...old, ...patch }));
+  /**
+   * Changes fields; their messages go (a changed type or list of values may answer the values' message, say "must
+   * have values" after values were added): the next Save checks again.
+   */
+  const set = (patch: Partial<SurveyVar>) => {
+    setV((old) => ({ ...old, ...patch }));
+    setErrors((old) => {
+      const keys = Object.keys(patch);
+      if (!keys.some((k) => k in old || k === 'type')) return old;
+      const next = { ...old };
+      for (const k of keys) delete next[k];
+      if (keys.includes('type')) delete next.values;
+      return next;
+    });
+  };
 
   const submit = (e: FormEvent) => {
     e.preventDefault();

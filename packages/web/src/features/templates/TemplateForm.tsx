@@ -156,6 +156,7 @@ function TemplateForm({
                 <CronScheduleField
                   value={cron}
                   error={cronError}
+                  paused={!!schedule && !schedule.active}
                   onChange={(v) => {
                     setCron(v);
                     setCronError(null);

@@ -21,7 +21,7 @@ import { Fragment, useState } from 'react';
 import { useTranslation } from 'react-i18next';
 import { Link as RouterLink, useLocation } from 'react-router';
 import { Guarded } from '../../app/access';
-import { formatDateTime } from '../../app/format';
+import { formatDateTime, shortDateAndTime } from '../../app/format';
 import {
   Card,
   CardLine,
@@ -44,12 +44,20 @@ import { TableFrame } from './shared/ui';
 /** How much of the row's free width each cut-to-fit column takes (relative to the others shown). */
 const shares = {
   name: '30%',
-  lastTask: '20%',
   playbook: '16%',
   inventory: '14%',
   environment: '14%',
   repository: '14%',
 } as const;
+
+/**
+ * The header of a cut-to-fit column: never cut, it wraps between words when the column is narrow (German "Letzte
+ * Aufgabe", say), so the column is never narrower than its longest word; its cells share the free width.
+ */
+const headerCellSx = { whiteSpace: 'normal', wordBreak: 'keep-all', overflowWrap: 'normal' } as const;
+
+/** The last task's cell shares the free width but keeps its task number, date and time whole. */
+const lastTaskCellSx = { width: '14%' } as const;
 
 /** Versions are short: their column fits its content, up to this width. */
 const versionSx = { ...oneLineSx, maxWidth: 140 } as const;
@@ -137,20 +145,39 @@ export function TemplatesTable({
         <Chip size="small" color="warning" variant="outlined" label={t('tpl.appMissing')} data-app-missing />
       </Tooltip>
     ) : null;
+  // The task and its time are never cut: the date and the time may go on two lines, and set the column's narrowest
+  // width; who ran it is cut to the column (its box adds nothing to that width).
   const lastTask = (tpl: Template) => {
     const last = tpl.last_task;
     if (!last) return '—';
-    const when = `${formatDateTime(last.created ?? last.start)}${last.user_name ? ` · ${last.user_name}` : ''}`;
+    const when = last.created ?? last.start;
+    const parts = shortDateAndTime(when);
     return (
       <>
         <Link component={RouterLink} to={taskLink(last.id)}>
           #{last.id}
         </Link>
-        <Truncated text={when}>
-          <Typography variant="caption" color="text.secondary" component="div" sx={oneLineSx}>
-            {when}
-          </Typography>
-        </Truncated>
+        {parts && (
+          <Tooltip title={formatDateTime(when)}>
+            <Typography variant="caption" color="text.secondary" component="div" data-last-task-time>
+              <Box component="span" sx={{ whiteSpace: 'nowrap' }}>
+                {parts[0]}
+              </Box>{' '}
+              <Box component="span" sx={{ whiteSpace: 'nowrap' }}>
+                {parts[1]}
+              </Box>
+            </Typography>
+          </Tooltip>
+        )}
+        {last.user_name && (
+          <Box sx={{ width: 0, minWidth: '100%' }}>
+            <Truncated text={last.user_name}>
+              <Typography variant="caption" color="text.secondary" component="div" sx={oneLineSx}>
+                {last.user_name}
+              </Typography>
+            </Truncated>
+          </Box>
+        )}
       </>
     );
   };
@@ -223,25 +250,27 @@ export function TemplatesTable({
 
   return (
     <TableFrame empty={templates.length === 0 && t('tpl.empty')}>
-      <Table size="small" aria-label={t('nav.templates')} sx={{ '& th': { whiteSpace: 'nowrap' } }}>
+      <Table
+        size="small"
+        aria-label={t('nav.templates')}
+        sx={{
+          '& th': { whiteSpace: 'nowrap', verticalAlign: 'bottom' },
+          // 12 px between columns rather than 16: every header fits whole at 1280 px, all columns shown.
+          '& th, & td': { px: 1.5 },
+        }}
+      >
         <TableHead>
           <TableRow>
             <TableCell padding="checkbox" sx={fitCellSx} />
-            <TableCell sx={shrinkCellSx(shares.name)}>
-              <Truncated text={t('res.name')} />
-            </TableCell>
+            <TableCell sx={headerCellSx}>{t('res.name')}</TableCell>
             {visible('version') && <TableCell sx={fitCellSx}>{t('tpl.col.version')}</TableCell>}
             {visible('status') && <TableCell sx={fitCellSx}>{t('tpl.col.status')}</TableCell>}
-            {visible('lastTask') && (
-              <TableCell sx={shrinkCellSx(shares.lastTask)}>
-                <Truncated text={t('tpl.col.lastTask')} />
-              </TableCell>
-            )}
+            {visible('lastTask') && <TableCell sx={fitCellSx}>{t('tpl.col.lastTask')}</TableCell>}
             {(['playbook', 'inventory', 'environment', 'repository'] as const).map(
               (c) =>
                 visible(c) && (
-                  <TableCell key={c} sx={shrinkCellSx(shares[c])}>
-                    <Truncated text={t(`tpl.col.${c}`)} />
+                  <TableCell key={c} sx={headerCellSx}>
+                    {t(`tpl.col.${c}`)}
                   </TableCell>
                 ),
             )}
@@ -290,9 +319,7 @@ export function TemplatesTable({
                       {last ? <TaskStatusChip status={last.status} /> : '—'}
                     </TableCell>
                   )}
-                  {visible('lastTask') && (
-                    <TableCell sx={shrinkCellSx(shares.lastTask)}>{lastTask(tpl)}</TableCell>
-                  )}
+                  {visible('lastTask') && <TableCell sx={lastTaskCellSx}>{lastTask(tpl)}</TableCell>}
                   {visible('playbook') && (
                     <TableCell sx={shrinkCellSx(shares.playbook)}>{cut(tpl.playbook || '—', true)}</TableCell>
                   )}

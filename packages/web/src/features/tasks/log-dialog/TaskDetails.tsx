@@ -1,4 +1,4 @@
-import { Box, Typography } from '@mui/material';
+import { Alert, Box, Typography } from '@mui/material';
 import { useEffect, useState } from 'react';
 import { useTranslation } from 'react-i18next';
 import { formatDateTime, formatDuration } from '../../../app/format';
@@ -41,39 +41,52 @@ export function TaskDetails({
 }) {
   const { t } = useTranslation();
   const now = useNow(running);
+  // Why the task waits, as the server says it ("Waiting: no runner with tag … is online").
+  const waitingFor = task.status === 'waiting' && task.status_detail ? task.status_detail : null;
   return (
-    <Box
-      sx={{
-        display: 'grid',
-        gridTemplateColumns: { xs: 'repeat(2, minmax(0, 1fr))', md: 'repeat(6, minmax(0, 1fr))' },
-        gap: 1.5,
-      }}
-    >
-      <Detail
-        label={t('tasks.user')}
-        value={userName ?? (task.integration_id ? t('history.integration') : '—')}
-      />
-      <Detail label={t('tasks.started')} value={formatDateTime(task.start ?? task.created)} />
-      <Detail label={t('tasks.ended')} value={task.end ? formatDateTime(task.end) : '—'} />
-      <Detail label={t('tasks.duration')} value={formatDuration(task.start, task.end, now)} />
-      <Detail
-        label={t('tasks.commit')}
-        value={
-          task.commit_hash ? `${task.commit_hash.slice(0, 10)} ${task.commit_message ?? ''}`.trim() : '—'
-        }
-      />
-      <Detail label={t('tasks.version')} value={task.version ?? '—'} />
-      {task.runner && (
+    <>
+      {waitingFor && (
+        <Alert severity="info" sx={{ py: 0 }} data-status-detail>
+          {waitingFor}
+        </Alert>
+      )}
+      <Box
+        sx={{
+          display: 'grid',
+          gridTemplateColumns: { xs: 'repeat(2, minmax(0, 1fr))', md: 'repeat(6, minmax(0, 1fr))' },
+          gap: 1.5,
+        }}
+      >
         <Detail
-          label={t('runners.ranOn')}
-          value={task.runner.name ?? t('runners.deletedRunner', { id: task.runner.id })}
+          label={t('tasks.user')}
+          value={userName ?? (task.integration_id ? t('history.integration') : '—')}
         />
-      )}
-      {task.message && (
-        <Box sx={{ gridColumn: '1 / -1' }}>
-          <Detail label={t('tasks.message')} value={task.message} />
-        </Box>
-      )}
-    </Box>
+        {task.start ? (
+          <Detail label={t('tasks.started')} value={formatDateTime(task.start)} />
+        ) : (
+          <Detail label={t('tasks.queued')} value={formatDateTime(task.created)} />
+        )}
+        <Detail label={t('tasks.ended')} value={task.end ? formatDateTime(task.end) : '—'} />
+        <Detail label={t('tasks.duration')} value={formatDuration(task.start, task.end, now)} />
+        <Detail
+          label={t('tasks.commit')}
+          value={
+            task.commit_hash ? `${task.commit_hash.slice(0, 10)} ${task.commit_message ?? ''}`.trim() : '—'
+          }
+        />
+        <Detail label={t('tasks.version')} value={task.version ?? '—'} />
+        {task.runner && (
+          <Detail
+            label={t('runners.ranOn')}
+            value={task.runner.name ?? t('runners.deletedRunner', { id: task.runner.id })}
+          />
+        )}
+        {task.message && (
+          <Box sx={{ gridColumn: '1 / -1' }}>
+            <Detail label={t('tasks.message')} value={task.message} />
+          </Box>
+        )}
+      </Box>
+    </>
   );
 }

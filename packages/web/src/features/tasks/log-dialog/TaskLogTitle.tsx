@@ -2,55 +2,44 @@ import CloseIcon from '@mui/icons-material/Close';
 import ReplayIcon from '@mui/icons-material/Replay';
 import { Breadcrumbs, Button, DialogTitle, IconButton, Link, Typography } from '@mui/material';
 import { isFinished, stoppableStatuses, type TaskStatus } from '@signalbox/contracts';
-import { useMutation, useQueryClient } from '@tanstack/react-query';
+import { useState } from 'react';
 import { useTranslation } from 'react-i18next';
 import { Link as RouterLink } from 'react-router';
-import { api } from '../../../api/client';
 import { useProjectRole } from '../../../api/session';
 import { Guarded } from '../../../app/access';
+import { FormError } from '../../../app/forms';
 import { makeCan, useOptionalProject } from '../../../app/project-context';
-import { useNotify } from '../../../app/snackbar';
-import { rerunLabelKey } from '../../templates/api';
-import { type Task, taskKeys } from '../api';
+import { RunTaskDialog } from '../../tasks-run/RunTaskDialog';
+import { rerunLabelKey, useTemplate } from '../../templates/api';
+import type { Task } from '../api';
 import { TaskStatusChip } from '../TaskStatusChip';
 
 /**
- * Re-Run (Re-Build, Re-Deploy by the template's type) of a finished task: starts the same task again and shows the
- * new one. Hidden where the project says the user may not run tasks.
+ * Re-Run (Re-Build, Re-Deploy by the template's type) of a finished task: opens the run dialog filled in from the
+ * task (its commit or the branch head to choose); the new task then shows. Hidden where the project says the user
+ * may not run tasks.
  */
-function RerunButton({
-  projectId,
-  task,
-  onStarted,
-}: {
-  projectId: number;
-  task: Task;
-  onStarted: (taskId: number) => void;
-}) {
+function RerunButton({ projectId, task }: { projectId: number; task: Task }) {
   const { t } = useTranslation();
-  const notify = useNotify();
-  const client = useQueryClient();
   const project = useOptionalProject();
-  const rerun = useMutation({
-    mutationFn: () => api<Task>(`/project/${projectId}/tasks/${task.id}/rerun`, { method: 'POST', body: {} }),
-    onSuccess: () => void client.invalidateQueries({ queryKey: taskKeys.history(projectId) }),
-  });
+  const [open, setOpen] = useState(false);
+  const template = useTemplate(projectId, task.template_id, open);
   if (project && project.project.id === projectId && !project.can('runProjectTasks')) return null;
   return (
-    <Button
-      variant="outlined"
-      startIcon={<ReplayIcon />}
-      disabled={rerun.isPending}
-      onClick={async () => {
-        try {
-          onStarted((await rerun.mutateAsync()).id);
-        } catch (err) {
-          notify.error(err);
-        }
-      }}
-    >
-      {t(rerunLabelKey(task.tpl_type ?? ''))}
-    </Button>
+    <>
+      <Button
+        variant="outlined"
+        startIcon={<ReplayIcon />}
+        disabled={open && !template.data}
+        onClick={() => setOpen(true)}
+      >
+        {t(rerunLabelKey(task.tpl_type ?? ''))}
+      </Button>
+      {open && template.error && <FormError error={template.error} />}
+      {open && template.data && (
+        <RunTaskDialog template={template.data} rerunOf={task} onClose={() => setOpen(false)} />
+      )}
+    </>
   );
 }
 
@@ -76,7 +65,6 @@ export function TaskLogTitle({
   busy,
   onAction,
   onClose,
-  onRerun,
 }: {
   projectId: number;
   taskId: number;
@@ -86,7 +74,6 @@ export function TaskLogTitle({
   onAction: (name: 'stop' | 'confirm', force?: boolean) => void;
   onClose: () => void;
   /** A re-run started: the new task's id. */
-  onRerun: (taskId: number) => void;
 }) {
   const { t } = useTranslation();
   const status = (task?.status ?? '') as TaskStatus;
@@ -107,7 +94,7 @@ export function TaskLogTitle({
           {t('tasks.task', { id: taskId })}
         </Typography>
       </Breadcrumbs>
-      {task && <TaskStatusChip status={task.status} size="medium" />}
+      {task && <TaskStatusChip status={task.status} detail={task.status_detail} size="medium" />}
       {task?.status === 'waiting_confirmation' && (
         <Guarded permission="runProjectTasks" can={can}>
           <Button variant="contained" color="success" disabled={busy} onClick={() => onAction('confirm')}>
@@ -127,7 +114,7 @@ export function TaskLogTitle({
           </Button>
         </Guarded>
       )}
-      {task && isFinished(status) && <RerunButton projectId={projectId} task={task} onStarted={onRerun} />}
+      {task && isFinished(status) && <RerunButton projectId={projectId} task={task} />}
       <IconButton aria-label={t('common.close')} onClick={onClose}>
         <CloseIcon />
       </IconButton>

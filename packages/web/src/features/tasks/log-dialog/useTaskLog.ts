@@ -2,8 +2,9 @@ import { useQueryClient } from '@tanstack/react-query';
 import { useCallback, useEffect, useMemo, useRef, useState } from 'react';
 import type { VirtuosoHandle } from 'react-virtuoso';
 import { useLiveConnection, useLiveMessages } from '../../../api/live';
-import { type Task, taskKeys } from '../api';
+import { taskKeys } from '../api';
 import { LogStore } from '../log-store';
+import { applyTaskUpdate } from './task-updates';
 
 /**
  * A task's log: the stored pages loaded and kept in step, live lines and status from the socket (or, without it,
@@ -61,21 +62,21 @@ export function useTaskLog({
     if (m.type === 'log') {
       store.addLive(m.line, m.output, m.time);
     } else if (m.type === 'update') {
-      client.setQueryData<Task>(taskKeys.task(projectId, taskId), (old) =>
-        old
-          ? { ...old, status: m.status, start: m.start, end: m.end, version: m.version ?? old.version }
-          : old,
-      );
-      // And fetch it again: a fetch already in flight (after Stop/Confirm) could otherwise land after this
-      // update with an older status and leave it on screen. The row is saved before the update is sent.
-      void client.invalidateQueries({ queryKey: taskKeys.task(projectId, taskId) });
+      void applyTaskUpdate(client, projectId, taskId, m);
       scheduleSync();
     }
   });
-  const connected = useLiveConnection(() => {
+  const connected = useLiveConnection();
+  // Whenever the socket (re)connects, the task and its log are read again: what changed before it was open (the
+  // dialog opened on a page still connecting, or while it was down) came in no message.
+  const wasConnected = useRef(connected);
+  useEffect(() => {
+    const opened = connected && !wasConnected.current;
+    wasConnected.current = connected;
+    if (!opened) return;
     void store.sync();
     void client.invalidateQueries({ queryKey: taskKeys.task(projectId, taskId) });
-  });
+  }, [connected, store, client, projectId, taskId]);
 
   // Without the socket (a proxy that does not pass WebSockets, or while reconnecting) a running task's log
   // and status are polled, so the view never silently stops.
