@@ -166,6 +166,12 @@ const screens: Record<string, Screen> = {
       { action: 'Edit', needs: UPDATE_PROJECT, target: button('Edit Roles hook') },
       { action: 'Delete', needs: UPDATE_PROJECT, target: button('Delete Roles hook') },
       { action: 'Add alias', needs: UPDATE_PROJECT, target: button('Add alias') },
+      // Alias URLs start tasks: members who may not run tasks do not see them.
+      {
+        action: 'Project alias URLs',
+        needs: RUN,
+        target: (page) => page.getByRole('heading', { name: 'Project aliases', exact: true }),
+      },
     ],
   },
   'integration detail': {
@@ -179,6 +185,11 @@ const screens: Record<string, Screen> = {
       { action: 'New value', needs: UPDATE_PROJECT, target: button('New Extracted Value') },
       { action: 'Edit value', needs: UPDATE_PROJECT, target: button('Edit Commit') },
       { action: 'Delete value', needs: UPDATE_PROJECT, target: button('Delete Commit') },
+      {
+        action: 'Alias URLs',
+        needs: RUN,
+        target: (page) => page.getByRole('heading', { name: 'Aliases', exact: true }),
+      },
     ],
   },
   team: {

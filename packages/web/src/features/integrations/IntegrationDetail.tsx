@@ -92,9 +92,12 @@ export default function IntegrationDetail() {
         }
       />
       <PageBody>
-        <Section title={t('integrations.aliases')}>
-          <AliasList projectId={project.id} integrationId={id} canWrite={write} />
-        </Section>
+        {/* Alias URLs start tasks: only members who may run tasks see them. */}
+        {can('runProjectTasks') && (
+          <Section title={t('integrations.aliases')}>
+            <AliasList projectId={project.id} integrationId={id} canWrite={write} />
+          </Section>
+        )}
         <Section
           title={t('integrations.matchers')}
           action={

@@ -65,15 +65,18 @@ export default function IntegrationsPage() {
             </TableRow>
           )}
         </ResourceTable>
-        <Box sx={{ mt: 3 }}>
-          <Typography variant="subtitle1" component="h2" sx={{ fontWeight: 600, mb: 1 }}>
-            {t('integrations.projectAliases')}
-          </Typography>
-          <Typography variant="body2" color="text.secondary" sx={{ mb: 1 }}>
-            {t('integrations.projectAliasesHelp')}
-          </Typography>
-          <AliasList projectId={project.id} integrationId={null} canWrite={write} />
-        </Box>
+        {/* Alias URLs start tasks: only members who may run tasks see them. */}
+        {can('runProjectTasks') && (
+          <Box sx={{ mt: 3 }}>
+            <Typography variant="subtitle1" component="h2" sx={{ fontWeight: 600, mb: 1 }}>
+              {t('integrations.projectAliases')}
+            </Typography>
+            <Typography variant="body2" color="text.secondary" sx={{ mb: 1 }}>
+              {t('integrations.projectAliasesHelp')}
+            </Typography>
+            <AliasList projectId={project.id} integrationId={null} canWrite={write} />
+          </Box>
+        )}
       </PageBody>
       {dialog.open && <IntegrationDialog projectId={project.id} item={dialog.item} onClose={dialog.close} />}
       {del.element}
