@@ -30,6 +30,9 @@ export const PUBLIC = new Set([
   'GET /api/docs/yaml',
   'GET /api/docs/static/index.html',
   'GET /api/docs/static/swagger-initializer.js',
+  'GET /api/docs/static/theme/signalbox-theme.css',
+  'GET /api/docs/static/theme/signalbox-theme.js',
+  'GET /api/docs/static/theme/favicon.svg',
   'GET /api/docs/static/*',
   'GET /api/docs/*',
   // Probes for load balancers and orchestrators (features/health).

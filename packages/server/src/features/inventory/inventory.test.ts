@@ -163,7 +163,9 @@ describe.each(testDialects())('inventory on $name', (dialect) => {
     });
     expect(tf.statusCode, tf.body).toBe(201);
     const keys = (await t.owner.get(`${t.base}/keys`)).json();
-    expect(keys).toEqual([{ id: expect.any(Number), name: 'None', type: 'none', project_id: t.projectId }]);
+    expect(keys).toEqual([
+      { id: expect.any(Number), name: 'None', type: 'none', project_id: t.projectId, has_secret: false },
+    ]);
     expect(tf.json()).toMatchObject({
       type: 'terraform-workspace',
       inventory: 'prod',

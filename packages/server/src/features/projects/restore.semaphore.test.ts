@@ -900,11 +900,13 @@ esac
       );
       expect(skipped.statusCode).toBe(204);
       expect(started.length).toBe(before + 1);
-      // The token integration's own alias: its header secret, its inventory and a task parameter from a header.
-      const token = await post('tok3Nn8Vb5Qw1Zx0Rt6Y', {
-        'x-deploy-token': 'webhook-secret-2.17',
-        'x-limit': 'web1',
-      });
+      // The token integration's own alias: its header secret, its matcher (applied on every alias), its inventory
+      // and a task parameter from a header.
+      const token = await post(
+        'tok3Nn8Vb5Qw1Zx0Rt6Y',
+        { 'x-deploy-token': 'webhook-secret-2.17', 'x-limit': 'web1' },
+        JSON.stringify({ service: 'web-frontend' }),
+      );
       expect(token.statusCode).toBe(204);
       const local = (
         await h.deps.db
