@@ -124,7 +124,7 @@ describe('remote runners in the console', () => {
     await page.getByRole('button', { name: 'User menu' }).click();
     await page.getByRole('menuitem', { name: 'Runners' }).click();
     await page.waitForURL('**/runners');
-    await page.getByText('No runners yet').waitFor();
+    await page.getByText(/^No global runners/).waitFor();
 
     // The server's own task sandbox, above the list.
     await page.getByTestId('server-sandbox').getByText('Task sandbox of this server:').waitFor();
@@ -239,7 +239,7 @@ describe('remote runners in the console', () => {
       },
     );
     await adminPage.page.goto('/runners');
-    await adminPage.page.getByText('No runners yet').waitFor();
+    await adminPage.page.getByText(/^No global runners/).waitFor();
     await adminPage.page.getByRole('switch', { name: 'Show project runners' }).click();
     const edge = adminPage.page.locator('tr[data-runner="edge-01"]');
     await edge.getByText('Edge fleet').waitFor();

@@ -339,6 +339,21 @@ describe('template detail', () => {
   });
 });
 
+/** Gives the template's required survey variables defaults, so that schedules can run it. */
+async function giveRequiredDefaults() {
+  const path = `${base()}/templates/${templateId}`;
+  const tpl = await team.admin.get<{
+    survey_vars: { name: string; required?: boolean; default_value?: string }[];
+  }>(path);
+  const defaults: Record<string, string> = { who: 'scheduler', count: '1' };
+  await team.admin.put(path, {
+    ...tpl,
+    survey_vars: tpl.survey_vars.map((v) =>
+      v.name in defaults ? { ...v, default_value: defaults[v.name] } : v,
+    ),
+  });
+}
+
 describe('schedule', () => {
   it('creates with the timing selector and next-run preview, rejects a bad cron from the server, edits and deletes', async () => {
     const { context, page } = await contextAs(browser, server.url, team.manager);
@@ -360,6 +375,12 @@ describe('schedule', () => {
     await d.getByRole('group', { name: 'Minutes' }).getByLabel('30', { exact: true }).check();
     expect(await d.getByRole('textbox', { name: 'Cron' }).inputValue()).toBe('0,30 0,3 * * *');
     await d.getByText(/^Next run: /).waitFor();
+    // A schedule cannot answer the template's required survey variables without defaults: refused, named.
+    await d.getByRole('button', { name: 'Save' }).click();
+    await d
+      .getByText(/A schedule cannot answer the template's required survey variables "Who", "Count"/)
+      .waitFor();
+    await giveRequiredDefaults();
     await d.getByRole('button', { name: 'Save' }).click();
     await expectSnackbar(page, 'Schedule of Hello bash v2 created');
     await page.getByRole('cell', { name: '0,30 0,3 * * *' }).waitFor();
