@@ -209,7 +209,7 @@ describe('remote runners in the console', () => {
     await page.getByRole('button', { name: 'Delete runner build-02' }).click();
     await page.getByRole('dialog', { name: 'Delete runner' }).getByRole('button', { name: 'Delete' }).click();
     await expectSnackbar(page, 'Runner build-02 deleted');
-    await page.getByText('No runners yet').waitFor();
+    await page.getByText(/^No global runners/).waitFor();
     expect(await admin.get<RunnerRow[]>('/runners')).toEqual([]);
     await context.close();
   });

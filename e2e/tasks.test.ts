@@ -82,11 +82,15 @@ describe('task log dialog', () => {
     );
     expect(seen).toBeGreaterThan(0);
     await log.getByText(`tick ${seen + 3} ok`, { exact: true }).waitFor({ timeout: 20_000 });
-    const colour = await log
-      .locator('[data-log-line] span')
-      .first()
-      .evaluate((el) => getComputedStyle(el).color);
-    expect(colour).toMatch(/rgb\(0, 187, 0\)|rgb\(\d+, \d+, \d+\)/);
+    // The log re-renders as lines arrive: a span read while it is replaced has no style yet, so read again.
+    await expect
+      .poll(() =>
+        log
+          .locator('[data-log-line] span')
+          .first()
+          .evaluate((el) => getComputedStyle(el).color),
+      )
+      .toMatch(/rgb\(0, 187, 0\)|rgb\(\d+, \d+, \d+\)/);
     expect(await dialog.getByRole('button', { name: 'Confirm' }).count()).toBe(0);
     await shot(page, 'task-log-running-light-1280');
 
