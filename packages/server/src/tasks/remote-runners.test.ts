@@ -9,7 +9,9 @@ import { GLOBAL_REGISTRATION_TOKEN } from '../../test/support/fake-runner';
 import type { Client, Harness } from '../../test/support/harness';
 import { serverBin } from '../../test/support/server-process';
 import { alive, insertTemplate, outputOf, waitFor, waitForStatus } from '../../test/support/task-fixtures';
+import { hostPidsOf } from '../../test/support/task-pids';
 import { ENDED, harnessWithProject, insertGitRepository } from '../../test/support/task-runs';
+import { sharedTempDir, taskSharedEnv } from '../../test/support/task-shared';
 
 const run = promisify(execFile);
 
@@ -24,6 +26,7 @@ describe.each(testDialects())('remote runner processes on $name', (dialect) => {
   let url: string;
   let repoId: number;
   let work: string;
+  let marksDir: string;
   const processes: ChildProcess[] = [];
   const runnerIds = new Map<string, number>();
 
@@ -53,7 +56,7 @@ describe.each(testDialects())('remote runner processes on $name', (dialect) => {
       .executeTakeFirstOrThrow();
     runnerIds.set(name, row.id);
     const child = spawn(process.execPath, [serverBin, 'runner', 'start', '--dir', dir], {
-      env: { ...process.env, SIGNALBOX_LOG_LEVEL: 'warn' },
+      env: { ...process.env, ...taskSharedEnv, SIGNALBOX_LOG_LEVEL: 'warn' },
       stdio: ['ignore', 'ignore', 'inherit'],
     });
     processes.push(child);
@@ -78,6 +81,8 @@ describe.each(testDialects())('remote runner processes on $name', (dialect) => {
     }));
     url = (await h.app.listen({ port: 0, host: '127.0.0.1' })).replace('localhost', '127.0.0.1');
     work = mkdtempSync(join(tmpdir(), 'signalbox-runners-'));
+    // The tasks write their marks where the runners share a directory with their sandboxed tasks.
+    marksDir = sharedTempDir('signalbox-runner-marks-');
     ({ id: repoId } = await insertGitRepository(h.deps, projectId, {
       // Extra variables arrive as NAME=VALUE arguments.
       'mark.sh': [
@@ -126,7 +131,7 @@ describe.each(testDialects())('remote runner processes on $name', (dialect) => {
     });
 
   it('runs a tagged template on the runner with that tag and nowhere else', async () => {
-    const runsFile = join(work, 'tagged-runs');
+    const runsFile = join(marksDir, 'tagged-runs');
     for (const tag of ['alpha', 'beta', 'gamma']) {
       const taskId = await postTask(await markTemplate(tag), { RUNS_FILE: runsFile, MARK: tag });
       const task = await waitForStatus(h.deps, taskId, ENDED, 60_000);
@@ -138,7 +143,7 @@ describe.each(testDialects())('remote runner processes on $name', (dialect) => {
 
   it('keeps a task for a tag no runner has waiting with its reason, and runs it once one registers', async () => {
     const taskId = await postTask(await markTemplate('late'), {
-      RUNS_FILE: join(work, 'late-runs'),
+      RUNS_FILE: join(marksDir, 'late-runs'),
       MARK: 'late',
     });
     await waitFor(
@@ -154,7 +159,7 @@ describe.each(testDialects())('remote runner processes on $name', (dialect) => {
   }, 120_000);
 
   it('runs 50 short tasks over three runners, each exactly once', async () => {
-    const runsFile = join(work, 'many-runs');
+    const runsFile = join(marksDir, 'many-runs');
     const templateId = await markTemplate('shared', true);
     const ids: number[] = [];
     for (let i = 0; i < 50; i++) ids.push(await postTask(templateId, { RUNS_FILE: runsFile, MARK: `m${i}` }));
@@ -175,16 +180,12 @@ describe.each(testDialects())('remote runner processes on $name', (dialect) => {
       runner_tag: 'alpha',
     });
     const taskId = await postTask(templateId);
-    const lines = await waitFor(
-      async () => {
-        const out = await outputOf(h.deps, taskId);
-        return out.some((l) => l.startsWith('child ')) && out.some((l) => l.startsWith('self ')) ? out : null;
-      },
+    // The pids the script prints are those of its PID namespace when the runner runs it confined.
+    const pids = await waitFor(
+      async () => hostPidsOf(taskId, await outputOf(h.deps, taskId), ['child ', 'self ']),
       60_000,
       'the task to print its pids',
     );
-    const pid = (prefix: string) => Number(lines.find((l) => l.startsWith(prefix))?.slice(prefix.length));
-    const pids = [pid('child '), pid('self ')];
     expect(pids.every((p) => alive(p))).toBe(true);
     const asked = Date.now();
     expect((await owner.post(`/api/project/${projectId}/tasks/${taskId}/stop`)).statusCode).toBe(204);
