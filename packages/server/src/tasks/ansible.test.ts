@@ -14,6 +14,7 @@ import {
   outputOf,
   waitForStatus,
 } from '../../test/support/task-fixtures';
+import { descendantArgs } from '../../test/support/task-pids';
 import { harnessWithProject, insertSecretEnvironment } from '../../test/support/task-runs';
 import { sharedTempDir } from '../../test/support/task-shared';
 
@@ -156,12 +157,12 @@ describe.each(testDialects())('ansible-playbook tasks on $name', (dialect) => {
       expect(stored?.secret).toBeTruthy();
       expect(stored?.secret).not.toContain(secrets.survey);
 
-      // While it runs, no secret is in any process's argv.
+      // While it runs, no secret is in the argv of any process it started.
       const all = Object.values(secrets);
       let sawPlaybook = false;
       for (;;) {
         const t = await h.deps.db.selectFrom('task').select('status').where('id', '=', id).executeTakeFirst();
-        const ps = execFileSync('ps', ['-eo', 'args', '-ww']).toString();
+        const ps = descendantArgs().join('\n');
         if (ps.includes('ansible-playbook')) sawPlaybook = true;
         for (const s of all) expect(ps).not.toContain(s);
         if (['success', 'error', 'stopped'].includes(t!.status)) break;

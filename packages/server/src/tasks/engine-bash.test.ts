@@ -13,7 +13,7 @@ import {
   waitFor,
   waitForStatus,
 } from '../../test/support/task-fixtures';
-import { hostPidsOf } from '../../test/support/task-pids';
+import { descendantArgs, hostPidsOf } from '../../test/support/task-pids';
 import {
   harnessWithProject,
   insertGitRepository,
@@ -145,8 +145,7 @@ describe.each(testDialects())('task engine with real bash tasks on $name', (dial
       expect(Date.now() - started).toBeLessThan(2000);
       const done = await waitForStatus(h.deps, id, ['stopped', 'error', 'success'], 10_000);
       expect(done.status).toBe('stopped');
-      const ps = execFileSync('ps', ['-eo', 'pid,args']).toString();
-      expect(ps).not.toMatch(/sleep 1000/);
+      expect(descendantArgs().filter((a) => /sleep 1000/.test(a))).toEqual([]);
     });
   }
 

@@ -1,4 +1,3 @@
-import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { testDialects } from '../../test/support/dialects';
@@ -13,6 +12,7 @@ import {
   waitFor,
   waitForStatus,
 } from '../../test/support/task-fixtures';
+import { descendantArgs } from '../../test/support/task-pids';
 import {
   ENDED,
   harnessWithProject,
@@ -213,8 +213,7 @@ describe.each(testDialects())('terraform, tofu and pulumi stand-ins on $name', (
   it('a stop request ends a helper command that hangs (workspace list) within 2 s', async () => {
     const id = await run({ playbook: 'hang' });
     await waitFor(async () => {
-      const ps = execFileSync('ps', ['-eo', 'pid,args']).toString();
-      return /sleep 98765/.test(ps) || undefined;
+      return descendantArgs().some((a) => /sleep 98765/.test(a)) || undefined;
     });
     // Measured from the stop request to the stored end only (the helper is already hanging); the helper is killed
     // at once, so 2 s leaves ample headroom on a busy machine. The wait itself is longer, to report the status.
@@ -222,10 +221,7 @@ describe.each(testDialects())('terraform, tofu and pulumi stand-ins on $name', (
     expect((await owner.post(`/api/project/${projectId}/tasks/${id}/stop`, {})).statusCode).toBe(204);
     expect((await waitForStatus(h.deps, id, ['stopped', 'error', 'success'], 10_000)).status).toBe('stopped');
     expect(Date.now() - started).toBeLessThan(2000);
-    await waitFor(
-      async () => !/sleep 98765/.test(execFileSync('ps', ['-eo', 'pid,args']).toString()) || undefined,
-      2000,
-    );
+    await waitFor(async () => !descendantArgs().some((a) => /sleep 98765/.test(a)) || undefined, 2000);
   });
 
   it('runs pulumi up with the stack, and preview for a dry run', async () => {

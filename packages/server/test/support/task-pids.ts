@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import { readProcs } from '../../src/tasks/proc-table';
+import { type ProcInfo, readProcs } from '../../src/tasks/proc-table';
 
 /** The pid numbers /proc/<pid>/status lists for a process, outermost first (one when it is in no child namespace). */
 function nsPids(pid: number): number[] {
@@ -18,11 +18,7 @@ function nsPids(pid: number): number[] {
  */
 export function hostPid(taskId: number, printed: number): number | undefined {
   const procs = readProcs();
-  const mine = (pid: number) => {
-    for (let p = procs.get(pid); p && p.pid > 1; p = procs.get(p.ppid))
-      if (p.ppid === process.pid) return true;
-    return false;
-  };
+  const mine = (pid: number) => startedHere(procs, pid);
   for (const p of procs.values()) {
     if (p.zombie || nsPids(p.pid).at(-1) !== printed || !mine(p.pid)) continue;
     try {
@@ -50,4 +46,28 @@ export function hostPidsOf(taskId: number, lines: string[], prefixes: string[]):
     pids.push(pid);
   }
   return pids;
+}
+
+/** Whether `pid` descends from this test process (it, or something it started, started it). */
+function startedHere(procs: Map<number, ProcInfo>, pid: number): boolean {
+  for (let p = procs.get(pid); p && p.pid > 1; p = procs.get(p.ppid)) if (p.ppid === process.pid) return true;
+  return false;
+}
+
+/**
+ * The command lines (arguments joined by spaces) of the running processes this test process started, directly
+ * or not: what a test looks at instead of every process of the machine, where other programs may match.
+ */
+export function descendantArgs(): string[] {
+  const procs = readProcs();
+  const args: string[] = [];
+  for (const p of procs.values()) {
+    if (p.zombie || !startedHere(procs, p.pid)) continue;
+    try {
+      args.push(readFileSync(`/proc/${p.pid}/cmdline`, 'latin1').split('\0').join(' ').trim());
+    } catch {
+      // it ended meanwhile
+    }
+  }
+  return args;
 }
