@@ -7,9 +7,11 @@ import WebSocket from 'ws';
 import { dataDirDbUrl, postForId, serverChild, serverDb } from '../test/support/server-child';
 import { cookieApi, localUrl, serverProcessEnv } from '../test/support/server-process';
 import { alive, insertTemplate, waitFor, waitForStatus } from '../test/support/task-fixtures';
+import { hostPidsOf } from '../test/support/task-pids';
 import { insertGitRepository } from '../test/support/task-runs';
 
-const GRACE_SECONDS = 3;
+/** Longer than the short task's three-second sleep, so it ends within the grace period. */
+const GRACE_SECONDS = 5;
 
 /**
  * A real `signalbox server` process told to stop (SIGTERM) while two tasks run: the one that ends within the grace
@@ -31,10 +33,11 @@ describe('graceful shutdown of the server process', () => {
     const projectId = await postForId(api, '/api/projects', { name: 'Shutdown' });
     const { handle, rows, outputOf } = serverDb(dataDirDbUrl(dataDir));
     try {
-      // Each script says its shell's pid and its sleep's, so the test can look for them afterwards.
+      // Each script says its shell's pid and its sleep's, so the test can look for them afterwards (as the task
+      // sees them: in the task sandbox those are pids of its own namespace, mapped back to the host's below).
       const files = {
-        'short.sh': 'sleep 1 &\necho "pids $$ $!"\nwait\necho finished\n',
-        'long.sh': 'sleep 600 &\necho "pids $$ $!"\nwait\necho finished\n',
+        'short.sh': 'sleep 3 &\necho "main $$"\necho "child $!"\nwait\necho finished\n',
+        'long.sh': 'sleep 600 &\necho "main $$"\necho "child $!"\nwait\necho finished\n',
       };
       const { id: repoId } = await insertGitRepository(rows, projectId, files, { fileUrl: true });
       const shortTpl = await insertTemplate(rows, projectId, { repository_id: repoId, playbook: 'short.sh' });
@@ -42,10 +45,7 @@ describe('graceful shutdown of the server process', () => {
       const longTask = await postForId(api, `/api/project/${projectId}/tasks`, { template_id: longTpl });
       const pidsOf = (taskId: number) =>
         waitFor(
-          async () => {
-            const line = (await outputOf(taskId)).find((l) => l.startsWith('pids '));
-            return line?.split(' ').slice(1).map(Number);
-          },
+          async () => hostPidsOf(taskId, await outputOf(taskId), ['main ', 'child ']),
           20_000,
           `the pids of task ${taskId}`,
         );

@@ -113,7 +113,7 @@ function lostConnections(name: TestDialect['name']) {
         expect(out.filter((l) => l.startsWith('line '))).toEqual(numbered);
         expect(escaped).toEqual([]);
       }
-    });
+    }, 300_000); // ten rounds of a two-second script, half of them holding a connection for five seconds
   });
 }
 
