@@ -34,6 +34,7 @@ import {
   log,
   machineLabel,
   opt,
+  projectDefaults,
   readProc,
   root,
   scriptRepo,
@@ -247,14 +248,13 @@ async function main() {
     const path = `/api/project/${project}`;
     const post = async (collection, body) =>
       (await call('POST', `${path}/${collection}`, body, cookie)).json.id;
-    const key = await post('keys', { name: 'None', type: 'none' });
+    const { key, environment } = await projectDefaults(call, path, cookie);
     const repository = await post('repositories', {
       name: 'Scripts',
       git_url: repo,
       git_branch: '',
       ssh_key_id: key,
     });
-    const environment = await post('environment', { name: 'Empty', json: '{}', env: '{}' });
     const templateIds = [];
     const started = Date.now();
     for (let i = 0; i < TEMPLATES; i += 20) {

@@ -24,6 +24,7 @@ import {
   log,
   machineLabel,
   opt,
+  projectDefaults,
   root,
   scriptRepo,
   serverEnv,
@@ -65,8 +66,7 @@ async function main() {
     const path = `/api/project/${project}`;
     const post = async (collection, body) =>
       (await call('POST', `${path}/${collection}`, body, cookie)).json.id;
-    const key = await post('keys', { name: 'None', type: 'none' });
-    const environment = await post('environment', { name: 'Empty', json: '{}', env: '{}' });
+    const { key, environment } = await projectDefaults(call, path, cookie);
     const repository = await post('repositories', {
       name: 'Local',
       git_url: repo,

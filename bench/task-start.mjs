@@ -28,6 +28,7 @@ import {
   log,
   machineLabel,
   opt,
+  projectDefaults,
   root,
   scriptRepo,
   serverEnv,
@@ -75,9 +76,10 @@ async function bareRuns(work, repo) {
 }
 
 /** A built server on its own data dir under `work`, with `sandbox`, and a bash template of each kind of repository. */
+const password = 'bench-password-1';
+
 async function startServer(work, repo, sandbox) {
   const port = await freePort();
-  const password = 'bench-password-1';
   const dir = mkdtempSync(join(work, `server-${sandbox}-`));
   const server = spawn(
     process.execPath,
@@ -92,6 +94,15 @@ async function startServer(work, repo, sandbox) {
       stdio: ['ignore', 'ignore', 'inherit'],
     },
   );
+  try {
+    return await setUp(server, port, repo, sandbox);
+  } catch (err) {
+    server.kill('SIGTERM'); // not left running behind a failed set-up
+    throw err;
+  }
+}
+
+async function setUp(server, port, repo, sandbox) {
   const base = `http://127.0.0.1:${port}`;
   const cookie = await signInWhenUp(server, base, 'bench', password);
   const call = jsonClient(base);
@@ -104,8 +115,7 @@ async function startServer(work, repo, sandbox) {
   const path = `/api/project/${project}`;
   const post = async (collection, body) =>
     (await call('POST', `${path}/${collection}`, body, cookie)).json.id;
-  const key = await post('keys', { name: 'None', type: 'none' });
-  const environment = await post('environment', { name: 'Empty', json: '{}', env: '{}' });
+  const { key, environment } = await projectDefaults(call, path, cookie);
   const template = async (name, gitUrl) => {
     const repository = await post('repositories', {
       name,

@@ -156,17 +156,29 @@ export async function signInWhenUp(server, base, auth, password) {
 }
 
 /**
- * A new project whose bash template `name` runs `playbook` from the local repository `repo`, with a None key
- * and an empty environment: the project's API path and the template's id.
+ * What every new project is given: the id of its key of type none named 'None' and of its environment named
+ * 'Empty' (`path`: the project's API path).
+ */
+export async function projectDefaults(call, path, cookie) {
+  const keys = (await call('GET', `${path}/keys`, undefined, cookie)).json;
+  const environments = (await call('GET', `${path}/environment`, undefined, cookie)).json;
+  const key = keys.find((k) => k.name === 'None' && k.type === 'none')?.id;
+  const environment = environments.find((e) => e.name === 'Empty')?.id;
+  if (!key || !environment) throw new Error(`${path} lacks its None key or its Empty environment`);
+  return { key, environment };
+}
+
+/**
+ * A new project whose bash template `name` runs `playbook` from the local repository `repo`, with its None key
+ * and its Empty environment: the project's API path and the template's id.
  */
 export async function seedScriptProject(call, cookie, { repo, playbook, name }) {
   const project = (await call('POST', '/api/projects', { name: 'Bench' }, cookie)).json.id;
   const path = `/api/project/${project}`;
   const post = async (collection, body) =>
     (await call('POST', `${path}/${collection}`, body, cookie)).json.id;
-  const key = await post('keys', { name: 'None', type: 'none' });
+  const { key, environment } = await projectDefaults(call, path, cookie);
   const repository = await post('repositories', { name, git_url: repo, git_branch: '', ssh_key_id: key });
-  const environment = await post('environment', { name: 'Empty', json: '{}', env: '{}' });
   const template = await post('templates', {
     name,
     app: 'bash',
