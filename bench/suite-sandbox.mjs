@@ -54,13 +54,18 @@ function runOnce(sandbox) {
     const child = spawn(process.execPath, ['node_modules/vitest/vitest.mjs', 'run', ...SELECTION], {
       cwd: root,
       env,
-      stdio: ['ignore', 'ignore', 'inherit'],
+      stdio: ['ignore', 'pipe', 'pipe'],
     });
+    // What vitest printed, shown only when the run fails.
+    const output = [];
+    child.stdout.on('data', (d) => output.push(d));
+    child.stderr.on('data', (d) => output.push(d));
     child.once('error', reject);
     child.once('exit', (code) => {
       const seconds = (performance.now() - start) / 1000;
-      if (code === 0) resolve(seconds);
-      else reject(new Error(`the run with SIGNALBOX_TASK_SANDBOX=${sandbox} failed (exit ${code})`));
+      if (code === 0) return resolve(seconds);
+      process.stderr.write(Buffer.concat(output));
+      reject(new Error(`the run with SIGNALBOX_TASK_SANDBOX=${sandbox} failed (exit ${code})`));
     });
   });
 }

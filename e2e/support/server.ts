@@ -72,6 +72,14 @@ export async function startServer(env: Record<string, string> = {}): Promise<Tes
   child.stdout?.on('data', (d) => logs.push(String(d)));
   child.stderr?.on('data', (d) => logs.push(String(d)));
   const url = `http://127.0.0.1:${port}`;
+  // A server that ends before the test stops it fails every later request of the file: say why, once.
+  let stopping = false;
+  child.once('exit', (code, signal) => {
+    if (!stopping)
+      console.error(
+        `the e2e server at ${url} exited by itself (${signal ?? `code ${code}`}):\n${logs.join('')}`,
+      );
+  });
   const deadline = Date.now() + 60_000;
   for (;;) {
     if (child.exitCode !== null) throw new Error(`server exited: ${logs.join('')}`);
@@ -88,6 +96,7 @@ export async function startServer(env: Record<string, string> = {}): Promise<Tes
     dbFile: join(dataDir, 'signalbox.db'),
     logs,
     stop: async () => {
+      stopping = true;
       if (child.exitCode === null) {
         const exited = new Promise((r) => child.once('exit', r));
         child.kill('SIGTERM');
