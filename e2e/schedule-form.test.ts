@@ -1,3 +1,4 @@
+import type { Schedule } from '@signalbox/contracts';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { launch, PHONE, shot, takingScreenshots } from './support/browser';
@@ -9,6 +10,8 @@ let server: SharedServer;
 let browser: Browser;
 let team: Team;
 let templateId: number;
+/** A second template, whose schedules the template form's cron field of the first never picks. */
+let otherTemplateId: number;
 
 beforeAll(async () => {
   server = sharedServer();
@@ -17,6 +20,13 @@ beforeAll(async () => {
   const seeded = await seedBashResources(team.admin, team.projectId);
   ({ id: templateId } = await team.admin.post<{ id: number }>(`/project/${team.projectId}/templates`, {
     name: 'Nightly report',
+    app: 'bash',
+    playbook: 'run.sh',
+    repository_id: seeded.repoId,
+    environment_id: seeded.envId,
+  }));
+  ({ id: otherTemplateId } = await team.admin.post<{ id: number }>(`/project/${team.projectId}/templates`, {
+    name: 'Weekly report',
     app: 'bash',
     playbook: 'run.sh',
     repository_id: seeded.repoId,
@@ -91,6 +101,26 @@ describe('schedule dialog timing panel', () => {
     await timing.click();
     await page.getByRole('option', { name: 'Hourly' }).click();
     expect(await cron.inputValue()).toBe('0 * * * *');
+    await context.close();
+  });
+
+  it('keeps the task parameters set through the API when the dialog saves an edit', async () => {
+    const created = await team.admin.post<Schedule>(`/project/${team.projectId}/schedules`, {
+      template_id: otherTemplateId,
+      cron_format: '15 1 * * *',
+      name: 'With parameters',
+      task_params: { environment: '{"REGION":"eu"}', message: 'from the schedule' },
+    });
+    const { context, page } = await contextAs(browser, server.url, team.manager);
+    await page.goto(`/project/${team.projectId}/schedule`);
+    await page.getByRole('button', { name: 'Edit With parameters' }).first().click();
+    const d = page.getByRole('dialog');
+    await d.getByRole('textbox', { name: 'Name' }).fill('With parameters, renamed');
+    await d.getByRole('button', { name: 'Save' }).click();
+    await d.waitFor({ state: 'hidden' });
+    const saved = await team.admin.get<Schedule>(`/project/${team.projectId}/schedules/${created.id}`);
+    expect(saved.name).toBe('With parameters, renamed');
+    expect(saved.task_params).toMatchObject({ environment: '{"REGION":"eu"}', message: 'from the schedule' });
     await context.close();
   });
 

@@ -1,17 +1,9 @@
+import type { Schedule } from '@signalbox/contracts';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { launch } from './support/browser';
 import { startServer, type TestServer } from './support/server';
 import { contextAs, seedBashResources, seedTeam, shotAll, type Team } from './support/team';
-
-type Schedule = {
-  id: number;
-  name: string;
-  active: boolean;
-  cron_format: string;
-  repository_id: number | null;
-  type: string;
-};
 
 // A schedule time zone far from the browser's (UTC): a next run read in the wrong zone is 9 hours off.
 const TIMEZONE = 'Asia/Tokyo';
@@ -42,7 +34,12 @@ beforeAll(async () => {
     environment_id: seeded.envId,
   });
   const schedule = (body: object) => team.admin.post(`/project/${team.projectId}/schedules`, body);
-  await schedule({ template_id: templateId, cron_format: '0 3 * * *', name: 'Nightly at three' });
+  await schedule({
+    template_id: templateId,
+    cron_format: '0 3 * * *',
+    name: 'Nightly at three',
+    task_params: { environment: '{"REPORT":"daily"}', message: 'nightly report' },
+  });
   await schedule({ template_id: weekly.id, cron_format: '30 5 * * 1' });
   await schedule({ template_id: weekly.id, cron_format: '0 4 * * *', name: 'Switched off', active: false });
 }, 120_000);
@@ -107,8 +104,10 @@ describe('schedules list', () => {
       'the schedule to be inactive',
     );
     await row(page, 'Nightly at three').getByTestId('next-run').filter({ hasText: /^—$/ }).waitFor();
-    // Nothing else of the schedule changed.
-    expect((await byName('Nightly at three'))?.cron_format).toBe('0 3 * * *');
+    // Nothing else of the schedule changed, its task parameters (set through the API) neither.
+    const off = await byName('Nightly at three');
+    expect(off?.cron_format).toBe('0 3 * * *');
+    expect(off?.task_params).toMatchObject({ environment: '{"REPORT":"daily"}', message: 'nightly report' });
     await toggle.click();
     await until(async () => (await byName('Nightly at three'))?.active === true, 'the schedule to be active');
     await context.close();

@@ -263,6 +263,8 @@ export const backupSchedule = z
       RUN_AT_FORMAT,
     ),
     delete_after_run: bool('Delete after run'),
+    /** Its default task parameters, the inventory by name (`inventory_name`); absent in older backups. */
+    task_params: jsonObject('Schedule task params'),
   })
   .superRefine((s, ctx) => {
     const once = s.type === 'run_at';
@@ -423,5 +425,6 @@ export type ProjectBackup = {
     type: '' | 'run_at';
     run_at: string | null;
     delete_after_run: boolean;
+    task_params: Record<string, unknown>;
   }>;
 };

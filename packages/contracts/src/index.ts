@@ -17,6 +17,7 @@ export * from './repositories';
 export * from './runners';
 export * from './schedules';
 export * from './task-api';
+export * from './task-params';
 export * from './tasks';
 export * from './team';
 export * from './templates';

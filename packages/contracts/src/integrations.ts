@@ -1,14 +1,6 @@
 import { z } from 'zod';
-import {
-  flag,
-  jsonText,
-  messages,
-  optionalId,
-  optionalString,
-  requiredNumber,
-  requiredString,
-} from './common';
-import { optionalBranch } from './repositories';
+import { flag, messages, optionalId, optionalString, requiredNumber, requiredString } from './common';
+import { defaultTaskParamsInput, defaultTaskParamsSchema } from './task-params';
 
 /** Integrations: incoming webhooks that start a template's task. */
 
@@ -25,23 +17,6 @@ export type ValueSource = (typeof valueSources)[number];
 export const variableTypes = ['environment', 'task'] as const;
 export type VariableType = (typeof variableTypes)[number];
 
-/**
- * Default task parameters an integration passes to every task it starts. Only the parameters given are stored; a
- * restored backup keeps any other keys its integration carried, so more may appear.
- */
-export const integrationTaskParamsSchema = z.looseObject({
-  environment: z
-    .string()
-    .optional()
-    .describe('Environment variables as JSON object text; its keys win over extracted values.'),
-  message: z.string().optional(),
-  git_branch: z.string().optional(),
-  inventory_id: z.number().nullable().optional(),
-  arguments: z.string().optional().describe('CLI arguments as JSON array text.'),
-  params: z.record(z.string(), z.unknown()).optional(),
-});
-export type IntegrationTaskParams = z.infer<typeof integrationTaskParamsSchema>;
-
 /** An incoming webhook that starts its template's task. */
 export const integrationSchema = z.strictObject({
   id: z.number(),
@@ -54,7 +29,7 @@ export const integrationSchema = z.strictObject({
   auth_header: z.string().describe('The header holding the token or signature (token and hmac only).'),
   auth_secret_id: z.number().nullable().describe('The login/password key whose password is the secret.'),
   searchable: z.boolean(),
-  task_params: integrationTaskParamsSchema.describe(
+  task_params: defaultTaskParamsSchema.describe(
     'Default parameters of every task it starts: only those given are stored (a restored backup may add others).',
   ),
 });
@@ -122,58 +97,6 @@ const requiredId = (label: string) =>
 /** HTTP header names are tokens (RFC 9110); anything else could never arrive. */
 const headerName = /^[A-Za-z0-9!#$%&'*+.^_`|~-]+$/;
 
-/** Parses JSON text; undefined when it is not JSON (jsonText reports that case itself). */
-const tryJson = (text: string): unknown => {
-  try {
-    return JSON.parse(text);
-  } catch {
-    return undefined;
-  }
-};
-
-const jsonArrayText = (label: string) =>
-  jsonText(label, 100_000).refine(
-    (v) => {
-      const parsed = tryJson(v);
-      return v.trim() === '' || parsed === undefined || Array.isArray(parsed);
-    },
-    { message: `${label} must be a JSON array` },
-  );
-
-const jsonObjectText = (label: string) =>
-  jsonText(label, 100_000).refine(
-    (v) => {
-      const parsed = tryJson(v);
-      return (
-        v.trim() === '' ||
-        parsed === undefined ||
-        (typeof parsed === 'object' && parsed !== null && !Array.isArray(parsed))
-      );
-    },
-    { message: messages.notJsonObject(label) },
-  );
-
-export const integrationTaskParamsInput = z
-  .object(
-    {
-      environment: jsonObjectText('Environment'),
-      message: optionalString('Message', 250),
-      git_branch: optionalBranch(),
-      inventory_id: optionalId('Inventory'),
-      arguments: jsonArrayText('Arguments'),
-      params: z
-        .record(z.string().max(100, 'Parameter names must be at most 100 characters'), z.unknown(), {
-          error: 'Params must be an object',
-        })
-        .refine((v) => JSON.stringify(v).length <= 100_000, 'Params must be at most 100000 characters')
-        .nullish()
-        .transform((v) => v ?? {}),
-    },
-    { error: 'Task params must be an object' },
-  )
-  .nullish()
-  .transform((v) => v ?? null);
-
 export const integrationInput = z
   .object({
     name: requiredString('Name', 255),
@@ -190,9 +113,9 @@ export const integrationInput = z
     auth_secret_id: optionalId('Auth secret'),
     auth_header: optionalString('Auth header', 255).transform((v) => v.trim()),
     searchable: flag('Searchable'),
-    task_params: integrationTaskParamsInput,
+    task_params: defaultTaskParamsInput,
     /** Semaphore's request calls the default task parameters `params`. */
-    params: integrationTaskParamsInput,
+    params: defaultTaskParamsInput,
     project_id: z.unknown().optional(),
     id: z.unknown().optional(),
   })

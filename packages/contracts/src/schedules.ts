@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { messages, optionalId } from './common';
+import { defaultTaskParamsInput, defaultTaskParamsSchema } from './task-params';
 
 /** '' = a cron schedule (the peer's empty type); 'run_at' = runs its template once, at `run_at`. */
 export const scheduleTypes = ['', 'run_at'] as const;
@@ -39,6 +40,9 @@ export const scheduleSchema = z.strictObject({
   name: z.string(),
   active: z.boolean(),
   tpl_name: z.string().describe('Name of the template the schedule runs.'),
+  task_params: defaultTaskParamsSchema.describe(
+    'Default parameters of every task it starts (extra variables, message, branch, inventory, arguments, app parameters); blank where not set.',
+  ),
 });
 export type Schedule = z.infer<typeof scheduleSchema>;
 
@@ -124,6 +128,7 @@ export const scheduleInput = z
       .boolean({ error: 'Active must be true or false' })
       .nullish()
       .transform((v) => v ?? true),
+    task_params: defaultTaskParamsInput,
   })
   .superRefine(
     (input, ctx) => {

@@ -33,6 +33,7 @@ import { eventKinds } from './migrations/0014-event-kinds';
 import { templateVaults } from './migrations/0015-template-vaults';
 import { emailInvites } from './migrations/0016-email-invites';
 import { runnerReports } from './migrations/0017-runner-reports';
+import { scheduleTaskParams } from './migrations/0018-schedule-task-params';
 import { retryReads } from './read-retry';
 import type { Database } from './tables';
 import { describeDbError, isConnectionLoss } from './unavailable';
@@ -192,6 +193,7 @@ function provider(dialect: Dialect): MigrationProvider {
     '0015-template-vaults': templateVaults(),
     '0016-email-invites': emailInvites(dialect),
     '0017-runner-reports': runnerReports(),
+    '0018-schedule-task-params': scheduleTaskParams(dialect),
   };
   return { getMigrations: async () => migrations };
 }

@@ -171,6 +171,8 @@ export interface ScheduleTable {
   last_run_at: string | null;
   /** A run-once schedule whose time passed while no server ran (beyond the grace): disabled without running. */
   run_missed: Generated<Bool>;
+  /** Default task parameters as JSON object text, given to every task it starts; null: none (0018). */
+  task_params: string | null;
 }
 
 export interface TaskTable {

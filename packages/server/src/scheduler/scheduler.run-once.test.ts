@@ -89,6 +89,19 @@ describe.each(testDialects())('run-once schedules on $name', (dialect) => {
     expect(await tasksOf(id)).toHaveLength(1);
   });
 
+  it("gives its task the schedule's task parameters", async () => {
+    const id = await once('2030-01-01T10:30:00.000Z', {
+      task_params: JSON.stringify({ message: 'release 2.0', inventory_id: 7 }),
+    });
+    const clock = new ManualClock('2030-01-01T10:00:00Z');
+    const s = make(clock);
+    await s.start();
+    await advance(s, clock, '2030-01-01T10:30:00Z');
+    expect(starter.calls.map((c) => c.input)).toEqual([
+      { template_id: templateId, message: 'release 2.0', inventory_id: 7 },
+    ]);
+  });
+
   it('starts once with two schedulers on one database, and a second claim of the same time loses', async () => {
     const id = await once('2030-01-01T10:30:00.000Z');
     const clockA = new ManualClock('2030-01-01T10:00:00Z');

@@ -128,6 +128,7 @@ export async function scheduleForRun(db: Db, scheduleId: number) {
       'schedule.run_at',
       'schedule.name',
       'schedule.delete_after_run',
+      'schedule.task_params',
       'template.name as template_name',
       'template.git_branch as template_branch',
       'repository.id as repo_id',

@@ -91,6 +91,30 @@ describe.each(testDialects())('scheduler on $name', (dialect) => {
     expect(starter.calls).toHaveLength(4);
   });
 
+  it("passes the schedule's task parameters to every task it starts", async () => {
+    const taskParams = {
+      environment: '{"REGION":"eu"}',
+      message: 'nightly build',
+      git_branch: 'release',
+      arguments: '["-v"]',
+      params: { debug: true },
+    };
+    const scheduleId = await r.schedule(projectId, templateId, {
+      cron_format: '*/5 * * * *',
+      task_params: JSON.stringify(taskParams),
+    });
+    const clock = new ManualClock('2030-01-01T10:02:30Z');
+    const s = make(clock);
+    await s.start();
+    await advance(s, clock, '2030-01-01T10:05:00Z');
+    await advance(s, clock, '2030-01-01T10:10:00Z');
+    const input = { template_id: templateId, ...taskParams };
+    expect(starter.calls.map((c) => [c.input, c.origin])).toEqual([
+      [input, { userId: null, scheduleId }],
+      [input, { userId: null, scheduleId }],
+    ]);
+  });
+
   // Servers sharing the database: a schedule changed through one is changed on all of them.
   it('hears of a change made on another server and arms the new cron', async () => {
     const scheduleId = await r.schedule(projectId, templateId, { cron_format: '* * * * *' });

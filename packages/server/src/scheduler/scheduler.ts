@@ -5,6 +5,7 @@ import { databaseNow } from '../db/values';
 import type { Deps } from '../deps';
 import { keySecretOf } from '../lib/key-sources';
 import type { Scheduler } from '../ports';
+import { storedDefaultParams, taskWithDefaults } from '../tasks/default-params';
 import { type Clock, realClock } from './clock';
 import { describeSchedule } from './describe';
 import { branchHead, type GitAuth } from './git-head';
@@ -215,13 +216,14 @@ export function createScheduler(
       deps.log.info({ scheduleId }, 'schedule skipped: its previous task is still waiting');
       return;
     }
+    const defaults = storedDefaultParams(s.task_params);
     let commitHash: string | null = null;
     if (s.repository_id !== null) {
       if (!s.repo_id || !s.git_url) {
         deps.log.warn({ scheduleId }, 'schedule skipped: its repository no longer exists');
         return;
       }
-      const branch = s.template_branch || s.repository_branch || 'HEAD';
+      const branch = defaults.git_branch || s.template_branch || s.repository_branch || 'HEAD';
       const head = await branchHead(s.git_url, branch, await gitAuth(s));
       if (!head) {
         deps.log.warn({ scheduleId, branch }, 'schedule skipped: branch not found in the repository');
@@ -230,11 +232,11 @@ export function createScheduler(
       if (head === s.last_commit_hash) return;
       commitHash = head;
     }
-    const taskId = await deps.startTask(
-      s.project_id,
-      { template_id: s.template_id },
-      { userId: null, scheduleId, ...(commitHash ? { commitHash } : {}) },
-    );
+    const taskId = await deps.startTask(s.project_id, taskWithDefaults(s.template_id, defaults), {
+      userId: null,
+      scheduleId,
+      ...(commitHash ? { commitHash } : {}),
+    });
     if (commitHash)
       await persist('saving a schedule commit', scheduleId, () =>
         saveCommitHash(deps.db, scheduleId, commitHash),
@@ -279,7 +281,7 @@ export function createScheduler(
     try {
       taskId = await deps.startTask(
         s.project_id,
-        { template_id: s.template_id },
+        taskWithDefaults(s.template_id, storedDefaultParams(s.task_params)),
         { userId: null, scheduleId },
       );
     } catch (err) {

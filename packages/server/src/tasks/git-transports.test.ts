@@ -222,7 +222,13 @@ describe('git commands of a checkout (fake processes)', () => {
       },
     };
     const dir = mkdtempSync(join(scratch, 'job-'));
-    const details = { task: { id: 1 }, project: { id: 1 }, template: { type: '' }, envVars: {}, secretEnv: {} };
+    const details = {
+      task: { id: 1 },
+      project: { id: 1 },
+      template: { type: '' },
+      envVars: {},
+      secretEnv: {},
+    };
     const { job } = jobIn(details as unknown as JobDetails, adapter, dir);
     mkdirSync(join(dir, 'repos', 'repo_4.git', 'HEAD'), { recursive: true }); // an existing cache
     const checkout = async (url: string) => {

@@ -163,6 +163,11 @@ export async function fillProject(deps: Deps, projectId: number, aliasPrefix: st
     name: 'Nightly build',
     active: 1,
     last_commit_hash: null,
+    task_params: JSON.stringify({
+      environment: '{"NIGHTLY":"1"}',
+      inventory_id: inventory,
+      message: 'nightly',
+    }),
   });
   const integration = await insertReturningId(db, dialect, 'integration', {
     project_id: projectId,

@@ -23,20 +23,13 @@ export const NOT_EXERCISED: Record<string, string> = {
 export const PENDING_ELSEWHERE: Record<string, string> = {};
 
 /**
- * Mismatches in folders other people own at the moment (schedules): each entry is `<op> <json path>: <problem>`.
+ * Mismatches in folders other people own at the moment (none now): each entry is `<op> <json path>: <problem>`.
  * The test fails when one disappears, so fixed ones get removed here too.
  */
-export const KNOWN_ELSEWHERE: Record<string, string> = {
-  // The peer keeps a schedule's task parameters (environment, arguments, branch, inventory, params, message) and
-  // passes them to each task it starts; ours neither stores nor answers them (features/schedules).
-  'POST /project/{project_id}/schedules .task_params: got back nothing, not what was sent':
-    'schedules keep no task parameters',
-  'PUT /project/{project_id}/schedules/{schedule_id} .task_params: got back nothing, not what was sent':
-    'schedules keep no task parameters',
-};
+export const KNOWN_ELSEWHERE: Record<string, string> = {};
 
 /** Folders other people own at the moment: only their mismatches may be listed in KNOWN_ELSEWHERE. */
-export const ELSEWHERE = new Set(['schedules']);
+export const ELSEWHERE = new Set<string>();
 
 /** The folder (of the server's features) an operation belongs to, to say who fixes a mismatch. */
 export function owner(path: string) {

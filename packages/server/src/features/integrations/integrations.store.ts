@@ -1,14 +1,10 @@
-import type {
-  Integration,
-  IntegrationAuthMethod,
-  IntegrationInput,
-  IntegrationTaskParams,
-} from '@signalbox/contracts';
+import type { Integration, IntegrationAuthMethod, IntegrationInput } from '@signalbox/contracts';
 import type { Selectable } from 'kysely';
 import type { Db, Dialect } from '../../db';
 import { deleteRows, findRow, updateRows } from '../../db/rows';
 import type { IntegrationTable } from '../../db/tables';
-import { fromBool, insertReturningId, parseJson, toBool } from '../../db/values';
+import { fromBool, insertReturningId, toBool } from '../../db/values';
+import { defaultParamsText, storedDefaultParams } from '../../tasks/default-params';
 
 export type IntegrationRow = Selectable<IntegrationTable>;
 
@@ -22,21 +18,8 @@ export function toIntegration(row: IntegrationRow): Integration {
     auth_header: row.auth_header,
     auth_secret_id: row.auth_secret_id,
     searchable: toBool(row.searchable),
-    task_params: parseJson<IntegrationTaskParams>(row.task_params, {}),
+    task_params: storedDefaultParams(row.task_params),
   };
-}
-
-/** Stored task parameters: only what was given, so defaults stay out of the task. */
-function taskParamsText(params: IntegrationInput['task_params']): string {
-  if (!params) return '{}';
-  const out: IntegrationTaskParams = {};
-  if (params.environment.trim()) out.environment = params.environment;
-  if (params.message) out.message = params.message;
-  if (params.git_branch) out.git_branch = params.git_branch;
-  if (params.inventory_id) out.inventory_id = params.inventory_id;
-  if (params.arguments.trim()) out.arguments = params.arguments;
-  if (Object.keys(params.params).length > 0) out.params = params.params;
-  return JSON.stringify(out);
 }
 
 const integrationValues = (input: IntegrationInput) => ({
@@ -46,7 +29,7 @@ const integrationValues = (input: IntegrationInput) => ({
   auth_header: input.auth_header,
   auth_secret_id: input.auth_secret_id,
   searchable: fromBool(input.searchable),
-  task_params: taskParamsText(input.task_params),
+  task_params: defaultParamsText(input.task_params),
 });
 
 export function listIntegrations(db: Db, projectId: number) {

@@ -1,9 +1,9 @@
-import type { IntegrationTaskParams } from '@signalbox/contracts';
 import type { Db } from '../../db';
 import { now, parseJson } from '../../db/values';
 import type { Deps } from '../../deps';
 import { KeySourceError, keySecretOf } from '../../lib/key-sources';
 import type { NewTask } from '../../ports';
+import { storedDefaultParams, taskWithDefaults } from '../../tasks/default-params';
 import { waitingIntegrationTasks } from '../../tasks/store';
 import { findStoreKey } from '../keys/keys.store';
 import * as aliasStore from './aliases.store';
@@ -63,22 +63,11 @@ function buildTask(
   request: WebhookRequest,
   rules: valueStore.ExtractValueRow[],
 ) {
-  const defaults = parseJson<IntegrationTaskParams>(integration.task_params, {});
-  const extracted = extract(request, rules);
-  const environment = {
-    ...extracted.environment,
-    ...parseJson<Record<string, unknown>>(defaults.environment, {}),
-  };
-  const task: NewTask = {
-    template_id: integration.template_id,
-    environment: JSON.stringify(environment),
-    params: { ...(defaults.params ?? {}), ...extracted.params },
-  };
-  if (defaults.message) task.message = defaults.message;
-  if (defaults.git_branch) task.git_branch = defaults.git_branch;
-  if (defaults.inventory_id) task.inventory_id = defaults.inventory_id;
-  if (defaults.arguments) task.arguments = defaults.arguments;
-  return task;
+  return taskWithDefaults(
+    integration.template_id,
+    storedDefaultParams(integration.task_params),
+    extract(request, rules),
+  );
 }
 
 /** How long an accepted delivery id blocks a redelivery of it. */

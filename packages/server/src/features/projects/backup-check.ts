@@ -18,6 +18,7 @@ import {
 } from '@signalbox/contracts';
 import type { z } from 'zod';
 import { badRequest } from '../../lib/errors';
+import { defaultParamsText } from '../../tasks/default-params';
 import { cronError } from '../schedules/cron';
 
 /**
@@ -143,14 +144,6 @@ const refId = (name: string | null) => (name == null ? null : REF);
 const isRecord = (v: unknown): v is Record<string, unknown> =>
   v !== null && typeof v === 'object' && !Array.isArray(v);
 
-/** True for a value a peer writes for "nothing set": null, '', false, 0, {} or [] (at any depth). */
-function isEmptyValue(v: unknown): boolean {
-  if (v == null || v === '' || v === false || v === 0) return true;
-  if (Array.isArray(v)) return v.every(isEmptyValue);
-  if (isRecord(v)) return Object.values(v).every(isEmptyValue);
-  return false;
-}
-
 const environmentSecretOwners = new Set(['environment', 'variable']);
 
 // Loaded on first use: an idle server holds no YAML parser (and the check stays synchronous).
@@ -241,6 +234,9 @@ export type RestorePlan = {
     delete_after_run: boolean;
     active: boolean;
     repository: string | null;
+    /** The stored text of its default task parameters, without the inventory (by name in `inventory`). */
+    task_params: string;
+    inventory: string | null;
   }>;
   integrations: Array<{
     name: string;
@@ -555,6 +551,7 @@ export function planRestore(b: ProjectBackupInput): RestorePlan {
     };
   });
 
+  const inventoryNames = new Set(inventoryType.keys());
   // Old backups have no schedules list: each template's cron was its schedule.
   const scheduleList =
     b.schedules ??
@@ -566,8 +563,13 @@ export function planRestore(b: ProjectBackupInput): RestorePlan {
   const schedules = scheduleList.map((s, i) => {
     const at = `schedules[${i}]`;
     const raw = s as Record<string, unknown>;
-    if (!isEmptyValue(raw.task_params))
-      throw invalid(`${at}.task_params`, 'task parameters of a schedule cannot be restored here');
+    const {
+      inventory_name,
+      inventory_id: _stale,
+      ...params
+    } = isRecord(raw.task_params) ? raw.task_params : {};
+    const inventory = typeof inventory_name === 'string' && inventory_name ? inventory_name : null;
+    assertRef(`${at}.task_params.inventory_name`, 'inventory', 'inventories', inventoryNames, inventory);
     assertRef(`${at}.template`, 'template', 'templates', templateNames, s.template);
     assertRef(
       `${at}.checkable_repository`,
@@ -588,6 +590,7 @@ export function planRestore(b: ProjectBackupInput): RestorePlan {
         repository_id: refId(s.checkable_repository),
         name: s.name,
         active: s.active,
+        task_params: { ...params, inventory_id: refId(inventory) },
       },
       at,
     );
@@ -606,10 +609,11 @@ export function planRestore(b: ProjectBackupInput): RestorePlan {
       // A run-once schedule whose time has passed comes back disabled, so a restore never runs it.
       active: input.active && (!runAt || Date.parse(runAt) > Date.now()),
       repository: once ? null : s.checkable_repository,
+      task_params: defaultParamsText(input.task_params && { ...input.task_params, inventory_id: null }),
+      inventory,
     };
   });
 
-  const inventoryNames = new Set(inventoryType.keys());
   const integrations = b.integrations.map((integration, i) => {
     const at = `integrations[${i}]`;
     assertRef(`${at}.template`, 'template', 'templates', templateNames, integration.template);

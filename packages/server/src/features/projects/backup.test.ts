@@ -257,6 +257,7 @@ describe.each(testDialects())('project backup and restore on $name', (dialect) =
         type: '',
         run_at: null,
         delete_after_run: false,
+        task_params: { environment: '{"NIGHTLY":"1"}', inventory_name: 'Web servers', message: 'nightly' },
       },
     ]);
     expect(backup.integrations[0]).toMatchObject({

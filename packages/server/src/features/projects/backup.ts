@@ -225,6 +225,7 @@ export async function readBackup(db: Db, projectId: number): Promise<ProjectBack
         type: s.type === 'run_at' ? ('run_at' as const) : ('' as const),
         run_at: s.run_at,
         delete_after_run: toBool(s.delete_after_run),
+        task_params: portableParams(s.task_params ?? '{}'),
       })),
   };
 }

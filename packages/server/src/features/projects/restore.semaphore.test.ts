@@ -883,7 +883,6 @@ esac
           input: {
             template_id: build,
             environment: JSON.stringify({ COMMIT_SHA: 'abc123', PUSHER: 'octo', DEPLOY_REASON: 'push' }),
-            params: {},
             message: 'from GitHub',
           },
         },
@@ -921,7 +920,6 @@ esac
           projectId,
           input: {
             template_id: site,
-            environment: '{}',
             params: { limit: 'web1' },
             message: 'token deploy',
             inventory_id: local,

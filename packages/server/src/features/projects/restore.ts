@@ -267,6 +267,8 @@ async function writePlan(
 
   for (const s of plan.schedules) {
     await pace();
+    const inventoryId = optionalIdOf('inventory', s.inventory);
+    const params = JSON.parse(s.task_params) as Record<string, unknown>;
     await db
       .insertInto('schedule')
       .values({
@@ -280,6 +282,7 @@ async function writePlan(
         name: s.name,
         active: fromBool(s.active),
         last_commit_hash: null,
+        task_params: JSON.stringify(inventoryId ? { ...params, inventory_id: inventoryId } : params),
       })
       .execute();
   }

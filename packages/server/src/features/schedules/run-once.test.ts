@@ -65,6 +65,7 @@ describe.each(testDialects())('run-once schedules through the API on $name', (di
       name: 'Go live',
       active: true,
       tpl_name: 'Release',
+      task_params: expect.objectContaining({ environment: '', message: '' }),
     });
     expect(planned().get(s.id)?.toISOString()).toBe(at.utc);
     expect((await project.clients.guest.get(url)).json()).toContainEqual(s);

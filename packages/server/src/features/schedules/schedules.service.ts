@@ -1,9 +1,10 @@
 import type { ScheduleInput } from '@signalbox/contracts';
 import { recordProjectEvent } from '../../audit/audit.store';
-import { fromBool } from '../../db/values';
+import { fromBool, parseJson } from '../../db/values';
 import type { Deps } from '../../deps';
 import { badRequest, found, notFound } from '../../lib/errors';
 import { type Described, describeSchedule } from '../../scheduler/describe';
+import { defaultParamsText } from '../../tasks/default-params';
 import { findTemplate } from '../../tasks/store';
 import { surveyVarsOf, unanswerableSurveyVars } from '../../tasks/survey-answers';
 import { assertInProject } from '../refs/refs.store';
@@ -53,20 +54,27 @@ async function checkInput(deps: Pick<Deps, 'db'>, projectId: number, input: Sche
   else assertCron(input.cron_format);
   await assertInProject(deps.db, 'template', input.template_id, projectId, 'Template');
   await assertInProject(deps.db, 'repository', input.repository_id, projectId, 'Repository');
-  await assertAnswerable(deps, input.template_id);
+  await assertInProject(deps.db, 'inventory', input.task_params?.inventory_id, projectId, 'Inventory');
+  await assertAnswerable(deps, input.template_id, input.task_params?.environment);
 }
 
 /**
- * A schedule gives its task no survey answers: the template's required survey variables must all have a default,
- * else every run would start without a value the template requires.
+ * A schedule answers its template's survey only through the extra variables of its task parameters (never a
+ * secret one: those are not kept with a schedule): every other required survey variable must have a default, else
+ * every run would start without a value the template requires.
  */
-async function assertAnswerable(deps: Pick<Deps, 'db'>, templateId: number) {
+async function assertAnswerable(deps: Pick<Deps, 'db'>, templateId: number, environment: string | undefined) {
   const template = await findTemplate(deps.db, templateId);
   if (!template) return;
-  const missing = unanswerableSurveyVars(surveyVarsOf(template.survey_vars));
+  const surveyVars = surveyVarsOf(template.survey_vars);
+  const parsed = parseJson<unknown>(environment, {});
+  const values: Record<string, unknown> =
+    parsed && typeof parsed === 'object' && !Array.isArray(parsed) ? { ...parsed } : {};
+  for (const v of surveyVars) if (v.type === 'secret') delete values[v.name];
+  const missing = unanswerableSurveyVars(surveyVars, values);
   if (missing.length === 0) return;
   const names = missing.map((v) => `"${v.title}"`).join(', ');
-  const message = `A schedule cannot answer the template's required survey variable${missing.length > 1 ? 's' : ''} ${names}: give ${missing.length > 1 ? 'them defaults' : 'it a default'} in the template, or make ${missing.length > 1 ? 'them' : 'it'} optional`;
+  const message = `A schedule cannot answer the template's required survey variable${missing.length > 1 ? 's' : ''} ${names}: give ${missing.length > 1 ? 'them defaults' : 'it a default'} in the template, make ${missing.length > 1 ? 'them' : 'it'} optional, or set ${missing.length > 1 ? 'them' : 'it'} in the schedule's extra variables (not a secret one)`;
   throw badRequest(message, { template_id: message });
 }
 
@@ -92,6 +100,7 @@ const scheduleValues = (input: ScheduleInput) => {
     repository_id: once ? null : input.repository_id,
     name: input.name,
     active: fromBool(input.active),
+    task_params: defaultParamsText(input.task_params),
     ...(once && input.active ? { last_tick: null, run_missed: 0 } : {}),
   };
 };

@@ -3,6 +3,7 @@ import type { Insertable, Selectable, Updateable } from 'kysely';
 import type { Db, Dialect } from '../../db';
 import type { ScheduleTable } from '../../db/tables';
 import { insertReturningId, toBool } from '../../db/values';
+import { answeredDefaultParams } from '../../tasks/default-params';
 
 export type ScheduleRow = Selectable<ScheduleTable>;
 
@@ -31,6 +32,7 @@ export function toSchedule(row: ScheduleRow & { tpl_name: string | null }): Sche
     name: row.name,
     active: toBool(row.active),
     tpl_name: row.tpl_name ?? '',
+    task_params: answeredDefaultParams(row.task_params),
   };
 }
 

@@ -19,6 +19,14 @@ import {
 import { cronError } from './cron';
 
 const MB = 'x'.repeat(1024 * 1024);
+/** How a schedule answers task parameters it was given none of (Semaphore's TaskPrams blank, no inventory). */
+const NO_TASK_PARAMS = {
+  environment: '',
+  message: '',
+  git_branch: '',
+  arguments: '',
+  params: {},
+};
 
 describe('cronError', () => {
   it('accepts 5-field cron and the nicknames', () => {
@@ -110,6 +118,7 @@ describe.each(testDialects())('schedules on $name', (dialect) => {
       name: 'Midnight',
       active: true,
       tpl_name: 'Nightly',
+      task_params: NO_TASK_PARAMS,
     });
     expect(refresh).toHaveBeenCalledTimes(1);
 
@@ -143,6 +152,52 @@ describe.each(testDialects())('schedules on $name', (dialect) => {
     expect(refresh).toHaveBeenCalledTimes(3);
     expect((await project.admin.get(`${project.base}/schedules/${s.id}`)).statusCode).toBe(404);
     refresh.mockRestore();
+  });
+
+  it("keeps the task parameters given, and refuses bad ones or another project's inventory", async () => {
+    const taskParams = {
+      environment: '{"REGION":"eu"}',
+      message: 'nightly build',
+      git_branch: 'release',
+      inventory_id: project.fx.inventory,
+      arguments: '["-v"]',
+      params: { debug: true },
+    };
+    const s = await create({ task_params: taskParams });
+    expect(s.task_params).toEqual(taskParams);
+    expect((await project.admin.get(`${project.base}/schedules/${s.id}`)).json().task_params).toEqual(
+      taskParams,
+    );
+    // Blank text and empty lists read as not set.
+    const upd = await project.admin.put(`${project.base}/schedules/${s.id}`, {
+      id: s.id,
+      template_id: templateId,
+      cron_format: '0 0 * * *',
+      task_params: { environment: ' ', message: 'only this', arguments: '', params: {} },
+    });
+    expect(upd.statusCode, upd.body).toBe(204);
+    expect((await project.admin.get(`${project.base}/schedules/${s.id}`)).json().task_params).toEqual({
+      ...NO_TASK_PARAMS,
+      message: 'only this',
+    });
+
+    const before = await snapshot(h);
+    for (const [task_params, fields] of [
+      [{ inventory_id: foreign.inventory }, { inventory: 'Inventory not found' }],
+      [{ environment: '["a"]' }, { 'task_params.environment': 'Environment must be a JSON object' }],
+      [{ arguments: '{"a":1}' }, { 'task_params.arguments': 'Arguments must be a JSON array' }],
+      ['text', { task_params: 'Task params must be an object' }],
+    ] as const) {
+      const res = await project.admin.post(`${project.base}/schedules`, {
+        template_id: templateId,
+        cron_format: '@daily',
+        task_params,
+      });
+      expect(res.statusCode, res.body).toBe(400);
+      expect(res.json().fields, JSON.stringify(task_params)).toEqual(fields);
+    }
+    expect(await snapshot(h)).toEqual(before);
+    await project.admin.del(`${project.base}/schedules/${s.id}`);
   });
 
   it('forgets the last commit when the repository changes', async () => {

@@ -102,7 +102,7 @@ describe.each(testDialects())('required survey answers on $name', (dialect) => {
     const res = await members.manager.post(p('/schedules'), body);
     expect(res.statusCode, res.body).toBe(400);
     expect(res.json().error).toBe(
-      'A schedule cannot answer the template\'s required survey variable "Target host": give it a default in the template, or make it optional',
+      'A schedule cannot answer the template\'s required survey variable "Target host": give it a default in the template, make it optional, or set it in the schedule\'s extra variables (not a secret one)',
     );
     expect(res.json().fields).toHaveProperty('template_id');
     const runOnce = await members.manager.post(p('/schedules'), {
@@ -124,5 +124,27 @@ describe.each(testDialects())('required survey answers on $name', (dialect) => {
       template_id: tpl,
     });
     expect(moved.statusCode, moved.body).toBe(400);
+  });
+
+  it('accepts a schedule whose extra variables answer the required variable, never a secret one', async () => {
+    const tpl = await template([target(), target({ name: 'token', title: 'Token', type: 'secret' })]);
+    const body = { template_id: tpl, cron_format: '0 3 * * *', name: 'Nightly', active: true };
+    // Both answered in the schedule's extra variables: the secret one is not taken from there.
+    const secretToo = await members.manager.post(p('/schedules'), {
+      ...body,
+      task_params: { environment: '{"target":"web2","token":"s3cret"}' },
+    });
+    expect(secretToo.statusCode, secretToo.body).toBe(400);
+    expect(secretToo.json().error).toContain('"Token"');
+    expect(secretToo.json().error).not.toContain('"Target host"');
+
+    const plain = await template([target()]);
+    const saved = await members.manager.post(p('/schedules'), {
+      ...body,
+      template_id: plain,
+      task_params: { environment: '{"target":"web2"}' },
+    });
+    expect(saved.statusCode, saved.body).toBe(201);
+    expect(saved.json().task_params).toMatchObject({ environment: '{"target":"web2"}', message: '' });
   });
 });

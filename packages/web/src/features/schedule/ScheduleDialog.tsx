@@ -126,8 +126,9 @@ export function ScheduleDialog({
     const name = templates.data?.find((x) => x.id === values.template_id)?.name ?? '';
     // A run-once schedule is saved active again: picking a new time re-arms one that ran or was missed.
     const body = values.type === 'run_at' ? { ...values, active: true } : values;
+    // The dialog does not edit task parameters (set through the API): an edit keeps them.
     await saveAndClose(
-      { ...body, id: item?.id ?? null },
+      { ...body, id: item?.id ?? null, ...(item ? { task_params: item.task_params } : {}) },
       t(item ? 'schedule.saved' : 'schedule.created', { name }),
     );
   });

@@ -49,7 +49,7 @@ function RunOnceState({ schedule }: { schedule: Schedule }) {
 /** A schedule's own name, else the name of the template it runs. */
 const nameOf = (s: Schedule) => s.name || s.tpl_name;
 
-/** The body of PUT schedules/{id}: the schedule as it is, with `active` as given. */
+/** The body of PUT schedules/{id}: the schedule as it is (its task parameters too), with `active` as given. */
 const withActive = (s: Schedule, active: boolean) => ({
   id: s.id,
   template_id: s.template_id,
@@ -60,6 +60,7 @@ const withActive = (s: Schedule, active: boolean) => ({
   repository_id: s.repository_id,
   name: s.name,
   active,
+  task_params: s.task_params,
 });
 
 /** /project/{id}/schedule: name, template (link), cron or run-once time, next run, an Active switch, actions. */

@@ -16,6 +16,7 @@ const schedule = (over: Partial<Schedule>): Schedule => ({
   name: '',
   active: true,
   tpl_name: 'T',
+  task_params: {},
   ...over,
 });
 

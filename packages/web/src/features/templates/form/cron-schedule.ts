@@ -55,6 +55,7 @@ export function useApplyFormSchedule(projectId: number) {
           repository_id: null,
           name: current.name,
           active: current.active,
+          task_params: current.task_params,
         },
       });
     await client.invalidateQueries({ queryKey: resourceKey(projectId, 'schedules') });
