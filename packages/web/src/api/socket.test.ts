@@ -16,11 +16,14 @@ class FakeSocket {
 
 beforeEach(() => {
   vi.useFakeTimers();
+  // The reconnect's random part at its least: the waits are their base (2 s, 4 s, …).
+  vi.spyOn(Math, 'random').mockReturnValue(0);
   FakeSocket.all = [];
   vi.stubGlobal('WebSocket', FakeSocket);
   vi.stubGlobal('window', { location: { href: 'http://localhost/project/1/history' } });
 });
 afterEach(() => {
+  vi.restoreAllMocks();
   vi.useRealTimers();
   vi.unstubAllGlobals();
 });
@@ -100,9 +103,43 @@ describe('LiveSocket', () => {
     vi.advanceTimersByTime(2000);
     FakeSocket.all[2].close(1006);
     expect(live.serverShutDown).toBe(true);
-    vi.advanceTimersByTime(2000);
+    vi.advanceTimersByTime(4000);
     FakeSocket.all[3].onopen?.();
     expect(live.serverShutDown).toBe(false);
+  });
+
+  it('waits longer after each failed reconnect, up to 20 s (30 s with the random part), and 2 s again once a socket opened', async () => {
+    const { LiveSocket } = await import('./socket');
+    const live = new LiveSocket();
+    live.start();
+    FakeSocket.all[0].onopen?.();
+    FakeSocket.all[0].close(1006);
+    // The server is away: each attempt fails; the waits double.
+    const waits: number[] = [];
+    for (let attempt = 1; attempt <= 6; attempt++) {
+      const before = Date.now();
+      while (FakeSocket.all.length === attempt) vi.advanceTimersByTime(100);
+      waits.push(Date.now() - before);
+      FakeSocket.all[attempt]!.close(1006);
+    }
+    expect(waits).toEqual([2000, 4000, 8000, 16000, 20000, 20000]);
+    // Back: the next loss waits 2 s again.
+    vi.advanceTimersByTime(30_000);
+    FakeSocket.all[7]!.onopen?.();
+    FakeSocket.all[7]!.close(1006);
+    vi.advanceTimersByTime(1999);
+    expect(FakeSocket.all).toHaveLength(8);
+    vi.advanceTimersByTime(1);
+    expect(FakeSocket.all).toHaveLength(9);
+  });
+
+  it('spreads the consoles of a restarted server over a second, then over longer and longer waits', async () => {
+    const { reconnectDelay } = await import('./socket');
+    const draws = [0, 0.25, 0.5, 0.999];
+    expect(draws.map((r) => reconnectDelay(0, () => r))).toEqual([2000, 2250, 2500, 2999]);
+    expect(draws.map((r) => reconnectDelay(3, () => r))).toEqual([16000, 18000, 20000, 23992]);
+    expect(reconnectDelay(50, () => 0)).toBe(20000);
+    expect(reconnectDelay(50, () => 0.999)).toBe(29990);
   });
 
   it('does not reconnect after stop()', async () => {

@@ -5,10 +5,23 @@ type Listener = (message: Exclude<LiveSocketMessage, { type: 'relay' }>) => void
 type RelayListener = (connected: boolean) => void;
 type StateListener = (connected: boolean, reconnected: boolean) => void;
 
+/** The wait before the first reconnect after an unexpected close. */
 export const RECONNECT_DELAY_MS = 2000;
+/** The longest wait between reconnects while the server stays away. */
+export const RECONNECT_MAX_MS = 30_000;
 
 /**
- * One socket to /api/ws for the whole app. It reconnects 2 s after an unexpected close and tells
+ * The wait before reconnect attempt `attempt` (0: the first after a close): 2 s, doubling with each failed attempt
+ * up to 20 s, each lengthened by up to half at random (so never more than 30 s) — so the consoles of a restarted server do not all come
+ * back in the same instant, nor keep knocking every 2 s while it is away.
+ */
+export function reconnectDelay(attempt: number, random: () => number = Math.random): number {
+  const base = Math.min((RECONNECT_MAX_MS * 2) / 3, RECONNECT_DELAY_MS * 2 ** Math.min(attempt, 16));
+  return Math.round(base * (1 + random() / 2));
+}
+
+/**
+ * One socket to /api/ws for the whole app. It reconnects after an unexpected close (see reconnectDelay) and tells
  * its state listeners, so views can resynchronise what they missed and show that live updates are off.
  */
 export class LiveSocket {
@@ -22,6 +35,8 @@ export class LiveSocket {
    */
   relayConnected = true;
   private timer: ReturnType<typeof setTimeout> | null = null;
+  /** Reconnect attempts since the socket was last open. */
+  private attempts = 0;
   private closedOnPurpose = false;
   private everConnected = false;
   connected = false;
@@ -39,6 +54,7 @@ export class LiveSocket {
     const ws = new WebSocket(url);
     this.ws = ws;
     ws.onopen = () => {
+      this.attempts = 0;
       this.serverShutDown = false;
       this.setRelay(true);
       const reconnected = this.everConnected;
@@ -60,7 +76,9 @@ export class LiveSocket {
         this.serverShutDown = true;
       this.ws = null;
       this.setConnected(false, false);
-      if (!this.closedOnPurpose) this.timer = setTimeout(() => this.reconnect(), RECONNECT_DELAY_MS);
+      if (this.closedOnPurpose) return;
+      this.timer = setTimeout(() => this.reconnect(), reconnectDelay(this.attempts));
+      this.attempts += 1;
     };
     ws.onerror = () => ws.close();
   }
