@@ -84,6 +84,23 @@ describe('sign-in page', () => {
       expect(text).toContain('npx signalbox user list');
       expect(text).toMatch(/signalbox user change-by-login --login <login> --password [A-Za-z0-9]{10}\b/);
       expect(text).toMatch(/signalbox user add --admin/);
+      // The example password is never broken across lines, however narrow the screen.
+      const password = /--password ([A-Za-z0-9]{10})\b/.exec(text)![1]!;
+      const lines = await dialog.locator('code').evaluateAll((codes, word) => {
+        for (const code of codes) {
+          const walker = document.createTreeWalker(code, NodeFilter.SHOW_TEXT);
+          for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+            const at = node.textContent!.indexOf(word);
+            if (at < 0) continue;
+            const range = document.createRange();
+            range.setStart(node, at);
+            range.setEnd(node, at + word.length);
+            return new Set([...range.getClientRects()].map((r) => Math.round(r.top))).size;
+          }
+        }
+        return 0;
+      }, password);
+      expect(lines).toBe(1);
       await shot(page, `login-help-${scheme}-${size}`);
       await context.close();
     }

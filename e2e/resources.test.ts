@@ -205,6 +205,25 @@ describe('environment', () => {
     await dialog(page).getByRole('textbox', { name: 'Name', exact: true }).fill('Production');
     await dialog(page).getByLabel('Do not check SSH host keys (ANSIBLE_HOST_KEY_CHECKING=False)').check();
     await dialog(page).getByRole('button', { name: 'Add secret' }).click();
+    // The secret's row: its fields side by side on one line, the longest type shown whole.
+    await dialog(page).locator('[data-secret-row]').getByRole('combobox').click();
+    await page.getByRole('option', { name: 'Environment variable', exact: true }).click();
+    const layout = await dialog(page)
+      .locator('[data-secret-row]')
+      .evaluate((row) => {
+        const fields = [...row.querySelectorAll('.MuiFormControl-root')].map(
+          (f) => f.getBoundingClientRect().top,
+        );
+        const type = row.querySelector('[role=combobox]') as HTMLElement;
+        return {
+          tops: new Set(fields).size,
+          text: type.textContent,
+          cut: type.scrollWidth > type.clientWidth,
+        };
+      });
+    expect(layout).toEqual({ tops: 1, text: 'Environment variable', cut: false });
+    await dialog(page).locator('[data-secret-row]').getByRole('combobox').click();
+    await page.getByRole('option', { name: 'Extra variable', exact: true }).click();
     await dialog(page).getByLabel('Secret name').fill('API_TOKEN');
     await dialog(page).getByLabel('Value').fill('tok-123');
     const extra = dialog(page).locator('[data-testid=extra-vars-editor] .cm-content');

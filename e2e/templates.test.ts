@@ -177,6 +177,8 @@ describe('template form', () => {
     await dialog(page).getByRole('button', { name: 'Save' }).click();
     await dialog(page).getByText('Enumeration must have values.').waitFor();
     await dialog(page).getByRole('button', { name: 'Add value' }).click();
+    // Once a value is there, the list no longer says it has none.
+    await expect.poll(() => dialog(page).getByText('Enumeration must have values.').count()).toBe(0);
     await dialog(page).getByRole('button', { name: 'Save' }).click();
     await dialog(page).getByText('Value name cannot be empty.').waitFor();
     await dialog(page).getByRole('textbox', { name: 'Name', exact: true }).last().fill('Red');

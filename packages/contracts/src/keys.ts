@@ -12,7 +12,7 @@ export type KeyType = (typeof keyTypes)[number];
 export const keySourceTypes = ['env', 'file'] as const;
 export type KeySourceType = (typeof keySourceTypes)[number];
 export const KEY_SOURCE_MAX = 1024;
-/** The prefix environment variables read by keys must have unless the server sets another (see its README). */
+/** The prefix environment variables read by keys must have unless the server sets another (see docs/configuration.md). */
 export const DEFAULT_KEY_ENV_PREFIX = 'SIGNALBOX_KEY_';
 
 /** The login a key signs in as; its secret (password, passphrase, private key) is never answered. */

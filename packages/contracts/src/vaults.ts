@@ -4,7 +4,7 @@ import { messages, optionalId } from './common';
 /**
  * A template's Ansible vault: one per template, named (the vault id Ansible is given, `--vault-id <name>@…`), whose
  * password is a key of the project (`password`) or what a script prints (`script`). Only administrators may set
- * or change a script: it runs on the machine that runs the task (README, security model).
+ * or change a script: it runs on the machine that runs the task (docs/security.md).
  */
 
 export const DEFAULT_VAULT_NAME = 'default';

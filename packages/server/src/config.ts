@@ -52,7 +52,7 @@ const oidcProvider = z.object({
   groups_claim: z.string().default('groups'),
   /** When set, a user signing in is an admin exactly when one of their groups is listed here. */
   admin_groups: z.array(z.string().min(1)).default([]),
-  /** Project memberships that follow the user's groups at every sign-in (see README). */
+  /** Project memberships that follow the user's groups at every sign-in (see docs/configuration.md). */
   project_roles: groupProjectRoles.default([]),
 });
 export type OidcProviderConfig = z.infer<typeof oidcProvider>;
@@ -262,7 +262,7 @@ const variables = {
     'SEMAPHORE_OIDC_PROVIDERS',
   ],
   trustProxy: [trustProxy, 'SIGNALBOX_TRUST_PROXY'],
-  // LDAP sign-in (README: LDAP). The second SEMAPHORE_* names are those of the peer's container image.
+  // LDAP sign-in (docs/configuration.md: LDAP). The second SEMAPHORE_* names are those of the peer's container image.
   ldapEnable: [
     bool.default(false),
     'SIGNALBOX_LDAP_ENABLE',

@@ -36,7 +36,7 @@ import { gitRepo } from './support/task-fixtures';
  * such as dredd checks it: every operation in it but the four NOT_EXERCISED lists is sent to the real server, each
  * on fresh fixtures of its own (support/conformance-fixtures.ts: a new project with one object of every kind), with
  * the body the operation's own definition gives (its examples and properties, unchanged but where a step names the
- * deliberate difference of the README it follows) and the query string from its parameters' examples. Each answer
+ * deliberate difference of docs/api-differences.md it follows) and the query string from its parameters' examples. Each answer
  * must have a status the document lists for the operation and validate against the documented response schema:
  * the required fields and the ones Signalbox documents present, none null that may not be, every field of the
  * Swagger type; a field a write sends comes back as sent (NORMALIZED lists the exceptions and why). Every error
@@ -53,13 +53,8 @@ const operations = swaggerOperations(doc);
 const byKey = new Map(operations.map((o) => [o.key, o]));
 const wanted = operations.filter((o) => !(o.key in NOT_EXERCISED));
 
-/** The README's section of deliberate differences: every difference a step follows is a bullet of it. */
-const differences = (() => {
-  const readme = readFileSync(new URL('../../../README.md', import.meta.url), 'utf8');
-  const start = readme.indexOf("## Differences from Semaphore's API");
-  const end = readme.indexOf('\n## ', start + 1);
-  return readme.slice(start, end === -1 ? undefined : end);
-})();
+/** The documented deliberate differences (docs/api-differences.md): every difference a step follows is a bullet of it. */
+const differences = readFileSync(new URL('../../../docs/api-differences.md', import.meta.url), 'utf8');
 
 /** A Swagger path with its `{param}`s filled. */
 const fillPath = (path: string, ids: Record<string, unknown>) =>
@@ -138,7 +133,7 @@ describe('Swagger operations', () => {
         `${step.op}: a changed body names its difference or what the document lacks`,
       ).toBe(true);
       if (step.difference)
-        expect(differences, `${step.op}: "${step.difference}" is a difference of the README`).toContain(
+        expect(differences, `${step.op}: "${step.difference}" is a difference of docs/api-differences.md`).toContain(
           `- **${step.difference}`,
         );
     }

@@ -4,7 +4,7 @@ import { readRepoFile } from '../support/deploy-files';
 
 /**
  * The settings config.ts reads, against where they are documented: `.env.example` (every name, its default, a
- * comment) and the README's configuration tables (every name and its Semaphore UI alias). A new, renamed or
+ * comment) and the configuration tables of docs/configuration.md (every name and its Semaphore UI alias). A new, renamed or
  * removed variable fails here until both are updated.
  */
 const NAME = /(?:SIGNALBOX|SEMAPHORE)_[A-Z0-9_]+/;
@@ -62,13 +62,8 @@ describe('settings documentation', () => {
     });
   });
 
-  describe('README configuration tables', () => {
-    const readme = readRepoFile('README.md');
-    const section = readme.slice(
-      readme.indexOf('\n## Configuration\n'),
-      readme.indexOf('\n## ', readme.indexOf('\n## Configuration\n') + 1),
-    );
-    const rows = section
+  describe('configuration tables (docs/configuration.md)', () => {
+    const rows = readRepoFile('docs/configuration.md')
       .split('\n')
       .filter((line) => line.startsWith('|'))
       .map((line) => line.split('|').map((cell) => cell.trim()))

@@ -32,7 +32,7 @@ export type Step = {
   path?: (c: Ctx, f: Fixtures) => Record<string, unknown>;
   /**
    * A change to the body built from the document's definition. Each change either follows a deliberate
-   * difference (`difference`: the start of its bullet in the README's "Differences from Semaphore's API") or
+   * difference (`difference`: the start of its bullet in docs/api-differences.md) or
    * gives what the document cannot (`because`: a password, which no example carries).
    */
   body?: (example: Record<string, unknown>, c: Ctx, f: Fixtures) => unknown;
