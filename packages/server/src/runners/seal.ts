@@ -43,8 +43,20 @@ function keyOf(own: KeyObject | string, peer: KeyObject | string, salt: Buffer):
 
 /** Encrypts `plain` so that only the holder of the private key of `publicKeyPem` can read it. */
 export function sealFor(publicKeyPem: string, plain: Buffer | string): Sealed {
-  const eph = generateKeyPairSync('x25519');
-  const iv = randomBytes(12);
+  return sealWith(publicKeyPem, plain, generateKeyPairSync('x25519'), randomBytes(12));
+}
+
+/**
+ * The sealing itself, with the ephemeral key pair and the 12-byte IV given: X25519 between the ephemeral private
+ * key and the runner's public key, HKDF-SHA256 (salt: the IV, info: "signalbox runner job v1") to a 256-bit key,
+ * AES-256-GCM. Only sealFor calls it with fresh randomness; a known-answer test calls it with fixed values.
+ */
+export function sealWith(
+  publicKeyPem: string,
+  plain: Buffer | string,
+  eph: { publicKey: KeyObject; privateKey: KeyObject },
+  iv: Buffer,
+): Sealed {
   const epk = eph.publicKey.export({ type: 'spki', format: 'pem' }).toString();
   const key = keyOf(eph.privateKey, publicKeyPem, iv);
   const cipher = createCipheriv('aes-256-gcm', key, iv);
