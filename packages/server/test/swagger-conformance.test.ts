@@ -133,9 +133,10 @@ describe('Swagger operations', () => {
         `${step.op}: a changed body names its difference or what the document lacks`,
       ).toBe(true);
       if (step.difference)
-        expect(differences, `${step.op}: "${step.difference}" is a difference of docs/api-differences.md`).toContain(
-          `- **${step.difference}`,
-        );
+        expect(
+          differences,
+          `${step.op}: "${step.difference}" is a difference of docs/api-differences.md`,
+        ).toContain(`- **${step.difference}`);
     }
   });
 });

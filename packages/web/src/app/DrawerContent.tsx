@@ -25,10 +25,10 @@ import { type ReactNode, useState } from 'react';
 import { useTranslation } from 'react-i18next';
 import { NavLink, useLocation, useNavigate } from 'react-router';
 import { useProject, useProjects, useUser } from '../api/session';
+import { usePickLabels } from '../components/pick-labels';
 import RestoreProjectDialog from '../features/projects/RestoreProjectDialog';
 import { DrawerFooter } from './DrawerFooter';
 import { ProjectAvatar } from './ProjectAvatar';
-import { usePickLabels } from './pick-labels';
 
 type NavItem = { to: string; key: string; icon: ReactNode; match?: RegExp };
 

@@ -21,9 +21,9 @@ import { useState } from 'react';
 import { useTranslation } from 'react-i18next';
 import { useNavigate } from 'react-router';
 import { signOut, useInfo, useLoginOptions, useUser } from '../api/session';
+import { LanguageMenu } from '../components/LanguageMenu';
 import { type AccountDialog, AccountDialogs } from '../features/users/AccountDialogs';
 import { languages } from '../i18n/languages';
-import { LanguageMenu } from './LanguageMenu';
 import { type ThemeMode, useThemeMode } from './theme';
 
 /** Drawer footer: dark-mode switch, theme (light/dark/system), language menu, user menu. */

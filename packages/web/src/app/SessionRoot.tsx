@@ -4,10 +4,10 @@ import { Navigate, Route, Routes, useLocation } from 'react-router';
 import { ApiError } from '../api/client';
 import { useUser } from '../api/session';
 import { liveSocket } from '../api/socket';
+import { ErrorPage, Spinner } from '../components/states';
 import { errorText } from '../i18n/messages';
 import { HomeRedirect, ProjectIndexRedirect } from './redirects';
 import { Shell } from './Shell';
-import { ErrorPage, Spinner } from './states';
 
 const UsersPage = lazy(() => import('../features/users/UsersPage'));
 const RunnersPage = lazy(() => import('../features/runners/RunnersPage'));

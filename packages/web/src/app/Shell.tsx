@@ -4,10 +4,10 @@ import { lazy, Suspense, useEffect, useState } from 'react';
 import { useTranslation } from 'react-i18next';
 import { Outlet, useLocation, useSearchParams } from 'react-router';
 import { useProjects } from '../api/session';
+import { Spinner } from '../components/states';
 import { MyInvitesDialog } from '../features/team/MyInvitesDialog';
 import { DrawerContent } from './DrawerContent';
 import { LiveStatusBanner } from './LiveStatusBanner';
-import { Spinner } from './states';
 
 const loadTaskLogDialog = () => import('../features/tasks/TaskLogDialog');
 const TaskLogDialog = lazy(loadTaskLogDialog);

@@ -1,8 +1,8 @@
 import { Navigate } from 'react-router';
 import { useProjects } from '../api/session';
-import { readPref } from './prefs';
-import { useProjectContext } from './project-context';
-import { Spinner } from './states';
+import { useProjectContext } from '../components/project-context';
+import { Spinner } from '../components/states';
+import { readPref } from '../lib/prefs';
 
 /** `/`: the remembered project, else the first one; a user with zero projects goes to /project/new. */
 export function HomeRedirect() {

@@ -1,6 +1,6 @@
 import { lazy, Suspense } from 'react';
 import { Route, Routes } from 'react-router';
-import { Spinner } from './states';
+import { Spinner } from '../components/states';
 
 const LoginPage = lazy(() => import('../features/auth/LoginPage'));
 const SessionRoot = lazy(() => import('./SessionRoot'));

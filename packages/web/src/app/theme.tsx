@@ -1,6 +1,6 @@
 import { CssBaseline, createTheme, ThemeProvider, useMediaQuery } from '@mui/material';
 import { createContext, type ReactNode, useContext, useMemo, useState } from 'react';
-import { readPref, writePref } from './prefs';
+import { readPref, writePref } from '../lib/prefs';
 
 export type ThemeMode = 'light' | 'dark' | 'system';
 

@@ -1,6 +1,6 @@
 import i18next from 'i18next';
 import { initReactI18next } from 'react-i18next';
-import { readPref, writePref } from '../app/prefs';
+import { readPref, writePref } from '../lib/prefs';
 import en from './en.json';
 import { type LanguageCode, languageCodes, pickLanguage } from './languages';
 

@@ -5,7 +5,7 @@ import { ErrorCode, errorCodes, messages } from '@signalbox/contracts';
 import i18next from 'i18next';
 import { describe, expect, it } from 'vitest';
 import { ApiError } from '../api/client';
-import { resourceLabels } from '../features/templates/shared/messages';
+import { resourceLabels } from '../components/messages';
 import { languageCodes } from './languages';
 import {
   codeTexts,

@@ -23,9 +23,9 @@ import { type ReactNode, useEffect, useMemo, useState } from 'react';
 import { useTranslation } from 'react-i18next';
 import { api, apiUrl } from '../../api/client';
 import { useProjects } from '../../api/session';
-import { formatDateTime } from '../../app/format';
-import { FormError } from '../../app/forms';
-import { Spinner } from '../../app/states';
+import { formatDateTime } from '../../components/format';
+import { FormError } from '../../components/forms';
+import { Spinner } from '../../components/states';
 import { eventActor, eventText } from './eventText';
 import { type ActivityFilters, exportPath, filterQuery, noFilters, pagePath, rangeIsReversed } from './query';
 

@@ -3,8 +3,8 @@ import { Box, IconButton, Tooltip } from '@mui/material';
 import { useTranslation } from 'react-i18next';
 import { Navigate, useNavigate } from 'react-router';
 import { useSignedInUser } from '../../api/session';
-import { PageHeader } from '../../app/PageHeader';
-import { readPref } from '../../app/prefs';
+import { PageHeader } from '../../components/PageHeader';
+import { readPref } from '../../lib/prefs';
 import { EventLog } from './EventLog';
 
 /** /activity: the events of every project, users and sign-ins included (admins only). */

@@ -10,9 +10,9 @@ import { useForm } from 'react-hook-form';
 import { useTranslation } from 'react-i18next';
 import { ApiError, api, baseUrl } from '../../api/client';
 import { useLoginOptions } from '../../api/session';
-import { FormError, useFieldError } from '../../app/forms';
-import { LanguageMenu } from '../../app/LanguageMenu';
-import { Spinner } from '../../app/states';
+import { FormError, useFieldError } from '../../components/forms';
+import { LanguageMenu } from '../../components/LanguageMenu';
+import { Spinner } from '../../components/states';
 import { HelpDialog } from './HelpDialog';
 import { awaitsSecondFactor, SecondFactorForm } from './SecondFactorForm';
 

@@ -3,7 +3,7 @@ import { TOTP_REQUIRED } from '@signalbox/contracts';
 import { type FormEvent, useState } from 'react';
 import { useTranslation } from 'react-i18next';
 import { ApiError, api } from '../../api/client';
-import { FormError } from '../../app/forms';
+import { FormError } from '../../components/forms';
 
 /** Whether an answer says the session waits for its second factor (the peer's 401 `TOTP_REQUIRED`). */
 export const awaitsSecondFactor = (err: unknown) =>

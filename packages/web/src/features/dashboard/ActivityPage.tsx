@@ -1,5 +1,5 @@
-import { useProjectContext } from '../../app/project-context';
-import { EventLog } from '../activity/EventLog';
+import { useProjectContext } from '../../components/project-context';
+import { EventLog } from '../activity';
 
 /** Dashboard Activity: the project's event log (time, user, object, description), filtered and exportable. */
 export default function ActivityPage() {

@@ -1,8 +1,8 @@
 import { Box, Tab, Tabs } from '@mui/material';
 import { useTranslation } from 'react-i18next';
 import { Navigate, Outlet, Link as RouterLink, useLocation } from 'react-router';
-import { PageHeader } from '../../app/PageHeader';
-import { useProjectContext } from '../../app/project-context';
+import { PageHeader } from '../../components/PageHeader';
+import { useProjectContext } from '../../components/project-context';
 
 /** Dashboard tabs: History (projects whose type is empty), Activity, Settings and Runners (updateProject). */
 export default function DashboardLayout() {

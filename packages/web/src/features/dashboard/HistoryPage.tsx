@@ -16,8 +16,9 @@ import type { ReactNode } from 'react';
 import { useTranslation } from 'react-i18next';
 import { Link as RouterLink, useLocation } from 'react-router';
 import { useLiveConnection, useLiveMessages } from '../../api/live';
-import { formatDateTime, formatDuration } from '../../app/format';
-import { FormError } from '../../app/forms';
+import { useResourceList } from '../../api/resources';
+import { formatDateTime, formatDuration } from '../../components/format';
+import { FormError } from '../../components/forms';
 import {
   Card,
   CardLine,
@@ -27,12 +28,10 @@ import {
   shrinkCellSx,
   Truncated,
   usePhone,
-} from '../../app/lists';
-import { useProjectContext } from '../../app/project-context';
-import { Spinner } from '../../app/states';
-import { type Task, taskKeys, useTaskHistory } from '../tasks/api';
-import { TaskStatusChip } from '../tasks/TaskStatusChip';
-import { useResourceList } from '../templates/shared/api';
+} from '../../components/lists';
+import { useProjectContext } from '../../components/project-context';
+import { Spinner } from '../../components/states';
+import { type Task, TaskStatusChip, taskKeys, useTaskHistory } from '../tasks';
 
 /**
  * Who started a task: its user, else the schedule or the integration that started it (by name, linking to

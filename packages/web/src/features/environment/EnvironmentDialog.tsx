@@ -15,13 +15,13 @@ import {
 import { type Environment, type EnvironmentSecretType, environmentInput } from '@signalbox/contracts';
 import { type FormEvent, useState } from 'react';
 import { useTranslation } from 'react-i18next';
-import { useSaveAndClose } from '../../app/forms';
-import { useResourceSave } from '../templates/shared/api';
-import { CodeEditor } from '../templates/shared/CodeEditor';
-import { FormDialog } from '../templates/shared/FormDialog';
-import { translateResourceMessage } from '../templates/shared/messages';
-import { StoredSecretField } from '../templates/shared/StoredSecretField';
-import { useResourceNotify } from '../templates/shared/ui';
+import { useResourceSave } from '../../api/resources';
+import { CodeEditor } from '../../components/CodeEditor';
+import { FormDialog } from '../../components/FormDialog';
+import { useSaveAndClose } from '../../components/forms';
+import { translateResourceMessage } from '../../components/messages';
+import { StoredSecretField } from '../../components/StoredSecretField';
+import { useResourceNotify } from '../../components/ui';
 
 const HOST_KEY = 'ANSIBLE_HOST_KEY_CHECKING';
 

@@ -6,7 +6,7 @@ import type { IntegrationAlias } from '@signalbox/contracts';
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useTranslation } from 'react-i18next';
 import { api } from '../../api/client';
-import { ErrorAlert, useResourceNotify } from '../templates/shared/ui';
+import { ErrorAlert, useResourceNotify } from '../../components/ui';
 
 /** Aliases of an integration (or of the project when integrationId is null), with copy to clipboard. */
 export function AliasList({

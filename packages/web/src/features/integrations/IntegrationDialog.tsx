@@ -10,12 +10,12 @@ import {
 import { Controller, useForm } from 'react-hook-form';
 import { useTranslation } from 'react-i18next';
 import type { z } from 'zod';
-import { useSaveAndClose } from '../../app/forms';
-import { playbookHint, usePickLabels } from '../../app/pick-labels';
-import { useResourceList, useResourceSave } from '../templates/shared/api';
-import { FormDialog } from '../templates/shared/FormDialog';
-import { useFieldProps } from '../templates/shared/messages';
-import { mui } from '../templates/shared/mui';
+import { useResourceList, useResourceSave } from '../../api/resources';
+import { FormDialog } from '../../components/FormDialog';
+import { useSaveAndClose } from '../../components/forms';
+import { useFieldProps } from '../../components/messages';
+import { mui } from '../../components/mui';
+import { playbookHint, usePickLabels } from '../../components/pick-labels';
 
 type Values = z.input<typeof integrationInput>;
 const EXAMPLE_HEADER = 'X-Signature';

@@ -15,9 +15,9 @@ import { type FormEvent, type ReactNode, useState } from 'react';
 import { useTranslation } from 'react-i18next';
 import type { z } from 'zod';
 import { api } from '../../api/client';
-import { useSaveAndClose } from '../../app/forms';
-import { FormDialog } from '../templates/shared/FormDialog';
-import { translateResourceMessage } from '../templates/shared/messages';
+import { FormDialog } from '../../components/FormDialog';
+import { useSaveAndClose } from '../../components/forms';
+import { translateResourceMessage } from '../../components/messages';
 
 type Kind = 'matchers' | 'values';
 

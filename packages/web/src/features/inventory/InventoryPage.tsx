@@ -4,12 +4,12 @@ import { Button, ListItemText, Menu, MenuItem, TableCell, TableRow } from '@mui/
 import { type AccessKey, type Inventory, isWorkspaceInventory, type Repository } from '@signalbox/contracts';
 import { useState } from 'react';
 import { useTranslation } from 'react-i18next';
-import { PageHeader } from '../../app/PageHeader';
-import { useProjectContext } from '../../app/project-context';
-import { useResourceList } from '../templates/shared/api';
-import { useResourceDeleteFlow } from '../templates/shared/DeleteFlow';
-import { ResourceTable, RowActions } from '../templates/shared/ResourceTable';
-import { PageBody, wideOnlySx } from '../templates/shared/ui';
+import { useResourceList } from '../../api/resources';
+import { useResourceDeleteFlow } from '../../components/DeleteFlow';
+import { PageHeader } from '../../components/PageHeader';
+import { useProjectContext } from '../../components/project-context';
+import { ResourceTable, RowActions } from '../../components/ResourceTable';
+import { PageBody, wideOnlySx } from '../../components/ui';
 import { InventoryDialog, type InventoryKind } from './InventoryDialog';
 
 const kinds: InventoryKind[] = ['generic', 'terraform', 'tofu', 'terragrunt'];

@@ -11,13 +11,13 @@ import {
 import { Controller, useForm } from 'react-hook-form';
 import { useTranslation } from 'react-i18next';
 import type { z } from 'zod';
+import { useResourceSave } from '../../api/resources';
 import { useUser } from '../../api/session';
-import { useSaveAndClose } from '../../app/forms';
-import { useResourceSave } from '../templates/shared/api';
-import { FormDialog } from '../templates/shared/FormDialog';
-import { useFieldProps } from '../templates/shared/messages';
-import { mui } from '../templates/shared/mui';
-import { StoredSecretField } from '../templates/shared/StoredSecretField';
+import { FormDialog } from '../../components/FormDialog';
+import { useSaveAndClose } from '../../components/forms';
+import { useFieldProps } from '../../components/messages';
+import { mui } from '../../components/mui';
+import { StoredSecretField } from '../../components/StoredSecretField';
 
 type Values = z.input<typeof keyCreateInput>;
 

@@ -2,7 +2,7 @@ import { Alert, Stack, TextField, Typography } from '@mui/material';
 import type { UseFormReturn } from 'react-hook-form';
 import { useTranslation } from 'react-i18next';
 import { useInfo } from '../../api/session';
-import { CheckboxField, useFieldError } from '../../app/forms';
+import { CheckboxField, useFieldError } from '../../components/forms';
 import type { ProjectValues } from './api';
 
 /** Name, alert, alert chat and max parallel tasks; on the settings page also task retention. */

@@ -3,10 +3,10 @@ import { useEffect, useMemo } from 'react';
 import { useTranslation } from 'react-i18next';
 import { Outlet, Link as RouterLink, useParams } from 'react-router';
 import { useProject, useProjectRole } from '../../api/session';
-import { writePref } from '../../app/prefs';
-import { makeCan, ProjectContext, type ProjectContextValue } from '../../app/project-context';
-import { Spinner } from '../../app/states';
+import { makeCan, ProjectContext, type ProjectContextValue } from '../../components/project-context';
+import { Spinner } from '../../components/states';
 import { errorText } from '../../i18n/messages';
+import { writePref } from '../../lib/prefs';
 
 /** /project/{id}/…: loads the project and the caller's role, remembers it as the last project. */
 export default function ProjectLayout() {

@@ -3,8 +3,8 @@ import { Button, Dialog, DialogActions, DialogContent, DialogTitle, Typography }
 import { useEffect, useState } from 'react';
 import { useTranslation } from 'react-i18next';
 import { useNavigate } from 'react-router';
-import { FormError } from '../../app/forms';
-import { useNotify } from '../../app/snackbar';
+import { FormError } from '../../components/forms';
+import { useNotify } from '../../components/snackbar';
 import { useRestoreProject } from './api';
 
 /** Restore a project from a backup file made by Backup (POST /api/projects/restore). */

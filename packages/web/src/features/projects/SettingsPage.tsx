@@ -9,11 +9,11 @@ import { type Resolver, useForm } from 'react-hook-form';
 import { useTranslation } from 'react-i18next';
 import { Navigate, useNavigate } from 'react-router';
 import { api, apiText, saveFile } from '../../api/client';
-import { ConfirmDialog } from '../../app/ConfirmDialog';
-import { FormError } from '../../app/forms';
-import { writePref } from '../../app/prefs';
-import { useProjectContext } from '../../app/project-context';
-import { useNotify } from '../../app/snackbar';
+import { ConfirmDialog } from '../../components/ConfirmDialog';
+import { FormError } from '../../components/forms';
+import { useProjectContext } from '../../components/project-context';
+import { useNotify } from '../../components/snackbar';
+import { writePref } from '../../lib/prefs';
 import { type ProjectValues, useDeleteProject, useSaveProject } from './api';
 import { ProjectFields } from './ProjectFields';
 

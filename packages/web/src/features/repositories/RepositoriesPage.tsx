@@ -1,13 +1,13 @@
 import { TableCell, TableRow } from '@mui/material';
 import { type AccessKey, type Repository, repositoryType } from '@signalbox/contracts';
 import { useTranslation } from 'react-i18next';
-import { useEditDialog } from '../../app/edit-dialog';
-import { PageHeader } from '../../app/PageHeader';
-import { useProjectContext } from '../../app/project-context';
-import { useResourceList } from '../templates/shared/api';
-import { useResourceDeleteFlow } from '../templates/shared/DeleteFlow';
-import { NewButton, ResourceTable, RowActions } from '../templates/shared/ResourceTable';
-import { PageBody, wideOnlySx } from '../templates/shared/ui';
+import { useResourceList } from '../../api/resources';
+import { useResourceDeleteFlow } from '../../components/DeleteFlow';
+import { useEditDialog } from '../../components/edit-dialog';
+import { PageHeader } from '../../components/PageHeader';
+import { useProjectContext } from '../../components/project-context';
+import { NewButton, ResourceTable, RowActions } from '../../components/ResourceTable';
+import { PageBody, wideOnlySx } from '../../components/ui';
 import { RepositoryDialog } from './RepositoryDialog';
 
 /** /project/{id}/repositories. */

@@ -4,11 +4,11 @@ import { type AccessKey, type Repository, repositoryInput, repositoryType } from
 import { Controller, useForm } from 'react-hook-form';
 import { useTranslation } from 'react-i18next';
 import type { z } from 'zod';
-import { useSaveAndClose } from '../../app/forms';
-import { useResourceSave } from '../templates/shared/api';
-import { FormDialog } from '../templates/shared/FormDialog';
-import { useFieldProps } from '../templates/shared/messages';
-import { mui } from '../templates/shared/mui';
+import { useResourceSave } from '../../api/resources';
+import { FormDialog } from '../../components/FormDialog';
+import { useSaveAndClose } from '../../components/forms';
+import { useFieldProps } from '../../components/messages';
+import { mui } from '../../components/mui';
 
 type Values = z.input<typeof repositoryInput>;
 const EXAMPLE_URL = 'git@example.com:org/repo.git';

@@ -1,6 +1,6 @@
 import { Box } from '@mui/material';
 import { useTranslation } from 'react-i18next';
-import { PageHeader } from '../../app/PageHeader';
+import { PageHeader } from '../../components/PageHeader';
 
 /**
  * The page frame for project resources whose screens live in their own feature folders (templates,

@@ -1,4 +1,4 @@
-import { useProjectContext } from '../../app/project-context';
+import { useProjectContext } from '../../components/project-context';
 import { RunnerList } from './RunnerList';
 
 /** The project's Runners tab (owners and admins: the dashboard shows it with updateProject). */

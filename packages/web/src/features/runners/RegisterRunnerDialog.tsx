@@ -18,10 +18,10 @@ import {
 import { useEffect, useState } from 'react';
 import { useTranslation } from 'react-i18next';
 import { useInfo } from '../../api/session';
-import { formatDateTime } from '../../app/format';
-import { FormError } from '../../app/forms';
-import { useNotify } from '../../app/snackbar';
-import { Spinner } from '../../app/states';
+import { formatDateTime } from '../../components/format';
+import { FormError } from '../../components/forms';
+import { useNotify } from '../../components/snackbar';
+import { Spinner } from '../../components/states';
 import { type RunnerInstall, type RunnerScope, registerCommands, useCreateRegistrationToken } from './api';
 
 /**

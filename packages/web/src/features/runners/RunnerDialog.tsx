@@ -12,7 +12,7 @@ import {
 import { type Runner, runnerUpdateInput } from '@signalbox/contracts';
 import { useState } from 'react';
 import { useTranslation } from 'react-i18next';
-import { FormError, useSaveAndClose } from '../../app/forms';
+import { FormError, useSaveAndClose } from '../../components/forms';
 import { translateMessage } from '../../i18n/messages';
 import { useUpdateRunner } from './api';
 

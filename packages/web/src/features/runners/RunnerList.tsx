@@ -24,11 +24,11 @@ import {
 import type { Runner } from '@signalbox/contracts';
 import { type ReactNode, useState } from 'react';
 import { useTranslation } from 'react-i18next';
-import { ConfirmDialog, useConfirmedDelete } from '../../app/ConfirmDialog';
-import { formatDateTime } from '../../app/format';
-import { FormError } from '../../app/forms';
-import { useNotify } from '../../app/snackbar';
-import { Spinner } from '../../app/states';
+import { ConfirmDialog, useConfirmedDelete } from '../../components/ConfirmDialog';
+import { formatDateTime } from '../../components/format';
+import { FormError } from '../../components/forms';
+import { useNotify } from '../../components/snackbar';
+import { Spinner } from '../../components/states';
 import { type RunnerScope, timeAgo, useDeleteRunner, useRunners, useUpdateRunner } from './api';
 import { RegisterRunnerDialog } from './RegisterRunnerDialog';
 import { RunnerDialog } from './RunnerDialog';

@@ -4,8 +4,8 @@ import { useState } from 'react';
 import { useTranslation } from 'react-i18next';
 import { Navigate, useNavigate } from 'react-router';
 import { useInfo, useSignedInUser } from '../../api/session';
-import { PageHeader } from '../../app/PageHeader';
-import { readPref } from '../../app/prefs';
+import { PageHeader } from '../../components/PageHeader';
+import { readPref } from '../../lib/prefs';
 import { RunnerList } from './RunnerList';
 import { SandboxChip } from './RunnerSandbox';
 

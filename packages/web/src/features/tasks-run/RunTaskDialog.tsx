@@ -18,12 +18,12 @@ import { type FormEvent, useState } from 'react';
 import { useTranslation } from 'react-i18next';
 import { useLocation, useNavigate } from 'react-router';
 import { api } from '../../api/client';
-import { type Task, taskKeys } from '../tasks/api';
-import { rerunLabelKey, runLabelKey, templateKeys } from '../templates/api';
-import { useResourceList } from '../templates/shared/api';
-import { CodeEditor } from '../templates/shared/CodeEditor';
-import { FormDialog } from '../templates/shared/FormDialog';
-import { translateResourceMessage } from '../templates/shared/messages';
+import { useResourceList } from '../../api/resources';
+import { CodeEditor } from '../../components/CodeEditor';
+import { FormDialog } from '../../components/FormDialog';
+import { translateResourceMessage } from '../../components/messages';
+import { type Task, taskKeys } from '../tasks';
+import { rerunLabelKey, runLabelKey, templateKeys } from '../templates';
 import { type EarlierTask, newRunValues, type RunValues, rerunValues, validateRun } from './validate-run';
 
 const appOptions: Record<string, ('debug' | 'dry_run' | 'diff')[]> = {

@@ -11,7 +11,7 @@ import {
 import { type ProjectRole, projectRoles } from '@signalbox/contracts';
 import { useEffect, useState } from 'react';
 import { useTranslation } from 'react-i18next';
-import { FormError, useSaveAndClose } from '../../app/forms';
+import { FormError, useSaveAndClose } from '../../components/forms';
 import { memberUserId, type ProjectMember, useCandidates, useTeamMutations } from './api';
 
 /** Add member: user and role are required. */

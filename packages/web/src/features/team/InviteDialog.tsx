@@ -12,7 +12,7 @@ import {
 import { type ProjectRole, projectRoles } from '@signalbox/contracts';
 import { useEffect, useState } from 'react';
 import { useTranslation } from 'react-i18next';
-import { FormError } from '../../app/forms';
+import { FormError } from '../../components/forms';
 import { type CreatedInvite, useInviteMutations } from './invites-api';
 
 /** What the dialog says once the invite is made: who finds it where, and whether the e-mail went out. */

@@ -13,8 +13,8 @@ import {
 } from '@mui/material';
 import type { ProjectInvite } from '@signalbox/contracts';
 import { useTranslation } from 'react-i18next';
-import { ConfirmDialog, useConfirmedDelete } from '../../app/ConfirmDialog';
-import { formatDateTime } from '../../app/format';
+import { ConfirmDialog, useConfirmedDelete } from '../../components/ConfirmDialog';
+import { formatDateTime } from '../../components/format';
 import { useInviteMutations, useInvites } from './invites-api';
 
 /** Phones leave out the expiry column, so the actions stay in view. */

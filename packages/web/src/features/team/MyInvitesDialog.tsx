@@ -13,8 +13,8 @@ import type { UserInvite } from '@signalbox/contracts';
 import { useState } from 'react';
 import { useTranslation } from 'react-i18next';
 import { useNavigate } from 'react-router';
-import { FormError } from '../../app/forms';
-import { useNotify } from '../../app/snackbar';
+import { FormError } from '../../components/forms';
+import { useNotify } from '../../components/snackbar';
 import { useAnswerInvite, useMyInvites } from './invites-api';
 
 /**

@@ -14,8 +14,8 @@ import type { Template } from '@signalbox/contracts';
 import { useState } from 'react';
 import { useTranslation } from 'react-i18next';
 import { Link as RouterLink, useLocation } from 'react-router';
-import { Guarded } from '../../app/access';
-import { formatDateTime, formatDuration } from '../../app/format';
+import { Guarded } from '../../components/access';
+import { formatDateTime, formatDuration } from '../../components/format';
 import {
   Card,
   CardLine,
@@ -25,13 +25,13 @@ import {
   shrinkCellSx,
   Truncated,
   usePhone,
-} from '../../app/lists';
-import { Spinner } from '../../app/states';
-import type { Task } from '../tasks/api';
-import { TaskStatusChip } from '../tasks/TaskStatusChip';
-import { RunTaskDialog } from '../tasks-run/RunTaskDialog';
+} from '../../components/lists';
+import { Spinner } from '../../components/states';
+import { ErrorAlert } from '../../components/ui';
+import type { Task } from '../tasks';
+import { TaskStatusChip } from '../tasks';
+import { RunTaskDialog } from '../tasks-run';
 import { rerunLabelKey, useTemplateTasks } from './api';
-import { ErrorAlert } from './shared/ui';
 
 /** A template's last tasks with a Re-run (Re-Build / Re-Deploy) action per task. */
 export function LastTasks({ template, limit }: { template: Template; limit: number }) {

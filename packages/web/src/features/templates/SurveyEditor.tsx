@@ -19,8 +19,8 @@ import {
 import { type SurveyVar, surveyVarSchema } from '@signalbox/contracts';
 import { type FormEvent, useState } from 'react';
 import { useTranslation } from 'react-i18next';
-import { FormDialog } from './shared/FormDialog';
-import { translateResourceMessage } from './shared/messages';
+import { FormDialog } from '../../components/FormDialog';
+import { translateResourceMessage } from '../../components/messages';
 
 const types = ['string', 'int', 'secret', 'enum'] as const;
 

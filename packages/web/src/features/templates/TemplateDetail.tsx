@@ -7,17 +7,17 @@ import type { Environment, Inventory, Repository } from '@signalbox/contracts';
 import { type ReactNode, useState } from 'react';
 import { useTranslation } from 'react-i18next';
 import { Link as RouterLink, useNavigate } from 'react-router';
-import { Guarded } from '../../app/access';
-import { DetailHeader } from '../../app/PageHeader';
-import { useProjectContext } from '../../app/project-context';
-import { Spinner } from '../../app/states';
-import { RunTaskDialog } from '../tasks-run/RunTaskDialog';
+import { useResourceList } from '../../api/resources';
+import { Guarded } from '../../components/access';
+import { useDeleteFlow } from '../../components/DeleteFlow';
+import { DetailHeader } from '../../components/PageHeader';
+import { useProjectContext } from '../../components/project-context';
+import { Spinner } from '../../components/states';
+import { ErrorAlert, PageBody, useResourceNotify } from '../../components/ui';
+import { RunTaskDialog } from '../tasks-run';
 import { runLabelKey, useTemplate, useTemplateMutations } from './api';
 import { playbookLabelKey, useAppLabel } from './apps';
 import { LastTasks } from './LastTasks';
-import { useResourceList } from './shared/api';
-import { useDeleteFlow } from './shared/DeleteFlow';
-import { ErrorAlert, PageBody, useResourceNotify } from './shared/ui';
 
 function Fact({ label, children, wide }: { label: string; children: ReactNode; wide?: boolean }) {
   return (

@@ -15,8 +15,10 @@ import { useState } from 'react';
 import { useForm } from 'react-hook-form';
 import { useTranslation } from 'react-i18next';
 import { useNavigate, useSearchParams } from 'react-router';
-import { useProjectContext } from '../../app/project-context';
-import { Spinner } from '../../app/states';
+import { useResourceList } from '../../api/resources';
+import { useProjectContext } from '../../components/project-context';
+import { Spinner } from '../../components/states';
+import { ErrorAlert, PageBody, useResourceNotify } from '../../components/ui';
 import { useTemplate, useTemplateMutations, useTemplates, useViews } from './api';
 import { ArgumentsSection } from './form/ArgumentsSection';
 import { CommitCheckSection } from './form/CommitCheckSection';
@@ -29,8 +31,6 @@ import { SurveySection } from './form/SurveySection';
 import { TemplateFormHeader } from './form/TemplateFormHeader';
 import { TypeTabs } from './form/TypeTabs';
 import { defaults, type SectionProps, type Values } from './form/values';
-import { useResourceList } from './shared/api';
-import { ErrorAlert, PageBody, useResourceNotify } from './shared/ui';
 
 /** templates/new/edit, templates/{id}/edit and copies (templates/new/edit?copy={id}). */
 export function TemplateFormPage({ templateId, listPath }: { templateId: number | null; listPath: string }) {

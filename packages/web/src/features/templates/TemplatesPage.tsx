@@ -9,16 +9,16 @@ import { useLayoutEffect, useState } from 'react';
 import { useTranslation } from 'react-i18next';
 import { Navigate, Link as RouterLink, useLocation, useNavigate, useParams } from 'react-router';
 import { useLiveConnection, useLiveMessages } from '../../api/live';
-import { PageHeader } from '../../app/PageHeader';
-import { useProjectContext } from '../../app/project-context';
-import { Spinner } from '../../app/states';
-import { RunTaskDialog } from '../tasks-run/RunTaskDialog';
-import { EditViewsDialog } from '../views/EditViewsDialog';
+import { PageHeader } from '../../components/PageHeader';
+import { useProjectContext } from '../../components/project-context';
+import { Spinner } from '../../components/states';
+import { ErrorAlert, PageBody } from '../../components/ui';
+import { RunTaskDialog } from '../tasks-run';
+import { EditViewsDialog } from '../views';
 import { readLastView, templateKeys, useTemplates, useViews, writeLastView } from './api';
 import { activeApps, appLabel, useApps } from './apps';
 import { ColumnSettings } from './ColumnSettings';
 import { useColumns } from './columns';
-import { ErrorAlert, PageBody } from './shared/ui';
 import { TemplatesTable } from './TemplatesTable';
 
 /** /project/{id}/templates and /project/{id}/views/{viewId}/templates. */

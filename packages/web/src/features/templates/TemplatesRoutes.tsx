@@ -1,8 +1,8 @@
 import type { ReactNode } from 'react';
 import { useTranslation } from 'react-i18next';
 import { Navigate, Route, Routes, useParams } from 'react-router';
-import { NotAllowed } from '../../app/access';
-import { useProjectContext } from '../../app/project-context';
+import { NotAllowed } from '../../components/access';
+import { useProjectContext } from '../../components/project-context';
 import { TemplateDetail } from './TemplateDetail';
 import { TemplateFormPage } from './TemplateForm';
 import TemplatesPage from './TemplatesPage';

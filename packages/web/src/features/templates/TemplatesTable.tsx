@@ -20,8 +20,9 @@ import type { Environment, Inventory, Repository, Template } from '@signalbox/co
 import { Fragment, useState } from 'react';
 import { useTranslation } from 'react-i18next';
 import { Link as RouterLink, useLocation } from 'react-router';
-import { Guarded } from '../../app/access';
-import { formatDateTime, shortDateAndTime } from '../../app/format';
+import { useResourceList } from '../../api/resources';
+import { Guarded } from '../../components/access';
+import { formatDateTime, shortDateAndTime } from '../../components/format';
 import {
   Card,
   CardLine,
@@ -31,15 +32,14 @@ import {
   shrinkCellSx,
   Truncated,
   usePhone,
-} from '../../app/lists';
-import { useProjectContext } from '../../app/project-context';
-import { TaskStatusChip } from '../tasks/TaskStatusChip';
+} from '../../components/lists';
+import { useProjectContext } from '../../components/project-context';
+import { TableFrame } from '../../components/ui';
+import { TaskStatusChip } from '../tasks';
 import { runLabelKey } from './api';
 import { appMissing, useAppLabel, useApps } from './apps';
 import type { OptionalColumn } from './columns';
 import { LastTasks } from './LastTasks';
-import { useResourceList } from './shared/api';
-import { TableFrame } from './shared/ui';
 
 /** How much of the row's free width each cut-to-fit column takes (relative to the others shown). */
 const shares = {

@@ -1,8 +1,8 @@
 import type { Template, View } from '@signalbox/contracts';
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { api } from '../../api/client';
-import type { Task } from '../tasks/api';
-import { resourceKey } from './shared/api';
+import { resourceKey } from '../../api/resources';
+import type { Task } from '../tasks';
 
 export const templateKeys = {
   all: (projectId: number) => resourceKey(projectId, 'templates'),

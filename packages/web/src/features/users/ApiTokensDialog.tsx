@@ -25,10 +25,10 @@ import {
 import type { ApiToken } from '@signalbox/contracts';
 import { type FormEvent, useEffect, useState } from 'react';
 import { useTranslation } from 'react-i18next';
-import { ConfirmDialog, useConfirmedDelete } from '../../app/ConfirmDialog';
-import { formatDateTime } from '../../app/format';
-import { FormError } from '../../app/forms';
-import { useNotify } from '../../app/snackbar';
+import { ConfirmDialog, useConfirmedDelete } from '../../components/ConfirmDialog';
+import { formatDateTime } from '../../components/format';
+import { FormError } from '../../components/forms';
+import { useNotify } from '../../components/snackbar';
 import { useApiTokens, useCreateApiToken, useDeleteApiToken } from './api';
 
 /** Phones show name, expiry and actions only, so the delete button stays in view. */

@@ -5,7 +5,7 @@ import { useEffect } from 'react';
 import { type Resolver, useForm } from 'react-hook-form';
 import { useTranslation } from 'react-i18next';
 import { useUser } from '../../api/session';
-import { CheckboxField, FormError, useFieldError, useSaveAndClose } from '../../app/forms';
+import { CheckboxField, FormError, useFieldError, useSaveAndClose } from '../../components/forms';
 import { useChangePassword } from './api';
 
 type Values = { password: string; current_password: string; revoke_tokens: boolean };

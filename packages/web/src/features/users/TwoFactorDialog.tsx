@@ -23,8 +23,8 @@ import { type FormEvent, type ReactNode, useEffect, useState } from 'react';
 import { useTranslation } from 'react-i18next';
 import { saveFile } from '../../api/client';
 import { useLoginOptions } from '../../api/session';
-import { FormError } from '../../app/forms';
-import { useNotify } from '../../app/snackbar';
+import { FormError } from '../../components/forms';
+import { useNotify } from '../../components/snackbar';
 import { serverFieldText } from '../../i18n/messages';
 import { totpQrUrl, useConfirmTotp, useDisableTotp, useStartTotp, useTotpStatus } from './totp-api';
 

@@ -14,7 +14,7 @@ import { type User, userCreateInput, userUpdateInput } from '@signalbox/contract
 import { useEffect } from 'react';
 import { type Resolver, useForm } from 'react-hook-form';
 import { useTranslation } from 'react-i18next';
-import { CheckboxField, FormError, useFieldError, useSaveAndClose } from '../../app/forms';
+import { CheckboxField, FormError, useFieldError, useSaveAndClose } from '../../components/forms';
 import { type UserValues, useSaveUser } from './api';
 
 type Props = {

@@ -35,9 +35,9 @@ import type { View } from '@signalbox/contracts';
 import { viewInput } from '@signalbox/contracts';
 import { useEffect, useState } from 'react';
 import { useTranslation } from 'react-i18next';
-import { useViewMutations } from '../templates/api';
-import { translateResourceMessage } from '../templates/shared/messages';
-import { ErrorAlert, useResourceNotify } from '../templates/shared/ui';
+import { translateResourceMessage } from '../../components/messages';
+import { ErrorAlert, useResourceNotify } from '../../components/ui';
+import { useViewMutations } from '../templates';
 
 /** The edit-views dialog: drag (or keyboard) reordering, rename, add, delete, and the "No views" state. */
 export function EditViewsDialog({

@@ -1,7 +1,7 @@
 import { Alert, Box, Typography } from '@mui/material';
 import { useEffect, useState } from 'react';
 import { useTranslation } from 'react-i18next';
-import { formatDateTime, formatDuration } from '../../../app/format';
+import { formatDateTime, formatDuration } from '../../../components/format';
 import type { Task } from '../api';
 
 function Detail({ label, value }: { label: string; value: string | null | undefined }) {

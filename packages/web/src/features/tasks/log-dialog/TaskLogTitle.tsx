@@ -6,11 +6,11 @@ import { useState } from 'react';
 import { useTranslation } from 'react-i18next';
 import { Link as RouterLink } from 'react-router';
 import { useProjectRole } from '../../../api/session';
-import { Guarded } from '../../../app/access';
-import { FormError } from '../../../app/forms';
-import { makeCan, useOptionalProject } from '../../../app/project-context';
-import { RunTaskDialog } from '../../tasks-run/RunTaskDialog';
-import { rerunLabelKey, useTemplate } from '../../templates/api';
+import { Guarded } from '../../../components/access';
+import { FormError } from '../../../components/forms';
+import { makeCan, useOptionalProject } from '../../../components/project-context';
+import { RunTaskDialog } from '../../tasks-run';
+import { rerunLabelKey, useTemplate } from '../../templates';
 import type { Task } from '../api';
 import { TaskStatusChip } from '../TaskStatusChip';
 

@@ -1,7 +1,7 @@
 import { Controller } from 'react-hook-form';
 import { useTranslation } from 'react-i18next';
-import { CodeEditor } from '../shared/CodeEditor';
-import { useFieldProps } from '../shared/messages';
+import { CodeEditor } from '../../../components/CodeEditor';
+import { useFieldProps } from '../../../components/messages';
 import { FlagCheckbox } from './fields';
 import type { SectionProps } from './values';
 

@@ -11,9 +11,9 @@ import {
 } from '@signalbox/contracts';
 import { Controller } from 'react-hook-form';
 import { useTranslation } from 'react-i18next';
+import { useFieldProps } from '../../../components/messages';
+import { mui } from '../../../components/mui';
 import { activeApps, appLabel, playbookLabelKey, useApps } from '../apps';
-import { useFieldProps } from '../shared/messages';
-import { mui } from '../shared/mui';
 import { FlagCheckbox, IdSelect } from './fields';
 import { VaultSection } from './VaultSection';
 import type { SectionProps } from './values';

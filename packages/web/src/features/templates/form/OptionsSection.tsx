@@ -1,8 +1,8 @@
 import { Box, Checkbox, FormControlLabel, FormGroup, Typography } from '@mui/material';
 import { useTranslation } from 'react-i18next';
-import { useProjectContext } from '../../../app/project-context';
-import { RunnerTagField } from '../../runners/RunnerTagField';
-import { useFieldProps } from '../shared/messages';
+import { useFieldProps } from '../../../components/messages';
+import { useProjectContext } from '../../../components/project-context';
+import { RunnerTagField } from '../../runners';
 import { FlagCheckbox } from './fields';
 import type { SectionProps, Values } from './values';
 

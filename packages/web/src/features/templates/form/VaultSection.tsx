@@ -3,8 +3,8 @@ import { type AccessKey, DEFAULT_VAULT_NAME, type VaultType } from '@signalbox/c
 import { Controller } from 'react-hook-form';
 import { useTranslation } from 'react-i18next';
 import { useSignedInUser } from '../../../api/session';
-import { useFieldProps } from '../shared/messages';
-import { mui } from '../shared/mui';
+import { useFieldProps } from '../../../components/messages';
+import { mui } from '../../../components/mui';
 import type { SectionProps } from './values';
 
 /** What the script field suggests: a client script kept in the repository. */

@@ -1,7 +1,7 @@
 import type { Schedule } from '@signalbox/contracts';
 import { useQuery, useQueryClient } from '@tanstack/react-query';
 import { ApiError, api } from '../../../api/client';
-import { resourceKey } from '../shared/api';
+import { resourceKey } from '../../../api/resources';
 
 /**
  * The template form's "Cron schedule" field is kept as a schedule of the template: the template's first (lowest

@@ -1,8 +1,8 @@
 import { Checkbox, FormControlLabel, MenuItem, TextField } from '@mui/material';
 import { Controller } from 'react-hook-form';
 import { useTranslation } from 'react-i18next';
-import { playbookHint, usePickLabels } from '../../../app/pick-labels';
-import { useFieldProps } from '../shared/messages';
+import { useFieldProps } from '../../../components/messages';
+import { playbookHint, usePickLabels } from '../../../components/pick-labels';
 import type { SectionProps } from './values';
 
 type IdField =

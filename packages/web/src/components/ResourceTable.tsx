@@ -5,7 +5,7 @@ import VisibilityIcon from '@mui/icons-material/VisibilityOutlined';
 import { Button, IconButton, Table, TableBody, TableCell, TableHead, TableRow, Tooltip } from '@mui/material';
 import type { ReactNode } from 'react';
 import { useTranslation } from 'react-i18next';
-import { Spinner } from '../../../app/states';
+import { Spinner } from './states';
 import { actionsSx, ErrorAlert, TableFrame } from './ui';
 
 /**

@@ -2,8 +2,8 @@ import { Alert, Box, Paper, Typography } from '@mui/material';
 import type { TFunction } from 'i18next';
 import type { ReactNode } from 'react';
 import { useTranslation } from 'react-i18next';
-import { useNotify } from '../../../app/snackbar';
 import { resourceErrorText } from './messages';
+import { useNotify } from './snackbar';
 
 /** A form's or page's server error in a red alert, translated when the catalogue knows it. */
 export function ErrorAlert({ error }: { error: unknown }) {

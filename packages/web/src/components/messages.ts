@@ -1,7 +1,7 @@
 import type { TFunction } from 'i18next';
 import { useCallback } from 'react';
 import { useTranslation } from 'react-i18next';
-import { errorText, fieldLabels, serverFieldText, translateMessage } from '../../../i18n/messages';
+import { errorText, fieldLabels, serverFieldText, translateMessage } from '../i18n/messages';
 
 /** Field labels used by the contracts, mapped to catalogue keys of resources/<lang>.json. */
 const labels: Record<string, string> = {

@@ -1,6 +1,6 @@
 import type { Refs } from '@signalbox/contracts';
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
-import { api } from '../../../api/client';
+import { api } from './client';
 
 /** Query keys of the project resources; mutations invalidate by the collection key. */
 export const resourceKey = (projectId: number, collection: string) =>

@@ -14,9 +14,9 @@ import type { Refs } from '@signalbox/contracts';
 import { useState } from 'react';
 import { useTranslation } from 'react-i18next';
 import { Link as RouterLink } from 'react-router';
-import { ApiError } from '../../../api/client';
-import { ConfirmDialog } from '../../../app/ConfirmDialog';
-import { fetchRefs, hasRefs, useResourceDelete } from './api';
+import { ApiError } from '../api/client';
+import { fetchRefs, hasRefs, useResourceDelete } from '../api/resources';
+import { ConfirmDialog } from './ConfirmDialog';
 import { ErrorAlert, useResourceNotify } from './ui';
 
 type Target = { id: number; name: string };

@@ -1,0 +1,2 @@
+// What other features use of the activity feature.
+export { EventLog } from './EventLog';

@@ -1,0 +1,2 @@
+// What other features use of the run dialog.
+export { RunTaskDialog } from './RunTaskDialog';

@@ -1,0 +1,2 @@
+// What other features use of the views feature.
+export { EditViewsDialog } from './EditViewsDialog';
