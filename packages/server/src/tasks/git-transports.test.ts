@@ -38,10 +38,17 @@ const newMarker = () => join(scratch, `marker-${++markers}`);
 
 describe.each(testDialects())('repository URLs at run time on $name', (dialect) => {
   const p = useHarnessWithProject(dialect, { maxParallelTasks: 10 });
+  // The sandbox's own checks run in it whatever mode the rest of the suite is timed in.
+  const sandboxed = useHarnessWithProject(dialect, { maxParallelTasks: 10, taskSandbox: 'auto' });
 
-  async function run(repositoryId: number, project = p.projectId, tpl: Record<string, unknown> = {}) {
-    const template = await insertTemplate(p.h.deps, project, { repository_id: repositoryId, ...tpl });
-    return runTask(p.h, p.owner, project, { template_id: template }, { timeoutMs: 15_000 });
+  async function run(
+    repositoryId: number,
+    project = p.projectId,
+    tpl: Record<string, unknown> = {},
+    on: typeof p = p,
+  ) {
+    const template = await insertTemplate(on.h.deps, project, { repository_id: repositoryId, ...tpl });
+    return runTask(on.h, on.owner, project, { template_id: template }, { timeoutMs: 15_000 });
   }
 
   it('fails a task whose stored URL is a helper or an option, before any git command', async () => {
@@ -127,7 +134,7 @@ describe.each(testDialects())('repository URLs at run time on $name', (dialect) 
   });
 
   /** Top, middle and leaf repositories in `hub`, each a submodule of the one above (relative and absolute URLs). */
-  function nestedRepos(hub: string) {
+  function nestedRepos(hub: string, on: typeof p = p) {
     const git = (dir: string, ...args: string[]) =>
       execFileSync('git', ['-C', dir, '-c', 'protocol.file.allow=always', ...args], { stdio: 'pipe' });
     const leaf = workRepo({ 'leaf.txt': 'from the nested submodule\n' });
@@ -141,7 +148,7 @@ describe.each(testDialects())('repository URLs at run time on $name', (dialect) 
     git(top, 'config', '-f', '.gitmodules', 'submodule.middle.url', '../middle.git');
     commitFiles(top, {}, 'add middle');
     bareCopy(top, join(hub, 'top.git'));
-    return insertRepository(p.h.deps, p.projectId, { git_url: `file://${join(hub, 'top.git')}` });
+    return insertRepository(on.h.deps, on.projectId, { git_url: `file://${join(hub, 'top.git')}` });
   }
 
   it('still checks out nested submodules level by level (relative and absolute file:// URLs)', async () => {
@@ -155,7 +162,7 @@ describe.each(testDialects())('repository URLs at run time on $name', (dialect) 
   it('refuses, naming it, a file:// submodule outside what sandboxed tasks may read', async () => {
     // The repository itself is readable to its own fetch; its submodule is another repository on the machine.
     const hub = mkdtempSync(join(scratch, 'hub-'));
-    const { done, out } = await run(await nestedRepos(hub));
+    const { done, out } = await run(await nestedRepos(hub, sandboxed), sandboxed.projectId, {}, sandboxed);
     expect(done.status).toBe('error');
     expect(out).toContain(
       `Submodule "middle" is at ${join(hub, 'middle.git')}, which tasks cannot read: an admin may share its directory with tasks (SIGNALBOX_TASK_SANDBOX_PATHS)`,
