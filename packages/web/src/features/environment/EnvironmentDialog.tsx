@@ -187,8 +187,9 @@ export function EnvironmentDialog({
                     value={s.type}
                     disabled={readOnly}
                     onChange={(e) => updateSecret(index, { type: e.target.value as EnvironmentSecretType })}
-                    // Wide enough for the longest type label ("Environment variable", "Umgebungsvariable"…).
-                    sx={{ flex: '0 0 210px', maxWidth: '100%' }}
+                    // As wide as the type's label in any language ("Environment variable", "Дополнительная
+                    // переменная"…), never cut; at least as wide as the shorter ones, so rows line up.
+                    sx={{ flex: '0 0 auto', minWidth: 210, maxWidth: '100%' }}
                   >
                     <MenuItem value="var">{t('environment.secretVar')}</MenuItem>
                     <MenuItem value="env">{t('environment.secretEnv')}</MenuItem>
