@@ -103,6 +103,7 @@ export function LogView({
   currentMatch,
   listRef,
   onAtBottom,
+  onUserScroll,
   label,
   showTime,
 }: {
@@ -113,6 +114,8 @@ export function LogView({
   currentMatch: number;
   listRef: RefObject<VirtuosoHandle | null>;
   onAtBottom: (atBottom: boolean) => void;
+  /** A person moved the view (wheel, touch, keys, a press on the scroll bar), as opposed to lines arriving. */
+  onUserScroll: () => void;
   label: string;
   /** Shows each line's time in a column before it. */
   showTime: boolean;
@@ -121,6 +124,10 @@ export function LogView({
     <Box
       role="log"
       aria-label={label}
+      onWheel={onUserScroll}
+      onTouchMove={onUserScroll}
+      onKeyDown={onUserScroll}
+      onPointerDown={onUserScroll}
       sx={{
         flex: 1,
         minHeight: 0,
@@ -151,7 +158,9 @@ export function LogView({
         style={{ height: '100%' }}
         totalCount={count}
         increaseViewportBy={200}
-        followOutput={follow ? (atBottom) => (atBottom ? 'auto' : false) : false}
+        // While following, every new line scrolls the view to the end, even when lines came faster than the view
+        // scrolled and it is a little short of the bottom.
+        followOutput={follow ? 'auto' : false}
         atBottomStateChange={onAtBottom}
         itemContent={(index) => (
           <Line

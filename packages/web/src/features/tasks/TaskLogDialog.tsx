@@ -145,6 +145,7 @@ export default function TaskLogDialog({
             listRef={log.listRef}
             label={t('tasks.log')}
             onAtBottom={log.onAtBottom}
+            onUserScroll={log.onUserScroll}
             showTime={showTime}
           />
         )}

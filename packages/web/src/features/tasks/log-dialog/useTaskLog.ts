@@ -10,6 +10,9 @@ import { applyTaskUpdate } from './task-updates';
  * A task's log: the stored pages loaded and kept in step, live lines and status from the socket (or, without it,
  * polled while the task runs), and whether the view follows the tail.
  */
+/** How long after a person's wheel, touch, key or press a view leaving the bottom counts as their doing. */
+const USER_SCROLL_MS = 1500;
+
 export function useTaskLog({
   projectId,
   taskId,
@@ -112,14 +115,25 @@ export function useTaskLog({
     listRef.current?.scrollToIndex({ index, align: 'center' });
   }, []);
 
-  /** The view scrolled: at the bottom of a running task it follows again, anywhere else it stops. */
+  /** When a person last moved the view (wheel, touch, keys, scroll bar). */
+  const userScrolledAt = useRef(0);
+  const onUserScroll = useCallback(() => {
+    userScrolledAt.current = Date.now();
+  }, []);
+
+  /**
+   * The view reached or left the bottom: at the bottom of a running task it follows again; leaving it stops
+   * following only when a person scrolled — lines arriving faster than the view scrolls (a busy machine, a burst
+   * of output) leave it short of the bottom for a moment, and the next line brings it back.
+   */
   const onAtBottom = useCallback(
     (atBottom: boolean) => {
-      if (atBottom && running) setFollow(true);
-      else if (!atBottom) setFollow(false);
+      if (atBottom) {
+        if (running) setFollow(true);
+      } else if (Date.now() - userScrolledAt.current < USER_SCROLL_MS) setFollow(false);
     },
     [running],
   );
 
-  return { store, count, connected, listRef, follow, followTail, revealLine, onAtBottom };
+  return { store, count, connected, listRef, follow, followTail, revealLine, onAtBottom, onUserScroll };
 }
