@@ -5,6 +5,8 @@
 //   3. components/           the UI kit every feature shares: forms, dialogs, tables, page header, states
 //   4. api/, i18n/, lib/     the HTTP and socket clients, resource queries; the translations; stored prefs
 // Test files (*.test.ts) may import anything.
+const { layer, noCircular, options } = require('./.dependency-cruiser.shared.cjs');
+
 const src = '^packages/web/src/';
 const testFile = '\\.test\\.tsx?$';
 
@@ -13,25 +15,10 @@ const features = `${src}features/`;
 const components = `${src}components/`;
 const ground = `${src}(api|i18n|lib)/`;
 
-/** A rule forbidding modules of one layer (tests excepted) to import from any of the layers above it. */
-const layer = (name, from, above) => ({
-  name: `web-layer-${name}`,
-  comment: `${name} imports only from its own layer or below`,
-  severity: 'error',
-  from: { path: from, pathNot: testFile },
-  to: { path: above.map((p) => `(${p})`).join('|') },
-});
-
 /** @type {import('dependency-cruiser').IConfiguration} */
 module.exports = {
   forbidden: [
-    {
-      name: 'web-no-circular',
-      comment: 'Modules of the web console depend on each other in one direction only',
-      severity: 'error',
-      from: { path: src },
-      to: { circular: true },
-    },
+    noCircular(src, 'Modules of the web console depend on each other in one direction only'),
     {
       name: 'web-feature-public-entry',
       comment: "A feature uses another feature only through that feature's index.ts",
@@ -39,20 +26,13 @@ module.exports = {
       from: { path: `${features}([^/]+)/`, pathNot: testFile },
       to: { path: `${features}[^/]+/`, pathNot: [`${features}$1/`, `${features}[^/]+/index\\.tsx?$`] },
     },
-    layer('features', features, [shell]),
-    layer('components', components, [shell, features]),
-    layer('ground', ground, [shell, features, components]),
+    layer('features', features, [shell], testFile),
+    layer('components', components, [shell, features], testFile),
+    layer('ground', ground, [shell, features, components], testFile),
   ],
-  options: {
-    doNotFollow: { path: 'node_modules' },
-    exclude: { path: '^packages/(server|contracts)/' },
-    tsPreCompilationDeps: true,
-    tsConfig: { fileName: require('node:path').join(__dirname, 'packages/web/tsconfig.json') },
-    enhancedResolveOptions: {
-      exportsFields: ['exports'],
-      conditionNames: ['import', 'require', 'node', 'default', 'types'],
-      extensions: ['.ts', '.tsx', '.js', '.mjs', '.json'],
-    },
-    reporterOptions: { text: { highlightFocused: true } },
-  },
+  options: options({
+    exclude: '^packages/(server|contracts)/',
+    tsconfig: 'packages/web/tsconfig.json',
+    extensions: ['.ts', '.tsx', '.js', '.mjs', '.json'],
+  }),
 };

@@ -171,18 +171,20 @@ describe.each(testDialects())('repository URLs at run time on $name', (dialect) 
   });
 });
 
+/** What a checkout reads of its task: which task and project it is, and no app or variables. */
+const checkoutDetails = {
+  task: { id: 1 },
+  project: { id: 1 },
+  template: { type: '' },
+  envVars: {},
+  secretEnv: {},
+} as unknown as JobDetails;
+
 describe('git commands of a checkout (fake processes)', () => {
   function fakeJob() {
     const processes = fakeProcesses();
     const dir = mkdtempSync(join(scratch, 'job-'));
-    const details = {
-      task: { id: 1 },
-      project: { id: 1 },
-      template: { type: '' },
-      envVars: {},
-      secretEnv: {},
-    } as unknown as JobDetails;
-    return { job: jobIn(details, processes, dir).job, specs: processes.specs, dir };
+    return { job: jobIn(checkoutDetails, processes, dir).job, specs: processes.specs, dir };
   }
 
   it.each([
@@ -229,14 +231,7 @@ describe('git commands of a checkout (fake processes)', () => {
       },
     };
     const dir = mkdtempSync(join(scratch, 'job-'));
-    const details = {
-      task: { id: 1 },
-      project: { id: 1 },
-      template: { type: '' },
-      envVars: {},
-      secretEnv: {},
-    };
-    const { job } = jobIn(details as unknown as JobDetails, adapter, dir);
+    const { job } = jobIn(checkoutDetails, adapter, dir);
     mkdirSync(join(dir, 'repos', 'repo_4.git', 'HEAD'), { recursive: true }); // an existing cache
     const checkout = async (url: string) => {
       const repo = { id: 4, name: 'r', git_url: url, git_branch: 'main', ssh_key_id: null } as RepositoryRow;
