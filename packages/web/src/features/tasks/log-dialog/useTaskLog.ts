@@ -6,13 +6,13 @@ import { taskKeys } from '../api';
 import { LogStore } from '../log-store';
 import { applyTaskUpdate } from './task-updates';
 
+/** How long after a person's wheel, touch, key or press a view leaving the bottom counts as their doing. */
+const USER_SCROLL_MS = 1500;
+
 /**
  * A task's log: the stored pages loaded and kept in step, live lines and status from the socket (or, without it,
  * polled while the task runs), and whether the view follows the tail.
  */
-/** How long after a person's wheel, touch, key or press a view leaving the bottom counts as their doing. */
-const USER_SCROLL_MS = 1500;
-
 export function useTaskLog({
   projectId,
   taskId,
