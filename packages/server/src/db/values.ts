@@ -37,6 +37,12 @@ export function parseJson<T>(text: string | null | undefined, fallback: T): T {
   }
 }
 
+/** Parses JSON text that should hold an object; a broken document, or one that is no object, reads as {}. */
+export function parseJsonObject(text: string | null | undefined): Record<string, unknown> {
+  const v = parseJson<unknown>(text, {});
+  return v && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>) : {};
+}
+
 /**
  * The database server's clock, in milliseconds since the epoch. Instances sharing a database agree on it however
  * far their own clocks drift, so heartbeats and their expiry are measured by it. (SQLite's clock is this

@@ -1,5 +1,5 @@
 import type { DefaultTaskParams, DefaultTaskParamsInput } from '@signalbox/contracts';
-import { parseJson } from '../db/values';
+import { parseJson, parseJsonObject } from '../db/values';
 import type { NewTask } from '../ports';
 
 /**
@@ -20,8 +20,7 @@ export function defaultParamsText(params: DefaultTaskParamsInput): string {
 
 /** Stored default task parameters read back; anything that is not an object reads as none. */
 export function storedDefaultParams(text: string | null | undefined): DefaultTaskParams {
-  const v = parseJson<unknown>(text, {});
-  return v && typeof v === 'object' && !Array.isArray(v) ? (v as DefaultTaskParams) : {};
+  return parseJsonObject(text) as DefaultTaskParams;
 }
 
 /**

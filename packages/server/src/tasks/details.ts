@@ -1,5 +1,5 @@
 import type { Db } from '../db';
-import { parseJson } from '../db/values';
+import { parseJsonObject } from '../db/values';
 import type { SecretBox } from '../lib/crypto';
 import { decodeSecretValue, type JobDetails, TaskFailed } from './job';
 import {
@@ -15,11 +15,6 @@ import {
   type TaskRow,
 } from './store';
 import { surveyVarsOf, unansweredSurveyVars } from './survey-answers';
-
-const objectOf = (text: string | null | undefined): Record<string, unknown> => {
-  const v = parseJson<unknown>(text, {});
-  return v && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>) : {};
-};
 
 /** The version a deploy task deploys: the build at the end of its build_task_id chain. */
 export async function incomingVersion(deps: { db: Db }, buildTaskId: number | null): Promise<string | null> {
@@ -46,7 +41,7 @@ const isEnvName = (name: string) => /^[A-Za-z_][A-Za-z0-9_]{0,127}$/.test(name);
 async function integrationEnvVars(db: Db, task: TaskRow): Promise<Record<string, string>> {
   if (task.integration_id == null) return {};
   const declared = (await integrationEnvNames(db, task.integration_id)).filter(isEnvName);
-  const values = objectOf(task.environment);
+  const values = parseJsonObject(task.environment);
   const env: Record<string, string> = {};
   for (const name of declared) {
     if (!Object.hasOwn(values, name)) continue;
@@ -62,7 +57,7 @@ export async function loadDetails(deps: { db: Db; box: SecretBox }, task: TaskRo
   if (!template) throw new TaskFailed(`Template ${task.template_id} not found`);
   const project = await findProject(deps.db, task.project_id);
   if (!project) throw new TaskFailed(`Project ${task.project_id} not found`);
-  const templateParams = objectOf(template.task_params);
+  const templateParams = parseJsonObject(template.task_params);
   const inventoryId =
     task.inventory_id && templateParams.allow_override_inventory ? task.inventory_id : template.inventory_id;
   const inventory = inventoryId ? ((await findInventory(deps.db, project.id, inventoryId)) ?? null) : null;
@@ -76,9 +71,9 @@ export async function loadDetails(deps: { db: Db; box: SecretBox }, task: TaskRo
     ? ((await findEnvironment(deps.db, project.id, template.environment_id)) ?? null)
     : null;
 
-  const extraVars = { ...objectOf(environment?.json), ...objectOf(task.environment) };
+  const extraVars = { ...parseJsonObject(environment?.json), ...parseJsonObject(task.environment) };
   const envVars: Record<string, string> = {};
-  for (const [k, v] of Object.entries(objectOf(environment?.env)))
+  for (const [k, v] of Object.entries(parseJsonObject(environment?.env)))
     envVars[k] = typeof v === 'string' ? v : JSON.stringify(v);
   Object.assign(envVars, await integrationEnvVars(deps.db, task));
   const secretVars: Record<string, string> = {};
@@ -98,7 +93,7 @@ export async function loadDetails(deps: { db: Db; box: SecretBox }, task: TaskRo
   let surveySecrets: Record<string, unknown> = {};
   if (task.secret) {
     try {
-      surveySecrets = objectOf(deps.box.open(task.secret));
+      surveySecrets = parseJsonObject(deps.box.open(task.secret));
     } catch {
       throw new TaskFailed('Cannot read the secret survey values');
     }
@@ -129,7 +124,7 @@ export async function loadDetails(deps: { db: Db; box: SecretBox }, task: TaskRo
     secretVars,
     secretEnv,
     surveySecrets,
-    params: objectOf(task.params),
+    params: parseJsonObject(task.params),
     templateParams,
     incomingVersion: template.type === 'deploy' ? await incomingVersion(deps, task.build_task_id) : null,
     userName: user?.username ?? '',

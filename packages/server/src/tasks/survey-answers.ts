@@ -1,4 +1,4 @@
-import { parseJson } from '../db/values';
+import { parseJson, parseJsonObject } from '../db/values';
 
 /** A survey variable as a template stores it (a restored backup may hold any shape: each field is checked). */
 export type StoredSurveyVar = {
@@ -43,11 +43,6 @@ export function unansweredSurveyVars(surveyVars: StoredSurveyVar[], values: Reco
   return surveyVars.filter((v) => v.required && !isAnswered(values[v.name]));
 }
 
-const objectOf = (text: string | null | undefined): Record<string, unknown> => {
-  const v = parseJson<unknown>(text, {});
-  return v && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>) : {};
-};
-
 /**
  * A new task's survey answers with the defaults of the required variables it leaves unanswered filled in, as the
  * task form fills them: a secret variable's default goes to the secret values, any other's to the environment
@@ -59,8 +54,8 @@ export function withSurveyDefaults(
   environment: string | undefined,
   secret: string | undefined,
 ): { environment: string | undefined; secret: string | undefined } {
-  const env = objectOf(environment);
-  const sec = objectOf(secret);
+  const env = parseJsonObject(environment);
+  const sec = parseJsonObject(secret);
   let envFilled = false;
   let secretFilled = false;
   for (const v of surveyVars) {

@@ -1,6 +1,6 @@
 import type { ScheduleInput } from '@signalbox/contracts';
 import { recordProjectEvent } from '../../audit/audit.store';
-import { fromBool, parseJson } from '../../db/values';
+import { fromBool, parseJsonObject } from '../../db/values';
 import type { Deps } from '../../deps';
 import { badRequest, found, notFound } from '../../lib/errors';
 import { type Described, describeSchedule } from '../../scheduler/describe';
@@ -67,9 +67,7 @@ async function assertAnswerable(deps: Pick<Deps, 'db'>, templateId: number, envi
   const template = await findTemplate(deps.db, templateId);
   if (!template) return;
   const surveyVars = surveyVarsOf(template.survey_vars);
-  const parsed = parseJson<unknown>(environment, {});
-  const values: Record<string, unknown> =
-    parsed && typeof parsed === 'object' && !Array.isArray(parsed) ? { ...parsed } : {};
+  const values = parseJsonObject(environment);
   for (const v of surveyVars) if (v.type === 'secret') delete values[v.name];
   const missing = unanswerableSurveyVars(surveyVars, values);
   if (missing.length === 0) return;

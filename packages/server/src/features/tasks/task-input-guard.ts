@@ -1,5 +1,5 @@
 import { playbookPathProblem } from '@signalbox/contracts';
-import { parseJson } from '../../db/values';
+import { parseJson, parseJsonObject } from '../../db/values';
 import { AppError, badRequest } from '../../lib/errors';
 import type { NewTask, TaskOrigin } from '../../ports';
 import { isStackName } from '../../tasks/executors/common';
@@ -19,11 +19,6 @@ export type GuardedTask = { playbook: string; arguments: string | null };
 
 const refused = (field: string, message: string) => new AppError(403, message, { [field]: message });
 const invalid = (field: string, message: string) => badRequest(message, { [field]: message });
-
-const objectOf = (text: string | null | undefined): Record<string, unknown> => {
-  const v = parseJson<unknown>(text, {});
-  return v && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>) : {};
-};
 
 function hasNul(value: unknown): boolean {
   if (typeof value === 'string') return value.includes('\0');
@@ -80,7 +75,7 @@ function checkArguments(template: TemplateRow, app: string, input: NewTask, orig
 function checkAnsibleVars(input: NewTask, origin: TaskOrigin) {
   if (origin.canEditTemplates || origin.rerunOf) return;
   for (const field of ['environment', 'secret'] as const) {
-    const name = Object.keys(objectOf(input[field])).find(isReservedAnsibleVar);
+    const name = Object.keys(parseJsonObject(input[field])).find(isReservedAnsibleVar);
     if (name)
       throw refused(
         field,

@@ -1,7 +1,7 @@
 import { isFinished, legacyLimitOf, messages, type TaskStatus, type TaskView } from '@signalbox/contracts';
 import { recordEvent } from '../../audit/audit.store';
 import { untilDbAnswers } from '../../db/retry';
-import { fromBool, now, parseJson, toBool } from '../../db/values';
+import { fromBool, now, parseJson, parseJsonObject, toBool } from '../../db/values';
 import type { Deps } from '../../deps';
 import { badRequest, found } from '../../lib/errors';
 import type { FinishedRun, NewTask, TaskOrigin } from '../../ports';
@@ -114,11 +114,6 @@ export async function autorunDeploys(deps: Pick<Deps, 'db' | 'log' | 'startTask'
   }
 }
 
-const objectOf = (text: string | undefined): Record<string, unknown> => {
-  const v = parseJson<unknown>(text, {});
-  return v && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>) : {};
-};
-
 const list = (v: string | string[] | null | undefined): string[] =>
   (Array.isArray(v) ? v : (v ?? '').split(',')).map((s) => s.trim()).filter(Boolean);
 
@@ -178,7 +173,7 @@ async function insertNewTask(
   const surveyVars = surveyVarsOf(template.survey_vars);
   const answers = withSurveyDefaults(surveyVars, input.environment, input.secret);
   if (origin.interactive) {
-    const given = { ...objectOf(answers.secret), ...objectOf(answers.environment) };
+    const given = { ...parseJsonObject(answers.secret), ...parseJsonObject(answers.environment) };
     const [first, ...others] = unansweredSurveyVars(surveyVars, given);
     if (first) {
       const fields = Object.fromEntries(
