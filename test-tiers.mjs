@@ -10,6 +10,7 @@ const serverUnit = [
   'src/tasks/admission.test.ts',
   'src/tasks/placement.test.ts',
   'src/tasks/proc-table.test.ts',
+  'src/tasks/confinement-args.test.ts',
   'src/lib/apps.test.ts',
   'src/runners/seal.test.ts',
   'src/runners/protocol.test.ts',

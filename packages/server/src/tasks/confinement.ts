@@ -176,6 +176,15 @@ function mask(path: string): string[] {
 }
 
 /**
+ * The paths to mask among `secrets`: those inside what a task is shown, each once, and none inside another one
+ * already masked (every mount is a few hundred microseconds of every command's start).
+ */
+function masksOf(secrets: string[], shown: string[]): string[] {
+  const inShown = [...new Set(secrets)].filter((secret) => shown.some((root) => isUnder(secret, root)));
+  return inShown.filter((secret) => !inShown.some((other) => other !== secret && isUnder(secret, other)));
+}
+
+/**
  * The bubblewrap arguments (before `--` and the command) for one command of a task. Mount order matters: the
  * system and admin paths first, then the masks over what they must not show, then the task's own paths on top.
  */
@@ -242,8 +251,8 @@ export function bwrapArgs(opts: {
   } else args.push('--tmpfs', '/tmp');
   for (const p of opts.paths) args.push(p.writable ? '--bind-try' : '--ro-bind-try', p.path, p.path);
   const shown = [...SYSTEM_ROOTS, ...opts.paths.map((p) => p.path)];
-  for (const secret of [...MACHINE_SECRETS, SETTINGS_DIR, ...opts.hidden])
-    if (shown.some((root) => isUnder(secret, root))) args.push(...mask(secret));
+  for (const secret of masksOf([...MACHINE_SECRETS, SETTINGS_DIR, ...opts.hidden], shown))
+    args.push(...mask(secret));
   if (t) args.push('--bind', t.dir, t.dir);
   for (const b of opts.binds) args.push(b.writable ? '--bind' : '--ro-bind', b.path, b.path);
   args.push('--remount-ro', '/', '--chdir', opts.cwd);
