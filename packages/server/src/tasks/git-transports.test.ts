@@ -205,20 +205,45 @@ describe('git commands of a checkout (fake processes)', () => {
         ['init', '-q', '--bare', '--template=', '--', cache],
         ['ls-remote', '--', url],
         ['-C', cache, 'fetch', '--prune', '--tags', '--', url, '+refs/heads/*:refs/heads/*'],
-        ['clone', '-q', '--shared', '--template=', '--branch=main', '--', cache, join(dir, 'repo')],
-        ['-C', join(dir, 'repo'), 'remote', 'set-url', '--', 'origin', url],
-        ['log', '-1', '--format=%H%n%s'],
       ]);
-      expect(git.map((s) => s.env.GIT_ALLOW_PROTOCOL)).toEqual([
-        'file',
-        transport,
-        transport,
-        'file',
-        'file',
-        'file',
+      expect(git.map((s) => s.env.GIT_ALLOW_PROTOCOL)).toEqual(['file', transport, transport]);
+      // Clone, set-url and log run as one script; paths, URL and commit are its parameters, not its text.
+      const [clone, ...rest] = specs.filter((s) => s.command === 'sh');
+      expect(rest).toEqual([]);
+      expect(clone?.args[1]).not.toContain(url);
+      expect(clone?.args.slice(2)).toEqual([
+        'sh',
+        join(dir, 'repo'),
+        url,
+        '',
+        '--branch=main',
+        '--',
+        cache,
+        join(dir, 'repo'),
       ]);
+      expect(clone?.env.GIT_ALLOW_PROTOCOL).toBe('file');
     },
   );
+
+  it('reads the commit of a local repository from its files, and asks git only when they are unusual', async () => {
+    const local = async (path: string) => {
+      const { job, specs } = fakeJob();
+      const repo = { id: 5, name: 'r', git_url: path, git_branch: '', ssh_key_id: null } as RepositoryRow;
+      const co = await checkoutRepository(job, repo, { branch: '', commitHash: null, target: '' });
+      return { co, commands: specs.map((s) => [s.command, ...s.args].join(' ')) };
+    };
+    const dir = workRepo({ 'run.sh': 'echo hi\n' });
+    const plain = await local(dir);
+    expect(plain.commands).toEqual([]);
+    expect(plain.co.hash).toBe(execFileSync('git', ['-C', dir, 'rev-parse', 'HEAD']).toString().trim());
+    expect(plain.co.message).toBe(
+      execFileSync('git', ['-C', dir, 'log', '-1', '--format=%s']).toString().trim(),
+    );
+    // A replace ref makes git show another commit than the files say: git is asked (the fake answers nothing).
+    execFileSync('git', ['-C', dir, 'replace', '-f', 'HEAD', 'HEAD']);
+    const unusual = await local(dir);
+    expect(unusual.commands).toEqual(['git log -1 --format=%H%n%s']);
+  });
 
   it("fetches only when the remote's refs differ from those of the last fetch", async () => {
     const processes = fakeProcesses();
@@ -237,13 +262,15 @@ describe('git commands of a checkout (fake processes)', () => {
       const repo = { id: 4, name: 'r', git_url: url, git_branch: 'main', ssh_key_id: null } as RepositoryRow;
       const from = processes.specs.length;
       await checkoutRepository(job, repo, { branch: 'main', commitHash: null, target: join(dir, 'repo') });
-      const commands = ['init', 'ls-remote', 'fetch', 'clone', 'remote', 'log'];
-      return processes.specs.slice(from).map((s) => s.args.find((a) => commands.includes(a)) ?? s.args[0]);
+      const commands = ['init', 'ls-remote', 'fetch'];
+      return processes.specs
+        .slice(from)
+        .map((s) => (s.command === 'sh' ? 'clone' : (s.args.find((a) => commands.includes(a)) ?? s.args[0])));
     };
     const url = 'https://example.test/app.git';
     expect(await checkout(url)).toContain('fetch');
     // Nothing moved: no fetch.
-    expect(await checkout(url)).toEqual(['ls-remote', 'clone', 'remote', 'log']);
+    expect(await checkout(url)).toEqual(['ls-remote', 'clone']);
     // A new commit on a branch: fetched again, once.
     remoteRefs = 'aaaa\tHEAD\nbbbb\trefs/heads/main\n';
     expect(await checkout(url)).toContain('fetch');

@@ -11,6 +11,7 @@ import {
   transportOf,
 } from '@signalbox/contracts';
 import { hiddenFrom, type SandboxPath, visibleToTasks } from './confinement';
+import { readHeadCommit } from './git-head';
 import { type Job, TaskFailed } from './job';
 import { type Agent, gitEnv, startSshAgent } from './keys';
 import type { RepositoryRow } from './store';
@@ -206,6 +207,63 @@ async function headCommit(job: Job, dir: string, env?: Record<string, string>) {
 }
 
 /**
+ * The steps after the cache is up to date, as one confined command (each sandboxed command costs a few
+ * milliseconds of namespace and mount set-up): clone the cache into the task's folder (no template: a task's copy
+ * needs none of git's sample hooks), check out the commit the task asks for, make origin the repository's own URL
+ * as in any clone of it (scripts that look at origin see the real one, and relative submodule URLs like
+ * "../lib.git" resolve against it), and print the commit's hash and subject (nothing when there
+ * is none). Paths, URL and commit are positional parameters of the script, never part of its text. A failed step ends the script with a last stderr line naming
+ * it and git's exit code, so the task says which step failed as it did when each was its own command.
+ */
+const CLONE_SCRIPT = `target=$1 url=$2 commit=$3
+shift 3
+fail() { code=$?; echo "signalbox-step: $1 $code" >&2; exit 1; }
+git clone -q --shared --template= "$@" || fail clone
+if [ -n "$commit" ]; then git -C "$target" checkout -q --detach "$commit" || fail checkout; fi
+git -C "$target" remote set-url -- origin "$url" || fail 'remote set-url'
+git -C "$target" log -1 --format=%H%n%s 2>/dev/null || :`;
+
+async function cloneFromCache(
+  job: Job,
+  cache: string,
+  url: string,
+  opts: { branch: string; commitHash: string | null; target: string },
+  env: Record<string, string>,
+) {
+  const checkout = opts.commitHash ? ['--no-checkout'] : opts.branch ? [`--branch=${opts.branch}`] : [];
+  const res = await job.capture({
+    command: 'sh',
+    args: [
+      '-c',
+      CLONE_SCRIPT,
+      'sh',
+      opts.target,
+      url,
+      opts.commitHash ?? '',
+      ...checkout,
+      '--',
+      cache,
+      opts.target,
+    ],
+    cwd: job.dirs.task,
+    env,
+  });
+  // What git said (warnings on success, the reason on failure) goes to the task log, as it did when streamed.
+  const lines = res.stderr.split('\n').filter((line) => line.trim());
+  const step = res.code !== 0 ? /^signalbox-step: (.+) (\d+)$/.exec(lines.at(-1) ?? '') : null;
+  for (const line of step ? lines.slice(0, -1) : lines) job.log(line.trimEnd());
+  if (res.code !== 0) {
+    const failed = step ? `git ${step[1]} failed with exit code ${step[2]}` : null;
+    throw new TaskFailed(
+      failed ?? `git clone failed with ${res.signal ? `signal ${res.signal}` : `exit code ${res.code}`}`,
+    );
+  }
+  if (!res.stdout.trim()) return { hash: null, message: null };
+  const [hash = '', subject = ''] = res.stdout.split('\n');
+  return { hash: hash.trim() || null, message: subject.trim().slice(0, 100) };
+}
+
+/**
  * Brings a repository to the commit the task needs: local paths are used in place; anything else is fetched
  * into a bare cache under <dataDir>/repos/ and then cloned (--shared, cheap) into the task's own directory, so
  * parallel runs of one template never share a working copy. Credentials reach git through an ssh-agent or the
@@ -224,7 +282,12 @@ export async function checkoutRepository(
     // the server's own files.
     for (const path of visiblePaths(job, repo.git_url)) job.share(path, true);
     job.log(`Using local repository ${repo.git_url}`);
-    return { dir: repo.git_url, ...(await headCommit(job, repo.git_url)) };
+    // Read from git's files by the server when they are plain (no confined git to start); git otherwise.
+    const head = readHeadCommit(repo.git_url);
+    const commit = head
+      ? { hash: head.hash, message: head.message.slice(0, 100) }
+      : await headCommit(job, repo.git_url);
+    return { dir: repo.git_url, ...commit };
   }
 
   const key = repo.ssh_key_id ? await job.loadKey(repo.ssh_key_id) : null;
@@ -293,43 +356,8 @@ export async function checkoutRepository(
     });
 
     job.share(cache);
-    const branch = !opts.commitHash && opts.branch ? [`--branch=${opts.branch}`] : [];
-    const checkout = opts.commitHash ? ['--no-checkout'] : branch;
-    await job.execOk(
-      {
-        command: 'git',
-        // No template: a task's copy needs none of git's sample hooks, and copying them costs milliseconds.
-        args: ['clone', '-q', '--shared', '--template=', ...checkout, '--', cache, opts.target],
-        cwd: job.dirs.task,
-        env: localEnv,
-      },
-      'git clone',
-    );
-    if (opts.commitHash) {
-      job.log(`Checking out commit ${opts.commitHash}`);
-      await job.execOk(
-        {
-          command: 'git',
-          args: ['-C', opts.target, 'checkout', '-q', '--detach', opts.commitHash],
-          env: localEnv,
-        },
-        'git checkout',
-      );
-    }
-    // The clone came from the cache; its origin is the repository's own URL, as in any clone of it (scripts
-    // that look at origin see the real one, and relative submodule URLs like "../lib.git" resolve against it).
-    // The commit is read meanwhile (it does not look at origin).
-    const [, commit] = await Promise.all([
-      job.execOk(
-        {
-          command: 'git',
-          args: ['-C', opts.target, 'remote', 'set-url', '--', 'origin', repo.git_url],
-          env: localEnv,
-        },
-        'git remote set-url',
-      ),
-      headCommit(job, opts.target, localEnv),
-    ]);
+    if (opts.commitHash) job.log(`Checking out commit ${opts.commitHash}`);
+    const commit = await cloneFromCache(job, cache, repo.git_url, opts, localEnv);
     await updateSubmodules(job, opts.target, transport, repo.git_url, envFor);
     return { dir: opts.target, ...commit };
   } finally {
