@@ -2,12 +2,12 @@ import type { FastifyBaseLogger } from 'fastify';
 import type { Db } from '../db';
 import { untilDbAnswers } from '../db/retry';
 import { describeDbError } from '../db/unavailable';
+import { LineIntake } from '../lib/line-intake';
 import type { EventBus } from '../live/bus';
 import type { Metrics } from '../metrics/metrics';
 import { countOutput, countOutputSince, type OutputRow, type OutputWriter } from './output.store';
 import type { LineTarget } from './process';
 
-export const MASK = '**********';
 /** Lines held before a flush starts at once instead of on the timer. */
 const BATCH_ROWS = 500;
 /** Characters held before a flush starts at once (long lines). */
@@ -18,47 +18,17 @@ const HIGH_WATER = 20_000;
 const HIGH_WATER_CHARS = 32 * 1024 * 1024;
 
 /**
- * The secrets to mask after adding `values` (longest first). Values shorter than 3 characters are not masked, and
- * each line of a multi-line secret (from 8 characters) is masked on its own too.
- */
-export function withSecrets(
-  current: readonly string[],
-  values: Iterable<string | null | undefined>,
-): string[] {
-  const set = new Set(current);
-  for (const v of values) {
-    if (!v) continue;
-    const text = String(v);
-    if (text.trim().length >= 3) set.add(text);
-    if (text.includes('\n')) {
-      for (const part of text.split(/\r?\n/)) if (part.trim().length >= 8) set.add(part.trim());
-    }
-  }
-  return [...set].sort((a, b) => b.length - a.length);
-}
-
-/** `text` with every one of `secrets` replaced by the mask. */
-export function maskSecrets(secrets: readonly string[], text: string): string {
-  for (const s of secrets) if (text.includes(s)) text = text.split(s).join(MASK);
-  return text;
-}
-
-/**
  * Collects a task's output lines, masks secrets, stores them in batches (one transaction each) and only then
  * publishes each line as a `log` message — so every line a socket client saw is already in the database. While the
  * database is unavailable a batch is tried again (see dbRetry; the readers pause once too many lines wait), and a
  * batch whose transaction was committed before its connection dropped is not stored twice.
  */
-export class LogSink implements LineTarget {
+export class LogSink extends LineIntake implements LineTarget {
   private pending: OutputRow[] = [];
   private pendingChars = 0;
-  private secrets: string[] = [];
   private timer: NodeJS.Timeout | null = null;
   private flushing: Promise<void> | null = null;
   private drainCallbacks: (() => void)[] = [];
-  private watchers: ((line: string) => void)[] = [];
-  private lastMs = 0;
-  private lastTime = '';
   /** Lines stored so far (tests and benchmarks read it). */
   stored = 0;
   /**
@@ -85,36 +55,12 @@ export class LogSink implements LineTarget {
     private readonly taskId: number,
     /** giveUp: stop retrying at once (the server is shutting down). */
     private readonly options: { giveUp?: () => boolean } = {},
-  ) {}
-
-  /** Registers values to mask in every later line (multi-line secrets are masked line by line too). */
-  addSecrets(values: Iterable<string | null | undefined>) {
-    this.secrets = withSecrets(this.secrets, values);
+  ) {
+    super();
   }
 
-  mask(text: string): string {
-    return maskSecrets(this.secrets, text);
-  }
-
-  /** Lets an executor look at lines as they arrive (Terraform's "No changes."). */
-  watch(listener: (line: string) => void): () => void {
-    this.watchers.push(listener);
-    return () => {
-      this.watchers = this.watchers.filter((w) => w !== listener);
-    };
-  }
-
-  line(text: string) {
-    for (const w of this.watchers) w(text);
-    let output = this.secrets.length ? this.mask(text) : text;
-    // PostgreSQL text cannot hold NUL: it shows as the replacement character, on every database alike.
-    if (output.includes('\u0000')) output = output.replaceAll('\u0000', '\uFFFD');
-    const ms = Date.now();
-    if (ms !== this.lastMs) {
-      this.lastMs = ms;
-      this.lastTime = new Date(ms).toISOString();
-    }
-    this.pending.push({ task_id: this.taskId, time: this.lastTime, output });
+  protected override keep(time: string, output: string) {
+    this.pending.push({ task_id: this.taskId, time, output });
     this.pendingChars += output.length;
     if (this.pending.length >= BATCH_ROWS || this.pendingChars >= BATCH_CHARS) this.kick();
     else if (!this.timer && !this.flushing) this.timer = setTimeout(() => this.kick(), FLUSH_MS);

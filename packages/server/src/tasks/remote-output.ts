@@ -1,3 +1,4 @@
+import { withoutNul } from '../lib/line-intake';
 import type { OutputRow } from './output-rows';
 
 /**
@@ -13,8 +14,7 @@ export function runnerRows(
   let lastIn = '';
   let lastOut = '';
   return lines.map((line) => {
-    let output = secrets.mask(line.output);
-    if (output.includes('\u0000')) output = output.replaceAll('\u0000', '\uFFFD');
+    const output = withoutNul(secrets.mask(line.output));
     if (line.time !== lastIn) {
       const ms = Date.parse(line.time);
       lastIn = line.time;

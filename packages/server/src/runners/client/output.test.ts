@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { MASK } from '../../tasks/log-sink';
+import { MASK } from '../../lib/line-intake';
 import { outputSchema } from '../protocol';
 import { type Batch, FLUSH_MS, MAX_UNACKED_BYTES, type OutputLine, TaskOutput } from './output';
 

@@ -1,4 +1,4 @@
-import { maskSecrets, withSecrets } from '../../tasks/log-sink';
+import { LineIntake } from '../../lib/line-intake';
 import type { TaskLog } from '../../tasks/run-core';
 import { maxBatchLines } from '../protocol';
 
@@ -27,9 +27,7 @@ export type Batch = { seq: number; count: number; json: string; bytes: number };
  * `send` (which may drop it while disconnected) and keeps it until the server acknowledges its seq, so that after a
  * reconnect every batch the server has not stored can be sent again, in order.
  */
-export class TaskOutput implements TaskLog {
-  private secrets: string[] = [];
-  private watchers: ((line: string) => void)[] = [];
+export class TaskOutput extends LineIntake implements TaskLog {
   /** Each pending line as its JSON object. */
   private pending: string[] = [];
   private pendingBytes = 0;
@@ -37,7 +35,7 @@ export class TaskOutput implements TaskLog {
   private unacked: Batch[] = [];
   private unackedBytes = 0;
   private drainCallbacks: (() => void)[] = [];
-  private lastMs = 0;
+  private prefixTime = '';
   /** `{"time":"<the last time>","output":` */
   private timePrefix = '';
   /** The seq of the last batch made. */
@@ -45,31 +43,14 @@ export class TaskOutput implements TaskLog {
   /** Every batch up to this seq is stored by the server. */
   acked = 0;
 
-  constructor(private readonly send: (batch: Batch) => void) {}
-
-  addSecrets(values: Iterable<string | null | undefined>) {
-    this.secrets = withSecrets(this.secrets, values);
+  constructor(private readonly send: (batch: Batch) => void) {
+    super();
   }
 
-  mask(text: string): string {
-    return maskSecrets(this.secrets, text);
-  }
-
-  watch(listener: (line: string) => void): () => void {
-    this.watchers.push(listener);
-    return () => {
-      this.watchers = this.watchers.filter((w) => w !== listener);
-    };
-  }
-
-  line(text: string) {
-    for (const w of this.watchers) w(text);
-    let output = this.secrets.length ? this.mask(text) : text;
-    if (output.includes('\u0000')) output = output.replaceAll('\u0000', '\uFFFD');
-    const ms = Date.now();
-    if (ms !== this.lastMs) {
-      this.lastMs = ms;
-      this.timePrefix = `{"time":"${new Date(ms).toISOString()}","output":`;
+  protected override keep(time: string, output: string) {
+    if (time !== this.prefixTime) {
+      this.prefixTime = time;
+      this.timePrefix = `{"time":"${time}","output":`;
     }
     for (let i = 0; i === 0 || i < output.length; i += MAX_OUTPUT) {
       const json = `${this.timePrefix}${JSON.stringify(output.slice(i, i + MAX_OUTPUT))}}`;
