@@ -1,7 +1,7 @@
-import { isFinished, legacyLimitOf, messages, type TaskStatus, type TaskView } from '@signalbox/contracts';
+import { isFinished, messages, type TaskView } from '@signalbox/contracts';
 import { recordEvent } from '../../audit/audit.store';
 import { untilDbAnswers } from '../../db/retry';
-import { fromBool, now, parseJson, parseJsonObject, toBool } from '../../db/values';
+import { fromBool, now, parseJson, parseJsonObject } from '../../db/values';
 import type { Deps } from '../../deps';
 import { badRequest, found } from '../../lib/errors';
 import type { FinishedRun, NewTask, TaskOrigin } from '../../ports';
@@ -18,6 +18,7 @@ import {
   type TaskRow,
 } from '../../tasks/store';
 import { surveyVarsOf, unansweredSurveyVars, withSurveyDefaults } from '../../tasks/survey-answers';
+import { taskFields } from '../../tasks/task-view';
 import { nextBuildVersion } from '../../tasks/version';
 import { assertInProject } from '../refs/refs.store';
 import { guardTaskInput } from './task-input-guard';
@@ -26,37 +27,7 @@ import { guardTaskInput } from './task-input-guard';
 export type TaskServiceDeps = Pick<Deps, 'db' | 'dialect' | 'box' | 'config' | 'tasks'>;
 
 export function toTaskView(t: TaskRow, statusDetail: string | null): TaskView {
-  const params = parseJson<Record<string, unknown>>(t.params, {});
-  return {
-    id: t.id,
-    template_id: t.template_id,
-    project_id: t.project_id,
-    status: t.status as TaskStatus,
-    status_detail: t.status === 'waiting' ? statusDetail : null,
-    message: t.message,
-    user_id: t.user_id,
-    integration_id: t.integration_id,
-    schedule_id: t.schedule_id,
-    created: t.created,
-    start: t.start,
-    end: t.end,
-    version: t.version,
-    build_task_id: t.build_task_id,
-    commit_hash: t.commit_hash,
-    commit_message: t.commit_message,
-    playbook: t.playbook,
-    environment: t.environment,
-    arguments: t.arguments,
-    git_branch: t.git_branch,
-    inventory_id: t.inventory_id,
-    params,
-    debug: toBool(t.debug),
-    dry_run: toBool(t.dry_run),
-    diff: toBool(t.diff),
-    limit: legacyLimitOf(params),
-    // Secret survey values reach the run only: never an answer (the stored, sealed column is not read here).
-    secret: '',
-  };
+  return { ...taskFields(t), status_detail: t.status === 'waiting' ? statusDetail : null };
 }
 
 /**

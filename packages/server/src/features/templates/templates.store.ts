@@ -1,13 +1,9 @@
-import {
-  finishedStatuses,
-  legacyLimitOf,
-  type TaskStatus,
-  type TemplateLastTask,
-} from '@signalbox/contracts';
+import { finishedStatuses, type TemplateLastTask } from '@signalbox/contracts';
 import type { Insertable, Selectable, Updateable } from 'kysely';
 import type { Db, Dialect } from '../../db';
 import type { TaskTable, TemplateTable } from '../../db/tables';
-import { insertReturningId, parseJson, toBool } from '../../db/values';
+import { insertReturningId } from '../../db/values';
+import { taskFields } from '../../tasks/task-view';
 
 export type TemplateRow = Selectable<TemplateTable>;
 
@@ -85,35 +81,9 @@ type TaskWithNames = Omit<Selectable<TaskTable>, 'secret'> & {
 };
 
 function toLastTask(row: TaskWithNames): TemplateLastTask {
-  const params = parseJson<Record<string, unknown>>(row.params, {});
   return {
-    id: row.id,
-    template_id: row.template_id,
-    project_id: row.project_id,
-    status: row.status as TaskStatus,
-    message: row.message,
-    user_id: row.user_id,
+    ...taskFields(row),
     user_name: row.user_name,
-    integration_id: row.integration_id,
-    schedule_id: row.schedule_id,
-    created: row.created,
-    start: row.start,
-    end: row.end,
-    version: row.version,
-    build_task_id: row.build_task_id,
-    commit_hash: row.commit_hash,
-    commit_message: row.commit_message,
-    playbook: row.playbook,
-    environment: row.environment,
-    arguments: row.arguments,
-    git_branch: row.git_branch,
-    inventory_id: row.inventory_id,
-    params,
-    debug: toBool(row.debug),
-    dry_run: toBool(row.dry_run),
-    diff: toBool(row.diff),
-    limit: legacyLimitOf(params),
-    secret: '',
     tpl_alias: row.tpl_alias,
     tpl_type: row.tpl_type,
     tpl_app: row.tpl_app,
