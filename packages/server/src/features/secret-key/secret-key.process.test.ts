@@ -86,13 +86,33 @@ describe('signalbox secret-key rotate', () => {
     }
   }
 
-  it('never takes a key in its arguments, and refuses while a server is running', async () => {
+  it('never takes a key in its arguments, says what is wrong with a key, and refuses while a server is running', async () => {
     const typed = randomBytes(32).toString('base64');
     const refused = await signalbox(['secret-key', 'rotate', typed], env);
     expect(refused.code).toBe(1);
     expect(refused.stderr).toContain('Unknown option or argument');
     expect(refused.stderr).toContain('--new-key-file F');
     expect(refused.stdout + refused.stderr).not.toContain(typed);
+
+    const missing = join(dir, 'missing.key');
+    const unreadable = await signalbox(['secret-key', 'rotate', '--new-key-file', missing], env);
+    expect(unreadable.code).toBe(1);
+    expect(unreadable.stderr.trim()).toBe(
+      `Secret key not rotated: cannot read the key file ${missing}: ENOENT`,
+    );
+    const notAKey = join(dir, 'not-a.key');
+    writeFileSync(notAKey, 'hunter2\n');
+    const wrong = await signalbox(['secret-key', 'rotate', '--new-key-file', notAKey], env);
+    expect(wrong.stderr.trim()).toBe(
+      `Secret key not rotated: ${notAKey} does not hold a secret key: expected 32 bytes in base64 (44 characters)`,
+    );
+    expect(wrong.stderr).not.toContain('hunter2');
+    const elsewhere = mkdtempSync(join(tmpdir(), 'sb-rotate-nokey-'));
+    const noKey = await signalbox(['secret-key', 'rotate'], { ...env, SIGNALBOX_DATA_DIR: elsewhere });
+    rmSync(elsewhere, { recursive: true, force: true });
+    expect(noKey.stderr.trim()).toBe(
+      `Secret key not rotated: there is no secret key to rotate: SIGNALBOX_SECRET_KEY is not set and ${join(elsewhere, 'secret.key')} does not exist`,
+    );
 
     const handle = openDb(env.SIGNALBOX_DB_URL ?? '');
     const beat = { id: 'live-server', heartbeat: new Date().toISOString(), host: 'h', pid: 1 };
