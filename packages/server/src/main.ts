@@ -12,6 +12,9 @@ Commands:
   user delete --login L
   user unlock --login L       clear the user's sign-in lock after repeated failed passwords
   user totp disable --login L reset the user's two-factor sign-in (TOTP) and its recovery codes
+  secret-key rotate [--new-key-file F | --write-new-key F]
+                              re-encrypt every stored secret under a new secret key (servers stopped; see
+                              "signalbox secret-key help")
   backup --file F             write every user (no passwords) and project to F
   restore --file F            restore such a file into an instance without projects
   runner register|start|unregister …
@@ -47,6 +50,11 @@ export async function main(argv: string[]): Promise<void> {
         // Loaded on demand: `user …` commands should not pay for loading the whole web app.
         const { runUserCommand } = await import('./features/users/users.cli');
         return runUserCommand(handle, rest);
+      });
+    case 'secret-key':
+      return withMigratedDb(config, async (handle) => {
+        const { runSecretKeyCommand } = await import('./features/secret-key/secret-key.cli');
+        return runSecretKeyCommand({ config, ...handle }, rest);
       });
     case 'backup':
     case 'restore':
@@ -106,8 +114,10 @@ async function serve(config: ReturnType<typeof loadConfig>) {
   const { buildApp } = await import('./app');
   const { ensureAdmin } = await import('./features/users/users.service');
   const { SecretKeyMismatchError } = await import('./db/options');
+  const { SecretKeyRotationUnfinishedError } = await import('./lib/crypto');
   const built = await buildApp(config).catch((err: unknown) => {
-    if (!(err instanceof SecretKeyMismatchError)) throw err;
+    if (!(err instanceof SecretKeyMismatchError || err instanceof SecretKeyRotationUnfinishedError))
+      throw err;
     console.error(`Signalbox cannot start: ${err.message}`);
     process.exit(1);
   });

@@ -1,9 +1,17 @@
-import { createHmac, randomBytes } from 'node:crypto';
-import type { SecretBox } from '../lib/crypto';
+import { randomBytes } from 'node:crypto';
+import { type SecretBox, SecretKeyRotationUnfinishedError, secretKeyFingerprint } from '../lib/crypto';
 import type { Db } from './index';
+
+export { secretKeyFingerprint };
 
 /** The option row holding the fingerprint of the key the database's secrets are sealed with. */
 export const SECRET_KEY_OPTION = 'secret_key_fingerprint';
+
+/**
+ * The option row a secret-key rotation holds while it runs: the fingerprint of the new key. Some secrets may be
+ * sealed under it already, so no server starts until the rotation is finished.
+ */
+export const SECRET_KEY_ROTATION_OPTION = 'secret_key_rotation';
 
 /** Thrown at start when this server's secret key cannot open the database's secrets; the server must not start. */
 export class SecretKeyMismatchError extends Error {
@@ -16,13 +24,6 @@ export class SecretKeyMismatchError extends Error {
     this.name = 'SecretKeyMismatchError';
   }
 }
-
-/**
- * A fingerprint of the key that tells keys apart without revealing anything of them: an HMAC under the key of a
- * fixed label.
- */
-export const secretKeyFingerprint = (key: Buffer) =>
-  createHmac('sha256', key).update('signalbox secret key fingerprint v1').digest('hex');
 
 /** True when the box opens this sealed value. */
 function opens(box: SecretBox, sealed: string) {
@@ -38,10 +39,17 @@ function opens(box: SecretBox, sealed: string) {
  * Makes sure this server's key is the database's: the first server records its key's fingerprint, later ones
  * must match it. A database from before fingerprints gets one only if the key opens a secret already stored
  * (a stored secret sealed under another key refuses the start instead). Two servers racing to record different
- * keys: the insert of one fails on the primary key, and it compares with the winner's.
+ * keys: the insert of one fails on the primary key, and it compares with the winner's. An unfinished key rotation
+ * refuses the start.
  */
 export async function checkSecretKey(db: Db, key: Buffer, box: SecretBox): Promise<void> {
   const fingerprint = secretKeyFingerprint(key);
+  const rotating = await db
+    .selectFrom('option')
+    .select('value')
+    .where('key', '=', SECRET_KEY_ROTATION_OPTION)
+    .executeTakeFirst();
+  if (rotating) throw new SecretKeyRotationUnfinishedError();
   const recorded = await db
     .selectFrom('option')
     .select('value')
