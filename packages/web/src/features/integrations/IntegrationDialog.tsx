@@ -1,5 +1,5 @@
 import { zodResolver } from '@hookform/resolvers/zod';
-import { Checkbox, FormControlLabel, MenuItem, Stack, TextField } from '@mui/material';
+import { Checkbox, FormControlLabel, Stack, TextField } from '@mui/material';
 import {
   type AccessKey,
   type Integration,
@@ -16,6 +16,7 @@ import { useSaveAndClose } from '../../components/forms';
 import { useFieldProps } from '../../components/messages';
 import { mui } from '../../components/mui';
 import { playbookHint, usePickLabels } from '../../components/pick-labels';
+import { idOptions, SelectField } from '../../components/SelectField';
 
 type Values = z.input<typeof integrationInput>;
 const EXAMPLE_HEADER = 'X-Signature';
@@ -71,27 +72,13 @@ export function IntegrationDialog({
     label: string,
     options: { id: number; name: string; playbook?: string | null }[],
   ) => (
-    <Controller
+    <SelectField
       control={control}
       name={name}
-      render={({ field: f }) => (
-        <TextField
-          select
-          label={label}
-          required
-          value={f.value || ''}
-          onChange={(e) => f.onChange(Number(e.target.value))}
-          onBlur={f.onBlur}
-          name={f.name}
-          {...field(errors[name], save.error, name)}
-        >
-          {labelled(options, playbookHint).map((o) => (
-            <MenuItem key={o.id} value={o.id}>
-              {o.name}
-            </MenuItem>
-          ))}
-        </TextField>
-      )}
+      label={label}
+      options={idOptions(labelled(options, playbookHint))}
+      required
+      serverError={save.error}
     />
   );
 
@@ -114,24 +101,14 @@ export function IntegrationDialog({
           {...field(errors.name, save.error, 'name')}
         />
         {idSelect('template_id', t('res.template'), templates.data ?? [])}
-        <Controller
+        <SelectField
           control={control}
           name="auth_method"
-          render={({ field: f }) => (
-            <TextField
-              select
-              label={t('integrations.authMethod')}
-              value={f.value ?? ''}
-              onChange={f.onChange}
-              name={f.name}
-            >
-              {integrationAuthMethods.map((m) => (
-                <MenuItem key={m || 'none'} value={m}>
-                  {t(`integrations.methods.${m || 'none'}`)}
-                </MenuItem>
-              ))}
-            </TextField>
-          )}
+          label={t('integrations.authMethod')}
+          options={integrationAuthMethods.map((m) => ({
+            value: m,
+            label: t(`integrations.methods.${m || 'none'}`),
+          }))}
         />
         {method !== '' && idSelect('auth_secret_id', t('integrations.authSecret'), secretKeys)}
         {(method === 'token' || method === 'hmac') && (

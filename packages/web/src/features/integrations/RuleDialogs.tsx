@@ -1,4 +1,5 @@
-import { MenuItem, Stack, TextField } from '@mui/material';
+import { zodResolver } from '@hookform/resolvers/zod';
+import { Stack, TextField } from '@mui/material';
 import {
   bodyDataTypes,
   type IntegrationExtractValue,
@@ -11,13 +12,16 @@ import {
   variableTypes,
 } from '@signalbox/contracts';
 import { useMutation, useQueryClient } from '@tanstack/react-query';
-import { type FormEvent, type ReactNode, useState } from 'react';
+import type { ReactNode } from 'react';
+import { type FieldValues, type UseFormReturn, useForm } from 'react-hook-form';
 import { useTranslation } from 'react-i18next';
 import type { z } from 'zod';
 import { api } from '../../api/client';
 import { FormDialog } from '../../components/FormDialog';
 import { useSaveAndClose } from '../../components/forms';
-import { translateResourceMessage } from '../../components/messages';
+import { useFieldProps } from '../../components/messages';
+import { mui } from '../../components/mui';
+import { SelectField } from '../../components/SelectField';
 
 type Kind = 'matchers' | 'values';
 
@@ -39,69 +43,36 @@ function useRuleSave(projectId: number, integrationId: number, kind: Kind) {
   });
 }
 
-function useRuleForm<S extends z.ZodType>(schema: S, initial: Record<string, string>) {
-  const { t } = useTranslation();
-  const [values, setValues] = useState(initial);
-  const [errors, setErrors] = useState<Record<string, string>>({});
-  const check = () => {
-    const parsed = schema.safeParse(values);
-    if (parsed.success) {
-      setErrors({});
-      return true;
-    }
-    const next: Record<string, string> = {};
-    for (const issue of parsed.error.issues)
-      next[String(issue.path[0])] ??= translateResourceMessage(issue.message, t);
-    setErrors(next);
-    return false;
-  };
-  const props = (name: string) => ({
-    name,
-    value: values[name] ?? '',
-    onChange: (e: { target: { value: string } }) => setValues((v) => ({ ...v, [name]: e.target.value })),
-    ...(errors[name] ? { error: true, helperText: errors[name] } : {}),
-  });
-  return { values, check, props };
-}
-
 type DialogProps<T> = { projectId: number; integrationId: number; item: T | null; onClose: () => void };
 
-/** A rule dialog's form and save: the form is checked, then saved (a new rule when `item` is null) and closed. */
-function useRuleDialog<S extends z.ZodType>(
+/** A rule dialog's save: the checked form is saved (a new rule when `item` is null) and the dialog closed. */
+function useRuleSubmit<V extends FieldValues & { name: string }>(
   { projectId, integrationId, item, onClose }: DialogProps<{ id: number }>,
   kind: Kind,
-  schema: S,
-  initial: Record<string, string>,
+  form: UseFormReturn<V>,
   savedKey: string,
 ) {
   const { t } = useTranslation();
   const save = useRuleSave(projectId, integrationId, kind);
-  const form = useRuleForm(schema, initial);
   const saveAndClose = useSaveAndClose(save, onClose);
-  const submit = async (e: FormEvent) => {
-    e.preventDefault();
-    if (!form.check()) return;
-    await saveAndClose(
-      { ...form.values, ...(item ? { id: item.id } : {}) },
-      t(savedKey, { name: form.values.name }),
-    );
-  };
-  return { save, form, submit, onClose };
+  const submit = form.handleSubmit((values) =>
+    saveAndClose({ ...values, ...(item ? { id: item.id } : {}) }, t(savedKey, { name: values.name })),
+  );
+  return { save, submit, onClose };
 }
 
-/** The dialog around a rule's fields, its first field the rule's name. */
+/** The dialog around a rule's fields. */
 function RuleFormDialog({
   rule,
   formId,
   title,
   children,
 }: {
-  rule: ReturnType<typeof useRuleDialog>;
+  rule: ReturnType<typeof useRuleSubmit>;
   formId: string;
   title: string;
   children: ReactNode;
 }) {
-  const { t } = useTranslation();
   return (
     <FormDialog
       open
@@ -112,22 +83,20 @@ function RuleFormDialog({
       onSubmit={(e) => void rule.submit(e)}
       onClose={rule.onClose}
     >
-      <Stack spacing={2}>
-        <TextField label={t('res.name')} required autoFocus {...rule.form.props('name')} />
-        {children}
-      </Stack>
+      <Stack spacing={2}>{children}</Stack>
     </FormDialog>
   );
 }
 
+type MatcherValues = z.input<typeof integrationMatcherInput>;
+
 export function MatcherDialog(props: DialogProps<IntegrationMatcher>) {
   const { t } = useTranslation();
+  const field = useFieldProps();
   const { item } = props;
-  const rule = useRuleDialog(
-    props,
-    'matchers',
-    integrationMatcherInput,
-    {
+  const form = useForm<MatcherValues>({
+    resolver: zodResolver(integrationMatcherInput),
+    defaultValues: {
       name: item?.name ?? '',
       match_type: item?.match_type ?? 'body',
       body_data_type: item?.body_data_type ?? 'json',
@@ -135,52 +104,75 @@ export function MatcherDialog(props: DialogProps<IntegrationMatcher>) {
       method: item?.method ?? 'equals',
       value: item?.value ?? '',
     },
-    'integrations.matcherSaved',
-  );
-  const form = rule.form;
+  });
+  const rule = useRuleSubmit(props, 'matchers', form, 'integrations.matcherSaved');
+  const { control, register, watch } = form;
+  const errors = form.formState.errors;
+  const serverError = rule.save.error;
   return (
     <RuleFormDialog
       rule={rule}
       formId="matcher-form"
       title={item ? t('integrations.editMatcher') : t('integrations.newMatcher')}
     >
-      <TextField select label={t('integrations.matchType')} required {...form.props('match_type')}>
-        {matchTypes.map((m) => (
-          <MenuItem key={m} value={m}>
-            {t(`integrations.sources.${m}`)}
-          </MenuItem>
-        ))}
-      </TextField>
-      {form.values.match_type === 'body' && (
-        <TextField select label={t('integrations.bodyDataFormat')} required {...form.props('body_data_type')}>
-          {bodyDataTypes.map((m) => (
-            <MenuItem key={m} value={m}>
-              {t(`integrations.formats.${m}`)}
-            </MenuItem>
-          ))}
-        </TextField>
+      <TextField
+        label={t('res.name')}
+        required
+        autoFocus
+        {...mui(register('name'))}
+        {...field(errors.name, serverError, 'name')}
+      />
+      <SelectField
+        control={control}
+        name="match_type"
+        label={t('integrations.matchType')}
+        options={matchTypes.map((m) => ({ value: m, label: t(`integrations.sources.${m}`) }))}
+        required
+        serverError={serverError}
+      />
+      {watch('match_type') === 'body' && (
+        <SelectField
+          control={control}
+          name="body_data_type"
+          label={t('integrations.bodyDataFormat')}
+          options={bodyDataTypes.map((m) => ({ value: m, label: t(`integrations.formats.${m}`) }))}
+          required
+          serverError={serverError}
+        />
       )}
-      <TextField label={t('integrations.key')} required {...form.props('key')} />
-      <TextField select label={t('integrations.method')} required {...form.props('method')}>
-        {matchMethods.map((m) => (
-          <MenuItem key={m} value={m}>
-            {t(`integrations.methodsMatch.${m}`)}
-          </MenuItem>
-        ))}
-      </TextField>
-      <TextField label={t('integrations.value')} required {...form.props('value')} />
+      <TextField
+        label={t('integrations.key')}
+        required
+        {...mui(register('key'))}
+        {...field(errors.key, serverError, 'key')}
+      />
+      <SelectField
+        control={control}
+        name="method"
+        label={t('integrations.method')}
+        options={matchMethods.map((m) => ({ value: m, label: t(`integrations.methodsMatch.${m}`) }))}
+        required
+        serverError={serverError}
+      />
+      <TextField
+        label={t('integrations.value')}
+        required
+        {...mui(register('value'))}
+        {...field(errors.value, serverError, 'value')}
+      />
     </RuleFormDialog>
   );
 }
 
+type ValueValues = z.input<typeof integrationExtractValueInput>;
+
 export function ValueDialog(props: DialogProps<IntegrationExtractValue>) {
   const { t } = useTranslation();
+  const field = useFieldProps();
   const { item } = props;
-  const rule = useRuleDialog(
-    props,
-    'values',
-    integrationExtractValueInput,
-    {
+  const form = useForm<ValueValues>({
+    resolver: zodResolver(integrationExtractValueInput),
+    defaultValues: {
       name: item?.name ?? '',
       value_source: item?.value_source ?? 'body',
       body_data_type: item?.body_data_type ?? 'json',
@@ -188,40 +180,61 @@ export function ValueDialog(props: DialogProps<IntegrationExtractValue>) {
       variable: item?.variable ?? '',
       variable_type: item?.variable_type ?? 'environment',
     },
-    'integrations.valueSaved',
-  );
-  const form = rule.form;
+  });
+  const rule = useRuleSubmit(props, 'values', form, 'integrations.valueSaved');
+  const { control, register, watch } = form;
+  const errors = form.formState.errors;
+  const serverError = rule.save.error;
   return (
     <RuleFormDialog
       rule={rule}
       formId="value-form"
       title={item ? t('integrations.editValue') : t('integrations.newValue')}
     >
-      <TextField select label={t('integrations.valueSource')} required {...form.props('value_source')}>
-        {valueSources.map((m) => (
-          <MenuItem key={m} value={m}>
-            {t(`integrations.sources.${m}`)}
-          </MenuItem>
-        ))}
-      </TextField>
-      {form.values.value_source === 'body' && (
-        <TextField select label={t('integrations.bodyDataType')} required {...form.props('body_data_type')}>
-          {bodyDataTypes.map((m) => (
-            <MenuItem key={m} value={m}>
-              {t(`integrations.formats.${m}`)}
-            </MenuItem>
-          ))}
-        </TextField>
+      <TextField
+        label={t('res.name')}
+        required
+        autoFocus
+        {...mui(register('name'))}
+        {...field(errors.name, serverError, 'name')}
+      />
+      <SelectField
+        control={control}
+        name="value_source"
+        label={t('integrations.valueSource')}
+        options={valueSources.map((m) => ({ value: m, label: t(`integrations.sources.${m}`) }))}
+        required
+        serverError={serverError}
+      />
+      {watch('value_source') === 'body' && (
+        <SelectField
+          control={control}
+          name="body_data_type"
+          label={t('integrations.bodyDataType')}
+          options={bodyDataTypes.map((m) => ({ value: m, label: t(`integrations.formats.${m}`) }))}
+          required
+          serverError={serverError}
+        />
       )}
-      <TextField label={t('integrations.key')} required {...form.props('key')} />
-      <TextField label={t('integrations.variable')} required {...form.props('variable')} />
-      <TextField select label={t('integrations.variableType')} {...form.props('variable_type')}>
-        {variableTypes.map((m) => (
-          <MenuItem key={m} value={m}>
-            {t(`integrations.variableTypes.${m}`)}
-          </MenuItem>
-        ))}
-      </TextField>
+      <TextField
+        label={t('integrations.key')}
+        required
+        {...mui(register('key'))}
+        {...field(errors.key, serverError, 'key')}
+      />
+      <TextField
+        label={t('integrations.variable')}
+        required
+        {...mui(register('variable'))}
+        {...field(errors.variable, serverError, 'variable')}
+      />
+      <SelectField
+        control={control}
+        name="variable_type"
+        label={t('integrations.variableType')}
+        options={variableTypes.map((m) => ({ value: m, label: t(`integrations.variableTypes.${m}`) }))}
+        serverError={serverError}
+      />
     </RuleFormDialog>
   );
 }

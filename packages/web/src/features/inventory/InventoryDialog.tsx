@@ -1,5 +1,5 @@
 import { zodResolver } from '@hookform/resolvers/zod';
-import { Alert, MenuItem, Stack, TextField } from '@mui/material';
+import { Alert, Stack, TextField } from '@mui/material';
 import { type AccessKey, type Inventory, inventoryInput, type Repository } from '@signalbox/contracts';
 import { useQueryClient } from '@tanstack/react-query';
 import { Controller, useForm } from 'react-hook-form';
@@ -12,6 +12,7 @@ import { FormDialog } from '../../components/FormDialog';
 import { useSaveAndClose } from '../../components/forms';
 import { useFieldProps } from '../../components/messages';
 import { mui } from '../../components/mui';
+import { idOptions, SelectField } from '../../components/SelectField';
 import { RunnerTagField } from '../runners';
 
 export type InventoryKind = 'generic' | 'terraform' | 'tofu' | 'terragrunt';
@@ -88,33 +89,15 @@ export function InventoryDialog({
   );
 
   const keySelect = (name: 'ssh_key_id' | 'become_key_id', label: string, required: boolean) => (
-    <Controller
+    <SelectField
       control={control}
       name={name}
-      render={({ field: f }) => (
-        <TextField
-          select
-          label={label}
-          required={required}
-          disabled={readOnly}
-          value={f.value || ''}
-          onChange={(e) => f.onChange(Number(e.target.value) || null)}
-          onBlur={f.onBlur}
-          name={f.name}
-          {...field(errors[name], save.error, name)}
-        >
-          {!required && (
-            <MenuItem value="">
-              <em>{t('res.none')}</em>
-            </MenuItem>
-          )}
-          {keys.map((k) => (
-            <MenuItem key={k.id} value={k.id}>
-              {k.name}
-            </MenuItem>
-          ))}
-        </TextField>
-      )}
+      label={label}
+      options={idOptions(keys)}
+      none={!required}
+      required={required}
+      disabled={readOnly}
+      serverError={save.error}
     />
   );
 
@@ -154,28 +137,14 @@ export function InventoryDialog({
           <>
             {keySelect('ssh_key_id', t('inventory.userCredentials'), true)}
             {keySelect('become_key_id', t('inventory.sudoCredentials'), false)}
-            <Controller
+            <SelectField
               control={control}
               name="type"
-              render={({ field: f }) => (
-                <TextField
-                  select
-                  label={t('res.type')}
-                  required
-                  disabled={readOnly}
-                  value={f.value ?? ''}
-                  onChange={f.onChange}
-                  onBlur={f.onBlur}
-                  name={f.name}
-                  {...field(errors.type, save.error, 'type')}
-                >
-                  {genericTypes.map((g) => (
-                    <MenuItem key={g} value={g}>
-                      {t(`inventory.types.${g}`)}
-                    </MenuItem>
-                  ))}
-                </TextField>
-              )}
+              label={t('res.type')}
+              options={genericTypes.map((g) => ({ value: g, label: t(`inventory.types.${g}`) }))}
+              required
+              disabled={readOnly}
+              serverError={save.error}
             />
             {type === 'file' ? (
               <>
@@ -187,28 +156,14 @@ export function InventoryDialog({
                   {...mui(register('inventory'))}
                   {...field(errors.inventory, save.error, 'inventory')}
                 />
-                <Controller
+                <SelectField
                   control={control}
                   name="repository_id"
-                  render={({ field: f }) => (
-                    <TextField
-                      select
-                      label={t('res.repository')}
-                      disabled={readOnly}
-                      value={f.value || ''}
-                      onChange={(e) => f.onChange(Number(e.target.value) || null)}
-                      name={f.name}
-                    >
-                      <MenuItem value="">
-                        <em>{t('res.none')}</em>
-                      </MenuItem>
-                      {repositories.map((r) => (
-                        <MenuItem key={r.id} value={r.id}>
-                          {r.name}
-                        </MenuItem>
-                      ))}
-                    </TextField>
-                  )}
+                  label={t('res.repository')}
+                  options={idOptions(repositories)}
+                  none
+                  disabled={readOnly}
+                  serverError={save.error}
                 />
               </>
             ) : (

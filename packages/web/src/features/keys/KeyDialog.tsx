@@ -17,6 +17,7 @@ import { FormDialog } from '../../components/FormDialog';
 import { useSaveAndClose } from '../../components/forms';
 import { useFieldProps } from '../../components/messages';
 import { mui } from '../../components/mui';
+import { SelectField } from '../../components/SelectField';
 import { StoredSecretField } from '../../components/StoredSecretField';
 
 type Values = z.input<typeof keyCreateInput>;
@@ -127,28 +128,14 @@ export function KeyDialog({
           {...mui(register('name'))}
           {...field(errors.name, save.error, 'name')}
         />
-        <Controller
+        <SelectField
           control={control}
           name="type"
-          render={({ field: f }) => (
-            <TextField
-              select
-              label={t('res.type')}
-              required
-              disabled={frozen}
-              value={f.value ?? ''}
-              onChange={f.onChange}
-              onBlur={f.onBlur}
-              name={f.name}
-              {...field(errors.type, save.error, 'type')}
-            >
-              {keyTypes.map((k) => (
-                <MenuItem key={k} value={k}>
-                  {t(`keyStore.types.${k}`)}
-                </MenuItem>
-              ))}
-            </TextField>
-          )}
+          label={t('res.type')}
+          options={keyTypes.map((k) => ({ value: k, label: t(`keyStore.types.${k}`) }))}
+          required
+          disabled={frozen}
+          serverError={save.error}
         />
         {admin && type !== 'none' && (
           <Controller

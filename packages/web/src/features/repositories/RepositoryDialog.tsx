@@ -1,7 +1,7 @@
 import { zodResolver } from '@hookform/resolvers/zod';
-import { Alert, Box, Chip, MenuItem, Stack, TextField } from '@mui/material';
+import { Alert, Box, Chip, Stack, TextField } from '@mui/material';
 import { type AccessKey, type Repository, repositoryInput, repositoryType } from '@signalbox/contracts';
-import { Controller, useForm } from 'react-hook-form';
+import { useForm } from 'react-hook-form';
 import { useTranslation } from 'react-i18next';
 import type { z } from 'zod';
 import { useResourceSave } from '../../api/resources';
@@ -9,6 +9,7 @@ import { FormDialog } from '../../components/FormDialog';
 import { useSaveAndClose } from '../../components/forms';
 import { useFieldProps } from '../../components/messages';
 import { mui } from '../../components/mui';
+import { idOptions, SelectField } from '../../components/SelectField';
 
 type Values = z.input<typeof repositoryInput>;
 const EXAMPLE_URL = 'git@example.com:org/repo.git';
@@ -130,28 +131,14 @@ export function RepositoryDialog({
           {...mui(register('git_branch'))}
           {...field(errors.git_branch, save.error, 'git_branch')}
         />
-        <Controller
+        <SelectField
           control={control}
           name="ssh_key_id"
-          render={({ field: f }) => (
-            <TextField
-              select
-              label={t('repos.accessKey')}
-              required
-              disabled={readOnly}
-              value={f.value || ''}
-              onChange={(e) => f.onChange(Number(e.target.value))}
-              onBlur={f.onBlur}
-              name={f.name}
-              {...field(errors.ssh_key_id, save.error, 'ssh_key_id')}
-            >
-              {keys.map((k) => (
-                <MenuItem key={k.id} value={k.id}>
-                  {k.name}
-                </MenuItem>
-              ))}
-            </TextField>
-          )}
+          label={t('repos.accessKey')}
+          options={idOptions(keys)}
+          required
+          disabled={readOnly}
+          serverError={save.error}
         />
       </Stack>
     </FormDialog>

@@ -29,6 +29,7 @@ import { useSaveAndClose } from '../../components/forms';
 import { translateResourceMessage, useFieldProps } from '../../components/messages';
 import { mui } from '../../components/mui';
 import { playbookHint, usePickLabels } from '../../components/pick-labels';
+import { idOptions, SelectField } from '../../components/SelectField';
 import { browserTimeZone, fromLocalInput, nextWholeHour, toLocalInput } from './run-at';
 import { fromCron, groupsFor, ranges, type Timing, type TimingState, timings, toCron } from './timing';
 
@@ -152,28 +153,14 @@ export function ScheduleDialog({
       onClose={onClose}
     >
       <Stack spacing={2}>
-        <Controller
+        <SelectField
           control={control}
           name="template_id"
-          render={({ field: f }) => (
-            <TextField
-              select
-              label={t('res.template')}
-              required
-              autoFocus
-              value={f.value || ''}
-              onChange={(e) => f.onChange(Number(e.target.value))}
-              onBlur={f.onBlur}
-              name={f.name}
-              {...field(errors.template_id, save.error, 'template_id')}
-            >
-              {labelled(templates.data ?? [], playbookHint).map((tpl) => (
-                <MenuItem key={tpl.id} value={tpl.id}>
-                  {tpl.name}
-                </MenuItem>
-              ))}
-            </TextField>
-          )}
+          label={t('res.template')}
+          options={idOptions(labelled(templates.data ?? [], playbookHint))}
+          required
+          autoFocus
+          serverError={save.error}
         />
         <TextField
           label={t('res.name')}

@@ -1,10 +1,10 @@
 import { MenuItem, Stack, TextField } from '@mui/material';
 import { type AccessKey, DEFAULT_VAULT_NAME, type VaultType } from '@signalbox/contracts';
-import { Controller } from 'react-hook-form';
 import { useTranslation } from 'react-i18next';
 import { useSignedInUser } from '../../../api/session';
 import { useFieldProps } from '../../../components/messages';
 import { mui } from '../../../components/mui';
+import { idOptions, SelectField } from '../../../components/SelectField';
 import type { SectionProps } from './values';
 
 /** What the script field suggests: a client script kept in the repository. */
@@ -65,27 +65,13 @@ export function VaultSection({ keys, ...section }: SectionProps & { keys: Access
         </MenuItem>
       </TextField>
       {mode === 'password' && (
-        <Controller
+        <SelectField
           control={form.control}
           name="vaults.0.vault_key_id"
-          render={({ field: f }) => (
-            <TextField
-              select
-              required
-              label={t('tpl.vaultKey')}
-              value={f.value || ''}
-              onChange={(e) => f.onChange(Number(e.target.value) || null)}
-              onBlur={f.onBlur}
-              name={f.name}
-              {...field(vaultErrors?.vault_key_id, serverError, 'vaults.0.vault_key_id')}
-            >
-              {usableKeys.map((k) => (
-                <MenuItem key={k.id} value={k.id}>
-                  {k.name}
-                </MenuItem>
-              ))}
-            </TextField>
-          )}
+          label={t('tpl.vaultKey')}
+          options={idOptions(usableKeys)}
+          required
+          serverError={serverError}
         />
       )}
       {mode === 'script' && (

@@ -1,8 +1,7 @@
-import { Checkbox, FormControlLabel, MenuItem, TextField } from '@mui/material';
+import { Checkbox, FormControlLabel } from '@mui/material';
 import { Controller } from 'react-hook-form';
-import { useTranslation } from 'react-i18next';
-import { useFieldProps } from '../../../components/messages';
 import { playbookHint, usePickLabels } from '../../../components/pick-labels';
+import { idOptions, SelectField } from '../../../components/SelectField';
 import type { SectionProps } from './values';
 
 type IdField =
@@ -25,7 +24,6 @@ type FlagField =
 /** A select of one referenced object (inventory, repository, …), stored as its id or null. */
 export function IdSelect({
   form,
-  errors,
   serverError,
   name,
   label,
@@ -41,38 +39,18 @@ export function IdSelect({
   none?: boolean;
   helperText?: string;
 }) {
-  const { t } = useTranslation();
-  const field = useFieldProps();
   const labelled = usePickLabels();
   return (
-    <Controller
+    <SelectField
       control={form.control}
       name={name}
-      render={({ field: f }) => (
-        <TextField
-          select
-          fullWidth
-          label={label}
-          required={required}
-          value={f.value || ''}
-          onChange={(e) => f.onChange(Number(e.target.value) || null)}
-          onBlur={f.onBlur}
-          name={f.name}
-          helperText={helperText}
-          {...field(errors[name], serverError, name)}
-        >
-          {none && (
-            <MenuItem value="">
-              <em>{t('res.none')}</em>
-            </MenuItem>
-          )}
-          {labelled(options, playbookHint).map((o) => (
-            <MenuItem key={o.id} value={o.id}>
-              {o.name}
-            </MenuItem>
-          ))}
-        </TextField>
-      )}
+      label={label}
+      options={idOptions(labelled(options, playbookHint))}
+      none={none}
+      required={required}
+      fullWidth
+      helperText={helperText}
+      serverError={serverError}
     />
   );
 }
