@@ -97,8 +97,8 @@ describe.each(testDialects())('run-once schedules on $name', (dialect) => {
     const s = make(clock);
     await s.start();
     await advance(s, clock, '2030-01-01T10:30:00Z');
-    expect(starter.calls.map((c) => c.input)).toEqual([
-      { template_id: templateId, message: 'release 2.0', inventory_id: 7 },
+    expect(starter.calls.map((c) => [c.input, c.origin.scheduleId])).toEqual([
+      [{ template_id: templateId, message: 'release 2.0', inventory_id: 7 }, id],
     ]);
   });
 
