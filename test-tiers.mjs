@@ -47,6 +47,7 @@ const serverSystem = [
   'src/live/redis.test.ts',
   'src/live/redis-deployments.test.ts',
   'src/features/live/revocation.redis.test.ts',
+  'src/http/rate-limit.redis.test.ts',
   'src/scheduler/scheduler.db-outage.test.ts',
   'src/features/health/health.db-outage.test.ts',
   // Waits for real minute boundaries of the wall clock.

@@ -99,9 +99,13 @@ export function scriptRepo(work, name, text) {
   return repo;
 }
 
-/** The environment of a bench server on SQLite in `work/data`, with the admin `bench`. */
+/**
+ * The environment of a bench server on SQLite in `work/data`, with the admin `bench`. The request limiter is off
+ * (one user sends thousands of requests a second) unless the bench is run with SIGNALBOX_RATE_LIMIT set.
+ */
 export const serverEnv = (work, port, password) => ({
   ...process.env,
+  SIGNALBOX_RATE_LIMIT: process.env.SIGNALBOX_RATE_LIMIT || '0',
   SIGNALBOX_DATA_DIR: join(work, 'data'),
   SIGNALBOX_DB_URL: '',
   SIGNALBOX_HOST: '127.0.0.1',

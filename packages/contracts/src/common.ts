@@ -63,6 +63,12 @@ export const messages = {
   bodyTooLarge: coded('Request body is too large', ErrorCode.bodyTooLarge),
   bodyNotObject: coded('Request body must be a JSON object', ErrorCode.bodyNotObject),
   unsupportedContentType: coded('Unsupported content type', ErrorCode.unsupportedContentType),
+  tooManyRequests: (seconds: number) =>
+    coded(
+      `Too many requests: try again in ${seconds} second${seconds === 1 ? '' : 's'}`,
+      ErrorCode.tooManyRequests,
+      { seconds },
+    ),
   databaseUnavailable: coded('Database unavailable, try again', ErrorCode.databaseUnavailable),
   internal: coded('Internal server error', ErrorCode.internal),
 } as const;

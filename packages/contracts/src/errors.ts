@@ -49,6 +49,8 @@ export const ErrorCode = {
   bodyNotObject: 'body_not_object',
   unsupportedContentType: 'unsupported_content_type',
   notFound: 'not_found',
+  /** The caller sent more requests than the server's request limit allows; `params.seconds` says how long to wait. */
+  tooManyRequests: 'too_many_requests',
   // The server
   databaseUnavailable: 'database_unavailable',
   internal: 'internal',

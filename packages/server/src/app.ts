@@ -22,6 +22,7 @@ import { loggerOptions, registerRequestIds, requestIdOf, requestLogController } 
 import { registerMetrics } from './http/metrics';
 import { registerOpenApi, responseSerializer } from './http/openapi';
 import { validatePathParams } from './http/path-params';
+import { registerRateLimit } from './http/rate-limit';
 import { answerFrameworkError, registerRequestGuards } from './http/request-guards';
 import { registerWebConsole } from './http/web-console';
 import { createSecretBox, loadSecretKey } from './lib/crypto';
@@ -151,12 +152,13 @@ export async function buildApp(
     startTask: taskStarter,
     scheduler: createScheduler({ ...core, startTask: taskStarter }),
   });
+  // Names this deployment's channel and keys in a Redis other deployments may share.
+  const redisPrefix = config.redisUrl ? (config.redisPrefix ?? (await deploymentId(handle.db))) : undefined;
   // Live events fan out across instances through Redis when configured; closed after the tasks (preClose) so
   // their last updates still go out.
-  if (config.redisUrl) {
-    const prefix = config.redisPrefix ?? (await deploymentId(handle.db));
+  if (config.redisUrl && redisPrefix) {
     const redis = await connectRedisBridge(deps.bus, config.redisUrl, app.log, {
-      channel: liveChannelOf(prefix),
+      channel: liveChannelOf(redisPrefix),
     });
     app.addHook('onClose', async () => redis.close());
   }
@@ -181,6 +183,8 @@ export async function buildApp(
   });
   registerRequestGuards(app, config);
   registerAuth(app, deps);
+  // Before the routes it counts: it adds its hook to each route registered after it.
+  await registerRateLimit(app, config, { redisPrefix });
   registerChangeNotices(app, deps);
   liveRoutes(app, deps);
   runnerLinkRoutes(app, deps);

@@ -181,6 +181,13 @@ const variables = {
       .optional(),
     'SIGNALBOX_REDIS_PREFIX',
   ],
+  /**
+   * Requests per minute one signed-in user (session or API token) may send, counted across instances when Redis is
+   * set (http/rate-limit.ts); 0 turns the request limiter off.
+   */
+  rateLimit: [int(0, 1_000_000).default(1200), 'SIGNALBOX_RATE_LIMIT'],
+  /** Requests per minute per client address from callers not signed in (sign-in, webhooks); 0: not limited. */
+  rateLimitAnonymous: [int(0, 1_000_000).default(300), 'SIGNALBOX_RATE_LIMIT_ANONYMOUS'],
   /** Bearer token GET /api/metrics requires; unset: the endpoint is open (firewall it). */
   metricsToken: [z.string().optional(), 'SIGNALBOX_METRICS_TOKEN'],
   /**

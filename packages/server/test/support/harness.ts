@@ -80,6 +80,8 @@ export async function createHarness(
       logLevel: 'info',
       bcryptCost: 4,
       taskSandboxPaths: taskSharedPaths,
+      // No request limit: API tests send thousands of requests as one user; the limiter's tests turn it on.
+      rateLimit: 0,
       ...overrides,
     },
   );

@@ -75,6 +75,7 @@ export const codeTexts: Record<ErrorCode, CodeText> = {
   [ErrorCode.bodyNotObject]: null,
   [ErrorCode.unsupportedContentType]: null,
   [ErrorCode.notFound]: null,
+  [ErrorCode.tooManyRequests]: null,
   [ErrorCode.databaseUnavailable]: null,
   [ErrorCode.internal]: null,
   [ErrorCode.badRequest]: null,
