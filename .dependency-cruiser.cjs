@@ -1,7 +1,10 @@
 // The layering of packages/server/src (see the server's design notes), checked by `npm run lint`.
 // From top to bottom; a module imports only from its own layer or below, never above, and never in a cycle:
 //   1. app.ts, main.ts                          composition root
-//   2. features/<name>/                         routes, services and stores of one product area
+//   2. features/<name>/                         routes, services and stores of one product area; another feature
+//                                               only through its public entry (features/<name>/index.ts)
+//   2b. access/                                 who a request is and what it may reach: the auth hook, the
+//                                               project guard, sessions, tokens, sign-in throttle, shared answers
 //   3. tasks/, live/, scheduler/, alerts/,      engines; runners/ (the remote-runner protocol and process) and
 //      runners/                                 deps.ts (the bag of engines and ground-floor services the
 //                                               composition root hands down) sit here too
@@ -15,6 +18,7 @@ const testFile = '\\.test\\.ts$';
 
 const composition = `${src}(app|main)\\.ts$`;
 const features = `${src}features/`;
+const access = `${src}access/`;
 const engines = `${src}((tasks|live|scheduler|alerts|runners)/|deps\\.ts$)`;
 const http = `${src}http/`;
 const ground = `${src}((audit|db|lib|metrics)/|(config|paths|ports|version)\\.ts$)`;
@@ -31,9 +35,17 @@ module.exports = {
       to: { path: '^packages/server/test/' },
     },
     layer('features', features, [composition], testFile),
-    layer('engines', engines, [composition, features], testFile),
-    layer('http', http, [composition, features, engines], testFile),
-    layer('ground', ground, [composition, features, engines, http], testFile),
+    {
+      name: 'feature-public-entry',
+      comment: "A feature uses another feature only through that feature's index.ts",
+      severity: 'error',
+      from: { path: `${features}([^/]+)/`, pathNot: testFile },
+      to: { path: `${features}[^/]+/`, pathNot: [`${features}$1/`, `${features}[^/]+/index\\.ts$`] },
+    },
+    layer('access', access, [composition, features], testFile),
+    layer('engines', engines, [composition, features, access], testFile),
+    layer('http', http, [composition, features, access, engines], testFile),
+    layer('ground', ground, [composition, features, access, engines, http], testFile),
   ],
   options: options({
     exclude: '^packages/(web|contracts)/',

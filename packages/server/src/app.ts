@@ -2,6 +2,8 @@ import { existsSync } from 'node:fs';
 import cookie from '@fastify/cookie';
 import websocket from '@fastify/websocket';
 import Fastify, { type FastifyInstance, type FastifySchema, type FastifyServerOptions } from 'fastify';
+import { registerAuth } from './access/auth-hook';
+import { registerChangeNotices } from './access/shared-answers';
 import { startAlerts } from './alerts/alerts';
 import { createAuditForwarder, type ForwardOptions, withAuditForwarding } from './audit/forward';
 import type { Config } from './config';
@@ -9,12 +11,11 @@ import { type DbHandle, migrate, openDb } from './db';
 import { checkSecretKey, deploymentId } from './db/options';
 import type { CoreDeps, Deps } from './deps';
 import { registerFeatures } from './features';
-import { registerAuth } from './features/auth/auth.hook';
 import { authRoutes } from './features/auth/auth.routes';
 import { eventsRoutes } from './features/events/events.routes';
 import { closeSocketsOnShutdown, liveRoutes } from './features/live/live.routes';
+import { projectBackupRoutes } from './features/project-backup/project-backup.routes';
 import { projectsRoutes } from './features/projects/projects.routes';
-import { registerChangeNotices } from './features/projects/shared-answers';
 import { runnerLinkRoutes } from './features/runner-link/runner-link.routes';
 import { autorunDeploys, startTask } from './features/tasks/tasks.service';
 import { registerErrorHandler } from './http/error-handler';
@@ -191,6 +192,7 @@ export async function buildApp(
 
   authRoutes(app, deps);
   projectsRoutes(app, deps);
+  projectBackupRoutes(app, deps);
   eventsRoutes(app, deps);
   await registerFeatures(app, deps);
 

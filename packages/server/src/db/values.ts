@@ -58,3 +58,15 @@ export async function databaseNow(db: Kysely<Database>, dialect: Dialect): Promi
   const { rows } = await sql<{ ms: string | number }>`select ${expression} as ms`.execute(db);
   return Number(rows[0]?.ms);
 }
+
+/** True for a unique-index violation on any of the three databases. */
+export function isUniqueViolation(err: unknown): boolean {
+  const e = err as { code?: string; errno?: number } | null;
+  return (
+    !!e &&
+    (e.code === 'SQLITE_CONSTRAINT_UNIQUE' ||
+      e.code === '23505' ||
+      e.code === 'ER_DUP_ENTRY' ||
+      e.errno === 1062)
+  );
+}

@@ -1,10 +1,10 @@
 import type { FastifyInstance } from 'fastify';
+import { currentUser } from '../../access/auth-hook';
+import { projectRoutes } from '../../access/project-guard';
 import { sendTestAlert } from '../../alerts/alerts';
 import type { Deps } from '../../deps';
 import { noContentResponse } from '../../http/path-params';
 import { AppError, conflict } from '../../lib/errors';
-import { currentUser } from '../auth/auth.hook';
-import { projectRoutes } from '../projects/projects.guard';
 
 /** How often one user may send a project's test alert. */
 export const TEST_ALERT_INTERVAL_MS = 30_000;

@@ -1,9 +1,9 @@
 import { type AppInfo, appInfoSchema } from '@signalbox/contracts';
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
+import { currentUser } from '../../access/auth-hook';
 import type { Deps } from '../../deps';
 import { appList, binaryFound } from '../../lib/apps';
-import { currentUser } from '../auth/auth.hook';
 
 /**
  * `GET /api/apps`: the server's app registry (SIGNALBOX_APPS over the defaults), highest priority first, for every

@@ -10,6 +10,17 @@ import {
 } from '@signalbox/contracts';
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
+import { currentUser, startSession } from '../../access/auth-hook';
+import type { UserRow } from '../../access/principals.store';
+import { expireSession } from '../../access/sessions.store';
+import {
+  failAttempt,
+  passAttempt,
+  signInAttempt,
+  startAttempt,
+  withRetryAfter,
+} from '../../access/sign-in-throttle';
+import { createToken, deleteToken, listTokens } from '../../access/tokens.store';
 import { configuredChannels } from '../../alerts/senders';
 import type { Deps } from '../../deps';
 import { noContentResponse } from '../../http/path-params';
@@ -17,12 +28,8 @@ import { SESSION_COOKIE } from '../../http/request-guards';
 import { AppError, notFound, parse, unauthorized } from '../../lib/errors';
 import { decoyHash, passwordMatches } from '../../lib/password-hash';
 import { version } from '../../version';
-import { findUserByLogin, toUser, type UserRow } from '../users/users.store';
-import { currentUser, startSession } from './auth.hook';
+import { findUserByLogin, toUser } from '../users';
 import { ldapSignIn } from './ldap.service';
-import { expireSession } from './sessions.store';
-import { failAttempt, passAttempt, signInAttempt, startAttempt, withRetryAfter } from './sign-in-throttle';
-import { createToken, deleteToken, listTokens } from './tokens.store';
 import { userTotp } from './totp.service';
 
 export function loginOptions(deps: Pick<Deps, 'config'>): LoginOptions {

@@ -1,19 +1,13 @@
 import type { LoginInput } from '@signalbox/contracts';
 import type { FastifyBaseLogger } from 'fastify';
 import type { Updateable } from 'kysely';
+import { findUserById, type UserRow } from '../../access/principals.store';
 import { recordEvent } from '../../audit/audit.store';
 import type { Config } from '../../config';
 import type { UserTable } from '../../db/tables';
 import type { Deps } from '../../deps';
 import { AppError, forbidden, found } from '../../lib/errors';
-import { insertUser } from '../users/users.service';
-import {
-  findOtherUserByLogin,
-  findUserById,
-  findUserByLogin,
-  type UserRow,
-  updateUserRow,
-} from '../users/users.store';
+import { findOtherUserByLogin, findUserByLogin, insertUser, updateUserRow } from '../users';
 import { checkDirectoryPassword, type DirectoryUser, normalizeGroup } from './ldap.directory';
 import { applyGroupRoles, type GroupMapping, type GroupSource } from './oidc.groups';
 

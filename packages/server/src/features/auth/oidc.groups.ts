@@ -1,11 +1,12 @@
 import { type ProjectRole, projectRoles } from '@signalbox/contracts';
+import { findUserById, type UserRow } from '../../access/principals.store';
 import { recordEvent, recordProjectEvent } from '../../audit/audit.store';
 import type { OidcProviderConfig } from '../../config';
 import type { Deps } from '../../deps';
 import { found } from '../../lib/errors';
-import { findProject } from '../projects/projects.store';
-import { countOwners, deleteMember, findMember, insertMember, updateMemberRole } from '../team/team.store';
-import { findUserById, type UserRow, updateUserRow } from '../users/users.store';
+import { findProject } from '../projects';
+import { countOwners, deleteMember, findMember, insertMember, updateMemberRole } from '../team';
+import { updateUserRow } from '../users';
 import { type Claims, providerName } from './oidc.service';
 
 /** The user's groups from the provider's groups claim: an array of names, or one comma/space separated string. */

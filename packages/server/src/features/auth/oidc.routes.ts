@@ -1,7 +1,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
+import { startSession } from '../../access/auth-hook';
 import type { Deps } from '../../deps';
-import { startSession } from './auth.hook';
 import { applyGroupMappings } from './oidc.groups';
 import {
   beginSignIn,

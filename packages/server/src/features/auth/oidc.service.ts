@@ -1,10 +1,10 @@
 import type { Configuration } from 'openid-client';
+import { findUserById, type UserRow } from '../../access/principals.store';
 import { recordEvent } from '../../audit/audit.store';
 import type { OidcProviderConfig } from '../../config';
 import type { Deps } from '../../deps';
 import { AppError, badRequest, forbidden, found, notFound, unauthorized } from '../../lib/errors';
-import { insertUser } from '../users/users.service';
-import { findUserById, findUserByLogin, type UserRow } from '../users/users.store';
+import { findUserByLogin, insertUser } from '../users';
 
 /** What the browser carries between the login redirect and the callback (sealed in a short-lived cookie). */
 export type PendingSignIn = {

@@ -7,13 +7,13 @@ import {
   totpStatusSchema,
 } from '@signalbox/contracts';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { currentUser, startSession } from '../../access/auth-hook';
+import { expireSession } from '../../access/sessions.store';
+import { withRetryAfter } from '../../access/sign-in-throttle';
 import type { Deps } from '../../deps';
 import { noContentResponse, pathIds, type ZodTypeProvider } from '../../http/path-params';
 import { forbidden, parse } from '../../lib/errors';
-import type { Actor } from '../users/users.service';
-import { currentUser, startSession } from './auth.hook';
-import { expireSession } from './sessions.store';
-import { withRetryAfter } from './sign-in-throttle';
+import type { Actor } from '../users';
 import {
   confirmTotp,
   disableTotp,

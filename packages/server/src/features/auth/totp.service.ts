@@ -12,17 +12,8 @@ import {
 } from '@signalbox/contracts';
 import type { FastifyBaseLogger } from 'fastify';
 import { generateSecret, generateURI, verify } from 'otplib';
-import type { Config } from '../../config';
-import type { Db } from '../../db';
-import type { Dialect } from '../../db/dialect';
-import { transaction } from '../../db/transaction';
-import { type SecretBox, sha256 } from '../../lib/crypto';
-import { AppError, badRequest, forbidden, notFound } from '../../lib/errors';
-import { hashPassword, passwordMatches } from '../../lib/password-hash';
-import type { EventBus } from '../../live/bus';
-import { type Actor, event, isAdmin } from '../users/users.service';
-import { findUserById, type UserRow } from '../users/users.store';
-import { expireUnverifiedSessions } from './sessions.store';
+import { findUserById, type UserRow } from '../../access/principals.store';
+import { expireUnverifiedSessions } from '../../access/sessions.store';
 import {
   addressKey,
   failAttempt,
@@ -30,7 +21,7 @@ import {
   type SignInAttempt,
   signInAttempt,
   startAttempt,
-} from './sign-in-throttle';
+} from '../../access/sign-in-throttle';
 import {
   acceptStep,
   addRecoveryCodes,
@@ -42,7 +33,16 @@ import {
   replacePendingTotp,
   type TotpRow,
   useRecoveryCode,
-} from './totp.store';
+} from '../../access/totp.store';
+import type { Config } from '../../config';
+import type { Db } from '../../db';
+import type { Dialect } from '../../db/dialect';
+import { transaction } from '../../db/transaction';
+import { type SecretBox, sha256 } from '../../lib/crypto';
+import { AppError, badRequest, forbidden, notFound } from '../../lib/errors';
+import { hashPassword, passwordMatches } from '../../lib/password-hash';
+import type { EventBus } from '../../live/bus';
+import { type Actor, event, isAdmin } from '../users';
 
 /**
  * Two-factor sign-in with time-based one-time passwords (RFC 6238: 6 digits, 30-second steps, SHA-1, as every
@@ -78,15 +78,6 @@ export const toUserTotp = (row: TotpRow): UserTotp => ({
   created: row.created,
   user_id: row.user_id,
 });
-
-/** Whether a new session of the user must wait for a code: TOTP is on for the server and for the user. */
-export async function secondFactorRequired(
-  ctx: { db: Db; config: Pick<Config, 'totpEnabled'> },
-  userId: number,
-): Promise<boolean> {
-  if (!ctx.config.totpEnabled) return false;
-  return (await findTotp(ctx.db, userId))?.confirmed === 1;
-}
 
 /** The user's `totp` field for user objects: present once TOTP is on (whatever the server setting). */
 export async function userTotp(db: Db, userId: number): Promise<UserTotp | undefined> {

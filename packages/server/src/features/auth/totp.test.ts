@@ -3,7 +3,7 @@ import { generate } from 'otplib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { testDialects } from '../../../test/support/dialects';
 import { type Client, createHarness, type Harness } from '../../../test/support/harness';
-import { createSession } from './sessions.store';
+import { createSession } from '../../access/sessions.store';
 
 /** The code an authenticator app shows for `secret`, `steps` 30-second steps from now. */
 const codeFor = (secret: string, steps = 0) =>

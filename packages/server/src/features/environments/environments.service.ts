@@ -5,14 +5,14 @@ import type {
   EnvironmentSecretInput,
   EnvironmentSecretType,
 } from '@signalbox/contracts';
+import type { UserRow } from '../../access/principals.store';
+import { assertUnused, findRefs } from '../../access/refs.store';
 import { namedKind, recordProjectEvent } from '../../audit/audit.store';
 import type { Db } from '../../db';
 import type { Deps } from '../../deps';
+import { assertBodyIds } from '../../http/body-ids';
 import { badRequest, found, notFound } from '../../lib/errors';
 import { assertNameFree } from '../../lib/unique-names';
-import { assertBodyIds } from '../refs/body-ids';
-import { assertUnused, findRefs } from '../refs/refs.store';
-import type { UserRow } from '../users/users.store';
 import {
   deleteEnvironmentRows,
   deleteSecretRow,

@@ -9,10 +9,10 @@ import {
 } from '@signalbox/contracts';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
+import { currentUser } from '../../access/auth-hook';
+import { projectRoutes } from '../../access/project-guard';
 import type { Deps } from '../../deps';
 import type { ZodTypeProvider } from '../../http/path-params';
-import { currentUser } from '../auth/auth.hook';
-import { projectRoutes } from '../projects/projects.guard';
 import { exportChunks, exportFileName, exportMediaType } from './events.export';
 import { type EventFilter, type EventPage, type EventScope, eventBatches, listEvents } from './events.store';
 

@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { FIXTURE_SECRET, fillProject } from '../../../test/support/backup-fixture';
 import { testDialects } from '../../../test/support/dialects';
 import { createHarness, type Harness } from '../../../test/support/harness';
-import { readBackup } from '../projects/backup';
+import { readBackup } from '../project-backup/backup';
 import { listProjects } from '../projects/projects.store';
 import { listMembers } from '../team/team.store';
 import { insertUser } from '../users/users.service';

@@ -4,13 +4,10 @@ import { toBool } from '../../db/values';
 import type { Deps } from '../../deps';
 import { randomAlnum } from '../../lib/crypto';
 import { badRequest } from '../../lib/errors';
-import { readBackup } from '../projects/backup';
-import { checkBackup } from '../projects/backup-check';
-import { listProjects } from '../projects/projects.store';
-import { restoreProject } from '../projects/restore';
-import { deleteMember, insertMember, listMembers, updateMemberRole } from '../team/team.store';
-import { insertUser } from '../users/users.service';
-import { findUserByLogin, listUsers } from '../users/users.store';
+import { checkBackup, readBackup, restoreProject } from '../project-backup';
+import { listProjects } from '../projects';
+import { deleteMember, insertMember, listMembers, updateMemberRole } from '../team';
+import { findUserByLogin, insertUser, listUsers } from '../users';
 
 /**
  * A whole instance in one file: every user (without password: a backup holds no secret) and every project in

@@ -1,7 +1,6 @@
 import type { Db } from '../../db';
 import { deleteRows } from '../../db/rows';
-import { toCount } from '../../db/values';
-import { isUniqueViolation } from '../users/users.store';
+import { isUniqueViolation, toCount } from '../../db/values';
 
 // Accepted delivery ids (redelivery de-duplication).
 

@@ -10,11 +10,11 @@ import {
 } from '@signalbox/contracts';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { z } from 'zod';
+import { currentUser } from '../../access/auth-hook';
+import { projectRoutes } from '../../access/project-guard';
 import type { Deps } from '../../deps';
 import { noContentResponse, pathIds } from '../../http/path-params';
-import { currentUser } from '../auth/auth.hook';
-import { projectRoutes } from '../projects/projects.guard';
-import { refsRoute } from '../refs/refs-route';
+import { refsRoute } from '../../http/refs-route';
 import * as service from './integrations.service';
 import { toIntegration } from './integrations.store';
 import { webhookRoutes } from './webhook.routes';

@@ -1,12 +1,12 @@
 import type { IntegrationAlias, IntegrationInput } from '@signalbox/contracts';
+import type { UserRow } from '../../access/principals.store';
+import { assertInProject } from '../../access/refs.store';
 import { type EventKind, namedKind, recordProjectEvent } from '../../audit/audit.store';
 import type { Db, Dialect } from '../../db';
 import type { Deps } from '../../deps';
 import { randomAlnum } from '../../lib/crypto';
 import { badRequest, found, notFound } from '../../lib/errors';
-import { findStoreKey } from '../keys/keys.store';
-import { assertInProject } from '../refs/refs.store';
-import type { UserRow } from '../users/users.store';
+import { findStoreKey } from '../keys';
 import * as aliasStore from './aliases.store';
 import * as valueStore from './extract-values.store';
 import * as integrationStore from './integrations.store';

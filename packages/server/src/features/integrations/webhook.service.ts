@@ -5,7 +5,7 @@ import { KeySourceError, keySecretOf } from '../../lib/key-sources';
 import type { NewTask } from '../../ports';
 import { storedDefaultParams, taskWithDefaults } from '../../tasks/default-params';
 import { waitingIntegrationTasks } from '../../tasks/store';
-import { findStoreKey } from '../keys/keys.store';
+import { findStoreKey } from '../keys';
 import * as aliasStore from './aliases.store';
 import * as deliveryStore from './deliveries.store';
 import * as valueStore from './extract-values.store';

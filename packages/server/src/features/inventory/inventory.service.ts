@@ -4,14 +4,14 @@ import {
   type InventoryType,
   isWorkspaceInventory,
 } from '@signalbox/contracts';
+import type { UserRow } from '../../access/principals.store';
+import { assertInProject, assertUnused, findRefs } from '../../access/refs.store';
 import { namedKind, recordProjectEvent } from '../../audit/audit.store';
 import type { Deps } from '../../deps';
+import { assertBodyIds } from '../../http/body-ids';
 import { badRequest, notFound } from '../../lib/errors';
 import { assertNameFree } from '../../lib/unique-names';
-import { ensureNoneKey } from '../keys/keys.service';
-import { assertBodyIds } from '../refs/body-ids';
-import { assertInProject, assertUnused, findRefs } from '../refs/refs.store';
-import type { UserRow } from '../users/users.store';
+import { ensureNoneKey } from '../keys';
 import {
   deleteInventoryRow,
   findInventoryRow,

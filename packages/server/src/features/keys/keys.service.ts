@@ -6,16 +6,16 @@ import {
   keySecretProblem,
   keySourceTypes,
 } from '@signalbox/contracts';
+import type { UserRow } from '../../access/principals.store';
+import { assertUnused, findRefs } from '../../access/refs.store';
 import { namedKind, recordProjectEvent } from '../../audit/audit.store';
 import type { Db } from '../../db';
 import type { Deps } from '../../deps';
+import { assertBodyIds } from '../../http/body-ids';
 import type { SecretBox } from '../../lib/crypto';
 import { badRequest, forbidden, notFound } from '../../lib/errors';
 import { checkKeySource, keySecretOf, openStoredSecret } from '../../lib/key-sources';
 import { assertNameFree } from '../../lib/unique-names';
-import { assertBodyIds } from '../refs/body-ids';
-import { assertUnused, findRefs } from '../refs/refs.store';
-import type { UserRow } from '../users/users.store';
 import {
   deleteKeyRow,
   findKeyRow,

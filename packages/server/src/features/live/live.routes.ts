@@ -1,13 +1,13 @@
 import { type LiveRelayMessage, liveShutdownClose } from '@signalbox/contracts';
 import type { FastifyInstance } from 'fastify';
 import type { WebSocket } from 'ws';
+import { currentUser } from '../../access/auth-hook';
+import { isSessionLive } from '../../access/sessions.store';
+import { findLiveToken, findTokenUser } from '../../access/tokens.store';
 import type { Deps } from '../../deps';
 import type { BusEvents, LiveMessage, TaskLogBatch } from '../../live/bus';
 import { redisBridgeOf } from '../../live/redis';
-import { currentUser } from '../auth/auth.hook';
-import { isSessionLive } from '../auth/sessions.store';
-import { findLiveToken, findTokenUser } from '../auth/tokens.store';
-import { findUserAdmin, memberProjects } from '../team/team.store';
+import { findUserAdmin, memberProjects } from '../team';
 
 /** Largest message a console may send on its live socket. */
 const MAX_CLIENT_MESSAGE = 64 * 1024;

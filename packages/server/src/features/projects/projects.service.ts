@@ -1,4 +1,5 @@
 import type { ProjectInput } from '@signalbox/contracts';
+import type { UserRow } from '../../access/principals.store';
 import { namedKind, recordEvent, recordProjectEvent } from '../../audit/audit.store';
 import type { Db } from '../../db';
 import type { Dialect } from '../../db/dialect';
@@ -6,7 +7,6 @@ import { fromBool, insertReturningId, now } from '../../db/values';
 import type { Deps } from '../../deps';
 import { forbidden, found } from '../../lib/errors';
 import { assertProjectNameFree } from '../../lib/unique-names';
-import type { UserRow } from '../users/users.store';
 import { type DemoBuilder, removeDemoRepository } from './demo';
 import { deleteProjectCascade, findProject, toProject } from './projects.store';
 

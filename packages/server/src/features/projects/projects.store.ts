@@ -1,10 +1,7 @@
 import type { Project } from '@signalbox/contracts';
-import type { Selectable } from 'kysely';
+import type { ProjectRow } from '../../access/principals.store';
 import type { Db } from '../../db';
-import type { ProjectTable } from '../../db/tables';
 import { toBool } from '../../db/values';
-
-export type ProjectRow = Selectable<ProjectTable>;
 
 export function toProject(row: ProjectRow): Project {
   return {
@@ -21,22 +18,6 @@ export function toProject(row: ProjectRow): Project {
 
 export function findProject(db: Db, id: number) {
   return db.selectFrom('project').selectAll().where('id', '=', id).executeTakeFirst();
-}
-
-/** The project and the user's role in it ('' when not a member), in one query; undefined when no such project. */
-export async function findProjectWithRole(db: Db, id: number, userId: number) {
-  const row = await db
-    .selectFrom('project')
-    .leftJoin('project_user', (join) =>
-      join.onRef('project_user.project_id', '=', 'project.id').on('project_user.user_id', '=', userId),
-    )
-    .selectAll('project')
-    .select('project_user.role as member_role')
-    .where('project.id', '=', id)
-    .executeTakeFirst();
-  if (!row) return undefined;
-  const { member_role, ...project } = row;
-  return { project: project as ProjectRow, role: member_role ?? '' };
 }
 
 /** Projects the user is a member of; admins see every project. */

@@ -1,12 +1,12 @@
 import { repositoryInput, repositorySchema } from '@signalbox/contracts';
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
+import { currentUser } from '../../access/auth-hook';
+import { projectRoutes } from '../../access/project-guard';
 import type { Deps } from '../../deps';
+import { listQuery } from '../../http/list-query';
 import { noContentResponse, pathIds } from '../../http/path-params';
-import { currentUser } from '../auth/auth.hook';
-import { projectRoutes } from '../projects/projects.guard';
-import { listQuery } from '../refs/list-query';
-import { refsRoute } from '../refs/refs-route';
+import { refsRoute } from '../../http/refs-route';
 import {
   createRepository,
   deleteRepository,

@@ -1,11 +1,11 @@
 import type { Repository, RepositoryInput } from '@signalbox/contracts';
+import type { UserRow } from '../../access/principals.store';
+import { assertInProject, assertUnused, findRefs } from '../../access/refs.store';
 import { namedKind, recordProjectEvent } from '../../audit/audit.store';
 import type { Deps } from '../../deps';
+import { assertBodyIds } from '../../http/body-ids';
 import { notFound } from '../../lib/errors';
 import { assertNameFree } from '../../lib/unique-names';
-import { assertBodyIds } from '../refs/body-ids';
-import { assertInProject, assertUnused, findRefs } from '../refs/refs.store';
-import type { UserRow } from '../users/users.store';
 import {
   deleteRepositoryRow,
   findRepositoryRow,

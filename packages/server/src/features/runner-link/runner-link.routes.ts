@@ -1,18 +1,18 @@
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
-import { insertReturningId, now } from '../../db/values';
-import type { Deps } from '../../deps';
-import { noContentResponse } from '../../http/path-params';
-import { parse, unauthorized } from '../../lib/errors';
-import { runnerClose, runnerRegistrationSchema, runnerTokenHeader } from '../../runners/protocol';
-import { findRemoteRunnerByToken } from '../../tasks/remote.store';
 import {
   failAttempt,
   passAttempt,
   signInAttempt,
   startAttempt,
   withRetryAfter,
-} from '../auth/sign-in-throttle';
+} from '../../access/sign-in-throttle';
+import { insertReturningId, now } from '../../db/values';
+import type { Deps } from '../../deps';
+import { noContentResponse } from '../../http/path-params';
+import { parse, unauthorized } from '../../lib/errors';
+import { runnerClose, runnerRegistrationSchema, runnerTokenHeader } from '../../runners/protocol';
+import { findRemoteRunnerByToken } from '../../tasks/remote.store';
 import {
   checkRunnerPublicKey,
   globalRegistration,

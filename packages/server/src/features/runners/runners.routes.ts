@@ -6,10 +6,10 @@ import {
 } from '@signalbox/contracts';
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
+import { currentUser } from '../../access/auth-hook';
+import { projectRoutes } from '../../access/project-guard';
 import type { Deps } from '../../deps';
 import { noContentResponse, pathIds, type ZodTypeProvider } from '../../http/path-params';
-import { currentUser } from '../auth/auth.hook';
-import { projectRoutes } from '../projects/projects.guard';
 import { changeRunner, createRegistrationToken, getRunner, removeRunner } from './runners.service';
 import { listRunners, projectRunnerTags } from './runners.store';
 

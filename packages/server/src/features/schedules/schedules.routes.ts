@@ -1,10 +1,10 @@
 import { cronValidateInput, scheduleInput, scheduleSchema } from '@signalbox/contracts';
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
+import { currentUser } from '../../access/auth-hook';
+import { projectRoutes } from '../../access/project-guard';
 import type { Deps } from '../../deps';
 import { noContentResponse, pathIds } from '../../http/path-params';
-import { currentUser } from '../auth/auth.hook';
-import { projectRoutes } from '../projects/projects.guard';
 import { assertCron, changeSchedule, createSchedule, getSchedule, removeSchedule } from './schedules.service';
 import { listSchedules } from './schedules.store';
 

@@ -1,4 +1,5 @@
 import type { ScheduleInput } from '@signalbox/contracts';
+import { assertInProject } from '../../access/refs.store';
 import { recordProjectEvent } from '../../audit/audit.store';
 import { fromBool, parseJsonObject } from '../../db/values';
 import type { Deps } from '../../deps';
@@ -7,7 +8,6 @@ import { type Described, describeSchedule } from '../../scheduler/describe';
 import { defaultParamsText } from '../../tasks/default-params';
 import { findTemplate } from '../../tasks/store';
 import { surveyVarsOf, unanswerableSurveyVars } from '../../tasks/survey-answers';
-import { assertInProject } from '../refs/refs.store';
 import { cronError } from './cron';
 import { deleteSchedule, findSchedule, insertSchedule, updateSchedule } from './schedules.store';
 

@@ -14,6 +14,8 @@ import {
 } from '@signalbox/contracts';
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
+import { currentUser } from '../../access/auth-hook';
+import { projectRoutes } from '../../access/project-guard';
 import { recordEvent } from '../../audit/audit.store';
 import type { Deps } from '../../deps';
 import { noContentResponse, pathIds } from '../../http/path-params';
@@ -30,8 +32,6 @@ import {
   type TaskRow,
   unfinishedOfTemplate,
 } from '../../tasks/store';
-import { currentUser } from '../auth/auth.hook';
-import { projectRoutes } from '../projects/projects.guard';
 import { outputBatches, readOutputPage } from './task-output';
 import { createTask, rerunInput, toTaskView } from './tasks.service';
 

@@ -1,4 +1,5 @@
 import { isFinished, messages, type TaskView } from '@signalbox/contracts';
+import { assertInProject } from '../../access/refs.store';
 import { recordEvent } from '../../audit/audit.store';
 import { untilDbAnswers } from '../../db/retry';
 import { fromBool, now, parseJson, parseJsonObject } from '../../db/values';
@@ -20,7 +21,6 @@ import {
 import { surveyVarsOf, unansweredSurveyVars, withSurveyDefaults } from '../../tasks/survey-answers';
 import { taskFields } from '../../tasks/task-view';
 import { nextBuildVersion } from '../../tasks/version';
-import { assertInProject } from '../refs/refs.store';
 import { guardTaskInput } from './task-input-guard';
 
 /** What starting a task reads and writes: the database, the secret box, the limits, and the engine to hand it to. */

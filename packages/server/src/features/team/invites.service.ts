@@ -6,13 +6,14 @@ import {
   type ProjectInvite,
   type ProjectInviteInput,
 } from '@signalbox/contracts';
+import { findUserById, type UserRow } from '../../access/principals.store';
 import { recordProjectEvent } from '../../audit/audit.store';
 import { transaction } from '../../db/transaction';
 import { now } from '../../db/values';
 import type { Deps } from '../../deps';
 import { randomToken, sha256 } from '../../lib/crypto';
 import { AppError, badRequest, conflict, forbidden, notFound } from '../../lib/errors';
-import { findUserById, findUserByLogin, type UserRow } from '../users/users.store';
+import { findUserByLogin } from '../users';
 import { sendInviteMail } from './invite-mail';
 import {
   answerInvite,

@@ -7,10 +7,10 @@ import {
 } from '@signalbox/contracts';
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
+import { currentUser } from '../../access/auth-hook';
+import { projectRoutes } from '../../access/project-guard';
 import type { Deps } from '../../deps';
 import { noContentResponse, pathIds } from '../../http/path-params';
-import { currentUser } from '../auth/auth.hook';
-import { projectRoutes } from '../projects/projects.guard';
 import { addMember, changeRole, leaveProject, listTeam, removeMember } from './team.service';
 import { listCandidates } from './team.store';
 

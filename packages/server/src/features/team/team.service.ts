@@ -1,9 +1,9 @@
 import type { ProjectRole, ProjectUser, TeamListQuery, TeamMemberInput } from '@signalbox/contracts';
+import { findUserById, type UserRow } from '../../access/principals.store';
 import { recordProjectEvent } from '../../audit/audit.store';
 import { transaction } from '../../db/transaction';
 import type { Deps } from '../../deps';
 import { badRequest, conflict, found, notFound } from '../../lib/errors';
-import { findUserById, type UserRow } from '../users/users.store';
 import {
   countOwners,
   deleteMember,

@@ -2,12 +2,7 @@ import { DEFAULT_CRON, type Template, type TemplateInput } from '@signalbox/cont
 import { recordProjectEvent } from '../../audit/audit.store';
 import type { Deps } from '../../deps';
 import { found } from '../../lib/errors';
-import {
-  commitCheckSchedules,
-  deleteSchedule,
-  insertSchedule,
-  updateSchedule,
-} from '../schedules/schedules.store';
+import { commitCheckSchedules, deleteSchedule, insertSchedule, updateSchedule } from '../schedules';
 
 // The check-new-commits option of the template form, kept as a schedule with a repository.
 

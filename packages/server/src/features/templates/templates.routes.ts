@@ -1,13 +1,13 @@
 import { scheduleSchema, templateInput, templateSchema } from '@signalbox/contracts';
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
+import { currentUser } from '../../access/auth-hook';
+import { projectRoutes } from '../../access/project-guard';
+import { findRefs } from '../../access/refs.store';
 import type { Deps } from '../../deps';
 import { noContentResponse, pathIds } from '../../http/path-params';
-import { currentUser } from '../auth/auth.hook';
-import { projectRoutes } from '../projects/projects.guard';
-import { findRefs } from '../refs/refs.store';
-import { refsRoute } from '../refs/refs-route';
-import { listSchedules } from '../schedules/schedules.store';
+import { refsRoute } from '../../http/refs-route';
+import { listSchedules } from '../schedules';
 import {
   changeTemplate,
   createTemplate,

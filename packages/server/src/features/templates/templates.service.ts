@@ -9,14 +9,19 @@ import {
   templateVaultsOf,
   vaultMessages,
 } from '@signalbox/contracts';
+import { assertInProject, assertUnused } from '../../access/refs.store';
 import { namedKind, recordProjectEvent } from '../../audit/audit.store';
 import type { Db } from '../../db';
 import { fromBool, parseJson, toBool } from '../../db/values';
 import type { Deps } from '../../deps';
 import { AppError, badRequest, found, notFound } from '../../lib/errors';
-import { assertInProject, assertUnused } from '../refs/refs.store';
-import { assertCron, assertSameProject, refreshScheduler } from '../schedules/schedules.service';
-import { commitCheckSchedules, commitCheckSchedulesOf } from '../schedules/schedules.store';
+import {
+  assertCron,
+  assertSameProject,
+  commitCheckSchedules,
+  commitCheckSchedulesOf,
+  refreshScheduler,
+} from '../schedules';
 import { applyCommitCheck, type CommitCheck, commitCheckOf, type ScheduleLike } from './commit-check';
 import {
   deleteTemplateCascade,

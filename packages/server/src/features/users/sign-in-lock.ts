@@ -1,10 +1,11 @@
 import type { User } from '@signalbox/contracts';
+import { findUserById, type UserRow } from '../../access/principals.store';
+import { deleteUserThrottles, userBlockedUntil } from '../../access/sign-in-throttle.store';
 import { namedKind } from '../../audit/audit.store';
 import { now } from '../../db/values';
 import { forbidden, notFound } from '../../lib/errors';
-import { deleteUserThrottles, userBlockedUntil } from '../auth/sign-in-throttle.store';
 import { type Actor, event, getUser, isAdmin, type UsersContext } from './users.service';
-import { findUserById, toUser, type UserRow } from './users.store';
+import { toUser } from './users.store';
 
 /** GET /api/users/{id}: the user; administrators also see whether the user's sign-in is locked. */
 export async function viewUser(ctx: UsersContext, actor: Actor, id: number): Promise<User> {

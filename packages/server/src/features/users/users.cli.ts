@@ -3,7 +3,7 @@ import { userCreateInput, userUpdateInput } from '@signalbox/contracts';
 import { ZodError } from 'zod';
 import type { DbHandle } from '../../db';
 import { AppError } from '../../lib/errors';
-import { resetTotp } from '../auth/totp.service';
+import { resetTotp } from '../auth';
 import { clearSignInLock } from './sign-in-lock';
 import { type Actor, createUser, deleteUser, updateUser } from './users.service';
 import { findUserByLogin, listUsers } from './users.store';

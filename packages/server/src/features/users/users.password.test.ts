@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { testDialects } from '../../../test/support/dialects';
 import { type Client, createHarness, type Harness } from '../../../test/support/harness';
-import { signInLimits } from '../auth/sign-in-throttle';
+import { signInLimits } from '../../access/sign-in-throttle';
 
 describe.each(testDialects())('changing a password on $name', (dialect) => {
   let h: Harness;

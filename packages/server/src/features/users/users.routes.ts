@@ -1,12 +1,12 @@
 import { passwordInput, userCreateInput, userSchema, userUpdateInput } from '@signalbox/contracts';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { z } from 'zod';
+import { currentUser } from '../../access/auth-hook';
+import { withRetryAfter } from '../../access/sign-in-throttle';
 import type { Deps } from '../../deps';
 import { noContentResponse, pathIds, type ZodTypeProvider } from '../../http/path-params';
 import { parse } from '../../lib/errors';
-import { currentUser } from '../auth/auth.hook';
-import { withRetryAfter } from '../auth/sign-in-throttle';
-import { withTotp } from '../auth/totp.service';
+import { withTotp } from '../auth';
 import { clearSignInLock, viewUser } from './sign-in-lock';
 import {
   type Actor,

@@ -7,32 +7,30 @@ import {
 } from '@signalbox/contracts';
 import type { FastifyBaseLogger } from 'fastify';
 import type { Updateable } from 'kysely';
+import { findUserById, type UserRow } from '../../access/principals.store';
+import { failAttempt, passAttempt, signInAttempt, startAttempt } from '../../access/sign-in-throttle';
+import { deleteUserThrottles } from '../../access/sign-in-throttle.store';
+import { deleteUserTokens } from '../../access/tokens.store';
 import { type EventKind, namedKind, recordEvent } from '../../audit/audit.store';
 import type { Db } from '../../db';
 import type { Dialect } from '../../db/dialect';
 import type { UserTable } from '../../db/tables';
 import { type OnCommit, transaction } from '../../db/transaction';
-import { fromBool, insertReturningId, now } from '../../db/values';
+import { fromBool, insertReturningId, isUniqueViolation, now } from '../../db/values';
 import { randomAlnum } from '../../lib/crypto';
 import { AppError, badRequest, conflict, forbidden, found, notFound } from '../../lib/errors';
 import { hashPassword, passwordMatches } from '../../lib/password-hash';
 import type { EventBus } from '../../live/bus';
-import { failAttempt, passAttempt, signInAttempt, startAttempt } from '../auth/sign-in-throttle';
-import { deleteUserThrottles } from '../auth/sign-in-throttle.store';
-import { deleteUserTokens } from '../auth/tokens.store';
-import { claimEmailInvites } from '../team/invites.store';
+import { claimEmailInvites } from '../team';
 import {
   countAdmins,
   countUsers,
   deleteUserRows,
   expireOtherSessions,
   findOtherUserByLogin,
-  findUserById,
   findUserByLogin,
-  isUniqueViolation,
   projectsOnlyOwnedBy,
   toUser,
-  type UserRow,
   updateUserRow,
 } from './users.store';
 

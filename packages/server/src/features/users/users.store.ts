@@ -1,11 +1,10 @@
 import type { User } from '@signalbox/contracts';
-import type { Selectable, Updateable } from 'kysely';
+import type { Updateable } from 'kysely';
+import type { UserRow } from '../../access/principals.store';
+import { deleteTotpRows } from '../../access/totp.store';
 import type { Db } from '../../db';
 import type { UserTable } from '../../db/tables';
 import { toBool, toCount } from '../../db/values';
-import { deleteTotpRows } from '../auth/totp.store';
-
-export type UserRow = Selectable<UserTable>;
 
 /** The API shape of a user: never the password hash. */
 export function toUser(row: UserRow): User {
@@ -20,10 +19,6 @@ export function toUser(row: UserRow): User {
     external: toBool(row.external),
     can_create_project: toBool(row.can_create_project),
   };
-}
-
-export function findUserById(db: Db, id: number) {
-  return db.selectFrom('user').selectAll().where('id', '=', id).executeTakeFirst();
 }
 
 /** A login is a username or an e-mail address, compared case-insensitively. */
@@ -125,16 +120,4 @@ export async function expireOtherSessions(db: Db, userId: number, keepSessionId:
     .where('expired', '=', 0);
   if (keepSessionId) q = q.where('id', '<>', keepSessionId);
   await q.execute();
-}
-
-/** True for a unique-index violation on any of the three databases. */
-export function isUniqueViolation(err: unknown): boolean {
-  const e = err as { code?: string; errno?: number } | null;
-  return (
-    !!e &&
-    (e.code === 'SQLITE_CONSTRAINT_UNIQUE' ||
-      e.code === '23505' ||
-      e.code === 'ER_DUP_ENTRY' ||
-      e.errno === 1062)
-  );
 }

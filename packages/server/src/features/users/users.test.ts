@@ -1,9 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { testDialects } from '../../../test/support/dialects';
 import { type Client, createHarness, type Harness } from '../../../test/support/harness';
-import { createSession } from '../auth/sessions.store';
+import { findUserById } from '../../access/principals.store';
+import { createSession } from '../../access/sessions.store';
 import { deleteUser, insertUser } from './users.service';
-import { findUserById } from './users.store';
 
 const newUser = (username: string, extra: Record<string, unknown> = {}) => ({
   name: `Name ${username}`,

@@ -1,11 +1,11 @@
 import { templateSchema, viewInput, viewPositionsInput, viewSchema } from '@signalbox/contracts';
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
+import { currentUser } from '../../access/auth-hook';
+import { projectRoutes } from '../../access/project-guard';
 import type { Deps } from '../../deps';
 import { noContentResponse, pathIds } from '../../http/path-params';
-import { currentUser } from '../auth/auth.hook';
-import { projectRoutes } from '../projects/projects.guard';
-import { listTemplates } from '../templates/templates.service';
+import { listTemplates } from '../templates';
 import { changeView, createView, getView, removeView, reorderViews } from './views.service';
 import { listViews } from './views.store';
 

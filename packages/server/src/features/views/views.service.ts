@@ -3,7 +3,7 @@ import { namedKind, recordProjectEvent } from '../../audit/audit.store';
 import type { Deps } from '../../deps';
 import { badRequest, found, notFound } from '../../lib/errors';
 import { assertNameFree } from '../../lib/unique-names';
-import { assertSameProject } from '../schedules/schedules.service';
+import { assertSameProject } from '../schedules';
 import {
   deleteView,
   findView,

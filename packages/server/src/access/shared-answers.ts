@@ -1,7 +1,7 @@
 import { setTimeout as delay } from 'node:timers/promises';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import type { Deps } from '../../deps';
-import type { EventBus } from '../../live/bus';
+import type { Deps } from '../deps';
+import type { EventBus } from '../live/bus';
 
 declare module 'fastify' {
   interface FastifyContextConfig {

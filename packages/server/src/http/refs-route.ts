@@ -1,5 +1,5 @@
 import { refsSchema } from '@signalbox/contracts';
-import { pathIds } from '../../http/path-params';
+import { pathIds } from './path-params';
 
 /** `GET …/:id/refs`: the objects that use the resource of the path (documented by the contract's schema). */
 export const refsRoute = { schema: { params: pathIds('id'), response: { 200: refsSchema } } };

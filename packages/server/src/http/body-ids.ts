@@ -1,4 +1,4 @@
-import { badRequest } from '../../lib/errors';
+import { badRequest } from '../lib/errors';
 
 /**
  * Clients may repeat `project_id` (and `id` on update) in the body, as Semaphore's do; when they do, they must

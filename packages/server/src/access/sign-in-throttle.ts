@@ -1,7 +1,7 @@
 import type { FastifyBaseLogger, FastifyReply } from 'fastify';
-import type { Db } from '../../db';
-import { sha256 } from '../../lib/crypto';
-import { AppError } from '../../lib/errors';
+import type { Db } from '../db';
+import { sha256 } from '../lib/crypto';
+import { AppError } from '../lib/errors';
 import {
   countAddressFailure,
   deleteThrottle,

@@ -19,7 +19,7 @@ import {
 import type { z } from 'zod';
 import { badRequest } from '../../lib/errors';
 import { defaultParamsText } from '../../tasks/default-params';
-import { cronError } from '../schedules/cron';
+import { cronError } from '../schedules';
 
 /**
  * Reading a backup for restoring. The backup is parsed leniently (the peer's backups differ between versions: nulls

@@ -1,5 +1,6 @@
 import { type Project, vaultMessages } from '@signalbox/contracts';
 import type { InsertObject } from 'kysely';
+import type { UserRow } from '../../access/principals.store';
 import { namedKind, recordProjectEvent } from '../../audit/audit.store';
 import type { Database, Db } from '../../db';
 import { updateRows } from '../../db/rows';
@@ -7,14 +8,10 @@ import { fromBool, insertReturningId } from '../../db/values';
 import type { Deps } from '../../deps';
 import { randomAlnum } from '../../lib/crypto';
 import { forbidden, found } from '../../lib/errors';
-import { insertSecretRow } from '../environments/environments.store';
-import { insertAlias } from '../integrations/aliases.store';
-import { insertExtractValue } from '../integrations/extract-values.store';
-import { insertMatcher } from '../integrations/matchers.store';
-import type { UserRow } from '../users/users.store';
+import { insertSecretRow } from '../environments';
+import { insertAlias, insertExtractValue, insertMatcher } from '../integrations';
+import { canCreateProject, findProject, insertProject, toProject } from '../projects';
 import { checkBackup, type RestorePlan } from './backup-check';
-import { canCreateProject, insertProject } from './projects.service';
-import { findProject, toProject } from './projects.store';
 
 const fold = (name: string) => name.trim().toLowerCase();
 

@@ -1,4 +1,4 @@
-import { accessEvents, type EventBus } from '../../live/bus';
+import { accessEvents, type EventBus } from '../live/bus';
 
 /** The longest a remembered lookup is used when no event announced a change (see RecentAccess). */
 export const RECENT_ACCESS_MS = 1000;

@@ -1,8 +1,8 @@
 import { noRefs, type Refs } from '@signalbox/contracts';
 import { sql } from 'kysely';
-import type { Db } from '../../db';
-import type { Database } from '../../db/tables';
-import { badRequest, conflict } from '../../lib/errors';
+import type { Db } from '../db';
+import type { Database } from '../db/tables';
+import { badRequest, conflict } from '../lib/errors';
 
 type ProjectTable =
   | 'access_key'

@@ -1,13 +1,12 @@
 import { type PermissionName, TOTP_REQUIRED } from '@signalbox/contracts';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import type { Deps } from '../../deps';
-import { SESSION_COOKIE } from '../../http/request-guards';
-import { forbidden, unauthorized } from '../../lib/errors';
-import { findUserById, type UserRow } from '../users/users.store';
+import type { Deps } from '../deps';
+import { SESSION_COOKIE } from '../http/request-guards';
+import { forbidden, unauthorized } from '../lib/errors';
+import { findUserById, secondFactorRequired, type UserRow } from './principals.store';
 import { recentAccessOf } from './recent-access';
 import { createSession, resolveSession } from './sessions.store';
 import { findTokenOwner, tokenDigest } from './tokens.store';
-import { secondFactorRequired } from './totp.service';
 
 type TokenOwner = NonNullable<Awaited<ReturnType<typeof findTokenOwner>>>;
 

@@ -7,12 +7,12 @@ import {
   rolePermissions,
 } from '@signalbox/contracts';
 import type { FastifyInstance, FastifyPluginAsync, FastifyRequest, RawServerDefault } from 'fastify';
-import type { Deps } from '../../deps';
-import type { ZodTypeProvider } from '../../http/path-params';
-import { forbidden, notFound, parse } from '../../lib/errors';
-import { currentUser } from '../auth/auth.hook';
-import { recentAccessOf } from '../auth/recent-access';
-import { findProjectWithRole, type ProjectRow } from './projects.store';
+import type { Deps } from '../deps';
+import type { ZodTypeProvider } from '../http/path-params';
+import { forbidden, notFound, parse } from '../lib/errors';
+import { currentUser } from './auth-hook';
+import { findProjectWithRole, type ProjectRow } from './principals.store';
+import { recentAccessOf } from './recent-access';
 
 type ProjectWithRole = NonNullable<Awaited<ReturnType<typeof findProjectWithRole>>>;
 

@@ -1,7 +1,7 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
-import { testDialects } from '../../../test/support/dialects';
-import { type Client, createHarness, type Harness } from '../../../test/support/harness';
-import { rows } from '../../../test/support/scheduler-rows';
+import { testDialects } from '../../test/support/dialects';
+import { type Client, createHarness, type Harness } from '../../test/support/harness';
+import { rows } from '../../test/support/scheduler-rows';
 import {
   MAX_KEPT_BYTES,
   SHARED_ANSWER_MS,

@@ -1,6 +1,6 @@
-import type { Db } from '../../db';
-import { fromBool, now } from '../../db/values';
-import { randomToken, sha256 } from '../../lib/crypto';
+import type { Db } from '../db';
+import { fromBool, now } from '../db/values';
+import { randomToken, sha256 } from '../lib/crypto';
 
 export const SESSION_IDLE_MS = 7 * 24 * 3600 * 1000;
 /** last_active is written at most this often, so reads stay reads. */

@@ -1,10 +1,10 @@
 import type { LightMyRequestResponse } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { testDialects } from '../../../test/support/dialects';
-import { type Client, createHarness, type Harness } from '../../../test/support/harness';
-import { buildApp } from '../../app';
-import { openDb } from '../../db';
-import { runUserCommand } from '../users/users.cli';
+import { testDialects } from '../../test/support/dialects';
+import { type Client, createHarness, type Harness } from '../../test/support/harness';
+import { buildApp } from '../app';
+import { openDb } from '../db';
+import { runUserCommand } from '../features/users/users.cli';
 import { addressKey, pairDelayMs, signInAttempt, signInLimits } from './sign-in-throttle';
 
 describe('sign-in throttle rules', () => {

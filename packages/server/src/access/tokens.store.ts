@@ -1,7 +1,7 @@
 import type { ApiToken } from '@signalbox/contracts';
-import type { Db } from '../../db';
-import { now, toBool } from '../../db/values';
-import { randomToken, sha256 } from '../../lib/crypto';
+import type { Db } from '../db';
+import { now, toBool } from '../db/values';
+import { randomToken, sha256 } from '../lib/crypto';
 
 const DAY_MS = 24 * 60 * 60 * 1000;
 

@@ -1,8 +1,8 @@
 import type { Selectable } from 'kysely';
-import type { Db } from '../../db';
-import type { Dialect } from '../../db/dialect';
-import type { UserTotpTable } from '../../db/tables';
-import { insertReturningId, now } from '../../db/values';
+import type { Db } from '../db';
+import type { Dialect } from '../db/dialect';
+import type { UserTotpTable } from '../db/tables';
+import { insertReturningId, now } from '../db/values';
 
 export type TotpRow = Selectable<UserTotpTable>;
 

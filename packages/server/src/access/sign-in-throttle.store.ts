@@ -1,7 +1,7 @@
 import type { Insertable, Selectable } from 'kysely';
-import type { Db } from '../../db';
-import type { SignInThrottleTable } from '../../db/tables';
-import { isUniqueViolation } from '../users/users.store';
+import type { Db } from '../db';
+import type { SignInThrottleTable } from '../db/tables';
+import { isUniqueViolation } from '../db/values';
 
 export type ThrottleRow = Selectable<SignInThrottleTable>;
 export type ThrottleCounts = Pick<

@@ -2,7 +2,7 @@ import { type ProjectBackup, templateVaultsOf } from '@signalbox/contracts';
 import type { Db } from '../../db';
 import { parseJson, toBool } from '../../db/values';
 import { randomAlnum } from '../../lib/crypto';
-import { listViewRows } from '../views/views.store';
+import { listViewRows } from '../views';
 
 /** The peer's rule for names that occur twice: the later ones get ` - <random10>` so references stay unique. */
 export const uniqueSuffix = (name: string) => `${name} - ${randomAlnum(10)}`;

@@ -1,0 +1,11 @@
+// The schedules feature as other features may use it: everything else of it is its own.
+export { cronError } from './cron';
+export { assertCron, assertSameProject, refreshScheduler } from './schedules.service';
+export {
+  commitCheckSchedules,
+  commitCheckSchedulesOf,
+  deleteSchedule,
+  insertSchedule,
+  listSchedules,
+  updateSchedule,
+} from './schedules.store';

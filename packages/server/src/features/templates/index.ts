@@ -1,0 +1,2 @@
+// The templates feature as other features may use it: everything else of it is its own.
+export { listTemplates } from './templates.service';
