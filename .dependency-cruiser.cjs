@@ -5,11 +5,14 @@
 //                                               only through its public entry (features/<name>/index.ts)
 //   2b. access/                                 who a request is and what it may reach: the auth hook, the
 //                                               project guard, sessions, tokens, sign-in throttle, shared answers
-//   3. tasks/, live/, scheduler/, alerts/,      engines; runners/ (the remote-runner protocol and process) and
-//      runners/                                 deps.ts (the bag of engines and ground-floor services the
+//   3. tasks/, live/, scheduler/, alerts/,      engines; runners/ (remote runners: the server's side in
+//      runners/                                 runners/server/, the runner process in runners/client/) and
+//                                               deps.ts (the bag of engines and ground-floor services the
 //                                               composition root hands down) sit here too
 //   4. http/                                    generic Fastify plumbing
-//   5. audit/, db/, lib/, metrics/, config.ts, paths.ts, ports.ts, version.ts ground floor
+//   5. audit/, db/, lib/, metrics/,             ground floor; runner-protocol/ is the messages and sealing
+//      runner-protocol/, config.ts, paths.ts,   both ends of a runner connection speak
+//      ports.ts, version.ts
 // Test files (*.test.ts) may import anything; nothing else in src imports from the test folder.
 const { layer, noCircular, options } = require('./.dependency-cruiser.shared.cjs');
 
@@ -21,7 +24,7 @@ const features = `${src}features/`;
 const access = `${src}access/`;
 const engines = `${src}((tasks|live|scheduler|alerts|runners)/|deps\\.ts$)`;
 const http = `${src}http/`;
-const ground = `${src}((audit|db|lib|metrics)/|(config|paths|ports|version)\\.ts$)`;
+const ground = `${src}((audit|db|lib|metrics|runner-protocol)/|(config|paths|ports|version)\\.ts$)`;
 
 /** @type {import('dependency-cruiser').IConfiguration} */
 module.exports = {

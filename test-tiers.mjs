@@ -13,11 +13,11 @@ const serverUnit = [
   'src/tasks/confinement-args.test.ts',
   'src/lib/apps.test.ts',
   'src/lib/crypto.test.ts',
-  'src/runners/seal.test.ts',
-  'src/runners/protocol.test.ts',
+  'src/runner-protocol/seal.test.ts',
+  'src/runner-protocol/protocol.test.ts',
   'src/runners/client/output.test.ts',
   'src/tasks/output-rows.test.ts',
-  'src/tasks/runner-inbox.test.ts',
+  'src/runners/server/inbox.test.ts',
   // The deploy files (Dockerfile, compose file, systemd unit, .env.example), read and checked against the code.
   'test/deploy/compose.test.ts',
   'test/deploy/dockerfile.test.ts',
@@ -32,6 +32,9 @@ const serverUnit = [
  */
 const serverSystem = [
   'src/tasks/**/*.test.ts',
+  // The server's side of remote runners: real sockets, task runs and database rows.
+  'src/runners/server/remote-runners.test.ts',
+  'src/runners/server/output.test.ts',
   'src/config.test.ts',
   'src/server-shutdown.test.ts',
   'src/log-format.test.ts',

@@ -34,7 +34,7 @@ const SELECTION = [
   'packages/server/src/tasks/python',
   'packages/server/src/tasks/powershell',
   'packages/server/src/tasks/engine-bash',
-  'packages/server/src/tasks/remote-runners',
+  'packages/server/src/runners/server/remote-runners',
   'packages/server/src/tasks/output-integrity',
   'packages/server/src/runners/client/runner-client',
   'e2e/first-day',

@@ -33,7 +33,7 @@ import { connectRedisBridge, liveChannelOf } from './live/redis';
 import { createMetrics } from './metrics/metrics';
 import { webDist } from './paths';
 import type { StartTask } from './ports';
-import { maxMessageBytes } from './runners/protocol';
+import { maxMessageBytes } from './runner-protocol/protocol';
 import { createScheduler } from './scheduler/scheduler';
 import { createTaskEngine } from './tasks/engine';
 import { createRetention, type RetentionOptions } from './tasks/retention';

@@ -3,6 +3,7 @@ import { logFailure } from '../db/retry';
 import type { Deps } from '../deps';
 import type { LiveMessage } from '../live/bus';
 import type { FinishedRun, TaskEngine } from '../ports';
+import { createRemoteRunners, type RemoteRunners } from '../runners/server/remote-runners';
 import { serverConfinement } from './confinement';
 import { createControls } from './controls';
 import {
@@ -20,7 +21,6 @@ import { LogSink } from './log-sink';
 import { createOutputWriter } from './output.store';
 import { type ProcessAdapter, systemProcesses } from './process';
 import { createQueue } from './queue';
-import { createRemoteRunners, type RemoteRunners } from './remote';
 import { type RunContext, type RunHandle, runTask } from './runner';
 import { createStatusUpdates } from './status';
 import { clearFinishedSecrets, countWaitingTasks, findTask } from './store';

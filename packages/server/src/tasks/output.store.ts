@@ -3,8 +3,8 @@ import { CompiledQuery, sql, type Transaction } from 'kysely';
 import type { Db, Dialect } from '../db';
 import type { Database } from '../db/tables';
 import { toCount } from '../db/values';
+import { remoteActiveStatuses } from '../runners/server/runners.store';
 import { type OutputRow, type StatementLimits, statementChunks, statementLimits } from './output-rows';
-import { remoteActiveStatuses } from './remote.store';
 
 /** SQL on task_output: storing batches of lines (the writer) and reading them back in keyset pages. */
 

@@ -1,7 +1,6 @@
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { WebSocket, WebSocketServer } from 'ws';
-import type { JobPayload } from '../../src/runners/payload';
 import {
   type RunnerMessage,
   runnerClose,
@@ -9,8 +8,9 @@ import {
   runnerProtocol,
   runnerRegistrationSchema,
   type ServerMessage,
-} from '../../src/runners/protocol';
-import { sealFor } from '../../src/runners/seal';
+} from '../../src/runner-protocol/protocol';
+import { sealFor } from '../../src/runner-protocol/seal';
+import type { JobPayload } from '../../src/runners/payload';
 
 export type StoredTask = {
   /** Lines stored, in order (each batch stored once: only the seq one above the last stored). */

@@ -1,7 +1,7 @@
 import WebSocket from 'ws';
+import type { RunnerMessage, ServerMessage } from '../../src/runner-protocol/protocol';
+import { generateRunnerKeys, openSealed } from '../../src/runner-protocol/seal';
 import type { JobPayload } from '../../src/runners/payload';
-import type { RunnerMessage, ServerMessage } from '../../src/runners/protocol';
-import { generateRunnerKeys, openSealed } from '../../src/runners/seal';
 import type { Harness } from './harness';
 import { waitFor } from './task-fixtures';
 

@@ -11,8 +11,8 @@ import { insertReturningId, now } from '../../db/values';
 import type { Deps } from '../../deps';
 import { noContentResponse } from '../../http/path-params';
 import { parse, unauthorized } from '../../lib/errors';
-import { runnerClose, runnerRegistrationSchema, runnerTokenHeader } from '../../runners/protocol';
-import { findRemoteRunnerByToken } from '../../tasks/remote.store';
+import { runnerClose, runnerRegistrationSchema, runnerTokenHeader } from '../../runner-protocol/protocol';
+import { findRemoteRunnerByToken } from '../../runners/server/runners.store';
 import {
   checkRunnerPublicKey,
   globalRegistration,

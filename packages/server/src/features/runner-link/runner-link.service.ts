@@ -1,9 +1,13 @@
 import type { Deps } from '../../deps';
 import { randomToken, safeEqual, sha256 } from '../../lib/crypto';
 import { badRequest } from '../../lib/errors';
-import type { RunnerRegistration } from '../../runners/protocol';
-import { isRunnerPublicKey } from '../../runners/seal';
-import { databaseIso, findRegistrationToken, spendRegistrationToken } from '../../tasks/remote.store';
+import type { RunnerRegistration } from '../../runner-protocol/protocol';
+import { isRunnerPublicKey } from '../../runner-protocol/seal';
+import {
+  databaseIso,
+  findRegistrationToken,
+  spendRegistrationToken,
+} from '../../runners/server/runners.store';
 
 /** A runner's token as the server keeps it. */
 export const runnerTokenOf = (token: string) => sha256(token);

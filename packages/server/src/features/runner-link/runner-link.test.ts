@@ -20,8 +20,8 @@ import { harnessWithProject, insertSecretEnvironment } from '../../../test/suppo
 import { buildApp } from '../../app';
 import { now } from '../../db/values';
 import { randomToken, sha256 } from '../../lib/crypto';
-import { generateRunnerKeys } from '../../runners/seal';
-import { runnerRestartedMessage } from '../../tasks/remote';
+import { generateRunnerKeys } from '../../runner-protocol/seal';
+import { runnerRestartedMessage } from '../../runners/server/remote-runners';
 
 describe.each(testDialects())('remote runners on $name', (dialect) => {
   let h: Harness;

@@ -3,7 +3,7 @@ import type { Selectable } from 'kysely';
 import type { Db, Dialect } from '../../db';
 import type { RemoteRunnerTable } from '../../db/tables';
 import { fromBool, insertReturningId, parseJson, toBool, toCount } from '../../db/values';
-import { runnerProtocol } from '../../runners/protocol';
+import { runnerProtocol } from '../../runner-protocol/protocol';
 
 /** Task statuses that hold one of a runner's slots. */
 export const SLOT_STATUSES = ['starting', 'running', 'waiting_confirmation', 'confirmed'];

@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { MASK } from '../../lib/line-intake';
-import { outputSchema } from '../protocol';
+import { outputSchema } from '../../runner-protocol/protocol';
 import { type Batch, FLUSH_MS, MAX_UNACKED_BYTES, type OutputLine, TaskOutput } from './output';
 
 /** A batch's lines as the server reads them. */

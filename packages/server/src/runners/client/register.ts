@@ -1,5 +1,9 @@
-import { type RunnerRegistered, type RunnerRegistration, runnerTokenHeader } from '../protocol';
-import { generateRunnerKeys } from '../seal';
+import {
+  type RunnerRegistered,
+  type RunnerRegistration,
+  runnerTokenHeader,
+} from '../../runner-protocol/protocol';
+import { generateRunnerKeys } from '../../runner-protocol/seal';
 import { isRegistered, loadRunner, type RunnerSettings, removeRunner, saveRunner } from './files';
 
 /** A failure the command explains in one line (never with a token in it). */

@@ -8,11 +8,11 @@ import { FakeRunnerServer } from '../../../test/support/fake-runner-server';
 import { alive, commitFiles, standIn, waitFor } from '../../../test/support/task-fixtures';
 import { hostPidsOf } from '../../../test/support/task-pids';
 import { taskSharedEnv } from '../../../test/support/task-shared';
+import { runnerClose, runnerProtocol } from '../../runner-protocol/protocol';
+import { generateRunnerKeys } from '../../runner-protocol/seal';
 import type { JobDetails, Key } from '../../tasks/job';
 import type { RepositoryRow } from '../../tasks/store';
 import type { JobPayload } from '../payload';
-import { runnerClose, runnerProtocol } from '../protocol';
-import { generateRunnerKeys } from '../seal';
 import { saveRunner } from './files';
 
 const bin = fileURLToPath(new URL('../../../bin/signalbox-src.mjs', import.meta.url));

@@ -3,13 +3,6 @@ import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node
 import { join } from 'node:path';
 import WebSocket from 'ws';
 import type { AppRegistry } from '../../lib/apps';
-import type { Confinement } from '../../tasks/confinement';
-import { killOrphans } from '../../tasks/orphans';
-import { systemProcesses } from '../../tasks/process';
-import { type FinalStatus, RunControl, runCore } from '../../tasks/run-core';
-import type { IsolationSetting } from '../../tasks/sandbox';
-import { version } from '../../version';
-import type { JobPayload } from '../payload';
 import {
   defaultHeartbeatMs,
   type RunnerMessage,
@@ -18,8 +11,15 @@ import {
   runnerTokenHeader,
   type ServerMessage,
   sealedSchema,
-} from '../protocol';
-import { openSealed } from '../seal';
+} from '../../runner-protocol/protocol';
+import { openSealed } from '../../runner-protocol/seal';
+import type { Confinement } from '../../tasks/confinement';
+import { killOrphans } from '../../tasks/orphans';
+import { systemProcesses } from '../../tasks/process';
+import { type FinalStatus, RunControl, runCore } from '../../tasks/run-core';
+import type { IsolationSetting } from '../../tasks/sandbox';
+import { version } from '../../version';
+import type { JobPayload } from '../payload';
 import type { RunnerSettings } from './files';
 import { type Batch, TaskOutput } from './output';
 

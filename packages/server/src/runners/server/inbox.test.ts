@@ -1,8 +1,8 @@
 import { EventEmitter } from 'node:events';
 import { describe, expect, it } from 'vitest';
 import type { WebSocket } from 'ws';
-import type { RunnerMessage } from '../runners/protocol';
-import { maxMergedLines, readRunnerMessages } from './runner-inbox';
+import type { RunnerMessage } from '../../runner-protocol/protocol';
+import { maxMergedLines, readRunnerMessages } from './inbox';
 
 /** The part of a socket the reader uses: message events, pause and resume. */
 class FakeSocket extends EventEmitter {

@@ -6,7 +6,7 @@ import {
   type RunnerMessage,
   runnerMessageSchema,
   runnerProtocol,
-} from '../runners/protocol';
+} from '../../runner-protocol/protocol';
 
 /** Messages of one runner held unhandled before its socket stops reading (each at most maxMessageBytes). */
 const maxBacklog = 8;

@@ -1,17 +1,16 @@
 import type { FastifyBaseLogger } from 'fastify';
 import type { WebSocket } from 'ws';
-import { recordEvent } from '../audit/audit.store';
-import type { Config } from '../config';
-import type { Db } from '../db';
-import type { Dialect } from '../db/dialect';
-import { logFailure } from '../db/retry';
-import { describeDbError, isDbUnavailable } from '../db/unavailable';
-import { toBool } from '../db/values';
-import type { SecretBox } from '../lib/crypto';
-import type { EventBus } from '../live/bus';
-import { type Metrics, trackRun } from '../metrics/metrics';
-import type { FinishedRun } from '../ports';
-import type { JobPayload } from '../runners/payload';
+import { recordEvent } from '../../audit/audit.store';
+import type { Config } from '../../config';
+import type { Db } from '../../db';
+import type { Dialect } from '../../db/dialect';
+import { logFailure } from '../../db/retry';
+import { describeDbError, isDbUnavailable } from '../../db/unavailable';
+import { toBool } from '../../db/values';
+import type { SecretBox } from '../../lib/crypto';
+import type { EventBus } from '../../live/bus';
+import { type Metrics, trackRun } from '../../metrics/metrics';
+import type { FinishedRun } from '../../ports';
 import {
   defaultHeartbeatMs,
   incompatibleReason,
@@ -19,15 +18,21 @@ import {
   runnerClose,
   runnerProtocol,
   type ServerMessage,
-} from '../runners/protocol';
-import { sealFor } from '../runners/seal';
-import { version as serverVersion } from '../version';
-import { loadDetails } from './details';
-import { liveRunners } from './instances.store';
-import { type Key, loadTaskKey, lostOutputMessage, TaskFailed } from './job';
-import { LogSink } from './log-sink';
-import type { OutputWriter, RunnerBatchResult } from './output.store';
-import type { RunnerSlots } from './placement';
+} from '../../runner-protocol/protocol';
+import { sealFor } from '../../runner-protocol/seal';
+import { loadDetails } from '../../tasks/details';
+import { liveRunners } from '../../tasks/instances.store';
+import { type Key, loadTaskKey, lostOutputMessage, TaskFailed } from '../../tasks/job';
+import { LogSink } from '../../tasks/log-sink';
+import type { OutputWriter, RunnerBatchResult } from '../../tasks/output.store';
+import type { RunnerSlots } from '../../tasks/placement';
+import type { RunHandle } from '../../tasks/runner';
+import type { StatusUpdates } from '../../tasks/status';
+import { activeTasks, findKey, findRepository, findTask, type TaskRow } from '../../tasks/store';
+import { version as serverVersion } from '../../version';
+import type { JobPayload } from '../payload';
+import { readRunnerMessages } from './inbox';
+import { runnerRows } from './output-rows';
 import {
   adoptTask,
   connectedRunners,
@@ -47,12 +52,7 @@ import {
   tasksOfDeletedRunners,
   tasksOfRunner,
   touchRunner,
-} from './remote.store';
-import { runnerRows } from './remote-output';
-import type { RunHandle } from './runner';
-import { readRunnerMessages } from './runner-inbox';
-import type { StatusUpdates } from './status';
-import { activeTasks, findKey, findRepository, findTask, type TaskRow } from './store';
+} from './runners.store';
 
 export const runnerLostMessage = (name: string) => `Runner lost: ${name} stopped responding`;
 export const runnerRestartedMessage = 'The runner restarted while it ran this task';

@@ -1,8 +1,8 @@
 import type { Selectable } from 'kysely';
-import type { Db } from '../db';
-import type { RemoteRunnerTable } from '../db/tables';
-import { databaseNow, parseJson, toCount } from '../db/values';
-import type { SharedDb } from './instances.store';
+import type { Db } from '../../db';
+import type { RemoteRunnerTable } from '../../db/tables';
+import { databaseNow, parseJson, toCount } from '../../db/values';
+import type { SharedDb } from '../../tasks/instances.store';
 
 /** SQL on remote_runner and the remote side of task rows (remote.ts, the runner routes). */
 

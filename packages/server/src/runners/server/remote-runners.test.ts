@@ -4,14 +4,14 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { testDialects } from '../../test/support/dialects';
-import { GLOBAL_REGISTRATION_TOKEN } from '../../test/support/fake-runner';
-import type { Client, Harness } from '../../test/support/harness';
-import { serverBin } from '../../test/support/server-process';
-import { alive, insertTemplate, outputOf, waitFor, waitForStatus } from '../../test/support/task-fixtures';
-import { hostPidsOf } from '../../test/support/task-pids';
-import { ENDED, harnessWithProject, insertGitRepository } from '../../test/support/task-runs';
-import { sharedTempDir, taskSharedEnv } from '../../test/support/task-shared';
+import { testDialects } from '../../../test/support/dialects';
+import { GLOBAL_REGISTRATION_TOKEN } from '../../../test/support/fake-runner';
+import type { Client, Harness } from '../../../test/support/harness';
+import { serverBin } from '../../../test/support/server-process';
+import { alive, insertTemplate, outputOf, waitFor, waitForStatus } from '../../../test/support/task-fixtures';
+import { hostPidsOf } from '../../../test/support/task-pids';
+import { ENDED, harnessWithProject, insertGitRepository } from '../../../test/support/task-runs';
+import { sharedTempDir, taskSharedEnv } from '../../../test/support/task-shared';
 
 const run = promisify(execFile);
 
