@@ -1,4 +1,4 @@
-import type { JobDetails, Key } from '../tasks/job';
+import type { JobDetails, Key } from '../tasks/run/job';
 import type { RepositoryRow } from '../tasks/store';
 
 /**

@@ -5,7 +5,7 @@ import { databaseNow } from '../db/values';
 import type { Deps } from '../deps';
 import { keySecretOf } from '../lib/key-sources';
 import type { Scheduler } from '../ports';
-import { storedDefaultParams, taskWithDefaults } from '../tasks/default-params';
+import { storedDefaultParams, taskWithDefaults } from '../tasks/run/default-params';
 import { type Clock, realClock } from './clock';
 import { describeSchedule } from './describe';
 import { branchHead, type GitAuth } from './git-head';

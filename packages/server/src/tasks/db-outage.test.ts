@@ -8,7 +8,7 @@ import { insertTemplate, orNothing, outputOf, waitFor } from '../../test/support
 import { harnessWithProject, insertGitRepository } from '../../test/support/task-runs';
 import { sharedTempDir } from '../../test/support/task-shared';
 import { dbRetry } from '../db/retry';
-import { runnerTimings, unsavedMessage } from './instances';
+import { runnerTimings, unsavedMessage } from './queue/instances';
 
 const finished = ['success', 'error', 'stopped'];
 

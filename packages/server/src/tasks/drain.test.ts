@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { testDialects } from '../../test/support/dialects';
 import { insertTemplate, outputOf, waitFor, waitForStatus } from '../../test/support/task-fixtures';
 import { insertGitRepository, useHarnessWithProject } from '../../test/support/task-runs';
-import { shutdownMessage } from './instances';
+import { shutdownMessage } from './queue/instances';
 
 /**
  * The task engine's drain (the graceful half of a server shutdown): once the grace period is over, a run still

@@ -4,8 +4,9 @@ import type { Deps } from '../deps';
 import type { LiveMessage } from '../live/bus';
 import type { FinishedRun, TaskEngine } from '../ports';
 import { createRemoteRunners, type RemoteRunners } from '../runners/server/remote-runners';
-import { serverConfinement } from './confinement';
-import { createControls } from './controls';
+import { LogSink } from './output/log-sink';
+import { createOutputWriter } from './output/output.store';
+import { createControls } from './queue/controls';
 import {
   ensureSoleHolder,
   heartbeat,
@@ -14,18 +15,17 @@ import {
   runnerTimings,
   shutdownMessage,
   thisProcess,
-} from './instances';
-import { beatRunner, removeRunner } from './instances.store';
-import { isolationMode } from './isolation';
-import { LogSink } from './log-sink';
-import { createOutputWriter } from './output.store';
-import { type ProcessAdapter, systemProcesses } from './process';
-import { createQueue } from './queue';
-import { type RunContext, type RunHandle, runTask } from './runner';
+} from './queue/instances';
+import { beatRunner, removeRunner } from './queue/instances.store';
+import { createQueue } from './queue/queue';
+import { type RunContext, type RunHandle, runTask } from './run/runner';
+import { serverConfinement } from './sandbox/confinement';
+import { isolationMode } from './sandbox/isolation';
+import { type ProcessAdapter, systemProcesses } from './sandbox/process';
 import { createStatusUpdates } from './status';
 import { clearFinishedSecrets, countWaitingTasks, findTask } from './store';
 
-export { InstanceInUseError } from './instances';
+export { InstanceInUseError } from './queue/instances';
 
 export type EngineOptions = {
   processes?: ProcessAdapter;

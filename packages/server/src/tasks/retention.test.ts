@@ -22,7 +22,7 @@ import { retention as retentionMigration } from '../db/migrations/0003-retention
 import { insertReturningId } from '../db/values';
 import type { Deps } from '../deps';
 import { EventBus } from '../live/bus';
-import { insertOutput } from './output.store';
+import { insertOutput } from './output/output.store';
 import { createRetention, type RetentionOptions } from './retention';
 
 const DAY = 24 * 60 * 60 * 1000;

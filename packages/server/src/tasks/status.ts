@@ -7,8 +7,8 @@ import type { TaskTable } from '../db/tables';
 import { now } from '../db/values';
 import type { EventBus } from '../live/bus';
 import type { Metrics } from '../metrics/metrics';
-import { LogSink } from './log-sink';
-import type { OutputWriter } from './output.store';
+import { LogSink } from './output/log-sink';
+import type { OutputWriter } from './output/output.store';
 import { casStatus, findTask, type TaskRow } from './store';
 
 /** Which statuses a task may move to a given status from. */

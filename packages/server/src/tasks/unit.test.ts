@@ -8,11 +8,11 @@ import { jobIn } from '../../test/support/fake-job';
 import { fakeProcesses } from '../../test/support/fake-processes';
 import { createHarness } from '../../test/support/harness';
 import { runAnsible } from './executors/ansible';
-import type { JobDetails } from './job';
-import { createOutputWriter } from './output.store';
-import { LineSplitter, MAX_LINE, type ProcessAdapter } from './process';
+import { createOutputWriter } from './output/output.store';
+import type { JobDetails } from './run/job';
+import { nextBuildVersion } from './run/version';
+import { LineSplitter, MAX_LINE, type ProcessAdapter } from './sandbox/process';
 import type { TaskRow, TemplateRow } from './store';
-import { nextBuildVersion } from './version';
 
 describe('nextBuildVersion', () => {
   it('counts the last numeric run up from the start version', () => {

@@ -1,5 +1,5 @@
 import type { LightMyRequestResponse } from 'fastify';
-import { insertOutput } from '../../src/tasks/output.store';
+import { insertOutput } from '../../src/tasks/output/output.store';
 import { seedProject } from './api-walk';
 import type { Client, Harness } from './harness';
 

@@ -1,6 +1,6 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { ownCgroup } from '../../src/tasks/isolation';
+import { ownCgroup } from '../../src/tasks/sandbox/isolation';
 import { gitRepo } from './task-fixtures';
 
 /**

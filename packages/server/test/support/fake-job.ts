@@ -1,7 +1,7 @@
 import { join } from 'node:path';
-import { Job, type JobDetails } from '../../src/tasks/job';
-import type { ProcessAdapter } from '../../src/tasks/process';
-import type { TaskLog } from '../../src/tasks/run-core';
+import { Job, type JobDetails } from '../../src/tasks/run/job';
+import type { TaskLog } from '../../src/tasks/run/run-core';
+import type { ProcessAdapter } from '../../src/tasks/sandbox/process';
 
 /**
  * A Job of `details` over `processes` (fake ones, see fake-processes.ts) in the task directory `taskDir`, with its

@@ -1,4 +1,4 @@
-import type { ProcessAdapter, ProcessSpec } from '../../src/tasks/process';
+import type { ProcessAdapter, ProcessSpec } from '../../src/tasks/sandbox/process';
 
 /** A process adapter that records every spec and exits 0 without running anything. */
 export function fakeProcesses(): ProcessAdapter & { specs: ProcessSpec[] } {

@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import { type ProcInfo, readProcs } from '../../src/tasks/proc-table';
+import { type ProcInfo, readProcs } from '../../src/tasks/sandbox/proc-table';
 
 /** The pid numbers /proc/<pid>/status lists for a process, outermost first (one when it is in no child namespace). */
 function nsPids(pid: number): number[] {

@@ -4,7 +4,7 @@ import type { Db, Dialect } from '../../db';
 import { deleteRows, findRow, updateRows } from '../../db/rows';
 import type { IntegrationTable } from '../../db/tables';
 import { fromBool, insertReturningId, toBool } from '../../db/values';
-import { defaultParamsText, storedDefaultParams } from '../../tasks/default-params';
+import { defaultParamsText, storedDefaultParams } from '../../tasks/run/default-params';
 
 export type IntegrationRow = Selectable<IntegrationTable>;
 

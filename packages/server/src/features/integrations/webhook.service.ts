@@ -3,7 +3,7 @@ import { now, parseJson } from '../../db/values';
 import type { Deps } from '../../deps';
 import { KeySourceError, keySecretOf } from '../../lib/key-sources';
 import type { NewTask } from '../../ports';
-import { storedDefaultParams, taskWithDefaults } from '../../tasks/default-params';
+import { storedDefaultParams, taskWithDefaults } from '../../tasks/run/default-params';
 import { waitingIntegrationTasks } from '../../tasks/store';
 import { findStoreKey } from '../keys';
 import * as aliasStore from './aliases.store';

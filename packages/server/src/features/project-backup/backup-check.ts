@@ -18,7 +18,7 @@ import {
 } from '@signalbox/contracts';
 import type { z } from 'zod';
 import { badRequest } from '../../lib/errors';
-import { defaultParamsText } from '../../tasks/default-params';
+import { defaultParamsText } from '../../tasks/run/default-params';
 import { cronError } from '../schedules';
 
 /**

@@ -5,7 +5,7 @@ import type { Client, Harness } from '../../../test/support/harness';
 import { refuseOutputStartingWith } from '../../../test/support/refused-output';
 import { insertTemplate, outputOf, waitFor, waitForStatus } from '../../../test/support/task-fixtures';
 import { harnessWithProject } from '../../../test/support/task-runs';
-import { lostOutputMessage } from '../../tasks/job';
+import { lostOutputMessage } from '../../tasks/run/job';
 
 /** What the server does with a runner's output: stores it whole, or ends the task saying what is missing. */
 describe.each(testDialects())('runner output on $name', (dialect) => {

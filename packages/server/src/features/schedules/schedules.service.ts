@@ -5,9 +5,9 @@ import { fromBool, parseJsonObject } from '../../db/values';
 import type { Deps } from '../../deps';
 import { badRequest, found, notFound } from '../../lib/errors';
 import { type Described, describeSchedule } from '../../scheduler/describe';
-import { defaultParamsText } from '../../tasks/default-params';
+import { defaultParamsText } from '../../tasks/run/default-params';
+import { surveyVarsOf, unanswerableSurveyVars } from '../../tasks/run/survey-answers';
 import { findTemplate } from '../../tasks/store';
-import { surveyVarsOf, unanswerableSurveyVars } from '../../tasks/survey-answers';
 import { cronError } from './cron';
 import { deleteSchedule, findSchedule, insertSchedule, updateSchedule } from './schedules.store';
 

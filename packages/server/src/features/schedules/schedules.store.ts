@@ -3,7 +3,7 @@ import type { Insertable, Selectable, Updateable } from 'kysely';
 import type { Db, Dialect } from '../../db';
 import type { ScheduleTable } from '../../db/tables';
 import { insertReturningId, toBool } from '../../db/values';
-import { answeredDefaultParams } from '../../tasks/default-params';
+import { answeredDefaultParams } from '../../tasks/run/default-params';
 
 export type ScheduleRow = Selectable<ScheduleTable>;
 

@@ -12,7 +12,7 @@ import { openDb } from '../../db';
 import { SecretKeyMismatchError } from '../../db/options';
 import { insertReturningId } from '../../db/values';
 import { createSecretBox, SecretKeyRotationUnfinishedError, secretKeyFingerprint } from '../../lib/crypto';
-import { decodeKey, decodeSecretValue } from '../../tasks/job';
+import { decodeKey, decodeSecretValue } from '../../tasks/run/job';
 import { RotationError, rotateSecrets, rotationState, SEALED_TABLES, type SealedTable } from './rotate';
 
 const newKey = () => randomBytes(32);

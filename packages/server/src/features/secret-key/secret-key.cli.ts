@@ -5,8 +5,8 @@ import { parseArgs } from 'node:util';
 import type { Config } from '../../config';
 import type { Db, Dialect } from '../../db';
 import { parseSecretKey, secretKeyFiles, syncDirectory, writeSecretKeyFile } from '../../lib/crypto';
-import { runnerTimings } from '../../tasks/instances';
-import { liveRunners } from '../../tasks/instances.store';
+import { runnerTimings } from '../../tasks/queue/instances';
+import { liveRunners } from '../../tasks/queue/instances.store';
 import { keyIdOf, RotationError, rotateSecrets, rotationState, SEALED_TABLES } from './rotate';
 
 export const SECRET_KEY_USAGE = `Usage: signalbox secret-key rotate [--new-key-file F | --write-new-key F] [--batch-size N]

@@ -6,7 +6,7 @@ import { testDialects } from '../../../test/support/dialects';
 import { type Client, createHarness, type Harness } from '../../../test/support/harness';
 import { rows } from '../../../test/support/scheduler-rows';
 import { now } from '../../db/values';
-import { insertOutput, type OutputRow } from '../../tasks/output.store';
+import { insertOutput, type OutputRow } from '../../tasks/output/output.store';
 import { idBeforeLine, lineOfId } from './task-output';
 
 type Line = TaskOutputLine;

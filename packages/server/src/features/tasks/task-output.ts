@@ -1,6 +1,11 @@
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import type { Db } from '../../db';
-import { countOutputBetween, type OutputLine, outputAfter, outputIdAfter } from '../../tasks/output.store';
+import {
+  countOutputBetween,
+  type OutputLine,
+  outputAfter,
+  outputIdAfter,
+} from '../../tasks/output/output.store';
 
 /*
  * Reading a task log never holds the event loop for long, whatever its size. better-sqlite3 runs every query

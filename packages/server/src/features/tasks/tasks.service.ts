@@ -6,7 +6,9 @@ import { fromBool, now, parseJson, parseJsonObject } from '../../db/values';
 import type { Deps } from '../../deps';
 import { badRequest, found } from '../../lib/errors';
 import type { FinishedRun, NewTask, TaskOrigin } from '../../ports';
-import { incomingVersion } from '../../tasks/details';
+import { incomingVersion } from '../../tasks/run/details';
+import { surveyVarsOf, unansweredSurveyVars, withSurveyDefaults } from '../../tasks/run/survey-answers';
+import { nextBuildVersion } from '../../tasks/run/version';
 import {
   autorunTemplates,
   findListedTask,
@@ -18,9 +20,7 @@ import {
   type TaskListRow,
   type TaskRow,
 } from '../../tasks/store';
-import { surveyVarsOf, unansweredSurveyVars, withSurveyDefaults } from '../../tasks/survey-answers';
 import { taskFields } from '../../tasks/task-view';
-import { nextBuildVersion } from '../../tasks/version';
 import { guardTaskInput } from './task-input-guard';
 
 /** What starting a task reads and writes: the database, the secret box, the limits, and the engine to hand it to. */

@@ -1,7 +1,7 @@
 import { parseArgs } from 'node:util';
 import type { Config } from '../../config';
 import { installRoot } from '../../paths';
-import { resolveConfinement } from '../../tasks/confinement';
+import { resolveConfinement } from '../../tasks/sandbox/confinement';
 import { loadRunner, RunnerFilesError, runnerDir } from './files';
 import { RunnerCommandError, registerRunner, unregisterRunner } from './register';
 import { lockRunnerDir, RunnerBusyError, RunnerProcess, runnerProcessIn } from './runner';

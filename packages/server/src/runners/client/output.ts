@@ -1,6 +1,6 @@
 import { LineIntake } from '../../lib/line-intake';
 import { maxBatchLines } from '../../runner-protocol/protocol';
-import type { TaskLog } from '../../tasks/run-core';
+import type { TaskLog } from '../../tasks/run/run-core';
 
 /** A batch is sent this long after its first line at the latest. */
 export const FLUSH_MS = 50;

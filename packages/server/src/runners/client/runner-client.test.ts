@@ -10,7 +10,7 @@ import { hostPidsOf } from '../../../test/support/task-pids';
 import { taskSharedEnv } from '../../../test/support/task-shared';
 import { runnerClose, runnerProtocol } from '../../runner-protocol/protocol';
 import { generateRunnerKeys } from '../../runner-protocol/seal';
-import type { JobDetails, Key } from '../../tasks/job';
+import type { JobDetails, Key } from '../../tasks/run/job';
 import type { RepositoryRow } from '../../tasks/store';
 import type { JobPayload } from '../payload';
 import { saveRunner } from './files';

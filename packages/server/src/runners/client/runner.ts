@@ -13,11 +13,11 @@ import {
   sealedSchema,
 } from '../../runner-protocol/protocol';
 import { openSealed } from '../../runner-protocol/seal';
-import type { Confinement } from '../../tasks/confinement';
-import { killOrphans } from '../../tasks/orphans';
-import { systemProcesses } from '../../tasks/process';
-import { type FinalStatus, RunControl, runCore } from '../../tasks/run-core';
-import type { IsolationSetting } from '../../tasks/sandbox';
+import { killOrphans } from '../../tasks/queue/orphans';
+import { type FinalStatus, RunControl, runCore } from '../../tasks/run/run-core';
+import type { Confinement } from '../../tasks/sandbox/confinement';
+import { systemProcesses } from '../../tasks/sandbox/process';
+import type { IsolationSetting } from '../../tasks/sandbox/sandbox';
 import { version } from '../../version';
 import type { JobPayload } from '../payload';
 import type { RunnerSettings } from './files';

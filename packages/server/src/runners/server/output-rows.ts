@@ -1,5 +1,5 @@
 import { withoutNul } from '../../lib/line-intake';
-import type { OutputRow } from '../../tasks/output-rows';
+import type { OutputRow } from '../../tasks/output/output-rows';
 
 /**
  * A runner's output lines as rows of the task: masked again with the task's secrets, a NUL shown as U+FFFD (as on

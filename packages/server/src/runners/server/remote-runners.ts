@@ -20,13 +20,13 @@ import {
   type ServerMessage,
 } from '../../runner-protocol/protocol';
 import { sealFor } from '../../runner-protocol/seal';
-import { loadDetails } from '../../tasks/details';
-import { liveRunners } from '../../tasks/instances.store';
-import { type Key, loadTaskKey, lostOutputMessage, TaskFailed } from '../../tasks/job';
-import { LogSink } from '../../tasks/log-sink';
-import type { OutputWriter, RunnerBatchResult } from '../../tasks/output.store';
-import type { RunnerSlots } from '../../tasks/placement';
-import type { RunHandle } from '../../tasks/runner';
+import { LogSink } from '../../tasks/output/log-sink';
+import type { OutputWriter, RunnerBatchResult } from '../../tasks/output/output.store';
+import { liveRunners } from '../../tasks/queue/instances.store';
+import type { RunnerSlots } from '../../tasks/queue/placement';
+import { loadDetails } from '../../tasks/run/details';
+import { type Key, loadTaskKey, lostOutputMessage, TaskFailed } from '../../tasks/run/job';
+import type { RunHandle } from '../../tasks/run/runner';
 import type { StatusUpdates } from '../../tasks/status';
 import { activeTasks, findKey, findRepository, findTask, type TaskRow } from '../../tasks/store';
 import { version as serverVersion } from '../../version';

@@ -2,7 +2,7 @@ import type { Selectable } from 'kysely';
 import type { Db } from '../../db';
 import type { RemoteRunnerTable } from '../../db/tables';
 import { databaseNow, parseJson, toCount } from '../../db/values';
-import type { SharedDb } from '../../tasks/instances.store';
+import type { SharedDb } from '../../tasks/queue/instances.store';
 
 /** SQL on remote_runner and the remote side of task rows (remote.ts, the runner routes). */
 

@@ -2,8 +2,8 @@ import { realpathSync, statSync } from 'node:fs';
 import { isAbsolute, relative, resolve, sep } from 'node:path';
 import { playbookPathProblem } from '@signalbox/contracts';
 import { parseJson } from '../../db/values';
-import type { Job } from '../job';
-import { TaskFailed } from '../job';
+import type { Job } from '../run/job';
+import { TaskFailed } from '../run/job';
 
 /** A JSON array of CLI arguments (template or task); invalid text fails the task with a clear message. */
 export function parseArgs(text: string | null | undefined, label: string): string[] {

@@ -1,5 +1,5 @@
 import type { AppTool } from '../../lib/apps';
-import { type Job, TaskFailed } from '../job';
+import { type Job, TaskFailed } from '../run/job';
 import { isStackName, resolveInCheckout, surveySecretEnv, taskArgs, templateArgs, valueText } from './common';
 
 /**

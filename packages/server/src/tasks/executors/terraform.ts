@@ -1,7 +1,7 @@
 import { join } from 'node:path';
 import { isWorkspaceName, workspaceNameMessage } from '@signalbox/contracts';
 import type { AppTool } from '../../lib/apps';
-import { type Job, TaskFailed } from '../job';
+import { type Job, TaskFailed } from '../run/job';
 import { resolveInCheckout, taskArgs, templateArgs, valueText } from './common';
 
 /** TF_VAR_<name>: Terraform variable names are letters, digits, "_" and "-". */

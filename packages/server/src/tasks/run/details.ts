@@ -1,0 +1,132 @@
+import type { Db } from '../../db';
+import { parseJsonObject } from '../../db/values';
+import type { SecretBox } from '../../lib/crypto';
+import {
+  environmentSecrets,
+  findEnvironment,
+  findInventory,
+  findProject,
+  findRepository,
+  findTask,
+  findTemplate,
+  findUserName,
+  integrationEnvNames,
+  type TaskRow,
+} from '../store';
+import { decodeSecretValue, type JobDetails, TaskFailed } from './job';
+import { surveyVarsOf, unansweredSurveyVars } from './survey-answers';
+
+/** The version a deploy task deploys: the build at the end of its build_task_id chain. */
+export async function incomingVersion(deps: { db: Db }, buildTaskId: number | null): Promise<string | null> {
+  let id = buildTaskId;
+  for (let hops = 0; id && hops < 50; hops++) {
+    const t = await findTask(deps.db, id);
+    if (!t) return null;
+    const tpl = await findTemplate(deps.db, t.template_id);
+    if (tpl?.type !== 'deploy') return t.version;
+    id = t.build_task_id;
+  }
+  return null;
+}
+
+/** Names that become process environment variables: letters, digits and "_", not starting with a digit. */
+const isEnvName = (name: string) => /^[A-Za-z_][A-Za-z0-9_]{0,127}$/.test(name);
+
+/**
+ * The values an integration extracted as environment variables, as process environment variables of its task
+ * (they are in the task's environment JSON too, as extra variables, as the peer passes them). Only the variables the
+ * integration declares as such count, read from the task's environment JSON; where the integration's own default
+ * environment names the same key, that value is the one stored there.
+ */
+async function integrationEnvVars(db: Db, task: TaskRow): Promise<Record<string, string>> {
+  if (task.integration_id == null) return {};
+  const declared = (await integrationEnvNames(db, task.integration_id)).filter(isEnvName);
+  const values = parseJsonObject(task.environment);
+  const env: Record<string, string> = {};
+  for (const name of declared) {
+    if (!Object.hasOwn(values, name)) continue;
+    const value = values[name];
+    env[name] = typeof value === 'string' ? value : JSON.stringify(value);
+  }
+  return env;
+}
+
+/** Loads everything a run needs: template, project, inventory (task override when allowed), keys, secrets. */
+export async function loadDetails(deps: { db: Db; box: SecretBox }, task: TaskRow): Promise<JobDetails> {
+  const template = await findTemplate(deps.db, task.template_id);
+  if (!template) throw new TaskFailed(`Template ${task.template_id} not found`);
+  const project = await findProject(deps.db, task.project_id);
+  if (!project) throw new TaskFailed(`Project ${task.project_id} not found`);
+  const templateParams = parseJsonObject(template.task_params);
+  const inventoryId =
+    task.inventory_id && templateParams.allow_override_inventory ? task.inventory_id : template.inventory_id;
+  const inventory = inventoryId ? ((await findInventory(deps.db, project.id, inventoryId)) ?? null) : null;
+  if (inventoryId && !inventory) throw new TaskFailed(`Inventory ${inventoryId} not found`);
+  const repository = template.repository_id
+    ? ((await findRepository(deps.db, project.id, template.repository_id)) ?? null)
+    : null;
+  if (template.repository_id && !repository)
+    throw new TaskFailed(`Repository ${template.repository_id} not found`);
+  const environment = template.environment_id
+    ? ((await findEnvironment(deps.db, project.id, template.environment_id)) ?? null)
+    : null;
+
+  const extraVars = { ...parseJsonObject(environment?.json), ...parseJsonObject(task.environment) };
+  const envVars: Record<string, string> = {};
+  for (const [k, v] of Object.entries(parseJsonObject(environment?.env)))
+    envVars[k] = typeof v === 'string' ? v : JSON.stringify(v);
+  Object.assign(envVars, await integrationEnvVars(deps.db, task));
+  const secretVars: Record<string, string> = {};
+  const secretEnv: Record<string, string> = {};
+  if (environment) {
+    for (const row of await environmentSecrets(deps.db, environment.id)) {
+      let value: string;
+      try {
+        value = decodeSecretValue(deps.box, row);
+      } catch {
+        throw new TaskFailed(`Cannot read environment secret "${row.name}"`);
+      }
+      if (row.owner === 'variable' || row.type === 'var') secretVars[row.name] = value;
+      else secretEnv[row.name] = value;
+    }
+  }
+  let surveySecrets: Record<string, unknown> = {};
+  if (task.secret) {
+    try {
+      surveySecrets = parseJsonObject(deps.box.open(task.secret));
+    } catch {
+      throw new TaskFailed('Cannot read the secret survey values');
+    }
+  }
+  const unanswered = unansweredSurveyVars(surveyVarsOf(template.survey_vars), {
+    ...extraVars,
+    ...surveySecrets,
+  });
+  const named = unanswered.map((v) => `"${v.title}" (${v.name})`).join(', ');
+  if (unanswered.length === 1)
+    throw new TaskFailed(
+      `Required survey variable ${named} has no value: the task was started without an answer to it`,
+    );
+  if (unanswered.length > 1)
+    throw new TaskFailed(
+      `Required survey variables ${named} have no value: the task was started without answers to them`,
+    );
+  const user = task.user_id ? await findUserName(deps.db, task.user_id) : undefined;
+  return {
+    task,
+    template,
+    project,
+    inventory,
+    repository,
+    environment,
+    extraVars,
+    envVars,
+    secretVars,
+    secretEnv,
+    surveySecrets,
+    params: parseJsonObject(task.params),
+    templateParams,
+    incomingVersion: template.type === 'deploy' ? await incomingVersion(deps, task.build_task_id) : null,
+    userName: user?.username ?? '',
+  };
+}

@@ -1,0 +1,301 @@
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { testDialects } from '../../../test/support/dialects';
+import { jobIn } from '../../../test/support/fake-job';
+import { fakeProcesses } from '../../../test/support/fake-processes';
+import { bareCopy } from '../../../test/support/git-servers';
+import { commitFiles, gitRepo, insertRepository, insertTemplate } from '../../../test/support/task-fixtures';
+import { runTask, useHarnessWithProject } from '../../../test/support/task-runs';
+import { sharedTempDir } from '../../../test/support/task-shared';
+import { branchHead } from '../../scheduler/git-head';
+import type { ProcessSpec } from '../sandbox/process';
+import type { RepositoryRow } from '../store';
+import { checkoutRepository } from './git';
+import type { JobDetails } from './job';
+
+/**
+ * Repository URLs, branches and submodule URLs stored before the validation rules (or restored from a backup)
+ * must never reach git as an option, a remote helper or a path relative to the server's own directories.
+ * Each payload would create a marker file if it ever ran.
+ */
+
+const scratch = mkdtempSync(join(tmpdir(), 'sb-git-transports-'));
+const made: string[] = [scratch];
+const workRepo = (files: Record<string, string>) => {
+  const dir = gitRepo(files);
+  made.push(dir);
+  return dir;
+};
+afterAll(() => {
+  for (const dir of made) rmSync(dir, { recursive: true, force: true });
+});
+
+let markers = 0;
+const newMarker = () => join(scratch, `marker-${++markers}`);
+
+describe.each(testDialects())('repository URLs at run time on $name', (dialect) => {
+  const p = useHarnessWithProject(dialect, { maxParallelTasks: 10 });
+  // The sandbox's own checks run in it whatever mode the rest of the suite is timed in.
+  const sandboxed = useHarnessWithProject(dialect, { maxParallelTasks: 10, taskSandbox: 'auto' });
+
+  async function run(
+    repositoryId: number,
+    project = p.projectId,
+    tpl: Record<string, unknown> = {},
+    on: typeof p = p,
+  ) {
+    const template = await insertTemplate(on.h.deps, project, { repository_id: repositoryId, ...tpl });
+    return runTask(on.h, on.owner, project, { template_id: template }, { timeoutMs: 15_000 });
+  }
+
+  it('fails a task whose stored URL is a helper or an option, before any git command', async () => {
+    const payloads = [
+      (m: string) => `ext::sh -c touch% ${m}`,
+      (m: string) => `--upload-pack=touch ${m}`,
+      (m: string) => `-oProxyCommand=touch ${m}`,
+      (m: string) => `ssh://-oProxyCommand=touch%20${encodeURIComponent(m)}/app.git`,
+      (m: string) => `example.test:--upload-pack=touch ${m}`,
+      (m: string) => `https://example.test/app.git\n--upload-pack=touch ${m}`,
+    ];
+    for (const [i, payload] of payloads.entries()) {
+      const marker = newMarker();
+      const url = payload(marker);
+      const repo = await insertRepository(p.h.deps, p.projectId, { git_url: url, name: `bad ${i}` });
+      const { done, out } = await run(repo);
+      expect(done.status, url).toBe('error');
+      expect(out.at(-1), url).toBe(
+        `Repository "bad ${i}" has an incorrect URL: correct it in the repository settings`,
+      );
+      expect(
+        out.some((l) => l.startsWith('git ')),
+        out.join('\n'),
+      ).toBe(false);
+      // Nothing ran: not even `git init` of the repository's cache.
+      expect(existsSync(join(p.h.dataDir, 'repos', `repo_${repo}.git`))).toBe(false);
+      expect(existsSync(marker)).toBe(false);
+    }
+  });
+
+  it("cannot read another project's cached repository through a relative URL", async () => {
+    const secretRepo = workRepo({ 'run.sh': 'echo "private to project A"\n' });
+    const a = await insertRepository(p.h.deps, p.projectId, { git_url: `file://${secretRepo}`, name: 'A' });
+    const first = await run(a);
+    expect(first.done.status, first.out.join('\n')).toBe('success');
+    expect(existsSync(join(p.h.dataDir, 'repos', `repo_${a}.git`))).toBe(true);
+
+    const { projectId: other } = await p.h.projectWithTeam(p.owner, 'Other');
+    for (const git_url of [`../repo_${a}.git`, `repo_${a}.git`]) {
+      const b = await insertRepository(p.h.deps, other, { git_url, name: 'B' });
+      const { done, out } = await run(b, other);
+      expect(done.status, out.join('\n')).toBe('error');
+      expect(out.join('\n')).not.toContain('private to project A');
+      expect(out.at(-1)).toBe('Repository "B" has an incorrect URL: correct it in the repository settings');
+    }
+  });
+
+  it('fails a task whose stored branch looks like an option', async () => {
+    const dir = workRepo({ 'run.sh': 'echo hi\n' });
+    const marker = newMarker();
+    const repo = await insertRepository(p.h.deps, p.projectId, {
+      git_url: `file://${dir}`,
+      git_branch: `--upload-pack=touch ${marker}`,
+    });
+    const viaRepo = await run(repo);
+    expect(viaRepo.done.status).toBe('error');
+    expect(viaRepo.out.at(-1)).toBe(`Incorrect branch name "--upload-pack=touch ${marker}"`);
+    const good = await insertRepository(p.h.deps, p.projectId, { git_url: `file://${dir}` });
+    const viaTemplate = await run(good, p.projectId, { git_branch: '-b' });
+    expect(viaTemplate.done.status).toBe('error');
+    expect(viaTemplate.out.at(-1)).toBe('Incorrect branch name "-b"');
+    expect(existsSync(marker)).toBe(false);
+  });
+
+  it('refuses a submodule URL that is a remote helper, naming the submodule', async () => {
+    const marker = newMarker();
+    const work = workRepo({ 'run.sh': 'echo parent\n' });
+    const fake = execFileSync('git', ['-C', work, 'rev-parse', 'HEAD']).toString().trim();
+    writeFileSync(
+      join(work, '.gitmodules'),
+      `[submodule "evil"]\n\tpath = libs/evil\n\turl = ext::sh -c touch% ${marker}\n`,
+    );
+    const git = (...args: string[]) =>
+      execFileSync('git', ['-C', work, '-c', 'user.name=t', '-c', 'user.email=t@t', ...args]);
+    git('update-index', '--add', '--cacheinfo', `160000,${fake},libs/evil`);
+    git('add', '.gitmodules');
+    git('commit', '-q', '-m', 'add a submodule');
+    const repo = await insertRepository(p.h.deps, p.projectId, { git_url: `file://${work}` });
+    const { done, out } = await run(repo);
+    expect(done.status, out.join('\n')).toBe('error');
+    expect(out.at(-1)).toBe('Submodule "evil" has an incorrect URL');
+    expect(existsSync(marker)).toBe(false);
+  });
+
+  /** Top, middle and leaf repositories in `hub`, each a submodule of the one above (relative and absolute URLs). */
+  function nestedRepos(hub: string, on: typeof p = p) {
+    const git = (dir: string, ...args: string[]) =>
+      execFileSync('git', ['-C', dir, '-c', 'protocol.file.allow=always', ...args], { stdio: 'pipe' });
+    const leaf = workRepo({ 'leaf.txt': 'from the nested submodule\n' });
+    bareCopy(leaf, join(hub, 'leaf.git'));
+    const middle = workRepo({ 'middle.txt': 'from the middle submodule\n' });
+    git(middle, 'submodule', 'add', '-q', `file://${join(hub, 'leaf.git')}`, 'leaf');
+    commitFiles(middle, {}, 'add leaf');
+    bareCopy(middle, join(hub, 'middle.git'));
+    const top = workRepo({ 'run.sh': 'cat middle/middle.txt middle/leaf/leaf.txt\n' });
+    git(top, 'submodule', 'add', '-q', `file://${join(hub, 'middle.git')}`, 'middle');
+    git(top, 'config', '-f', '.gitmodules', 'submodule.middle.url', '../middle.git');
+    commitFiles(top, {}, 'add middle');
+    bareCopy(top, join(hub, 'top.git'));
+    return insertRepository(on.h.deps, on.projectId, { git_url: `file://${join(hub, 'top.git')}` });
+  }
+
+  it('still checks out nested submodules level by level (relative and absolute file:// URLs)', async () => {
+    // Where the repositories live is shared with tasks, as an admin shares a directory of repositories.
+    const { done, out } = await run(await nestedRepos(sharedTempDir('hub-')));
+    expect(done.status, out.join('\n')).toBe('success');
+    expect(out).toContain('from the middle submodule');
+    expect(out).toContain('from the nested submodule');
+  });
+
+  it('refuses, naming it, a file:// submodule outside what sandboxed tasks may read', async () => {
+    // The repository itself is readable to its own fetch; its submodule is another repository on the machine.
+    const hub = mkdtempSync(join(scratch, 'hub-'));
+    const { done, out } = await run(await nestedRepos(hub, sandboxed), sandboxed.projectId, {}, sandboxed);
+    expect(done.status).toBe('error');
+    expect(out).toContain(
+      `Submodule "middle" is at ${join(hub, 'middle.git')}, which tasks cannot read: an admin may share its directory with tasks (SIGNALBOX_TASK_SANDBOX_PATHS)`,
+    );
+    expect(out).not.toContain('from the middle submodule');
+  });
+});
+
+/** What a checkout reads of its task: which task and project it is, and no app or variables. */
+const checkoutDetails = {
+  task: { id: 1 },
+  project: { id: 1 },
+  template: { type: '' },
+  envVars: {},
+  secretEnv: {},
+} as unknown as JobDetails;
+
+describe('git commands of a checkout (fake processes)', () => {
+  function fakeJob() {
+    const processes = fakeProcesses();
+    const dir = mkdtempSync(join(scratch, 'job-'));
+    return { job: jobIn(checkoutDetails, processes, dir).job, specs: processes.specs, dir };
+  }
+
+  it.each([
+    ['https://example.test/app.git', 'https'],
+    ['git@example.test:org/app.git', 'ssh'],
+    ['git://example.test/app.git', 'git'],
+    ['file:///srv/app.git', 'file'],
+  ])(
+    '%s: the fetch may use %s only, every other command file only, and URLs follow "--"',
+    async (url, transport) => {
+      const { job, specs, dir } = fakeJob();
+      const repo = { id: 3, name: 'r', git_url: url, git_branch: 'main', ssh_key_id: null } as RepositoryRow;
+      const cache = join(dir, 'repos', 'repo_3.git');
+      mkdirSync(cache, { recursive: true }); // what `git init` makes (the fake runs nothing)
+      await checkoutRepository(job, repo, { branch: 'main', commitHash: null, target: join(dir, 'repo') });
+      const git = specs.filter((s) => s.command === 'git');
+      expect(git.map((s) => s.args)).toEqual([
+        ['init', '-q', '--bare', '--template=', '--', cache],
+        ['ls-remote', '--', url],
+        ['-C', cache, 'fetch', '--prune', '--tags', '--', url, '+refs/heads/*:refs/heads/*'],
+      ]);
+      expect(git.map((s) => s.env.GIT_ALLOW_PROTOCOL)).toEqual(['file', transport, transport]);
+      // Clone, set-url and log run as one script; paths, URL and commit are its parameters, not its text.
+      const [clone, ...rest] = specs.filter((s) => s.command === 'sh');
+      expect(rest).toEqual([]);
+      expect(clone?.args[1]).not.toContain(url);
+      expect(clone?.args.slice(2)).toEqual([
+        'sh',
+        join(dir, 'repo'),
+        url,
+        '',
+        '--branch=main',
+        '--',
+        cache,
+        join(dir, 'repo'),
+      ]);
+      expect(clone?.env.GIT_ALLOW_PROTOCOL).toBe('file');
+    },
+  );
+
+  it('reads the commit of a local repository from its files, and asks git only when they are unusual', async () => {
+    const local = async (path: string) => {
+      const { job, specs } = fakeJob();
+      const repo = { id: 5, name: 'r', git_url: path, git_branch: '', ssh_key_id: null } as RepositoryRow;
+      const co = await checkoutRepository(job, repo, { branch: '', commitHash: null, target: '' });
+      return { co, commands: specs.map((s) => [s.command, ...s.args].join(' ')) };
+    };
+    const dir = workRepo({ 'run.sh': 'echo hi\n' });
+    const plain = await local(dir);
+    expect(plain.commands).toEqual([]);
+    expect(plain.co.hash).toBe(execFileSync('git', ['-C', dir, 'rev-parse', 'HEAD']).toString().trim());
+    expect(plain.co.message).toBe(
+      execFileSync('git', ['-C', dir, 'log', '-1', '--format=%s']).toString().trim(),
+    );
+    // A replace ref makes git show another commit than the files say: git is asked (the fake answers nothing).
+    execFileSync('git', ['-C', dir, 'replace', '-f', 'HEAD', 'HEAD']);
+    const unusual = await local(dir);
+    expect(unusual.commands).toEqual(['git log -1 --format=%H%n%s']);
+  });
+
+  it("fetches only when the remote's refs differ from those of the last fetch", async () => {
+    const processes = fakeProcesses();
+    let remoteRefs = 'aaaa\tHEAD\naaaa\trefs/heads/main\n';
+    const adapter = {
+      ...processes,
+      async capture(spec: ProcessSpec) {
+        processes.specs.push(spec);
+        return { code: 0, signal: null, stdout: spec.args[0] === 'ls-remote' ? remoteRefs : '', stderr: '' };
+      },
+    };
+    const dir = mkdtempSync(join(scratch, 'job-'));
+    const { job } = jobIn(checkoutDetails, adapter, dir);
+    mkdirSync(join(dir, 'repos', 'repo_4.git', 'HEAD'), { recursive: true }); // an existing cache
+    const checkout = async (url: string) => {
+      const repo = { id: 4, name: 'r', git_url: url, git_branch: 'main', ssh_key_id: null } as RepositoryRow;
+      const from = processes.specs.length;
+      await checkoutRepository(job, repo, { branch: 'main', commitHash: null, target: join(dir, 'repo') });
+      const commands = ['init', 'ls-remote', 'fetch'];
+      return processes.specs
+        .slice(from)
+        .map((s) => (s.command === 'sh' ? 'clone' : (s.args.find((a) => commands.includes(a)) ?? s.args[0])));
+    };
+    const url = 'https://example.test/app.git';
+    expect(await checkout(url)).toContain('fetch');
+    // Nothing moved: no fetch.
+    expect(await checkout(url)).toEqual(['ls-remote', 'clone']);
+    // A new commit on a branch: fetched again, once.
+    remoteRefs = 'aaaa\tHEAD\nbbbb\trefs/heads/main\n';
+    expect(await checkout(url)).toContain('fetch');
+    expect(await checkout(url)).not.toContain('fetch');
+    // The same refs under another URL are another remote's.
+    expect(await checkout('https://mirror.example.test/app.git')).toContain('fetch');
+  });
+});
+
+describe('new-commit checks', () => {
+  it('refuse a helper or option URL and an option branch without running git', async () => {
+    const dir = workRepo({ 'run.sh': 'echo hi\n' });
+    const marker = newMarker();
+    await expect(branchHead(`ext::sh -c touch% ${marker}`, 'main')).rejects.toThrow(
+      'the repository URL is incorrect',
+    );
+    await expect(branchHead(`-oProxyCommand=touch ${marker}`, 'main')).rejects.toThrow(
+      'the repository URL is incorrect',
+    );
+    await expect(branchHead(`file://${dir}`, `--upload-pack=touch ${marker}`)).rejects.toThrow(
+      'the branch name is incorrect',
+    );
+    expect(existsSync(marker)).toBe(false);
+    expect(await branchHead(`file://${dir}`, 'main')).toBe(
+      execFileSync('git', ['-C', dir, 'rev-parse', 'HEAD']).toString().trim(),
+    );
+  });
+});

@@ -1,0 +1,366 @@
+import { createHash } from 'node:crypto';
+import { existsSync, mkdirSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
+import { isAbsolute, join, resolve, sep } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import {
+  type GitTransport,
+  isBranchName,
+  isUsableRepositoryUrl,
+  type RepositoryType,
+  repositoryType,
+  transportOf,
+} from '@signalbox/contracts';
+import { hiddenFrom, type SandboxPath, visibleToTasks } from '../sandbox/confinement';
+import type { RepositoryRow } from '../store';
+import { readHeadCommit } from './git-head';
+import { type Job, TaskFailed } from './job';
+import { type Agent, gitEnv, startSshAgent } from './keys';
+
+export type Checkout = { dir: string; hash: string | null; message: string | null };
+
+/** One fetch at a time per cached repository (parallel tasks share the cache, never a working copy). */
+const locks = new Map<string, Promise<unknown>>();
+async function withLock<T>(key: string, fn: () => Promise<T>): Promise<T> {
+  const previous = locks.get(key) ?? Promise.resolve();
+  const next = previous.catch(() => {}).then(fn);
+  locks.set(key, next);
+  try {
+    return await next;
+  } finally {
+    if (locks.get(key) === next) locks.delete(key);
+  }
+}
+
+/** Nested submodules deeper than this are refused rather than followed. */
+const MAX_SUBMODULE_DEPTH = 8;
+
+type Submodule = { name: string; path: string; url: string; transport: GitTransport };
+
+/**
+ * The submodules .gitmodules declares that are really in the tree (gitlinks in the index), each with the
+ * transport git will clone it through: a relative URL ("./x", "../x") inherits the parent's. A URL the
+ * repository form would refuse fails the task before git sees it.
+ */
+async function submodulesOf(job: Job, dir: string, parent: GitTransport): Promise<Submodule[]> {
+  const config = await job.capture({
+    command: 'git',
+    args: ['config', '-z', '-f', '.gitmodules', '--get-regexp', '^submodule\\..*\\.(url|path)$'],
+    cwd: dir,
+  });
+  if (config.code !== 0) return [];
+  const byName = new Map<string, { path?: string; url?: string }>();
+  for (const entry of config.stdout.split('\0').filter(Boolean)) {
+    const key = entry.slice(0, entry.indexOf('\n'));
+    const value = entry.slice(entry.indexOf('\n') + 1);
+    const field = key.endsWith('.url') ? 'url' : 'path';
+    const name = key.slice('submodule.'.length, -(field.length + 1));
+    byName.set(name, { ...byName.get(name), [field]: value });
+  }
+  const index = await job.capture({ command: 'git', args: ['ls-files', '-z', '--stage'], cwd: dir });
+  const gitlinks = new Set(
+    index.stdout
+      .split('\0')
+      .filter((line) => line.startsWith('160000 '))
+      .map((line) => line.slice(line.indexOf('\t') + 1)),
+  );
+  const out: Submodule[] = [];
+  for (const [name, { path, url }] of byName) {
+    if (!path || url === undefined || !gitlinks.has(path)) continue;
+    const relative = url.startsWith('./') || url.startsWith('../');
+    const type = relative ? null : isUsableRepositoryUrl(url) ? repositoryType(url) : null;
+    if (!relative && !type) throw new TaskFailed(`Submodule ${JSON.stringify(name)} has an incorrect URL`);
+    out.push({ name, path, url, transport: type ? transportOf(type) : parent });
+  }
+  return out;
+}
+
+/**
+ * `git submodule update --init` one level at a time, each allowed only the transports its own .gitmodules
+ * URLs use. git >= 2.38.1 refuses the file transport for submodules by default (CVE-2022-39253: a cloned
+ * repository making a submodule clone copy local files); that guards nothing here, where the repository's own
+ * scripts run with the server's rights, so file is allowed exactly when .gitmodules names a file:// or
+ * local-path submodule, or a relative one of a file:// parent. ext and fd are never allowed.
+ */
+async function updateSubmodules(
+  job: Job,
+  dir: string,
+  parent: GitTransport,
+  base: string,
+  envFor: (allow: GitTransport[]) => Record<string, string>,
+  depth = 0,
+) {
+  if (!existsSync(join(dir, '.gitmodules'))) return;
+  if (depth >= MAX_SUBMODULE_DEPTH) throw new TaskFailed('Submodules are nested too deeply');
+  const subs = await submodulesOf(job, dir, parent);
+  if (!subs.length) return;
+  if (job.confined) for (const sub of subs) assertSubmoduleVisible(job, sub, base);
+  const transports = [...new Set(subs.map((s) => s.transport))];
+  await job.execOk(
+    {
+      command: 'git',
+      args: ['-C', dir, 'submodule', 'update', '--init'],
+      env: envFor(transports),
+    },
+    'git submodule update',
+  );
+  for (const sub of subs) {
+    const subDir = resolve(dir, sub.path);
+    if (subDir.startsWith(dir + sep))
+      await updateSubmodules(job, subDir, sub.transport, resolveUrl(base, sub.url), envFor, depth + 1);
+  }
+}
+
+/** Refuses, before any process starts, a repository URL, branch or commit git could misread. */
+/** Refuses a repository or revision git must not be handed; answers the repository's type. */
+function assertUsable(repo: RepositoryRow, branch: string, commitHash: string | null): RepositoryType {
+  const type = isUsableRepositoryUrl(repo.git_url) ? repositoryType(repo.git_url) : null;
+  if (!type)
+    throw new TaskFailed(
+      `Repository ${JSON.stringify(repo.name)} has an incorrect URL: correct it in the repository settings`,
+    );
+  if (branch && !isBranchName(branch))
+    throw new TaskFailed(`Incorrect branch name ${JSON.stringify(branch)}`);
+  if (commitHash !== null && !/^[0-9a-f]{4,64}$/i.test(commitHash))
+    throw new TaskFailed(`Incorrect commit hash ${JSON.stringify(commitHash)}`);
+  return type;
+}
+
+function readText(path: string): string | null {
+  try {
+    return readFileSync(path, 'utf8');
+  } catch {
+    return null;
+  }
+}
+
+/** A submodule's URL as git resolves it: a relative one against its superproject's URL. */
+function resolveUrl(base: string, url: string): string {
+  if (!url.startsWith('./') && !url.startsWith('../')) return url;
+  const parentPath = base.startsWith('file:') ? fileUrlPath(base) : base;
+  return isAbsolute(parentPath) ? resolve(parentPath, url) : `${base.replace(/\/+$/, '')}/${url}`;
+}
+
+/**
+ * A confined task clones a local (file) submodule only from where every task may read: a directory the admin
+ * shared (SIGNALBOX_TASK_SANDBOX_PATHS). A repository naming another path (another project's repository, the
+ * server's files) is refused by name rather than left to fail inside git.
+ */
+function assertSubmoduleVisible(job: Job, sub: Submodule, base: string) {
+  if (sub.transport !== 'file') return;
+  const url = resolveUrl(base, sub.url);
+  const path = url.startsWith('file:') ? fileUrlPath(url) : url;
+  if (!visibleToTasks(job.dirs.confinement, path))
+    throw new TaskFailed(
+      `Submodule ${JSON.stringify(sub.name)} is at ${path}, which tasks cannot read: an admin may share its directory with tasks (SIGNALBOX_TASK_SANDBOX_PATHS)`,
+    );
+}
+
+/**
+ * `env` with git told to trust the repositories at `paths` although another user owns them (safe.directory): a
+ * file:// repository the project names, read by a task user of its own. It is global configuration (a file in the
+ * task's temp dir), because git hides command-line configuration from the upload-pack it runs for a local URL.
+ */
+function trusting(job: Job, env: Record<string, string>, paths: string[]): Record<string, string> {
+  if (!paths.length) return env;
+  const lines = paths.flatMap((p) => [p, join(p, '.git')]).map((dir) => `\tdirectory = ${dir}\n`);
+  return {
+    ...env,
+    GIT_CONFIG_GLOBAL: job.secretFile('trusted.gitconfig', `[safe]\n${lines.join('')}`, 0o644),
+  };
+}
+
+/** The directory a file:// URL names. */
+function fileUrlPath(url: string): string {
+  try {
+    return fileURLToPath(url);
+  } catch {
+    return url.replace(/^file:\/\/[^/]*/i, '');
+  }
+}
+
+/**
+ * The path and its real path, for a confined task to see: refused when either lies in the server's own files
+ * (its data, install or keys), which no repository may name.
+ */
+function visiblePaths(job: Job, path: string): string[] {
+  const hidden = hiddenFrom(job.dirs.confinement, path, job.details.project.id);
+  if (hidden)
+    throw new TaskFailed(
+      `Repository path ${path} is inside the server's own files (${hidden}): tasks cannot use it`,
+    );
+  if (!job.confined) return [];
+  let real = path;
+  try {
+    real = realpathSync(path);
+  } catch {
+    // git says what is wrong with a path that does not exist
+  }
+  return [...new Set([resolve(path), real])];
+}
+
+/** The commit checked out in `dir` and its subject, by one git command; nulls when there is none. */
+async function headCommit(job: Job, dir: string, env?: Record<string, string>) {
+  const head = await job.capture({ command: 'git', args: ['log', '-1', '--format=%H%n%s'], cwd: dir, env });
+  if (head.code !== 0) return { hash: null, message: null };
+  const [hash = '', subject = ''] = head.stdout.split('\n');
+  return { hash: hash.trim() || null, message: subject.trim().slice(0, 100) };
+}
+
+/**
+ * The steps after the cache is up to date, as one confined command (each sandboxed command costs a few
+ * milliseconds of namespace and mount set-up): clone the cache into the task's folder (no template: a task's copy
+ * needs none of git's sample hooks), check out the commit the task asks for, make origin the repository's own URL
+ * as in any clone of it (scripts that look at origin see the real one, and relative submodule URLs like
+ * "../lib.git" resolve against it), and print the commit's hash and subject (nothing when there
+ * is none). Paths, URL and commit are positional parameters of the script, never part of its text. A failed step ends the script with a last stderr line naming
+ * it and git's exit code, so the task says which step failed as it did when each was its own command.
+ */
+const CLONE_SCRIPT = `target=$1 url=$2 commit=$3
+shift 3
+fail() { code=$?; echo "signalbox-step: $1 $code" >&2; exit 1; }
+git clone -q --shared --template= "$@" || fail clone
+if [ -n "$commit" ]; then git -C "$target" checkout -q --detach "$commit" || fail checkout; fi
+git -C "$target" remote set-url -- origin "$url" || fail 'remote set-url'
+git -C "$target" log -1 --format=%H%n%s 2>/dev/null || :`;
+
+async function cloneFromCache(
+  job: Job,
+  cache: string,
+  url: string,
+  opts: { branch: string; commitHash: string | null; target: string },
+  env: Record<string, string>,
+) {
+  const checkout = opts.commitHash ? ['--no-checkout'] : opts.branch ? [`--branch=${opts.branch}`] : [];
+  const res = await job.capture({
+    command: 'sh',
+    args: [
+      '-c',
+      CLONE_SCRIPT,
+      'sh',
+      opts.target,
+      url,
+      opts.commitHash ?? '',
+      ...checkout,
+      '--',
+      cache,
+      opts.target,
+    ],
+    cwd: job.dirs.task,
+    env,
+  });
+  // What git said (warnings on success, the reason on failure) goes to the task log, as it did when streamed.
+  const lines = res.stderr.split('\n').filter((line) => line.trim());
+  const step = res.code !== 0 ? /^signalbox-step: (.+) (\d+)$/.exec(lines.at(-1) ?? '') : null;
+  for (const line of step ? lines.slice(0, -1) : lines) job.log(line.trimEnd());
+  if (res.code !== 0) {
+    const failed = step ? `git ${step[1]} failed with exit code ${step[2]}` : null;
+    throw new TaskFailed(
+      failed ?? `git clone failed with ${res.signal ? `signal ${res.signal}` : `exit code ${res.code}`}`,
+    );
+  }
+  if (!res.stdout.trim()) return { hash: null, message: null };
+  const [hash = '', subject = ''] = res.stdout.split('\n');
+  return { hash: hash.trim() || null, message: subject.trim().slice(0, 100) };
+}
+
+/**
+ * Brings a repository to the commit the task needs: local paths are used in place; anything else is fetched
+ * into a bare cache under <dataDir>/repos/ and then cloned (--shared, cheap) into the task's own directory, so
+ * parallel runs of one template never share a working copy. Credentials reach git through an ssh-agent or the
+ * askpass helper, never through the URL. Every git command may use only the transport it needs (the
+ * repository's own for the fetch, file for the clone from the cache), and URLs and paths follow "--".
+ */
+export async function checkoutRepository(
+  job: Job,
+  repo: RepositoryRow,
+  opts: { branch: string; commitHash: string | null; target: string },
+): Promise<Checkout> {
+  const type = assertUsable(repo, opts.branch, opts.commitHash);
+  if (type === 'local') {
+    if (!existsSync(repo.git_url)) throw new TaskFailed(`Repository path ${repo.git_url} does not exist`);
+    // Used in place, so a confined task works in it (and may write there, as without the sandbox) — never in
+    // the server's own files.
+    for (const path of visiblePaths(job, repo.git_url)) job.share(path, true);
+    job.log(`Using local repository ${repo.git_url}`);
+    // Read from git's files by the server when they are plain (no confined git to start); git otherwise.
+    const head = readHeadCommit(repo.git_url);
+    const commit = head
+      ? { hash: head.hash, message: head.message.slice(0, 100) }
+      : await headCommit(job, repo.git_url);
+    return { dir: repo.git_url, ...commit };
+  }
+
+  const key = repo.ssh_key_id ? await job.loadKey(repo.ssh_key_id) : null;
+  let agent: Agent | null = null;
+  try {
+    if (key?.type === 'ssh') agent = await startSshAgent(job, key, `repository ${repo.name}`);
+    const envFor = (allow: GitTransport[]) =>
+      gitEnv(job, agent, key?.type === 'login_password' ? key : null, allow);
+    const transport = transportOf(type);
+    // A confined task sees its own repository's cache only: writable for the commands that fill it, read-only
+    // for the rest of the task (its clone borrows the cache's objects), and a file:// source read-only.
+    const source: SandboxPath[] =
+      type === 'file'
+        ? visiblePaths(job, fileUrlPath(repo.git_url)).map((path) => ({ path, writable: false }))
+        : [];
+    const remoteEnv = trusting(job, envFor([transport]), job.confined ? source.map((s) => s.path) : []);
+    const localEnv = envFor(['file']);
+    const cache = join(job.dirs.reposCache, `repo_${repo.id}.git`);
+    const filling: SandboxPath[] = [...source, { path: cache, writable: true }];
+    await withLock(cache, async () => {
+      // The cache's folder exists before git runs: a confined git sees it only as a bind of an existing path.
+      mkdirSync(cache, { recursive: true });
+      job.handOver(cache, true);
+      // The cache keeps no remote: each fetch names the repository's URL, so a changed URL costs no extra git
+      // command (caches made before keep an `origin` nothing reads).
+      if (!existsSync(join(cache, 'HEAD')))
+        await job.execOk(
+          {
+            command: 'git',
+            args: ['init', '-q', '--bare', '--template=', '--', cache],
+            env: localEnv,
+            binds: filling,
+          },
+          'git init',
+        );
+      // What the remote's refs were at the last fetch (a digest with the URL): when `ls-remote` lists the same,
+      // the cache already holds them and the fetch is skipped. Anything else (a new commit, a moved tag, no
+      // digest yet) fetches. A remote that refuses the listing fails the task as a refused fetch would.
+      job.log(`Updating repository ${repo.name}`);
+      const fetched = join(cache, 'signalbox-fetched');
+      const refs = await job.capture({
+        command: 'git',
+        args: ['ls-remote', '--', repo.git_url],
+        env: remoteEnv,
+        binds: source,
+      });
+      if (refs.code !== 0) {
+        for (const line of refs.stderr.split('\n')) if (line.trim()) job.log(line.trimEnd());
+        throw new TaskFailed(
+          `git ls-remote failed with ${refs.signal ? `signal ${refs.signal}` : `exit code ${refs.code}`}`,
+        );
+      }
+      const digest = createHash('sha256').update(repo.git_url).update('\0').update(refs.stdout).digest('hex');
+      if (readText(fetched) === digest) return;
+      rmSync(fetched, { force: true });
+      await job.execOk(
+        {
+          command: 'git',
+          args: ['-C', cache, 'fetch', '--prune', '--tags', '--', repo.git_url, '+refs/heads/*:refs/heads/*'],
+          env: remoteEnv,
+          binds: filling,
+        },
+        'git fetch',
+      );
+      writeFileSync(fetched, digest);
+    });
+
+    job.share(cache);
+    if (opts.commitHash) job.log(`Checking out commit ${opts.commitHash}`);
+    const commit = await cloneFromCache(job, cache, repo.git_url, opts, localEnv);
+    await updateSubmodules(job, opts.target, transport, repo.git_url, envFor);
+    return { dir: opts.target, ...commit };
+  } finally {
+    agent?.stop();
+  }
+}
