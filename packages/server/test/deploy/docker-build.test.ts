@@ -52,6 +52,12 @@ function run(command: string, cwd: string) {
   expect(result.status, `${command}\n${result.stdout}\n${result.stderr}`).toBe(0);
 }
 
+/**
+ * The build stage runs the real web and server builds: minutes on a loaded 2-core machine, where vitest's usual
+ * 60 s is too short. Each command has its own limit (run's spawnSync timeout) below this one.
+ */
+const BUILD_TIMEOUT_MS = 360_000;
+
 describe('deploy/Dockerfile steps', () => {
   let server: ChildProcess | null = null;
   let stub: Server | null = null;
@@ -83,7 +89,7 @@ describe('deploy/Dockerfile steps', () => {
     }
     expect(skipped.length).toBeGreaterThan(0);
     expect(existsSync(join(build, 'packages/web/dist/index.html'))).toBe(true);
-  });
+  }, BUILD_TIMEOUT_MS);
 
   it('assembles the runtime stage from what the build stage produced, and its CMD serves the console', async () => {
     for (const { keyword, args, stage } of instructions.filter((i) => i.stage === runtimeStage)) {

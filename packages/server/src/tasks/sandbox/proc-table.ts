@@ -174,13 +174,14 @@ export function learn(tracked: Tracked, members: ProcInfo[], procs: Map<number, 
 }
 
 /** SIGKILLs the live members; returns how many were signalled. */
-export function killMembers(members: ProcInfo[]): number {
+export function killMembers(members: ProcInfo[], killed?: Set<number>): number {
   let n = 0;
   for (const p of members) {
     if (p.zombie) continue;
     try {
       process.kill(p.pid, 'SIGKILL');
       n += 1;
+      killed?.add(p.pid);
     } catch {
       // already gone
     }

@@ -148,16 +148,16 @@ export function readSessionRecord(taskDir: string, owner: string): Tracked | nul
 
 /** Synchronous kill-until-gone for server start (the engine's reconcile step does not wait on promises). */
 export function sweepTracked(tracked: Tracked): number {
-  let killed = 0;
+  // A process killed in one round may not be gone (nor a zombie yet) by the next: it is signalled again but counted
+  // once.
+  const killed = new Set<number>();
   const pause = new Int32Array(new SharedArrayBuffer(4));
   for (let round = 0; round < 50; round++) {
     const procs = readProcs();
     const members = membersOf(procs, tracked);
     learn(tracked, members, procs);
-    const n = killMembers(members);
-    if (n === 0) break;
-    killed += n;
+    if (killMembers(members, killed) === 0) break;
     Atomics.wait(pause, 0, 0, 10);
   }
-  return killed;
+  return killed.size;
 }
