@@ -14,3 +14,6 @@ export const realClock: Clock = {
   },
   clearTimer: (handle) => clearTimeout(handle as NodeJS.Timeout),
 };
+
+/** setTimeout's ceiling; longer waits are split. */
+export const MAX_DELAY = 2 ** 31 - 1;

@@ -1,26 +1,11 @@
 import { Cron } from 'croner';
-import { recordEvent } from '../audit/audit.store';
-import { logFailure, untilDbAnswers } from '../db/retry';
+import { logFailure } from '../db/retry';
 import { databaseNow } from '../db/values';
 import type { Deps } from '../deps';
-import { keySecretOf } from '../lib/key-sources';
 import type { Scheduler } from '../ports';
-import { storedDefaultParams, taskWithDefaults } from '../tasks/run/default-params';
-import { type Clock, realClock } from './clock';
-import { describeSchedule } from './describe';
-import { branchHead, type GitAuth } from './git-head';
-import {
-  activeSchedules,
-  claimRunOnce,
-  claimTick,
-  deleteRanSchedule,
-  hasWaitingTask,
-  markRunOnceMissed,
-  type ScheduleEntry,
-  saveCommitHash,
-  saveLastRun,
-  scheduleForRun,
-} from './scheduler.store';
+import { type Clock, MAX_DELAY, realClock } from './clock';
+import { activeSchedules, type ScheduleEntry } from './scheduler.store';
+import { redact, runOnce, runTick, type TickContext } from './ticks';
 
 export type SchedulerHandle = Scheduler & {
   /** Resolves when every tick that has fired so far has finished its work (tests). */
@@ -57,13 +42,8 @@ type Armed = { entry: ScheduleEntry; cron: Cron | null; timer?: unknown; next?: 
 /** What makes two reads of a schedule arm the same timer. */
 const timingOf = (e: ScheduleEntry) => (e.type === 'run_at' ? `run_at ${e.run_at}` : `cron ${e.cron_format}`);
 
-/** setTimeout's ceiling; longer waits are split. */
-const MAX_DELAY = 2 ** 31 - 1;
 /** After a failed re-read of the schedules (the database was unavailable), the next try comes this much later. */
 export const RELOAD_RETRY_MS = 5000;
-
-/** Strips credentials a git error message may echo back (user:password@host in a URL). */
-const redact = (text: string) => text.replace(/\/\/[^/@\s]*@/g, '//***@');
 
 /**
  * Cron schedules, new-commit checks and run-once schedules. Each active schedule is armed with one timer for its
@@ -103,9 +83,16 @@ export function createScheduler(
       reload().catch(() => {});
     }, ANNOUNCED_RELOAD_MS);
   };
-  /** Database reads and idempotent writes of a tick: a short outage delays the tick instead of losing it. */
-  const persist = <T>(what: string, scheduleId: number, work: () => Promise<T>) =>
-    untilDbAnswers(work, { log: deps.log, what, scheduleId, giveUp: () => closed });
+  const ticks: TickContext = {
+    deps,
+    clock,
+    timezone,
+    runOnceGraceMs,
+    agreedNow,
+    waits,
+    closed: () => closed,
+    reload: () => reload(),
+  };
 
   function disarm(a: Armed) {
     if (a.timer !== undefined) clock.clearTimer(a.timer);
@@ -154,7 +141,7 @@ export function createScheduler(
     deps.metrics.schedulerFires.inc();
     const previous = chains.get(scheduleId) ?? Promise.resolve();
     const work: Promise<void> = previous
-      .then(() => (once ? runOnce(scheduleId, tick) : runTick(scheduleId, tick)))
+      .then(() => (once ? runOnce(ticks, scheduleId, tick) : runTick(ticks, scheduleId, tick)))
       .catch((err: Error) => {
         deps.log.error(
           { scheduleId, tick: tick.toISOString(), err: redact(err.message) },
@@ -167,182 +154,6 @@ export function createScheduler(
       });
     chains.set(scheduleId, work);
     inFlight.add(work);
-  }
-
-  /**
-   * Waits until `tick` has come by the clock the instances agree on (the database's), so that a machine whose own
-   * clock runs ahead never claims a tick early (and a correct one then finds it taken). False when the scheduler
-   * closed meanwhile.
-   */
-  async function untilDue(scheduleId: number, tick: Date): Promise<boolean> {
-    for (;;) {
-      if (closed) return false;
-      const early = tick.getTime() - (await persist('reading the database clock', scheduleId, agreedNow));
-      if (early <= 0) return !closed;
-      await new Promise<void>((resolve) => {
-        const done = () => {
-          waits.delete(timer);
-          resolve();
-        };
-        const timer = clock.setTimer(done, Math.min(early, MAX_DELAY));
-        waits.set(timer, done);
-      });
-    }
-  }
-
-  /**
-   * Runs one tick. A claim whose answer was lost is not taken for won (trying it again finds it claimed): the tick
-   * is skipped rather than risk running twice. The task itself is created once, without retry, for the same reason.
-   */
-  async function runTick(scheduleId: number, tick: Date) {
-    const at = tick.toISOString();
-    if (!(await untilDue(scheduleId, tick))) return;
-    if (!(await persist('claiming a schedule tick', scheduleId, () => claimTick(deps.db, scheduleId, at))))
-      return;
-    const s = await persist('reading a schedule', scheduleId, () => scheduleForRun(deps.db, scheduleId));
-    if (s?.active !== 1) return;
-    // Armed from an older read (the change was made on another instance and not yet heard of): only a tick of the
-    // schedule's current cron runs.
-    if (!isTickOf(s, tick)) {
-      deps.log.info({ scheduleId, tick: at }, 'schedule tick skipped: its cron has changed');
-      void reload().catch(() => {});
-      return;
-    }
-    if (
-      await persist('reading a schedule', scheduleId, () =>
-        hasWaitingTask(deps.db, scheduleId, s.template_id),
-      )
-    ) {
-      deps.log.info({ scheduleId }, 'schedule skipped: its previous task is still waiting');
-      return;
-    }
-    const defaults = storedDefaultParams(s.task_params);
-    let commitHash: string | null = null;
-    if (s.repository_id !== null) {
-      if (!s.repo_id || !s.git_url) {
-        deps.log.warn({ scheduleId }, 'schedule skipped: its repository no longer exists');
-        return;
-      }
-      const branch = defaults.git_branch || s.template_branch || s.repository_branch || 'HEAD';
-      const head = await branchHead(s.git_url, branch, await gitAuth(s));
-      if (!head) {
-        deps.log.warn({ scheduleId, branch }, 'schedule skipped: branch not found in the repository');
-        return;
-      }
-      if (head === s.last_commit_hash) return;
-      commitHash = head;
-    }
-    const taskId = await deps.startTask(s.project_id, taskWithDefaults(s.template_id, defaults), {
-      userId: null,
-      scheduleId,
-      ...(commitHash ? { commitHash } : {}),
-    });
-    if (commitHash)
-      await persist('saving a schedule commit', scheduleId, () =>
-        saveCommitHash(deps.db, scheduleId, commitHash),
-      );
-    await persist('saving when a schedule ran', scheduleId, () =>
-      saveLastRun(deps.db, scheduleId, clock.now().toISOString()),
-    );
-    deps.log.info({ scheduleId, taskId, tick: tick.toISOString() }, 'schedule started a task');
-  }
-
-  /**
-   * The one run of a run-once schedule. Later than the grace, it is marked missed; else it is claimed (and disabled
-   * by the claim) and its task started once, without retry: a run that cannot start is logged and recorded, not
-   * tried again.
-   */
-  async function runOnce(scheduleId: number, tick: Date) {
-    const at = tick.toISOString();
-    if (!(await untilDue(scheduleId, tick))) return;
-    const late = (await persist('reading the database clock', scheduleId, agreedNow)) - tick.getTime();
-    if (late > runOnceGraceMs) {
-      if (
-        await persist('marking a schedule missed', scheduleId, () =>
-          markRunOnceMissed(deps.db, scheduleId, at),
-        )
-      ) {
-        deps.log.warn(
-          { scheduleId, runAt: at, lateSeconds: Math.round(late / 1000) },
-          'run-once schedule missed its time (no server was running); disabled without running',
-        );
-        await recordScheduleEvent(scheduleId, 'missed its time and was disabled without running');
-      }
-      return;
-    }
-    if (!(await persist('claiming a schedule run', scheduleId, () => claimRunOnce(deps.db, scheduleId, at))))
-      return;
-    const s = await persist('reading a schedule', scheduleId, () => scheduleForRun(deps.db, scheduleId));
-    if (!s) {
-      deps.log.warn({ scheduleId }, 'run-once schedule skipped: its template no longer exists');
-      return;
-    }
-    let taskId: number;
-    try {
-      taskId = await deps.startTask(
-        s.project_id,
-        taskWithDefaults(s.template_id, storedDefaultParams(s.task_params)),
-        { userId: null, scheduleId },
-      );
-    } catch (err) {
-      await recordScheduleEvent(scheduleId, `could not start its task: ${redact((err as Error).message)}`, s);
-      throw err;
-    }
-    await persist('saving when a schedule ran', scheduleId, () =>
-      saveLastRun(deps.db, scheduleId, clock.now().toISOString()),
-    );
-    deps.log.info({ scheduleId, taskId, runAt: at }, 'run-once schedule started its task');
-    if (s.delete_after_run) {
-      await persist('deleting a run-once schedule', scheduleId, () => deleteRanSchedule(deps.db, scheduleId));
-      await recordScheduleEvent(scheduleId, 'started its task and was deleted', s);
-    }
-  }
-
-  /** An audit event of the scheduler itself (no user) about one schedule. */
-  async function recordScheduleEvent(
-    scheduleId: number,
-    what: string,
-    known?: Awaited<ReturnType<typeof scheduleForRun>>,
-  ) {
-    const s = known ?? (await scheduleForRun(deps.db, scheduleId));
-    if (!s) return;
-    const name = describeSchedule(s, s.template_name);
-    await persist('recording a schedule event', scheduleId, () =>
-      recordEvent(deps.db, {
-        project_id: s.project_id,
-        user_id: null,
-        object_type: 'schedule',
-        object_id: scheduleId,
-        description: `${name} ${what}`,
-      }),
-    );
-  }
-
-  async function gitAuth(s: NonNullable<Awaited<ReturnType<typeof scheduleForRun>>>): Promise<GitAuth> {
-    const type = s.key_type;
-    if (!type || s.key_id === null || type === 'none') return { type: 'none' };
-    const secret = await keySecretOf(deps, {
-      name: s.key_name ?? '',
-      type,
-      secret: s.key_secret,
-      source_storage_type: s.key_source_type,
-      source_storage_key: s.key_source_key,
-    });
-    if (type === 'login_password') return { type, login: secret.login, password: secret.password };
-    if (type === 'ssh')
-      return { type, login: secret.login, private_key: secret.private_key, passphrase: secret.passphrase };
-    return { type: 'none' };
-  }
-
-  /** True when `tick` is a time the schedule's stored cron fires at. */
-  function isTickOf(s: { type: string; cron_format: string }, tick: Date) {
-    if (s.type === 'run_at') return false;
-    try {
-      const cron = new Cron(s.cron_format, { timezone, paused: true });
-      return cron.nextRun(new Date(tick.getTime() - 1000))?.getTime() === tick.getTime();
-    } catch {
-      return false;
-    }
   }
 
   function reloadSoon() {
