@@ -67,29 +67,33 @@ describe('deploy/Dockerfile steps', () => {
     rmSync(work, { recursive: true, force: true });
   });
 
-  it('builds: the build stage COPY and RUN lines, in order', () => {
-    const skipped: string[] = [];
-    for (const { keyword, args, stage } of instructions.filter((i) => i.stage === buildStage)) {
-      if (keyword === 'COPY') {
-        const { sources, dest } = copyParts(args);
-        for (const source of sources)
-          copy(join(repoRoot, source), local(build, stage, dest), (src) =>
-            isDockerIgnored(ignore, src.slice(repoRoot.length)),
-          );
+  it(
+    'builds: the build stage COPY and RUN lines, in order',
+    () => {
+      const skipped: string[] = [];
+      for (const { keyword, args, stage } of instructions.filter((i) => i.stage === buildStage)) {
+        if (keyword === 'COPY') {
+          const { sources, dest } = copyParts(args);
+          for (const source of sources)
+            copy(join(repoRoot, source), local(build, stage, dest), (src) =>
+              isDockerIgnored(ignore, src.slice(repoRoot.length)),
+            );
+        }
+        if (keyword !== 'RUN') continue;
+        for (const command of args.split(' && ')) {
+          if (/^(apt-get |rm -rf \/var\/lib\/apt\/lists)/.test(command)) skipped.push(command);
+          else if (/^npm ci\b/.test(command)) {
+            run(`${command} --dry-run --ignore-scripts`, build);
+            linkInstalledModules(build);
+          } else if (/^npm prune\b/.test(command)) run(`${command} --dry-run`, build);
+          else run(command, build);
+        }
       }
-      if (keyword !== 'RUN') continue;
-      for (const command of args.split(' && ')) {
-        if (/^(apt-get |rm -rf \/var\/lib\/apt\/lists)/.test(command)) skipped.push(command);
-        else if (/^npm ci\b/.test(command)) {
-          run(`${command} --dry-run --ignore-scripts`, build);
-          linkInstalledModules(build);
-        } else if (/^npm prune\b/.test(command)) run(`${command} --dry-run`, build);
-        else run(command, build);
-      }
-    }
-    expect(skipped.length).toBeGreaterThan(0);
-    expect(existsSync(join(build, 'packages/web/dist/index.html'))).toBe(true);
-  }, BUILD_TIMEOUT_MS);
+      expect(skipped.length).toBeGreaterThan(0);
+      expect(existsSync(join(build, 'packages/web/dist/index.html'))).toBe(true);
+    },
+    BUILD_TIMEOUT_MS,
+  );
 
   it('assembles the runtime stage from what the build stage produced, and its CMD serves the console', async () => {
     for (const { keyword, args, stage } of instructions.filter((i) => i.stage === runtimeStage)) {
