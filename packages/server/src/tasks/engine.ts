@@ -13,14 +13,14 @@ import {
   instanceIdOf,
   reconcile,
   runnerTimings,
-  shutdownMessage,
   thisProcess,
 } from './queue/instances';
 import { beatRunner, removeRunner } from './queue/instances.store';
 import { createQueue } from './queue/queue';
-import { type RunContext, type RunHandle, runTask } from './run/runner';
+import type { RunContext } from './run/runner';
+import { RunPool } from './run-pool';
+import { announceTaskConfinement } from './sandbox/announce';
 import { serverConfinement } from './sandbox/confinement';
-import { isolationMode } from './sandbox/isolation';
 import { type ProcessAdapter, systemProcesses } from './sandbox/process';
 import { createStatusUpdates } from './status';
 import { clearFinishedSecrets, countWaitingTasks, findTask } from './store';
@@ -50,9 +50,6 @@ export function createTaskEngine(
   options: EngineOptions = {},
 ): Engine {
   const { db, config, log } = deps;
-  const runs = new Map<number, RunHandle>();
-  /** Each run with what follows its end (the finished-run reaction, removal from the pool). */
-  const finishing = new Set<Promise<void>>();
   const details = new Map<number, string>();
   const instanceId = instanceIdOf(config);
   const holder = thisProcess();
@@ -61,17 +58,31 @@ export function createTaskEngine(
   let started = false;
   let closed = false;
   let draining: Promise<void> | null = null;
-  /** The shutdown grace is over: every run, including one a claim under way starts now, is interrupted. */
-  let interrupting = false;
   let safety: NodeJS.Timeout | null = null;
   let timers: NodeJS.Timeout[] = [];
   let sweeping = false;
   let polling = false;
-  /** Tasks being claimed by this instance (status set to starting, run not registered yet). */
-  const claiming = new Set<number>();
   const closing = () => closed;
 
   const status = createStatusUpdates({ ...deps, output, details, closing });
+  const run: RunContext = {
+    ...deps,
+    processes: options.processes ?? systemProcesses,
+    owner: instanceId,
+    openLog: (projectId, taskId) => new LogSink({ ...deps, output }, projectId, taskId, { giveUp: closing }),
+    saveStatus: (taskId, to, extra) => status.saveStatus(taskId, to, extra),
+    closing,
+  };
+  const pool = new RunPool({
+    log,
+    run,
+    onRunFinished: options.onRunFinished,
+    ended(taskId) {
+      controls.runEnded(taskId);
+      queue.wake();
+    },
+  });
+  const { runs, claiming } = pool;
   const controls = createControls({
     ...deps,
     instanceId,
@@ -100,14 +111,6 @@ export function createTaskEngine(
     wake: () => queue.wake(),
     closing,
   });
-  const run: RunContext = {
-    ...deps,
-    processes: options.processes ?? systemProcesses,
-    owner: instanceId,
-    openLog: (projectId, taskId) => new LogSink({ ...deps, output }, projectId, taskId, { giveUp: closing }),
-    saveStatus: (taskId, to, extra) => status.saveStatus(taskId, to, extra),
-    closing,
-  };
   const ownership = {
     db,
     dialect: deps.dialect,
@@ -133,28 +136,11 @@ export function createTaskEngine(
     claiming,
     details,
     status,
-    launch,
+    launch: (task) => pool.launch(task),
     remote: { useRemoteRunner: config.useRemoteRunner, slots: remote.slots, launch: remote.launch },
     running: () => started && !closed && !draining,
   });
   deps.metrics.watchTasks({ waiting: () => countWaitingTasks(db), running: () => runs.size });
-
-  function launch({ id, project_id, template_id }: { id: number; project_id: number; template_id: number }) {
-    const handle = runTask(run, id);
-    handle.where = { project_id, template_id };
-    runs.set(id, handle);
-    if (interrupting) handle.interrupt(shutdownMessage);
-    const settled: Promise<void> = handle.done
-      .then((finished) => (finished ? options.onRunFinished?.(finished) : undefined))
-      .catch((err) => logFailure(log, err, 'task run failed', { taskId: id }))
-      .finally(() => {
-        runs.delete(id);
-        finishing.delete(settled);
-        controls.runEnded(id);
-        queue.wake();
-      });
-    finishing.add(settled);
-  }
 
   /**
    * A task queued or a slot freed on any instance (their updates reach this bus through Redis) is a reason to
@@ -182,29 +168,9 @@ export function createTaskEngine(
     }
   }
 
-  /** Resolves once no run is left and no claim is on its way to become one. */
-  async function runsEnded() {
-    while (finishing.size || claiming.size) {
-      if (finishing.size) await Promise.allSettled([...finishing]);
-      // A claim that was under way when claiming stopped turns into a run within one status update.
-      else await new Promise((resolve) => setTimeout(resolve, 20));
-    }
-  }
-
   async function drainRuns(graceMs: number) {
     queue.close();
-    let graceTimer: NodeJS.Timeout | undefined;
-    const graceOver = new Promise<'grace over'>((resolve) => {
-      graceTimer = setTimeout(() => resolve('grace over'), graceMs);
-    });
-    const outcome = await Promise.race([runsEnded(), graceOver]);
-    clearTimeout(graceTimer);
-    if (outcome === 'grace over') {
-      log.info({ tasks: [...runs.keys()] }, 'shutdown grace is over: interrupting the tasks still running');
-      interrupting = true;
-      for (const r of runs.values()) r.interrupt(shutdownMessage);
-      await runsEnded();
-    }
+    await pool.drain(graceMs);
   }
 
   function pollControls() {
@@ -228,28 +194,7 @@ export function createTaskEngine(
     async start() {
       if (started) return;
       await ensureSoleHolder(deps, instanceId, holder, timings);
-      const isolation = isolationMode(config.taskIsolation);
-      if (config.taskIsolation === 'cgroup' && isolation.mode !== 'cgroup')
-        log.error(
-          { reason: isolation.reason },
-          'task isolation: cgroup required but unavailable; tasks will fail',
-        );
-      else log.info(isolation, `task isolation: ${isolation.mode}`);
-      const sandbox = serverConfinement(config);
-      if (sandbox.mode === 'bwrap')
-        log.info({ paths: sandbox.paths, user: sandbox.user?.name }, 'task sandbox: bwrap');
-      else if (sandbox.mode === 'refused')
-        log.error(
-          { reason: sandbox.reason },
-          'task sandbox: bwrap required but unavailable; tasks will fail',
-        );
-      else if (sandbox.reason)
-        log.warn(
-          { reason: sandbox.reason },
-          "TASK SANDBOX IS OFF: bubblewrap cannot run here, so tasks run with the server's rights and can read its data, keys and other projects' files. Install bubblewrap, run tasks on remote runners, or set SIGNALBOX_TASK_SANDBOX=off to accept this",
-        );
-      else
-        log.warn('task sandbox: off (SIGNALBOX_TASK_SANDBOX=off): tasks can read everything the server can');
+      announceTaskConfinement(log, config);
       await reconcile(ownership, true);
       await remote.start();
       await clearFinishedSecrets(db);
@@ -293,7 +238,7 @@ export function createTaskEngine(
       // Remote runs go on on their runners: they report to whichever server they reconnect to.
       for (const [id, r] of runs) if (!remote.isRemote(id)) r.stop(true);
       await remote.close();
-      await Promise.allSettled([...finishing]);
+      await pool.settled();
       if (started) {
         // Gone on purpose: any task still marked as this instance's is abandoned (others reconcile it).
         await removeRunner(db, instanceId).catch((err) =>
