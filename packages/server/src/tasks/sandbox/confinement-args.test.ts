@@ -2,7 +2,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { bwrapArgs } from './confinement';
+import { bwrapArgs } from './bwrap-args';
 
 /** The destinations of the masks in bubblewrap arguments: /dev/null over a file, a read-only tmpfs over a folder. */
 function masked(args: string[]): string[] {
