@@ -4,7 +4,8 @@ import { installRoot } from '../../paths';
 import { resolveConfinement } from '../../tasks/sandbox/confinement';
 import { loadRunner, RunnerFilesError, runnerDir } from './files';
 import { RunnerCommandError, registerRunner, unregisterRunner } from './register';
-import { lockRunnerDir, RunnerBusyError, RunnerProcess, runnerProcessIn } from './runner';
+import { RunnerProcess } from './runner';
+import { lockRunnerDir, RunnerBusyError, runnerProcessIn } from './runner-dir';
 
 export const runnerUsage = `Usage: signalbox runner <command>
 
