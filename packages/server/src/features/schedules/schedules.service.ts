@@ -66,14 +66,22 @@ async function checkInput(deps: Pick<Deps, 'db'>, projectId: number, input: Sche
 async function assertAnswerable(deps: Pick<Deps, 'db'>, templateId: number, environment: string | undefined) {
   const template = await findTemplate(deps.db, templateId);
   if (!template) return;
-  const surveyVars = surveyVarsOf(template.survey_vars);
+  const message = unanswerableSurveyMessage(template.survey_vars, environment);
+  if (message) throw badRequest(message, { template_id: message });
+}
+
+/**
+ * Why a schedule with the extra variables `environment` cannot answer the survey `storedSurveyVars` (the
+ * template's survey variables as JSON text), or null when it can.
+ */
+export function unanswerableSurveyMessage(storedSurveyVars: string | null, environment: string | undefined) {
+  const surveyVars = surveyVarsOf(storedSurveyVars);
   const values = parseJsonObject(environment);
   for (const v of surveyVars) if (v.type === 'secret') delete values[v.name];
   const missing = unanswerableSurveyVars(surveyVars, values);
-  if (missing.length === 0) return;
+  if (missing.length === 0) return null;
   const names = missing.map((v) => `"${v.title}"`).join(', ');
-  const message = `A schedule cannot answer the template's required survey variable${missing.length > 1 ? 's' : ''} ${names}: give ${missing.length > 1 ? 'them defaults' : 'it a default'} in the template, make ${missing.length > 1 ? 'them' : 'it'} optional, or set ${missing.length > 1 ? 'them' : 'it'} in the schedule's extra variables (not a secret one)`;
-  throw badRequest(message, { template_id: message });
+  return `A schedule cannot answer the template's required survey variable${missing.length > 1 ? 's' : ''} ${names}: give ${missing.length > 1 ? 'them defaults' : 'it a default'} in the template, make ${missing.length > 1 ? 'them' : 'it'} optional, or set ${missing.length > 1 ? 'them' : 'it'} in the schedule's extra variables (not a secret one)`;
 }
 
 export async function getSchedule(deps: Pick<Deps, 'db'>, projectId: number, id: number) {
@@ -104,7 +112,7 @@ const scheduleValues = (input: ScheduleInput) => {
 };
 
 /** Logs that a schedule (with its template's name) was created, updated or deleted. */
-const recordScheduleEvent = (
+export const recordScheduleEvent = (
   db: Deps['db'],
   user: Actor,
   schedule: Described & { id: number; project_id: number; tpl_name: string },
