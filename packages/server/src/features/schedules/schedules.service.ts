@@ -1,6 +1,7 @@
 import type { ScheduleInput } from '@signalbox/contracts';
 import { assertInProject } from '../../access/refs.store';
 import { recordProjectEvent } from '../../audit/audit.store';
+import { transaction } from '../../db/transaction';
 import { fromBool, parseJsonObject } from '../../db/values';
 import type { Deps } from '../../deps';
 import { badRequest, found, notFound } from '../../lib/errors';
@@ -132,6 +133,7 @@ export const recordScheduleEvent = (
     },
   );
 
+/** Stores a schedule and its event in one transaction. */
 export async function createSchedule(
   deps: Pick<Deps, 'db' | 'dialect' | 'log' | 'scheduler'>,
   user: Actor,
@@ -139,13 +141,16 @@ export async function createSchedule(
   input: ScheduleInput,
 ) {
   await checkInput(deps, projectId, input);
-  const id = await insertSchedule(deps.db, deps.dialect, {
-    project_id: projectId,
-    ...scheduleValues(input),
-    last_commit_hash: null,
+  const schedule = await transaction(deps.db, async (trx) => {
+    const id = await insertSchedule(trx, deps.dialect, {
+      project_id: projectId,
+      ...scheduleValues(input),
+      last_commit_hash: null,
+    });
+    const schedule = found(await findSchedule(trx, projectId, id), 'Schedule');
+    await recordScheduleEvent(trx, user, schedule, 'created');
+    return schedule;
   });
-  const schedule = found(await findSchedule(deps.db, projectId, id), 'Schedule');
-  await recordScheduleEvent(deps.db, user, schedule, 'created');
   await refreshScheduler(deps);
   return schedule;
 }
@@ -160,13 +165,15 @@ export async function changeSchedule(
   const existing = await getSchedule(deps, projectId, id);
   await checkInput(deps, projectId, input);
   const values = scheduleValues(input);
-  await updateSchedule(deps.db, id, {
-    ...values,
-    // A different repository has a different history: the next tick compares against nothing.
-    ...(existing.repository_id !== values.repository_id ? { last_commit_hash: null } : {}),
+  await transaction(deps.db, async (trx) => {
+    await updateSchedule(trx, id, {
+      ...values,
+      // A different repository has a different history: the next tick compares against nothing.
+      ...(existing.repository_id !== values.repository_id ? { last_commit_hash: null } : {}),
+    });
+    const schedule = found(await findSchedule(trx, projectId, id), 'Schedule');
+    await recordScheduleEvent(trx, user, schedule, 'updated');
   });
-  const schedule = found(await findSchedule(deps.db, projectId, id), 'Schedule');
-  await recordScheduleEvent(deps.db, user, schedule, 'updated');
   await refreshScheduler(deps);
 }
 
@@ -177,7 +184,9 @@ export async function removeSchedule(
   id: number,
 ) {
   const existing = await getSchedule(deps, projectId, id);
-  await deleteSchedule(deps.db, id);
-  await recordScheduleEvent(deps.db, user, existing, 'deleted');
+  await transaction(deps.db, async (trx) => {
+    await deleteSchedule(trx, id);
+    await recordScheduleEvent(trx, user, existing, 'deleted');
+  });
   await refreshScheduler(deps);
 }
