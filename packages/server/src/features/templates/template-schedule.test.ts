@@ -136,6 +136,17 @@ describe.each(testDialects())('template with its schedule on $name', (dialect) =
     expect(await schedulesOf(id)).toEqual([]);
   });
 
+  it('is described in the OpenAPI document as an optional part of the template body', async () => {
+    const doc = (await project.admin.get('/api/openapi.json')).json();
+    const path = Object.keys(doc.paths).find((p) => p.endsWith('/templates') && doc.paths[p].post);
+    for (const operation of [doc.paths[path!].post, doc.paths[`${path}/{id}`].put]) {
+      const body = operation.requestBody.content['application/json'].schema;
+      expect(body.required ?? []).not.toContain('schedule');
+      expect(JSON.stringify(body.properties.schedule)).toMatch(/cron_format/);
+      expect(JSON.stringify(body.properties.schedule)).toMatch(/same transaction/);
+    }
+  });
+
   describe('when a write after the template fails', () => {
     const internal = (res: { statusCode: number; json(): unknown }) => {
       expect(res.statusCode).toBe(500);
