@@ -179,6 +179,18 @@ describe.each(testDialects())('template with its schedule on $name', (dialect) =
       expect(await snapshot(h)).toEqual(before);
     });
 
+    it('keeps the template and its schedule when the event of its deletion cannot be written', async () => {
+      const id = (await post({ name: 'Kept', schedule: { cron_format: '@daily' } })).json().id as number;
+      const before = await snapshot(h);
+      const allow = await rejectInserts(h, 'event');
+      try {
+        internal(await project.admin.del(`${project.base}/templates/${id}`));
+      } finally {
+        await allow();
+      }
+      expect(await snapshot(h)).toEqual(before);
+    });
+
     it('keeps the template as it was when an edit cannot write the schedule', async () => {
       const id = (await post({ name: 'Stable' })).json().id as number;
       const before = await snapshot(h);

@@ -400,15 +400,18 @@ export async function removeTemplate(
       deps.log.warn({ err, taskId }, 'could not stop a task of a deleted template');
     }
   }
-  await deleteTemplateCascade(deps.db, projectId, id);
-  await recordProjectEvent(
-    deps.db,
-    user,
-    projectId,
-    'template',
-    id,
-    `Template ${template.name} deleted`,
-    namedKind('template', 'deleted', template.name),
-  );
+  // The template, everything that goes with it and the event are one change.
+  await transaction(deps.db, async (trx) => {
+    await deleteTemplateCascade(trx, projectId, id);
+    await recordProjectEvent(
+      trx,
+      user,
+      projectId,
+      'template',
+      id,
+      `Template ${template.name} deleted`,
+      namedKind('template', 'deleted', template.name),
+    );
+  });
   await refreshScheduler(deps);
 }
