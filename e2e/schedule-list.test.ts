@@ -137,22 +137,42 @@ describe('schedules list', () => {
       await field.waitFor();
       return field;
     };
+    // Every request the page makes that writes something: a save is one request, template and schedule together.
+    const writes: string[] = [];
+    page.on('request', (request) => {
+      if (request.method() !== 'GET') writes.push(`${request.method()} ${new URL(request.url()).pathname}`);
+    });
+    const templateUrl = `/api/project/${team.projectId}/templates/${templateId}`;
+
     // The field edits the template's first cron schedule without a repository: here "Nightly at three".
     let field = await edit();
     expect(await field.inputValue()).toBe('0 3 * * *');
 
-    // A wrong cron is refused by the server's rules, with its message on the field, and nothing is saved.
+    // A wrong cron is refused by the server's rules, with its message on the field, and nothing is saved: not
+    // the template's other changes either.
+    await page.getByRole('textbox', { name: 'Description' }).fill('Changed with a wrong cron');
     await field.fill('15 4 * *');
     await page.getByRole('button', { name: 'Save' }).click();
-    await page.getByText('Invalid cron expression "15 4 * *": expected 5 fields').waitFor();
+    // The message is the field's own description (its helper text), not only the form's alert.
+    const fieldHelp = page.locator(`[id="${await field.getAttribute('aria-describedby')}"]`);
+    await fieldHelp.getByText('Invalid cron expression "15 4 * *": expected 5 fields').waitFor();
+    expect(writes).toEqual([`PUT ${templateUrl}`]);
     expect((await byName('Nightly at three'))?.cron_format).toBe('0 3 * * *');
+    expect((await team.admin.get<{ description: string }>(templateUrl.replace('/api', ''))).description).toBe(
+      '',
+    );
 
+    writes.length = 0;
     await field.fill('15 4 * * *');
     await page.getByRole('button', { name: 'Save' }).click();
     await page.waitForURL(`**/templates/${templateId}`);
+    expect(writes).toEqual([`PUT ${templateUrl}`]);
     await until(
       async () => (await byName('Nightly at three'))?.cron_format === '15 4 * * *',
       'the cron to change',
+    );
+    expect((await team.admin.get<{ description: string }>(templateUrl.replace('/api', ''))).description).toBe(
+      'Changed with a wrong cron',
     );
 
     // Cleared: the schedule is removed; then a new cron creates one, which the list shows.

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { flag, messages, optionalId, requiredString } from './common';
 import { optionalBranch } from './repositories';
 import { runnerTagField } from './runners';
-import { CRON_MAX, DEFAULT_CRON } from './schedules';
+import { CRON_MAX, cronText, DEFAULT_CRON } from './schedules';
 import { taskViewSchema } from './task-api';
 import { apps, templateTypes } from './tasks';
 import { checkVaults, templateVaultSchema, vaultColumns, vaultInput } from './vaults';
@@ -147,6 +147,24 @@ export function isTemplateCliArgs(value: string): boolean {
   }
 }
 
+/**
+ * The template's own cron schedule, saved with the template in one request: the first cron schedule of the
+ * template that checks no repository (others are left to the schedule API).
+ */
+export const templateScheduleInput = z
+  .object(
+    {
+      cron_format: cronText.describe(
+        'The cron (5 fields or a nickname such as @daily) the schedule runs on.',
+      ),
+    },
+    { error: 'Schedule must be an object with cron_format, or null' },
+  )
+  .describe(
+    "The template's own cron schedule, stored in the same transaction as the template: an object creates it (active) or changes its cron, null removes it, and leaving the field out leaves the template's schedules as they are.",
+  );
+export type TemplateScheduleInput = z.infer<typeof templateScheduleInput>;
+
 /** Body of POST templates and PUT templates/{id}. */
 export const templateInput = z
   .object({
@@ -216,6 +234,8 @@ export const templateInput = z
       .transform((v) => (v ? v : DEFAULT_CRON)),
     check_new_commits_repository_id: optionalId('Repository'),
     runner_tag: runnerTagField,
+    // Absent `schedule` (every Semaphore client) leaves the template's schedules alone.
+    schedule: templateScheduleInput.nullish(),
   })
   .superRefine((t, ctx) => {
     const issue = (path: string, message: string) => ctx.addIssue({ code: 'custom', message, path: [path] });

@@ -1,4 +1,5 @@
 import type { Db } from '../db';
+import { afterCommit } from '../db/transaction';
 import { insertReturningId, now } from '../db/values';
 import { forwarderOf } from './forward';
 
@@ -25,7 +26,7 @@ export const namedKind = (objectType: string, action: string, name: string): Eve
 
 /**
  * Writes one audit event: the one place events are stored. Every create/update/delete calls this after its change
- * is stored. With audit forwarding configured (audit/forward.ts), the stored event is also handed to the
+ * is stored, in the same transaction as the change where it writes several rows. With audit forwarding configured (audit/forward.ts), the stored event is also handed to the
  * forwarder, which sends it in the background.
  */
 export async function recordEvent(db: Db, event: EventInput) {
@@ -43,7 +44,10 @@ export async function recordEvent(db: Db, event: EventInput) {
     return;
   }
   const id = await insertReturningId(db, forwarder.dialect, 'event', values);
-  forwarder.enqueue({ id, ...values, params: values.params === null ? null : (params ?? null) });
+  // Written in a transaction, the event is forwarded once it is committed, and never when it rolls back.
+  afterCommit(db, () =>
+    forwarder.enqueue({ id, ...values, params: values.params === null ? null : (params ?? null) }),
+  );
 }
 
 /**

@@ -12,6 +12,8 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { testDialects } from '../../test/support/dialects';
 import { type Client, createHarness } from '../../test/support/harness';
 import { freePort } from '../../test/support/net';
+import { rejectInserts } from '../../test/support/reject-inserts';
+import { ansibleBody, templateFixtures } from '../../test/support/template-fixtures';
 import { ConfigError, loadConfig } from '../config';
 import { parseSyslogAddress, syslogLine } from './syslog';
 
@@ -207,6 +209,33 @@ describe.each(testDialects())('audit forwarding on $name', (dialect) => {
       await expect
         .poll(metrics)
         .toContain(`signalbox_audit_events_forwarded_total{sink="${sink}"} ${stored.length}`);
+  });
+
+  it('forwards no event of a change that rolled back', async () => {
+    const receiver = await httpReceiver();
+    cleanups.push(() => receiver.close());
+    const { h, admin, projectId } = await forwardingApp({ auditWebhookUrl: receiver.url });
+    const fx = await templateFixtures(h, projectId);
+    // The template and its event are written, then the database refuses its schedule: all three roll back.
+    const allow = await rejectInserts(h, 'schedule');
+    try {
+      const res = await admin.post(
+        `/api/project/${projectId}/templates`,
+        ansibleBody(fx, { name: 'Rolled back', schedule: { cron_format: '@daily' } }),
+      );
+      expect(res.statusCode, res.body).toBe(500);
+    } finally {
+      await allow();
+    }
+    await newViews(admin, projectId, 1, 'After');
+    const stored = await storedEvents(admin);
+    expect(stored.map((e) => e.description)).toEqual([
+      'Project Forwarded project created',
+      'View After 0 created',
+    ]);
+    // Forwarded in order: once the later view's event is there, the rolled-back one would have been sent before it.
+    await expect.poll(() => receiver.events().length).toBe(stored.length);
+    expect(receiver.events()).toEqual(stored);
   });
 
   it('keeps requests fast while the receiver is down, and delivers once it is back', async () => {

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { testDialects } from '../../test/support/dialects';
 import { type DbHandle, migrate, openDb } from '.';
-import { transaction } from './transaction';
+import { afterCommit, transaction } from './transaction';
 import { now } from './values';
 
 describe.each(testDialects())('transaction with after-commit hooks on $name', (dialect) => {
@@ -80,5 +80,24 @@ describe.each(testDialects())('transaction with after-commit hooks on $name', (d
     ).rejects.toThrow('listener failed');
     expect(order).toEqual(['after the failure']);
     expect(await names()).toContain('kept');
+  });
+
+  it('afterCommit runs at once on a plain handle, after the commit in a transaction, never after a rollback', async () => {
+    const order: string[] = [];
+    afterCommit(handle.db, () => order.push('plain'));
+    expect(order).toEqual(['plain']);
+    await transaction(handle.db, async (trx) => {
+      await insertProject(trx, 'deferred');
+      afterCommit(trx, () => order.push('committed'));
+      expect(order).toEqual(['plain']);
+    });
+    expect(order).toEqual(['plain', 'committed']);
+    await expect(
+      transaction(handle.db, async (trx) => {
+        afterCommit(trx, () => order.push('rolled back'));
+        throw new Error('work failed');
+      }),
+    ).rejects.toThrow('work failed');
+    expect(order).toEqual(['plain', 'committed']);
   });
 });

@@ -5,6 +5,7 @@ import { findUserById, type UserRow } from '../../access/principals.store';
 import { recordEvent } from '../../audit/audit.store';
 import type { Config } from '../../config';
 import type { UserTable } from '../../db/tables';
+import { transaction } from '../../db/transaction';
 import type { Deps } from '../../deps';
 import { AppError, forbidden, found } from '../../lib/errors';
 import { findOtherUserByLogin, findUserByLogin, insertUser, updateUserRow } from '../users';
@@ -71,15 +72,26 @@ async function userForDirectoryEntry(
 
   let userId: number;
   try {
-    userId = await insertUser(deps.db, deps.dialect, {
-      username,
-      name,
-      email,
-      password: '',
-      admin: false,
-      alert: false,
-      external: true,
-      can_create_project: false,
+    // The user and the event of their creation are stored together.
+    userId = await transaction(deps.db, async (trx) => {
+      const userId = await insertUser(trx, deps.dialect, {
+        username,
+        name,
+        email,
+        password: '',
+        admin: false,
+        alert: false,
+        external: true,
+        can_create_project: false,
+      });
+      await recordEvent(trx, {
+        project_id: null,
+        user_id: userId,
+        object_type: 'user',
+        object_id: userId,
+        description: `User ${username} created (signed in with LDAP)`,
+      });
+      return userId;
     });
   } catch (err) {
     // A concurrent first sign-in of the same person created the user first.
@@ -88,13 +100,6 @@ async function userForDirectoryEntry(
     if (raced) return refreshUser(deps, raced, { name, email }, log);
     throw err;
   }
-  await recordEvent(deps.db, {
-    project_id: null,
-    user_id: userId,
-    object_type: 'user',
-    object_id: userId,
-    description: `User ${username} created (signed in with LDAP)`,
-  });
   return found(await findUserById(deps.db, userId), 'User');
 }
 

@@ -2,6 +2,7 @@ import type { Configuration } from 'openid-client';
 import { findUserById, type UserRow } from '../../access/principals.store';
 import { recordEvent } from '../../audit/audit.store';
 import type { OidcProviderConfig } from '../../config';
+import { transaction } from '../../db/transaction';
 import type { Deps } from '../../deps';
 import { AppError, badRequest, forbidden, found, notFound, unauthorized } from '../../lib/errors';
 import { findUserByLogin, insertUser } from '../users';
@@ -242,22 +243,26 @@ export async function userForClaims(
       );
     return existing;
   }
-  const userId = await insertUser(deps.db, deps.dialect, {
-    username,
-    name,
-    email,
-    password: '',
-    admin: false,
-    alert: false,
-    external: true,
-    can_create_project: false,
-  });
-  await recordEvent(deps.db, {
-    project_id: null,
-    user_id: userId,
-    object_type: 'user',
-    object_id: userId,
-    description: `User ${username} created (signed in with ${providerName(id, p)})`,
+  // The user and the event of their creation are stored together.
+  const userId = await transaction(deps.db, async (trx) => {
+    const userId = await insertUser(trx, deps.dialect, {
+      username,
+      name,
+      email,
+      password: '',
+      admin: false,
+      alert: false,
+      external: true,
+      can_create_project: false,
+    });
+    await recordEvent(trx, {
+      project_id: null,
+      user_id: userId,
+      object_type: 'user',
+      object_id: userId,
+      description: `User ${username} created (signed in with ${providerName(id, p)})`,
+    });
+    return userId;
   });
   return found(await findUserById(deps.db, userId), 'User');
 }

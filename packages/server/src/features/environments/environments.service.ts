@@ -9,6 +9,7 @@ import type { UserRow } from '../../access/principals.store';
 import { assertUnused, findRefs } from '../../access/refs.store';
 import { namedKind, recordProjectEvent } from '../../audit/audit.store';
 import type { Db } from '../../db';
+import { transaction } from '../../db/transaction';
 import type { Deps } from '../../deps';
 import { assertBodyIds } from '../../http/body-ids';
 import { badRequest, found, notFound } from '../../lib/errors';
@@ -132,20 +133,20 @@ export async function createEnvironment(
   assertBodyIds(input, projectId);
   assertOwnSecrets(input.secrets, []);
   await assertNameFree(deps.db, 'environment', projectId, input.name);
-  const id = await deps.db.transaction().execute(async (trx) => {
+  const id = await transaction(deps.db, async (trx) => {
     const id = await insertEnvironmentRow(trx, deps.dialect, projectId, values(input));
     await applySecrets(trx, deps, projectId, id, input.secrets);
+    await recordProjectEvent(
+      trx,
+      user,
+      projectId,
+      'environment',
+      id,
+      `Environment ${input.name} created`,
+      namedKind('environment', 'created', input.name),
+    );
     return id;
   });
-  await recordProjectEvent(
-    deps.db,
-    user,
-    projectId,
-    'environment',
-    id,
-    `Environment ${input.name} created`,
-    namedKind('environment', 'created', input.name),
-  );
   return getEnvironment(deps, projectId, id);
 }
 

@@ -3,6 +3,7 @@ import type { UserRow } from '../../access/principals.store';
 import { assertInProject } from '../../access/refs.store';
 import { type EventKind, namedKind, recordProjectEvent } from '../../audit/audit.store';
 import type { Db, Dialect } from '../../db';
+import { transaction } from '../../db/transaction';
 import type { Deps } from '../../deps';
 import { randomAlnum } from '../../lib/crypto';
 import { badRequest, found, notFound } from '../../lib/errors';
@@ -17,13 +18,15 @@ export const ALIAS_LENGTH = 32;
 
 type Actor = { deps: Pick<Deps, 'db' | 'dialect'>; user: UserRow; projectId: number };
 
+/** Records an event of the actor's project; on `db` when it runs in a transaction (the actor's database otherwise). */
 const event = (
   a: Actor,
   objectType: string,
   objectId: number | null,
   description: string,
   kind?: EventKind,
-) => recordProjectEvent(a.deps.db, a.user, a.projectId, objectType, objectId, description, kind);
+  db: Db = a.deps.db,
+) => recordProjectEvent(db, a.user, a.projectId, objectType, objectId, description, kind);
 
 export async function listIntegrations(deps: Pick<Deps, 'db'>, projectId: number) {
   return (await integrationStore.listIntegrations(deps.db, projectId)).map(integrationStore.toIntegration);
@@ -55,14 +58,18 @@ async function checkReferences(deps: Pick<Deps, 'db'>, projectId: number, input:
 
 export async function createIntegration(a: Actor, input: IntegrationInput) {
   await checkReferences(a.deps, a.projectId, input);
-  const id = await integrationStore.insertIntegration(a.deps.db, a.deps.dialect, a.projectId, input);
-  await event(
-    a,
-    'integration',
-    id,
-    `Integration ${input.name} created`,
-    namedKind('integration', 'created', input.name),
-  );
+  const id = await transaction(a.deps.db, async (trx) => {
+    const id = await integrationStore.insertIntegration(trx, a.deps.dialect, a.projectId, input);
+    await event(
+      a,
+      'integration',
+      id,
+      `Integration ${input.name} created`,
+      namedKind('integration', 'created', input.name),
+      trx,
+    );
+    return id;
+  });
   return integrationStore.toIntegration(
     found(await integrationStore.findIntegration(a.deps.db, a.projectId, id), 'Integration'),
   );
@@ -123,16 +130,20 @@ export async function listAliases(
 export async function createAlias(a: Actor, integrationId: number | null, baseUrl: string) {
   const integration = integrationId == null ? null : await getIntegration(a.deps, a.projectId, integrationId);
   const alias = randomAlnum(ALIAS_LENGTH);
-  const id = await aliasStore.insertAlias(a.deps.db, a.deps.dialect, a.projectId, integrationId, alias);
-  await event(
-    a,
-    'integration_alias',
-    id,
-    integration ? `Alias of integration ${integration.name} created` : 'Project integration alias created',
-    integration
-      ? { kind: 'alias.created', params: { integration: integration.name } }
-      : { kind: 'projectalias.created', params: {} },
-  );
+  const id = await transaction(a.deps.db, async (trx) => {
+    const id = await aliasStore.insertAlias(trx, a.deps.dialect, a.projectId, integrationId, alias);
+    await event(
+      a,
+      'integration_alias',
+      id,
+      integration ? `Alias of integration ${integration.name} created` : 'Project integration alias created',
+      integration
+        ? { kind: 'alias.created', params: { integration: integration.name } }
+        : { kind: 'projectalias.created', params: {} },
+      trx,
+    );
+    return id;
+  });
   return toAlias(found(await aliasStore.findAliasById(a.deps.db, a.projectId, id), 'Alias'), baseUrl);
 }
 

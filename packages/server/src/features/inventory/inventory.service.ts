@@ -7,6 +7,8 @@ import {
 import type { UserRow } from '../../access/principals.store';
 import { assertInProject, assertUnused, findRefs } from '../../access/refs.store';
 import { namedKind, recordProjectEvent } from '../../audit/audit.store';
+import type { Db } from '../../db';
+import { transaction } from '../../db/transaction';
 import type { Deps } from '../../deps';
 import { assertBodyIds } from '../../http/body-ids';
 import { badRequest, notFound } from '../../lib/errors';
@@ -99,16 +101,18 @@ async function checkInput(deps: Pick<Deps, 'db'>, projectId: number, input: Inve
 
 /**
  * Writes the inventory; a workspace inventory runs with the project's None key, created here when the project
- * has none. The write and the key creation share one transaction.
+ * has none. The write, the key creation and their events share one transaction.
  */
 async function save(
   deps: Pick<Deps, 'db' | 'dialect'>,
+  user: UserRow,
   projectId: number,
   input: InventoryInput,
   id?: number,
 ) {
   await assertNameFree(deps.db, 'inventory', projectId, input.name, id);
-  return deps.db.transaction().execute(async (trx) => {
+  const verb = id === undefined ? 'created' : 'updated';
+  return transaction(deps.db, async (trx) => {
     let sshKeyId = input.ssh_key_id;
     let noneKey: { id: number; created: boolean } | null = null;
     if (isWorkspaceInventory(input.type)) {
@@ -126,26 +130,28 @@ async function save(
     };
     if (id === undefined) id = await insertInventoryRow(trx, deps.dialect, projectId, values);
     else await updateInventoryRow(trx, projectId, id, values);
-    return { id, createdNoneKey: noneKey?.created ? noneKey.id : null };
+    const saved = { id, name: input.name, createdNoneKey: noneKey?.created ? noneKey.id : null };
+    await recordSave(trx, user, projectId, saved, verb);
+    return id;
   });
 }
 
-async function recordNoneKey(deps: Pick<Deps, 'db'>, user: UserRow, projectId: number, keyId: number | null) {
+async function recordNoneKey(db: Db, user: UserRow, projectId: number, keyId: number | null) {
   if (keyId === null) return;
-  await recordProjectEvent(deps.db, user, projectId, 'key', keyId, 'Access key None created');
+  await recordProjectEvent(db, user, projectId, 'key', keyId, 'Access key None created');
 }
 
 /** The audit events of a saved inventory: the None key it created (if any), then the inventory itself. */
 async function recordSave(
-  deps: Pick<Deps, 'db'>,
+  db: Db,
   user: UserRow,
   projectId: number,
   saved: { id: number; name: string; createdNoneKey: number | null },
   verb: 'created' | 'updated',
 ) {
-  await recordNoneKey(deps, user, projectId, saved.createdNoneKey);
+  await recordNoneKey(db, user, projectId, saved.createdNoneKey);
   await recordProjectEvent(
-    deps.db,
+    db,
     user,
     projectId,
     'inventory',
@@ -163,8 +169,7 @@ export async function createInventory(
 ) {
   assertBodyIds(input, projectId);
   await checkInput(deps, projectId, input);
-  const { id, createdNoneKey } = await save(deps, projectId, input);
-  await recordSave(deps, user, projectId, { id, name: input.name, createdNoneKey }, 'created');
+  const id = await save(deps, user, projectId, input);
   return getInventory(deps, projectId, id);
 }
 
@@ -178,8 +183,7 @@ export async function updateInventory(
   assertBodyIds(input, projectId, id);
   await requireInventory(deps, projectId, id);
   await checkInput(deps, projectId, input);
-  const { createdNoneKey } = await save(deps, projectId, input, id);
-  await recordSave(deps, user, projectId, { id, name: input.name, createdNoneKey }, 'updated');
+  await save(deps, user, projectId, input, id);
 }
 
 export async function deleteInventory(deps: Pick<Deps, 'db'>, user: UserRow, projectId: number, id: number) {

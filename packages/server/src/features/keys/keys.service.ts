@@ -10,6 +10,7 @@ import type { UserRow } from '../../access/principals.store';
 import { assertUnused, findRefs } from '../../access/refs.store';
 import { namedKind, recordProjectEvent } from '../../audit/audit.store';
 import type { Db } from '../../db';
+import { transaction } from '../../db/transaction';
 import type { Deps } from '../../deps';
 import { assertBodyIds } from '../../http/body-ids';
 import type { SecretBox } from '../../lib/crypto';
@@ -147,22 +148,26 @@ export async function createKey(
   assertBodyIds(input, projectId);
   await assertNameFree(deps.db, 'key', projectId, input.name);
   const source = await sourceColumns(deps, user, input);
-  const id = await insertKeyRow(deps.db, deps.dialect, {
-    project_id: projectId,
-    name: input.name,
-    type: input.type,
-    secret: sealSecret(deps.box, input),
-    ...source,
+  const secret = sealSecret(deps.box, input);
+  const id = await transaction(deps.db, async (trx) => {
+    const id = await insertKeyRow(trx, deps.dialect, {
+      project_id: projectId,
+      name: input.name,
+      type: input.type,
+      secret,
+      ...source,
+    });
+    await recordProjectEvent(
+      trx,
+      user,
+      projectId,
+      'key',
+      id,
+      `Access key ${input.name} created`,
+      namedKind('key', 'created', input.name),
+    );
+    return id;
   });
-  await recordProjectEvent(
-    deps.db,
-    user,
-    projectId,
-    'key',
-    id,
-    `Access key ${input.name} created`,
-    namedKind('key', 'created', input.name),
-  );
   return getKey(deps, projectId, id);
 }
 

@@ -3,6 +3,7 @@ import type { UserRow } from '../../access/principals.store';
 import { namedKind, recordEvent, recordProjectEvent } from '../../audit/audit.store';
 import type { Db } from '../../db';
 import type { Dialect } from '../../db/dialect';
+import { transaction } from '../../db/transaction';
 import { fromBool, insertReturningId, now } from '../../db/values';
 import type { Deps } from '../../deps';
 import { forbidden, found } from '../../lib/errors';
@@ -57,24 +58,38 @@ export async function insertProject(
   return { projectId, noneKeyId, emptyEnvironmentId };
 }
 
+/**
+ * Stores a project with its default rows (owner, None key, Empty environment), its demo content when asked, and
+ * its event in one transaction: a failure on the way leaves no project behind (nor its copy of the demo
+ * repository).
+ */
 export async function createProject(deps: Deps, user: UserRow, input: ProjectInput, demo?: DemoBuilder) {
   if (!canCreateProject(deps, user)) throw forbidden('You are not allowed to create projects');
   await assertProjectNameFree(deps.db, user.id, input.name);
-  const projectId = await deps.db.transaction().execute(async (trx) => {
-    const ids = await insertProject(trx, deps.dialect, input, user.id);
-    if (input.demo && demo) await demo(trx, deps, ids);
-    return ids.projectId;
-  });
-  await recordProjectEvent(
-    deps.db,
-    user,
-    projectId,
-    'project',
-    projectId,
-    `Project ${input.name} created`,
-    namedKind('project', 'created', input.name),
-  );
-  return toProject(found(await findProject(deps.db, projectId), 'Project'));
+  // The id of a project whose transaction began and did not commit (its demo repository is on disk).
+  let uncommitted: number | undefined;
+  try {
+    const projectId = await transaction(deps.db, async (trx) => {
+      const ids = await insertProject(trx, deps.dialect, input, user.id);
+      uncommitted = ids.projectId;
+      if (input.demo && demo) await demo(trx, deps, ids);
+      await recordProjectEvent(
+        trx,
+        user,
+        ids.projectId,
+        'project',
+        ids.projectId,
+        `Project ${input.name} created`,
+        namedKind('project', 'created', input.name),
+      );
+      return ids.projectId;
+    });
+    uncommitted = undefined;
+    return toProject(found(await findProject(deps.db, projectId), 'Project'));
+  } catch (err) {
+    if (uncommitted !== undefined && input.demo) removeDemoRepository(deps.config.dataDir, uncommitted);
+    throw err;
+  }
 }
 
 export async function updateProject(

@@ -2,6 +2,7 @@ import type { Repository, RepositoryInput } from '@signalbox/contracts';
 import type { UserRow } from '../../access/principals.store';
 import { assertInProject, assertUnused, findRefs } from '../../access/refs.store';
 import { namedKind, recordProjectEvent } from '../../audit/audit.store';
+import { transaction } from '../../db/transaction';
 import type { Deps } from '../../deps';
 import { assertBodyIds } from '../../http/body-ids';
 import { notFound } from '../../lib/errors';
@@ -67,16 +68,19 @@ export async function createRepository(
   assertBodyIds(input, projectId);
   await assertInProject(deps.db, 'access_key', input.ssh_key_id, projectId, 'Access key', 'ssh_key_id');
   await assertNameFree(deps.db, 'repository', projectId, input.name);
-  const id = await insertRepositoryRow(deps.db, deps.dialect, projectId, values(input));
-  await recordProjectEvent(
-    deps.db,
-    user,
-    projectId,
-    'repository',
-    id,
-    `Repository ${input.name} created`,
-    namedKind('repository', 'created', input.name),
-  );
+  const id = await transaction(deps.db, async (trx) => {
+    const id = await insertRepositoryRow(trx, deps.dialect, projectId, values(input));
+    await recordProjectEvent(
+      trx,
+      user,
+      projectId,
+      'repository',
+      id,
+      `Repository ${input.name} created`,
+      namedKind('repository', 'created', input.name),
+    );
+    return id;
+  });
   return getRepository(deps, projectId, id);
 }
 

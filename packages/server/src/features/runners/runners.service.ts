@@ -1,5 +1,6 @@
 import type { RunnerRegistrationToken, RunnerUpdateInput } from '@signalbox/contracts';
 import { type EventKind, namedKind, recordEvent } from '../../audit/audit.store';
+import { transaction } from '../../db/transaction';
 import { now } from '../../db/values';
 import type { Deps } from '../../deps';
 import { randomToken, sha256 } from '../../lib/crypto';
@@ -86,16 +87,18 @@ export async function createRegistrationToken(
   const token = randomToken();
   const created = now();
   const expires_at = new Date(Date.parse(created) + REGISTRATION_TOKEN_TTL_MS).toISOString();
-  await insertRegistrationToken(deps.db, deps.dialect, {
-    project_id: projectId,
-    token_hash: sha256(token),
-    user_id: user.id,
-    created,
-    expires_at,
+  await transaction(deps.db, async (trx) => {
+    await insertRegistrationToken(trx, deps.dialect, {
+      project_id: projectId,
+      token_hash: sha256(token),
+      user_id: user.id,
+      created,
+      expires_at,
+    });
+    await recordEvent(
+      trx,
+      event(user, projectId, null, 'Runner registration token created', { kind: 'runner.token', params: {} }),
+    );
   });
-  await recordEvent(
-    deps.db,
-    event(user, projectId, null, 'Runner registration token created', { kind: 'runner.token', params: {} }),
-  );
   return { token, expires_at, project_id: projectId };
 }

@@ -1,10 +1,18 @@
 // The schedules feature as other features may use it: everything else of it is its own.
 export { cronError } from './cron';
-export { assertCron, assertSameProject, refreshScheduler } from './schedules.service';
+export {
+  assertCron,
+  assertSameProject,
+  recordScheduleEvent,
+  refreshScheduler,
+  unanswerableSurveyMessage,
+} from './schedules.service';
 export {
   commitCheckSchedules,
   commitCheckSchedulesOf,
   deleteSchedule,
+  findSchedule,
+  formSchedule,
   insertSchedule,
   listSchedules,
   updateSchedule,

@@ -1,6 +1,7 @@
 import type { ScheduleInput } from '@signalbox/contracts';
 import { assertInProject } from '../../access/refs.store';
 import { recordProjectEvent } from '../../audit/audit.store';
+import { transaction } from '../../db/transaction';
 import { fromBool, parseJsonObject } from '../../db/values';
 import type { Deps } from '../../deps';
 import { badRequest, found, notFound } from '../../lib/errors';
@@ -66,14 +67,22 @@ async function checkInput(deps: Pick<Deps, 'db'>, projectId: number, input: Sche
 async function assertAnswerable(deps: Pick<Deps, 'db'>, templateId: number, environment: string | undefined) {
   const template = await findTemplate(deps.db, templateId);
   if (!template) return;
-  const surveyVars = surveyVarsOf(template.survey_vars);
+  const message = unanswerableSurveyMessage(template.survey_vars, environment);
+  if (message) throw badRequest(message, { template_id: message });
+}
+
+/**
+ * Why a schedule with the extra variables `environment` cannot answer the survey `storedSurveyVars` (the
+ * template's survey variables as JSON text), or null when it can.
+ */
+export function unanswerableSurveyMessage(storedSurveyVars: string | null, environment: string | undefined) {
+  const surveyVars = surveyVarsOf(storedSurveyVars);
   const values = parseJsonObject(environment);
   for (const v of surveyVars) if (v.type === 'secret') delete values[v.name];
   const missing = unanswerableSurveyVars(surveyVars, values);
-  if (missing.length === 0) return;
+  if (missing.length === 0) return null;
   const names = missing.map((v) => `"${v.title}"`).join(', ');
-  const message = `A schedule cannot answer the template's required survey variable${missing.length > 1 ? 's' : ''} ${names}: give ${missing.length > 1 ? 'them defaults' : 'it a default'} in the template, make ${missing.length > 1 ? 'them' : 'it'} optional, or set ${missing.length > 1 ? 'them' : 'it'} in the schedule's extra variables (not a secret one)`;
-  throw badRequest(message, { template_id: message });
+  return `A schedule cannot answer the template's required survey variable${missing.length > 1 ? 's' : ''} ${names}: give ${missing.length > 1 ? 'them defaults' : 'it a default'} in the template, make ${missing.length > 1 ? 'them' : 'it'} optional, or set ${missing.length > 1 ? 'them' : 'it'} in the schedule's extra variables (not a secret one)`;
 }
 
 export async function getSchedule(deps: Pick<Deps, 'db'>, projectId: number, id: number) {
@@ -104,7 +113,7 @@ const scheduleValues = (input: ScheduleInput) => {
 };
 
 /** Logs that a schedule (with its template's name) was created, updated or deleted. */
-const recordScheduleEvent = (
+export const recordScheduleEvent = (
   db: Deps['db'],
   user: Actor,
   schedule: Described & { id: number; project_id: number; tpl_name: string },
@@ -124,6 +133,7 @@ const recordScheduleEvent = (
     },
   );
 
+/** Stores a schedule and its event in one transaction. */
 export async function createSchedule(
   deps: Pick<Deps, 'db' | 'dialect' | 'log' | 'scheduler'>,
   user: Actor,
@@ -131,13 +141,16 @@ export async function createSchedule(
   input: ScheduleInput,
 ) {
   await checkInput(deps, projectId, input);
-  const id = await insertSchedule(deps.db, deps.dialect, {
-    project_id: projectId,
-    ...scheduleValues(input),
-    last_commit_hash: null,
+  const schedule = await transaction(deps.db, async (trx) => {
+    const id = await insertSchedule(trx, deps.dialect, {
+      project_id: projectId,
+      ...scheduleValues(input),
+      last_commit_hash: null,
+    });
+    const schedule = found(await findSchedule(trx, projectId, id), 'Schedule');
+    await recordScheduleEvent(trx, user, schedule, 'created');
+    return schedule;
   });
-  const schedule = found(await findSchedule(deps.db, projectId, id), 'Schedule');
-  await recordScheduleEvent(deps.db, user, schedule, 'created');
   await refreshScheduler(deps);
   return schedule;
 }
@@ -152,13 +165,15 @@ export async function changeSchedule(
   const existing = await getSchedule(deps, projectId, id);
   await checkInput(deps, projectId, input);
   const values = scheduleValues(input);
-  await updateSchedule(deps.db, id, {
-    ...values,
-    // A different repository has a different history: the next tick compares against nothing.
-    ...(existing.repository_id !== values.repository_id ? { last_commit_hash: null } : {}),
+  await transaction(deps.db, async (trx) => {
+    await updateSchedule(trx, id, {
+      ...values,
+      // A different repository has a different history: the next tick compares against nothing.
+      ...(existing.repository_id !== values.repository_id ? { last_commit_hash: null } : {}),
+    });
+    const schedule = found(await findSchedule(trx, projectId, id), 'Schedule');
+    await recordScheduleEvent(trx, user, schedule, 'updated');
   });
-  const schedule = found(await findSchedule(deps.db, projectId, id), 'Schedule');
-  await recordScheduleEvent(deps.db, user, schedule, 'updated');
   await refreshScheduler(deps);
 }
 
@@ -169,7 +184,9 @@ export async function removeSchedule(
   id: number,
 ) {
   const existing = await getSchedule(deps, projectId, id);
-  await deleteSchedule(deps.db, id);
-  await recordScheduleEvent(deps.db, user, existing, 'deleted');
+  await transaction(deps.db, async (trx) => {
+    await deleteSchedule(trx, id);
+    await recordScheduleEvent(trx, user, existing, 'deleted');
+  });
   await refreshScheduler(deps);
 }

@@ -69,6 +69,22 @@ export function commitCheckSchedulesOf(db: Db, projectId: number) {
     .execute();
 }
 
+/**
+ * The template's own cron schedule, the one the template form edits: its first (lowest id) cron schedule that
+ * checks no repository. Schedules that check a repository belong to the check-new-commits option.
+ */
+export function formSchedule(db: Db, templateId: number) {
+  return db
+    .selectFrom('schedule')
+    .selectAll()
+    .where('template_id', '=', templateId)
+    .where('type', '=', '')
+    .where('repository_id', 'is', null)
+    .orderBy('id')
+    .limit(1)
+    .executeTakeFirst();
+}
+
 export function insertSchedule(db: Db, dialect: Dialect, values: Insertable<ScheduleTable>) {
   return insertReturningId(db, dialect, 'schedule', values);
 }

@@ -2,6 +2,7 @@ import { isFinished, messages, type TaskView } from '@signalbox/contracts';
 import { assertInProject } from '../../access/refs.store';
 import { recordEvent } from '../../audit/audit.store';
 import { untilDbAnswers } from '../../db/retry';
+import { transaction } from '../../db/transaction';
 import { fromBool, now, parseJson, parseJsonObject } from '../../db/values';
 import type { Deps } from '../../deps';
 import { badRequest, found } from '../../lib/errors';
@@ -156,40 +157,44 @@ async function insertNewTask(
 
   const secret =
     answers.secret?.trim() && answers.secret.trim() !== '{}' ? deps.box.seal(answers.secret) : null;
-  const id = await insertTask(deps.db, deps.dialect, {
-    project_id: projectId,
-    template_id: template.id,
-    status: 'waiting',
-    message: (input.message ?? '').slice(0, 500),
-    user_id: origin.userId,
-    integration_id: origin.integrationId ?? null,
-    schedule_id: origin.scheduleId ?? null,
-    created: now(),
-    start: null,
-    end: null,
-    version,
-    build_task_id: buildTaskId,
-    commit_hash: origin.commitHash ?? null,
-    commit_message: null,
-    playbook: guarded.playbook,
-    environment: answers.environment?.trim() || '{}',
-    secret,
-    arguments: guarded.arguments,
-    git_branch: input.git_branch && template.allow_override_branch_in_task ? input.git_branch : null,
-    inventory_id: inventoryId,
-    params: JSON.stringify(params),
-    debug: fromBool(input.debug),
-    dry_run: fromBool(input.dry_run),
-    diff: fromBool(input.diff),
-  });
-  await recordEvent(deps.db, {
-    project_id: projectId,
-    user_id: origin.userId,
-    object_type: 'task',
-    object_id: id,
-    description: `Task ID ${id} queued for running`,
-    kind: 'task.queued',
-    params: { task_id: id },
+  // The task and its event are stored together: the engine never finds a task the audit log does not show.
+  const id = await transaction(deps.db, async (trx) => {
+    const id = await insertTask(trx, deps.dialect, {
+      project_id: projectId,
+      template_id: template.id,
+      status: 'waiting',
+      message: (input.message ?? '').slice(0, 500),
+      user_id: origin.userId,
+      integration_id: origin.integrationId ?? null,
+      schedule_id: origin.scheduleId ?? null,
+      created: now(),
+      start: null,
+      end: null,
+      version,
+      build_task_id: buildTaskId,
+      commit_hash: origin.commitHash ?? null,
+      commit_message: null,
+      playbook: guarded.playbook,
+      environment: answers.environment?.trim() || '{}',
+      secret,
+      arguments: guarded.arguments,
+      git_branch: input.git_branch && template.allow_override_branch_in_task ? input.git_branch : null,
+      inventory_id: inventoryId,
+      params: JSON.stringify(params),
+      debug: fromBool(input.debug),
+      dry_run: fromBool(input.dry_run),
+      diff: fromBool(input.diff),
+    });
+    await recordEvent(trx, {
+      project_id: projectId,
+      user_id: origin.userId,
+      object_type: 'task',
+      object_id: id,
+      description: `Task ID ${id} queued for running`,
+      kind: 'task.queued',
+      params: { task_id: id },
+    });
+    return id;
   });
   if (deps.config.maxTasksPerTemplate > 0)
     await pruneTemplateTasks(deps.db, template.id, deps.config.maxTasksPerTemplate);

@@ -12,6 +12,7 @@ import {
 import { assertInProject, assertUnused } from '../../access/refs.store';
 import { namedKind, recordProjectEvent } from '../../audit/audit.store';
 import type { Db } from '../../db';
+import { transaction } from '../../db/transaction';
 import { fromBool, parseJson, toBool } from '../../db/values';
 import type { Deps } from '../../deps';
 import { AppError, badRequest, found, notFound } from '../../lib/errors';
@@ -23,6 +24,7 @@ import {
   refreshScheduler,
 } from '../schedules';
 import { applyCommitCheck, type CommitCheck, commitCheckOf, type ScheduleLike } from './commit-check';
+import { applyFormSchedule, checkFormSchedule } from './form-schedule';
 import {
   deleteTemplateCascade,
   findTemplateRow,
@@ -284,6 +286,10 @@ function columns(input: TemplateInput) {
   };
 }
 
+/**
+ * Stores a new template with its check-new-commits and own schedules and their events in one transaction: every
+ * check runs first, and a failure on the way leaves nothing of it behind.
+ */
 export async function createTemplate(
   deps: Pick<Deps, 'db' | 'dialect' | 'log' | 'scheduler' | 'config'>,
   user: Actor,
@@ -292,20 +298,39 @@ export async function createTemplate(
 ) {
   await checkReferences(deps, projectId, input);
   assertMaySetVaultScript(user, null, input);
-  const id = await insertTemplate(deps.db, deps.dialect, { project_id: projectId, ...columns(input) });
-  await recordProjectEvent(
-    deps.db,
-    user,
-    projectId,
-    'template',
-    id,
-    `Template ${input.name} created`,
-    namedKind('template', 'created', input.name),
-  );
-  if (await applyCommitCheck(deps, user, projectId, id, input)) await refreshScheduler(deps);
+  await checkFormSchedule(deps.db, input);
+  const { id, scheduled } = await transaction(deps.db, async (trx) => {
+    const id = await insertTemplate(trx, deps.dialect, { project_id: projectId, ...columns(input) });
+    await recordProjectEvent(
+      trx,
+      user,
+      projectId,
+      'template',
+      id,
+      `Template ${input.name} created`,
+      namedKind('template', 'created', input.name),
+    );
+    return { id, scheduled: await applySchedules(trx, deps, user, projectId, id, input) };
+  });
+  if (scheduled) await refreshScheduler(deps);
   return getTemplate(deps.db, projectId, id);
 }
 
+/** Applies both schedule parts of the body; whether either changed a schedule. */
+async function applySchedules(
+  trx: Db,
+  deps: Pick<Deps, 'dialect'>,
+  user: Actor,
+  projectId: number,
+  id: number,
+  input: TemplateInput,
+) {
+  const commitCheck = await applyCommitCheck({ db: trx, dialect: deps.dialect }, user, projectId, id, input);
+  const own = await applyFormSchedule(trx, deps.dialect, user, projectId, id, input);
+  return commitCheck || own;
+}
+
+/** Stores a template's changes with its schedules' and their events in one transaction (as createTemplate). */
 export async function changeTemplate(
   deps: Pick<Deps, 'db' | 'dialect' | 'log' | 'scheduler' | 'config'>,
   user: Actor,
@@ -317,17 +342,21 @@ export async function changeTemplate(
   await checkReferences(deps, projectId, input, id);
   assertMaySetVaultScript(user, current.vault_script, input);
   if (input.type !== 'build') await assertNotBuildOfOthers(deps, projectId, id);
-  await updateTemplate(deps.db, id, columns(input));
-  await recordProjectEvent(
-    deps.db,
-    user,
-    projectId,
-    'template',
-    id,
-    `Template ${input.name} updated`,
-    namedKind('template', 'updated', input.name),
-  );
-  if (await applyCommitCheck(deps, user, projectId, id, input)) await refreshScheduler(deps);
+  await checkFormSchedule(deps.db, input, id);
+  const scheduled = await transaction(deps.db, async (trx) => {
+    await updateTemplate(trx, id, columns(input));
+    await recordProjectEvent(
+      trx,
+      user,
+      projectId,
+      'template',
+      id,
+      `Template ${input.name} updated`,
+      namedKind('template', 'updated', input.name),
+    );
+    return applySchedules(trx, deps, user, projectId, id, input);
+  });
+  if (scheduled) await refreshScheduler(deps);
 }
 
 /**
@@ -371,15 +400,18 @@ export async function removeTemplate(
       deps.log.warn({ err, taskId }, 'could not stop a task of a deleted template');
     }
   }
-  await deleteTemplateCascade(deps.db, projectId, id);
-  await recordProjectEvent(
-    deps.db,
-    user,
-    projectId,
-    'template',
-    id,
-    `Template ${template.name} deleted`,
-    namedKind('template', 'deleted', template.name),
-  );
+  // The template, everything that goes with it and the event are one change.
+  await transaction(deps.db, async (trx) => {
+    await deleteTemplateCascade(trx, projectId, id);
+    await recordProjectEvent(
+      trx,
+      user,
+      projectId,
+      'template',
+      id,
+      `Template ${template.name} deleted`,
+      namedKind('template', 'deleted', template.name),
+    );
+  });
   await refreshScheduler(deps);
 }

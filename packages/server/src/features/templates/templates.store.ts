@@ -30,25 +30,23 @@ export async function updateTemplate(db: Db, id: number, values: Updateable<Temp
   await db.updateTable('template').set(values).where('id', '=', id).execute();
 }
 
-/** Deletes a template with its schedules, its tasks and their output, in one transaction. */
-export async function deleteTemplateCascade(db: Db, projectId: number, id: number) {
-  await db.transaction().execute(async (trx) => {
-    const tasks = trx.selectFrom('task').select('id').where('template_id', '=', id);
-    // Deploy tasks of other templates may point at a build of this one; they keep their own version.
-    const taskIds = (await tasks.execute()).map((t) => t.id);
-    if (taskIds.length > 0) {
-      await trx
-        .updateTable('task')
-        .set({ build_task_id: null })
-        .where('build_task_id', 'in', taskIds)
-        .where('template_id', '!=', id)
-        .execute();
-    }
-    await trx.deleteFrom('task_output').where('task_id', 'in', tasks).execute();
-    await trx.deleteFrom('task').where('template_id', '=', id).execute();
-    await trx.deleteFrom('schedule').where('template_id', '=', id).execute();
-    await trx.deleteFrom('template').where('project_id', '=', projectId).where('id', '=', id).execute();
-  });
+/** Deletes a template with its schedules, its tasks and their output; run it in a transaction (`trx`). */
+export async function deleteTemplateCascade(trx: Db, projectId: number, id: number) {
+  const tasks = trx.selectFrom('task').select('id').where('template_id', '=', id);
+  // Deploy tasks of other templates may point at a build of this one; they keep their own version.
+  const taskIds = (await tasks.execute()).map((t) => t.id);
+  if (taskIds.length > 0) {
+    await trx
+      .updateTable('task')
+      .set({ build_task_id: null })
+      .where('build_task_id', 'in', taskIds)
+      .where('template_id', '!=', id)
+      .execute();
+  }
+  await trx.deleteFrom('task_output').where('task_id', 'in', tasks).execute();
+  await trx.deleteFrom('task').where('template_id', '=', id).execute();
+  await trx.deleteFrom('schedule').where('template_id', '=', id).execute();
+  await trx.deleteFrom('template').where('project_id', '=', projectId).where('id', '=', id).execute();
 }
 
 /** Tasks of the template that have not finished yet. */

@@ -63,7 +63,16 @@ export function assertAdminOrSelf(actor: Actor, id: number, message: string) {
  * while no account had it become the user's own, to answer in the console (however the account is created: by an
  * administrator, the command line, or LDAP or OIDC at the first sign-in).
  */
-export async function insertUser(db: Db, dialect: Dialect, input: UserCreateInput): Promise<number> {
+/**
+ * Stores a new user (and gives them the email invites waiting for their address). `passwordHash`, when given,
+ * is the input password already hashed, so a caller's transaction does not wait for the hash.
+ */
+export async function insertUser(
+  db: Db,
+  dialect: Dialect,
+  input: UserCreateInput,
+  passwordHash?: string,
+): Promise<number> {
   if (await findUserByLogin(db, input.username))
     throw conflict(`Username ${input.username} is already taken`);
   if (await findUserByLogin(db, input.email)) throw conflict(`Email ${input.email} is already taken`);
@@ -75,7 +84,7 @@ export async function insertUser(db: Db, dialect: Dialect, input: UserCreateInpu
       name: input.name,
       email: input.email,
       // No password (an external user, or one created without): no password signs in to the account.
-      password: input.external || !input.password ? '' : await hashPassword(input.password),
+      password: passwordHash ?? (await passwordColumn(input)),
       admin: fromBool(input.admin),
       alert: fromBool(input.alert),
       external: fromBool(input.external),
@@ -90,15 +99,20 @@ export async function insertUser(db: Db, dialect: Dialect, input: UserCreateInpu
   return id;
 }
 
-/** Records a user event in the global event log. */
+/** What a new user's password column holds. */
+const passwordColumn = async (input: UserCreateInput) =>
+  input.external || !input.password ? '' : await hashPassword(input.password);
+
+/** Records a user event in the global event log (on `db` when it runs in a transaction). */
 export async function event(
   ctx: UsersContext,
   actor: Actor,
   objectId: number,
   description: string,
   kind?: EventKind,
+  db: Db = ctx.db,
 ) {
-  await recordEvent(ctx.db, {
+  await recordEvent(db, {
     project_id: null,
     user_id: actor.user?.id ?? null,
     object_type: 'user',
@@ -110,8 +124,13 @@ export async function event(
 
 /** POST /api/users and `signalbox user add`. */
 export async function createUser(ctx: UsersContext, actor: Actor, input: UserCreateInput): Promise<User> {
-  const id = await insertUser(ctx.db, ctx.dialect, input);
-  await event(ctx, actor, id, `User ${input.username} created`, namedKind('user', 'created', input.username));
+  const password = await passwordColumn(input);
+  const id = await transaction(ctx.db, async (trx) => {
+    const id = await insertUser(trx, ctx.dialect, input, password);
+    const kind = namedKind('user', 'created', input.username);
+    await event(ctx, actor, id, `User ${input.username} created`, kind, trx);
+    return id;
+  });
   return toUser(found(await findUserById(ctx.db, id), 'User'));
 }
 

@@ -1,5 +1,6 @@
 import type { ViewInput, ViewPositionsInput } from '@signalbox/contracts';
 import { namedKind, recordProjectEvent } from '../../audit/audit.store';
+import { transaction } from '../../db/transaction';
 import type { Deps } from '../../deps';
 import { badRequest, found, notFound } from '../../lib/errors';
 import { assertNameFree } from '../../lib/unique-names';
@@ -31,16 +32,19 @@ export async function createView(
   assertSameProject(input.project_id, projectId);
   await assertNameFree(deps.db, 'view', projectId, input.title);
   const position = input.position ?? (await nextPosition(deps.db, projectId));
-  const id = await insertView(deps.db, deps.dialect, { project_id: projectId, title: input.title, position });
-  await recordProjectEvent(
-    deps.db,
-    user,
-    projectId,
-    'view',
-    id,
-    `View ${input.title} created`,
-    namedKind('view', 'created', input.title),
-  );
+  const id = await transaction(deps.db, async (trx) => {
+    const id = await insertView(trx, deps.dialect, { project_id: projectId, title: input.title, position });
+    await recordProjectEvent(
+      trx,
+      user,
+      projectId,
+      'view',
+      id,
+      `View ${input.title} created`,
+      namedKind('view', 'created', input.title),
+    );
+    return id;
+  });
   return found(await findView(deps.db, projectId, id), 'View');
 }
 

@@ -23,7 +23,7 @@ import { useTemplate, useTemplateMutations, useTemplates, useViews } from './api
 import { ArgumentsSection } from './form/ArgumentsSection';
 import { CommitCheckSection } from './form/CommitCheckSection';
 import { CronScheduleField } from './form/CronScheduleField';
-import { cronProblem, useApplyFormSchedule, useFormSchedule } from './form/cron-schedule';
+import { scheduleProblem, useFormSchedule } from './form/cron-schedule';
 import { FormActions } from './form/FormActions';
 import { GeneralSection } from './form/GeneralSection';
 import { OptionsSection } from './form/OptionsSection';
@@ -89,35 +89,27 @@ function TemplateForm({
   const section: SectionProps = { form, errors: form.formState.errors, serverError: save.error };
   const [cron, setCron] = useState(schedule?.cron_format ?? '');
   const [cronError, setCronError] = useState<string | null>(null);
-  const applySchedule = useApplyFormSchedule(project.id);
 
   const submit = form.handleSubmit(async (values) => {
     const wanted = cron.trim();
-    try {
-      // The server's cron rules decide, before anything is saved; its message goes on the field.
-      const problem = wanted ? await cronProblem(project.id, wanted) : null;
-      setCronError(problem);
-      if (problem) return;
-    } catch (err) {
-      notify.error(err);
-      return;
-    }
+    setCronError(null);
     try {
       // The parsed values hold the vault as columns; the API takes its list form back (with its name).
       const { vault_name, vault_script, ...rest } = values as typeof values & TemplateVaultColumns;
       const vaults = templateVaultsOf({ vault_key_id: rest.vault_key_id ?? null, vault_name, vault_script });
-      const saved = await save.mutateAsync({ ...rest, vault_key_id: null, vaults, id: editing?.id ?? null });
-      try {
-        await applySchedule(saved.id, wanted, schedule);
-      } catch (err) {
-        notify.error(
-          new Error(t('scheduleList.cronSaveFailed', { message: err instanceof Error ? err.message : '' })),
-        );
-      }
+      // The template and its own schedule are saved in one request: both are stored, or neither is.
+      const saved = await save.mutateAsync({
+        ...rest,
+        vault_key_id: null,
+        vaults,
+        id: editing?.id ?? null,
+        schedule: wanted ? { cron_format: wanted } : null,
+      });
       notify.success(t(editing ? 'tpl.saved' : 'tpl.created', { name: values.name }));
       navigate(`${listPath}/${saved.id}`);
-    } catch {
-      // Shown in the form.
+    } catch (err) {
+      // Shown in the form; the server's word on the cron also on its field.
+      setCronError(scheduleProblem(err));
     }
   });
 
