@@ -393,68 +393,74 @@ describe.each(dialects)('three server processes on one $name database', (dialect
     expect(ended.message).toBe('Interrupted by server restart');
   }, 120_000);
 
-  it('a schedule changed on one instance fires on its new cron on the others within one tick', async () => {
-    const tpl = await template('quick.sh', ['scheduled']);
-    const schedule = (cron: string, name: string) =>
-      postForId(api(b), `/api/project/${projectId}/schedules`, {
-        template_id: tpl,
-        cron_format: cron,
-        name,
-        active: true,
-      });
-    // Made on B: B and C arm them (C hears of them through Redis); A changes them.
-    const yearlyToMinutely = await schedule('0 0 1 1 *', 'becomes every minute');
-    const minutelyToYearly = await schedule('* * * * *', 'becomes yearly');
-    // Not close to a minute's end, so the first tick after the change is the next minute's.
-    await waitFor(async () => new Date().getSeconds() < 50, 15_000, 'a minute with time to spare');
-    const change = async (id: number, cron: string, name: string) => {
-      const res = await api(a)('PUT', `/api/project/${projectId}/schedules/${id}`, {
-        id,
-        project_id: projectId,
-        template_id: tpl,
-        cron_format: cron,
-        name,
-        active: true,
-      });
-      expect(res.status).toBe(204);
-    };
-    await change(yearlyToMinutely, '* * * * *', 'becomes every minute');
-    await change(minutelyToYearly, '0 0 1 1 *', 'becomes yearly');
-    const changedAt = Date.now();
-    // A, which made the change, leaves: only what B and C learned can fire.
-    await a.stop('SIGTERM');
-    try {
-      const firesOf = async (scheduleId: number) =>
-        rows.handle.db
-          .selectFrom('task')
-          .select(['id', 'created'])
-          .where('schedule_id', '=', scheduleId)
-          .where('created', '>', new Date(changedAt).toISOString())
-          .orderBy('id')
+  // Minute ticks make this the longest test here (two minute boundaries); what it shows (a change heard through
+  // Redis re-arms the others) does not depend on the database, so it runs on the first one only.
+  it.runIf(dialect === dialects[0])(
+    'a schedule changed on one instance fires on its new cron on the others within one tick',
+    async () => {
+      const tpl = await template('quick.sh', ['scheduled']);
+      const schedule = (cron: string, name: string) =>
+        postForId(api(b), `/api/project/${projectId}/schedules`, {
+          template_id: tpl,
+          cron_format: cron,
+          name,
+          active: true,
+        });
+      // Made on B: B and C arm them (C hears of them through Redis); A changes them.
+      const yearlyToMinutely = await schedule('0 0 1 1 *', 'becomes every minute');
+      const minutelyToYearly = await schedule('* * * * *', 'becomes yearly');
+      // Not close to a minute's end, so the first tick after the change is the next minute's.
+      await waitFor(async () => new Date().getSeconds() < 50, 15_000, 'a minute with time to spare');
+      const change = async (id: number, cron: string, name: string) => {
+        const res = await api(a)('PUT', `/api/project/${projectId}/schedules/${id}`, {
+          id,
+          project_id: projectId,
+          template_id: tpl,
+          cron_format: cron,
+          name,
+          active: true,
+        });
+        expect(res.status).toBe(204);
+      };
+      await change(yearlyToMinutely, '* * * * *', 'becomes every minute');
+      await change(minutelyToYearly, '0 0 1 1 *', 'becomes yearly');
+      const changedAt = Date.now();
+      // A, which made the change, leaves: only what B and C learned can fire.
+      await a.stop('SIGTERM');
+      try {
+        const firesOf = async (scheduleId: number) =>
+          rows.handle.db
+            .selectFrom('task')
+            .select(['id', 'created'])
+            .where('schedule_id', '=', scheduleId)
+            .where('created', '>', new Date(changedAt).toISOString())
+            .orderBy('id')
+            .execute();
+        const first = await waitFor(
+          async () => (await firesOf(yearlyToMinutely))[0],
+          90_000,
+          'the new cron to fire',
+        );
+        // Within one tick: at the first minute boundary after the change.
+        const boundary = Math.ceil(changedAt / 60_000) * 60_000;
+        expect(Date.parse(first.created) - boundary).toBeLessThan(30_000);
+        // B leaves too; the next tick comes from C alone.
+        await b.stop('SIGTERM');
+        await waitFor(
+          async () => (await firesOf(yearlyToMinutely)).length >= 2,
+          90_000,
+          "C's tick of the new cron",
+        );
+        // Two ticks went by: the schedule made yearly fired at neither.
+        expect(await firesOf(minutelyToYearly)).toEqual([]);
+      } finally {
+        await rows.handle.db
+          .updateTable('schedule')
+          .set({ active: 0 })
+          .where('project_id', '=', projectId)
           .execute();
-      const first = await waitFor(
-        async () => (await firesOf(yearlyToMinutely))[0],
-        90_000,
-        'the new cron to fire',
-      );
-      // Within one tick: at the first minute boundary after the change.
-      const boundary = Math.ceil(changedAt / 60_000) * 60_000;
-      expect(Date.parse(first.created) - boundary).toBeLessThan(30_000);
-      // B leaves too; the next tick comes from C alone.
-      await b.stop('SIGTERM');
-      await waitFor(
-        async () => (await firesOf(yearlyToMinutely)).length >= 2,
-        90_000,
-        "C's tick of the new cron",
-      );
-      // Two ticks went by: the schedule made yearly fired at neither.
-      expect(await firesOf(minutelyToYearly)).toEqual([]);
-    } finally {
-      await rows.handle.db
-        .updateTable('schedule')
-        .set({ active: 0 })
-        .where('project_id', '=', projectId)
-        .execute();
-    }
-  }, 300_000);
+      }
+    },
+    300_000,
+  );
 });
