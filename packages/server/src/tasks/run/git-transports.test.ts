@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -11,7 +11,7 @@ import { commitFiles, gitRepo, insertRepository, insertTemplate } from '../../..
 import { runTask, useHarnessWithProject } from '../../../test/support/task-runs';
 import { sharedTempDir } from '../../../test/support/task-shared';
 import { branchHead } from '../../scheduler/git-head';
-import type { ProcessSpec } from '../sandbox/process';
+import { systemProcesses } from '../sandbox/process';
 import type { RepositoryRow } from '../store';
 import { checkoutRepository } from './git';
 import type { JobDetails } from './job';
@@ -180,7 +180,7 @@ const checkoutDetails = {
   secretEnv: {},
 } as unknown as JobDetails;
 
-describe('git commands of a checkout (fake processes)', () => {
+describe('git commands of a checkout', () => {
   function fakeJob() {
     const processes = fakeProcesses();
     const dir = mkdtempSync(join(scratch, 'job-'));
@@ -200,28 +200,29 @@ describe('git commands of a checkout (fake processes)', () => {
       const cache = join(dir, 'repos', 'repo_3.git');
       mkdirSync(cache, { recursive: true }); // what `git init` makes (the fake runs nothing)
       await checkoutRepository(job, repo, { branch: 'main', commitHash: null, target: join(dir, 'repo') });
-      const git = specs.filter((s) => s.command === 'git');
-      expect(git.map((s) => s.args)).toEqual([
-        ['init', '-q', '--bare', '--template=', '--', cache],
-        ['ls-remote', '--', url],
-        ['-C', cache, 'fetch', '--prune', '--tags', '--', url, '+refs/heads/*:refs/heads/*'],
-      ]);
-      expect(git.map((s) => s.env.GIT_ALLOW_PROTOCOL)).toEqual(['file', transport, transport]);
-      // Clone, set-url and log run as one script; paths, URL and commit are its parameters, not its text.
-      const [clone, ...rest] = specs.filter((s) => s.command === 'sh');
-      expect(rest).toEqual([]);
-      expect(clone?.args[1]).not.toContain(url);
-      expect(clone?.args.slice(2)).toEqual([
+      // One confined script: the transport and every path and URL are its parameters, never its text.
+      expect(specs.map((s) => s.command)).toEqual(['sh']);
+      const [script] = specs;
+      expect(script?.args[1]).not.toContain(url);
+      expect(script?.args.slice(2)).toEqual([
         'sh',
-        join(dir, 'repo'),
+        cache,
         url,
+        join(dir, 'repo'),
         '',
+        transport,
+        join(dir, 'checkout-result'),
         '--branch=main',
         '--',
         cache,
         join(dir, 'repo'),
       ]);
-      expect(clone?.env.GIT_ALLOW_PROTOCOL).toBe('file');
+      // Only the listing and the fetch get the repository's transport; the script says file for the rest.
+      expect(script?.args[1]).toContain('GIT_ALLOW_PROTOCOL=$remote git ls-remote -- "$url"');
+      expect(script?.args[1]).toContain('GIT_ALLOW_PROTOCOL=$remote git -C "$cache" fetch');
+      expect(script?.args[1]).toMatch(
+        /export GIT_ALLOW_PROTOCOL=file\ngit clone -q --shared --template= "\$@"/,
+      );
     },
   );
 
@@ -245,38 +246,64 @@ describe('git commands of a checkout (fake processes)', () => {
     expect(unusual.commands).toEqual(['git log -1 --format=%H%n%s']);
   });
 
-  it("fetches only when the remote's refs differ from those of the last fetch", async () => {
-    const processes = fakeProcesses();
-    let remoteRefs = 'aaaa\tHEAD\naaaa\trefs/heads/main\n';
-    const adapter = {
-      ...processes,
-      async capture(spec: ProcessSpec) {
-        processes.specs.push(spec);
-        return { code: 0, signal: null, stdout: spec.args[0] === 'ls-remote' ? remoteRefs : '', stderr: '' };
-      },
-    };
+  it("fetches only when the remote's refs differ from those of the last fetch (real git)", async () => {
+    const remote = workRepo({ 'run.sh': 'echo one\n' });
     const dir = mkdtempSync(join(scratch, 'job-'));
-    const { job } = jobIn(checkoutDetails, adapter, dir);
-    mkdirSync(join(dir, 'repos', 'repo_4.git', 'HEAD'), { recursive: true }); // an existing cache
+    const { job } = jobIn(checkoutDetails, systemProcesses, dir);
+    const fetchHead = join(dir, 'repos', 'repo_6.git', 'FETCH_HEAD');
+    let n = 0;
     const checkout = async (url: string) => {
-      const repo = { id: 4, name: 'r', git_url: url, git_branch: 'main', ssh_key_id: null } as RepositoryRow;
-      const from = processes.specs.length;
-      await checkoutRepository(job, repo, { branch: 'main', commitHash: null, target: join(dir, 'repo') });
-      const commands = ['init', 'ls-remote', 'fetch'];
-      return processes.specs
-        .slice(from)
-        .map((s) => (s.command === 'sh' ? 'clone' : (s.args.find((a) => commands.includes(a)) ?? s.args[0])));
+      const repo = { id: 6, name: 'r', git_url: url, git_branch: 'main', ssh_key_id: null } as RepositoryRow;
+      const target = join(dir, `repo-${++n}`);
+      const co = await checkoutRepository(job, repo, { branch: 'main', commitHash: null, target });
+      return { co, fetched: existsSync(fetchHead) ? statSync(fetchHead).mtimeMs : null, target };
     };
-    const url = 'https://example.test/app.git';
-    expect(await checkout(url)).toContain('fetch');
-    // Nothing moved: no fetch.
-    expect(await checkout(url)).toEqual(['ls-remote', 'clone']);
-    // A new commit on a branch: fetched again, once.
-    remoteRefs = 'aaaa\tHEAD\nbbbb\trefs/heads/main\n';
-    expect(await checkout(url)).toContain('fetch');
-    expect(await checkout(url)).not.toContain('fetch');
-    // The same refs under another URL are another remote's.
-    expect(await checkout('https://mirror.example.test/app.git')).toContain('fetch');
+    const url = `file://${remote}`;
+    const first = await checkout(url);
+    expect(first.fetched).not.toBeNull();
+    expect(first.co.hash).toBe(execFileSync('git', ['-C', remote, 'rev-parse', 'HEAD']).toString().trim());
+    expect(execFileSync('git', ['-C', first.target, 'remote', 'get-url', 'origin']).toString().trim()).toBe(
+      url,
+    );
+    // Nothing moved: no fetch (FETCH_HEAD untouched), the same commit.
+    const second = await checkout(url);
+    expect(second.fetched).toBe(first.fetched);
+    expect(second.co.hash).toBe(first.co.hash);
+    // A new commit on the branch: fetched again, once, and checked out.
+    commitFiles(remote, { 'run.sh': 'echo two\n' }, 'second');
+    const third = await checkout(url);
+    expect(third.fetched).not.toBe(first.fetched);
+    expect(third.co).toMatchObject({
+      hash: execFileSync('git', ['-C', remote, 'rev-parse', 'HEAD']).toString().trim(),
+      message: 'second',
+    });
+    const fourth = await checkout(url);
+    expect(fourth.fetched).toBe(third.fetched);
+    // The same refs under another URL are another remote's: fetched.
+    const fifth = await checkout(`file://${remote}/`);
+    expect(fifth.fetched).not.toBe(third.fetched);
+  });
+
+  it("ends with the failed step and git's exit code, and keeps no result file", async () => {
+    const dir = mkdtempSync(join(scratch, 'job-'));
+    const { job } = jobIn(checkoutDetails, systemProcesses, dir);
+    const repo = {
+      id: 7,
+      name: 'r',
+      git_url: `file://${join(scratch, 'no-such-repo')}`,
+      git_branch: 'main',
+      ssh_key_id: null,
+    } as RepositoryRow;
+    await expect(
+      checkoutRepository(job, repo, { branch: 'main', commitHash: null, target: join(dir, 'repo') }),
+    ).rejects.toThrow('git ls-remote failed with exit code 128');
+    const remote = workRepo({ 'run.sh': 'echo hi\n' });
+    const missing = { ...repo, id: 8, git_url: `file://${remote}` } as RepositoryRow;
+    await expect(
+      checkoutRepository(job, missing, { branch: 'main', commitHash: 'abcdef1', target: join(dir, 'other') }),
+    ).rejects.toThrow('git checkout failed with exit code 128');
+    expect(existsSync(join(dir, 'checkout-result'))).toBe(false);
+    expect(existsSync(join(dir, 'checkout-result.failed'))).toBe(false);
   });
 });
 

@@ -1,5 +1,4 @@
-import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, realpathSync, rmSync } from 'node:fs';
 import { isAbsolute, join, resolve, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import {
@@ -207,59 +206,77 @@ async function headCommit(job: Job, dir: string, env?: Record<string, string>) {
 }
 
 /**
- * The steps after the cache is up to date, as one confined command (each sandboxed command costs a few
- * milliseconds of namespace and mount set-up): clone the cache into the task's folder (no template: a task's copy
- * needs none of git's sample hooks), check out the commit the task asks for, make origin the repository's own URL
- * as in any clone of it (scripts that look at origin see the real one, and relative submodule URLs like
- * "../lib.git" resolve against it), and print the commit's hash and subject (nothing when there
- * is none). Paths, URL and commit are positional parameters of the script, never part of its text. A failed step ends the script with a last stderr line naming
- * it and git's exit code, so the task says which step failed as it did when each was its own command.
+ * Everything from the remote's listing to the task's own copy, as one confined command (each confined command costs
+ * a few milliseconds of namespace and mount set-up, and a checkout used to be five of them):
+ *
+ * - the cache (a bare repository under <dataDir>/repos, made on first use, without git's template) keeps no
+ *   remote: each fetch names the repository's URL, so a changed URL costs nothing extra;
+ * - `ls-remote` lists the remote's refs; when the listing (with the URL) is the one the last fetch saw, the cache
+ *   already holds them and the fetch is skipped, else it fetches (a new commit, a moved tag, a cache made before);
+ * - the cache is cloned (--shared, no template: a task's copy needs none of git's sample hooks) into the task's
+ *   folder, the commit the task asks for is checked out, origin becomes the repository's own URL as in any clone
+ *   of it (scripts that look at origin see the real one, and relative submodule URLs resolve against it), and the
+ *   commit's hash and subject are written for the server to read.
+ *
+ * Only the listing and the fetch may use the repository's transport; everything else may use file only. Paths, URL
+ * and commit are positional parameters, never part of the script's text. What git prints goes to the task log as
+ * it comes (a long first fetch shows its progress); a failed step writes its name and git's exit code to a file, so
+ * the task ends with "git ls-remote failed with exit code 128" as when each step was its own command.
  */
-const CLONE_SCRIPT = `target=$1 url=$2 commit=$3
-shift 3
-fail() { code=$?; echo "signalbox-step: $1 $code" >&2; exit 1; }
+const FETCH_AND_CLONE = `cache=$1 url=$2 target=$3 commit=$4 remote=$5 result=$6
+shift 6
+fail() { code=$?; printf '%s %s' "$1" "$code" > "$result.failed"; exit 1; }
+if [ ! -e "$cache/HEAD" ]; then GIT_ALLOW_PROTOCOL=file git init -q --bare --template= -- "$cache" || fail init; fi
+listing=$(GIT_ALLOW_PROTOCOL=$remote git ls-remote -- "$url") || fail ls-remote
+seen=$(printf '%s\n%s' "$url" "$listing")
+if [ "$(cat "$cache/signalbox-fetched" 2>/dev/null)" != "$seen" ]; then
+  rm -f "$cache/signalbox-fetched"
+  GIT_ALLOW_PROTOCOL=$remote git -C "$cache" fetch --prune --tags -- "$url" '+refs/heads/*:refs/heads/*' || fail fetch
+  printf '%s' "$seen" > "$cache/signalbox-fetched"
+fi
+export GIT_ALLOW_PROTOCOL=file
 git clone -q --shared --template= "$@" || fail clone
 if [ -n "$commit" ]; then git -C "$target" checkout -q --detach "$commit" || fail checkout; fi
 git -C "$target" remote set-url -- origin "$url" || fail 'remote set-url'
-git -C "$target" log -1 --format=%H%n%s 2>/dev/null || :`;
+git -C "$target" log -1 --format=%H%n%s > "$result" 2>/dev/null || :`;
 
-async function cloneFromCache(
+async function fetchAndClone(
   job: Job,
-  cache: string,
-  url: string,
-  opts: { branch: string; commitHash: string | null; target: string },
-  env: Record<string, string>,
+  o: {
+    cache: string;
+    url: string;
+    target: string;
+    branch: string;
+    commitHash: string | null;
+    transport: GitTransport;
+    env: Record<string, string>;
+    binds: SandboxPath[];
+  },
 ) {
-  const checkout = opts.commitHash ? ['--no-checkout'] : opts.branch ? [`--branch=${opts.branch}`] : [];
-  const res = await job.capture({
+  const checkout = o.commitHash ? ['--no-checkout'] : o.branch ? [`--branch=${o.branch}`] : [];
+  const result = join(job.dirs.task, 'checkout-result');
+  const params = [o.cache, o.url, o.target, o.commitHash ?? '', o.transport, result];
+  const run = await job.exec({
     command: 'sh',
-    args: [
-      '-c',
-      CLONE_SCRIPT,
-      'sh',
-      opts.target,
-      url,
-      opts.commitHash ?? '',
-      ...checkout,
-      '--',
-      cache,
-      opts.target,
-    ],
+    args: ['-c', FETCH_AND_CLONE, 'sh', ...params, ...checkout, '--', o.cache, o.target],
     cwd: job.dirs.task,
-    env,
+    env: o.env,
+    binds: o.binds,
   });
-  // What git said (warnings on success, the reason on failure) goes to the task log, as it did when streamed.
-  const lines = res.stderr.split('\n').filter((line) => line.trim());
-  const step = res.code !== 0 ? /^signalbox-step: (.+) (\d+)$/.exec(lines.at(-1) ?? '') : null;
-  for (const line of step ? lines.slice(0, -1) : lines) job.log(line.trimEnd());
-  if (res.code !== 0) {
-    const failed = step ? `git ${step[1]} failed with exit code ${step[2]}` : null;
+  const failed = readText(`${result}.failed`);
+  const head = readText(result);
+  rmSync(result, { force: true });
+  rmSync(`${result}.failed`, { force: true });
+  if (run.code !== 0) {
+    const step = failed ? /^(.+) (\d+)$/.exec(failed) : null;
     throw new TaskFailed(
-      failed ?? `git clone failed with ${res.signal ? `signal ${res.signal}` : `exit code ${res.code}`}`,
+      step
+        ? `git ${step[1]} failed with exit code ${step[2]}`
+        : `Checking out the repository failed with ${run.signal ? `signal ${run.signal}` : `exit code ${run.code}`}`,
     );
   }
-  if (!res.stdout.trim()) return { hash: null, message: null };
-  const [hash = '', subject = ''] = res.stdout.split('\n');
+  if (!head?.trim()) return { hash: null, message: null };
+  const [hash = '', subject = ''] = head.split('\n');
   return { hash: hash.trim() || null, message: subject.trim().slice(0, 100) };
 }
 
@@ -304,60 +321,26 @@ export async function checkoutRepository(
         ? visiblePaths(job, fileUrlPath(repo.git_url)).map((path) => ({ path, writable: false }))
         : [];
     const remoteEnv = trusting(job, envFor([transport]), job.confined ? source.map((s) => s.path) : []);
-    const localEnv = envFor(['file']);
     const cache = join(job.dirs.reposCache, `repo_${repo.id}.git`);
-    const filling: SandboxPath[] = [...source, { path: cache, writable: true }];
-    await withLock(cache, async () => {
+    const commit = await withLock(cache, async () => {
       // The cache's folder exists before git runs: a confined git sees it only as a bind of an existing path.
       mkdirSync(cache, { recursive: true });
       job.handOver(cache, true);
-      // The cache keeps no remote: each fetch names the repository's URL, so a changed URL costs no extra git
-      // command (caches made before keep an `origin` nothing reads).
-      if (!existsSync(join(cache, 'HEAD')))
-        await job.execOk(
-          {
-            command: 'git',
-            args: ['init', '-q', '--bare', '--template=', '--', cache],
-            env: localEnv,
-            binds: filling,
-          },
-          'git init',
-        );
-      // What the remote's refs were at the last fetch (a digest with the URL): when `ls-remote` lists the same,
-      // the cache already holds them and the fetch is skipped. Anything else (a new commit, a moved tag, no
-      // digest yet) fetches. A remote that refuses the listing fails the task as a refused fetch would.
       job.log(`Updating repository ${repo.name}`);
-      const fetched = join(cache, 'signalbox-fetched');
-      const refs = await job.capture({
-        command: 'git',
-        args: ['ls-remote', '--', repo.git_url],
+      if (opts.commitHash) job.log(`Checking out commit ${opts.commitHash}`);
+      return fetchAndClone(job, {
+        cache,
+        url: repo.git_url,
+        target: opts.target,
+        branch: opts.branch,
+        commitHash: opts.commitHash,
+        transport,
         env: remoteEnv,
-        binds: source,
+        binds: [...source, { path: cache, writable: true }],
       });
-      if (refs.code !== 0) {
-        for (const line of refs.stderr.split('\n')) if (line.trim()) job.log(line.trimEnd());
-        throw new TaskFailed(
-          `git ls-remote failed with ${refs.signal ? `signal ${refs.signal}` : `exit code ${refs.code}`}`,
-        );
-      }
-      const digest = createHash('sha256').update(repo.git_url).update('\0').update(refs.stdout).digest('hex');
-      if (readText(fetched) === digest) return;
-      rmSync(fetched, { force: true });
-      await job.execOk(
-        {
-          command: 'git',
-          args: ['-C', cache, 'fetch', '--prune', '--tags', '--', repo.git_url, '+refs/heads/*:refs/heads/*'],
-          env: remoteEnv,
-          binds: filling,
-        },
-        'git fetch',
-      );
-      writeFileSync(fetched, digest);
     });
-
+    // The rest of the task sees the cache read-only (its clone borrows the cache's objects).
     job.share(cache);
-    if (opts.commitHash) job.log(`Checking out commit ${opts.commitHash}`);
-    const commit = await cloneFromCache(job, cache, repo.git_url, opts, localEnv);
     await updateSubmodules(job, opts.target, transport, repo.git_url, envFor);
     return { dir: opts.target, ...commit };
   } finally {
