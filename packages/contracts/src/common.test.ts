@@ -2,8 +2,8 @@ import { describe, expect, it } from 'vitest';
 import { backupTemplate } from './backup';
 import { findNulCharacter, idParam, jsonDepth, jsonText, MAX_JSON_DEPTH } from './common';
 import { environmentInput } from './environments';
-import { newTaskInput } from './task-api';
 import { codeOfIssue, errorMessage } from './errors';
+import { newTaskInput } from './task-api';
 
 /** The English wording of a zod issue, as the server answers it. */
 const said = (issue: Parameters<typeof codeOfIssue>[0]) => errorMessage(codeOfIssue(issue));

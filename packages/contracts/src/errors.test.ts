@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import {
-  codeOfIssue,
   coded,
+  codeOfIssue,
   errorCodes,
   errorMessage,
   errorTexts,

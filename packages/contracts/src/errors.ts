@@ -66,6 +66,8 @@ export const errorTexts = {
   vault_name_chars: 'Vault name must not contain "@" or control characters',
   vault_script_admin_only:
     'Only administrators can set or change a vault password script: it runs on the machine that runs the task',
+  vault_script_admin_only_template:
+    'Only administrators can set or change a vault password script: it runs on the machine that runs the task (template "{{template}}")',
   key_none_has_no_secret: 'A key of type none has no secret to read',
   /** A project, key, inventory… of this name already exists where names must be unique. */
   project_name_taken: 'You already have a project with this name',
@@ -82,6 +84,7 @@ export const errorTexts = {
   incorrect_login: 'Incorrect login or password',
   password_login_disabled: 'Password sign-in is disabled',
   sign_in_throttled: 'Too many failed sign-in attempts. Try again in {{seconds}} seconds.',
+  sign_in_throttled_minutes: 'Too many failed sign-in attempts. Try again in {{minutes}} minutes.',
   current_password_incorrect: 'Current password is incorrect',
   no_permission: 'You do not have permission to do this',
   admin_only: 'Only administrators can do this',
@@ -120,7 +123,8 @@ export const errorTexts = {
   ldap_local_account:
     'A local account with the username or e-mail of this LDAP user already exists; sign in with its password',
   ldap_unreachable: 'The LDAP directory cannot be reached. Try again later.',
-  ldap_search_refused: 'The LDAP directory refused the search. Ask an administrator.',
+  ldap_search_refused:
+    'LDAP sign-in is not working: the directory refused the sign-in search. Ask an administrator to check the LDAP settings.',
 
   // Users
   username_taken: 'Username {{username}} is already taken',
@@ -175,7 +179,11 @@ export const errorTexts = {
   secret_not_in_environment: 'Secret {{id}} does not belong to this environment',
   secret_name_repeated: 'The environment already has a secret named {{name}} of type {{type}}',
   auth_secret_not_login_password: 'Auth secret must be a login_password key',
-  key_source_admin_only: 'Only administrators can make a key read its secret from the server',
+  key_source_admin_only:
+    'Only administrators can create or change keys that read their secret from the server (environment variable or file)',
+  key_env_unset: 'Environment variable {{name}} is not set on the server',
+  secret_unknown: 'Unknown secret',
+  secret_names_unique: 'Secret names must be unique',
   key_files_unset: 'Keys cannot read files on this server: SIGNALBOX_KEY_FILES_DIR is not set',
   key_files_dir_missing: 'The key files directory {{dir}} (SIGNALBOX_KEY_FILES_DIR) does not exist',
   key_file_dotdot: 'File path "{{path}}" must not contain ".."',
@@ -206,6 +214,8 @@ export const errorTexts = {
 
   // Schedules
   cron_invalid: 'Invalid cron expression "{{cron}}": {{detail}}',
+  cron_nickname:
+    'Invalid cron expression "{{cron}}": unknown nickname (use @hourly, @daily, @weekly, @monthly or @yearly)',
   cron_fields:
     'Invalid cron expression "{{cron}}": expected 5 fields (minute hour day month weekday), got {{count}}',
   cron_never_fires: 'Invalid cron expression "{{cron}}": it never fires',
@@ -221,6 +231,7 @@ export const errorTexts = {
   build_not_of_template: "Build task {{id}} is not a build of this template's build template",
   build_failed: 'Build task {{id}} did not succeed',
   survey_var_required: '{{title}} is required',
+  task_has_no_commit_short: 'The task has no commit',
   playbook_override_not_allowed: 'This template does not allow a task to change its playbook',
   playbook_override_needs_permission:
     'Changing the playbook of a task needs the manageProjectResources permission',
@@ -244,9 +255,9 @@ export const errorTexts = {
   unsupported_content_type: 'Unsupported content type',
   url_malformed: 'Request URL is not valid (malformed percent-encoding)',
   path_param_too_long: 'A path parameter in the request URL is too long',
-  route_not_found: 'Route {{method}}:{{url}} not found',
-  webhook_not_found: 'No integration answers this address',
-  webhook_unauthorized: 'The request is not signed as this integration requires',
+  route_not_found: 'Not found: {{method}} {{path}}',
+  webhook_not_found: 'Integration alias not found',
+  webhook_unauthorized: 'Invalid signature or token',
   /** The caller sent more requests than the server's request limit allows; `params.seconds` says how long to wait. */
   too_many_requests: 'Too many requests: try again in {{seconds}} seconds',
   // The server
@@ -255,6 +266,12 @@ export const errorTexts = {
   /** An error Fastify or a plugin raised with a status of its own that the server has no wording for. */
   request_failed: 'The request failed',
 } as const;
+
+/** English wordings for a count of one (`seconds: 1`), where the plural one would read wrong. */
+const singular: Partial<Record<keyof typeof errorTexts, string>> = {
+  sign_in_throttled: 'Too many failed sign-in attempts. Try again in 1 second.',
+  too_many_requests: 'Too many requests: try again in 1 second',
+};
 
 /** A stable error code. */
 export type ErrorCode = keyof typeof errorTexts;
@@ -405,7 +422,7 @@ export const fieldNames: Record<string, string> = {
   dry_run: 'Dry run',
   diff: 'Diff',
   force: 'Force',
-  commit_of_task_id: 'Commit of task',
+  commit_of_task: 'Commit of task',
   sort: 'Sort',
   order: 'Order',
   offset: 'Offset',
@@ -466,7 +483,8 @@ export function fieldKeyOf(path: readonly PropertyKey[]): string {
 /** The English wording of a coded error, its params filled in (`field` and `what` by their English names). */
 export function errorMessage(error: CodedMessage): string {
   const params = error.params ?? {};
-  return (errorTexts[error.code] ?? errorTexts.request_failed).replace(
+  const one = params.seconds === 1 ? singular[error.code] : undefined;
+  return (one ?? errorTexts[error.code] ?? errorTexts.request_failed).replace(
     /\{\{(\w+)\}\}/g,
     (_, name: string) => {
       const value = params[name];

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { optionalId, requiredString } from './common';
-import { runnerTagField } from './runners';
 import { issue } from './errors';
+import { runnerTagField } from './runners';
 
 export const inventoryTypes = [
   'static',

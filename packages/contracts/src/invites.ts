@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { id } from './common';
-import { projectRoles } from './permissions';
 import { issue } from './errors';
+import { projectRoles } from './permissions';
 
 /** pending until the user answers; expired is a pending invite whose time ran out. */
 export const inviteStatuses = ['pending', 'accepted', 'declined', 'expired'] as const;

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { isBranchName, isUsableRepositoryUrl, repositoryInput, repositoryType } from './repositories';
 import { codeOfIssue, errorMessage } from './errors';
+import { isBranchName, isUsableRepositoryUrl, repositoryInput, repositoryType } from './repositories';
 
 /** The English wording of a zod issue, as the server answers it. */
 const said = (issue: Parameters<typeof codeOfIssue>[0]) => errorMessage(codeOfIssue(issue));

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { optionalId, requiredString } from './common';
-import { requiredRefId } from './keys';
 import { issue } from './errors';
+import { requiredRefId } from './keys';
 
 export const repositoryTypes = ['local', 'git', 'file', 'ssh', 'http', 'https'] as const;
 export type RepositoryType = (typeof repositoryTypes)[number];

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { optionalId } from './common';
-import { defaultTaskParamsInput, defaultTaskParamsSchema } from './task-params';
 import { issue } from './errors';
+import { defaultTaskParamsInput, defaultTaskParamsSchema } from './task-params';
 
 /** '' = a cron schedule (the peer's empty type); 'run_at' = runs its template once, at `run_at`. */
 export const scheduleTypes = ['', 'run_at'] as const;

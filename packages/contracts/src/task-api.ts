@@ -1,8 +1,8 @@
 import { z } from 'zod';
 import { flag, id, jsonDepth, MAX_JSON_DEPTH, optionalId, optionalString } from './common';
+import { issue } from './errors';
 import { optionalBranch } from './repositories';
 import { taskStatuses } from './tasks';
-import { issue } from './errors';
 
 /** Task API requests. */
 

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { jsonText, optionalId, optionalString } from './common';
-import { optionalBranch } from './repositories';
 import { issue } from './errors';
+import { optionalBranch } from './repositories';
 
 /**
  * Default task parameters: what an integration or a schedule passes to every task it starts (Semaphore's

@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import { projectRoles } from './permissions';
 import { issue } from './errors';
+import { projectRoles } from './permissions';
 
 /** A user who may be added to a project (GET project/{id}/users/candidates; no e-mail or flags). */
 export const teamCandidateSchema = z.strictObject({

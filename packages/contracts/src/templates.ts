@@ -1,12 +1,12 @@
 import { z } from 'zod';
 import { flag, optionalId, requiredString } from './common';
+import { type CodedMessage, coded, issue, issueOf } from './errors';
 import { optionalBranch } from './repositories';
 import { runnerTagField } from './runners';
 import { CRON_MAX, DEFAULT_CRON } from './schedules';
 import { taskViewSchema } from './task-api';
 import { apps, templateTypes } from './tasks';
 import { checkVaults, templateVaultSchema, vaultColumns, vaultInput } from './vaults';
-import { coded, type CodedMessage, issue, issueOf } from './errors';
 
 /** Survey variable types: '' and 'string' are text, 'int' digits only, 'secret' hidden, 'enum' a pick list. */
 export const surveyVarTypes = ['', 'string', 'int', 'secret', 'enum'] as const;

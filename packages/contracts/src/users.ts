@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { flag, requiredString } from './common';
-import { userTotpSchema } from './totp';
 import { coded, issue } from './errors';
+import { userTotpSchema } from './totp';
 
 /** A user account: never the password hash. */
 export const userSchema = z.strictObject({

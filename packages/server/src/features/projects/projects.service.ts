@@ -1,4 +1,5 @@
 import type { ProjectInput } from '@signalbox/contracts';
+import { coded } from '@signalbox/contracts';
 import { namedKind, recordEvent, recordProjectEvent } from '../../audit/audit.store';
 import type { Db } from '../../db';
 import type { Dialect } from '../../db/dialect';
@@ -58,7 +59,7 @@ export async function insertProject(
 }
 
 export async function createProject(deps: Deps, user: UserRow, input: ProjectInput, demo?: DemoBuilder) {
-  if (!canCreateProject(deps, user)) throw forbidden('You are not allowed to create projects');
+  if (!canCreateProject(deps, user)) throw forbidden(coded('cannot_create_projects'));
   await assertProjectNameFree(deps.db, user.id, input.name);
   const projectId = await deps.db.transaction().execute(async (trx) => {
     const ids = await insertProject(trx, deps.dialect, input, user.id);
@@ -74,7 +75,7 @@ export async function createProject(deps: Deps, user: UserRow, input: ProjectInp
     `Project ${input.name} created`,
     namedKind('project', 'created', input.name),
   );
-  return toProject(found(await findProject(deps.db, projectId), 'Project'));
+  return toProject(found(await findProject(deps.db, projectId), 'project'));
 }
 
 export async function updateProject(
