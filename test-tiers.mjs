@@ -13,6 +13,7 @@ const serverUnit = [
   'src/tasks/confinement-args.test.ts',
   'src/lib/apps.test.ts',
   'src/lib/crypto.test.ts',
+  'src/lib/errors.test.ts',
   'src/runners/seal.test.ts',
   'src/runners/protocol.test.ts',
   'src/runners/client/output.test.ts',

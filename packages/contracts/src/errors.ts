@@ -143,6 +143,8 @@ export const errorTexts = {
   delete_users_admin_only: 'Only administrators can delete users',
   cannot_delete_self: 'You cannot delete your own account',
   cannot_delete_last_admin: 'Cannot delete the last administrator',
+  sole_owner_of_project:
+    'User {{username}} is the only owner of project {{projects}}: make someone else owner or delete the project first',
   sole_owner_of_projects:
     'User {{username}} is the only owner of projects {{projects}}: make someone else owner or delete the project first',
   clear_lock_admin_only: 'Only administrators can clear a sign-in lock',
@@ -315,13 +317,14 @@ export function coded<C extends ErrorCode>(
  */
 export const fieldNames: Record<string, string> = {
   body: 'Request body',
+  path: 'Path',
+  query: 'Query string',
   value: 'Value',
   name: 'Name',
   title: 'Title',
   username: 'Username',
   password: 'Password',
   current_password: 'Current password',
-  new_password: 'New password',
   email: 'Email',
   login: 'Login',
   auth: 'Login',
@@ -333,14 +336,12 @@ export const fieldNames: Record<string, string> = {
   alert_chat: 'Alert chat',
   max_parallel_tasks: 'Max parallel tasks',
   task_retention_days: 'Task retention days',
-  demo: 'Demo',
   role: 'Role',
   user_id: 'User',
   expires_at: 'Expires at',
   expires_in_days: 'Expires in days',
   token: 'Token',
   passcode: 'Code',
-  code: 'Code',
   recovery_code: 'Recovery code',
   type: 'Type',
   app: 'App',
@@ -370,7 +371,6 @@ export const fieldNames: Record<string, string> = {
   script: 'Vault script',
   check_new_commits: 'Check new commits',
   check_new_commits_repository_id: 'Repository',
-  check_new_commits_cron: 'Cron',
   cron_format: 'Cron',
   cron: 'Cron',
   run_at: 'Run at',
@@ -381,10 +381,10 @@ export const fieldNames: Record<string, string> = {
   stack: 'Stack',
   limit: 'Limit',
   tags: 'Tags',
+  runner_tag: 'Runner tag',
   skip_tags: 'Skip tags',
   message: 'Message',
   git_branch: 'Branch',
-  branch: 'Branch',
   git_url: 'URL',
   ssh_key_id: 'User credentials',
   become_key_id: 'Sudo credentials',
@@ -417,7 +417,6 @@ export const fieldNames: Record<string, string> = {
   positions: 'Positions',
   public_key: 'public_key',
   registration_token: 'Registration token',
-  webhook: 'Webhook',
   debug: 'Debug',
   dry_run: 'Dry run',
   diff: 'Diff',
@@ -426,7 +425,6 @@ export const fieldNames: Record<string, string> = {
   sort: 'Sort',
   order: 'Order',
   offset: 'Offset',
-  limit_count: 'Limit',
   before: 'Before',
   after: 'After',
   from: 'From',
@@ -434,7 +432,6 @@ export const fieldNames: Record<string, string> = {
   format: 'Format',
   status: 'Status',
   object_type: 'Object type',
-  all: 'all',
 };
 
 /** English names of the kinds of things `{{what}}` holds, by key. */
@@ -486,12 +483,15 @@ export function errorMessage(error: CodedMessage): string {
   const one = params.seconds === 1 ? singular[error.code] : undefined;
   return (one ?? errorTexts[error.code] ?? errorTexts.request_failed).replace(
     /\{\{(\w+)\}\}/g,
-    (_, name: string) => {
+    (_, name: string, offset: number) => {
       const value = params[name];
       if (value === undefined) return '';
       if (name === 'field') return fieldName(String(value));
-      if (name === 'what')
-        return Object.hasOwn(thingNames, value) ? thingNames[value as Thing] : String(value);
+      if (name === 'what') {
+        const thing = Object.hasOwn(thingNames, value) ? thingNames[value as Thing] : String(value);
+        // A thing named inside a sentence is a common noun: "the template", not "the Template".
+        return offset === 0 ? thing : thing.toLowerCase();
+      }
       return String(value);
     },
   );
@@ -604,7 +604,14 @@ export function codeOfIssue(issue: IssueShape): CodedMessage {
         return { code: 'required', params: { field } };
       return {
         code: 'not_one_of',
-        params: { field, options: (issue.values ?? []).map((v) => (v === '' ? "''" : String(v))).join(', ') },
+        // The empty choice ("none") is not worth naming among the options.
+        params: {
+          field,
+          options: (issue.values ?? [])
+            .filter((v) => v !== '')
+            .map(String)
+            .join(', '),
+        },
       };
     case 'unrecognized_keys':
       return { code: 'unknown_field', params: { field: (issue.keys ?? []).join(', ') } };
