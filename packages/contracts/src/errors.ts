@@ -14,12 +14,13 @@ export const errorTexts = {
   not_integer: '{{field}} must be an integer',
   not_boolean: '{{field}} must be true or false',
   not_list: '{{field}} must be a list',
+  not_string_or_list: '{{field}} must be a string or a list of strings',
   not_object: '{{field}} must be an object',
   wrong_type: '{{field}} has the wrong type',
   too_long: '{{field}} must be at most {{max}} characters',
   too_short: '{{field}} must be at least {{min}} characters',
   too_large: '{{field}} must be at most {{max}}',
-  too_small: '{{field}} must be at least {{min}}',
+  too_small: '{{field}} must be {{min}} or greater',
   must_be_non_negative: '{{field}} must be 0 or greater',
   must_be_positive: '{{field}} must be greater than 0',
   too_many: '{{field}} must have at most {{max}} entries',
@@ -78,6 +79,7 @@ export const errorTexts = {
   view_title_taken: 'A view with this title already exists in this project',
   backup_invalid: 'Invalid backup: {{detail}}',
   backup_not_json: 'The backup is not valid JSON',
+  backup_not_object: 'Invalid backup: A backup must be a JSON object',
 
   // Signing in and permissions
   not_signed_in: 'Not signed in',
@@ -222,6 +224,8 @@ export const errorTexts = {
     'Invalid cron expression "{{cron}}": expected 5 fields (minute hour day month weekday), got {{count}}',
   cron_never_fires: 'Invalid cron expression "{{cron}}": it never fires',
   run_at_past: 'Run at must be in the future',
+  survey_unanswerable_one:
+    "A schedule cannot answer the template's required survey variable {{names}}: give it a default in the template, make it optional, or set it in the schedule's extra variables (not a secret one)",
   survey_unanswerable:
     "A schedule cannot answer the template's required survey variables {{names}}: give them defaults in the template, make them optional, or set them in the schedule's extra variables (not a secret one)",
 
@@ -327,7 +331,7 @@ export const fieldNames: Record<string, string> = {
   current_password: 'Current password',
   email: 'Email',
   login: 'Login',
-  auth: 'Login',
+  auth: 'Username',
   admin: 'Admin',
   external: 'External',
   alert: 'Alert',
@@ -361,6 +365,9 @@ export const fieldNames: Record<string, string> = {
   allow_override_args_in_task: 'Allow CLI args override',
   allow_override_branch_in_task: 'Allow branch override',
   allow_parallel_tasks: 'Allow parallel tasks',
+  autorun: 'Autorun',
+  searchable: 'Searchable',
+  meta: 'Backup details',
   suppress_success_alerts: 'Suppress success alerts',
   survey_vars: 'Survey variables',
   values: 'Values',

@@ -89,7 +89,7 @@ const choice = <const T extends readonly string[]>(values: T) =>
     .transform((v) => v as T[number]);
 
 /** An id the form requires: absent or 0 means "required", anything else must be a positive integer. */
-const requiredId = () => requiredNumber().int().min(1).max(2_147_483_647);
+const requiredId = () => requiredNumber().int().min(1, issue('required')).max(2_147_483_647);
 
 /** HTTP header names are tokens (RFC 9110); anything else could never arrive. */
 const headerName = /^[A-Za-z0-9!#$%&'*+.^_`|~-]+$/;

@@ -31,7 +31,7 @@ const listItem = z.string().trim().max(1000);
 /** A host/tag list: an array of strings or comma-separated text. */
 const stringList = () =>
   z
-    .union([listItem, z.array(listItem).max(1000)])
+    .union([listItem, z.array(listItem).max(1000)], { error: issue('not_string_or_list') })
     .nullish()
     .transform((v) =>
       v == null ? [] : (Array.isArray(v) ? v : v.split(',')).map((s) => s.trim()).filter(Boolean),

@@ -108,7 +108,9 @@ export function rejectNul(input: unknown, field = 'body') {
   if (!path) return;
   // A NUL in a key is shown as \0, never sent back as the character itself.
   const key = path.length ? path.join('.').replaceAll('\0', '\\0') : field;
-  const error = { code: 'no_nul', params: { field: key } } as const;
+  // The wording names the field by its own (last) name; `fields` keeps the whole path.
+  const leaf = path.length ? String(path.findLast((part) => typeof part === 'string') ?? key) : field;
+  const error = { code: 'no_nul', params: { field: leaf.replaceAll('\0', '\\0') } } as const;
   throw new AppError(400, error, { [path.length ? key : '_']: error });
 }
 

@@ -90,7 +90,7 @@ export async function restoreInstanceBackup(
     const issue = parsed.error.issues[0];
     throw badRequest(
       coded('not_instance_backup', {
-        detail: issue ? `${issue.path.join('.')}: ${errorMessage(codeOfIssue(issue))}` : '',
+        detail: issue ? `${issue.path.join('.')} ${errorMessage(codeOfIssue(issue))}` : '',
       }),
     );
   }

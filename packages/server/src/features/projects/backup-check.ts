@@ -108,7 +108,8 @@ export function parseBackup(body: unknown): ProjectBackupInput {
   const result = projectBackup.safeParse(data, { reportInput: true });
   if (!result.success) {
     const issue = firstIssue(result.error.issues);
-    throw invalid(issue ? pathText(issue.path) : '', issue ? said(issue) : 'not a project backup');
+    if (!issue || issue.path.length === 0) throw badRequest(coded('backup_not_object'));
+    throw invalid(pathText(issue.path), said(issue));
   }
   return result.data;
 }

@@ -74,7 +74,10 @@ async function assertAnswerable(deps: Pick<Deps, 'db'>, templateId: number, envi
   const missing = unanswerableSurveyVars(surveyVars, values);
   if (missing.length === 0) return;
   const names = missing.map((v) => `"${v.title}"`).join(', ');
-  throw fieldError('template_id', coded('survey_unanswerable', { names }));
+  throw fieldError(
+    'template_id',
+    coded(missing.length > 1 ? 'survey_unanswerable' : 'survey_unanswerable_one', { names }),
+  );
 }
 
 export async function getSchedule(deps: Pick<Deps, 'db'>, projectId: number, id: number) {

@@ -265,7 +265,10 @@ export async function deleteUser(ctx: UsersContext, actor: Actor, id: number) {
     const names = owned.map((p) => p.name).join(', ');
     throw new AppError(
       400,
-      coded('sole_owner_of_projects', { username: user.username, projects: names }),
+      coded(owned.length === 1 ? 'sole_owner_of_project' : 'sole_owner_of_projects', {
+        username: user.username,
+        projects: names,
+      }),
       undefined,
       {
         projects: owned,
