@@ -15,6 +15,7 @@ const serverUnit = [
   'src/lib/crypto.test.ts',
   'src/runner-protocol/seal.test.ts',
   'src/runner-protocol/protocol.test.ts',
+  'src/lib/errors.test.ts',
   'src/runners/client/output.test.ts',
   'src/tasks/output/output-rows.test.ts',
   'src/runners/server/inbox.test.ts',

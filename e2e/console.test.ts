@@ -25,7 +25,7 @@ describe('projects', () => {
     await field(page, 'Name').fill('Web Ops');
     await page.getByLabel('Max parallel tasks').fill('-1');
     await page.getByRole('button', { name: 'Create', exact: true }).click();
-    await page.getByText('Must be 0 or greater').waitFor();
+    await page.getByText('Max parallel tasks must be 0 or greater').waitFor();
     await page.getByLabel('Max parallel tasks').fill('2');
     await page.getByRole('button', { name: 'Create', exact: true }).click();
     await snackbar(page, 'Project Web Ops created');
@@ -83,7 +83,7 @@ describe('projects', () => {
     await field(page, 'Name').fill('Settings Renamed');
     await page.getByLabel('Max parallel tasks').fill('1.5');
     await page.getByRole('button', { name: 'Save' }).click();
-    await page.getByText('Must be integer').waitFor();
+    await page.getByText('Max parallel tasks must be an integer').waitFor();
     await page.getByLabel('Max parallel tasks').fill('3');
     await page.getByLabel('Send alerts about failed tasks').check();
     await page.getByRole('button', { name: 'Save' }).click();

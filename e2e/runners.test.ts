@@ -194,7 +194,7 @@ describe('remote runners in the console', () => {
     await edit.getByLabel('Tags').press('Enter');
     await edit.getByLabel('Max parallel tasks').fill('0');
     await edit.getByRole('button', { name: 'Save' }).click();
-    await edit.getByText('Max parallel tasks must be at least 1').waitFor();
+    await edit.getByText('Max parallel tasks must be 1 or greater').waitFor();
     await shot(page, 'runners-edit-light-1280');
     await edit.getByLabel('Max parallel tasks').fill('4');
     await edit.getByRole('button', { name: 'Save' }).click();

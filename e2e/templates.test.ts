@@ -229,7 +229,7 @@ describe('run dialog and a Bash task to Success', () => {
     await d.getByText('Count is required').waitFor();
     await d.getByRole('textbox', { name: 'Count' }).fill('12a');
     await d.getByRole('button', { name: 'Run' }).click();
-    await d.getByText('Must be integer').waitFor();
+    await d.getByText('Count must be an integer').waitFor();
     expect(await d.locator('input[name="survey.token"]').getAttribute('type')).toBe('password');
     await d.getByRole('textbox', { name: 'Who' }).fill('world');
     await d.getByRole('textbox', { name: 'Count' }).fill('12');

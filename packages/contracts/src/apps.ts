@@ -61,7 +61,3 @@ export const appInfoSchema = z.strictObject({
     .describe('Options put first on the binary’s command line (administrators only).'),
 });
 export type AppInfo = z.infer<typeof appInfoSchema>;
-
-/** The message a template of an app that is not active gets (400). */
-export const inactiveAppMessage = (id: string) =>
-  `The ${id} app is not active on this server: an administrator can activate it (SIGNALBOX_APPS)`;

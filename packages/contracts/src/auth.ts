@@ -1,16 +1,8 @@
 import { z } from 'zod';
-import { messages } from './common';
 
 export const loginInput = z.object({
-  auth: z
-    .string({ error: messages.required('Username') })
-    .trim()
-    .min(1, messages.required('Username'))
-    .max(255, messages.tooLong('Username', 255)),
-  password: z
-    .string({ error: messages.required('Password') })
-    .min(1, messages.required('Password'))
-    .max(255, messages.tooLong('Password', 255)),
+  auth: z.string().trim().min(1).max(255),
+  password: z.string().min(1).max(255),
 });
 export type LoginInput = z.infer<typeof loginInput>;
 
@@ -91,14 +83,9 @@ export const MAX_TOKEN_DAYS = 3650;
 
 export const apiTokenInput = z
   .object({
-    name: z.string().trim().max(100, messages.tooLong('Name', 100)).nullish(),
+    name: z.string().trim().max(100).nullish(),
     /** Days until the token stops working; absent or null = it never expires. */
-    expires_in_days: z
-      .number({ error: 'Expires in days must be an integer' })
-      .int('Expires in days must be an integer')
-      .min(1, 'Expires in days must be at least 1')
-      .max(MAX_TOKEN_DAYS, `Expires in days must be at most ${MAX_TOKEN_DAYS}`)
-      .nullish(),
+    expires_in_days: z.number().int().min(1).max(MAX_TOKEN_DAYS).nullish(),
   })
   .nullish();
 

@@ -1,5 +1,6 @@
 import { z } from 'zod';
-import { jsonDepth, MAX_JSON_DEPTH, messages } from './common';
+import { jsonDepth, MAX_JSON_DEPTH } from './common';
+import { issue, issueOf } from './errors';
 import { keyTypes } from './keys';
 import { taskRetentionDays } from './projects';
 import { branchMessages, isBranchName, isUsableRepositoryUrl } from './repositories';
@@ -15,64 +16,62 @@ import { PLAYBOOK_MAX, playbookPathProblem } from './templates';
 
 const MAX_ITEMS = 5000;
 
-const list = <T extends z.ZodType>(label: string, item: T) =>
+const list = <T extends z.ZodType>(item: T) =>
   z
-    .array(item, { error: `${label} must be a list` })
-    .max(MAX_ITEMS, `${label} has more than ${MAX_ITEMS} entries`)
+    .array(item)
+    .max(MAX_ITEMS)
     .nullish()
     .transform((v) => v ?? []);
 
-const name = (label: string, max = 255) =>
-  z
-    .string({ error: messages.required(label) })
-    .trim()
-    .min(1, messages.required(label))
-    .max(max, messages.tooLong(label, max));
+const name = (max = 255) => z.string().trim().min(1).max(max);
 
-const text = (label: string, max: number) =>
+const text = (max: number) =>
   z
-    .string({ error: `${label} must be a string` })
-    .max(max, messages.tooLong(label, max))
+    .string()
+    .max(max)
     .nullish()
     .transform((v) => v ?? '');
 
-const nullableText = (label: string, max: number) =>
+const nullableText = (max: number) =>
   z
-    .string({ error: `${label} must be a string` })
-    .max(max, messages.tooLong(label, max))
+    .string()
+    .max(max)
     .nullish()
     .transform((v) => (v ? v : null));
 
 /** A reference to another object of the backup by its name; empty means none. */
-const ref = (label: string) =>
+const ref = () =>
   z
-    .string({ error: `${label} must be a name` })
-    .max(255, `${label} must be at most 255 characters`)
+    .string()
+    .max(255)
     .nullish()
     .transform((v) => (v?.trim() ? v.trim() : null));
 
-const bool = (label: string, fallback = false) =>
+const bool = (fallback = false) =>
   z
-    .boolean({ error: `${label} must be true or false` })
+    .boolean()
     .nullish()
     .transform((v) => v ?? fallback);
 
 /** A lowercase identifier such as an app or inventory type. */
-const slug = (label: string, max: number) =>
+const slug = (max: number) =>
   z
-    .string({ error: `${label} must be a string` })
+    .string()
     .trim()
-    .max(max, messages.tooLong(label, max))
-    .regex(/^[a-z0-9_-]*$/, `${label} must be a lowercase identifier`)
+    .max(max)
+    .regex(/^[a-z0-9_-]*$/)
     .nullish()
     .transform((v) => v ?? '');
 
-const choice = <const T extends readonly string[]>(label: string, values: T, fallback: T[number]) =>
+const choice = <const T extends readonly string[]>(values: T, fallback: T[number]) =>
   z
-    .string({ error: `${label} must be one of ${values.join(', ')}` })
+    .string()
     .nullish()
     .transform((v) => (v ? v : fallback))
-    .refine((v) => (values as readonly string[]).includes(v), `${label} must be one of ${values.join(', ')}`)
+    .refine(
+      (v) => (values as readonly string[]).includes(v),
+      issue('not_one_of', { options: values.join(', ') }),
+    )
     .transform((v) => v as T[number]);
 
 const isJson = (v: string) => {
@@ -85,33 +84,31 @@ const isJson = (v: string) => {
 };
 
 /** A JSON document stored as text: accepted as text or as the document itself; empty means `fallback`. */
-const jsonDoc = (label: string, fallback: string, max = 500_000) =>
+const jsonDoc = (fallback: string, max = 500_000) =>
   z
-    .union([z.string(), z.record(z.string(), z.unknown()), z.array(z.unknown())], {
-      error: `${label} must be JSON text`,
-    })
+    .union([z.string(), z.record(z.string(), z.unknown()), z.array(z.unknown())])
     .nullish()
     .transform((v) => (v == null || v === '' ? fallback : typeof v === 'string' ? v : JSON.stringify(v)))
-    .refine((v) => v.length <= max, messages.tooLong(label, max))
-    .refine(isJson, `${label} must be valid JSON`)
-    .refine((v) => jsonDepth(v) <= MAX_JSON_DEPTH, messages.tooDeep(label));
+    .refine((v) => v.length <= max, issue('too_long', { max }))
+    .refine(isJson, issue('invalid_json'))
+    .refine((v) => jsonDepth(v) <= MAX_JSON_DEPTH, issue('too_deep', { max: MAX_JSON_DEPTH }));
 
 /** A JSON object given as an object or as its text; anything else reads as {}. */
-const jsonObject = (label: string) =>
-  jsonDoc(label, '{}', 100_000)
+const jsonObject = () =>
+  jsonDoc('{}', 100_000)
     .transform((v) => JSON.parse(v) as unknown)
-    .refine((v) => typeof v === 'object' && v !== null && !Array.isArray(v), messages.notJsonObject(label))
+    .refine((v) => typeof v === 'object' && v !== null && !Array.isArray(v), issue('not_json_object'))
     .transform((v) => v as Record<string, unknown>);
 
 const surveyVar = z.looseObject({
-  name: z.string({ error: 'Survey variable name must be a string' }).max(255),
-  title: z.string({ error: 'Survey variable title must be a string' }).max(255).nullish(),
-  type: z.string({ error: 'Survey variable type must be a string' }).max(20).nullish(),
+  name: z.string().max(255),
+  title: z.string().max(255).nullish(),
+  type: z.string().max(20).nullish(),
 });
 
 /** Survey variables: a list, its JSON text, or null. Each is checked but kept as written (field order too). */
 const surveyVars = z
-  .union([z.array(z.unknown()), z.string()], { error: 'Survey variables must be a list' })
+  .union([z.array(z.unknown()), z.string()])
   .nullish()
   .transform((v, ctx) => {
     if (v == null || v === '') return [];
@@ -119,15 +116,11 @@ const surveyVars = z
     try {
       return JSON.parse(v) as unknown;
     } catch {
-      ctx.addIssue({ code: 'custom', message: 'Survey variables must be valid JSON' });
+      ctx.addIssue({ code: 'custom', message: issue('invalid_json') });
       return z.NEVER;
     }
   })
-  .pipe(
-    z
-      .array(z.unknown(), { error: 'Survey variables must be a list' })
-      .max(100, 'At most 100 survey variables'),
-  )
+  .pipe(z.array(z.unknown()).max(100))
   .superRefine((vars, ctx) => {
     vars.forEach((item, i) => {
       const result = surveyVar.safeParse(item);
@@ -140,198 +133,182 @@ const surveyVars = z
   .transform((vars) => vars as Array<Record<string, unknown>>);
 
 export const backupMeta = z.looseObject({
-  name: name('Project name', 100),
-  alert: bool('Alert'),
-  alert_chat: nullableText('Alert chat', 30),
+  name: name(100),
+  alert: bool(),
+  alert_chat: nullableText(30),
   max_parallel_tasks: z
-    .number({ error: 'Max parallel tasks must be a number' })
-    .int('Must be integer')
-    .min(0, 'Must be 0 or greater')
-    .max(10_000, messages.maxParallelTooLarge(10_000))
+    .number()
+    .int()
+    .min(0)
+    .max(10_000)
     .nullish()
     .transform((v) => v ?? 0),
   /** Absent in Semaphore's backups (and in ours before 0003): the project then uses the server default. */
   task_retention_days: taskRetentionDays.nullish().transform((v) => v ?? 0),
-  type: text('Project type', 20),
+  type: text(20),
 });
 
 export const backupKey = z.looseObject({
-  name: name('Key name'),
-  type: choice('Key type', keyTypes, 'none'),
+  name: name(),
+  type: choice(keyTypes, 'none'),
   /** '' for the key store; the peer also lists environment secrets, which have no secret to restore. */
-  owner: text('Key owner', 20),
+  owner: text(20),
 });
 
 export const backupRepository = z.looseObject({
-  name: name('Repository name'),
+  name: name(),
   // The same URL and branch rules as a repository saved through the API: nothing git would read as an option,
   // a helper transport or a relative path is restored.
-  git_url: name('Repository URL', 2048).refine(isUsableRepositoryUrl, 'Incorrect URL'),
-  git_branch: text('Repository branch', 255).refine(
-    (v) => v === '' || isBranchName(v),
-    branchMessages.incorrect,
-  ),
-  ssh_key: ref('Repository key'),
+  git_url: name(2048).refine(isUsableRepositoryUrl, issue('incorrect_url')),
+  git_branch: text(255).refine((v) => v === '' || isBranchName(v), branchMessages.incorrect),
+  ssh_key: ref(),
 });
 
 export const backupInventory = z.looseObject({
-  name: name('Inventory name'),
-  type: slug('Inventory type', 30).transform((v) => (v ? v : 'static')),
-  inventory: text('Inventory', 500_000),
-  ssh_key: ref('Inventory user credentials'),
-  become_key: ref('Inventory sudo credentials'),
-  repository: ref('Inventory repository'),
+  name: name(),
+  type: slug(30).transform((v) => (v ? v : 'static')),
+  inventory: text(500_000),
+  ssh_key: ref(),
+  become_key: ref(),
+  repository: ref(),
   runner_tag: runnerTagField,
 });
 
 export const backupEnvironment = z.looseObject({
-  name: name('Environment name'),
-  json: jsonDoc('Extra variables', '{}'),
-  env: jsonDoc('Environment variables', '{}'),
+  name: name(),
+  json: jsonDoc('{}'),
+  env: jsonDoc('{}'),
 });
 
 export const backupView = z
   .looseObject({
-    title: z.string({ error: 'View title must be a string' }).nullish(),
-    name: z.string({ error: 'View title must be a string' }).nullish(),
+    title: z.string().nullish(),
+    name: z.string().nullish(),
     position: z
-      .number({ error: 'View position must be a number' })
-      .int('View position must be an integer')
+      .number()
+      .int()
       .min(-1_000_000)
       .max(1_000_000)
       .nullish()
       .transform((v) => v ?? 0),
   })
   .transform(({ name: alias, ...v }) => ({ ...v, title: v.title ?? alias ?? '' }))
-  .pipe(z.looseObject({ title: name('View title'), position: z.number() }));
+  .pipe(z.looseObject({ title: name(), position: z.number() }));
 
 const backupVault = z.looseObject({
   /** The vault's name (null: `default`), checked as the template API checks it. */
-  name: z.string({ error: 'Vault name must be a string' }).max(100).nullish(),
-  vault_key: ref('Vault key'),
+  name: z.string().max(100).nullish(),
+  vault_key: ref(),
   type: z.string().max(20).nullish(),
   /** A script vault's script. */
-  script: z.string({ error: 'Vault script must be a string' }).max(255).nullish(),
+  script: z.string().max(255).nullish(),
 });
 
 export const backupTemplate = z.looseObject({
-  name: name('Template name', 100),
-  description: text('Description', 10_000),
-  type: choice('Template type', ['', 'build', 'deploy'] as const, ''),
+  name: name(100),
+  description: text(10_000),
+  type: choice(['', 'build', 'deploy'] as const, ''),
   /** The peer's backups may omit the app: that means ansible. */
-  app: slug('App', 50).transform((v) => (v ? v : 'ansible')),
-  playbook: text('Playbook filename', PLAYBOOK_MAX).superRefine((path, ctx) => {
+  app: slug(50).transform((v) => (v ? v : 'ansible')),
+  playbook: text(PLAYBOOK_MAX).superRefine((path, ctx) => {
     const problem = playbookPathProblem(path);
-    if (problem) ctx.addIssue({ code: 'custom', message: problem });
+    if (problem) ctx.addIssue({ code: 'custom', message: issueOf(problem) });
   }),
-  arguments: nullableText('CLI args', 10_000),
-  inventory: ref('Template inventory'),
-  repository: ref('Template repository'),
-  environment: ref('Template environment'),
-  view: ref('Template view'),
-  build_template: ref('Build template'),
-  vault_key: ref('Vault key'),
-  vaults: list('Vaults', backupVault),
-  start_version: nullableText('Start version', 50),
-  autorun: bool('Autorun'),
-  suppress_success_alerts: bool('Suppress success alerts'),
-  allow_override_args_in_task: bool('Allow CLI args override'),
-  allow_override_branch_in_task: bool('Allow branch override'),
-  allow_parallel_tasks: bool('Allow parallel tasks'),
-  git_branch: nullableText('Branch', 255).refine(
-    (v) => v === null || isBranchName(v),
-    branchMessages.incorrect,
-  ),
+  arguments: nullableText(10_000),
+  inventory: ref(),
+  repository: ref(),
+  environment: ref(),
+  view: ref(),
+  build_template: ref(),
+  vault_key: ref(),
+  vaults: list(backupVault),
+  start_version: nullableText(50),
+  autorun: bool(),
+  suppress_success_alerts: bool(),
+  allow_override_args_in_task: bool(),
+  allow_override_branch_in_task: bool(),
+  allow_parallel_tasks: bool(),
+  git_branch: nullableText(255).refine((v) => v === null || isBranchName(v), branchMessages.incorrect),
   survey_vars: surveyVars,
-  task_params: jsonObject('Task params'),
+  task_params: jsonObject(),
   /** The peer writes the cron of the template's first schedule here; used only by backups without `schedules`. */
-  cron: nullableText('Cron', 100),
+  cron: nullableText(100),
   runner_tag: runnerTagField,
 });
 
 export const backupSchedule = z
   .looseObject({
-    name: text('Schedule name', 255),
-    template: name('Schedule template'),
-    cron_format: text('Cron', 100).transform((v) => v.trim()),
-    active: bool('Active', true),
-    checkable_repository: ref('Schedule repository'),
+    name: text(255),
+    template: name(),
+    cron_format: text(100).transform((v) => v.trim()),
+    active: bool(true),
+    checkable_repository: ref(),
     /** A run-once schedule: type 'run_at' with its time (the peer exports both); absent in older backups. */
-    type: choice('Schedule type', scheduleTypes, ''),
-    run_at: nullableText('Run at', 40).refine(
+    type: choice(scheduleTypes, ''),
+    run_at: nullableText(40).refine(
       (v) => v === null || z.iso.datetime({ offset: true }).safeParse(v).success,
       RUN_AT_FORMAT,
     ),
-    delete_after_run: bool('Delete after run'),
+    delete_after_run: bool(),
     /** Its default task parameters, the inventory by name (`inventory_name`); absent in older backups. */
-    task_params: jsonObject('Schedule task params'),
+    task_params: jsonObject(),
   })
   .superRefine((s, ctx) => {
     const once = s.type === 'run_at';
     if (once ? !s.run_at : !s.cron_format)
       ctx.addIssue({
         code: 'custom',
-        message: messages.required(once ? 'Run at' : 'Cron'),
+        message: issue('required'),
         path: [once ? 'run_at' : 'cron_format'],
       });
   });
 
 const backupMatcher = z.looseObject({
-  name: name('Matcher name'),
-  match_type: choice('Match type', ['body', 'header'] as const, 'body'),
-  body_data_type: choice('Body data type', ['json', 'string'] as const, 'json'),
-  key: text('Matcher key', 255),
-  method: choice('Matcher method', ['equals', 'unequals', 'contains'] as const, 'equals'),
-  value: text('Matcher value', 1000),
+  name: name(),
+  match_type: choice(['body', 'header'] as const, 'body'),
+  body_data_type: choice(['json', 'string'] as const, 'json'),
+  key: text(255),
+  method: choice(['equals', 'unequals', 'contains'] as const, 'equals'),
+  value: text(1000),
 });
 
 const backupExtractValue = z.looseObject({
-  name: name('Extracted value name'),
-  value_source: choice('Value source', ['body', 'header'] as const, 'body'),
-  body_data_type: choice('Body data type', ['json', 'string'] as const, 'json'),
-  key: text('Extracted value key', 255),
-  variable: text('Variable', 255),
-  variable_type: choice('Variable type', ['environment', 'task'] as const, 'environment'),
+  name: name(),
+  value_source: choice(['body', 'header'] as const, 'body'),
+  body_data_type: choice(['json', 'string'] as const, 'json'),
+  key: text(255),
+  variable: text(255),
+  variable_type: choice(['environment', 'task'] as const, 'environment'),
 });
 
-const alias = z
-  .string({ error: 'Alias must be a string' })
-  .trim()
-  .min(1, 'Alias must not be empty')
-  .max(64, 'Alias must be at most 64 characters');
+const alias = z.string().trim().min(1).max(64);
 
 export const backupIntegration = z.looseObject({
-  name: name('Integration name'),
-  template: name('Integration template'),
-  auth_method: slug('Auth method', 20),
-  auth_header: text('Auth header', 255),
-  auth_secret: ref('Auth secret'),
-  searchable: bool('Searchable'),
-  task_params: jsonObject('Integration task params'),
-  aliases: list('Aliases', alias),
-  matchers: list('Matchers', backupMatcher),
-  extract_values: list('Extracted values', backupExtractValue),
+  name: name(),
+  template: name(),
+  auth_method: slug(20),
+  auth_header: text(255),
+  auth_secret: ref(),
+  searchable: bool(),
+  task_params: jsonObject(),
+  aliases: list(alias),
+  matchers: list(backupMatcher),
+  extract_values: list(backupExtractValue),
 });
 
-export const projectBackup = z.looseObject(
-  {
-    meta: backupMeta,
-    templates: list('Templates', backupTemplate),
-    repositories: list('Repositories', backupRepository),
-    keys: list('Keys', backupKey),
-    views: list('Views', backupView),
-    inventories: list('Inventories', backupInventory),
-    environments: list('Environments', backupEnvironment),
-    integrations: list('Integrations', backupIntegration),
-    integration_aliases: list('Integration aliases', alias),
-    /** Absent in old backups: then each template's `cron` becomes its schedule. */
-    schedules: z
-      .array(backupSchedule, { error: 'Schedules must be a list' })
-      .max(MAX_ITEMS, `Schedules has more than ${MAX_ITEMS} entries`)
-      .nullish(),
-  },
-  { error: 'A backup must be a JSON object' },
-);
+export const projectBackup = z.looseObject({
+  meta: backupMeta,
+  templates: list(backupTemplate),
+  repositories: list(backupRepository),
+  keys: list(backupKey),
+  views: list(backupView),
+  inventories: list(backupInventory),
+  environments: list(backupEnvironment),
+  integrations: list(backupIntegration),
+  integration_aliases: list(alias),
+  /** Absent in old backups: then each template's `cron` becomes its schedule. */
+  schedules: z.array(backupSchedule).max(MAX_ITEMS).nullish(),
+});
 export type ProjectBackupInput = z.infer<typeof projectBackup>;
 
 /** The backup as GET project/{id}/backup writes it. */

@@ -2,7 +2,11 @@ import { describe, expect, it } from 'vitest';
 import { backupTemplate } from './backup';
 import { findNulCharacter, idParam, jsonDepth, jsonText, MAX_JSON_DEPTH } from './common';
 import { environmentInput } from './environments';
+import { codeOfIssue, errorMessage } from './errors';
 import { newTaskInput } from './task-api';
+
+/** The English wording of a zod issue, as the server answers it. */
+const said = (issue: Parameters<typeof codeOfIssue>[0]) => errorMessage(codeOfIssue(issue));
 
 describe('findNulCharacter', () => {
   it('finds the path of the first string or key holding U+0000', () => {
@@ -29,9 +33,9 @@ describe('idParam', () => {
     expect(idParam.parse('42')).toBe(42);
     for (const bad of ['0x1', '1e3', ' 1', '', '0b1', 'Infinity', '1.5', '-1', '0', '2147483648'])
       expect(idParam.safeParse(bad).success, bad).toBe(false);
-    expect(idParam.safeParse('abc').error?.issues[0]?.message).toBe('id must be a number');
-    expect(idParam.safeParse('1.5').error?.issues[0]?.message).toBe('id must be an integer');
-    expect(idParam.safeParse('-1').error?.issues[0]?.message).toBe('id must be positive');
+    expect(idParam.safeParse('abc').error?.issues.map(said)[0]).toBe('Request body must be a number');
+    expect(idParam.safeParse('1.5').error?.issues.map(said)[0]).toBe('Request body must be an integer');
+    expect(idParam.safeParse('-1').error?.issues.map(said)[0]).toBe('Request body must be greater than 0');
   });
 });
 
@@ -44,10 +48,12 @@ describe('JSON nesting depth', () => {
 
   it('refuses JSON text nested deeper than the limit', () => {
     const nested = (n: number) => `${'['.repeat(n)}${']'.repeat(n)}`;
-    expect(jsonText('Extra variables').safeParse(nested(MAX_JSON_DEPTH)).success).toBe(true);
-    expect(jsonText('Extra variables').safeParse(nested(MAX_JSON_DEPTH + 1)).error?.issues[0]?.message).toBe(
-      `Extra variables must not nest objects or arrays more than ${MAX_JSON_DEPTH} levels deep`,
-    );
+    expect(jsonText().safeParse(nested(MAX_JSON_DEPTH)).success).toBe(true);
+    expect(
+      jsonText()
+        .safeParse(nested(MAX_JSON_DEPTH + 1))
+        .error?.issues.map(said)[0],
+    ).toBe(`Request body must not nest objects or arrays more than ${MAX_JSON_DEPTH} levels deep`);
   });
 });
 
@@ -59,11 +65,11 @@ describe('JSON text fields of other contracts', () => {
   it('refuses over-deep task environments, environment JSON and backup documents', () => {
     const task = (environment: string) => newTaskInput.safeParse({ template_id: 1, environment });
     expect(task(deep(MAX_JSON_DEPTH)).success).toBe(true);
-    expect(task(deep(MAX_JSON_DEPTH + 1)).error?.issues[0]?.message).toBe(tooDeep('Environment'));
+    expect(task(deep(MAX_JSON_DEPTH + 1)).error?.issues.map(said)[0]).toBe(tooDeep('Extra variables'));
     const env = (json: string) => environmentInput.safeParse({ name: 'e', json, env: '{}' });
     expect(env(deep(MAX_JSON_DEPTH)).success).toBe(true);
     expect(env(deep(MAX_JSON_DEPTH + 1)).success).toBe(false);
     const restored = backupTemplate.safeParse({ name: 't', task_params: deep(MAX_JSON_DEPTH + 1) });
-    expect(restored.error?.issues[0]?.message).toBe(tooDeep('Task params'));
+    expect(restored.error?.issues.map(said)[0]).toBe(tooDeep('Task params'));
   });
 });

@@ -1,77 +1,5 @@
 import { z } from 'zod';
-import { coded, ErrorCode } from './errors';
-
-/**
- * Messages shared by the server and the web forms. Each is recorded with its error code (see errors.ts), so the
- * code of any of these texts is known wherever the text turns up.
- */
-/** The kinds of objects whose names are unique within their project. */
-export const namedKinds = {
-  key: 'A key with this name already exists in this project',
-  inventory: 'An inventory with this name already exists in this project',
-  environment: 'An environment with this name already exists in this project',
-  repository: 'A repository with this name already exists in this project',
-  view: 'A view with this title already exists in this project',
-  // Projects are named per person: two of the projects one user belongs to may not share a name.
-  project: 'You already have a project with this name',
-} as const;
-export type NamedKind = keyof typeof namedKinds;
-
-export const messages = {
-  nameTaken: (kind: NamedKind) => coded(namedKinds[kind], ErrorCode.nameTaken, { kind }),
-  required: (label: string) => coded(`${label} is required`, ErrorCode.required, { field: label }),
-  tooLong: (label: string, max: number) =>
-    coded(`${label} must be at most ${max} characters`, ErrorCode.tooLong, { field: label, max }),
-  mustBeInteger: coded('Must be integer', ErrorCode.mustBeInteger),
-  mustBeNonNegative: coded('Must be 0 or greater', ErrorCode.mustBeNonNegative),
-  incorrectUrl: coded('Incorrect URL', ErrorCode.incorrectUrl),
-  invalidJson: (label: string) =>
-    coded(`${label} must be valid JSON`, ErrorCode.invalidJson, { field: label }),
-  notJsonObject: (label: string) =>
-    coded(`${label} must be a JSON object`, ErrorCode.notJsonObject, { field: label }),
-  enumNeedsValues: coded('Enumeration must have values.', ErrorCode.enumNeedsValues),
-  enumUniqueNames: coded('Enumeration values must have unique names.', ErrorCode.enumUniqueNames),
-  enumEmptyName: coded('Value name cannot be empty.', ErrorCode.enumEmptyName),
-  noNul: (label: string) =>
-    coded(`${label} must not contain NUL characters`, ErrorCode.noNul, { field: label }),
-  tooDeep: (label: string) =>
-    coded(
-      `${label} must not nest objects or arrays more than ${MAX_JSON_DEPTH} levels deep`,
-      ErrorCode.tooDeep,
-      { field: label, max: MAX_JSON_DEPTH },
-    ),
-  invalidEmail: coded('Email must be a valid e-mail address', ErrorCode.invalidEmail),
-  usernameSpaces: coded('Username must not contain spaces', ErrorCode.usernameSpaces),
-  maxParallelTooLarge: (max: number) =>
-    coded(`Max parallel tasks must be at most ${max}`, ErrorCode.maxParallelTooLarge, { max }),
-  retentionNotInteger: coded('Task retention days must be an integer', ErrorCode.retentionNotInteger),
-  retentionNegative: coded('Task retention days must be 0 or greater', ErrorCode.retentionNegative),
-  retentionTooLarge: (max: number) =>
-    coded(`Task retention days must be at most ${max}`, ErrorCode.retentionTooLarge, { max }),
-  cliArgsNotArray: coded('CLI args must be a JSON array', ErrorCode.cliArgsNotArray),
-  notSignedIn: coded('Not signed in', ErrorCode.notSignedIn),
-  incorrectLogin: coded('Incorrect login or password', ErrorCode.incorrectLogin),
-  currentPasswordIncorrect: coded('Current password is incorrect', ErrorCode.currentPasswordIncorrect),
-  noPermission: coded('You do not have permission to do this', ErrorCode.noPermission),
-  missingPermission: (permission: string) =>
-    coded(`You need the ${permission} permission in this project`, ErrorCode.missingPermission, {
-      permission,
-    }),
-  notFound: (what: string) => coded(`${what} not found`, ErrorCode.notFound, { what }),
-  bodyNotJson: coded('Request body is not valid JSON', ErrorCode.bodyNotJson),
-  bodyEmpty: coded('Request body is empty', ErrorCode.bodyEmpty),
-  bodyTooLarge: coded('Request body is too large', ErrorCode.bodyTooLarge),
-  bodyNotObject: coded('Request body must be a JSON object', ErrorCode.bodyNotObject),
-  unsupportedContentType: coded('Unsupported content type', ErrorCode.unsupportedContentType),
-  tooManyRequests: (seconds: number) =>
-    coded(
-      `Too many requests: try again in ${seconds} second${seconds === 1 ? '' : 's'}`,
-      ErrorCode.tooManyRequests,
-      { seconds },
-    ),
-  databaseUnavailable: coded('Database unavailable, try again', ErrorCode.databaseUnavailable),
-  internal: coded('Internal server error', ErrorCode.internal),
-} as const;
+import { issue } from './errors';
 
 /**
  * Where the first U+0000 sits in a value: the path (keys and array indexes) of the first string, or object key,
@@ -109,60 +37,47 @@ export function findNulCharacter(value: unknown): (string | number)[] | null {
   return null;
 }
 
-/** A required, trimmed, bounded string: the message names the field as the form labels it. */
-export const requiredString = (label: string, max = 255) =>
-  z
-    .string({ error: messages.required(label) })
-    .trim()
-    .min(1, messages.required(label))
-    .max(max, messages.tooLong(label, max));
+/**
+ * A required, trimmed, bounded string. Schemas give no wording of their own: a refused value's code comes from the
+ * kind of check that failed (see `codeOfIssue`), and its field from the issue's path.
+ */
+export const requiredString = (max = 255) => z.string().trim().min(1).max(max);
 
 /** An optional string that may also be null; empty stays empty. */
-export const optionalString = (label: string, max = 255) =>
+export const optionalString = (max = 255) =>
   z
-    .string({ error: `${label} must be a string` })
-    .max(max, messages.tooLong(label, max))
+    .string()
+    .max(max)
     .nullish()
     .transform((v) => v ?? '');
 
 /** A positive integer id. */
-export const id = (label: string) =>
-  z
-    .number({ error: `${label} must be a number` })
-    .int(`${label} must be an integer`)
-    .positive(`${label} must be positive`)
-    .max(2_147_483_647, `${label} is too large`);
+export const id = () => z.number().int().positive().max(2_147_483_647);
 
 /** A number a form must fill: missing says "required", another type "must be a number". */
-export const requiredNumber = (label: string) =>
-  z.number({
-    error: (issue) =>
-      issue.input === undefined || issue.input === null
-        ? messages.required(label)
-        : `${label} must be a number`,
-  });
+export const requiredNumber = () => z.number();
 
 /** An optional reference to another object; 0 and null mean "none". */
-export const optionalId = (label: string) =>
+export const optionalId = () =>
   z
-    .number({ error: `${label} must be a number` })
-    .int(`${label} must be an integer`)
-    .min(0, `${label} must be 0 or greater`)
-    .max(2_147_483_647, `${label} is too large`)
+    .number()
+    .int()
+    .min(0)
+    .max(2_147_483_647)
     .nullish()
     .transform((v) => (v ? v : null));
 
-export const flag = (label: string) =>
+export const flag = () =>
   z
-    .boolean({ error: `${label} must be true or false` })
+    .boolean()
     .nullish()
     .transform((v) => v ?? false);
 
 /** Text that must parse as JSON (empty text is allowed and means "{}"). */
-export const jsonText = (label: string, max = 500_000) =>
+export const jsonText = (max = 500_000) =>
   z
-    .string({ error: `${label} must be a string` })
-    .max(max, messages.tooLong(label, max))
+    .string()
+    .max(max)
     .nullish()
     .transform((v) => v ?? '')
     .refine(
@@ -175,9 +90,9 @@ export const jsonText = (label: string, max = 500_000) =>
           return false;
         }
       },
-      { message: messages.invalidJson(label) },
+      { message: issue('invalid_json') },
     )
-    .refine((v) => jsonDepth(v) <= MAX_JSON_DEPTH, { message: messages.tooDeep(label) });
+    .refine((v) => jsonDepth(v) <= MAX_JSON_DEPTH, { message: issue('too_deep', { max: MAX_JSON_DEPTH }) });
 
 /**
  * How deep JSON may nest objects and arrays, in request bodies and in JSON text fields: deeper values are refused,
@@ -210,11 +125,7 @@ export function jsonDepth(text: string): number {
  */
 export const idParam = z.preprocess(
   (v) => (typeof v === 'string' ? (/^-?\d+(\.\d+)?$/.test(v) ? Number(v) : Number.NaN) : v),
-  z
-    .number({ error: 'id must be a number' })
-    .int('id must be an integer')
-    .positive('id must be positive')
-    .max(2_147_483_647, 'id is too large'),
+  z.number().int().positive().max(2_147_483_647),
 );
 
 /** A list of objects that use a resource, answered by GET …/{id}/refs and by a 409 on delete. */

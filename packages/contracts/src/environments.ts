@@ -1,5 +1,6 @@
 import { z } from 'zod';
-import { jsonDepth, MAX_JSON_DEPTH, messages, optionalId, requiredString } from './common';
+import { jsonDepth, MAX_JSON_DEPTH, optionalId, requiredString } from './common';
+import { issue } from './errors';
 import { SECRET_MAX } from './keys';
 
 export const environmentSecretTypes = ['var', 'env'] as const;
@@ -29,10 +30,10 @@ export type Environment = z.infer<typeof environmentSchema>;
 export const ENVIRONMENT_JSON_MAX = 500_000;
 
 /** JSON text of an object; empty text means "{}". */
-const jsonObjectText = (label: string) =>
+const jsonObjectText = () =>
   z
-    .string({ error: `${label} must be a string` })
-    .max(ENVIRONMENT_JSON_MAX, messages.tooLong(label, ENVIRONMENT_JSON_MAX))
+    .string()
+    .max(ENVIRONMENT_JSON_MAX)
     .nullish()
     .transform((v, ctx) => {
       const text = (v ?? '').trim();
@@ -41,15 +42,15 @@ const jsonObjectText = (label: string) =>
       try {
         value = JSON.parse(text);
       } catch {
-        ctx.addIssue({ code: 'custom', message: messages.invalidJson(label) });
+        ctx.addIssue({ code: 'custom', message: issue('invalid_json') });
         return z.NEVER;
       }
       if (value === null || typeof value !== 'object' || Array.isArray(value)) {
-        ctx.addIssue({ code: 'custom', message: messages.notJsonObject(label) });
+        ctx.addIssue({ code: 'custom', message: issue('not_json_object') });
         return z.NEVER;
       }
       if (jsonDepth(text) > MAX_JSON_DEPTH) {
-        ctx.addIssue({ code: 'custom', message: messages.tooDeep(label) });
+        ctx.addIssue({ code: 'custom', message: issue('too_deep', { max: MAX_JSON_DEPTH }) });
         return z.NEVER;
       }
       return text;
@@ -57,40 +58,38 @@ const jsonObjectText = (label: string) =>
 
 export const environmentSecretInput = z
   .object({
-    id: optionalId('Secret id'),
-    type: z.enum(environmentSecretTypes, { error: 'Secret type must be var or env' }),
+    id: optionalId(),
+    type: z.enum(environmentSecretTypes),
     name: z
-      .string({ error: 'Secret name must be a string' })
+      .string()
       .trim()
-      .max(255, messages.tooLong('Secret name', 255))
+      .max(255)
       .nullish()
       .transform((v) => v ?? ''),
     secret: z
-      .string({ error: 'Secret value must be a string' })
-      .max(SECRET_MAX, messages.tooLong('Secret value', SECRET_MAX))
+      .string()
+      .max(SECRET_MAX)
       .nullish()
       .transform((v) => v ?? ''),
-    operation: z.enum(['create', 'update', 'delete'], {
-      error: 'Secret operation must be create, update or delete',
-    }),
+    operation: z.enum(['create', 'update', 'delete']),
   })
   .superRefine((input, ctx) => {
     if (input.operation !== 'delete' && input.name === '')
-      ctx.addIssue({ code: 'custom', message: messages.required('Secret name'), path: ['name'] });
+      ctx.addIssue({ code: 'custom', message: issue('required'), path: ['name'] });
     if (input.operation !== 'create' && !input.id)
-      ctx.addIssue({ code: 'custom', message: messages.required('Secret id'), path: ['id'] });
+      ctx.addIssue({ code: 'custom', message: issue('required'), path: ['id'] });
   });
 export type EnvironmentSecretInput = z.output<typeof environmentSecretInput>;
 
 export const environmentInput = z.object({
-  id: optionalId('Id'),
-  project_id: optionalId('Project'),
-  name: requiredString('Name', 255),
-  json: jsonObjectText('Extra variables'),
-  env: jsonObjectText('Environment variables'),
+  id: optionalId(),
+  project_id: optionalId(),
+  name: requiredString(255),
+  json: jsonObjectText(),
+  env: jsonObjectText(),
   secrets: z
-    .array(environmentSecretInput, { error: 'Secrets must be a list' })
-    .max(500, 'An environment holds at most 500 secrets')
+    .array(environmentSecretInput)
+    .max(500)
     .nullish()
     .transform((v) => v ?? []),
 });

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { issue } from './errors';
 
 /** One entry of the activity log, as GET events and GET project/{id}/events list it (newest first). */
 export const eventSchema = z.strictObject({
@@ -71,12 +72,7 @@ export const EVENT_PAGE_MAX = 1000;
 /** The longest text filter (`q`, `user`). */
 export const EVENT_TEXT_FILTER_MAX = 200;
 
-const intQuery = (name: string, min: number, max: number) =>
-  z.coerce
-    .number({ error: `${name} must be a number` })
-    .int(`${name} must be an integer`)
-    .min(min, `${name} must be ${min} or greater`)
-    .max(max, `${name} must be at most ${max}`);
+const intQuery = (min: number, max: number) => z.coerce.number().int().min(min).max(max);
 
 const ISO_TIME = /^\d{4}-\d{2}-\d{2}(T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:?\d{2}))?$/;
 
@@ -84,8 +80,8 @@ const ISO_TIME = /^\d{4}-\d{2}-\d{2}(T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{
  * A point in time of a filter: an ISO 8601 date (`2025-03-01`, midnight UTC) or date and time with its offset
  * (`2025-03-01T08:00:00Z`, `…+02:00`); read as the UTC text events store (`created`), so it compares as text.
  */
-const timeQuery = (name: string) =>
-  z.string({ error: `${name} must be an ISO 8601 date or date and time` }).transform((text, ctx) => {
+const timeQuery = () =>
+  z.string().transform((text, ctx) => {
     const date = new Date(text);
     const valid =
       ISO_TIME.test(text) &&
@@ -95,46 +91,46 @@ const timeQuery = (name: string) =>
     if (valid) return date.toISOString();
     ctx.addIssue({
       code: 'custom',
-      message: `${name} must be an ISO 8601 date or date and time with an offset (2025-03-01 or 2025-03-01T08:00:00Z)`,
+      message: issue('invalid_date'),
     });
     return z.NEVER;
   });
 
-const textQuery = (name: string) =>
+const textQuery = () =>
   z
-    .string({ error: `${name} must be text` })
-    .max(EVENT_TEXT_FILTER_MAX, `${name} must be at most ${EVENT_TEXT_FILTER_MAX} characters`)
+    .string()
+    .max(EVENT_TEXT_FILTER_MAX)
     .transform((v) => v.trim())
     .optional();
 
 /** The filters every event route takes (the global routes add `project_id`). */
 const eventFilterFields = {
-  from: timeQuery('from').optional().describe('Events at or after this time (ISO 8601).'),
-  to: timeQuery('to').optional().describe('Events before this time (ISO 8601).'),
-  user_id: intQuery('user_id', 1, 2_147_483_647).optional().describe('Only events of this user.'),
-  user: textQuery('user').describe("Events whose user's username or name contains this text (any case)."),
+  from: timeQuery().optional().describe('Events at or after this time (ISO 8601).'),
+  to: timeQuery().optional().describe('Events before this time (ISO 8601).'),
+  user_id: intQuery(1, 2_147_483_647).optional().describe('Only events of this user.'),
+  user: textQuery().describe("Events whose user's username or name contains this text (any case)."),
   object_type: z
-    .string({ error: 'object_type must be text' })
-    .regex(/^[a-z_]{1,50}$/, 'object_type must be an object type such as task or template')
+    .string()
+    .regex(/^[a-z_]{1,50}$/)
     .optional()
     .describe(`Only events about this kind of object (${eventObjectTypes.join(', ')}).`),
-  q: textQuery('q').describe('Events whose description contains this text (any case).'),
+  q: textQuery().describe('Events whose description contains this text (any case).'),
 };
 
 const fromBeforeTo = <T extends { from?: string; to?: string }>(q: T) =>
   q.from === undefined || q.to === undefined || q.from < q.to;
-const fromBeforeToIssue = { message: 'to must be later than from', path: ['to'] };
+const fromBeforeToIssue = { message: issue('from_after_to'), path: ['to'] };
 
 const pageFields = {
-  limit: intQuery('limit', 1, EVENT_PAGE_MAX).default(EVENT_PAGE_DEFAULT),
-  offset: intQuery('offset', 0, 1_000_000_000).optional().describe('Rows to skip (newest first).'),
-  before: intQuery('before', 1, Number.MAX_SAFE_INTEGER)
+  limit: intQuery(1, EVENT_PAGE_MAX).default(EVENT_PAGE_DEFAULT),
+  offset: intQuery(0, 1_000_000_000).optional().describe('Rows to skip (newest first).'),
+  before: intQuery(1, Number.MAX_SAFE_INTEGER)
     .optional()
     .describe('Only events whose id is below this one: the keyset cursor of the next page (Link header).'),
 };
 const notBoth = <T extends { offset?: number; before?: number }>(q: T) =>
   q.offset === undefined || q.before === undefined;
-const notBothIssue = { message: 'Use either offset or before, not both', path: ['before'] };
+const notBothIssue = { message: issue('offset_and_before'), path: ['before'] };
 
 /** GET project/{id}/events[/last]: the project's events, newest first, filtered and paged. */
 export const projectEventsQuery = z
@@ -144,7 +140,7 @@ export const projectEventsQuery = z
 export type ProjectEventsQuery = z.output<typeof projectEventsQuery>;
 
 const projectFilter = {
-  project_id: intQuery('project_id', 1, 2_147_483_647)
+  project_id: intQuery(1, 2_147_483_647)
     .optional()
     .describe('Only events of this project (among those the caller may see).'),
 };
@@ -160,7 +156,7 @@ export const eventExportFormats = ['csv', 'json', 'jsonl'] as const;
 export type EventExportFormat = (typeof eventExportFormats)[number];
 const formatField = {
   format: z
-    .enum(eventExportFormats, { error: 'format must be csv, json or jsonl' })
+    .enum(eventExportFormats)
     .describe('csv (a header row, then one row per event), json (an array) or jsonl (one object per line).'),
 };
 

@@ -1,5 +1,6 @@
 import { z } from 'zod';
-import { flag, messages, optionalId, optionalString, requiredNumber, requiredString } from './common';
+import { flag, optionalId, optionalString, requiredNumber, requiredString } from './common';
+import { issue } from './errors';
 import { defaultTaskParamsInput, defaultTaskParamsSchema } from './task-params';
 
 /** Integrations: incoming webhooks that start a template's task. */
@@ -77,42 +78,38 @@ export const integrationExtractValueSchema = z.strictObject({
 export type IntegrationExtractValue = z.infer<typeof integrationExtractValueSchema>;
 
 /** A required choice from a fixed list; the message names the field as the form labels it. */
-const choice = <const T extends readonly string[]>(label: string, values: T) =>
+const choice = <const T extends readonly string[]>(values: T) =>
   z
-    .string({ error: messages.required(label) })
+    .string()
     .trim()
-    .min(1, messages.required(label))
+    .min(1)
     .refine((v) => (values as readonly string[]).includes(v), {
-      message: `${label} must be one of: ${values.join(', ')}`,
+      message: issue('not_one_of', { options: values.join(', ') }),
     })
     .transform((v) => v as T[number]);
 
 /** An id the form requires: absent or 0 means "required", anything else must be a positive integer. */
-const requiredId = (label: string) =>
-  requiredNumber(label)
-    .int(`${label} must be an integer`)
-    .min(1, messages.required(label))
-    .max(2_147_483_647, `${label} is too large`);
+const requiredId = () => requiredNumber().int().min(1, issue('required')).max(2_147_483_647);
 
 /** HTTP header names are tokens (RFC 9110); anything else could never arrive. */
 const headerName = /^[A-Za-z0-9!#$%&'*+.^_`|~-]+$/;
 
 export const integrationInput = z
   .object({
-    name: requiredString('Name', 255),
-    template_id: requiredId('Template'),
+    name: requiredString(255),
+    template_id: requiredId(),
     auth_method: z
-      .string({ error: 'Auth method must be a string' })
+      .string()
       .trim()
       .nullish()
       .transform((v) => (v === 'none' || !v ? '' : v))
       .refine((v) => (integrationAuthMethods as readonly string[]).includes(v), {
-        message: 'Auth method must be one of: none, github, token, hmac',
+        message: issue('not_one_of', { options: 'none, github, token, hmac' }),
       })
       .transform((v) => v as IntegrationAuthMethod),
-    auth_secret_id: optionalId('Auth secret'),
-    auth_header: optionalString('Auth header', 255).transform((v) => v.trim()),
-    searchable: flag('Searchable'),
+    auth_secret_id: optionalId(),
+    auth_header: optionalString(255).transform((v) => v.trim()),
+    searchable: flag(),
     task_params: defaultTaskParamsInput,
     /** Semaphore's request calls the default task parameters `params`. */
     params: defaultTaskParamsInput,
@@ -121,15 +118,14 @@ export const integrationInput = z
   })
   .superRefine((v, ctx) => {
     if (v.auth_method && !v.auth_secret_id)
-      ctx.addIssue({ code: 'custom', path: ['auth_secret_id'], message: messages.required('Auth secret') });
+      ctx.addIssue({ code: 'custom', path: ['auth_secret_id'], message: issue('required') });
     if (v.auth_method === 'token' || v.auth_method === 'hmac') {
-      if (!v.auth_header)
-        ctx.addIssue({ code: 'custom', path: ['auth_header'], message: messages.required('Auth header') });
+      if (!v.auth_header) ctx.addIssue({ code: 'custom', path: ['auth_header'], message: issue('required') });
       else if (!headerName.test(v.auth_header))
         ctx.addIssue({
           code: 'custom',
           path: ['auth_header'],
-          message: 'Auth header must be a valid HTTP header name',
+          message: issue('header_name'),
         });
     }
   })
@@ -143,33 +139,33 @@ export const integrationInput = z
 export type IntegrationInput = z.infer<typeof integrationInput>;
 
 export const integrationMatcherInput = z.object({
-  name: requiredString('Name', 255),
-  match_type: choice('Match source', matchTypes),
-  body_data_type: choice('Body data format', bodyDataTypes),
-  key: requiredString('Key', 255),
-  method: choice('Comparison method', matchMethods),
-  value: requiredString('Value', 1000),
-  integration_id: optionalId('Integration'),
+  name: requiredString(255),
+  match_type: choice(matchTypes),
+  body_data_type: choice(bodyDataTypes),
+  key: requiredString(255),
+  method: choice(matchMethods),
+  value: requiredString(1000),
+  integration_id: optionalId(),
   id: z.unknown().optional(),
 });
 export type IntegrationMatcherInput = z.infer<typeof integrationMatcherInput>;
 
 export const integrationExtractValueInput = z.object({
-  name: requiredString('Name', 255),
-  value_source: choice('Value source', valueSources),
-  body_data_type: choice('Body data type', bodyDataTypes),
-  key: requiredString('Key', 255),
-  variable: requiredString('Variable', 255),
+  name: requiredString(255),
+  value_source: choice(valueSources),
+  body_data_type: choice(bodyDataTypes),
+  key: requiredString(255),
+  variable: requiredString(255),
   variable_type: z
-    .string({ error: 'Variable type must be a string' })
+    .string()
     .trim()
     .nullish()
     .transform((v) => v || 'environment')
     .refine((v) => (variableTypes as readonly string[]).includes(v), {
-      message: 'Variable type must be one of: environment, task',
+      message: issue('not_one_of', { options: 'environment, task' }),
     })
     .transform((v) => v as VariableType),
-  integration_id: optionalId('Integration'),
+  integration_id: optionalId(),
   id: z.unknown().optional(),
 });
 export type IntegrationExtractValueInput = z.infer<typeof integrationExtractValueInput>;

@@ -1,5 +1,6 @@
 import { z } from 'zod';
-import { messages, optionalId, requiredString } from './common';
+import { optionalId, requiredString } from './common';
+import { issue } from './errors';
 import { runnerTagField } from './runners';
 
 export const inventoryTypes = [
@@ -46,42 +47,35 @@ export const INVENTORY_MAX = 500_000;
  * A Terraform/OpenTofu/Terragrunt workspace name reaches the command line, so it keeps to a conservative character set and
  * never starts with "-" (it would read as an option) or ".".
  */
-export const workspaceNameMessage =
-  'Workspace name may contain only letters, digits, ".", "_" and "-", must not start with "-" or "." and must be at most 90 characters';
 export const isWorkspaceName = (name: string) => /^[A-Za-z0-9_][A-Za-z0-9_.-]{0,89}$/.test(name);
 
 export const inventoryInput = z
   .object({
-    id: optionalId('Id'),
-    project_id: optionalId('Project'),
-    name: requiredString('Name', 255),
-    type: z.enum(inventoryTypes, {
-      error: (issue) =>
-        issue.input === undefined || issue.input === null || issue.input === ''
-          ? messages.required('Type')
-          : `Type must be one of ${inventoryTypes.join(', ')}`,
-    }),
+    id: optionalId(),
+    project_id: optionalId(),
+    name: requiredString(255),
+    type: z.enum(inventoryTypes),
     inventory: z
-      .string({ error: 'Inventory must be a string' })
-      .max(INVENTORY_MAX, messages.tooLong('Inventory', INVENTORY_MAX))
+      .string()
+      .max(INVENTORY_MAX)
       .nullish()
       .transform((v) => v ?? ''),
-    ssh_key_id: optionalId('User credentials'),
-    become_key_id: optionalId('Sudo credentials'),
-    repository_id: optionalId('Repository'),
+    ssh_key_id: optionalId(),
+    become_key_id: optionalId(),
+    repository_id: optionalId(),
     runner_tag: runnerTagField,
   })
   .superRefine((input, ctx) => {
     const workspace = isWorkspaceInventory(input.type);
     // Workspace inventories run with the project's None key, which the server picks.
     if (!workspace && !input.ssh_key_id)
-      ctx.addIssue({ code: 'custom', message: messages.required('User credentials'), path: ['ssh_key_id'] });
+      ctx.addIssue({ code: 'custom', message: issue('required'), path: ['ssh_key_id'] });
     if (input.type === 'file' && input.inventory.trim() === '')
-      ctx.addIssue({ code: 'custom', message: messages.required('Path'), path: ['inventory'] });
+      ctx.addIssue({ code: 'custom', message: issue('required'), path: ['inventory'] });
     if (workspace && input.inventory.trim() === '')
-      ctx.addIssue({ code: 'custom', message: messages.required('Workspace name'), path: ['inventory'] });
+      ctx.addIssue({ code: 'custom', message: issue('required'), path: ['inventory'] });
     else if (workspace && !isWorkspaceName(input.inventory.trim()))
-      ctx.addIssue({ code: 'custom', message: workspaceNameMessage, path: ['inventory'] });
+      ctx.addIssue({ code: 'custom', message: issue('workspace_name'), path: ['inventory'] });
   })
   .transform((input) =>
     input.type === 'file' || isWorkspaceInventory(input.type)

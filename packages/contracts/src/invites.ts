@@ -1,5 +1,6 @@
 import { z } from 'zod';
-import { id, messages } from './common';
+import { id } from './common';
+import { issue } from './errors';
 import { projectRoles } from './permissions';
 
 /** pending until the user answers; expired is a pending invite whose time ran out. */
@@ -76,22 +77,14 @@ export const projectInviteCreatedSchema = projectInviteSchema.extend({
 export const userInviteSchema = projectInviteSchema.extend({ project_name: z.string() });
 export type UserInvite = z.infer<typeof userInviteSchema>;
 
-export const INVITE_WHO_REQUIRED = 'Name the user to invite: user_id, email or username';
-export const INVITE_ONE_USER = 'Name the user to invite once: user_id, email or username, not several';
-
-const role = z.enum(projectRoles, {
-  error: (issue) =>
-    issue.input === undefined || issue.input === null || issue.input === ''
-      ? messages.required('Role')
-      : `Role must be one of ${projectRoles.join(', ')}`,
-});
+const role = z.enum(projectRoles);
 
 /** An absent, null or empty optional text is no value. */
-const optionalText = (label: string) =>
+const optionalText = () =>
   z
-    .string({ error: `${label} must be a string` })
+    .string()
     .trim()
-    .max(255, messages.tooLong(label, 255))
+    .max(255)
     .nullish()
     .transform((v) => v || undefined);
 
@@ -102,21 +95,22 @@ const optionalText = (label: string) =>
  */
 export const projectInviteInput = z
   .object({
-    user_id: id('User').nullish(),
-    email: optionalText('Email'),
-    username: optionalText('Username'),
+    user_id: id().nullish(),
+    email: optionalText(),
+    username: optionalText(),
     role,
     expires_at: z
-      .string({ error: 'Expires at must be a string' })
-      .max(40, 'Expires at must be a date and time (ISO 8601)')
-      .pipe(z.iso.datetime({ offset: true, error: 'Expires at must be a date and time (ISO 8601)' }))
+      .string()
+      .max(40)
+      .pipe(z.iso.datetime({ offset: true }))
       .nullish()
       .transform((v) => v ?? undefined),
   })
   .superRefine((input, ctx) => {
     const named = [input.user_id, input.email, input.username].filter((v) => v != null).length;
-    if (named === 0) ctx.addIssue({ code: 'custom', path: ['user_id'], message: INVITE_WHO_REQUIRED });
-    if (named > 1) ctx.addIssue({ code: 'custom', path: ['user_id'], message: INVITE_ONE_USER });
+    if (named === 0)
+      ctx.addIssue({ code: 'custom', path: ['user_id'], message: issue('invite_who_required') });
+    if (named > 1) ctx.addIssue({ code: 'custom', path: ['user_id'], message: issue('invite_one_user') });
   });
 export type ProjectInviteInput = z.infer<typeof projectInviteInput>;
 
@@ -125,11 +119,11 @@ export const inviteSortFields = ['created', 'status', 'role'] as const;
 /** Query of GET project/{id}/invites: sort by created, status or role; asc or desc (default newest first). */
 export const inviteListQuery = z.object({
   sort: z
-    .enum(inviteSortFields, { error: `Sort must be one of ${inviteSortFields.join(', ')}` })
+    .enum(inviteSortFields)
     .optional()
     .transform((v) => v ?? 'created'),
   order: z
-    .enum(['asc', 'desc'], { error: 'Order must be asc or desc' })
+    .enum(['asc', 'desc'])
     .optional()
     .transform((v) => v ?? 'desc'),
 });
@@ -137,9 +131,5 @@ export type InviteListQuery = z.infer<typeof inviteListQuery>;
 
 /** POST /api/invites/accept and /api/invites/decline: the token the invite was made with. */
 export const inviteTokenInput = z.object({
-  token: z
-    .string({ error: messages.required('Token') })
-    .trim()
-    .min(1, messages.required('Token'))
-    .max(128, messages.tooLong('Token', 128)),
+  token: z.string().trim().min(1).max(128),
 });

@@ -1,5 +1,6 @@
 import { z } from 'zod';
-import { flag, messages, optionalId, requiredNumber, requiredString } from './common';
+import { flag, optionalId, requiredNumber, requiredString } from './common';
+import { issue } from './errors';
 
 export const keyTypes = ['none', 'ssh', 'login_password'] as const;
 export type KeyType = (typeof keyTypes)[number];
@@ -47,82 +48,62 @@ export const accessKeySchema = z.strictObject({
 export type AccessKey = z.infer<typeof accessKeySchema>;
 
 /** A required reference to another object of the project (0 and null count as missing). */
-export const requiredRefId = (label: string) =>
-  requiredNumber(label)
-    .int(`${label} must be an integer`)
-    .min(0, `${label} must be 0 or greater`)
-    .max(2_147_483_647, `${label} is too large`)
-    .refine((v) => v > 0, messages.required(label));
+export const requiredRefId = () =>
+  requiredNumber()
+    .int()
+    .min(0)
+    .max(2_147_483_647)
+    .refine((v) => v > 0, issue('required'));
 
 /** Secrets may be long (certificate chains, tokens) but stay bounded. */
 export const SECRET_MAX = 65_536;
 
-const secretText = (label: string) =>
+const secretText = () =>
   z
-    .string({ error: `${label} must be a string` })
-    .max(SECRET_MAX, messages.tooLong(label, SECRET_MAX))
+    .string()
+    .max(SECRET_MAX)
     .nullish()
     .transform((v) => v ?? '');
 
 const login = z
-  .string({ error: 'Login must be a string' })
+  .string()
   .trim()
-  .max(255, messages.tooLong('Login', 255))
+  .max(255)
   .nullish()
   .transform((v) => v ?? '');
 
 const keyBase = z.object({
-  id: optionalId('Id'),
-  project_id: optionalId('Project'),
-  name: requiredString('Name', 255),
-  type: z.enum(keyTypes, {
-    error: (issue) =>
-      issue.input === undefined || issue.input === null || issue.input === ''
-        ? messages.required('Type')
-        : `Type must be one of ${keyTypes.join(', ')}`,
-  }),
-  override_secret: flag('Override secret'),
-  login_password: z
-    .object({ login, password: secretText('Password') }, { error: 'Login and password must be an object' })
-    .nullish(),
-  ssh: z
-    .object(
-      { login, passphrase: secretText('Passphrase'), private_key: secretText('Private key') },
-      { error: 'SSH key must be an object' },
-    )
-    .nullish(),
+  id: optionalId(),
+  project_id: optionalId(),
+  name: requiredString(255),
+  type: z.enum(keyTypes),
+  override_secret: flag(),
+  login_password: z.object({ login, password: secretText() }).nullish(),
+  ssh: z.object({ login, passphrase: secretText(), private_key: secretText() }).nullish(),
   /** '' or null: the secret is stored; 'env' / 'file': it is read at task time from what source_storage_key names. */
   source_storage_type: z
-    .enum(['', ...keySourceTypes], {
-      error: `Secret source must be one of: '' (stored), ${keySourceTypes.join(', ')}`,
-    })
+    .enum(['', ...keySourceTypes])
     .nullish()
     .transform((v): KeySourceType | null => v || null),
   source_storage_key: z
-    .string({ error: 'Secret source must be a string' })
+    .string()
     .trim()
-    .max(KEY_SOURCE_MAX, messages.tooLong('Secret source', KEY_SOURCE_MAX))
+    .max(KEY_SOURCE_MAX)
     .nullish()
     .transform((v) => v ?? ''),
 });
 export type KeyInput = z.output<typeof keyBase>;
 
-/** The label of the field naming where a key's secret is read from. */
-export const keySourceLabel = (type: KeySourceType) =>
-  type === 'env' ? 'Environment variable' : 'File path';
+/** A key's missing or refused part: the field (a dotted path) and the code of the problem. */
+export type KeyProblem = { field: string; code: 'required' | 'key_none_has_no_secret' };
 
 /** What a key reading its secret from the server lacks; null when nothing is missing. */
 export function keySourceProblem(
   input: Pick<KeyInput, 'type' | 'source_storage_type' | 'source_storage_key'>,
-) {
+): KeyProblem | null {
   if (!input.source_storage_type) return null;
-  if (input.type === 'none')
-    return { field: 'source_storage_type', message: 'A key of type none has no secret to read' };
-  if (!input.source_storage_key)
-    return {
-      field: 'source_storage_key',
-      message: messages.required(keySourceLabel(input.source_storage_type)),
-    };
+  if (input.type === 'none') return { field: 'source_storage_type', code: 'key_none_has_no_secret' };
+  if (!input.source_storage_key) return { field: 'source_storage_key', code: 'required' };
   return null;
 }
 
@@ -134,7 +115,7 @@ export function keySourceProblem(
 export function keySecretProblem(
   input: Pick<KeyInput, 'type' | 'login_password' | 'ssh'> &
     Partial<Pick<KeyInput, 'source_storage_type' | 'source_storage_key'>>,
-) {
+): KeyProblem | null {
   if (input.source_storage_type)
     return keySourceProblem({
       type: input.type,
@@ -142,15 +123,15 @@ export function keySecretProblem(
       source_storage_key: input.source_storage_key ?? '',
     });
   if (input.type === 'login_password' && !input.login_password?.password)
-    return { field: 'login_password.password', message: messages.required('Password') };
+    return { field: 'login_password.password', code: 'required' };
   if (input.type === 'ssh' && !input.ssh?.private_key?.trim())
-    return { field: 'ssh.private_key', message: messages.required('Private key') };
+    return { field: 'ssh.private_key', code: 'required' };
   return null;
 }
 
 const requireSecret = (input: KeyInput, ctx: z.RefinementCtx) => {
   const problem = keySecretProblem(input);
-  if (problem) ctx.addIssue({ code: 'custom', message: problem.message, path: problem.field.split('.') });
+  if (problem) ctx.addIssue({ code: 'custom', message: issue(problem.code), path: problem.field.split('.') });
 };
 
 /** A new key is always editable, so its secret is required. */

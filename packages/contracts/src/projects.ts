@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { flag, messages, requiredString } from './common';
+import { flag, requiredString } from './common';
 import { projectRoles } from './permissions';
 
 /** A project as the API answers it (GET projects, GET project/{id}, and the create and restore routes). */
@@ -25,26 +25,22 @@ export type Project = z.infer<typeof projectSchema>;
 export const MAX_TASK_RETENTION_DAYS = 36_500;
 
 /** Days finished tasks are kept, 0 meaning the server default. Absent or null: unchanged on update, 0 on create. */
-export const taskRetentionDays = z
-  .number({ error: messages.retentionNotInteger })
-  .int(messages.retentionNotInteger)
-  .min(0, messages.retentionNegative)
-  .max(MAX_TASK_RETENTION_DAYS, messages.retentionTooLarge(MAX_TASK_RETENTION_DAYS));
+export const taskRetentionDays = z.number().int().min(0).max(MAX_TASK_RETENTION_DAYS);
 
 export const projectInput = z.object({
-  name: requiredString('Name', 100),
-  alert: flag('Alert'),
+  name: requiredString(100),
+  alert: flag(),
   alert_chat: z
-    .string({ error: 'Alert chat must be a string' })
+    .string()
     .trim()
-    .max(30, messages.tooLong('Alert chat', 30))
+    .max(30)
     .nullish()
     .transform((v) => (v ? v : null)),
   max_parallel_tasks: z
-    .number({ error: messages.mustBeInteger })
-    .int(messages.mustBeInteger)
-    .min(0, messages.mustBeNonNegative)
-    .max(10_000, messages.maxParallelTooLarge(10_000))
+    .number()
+    .int()
+    .min(0)
+    .max(10_000)
     .nullish()
     .transform((v) => v ?? 0),
   task_retention_days: taskRetentionDays.nullish().transform((v) => v ?? undefined),
@@ -53,7 +49,7 @@ export const projectInput = z.object({
     .max(20)
     .nullish()
     .transform((v) => v ?? ''),
-  demo: flag('Demo'),
+  demo: flag(),
 });
 export type ProjectInput = z.infer<typeof projectInput>;
 

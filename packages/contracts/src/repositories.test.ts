@@ -1,5 +1,9 @@
 import { describe, expect, it } from 'vitest';
+import { codeOfIssue, errorMessage } from './errors';
 import { isBranchName, isUsableRepositoryUrl, repositoryInput, repositoryType } from './repositories';
+
+/** The English wording of a zod issue, as the server answers it. */
+const said = (issue: Parameters<typeof codeOfIssue>[0]) => errorMessage(codeOfIssue(issue));
 
 describe('repositoryType', () => {
   it.each([
@@ -78,7 +82,7 @@ describe('repositoryType', () => {
     });
     const res = repositoryInput.safeParse({ name: 'r', git_url: 'https://x.test/a.git', ssh_key_id: 1 });
     expect(res.success).toBe(false);
-    expect(res.error?.issues[0]?.message).toBe('Branch is required');
+    expect(res.error?.issues.map(said)[0]).toBe('Branch is required');
   });
 
   it('refuses a bad URL naming git_url and keeps "Incorrect URL"', () => {
@@ -89,9 +93,7 @@ describe('repositoryType', () => {
       ssh_key_id: 1,
     });
     expect(res.success).toBe(false);
-    expect(res.error?.issues.map((i) => [i.path.join('.'), i.message])).toEqual([
-      ['git_url', 'Incorrect URL'],
-    ]);
+    expect(res.error?.issues.map((i) => [i.path.join('.'), said(i)])).toEqual([['git_url', 'Incorrect URL']]);
   });
 });
 
@@ -151,7 +153,7 @@ describe('isBranchName', () => {
       git_branch: '--upload-pack=x',
       ssh_key_id: 1,
     });
-    expect(res.error?.issues.map((i) => [i.path.join('.'), i.message])).toEqual([
+    expect(res.error?.issues.map((i) => [i.path.join('.'), said(i)])).toEqual([
       ['git_branch', 'Incorrect branch name'],
     ]);
   });

@@ -1,5 +1,6 @@
 import { z } from 'zod';
-import { messages, optionalId, requiredString } from './common';
+import { optionalId, requiredString } from './common';
+import { issue } from './errors';
 import { requiredRefId } from './keys';
 
 export const repositoryTypes = ['local', 'git', 'file', 'ssh', 'http', 'https'] as const;
@@ -67,7 +68,7 @@ export function repositoryType(url: string): RepositoryType | null {
 /** The same rule for a value read back from storage: it must also be exactly what a save would have kept. */
 export const isUsableRepositoryUrl = (url: string) => url === url.trim() && repositoryType(url) !== null;
 
-export const branchMessages = { incorrect: 'Incorrect branch name' } as const;
+export const branchMessages = { incorrect: issue('incorrect_branch') } as const;
 
 /**
  * git's ref-name rules for a branch, roughly (git check-ref-format): no leading "-", no whitespace or control
@@ -86,11 +87,11 @@ export function isBranchName(name: string): boolean {
  * An optional branch field: trimmed, bounded, empty or a valid branch name. Empty (or null/absent) becomes ''.
  * Used by the repository form; template and task branch fields take the same rule.
  */
-export const optionalBranch = (label = 'Branch') =>
+export const optionalBranch = () =>
   z
-    .string({ error: `${label} must be a string` })
+    .string()
     .trim()
-    .max(255, messages.tooLong(label, 255))
+    .max(255)
     .nullish()
     .transform((v) => v ?? '')
     .refine((v) => v === '' || isBranchName(v), branchMessages.incorrect);
@@ -108,16 +109,16 @@ export type Repository = z.infer<typeof repositorySchema>;
 
 export const repositoryInput = z
   .object({
-    id: optionalId('Id'),
-    project_id: optionalId('Project'),
-    name: requiredString('Name', 255),
-    git_url: requiredString('URL', 2048).refine((url) => repositoryType(url) !== null, messages.incorrectUrl),
+    id: optionalId(),
+    project_id: optionalId(),
+    name: requiredString(255),
+    git_url: requiredString(2048).refine((url) => repositoryType(url) !== null, issue('incorrect_url')),
     git_branch: optionalBranch(),
-    ssh_key_id: requiredRefId('Access key'),
+    ssh_key_id: requiredRefId(),
   })
   .superRefine((input, ctx) => {
     if (repositoryType(input.git_url) !== 'local' && input.git_branch === '')
-      ctx.addIssue({ code: 'custom', message: messages.required('Branch'), path: ['git_branch'] });
+      ctx.addIssue({ code: 'custom', message: issue('required'), path: ['git_branch'] });
   })
   // A local repository is used in place: a branch means nothing there.
   .transform((input) => (repositoryType(input.git_url) === 'local' ? { ...input, git_branch: '' } : input));

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { requiredString } from './common';
+import { issue } from './errors';
 
 /** Most tags one runner may carry, and the longest tag. */
 export const RUNNER_TAGS_MAX = 32;
@@ -11,18 +12,18 @@ export const RUNNER_MAX_PARALLEL_MAX = 1000;
 const controlChars = /[\u0000-\u001f\u007f-\u009f]/;
 
 /** One runner tag: trimmed, 1–64 characters, no control characters. */
-export const runnerTag = (label = 'Tag') =>
+export const runnerTag = () =>
   z
-    .string({ error: `${label} must be a string` })
+    .string()
     .trim()
-    .min(1, `${label} must not be empty`)
-    .max(RUNNER_TAG_MAX_LENGTH, `${label} must be at most ${RUNNER_TAG_MAX_LENGTH} characters`)
-    .refine((v) => !controlChars.test(v), `${label} must not contain control characters`);
+    .min(1)
+    .max(RUNNER_TAG_MAX_LENGTH)
+    .refine((v) => !controlChars.test(v), issue('control_chars'));
 
 /** A runner's tags: at most 32, duplicates dropped (first spelling kept, order kept). */
 export const runnerTags = z
-  .array(runnerTag(), { error: 'Tags must be a list of strings' })
-  .max(RUNNER_TAGS_MAX, `At most ${RUNNER_TAGS_MAX} tags`)
+  .array(runnerTag())
+  .max(RUNNER_TAGS_MAX)
   .transform((tags) => [...new Set(tags)]);
 
 /**
@@ -30,10 +31,10 @@ export const runnerTags = z
  * and '' (after trimming) all mean "none" and read back as null.
  */
 export const runnerTagField = z
-  .string({ error: 'Runner tag must be a string' })
+  .string()
   .trim()
-  .max(RUNNER_TAG_MAX_LENGTH, `Runner tag must be at most ${RUNNER_TAG_MAX_LENGTH} characters`)
-  .refine((v) => !controlChars.test(v), 'Runner tag must not contain control characters')
+  .max(RUNNER_TAG_MAX_LENGTH)
+  .refine((v) => !controlChars.test(v), issue('control_chars'))
   .nullish()
   .transform((v) => (v ? v : null));
 
@@ -84,17 +85,12 @@ export type Runner = z.infer<typeof runnerSchema>;
 
 /** Body of PUT runners/{id}: what an admin or a project owner may change. Absent fields stay as they are. */
 export const runnerUpdateInput = z.object({
-  name: requiredString('Name', 255)
-    .refine((v) => !controlChars.test(v), 'Name must not contain control characters')
+  name: requiredString(255)
+    .refine((v) => !controlChars.test(v), issue('control_chars'))
     .optional(),
   tags: runnerTags.optional(),
-  max_parallel_tasks: z
-    .number({ error: 'Max parallel tasks must be a number' })
-    .int('Max parallel tasks must be an integer')
-    .min(1, 'Max parallel tasks must be at least 1')
-    .max(RUNNER_MAX_PARALLEL_MAX, `Max parallel tasks must be at most ${RUNNER_MAX_PARALLEL_MAX}`)
-    .optional(),
-  active: z.boolean({ error: 'Active must be true or false' }).optional(),
+  max_parallel_tasks: z.number().int().min(1).max(RUNNER_MAX_PARALLEL_MAX).optional(),
+  active: z.boolean().optional(),
 });
 export type RunnerUpdateInput = z.infer<typeof runnerUpdateInput>;
 
@@ -109,7 +105,7 @@ export type RunnerRegistrationToken = z.infer<typeof runnerRegistrationTokenSche
 /** Query of GET /api/runners: `all=1` adds the project runners. */
 export const runnerListQuery = z.object({
   all: z
-    .enum(['0', '1', 'true', 'false'], { error: 'all must be 1 or 0' })
+    .enum(['0', '1', 'true', 'false'])
     .optional()
     .transform((v) => v === '1' || v === 'true'),
 });

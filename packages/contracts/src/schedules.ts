@@ -1,5 +1,6 @@
 import { z } from 'zod';
-import { messages, optionalId } from './common';
+import { optionalId } from './common';
+import { issue } from './errors';
 import { defaultTaskParamsInput, defaultTaskParamsSchema } from './task-params';
 
 /** '' = a cron schedule (the peer's empty type); 'run_at' = runs its template once, at `run_at`. */
@@ -59,29 +60,20 @@ export const commitCheckIntervals = [
 ] as const;
 
 /** Cron text: required, trimmed, bounded. Whether it is a valid cron is checked by the server (croner). */
-export const cronText = z
-  .string({ error: messages.required('Cron') })
-  .trim()
-  .min(1, messages.required('Cron'))
-  .max(CRON_MAX, messages.tooLong('Cron', CRON_MAX));
+export const cronText = z.string().trim().min(1).max(CRON_MAX);
 
 /** A required reference to the template a schedule runs (0 and null count as missing). */
 const scheduleTemplateId = z
-  .number({
-    error: (issue) =>
-      issue.input === undefined || issue.input === null
-        ? messages.required('Template')
-        : 'Template must be a number',
-  })
-  .int('Template must be an integer')
-  .min(0, 'Template must be 0 or greater')
-  .max(2_147_483_647, 'Template is too large')
-  .refine((v) => v > 0, messages.required('Template'));
+  .number()
+  .int()
+  .min(0)
+  .max(2_147_483_647)
+  .refine((v) => v > 0, issue('required'));
 
 /** A date-time with a time zone (RFC 3339: 2030-01-31T09:30:00Z or …+02:00), normalised to UTC. */
-export const RUN_AT_FORMAT = 'Run at must be a date and time with a time zone, e.g. 2030-01-31T09:30:00Z';
+export const RUN_AT_FORMAT = issue('invalid_date_offset');
 const runAtText = z
-  .string({ error: RUN_AT_FORMAT })
+  .string()
   .trim()
   .max(40, RUN_AT_FORMAT)
   .nullish()
@@ -97,35 +89,35 @@ const runAtText = z
 /** Body of POST schedules and PUT schedules/{id}. */
 export const scheduleInput = z
   .object({
-    id: z.number({ error: 'ID must be a number' }).int().nullish(),
-    project_id: z.number({ error: 'Project ID must be a number' }).int().nullish(),
+    id: z.number().int().nullish(),
+    project_id: z.number().int().nullish(),
     template_id: scheduleTemplateId,
     type: z
-      .enum(scheduleTypes, { error: `Type must be '' (cron) or 'run_at' (once)` })
+      .enum(scheduleTypes)
       .nullish()
       .transform((v) => v ?? ''),
     /** Required for a cron schedule; ignored (stored as '') for a run-once schedule. */
     cron_format: z
-      .string({ error: 'Cron must be a string' })
+      .string()
       .trim()
-      .max(CRON_MAX, messages.tooLong('Cron', CRON_MAX))
+      .max(CRON_MAX)
       .nullish()
       .transform((v) => v ?? ''),
     /** Required for a run-once schedule; ignored for a cron schedule. Whether it is in the future: the server. */
     run_at: runAtText,
     delete_after_run: z
-      .boolean({ error: 'Delete after run must be true or false' })
+      .boolean()
       .nullish()
       .transform((v) => v ?? false),
-    repository_id: optionalId('Repository'),
+    repository_id: optionalId(),
     name: z
-      .string({ error: 'Name must be a string' })
+      .string()
       .trim()
-      .max(100, messages.tooLong('Name', 100))
+      .max(100)
       .nullish()
       .transform((v) => v ?? ''),
     active: z
-      .boolean({ error: 'Active must be true or false' })
+      .boolean()
       .nullish()
       .transform((v) => v ?? true),
     task_params: defaultTaskParamsInput,
@@ -133,16 +125,15 @@ export const scheduleInput = z
   .superRefine(
     (input, ctx) => {
       if (input.type === 'run_at') {
-        if (!input.run_at)
-          ctx.addIssue({ code: 'custom', message: messages.required('Run at'), path: ['run_at'] });
+        if (!input.run_at) ctx.addIssue({ code: 'custom', message: issue('required'), path: ['run_at'] });
         if (input.repository_id)
           ctx.addIssue({
             code: 'custom',
-            message: 'A run-once schedule cannot check a repository for new commits',
+            message: issue('run_once_checks_commits'),
             path: ['repository_id'],
           });
       } else if (!input.cron_format) {
-        ctx.addIssue({ code: 'custom', message: messages.required('Cron'), path: ['cron_format'] });
+        ctx.addIssue({ code: 'custom', message: issue('required'), path: ['cron_format'] });
       }
     },
     // Also when another field is wrong, so a form shows every missing field at once.

@@ -1,14 +1,15 @@
 import { z } from 'zod';
-import { flag, id, jsonDepth, MAX_JSON_DEPTH, messages, optionalId, optionalString } from './common';
+import { flag, id, jsonDepth, MAX_JSON_DEPTH, optionalId, optionalString } from './common';
+import { issue } from './errors';
 import { optionalBranch } from './repositories';
 import { taskStatuses } from './tasks';
 
 /** Task API requests. */
 
-const jsonOf = (label: string, kind: 'object' | 'array', max: number) =>
+const jsonOf = (kind: 'object' | 'array', max: number) =>
   z
-    .string({ error: `${label} must be a string` })
-    .max(max, `${label} must be at most ${max} characters`)
+    .string()
+    .max(max)
     .nullish()
     .transform((v) => (v ?? '').trim())
     .refine(
@@ -22,81 +23,72 @@ const jsonOf = (label: string, kind: 'object' | 'array', max: number) =>
           return false;
         }
       },
-      { message: kind === 'array' ? `${label} must be a JSON array` : messages.notJsonObject(label) },
+      { message: kind === 'array' ? issue('not_json_array') : issue('not_json_object') },
     )
-    .refine((v) => jsonDepth(v) <= MAX_JSON_DEPTH, { message: messages.tooDeep(label) });
+    .refine((v) => jsonDepth(v) <= MAX_JSON_DEPTH, { message: issue('too_deep', { max: MAX_JSON_DEPTH }) });
 
-const listItem = z.string({ error: 'Must be a string' }).trim().max(1000, 'Must be at most 1000 characters');
+const listItem = z.string().trim().max(1000);
 /** A host/tag list: an array of strings or comma-separated text. */
-const stringList = (label: string) =>
+const stringList = () =>
   z
-    .union([listItem, z.array(listItem).max(1000, `${label} has too many items`)], {
-      error: `${label} must be a string or a list of strings`,
-    })
+    .union([listItem, z.array(listItem).max(1000)], { error: issue('not_string_or_list') })
     .nullish()
     .transform((v) =>
       v == null ? [] : (Array.isArray(v) ? v : v.split(',')).map((s) => s.trim()).filter(Boolean),
     );
 
 const params = z
-  .record(z.string().max(100, 'Parameter names must be at most 100 characters'), z.unknown(), {
-    error: 'Params must be an object',
-  })
+  .record(z.string().max(100), z.unknown())
   .nullish()
   .transform((v) => v ?? {})
-  .refine((v) => JSON.stringify(v).length <= 100_000, { message: 'Params are too large' });
+  .refine((v) => JSON.stringify(v).length <= 100_000, { message: issue('too_big_json') });
 
 /** A deploy task needs the build it deploys: the server and the run form refuse a task without one so. */
-export const BUILD_VERSION_REQUIRED = messages.required('Build version');
+export const BUILD_VERSION_REQUIRED = issue('required');
 
 export const newTaskInput = z.object(
   {
-    template_id: id('Template'),
-    message: optionalString('Message', 500),
-    build_task_id: optionalId('Build task'),
-    debug: flag('Debug'),
-    dry_run: flag('Dry run'),
-    diff: flag('Diff'),
-    arguments: jsonOf('CLI args', 'array', 100_000),
-    environment: jsonOf('Environment', 'object', 500_000),
-    secret: jsonOf('Secret', 'object', 500_000),
+    template_id: id(),
+    message: optionalString(500),
+    build_task_id: optionalId(),
+    debug: flag(),
+    dry_run: flag(),
+    diff: flag(),
+    arguments: jsonOf('array', 100_000),
+    environment: jsonOf('object', 500_000),
+    secret: jsonOf('object', 500_000),
     git_branch: optionalBranch(),
-    inventory_id: optionalId('Inventory'),
-    limit: stringList('Limit'),
-    tags: stringList('Tags'),
-    skip_tags: stringList('Skip tags'),
-    playbook: optionalString('Playbook', 255),
+    inventory_id: optionalId(),
+    limit: stringList(),
+    tags: stringList(),
+    skip_tags: stringList(),
+    playbook: optionalString(255),
     params,
-    commit_of_task: optionalId('Commit of task').describe(
+    commit_of_task: optionalId().describe(
       'Runs the commit an earlier task of the same template checked out (a re-run at its commit) instead of the ' +
         "branch's head.",
     ),
   },
-  { error: messages.bodyNotObject },
+  { error: issue('body_not_object') },
 );
 export type NewTaskInput = z.infer<typeof newTaskInput>;
 
 export const stopTaskInput = z
-  .object({ force: flag('Force') }, { error: messages.bodyNotObject })
+  .object({ force: flag() })
   .nullish()
   .transform((v) => v ?? { force: false });
 
-const intQuery = (label: string, min: number, max: number) =>
-  z.coerce
-    .number({ error: `${label} must be a number` })
-    .int(`${label} must be an integer`)
-    .min(min, `${label} must be ${min} or greater`)
-    .max(max, `${label} must be at most ${max}`);
+const intQuery = (min: number, max: number) => z.coerce.number().int().min(min).max(max);
 
-export const lastTasksQuery = z.object({ limit: intQuery('Limit', 1, 1000).default(200) });
+export const lastTasksQuery = z.object({ limit: intQuery(1, 1000).default(200) });
 export const taskListQuery = z.object({
-  limit: intQuery('Limit', 1, 10_000).default(1000),
-  offset: intQuery('Offset', 0, 1_000_000_000).default(0),
+  limit: intQuery(1, 10_000).default(1000),
+  offset: intQuery(0, 1_000_000_000).default(0),
 });
 export const templateTasksQuery = z.object({
-  status: z.enum(taskStatuses, { error: 'Unknown status' }).optional(),
-  limit: intQuery('Limit', 1, 10_000).default(1000),
-  offset: intQuery('Offset', 0, 1_000_000_000).default(0),
+  status: z.enum(taskStatuses).optional(),
+  limit: intQuery(1, 10_000).default(1000),
+  offset: intQuery(0, 1_000_000_000).default(0),
 });
 /** Lines per page of GET tasks/{id}/output: the default and the largest `limit`. */
 export const OUTPUT_PAGE_LINES = 10_000;
@@ -107,12 +99,12 @@ export const OUTPUT_PAGE_LINES = 10_000;
  */
 export const outputQuery = z
   .object({
-    offset: intQuery('Offset', 0, 1_000_000_000).optional(),
-    after: intQuery('After', 0, Number.MAX_SAFE_INTEGER).optional(),
-    limit: intQuery('Limit', 1, OUTPUT_PAGE_LINES).default(OUTPUT_PAGE_LINES),
+    offset: intQuery(0, 1_000_000_000).optional(),
+    after: intQuery(0, Number.MAX_SAFE_INTEGER).optional(),
+    limit: intQuery(1, OUTPUT_PAGE_LINES).default(OUTPUT_PAGE_LINES),
   })
   .refine((q) => q.offset === undefined || q.after === undefined, {
-    message: 'Use either offset or after, not both',
+    message: issue('offset_and_after'),
     path: ['after'],
   });
 

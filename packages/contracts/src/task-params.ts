@@ -1,5 +1,6 @@
 import { z } from 'zod';
-import { jsonText, messages, optionalId, optionalString } from './common';
+import { jsonText, optionalId, optionalString } from './common';
+import { issue } from './errors';
 import { optionalBranch } from './repositories';
 
 /**
@@ -33,17 +34,17 @@ const tryJson = (text: string): unknown => {
   }
 };
 
-const jsonArrayText = (label: string) =>
-  jsonText(label, 100_000).refine(
+const jsonArrayText = () =>
+  jsonText(100_000).refine(
     (v) => {
       const parsed = tryJson(v);
       return v.trim() === '' || parsed === undefined || Array.isArray(parsed);
     },
-    { message: `${label} must be a JSON array` },
+    { message: issue('not_json_array') },
   );
 
-const jsonObjectText = (label: string) =>
-  jsonText(label, 100_000).refine(
+const jsonObjectText = () =>
+  jsonText(100_000).refine(
     (v) => {
       const parsed = tryJson(v);
       return (
@@ -52,28 +53,23 @@ const jsonObjectText = (label: string) =>
         (typeof parsed === 'object' && parsed !== null && !Array.isArray(parsed))
       );
     },
-    { message: messages.notJsonObject(label) },
+    { message: issue('not_json_object') },
   );
 
 /** The default task parameters a write sends (absent or null: none). */
 export const defaultTaskParamsInput = z
-  .object(
-    {
-      environment: jsonObjectText('Environment'),
-      message: optionalString('Message', 250),
-      git_branch: optionalBranch(),
-      inventory_id: optionalId('Inventory'),
-      arguments: jsonArrayText('Arguments'),
-      params: z
-        .record(z.string().max(100, 'Parameter names must be at most 100 characters'), z.unknown(), {
-          error: 'Params must be an object',
-        })
-        .refine((v) => JSON.stringify(v).length <= 100_000, 'Params must be at most 100000 characters')
-        .nullish()
-        .transform((v) => v ?? {}),
-    },
-    { error: 'Task params must be an object' },
-  )
+  .object({
+    environment: jsonObjectText(),
+    message: optionalString(250),
+    git_branch: optionalBranch(),
+    inventory_id: optionalId(),
+    arguments: jsonArrayText(),
+    params: z
+      .record(z.string().max(100), z.unknown())
+      .refine((v) => JSON.stringify(v).length <= 100_000, issue('too_big_json'))
+      .nullish()
+      .transform((v) => v ?? {}),
+  })
   .nullish()
   .transform((v) => v ?? null);
 export type DefaultTaskParamsInput = z.infer<typeof defaultTaskParamsInput>;

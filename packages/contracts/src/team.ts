@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { messages } from './common';
+import { issue } from './errors';
 import { projectRoles } from './permissions';
 
 /** A user who may be added to a project (GET project/{id}/users/candidates; no e-mail or flags). */
@@ -21,26 +21,10 @@ export const projectUserSchema = z.strictObject({
 });
 export type ProjectUser = z.infer<typeof projectUserSchema>;
 
-const roleMessage = `Role must be one of ${projectRoles.join(', ')}`;
-
-const role = z.enum(projectRoles, {
-  error: (issue) =>
-    issue.input === undefined || issue.input === null || issue.input === ''
-      ? messages.required('Role')
-      : roleMessage,
-});
+const role = z.enum(projectRoles);
 
 export const teamMemberInput = z.object({
-  user_id: z
-    .number({
-      error: (issue) =>
-        issue.input === undefined || issue.input === null
-          ? messages.required('User')
-          : 'User must be a number',
-    })
-    .int('User must be an integer')
-    .positive(messages.required('User'))
-    .max(2_147_483_647, 'User is too large'),
+  user_id: z.number().int().positive(issue('required')).max(2_147_483_647),
   role,
 });
 export type TeamMemberInput = z.infer<typeof teamMemberInput>;
@@ -53,11 +37,11 @@ export const teamSortFields = ['name', 'username', 'email', 'role'] as const;
 /** Query of GET project/{id}/users: sort by name, username, email or role; asc or desc (default name asc). */
 export const teamListQuery = z.object({
   sort: z
-    .enum(teamSortFields, { error: `Sort must be one of ${teamSortFields.join(', ')}` })
+    .enum(teamSortFields)
     .optional()
     .transform((v) => v ?? 'name'),
   order: z
-    .enum(['asc', 'desc'], { error: 'Order must be asc or desc' })
+    .enum(['asc', 'desc'])
     .optional()
     .transform((v) => v ?? 'asc'),
 });

@@ -1,5 +1,6 @@
 import { z } from 'zod';
-import { flag, messages, optionalId, requiredString } from './common';
+import { flag, optionalId, requiredString } from './common';
+import { type CodedMessage, coded, issue, issueOf } from './errors';
 import { optionalBranch } from './repositories';
 import { runnerTagField } from './runners';
 import { CRON_MAX, cronText, DEFAULT_CRON } from './schedules';
@@ -26,11 +27,11 @@ export const PLAYBOOK_MAX = 255;
 
 /** Why a playbook path cannot be used, as the template form, the task API and backup restore say it. */
 export const playbookPathMessages = {
-  absolute: 'Playbook must be a path inside the repository, not an absolute path',
-  outside: 'Playbook must not leave the repository with ".."',
-  option: 'Playbook must not start with "-"',
-  control: 'Playbook must not contain control characters (newline, tab, NUL…)',
-  tooLong: messages.tooLong('Playbook filename', PLAYBOOK_MAX),
+  absolute: coded('path_absolute', { field: 'playbook' }),
+  outside: coded('path_outside', { field: 'playbook' }),
+  option: coded('path_option', { field: 'playbook' }),
+  control: coded('control_chars', { field: 'playbook' }),
+  tooLong: coded('too_long', { field: 'playbook', max: PLAYBOOK_MAX }),
 } as const;
 
 // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what it looks for
@@ -42,7 +43,7 @@ const CONTROL_CHARS = /[\u0000-\u001f\u007f-\u009f\u2028\u2029]/;
  * Returns the problem's message, or null when the path is acceptable (an empty path is acceptable here; whether
  * the app needs one is checked separately). The server checks the real path again after checkout (symlinks).
  */
-export function playbookPathProblem(path: string): string | null {
+export function playbookPathProblem(path: string): CodedMessage | null {
   if (path.length > PLAYBOOK_MAX) return playbookPathMessages.tooLong;
   if (CONTROL_CHARS.test(path)) return playbookPathMessages.control;
   if (path.startsWith('/')) return playbookPathMessages.absolute;
@@ -56,88 +57,80 @@ export function playbookPathProblem(path: string): string | null {
   return null;
 }
 
-const text = (label: string, max: number) =>
+const text = (max: number) =>
   z
-    .string({ error: `${label} must be a string` })
-    .max(max, messages.tooLong(label, max))
+    .string()
+    .max(max)
     .nullish()
     .transform((v) => v ?? '');
 
 const surveyValue = z.object({
   name: z
-    .string({ error: 'Value name must be a string' })
+    .string()
     .trim()
-    .max(255, messages.tooLong('Value name', 255))
+    .max(255)
     .nullish()
     .transform((v) => v ?? ''),
-  value: text('Value', 1000),
+  value: text(1000),
 });
 
 export const surveyVarSchema = z
   .object({
-    name: requiredString('Name', 100),
-    title: requiredString('Title', 255),
-    description: text('Description', 1000),
+    name: requiredString(100),
+    title: requiredString(255),
+    description: text(1000),
     type: z
-      .enum(surveyVarTypes, { error: 'Type must be one of string, int, secret, enum' })
+      .enum(surveyVarTypes)
       .nullish()
       .transform((v) => v ?? ''),
-    required: flag('Required'),
+    required: flag(),
     values: z
-      .array(surveyValue, { error: 'Values must be a list' })
-      .max(200, 'At most 200 values')
+      .array(surveyValue)
+      .max(200)
       .nullish()
       .transform((v) => v ?? []),
-    default_value: text('Default value', 1000),
+    default_value: text(1000),
   })
   .superRefine((v, ctx) => {
     if (v.type !== 'enum') return;
     if (v.values.length === 0) {
-      ctx.addIssue({ code: 'custom', message: messages.enumNeedsValues, path: ['values'] });
+      ctx.addIssue({ code: 'custom', message: issue('enum_needs_values'), path: ['values'] });
       return;
     }
     if (v.values.some((item) => item.name === '')) {
-      ctx.addIssue({ code: 'custom', message: messages.enumEmptyName, path: ['values'] });
+      ctx.addIssue({ code: 'custom', message: issue('enum_empty_name'), path: ['values'] });
       return;
     }
     if (new Set(v.values.map((item) => item.name)).size !== v.values.length)
-      ctx.addIssue({ code: 'custom', message: messages.enumUniqueNames, path: ['values'] });
+      ctx.addIssue({ code: 'custom', message: issue('enum_unique_names'), path: ['values'] });
   });
 export type SurveyVar = z.infer<typeof surveyVarSchema>;
 
-const stringList = (label: string) =>
-  z
-    .array(z.string({ error: `${label} must be a list of strings` }).max(255), {
-      error: `${label} must be a list of strings`,
-    })
-    .max(100, `${label} has too many entries`);
+const stringList = () => z.array(z.string().max(255)).max(100);
 
 /** App-specific template parameters (ansible: allow_debug, limit, tags…; terraform: auto_approve…). */
 export const templateTaskParams = z
-  .object(
-    {
-      allow_debug: z.boolean().optional(),
-      allow_override_inventory: z.boolean().optional(),
-      allow_override_limit: z.boolean().optional(),
-      allow_override_tags: z.boolean().optional(),
-      allow_override_skip_tags: z.boolean().optional(),
-      limit: stringList('Limit').optional(),
-      tags: stringList('Tags').optional(),
-      skip_tags: stringList('Skip tags').optional(),
-      allow_destroy: z.boolean().optional(),
-      allow_auto_approve: z.boolean().optional(),
-      auto_approve: z.boolean().optional(),
-      override_backend: z.boolean().optional(),
-      backend_filename: z.string().max(255).optional(),
-    },
-    { error: 'Task params must be an object' },
-  )
-  .catchall(z.union([z.string().max(1000), z.number(), z.boolean(), z.null(), stringList('Task param')]))
-  .refine((v) => Object.keys(v).length <= 50, 'Task params has too many entries');
+  .object({
+    allow_debug: z.boolean().optional(),
+    allow_override_inventory: z.boolean().optional(),
+    allow_override_limit: z.boolean().optional(),
+    allow_override_tags: z.boolean().optional(),
+    allow_override_skip_tags: z.boolean().optional(),
+    limit: stringList().optional(),
+    tags: stringList().optional(),
+    skip_tags: stringList().optional(),
+    allow_destroy: z.boolean().optional(),
+    allow_auto_approve: z.boolean().optional(),
+    auto_approve: z.boolean().optional(),
+    override_backend: z.boolean().optional(),
+    backend_filename: z.string().max(255).optional(),
+  })
+  .catchall(z.union([z.string().max(1000), z.number(), z.boolean(), z.null(), stringList()]))
+  .refine((v) => Object.keys(v).length <= 50, issue('too_many', { max: 50 }));
 export type TemplateTaskParams = z.infer<typeof templateTaskParams>;
 
 /** `arguments`: empty, or a JSON array of strings. */
-export const templateArgsMessage = messages.cliArgsNotArray;
+export const templateArgsMessage = issue('not_json_array');
 export function isTemplateCliArgs(value: string): boolean {
   try {
     const parsed: unknown = JSON.parse(value);
@@ -168,89 +161,88 @@ export type TemplateScheduleInput = z.infer<typeof templateScheduleInput>;
 /** Body of POST templates and PUT templates/{id}. */
 export const templateInput = z
   .object({
-    id: z.number({ error: 'ID must be a number' }).int().nullish(),
-    project_id: z.number({ error: 'Project ID must be a number' }).int().nullish(),
-    name: requiredString('Name', 100),
-    description: text('Description', 10_000),
+    id: z.number().int().nullish(),
+    project_id: z.number().int().nullish(),
+    name: requiredString(100),
+    description: text(10_000),
     type: z
-      .enum(templateTypes, { error: 'Type must be one of "", build, deploy' })
+      .enum(templateTypes)
       .nullish()
       .transform((v) => v ?? ''),
     app: z
-      .enum(['', ...apps], { error: `App must be one of ${apps.join(', ')}` })
+      .enum(['', ...apps])
       .nullish()
       .transform((v) => (v ? v : 'ansible')),
     playbook: z
-      .string({ error: 'Playbook filename must be a string' })
+      .string()
       .trim()
-      .max(255, messages.tooLong('Playbook filename', 255))
+      .max(255)
       .nullish()
       .transform((v) => v ?? ''),
-    inventory_id: optionalId('Inventory'),
-    repository_id: optionalId('Repository'),
-    environment_id: optionalId('Environment'),
-    vault_key_id: optionalId('Vault key'),
+    inventory_id: optionalId(),
+    repository_id: optionalId(),
+    environment_id: optionalId(),
+    vault_key_id: optionalId(),
     vaults: z
-      .array(vaultInput, { error: 'Vaults must be a list' })
-      .max(10, 'At most 10 vaults')
+      .array(vaultInput)
+      .max(10)
       .nullish()
       .transform((v) => v ?? []),
-    view_id: optionalId('View'),
-    build_template_id: optionalId('Build template'),
+    view_id: optionalId(),
+    build_template_id: optionalId(),
     start_version: z
-      .string({ error: 'Start version must be a string' })
+      .string()
       .trim()
-      .max(50, messages.tooLong('Start version', 50))
+      .max(50)
       .nullish()
       .transform((v) => (v ? v : null)),
-    autorun: flag('Autorun'),
-    suppress_success_alerts: flag('Suppress success alerts'),
+    autorun: flag(),
+    suppress_success_alerts: flag(),
     arguments: z
       .string({ error: templateArgsMessage })
       .trim()
-      .max(10_000, messages.tooLong('CLI args', 10_000))
+      .max(10_000)
       .nullish()
       .transform((v) => (v ? v : null))
       .refine((v) => v === null || isTemplateCliArgs(v), templateArgsMessage),
-    allow_override_args_in_task: flag('Allow CLI args override'),
-    allow_override_branch_in_task: flag('Allow branch override'),
-    allow_parallel_tasks: flag('Allow parallel tasks'),
+    allow_override_args_in_task: flag(),
+    allow_override_branch_in_task: flag(),
+    allow_parallel_tasks: flag(),
     git_branch: optionalBranch().transform((v) => (v ? v : null)),
     survey_vars: z
-      .array(surveyVarSchema, { error: 'Survey variables must be a list' })
-      .max(100, 'At most 100 survey variables')
+      .array(surveyVarSchema)
+      .max(100)
       .nullish()
       .transform((v) => v ?? []),
     task_params: templateTaskParams.nullish().transform((v) => v ?? {}),
     /** Swagger's comma-separated ansible limit; stored as task_params.limit. */
-    limit: text('Limit', 1000),
+    limit: text(1000),
     // Check-new-commits schedule. Absent `check_new_commits` leaves the template's schedules alone.
-    check_new_commits: z.boolean({ error: 'Check new commits must be true or false' }).nullish(),
+    check_new_commits: z.boolean().nullish(),
     cron_format: z
-      .string({ error: 'Cron must be a string' })
+      .string()
       .trim()
-      .max(CRON_MAX, messages.tooLong('Cron', CRON_MAX))
+      .max(CRON_MAX)
       .nullish()
       .transform((v) => (v ? v : DEFAULT_CRON)),
-    check_new_commits_repository_id: optionalId('Repository'),
+    check_new_commits_repository_id: optionalId(),
     runner_tag: runnerTagField,
     // Absent `schedule` (every Semaphore client) leaves the template's schedules alone.
     schedule: templateScheduleInput.nullish(),
   })
   .superRefine((t, ctx) => {
-    const issue = (path: string, message: string) => ctx.addIssue({ code: 'custom', message, path: [path] });
-    if (appsNeedingPlaybook.includes(t.app) && t.playbook === '')
-      issue('playbook', messages.required('Playbook filename'));
+    const report = (path: string, message: string) => ctx.addIssue({ code: 'custom', message, path: [path] });
+    const required = issue('required');
+    if (appsNeedingPlaybook.includes(t.app) && t.playbook === '') report('playbook', required);
     const playbookProblem = playbookPathProblem(t.playbook);
-    if (playbookProblem) issue('playbook', playbookProblem);
-    if (!t.repository_id) issue('repository_id', messages.required('Repository'));
-    if (!t.environment_id) issue('environment_id', messages.required('Environment'));
-    if (t.app === 'ansible' && !t.inventory_id) issue('inventory_id', messages.required('Inventory'));
-    if (t.type === 'build' && !t.start_version) issue('start_version', messages.required('Start version'));
-    if (t.type === 'deploy' && !t.build_template_id)
-      issue('build_template_id', messages.required('Build template'));
+    if (playbookProblem) report('playbook', issueOf(playbookProblem));
+    if (!t.repository_id) report('repository_id', required);
+    if (!t.environment_id) report('environment_id', required);
+    if (t.app === 'ansible' && !t.inventory_id) report('inventory_id', required);
+    if (t.type === 'build' && !t.start_version) report('start_version', required);
+    if (t.type === 'deploy' && !t.build_template_id) report('build_template_id', required);
     if (t.check_new_commits && !t.check_new_commits_repository_id)
-      issue('check_new_commits_repository_id', messages.required('Repository'));
+      report('check_new_commits_repository_id', required);
     // A template keeps one vault (`vault_key_id` is the short form of a password vault named default): a vault
     // it could not keep is refused rather than dropped, since the playbook would then run without it.
     checkVaults(t.vault_key_id, t.vaults, (path, message) => ctx.addIssue({ code: 'custom', message, path }));

@@ -1,6 +1,5 @@
 import { z } from 'zod';
-import { messages } from './common';
-import { coded, ErrorCode } from './errors';
+import { coded, issue } from './errors';
 
 /**
  * Two-factor sign-in with time-based one-time passwords (TOTP), in the peer's routes: a user sets it up under
@@ -9,40 +8,37 @@ import { coded, ErrorCode } from './errors';
  */
 
 /** What every other route answers (401) to a session that still waits for its second factor (the peer's text). */
-export const TOTP_REQUIRED = coded('TOTP_REQUIRED', ErrorCode.totpRequired);
+export const TOTP_REQUIRED = coded('totp_required');
 /** POST /api/auth/verify and /api/auth/recovery when the server has TOTP (or recovery codes) turned off (403). */
-export const TOTP_DISABLED = coded('TOTP_DISABLED', ErrorCode.totpDisabled);
+export const TOTP_DISABLED = coded('totp_disabled');
 /** Setting TOTP up when the server has it turned off (400). */
-export const TOTP_NOT_ENABLED = coded(
-  'Two-factor sign-in (TOTP) is not enabled on this server',
-  ErrorCode.totpDisabled,
-);
-export const INCORRECT_PASSCODE = coded('Incorrect code', ErrorCode.incorrectPasscode);
-export const INCORRECT_RECOVERY_CODE = coded('Incorrect recovery code', ErrorCode.incorrectRecoveryCode);
-export const PASSCODE_FORMAT = 'Code must be 6 digits';
-export const RECOVERY_CODE_FORMAT = 'Recovery code must be 16 letters and digits';
+export const TOTP_NOT_ENABLED = coded('totp_not_enabled');
+export const INCORRECT_PASSCODE = coded('incorrect_passcode');
+export const INCORRECT_RECOVERY_CODE = coded('incorrect_recovery_code');
+export const PASSCODE_FORMAT = issue('passcode_format');
+export const RECOVERY_CODE_FORMAT = issue('recovery_code_format');
 
 /** Digits of a code; spaces in between (as apps show them: "123 456") are ignored. */
 export const totpPasscode = z
-  .string({ error: messages.required('Code') })
+  .string()
   .max(32, PASSCODE_FORMAT)
   .transform((v) => v.replace(/\s+/g, ''))
   .pipe(
     z
       .string()
-      .min(1, messages.required('Code'))
+      .min(1)
       .regex(/^\d{6}$/, PASSCODE_FORMAT),
   );
 
 /** A recovery code as shown (XXXX-XXXX-XXXX-XXXX), in any case, with or without its dashes and spaces. */
 export const totpRecoveryCode = z
-  .string({ error: messages.required('Recovery code') })
+  .string()
   .max(64, RECOVERY_CODE_FORMAT)
   .transform((v) => v.replace(/[\s-]+/g, '').toUpperCase())
   .pipe(
     z
       .string()
-      .min(1, messages.required('Recovery code'))
+      .min(1)
       .regex(/^[A-Z2-7]{16}$/, RECOVERY_CODE_FORMAT),
   );
 
@@ -61,10 +57,7 @@ export type TotpRecoveryInput = z.input<typeof totpRecoveryInput>;
 export const totpDisableInput = z
   .object({
     passcode: totpPasscode.optional(),
-    password: z
-      .string({ error: 'Password must be a string' })
-      .max(255, messages.tooLong('Password', 255))
-      .optional(),
+    password: z.string().max(255).optional(),
   })
   .nullish()
   .transform((v) => v ?? {});

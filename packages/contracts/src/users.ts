@@ -1,5 +1,6 @@
 import { z } from 'zod';
-import { flag, messages, requiredString } from './common';
+import { flag, requiredString } from './common';
+import { coded, issue } from './errors';
 import { userTotpSchema } from './totp';
 
 /** A user account: never the password hash. */
@@ -26,57 +27,54 @@ export const userSchema = z.strictObject({
 });
 export type User = z.infer<typeof userSchema>;
 
-const password = z
-  .string({ error: messages.required('Password') })
-  .min(1, messages.required('Password'))
-  .max(255, messages.tooLong('Password', 255));
+const password = z.string().min(1).max(255);
 
 const email = z
-  .string({ error: messages.required('Email') })
+  .string()
   .trim()
-  .min(1, messages.required('Email'))
-  .max(255, messages.tooLong('Email', 255))
+  .min(1)
+  .max(255)
   // name@host: a host without a dot (admin@localhost, the first-start admin) is a valid address too.
-  .regex(/^[^\s@]+@[^\s@]+$/, messages.invalidEmail);
+  .regex(/^[^\s@]+@[^\s@]+$/, issue('invalid_email'));
 
-const username = requiredString('Username', 255).regex(/^[^\s]+$/, messages.usernameSpaces);
+const username = requiredString(255).regex(/^[^\s]+$/, issue('username_spaces'));
 
 /**
  * POST users. The password is optional, as in Semaphore (a user of LDAP or OIDC, or one who gets a password
  * later): absent, null or empty, nobody signs in to the account with a password until one is set.
  */
 export const userCreateInput = z.object({
-  name: requiredString('Name', 255),
+  name: requiredString(255),
   username,
   email,
   password: z
-    .string({ error: 'Password must be a string' })
-    .max(255, messages.tooLong('Password', 255))
+    .string()
+    .max(255)
     .nullish()
     .transform((v) => (v ? v : null)),
-  admin: flag('Admin'),
-  alert: flag('Alert'),
-  external: flag('External'),
-  can_create_project: flag('Can create project'),
+  admin: flag(),
+  alert: flag(),
+  external: flag(),
+  can_create_project: flag(),
 });
 
 /** The caller's current password: required (by the server) when users change their own password. */
 const currentPassword = z
-  .string({ error: 'Current password must be a string' })
-  .max(255, messages.tooLong('Current password', 255))
+  .string()
+  .max(255)
   .nullish()
   .transform((v) => (v ? v : undefined));
 
 /** Whether the user's API tokens stop working with the new password; absent or null = yes. */
 const revokeTokens = z
-  .boolean({ error: 'Revoke tokens must be true or false' })
+  .boolean()
   .nullish()
   .transform((v) => v ?? true);
 
 /** An optional flag of an update: absent keeps the stored value. */
-const keepFlag = (label: string) =>
+const keepFlag = () =>
   z
-    .boolean({ error: `${label} must be true or false` })
+    .boolean()
     .nullish()
     .transform((v) => v ?? undefined);
 
@@ -85,15 +83,15 @@ const keepFlag = (label: string) =>
  * value; an absent or empty password keeps the password (POST users/{id}/password is the usual way).
  */
 export const userUpdateInput = z.object({
-  name: requiredString('Name', 255),
+  name: requiredString(255),
   username,
   email,
-  admin: keepFlag('Admin'),
-  alert: keepFlag('Alert'),
-  can_create_project: keepFlag('Can create project'),
+  admin: keepFlag(),
+  alert: keepFlag(),
+  can_create_project: keepFlag(),
   password: z
-    .string({ error: 'Password must be a string' })
-    .max(255, messages.tooLong('Password', 255))
+    .string()
+    .max(255)
     .nullish()
     .transform((v) => (v ? v : undefined)),
   /** With a password: the caller's current one, as for POST users/{id}/password. */
@@ -102,8 +100,8 @@ export const userUpdateInput = z.object({
   revoke_tokens: revokeTokens,
 });
 
-export const CURRENT_PASSWORD_REQUIRED = messages.required('Current password');
-export const CURRENT_PASSWORD_INCORRECT = messages.currentPasswordIncorrect;
+export const CURRENT_PASSWORD_REQUIRED = coded('required', { field: 'current_password' });
+export const CURRENT_PASSWORD_INCORRECT = coded('current_password_incorrect');
 
 /**
  * POST users/{id}/password. Changing one's own password needs `current_password` (administrators resetting
@@ -118,10 +116,7 @@ export const passwordInput = z.object({
 
 /** The change-password form for one's own password: the current one is required there. */
 export const ownPasswordInput = passwordInput.extend({
-  current_password: z
-    .string({ error: CURRENT_PASSWORD_REQUIRED })
-    .min(1, CURRENT_PASSWORD_REQUIRED)
-    .max(255, messages.tooLong('Current password', 255)),
+  current_password: z.string().min(1, issue('required')).max(255),
 });
 export type PasswordInput = z.input<typeof passwordInput>;
 export type UserCreateInput = z.infer<typeof userCreateInput>;

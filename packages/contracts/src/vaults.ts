@@ -1,5 +1,6 @@
 import { z } from 'zod';
-import { messages, optionalId } from './common';
+import { optionalId } from './common';
+import { issue } from './errors';
 
 /**
  * A template's Ansible vault: one per template, named (the vault id Ansible is given, `--vault-id <name>@…`), whose
@@ -11,16 +12,14 @@ export const DEFAULT_VAULT_NAME = 'default';
 export const vaultTypes = ['password', 'script'] as const;
 export type VaultType = (typeof vaultTypes)[number];
 
+/** The zod issue messages of a template's vault fields (see `issue`). */
 export const vaultMessages = {
-  one: 'A template has one vault: give at most one entry in vaults',
-  oneKey: 'A template has one vault password key: give the same key in vault_key_id and vaults',
-  keyOrScript: 'A vault is a password key or a script, not both: leave vault_key_id empty for a script vault',
-  name: 'Vault name must not contain "@" or control characters',
-  type: 'Vault type must be password or script',
-  scriptControl: 'Vault script must not contain control characters (newline, tab, NUL…)',
-  scriptOutside: 'Vault script must not leave the repository with ".."',
-  scriptAdminOnly:
-    'Only administrators can set or change a vault password script: it runs on the machine that runs the task',
+  one: issue('vault_one'),
+  oneKey: issue('vault_one_key'),
+  keyOrScript: issue('vault_key_or_script'),
+  name: issue('vault_name_chars'),
+  scriptControl: issue('control_chars'),
+  scriptOutside: issue('path_outside'),
 } as const;
 
 // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what it looks for
@@ -47,23 +46,23 @@ export function vaultScriptProblem(path: string): string | null {
 export const vaultInput = z.object({
   id: z.number().int().nullish(),
   name: z
-    .string({ error: 'Vault name must be a string' })
+    .string()
     .trim()
-    .max(100, messages.tooLong('Vault name', 100))
+    .max(100)
     // Ansible reads `--vault-id <name>@<source>` up to the first "@".
     // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what it refuses
     .regex(/^[^@\u0000-\u001f\u007f]*$/, vaultMessages.name)
     .nullish()
     .transform((v) => v || DEFAULT_VAULT_NAME),
   type: z
-    .enum(vaultTypes, { error: vaultMessages.type })
+    .enum(vaultTypes)
     .nullish()
     .transform((v) => v ?? 'password'),
-  vault_key_id: optionalId('Vault key'),
+  vault_key_id: optionalId(),
   script: z
-    .string({ error: 'Vault script must be a string' })
+    .string()
     .trim()
-    .max(255, messages.tooLong('Vault script', 255))
+    .max(255)
     .nullish()
     .transform((v) => v ?? ''),
 });
@@ -80,24 +79,24 @@ export type TemplateVaultColumns = {
 export function checkVaults(
   vaultKeyId: number | null | undefined,
   vaults: VaultInput[],
-  issue: (path: (string | number)[], message: string) => void,
+  report: (path: (string | number)[], message: string) => void,
 ) {
   if (vaults.length > 1) {
     const keys = new Set([vaultKeyId, ...vaults.map((v) => v.vault_key_id)].filter((k) => k != null));
-    issue(['vaults'], keys.size > 1 ? vaultMessages.oneKey : vaultMessages.one);
+    report(['vaults'], keys.size > 1 ? vaultMessages.oneKey : vaultMessages.one);
     return;
   }
   const [vault] = vaults;
   if (!vault) return;
   if (vault.type === 'script') {
-    if (!vault.script) issue(['vaults', 0, 'script'], messages.required('Vault script'));
+    if (!vault.script) report(['vaults', 0, 'script'], issue('required'));
     const problem = vaultScriptProblem(vault.script);
-    if (problem) issue(['vaults', 0, 'script'], problem);
-    if (vaultKeyId != null || vault.vault_key_id != null) issue(['vaults'], vaultMessages.keyOrScript);
+    if (problem) report(['vaults', 0, 'script'], problem);
+    if (vaultKeyId != null || vault.vault_key_id != null) report(['vaults'], vaultMessages.keyOrScript);
     return;
   }
-  if (!vault.vault_key_id) issue(['vaults', 0, 'vault_key_id'], messages.required('Vault key'));
-  else if (vaultKeyId != null && vaultKeyId !== vault.vault_key_id) issue(['vaults'], vaultMessages.oneKey);
+  if (!vault.vault_key_id) report(['vaults', 0, 'vault_key_id'], issue('required'));
+  else if (vaultKeyId != null && vaultKeyId !== vault.vault_key_id) report(['vaults'], vaultMessages.oneKey);
 }
 
 /**

@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { isErrorCode } from '@signalbox/contracts';
 import type { LightMyRequestResponse } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { apiRoutes, fill, type Ids, PUBLIC, type Route, seedProject, snapshot } from './support/api-walk';
@@ -90,14 +91,15 @@ describe.each(testDialects())('API-wide robustness on $name', (dialect) => {
     return res;
   }
 
-  /** Records an answer that is not a 4xx `{error: string}`. */
+  /** Records an answer that is not a 4xx `{error: string, code}` with a code the catalogue words. */
   function expect4xx(res: LightMyRequestResponse, what: string) {
     let error: unknown;
+    let code: unknown;
     try {
-      error = res.json().error;
+      ({ error, code } = res.json());
     } catch {}
-    if (res.statusCode < 400 || res.statusCode >= 500 || typeof error !== 'string')
-      problems.push(`${what}: wanted a 4xx {error}, got ${res.statusCode} ${res.body.slice(0, 200)}`);
+    if (res.statusCode < 400 || res.statusCode >= 500 || typeof error !== 'string' || !isErrorCode(code))
+      problems.push(`${what}: wanted a 4xx {error, code}, got ${res.statusCode} ${res.body.slice(0, 200)}`);
   }
 
   /** Fails with every problem of the walk; the admin must still be signed in, or the walk proved nothing. */
@@ -129,7 +131,7 @@ describe.each(testDialects())('API-wide robustness on $name', (dialect) => {
       const body = hasBody(route.method) ? {} : undefined;
       const res = await send(h.anonymous(), route.method, fill(route.url, ids, admin.userId), body);
       expect(res.statusCode, keyOf(route)).toBe(401);
-      expect(res.json(), keyOf(route)).toMatchObject({ error: expect.any(String) });
+      expect(res.json(), keyOf(route)).toMatchObject({ error: 'Not signed in', code: 'not_signed_in' });
     }
     await report();
   });
@@ -141,6 +143,8 @@ describe.each(testDialects())('API-wide robustness on $name', (dialect) => {
       const body = hasBody(route.method) ? {} : undefined;
       const res = await send(outsider, route.method, fill(route.url, ids, admin.userId), body);
       expect(res.statusCode, keyOf(route)).toBe(403);
+      // Refused as an outsider, or (routes only administrators may use) as no administrator.
+      expect(['not_project_member', 'admin_only'], keyOf(route)).toContain(res.json().code);
     }
     await report();
     expect(await snapshot(h)).toEqual(before);

@@ -1,4 +1,3 @@
-import { ErrorCode } from '@signalbox/contracts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { testDialects } from './support/dialects';
 import { answeredError, type Client, createHarness, type Harness } from './support/harness';
@@ -17,16 +16,16 @@ describe.each(testDialects())('error codes on $name', (dialect) => {
   });
   afterAll(() => h?.close());
 
-  it('names a refused field with the code of its message and the field label', async () => {
+  it('names a refused field with the code of its message and the field key', async () => {
     const res = await admin.post('/api/projects', { name: '' });
     expect(res.statusCode).toBe(400);
     expect(res.json()).toEqual(
       answeredError(res, {
         error: 'Name is required',
-        code: ErrorCode.required,
-        params: { field: 'Name' },
+        code: 'required',
+        params: { field: 'name' },
         fields: { name: 'Name is required' },
-        field_errors: { name: { code: ErrorCode.required, params: { field: 'Name' } } },
+        field_errors: { name: { code: 'required', params: { field: 'name' } } },
       }),
     );
   });
@@ -36,20 +35,20 @@ describe.each(testDialects())('error codes on $name', (dialect) => {
     expect(res.statusCode).toBe(400);
     expect(res.json()).toMatchObject({
       error: 'Name must be at most 100 characters',
-      code: ErrorCode.tooLong,
-      params: { field: 'Name', max: 100 },
-      field_errors: { name: { code: ErrorCode.tooLong, params: { field: 'Name', max: 100 } } },
+      code: 'too_long',
+      params: { field: 'name', max: 100 },
+      field_errors: { name: { code: 'too_long', params: { field: 'name', max: 100 } } },
     });
   });
 
-  it('codes a field message that has no code of its own as an invalid value', async () => {
+  it('codes a value of the wrong type by the type it must have', async () => {
     const res = await admin.post('/api/projects', { name: 'P', alert: 'yes' });
     expect(res.statusCode).toBe(400);
     expect(res.json()).toMatchObject({
       error: 'Alert must be true or false',
-      code: ErrorCode.invalidValue,
+      code: 'not_boolean',
       fields: { alert: 'Alert must be true or false' },
-      field_errors: { alert: { code: ErrorCode.invalidValue } },
+      field_errors: { alert: { code: 'not_boolean', params: { field: 'alert' } } },
     });
   });
 
@@ -60,8 +59,8 @@ describe.each(testDialects())('error codes on $name', (dialect) => {
     expect(res.json()).toEqual(
       answeredError(res, {
         error: 'Template not found',
-        code: ErrorCode.notFound,
-        params: { what: 'Template' },
+        code: 'not_found',
+        params: { what: 'template' },
       }),
     );
   });
@@ -72,7 +71,7 @@ describe.each(testDialects())('error codes on $name', (dialect) => {
     const res = await outsider.get(`/api/project/${projectId}/templates`);
     expect(res.statusCode).toBe(403);
     expect(res.json()).toEqual(
-      answeredError(res, { error: 'You are not a member of this project', code: ErrorCode.forbidden }),
+      answeredError(res, { error: 'You are not a member of this project', code: 'not_project_member' }),
     );
   });
 
@@ -82,7 +81,11 @@ describe.each(testDialects())('error codes on $name', (dialect) => {
     const res = await admin.post('/api/users', { ...user, email: 'other@example.test' });
     expect(res.statusCode).toBe(409);
     expect(res.json()).toEqual(
-      answeredError(res, { error: 'Username taken is already taken', code: ErrorCode.conflict }),
+      answeredError(res, {
+        error: 'Username taken is already taken',
+        code: 'username_taken',
+        params: { username: 'taken' },
+      }),
     );
   });
 
@@ -90,7 +93,7 @@ describe.each(testDialects())('error codes on $name', (dialect) => {
     const anonymous = await h.anonymous().get('/api/projects');
     expect(anonymous.statusCode).toBe(401);
     expect(anonymous.json()).toEqual(
-      answeredError(anonymous, { error: 'Not signed in', code: ErrorCode.notSignedIn }),
+      answeredError(anonymous, { error: 'Not signed in', code: 'not_signed_in' }),
     );
 
     const wrong = await h
@@ -98,7 +101,7 @@ describe.each(testDialects())('error codes on $name', (dialect) => {
       .post('/api/auth/login', { auth: admin.username, password: 'not-the-password' });
     expect(wrong.statusCode).toBe(401);
     expect(wrong.json()).toEqual(
-      answeredError(wrong, { error: 'Incorrect login or password', code: ErrorCode.incorrectLogin }),
+      answeredError(wrong, { error: 'Incorrect login or password', code: 'incorrect_login' }),
     );
   });
 
@@ -106,7 +109,7 @@ describe.each(testDialects())('error codes on $name', (dialect) => {
     const res = await admin.request('POST', '/api/projects', '{"name":');
     expect(res.statusCode).toBe(400);
     expect(res.json()).toEqual(
-      answeredError(res, { error: 'Request body is not valid JSON', code: ErrorCode.bodyNotJson }),
+      answeredError(res, { error: 'Request body is not valid JSON', code: 'body_not_json' }),
     );
   });
 
@@ -118,7 +121,7 @@ describe.each(testDialects())('error codes on $name', (dialect) => {
     );
     expect(res.statusCode).toBe(413);
     expect(res.json()).toEqual(
-      answeredError(res, { error: 'Request body is too large', code: ErrorCode.bodyTooLarge }),
+      answeredError(res, { error: 'Request body is too large', code: 'body_too_large' }),
     );
   });
 
@@ -127,12 +130,28 @@ describe.each(testDialects())('error codes on $name', (dialect) => {
     expect(res.statusCode).toBe(400);
     expect(res.json()).toEqual(
       answeredError(res, {
-        error: 'name must not contain NUL characters',
-        code: ErrorCode.noNul,
+        error: 'Name must not contain NUL characters',
+        code: 'no_nul',
         params: { field: 'name' },
-        fields: { name: 'name must not contain NUL characters' },
-        field_errors: { name: { code: ErrorCode.noNul, params: { field: 'name' } } },
+        fields: { name: 'Name must not contain NUL characters' },
+        field_errors: { name: { code: 'no_nul', params: { field: 'name' } } },
       }),
     );
+  });
+
+  // The answers given outside the routes' handlers carry a code too: the request guards', the webhook
+  // receiver's and the not-found handler's.
+  it('codes the answers no route handler writes', async () => {
+    const answers = [
+      [await h.anonymous().get('/api/projects/%E0%A4%A'), 400, 'url_malformed'],
+      [await admin.get(`/api/project/${'1'.repeat(600)}`), 414, 'path_param_too_long'],
+      [await admin.get('/api/no-such-route'), 404, 'route_not_found'],
+      [await h.anonymous().post('/api/integrations/no-such-alias', {}), 404, 'webhook_not_found'],
+    ] as const;
+    for (const [res, status, code] of answers) {
+      expect([res.statusCode, res.json().code], res.body).toEqual([status, code]);
+      expect(typeof res.json().error).toBe('string');
+    }
+    expect((await admin.get('/api/no-such-route')).json().error).toBe('Not found: GET /api/no-such-route');
   });
 });

@@ -1,4 +1,4 @@
-import { type PermissionName, TOTP_REQUIRED } from '@signalbox/contracts';
+import { coded, type PermissionName, TOTP_REQUIRED } from '@signalbox/contracts';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Deps } from '../deps';
 import { SESSION_COOKIE } from '../http/request-guards';
@@ -79,7 +79,7 @@ export function registerAuth(app: FastifyInstance, deps: Pick<Deps, 'db' | 'bus'
       if (config?.secondFactor) return;
       throw unauthorized(TOTP_REQUIRED);
     }
-    if (config?.admin && !request.user.admin) throw forbidden('Only administrators can do this');
+    if (config?.admin && !request.user.admin) throw forbidden(coded('admin_only'));
   });
 }
 

@@ -1,7 +1,7 @@
 import {
   ALL_PERMISSIONS,
+  coded,
   idParam,
-  messages,
   Permission,
   type ProjectRole,
   rolePermissions,
@@ -51,15 +51,15 @@ export function projectRoutes(
           found = await findProjectWithRole(deps.db, projectId, user.id);
           if (found) recent.rememberProject(projectId, user.id, found);
         }
-        if (!found) throw notFound('Project');
-        if (!found.role && !user.admin) throw forbidden('You are not a member of this project');
+        if (!found) throw notFound('project');
+        if (!found.role && !user.admin) throw forbidden(coded('not_project_member'));
         const role = found.role as ProjectRole | '';
         request.project = found.project;
         request.projectRole = role;
         request.permissions = user.admin ? ALL_PERMISSIONS : role ? rolePermissions[role] : 0;
         const needed = request.routeOptions.config?.permission;
         if (needed && (request.permissions & Permission[needed]) === 0) {
-          throw forbidden(messages.missingPermission(needed));
+          throw forbidden(coded('missing_permission', { permission: needed }));
         }
       });
       serveSharedAnswers(scope, deps);

@@ -1,4 +1,4 @@
-import { noRefs, type Refs } from '@signalbox/contracts';
+import { coded, noRefs, type Refs, type Thing } from '@signalbox/contracts';
 import { sql } from 'kysely';
 import type { Db } from '../db';
 import type { Database } from '../db/tables';
@@ -24,8 +24,8 @@ export async function assertInProject(
   table: ProjectTable,
   id: number | null | undefined,
   projectId: number,
-  label: string,
-  field = fieldOf(label),
+  what: Thing,
+  field: string,
 ) {
   if (id == null) return;
   let query = db
@@ -37,10 +37,8 @@ export async function assertInProject(
   if (table === 'access_key') query = query.where(sql.ref('owner'), '=', '');
   const row = await query.executeTakeFirst();
   if (!row)
-    throw badRequest(`${label} ${id} does not exist in this project`, { [field]: `${label} not found` });
+    throw badRequest(coded('not_in_project', { what, id }), { [field]: coded('not_found', { what }) });
 }
-
-const fieldOf = (label: string) => label.toLowerCase().replace(/\s+/g, '_');
 
 export type RefKind = 'key' | 'repository' | 'inventory' | 'environment' | 'template' | 'view';
 
@@ -126,21 +124,10 @@ export async function findRefs(db: Db, projectId: number, kind: RefKind, id: num
 
 export const hasRefs = (refs: Refs) => Object.values(refs).some((list) => list.length > 0);
 
-const objectNames: Record<RefKind, string> = {
-  key: 'key',
-  repository: 'repository',
-  inventory: 'inventory',
-  environment: 'environment',
-  template: 'template',
-  view: 'view',
-};
-
 /** Refuses to delete an object in use: 409 with the dependents listed under `refs`. */
 export async function assertUnused(db: Db, projectId: number, kind: RefKind, id: number) {
   const refs = await findRefs(db, projectId, kind, id);
   if (hasRefs(refs)) {
-    throw conflict(`Can't delete the ${objectNames[kind]} because it is used by the resources below`, {
-      refs,
-    });
+    throw conflict(coded('in_use', { what: kind }), { refs });
   }
 }

@@ -1,3 +1,4 @@
+import { coded } from '@signalbox/contracts';
 import type { FastifyBaseLogger, FastifyReply } from 'fastify';
 import type { Db } from '../db';
 import { sha256 } from '../lib/crypto';
@@ -36,15 +37,17 @@ export function pairDelayMs(failures: number): number {
   return Math.min(signInLimits.firstDelayMs * 2 ** Math.min(over - 1, 40), signInLimits.maxDelayMs);
 }
 
-const waitWords = (seconds: number) =>
-  seconds < 120 ? `${seconds} second${seconds === 1 ? '' : 's'}` : `${Math.ceil(seconds / 60)} minutes`;
-
 /** 429 for an attempt that must wait; its password was not looked at. */
 export class ThrottledError extends AppError {
   readonly retryAfterSeconds: number;
   constructor(waitMs: number) {
     const seconds = Math.max(1, Math.ceil(waitMs / 1000));
-    super(429, `Too many failed sign-in attempts. Try again in ${waitWords(seconds)}.`);
+    super(
+      429,
+      seconds < 120
+        ? coded('sign_in_throttled', { seconds })
+        : coded('sign_in_throttled_minutes', { minutes: Math.ceil(seconds / 60) }),
+    );
     this.retryAfterSeconds = seconds;
   }
 }

@@ -1,4 +1,5 @@
-import { badRequest } from '../lib/errors';
+import { coded } from '@signalbox/contracts';
+import { fieldError } from '../lib/errors';
 
 /**
  * Clients may repeat `project_id` (and `id` on update) in the body, as Semaphore's do; when they do, they must
@@ -10,7 +11,7 @@ export function assertBodyIds(
   id?: number,
 ) {
   if (body.project_id != null && body.project_id !== projectId)
-    throw badRequest('Project ID in body and URL are different', { project_id: 'Does not match the URL' });
+    throw fieldError('project_id', coded('project_id_mismatch'));
   if (id !== undefined && body.id != null && body.id !== id)
-    throw badRequest('Object ID in body and URL are different', { id: 'Does not match the URL' });
+    throw fieldError('id', coded('object_id_mismatch'));
 }

@@ -1,3 +1,4 @@
+import { coded } from '@signalbox/contracts';
 import type { FastifyInstance } from 'fastify';
 import type { Config } from '../config';
 import { safeEqual } from '../lib/crypto';
@@ -31,7 +32,7 @@ export function registerMetrics(
     const token = deps.config.metricsToken;
     if (token) {
       const given = /^bearer\s+(.+)$/i.exec(request.headers.authorization ?? '')?.[1] ?? '';
-      if (!safeEqual(given, token)) throw unauthorized('A valid metrics token is required');
+      if (!safeEqual(given, token)) throw unauthorized(coded('metrics_token_required'));
     }
     return reply.header('content-type', metrics.contentType).send(await metrics.exposition());
   });

@@ -9,9 +9,11 @@ import { AppError, parse } from '../lib/errors';
  * whole query on it); other control characters are ordinary text that is stored and read back.
  */
 
-const nul = (field: string) => ({
-  error: `${field} must not contain NUL characters`,
-  fields: { [field]: `${field} must not contain NUL characters` },
+/** The answer naming `field` (its key) in its wording `label`. */
+const nul = (field: string, label = field.charAt(0).toUpperCase() + field.slice(1)) => ({
+  error: `${label} must not contain NUL characters`,
+  code: 'no_nul',
+  fields: { [field]: `${label} must not contain NUL characters` },
 });
 
 describe.each(testDialects())('NUL characters on $name', (dialect) => {
@@ -29,16 +31,16 @@ describe.each(testDialects())('NUL characters on $name', (dialect) => {
   it('refuses a NUL in the sign-in name before anyone is signed in', async () => {
     const res = await h.anonymous().request('POST', '/api/auth/login', '{"auth":"a\\u0000b","password":"x"}');
     expect(res.statusCode).toBe(400);
-    expect(res.json()).toMatchObject(nul('auth'));
+    expect(res.json()).toMatchObject(nul('auth', 'Username'));
   });
 
   it('refuses a NUL in a path parameter', async () => {
     const res = await admin.request('DELETE', '/api/user/tokens/%00');
     expect(res.statusCode).toBe(400);
-    expect(res.json()).toMatchObject(nul('id'));
+    expect(res.json()).toMatchObject(nul('id', 'ID'));
     const project = await admin.get('/api/project/1%00');
     expect(project.statusCode).toBe(400);
-    expect(project.json()).toMatchObject(nul('project_id'));
+    expect(project.json()).toMatchObject(nul('project_id', 'Project ID'));
   });
 
   it('refuses a NUL in the query string', async () => {
@@ -53,7 +55,7 @@ describe.each(testDialects())('NUL characters on $name', (dialect) => {
       survey_vars: [{ name: 'ok' }, { name: 'v', values: [{ name: 'x', value: 'a\u0000' }] }],
     });
     expect(nested.statusCode).toBe(400);
-    expect(nested.json()).toMatchObject(nul('survey_vars.1.values.0.value'));
+    expect(nested.json()).toMatchObject(nul('survey_vars.1.values.0.value', 'Value'));
     const key = await admin.post('/api/projects', { 'na\u0000me': 'x' });
     expect(key.statusCode).toBe(400);
     expect(key.json().error).toBe('na\\0me must not contain NUL characters');
@@ -78,7 +80,11 @@ describe('parse()', () => {
   it('refuses a NUL before the schema sees the input', () => {
     const schema = z.object({ name: z.string(), tags: z.array(z.string()) });
     expect(() => parse(schema, { name: 'ok', tags: ['a', 'b\u0000'] })).toThrow(
-      expect.objectContaining({ statusCode: 400, message: 'tags.1 must not contain NUL characters' }),
+      expect.objectContaining({
+        statusCode: 400,
+        message: 'Tags must not contain NUL characters',
+        fields: { 'tags.1': 'Tags must not contain NUL characters' },
+      }),
     );
     expect(() => parse(z.string(), 'a\u0000')).toThrow(AppError);
     expect(parse(schema, { name: 'a\u0001', tags: [] })).toEqual({ name: 'a\u0001', tags: [] });

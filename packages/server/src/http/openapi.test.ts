@@ -154,7 +154,8 @@ describe('API description', () => {
     expect(new Set(operations.map((op) => JSON.stringify(errorSchema(op))))).toEqual(
       new Set([JSON.stringify({ $ref: '#/components/schemas/Error' })]),
     );
-    expect(doc.components?.schemas?.Error).toMatchObject({ required: ['error'] });
+    // Every error answer carries its code beside the English message.
+    expect(doc.components?.schemas?.Error).toMatchObject({ required: ['error', 'code'] });
   });
 
   it('documents the success shapes the contracts define', () => {

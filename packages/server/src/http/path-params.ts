@@ -57,8 +57,8 @@ export const validatePathParams: FastifySchemaCompiler<unknown> = ({ schema, htt
   return (data) => {
     const params = { ...(data as Record<string, unknown>) };
     for (const [name, param] of shape) {
-      const result = param.safeParse(params[name]);
-      if (!result.success) return { error: fromZod(result.error) };
+      const result = param.safeParse(params[name], { reportInput: true });
+      if (!result.success) return { error: fromZod(result.error, [name]) };
       params[name] = result.data;
     }
     return { value: params };

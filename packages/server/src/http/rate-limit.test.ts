@@ -1,4 +1,3 @@
-import { ErrorCode } from '@signalbox/contracts';
 import type { LightMyRequestResponse } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { testDialects } from '../../test/support/dialects';
@@ -30,7 +29,7 @@ function expectLimited(res: LightMyRequestResponse, limit: number) {
   expect(retryAfter).toBeLessThanOrEqual(60);
   expect(res.json()).toEqual({
     error: `Too many requests: try again in ${retryAfter} second${retryAfter === 1 ? '' : 's'}`,
-    code: ErrorCode.tooManyRequests,
+    code: 'too_many_requests',
     params: { seconds: retryAfter },
     request_id: res.headers['x-request-id'],
   });

@@ -5,7 +5,7 @@ import rateLimit, {
   normalizeIP,
   type RateLimitPluginOptions,
 } from '@fastify/rate-limit';
-import { messages } from '@signalbox/contracts';
+import { coded } from '@signalbox/contracts';
 import type { FastifyBaseLogger, FastifyInstance, FastifyRequest } from 'fastify';
 import type { Redis } from 'ioredis';
 import type { Config } from '../config';
@@ -177,7 +177,7 @@ export async function registerRateLimit(
     max: (request) => (request.user ? perUser : perAddress),
     allowList: (request) => isExempt(request) || (!request.user && perAddress === 0),
     errorResponseBuilder: (_request, context) =>
-      new AppError(429, messages.tooManyRequests(Math.max(1, Math.ceil(context.ttl / 1000)))),
+      new AppError(429, coded('too_many_requests', { seconds: Math.max(1, Math.ceil(context.ttl / 1000)) })),
   };
   await app.register(rateLimit, limits);
 }

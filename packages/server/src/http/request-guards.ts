@@ -1,7 +1,7 @@
-import { jsonDepth, MAX_JSON_DEPTH, messages } from '@signalbox/contracts';
+import { type Coded, coded, jsonDepth, MAX_JSON_DEPTH } from '@signalbox/contracts';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Config } from '../config';
-import { badRequest, forbidden, rejectNul } from '../lib/errors';
+import { badRequest, errorBody, forbidden, rejectNul } from '../lib/errors';
 import { REQUEST_ID_HEADER } from './logging';
 
 /** The cookie of a signed-in console session: the auth feature sets it, the forgery checks key on it. */
@@ -30,8 +30,8 @@ export function registerRequestGuards(app: FastifyInstance, config: Pick<Config,
       refuseForeignOrigin(request, ownOrigins);
   });
   app.addHook('preValidation', async (request) => {
-    rejectNul(request.params, 'Path');
-    rejectNul(request.query, 'Query string');
+    rejectNul(request.params, 'path');
+    rejectNul(request.query, 'query');
     // Webhook routes keep their body as raw bytes: those are signed, never stored as text.
     if (!Buffer.isBuffer(request.body)) rejectNul(request.body);
   });
@@ -42,14 +42,12 @@ export function answerFrameworkError(error: FastifyError, request: FastifyReques
   // Fastify answers these before any hook runs, so the request id is added here (registerRequestIds does it for
   // every other response).
   reply.header(REQUEST_ID_HEADER, request.id);
-  const answer = (status: number, message: string) =>
-    reply.status(status).send({ error: message, request_id: request.id });
-  if (error.code === 'FST_ERR_BAD_URL')
-    return answer(400, 'Request URL is not valid (malformed percent-encoding)');
-  if (error.code === 'FST_ERR_MAX_PARAM_LENGTH')
-    return answer(414, 'A path parameter in the request URL is too long');
+  const answer = (status: number, error: Coded) =>
+    reply.status(status).send({ ...errorBody(error), request_id: request.id });
+  if (error.code === 'FST_ERR_BAD_URL') return answer(400, coded('url_malformed'));
+  if (error.code === 'FST_ERR_MAX_PARAM_LENGTH') return answer(414, coded('path_param_too_long'));
   reply.log.error({ err: error }, 'request failed before routing');
-  return answer(500, 'Internal server error');
+  return answer(500, coded('internal'));
 }
 
 /**
@@ -66,15 +64,14 @@ function registerJsonParser(app: FastifyInstance) {
     // An empty body is no body (a DELETE sent with Content-Type: application/json to pass the forgery check).
     if (body === '') return done(null, undefined);
     if (jsonDepth(body as string) > MAX_JSON_DEPTH)
-      return done(badRequest(messages.tooDeep('Request body')), undefined);
+      return done(badRequest(coded('too_deep', { field: 'body', max: MAX_JSON_DEPTH })), undefined);
     parseJson(request, body as string, done);
   });
 }
 
 const STATE_CHANGING = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
-const CROSS_SITE = 'Request refused: it was not sent by this console (cross-site request)';
-const NOT_JSON =
-  'Request refused: a request signed in by cookie must send Content-Type: application/json or come from this console';
+const CROSS_SITE = coded('cross_site_request');
+const NOT_JSON = coded('cookie_needs_json');
 
 /**
  * Requests the browser may send on its own carry the session cookie; an API token must be sent on purpose. A

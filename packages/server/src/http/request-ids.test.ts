@@ -70,7 +70,11 @@ describe.each(testDialects())('request ids on $name', (dialect) => {
     });
     expect(res.statusCode).toBe(400);
     expect(res.headers['x-request-id']).toBe('bad-url-1');
-    expect(res.json()).toEqual({ error: expect.any(String), request_id: 'bad-url-1' });
+    expect(res.json()).toEqual({
+      error: 'Request URL is not valid (malformed percent-encoding)',
+      code: 'url_malformed',
+      request_id: 'bad-url-1',
+    });
   });
 
   it('logs no query string, and only the route pattern of an integration alias', async () => {

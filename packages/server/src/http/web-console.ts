@@ -1,6 +1,8 @@
 import { basename } from 'node:path';
 import fastifyStatic from '@fastify/static';
+import { coded } from '@signalbox/contracts';
 import type { FastifyInstance } from 'fastify';
+import { errorBody } from '../lib/errors';
 
 /**
  * A build asset whose name carries its content hash (Vite's `assets/<name>-<hash>.<ext>`): its content never changes
@@ -44,6 +46,12 @@ export async function registerWebConsole(app: FastifyInstance, root: string | nu
   app.setNotFoundHandler((request, reply) => {
     if (root && (request.method === 'GET' || request.method === 'HEAD') && !request.url.startsWith('/api/'))
       return reply.sendFile('index.html');
-    return reply.status(404).send({ error: `Not found: ${request.method} ${request.url.split('?')[0]}` });
+    return reply
+      .status(404)
+      .send(
+        errorBody(
+          coded('route_not_found', { method: request.method, path: request.url.split('?')[0] ?? '' }),
+        ),
+      );
   });
 }

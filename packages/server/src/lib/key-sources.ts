@@ -1,10 +1,10 @@
 import { constants } from 'node:fs';
 import { open, realpath } from 'node:fs/promises';
 import { dirname, isAbsolute, relative, resolve, sep } from 'node:path';
-import { type KeySourceType, SECRET_MAX } from '@signalbox/contracts';
+import { type Coded, coded, errorMessage, type KeySourceType, SECRET_MAX } from '@signalbox/contracts';
 import { type Config, settingNames } from '../config';
 import type { SecretBox } from './crypto';
-import { badRequest } from './errors';
+import { fieldError } from './errors';
 
 /**
  * Keys whose secret lives on the server: an environment variable of the server process, or a file under the
@@ -23,14 +23,12 @@ export class KeySourceError extends Error {}
 const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
 /** Why an environment variable name may not be a key's source; null when it may. */
-export function envNameProblem(config: SourceConfig, name: string): string | null {
-  if (!ENV_NAME.test(name))
-    return `Environment variable "${name}" is not a valid name: use letters, digits and underscores`;
+export function envNameProblem(config: SourceConfig, name: string): Coded | null {
+  if (!ENV_NAME.test(name)) return coded('key_env_name_invalid', { name });
   const prefix = config.keyEnvPrefix;
   if (!name.startsWith(prefix) || name.length === prefix.length)
-    return `Environment variable "${name}" is not allowed: key variables must start with ${prefix} (SIGNALBOX_KEY_ENV_PREFIX)`;
-  if (settingNames.has(name))
-    return `Environment variable "${name}" is a setting of the server and cannot be a key's secret`;
+    return coded('key_env_prefix', { name, prefix });
+  if (settingNames.has(name)) return coded('key_env_setting', { name });
   return null;
 }
 
@@ -43,16 +41,17 @@ const inside = (dir: string, path: string) => {
  * The absolute path a file source names (a path relative to the key files directory is taken inside it), or why
  * it may not be a source. Checks only the text: no `..` segment, no control characters, inside the directory.
  */
-function filePathOf(config: SourceConfig, path: string): { path: string } | { problem: string } {
+function filePathOf(config: SourceConfig, path: string): { path: string } | { problem: Coded } {
   const dir = config.keyFilesDir;
-  if (!dir) return { problem: 'Keys cannot read files on this server: SIGNALBOX_KEY_FILES_DIR is not set' };
+  if (!dir) return { problem: coded('key_files_unset') };
   // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what is refused
-  if (/[\u0000-\u001f\u007f]/.test(path)) return { problem: 'File path must not contain control characters' };
-  if (path.split(/[\\/]/).includes('..')) return { problem: `File path "${path}" must not contain ".."` };
+  if (/[\u0000-\u001f\u007f]/.test(path))
+    return { problem: coded('control_chars', { field: 'source_storage_key' }) };
+  if (path.split(/[\\/]/).includes('..')) return { problem: coded('key_file_dotdot', { path }) };
   const full = resolve(dir, path);
   if (!inside(resolve(dir), full))
     return {
-      problem: `File path "${path}" is not inside the key files directory ${dir} (SIGNALBOX_KEY_FILES_DIR)`,
+      problem: coded('key_file_outside', { path, dir }),
     };
   return { path: full };
 }
@@ -70,8 +69,7 @@ async function realpathOrNull(path: string): Promise<string | null> {
 async function realDir(config: SourceConfig): Promise<string> {
   const dir = config.keyFilesDir as string;
   const real = await realpathOrNull(dir);
-  if (!real)
-    throw new KeySourceError(`The key files directory ${dir} (SIGNALBOX_KEY_FILES_DIR) does not exist`);
+  if (!real) throw new KeySourceError(errorMessage(coded('key_files_dir_missing', { dir })));
   return real;
 }
 
@@ -89,17 +87,16 @@ export async function checkKeySource(
   const field = 'source_storage_key';
   if (type === 'env') {
     const problem = envNameProblem(config, key);
-    if (problem) throw badRequest(problem, { [field]: problem });
+    if (problem) throw fieldError(field, problem);
     return key;
   }
   const named = filePathOf(config, key);
-  if ('problem' in named) throw badRequest(named.problem, { [field]: named.problem });
+  if ('problem' in named) throw fieldError(field, named.problem);
   let dir: string;
   try {
     dir = await realDir(config);
-  } catch (err) {
-    const message = (err as Error).message;
-    throw badRequest(message, { [field]: message });
+  } catch {
+    throw fieldError(field, coded('key_files_dir_missing', { dir: config.keyFilesDir as string }));
   }
   // The file itself when it exists, else the nearest directory above it that does.
   let probe = named.path;
@@ -110,23 +107,24 @@ export async function checkKeySource(
   }
   const exists = probe === named.path;
   if (!real || !(exists ? inside(dir, real) : real === dir || inside(dir, real))) {
-    const message = `File path "${key}" leads out of the key files directory (through a symbolic link)`;
-    throw badRequest(message, { [field]: message });
+    throw fieldError(field, coded('key_file_symlink_out', { path: key }));
   }
   if (exists) {
     const problem = await regularFileProblem(real);
-    if (problem) throw badRequest(`File path "${key}" ${problem}`, { [field]: `File path ${problem}` });
+    if (problem) throw fieldError(field, coded(problem, { path: key }));
   }
   return named.path;
 }
 
-async function regularFileProblem(path: string): Promise<string | null> {
+async function regularFileProblem(
+  path: string,
+): Promise<'key_file_unreadable' | 'key_file_not_regular' | null> {
   const handle = await open(path, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK).catch(
     () => null,
   );
-  if (!handle) return 'cannot be opened by the server';
+  if (!handle) return 'key_file_unreadable';
   try {
-    return (await handle.stat()).isFile() ? null : 'is not a regular file';
+    return (await handle.stat()).isFile() ? null : 'key_file_not_regular';
   } finally {
     await handle.close();
   }
@@ -136,7 +134,7 @@ async function regularFileProblem(path: string): Promise<string | null> {
 export async function readKeySource(config: SourceConfig, type: string, key: string): Promise<string> {
   if (type === 'env') {
     const problem = envNameProblem(config, key);
-    if (problem) throw new KeySourceError(problem);
+    if (problem) throw new KeySourceError(errorMessage(problem));
     const value = process.env[key];
     if (value === undefined) throw new KeySourceError(`Environment variable ${key} is not set on the server`);
     if (value === '') throw new KeySourceError(`Environment variable ${key} is empty on the server`);
@@ -144,7 +142,7 @@ export async function readKeySource(config: SourceConfig, type: string, key: str
   }
   if (type !== 'file') throw new KeySourceError(`Unknown secret source "${type}"`);
   const named = filePathOf(config, key);
-  if ('problem' in named) throw new KeySourceError(named.problem);
+  if ('problem' in named) throw new KeySourceError(errorMessage(named.problem));
   const dir = await realDir(config);
   const real = await realpathOrNull(named.path);
   if (!real) throw new KeySourceError(`File ${named.path} does not exist on the server`);

@@ -1,7 +1,7 @@
-import { messages, type NamedKind } from '@signalbox/contracts';
+import { coded } from '@signalbox/contracts';
 import { sql } from 'kysely';
 import type { Db } from '../db';
-import { badRequest } from './errors';
+import { fieldError } from './errors';
 
 /**
  * Names are compared the way people read them in a picker: trimmed and without regard to case (SQL `lower` folds
@@ -20,10 +20,19 @@ const scoped: Record<Exclude<NamedKind, 'project'>, { table: string; column: str
   view: { table: 'view', column: 'title' },
 };
 
-const refuse = (kind: NamedKind, field: string) => {
-  const message = messages.nameTaken(kind);
-  return badRequest(message, { [field]: message });
-};
+const takenCodes = {
+  key: 'key_name_taken',
+  inventory: 'inventory_name_taken',
+  environment: 'environment_name_taken',
+  repository: 'repository_name_taken',
+  view: 'view_title_taken',
+  project: 'project_name_taken',
+} as const;
+
+/** The kinds of objects whose names are unique within their project (a project's among the user's projects). */
+export type NamedKind = keyof typeof takenCodes;
+
+const refuse = (kind: NamedKind, field: string) => fieldError(field, coded(takenCodes[kind]));
 
 /** Refuses (400 on the name field) a name another object of `kind` in the project already has. */
 export async function assertNameFree(

@@ -38,7 +38,7 @@ export function useFieldError() {
   const { t } = useTranslation();
   return (error: FieldError | undefined, serverError?: unknown, name?: string) => {
     if (error?.message !== undefined)
-      return error.message ? { error: true, helperText: translateMessage(error.message, t) } : {};
+      return error.message ? { error: true, helperText: translateMessage(error.message, t, name) } : {};
     const server = name ? serverFieldText(serverError, name, t) : undefined;
     return server ? { error: true, helperText: server } : {};
   };

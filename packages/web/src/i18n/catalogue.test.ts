@@ -9,11 +9,12 @@ const here = fileURLToPath(new URL('.', import.meta.url));
 const src = join(here, '..');
 
 type Tree = { [key: string]: string | Tree };
-// A language is its main file plus, when present, resources/<lang>.json (strings of later screens).
+// A language is its main file plus, when present, resources/<lang>.json (strings of later screens) and
+// errors/<lang>.json (the wording of error codes, fields and things).
 const load = (lang: string): Tree => {
   const main = JSON.parse(readFileSync(join(here, `${lang}.json`), 'utf8')) as Tree;
-  const extra = join(here, 'resources', `${lang}.json`);
-  return existsSync(extra) ? { ...main, ...(JSON.parse(readFileSync(extra, 'utf8')) as Tree) } : main;
+  const parts = ['resources', 'errors'].map((dir) => join(here, dir, `${lang}.json`)).filter(existsSync);
+  return Object.assign(main, ...parts.map((part) => JSON.parse(readFileSync(part, 'utf8')) as Tree));
 };
 
 function flatten(tree: Tree, prefix = ''): Map<string, string> {

@@ -16,6 +16,15 @@ const resourceLoaders = import.meta.glob<{ default: Record<string, unknown> }>([
   './resources/*.json',
   '!./resources/en.json',
 ]);
+// The wording of every error code, field and kind of thing is in errors/<lang>.json (English bundled).
+const enErrors =
+  Object.values(
+    import.meta.glob<{ default: Record<string, unknown> }>('./errors/en.json', { eager: true }),
+  )[0]?.default ?? {};
+const errorLoaders = import.meta.glob<{ default: Record<string, unknown> }>([
+  './errors/*.json',
+  '!./errors/en.json',
+]);
 
 async function loadLanguage(lang: string) {
   if (lang === 'en' || i18next.hasResourceBundle(lang, 'translation')) return;
@@ -25,12 +34,14 @@ async function loadLanguage(lang: string) {
   i18next.addResourceBundle(lang, 'translation', module.default, true, true);
   const resources = await resourceLoaders[`./resources/${lang}.json`]?.();
   if (resources) i18next.addResourceBundle(lang, 'translation', resources.default, true, true);
+  const errors = await errorLoaders[`./errors/${lang}.json`]?.();
+  if (errors) i18next.addResourceBundle(lang, 'translation', errors.default, true, true);
 }
 
 export async function initI18n() {
   const lang = pickLanguage(readPref('lang'), navigator.languages ?? [navigator.language]);
   await i18next.use(initReactI18next).init({
-    resources: { en: { translation: { ...en, ...enResources } } },
+    resources: { en: { translation: { ...en, ...enResources, ...enErrors } } },
     lng: 'en',
     fallbackLng: 'en',
     supportedLngs: languageCodes,

@@ -1,177 +1,151 @@
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { ErrorCode, errorCodes, messages } from '@signalbox/contracts';
+import {
+  coded,
+  errorCodes,
+  errorTexts,
+  fieldNames,
+  issue,
+  placeholdersOf,
+  taskRetentionDays,
+  thingNames,
+} from '@signalbox/contracts';
 import i18next from 'i18next';
 import { describe, expect, it } from 'vitest';
 import { ApiError } from '../api/client';
-import { resourceLabels } from '../components/messages';
 import { languageCodes } from './languages';
-import {
-  codeTexts,
-  errorText,
-  fieldLabels,
-  serverFieldText,
-  translateCode,
-  translateMessage,
-} from './messages';
+import { codeZodIssues, errorText, serverFieldText, translateCode, translateMessage } from './messages';
 
 const here = fileURLToPath(new URL('.', import.meta.url));
+const read = (path: string) => JSON.parse(readFileSync(join(here, path), 'utf8'));
 const catalogue = (lang: string) => ({
-  ...JSON.parse(readFileSync(join(here, `${lang}.json`), 'utf8')),
-  ...JSON.parse(readFileSync(join(here, 'resources', `${lang}.json`), 'utf8')),
+  ...read(`${lang}.json`),
+  ...read(`resources/${lang}.json`),
+  ...read(`errors/${lang}.json`),
 });
 
 async function translator(lang: string) {
   const i18n = i18next.createInstance();
-  await i18n.init({ lng: lang, lowerCaseLng: true, resources: { [lang]: { translation: catalogue(lang) } } });
+  await i18n.init({
+    lng: lang,
+    lowerCaseLng: true,
+    interpolation: { escapeValue: false },
+    resources: { [lang]: { translation: catalogue(lang) } },
+  });
   return i18n.t;
 }
 
-describe('translateMessage', () => {
-  it('shows contract messages in the current language, with their numbers', async () => {
-    const de = await translator('de');
-    expect(translateMessage('Task retention days must be 0 or greater', de)).toBe(
-      'Die Aufbewahrungsdauer muss 0 oder größer sein',
-    );
-    expect(translateMessage('Task retention days must be at most 36500', de)).toBe(
-      'Die Aufbewahrungsdauer darf höchstens 36500 Tage betragen',
-    );
-    expect(translateMessage('Name is required', de)).toBe(
-      de('validation.required', { field: de('fields.name') }),
-    );
-    // Unknown server text is shown as the server wrote it.
-    expect(translateMessage('Something the catalogue does not know', de)).toBe(
-      'Something the catalogue does not know',
-    );
+// The codes whose English server text is the peer's own token; the console says them in words without params.
+const peerTokens = new Set(['totp_required', 'totp_disabled']);
+
+describe('every error code in every language', () => {
+  it.each(languageCodes)('%s words every code, with exactly the params of its English wording', (lang) => {
+    const { errorCode } = read(`errors/${lang}.json`) as { errorCode: Record<string, string> };
+    for (const code of errorCodes) {
+      const text = errorCode[code];
+      expect(text?.trim(), `${lang}: ${code}`).toBeTruthy();
+      if (peerTokens.has(code)) continue;
+      expect(placeholdersOf(text ?? '').sort(), `${lang}: ${code}`).toEqual(
+        placeholdersOf(errorTexts[code]).sort(),
+      );
+    }
+    expect(Object.keys(errorCode).sort()).toEqual([...errorCodes].sort());
   });
 
-  it('maps the retention messages the contract really produces', async () => {
-    const { taskRetentionDays } = await import('@signalbox/contracts');
+  it.each(languageCodes)('%s names every field key and every kind of thing', (lang) => {
+    const { fieldName, errorThing } = read(`errors/${lang}.json`) as Record<string, Record<string, string>>;
+    for (const key of Object.keys(fieldNames))
+      expect(fieldName?.[key]?.trim(), `${lang}: ${key}`).toBeTruthy();
+    for (const key of Object.keys(thingNames))
+      expect(errorThing?.[key]?.trim(), `${lang}: ${key}`).toBeTruthy();
+  });
+});
+
+describe('translateCode', () => {
+  it('says a code with its params, the field by its key, in the current language', async () => {
+    const de = await translator('de');
+    expect(translateCode(coded('too_long', { field: 'git_url', max: 30 }), de)).toBe(
+      'URL darf höchstens 30 Zeichen lang sein',
+    );
+    expect(translateCode(coded('not_found', { what: 'template' }), de)).toBe('Vorlage nicht gefunden');
     const en = await translator('en');
+    expect(translateCode(coded('in_use', { what: 'key' }), en)).toBe(
+      "Can't delete the access key because it is used by the resources below",
+    );
+    expect(translateCode(coded('required', { field: 'name' }), en)).toBe('Name is required');
+  });
+
+  it('says a role’s missing permission by what the role may not do', async () => {
+    const fr = await translator('fr');
+    expect(translateCode(coded('missing_permission', { permission: 'runProjectTasks' }), fr)).toBe(
+      fr('access.denied.runProjectTasks'),
+    );
+  });
+});
+
+describe('translateMessage', () => {
+  it('says a schema issue by the code it carries, naming the field the form shows it under', async () => {
+    const ru = await translator('ru');
+    expect(translateMessage(issue('too_deep', { max: 64 }), ru, 'json')).toBe(
+      'Дополнительные переменные: объекты и массивы могут быть вложены не глубже 64 уровней',
+    );
+    // The form's own text (already in the current language) is shown as it is.
+    expect(translateMessage('Schon übersetzt', ru)).toBe('Schon übersetzt');
+  });
+
+  it('codes the issues of contract schemas checked in the browser', async () => {
+    codeZodIssues();
     const zh = await translator('zh-cn');
     for (const bad of [-1, 1.5, 99_999]) {
       const message = taskRetentionDays.safeParse(bad).error?.issues[0]?.message ?? '';
-      expect(message).not.toBe('');
-      // In English the screen shows exactly what the contract says.
-      expect(translateMessage(message, en)).toBe(message);
-      expect(translateMessage(message, zh), message).toMatch(/^任务保留天数/);
+      expect(message).toMatch(/^@/);
+      expect(translateMessage(message, zh, 'task_retention_days'), message).toMatch(/^任务保留天数/);
     }
   });
 });
 
-describe('error codes', () => {
-  const lookup = (tree: Record<string, unknown>, key: string) =>
-    key
-      .split('.')
-      .reduce<unknown>((node, part) => (node as Record<string, unknown> | undefined)?.[part], tree);
-
-  it('says how every code is shown', () => {
-    expect(Object.keys(codeTexts).sort()).toEqual([...errorCodes].sort());
+describe('server errors', () => {
+  const refused = new ApiError(400, 'Name is required', {
+    error: 'Name is required',
+    code: 'required',
+    params: { field: 'name' },
+    fields: { name: 'Name is required' },
+    field_errors: { name: { code: 'required', params: { field: 'name' } } },
   });
 
-  it.each(languageCodes)(
-    '%s has a translation of every code the catalogue says, and of every field label',
-    (lang) => {
-      const tree = catalogue(lang);
-      const keys = Object.values(codeTexts).flatMap((text) =>
-        text === null
-          ? []
-          : typeof text === 'string'
-            ? [text]
-            : 'byParam' in text
-              ? [...Object.values(text.keys), text.otherwise]
-              : Object.values(text.byField),
-      );
-      const labels = [...Object.values(fieldLabels), ...Object.values(resourceLabels)];
-      const missing = [...keys, ...labels].filter((key) => {
-        const text = lookup(tree, key);
-        return typeof text !== 'string' || text.trim() === '';
-      });
-      expect(missing).toEqual([]);
-    },
-  );
+  it('are said by their code, never by their English text', async () => {
+    const es = await translator('es');
+    expect(errorText(refused, es)).toBe('Nombre es obligatorio');
+    expect(serverFieldText(refused, 'name', es)).toBe('Nombre es obligatorio');
+    const unknown = new ApiError(400, 'A newer server said this', { error: 'x', code: 'no_such' as never });
+    expect(errorText(unknown, es)).toBe('A newer server said this');
+    expect(errorText(new ApiError(0, 'offline'), es)).toBe(es('errors.network'));
+  });
+});
 
-  it('translates a server error by its code and params, not by its words', async () => {
-    const de = await translator('de');
-    const err = new ApiError(400, 'whatever the server wrote', {
-      error: 'whatever the server wrote',
-      code: ErrorCode.tooLong,
-      params: { field: 'Name', max: 30 },
-      fields: { name: 'whatever the server wrote' },
-      field_errors: { name: { code: ErrorCode.required, params: { field: 'Email' } } },
+describe('web sources', () => {
+  const sources = (dir: string): string[] =>
+    readdirSync(dir).flatMap((name) => {
+      const path = join(dir, name);
+      if (statSync(path).isDirectory()) return sources(path);
+      return /\.tsx?$/.test(name) && !/\.test\.tsx?$/.test(name) ? [path] : [];
     });
-    expect(errorText(err, de)).toBe(de('validation.tooLong', { field: de('fields.name'), max: 30 }));
-    expect(serverFieldText(err, 'name', de)).toBe(de('validation.required', { field: de('fields.email') }));
-    expect(serverFieldText(err, 'email', de)).toBeUndefined();
-  });
 
-  it('says a missing permission by what the role may not do, in the current language', async () => {
-    const de = await translator('de');
-    const en = await translator('en');
-    const refused = (permission: string) =>
-      new ApiError(403, messages.missingPermission(permission), {
-        error: messages.missingPermission(permission),
-        code: ErrorCode.missingPermission,
-        params: { permission },
-      });
-    expect(errorText(refused('runProjectTasks'), de)).toBe(
-      'Ihre Rolle in diesem Projekt erlaubt es nicht, Aufgaben auszuführen.',
+  it('match no English error text or label: errors are said from codes and field keys', () => {
+    const labels = [...new Set([...Object.values(fieldNames), ...Object.values(thingNames)])].filter((l) =>
+      /[A-Z ]/.test(l),
     );
-    expect(errorText(refused('runProjectTasks'), en)).toBe(
-      'Your role in this project does not allow running tasks.',
-    );
-    for (const permission of ['manageProjectResources', 'updateProject', 'manageProjectUsers']) {
-      const text = errorText(refused(permission), de);
-      expect(text).toMatch(/^Ihre Rolle in diesem Projekt erlaubt es nicht/);
-      expect(text).not.toContain(permission);
+    // An object keyed by an English label: a key at the start of a line or after `{`/`,`.
+    const escaped = labels.map((l) => l.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'));
+    const keyedByLabel = new RegExp(`(?:^|[{,])\\s*['"](${escaped.join('|')})['"]\\s*:`, 'm');
+    const found: string[] = [];
+    for (const file of sources(join(here, '..'))) {
+      const text = readFileSync(file, 'utf8');
+      if (/describeMessage|fieldLabels|byField/.test(text)) found.push(`${file}: English-text lookup`);
+      const keyed = keyedByLabel.exec(text);
+      if (keyed) found.push(`${file}: object keyed by the English label ${keyed[1]}`);
     }
-    // A permission this client does not know, and the bare message of an older server, are still said plainly.
-    expect(errorText(refused('somethingNew'), de)).toBe(de('errors.forbidden'));
-    expect(errorText(new ApiError(403, messages.missingPermission('runProjectTasks')), de)).toBe(
-      'Ihre Rolle in diesem Projekt erlaubt es nicht, Aufgaben auszuführen.',
-    );
-  });
-
-  it("says a taken project name as one of the user's own projects, other kinds' as taken", async () => {
-    const de = await translator('de');
-    const taken = (kind: 'project' | 'inventory') => {
-      const message = messages.nameTaken(kind);
-      return new ApiError(400, message, {
-        error: message,
-        code: ErrorCode.nameTaken,
-        params: { kind },
-        fields: { name: message },
-        field_errors: { name: { code: ErrorCode.nameTaken, params: { kind } } },
-      });
-    };
-    expect(serverFieldText(taken('project'), 'name', de)).toBe(
-      'Sie haben bereits ein Projekt mit diesem Namen; wählen Sie einen anderen',
-    );
-    expect(serverFieldText(taken('inventory'), 'name', de)).toBe(de('forms.nameTaken'));
-  });
-
-  it("shows the server's text for a code said in its own words, an unknown code or an unknown field", async () => {
-    const de = await translator('de');
-    expect(translateCode({ code: ErrorCode.conflict }, 'Username x is already taken', de)).toBe(
-      'Username x is already taken',
-    );
-    expect(translateCode({ code: 'from_a_newer_server' as ErrorCode }, 'Newer text', de)).toBe('Newer text');
-    expect(
-      translateCode(
-        { code: ErrorCode.required, params: { field: 'Unlabelled' } },
-        'Unlabelled is required',
-        de,
-      ),
-    ).toBe('Unlabelled is required');
-    expect(translateCode(undefined, 'No code at all', de)).toBe('No code at all');
-  });
-
-  it('translates the fixed contract messages in every language', async () => {
-    for (const lang of languageCodes) {
-      const t = await translator(lang);
-      expect(translateMessage(messages.noPermission, t)).toBe(t('errors.forbidden'));
-      expect(translateMessage(messages.enumNeedsValues, t)).toBe(t('survey.enumNeedsValues'));
-    }
+    expect(found).toEqual([]);
   });
 });

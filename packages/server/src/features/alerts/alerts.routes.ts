@@ -1,3 +1,4 @@
+import { coded } from '@signalbox/contracts';
 import type { FastifyInstance } from 'fastify';
 import { currentUser } from '../../access/auth-hook';
 import { projectRoutes } from '../../access/project-guard';
@@ -21,7 +22,7 @@ export function alertsRoutes(app: FastifyInstance, deps: Deps) {
       '/notifications/test',
       { config: { permission: 'updateProject' }, schema: { response: noContentResponse } },
       async (request, reply) => {
-        if (request.project.alert !== 1) throw conflict('Alerts are disabled for this project');
+        if (request.project.alert !== 1) throw conflict(coded('alerts_disabled'));
         const user = currentUser(request);
         const now = Date.now();
         for (const [k, at] of lastSent) if (now - at >= TEST_ALERT_INTERVAL_MS) lastSent.delete(k);
@@ -32,7 +33,7 @@ export function alertsRoutes(app: FastifyInstance, deps: Deps) {
           reply.header('retry-after', String(wait));
           throw new AppError(
             429,
-            `A test alert was sent less than ${TEST_ALERT_INTERVAL_MS / 1000} seconds ago; try again in ${wait} s`,
+            coded('test_alert_too_soon', { interval: TEST_ALERT_INTERVAL_MS / 1000, seconds: wait }),
           );
         }
         lastSent.set(key, now);

@@ -1,4 +1,4 @@
-import { inactiveAppMessage } from '@signalbox/contracts';
+import { coded, errorMessage } from '@signalbox/contracts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { testDialects } from '../../../test/support/dialects';
 import { type Client, createHarness, type Harness } from '../../../test/support/harness';
@@ -169,7 +169,7 @@ describe.each(testDialects())('the app registry on $name', (dialect) => {
     });
 
     it('an inactive app is a 400 naming it, on create and on update, for an admin too', async () => {
-      const message = inactiveAppMessage('pulumi');
+      const message = errorMessage(coded('app_inactive', { app: 'pulumi' }));
       const before = await snapshot(h);
       const body = ansibleBody(f, { name: 'Stack', app: 'pulumi', playbook: 'infra', inventory_id: null });
       for (const client of [manager, admin]) {

@@ -2,6 +2,7 @@ import {
   apiTokenCreatedSchema,
   apiTokenInput,
   apiTokenSchema,
+  coded,
   type LoginOptions,
   loginInput,
   loginOptionsSchema,
@@ -78,7 +79,7 @@ export function authRoutes(app: FastifyInstance, deps: Deps) {
     schema: { body: loginInput, response: noContentResponse },
   };
   app.post('/api/auth/login', login, async (request, reply) => {
-    if (deps.config.passwordLoginDisabled) throw new AppError(403, 'Password sign-in is disabled');
+    if (deps.config.passwordLoginDisabled) throw new AppError(403, coded('password_login_disabled'));
     const input = parse(loginInput, request.body);
     const local = await findUserByLogin(deps.db, input.auth);
     const attempt = signInAttempt(input.auth, local?.id ?? null, request.ip);
@@ -89,7 +90,7 @@ export function authRoutes(app: FastifyInstance, deps: Deps) {
       (await ldapSignIn(deps, input, local, request.log)) ?? (await passwordSignIn(input.password, local));
     if (!user) {
       failAttempt(deps, attempt);
-      throw unauthorized('Incorrect login or password');
+      throw unauthorized(coded('incorrect_login'));
     }
     await passAttempt(deps, attempt);
     await startSession(deps, request, reply, user.id);
@@ -157,7 +158,7 @@ export function authRoutes(app: FastifyInstance, deps: Deps) {
     async (request, reply) => {
       const user = currentUser(request);
       const tokenId = await deleteToken(deps.db, user.id, request.params.id.slice(0, 64));
-      if (!tokenId) throw notFound('Token');
+      if (!tokenId) throw notFound('token');
       // Live sockets opened with the token close at once.
       deps.bus.emit('tokensRevoked', { userId: user.id, tokenIds: [tokenId] });
       return reply.status(204).send();

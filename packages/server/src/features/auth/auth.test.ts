@@ -188,9 +188,9 @@ describe.each(testDialects())('auth on $name', (dialect) => {
   it('names a bad token lifetime and creates nothing', async () => {
     const hal = await h.userClient({ username: 'hal' });
     const cases: [unknown, string][] = [
-      [0, 'Expires in days must be at least 1'],
+      [0, 'Expires in days must be 1 or greater'],
       [1.5, 'Expires in days must be an integer'],
-      ['7', 'Expires in days must be an integer'],
+      ['7', 'Expires in days must be a number'],
       [3651, 'Expires in days must be at most 3650'],
     ];
     for (const [value, error] of cases) {

@@ -1,6 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { isIP } from 'node:net';
 import { type ConnectionOptions, connect, rootCertificates, type TLSSocket } from 'node:tls';
+import { coded } from '@signalbox/contracts';
 import type { FastifyBaseLogger } from 'fastify';
 import type { Client, Entry } from 'ldapts';
 import type { Config } from '../../config';
@@ -52,9 +53,8 @@ export type DirectoryUser = {
 /** no-entry: no entry matches the login (the peer then tries a local password); refused: it is not them. */
 export type DirectoryAnswer = DirectoryUser | 'no-entry' | 'refused';
 
-export const DIRECTORY_UNREACHABLE = 'The LDAP directory cannot be reached. Try again later.';
-export const DIRECTORY_REFUSED_SEARCH =
-  'LDAP sign-in is not working: the directory refused the sign-in search. Ask an administrator to check the LDAP settings.';
+export const DIRECTORY_UNREACHABLE = coded('ldap_unreachable');
+export const DIRECTORY_REFUSED_SEARCH = coded('ldap_search_refused');
 
 /** A value placed inside a search filter, escaped as RFC 4515 says: `*`, `(`, `)`, `\` and NUL become \XX. */
 export function escapeFilterValue(value: string): string {

@@ -1,4 +1,5 @@
 import type { LoginInput } from '@signalbox/contracts';
+import { coded } from '@signalbox/contracts';
 import type { FastifyBaseLogger } from 'fastify';
 import type { Updateable } from 'kysely';
 import { findUserById, type UserRow } from '../../access/principals.store';
@@ -61,9 +62,7 @@ async function userForDirectoryEntry(
 ): Promise<UserRow> {
   const email = entry.email.slice(0, 255);
   if (!email.includes('@'))
-    throw forbidden(
-      `Your LDAP directory entry has no e-mail address (SIGNALBOX_LDAP_MAPPING_MAIL is "${deps.config.ldapMappingMail}"). Ask an administrator.`,
-    );
+    throw forbidden(coded('ldap_no_email', { attribute: deps.config.ldapMappingMail }));
   const username = (entry.username || login).trim().replace(/\s+/g, '_').slice(0, 255);
   const name = (entry.name || username).slice(0, 255);
 
@@ -100,7 +99,7 @@ async function userForDirectoryEntry(
     if (raced) return refreshUser(deps, raced, { name, email }, log);
     throw err;
   }
-  return found(await findUserById(deps.db, userId), 'User');
+  return found(await findUserById(deps.db, userId), 'user');
 }
 
 /** Brings an external user's name and e-mail up to date with the directory; an e-mail another user has is kept. */
@@ -110,10 +109,7 @@ async function refreshUser(
   fields: { name: string; email: string },
   log: FastifyBaseLogger,
 ): Promise<UserRow> {
-  if (user.external !== 1)
-    throw forbidden(
-      'A local account with the username or e-mail of this LDAP user already exists; sign in with its password',
-    );
+  if (user.external !== 1) throw forbidden(coded('ldap_local_account'));
   const patch: Updateable<UserTable> = {};
   if (fields.name !== user.name) patch.name = fields.name;
   if (fields.email.toLowerCase() !== user.email.toLowerCase()) {
@@ -133,5 +129,5 @@ async function refreshUser(
     object_id: user.id,
     description: `User ${user.username} ${Object.keys(patch).join(' and ')} updated from the LDAP directory`,
   });
-  return found(await findUserById(deps.db, user.id), 'User');
+  return found(await findUserById(deps.db, user.id), 'user');
 }

@@ -2,7 +2,6 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer, type Server, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { ErrorCode } from '@signalbox/contracts';
 import { Client } from 'ldapts';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -187,7 +186,7 @@ describe.each(testDialects())('LDAP sign-in ($name)', (dialect) => {
       Object.assign(h.config, saved);
     }
   };
-  const incorrect = { error: 'Incorrect login or password', code: ErrorCode.incorrectLogin };
+  const incorrect = { error: 'Incorrect login or password', code: 'incorrect_login' };
 
   it('creates an external user at the first sign-in, with name and e-mail from the directory', async () => {
     expect(await findUserByLogin(h.deps.db, 'alice')).toBeUndefined();

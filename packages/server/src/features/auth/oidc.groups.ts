@@ -141,5 +141,5 @@ export async function applyGroupRoles(
   if (!changed) return user;
   // Open sockets read the new rights at once (lost ones were taken away as they went).
   deps.bus.emit('membership', { userId: user.id });
-  return found(await findUserById(deps.db, user.id), 'User');
+  return found(await findUserById(deps.db, user.id), 'user');
 }

@@ -1,3 +1,4 @@
+import { coded } from '@signalbox/contracts';
 import type { Configuration } from 'openid-client';
 import { findUserById, type UserRow } from '../../access/principals.store';
 import { recordEvent } from '../../audit/audit.store';
@@ -36,7 +37,7 @@ export function isLoopbackHttp(url: URL) {
 export function findProvider(deps: Pick<Deps, 'config'>, id: string): OidcProviderConfig {
   const providers = deps.config.oidcProviders ?? {};
   const provider = Object.hasOwn(providers, id) ? providers[id] : undefined;
-  if (!provider) throw notFound('Sign-in provider');
+  if (!provider) throw notFound('provider');
   return provider;
 }
 
@@ -99,10 +100,10 @@ export function createOidcClients(timeoutSeconds = 10) {
       } catch (err) {
         throw new AppError(
           502,
-          `Sign-in provider ${providerName(id, p)} cannot be reached or is misconfigured: ${(err as Error).message}`.slice(
-            0,
-            300,
-          ),
+          coded('oidc_unreachable', {
+            provider: providerName(id, p),
+            detail: (err as Error).message.slice(0, 200),
+          }),
         );
       }
     },
@@ -152,14 +153,13 @@ export function checkCallback(
   const name = providerName(id, p);
   if (typeof query.error === 'string') {
     const detail = typeof query.error_description === 'string' ? query.error_description : query.error;
-    throw unauthorized(`Sign-in with ${name} was refused: ${detail.slice(0, 200)}`);
+    throw unauthorized(coded('oidc_refused', { provider: name, detail: detail.slice(0, 200) }));
   }
   if (!pending || pending.p !== id || pending.exp < Date.now())
-    throw badRequest(`The sign-in with ${name} expired or was not started here. Start the sign-in again.`);
+    throw badRequest(coded('oidc_expired', { provider: name }));
   if (typeof query.state !== 'string' || query.state !== pending.state)
-    throw badRequest('The sign-in state does not match. Start the sign-in again.');
-  if (typeof query.code !== 'string' || query.code === '')
-    throw badRequest('The sign-in response has no authorization code');
+    throw badRequest(coded('oidc_state_mismatch'));
+  if (typeof query.code !== 'string' || query.code === '') throw badRequest(coded('oidc_no_code'));
   return pending;
 }
 
@@ -205,7 +205,10 @@ export async function finishSignIn(
       'OIDC code exchange failed',
     );
     throw unauthorized(
-      `Sign-in with ${providerName(id, p)} failed${typeof code === 'string' ? ` (${code})` : ''}. Start the sign-in again.`,
+      coded('oidc_failed', {
+        provider: providerName(id, p),
+        detail: typeof code === 'string' ? ` (${code})` : '',
+      }),
     );
   }
 }
@@ -228,9 +231,7 @@ export async function userForClaims(
 ): Promise<UserRow> {
   const email = claim(claims, p.email_claim).slice(0, 255);
   if (!email.includes('@'))
-    throw unauthorized(
-      `Sign-in with ${providerName(id, p)} did not return an e-mail address (claim "${p.email_claim}")`,
-    );
+    throw unauthorized(coded('oidc_no_email', { provider: providerName(id, p), claim: p.email_claim }));
   const username = (claim(claims, p.username_claim) || email).replace(/\s+/g, '_').slice(0, 255);
   const name = (claim(claims, p.name_claim) || username).slice(0, 255);
 
@@ -238,9 +239,7 @@ export async function userForClaims(
   if (existing) {
     // A provider must not open a password account just by naming it (an IdP user could call itself "admin").
     if (existing.external !== 1)
-      throw forbidden(
-        `A local account with the username or e-mail of this ${providerName(id, p)} user already exists; sign in with its password`,
-      );
+      throw forbidden(coded('oidc_local_account', { provider: providerName(id, p) }));
     return existing;
   }
   // The user and the event of their creation are stored together.
@@ -264,5 +263,5 @@ export async function userForClaims(
     });
     return userId;
   });
-  return found(await findUserById(deps.db, userId), 'User');
+  return found(await findUserById(deps.db, userId), 'user');
 }

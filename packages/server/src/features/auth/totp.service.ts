@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import {
   CURRENT_PASSWORD_INCORRECT,
+  coded,
   INCORRECT_PASSCODE,
   INCORRECT_RECOVERY_CODE,
   TOTP_DISABLED,
@@ -39,7 +40,7 @@ import type { Db } from '../../db';
 import type { Dialect } from '../../db/dialect';
 import { transaction } from '../../db/transaction';
 import { type SecretBox, sha256 } from '../../lib/crypto';
-import { AppError, badRequest, forbidden, notFound } from '../../lib/errors';
+import { AppError, badRequest, fieldError, forbidden, notFound } from '../../lib/errors';
 import { hashPassword, passwordMatches } from '../../lib/password-hash';
 import type { EventBus } from '../../live/bus';
 import { type Actor, event, isAdmin } from '../users';
@@ -68,10 +69,10 @@ const RECOVERY_CODES = 10;
 const isSelf = (actor: Actor, id: number) => actor.user?.id === id;
 const epochNow = () => Math.floor(Date.now() / 1000);
 
-export const SET_UP_OWN = 'You can only set up two-factor sign-in for your own account';
-export const VIEW_OWN_TOTP = 'You can only view your own two-factor sign-in';
-export const TOTP_ALREADY_ON = 'Two-factor sign-in is already on: turn it off first';
-export const PROOF_REQUIRED = 'Give a current code or your password to turn two-factor sign-in off';
+export const SET_UP_OWN = coded('totp_own_only');
+export const VIEW_OWN_TOTP = coded('totp_view_own_only');
+export const TOTP_ALREADY_ON = coded('totp_already_on');
+export const PROOF_REQUIRED = coded('totp_proof_required');
 
 export const toUserTotp = (row: TotpRow): UserTotp => ({
   id: row.id,
@@ -160,14 +161,14 @@ function openSecret(ctx: TotpContext, totp: TotpRow): string {
 
 async function targetUser(ctx: TotpContext, id: number): Promise<UserRow> {
   const user = await findUserById(ctx.db, id);
-  if (!user) throw notFound('User');
+  if (!user) throw notFound('user');
   return user;
 }
 
 /** The user's TOTP named by `totpId` in the path; 404 for any other id. */
 async function namedTotp(ctx: TotpContext, userId: number, totpId: number): Promise<TotpRow> {
   const totp = await findTotp(ctx.db, userId);
-  if (!totp || totp.id !== totpId) throw notFound('TOTP');
+  if (!totp || totp.id !== totpId) throw notFound('totp');
   return totp;
 }
 
@@ -176,7 +177,7 @@ export async function totpStatus(ctx: TotpContext, actor: Actor, id: number): Pr
   if (!isAdmin(actor) && !isSelf(actor, id)) throw forbidden(VIEW_OWN_TOTP);
   await targetUser(ctx, id);
   const totp = await findTotp(ctx.db, id);
-  if (!totp) throw notFound('TOTP');
+  if (!totp) throw notFound('totp');
   return {
     ...toUserTotp(totp),
     confirmed: totp.confirmed === 1,
@@ -208,7 +209,7 @@ export async function totpQrPng(ctx: TotpContext, actor: Actor, id: number, totp
   const user = await targetUser(ctx, id);
   const totp = await namedTotp(ctx, id, totpId);
   // Once confirmed, the secret is not shown again.
-  if (totp.confirmed === 1) throw notFound('TOTP set-up');
+  if (totp.confirmed === 1) throw notFound('totp_setup');
   const { toBuffer } = await import('qrcode');
   return toBuffer(otpauthUrl(user, openSecret(ctx, totp)), {
     type: 'png',
@@ -235,12 +236,11 @@ export async function confirmTotp(
   const totp = await namedTotp(ctx, id, totpId);
   if (totp.confirmed === 1) throw badRequest(TOTP_ALREADY_ON);
   const step = await matchingStep(openSecret(ctx, totp), passcode, totp.last_step);
-  if (step === null) throw badRequest(INCORRECT_PASSCODE, { passcode: INCORRECT_PASSCODE });
+  if (step === null) throw fieldError('passcode', INCORRECT_PASSCODE);
   const codes = ctx.config.totpAllowRecovery ? recoveryCodes() : [];
   const hashes = await Promise.all(codes.map((code) => hashPassword(normalRecoveryCode(code))));
   await transaction(ctx.db, async (trx) => {
-    if (!(await acceptStep(trx, totp.id, step, true)))
-      throw badRequest(INCORRECT_PASSCODE, { passcode: INCORRECT_PASSCODE });
+    if (!(await acceptStep(trx, totp.id, step, true))) throw fieldError('passcode', INCORRECT_PASSCODE);
     await addRecoveryCodes(trx, totp.id, hashes);
   });
   await event(ctx, actor, id, `Two-factor sign-in of user ${user.username} turned on`);
@@ -289,7 +289,7 @@ async function proveItIsThem(
   const ip = actor.address ?? '';
   if (proof.passcode !== undefined) {
     if (!(await checkCode(ctx, user, totp, proof.passcode, ip)))
-      throw badRequest(INCORRECT_PASSCODE, { passcode: INCORRECT_PASSCODE });
+      throw fieldError('passcode', INCORRECT_PASSCODE);
     return;
   }
   if (proof.password !== undefined && proof.password !== '' && user.external !== 1) {
@@ -297,12 +297,12 @@ async function proveItIsThem(
     await startAttempt(ctx, attempt);
     if (!(await passwordMatches(proof.password, user.password))) {
       failAttempt(ctx, attempt);
-      throw badRequest(CURRENT_PASSWORD_INCORRECT, { password: CURRENT_PASSWORD_INCORRECT });
+      throw fieldError('password', CURRENT_PASSWORD_INCORRECT);
     }
     await passAttempt(ctx, attempt);
     return;
   }
-  throw badRequest(PROOF_REQUIRED, { passcode: PROOF_REQUIRED });
+  throw fieldError('passcode', PROOF_REQUIRED);
 }
 
 /**

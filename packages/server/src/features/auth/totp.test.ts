@@ -397,7 +397,7 @@ describe.each(testDialects())('TOTP turned off by the server settings on $name',
     expect(setUp.statusCode).toBe(400);
     expect(setUp.json()).toMatchObject({
       error: 'Two-factor sign-in (TOTP) is not enabled on this server',
-      code: 'totp_disabled',
+      code: 'totp_not_enabled',
     });
 
     // A TOTP turned on while the setting was on: signing in with the password is enough now.

@@ -5,6 +5,7 @@ import type {
   EnvironmentSecretInput,
   EnvironmentSecretType,
 } from '@signalbox/contracts';
+import { coded } from '@signalbox/contracts';
 import type { UserRow } from '../../access/principals.store';
 import { assertUnused, findRefs } from '../../access/refs.store';
 import { namedKind, recordProjectEvent } from '../../audit/audit.store';
@@ -57,7 +58,7 @@ export async function listEnvironments(deps: Pick<Deps, 'db'>, projectId: number
 
 async function requireEnvironment(db: Db, projectId: number, id: number) {
   const row = await findEnvironmentRow(db, projectId, id);
-  if (!row) throw notFound('Environment');
+  if (!row) throw notFound('environment');
   return row;
 }
 
@@ -76,7 +77,9 @@ function assertOwnSecrets(ops: EnvironmentSecretInput[], existing: SecretRow[]) 
   const own = new Set(existing.map((s) => s.id));
   for (const op of ops) {
     if (op.operation !== 'create' && (op.id == null || !own.has(op.id)))
-      throw badRequest(`Secret ${op.id} does not belong to this environment`, { secrets: 'Unknown secret' });
+      throw badRequest(coded('secret_not_in_environment', { id: String(op.id) }), {
+        secrets: coded('secret_unknown'),
+      });
   }
 }
 
@@ -98,13 +101,13 @@ async function applySecrets(
       });
     } else if (op.operation === 'update') {
       // An empty value keeps the stored one: the form never sees the value it would have to send back.
-      await updateSecretRow(trx, environmentId, found(op.id, 'Secret'), {
+      await updateSecretRow(trx, environmentId, found(op.id, 'secret'), {
         name: op.name,
         owner: ownerOf(op.type),
         ...(op.secret !== '' ? { secret: deps.box.seal(op.secret) } : {}),
       });
     } else {
-      await deleteSecretRow(trx, environmentId, found(op.id, 'Secret'));
+      await deleteSecretRow(trx, environmentId, found(op.id, 'secret'));
     }
   }
   // Two secrets of one name and kind would both reach the task, and which one wins is nobody's choice.
@@ -112,12 +115,9 @@ async function applySecrets(
   for (const secret of await listSecretRowsOfEnvironment(trx, environmentId)) {
     const key = `${secret.owner}\n${secret.name}`;
     if (seen.has(key))
-      throw badRequest(
-        `The environment already has a secret named ${secret.name} of type ${typeOf(secret.owner)}`,
-        {
-          secrets: 'Secret names must be unique',
-        },
-      );
+      throw badRequest(coded('secret_name_repeated', { name: secret.name, type: typeOf(secret.owner) }), {
+        secrets: coded('secret_names_unique'),
+      });
     seen.add(key);
   }
 }

@@ -1,4 +1,11 @@
-import { type ProjectBackup, projectRoles, userCreateInput } from '@signalbox/contracts';
+import {
+  coded,
+  codeOfIssue,
+  errorMessage,
+  type ProjectBackup,
+  projectRoles,
+  userCreateInput,
+} from '@signalbox/contracts';
 import { z } from 'zod';
 import { toBool } from '../../db/values';
 import type { Deps } from '../../deps';
@@ -75,29 +82,36 @@ export async function restoreInstanceBackup(
   deps: Pick<Deps, 'config' | 'db' | 'dialect' | 'box' | 'log' | 'scheduler'>,
   body: unknown,
 ): Promise<RestoreSummary> {
-  const parsed = instanceBackup.safeParse(body);
+  const parsed = instanceBackup.safeParse(body, { reportInput: true });
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
-    throw badRequest(`Not an instance backup: ${issue?.path.join('.')} ${issue?.message}`);
+    throw badRequest(
+      coded('not_instance_backup', {
+        detail: issue ? `${issue.path.join('.')} ${errorMessage(codeOfIssue(issue))}` : '',
+      }),
+    );
   }
   const backup = parsed.data;
   const projects = backup.projects.map((p) => ({ members: p.members, backup: checkBackup(p.backup) }));
   const logins = new Set(backup.users.map((u) => u.username));
   for (const p of projects)
     for (const m of p.members)
-      if (!logins.has(m.username)) throw badRequest(`Project ${p.backup.meta.name}: no user ${m.username}`);
+      if (!logins.has(m.username))
+        throw badRequest(
+          coded('restore_unknown_member', { project: p.backup.meta.name, username: m.username }),
+        );
   if ((await listProjects(deps.db, 0, true)).length > 0)
-    throw badRequest('This instance already has projects: restore into a new instance');
+    throw badRequest(coded('restore_needs_empty_instance'));
   const hasAdmin =
     backup.users.some((u) => u.admin) || (await listUsers(deps.db)).some((u) => toBool(u.admin));
-  if (!hasAdmin && projects.length) throw badRequest('The backup holds no admin and this instance has none');
+  if (!hasAdmin && projects.length) throw badRequest(coded('restore_needs_admin'));
 
   const summary: RestoreSummary = { created: [], needPassword: [], kept: [], projects: [] };
   const toCreate = [];
   for (const user of backup.users) {
     if (await findUserByLogin(deps.db, user.username)) summary.kept.push(user.username);
     else if (await findUserByLogin(deps.db, user.email))
-      throw badRequest(`User ${user.username}: e-mail ${user.email} is taken by another user here`);
+      throw badRequest(coded('restore_email_taken', { username: user.username, email: user.email }));
     else toCreate.push(user);
   }
   for (const user of toCreate) {

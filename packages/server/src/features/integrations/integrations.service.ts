@@ -1,4 +1,5 @@
 import type { IntegrationAlias, IntegrationInput } from '@signalbox/contracts';
+import { coded } from '@signalbox/contracts';
 import type { UserRow } from '../../access/principals.store';
 import { assertInProject } from '../../access/refs.store';
 import { type EventKind, namedKind, recordProjectEvent } from '../../audit/audit.store';
@@ -6,7 +7,7 @@ import type { Db, Dialect } from '../../db';
 import { transaction } from '../../db/transaction';
 import type { Deps } from '../../deps';
 import { randomAlnum } from '../../lib/crypto';
-import { badRequest, found, notFound } from '../../lib/errors';
+import { badRequest, fieldError, found, notFound } from '../../lib/errors';
 import { findStoreKey } from '../keys';
 import * as aliasStore from './aliases.store';
 import * as valueStore from './extract-values.store';
@@ -34,25 +35,30 @@ export async function listIntegrations(deps: Pick<Deps, 'db'>, projectId: number
 
 export async function getIntegration(deps: Pick<Deps, 'db'>, projectId: number, id: number) {
   const row = await integrationStore.findIntegration(deps.db, projectId, id);
-  if (!row) throw notFound('Integration');
+  if (!row) throw notFound('integration');
   return row;
 }
 
 /** Referenced objects must live in this project; the auth secret must be a login/password key. */
 async function checkReferences(deps: Pick<Deps, 'db'>, projectId: number, input: IntegrationInput) {
-  await assertInProject(deps.db, 'template', input.template_id, projectId, 'Template');
+  await assertInProject(deps.db, 'template', input.template_id, projectId, 'template', 'template_id');
   if (input.task_params?.inventory_id)
-    await assertInProject(deps.db, 'inventory', input.task_params.inventory_id, projectId, 'Inventory');
+    await assertInProject(
+      deps.db,
+      'inventory',
+      input.task_params.inventory_id,
+      projectId,
+      'inventory',
+      'task_params.inventory_id',
+    );
   if (input.auth_secret_id) {
     const key = await findStoreKey(deps.db, projectId, input.auth_secret_id);
     if (!key)
-      throw badRequest(`Auth secret ${input.auth_secret_id} does not exist in this project`, {
-        auth_secret_id: 'Auth secret not found',
+      throw badRequest(coded('not_in_project', { what: 'auth_secret', id: input.auth_secret_id }), {
+        auth_secret_id: coded('not_found', { what: 'auth_secret' }),
       });
     if (key.type !== 'login_password')
-      throw badRequest('Auth secret must be a login_password key', {
-        auth_secret_id: 'Auth secret must be a login_password key',
-      });
+      throw fieldError('auth_secret_id', coded('auth_secret_not_login_password'));
   }
 }
 
@@ -71,7 +77,7 @@ export async function createIntegration(a: Actor, input: IntegrationInput) {
     return id;
   });
   return integrationStore.toIntegration(
-    found(await integrationStore.findIntegration(a.deps.db, a.projectId, id), 'Integration'),
+    found(await integrationStore.findIntegration(a.deps.db, a.projectId, id), 'integration'),
   );
 }
 
@@ -144,14 +150,14 @@ export async function createAlias(a: Actor, integrationId: number | null, baseUr
     );
     return id;
   });
-  return toAlias(found(await aliasStore.findAliasById(a.deps.db, a.projectId, id), 'Alias'), baseUrl);
+  return toAlias(found(await aliasStore.findAliasById(a.deps.db, a.projectId, id), 'alias'), baseUrl);
 }
 
 /** Deletes an alias; with an integration id, only an alias of that integration. */
 export async function deleteAlias(a: Actor, integrationId: number | null, aliasId: number) {
   const integration = integrationId == null ? null : await getIntegration(a.deps, a.projectId, integrationId);
   const row = await aliasStore.findAliasById(a.deps.db, a.projectId, aliasId);
-  if (!row || (integration && row.integration_id !== integration.id)) throw notFound('Alias');
+  if (!row || (integration && row.integration_id !== integration.id)) throw notFound('alias');
   await aliasStore.deleteAlias(a.deps.db, a.projectId, aliasId);
   await event(
     a,
@@ -169,6 +175,8 @@ export async function deleteAlias(a: Actor, integrationId: number | null, aliasI
 /** One kind of row under an integration: its store, how the API shows it, and the words its events use. */
 type IntegrationRowKind<Input extends { name: string }, Row extends { name: string }, Shown> = {
   label: 'Matcher' | 'Extracted value';
+  /** What a 404 names. */
+  thing: 'matcher' | 'extracted_value';
   objectType: string;
   /** The first part of its events' kind (`<kindPrefix>.created`…). */
   kindPrefix: 'matcher' | 'extractedvalue';
@@ -208,11 +216,11 @@ function integrationRows<Input extends { name: string }, Row extends { name: str
         describe(input.name, integration, 'created'),
         kindOf(input.name, integration, 'created'),
       );
-      return kind.show(found(await kind.find(a.deps.db, integrationId, id), kind.label));
+      return kind.show(found(await kind.find(a.deps.db, integrationId, id), kind.thing));
     },
     async update(a: Actor, integrationId: number, id: number, input: Input) {
       const integration = await getIntegration(a.deps, a.projectId, integrationId);
-      if (!(await kind.find(a.deps.db, integrationId, id))) throw notFound(kind.label);
+      if (!(await kind.find(a.deps.db, integrationId, id))) throw notFound(kind.thing);
       await kind.update(a.deps.db, integrationId, id, input);
       await event(
         a,
@@ -225,7 +233,7 @@ function integrationRows<Input extends { name: string }, Row extends { name: str
     async remove(a: Actor, integrationId: number, id: number) {
       const integration = await getIntegration(a.deps, a.projectId, integrationId);
       const row = await kind.find(a.deps.db, integrationId, id);
-      if (!row) throw notFound(kind.label);
+      if (!row) throw notFound(kind.thing);
       await kind.remove(a.deps.db, integrationId, id);
       await event(
         a,
@@ -245,6 +253,7 @@ export const {
   remove: deleteMatcher,
 } = integrationRows({
   label: 'Matcher',
+  thing: 'matcher',
   objectType: 'integration_matcher',
   kindPrefix: 'matcher',
   list: matcherStore.listMatchers,
@@ -262,6 +271,7 @@ export const {
   remove: deleteExtractValue,
 } = integrationRows({
   label: 'Extracted value',
+  thing: 'extracted_value',
   objectType: 'integration_extract_value',
   kindPrefix: 'extractedvalue',
   list: valueStore.listExtractValues,

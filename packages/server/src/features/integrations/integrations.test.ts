@@ -211,20 +211,20 @@ describe.each(testDialects())('integrations API on $name', (dialect) => {
         ],
         [
           { name: 'x', template_id: templateId, auth_method: 'basic', auth_secret_id: keyId },
-          'Auth method must be one of: none, github, token, hmac',
+          'Auth method must be one of none, github, token, hmac',
         ],
         [{ name: 'x', template_id: templateId, searchable: 'yes' }, 'Searchable must be true or false'],
         [
           { name: 'x', template_id: templateId, task_params: { environment: '{' } },
-          'Environment must be valid JSON',
+          'Extra variables must be valid JSON',
         ],
         [
           { name: 'x', template_id: templateId, task_params: { environment: '[1]' } },
-          'Environment must be a JSON object',
+          'Extra variables must be a JSON object',
         ],
         [
           { name: 'x', template_id: templateId, task_params: { arguments: '{}' } },
-          'Arguments must be a JSON array',
+          'CLI args must be a JSON array',
         ],
         [{ name: 'x', template_id: templateId, task_params: 'x' }, 'Task params must be an object'],
         [{ name: MEGABYTE, template_id: templateId }, 'Name must be at most 255 characters'],
@@ -491,9 +491,9 @@ describe.each(testDialects())('integrations API on $name', (dialect) => {
         [without('method'), 'Comparison method is required'],
         [without('value'), 'Value is required'],
         [{ ...matcherBody, value: '' }, 'Value is required'],
-        [{ ...matcherBody, match_type: 'query' }, 'Match source must be one of: body, header'],
-        [{ ...matcherBody, body_data_type: 'xml' }, 'Body data format must be one of: json, string'],
-        [{ ...matcherBody, method: 'regex' }, 'Comparison method must be one of: equals, unequals, contains'],
+        [{ ...matcherBody, match_type: 'query' }, 'Match source must be one of body, header'],
+        [{ ...matcherBody, body_data_type: 'xml' }, 'Body data format must be one of json, string'],
+        [{ ...matcherBody, method: 'regex' }, 'Comparison method must be one of equals, unequals, contains'],
         [{ ...matcherBody, value: MEGABYTE }, 'Value must be at most 1000 characters'],
         [{ ...matcherBody, key: MEGABYTE }, 'Key must be at most 255 characters'],
       ];
@@ -555,12 +555,12 @@ describe.each(testDialects())('integrations API on $name', (dialect) => {
       const cases: [object, string][] = [
         [without('name'), 'Name is required'],
         [without('value_source'), 'Value source is required'],
-        [without('body_data_type'), 'Body data type is required'],
+        [without('body_data_type'), 'Body data format is required'],
         [without('key'), 'Key is required'],
         [without('variable'), 'Variable is required'],
-        [{ ...valueBody, value_source: 'query' }, 'Value source must be one of: body, header'],
-        [{ ...valueBody, body_data_type: 'xml' }, 'Body data type must be one of: json, string'],
-        [{ ...valueBody, variable_type: 'secret' }, 'Variable type must be one of: environment, task'],
+        [{ ...valueBody, value_source: 'query' }, 'Value source must be one of body, header'],
+        [{ ...valueBody, body_data_type: 'xml' }, 'Body data format must be one of json, string'],
+        [{ ...valueBody, variable_type: 'secret' }, 'Variable type must be one of environment, task'],
         [{ ...valueBody, variable: MEGABYTE }, 'Variable must be at most 255 characters'],
       ];
       for (const [body, message] of cases) {

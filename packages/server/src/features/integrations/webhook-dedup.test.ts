@@ -395,7 +395,9 @@ describe.each(testDialects())('webhook de-duplication on $name', (dialect) => {
       'x-hub-signature-256': `sha256=${createHmac('sha256', 'wrong').update(body).digest('hex')}`,
     });
     expect(bad.statusCode).toBe(401);
-    expect(bad.json()).toEqual(answeredError(bad, { error: 'Invalid signature or token' }));
+    expect(bad.json()).toEqual(
+      answeredError(bad, { error: 'Invalid signature or token', code: 'webhook_unauthorized' }),
+    );
     expect(await deliveriesOf(s.integrationId)).toEqual([]);
     expect(await tasksOf(s.integrationId)).toEqual([]);
     // The genuine delivery of that id still starts its task.

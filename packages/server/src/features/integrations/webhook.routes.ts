@@ -1,7 +1,9 @@
+import { coded } from '@signalbox/contracts';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import type { Deps } from '../../deps';
 import { noContentResponse } from '../../http/path-params';
+import { errorBody } from '../../lib/errors';
 import { WebhookRequest } from './webhook.match';
 import { handleWebhook, type WebhookOutcome } from './webhook.service';
 
@@ -38,8 +40,8 @@ export function webhookRoutes(app: FastifyInstance, deps: Deps) {
       const { alias } = request.params;
       const outcome = await handleWebhook(deps, alias, new WebhookRequest(request.headers, raw));
       deps.metrics.webhookDeliveries.inc({ result: deliveryResult(outcome) });
-      if (outcome.status === 404) return reply.status(404).send({ error: 'Integration alias not found' });
-      if (outcome.status === 401) return reply.status(401).send({ error: 'Invalid signature or token' });
+      if (outcome.status === 404) return reply.status(404).send(errorBody(coded('webhook_not_found')));
+      if (outcome.status === 401) return reply.status(401).send(errorBody(coded('webhook_unauthorized')));
       return reply.status(204).send();
     };
     scope.route({

@@ -198,7 +198,9 @@ describe.each(testDialects())('integration webhooks on $name', (dialect) => {
     for (const headers of attempts) {
       const res = await send(alias, body, headers);
       expect(res.statusCode, JSON.stringify(headers)).toBe(401);
-      expect(res.json()).toEqual(answeredError(res, { error: 'Invalid signature or token' }));
+      expect(res.json()).toEqual(
+        answeredError(res, { error: 'Invalid signature or token', code: 'webhook_unauthorized' }),
+      );
     }
     expect(starter.calls).toEqual([]);
     expect((await deliveriesSince(before)).unauthorized).toBe(attempts.length);
@@ -425,7 +427,9 @@ describe.each(testDialects())('integration webhooks on $name', (dialect) => {
     expect((await team.owner.del(`${team.base}/integrations/${id}`)).statusCode).toBe(204);
     const gone = await send(alias, '{}');
     expect(gone.statusCode).toBe(404);
-    expect(gone.json()).toEqual(answeredError(gone, { error: 'Integration alias not found' }));
+    expect(gone.json()).toEqual(
+      answeredError(gone, { error: 'Integration alias not found', code: 'webhook_not_found' }),
+    );
     expect(starter.calls).toEqual([]);
   });
 

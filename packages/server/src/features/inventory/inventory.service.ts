@@ -1,4 +1,5 @@
 import {
+  coded,
   type Inventory,
   type InventoryInput,
   type InventoryType,
@@ -11,7 +12,7 @@ import type { Db } from '../../db';
 import { transaction } from '../../db/transaction';
 import type { Deps } from '../../deps';
 import { assertBodyIds } from '../../http/body-ids';
-import { badRequest, notFound } from '../../lib/errors';
+import { fieldError, notFound } from '../../lib/errors';
 import { assertNameFree } from '../../lib/unique-names';
 import { ensureNoneKey } from '../keys';
 import {
@@ -49,7 +50,7 @@ export async function listInventories(
 
 async function requireInventory(deps: Pick<Deps, 'db'>, projectId: number, id: number) {
   const row = await findInventoryRow(deps.db, projectId, id);
-  if (!row) throw notFound('Inventory');
+  if (!row) throw notFound('inventory');
   return row;
 }
 
@@ -63,7 +64,7 @@ export async function inventoryRefs(deps: Pick<Deps, 'db'>, projectId: number, i
 }
 
 async function assertYaml(text: string) {
-  const invalid = badRequest('Inventory must be valid YAML', { inventory: 'Not valid YAML' });
+  const invalid = fieldError('inventory', coded('inventory_not_yaml'));
   // Loaded on first use: an idle server holds no YAML parser.
   const { parseAllDocuments } = await import('yaml');
   try {
@@ -80,23 +81,9 @@ async function checkInput(deps: Pick<Deps, 'db'>, projectId: number, input: Inve
   if (input.type === 'static-yaml') await assertYaml(input.inventory);
   const workspace = isWorkspaceInventory(input.type);
   if (!workspace)
-    await assertInProject(
-      deps.db,
-      'access_key',
-      input.ssh_key_id,
-      projectId,
-      'User credentials',
-      'ssh_key_id',
-    );
-  await assertInProject(
-    deps.db,
-    'access_key',
-    input.become_key_id,
-    projectId,
-    'Sudo credentials',
-    'become_key_id',
-  );
-  await assertInProject(deps.db, 'repository', input.repository_id, projectId, 'Repository', 'repository_id');
+    await assertInProject(deps.db, 'access_key', input.ssh_key_id, projectId, 'key', 'ssh_key_id');
+  await assertInProject(deps.db, 'access_key', input.become_key_id, projectId, 'key', 'become_key_id');
+  await assertInProject(deps.db, 'repository', input.repository_id, projectId, 'repository', 'repository_id');
 }
 
 /**

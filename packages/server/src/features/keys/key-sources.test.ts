@@ -3,6 +3,7 @@ import { randomBytes } from 'node:crypto';
 import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { errorMessage } from '@signalbox/contracts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { testDialects } from '../../../test/support/dialects';
 import { createHarness, type Harness } from '../../../test/support/harness';
@@ -21,22 +22,25 @@ import { getDecryptedKey, KEY_SOURCE_ADMIN_ONLY } from './keys.service';
 
 const secret = (label: string) => `${label}-${randomBytes(12).toString('hex')}`;
 
+/** The English wording of a refusal, or null. */
+const said = (problem: Parameters<typeof errorMessage>[0] | null) => (problem ? errorMessage(problem) : null);
+
 describe('key source rules', () => {
   const config = { keyEnvPrefix: 'SIGNALBOX_KEY_', keyFilesDir: undefined as string | undefined };
 
   it('allows only variables with the prefix, and never a setting of the server', () => {
     expect(envNameProblem(config, 'SIGNALBOX_KEY_DEPLOY')).toBeNull();
-    expect(envNameProblem(config, 'SIGNALBOX_SECRET_KEY')).toMatch(/must start with SIGNALBOX_KEY_/);
-    expect(envNameProblem(config, 'PATH')).toMatch(/must start with SIGNALBOX_KEY_/);
-    expect(envNameProblem(config, 'SIGNALBOX_KEY_')).toMatch(/must start with/);
-    expect(envNameProblem(config, 'SIGNALBOX_KEY_A-B')).toMatch(/not a valid name/);
-    expect(envNameProblem(config, 'signalbox_key_x')).toMatch(/must start with/);
+    expect(said(envNameProblem(config, 'SIGNALBOX_SECRET_KEY'))).toMatch(/must start with SIGNALBOX_KEY_/);
+    expect(said(envNameProblem(config, 'PATH'))).toMatch(/must start with SIGNALBOX_KEY_/);
+    expect(said(envNameProblem(config, 'SIGNALBOX_KEY_'))).toMatch(/must start with/);
+    expect(said(envNameProblem(config, 'SIGNALBOX_KEY_A-B'))).toMatch(/not a valid name/);
+    expect(said(envNameProblem(config, 'signalbox_key_x'))).toMatch(/must start with/);
     // A prefix widened to every SIGNALBOX_ name still never reaches the server's own settings.
     const wide = { ...config, keyEnvPrefix: 'SIGNALBOX_' };
-    expect(envNameProblem(wide, 'SIGNALBOX_SECRET_KEY')).toMatch(/is a setting of the server/);
-    expect(envNameProblem(wide, 'SIGNALBOX_DB_URL')).toMatch(/is a setting of the server/);
+    expect(said(envNameProblem(wide, 'SIGNALBOX_SECRET_KEY'))).toMatch(/is a setting of the server/);
+    expect(said(envNameProblem(wide, 'SIGNALBOX_DB_URL'))).toMatch(/is a setting of the server/);
     expect(
-      envNameProblem({ ...config, keyEnvPrefix: 'SEMAPHORE_' }, 'SEMAPHORE_ACCESS_KEY_ENCRYPTION'),
+      said(envNameProblem({ ...config, keyEnvPrefix: 'SEMAPHORE_' }, 'SEMAPHORE_ACCESS_KEY_ENCRYPTION')),
     ).toMatch(/is a setting of the server/);
     expect(envNameProblem(wide, 'SIGNALBOX_DEPLOY_PASSWORD')).toBeNull();
   });
@@ -209,7 +213,7 @@ describe.each(testDialects())('keys reading their secret on the server, on $name
         }),
       ]) {
         expect(res.statusCode, res.body).toBe(403);
-        expect(res.json().error).toBe(KEY_SOURCE_ADMIN_ONLY);
+        expect(res.json().code).toBe(KEY_SOURCE_ADMIN_ONLY.code);
       }
     }
     expect((await team.admin.get(`${url()}/${sourced.id}`)).json()).toMatchObject({
@@ -230,8 +234,8 @@ describe.each(testDialects())('keys reading their secret on the server, on $name
       ],
       ['env', 'HOME', /must start with SIGNALBOX_KEY_/],
       ['env', 'SIGNALBOX_KEY_X;rm', /is not a valid name/],
-      ['env', '', 'Environment variable is required'],
-      ['file', '', 'File path is required'],
+      ['env', '', 'Secret source key is required'],
+      ['file', '', 'Secret source key is required'],
       ['file', '../outside', 'File path "../outside" must not contain ".."'],
       ['file', `${dir}/deploy/../../etc/shadow`, /must not contain "\.\."/],
       [
@@ -246,7 +250,7 @@ describe.each(testDialects())('keys reading their secret on the server, on $name
       ['file', 'escape-dir/not-yet', /leads out of the key files directory/],
       ['file', 'deploy', 'File path "deploy" is not a regular file'],
       ['file', 'fifo', 'File path "fifo" is not a regular file'],
-      ['file', 'bad\nname', 'File path must not contain control characters'],
+      ['file', 'bad\nname', 'Secret source key must not contain control characters'],
     ];
     for (const [type, key, message] of cases) {
       const res = await team.admin.post(

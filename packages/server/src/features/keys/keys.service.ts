@@ -1,5 +1,7 @@
 import {
   type AccessKey,
+  type Coded,
+  coded,
   type KeyInput,
   type KeySourceType,
   type KeyType,
@@ -14,7 +16,7 @@ import { transaction } from '../../db/transaction';
 import type { Deps } from '../../deps';
 import { assertBodyIds } from '../../http/body-ids';
 import type { SecretBox } from '../../lib/crypto';
-import { badRequest, forbidden, notFound } from '../../lib/errors';
+import { fieldError, forbidden, notFound } from '../../lib/errors';
 import { checkKeySource, keySecretOf, openStoredSecret } from '../../lib/key-sources';
 import { assertNameFree } from '../../lib/unique-names';
 import {
@@ -39,8 +41,7 @@ export type DecryptedKey = {
 };
 
 /** Why a project member who is not an administrator cannot save a key reading its secret from the server. */
-export const KEY_SOURCE_ADMIN_ONLY =
-  'Only administrators can create or change keys that read their secret from the server (environment variable or file)';
+export const KEY_SOURCE_ADMIN_ONLY = coded('key_source_admin_only');
 
 const loginOf = (box: SecretBox, row: KeyRow) => {
   const login = openStoredSecret(box, row.secret).login;
@@ -108,7 +109,7 @@ export async function listKeys(
 
 async function requireKey(db: Db, projectId: number, id: number) {
   const row = await findKeyRow(db, projectId, id);
-  if (!row) throw notFound('Access key');
+  if (!row) throw notFound('key');
   return row;
 }
 
@@ -129,10 +130,7 @@ async function sourceColumns(deps: Pick<Deps, 'config'>, user: UserRow, input: K
   const type = input.source_storage_type;
   if (!type) return { source_storage_type: null, source_storage_key: null };
   if (!user.admin) throw forbidden(KEY_SOURCE_ADMIN_ONLY);
-  if (input.type === 'none')
-    throw badRequest('A key of type none has no secret to read', {
-      source_storage_type: 'A key of type none has no secret to read',
-    });
+  if (input.type === 'none') throw fieldError('source_storage_type', coded('key_none_has_no_secret'));
   return {
     source_storage_type: type,
     source_storage_key: await checkKeySource(deps.config, type, input.source_storage_key),
@@ -195,7 +193,7 @@ export async function updateKey(
     (row.source_storage_type ?? null) !== source.source_storage_type;
   if (replaceSecret) {
     const problem = keySecretProblem(input);
-    if (problem) throw badRequest(problem.message, { [problem.field]: problem.message });
+    if (problem) throw fieldError(problem.field, { code: problem.code } as Coded);
   }
   await updateKeyRow(deps.db, projectId, id, {
     name: input.name,

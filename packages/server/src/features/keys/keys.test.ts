@@ -319,7 +319,7 @@ describe.each(testDialects())('keys on $name', (dialect) => {
       h,
       team.owner,
       `${team.base}/keys/${key.id}`,
-      "Can't delete the key because it is used by the resources below",
+      "Can't delete the access key because it is used by the resources below",
       { repositories: [{ name: 'Uses key' }] },
     );
     void repo;

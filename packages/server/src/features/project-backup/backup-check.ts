@@ -1,6 +1,9 @@
 import { createRequire } from 'node:module';
 import {
+  coded,
+  codeOfIssue,
   environmentInput,
+  errorMessage,
   integrationExtractValueInput,
   integrationInput,
   integrationMatcherInput,
@@ -70,7 +73,11 @@ function pathText(path: readonly PropertyKey[]) {
 }
 
 const invalid = (where: string, message: string) =>
-  badRequest(where ? `Invalid backup: ${where}: ${message}` : `Invalid backup: ${message}`);
+  // The problem is worded from its own code (a schema's or the check's), in English, after where it is.
+  badRequest(coded('backup_invalid', { detail: where ? `${where}: ${message}` : message }));
+
+/** The English wording of a schema's issue, as a detail of the backup's refusal. */
+const said = (issue: z.core.$ZodIssue) => errorMessage(codeOfIssue(issue));
 
 /** The zod issue that comes first in restore order (kind, then index), so the error names the first bad object. */
 function firstIssue(issues: readonly z.core.$ZodIssue[]) {
@@ -95,13 +102,14 @@ export function parseBackup(body: unknown): ProjectBackupInput {
     try {
       data = JSON.parse(body.toString());
     } catch {
-      throw badRequest('The backup is not valid JSON');
+      throw badRequest(coded('backup_not_json'));
     }
   }
-  const result = projectBackup.safeParse(data);
+  const result = projectBackup.safeParse(data, { reportInput: true });
   if (!result.success) {
     const issue = firstIssue(result.error.issues);
-    throw invalid(issue ? pathText(issue.path) : '', issue?.message ?? 'not a project backup');
+    if (!issue || issue.path.length === 0) throw badRequest(coded('backup_not_object'));
+    throw invalid(pathText(issue.path), said(issue));
   }
   return result.data;
 }
@@ -126,7 +134,7 @@ const backupField: Record<string, string> = {
  * field). References are checked by name elsewhere: the schema sees a stand-in id for each.
  */
 function checkAs<T extends z.ZodType>(schema: T, value: unknown, where: string): z.output<T> {
-  const result = schema.safeParse(value);
+  const result = schema.safeParse(value, { reportInput: true });
   if (result.success) return result.data;
   const [issue] = result.error.issues;
   const [head, ...rest] = issue?.path ?? [];
@@ -134,7 +142,7 @@ function checkAs<T extends z.ZodType>(schema: T, value: unknown, where: string):
     ...(typeof head === 'string' ? [backupField[head] ?? head] : head === undefined ? [] : [head]),
     ...rest,
   ]);
-  throw invalid(field ? `${where}.${field}` : where, issue?.message ?? 'Invalid value');
+  throw invalid(field ? `${where}.${field}` : where, issue ? said(issue) : 'Invalid value');
 }
 
 /** The id the API schemas see for a reference given by name (resolved and checked separately). */
@@ -519,8 +527,8 @@ export function planRestore(b: ProjectBackupInput): RestorePlan {
         throw invalid(`${at}.build_template`, `${JSON.stringify(t.build_template)} is not a build template`);
     }
     if (t.cron && !b.schedules) {
-      const error = cronError(t.cron);
-      if (error) throw invalid(`${at}.cron`, error);
+      const error = cronError(t.cron, 'cron');
+      if (error) throw invalid(`${at}.cron`, errorMessage(error));
     }
     return {
       name: input.name,
@@ -596,7 +604,7 @@ export function planRestore(b: ProjectBackupInput): RestorePlan {
     );
     if (!once) {
       const error = cronError(input.cron_format);
-      if (error) throw invalid(`${at}.cron_format`, error);
+      if (error) throw invalid(`${at}.cron_format`, errorMessage(error));
     }
     const runAt = once ? input.run_at : null;
     return {

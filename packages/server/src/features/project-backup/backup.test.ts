@@ -486,12 +486,8 @@ describe.each(testDialects())('project backup and restore on $name', (dialect) =
     };
     const cases: Array<[string, unknown, string]> = [
       ['array', [], 'Invalid backup: A backup must be a JSON object'],
-      [
-        'no meta',
-        { templates: [] },
-        'Invalid backup: meta: Invalid input: expected object, received undefined',
-      ],
-      ['no name', { meta: { alert: true } }, 'Invalid backup: meta.name: Project name is required'],
+      ['no meta', { templates: [] }, 'Invalid backup: meta: Backup details is required'],
+      ['no name', { meta: { alert: true } }, 'Invalid backup: meta.name: Name is required'],
       [
         'unknown inventory',
         broken((b) => {
@@ -525,12 +521,12 @@ describe.each(testDialects())('project backup and restore on $name', (dialect) =
         broken((b) => {
           b.keys[1]!.type = 'string';
         }),
-        'Invalid backup: keys[1].type: Key type must be one of none, ssh, login_password',
+        'Invalid backup: keys[1].type: Type must be one of none, ssh, login_password',
       ],
       [
         'wrong type',
         broken((b) => ({ ...b, templates: 'x' })),
-        'Invalid backup: templates: Templates must be a list',
+        'Invalid backup: templates: templates must be a list',
       ],
       [
         'bad env JSON',
@@ -544,7 +540,7 @@ describe.each(testDialects())('project backup and restore on $name', (dialect) =
         broken((b) => {
           b.meta.max_parallel_tasks = -1;
         }),
-        'Invalid backup: meta.max_parallel_tasks: Must be 0 or greater',
+        'Invalid backup: meta.max_parallel_tasks: Max parallel tasks must be 0 or greater',
       ],
       [
         'negative retention',
@@ -565,7 +561,7 @@ describe.each(testDialects())('project backup and restore on $name', (dialect) =
         broken((b) => {
           b.templates[0]!.name = 'x'.repeat(1024 * 1024);
         }),
-        'Invalid backup: templates[0].name: Template name must be at most 100 characters',
+        'Invalid backup: templates[0].name: Name must be at most 100 characters',
       ],
     ];
     const before = await counts(h);

@@ -1419,7 +1419,7 @@ esac
         (b) => {
           b.keys[7]!.type = 'string';
         },
-        'Invalid backup: keys[7].type: Key type must be one of none, ssh, login_password',
+        'Invalid backup: keys[7].type: Type must be one of none, ssh, login_password',
       ],
       [
         'a value of the wrong JSON type',
@@ -1461,7 +1461,7 @@ esac
         (b) => {
           (b.environments[1]!.secrets as Json[])[0]!.type = 'file';
         },
-        'Invalid backup: environments[1].secrets[0].type: Secret type must be var or env',
+        'Invalid backup: environments[1].secrets[0].type: Type must be one of var, env',
       ],
       [
         'extra variables that are no JSON object',
@@ -1475,14 +1475,14 @@ esac
         (b) => {
           delete b.repositories[1]!.git_url;
         },
-        'Invalid backup: repositories[1].git_url: Repository URL is required',
+        'Invalid backup: repositories[1].git_url: URL is required',
       ],
       [
         'a template without a name',
         (b) => {
           delete b.templates[4]!.name;
         },
-        'Invalid backup: templates[4].name: Template name is required',
+        'Invalid backup: templates[4].name: Name is required',
       ],
       [
         'an ansible template without an inventory',
@@ -1606,7 +1606,7 @@ esac
           b.templates[1]!.autorun = 1;
           b.keys[5]!.type = 'password';
         },
-        'Invalid backup: keys[5].type: Key type must be one of none, ssh, login_password',
+        'Invalid backup: keys[5].type: Type must be one of none, ssh, login_password',
       ],
       [
         'a bad playbook before a reused name',
@@ -1614,7 +1614,7 @@ esac
           b.templates[7]!.name = 'Site';
           b.templates[1]!.playbook = '../../etc/passwd';
         },
-        'Invalid backup: templates[1].playbook: Playbook must not leave the repository with ".."',
+        'Invalid backup: templates[1].playbook: Playbook filename must not leave the repository with ".."',
       ],
       [
         'a bad repository and a dangling template',

@@ -1,4 +1,4 @@
-import { type Project, vaultMessages } from '@signalbox/contracts';
+import { coded, type Project } from '@signalbox/contracts';
 import type { InsertObject } from 'kysely';
 import type { UserRow } from '../../access/principals.store';
 import { namedKind, recordProjectEvent } from '../../audit/audit.store';
@@ -295,12 +295,12 @@ export async function restoreProject(
   user: UserRow,
   body: unknown,
 ): Promise<Project> {
-  if (!canCreateProject(deps, user)) throw forbidden('You are not allowed to create projects');
+  if (!canCreateProject(deps, user)) throw forbidden(coded('cannot_create_projects'));
   const plan = checkBackup(body);
   // As in the template API: only an administrator may set a vault password script.
   const scripted = plan.templates.find((t) => t.vault_script);
   if (scripted && user.admin !== 1)
-    throw forbidden(`${vaultMessages.scriptAdminOnly} (template ${JSON.stringify(scripted.name)})`);
+    throw forbidden(coded('vault_script_admin_only_template', { template: scripted.name }));
 
   const projectId = await deps.db.transaction().execute(async (trx) => {
     const id = await writePlan(trx, deps, plan, user.id);
@@ -322,5 +322,5 @@ export async function restoreProject(
       deps.log.error({ err }, 'schedule refresh after restore failed');
     }
   }
-  return toProject(found(await findProject(deps.db, projectId), 'Project'));
+  return toProject(found(await findProject(deps.db, projectId), 'project'));
 }

@@ -1,4 +1,5 @@
 import type { ProjectInput } from '@signalbox/contracts';
+import { coded } from '@signalbox/contracts';
 import type { UserRow } from '../../access/principals.store';
 import { namedKind, recordEvent, recordProjectEvent } from '../../audit/audit.store';
 import type { Db } from '../../db';
@@ -64,7 +65,7 @@ export async function insertProject(
  * repository).
  */
 export async function createProject(deps: Deps, user: UserRow, input: ProjectInput, demo?: DemoBuilder) {
-  if (!canCreateProject(deps, user)) throw forbidden('You are not allowed to create projects');
+  if (!canCreateProject(deps, user)) throw forbidden(coded('cannot_create_projects'));
   await assertProjectNameFree(deps.db, user.id, input.name);
   // The id of a project whose transaction began and did not commit (its demo repository is on disk).
   let uncommitted: number | undefined;
@@ -85,7 +86,7 @@ export async function createProject(deps: Deps, user: UserRow, input: ProjectInp
       return ids.projectId;
     });
     uncommitted = undefined;
-    return toProject(found(await findProject(deps.db, projectId), 'Project'));
+    return toProject(found(await findProject(deps.db, projectId), 'project'));
   } catch (err) {
     if (uncommitted !== undefined && input.demo) removeDemoRepository(deps.config.dataDir, uncommitted);
     throw err;

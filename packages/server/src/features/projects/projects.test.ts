@@ -128,11 +128,15 @@ describe.each(testDialects())('projects on $name', (dialect) => {
       [{}, 'Name is required', 'name'],
       [{ name: '' }, 'Name is required', 'name'],
       [{ name: '   ' }, 'Name is required', 'name'],
-      [{ name: 5 }, 'Name is required', 'name'],
+      [{ name: 5 }, 'Name must be a string', 'name'],
       [{ name: 'x'.repeat(1024 * 1024) }, 'Name must be at most 100 characters', 'name'],
-      [{ name: 'P', max_parallel_tasks: 'two' }, 'Must be integer', 'max_parallel_tasks'],
-      [{ name: 'P', max_parallel_tasks: 1.5 }, 'Must be integer', 'max_parallel_tasks'],
-      [{ name: 'P', max_parallel_tasks: -1 }, 'Must be 0 or greater', 'max_parallel_tasks'],
+      [{ name: 'P', max_parallel_tasks: 'two' }, 'Max parallel tasks must be a number', 'max_parallel_tasks'],
+      [{ name: 'P', max_parallel_tasks: 1.5 }, 'Max parallel tasks must be an integer', 'max_parallel_tasks'],
+      [
+        { name: 'P', max_parallel_tasks: -1 },
+        'Max parallel tasks must be 0 or greater',
+        'max_parallel_tasks',
+      ],
       [{ name: 'P', alert: 'yes' }, 'Alert must be true or false', 'alert'],
       [
         { name: 'P', alert_chat: 'c'.repeat(1024 * 1024) },
@@ -217,8 +221,8 @@ describe.each(testDialects())('projects on $name', (dialect) => {
     const cases: Array<[unknown, string]> = [
       [-1, 'Task retention days must be 0 or greater'],
       [1.5, 'Task retention days must be an integer'],
-      ['30', 'Task retention days must be an integer'],
-      [true, 'Task retention days must be an integer'],
+      ['30', 'Task retention days must be a number'],
+      [true, 'Task retention days must be a number'],
       [36_501, 'Task retention days must be at most 36500'],
       [1e12, 'Task retention days must be at most 36500'],
     ];

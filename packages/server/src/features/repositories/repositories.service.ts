@@ -39,7 +39,7 @@ export async function listRepositories(
 
 async function requireRepository(deps: Pick<Deps, 'db'>, projectId: number, id: number) {
   const row = await findRepositoryRow(deps.db, projectId, id);
-  if (!row) throw notFound('Repository');
+  if (!row) throw notFound('repository');
   return row;
 }
 
@@ -66,7 +66,7 @@ export async function createRepository(
   input: RepositoryInput,
 ) {
   assertBodyIds(input, projectId);
-  await assertInProject(deps.db, 'access_key', input.ssh_key_id, projectId, 'Access key', 'ssh_key_id');
+  await assertInProject(deps.db, 'access_key', input.ssh_key_id, projectId, 'key', 'ssh_key_id');
   await assertNameFree(deps.db, 'repository', projectId, input.name);
   const id = await transaction(deps.db, async (trx) => {
     const id = await insertRepositoryRow(trx, deps.dialect, projectId, values(input));
@@ -93,7 +93,7 @@ export async function updateRepository(
 ) {
   assertBodyIds(input, projectId, id);
   await requireRepository(deps, projectId, id);
-  await assertInProject(deps.db, 'access_key', input.ssh_key_id, projectId, 'Access key', 'ssh_key_id');
+  await assertInProject(deps.db, 'access_key', input.ssh_key_id, projectId, 'key', 'ssh_key_id');
   await assertNameFree(deps.db, 'repository', projectId, input.name, id);
   await updateRepositoryRow(deps.db, projectId, id, values(input));
   await recordProjectEvent(

@@ -1,3 +1,4 @@
+import { coded } from '@signalbox/contracts';
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import {
@@ -57,7 +58,7 @@ export function runnerLinkRoutes(app: FastifyInstance, deps: Deps) {
         accepted = await globalRegistration(deps, input);
         if (!accepted) {
           failAttempt(deps, attempt);
-          throw unauthorized('The registration token is not valid, was already used or has expired');
+          throw unauthorized(coded('registration_token_invalid'));
         }
         await passAttempt(deps, attempt);
       }
@@ -94,7 +95,7 @@ export function runnerLinkRoutes(app: FastifyInstance, deps: Deps) {
         typeof token === 'string' && token
           ? await findRemoteRunnerByToken(deps.db, runnerTokenOf(token))
           : null;
-      if (!runner) throw unauthorized('Runner token not accepted');
+      if (!runner) throw unauthorized(coded('runner_token_refused'));
       await deps.db.deleteFrom('remote_runner').where('id', '=', runner.id).execute();
       await deps.tasks.runners.unregistered(runner.id);
       request.log.info({ runnerId: runner.id }, 'remote runner unregistered');

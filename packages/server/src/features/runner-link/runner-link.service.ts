@@ -1,6 +1,7 @@
+import { coded } from '@signalbox/contracts';
 import type { Deps } from '../../deps';
 import { randomToken, safeEqual, sha256 } from '../../lib/crypto';
-import { badRequest } from '../../lib/errors';
+import { badRequest, fieldError } from '../../lib/errors';
 import type { RunnerRegistration } from '../../runner-protocol/protocol';
 import { isRunnerPublicKey } from '../../runner-protocol/seal';
 import {
@@ -16,9 +17,7 @@ export const newRunnerToken = () => randomToken(32);
 /** A bad public key is a 400, before any token is looked at. */
 export function checkRunnerPublicKey(input: RunnerRegistration) {
   if (!isRunnerPublicKey(input.public_key))
-    throw badRequest('public_key must be an X25519 public key in PEM (SPKI) form', {
-      public_key: 'must be an X25519 public key in PEM (SPKI) form',
-    });
+    throw fieldError('public_key', coded('runner_public_key', { field: 'public_key' }));
 }
 
 /**
@@ -35,9 +34,7 @@ export async function oneTimeRegistration(
   const projectId = row.project_id;
   if (input.project_id !== undefined && input.project_id !== projectId)
     throw badRequest(
-      projectId === null
-        ? 'This registration token is for a global runner: leave project_id out'
-        : 'This registration token is for another project',
+      projectId === null ? coded('registration_token_global') : coded('registration_token_other_project'),
     );
   if (!(await spendRegistrationToken(deps.db, row.id, new Date().toISOString(), await databaseIso(deps))))
     return null;
@@ -60,6 +57,6 @@ export async function globalRegistration(
     .select('id')
     .where('id', '=', input.project_id)
     .executeTakeFirst();
-  if (!project) throw badRequest(`Project ${input.project_id} does not exist`);
+  if (!project) throw badRequest(coded('project_not_found', { id: input.project_id }));
   return { projectId: input.project_id };
 }

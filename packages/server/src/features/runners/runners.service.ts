@@ -1,4 +1,5 @@
 import type { RunnerRegistrationToken, RunnerUpdateInput } from '@signalbox/contracts';
+import { coded } from '@signalbox/contracts';
 import { type EventKind, namedKind, recordEvent } from '../../audit/audit.store';
 import { transaction } from '../../db/transaction';
 import { now } from '../../db/values';
@@ -15,7 +16,7 @@ export const REGISTRATION_TOKEN_TTL_MS = 60 * 60 * 1000;
 /** `projectId` null: the global runners (admins); else that project's runners only. */
 export async function getRunner(deps: Pick<Deps, 'db'>, projectId: number | null, id: number) {
   const runner = await findRunner(deps.db, projectId, id);
-  if (!runner) throw notFound('Runner');
+  if (!runner) throw notFound('runner');
   return runner;
 }
 
@@ -43,7 +44,7 @@ export async function changeRunner(
 ) {
   const existing = await getRunner(deps, projectId, id);
   if (input.name !== undefined && (await nameTaken(deps.db, projectId, input.name, id)))
-    throw conflict(`A runner named ${input.name} already exists`);
+    throw conflict(coded('runner_name_taken', { name: input.name }));
   await updateRunner(deps.db, id, input);
   // Enabled again, or given more room or other tags: its waiting tasks may start now, not at the next poll.
   deps.bus.emit('runnerChanged', { runnerId: id });

@@ -5,7 +5,7 @@ export {
   assertSameProject,
   recordScheduleEvent,
   refreshScheduler,
-  unanswerableSurveyMessage,
+  unanswerableSurvey,
 } from './schedules.service';
 export {
   commitCheckSchedules,

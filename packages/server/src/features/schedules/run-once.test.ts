@@ -1,4 +1,8 @@
-import { RUN_AT_FORMAT } from '@signalbox/contracts';
+import { errorMessage } from '@signalbox/contracts';
+
+/** The answer to a run-once time that is no date and time with a time zone. */
+const RUN_AT_FORMAT = errorMessage({ code: 'invalid_date_offset', params: { field: 'run_at' } });
+
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { testDialects } from '../../../test/support/dialects';
 import { createHarness, type Harness } from '../../../test/support/harness';
@@ -167,7 +171,7 @@ describe.each(testDialects())('run-once schedules through the API on $name', (di
     const cases: Array<[Record<string, unknown>, string | RegExp, Record<string, string>?]> = [
       [
         { ...base, run_at: '2020-01-01T10:00:00Z' },
-        /^Run at must be in the future \(it is 2020-01-01T10:00:00\.000Z, now is /,
+        /^Run at must be in the future$/,
         { run_at: 'Run at must be in the future' },
       ],
       [{ ...base, run_at: inMinutes(-1).text }, /^Run at must be in the future/],
@@ -175,11 +179,11 @@ describe.each(testDialects())('run-once schedules through the API on $name', (di
       [{ ...base, run_at: '2030-01-01T10:00:00' }, RUN_AT_FORMAT],
       [{ ...base, run_at: '2030-02-30T10:00:00Z' }, RUN_AT_FORMAT],
       [{ ...base, run_at: 'tomorrow at noon' }, RUN_AT_FORMAT],
-      [{ ...base, run_at: 1893456000 }, RUN_AT_FORMAT],
+      [{ ...base, run_at: 1893456000 }, 'Run at must be a string'],
       [{ ...base, run_at: `2030-01-01T10:00:00Z${'0'.repeat(100)}` }, RUN_AT_FORMAT],
       [base, 'Run at is required', { run_at: 'Run at is required' }],
       [{ ...base, run_at: '' }, 'Run at is required'],
-      [{ ...base, type: 'once', run_at: inMinutes(10).text }, "Type must be '' (cron) or 'run_at' (once)"],
+      [{ ...base, type: 'once', run_at: inMinutes(10).text }, 'Type must be one of run_at'],
       [
         { ...base, run_at: inMinutes(10).text, repository_id: project.fx.repository },
         'A run-once schedule cannot check a repository for new commits',

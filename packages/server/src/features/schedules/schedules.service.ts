@@ -1,10 +1,11 @@
 import type { ScheduleInput } from '@signalbox/contracts';
+import { coded } from '@signalbox/contracts';
 import { assertInProject } from '../../access/refs.store';
 import { recordProjectEvent } from '../../audit/audit.store';
 import { transaction } from '../../db/transaction';
 import { fromBool, parseJsonObject } from '../../db/values';
 import type { Deps } from '../../deps';
-import { badRequest, found, notFound } from '../../lib/errors';
+import { fieldError, found, notFound } from '../../lib/errors';
 import { type Described, describeSchedule } from '../../scheduler/describe';
 import { defaultParamsText } from '../../tasks/run/default-params';
 import { surveyVarsOf, unanswerableSurveyVars } from '../../tasks/run/survey-answers';
@@ -16,13 +17,13 @@ type Actor = { id: number };
 
 /** 400 with the reason when the cron text is not a valid 5-field cron or nickname. */
 export function assertCron(cron: string, field = 'cron_format') {
-  const error = cronError(cron);
-  if (error) throw badRequest(error, { [field]: error });
+  const error = cronError(cron, field);
+  if (error) throw fieldError(field, error);
 }
 
 export function assertSameProject(bodyProjectId: number | null | undefined, projectId: number) {
   if (bodyProjectId && bodyProjectId !== projectId)
-    throw badRequest('Project ID in body and URL must be the same', { project_id: 'Wrong project' });
+    throw fieldError('project_id', coded('project_id_mismatch'));
 }
 
 /** Rebuilds the cron table after a schedule change; a failure there is logged, the change stays stored. */
@@ -34,28 +35,29 @@ export async function refreshScheduler(deps: Pick<Deps, 'log' | 'scheduler'>) {
   }
 }
 
-/** The message when a run-once schedule is saved active with a time that has passed. */
-export const RUN_AT_PAST = 'Run at must be in the future';
-
 /**
  * A run-once schedule that is saved active must have a time still to come; an inactive one may keep a past time
  * (it is a record of a run, or of a missed one).
  */
 function assertRunAtAhead(input: ScheduleInput, now: Date) {
   if (input.type !== 'run_at' || !input.active || !input.run_at) return;
-  if (new Date(input.run_at).getTime() <= now.getTime())
-    throw badRequest(`${RUN_AT_PAST} (it is ${input.run_at}, now is ${now.toISOString()})`, {
-      run_at: RUN_AT_PAST,
-    });
+  if (new Date(input.run_at).getTime() <= now.getTime()) throw fieldError('run_at', coded('run_at_past'));
 }
 
 async function checkInput(deps: Pick<Deps, 'db'>, projectId: number, input: ScheduleInput) {
   assertSameProject(input.project_id, projectId);
   if (input.type === 'run_at') assertRunAtAhead(input, new Date());
   else assertCron(input.cron_format);
-  await assertInProject(deps.db, 'template', input.template_id, projectId, 'Template');
-  await assertInProject(deps.db, 'repository', input.repository_id, projectId, 'Repository');
-  await assertInProject(deps.db, 'inventory', input.task_params?.inventory_id, projectId, 'Inventory');
+  await assertInProject(deps.db, 'template', input.template_id, projectId, 'template', 'template_id');
+  await assertInProject(deps.db, 'repository', input.repository_id, projectId, 'repository', 'repository_id');
+  await assertInProject(
+    deps.db,
+    'inventory',
+    input.task_params?.inventory_id,
+    projectId,
+    'inventory',
+    'task_params.inventory_id',
+  );
   await assertAnswerable(deps, input.template_id, input.task_params?.environment);
 }
 
@@ -67,27 +69,27 @@ async function checkInput(deps: Pick<Deps, 'db'>, projectId: number, input: Sche
 async function assertAnswerable(deps: Pick<Deps, 'db'>, templateId: number, environment: string | undefined) {
   const template = await findTemplate(deps.db, templateId);
   if (!template) return;
-  const message = unanswerableSurveyMessage(template.survey_vars, environment);
-  if (message) throw badRequest(message, { template_id: message });
+  const error = unanswerableSurvey(template.survey_vars, environment);
+  if (error) throw fieldError('template_id', error);
 }
 
 /**
  * Why a schedule with the extra variables `environment` cannot answer the survey `storedSurveyVars` (the
  * template's survey variables as JSON text), or null when it can.
  */
-export function unanswerableSurveyMessage(storedSurveyVars: string | null, environment: string | undefined) {
+export function unanswerableSurvey(storedSurveyVars: string | null, environment: string | undefined) {
   const surveyVars = surveyVarsOf(storedSurveyVars);
   const values = parseJsonObject(environment);
   for (const v of surveyVars) if (v.type === 'secret') delete values[v.name];
   const missing = unanswerableSurveyVars(surveyVars, values);
   if (missing.length === 0) return null;
   const names = missing.map((v) => `"${v.title}"`).join(', ');
-  return `A schedule cannot answer the template's required survey variable${missing.length > 1 ? 's' : ''} ${names}: give ${missing.length > 1 ? 'them defaults' : 'it a default'} in the template, make ${missing.length > 1 ? 'them' : 'it'} optional, or set ${missing.length > 1 ? 'them' : 'it'} in the schedule's extra variables (not a secret one)`;
+  return coded(missing.length > 1 ? 'survey_unanswerable' : 'survey_unanswerable_one', { names });
 }
 
 export async function getSchedule(deps: Pick<Deps, 'db'>, projectId: number, id: number) {
   const schedule = await findSchedule(deps.db, projectId, id);
-  if (!schedule) throw notFound('Schedule');
+  if (!schedule) throw notFound('schedule');
   return schedule;
 }
 
@@ -147,7 +149,7 @@ export async function createSchedule(
       ...scheduleValues(input),
       last_commit_hash: null,
     });
-    const schedule = found(await findSchedule(trx, projectId, id), 'Schedule');
+    const schedule = found(await findSchedule(trx, projectId, id), 'schedule');
     await recordScheduleEvent(trx, user, schedule, 'created');
     return schedule;
   });
@@ -171,7 +173,7 @@ export async function changeSchedule(
       // A different repository has a different history: the next tick compares against nothing.
       ...(existing.repository_id !== values.repository_id ? { last_commit_hash: null } : {}),
     });
-    const schedule = found(await findSchedule(trx, projectId, id), 'Schedule');
+    const schedule = found(await findSchedule(trx, projectId, id), 'schedule');
     await recordScheduleEvent(trx, user, schedule, 'updated');
   });
   await refreshScheduler(deps);

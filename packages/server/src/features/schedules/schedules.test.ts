@@ -1,3 +1,4 @@
+import { errorMessage } from '@signalbox/contracts';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { testDialects } from '../../../test/support/dialects';
 import { createHarness, type Harness } from '../../../test/support/harness';
@@ -28,6 +29,9 @@ const NO_TASK_PARAMS = {
   params: {},
 };
 
+/** The English wording of a cron problem, or null. */
+const said = (problem: ReturnType<typeof cronError>) => (problem ? errorMessage(problem) : null);
+
 describe('cronError', () => {
   it('accepts 5-field cron and the nicknames', () => {
     for (const cron of [
@@ -44,12 +48,12 @@ describe('cronError', () => {
       expect(cronError(cron), cron).toBeNull();
   });
   it('refuses seconds syntax, bad values, unknown nicknames and crons that never fire', () => {
-    expect(cronError('0 0 * * * *')).toMatch(/expected 5 fields .* got 6/);
-    expect(cronError('* * * *')).toMatch(/got 4/);
-    expect(cronError('61 * * * *')).toMatch(/minute/);
-    expect(cronError('@sometimes')).toMatch(/unknown nickname/);
-    expect(cronError('0 0 31 2 *')).toMatch(/never fires/);
-    expect(cronError('')).toBe('Cron is required');
+    expect(said(cronError('0 0 * * * *'))).toMatch(/expected 5 fields .* got 6/);
+    expect(said(cronError('* * * *'))).toMatch(/got 4/);
+    expect(said(cronError('61 * * * *'))).toMatch(/minute/);
+    expect(said(cronError('@sometimes'))).toMatch(/unknown nickname/);
+    expect(said(cronError('0 0 31 2 *'))).toMatch(/never fires/);
+    expect(said(cronError(''))).toBe('Cron is required');
   });
 });
 
@@ -183,9 +187,9 @@ describe.each(testDialects())('schedules on $name', (dialect) => {
 
     const before = await snapshot(h);
     for (const [task_params, fields] of [
-      [{ inventory_id: foreign.inventory }, { inventory: 'Inventory not found' }],
-      [{ environment: '["a"]' }, { 'task_params.environment': 'Environment must be a JSON object' }],
-      [{ arguments: '{"a":1}' }, { 'task_params.arguments': 'Arguments must be a JSON array' }],
+      [{ inventory_id: foreign.inventory }, { 'task_params.inventory_id': 'Inventory not found' }],
+      [{ environment: '["a"]' }, { 'task_params.environment': 'Extra variables must be a JSON object' }],
+      [{ arguments: '{"a":1}' }, { 'task_params.arguments': 'CLI args must be a JSON array' }],
       ['text', { task_params: 'Task params must be an object' }],
     ] as const) {
       const res = await project.admin.post(`${project.base}/schedules`, {
@@ -274,7 +278,7 @@ describe.each(testDialects())('schedules on $name', (dialect) => {
       ],
       [
         { template_id: templateId, cron_format: '@daily', project_id: 999 },
-        'Project ID in body and URL must be the same',
+        'Project ID in body and URL are different',
       ],
     ];
     for (const [body, message] of cases) {

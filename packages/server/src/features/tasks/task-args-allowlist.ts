@@ -1,3 +1,5 @@
+import { type Coded, coded } from '@signalbox/contracts';
+
 /**
  * The CLI options a task may add without the manageProjectResources permission, per app: options that change
  * what a run does to its hosts or stack, never which files, inventories, keys, modules or commands it uses.
@@ -119,7 +121,7 @@ const rulesByApp: Record<string, Rules> = {
   terragrunt: terraform,
 };
 
-export type ArgumentProblem = { argument: string; message: string };
+export type ArgumentProblem = { argument: string; error: Coded };
 
 /** Options a task without manageProjectResources may pass to the app (for the message). */
 export const allowedOptions = (app: string) => Object.keys(rulesByApp[app] ?? {});
@@ -136,13 +138,17 @@ export function disallowedArgument(app: string, args: string[]): ArgumentProblem
     const exact = Object.hasOwn(rules, token) ? rules[token] : undefined;
     if (exact && !exact.value) continue;
     if (exact?.joined && !exact.separate)
-      return { argument: token, message: `Task argument "${token}" must be written ${token}=value` };
+      return { argument: token, error: coded('argument_needs_equals', { argument: token }) };
     if (exact?.separate) {
       const value = args[i + 1];
       if (value === undefined || value.startsWith('-'))
-        return { argument: token, message: `Task argument "${token}" needs a value after it` };
+        return { argument: token, error: coded('argument_needs_value', { argument: token }) };
       const problem = exact.value?.(value);
-      if (problem) return { argument: token, message: `Task argument "${token} ${value}" ${problem}` };
+      if (problem)
+        return {
+          argument: token,
+          error: coded('argument_value_invalid', { argument: `${token} ${value}`, detail: problem }),
+        };
       i += 1;
       continue;
     }
@@ -151,16 +157,20 @@ export function disallowedArgument(app: string, args: string[]): ArgumentProblem
     const joined = eq > 0 && Object.hasOwn(rules, name) ? rules[name] : undefined;
     if (joined?.bool) {
       if (/^(true|false)$/.test(token.slice(eq + 1))) continue;
-      return { argument: token, message: `Task argument "${token}" must be ${name}=true or ${name}=false` };
+      return { argument: token, error: coded('argument_needs_bool', { argument: token, name }) };
     }
     if (joined?.joined && joined.value) {
       const problem = joined.value(token.slice(eq + 1));
-      if (problem) return { argument: token, message: `Task argument "${token}" ${problem}` };
+      if (problem)
+        return {
+          argument: token,
+          error: coded('argument_value_invalid', { argument: token, detail: problem }),
+        };
       continue;
     }
     return {
       argument: token,
-      message: `Task argument "${token}" is not allowed: without the manageProjectResources permission a task may only pass ${allowedOptions(app).join(', ')}`,
+      error: coded('argument_not_allowed', { argument: token, allowed: allowedOptions(app).join(', ') }),
     };
   }
   return null;

@@ -1,6 +1,6 @@
-import { playbookPathProblem } from '@signalbox/contracts';
+import { type Coded, type CodedMessage, coded, playbookPathProblem } from '@signalbox/contracts';
 import { parseJson, parseJsonObject } from '../../db/values';
-import { AppError, badRequest } from '../../lib/errors';
+import { AppError, fieldError } from '../../lib/errors';
 import type { NewTask, TaskOrigin } from '../../ports';
 import { isStackName } from '../../tasks/executors/common';
 import type { TemplateRow } from '../../tasks/store';
@@ -17,8 +17,8 @@ import { disallowedArgument, isReservedAnsibleVar } from './task-args-allowlist'
 /** The overrides a task keeps: '' / null when it has none of its own. */
 export type GuardedTask = { playbook: string; arguments: string | null };
 
-const refused = (field: string, message: string) => new AppError(403, message, { [field]: message });
-const invalid = (field: string, message: string) => badRequest(message, { [field]: message });
+const refused = (field: string, error: Coded | CodedMessage) => new AppError(403, error, { [field]: error });
+const invalid = (field: string, error: Coded | CodedMessage) => fieldError(field, error as Coded);
 
 function hasNul(value: unknown): boolean {
   if (typeof value === 'string') return value.includes('\0');
@@ -38,11 +38,7 @@ const sameArgs = (a: string[], b: string[]) => a.length === b.length && a.every(
 function assertNoNul(input: NewTask) {
   for (const field of ['environment', 'secret', 'arguments'] as const) {
     const text = input[field];
-    if (text && hasNul(parseJson<unknown>(text, null)))
-      throw invalid(
-        field,
-        `${field === 'arguments' ? 'CLI args' : 'Values'} must not contain NUL characters`,
-      );
+    if (text && hasNul(parseJson<unknown>(text, null))) throw invalid(field, coded('no_nul', { field }));
   }
 }
 
@@ -54,9 +50,8 @@ function checkPlaybook(template: TemplateRow, input: NewTask, origin: TaskOrigin
   if (problem) throw invalid('playbook', problem);
   if (origin.rerunOf) return playbook;
   if (!template.allow_override_args_in_task)
-    throw refused('playbook', 'This template does not allow a task to change its playbook');
-  if (!origin.canEditTemplates)
-    throw refused('playbook', 'Changing the playbook of a task needs the manageProjectResources permission');
+    throw refused('playbook', coded('playbook_override_not_allowed'));
+  if (!origin.canEditTemplates) throw refused('playbook', coded('playbook_override_needs_permission'));
   return playbook;
 }
 
@@ -68,7 +63,7 @@ function checkArguments(template: TemplateRow, app: string, input: NewTask, orig
   const args = argsOf(text);
   if (sameArgs(args, argsOf(template.arguments))) return text;
   const problem = disallowedArgument(app, args);
-  if (problem) throw refused('arguments', problem.message);
+  if (problem) throw refused('arguments', problem.error);
   return text;
 }
 
@@ -76,11 +71,7 @@ function checkAnsibleVars(input: NewTask, origin: TaskOrigin) {
   if (origin.canEditTemplates || origin.rerunOf) return;
   for (const field of ['environment', 'secret'] as const) {
     const name = Object.keys(parseJsonObject(input[field])).find(isReservedAnsibleVar);
-    if (name)
-      throw refused(
-        field,
-        `Variable ${JSON.stringify(name)} cannot be set by a task: names starting with ansible_ and semaphore_vars need the manageProjectResources permission`,
-      );
+    if (name) throw refused(field, coded('reserved_variable', { name }));
   }
 }
 
@@ -90,18 +81,14 @@ function checkLimit(input: NewTask) {
   for (const list of lists) {
     const items = Array.isArray(list) ? list : typeof list === 'string' ? list.split(',') : [];
     if (items.some((item) => typeof item === 'string' && item.trim().startsWith('@')))
-      throw invalid('limit', 'A limit must not start with "@" (a file on the server)');
+      throw invalid('limit', coded('limit_from_file'));
   }
 }
 
 function checkStack(input: NewTask) {
   const stack = input.params?.stack;
   if (stack == null || stack === '') return;
-  if (typeof stack !== 'string' || !isStackName(stack))
-    throw invalid(
-      'params.stack',
-      'Stack must be a pulumi stack name: letters, digits, ".", "_", "-", up to two "/", not starting with "-"',
-    );
+  if (typeof stack !== 'string' || !isStackName(stack)) throw invalid('params.stack', coded('stack_name'));
 }
 
 /** Checks a new task against its template and the caller's rights; returns the overrides to store. */

@@ -1,6 +1,7 @@
 import { Readable } from 'node:stream';
 import {
   can,
+  coded,
   isFinished,
   lastTasksQuery,
   newTaskInput,
@@ -77,13 +78,13 @@ export function tasksRoutes(app: FastifyInstance, deps: Deps) {
 
   async function loadTask(projectId: number, taskId: number) {
     const task = await findProjectTask(deps.db, projectId, taskId);
-    if (!task) throw notFound('Task');
+    if (!task) throw notFound('task');
     return task;
   }
 
   async function loadTemplate(projectId: number, templateId: number) {
     const template = await findTemplate(deps.db, templateId);
-    if (!template || template.project_id !== projectId) throw notFound('Template');
+    if (!template || template.project_id !== projectId) throw notFound('template');
     return template;
   }
 
@@ -92,12 +93,12 @@ export function tasksRoutes(app: FastifyInstance, deps: Deps) {
     const commitOfTask = async (projectId: number, templateId: number, taskId: number) => {
       const earlier = await findProjectTask(deps.db, projectId, taskId);
       if (!earlier || earlier.template_id !== templateId)
-        throw badRequest(`Task ${taskId} is not a task of this template`, {
-          commit_of_task: 'Task not found',
+        throw badRequest(coded('task_not_of_template', { id: taskId }), {
+          commit_of_task: coded('not_found', { what: 'task' }),
         });
       if (!earlier.commit_hash)
-        throw badRequest(`Task ${taskId} has no commit to run again (it never checked out its repository)`, {
-          commit_of_task: 'The task has no commit',
+        throw badRequest(coded('task_has_no_commit', { id: taskId }), {
+          commit_of_task: coded('task_has_no_commit_short'),
         });
       return earlier.commit_hash;
     };
@@ -144,7 +145,7 @@ export function tasksRoutes(app: FastifyInstance, deps: Deps) {
       { schema: { ...byTask.schema, response: { 200: taskWithTemplateSchema } } },
       async (request) => {
         const task = await findListedTask(deps.db, request.project.id, request.params.task_id);
-        if (!task) throw notFound('Task');
+        if (!task) throw notFound('task');
         return (await withTemplates([task]))[0];
       },
     );
@@ -226,7 +227,7 @@ export function tasksRoutes(app: FastifyInstance, deps: Deps) {
         const task = await loadTask(request.project.id, request.params.task_id);
         // The task may have been deleted since it was loaded.
         const rerun = await rerunInput(deps, request.project.id, task.id);
-        if (!rerun) throw notFound('Task');
+        if (!rerun) throw notFound('task');
         const created = await createTask(deps, request.project.id, rerun.input, {
           userId: currentUser(request).id,
           commitHash: rerun.commitHash,
@@ -243,7 +244,7 @@ export function tasksRoutes(app: FastifyInstance, deps: Deps) {
       { config: { admin: true }, schema: { ...byTask.schema, response: noContentResponse } },
       async (request, reply) => {
         const task = await loadTask(request.project.id, request.params.task_id);
-        if (!isFinished(task.status)) throw badRequest('Only a finished task can be deleted; stop it first');
+        if (!isFinished(task.status)) throw badRequest(coded('task_not_finished'));
         await deleteTaskAndOutput(deps.db, task.id);
         await recordEvent(deps.db, {
           project_id: request.project.id,

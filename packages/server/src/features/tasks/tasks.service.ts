@@ -1,11 +1,11 @@
-import { isFinished, messages, type TaskView } from '@signalbox/contracts';
+import { coded, isFinished, type TaskView } from '@signalbox/contracts';
 import { assertInProject } from '../../access/refs.store';
 import { recordEvent } from '../../audit/audit.store';
 import { untilDbAnswers } from '../../db/retry';
 import { transaction } from '../../db/transaction';
 import { fromBool, now, parseJson, parseJsonObject } from '../../db/values';
 import type { Deps } from '../../deps';
-import { badRequest, found } from '../../lib/errors';
+import { badRequest, fieldError, found } from '../../lib/errors';
 import type { FinishedRun, NewTask, TaskOrigin } from '../../ports';
 import { incomingVersion } from '../../tasks/run/details';
 import { surveyVarsOf, unansweredSurveyVars, withSurveyDefaults } from '../../tasks/run/survey-answers';
@@ -56,7 +56,7 @@ export async function createTask(
   origin: TaskOrigin,
 ): Promise<TaskListRow> {
   const id = await insertNewTask(deps, projectId, input, origin);
-  const created = found(await findListedTask(deps.db, projectId, id), 'Task');
+  const created = found(await findListedTask(deps.db, projectId, id), 'task');
   await deps.tasks.enqueue(id);
   return created;
 }
@@ -100,14 +100,14 @@ async function insertNewTask(
   input: NewTask,
   origin: TaskOrigin,
 ): Promise<number> {
-  await assertInProject(deps.db, 'template', input.template_id, projectId, 'Template');
-  const template = found(await findTemplate(deps.db, input.template_id), 'Template');
+  await assertInProject(deps.db, 'template', input.template_id, projectId, 'template', 'template_id');
+  const template = found(await findTemplate(deps.db, input.template_id), 'template');
   const tp = parseJson<Record<string, unknown>>(template.task_params, {});
   const guarded = guardTaskInput(template, input, origin);
 
   let inventoryId: number | null = null;
   if (input.inventory_id && tp.allow_override_inventory) {
-    await assertInProject(deps.db, 'inventory', input.inventory_id, projectId, 'Inventory');
+    await assertInProject(deps.db, 'inventory', input.inventory_id, projectId, 'inventory', 'inventory_id');
     inventoryId = input.inventory_id;
   }
 
@@ -115,14 +115,16 @@ async function insertNewTask(
   let buildTaskId: number | null = null;
   if (template.type === 'deploy') {
     if (!input.build_task_id)
-      throw badRequest('Build version is required', { build_task_id: 'Build version is required' });
+      throw fieldError('build_task_id', coded('required', { field: 'build_task_id' }));
     const build = await findProjectTask(deps.db, projectId, input.build_task_id);
     if (!build || (template.build_template_id && build.template_id !== template.build_template_id))
-      throw badRequest(`Build task ${input.build_task_id} is not a build of this template's build template`, {
-        build_task_id: 'Build task not found',
+      throw badRequest(coded('build_not_of_template', { id: input.build_task_id }), {
+        build_task_id: coded('not_found', { what: 'task' }),
       });
     if (build.status !== 'success')
-      throw badRequest(`Build task ${build.id} did not succeed`, { build_task_id: 'Build did not succeed' });
+      throw badRequest(coded('build_failed', { id: build.id }), {
+        build_task_id: coded('build_failed', { id: build.id }),
+      });
     buildTaskId = build.id;
     version = await incomingVersion(deps, build.id);
   } else if (template.type === 'build') {
@@ -149,9 +151,9 @@ async function insertNewTask(
     const [first, ...others] = unansweredSurveyVars(surveyVars, given);
     if (first) {
       const fields = Object.fromEntries(
-        [first, ...others].map((v) => [`survey.${v.name}`, messages.required(v.title)]),
+        [first, ...others].map((v) => [`survey.${v.name}`, coded('survey_var_required', { title: v.title })]),
       );
-      throw badRequest(messages.required(first.title), fields);
+      throw badRequest(coded('survey_var_required', { title: first.title }), fields);
     }
   }
 

@@ -1,8 +1,8 @@
 import {
+  coded,
   INVITE_DEFAULT_DAYS,
   INVITE_MAX_DAYS,
   type InviteListQuery,
-  messages,
   type ProjectInvite,
   type ProjectInviteInput,
 } from '@signalbox/contracts';
@@ -12,7 +12,7 @@ import { transaction } from '../../db/transaction';
 import { now } from '../../db/values';
 import type { Deps } from '../../deps';
 import { randomToken, sha256 } from '../../lib/crypto';
-import { AppError, badRequest, conflict, forbidden, notFound } from '../../lib/errors';
+import { AppError, badRequest, conflict, fieldError, forbidden, notFound } from '../../lib/errors';
 import { findUserByLogin } from '../users';
 import { sendInviteMail } from './invite-mail';
 import {
@@ -52,7 +52,7 @@ export async function listInvites(
 
 export async function getInvite(deps: Pick<Deps, 'db'>, projectId: number, inviteId: number) {
   const row = await findInviteRow(deps.db, inviteId);
-  if (!row || row.project_id !== projectId) throw notFound('Invite');
+  if (!row || row.project_id !== projectId) throw notFound('invite');
   return toInvite(deps.db, row);
 }
 
@@ -68,7 +68,10 @@ async function invitee(
 ): Promise<{ user: UserRow } | { email: string }> {
   if (input.user_id != null) {
     const user = await findUserById(deps.db, input.user_id);
-    if (!user) throw badRequest(`User ${input.user_id} does not exist`, { user_id: 'User not found' });
+    if (!user)
+      throw badRequest(coded('user_not_found', { id: input.user_id }), {
+        user_id: coded('not_found', { what: 'user' }),
+      });
     return { user };
   }
   const login = input.email ?? input.username ?? '';
@@ -79,8 +82,10 @@ async function invitee(
     user && (field === 'email' ? user.email : user.username).toLowerCase() === login.toLowerCase();
   if (user && matches) return { user };
   if (field === 'username')
-    throw badRequest(`No user has the username ${login}`, { username: 'User not found' });
-  if (!EMAIL.test(login)) throw badRequest(messages.invalidEmail, { email: messages.invalidEmail });
+    throw badRequest(coded('no_user_with_username', { username: login }), {
+      username: coded('not_found', { what: 'user' }),
+    });
+  if (!EMAIL.test(login)) throw fieldError('email', coded('invalid_email', { field: 'email' }));
   return { email: login };
 }
 
@@ -88,12 +93,9 @@ async function invitee(
 function expiryOf(input: ProjectInviteInput, at: Date) {
   if (!input.expires_at) return new Date(at.getTime() + INVITE_DEFAULT_DAYS * DAY_MS).toISOString();
   const expires = new Date(input.expires_at);
-  if (expires.getTime() <= at.getTime())
-    throw badRequest('Expires at must be in the future', { expires_at: 'Must be in the future' });
+  if (expires.getTime() <= at.getTime()) throw fieldError('expires_at', coded('expires_in_past'));
   if (expires.getTime() > at.getTime() + INVITE_MAX_DAYS * DAY_MS)
-    throw badRequest(`Expires at must be within ${INVITE_MAX_DAYS} days`, {
-      expires_at: `Must be within ${INVITE_MAX_DAYS} days`,
-    });
+    throw fieldError('expires_at', coded('expires_too_far', { days: INVITE_MAX_DAYS }));
   return expires.toISOString();
 }
 
@@ -112,11 +114,11 @@ export async function createInvite(
   const who = await invitee(deps, input);
   if ('user' in who) {
     if (await findMember(deps.db, projectId, who.user.id))
-      throw conflict(`User ${who.user.username} is already a member of this project`);
+      throw conflict(coded('already_member', { username: who.user.username }));
     if (await findOpenInvite(deps.db, projectId, who.user.id))
-      throw conflict(`User ${who.user.username} already has a pending invite to this project`);
+      throw conflict(coded('already_invited_user', { username: who.user.username }));
   } else if (await findOpenEmailInvite(deps.db, projectId, who.email))
-    throw conflict(`${who.email} already has a pending invite to this project`);
+    throw conflict(coded('already_invited_email', { email: who.email }));
   const at = new Date();
   const token = randomToken(32);
   const expires = expiryOf(input, at);
@@ -140,7 +142,7 @@ export async function createInvite(
     return inviteId;
   });
   const row = await findInviteRow(deps.db, id);
-  if (!row) throw notFound('Invite');
+  if (!row) throw notFound('invite');
   const invite = { ...(await toInvite(deps.db, row)), token };
   if ('user' in who) return invite;
   // Nobody can see it in the console yet: the address is told by e-mail.
@@ -163,7 +165,7 @@ export async function withdrawInvite(
   inviteId: number,
 ) {
   const row = await findInviteRow(deps.db, inviteId);
-  if (!row || row.project_id !== projectId) throw notFound('Invite');
+  if (!row || row.project_id !== projectId) throw notFound('invite');
   await transaction(deps.db, async (trx) => {
     await deleteInvite(trx, row.id);
     const invite = await toInvite(trx, row);
@@ -179,8 +181,8 @@ export async function withdrawInvite(
 /** A pending invite that has not expired, or the 400 that says why it cannot be answered. */
 function mustBeOpen(row: InviteRow) {
   const status = inviteStatus(row);
-  if (status === 'expired') throw badRequest('This invite has expired; ask for a new one');
-  if (status !== 'pending') throw badRequest(`This invite was already ${status}`);
+  if (status === 'expired') throw badRequest(coded('invite_expired'));
+  if (status !== 'pending') throw badRequest(coded('invite_already_answered', { status }));
 }
 
 /**
@@ -195,11 +197,11 @@ async function answer(
 ) {
   mustBeOpen(row);
   if (status === 'accepted' && (await findMember(deps.db, row.project_id, actor.id)))
-    throw conflict('You are already a member of this project');
+    throw conflict(coded('self_already_member'));
   try {
     await transaction(deps.db, async (trx, onCommit) => {
       if (!(await answerInvite(trx, row.id, status, now())))
-        throw new AppError(409, 'This invite was already answered');
+        throw new AppError(409, coded('invite_already_answered', { status: 'answered' }));
       if (status === 'accepted') {
         await insertMember(trx, row.project_id, actor.id, row.role as ProjectInvite['role']);
         onCommit(() => deps.bus.emit('membership', { userId: actor.id }));
@@ -216,7 +218,7 @@ async function answer(
   } catch (err) {
     // The user joined another way at the same moment: the unique membership index answers.
     if (status === 'accepted' && (await findMember(deps.db, row.project_id, actor.id)))
-      throw conflict('You are already a member of this project');
+      throw conflict(coded('self_already_member'));
     throw err;
   }
 }
@@ -229,7 +231,7 @@ export async function answerOwnInvite(
   status: 'accepted' | 'declined',
 ) {
   const row = await findInviteRow(deps.db, inviteId);
-  if (!row || row.user_id !== actor.id) throw notFound('Invite');
+  if (!row || row.user_id !== actor.id) throw notFound('invite');
   await answer(deps, actor, row, status);
 }
 
@@ -245,12 +247,12 @@ export async function answerInviteByToken(
   status: 'accepted' | 'declined',
 ) {
   const row = await findInviteRowByToken(deps.db, sha256(token));
-  if (!row) throw notFound('Invite');
+  if (!row) throw notFound('invite');
   if (row.user_id == null) {
     if (row.email.trim().toLowerCase() !== actor.email.trim().toLowerCase())
-      throw forbidden('This invite is for another e-mail address');
+      throw forbidden(coded('invite_for_other_email'));
     mustBeOpen(row);
     await bindInvite(deps.db, row.id, actor.id);
-  } else if (row.user_id !== actor.id) throw forbidden('This invite is for another user');
+  } else if (row.user_id !== actor.id) throw forbidden(coded('invite_for_other_user'));
   await answer(deps, actor, row, status);
 }

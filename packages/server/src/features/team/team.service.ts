@@ -1,4 +1,5 @@
 import type { ProjectRole, ProjectUser, TeamListQuery, TeamMemberInput } from '@signalbox/contracts';
+import { coded } from '@signalbox/contracts';
 import { findUserById, type UserRow } from '../../access/principals.store';
 import { recordProjectEvent } from '../../audit/audit.store';
 import { transaction } from '../../db/transaction';
@@ -13,8 +14,8 @@ import {
   updateMemberRole,
 } from './team.store';
 
-export const OWNER_CANNOT_LEAVE = 'The owner cannot leave the project';
-export const LAST_OWNER = 'A project must keep at least one owner';
+export const OWNER_CANNOT_LEAVE = coded('owner_cannot_leave');
+export const LAST_OWNER = coded('last_owner');
 
 // Made on first use: a collator pages in a few MB of ICU data an idle server does not need.
 let collator: Intl.Collator | undefined;
@@ -46,9 +47,12 @@ export async function addMember(
   input: TeamMemberInput,
 ) {
   const user = await findUserById(deps.db, input.user_id);
-  if (!user) throw badRequest(`User ${input.user_id} does not exist`, { user_id: 'User not found' });
+  if (!user)
+    throw badRequest(coded('user_not_found', { id: input.user_id }), {
+      user_id: coded('not_found', { what: 'user' }),
+    });
   if (await findMember(deps.db, projectId, user.id)) {
-    throw conflict(`User ${user.username} is already a member of this project`);
+    throw conflict(coded('already_member', { username: user.username }));
   }
   try {
     await transaction(deps.db, async (trx, onCommit) => {
@@ -63,16 +67,16 @@ export async function addMember(
   } catch (err) {
     // Two requests adding the same user at once: the unique index answers for the loser.
     if (await findMember(deps.db, projectId, user.id)) {
-      throw conflict(`User ${user.username} is already a member of this project`);
+      throw conflict(coded('already_member', { username: user.username }));
     }
     throw err;
   }
-  return found(await findMember(deps.db, projectId, user.id), 'Team member');
+  return found(await findMember(deps.db, projectId, user.id), 'member');
 }
 
 async function mustFindMember(deps: Pick<Deps, 'db'>, projectId: number, userId: number) {
   const member = await findMember(deps.db, projectId, userId);
-  if (!member) throw notFound('Project member');
+  if (!member) throw notFound('member');
   return member;
 }
 
@@ -120,7 +124,7 @@ export async function removeMember(
 /** DELETE project/{id}/me: any member but an owner may leave. */
 export async function leaveProject(deps: Pick<Deps, 'db' | 'bus'>, actor: UserRow, projectId: number) {
   const member = await findMember(deps.db, projectId, actor.id);
-  if (!member) throw badRequest('You are not a member of this project');
+  if (!member) throw badRequest(coded('not_project_member'));
   if (member.role === 'owner') throw badRequest(OWNER_CANNOT_LEAVE);
   await transaction(deps.db, async (trx, onCommit) => {
     await deleteMember(trx, projectId, actor.id);

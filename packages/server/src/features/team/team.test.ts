@@ -122,7 +122,7 @@ describe.each(testDialects())('team on $name', (dialect) => {
     expect(bad.json().error).toBe('Sort must be one of name, username, email, role');
     const badOrder = await team.admin.get(`/api/project/${pid}/users?order=up`);
     expect(badOrder.statusCode).toBe(400);
-    expect(badOrder.json().error).toBe('Order must be asc or desc');
+    expect(badOrder.json().error).toBe('Order must be one of asc, desc');
   });
 
   it('GET users: permission matrix', async () => {

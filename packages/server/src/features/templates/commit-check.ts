@@ -58,7 +58,7 @@ export async function applyCommitCheck(
     );
   if (input.check_new_commits) {
     // The contract requires the repository whenever check_new_commits is on.
-    const repositoryId = found(input.check_new_commits_repository_id, 'Repository');
+    const repositoryId = found(input.check_new_commits_repository_id, 'repository');
     if (!current) {
       const id = await insertSchedule(deps.db, deps.dialect, {
         project_id: projectId,

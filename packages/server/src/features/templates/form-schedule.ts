@@ -1,6 +1,6 @@
 import type { TemplateInput } from '@signalbox/contracts';
 import type { Db, Dialect } from '../../db';
-import { badRequest, found } from '../../lib/errors';
+import { fieldError, found } from '../../lib/errors';
 import { storedDefaultParams } from '../../tasks/run/default-params';
 import {
   assertCron,
@@ -9,7 +9,7 @@ import {
   formSchedule,
   insertSchedule,
   recordScheduleEvent,
-  unanswerableSurveyMessage,
+  unanswerableSurvey,
   updateSchedule,
 } from '../schedules';
 
@@ -29,8 +29,8 @@ export async function checkFormSchedule(db: Db, input: TemplateInput, templateId
   // An unchanged schedule is not written, so the template's other changes do not depend on it.
   if (current?.cron_format === input.schedule.cron_format) return;
   const environment = current ? storedDefaultParams(current.task_params).environment : undefined;
-  const message = unanswerableSurveyMessage(JSON.stringify(input.survey_vars), environment);
-  if (message) throw badRequest(message, { schedule: message });
+  const error = unanswerableSurvey(JSON.stringify(input.survey_vars), environment);
+  if (error) throw fieldError('schedule', error);
 }
 
 /**
@@ -50,7 +50,7 @@ export async function applyFormSchedule(
   const cron = input.schedule?.cron_format ?? null;
   if (cron === null) {
     if (!current) return false;
-    const removed = found(await findSchedule(trx, projectId, current.id), 'Schedule');
+    const removed = found(await findSchedule(trx, projectId, current.id), 'schedule');
     await deleteSchedule(trx, current.id);
     await recordScheduleEvent(trx, user, removed, 'deleted');
     return true;
@@ -73,7 +73,7 @@ export async function applyFormSchedule(
       last_commit_hash: null,
     });
   }
-  const schedule = found(await findSchedule(trx, projectId, id), 'Schedule');
+  const schedule = found(await findSchedule(trx, projectId, id), 'schedule');
   await recordScheduleEvent(trx, user, schedule, current ? 'updated' : 'created');
   return true;
 }

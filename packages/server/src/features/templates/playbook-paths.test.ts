@@ -1,4 +1,10 @@
-import { playbookPathMessages, playbookPathProblem, templateInput } from '@signalbox/contracts';
+import {
+  codeOfIssue,
+  errorMessage,
+  playbookPathMessages,
+  playbookPathProblem,
+  templateInput,
+} from '@signalbox/contracts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { testDialects } from '../../../test/support/dialects';
 import { createHarness, type Harness } from '../../../test/support/harness';
@@ -10,18 +16,21 @@ import {
   templateFixtures,
 } from '../../../test/support/template-fixtures';
 
+/** The English wording of a path problem, as the API answers it. */
+const said = (problem: ReturnType<typeof playbookPathProblem>) => (problem ? errorMessage(problem) : null);
+
 /** Playbook values that must never be saved, with the message each gets. */
 const badPaths: Array<[string, string]> = [
-  ['-c', playbookPathMessages.option],
-  ['--version', playbookPathMessages.option],
-  ['/etc/passwd', playbookPathMessages.absolute],
-  ['../x', playbookPathMessages.outside],
-  ['roles/../../x', playbookPathMessages.outside],
-  ['a/./../../b', playbookPathMessages.outside],
-  ['site.yml\nrm -rf /', playbookPathMessages.control],
-  ['site\u0000.yml', playbookPathMessages.control],
-  ['site\t.yml', playbookPathMessages.control],
-  ['x\u2028y', playbookPathMessages.control],
+  ['-c', errorMessage(playbookPathMessages.option)],
+  ['--version', errorMessage(playbookPathMessages.option)],
+  ['/etc/passwd', errorMessage(playbookPathMessages.absolute)],
+  ['../x', errorMessage(playbookPathMessages.outside)],
+  ['roles/../../x', errorMessage(playbookPathMessages.outside)],
+  ['a/./../../b', errorMessage(playbookPathMessages.outside)],
+  ['site.yml\nrm -rf /', errorMessage(playbookPathMessages.control)],
+  ['site\u0000.yml', errorMessage(playbookPathMessages.control)],
+  ['site\t.yml', errorMessage(playbookPathMessages.control)],
+  ['x\u2028y', errorMessage(playbookPathMessages.control)],
 ];
 /** Through the API a NUL never reaches the path rule: the request guard refuses it first, naming the field. */
 const apiBadPaths = badPaths.filter(([path]) => !path.includes('\u0000'));
@@ -39,8 +48,10 @@ describe('the playbook path rule', () => {
     ])
       expect(playbookPathProblem(good), good).toBeNull();
     for (const [bad, message] of badPaths)
-      expect(playbookPathProblem(bad), JSON.stringify(bad)).toBe(message);
-    expect(playbookPathProblem('a'.repeat(256))).toBe('Playbook filename must be at most 255 characters');
+      expect(said(playbookPathProblem(bad)), JSON.stringify(bad)).toBe(message);
+    expect(said(playbookPathProblem('a'.repeat(256)))).toBe(
+      'Playbook filename must be at most 255 characters',
+    );
   });
 
   it('is the rule the template form checks (the same schema runs in the browser)', () => {
@@ -54,8 +65,9 @@ describe('the playbook path rule', () => {
           inventory_id: app === 'ansible' ? 1 : null,
         });
         expect(r.success, `${app} ${JSON.stringify(playbook)}`).toBe(false);
-        expect(r.error?.issues.find((i) => i.path[0] === 'playbook')?.message).toBe(
-          playbook.trim() === playbook ? message : playbookPathProblem(playbook.trim()),
+        const issue = r.error?.issues.find((i) => i.path[0] === 'playbook');
+        expect(issue && errorMessage(codeOfIssue(issue))).toBe(
+          playbook.trim() === playbook ? message : said(playbookPathProblem(playbook.trim())),
         );
       }
   });
@@ -90,7 +102,7 @@ describe.each(testDialects())('playbook paths at template save and backup restor
     const afterCreate = await snapshot(h);
     for (const app of ['ansible', 'bash', 'terraform', 'pulumi'])
       for (const [playbook] of apiBadPaths) {
-        const expected = playbookPathProblem(playbook.trim());
+        const expected = said(playbookPathProblem(playbook.trim()));
         for (const res of [
           await clients.manager.post(`${base}/templates`, bodyFor(app, playbook)),
           await clients.owner.put(`${base}/templates/${existing.id}`, {

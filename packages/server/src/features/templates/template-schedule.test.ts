@@ -1,4 +1,4 @@
-import { messages } from '@signalbox/contracts';
+import { errorTexts } from '@signalbox/contracts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { testDialects } from '../../../test/support/dialects';
 import { answeredError, createHarness, type Harness } from '../../../test/support/harness';
@@ -158,9 +158,7 @@ describe.each(testDialects())('template with its schedule on $name', (dialect) =
       const allow = await rejectInserts(h, 'schedule');
       try {
         const res = await post({ name: 'Half saved', schedule: { cron_format: '@daily' } });
-        expect(internal(res)).toEqual(
-          answeredError(res, { error: messages.internal, code: expect.any(String) }),
-        );
+        expect(internal(res)).toEqual(answeredError(res, { error: errorTexts.internal, code: 'internal' }));
       } finally {
         await allow();
       }

@@ -21,8 +21,8 @@ const manage = { config: { permission: 'manageProjectResources' as const } };
 const byId = { schema: { params: pathIds('id') } };
 
 const listQuery = z.object({
-  sort: z.enum(templateSorts, { error: `sort must be one of ${templateSorts.join(', ')}` }).optional(),
-  order: z.enum(['asc', 'desc'], { error: 'order must be asc or desc' }).optional(),
+  sort: z.enum(templateSorts).optional(),
+  order: z.enum(['asc', 'desc']).optional(),
 });
 
 export function templatesRoutes(app: FastifyInstance, deps: Deps) {

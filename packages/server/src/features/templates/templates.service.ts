@@ -1,5 +1,5 @@
 import {
-  inactiveAppMessage,
+  coded,
   inventoryTypesForApp,
   type SurveyVarType,
   surveyVarTypes,
@@ -7,7 +7,6 @@ import {
   type TemplateInput,
   templateTaskParamsSchema,
   templateVaultsOf,
-  vaultMessages,
 } from '@signalbox/contracts';
 import { assertInProject, assertUnused } from '../../access/refs.store';
 import { namedKind, recordProjectEvent } from '../../audit/audit.store';
@@ -15,7 +14,7 @@ import type { Db } from '../../db';
 import { transaction } from '../../db/transaction';
 import { fromBool, parseJson, toBool } from '../../db/values';
 import type { Deps } from '../../deps';
-import { AppError, badRequest, found, notFound } from '../../lib/errors';
+import { fieldError, found, notFound } from '../../lib/errors';
 import {
   assertCron,
   assertSameProject,
@@ -149,7 +148,7 @@ export async function findTemplate(db: Db, projectId: number, id: number): Promi
 /** The parsed template (used by the task engine); 404 "Template not found" when it is not in the project. */
 export async function getTemplate(db: Db, projectId: number, id: number): Promise<Template> {
   const template = await findTemplate(db, projectId, id);
-  if (!template) throw notFound('Template');
+  if (!template) throw notFound('template');
   return template;
 }
 
@@ -219,29 +218,36 @@ async function checkReferences(
   const { db } = deps;
   // Only the apps the server's registry has active (SIGNALBOX_APPS) may be chosen.
   if (!deps.config.apps[input.app].active) {
-    const message = inactiveAppMessage(input.app);
-    throw badRequest(message, { app: message });
+    throw fieldError('app', coded('app_inactive', { app: input.app }));
   }
   assertSameProject(input.project_id, projectId);
-  await assertInProject(db, 'repository', input.repository_id, projectId, 'Repository');
-  await assertInProject(db, 'environment', input.environment_id, projectId, 'Environment');
-  await assertInProject(db, 'access_key', input.vault_key_id, projectId, 'Vault key');
-  await assertInProject(db, 'view', input.view_id, projectId, 'View');
-  await assertInProject(db, 'inventory', input.inventory_id, projectId, 'Inventory');
+  await assertInProject(db, 'repository', input.repository_id, projectId, 'repository', 'repository_id');
+  await assertInProject(db, 'environment', input.environment_id, projectId, 'environment', 'environment_id');
+  await assertInProject(db, 'access_key', input.vault_key_id, projectId, 'vault_key', 'vault_key_id');
+  await assertInProject(db, 'view', input.view_id, projectId, 'view', 'view_id');
+  await assertInProject(db, 'inventory', input.inventory_id, projectId, 'inventory', 'inventory_id');
   if (input.inventory_id) {
-    const inventory = found(await inventoryTypeOf(db, projectId, input.inventory_id), 'Inventory');
+    const inventory = found(await inventoryTypeOf(db, projectId, input.inventory_id), 'inventory');
     const allowed = inventoryTypesForApp[input.app];
     if (allowed && !allowed.includes(inventory.type)) {
-      const message = `The ${input.app} app needs an inventory of type ${allowed.join(', ')}`;
-      throw badRequest(message, { inventory_id: message });
+      throw fieldError(
+        'inventory_id',
+        coded('app_needs_inventory_type', { app: input.app, types: allowed.join(', ') }),
+      );
     }
   }
-  await assertInProject(db, 'template', input.build_template_id, projectId, 'Build template');
+  await assertInProject(
+    db,
+    'template',
+    input.build_template_id,
+    projectId,
+    'build_template',
+    'build_template_id',
+  );
   if (input.type === 'deploy' && input.build_template_id) {
     const build = await findTemplateRow(db, projectId, input.build_template_id);
     if (build?.type !== 'build' || build.id === selfId) {
-      const message = 'Build template must be a build template of this project';
-      throw badRequest(message, { build_template_id: message });
+      throw fieldError('build_template_id', coded('build_template_invalid'));
     }
   }
   if (input.check_new_commits) {
@@ -251,7 +257,8 @@ async function checkReferences(
       'repository',
       input.check_new_commits_repository_id,
       projectId,
-      'Check new commits repository',
+      'repository',
+      'check_new_commits_repository_id',
     );
   }
 }
@@ -338,7 +345,7 @@ export async function changeTemplate(
   id: number,
   input: TemplateInput,
 ) {
-  const current = found(await findTemplateRow(deps.db, projectId, id), 'Template');
+  const current = found(await findTemplateRow(deps.db, projectId, id), 'template');
   await checkReferences(deps, projectId, input, id);
   assertMaySetVaultScript(user, current.vault_script, input);
   if (input.type !== 'build') await assertNotBuildOfOthers(deps, projectId, id);
@@ -366,9 +373,7 @@ export async function changeTemplate(
  */
 function assertMaySetVaultScript(user: Actor, current: string | null, input: TemplateInput) {
   if (!input.vault_script || input.vault_script === current || user.admin === 1) return;
-  throw new AppError(403, vaultMessages.scriptAdminOnly, {
-    'vaults.0.script': vaultMessages.scriptAdminOnly,
-  });
+  throw fieldError('vaults.0.script', coded('vault_script_admin_only'), 403);
 }
 
 /** A build template that deploy templates follow cannot stop being a build template. */
@@ -379,8 +384,10 @@ async function assertNotBuildOfOthers(deps: Pick<Deps, 'db'>, projectId: number,
     (t) => t.build_template_id === id && t.id !== id,
   );
   if (users.length > 0) {
-    const message = `Template is the build template of ${users.map((t) => t.name).join(', ')}; it must stay a build template`;
-    throw badRequest(message, { type: message });
+    throw fieldError(
+      'type',
+      coded('build_template_in_use', { templates: users.map((t) => t.name).join(', ') }),
+    );
   }
 }
 

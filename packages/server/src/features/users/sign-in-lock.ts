@@ -1,4 +1,5 @@
 import type { User } from '@signalbox/contracts';
+import { coded } from '@signalbox/contracts';
 import { findUserById, type UserRow } from '../../access/principals.store';
 import { deleteUserThrottles, userBlockedUntil } from '../../access/sign-in-throttle.store';
 import { namedKind } from '../../audit/audit.store';
@@ -19,9 +20,9 @@ export async function viewUser(ctx: UsersContext, actor: Actor, id: number): Pro
  * the user's login from every address, so each may try again at once. Administrators only.
  */
 export async function clearSignInLock(ctx: UsersContext, actor: Actor, id: number): Promise<UserRow> {
-  if (!isAdmin(actor)) throw forbidden('Only administrators can clear a sign-in lock');
+  if (!isAdmin(actor)) throw forbidden(coded('clear_lock_admin_only'));
   const user = await findUserById(ctx.db, id);
-  if (!user) throw notFound('User');
+  if (!user) throw notFound('user');
   await deleteUserThrottles(ctx.db, id);
   await event(
     ctx,

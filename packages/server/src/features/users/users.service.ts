@@ -1,6 +1,8 @@
 import {
+  type Coded,
   CURRENT_PASSWORD_INCORRECT,
   CURRENT_PASSWORD_REQUIRED,
+  coded,
   type User,
   type UserCreateInput,
   type UserUpdateInput,
@@ -18,7 +20,7 @@ import type { UserTable } from '../../db/tables';
 import { type OnCommit, transaction } from '../../db/transaction';
 import { fromBool, insertReturningId, isUniqueViolation, now } from '../../db/values';
 import { randomAlnum } from '../../lib/crypto';
-import { AppError, badRequest, conflict, forbidden, found, notFound } from '../../lib/errors';
+import { AppError, badRequest, conflict, fieldError, forbidden, found, notFound } from '../../lib/errors';
 import { hashPassword, passwordMatches } from '../../lib/password-hash';
 import type { EventBus } from '../../live/bus';
 import { claimEmailInvites } from '../team';
@@ -49,13 +51,13 @@ export type Actor = { user: UserRow | null; sessionId?: number | null; address?:
 export const isAdmin = (actor: Actor) => actor.user === null || actor.user.admin === 1;
 const isSelf = (actor: Actor, id: number) => actor.user?.id === id;
 
-export const VIEW_OWN = 'You can only view your own account';
-export const EDIT_OWN = 'You can only edit your own account';
-export const PASSWORD_OWN = 'You can only change your own password';
+export const VIEW_OWN = coded('view_own_account');
+export const EDIT_OWN = coded('edit_own_account');
+export const PASSWORD_OWN = coded('change_own_password');
 
 /** Admins act on anyone; other users only on themselves. Checked before the body is read. */
-export function assertAdminOrSelf(actor: Actor, id: number, message: string) {
-  if (!isAdmin(actor) && !isSelf(actor, id)) throw forbidden(message);
+export function assertAdminOrSelf(actor: Actor, id: number, error: Coded) {
+  if (!isAdmin(actor) && !isSelf(actor, id)) throw forbidden(error);
 }
 
 /**
@@ -74,8 +76,8 @@ export async function insertUser(
   passwordHash?: string,
 ): Promise<number> {
   if (await findUserByLogin(db, input.username))
-    throw conflict(`Username ${input.username} is already taken`);
-  if (await findUserByLogin(db, input.email)) throw conflict(`Email ${input.email} is already taken`);
+    throw conflict(coded('username_taken', { username: input.username }));
+  if (await findUserByLogin(db, input.email)) throw conflict(coded('email_taken', { email: input.email }));
   let id: number;
   try {
     id = await insertReturningId(db, dialect, 'user', {
@@ -92,7 +94,7 @@ export async function insertUser(
     });
   } catch (err) {
     // Two requests racing for the same name pass the check above; the unique index decides.
-    if (isUniqueViolation(err)) throw conflict('Username or email is already taken');
+    if (isUniqueViolation(err)) throw conflict(coded('username_or_email_taken'));
     throw err;
   }
   await claimEmailInvites(db, id, input.email);
@@ -131,7 +133,7 @@ export async function createUser(ctx: UsersContext, actor: Actor, input: UserCre
     await event(ctx, actor, id, `User ${input.username} created`, kind, trx);
     return id;
   });
-  return toUser(found(await findUserById(ctx.db, id), 'User'));
+  return toUser(found(await findUserById(ctx.db, id), 'user'));
 }
 
 /**
@@ -140,12 +142,12 @@ export async function createUser(ctx: UsersContext, actor: Actor, input: UserCre
  */
 async function checkCurrentPassword(ctx: UsersContext, actor: Actor, user: UserRow, current?: string) {
   if (!isSelf(actor, user.id)) return;
-  if (!current) throw badRequest(CURRENT_PASSWORD_REQUIRED, { current_password: CURRENT_PASSWORD_REQUIRED });
+  if (!current) throw fieldError('current_password', CURRENT_PASSWORD_REQUIRED);
   const attempt = signInAttempt(user.username, user.id, actor.address ?? '');
   await startAttempt(ctx, attempt);
   if (!(await passwordMatches(current, user.password))) {
     failAttempt(ctx, attempt);
-    throw badRequest(CURRENT_PASSWORD_INCORRECT, { current_password: CURRENT_PASSWORD_INCORRECT });
+    throw fieldError('current_password', CURRENT_PASSWORD_INCORRECT);
   }
   await passAttempt(ctx, attempt);
 }
@@ -154,7 +156,7 @@ async function checkCurrentPassword(ctx: UsersContext, actor: Actor, user: UserR
 export async function getUser(ctx: UsersContext, actor: Actor, id: number): Promise<UserRow> {
   assertAdminOrSelf(actor, id, VIEW_OWN);
   const user = await findUserById(ctx.db, id);
-  if (!user) throw notFound('User');
+  if (!user) throw notFound('user');
   return user;
 }
 
@@ -165,36 +167,30 @@ export async function getUser(ctx: UsersContext, actor: Actor, id: number): Prom
 export async function updateUser(ctx: UsersContext, actor: Actor, id: number, input: UserUpdateInput) {
   assertAdminOrSelf(actor, id, EDIT_OWN);
   const user = await findUserById(ctx.db, id);
-  if (!user) throw notFound('User');
+  if (!user) throw notFound('user');
   const admin = isAdmin(actor);
 
   if (user.external === 1) {
-    if (input.username !== user.username)
-      throw badRequest('Username cannot be changed for external users', {
-        username: 'Username cannot be changed for external users',
-      });
-    if (input.email !== user.email)
-      throw badRequest('Email cannot be changed for external users', {
-        email: 'Email cannot be changed for external users',
-      });
+    if (input.username !== user.username) throw fieldError('username', coded('external_username_fixed'));
+    if (input.email !== user.email) throw fieldError('email', coded('external_email_fixed'));
     if (input.password !== undefined) throw externalPassword();
   }
   if (!admin) {
     if (input.admin !== undefined && fromBool(input.admin) !== user.admin)
-      throw forbidden('Only administrators can change the admin flag');
+      throw forbidden(coded('admin_flag_admin_only'));
     if (
       input.can_create_project !== undefined &&
       fromBool(input.can_create_project) !== user.can_create_project
     )
-      throw forbidden('Only administrators can change who may create projects');
-    if (input.username !== user.username) throw forbidden('Only administrators can change a username');
+      throw forbidden(coded('create_projects_flag_admin_only'));
+    if (input.username !== user.username) throw forbidden(coded('username_change_admin_only'));
   }
   if (input.admin === false && user.admin === 1 && (await countAdmins(ctx.db)) <= 1)
-    throw badRequest('At least one administrator must remain');
+    throw badRequest(coded('last_admin'));
   if (await findOtherUserByLogin(ctx.db, input.username, id))
-    throw conflict(`Username ${input.username} is already taken`);
+    throw conflict(coded('username_taken', { username: input.username }));
   if (await findOtherUserByLogin(ctx.db, input.email, id))
-    throw conflict(`Email ${input.email} is already taken`);
+    throw conflict(coded('email_taken', { email: input.email }));
 
   if (input.password !== undefined) await checkCurrentPassword(ctx, actor, user, input.current_password);
 
@@ -208,7 +204,7 @@ export async function updateUser(ctx: UsersContext, actor: Actor, id: number, in
     try {
       await updateUserRow(trx, id, patch);
     } catch (err) {
-      if (isUniqueViolation(err)) throw conflict('Username or email is already taken');
+      if (isUniqueViolation(err)) throw conflict(coded('username_or_email_taken'));
       throw err;
     }
     // Lost admin rights leave the user's open sockets at once; gained ones are read on the next refresh.
@@ -242,10 +238,7 @@ async function afterPasswordChange(
   await deleteUserThrottles(trx, id);
 }
 
-const externalPassword = () =>
-  badRequest('Password cannot be changed for external users', {
-    password: 'Password cannot be changed for external users',
-  });
+const externalPassword = () => fieldError('password', coded('external_password_fixed'));
 
 /** POST /api/users/{id}/password: the user's other sessions stop working, and their API tokens by default. */
 export async function changePassword(
@@ -256,7 +249,7 @@ export async function changePassword(
 ) {
   assertAdminOrSelf(actor, id, PASSWORD_OWN);
   const user = await findUserById(ctx.db, id);
-  if (!user) throw notFound('User');
+  if (!user) throw notFound('user');
   if (user.external === 1) throw externalPassword();
   await checkCurrentPassword(ctx, actor, user, input.current_password);
   const password = await hashPassword(input.password);
@@ -278,20 +271,25 @@ export async function changePassword(
  * only owner of a project stay (give the project another owner, or delete it, first).
  */
 export async function deleteUser(ctx: UsersContext, actor: Actor, id: number) {
-  if (!isAdmin(actor)) throw forbidden('Only administrators can delete users');
-  if (isSelf(actor, id)) throw badRequest('You cannot delete your own account');
+  if (!isAdmin(actor)) throw forbidden(coded('delete_users_admin_only'));
+  if (isSelf(actor, id)) throw badRequest(coded('cannot_delete_self'));
   const user = await findUserById(ctx.db, id);
-  if (!user) throw notFound('User');
+  if (!user) throw notFound('user');
   if (user.admin === 1 && (await countAdmins(ctx.db)) <= 1)
-    throw badRequest('Cannot delete the last administrator');
+    throw badRequest(coded('cannot_delete_last_admin'));
   const owned = await projectsOnlyOwnedBy(ctx.db, id);
   if (owned.length > 0) {
     const names = owned.map((p) => p.name).join(', ');
     throw new AppError(
       400,
-      `User ${user.username} is the only owner of ${owned.length === 1 ? 'project' : 'projects'} ${names}: make someone else owner or delete the project first`,
+      coded(owned.length === 1 ? 'sole_owner_of_project' : 'sole_owner_of_projects', {
+        username: user.username,
+        projects: names,
+      }),
       undefined,
-      { projects: owned },
+      {
+        projects: owned,
+      },
     );
   }
   await transaction(ctx.db, async (trx, onCommit) => {

@@ -146,7 +146,7 @@ describe.each(testDialects())('users on $name', (dialect) => {
       expect(bad[0]!.json().error).toBe('Request body is not valid JSON');
       expect(bad[1]!.json().error).toBe('Admin must be true or false');
       expect(bad[3]!.json().error).toBe('Username must not contain spaces');
-      expect(bad[2]!.json().error).toBe('Name is required');
+      expect(bad[2]!.json().error).toBe('Name must be a string');
       expect(await userCount()).toBe(before);
       const local = await admin.post('/api/users', newUser('localmail', { email: 'localmail@localhost' }));
       expect(local.statusCode).toBe(201);

@@ -1,4 +1,5 @@
 import type { ViewInput, ViewPositionsInput } from '@signalbox/contracts';
+import { coded } from '@signalbox/contracts';
 import { namedKind, recordProjectEvent } from '../../audit/audit.store';
 import { transaction } from '../../db/transaction';
 import type { Deps } from '../../deps';
@@ -19,7 +20,7 @@ type Actor = { id: number };
 
 export async function getView(deps: Pick<Deps, 'db'>, projectId: number, id: number) {
   const view = await findView(deps.db, projectId, id);
-  if (!view) throw notFound('View');
+  if (!view) throw notFound('view');
   return view;
 }
 
@@ -45,7 +46,7 @@ export async function createView(
     );
     return id;
   });
-  return found(await findView(deps.db, projectId, id), 'View');
+  return found(await findView(deps.db, projectId, id), 'view');
 }
 
 export async function changeView(
@@ -95,7 +96,9 @@ export async function reorderViews(
   const known = await viewIdsInProject(deps.db, projectId, ids);
   const unknown = ids.find((id) => !known.has(id));
   if (unknown !== undefined)
-    throw badRequest(`View ${unknown} does not exist in this project`, { [unknown]: 'View not found' });
+    throw badRequest(coded('not_in_project', { what: 'view', id: unknown }), {
+      [unknown]: coded('not_found', { what: 'view' }),
+    });
   await setPositions(deps.db, projectId, positions);
   await recordProjectEvent(deps.db, user, projectId, 'view', null, 'Views reordered');
 }

@@ -1,5 +1,5 @@
 import { join } from 'node:path';
-import { isWorkspaceName, workspaceNameMessage } from '@signalbox/contracts';
+import { errorMessage, isWorkspaceName } from '@signalbox/contracts';
 import type { AppTool } from '../../lib/apps';
 import { type Job, TaskFailed } from '../run/job';
 import { resolveInCheckout, taskArgs, templateArgs, valueText } from './common';
@@ -21,7 +21,8 @@ export async function runTerraform(job: Job, tool: AppTool, opts: { tfPath?: str
   const bin = d.template.app;
   const cwd = resolveInCheckout(job, 'directory');
   const workspace = d.inventory?.inventory?.trim() || 'default';
-  if (!isWorkspaceName(workspace)) throw new TaskFailed(`${workspaceNameMessage}: nothing was run`);
+  if (!isWorkspaceName(workspace))
+    throw new TaskFailed(`${errorMessage({ code: 'workspace_name' })}: nothing was run`);
   const env = job.baseEnv();
   env.TF_IN_AUTOMATION = '1';
   env.TF_INPUT = '0';

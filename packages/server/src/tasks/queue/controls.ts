@@ -1,4 +1,4 @@
-import { isFinished } from '@signalbox/contracts';
+import { coded, isFinished } from '@signalbox/contracts';
 import type { FastifyBaseLogger } from 'fastify';
 import type { Db } from '../../db';
 import type { Dialect } from '../../db/dialect';
@@ -86,7 +86,7 @@ export function createControls(ctx: {
 
   async function decide(projectId: number, taskId: number, decision: 'confirmed' | 'rejected') {
     const task = await findProjectTask(db, projectId, taskId);
-    if (!task) throw notFound('Task');
+    if (!task) throw notFound('task');
     if (task.status === 'waiting_confirmation') {
       const run = runs.get(taskId);
       if (
@@ -94,12 +94,12 @@ export function createControls(ctx: {
       )
         return;
     }
-    throw badRequest('The task is not waiting for confirmation');
+    throw badRequest(coded('not_waiting_confirmation'));
   }
 
   async function stop(projectId: number, taskId: number, force: boolean) {
     let task = await findProjectTask(db, projectId, taskId);
-    if (!task) throw notFound('Task');
+    if (!task) throw notFound('task');
     if (isFinished(task.status)) return;
     const run = runs.get(taskId);
     if (run) return stopRun(taskId, task.status, force, run);

@@ -150,7 +150,7 @@ export default function LoginPage() {
                 autoFocus
                 required
                 {...register('auth')}
-                {...fieldError(formState.errors.auth)}
+                {...fieldError(formState.errors.auth, undefined, 'auth')}
               />
               <TextField
                 label={t('fields.password')}
@@ -158,7 +158,7 @@ export default function LoginPage() {
                 autoComplete="current-password"
                 required
                 {...register('password')}
-                {...fieldError(formState.errors.password)}
+                {...fieldError(formState.errors.password, undefined, 'password')}
               />
               <Button type="submit" variant="contained" size="large" disabled={formState.isSubmitting}>
                 {t('auth.signIn')}

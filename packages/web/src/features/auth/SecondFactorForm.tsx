@@ -7,7 +7,7 @@ import { FormError } from '../../components/forms';
 
 /** Whether an answer says the session waits for its second factor (the peer's 401 `TOTP_REQUIRED`). */
 export const awaitsSecondFactor = (err: unknown) =>
-  err instanceof ApiError && err.status === 401 && err.body?.error === TOTP_REQUIRED;
+  err instanceof ApiError && err.status === 401 && err.body?.code === TOTP_REQUIRED.code;
 
 const RECOVERY = /^[A-Z2-7]{16}$/;
 

@@ -105,7 +105,7 @@ export function EnvironmentDialog({
     const parsed = environmentInput.safeParse({ name, json, env, secrets: secretOps });
     if (!parsed.success) {
       const [issue] = parsed.error.issues;
-      const message = translateResourceMessage(issue?.message ?? '', t);
+      const message = translateResourceMessage(issue?.message ?? '', t, String(issue?.path[0] ?? 'name'));
       if (issue?.path[0] === 'name') setNameError(message);
       else notify.error(message); // Invalid JSON: a red snackbar.
       return;

@@ -131,7 +131,7 @@ export function InventoryDialog({
             disabled={readOnly}
             helperText={t('inventory.workspaceHelp')}
             {...mui(register('inventory'))}
-            {...field(errors.inventory, save.error, 'inventory')}
+            {...field(errors.inventory, save.error, 'inventory', 'inventory.workspaceName')}
           />
         ) : (
           <>
@@ -154,7 +154,7 @@ export function InventoryDialog({
                   disabled={readOnly}
                   placeholder={EXAMPLE_PATH}
                   {...mui(register('inventory'))}
-                  {...field(errors.inventory, save.error, 'inventory')}
+                  {...field(errors.inventory, save.error, 'inventory', 'inventory.path')}
                 />
                 <SelectField
                   control={control}

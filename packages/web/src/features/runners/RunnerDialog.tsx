@@ -38,7 +38,7 @@ export function RunnerDialog({ runner, onClose }: { runner: Runner; onClose: () 
       const next: Record<string, string> = {};
       for (const issue of parsed.error.issues) {
         const field = String(issue.path[0] ?? 'name');
-        next[field] ??= translateMessage(issue.message, t);
+        next[field] ??= translateMessage(issue.message, t, field);
       }
       setErrors(next);
       return;

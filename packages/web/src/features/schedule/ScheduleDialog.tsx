@@ -135,7 +135,7 @@ export function ScheduleDialog({
   });
 
   const cronProps = cronError
-    ? { error: true, helperText: translateResourceMessage(cronError, t) }
+    ? { error: true, helperText: translateResourceMessage(cronError, t, 'cron_format') }
     : field(errors.cron_format, save.error, 'cron_format');
   const runAtProps = runAtError
     ? { error: true, helperText: runAtError }

@@ -101,7 +101,7 @@ export function RunTaskDialog({
   };
 
   const err = (name: string) =>
-    errors[name] ? { error: true, helperText: translateResourceMessage(errors[name], t) } : {};
+    errors[name] ? { error: true, helperText: translateResourceMessage(errors[name], t, name) } : {};
   const options = appOptions[template.app] ?? [];
 
   const surveyField = (v: SurveyVar) => {
@@ -121,7 +121,7 @@ export function RunTaskDialog({
           helperText:
             errors[`survey.${v.name}`] === 'required'
               ? t('validation.required', { field: label })
-              : translateResourceMessage(errors[`survey.${v.name}`], t),
+              : translateResourceMessage(errors[`survey.${v.name}`], t, `survey.${v.name}`, label),
         }
       : {};
     if (v.type === 'enum')
@@ -279,7 +279,9 @@ export function RunTaskDialog({
             onChange={(v) => set({ arguments: v })}
             error={!!errors.arguments}
             helperText={
-              errors.arguments ? translateResourceMessage(errors.arguments, t) : t('tpl.cliArgsHelp')
+              errors.arguments
+                ? translateResourceMessage(errors.arguments, t, 'arguments')
+                : t('tpl.cliArgsHelp')
             }
             testId="run-args-editor"
           />

@@ -1,7 +1,7 @@
 import {
   BUILD_VERSION_REQUIRED,
+  issue,
   isTemplateCliArgs,
-  messages,
   type Template,
   templateArgsMessage,
 } from '@signalbox/contracts';
@@ -139,7 +139,7 @@ export function validateRun(template: Template, v: RunValues) {
       continue;
     }
     if (sv.type === 'int') {
-      if (!/^\d+$/.test(value)) errors[key] = messages.mustBeInteger;
+      if (!/^\d+$/.test(value)) errors[key] = issue('not_integer');
       else environment[sv.name] = Number(value);
     } else if (sv.type === 'secret') secret[sv.name] = value;
     else environment[sv.name] = value;

@@ -1,4 +1,4 @@
-import type { TaskStatus } from '@signalbox/contracts';
+import type { ErrorBody, TaskStatus } from '@signalbox/contracts';
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { ApiError, api, apiUrl } from '../../api/client';
 
@@ -91,8 +91,12 @@ export async function fetchOutputPage(
     throw new ApiError(0, (err as Error).message || 'Network error');
   }
   if (!response.ok) {
-    const body = (await response.json().catch(() => null)) as { error?: string } | null;
-    throw new ApiError(response.status, body?.error || `${response.status} ${response.statusText}`.trim());
+    const body = (await response.json().catch(() => null)) as ErrorBody | null;
+    throw new ApiError(
+      response.status,
+      body?.error || `${response.status} ${response.statusText}`.trim(),
+      body ?? undefined,
+    );
   }
   const rows = (await response.json()) as TaskOutputLine[];
   return { rows, more: /;\s*rel="next"/.test(response.headers.get('link') ?? '') };

@@ -161,7 +161,7 @@ function SurveyVarDialog({
       const next: Record<string, string> = {};
       for (const issue of parsed.error.issues) {
         const key = String(issue.path[0] ?? 'values');
-        next[key] ??= translateResourceMessage(issue.message, t);
+        next[key] ??= translateResourceMessage(issue.message, t, key);
       }
       setErrors(next);
       return;

@@ -77,7 +77,7 @@ export function EditViewsDialog({
   const add = async () => {
     const parsed = viewInput.safeParse({ title, position: order.length });
     if (!parsed.success) {
-      setTitleError(translateResourceMessage(parsed.error.issues[0]?.message ?? '', t));
+      setTitleError(translateResourceMessage(parsed.error.issues[0]?.message ?? '', t, 'title'));
       return;
     }
     setTitleError('');

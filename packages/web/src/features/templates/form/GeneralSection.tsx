@@ -101,7 +101,7 @@ export function GeneralSection({
         required={appsNeedingPlaybook.includes(app)}
         placeholder={scriptPlaceholder[app] ?? ''}
         {...mui(register('playbook'))}
-        {...field(errors.playbook, serverError, 'playbook', { 'Playbook filename': playbookKey })}
+        {...field(errors.playbook, serverError, 'playbook', playbookKey)}
       />
       {type === 'build' && (
         <TextField
