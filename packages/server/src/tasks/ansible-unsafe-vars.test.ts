@@ -118,6 +118,6 @@ describe.each(testDialects())('task-supplied extra vars reach Ansible as data on
   it('refuses values holding a NUL character with a 400 instead of failing the run', async () => {
     const res = await post('owner', { environment: JSON.stringify({ plain: 'a\u0000b' }) });
     expect(res.statusCode).toBe(400);
-    expect(res.json().fields).toEqual({ environment: 'Values must not contain NUL characters' });
+    expect(res.json().fields).toEqual({ environment: 'Extra variables must not contain NUL characters' });
   });
 });

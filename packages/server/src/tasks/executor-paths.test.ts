@@ -66,14 +66,14 @@ describe.each(testDialects())('executors keep every path inside the checkout on 
   const legacy = (app: App): Array<[string, RegExp]> => {
     const what = appsNeedingPlaybook.includes(app) ? 'Playbook' : 'Playbook directory';
     return [
-      ['-c', /^Playbook must not start with "-": nothing was run$/],
-      ['--version', /^Playbook must not start with "-": nothing was run$/],
+      ['-c', /^Playbook filename must not start with "-": nothing was run$/],
+      ['--version', /^Playbook filename must not start with "-": nothing was run$/],
       [
         '/etc/passwd',
-        /^Playbook must be a path inside the repository, not an absolute path: nothing was run$/,
+        /^Playbook filename must be a path inside the repository, not an absolute path: nothing was run$/,
       ],
-      ['../x', /^Playbook must not leave the repository with "\.\.": nothing was run$/],
-      ['run.sh\n-c', /^Playbook must not contain control characters/],
+      ['../x', /^Playbook filename must not leave the repository with "\.\.": nothing was run$/],
+      ['run.sh\n-c', /^Playbook filename must not contain control characters/],
       [playbookOf[app].link, new RegExp(`^${what} "${playbookOf[app].link}" leads outside the repository`)],
       ['key.yml', new RegExp(`^${what} "key.yml" leads outside the repository`)],
       ['missing', new RegExp(`^${what} "missing" does not exist in the repository: nothing was run$`)],

@@ -400,7 +400,7 @@ describe.each(testDialects())('LDAP sign-in ($name)', (dialect) => {
         await withSettings({ ldapServer: ldaps(), ldapCaFile }, async () => {
           const res = await signIn('alice', PASSWORDS.alice);
           expect(res.statusCode).toBe(503);
-          expect(res.json()).toMatchObject({ error: DIRECTORY_UNREACHABLE });
+          expect(res.json()).toMatchObject({ code: DIRECTORY_UNREACHABLE.code });
         });
       }
       expect(h.logLines.join('\n')).toMatch(/certificate/i);
@@ -417,7 +417,7 @@ describe.each(testDialects())('LDAP sign-in ($name)', (dialect) => {
         const mark = slapd.log.length;
         const res = await signIn('alice', PASSWORDS.alice);
         expect(res.statusCode).toBe(503);
-        expect(res.json()).toMatchObject({ error: DIRECTORY_UNREACHABLE });
+        expect(res.json()).toMatchObject({ code: DIRECTORY_UNREACHABLE.code });
         // Nothing was sent in the clear after the failed upgrade: no bind at all.
         expect(slapd.binds(mark)).toEqual([]);
       });
@@ -433,7 +433,7 @@ describe.each(testDialects())('LDAP sign-in ($name)', (dialect) => {
       await withSettings({ ldapServer: `ldap://127.0.0.1:${closed}` }, async () => {
         const res = await signIn('alice', PASSWORDS.alice);
         expect(res.statusCode).toBe(503);
-        expect(res.json()).toMatchObject({ error: DIRECTORY_UNREACHABLE });
+        expect(res.json()).toMatchObject({ code: DIRECTORY_UNREACHABLE.code });
       });
       // Local users still sign in.
       const local = await h.userClient();
@@ -450,7 +450,7 @@ describe.each(testDialects())('LDAP sign-in ($name)', (dialect) => {
           const started = Date.now();
           const res = await signIn('alice', PASSWORDS.alice);
           expect(res.statusCode).toBe(503);
-          expect(res.json()).toMatchObject({ error: DIRECTORY_UNREACHABLE });
+          expect(res.json()).toMatchObject({ code: DIRECTORY_UNREACHABLE.code });
           expect(Date.now() - started).toBeLessThan(10_000);
         });
       } finally {
@@ -481,7 +481,7 @@ describe.each(testDialects())('LDAP sign-in ($name)', (dialect) => {
             const started = Date.now();
             const res = await signIn('alice', PASSWORDS.alice);
             expect(res.statusCode).toBe(503);
-            expect(res.json()).toMatchObject({ error: DIRECTORY_UNREACHABLE });
+            expect(res.json()).toMatchObject({ code: DIRECTORY_UNREACHABLE.code });
             expect(Date.now() - started).toBeLessThan(10_000);
           },
         );
@@ -496,7 +496,7 @@ describe.each(testDialects())('LDAP sign-in ($name)', (dialect) => {
       await withSettings({ ldapBindPassword: 'not-the-service-password' }, async () => {
         const res = await signIn('alice', PASSWORDS.alice);
         expect(res.statusCode).toBe(503);
-        expect(res.json()).toMatchObject({ error: DIRECTORY_REFUSED_SEARCH });
+        expect(res.json()).toMatchObject({ code: DIRECTORY_REFUSED_SEARCH.code });
       });
     });
   });

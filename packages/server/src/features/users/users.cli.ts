@@ -1,5 +1,5 @@
 import { parseArgs } from 'node:util';
-import { userCreateInput, userUpdateInput } from '@signalbox/contracts';
+import { codeOfIssue, errorMessage, userCreateInput, userUpdateInput } from '@signalbox/contracts';
 import { ZodError } from 'zod';
 import type { DbHandle } from '../../db';
 import { AppError } from '../../lib/errors';
@@ -27,16 +27,19 @@ export async function runUserCommand(handle: DbHandle, argv: string[]): Promise<
   try {
     switch (sub) {
       case 'add': {
-        const input = userCreateInput.parse({
-          username: values.login,
-          name: values.name ?? values.login,
-          email: values.email,
-          // External users sign in through their provider: no password is stored for them.
-          password: values.password ?? null,
-          admin: values.admin,
-          external: values.external,
-          can_create_project: values.admin,
-        });
+        const input = userCreateInput.parse(
+          {
+            username: values.login,
+            name: values.name ?? values.login,
+            email: values.email,
+            // External users sign in through their provider: no password is stored for them.
+            password: values.password ?? null,
+            admin: values.admin,
+            external: values.external,
+            can_create_project: values.admin,
+          },
+          { reportInput: true },
+        );
         // On the console a forgotten --password is a mistake, not a user of LDAP or OIDC (who is --external);
         // the API creates users without one.
         if (!input.password && !input.external) return fail('Password is required');
@@ -61,12 +64,15 @@ export async function runUserCommand(handle: DbHandle, argv: string[]): Promise<
         if (!values.name && !values.email && !values.password)
           return fail('Nothing to change: give --password, --name or --email');
         // Only the given flags change; the rest is sent back as stored.
-        const input = userUpdateInput.parse({
-          name: values.name ?? user.name,
-          username: user.username,
-          email: values.email ?? user.email,
-          password: values.password,
-        });
+        const input = userUpdateInput.parse(
+          {
+            name: values.name ?? user.name,
+            username: user.username,
+            email: values.email ?? user.email,
+            password: values.password,
+          },
+          { reportInput: true },
+        );
         await updateUser(ctx, serverConsole, user.id, input);
         console.log(`User ${user.username} changed`);
         return 0;
@@ -100,7 +106,8 @@ export async function runUserCommand(handle: DbHandle, argv: string[]): Promise<
         return fail('Usage: npx signalbox user add|list|change-by-login|delete|unlock|totp disable');
     }
   } catch (err) {
-    if (err instanceof ZodError) return fail(err.issues.map((i) => i.message).join('; '));
+    // Each problem in the words the API would use (a missing value is "required": the parse reports the input).
+    if (err instanceof ZodError) return fail(err.issues.map((i) => errorMessage(codeOfIssue(i))).join('; '));
     if (err instanceof AppError) return fail(err.message);
     throw err;
   }

@@ -1,6 +1,6 @@
 import { realpathSync, statSync } from 'node:fs';
 import { isAbsolute, relative, resolve, sep } from 'node:path';
-import { playbookPathProblem } from '@signalbox/contracts';
+import { errorMessage, playbookPathProblem } from '@signalbox/contracts';
 import { parseJson } from '../../db/values';
 import type { Job } from '../run/job';
 import { TaskFailed } from '../run/job';
@@ -79,7 +79,7 @@ export function resolveInCheckout(job: Job, kind: 'file' | 'directory'): string 
   const what = kind === 'file' ? 'Playbook' : 'Playbook directory';
   if (kind === 'file' && !path) throw new TaskFailed('The template has no playbook');
   const problem = playbookPathProblem(path);
-  if (problem) throw new TaskFailed(`${problem}: nothing was run`);
+  if (problem) throw new TaskFailed(`${errorMessage(problem)}: nothing was run`);
   const shown = JSON.stringify(path);
   let root: string;
   let real: string;
