@@ -6,10 +6,10 @@ import { findUserById, type UserRow } from '../../access/principals.store';
 import { recordEvent } from '../../audit/audit.store';
 import type { Config } from '../../config';
 import type { UserTable } from '../../db/tables';
-import { transaction } from '../../db/transaction';
 import type { Deps } from '../../deps';
 import { AppError, forbidden, found } from '../../lib/errors';
-import { findOtherUserByLogin, findUserByLogin, insertUser, updateUserRow } from '../users';
+import { findOtherUserByLogin, findUserByLogin, updateUserRow } from '../users';
+import { createExternalUser } from './external-user';
 import { checkDirectoryPassword, type DirectoryUser, normalizeGroup } from './ldap.directory';
 import { applyGroupRoles, type GroupMapping, type GroupSource } from './oidc.groups';
 
@@ -71,27 +71,7 @@ async function userForDirectoryEntry(
 
   let userId: number;
   try {
-    // The user and the event of their creation are stored together.
-    userId = await transaction(deps.db, async (trx) => {
-      const userId = await insertUser(trx, deps.dialect, {
-        username,
-        name,
-        email,
-        password: '',
-        admin: false,
-        alert: false,
-        external: true,
-        can_create_project: false,
-      });
-      await recordEvent(trx, {
-        project_id: null,
-        user_id: userId,
-        object_type: 'user',
-        object_id: userId,
-        description: `User ${username} created (signed in with LDAP)`,
-      });
-      return userId;
-    });
+    userId = await createExternalUser(deps, { username, name, email }, 'LDAP');
   } catch (err) {
     // A concurrent first sign-in of the same person created the user first.
     const raced =

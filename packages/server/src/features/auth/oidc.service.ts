@@ -1,12 +1,11 @@
 import { coded } from '@signalbox/contracts';
 import type { Configuration } from 'openid-client';
 import { findUserById, type UserRow } from '../../access/principals.store';
-import { recordEvent } from '../../audit/audit.store';
 import type { OidcProviderConfig } from '../../config';
-import { transaction } from '../../db/transaction';
 import type { Deps } from '../../deps';
 import { AppError, badRequest, forbidden, found, notFound, unauthorized } from '../../lib/errors';
-import { findUserByLogin, insertUser } from '../users';
+import { findUserByLogin } from '../users';
+import { createExternalUser } from './external-user';
 
 /** What the browser carries between the login redirect and the callback (sealed in a short-lived cookie). */
 export type PendingSignIn = {
@@ -242,26 +241,6 @@ export async function userForClaims(
       throw forbidden(coded('oidc_local_account', { provider: providerName(id, p) }));
     return existing;
   }
-  // The user and the event of their creation are stored together.
-  const userId = await transaction(deps.db, async (trx) => {
-    const userId = await insertUser(trx, deps.dialect, {
-      username,
-      name,
-      email,
-      password: '',
-      admin: false,
-      alert: false,
-      external: true,
-      can_create_project: false,
-    });
-    await recordEvent(trx, {
-      project_id: null,
-      user_id: userId,
-      object_type: 'user',
-      object_id: userId,
-      description: `User ${username} created (signed in with ${providerName(id, p)})`,
-    });
-    return userId;
-  });
+  const userId = await createExternalUser(deps, { username, name, email }, providerName(id, p));
   return found(await findUserById(deps.db, userId), 'user');
 }
