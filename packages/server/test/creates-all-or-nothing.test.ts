@@ -1,12 +1,14 @@
-import { errorTexts } from '@signalbox/contracts';
+import { errorTexts, isFinished } from '@signalbox/contracts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { testDialects } from './support/dialects';
 import { answeredError, type Client, createHarness, type Harness } from './support/harness';
 import { rejectInserts } from './support/reject-inserts';
+import { waitFor } from './support/task-fixtures';
 import { ansibleBody, templateFixtures } from './support/template-fixtures';
 
 // A create that writes several rows (the resource, its default rows, its audit event) writes them in one
-// transaction: when the database refuses the audit event, the client gets a 500 and none of the rows stay.
+// transaction: when the database refuses the audit event, the client gets a 500 and none of the rows stay. A change
+// or a delete and its event are one transaction too: a refused event leaves the resource as it was.
 
 const tables = [
   'project',
@@ -108,6 +110,97 @@ describe.each(testDialects())('creates on $name', (dialect) => {
     expect(await rows()).toEqual(before);
     // The same request succeeds once the database takes events again: the failure above was the event alone.
     const again = await admin.post(url, body);
+    expect(again.statusCode, again.body).toBeLessThan(300);
+  });
+  /** Creates a resource (events allowed) and answers its id. */
+  const made = async (url: string, body: Record<string, unknown>) => {
+    const res = await admin.post(url, body);
+    expect(res.statusCode, res.body).toBeLessThan(300);
+    return res.json().id as number;
+  };
+  const repository = (name: string) => ({
+    name,
+    git_url: 'https://example.test/kept.git',
+    git_branch: 'main',
+    ssh_key_id: keyId,
+  });
+  const inventory = (name: string) => ({ name, type: 'static', inventory: 'localhost', ssh_key_id: keyId });
+
+  type Change = [method: 'PUT' | 'DELETE', url: string, body?: Record<string, unknown>];
+  const changes: [string, () => Promise<Change>][] = [
+    [
+      'a repository change',
+      async () => {
+        const id = await made(`${base}/repositories`, repository('Kept repo'));
+        return ['PUT', `${base}/repositories/${id}`, repository('Renamed repo')];
+      },
+    ],
+    [
+      'a repository delete',
+      async () => [
+        'DELETE',
+        `${base}/repositories/${await made(`${base}/repositories`, repository('Kept 2'))}`,
+      ],
+    ],
+    [
+      'an access key change',
+      async () => {
+        const id = await made(`${base}/keys`, { name: 'Kept key', type: 'none' });
+        return ['PUT', `${base}/keys/${id}`, { name: 'Renamed key', type: 'none' }];
+      },
+    ],
+    [
+      'an access key delete',
+      async () => [
+        'DELETE',
+        `${base}/keys/${await made(`${base}/keys`, { name: 'Kept key 2', type: 'none' })}`,
+      ],
+    ],
+    [
+      'an inventory change',
+      async () => {
+        const id = await made(`${base}/inventory`, inventory('Kept hosts'));
+        return ['PUT', `${base}/inventory/${id}`, inventory('Renamed hosts')];
+      },
+    ],
+    [
+      'a view change',
+      async () => {
+        const id = await made(`${base}/views`, { title: 'Kept view', position: 1 });
+        return ['PUT', `${base}/views/${id}`, { title: 'Renamed view', position: 1 }];
+      },
+    ],
+    [
+      'a view delete',
+      async () => [
+        'DELETE',
+        `${base}/views/${await made(`${base}/views`, { title: 'Kept view 2', position: 2 })}`,
+      ],
+    ],
+  ];
+
+  it.each(changes)('makes %s, or none when its event cannot be written', async (_what, prepare) => {
+    // The task created above ends on its own and writes its event meanwhile: wait for it, so that the rows
+    // compared are only this request's.
+    await waitFor(
+      async () =>
+        (await h.deps.db.selectFrom('task').select('status').execute()).every((t) => isFinished(t.status)) ||
+        undefined,
+      30_000,
+      'the tasks created above to end',
+    );
+    const [method, url, body] = await prepare();
+    const before = await rows();
+    const allow = await rejectInserts(h, 'event');
+    let res: Awaited<ReturnType<Client['post']>>;
+    try {
+      res = await admin.request(method, url, body);
+    } finally {
+      await allow();
+    }
+    expect(res.statusCode, res.body).toBe(500);
+    expect(JSON.parse(await rows())).toEqual(JSON.parse(before));
+    const again = await admin.request(method, url, body);
     expect(again.statusCode, again.body).toBeLessThan(300);
   });
 });

@@ -176,14 +176,16 @@ export async function updateInventory(
 export async function deleteInventory(deps: Pick<Deps, 'db'>, user: UserRow, projectId: number, id: number) {
   const row = await requireInventory(deps, projectId, id);
   await assertUnused(deps.db, projectId, 'inventory', id);
-  await deleteInventoryRow(deps.db, projectId, id);
-  await recordProjectEvent(
-    deps.db,
-    user,
-    projectId,
-    'inventory',
-    id,
-    `Inventory ${row.name} deleted`,
-    namedKind('inventory', 'deleted', row.name),
-  );
+  await transaction(deps.db, async (trx) => {
+    await deleteInventoryRow(trx, projectId, id);
+    await recordProjectEvent(
+      trx,
+      user,
+      projectId,
+      'inventory',
+      id,
+      `Inventory ${row.name} deleted`,
+      namedKind('inventory', 'deleted', row.name),
+    );
+  });
 }

@@ -195,36 +195,40 @@ export async function updateKey(
     const problem = keySecretProblem(input);
     if (problem) throw fieldError(problem.field, { code: problem.code } as Coded);
   }
-  await updateKeyRow(deps.db, projectId, id, {
-    name: input.name,
-    type: input.type,
-    ...source,
-    ...(replaceSecret ? { secret: sealSecret(deps.box, input) } : {}),
+  await transaction(deps.db, async (trx) => {
+    await updateKeyRow(trx, projectId, id, {
+      name: input.name,
+      type: input.type,
+      ...source,
+      ...(replaceSecret ? { secret: sealSecret(deps.box, input) } : {}),
+    });
+    await recordProjectEvent(
+      trx,
+      user,
+      projectId,
+      'key',
+      id,
+      `Access key ${input.name} updated`,
+      namedKind('key', 'updated', input.name),
+    );
   });
-  await recordProjectEvent(
-    deps.db,
-    user,
-    projectId,
-    'key',
-    id,
-    `Access key ${input.name} updated`,
-    namedKind('key', 'updated', input.name),
-  );
 }
 
 export async function deleteKey(deps: Pick<Deps, 'db'>, user: UserRow, projectId: number, id: number) {
   const row = await requireKey(deps.db, projectId, id);
   await assertUnused(deps.db, projectId, 'key', id);
-  await deleteKeyRow(deps.db, projectId, id);
-  await recordProjectEvent(
-    deps.db,
-    user,
-    projectId,
-    'key',
-    id,
-    `Access key ${row.name} deleted`,
-    namedKind('key', 'deleted', row.name),
-  );
+  await transaction(deps.db, async (trx) => {
+    await deleteKeyRow(trx, projectId, id);
+    await recordProjectEvent(
+      trx,
+      user,
+      projectId,
+      'key',
+      id,
+      `Access key ${row.name} deleted`,
+      namedKind('key', 'deleted', row.name),
+    );
+  });
 }
 
 /**

@@ -95,29 +95,33 @@ export async function updateRepository(
   await requireRepository(deps, projectId, id);
   await assertInProject(deps.db, 'access_key', input.ssh_key_id, projectId, 'key', 'ssh_key_id');
   await assertNameFree(deps.db, 'repository', projectId, input.name, id);
-  await updateRepositoryRow(deps.db, projectId, id, values(input));
-  await recordProjectEvent(
-    deps.db,
-    user,
-    projectId,
-    'repository',
-    id,
-    `Repository ${input.name} updated`,
-    namedKind('repository', 'updated', input.name),
-  );
+  await transaction(deps.db, async (trx) => {
+    await updateRepositoryRow(trx, projectId, id, values(input));
+    await recordProjectEvent(
+      trx,
+      user,
+      projectId,
+      'repository',
+      id,
+      `Repository ${input.name} updated`,
+      namedKind('repository', 'updated', input.name),
+    );
+  });
 }
 
 export async function deleteRepository(deps: Pick<Deps, 'db'>, user: UserRow, projectId: number, id: number) {
   const row = await requireRepository(deps, projectId, id);
   await assertUnused(deps.db, projectId, 'repository', id);
-  await deleteRepositoryRow(deps.db, projectId, id);
-  await recordProjectEvent(
-    deps.db,
-    user,
-    projectId,
-    'repository',
-    id,
-    `Repository ${row.name} deleted`,
-    namedKind('repository', 'deleted', row.name),
-  );
+  await transaction(deps.db, async (trx) => {
+    await deleteRepositoryRow(trx, projectId, id);
+    await recordProjectEvent(
+      trx,
+      user,
+      projectId,
+      'repository',
+      id,
+      `Repository ${row.name} deleted`,
+      namedKind('repository', 'deleted', row.name),
+    );
+  });
 }

@@ -59,30 +59,34 @@ export async function changeView(
   const existing = await getView(deps, projectId, id);
   assertSameProject(input.project_id, projectId);
   await assertNameFree(deps.db, 'view', projectId, input.title, id);
-  await updateView(deps.db, id, { title: input.title, position: input.position ?? existing.position });
-  await recordProjectEvent(
-    deps.db,
-    user,
-    projectId,
-    'view',
-    id,
-    `View ${input.title} updated`,
-    namedKind('view', 'updated', input.title),
-  );
+  await transaction(deps.db, async (trx) => {
+    await updateView(trx, id, { title: input.title, position: input.position ?? existing.position });
+    await recordProjectEvent(
+      trx,
+      user,
+      projectId,
+      'view',
+      id,
+      `View ${input.title} updated`,
+      namedKind('view', 'updated', input.title),
+    );
+  });
 }
 
 export async function removeView(deps: Pick<Deps, 'db'>, user: Actor, projectId: number, id: number) {
   const existing = await getView(deps, projectId, id);
-  await deleteView(deps.db, projectId, id);
-  await recordProjectEvent(
-    deps.db,
-    user,
-    projectId,
-    'view',
-    id,
-    `View ${existing.title} deleted`,
-    namedKind('view', 'deleted', existing.title),
-  );
+  await transaction(deps.db, async (trx) => {
+    await deleteView(trx, projectId, id);
+    await recordProjectEvent(
+      trx,
+      user,
+      projectId,
+      'view',
+      id,
+      `View ${existing.title} deleted`,
+      namedKind('view', 'deleted', existing.title),
+    );
+  });
 }
 
 /** Reorders views; every id must be a view of this project, else nothing changes. */

@@ -1,8 +1,8 @@
 import type { View, ViewPositionsInput } from '@signalbox/contracts';
-import type { Selectable } from 'kysely';
+import type { Selectable, Transaction } from 'kysely';
 import type { Db, Dialect } from '../../db';
 import { findRow, updateRows } from '../../db/rows';
-import type { ViewTable } from '../../db/tables';
+import type { Database, ViewTable } from '../../db/tables';
 import { insertReturningId } from '../../db/values';
 
 export const toView = (row: Selectable<ViewTable>): View => ({
@@ -53,17 +53,18 @@ export async function updateView(db: Db, id: number, values: { title: string; po
   await db.updateTable('view').set(values).where('id', '=', id).execute();
 }
 
-/** Deletes a view; its templates stay, outside any view. */
-export async function deleteView(db: Db, projectId: number, id: number) {
-  await db.transaction().execute(async (trx) => {
-    await trx
-      .updateTable('template')
-      .set({ view_id: null })
-      .where('project_id', '=', projectId)
-      .where('view_id', '=', id)
-      .execute();
-    await trx.deleteFrom('view').where('id', '=', id).execute();
-  });
+/**
+ * Deletes a view; its templates stay, outside any view. Two statements: call it in the transaction that also
+ * writes the delete's event (`trx`), so they land together.
+ */
+export async function deleteView(trx: Transaction<Database>, projectId: number, id: number) {
+  await trx
+    .updateTable('template')
+    .set({ view_id: null })
+    .where('project_id', '=', projectId)
+    .where('view_id', '=', id)
+    .execute();
+  await trx.deleteFrom('view').where('id', '=', id).execute();
 }
 
 /** Ids among `ids` that are views of the project. */
