@@ -164,6 +164,24 @@ describe.each(testDialects())('creates on $name', (dialect) => {
       },
     ],
     [
+      'an environment change',
+      async () => {
+        const id = await made(`${base}/environment`, { name: 'Kept env', json: '{}' });
+        return [
+          'PUT',
+          `${base}/environment/${id}`,
+          { name: 'Renamed env', json: '{"a":1}', env: '{}', secrets: [] },
+        ];
+      },
+    ],
+    [
+      'an environment delete',
+      async () => [
+        'DELETE',
+        `${base}/environment/${await made(`${base}/environment`, { name: 'Kept env 2', json: '{}' })}`,
+      ],
+    ],
+    [
       'a view change',
       async () => {
         const id = await made(`${base}/views`, { title: 'Kept view', position: 1 });

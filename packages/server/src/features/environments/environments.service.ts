@@ -161,19 +161,19 @@ export async function updateEnvironment(
   await requireEnvironment(deps.db, projectId, id);
   assertOwnSecrets(input.secrets, await listSecretRows(deps.db, projectId, [id]));
   await assertNameFree(deps.db, 'environment', projectId, input.name, id);
-  await deps.db.transaction().execute(async (trx) => {
+  await transaction(deps.db, async (trx) => {
     await updateEnvironmentRow(trx, projectId, id, values(input));
     await applySecrets(trx, deps, projectId, id, input.secrets);
+    await recordProjectEvent(
+      trx,
+      user,
+      projectId,
+      'environment',
+      id,
+      `Environment ${input.name} updated`,
+      namedKind('environment', 'updated', input.name),
+    );
   });
-  await recordProjectEvent(
-    deps.db,
-    user,
-    projectId,
-    'environment',
-    id,
-    `Environment ${input.name} updated`,
-    namedKind('environment', 'updated', input.name),
-  );
 }
 
 export async function deleteEnvironment(
@@ -184,16 +184,18 @@ export async function deleteEnvironment(
 ) {
   const row = await requireEnvironment(deps.db, projectId, id);
   await assertUnused(deps.db, projectId, 'environment', id);
-  await deps.db.transaction().execute((trx) => deleteEnvironmentRows(trx, projectId, id));
-  await recordProjectEvent(
-    deps.db,
-    user,
-    projectId,
-    'environment',
-    id,
-    `Environment ${row.name} deleted`,
-    namedKind('environment', 'deleted', row.name),
-  );
+  await transaction(deps.db, async (trx) => {
+    await deleteEnvironmentRows(trx, projectId, id);
+    await recordProjectEvent(
+      trx,
+      user,
+      projectId,
+      'environment',
+      id,
+      `Environment ${row.name} deleted`,
+      namedKind('environment', 'deleted', row.name),
+    );
+  });
 }
 
 export type EnvironmentSecretValue = { type: EnvironmentSecretType; name: string; value: string };
