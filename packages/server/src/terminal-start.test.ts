@@ -49,9 +49,19 @@ describe('server started in a terminal', () => {
   }
 
   /** Asks the server for /api/ping with `requestId`, then stops it with Ctrl-C (its shutdown lines are info). */
-  async function pingAndStop(port: number, requestId: string, output: () => string) {
+  /**
+   * Pings the server and stops it with Ctrl-C; when the request is to be logged, first waits until its completion
+   * line is out (it is written after the answer, so a stop right after the answer could race it).
+   */
+  async function pingAndStop(port: number, requestId: string, output: () => string, logged = false) {
     const res = await fetch(localUrl(port, '/api/ping'), { headers: { 'x-request-id': requestId } });
     expect(await res.text()).toBe('pong');
+    if (logged)
+      await waitFor(
+        async () => output().includes('request completed') || undefined,
+        15_000,
+        'the request line',
+      );
     const exited = new Promise((r) => child?.once('exit', r));
     child?.stdin?.write('\x03');
     await exited;
@@ -77,14 +87,14 @@ describe('server started in a terminal', () => {
 
   it('logs requests in a terminal too when SIGNALBOX_LOG_LEVEL is debug', async () => {
     const { port, output } = await startInTerminal({ SIGNALBOX_LOG_LEVEL: 'debug' });
-    await pingAndStop(port, 'tty-debug-check', output);
+    await pingAndStop(port, 'tty-debug-check', output, true);
     expect(output()).toContain('tty-debug-check');
     expect(output()).toContain('request completed');
   }, 90_000);
 
   it('logs requests at info with SIGNALBOX_REQUEST_LOG_LEVEL=info', async () => {
     const { port, output } = await startInTerminal({ SIGNALBOX_REQUEST_LOG_LEVEL: 'info' });
-    await pingAndStop(port, 'tty-info-check', output);
+    await pingAndStop(port, 'tty-info-check', output, true);
     expect(output()).toContain('request completed');
   }, 90_000);
 });
