@@ -109,8 +109,7 @@ async function updateSubmodules(
   }
 }
 
-/** Refuses, before any process starts, a repository URL, branch or commit git could misread. */
-/** Refuses a repository or revision git must not be handed; answers the repository's type. */
+/** Refuses, before any process starts, a repository URL, branch or commit git could misread; answers the type. */
 function assertUsable(repo: RepositoryRow, branch: string, commitHash: string | null): RepositoryType {
   const type = isUsableRepositoryUrl(repo.git_url) ? repositoryType(repo.git_url) : null;
   if (!type)
