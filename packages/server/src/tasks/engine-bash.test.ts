@@ -154,9 +154,14 @@ describe.each(testDialects())('task engine with real bash tasks on $name', (dial
     const first = (await post({ template_id: tpl })).json().id;
     const second = (await post({ template_id: tpl })).json().id;
     await waitForStatus(h.deps, first, ['running']);
-    const waiting = await owner.get(`/api/project/${projectId}/tasks/${second}`);
-    expect(waiting.json()).toMatchObject({ status: 'waiting', message: '' });
-    expect(waiting.json().status_detail).toMatch(/^Waiting: task #\d+ of this template has not finished$/);
+    // The queue gives the reason on the claiming pass after the second task's creation, which may end after the
+    // first task is running: wait for it rather than read it once.
+    const waiting = await waitFor(async () => {
+      const answer = (await owner.get(`/api/project/${projectId}/tasks/${second}`)).json();
+      return answer.status_detail === null ? undefined : answer;
+    });
+    expect(waiting).toMatchObject({ status: 'waiting', message: '' });
+    expect(waiting.status_detail).toMatch(/^Waiting: task #\d+ of this template has not finished$/);
     expect((await owner.post(`/api/project/${projectId}/tasks/${second}/stop`, {})).statusCode).toBe(204);
     expect((await waitForStatus(h.deps, second, ['stopped'])).status).toBe('stopped');
     const all = await owner.post(`/api/project/${projectId}/templates/${tpl}/stop_all_tasks`, {
