@@ -98,6 +98,16 @@ const kill = (dir: string) => {
     // already removed
   }
 };
+/**
+ * Waits (up to 5 s) until a killed cgroup holds no process. The command's exit is awaited on this, so the first
+ * looks come soon after one another: a sandboxed command's PID namespace is usually gone within a millisecond or
+ * two of its outer process, and a fixed 10 ms pause would add 10 ms to every confined command.
+ */
+async function emptied(dir: string) {
+  const deadline = Date.now() + 5000;
+  for (let pause = 1; populated(dir) && Date.now() < deadline; pause = Math.min(pause * 2, 20))
+    await sleep(pause);
+}
 /** Removes a cgroup and any child cgroups (a cgroup directory holds no files that need deleting). */
 const removeDir = (dir: string): boolean => {
   try {
@@ -152,7 +162,7 @@ class CgroupSandbox implements TaskSandbox {
       release: () =>
         (released ??= (async () => {
           kill(unit);
-          for (let i = 0; i < 500 && populated(unit); i++) await sleep(10);
+          await emptied(unit);
           removeDir(unit);
           this.live -= 1;
           // The task's and the instance's directories go when nothing is left in them.
