@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { testDialects } from '../../../test/support/dialects';
 import { type Client, createHarness, type Harness } from '../../../test/support/harness';
 import { rows } from '../../../test/support/scheduler-rows';
@@ -39,6 +39,50 @@ describe.each(testDialects())('task output on $name', (dialect) => {
     const at = lines.indexOf('before\uFFFDafter');
     expect(at, lines.join('\n')).toBeGreaterThan(-1);
     expect(lines.slice(at, at + 3)).toEqual(['before\uFFFDafter', '\uFFFD\uFFFD', 'plain']);
+  });
+
+  it('stores a line after a quiet spell at once, and trickling lines at most once per 100 ms', async () => {
+    const make = rows(h.deps.db, h.deps.dialect);
+    const taskId = await make.task(projectId, await make.template(projectId), {
+      status: 'running',
+      start: now(),
+    });
+    const writes: string[][] = [];
+    const output: Pick<OutputWriter, 'write'> = {
+      write: async (batch) => {
+        writes.push(batch.map((row) => row.output));
+      },
+    };
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'performance'] });
+    try {
+      const sink = new LogSink({ ...h.deps, output }, projectId, taskId);
+      const settled = async () => {
+        for (let i = 0; i < 20; i++) await new Promise((r) => setImmediate(r));
+      };
+      sink.line('first');
+      // The first store also counts the task's stored lines in the database: wait for its answer (the clock is
+      // fake, Date is not).
+      const deadline = Date.now() + 10_000;
+      while (writes.length === 0 && Date.now() < deadline) await new Promise((r) => setImmediate(r));
+      // Not held for a timer: a task's first line is stored (and published) as soon as it comes.
+      expect(writes).toEqual([['first']]);
+      sink.line('second');
+      sink.line('third');
+      await vi.advanceTimersByTimeAsync(50);
+      await settled();
+      expect(writes).toHaveLength(1);
+      await vi.advanceTimersByTimeAsync(50);
+      await settled();
+      expect(writes).toEqual([['first'], ['second', 'third']]);
+      // A quiet spell longer than the interval: the next line goes at once again.
+      await vi.advanceTimersByTimeAsync(150);
+      sink.line('after a pause');
+      await settled();
+      expect(writes.at(-1)).toEqual(['after a pause']);
+      await sink.close();
+    } finally {
+      vi.useRealTimers();
+    }
   });
 
   it('numbers each published line by its position in the log, after the lines the task already had', async () => {

@@ -12,6 +12,10 @@ import { countOutput, countOutputSince, type OutputRow, type OutputWriter } from
 const BATCH_ROWS = 500;
 /** Characters held before a flush starts at once (long lines). */
 const BATCH_CHARS = 4 * 1024 * 1024;
+/**
+ * At most one flush per this many ms for output that trickles in; a line after a quieter spell (the task's first
+ * line among them) is stored and published at once.
+ */
 const FLUSH_MS = 100;
 /** Above this many unwritten lines or characters the readers pause (bounded memory for chatty tasks). */
 const HIGH_WATER = 20_000;
@@ -28,6 +32,8 @@ export class LogSink extends LineIntake implements LineTarget {
   private pendingChars = 0;
   private timer: NodeJS.Timeout | null = null;
   private flushing: Promise<void> | null = null;
+  /** When the last flush started (performance.now()); a line arriving later than FLUSH_MS after it goes at once. */
+  private lastFlush = Number.NEGATIVE_INFINITY;
   private drainCallbacks: (() => void)[] = [];
   /** Lines stored so far (tests and benchmarks read it). */
   stored = 0;
@@ -63,7 +69,11 @@ export class LogSink extends LineIntake implements LineTarget {
     this.pending.push({ task_id: this.taskId, time, output });
     this.pendingChars += output.length;
     if (this.pending.length >= BATCH_ROWS || this.pendingChars >= BATCH_CHARS) this.kick();
-    else if (!this.timer && !this.flushing) this.timer = setTimeout(() => this.kick(), FLUSH_MS);
+    else if (!this.timer && !this.flushing) {
+      const wait = this.lastFlush + FLUSH_MS - performance.now();
+      if (wait <= 0) this.kick();
+      else this.timer = setTimeout(() => this.kick(), wait);
+    }
   }
 
   pressure() {
@@ -79,10 +89,12 @@ export class LogSink extends LineIntake implements LineTarget {
       clearTimeout(this.timer);
       this.timer = null;
     }
-    if (!this.flushing)
+    if (!this.flushing) {
+      this.lastFlush = performance.now();
       this.flushing = this.loop().finally(() => {
         this.flushing = null;
       });
+    }
   }
 
   private async loop() {
