@@ -14,7 +14,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { deflateSync } from 'node:zlib';
 import { afterAll, describe, expect, it } from 'vitest';
-import { readHeadCommit } from './git-head';
+import { readHeadCommit, refsDigest } from './git-head';
 
 const scratch = mkdtempSync(join(tmpdir(), 'signalbox-git-head-'));
 afterAll(() => rmSync(scratch, { recursive: true, force: true }));
@@ -100,6 +100,20 @@ describe('reading HEAD from a local repository without git', () => {
     expect(readHeadCommit(linked)).toBeNull();
   });
 
+  it("reads a shared clone's commit from the objects of the cache it borrows them from, loose or packed", () => {
+    for (const pack of [false, true]) {
+      const source = repository('one', 'Release 2.4');
+      const cache = join(scratch, `cache-${++count}.git`);
+      git(scratch, 'clone', '-q', '--bare', '--', source, cache);
+      if (pack) git(cache, 'gc', '-q', '--prune=now');
+      const clone = join(scratch, `clone-${count}`);
+      git(scratch, 'clone', '-q', '--shared', '--', cache, clone);
+      // The clone holds no object of its own: without the cache, git is asked.
+      expect(readHeadCommit(clone)).toBeNull();
+      expect(readHeadCommit(clone, [cache])).toEqual({ ...gitSays(clone), message: 'Release 2.4' });
+    }
+  });
+
   describe('a hostile repository', () => {
     /** A file outside the repository that a link in it may point at: the server's key, say. */
     const outside = join(scratch, 'server-secret');
@@ -126,6 +140,19 @@ describe('reading HEAD from a local repository without git', () => {
       renameSync(folder, elsewhere);
       symlinkSync(elsewhere, folder);
       expect(readHeadCommit(objects)).toBeNull();
+
+      // The same object folder swapped in the cache a clone borrows from.
+      const source = repository('one');
+      const cache = join(scratch, `cache-${++count}.git`);
+      git(scratch, 'clone', '-q', '--bare', '--', source, cache);
+      const clone = join(scratch, `clone-${count}`);
+      git(scratch, 'clone', '-q', '--shared', '--', cache, clone);
+      const cached = gitSays(clone).hash;
+      const cacheFolder = join(cache, 'objects', cached.slice(0, 2));
+      const moved = join(scratch, `objects-${count}`);
+      renameSync(cacheFolder, moved);
+      symlinkSync(moved, cacheFolder);
+      expect(readHeadCommit(clone, [cache])).toBeNull();
     });
 
     it('refuses an object whose content does not hash to its id', () => {
@@ -153,5 +180,60 @@ describe('reading HEAD from a local repository without git', () => {
       writeFileSync(join(dir, '.git', 'HEAD'), 'ref: /etc/passwd\n');
       expect(readHeadCommit(dir)).toBeNull();
     });
+  });
+});
+
+describe("a digest of a local repository's refs, read without git", () => {
+  it('stays while the refs stay, and changes with a commit, a branch, a tag or HEAD', () => {
+    const dir = repository('one');
+    const first = refsDigest(dir);
+    expect(first).toMatch(/^[0-9a-f]{64}$/);
+    expect(refsDigest(dir)).toBe(first);
+    // Packing the refs moves them between files, not their values: no needless fetch.
+    git(dir, 'pack-refs', '--all');
+    expect(refsDigest(dir)).toBe(first);
+    const seen = new Set([first]);
+    const changed = () => {
+      const digest = refsDigest(dir);
+      expect(digest).not.toBeNull();
+      expect(seen.has(digest as string)).toBe(false);
+      seen.add(digest as string);
+    };
+    writeFileSync(join(dir, 'file'), 'two');
+    git(dir, 'commit', '-qam', 'two');
+    changed();
+    git(dir, 'branch', 'feature/login');
+    changed();
+    git(dir, 'tag', 'v1');
+    changed();
+    git(dir, 'symbolic-ref', 'HEAD', 'refs/heads/feature/login');
+    changed();
+    git(dir, 'branch', '-D', 'main');
+    changed();
+    // A bare repository is read the same way.
+    const bare = join(scratch, `bare-${++count}.git`);
+    git(scratch, 'clone', '-q', '--bare', '--', dir, bare);
+    expect(refsDigest(bare)).toMatch(/^[0-9a-f]{64}$/);
+  });
+
+  it('leaves to git a ref that is a link, a .git file, a reftable and a missing repository', () => {
+    const outside = join(scratch, 'linked-ref');
+    writeFileSync(outside, `${'b'.repeat(40)}\n`);
+    const linked = repository('one');
+    symlinkSync(outside, join(linked, '.git', 'refs', 'heads', 'other'));
+    expect(refsDigest(linked)).toBeNull();
+    const headsLink = repository('one');
+    const heads = join(headsLink, '.git', 'refs', 'heads');
+    renameSync(heads, join(scratch, `heads-${count}`));
+    symlinkSync(join(scratch, `heads-${count}`), heads);
+    expect(refsDigest(headsLink)).toBeNull();
+    const worktree = repository('one');
+    const other = join(scratch, `worktree-${count}`);
+    git(worktree, 'worktree', 'add', '-q', other);
+    expect(refsDigest(other)).toBeNull();
+    const table = repository('one');
+    mkdirSync(join(table, '.git', 'reftable'));
+    expect(refsDigest(table)).toBeNull();
+    expect(refsDigest(join(scratch, 'no-such-repository'))).toBeNull();
   });
 });

@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import {
   closeSync,
   constants,
+  type Dirent,
   fstatSync,
   lstatSync,
   openSync,
@@ -34,20 +35,61 @@ class Unusual extends Error {}
  * files is refused), FIFOs and devices are refused without blocking, sizes are capped, and the commit object is
  * only believed when its content hashes to the commit id. Returns null whenever git could answer differently
  * (a linked worktree or submodule whose .git is a file, a SHA-256 repository, replace refs or grafts, a commit in
- * another encoding, an object in an alternate store or stored as a delta): the caller then asks git, confined.
+ * another encoding, an object stored as a delta or in an alternate store other than `objectsFrom`): the caller
+ * then asks git, confined.
+ *
+ * `objectsFrom` names bare repositories whose objects the repository borrows (a clone made with --shared from the
+ * server's cache of a remote): the commit is looked for there too, with the same checks inside each of them.
  */
-export function readHeadCommit(repoDir: string): HeadCommit | null {
+export function readHeadCommit(repoDir: string, objectsFrom: string[] = []): HeadCommit | null {
   try {
     const gitDir = join(repoDir, '.git');
     if (!lstatSync(gitDir).isDirectory()) return null;
-    const root = realpathSync(gitDir);
-    const files = new RepositoryFiles(root);
-    if (files.replaced()) return null;
-    const hash = files.resolveHead();
-    const object = files.loose(hash) ?? files.packed(hash);
-    return object ? { hash, message: subjectOf(object) } : null;
+    const own = new RepositoryFiles(realpathSync(gitDir));
+    const stores = [own];
+    for (const bare of objectsFrom) {
+      if (!lstatSync(bare).isDirectory()) return null;
+      stores.push(new RepositoryFiles(realpathSync(bare)));
+    }
+    if (stores.some((files) => files.replaced())) return null;
+    const hash = own.resolveHead();
+    for (const files of stores) {
+      const object = files.loose(hash) ?? files.packed(hash);
+      if (object) return { hash, message: subjectOf(object) };
+    }
+    return null;
   } catch {
     // Whatever went wrong (a refusal above, a truncated object, a file gone meanwhile), git is asked.
+    return null;
+  }
+}
+
+/** More refs than this and the listing is left to git (a digest of them is no cheaper than its listing). */
+const MAX_REFS = 20_000;
+
+/**
+ * A digest of what `git ls-remote` would list for the repository at `path` (a working copy or a bare repository
+ * of this machine, named by a file:// URL): HEAD and every branch and tag, loose and packed, read from git's files
+ * by the server with the checks readHeadCommit makes. The same refs give the same digest and any change of a ref
+ * gives another, so the checkout can tell whether its cache must fetch without starting `ls-remote` (git and
+ * upload-pack, through a shell). Null whenever git could list otherwise (a reftable repository, a .git file, a
+ * link among the refs, too many of them): the checkout then asks git.
+ */
+export function refsDigest(path: string): string | null {
+  try {
+    const dotGit = join(path, '.git');
+    let gitDir = path;
+    try {
+      const st = lstatSync(dotGit);
+      if (!st.isDirectory()) return null;
+      gitDir = dotGit;
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'ENOENT') return null;
+    }
+    if (!lstatSync(gitDir).isDirectory()) return null;
+    const files = new RepositoryFiles(realpathSync(gitDir));
+    return files.refsDigest();
+  } catch {
     return null;
   }
 }
@@ -120,6 +162,48 @@ class RepositoryFiles {
     }
     // A branch without commits, or a ref git resolves some other way.
     throw new Unusual(ref);
+  }
+
+  /** See refsDigest(): HEAD as written, then every branch and tag with its commit, loose ones over packed ones. */
+  refsDigest(): string {
+    if (present(join(this.root, 'reftable'))) throw new Unusual('reftable');
+    const head = this.text('HEAD');
+    const refs = new Map<string, string>();
+    for (const line of (this.read('packed-refs')?.toString('latin1') ?? '').split('\n')) {
+      if (!line || line.startsWith('#') || line.startsWith('^')) continue;
+      const [hash = '', name = ''] = line.trim().split(' ');
+      if (!SHA1.test(hash) || !REF.test(name)) throw new Unusual('packed-refs');
+      if (name.startsWith('refs/heads/') || name.startsWith('refs/tags/')) refs.set(name, hash);
+    }
+    const walk = (rel: string) => {
+      let entries: Dirent[];
+      try {
+        // A folder swapped for a link after it was listed is caught when its files are opened (they must lie
+        // in the repository); the two the walk starts from are checked here.
+        if (!lstatSync(join(this.root, rel)).isDirectory()) throw new Unusual(rel);
+        entries = readdirSync(join(this.root, rel), { withFileTypes: true });
+      } catch (err) {
+        if ((err as NodeJS.ErrnoException).code === 'ENOENT') return;
+        throw new Unusual(rel);
+      }
+      for (const entry of entries) {
+        const name = `${rel}/${entry.name}`;
+        if (entry.isDirectory()) walk(name);
+        else if (entry.isFile() && REF.test(name)) {
+          const hash = this.text(name);
+          if (!SHA1.test(hash)) throw new Unusual(name);
+          refs.set(name, hash);
+        } else if (!entry.name.endsWith('.lock')) throw new Unusual(name);
+        if (refs.size > MAX_REFS) throw new Unusual('too many refs');
+      }
+    };
+    walk('refs/heads');
+    walk('refs/tags');
+    const listing = [
+      `HEAD ${head}`,
+      ...[...refs].sort(([a], [b]) => (a < b ? -1 : 1)).map(([n, h]) => `${h} ${n}`),
+    ];
+    return createHash('sha256').update(listing.join('\n')).digest('hex');
   }
 
   private text(rel: string): string {

@@ -1,5 +1,15 @@
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  statSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -200,8 +210,11 @@ describe('git commands of a checkout', () => {
       const cache = join(dir, 'repos', 'repo_3.git');
       mkdirSync(cache, { recursive: true }); // what `git init` makes (the fake runs nothing)
       await checkoutRepository(job, repo, { branch: 'main', commitHash: null, target: join(dir, 'repo') });
-      // One confined script: the transport and every path and URL are its parameters, never its text.
-      expect(specs.map((s) => s.command)).toEqual(['sh']);
+      // One confined script: the transport and every path and URL are its parameters, never its text. (The fake
+      // runs nothing, so there is no clone for the server to read the commit from: git is asked, with the cache.)
+      expect(specs.map((s) => s.command)).toEqual(['sh', 'git']);
+      expect(specs[1]?.args).toEqual(['log', '-1', '--format=%H%n%s']);
+      expect(specs[1]?.binds).toContainEqual({ path: cache, writable: true });
       const [script] = specs;
       expect(script?.args[1]).not.toContain(url);
       expect(script?.args.slice(2)).toEqual([
@@ -211,7 +224,9 @@ describe('git commands of a checkout', () => {
         join(dir, 'repo'),
         '',
         transport,
-        join(dir, 'checkout-result'),
+        join(dir, 'checkout-failed'),
+        // No repository at the path: the server lists nothing, the script asks ls-remote.
+        '',
         '--branch=main',
         '--',
         cache,
@@ -249,7 +264,18 @@ describe('git commands of a checkout', () => {
   it("fetches only when the remote's refs differ from those of the last fetch (real git)", async () => {
     const remote = workRepo({ 'run.sh': 'echo one\n' });
     const dir = mkdtempSync(join(scratch, 'job-'));
-    const { job } = jobIn(checkoutDetails, systemProcesses, dir);
+    const commands: string[] = [];
+    const recording: typeof systemProcesses = {
+      run: (spec, target) => {
+        commands.push(spec.command);
+        return systemProcesses.run(spec, target);
+      },
+      capture: (spec, input, opts) => {
+        commands.push(spec.command);
+        return systemProcesses.capture(spec, input, opts);
+      },
+    };
+    const { job } = jobIn(checkoutDetails, recording, dir);
     const fetchHead = join(dir, 'repos', 'repo_6.git', 'FETCH_HEAD');
     let n = 0;
     const checkout = async (url: string) => {
@@ -265,6 +291,11 @@ describe('git commands of a checkout', () => {
     expect(execFileSync('git', ['-C', first.target, 'remote', 'get-url', 'origin']).toString().trim()).toBe(
       url,
     );
+    // The checkout is one command: the server reads the commit from the clone and the cache's objects.
+    expect(commands).toEqual(['sh']);
+    // A repository of this machine is listed by the server (a digest of its refs), not by ls-remote.
+    const fetchedListing = () => readFileSync(join(dir, 'repos', 'repo_6.git', 'signalbox-fetched'), 'utf8');
+    expect(fetchedListing()).toMatch(new RegExp(`^${url}\nrefs [0-9a-f]{64}\n$`));
     // Nothing moved: no fetch (FETCH_HEAD untouched), the same commit.
     const second = await checkout(url);
     expect(second.fetched).toBe(first.fetched);
@@ -279,12 +310,23 @@ describe('git commands of a checkout', () => {
     });
     const fourth = await checkout(url);
     expect(fourth.fetched).toBe(third.fetched);
+    expect(commands).toEqual(['sh', 'sh', 'sh', 'sh']);
     // The same refs under another URL are another remote's: fetched.
     const fifth = await checkout(`file://${remote}/`);
     expect(fifth.fetched).not.toBe(third.fetched);
+    // A new tag is a change too. A ref the server cannot read as git would (a link) leaves the listing to git.
+    execFileSync('git', ['-C', remote, 'tag', 'v1']);
+    const sixth = await checkout(url);
+    expect(sixth.fetched).not.toBe(fifth.fetched);
+    const tagFile = join(remote, '.git', 'refs', 'tags', 'v1');
+    renameSync(tagFile, `${tagFile}-real`);
+    symlinkSync(`${tagFile}-real`, tagFile);
+    const seventh = await checkout(url);
+    expect(seventh.co.hash).toBe(third.co.hash);
+    expect(fetchedListing()).toContain(`${third.co.hash}\trefs/heads/main`);
   });
 
-  it("ends with the failed step and git's exit code, and keeps no result file", async () => {
+  it("ends with the failed step and git's exit code, and keeps no file of it", async () => {
     const dir = mkdtempSync(join(scratch, 'job-'));
     const { job } = jobIn(checkoutDetails, systemProcesses, dir);
     const repo = {
@@ -302,8 +344,7 @@ describe('git commands of a checkout', () => {
     await expect(
       checkoutRepository(job, missing, { branch: 'main', commitHash: 'abcdef1', target: join(dir, 'other') }),
     ).rejects.toThrow('git checkout failed with exit code 128');
-    expect(existsSync(join(dir, 'checkout-result'))).toBe(false);
-    expect(existsSync(join(dir, 'checkout-result.failed'))).toBe(false);
+    expect(existsSync(join(dir, 'checkout-failed'))).toBe(false);
   });
 });
 

@@ -11,7 +11,7 @@ import {
 } from '@signalbox/contracts';
 import { hiddenFrom, type SandboxPath, visibleToTasks } from '../sandbox/confinement';
 import type { RepositoryRow } from '../store';
-import { readHeadCommit } from './git-head';
+import { readHeadCommit, refsDigest } from './git-head';
 import { type Job, TaskFailed } from './job';
 import { type Agent, gitEnv, startSshAgent } from './keys';
 
@@ -197,8 +197,14 @@ function visiblePaths(job: Job, path: string): string[] {
 }
 
 /** The commit checked out in `dir` and its subject, by one git command; nulls when there is none. */
-async function headCommit(job: Job, dir: string, env?: Record<string, string>) {
-  const head = await job.capture({ command: 'git', args: ['log', '-1', '--format=%H%n%s'], cwd: dir, env });
+async function headCommit(job: Job, dir: string, env?: Record<string, string>, binds?: SandboxPath[]) {
+  const head = await job.capture({
+    command: 'git',
+    args: ['log', '-1', '--format=%H%n%s'],
+    cwd: dir,
+    env,
+    binds,
+  });
   if (head.code !== 0) return { hash: null, message: null };
   const [hash = '', subject = ''] = head.stdout.split('\n');
   return { hash: hash.trim() || null, message: subject.trim().slice(0, 100) };
@@ -210,25 +216,35 @@ async function headCommit(job: Job, dir: string, env?: Record<string, string>) {
  *
  * - the cache (a bare repository under <dataDir>/repos, made on first use, without git's template) keeps no
  *   remote: each fetch names the repository's URL, so a changed URL costs nothing extra;
- * - `ls-remote` lists the remote's refs; when the listing (with the URL) is the one the last fetch saw, the cache
- *   already holds them and the fetch is skipped, else it fetches (a new commit, a moved tag, a cache made before);
+ * - `ls-remote` lists the remote's refs (a repository of this machine is listed by the server instead, as a
+ *   digest of its refs read from its files); when the listing (with the URL) is the one the last fetch saw, the
+ *   cache already holds them and the fetch is skipped, else it fetches (a new commit, a moved tag, a cache made
+ *   before);
  * - the cache is cloned (--shared, no template: a task's copy needs none of git's sample hooks) into the task's
  *   folder, the commit the task asks for is checked out, origin becomes the repository's own URL as in any clone
- *   of it (scripts that look at origin see the real one, and relative submodule URLs resolve against it), and the
- *   commit's hash and subject are written for the server to read.
+ *   of it (scripts that look at origin see the real one, and relative submodule URLs resolve against it); the
+ *   server then reads the commit's hash and subject from the clone and the cache's objects (git when it cannot).
  *
  * Only the listing and the fetch may use the repository's transport; everything else may use file only. Paths, URL
  * and commit are positional parameters, never part of the script's text. What git prints goes to the task log as
  * it comes (a long first fetch shows its progress); a failed step writes its name and git's exit code to a file, so
  * the task ends with "git ls-remote failed with exit code 128" as when each step was its own command.
  */
-const FETCH_AND_CLONE = `cache=$1 url=$2 target=$3 commit=$4 remote=$5 result=$6
-shift 6
-fail() { code=$?; printf '%s %s' "$1" "$code" > "$result.failed"; exit 1; }
+const FETCH_AND_CLONE = `cache=$1 url=$2 target=$3 commit=$4 remote=$5 failed=$6 listing=$7
+shift 7
+fail() { code=$?; printf '%s %s' "$1" "$code" > "$failed"; exit 1; }
 if [ ! -e "$cache/HEAD" ]; then GIT_ALLOW_PROTOCOL=file git init -q --bare --template= -- "$cache" || fail init; fi
-listing=$(GIT_ALLOW_PROTOCOL=$remote git ls-remote -- "$url") || fail ls-remote
-seen=$(printf '%s\n%s' "$url" "$listing")
-if [ "$(cat "$cache/signalbox-fetched" 2>/dev/null)" != "$seen" ]; then
+if [ -z "$listing" ]; then listing=$(GIT_ALLOW_PROTOCOL=$remote git ls-remote -- "$url") || fail ls-remote; fi
+seen="$url
+$listing
+"
+# The last fetch's listing, read by the shell itself (a process less than cat).
+fetched=
+if [ -f "$cache/signalbox-fetched" ]; then
+  while IFS= read -r line || [ -n "$line" ]; do fetched="$fetched$line
+"; done < "$cache/signalbox-fetched"
+fi
+if [ "$fetched" != "$seen" ]; then
   rm -f "$cache/signalbox-fetched"
   GIT_ALLOW_PROTOCOL=$remote git -C "$cache" fetch --prune --tags -- "$url" '+refs/heads/*:refs/heads/*' || fail fetch
   printf '%s' "$seen" > "$cache/signalbox-fetched"
@@ -236,8 +252,7 @@ fi
 export GIT_ALLOW_PROTOCOL=file
 git clone -q --shared --template= "$@" || fail clone
 if [ -n "$commit" ]; then git -C "$target" checkout -q --detach "$commit" || fail checkout; fi
-git -C "$target" remote set-url -- origin "$url" || fail 'remote set-url'
-git -C "$target" log -1 --format=%H%n%s > "$result" 2>/dev/null || :`;
+git -C "$target" remote set-url -- origin "$url" || fail 'remote set-url'`;
 
 async function fetchAndClone(
   job: Job,
@@ -253,8 +268,19 @@ async function fetchAndClone(
   },
 ) {
   const checkout = o.commitHash ? ['--no-checkout'] : o.branch ? [`--branch=${o.branch}`] : [];
-  const result = join(job.dirs.task, 'checkout-result');
-  const params = [o.cache, o.url, o.target, o.commitHash ?? '', o.transport, result];
+  const failedStep = join(job.dirs.task, 'checkout-failed');
+  // A repository of this machine (file://) is listed by the server from its files when it can (a digest of its
+  // refs): the script then starts no `ls-remote`.
+  const listed = o.transport === 'file' ? refsDigest(fileUrlPath(o.url)) : null;
+  const params = [
+    o.cache,
+    o.url,
+    o.target,
+    o.commitHash ?? '',
+    o.transport,
+    failedStep,
+    listed ? `refs ${listed}` : '',
+  ];
   const run = await job.exec({
     command: 'sh',
     args: ['-c', FETCH_AND_CLONE, 'sh', ...params, ...checkout, '--', o.cache, o.target],
@@ -262,10 +288,8 @@ async function fetchAndClone(
     env: o.env,
     binds: o.binds,
   });
-  const failed = readText(`${result}.failed`);
-  const head = readText(result);
-  rmSync(result, { force: true });
-  rmSync(`${result}.failed`, { force: true });
+  const failed = readText(failedStep);
+  rmSync(failedStep, { force: true });
   if (run.code !== 0) {
     const step = failed ? /^(.+) (\d+)$/.exec(failed) : null;
     throw new TaskFailed(
@@ -274,9 +298,11 @@ async function fetchAndClone(
         : `Checking out the repository failed with ${run.signal ? `signal ${run.signal}` : `exit code ${run.code}`}`,
     );
   }
-  if (!head?.trim()) return { hash: null, message: null };
-  const [hash = '', subject = ''] = head.split('\n');
-  return { hash: hash.trim() || null, message: subject.trim().slice(0, 100) };
+  // Read while the cache is locked (no fetch of another task moves or packs its objects meanwhile).
+  const head = readHeadCommit(o.target, [o.cache]);
+  return head
+    ? { hash: head.hash, message: head.message.slice(0, 100) }
+    : headCommit(job, o.target, o.env, o.binds);
 }
 
 /**
