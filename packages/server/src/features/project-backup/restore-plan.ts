@@ -2,6 +2,7 @@ import type {
   integrationExtractValueInput,
   integrationMatcherInput,
   KeyType,
+  ProjectBackup,
   ProjectBackupInput,
   templateInput,
 } from '@signalbox/contracts';
@@ -49,55 +50,39 @@ export type PlannedTemplate = Omit<
 type MatcherValues = Omit<z.output<typeof integrationMatcherInput>, 'integration_id' | 'id'>;
 type ExtractValueValues = Omit<z.output<typeof integrationExtractValueInput>, 'integration_id' | 'id'>;
 
-/** A checked backup, every reference a name of an object of the plan (or the project's own None key / Empty). */
+type Backup = ProjectBackup;
+
+/**
+ * A checked backup, every reference a name of an object of the plan (or the project's own None key / Empty). Each
+ * kind is the backup's own shape (as a backup is written) with only what the plan resolves differently.
+ */
 export type RestorePlan = {
   meta: ProjectBackupInput['meta'];
   keys: PlannedKey[];
-  repositories: Array<{ name: string; git_url: string; git_branch: string; ssh_key: string }>;
-  inventories: Array<{
-    name: string;
-    type: string;
-    inventory: string;
-    /** Null for a workspace inventory: it runs with the project's None key, as one saved through the API. */
-    ssh_key: string | null;
-    become_key: string | null;
-    repository: string | null;
-    runner_tag: string | null;
-  }>;
-  environments: Array<{
-    name: string;
-    json: string;
-    env: string;
-    secrets: Array<{ type: 'var' | 'env'; name: string; secret: string }>;
-  }>;
-  views: Array<{ title: string; position: number }>;
+  /** Every repository has a key: the project's None key when the backup names none. */
+  repositories: Array<Omit<Backup['repositories'][number], 'ssh_key'> & { ssh_key: string }>;
+  /** ssh_key null for a workspace inventory: it runs with the project's None key, as one saved through the API. */
+  inventories: Backup['inventories'];
+  environments: Array<
+    Backup['environments'][number] & { secrets: Array<{ type: 'var' | 'env'; name: string; secret: string }> }
+  >;
+  views: Backup['views'];
   templates: PlannedTemplate[];
-  schedules: Array<{
-    name: string;
-    template: string;
-    type: '' | 'run_at';
-    cron_format: string;
-    run_at: string | null;
-    delete_after_run: boolean;
-    active: boolean;
-    repository: string | null;
-    /** The stored text of its default task parameters, without the inventory (by name in `inventory`). */
-    task_params: string;
-    inventory: string | null;
-  }>;
-  integrations: Array<{
-    name: string;
-    template: string;
-    auth_method: string;
-    auth_header: string;
-    auth_secret: string | null;
-    searchable: boolean;
-    /** The stored default task parameters, the inventory (by name) taken out. */
-    task_params: Record<string, unknown>;
-    inventory: string | null;
-    aliases: string[];
-    matchers: MatcherValues[];
-    extract_values: ExtractValueValues[];
-  }>;
+  schedules: Array<
+    Omit<Backup['schedules'][number], 'checkable_repository' | 'task_params'> & {
+      repository: string | null;
+      /** The stored text of its default task parameters, without the inventory (by name in `inventory`). */
+      task_params: string;
+      inventory: string | null;
+    }
+  >;
+  integrations: Array<
+    Omit<Backup['integrations'][number], 'matchers' | 'extract_values'> & {
+      /** The inventory of its default task parameters, by name (taken out of `task_params`). */
+      inventory: string | null;
+      matchers: MatcherValues[];
+      extract_values: ExtractValueValues[];
+    }
+  >;
   integration_aliases: string[];
 };
