@@ -25,6 +25,7 @@ const tables = [
   'task',
   'user',
   'runner_registration_token',
+  'remote_runner',
   'event',
 ] as const;
 
@@ -126,7 +127,41 @@ describe.each(testDialects())('creates on $name', (dialect) => {
   });
   const inventory = (name: string) => ({ name, type: 'static', inventory: 'localhost', ssh_key_id: keyId });
 
-  type Change = [method: 'PUT' | 'DELETE', url: string, body?: Record<string, unknown>];
+  type Change = [method: 'PUT' | 'POST' | 'DELETE', url: string, body?: unknown];
+  let runners = 0;
+  /** A registered runner of the project (as registration stores it). */
+  const runner = async () => {
+    const projectId = Number(base.split('/').at(-1));
+    const created = new Date().toISOString();
+    await h.deps.db
+      .insertInto('remote_runner')
+      .values({
+        project_id: projectId,
+        name: `kept-runner-${++runners}`,
+        tags: '[]',
+        token_hash: `kept-runner-token-${runners}`,
+        public_key: '',
+        max_parallel_tasks: 1,
+        active: 1,
+        version: '1.0.0',
+        webhook: '',
+        created,
+        touched: null,
+      })
+      .execute();
+    const row = await h.deps.db
+      .selectFrom('remote_runner')
+      .select('id')
+      .where('name', '=', `kept-runner-${runners}`)
+      .executeTakeFirstOrThrow();
+    return row.id;
+  };
+  const user = (name: string) => ({
+    name,
+    username: name.toLowerCase().replace(/ /g, '-'),
+    email: `${name.toLowerCase().replace(/ /g, '-')}@example.test`,
+    password: 'kept-password-1',
+  });
   const changes: [string, () => Promise<Change>][] = [
     [
       'a repository change',
@@ -195,6 +230,67 @@ describe.each(testDialects())('creates on $name', (dialect) => {
         `${base}/views/${await made(`${base}/views`, { title: 'Kept view 2', position: 2 })}`,
       ],
     ],
+    [
+      'a project change',
+      async () => {
+        const id = await made('/api/projects', { name: 'Kept project' });
+        return ['PUT', `/api/project/${id}`, { id, name: 'Renamed project' }];
+      },
+    ],
+    [
+      'a project delete',
+      async () => ['DELETE', `/api/project/${await made('/api/projects', { name: 'Kept 3' })}`],
+    ],
+    [
+      'a user change',
+      async () => {
+        const id = await made('/api/users', user('Kept user'));
+        return [
+          'PUT',
+          `/api/users/${id}`,
+          { name: 'Renamed', username: 'kept-user', email: 'kept-user@example.test' },
+        ];
+      },
+    ],
+    [
+      'a password change',
+      async () => [
+        'POST',
+        `/api/users/${await made('/api/users', user('Kept user 2'))}/password`,
+        { password: 'changed-password-1' },
+      ],
+    ],
+    ['a user delete', async () => ['DELETE', `/api/users/${await made('/api/users', user('Kept user 3'))}`]],
+    [
+      'an integration change',
+      async () => {
+        const id = await made(`${base}/integrations`, { name: 'Kept hook', template_id: templateId });
+        return ['PUT', `${base}/integrations/${id}`, { name: 'Renamed hook', template_id: templateId }];
+      },
+    ],
+    [
+      'an integration delete',
+      async () => [
+        'DELETE',
+        `${base}/integrations/${await made(`${base}/integrations`, { name: 'Kept hook 2', template_id: templateId })}`,
+      ],
+    ],
+    [
+      'an alias delete',
+      async () => [
+        'DELETE',
+        `${base}/integrations/aliases/${await made(`${base}/integrations/aliases`, {})}`,
+      ],
+    ],
+    [
+      'a reordering of views',
+      async () => {
+        const id = await made(`${base}/views`, { title: 'Kept view 3', position: 3 });
+        return ['POST', `${base}/views/positions`, { [id]: 7 }];
+      },
+    ],
+    ['a runner change', async () => ['PUT', `${base}/runners/${await runner()}`, { name: 'renamed-runner' }]],
+    ['a runner delete', async () => ['DELETE', `${base}/runners/${await runner()}`]],
   ];
 
   it.each(changes)('makes %s, or none when its event cannot be written', async (_what, prepare) => {

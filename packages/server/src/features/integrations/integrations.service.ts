@@ -29,6 +29,26 @@ const event = (
   db: Db = a.deps.db,
 ) => recordProjectEvent(db, a.user, a.projectId, objectType, objectId, description, kind);
 
+/** The kind of an alias's event: one of an integration's, or one of the project's. */
+const aliasEvent = (integration: { name: string } | null, verb: 'created' | 'deleted'): EventKind =>
+  integration
+    ? { kind: `alias.${verb}`, params: { integration: integration.name } }
+    : { kind: `projectalias.${verb}`, params: {} };
+
+/** Makes a change and records its event in one transaction: no change without its event, nor the reverse. */
+async function withEvent<T>(
+  a: Actor,
+  change: (trx: Db) => Promise<T>,
+  what: (result: T) => [objectType: string, objectId: number | null, description: string, kind?: EventKind],
+): Promise<T> {
+  return transaction(a.deps.db, async (trx) => {
+    const result = await change(trx);
+    const [objectType, objectId, description, kind] = what(result);
+    await event(a, objectType, objectId, description, kind, trx);
+    return result;
+  });
+}
+
 export async function listIntegrations(deps: Pick<Deps, 'db'>, projectId: number) {
   return (await integrationStore.listIntegrations(deps.db, projectId)).map(integrationStore.toIntegration);
 }
@@ -64,18 +84,16 @@ async function checkReferences(deps: Pick<Deps, 'db'>, projectId: number, input:
 
 export async function createIntegration(a: Actor, input: IntegrationInput) {
   await checkReferences(a.deps, a.projectId, input);
-  const id = await transaction(a.deps.db, async (trx) => {
-    const id = await integrationStore.insertIntegration(trx, a.deps.dialect, a.projectId, input);
-    await event(
-      a,
+  const id = await withEvent(
+    a,
+    (trx) => integrationStore.insertIntegration(trx, a.deps.dialect, a.projectId, input),
+    (id) => [
       'integration',
       id,
       `Integration ${input.name} created`,
       namedKind('integration', 'created', input.name),
-      trx,
-    );
-    return id;
-  });
+    ],
+  );
   return integrationStore.toIntegration(
     found(await integrationStore.findIntegration(a.deps.db, a.projectId, id), 'integration'),
   );
@@ -84,25 +102,29 @@ export async function createIntegration(a: Actor, input: IntegrationInput) {
 export async function updateIntegration(a: Actor, id: number, input: IntegrationInput) {
   await getIntegration(a.deps, a.projectId, id);
   await checkReferences(a.deps, a.projectId, input);
-  await integrationStore.updateIntegration(a.deps.db, a.projectId, id, input);
-  await event(
+  await withEvent(
     a,
-    'integration',
-    id,
-    `Integration ${input.name} updated`,
-    namedKind('integration', 'updated', input.name),
+    (trx) => integrationStore.updateIntegration(trx, a.projectId, id, input),
+    () => [
+      'integration',
+      id,
+      `Integration ${input.name} updated`,
+      namedKind('integration', 'updated', input.name),
+    ],
   );
 }
 
 export async function deleteIntegration(a: Actor, id: number) {
   const row = await getIntegration(a.deps, a.projectId, id);
-  await integrationStore.deleteIntegration(a.deps.db, a.projectId, id);
-  await event(
+  await withEvent(
     a,
-    'integration',
-    id,
-    `Integration ${row.name} deleted`,
-    namedKind('integration', 'deleted', row.name),
+    (trx) => integrationStore.deleteIntegration(trx, a.projectId, id),
+    () => [
+      'integration',
+      id,
+      `Integration ${row.name} deleted`,
+      namedKind('integration', 'deleted', row.name),
+    ],
   );
 }
 
@@ -136,20 +158,16 @@ export async function listAliases(
 export async function createAlias(a: Actor, integrationId: number | null, baseUrl: string) {
   const integration = integrationId == null ? null : await getIntegration(a.deps, a.projectId, integrationId);
   const alias = randomAlnum(ALIAS_LENGTH);
-  const id = await transaction(a.deps.db, async (trx) => {
-    const id = await aliasStore.insertAlias(trx, a.deps.dialect, a.projectId, integrationId, alias);
-    await event(
-      a,
+  const id = await withEvent(
+    a,
+    (trx) => aliasStore.insertAlias(trx, a.deps.dialect, a.projectId, integrationId, alias),
+    (id) => [
       'integration_alias',
       id,
       integration ? `Alias of integration ${integration.name} created` : 'Project integration alias created',
-      integration
-        ? { kind: 'alias.created', params: { integration: integration.name } }
-        : { kind: 'projectalias.created', params: {} },
-      trx,
-    );
-    return id;
-  });
+      aliasEvent(integration, 'created'),
+    ],
+  );
   return toAlias(found(await aliasStore.findAliasById(a.deps.db, a.projectId, id), 'alias'), baseUrl);
 }
 
@@ -158,15 +176,15 @@ export async function deleteAlias(a: Actor, integrationId: number | null, aliasI
   const integration = integrationId == null ? null : await getIntegration(a.deps, a.projectId, integrationId);
   const row = await aliasStore.findAliasById(a.deps.db, a.projectId, aliasId);
   if (!row || (integration && row.integration_id !== integration.id)) throw notFound('alias');
-  await aliasStore.deleteAlias(a.deps.db, a.projectId, aliasId);
-  await event(
+  await withEvent(
     a,
-    'integration_alias',
-    aliasId,
-    integration ? `Alias of integration ${integration.name} deleted` : 'Integration alias deleted',
-    integration
-      ? { kind: 'alias.deleted', params: { integration: integration.name } }
-      : { kind: 'projectalias.deleted', params: {} },
+    (trx) => aliasStore.deleteAlias(trx, a.projectId, aliasId),
+    () => [
+      'integration_alias',
+      aliasId,
+      integration ? `Alias of integration ${integration.name} deleted` : 'Integration alias deleted',
+      aliasEvent(integration, 'deleted'),
+    ],
   );
 }
 
@@ -208,39 +226,45 @@ function integrationRows<Input extends { name: string }, Row extends { name: str
     },
     async create(a: Actor, integrationId: number, input: Input) {
       const integration = await getIntegration(a.deps, a.projectId, integrationId);
-      const id = await kind.insert(a.deps.db, a.deps.dialect, integrationId, input);
-      await event(
+      const id = await withEvent(
         a,
-        kind.objectType,
-        id,
-        describe(input.name, integration, 'created'),
-        kindOf(input.name, integration, 'created'),
+        (trx) => kind.insert(trx, a.deps.dialect, integrationId, input),
+        (id) => [
+          kind.objectType,
+          id,
+          describe(input.name, integration, 'created'),
+          kindOf(input.name, integration, 'created'),
+        ],
       );
       return kind.show(found(await kind.find(a.deps.db, integrationId, id), kind.thing));
     },
     async update(a: Actor, integrationId: number, id: number, input: Input) {
       const integration = await getIntegration(a.deps, a.projectId, integrationId);
       if (!(await kind.find(a.deps.db, integrationId, id))) throw notFound(kind.thing);
-      await kind.update(a.deps.db, integrationId, id, input);
-      await event(
+      await withEvent(
         a,
-        kind.objectType,
-        id,
-        describe(input.name, integration, 'updated'),
-        kindOf(input.name, integration, 'updated'),
+        (trx) => kind.update(trx, integrationId, id, input),
+        () => [
+          kind.objectType,
+          id,
+          describe(input.name, integration, 'updated'),
+          kindOf(input.name, integration, 'updated'),
+        ],
       );
     },
     async remove(a: Actor, integrationId: number, id: number) {
       const integration = await getIntegration(a.deps, a.projectId, integrationId);
       const row = await kind.find(a.deps.db, integrationId, id);
       if (!row) throw notFound(kind.thing);
-      await kind.remove(a.deps.db, integrationId, id);
-      await event(
+      await withEvent(
         a,
-        kind.objectType,
-        id,
-        describe(row.name, integration, 'deleted'),
-        kindOf(row.name, integration, 'deleted'),
+        (trx) => kind.remove(trx, integrationId, id),
+        () => [
+          kind.objectType,
+          id,
+          describe(row.name, integration, 'deleted'),
+          kindOf(row.name, integration, 'deleted'),
+        ],
       );
     },
   };

@@ -59,20 +59,18 @@ export function updateIntegration(db: Db, projectId: number, id: number, input: 
 
 /**
  * Removes an integration with its aliases, matchers, extracted values and accepted delivery ids; its past tasks
- * keep running history.
+ * keep running history. `trx` is the caller's transaction (which records the event too).
  */
-export async function deleteIntegration(db: Db, projectId: number, id: number) {
-  await db.transaction().execute(async (trx) => {
-    await deleteRows(trx, 'integration_delivery', { integration_id: id });
-    await deleteRows(trx, 'integration_matcher', { integration_id: id });
-    await deleteRows(trx, 'integration_extract_value', { integration_id: id });
-    await deleteRows(trx, 'integration_alias', { project_id: projectId, integration_id: id });
-    await trx
-      .updateTable('task')
-      .set({ integration_id: null })
-      .where('project_id', '=', projectId)
-      .where('integration_id', '=', id)
-      .execute();
-    await deleteRows(trx, 'integration', { id, project_id: projectId });
-  });
+export async function deleteIntegration(trx: Db, projectId: number, id: number) {
+  await deleteRows(trx, 'integration_delivery', { integration_id: id });
+  await deleteRows(trx, 'integration_matcher', { integration_id: id });
+  await deleteRows(trx, 'integration_extract_value', { integration_id: id });
+  await deleteRows(trx, 'integration_alias', { project_id: projectId, integration_id: id });
+  await trx
+    .updateTable('task')
+    .set({ integration_id: null })
+    .where('project_id', '=', projectId)
+    .where('integration_id', '=', id)
+    .execute();
+  await deleteRows(trx, 'integration', { id, project_id: projectId });
 }

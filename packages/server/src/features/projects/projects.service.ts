@@ -100,27 +100,31 @@ export async function updateProject(
   input: ProjectInput,
 ) {
   await assertProjectNameFree(deps.db, user.id, input.name, projectId);
-  await deps.db
-    .updateTable('project')
-    .set({
-      name: input.name,
-      alert: fromBool(input.alert),
-      alert_chat: input.alert_chat ?? null,
-      max_parallel_tasks: input.max_parallel_tasks ?? 0,
-      // Absent (a client that predates the field): the project keeps its retention.
-      ...(input.task_retention_days === undefined ? {} : { task_retention_days: input.task_retention_days }),
-    })
-    .where('id', '=', projectId)
-    .execute();
-  await recordProjectEvent(
-    deps.db,
-    user,
-    projectId,
-    'project',
-    projectId,
-    `Project ${input.name} updated`,
-    namedKind('project', 'updated', input.name),
-  );
+  await transaction(deps.db, async (trx) => {
+    await trx
+      .updateTable('project')
+      .set({
+        name: input.name,
+        alert: fromBool(input.alert),
+        alert_chat: input.alert_chat ?? null,
+        max_parallel_tasks: input.max_parallel_tasks ?? 0,
+        // Absent (a client that predates the field): the project keeps its retention.
+        ...(input.task_retention_days === undefined
+          ? {}
+          : { task_retention_days: input.task_retention_days }),
+      })
+      .where('id', '=', projectId)
+      .execute();
+    await recordProjectEvent(
+      trx,
+      user,
+      projectId,
+      'project',
+      projectId,
+      `Project ${input.name} updated`,
+      namedKind('project', 'updated', input.name),
+    );
+  });
 }
 
 export async function deleteProject(
@@ -129,14 +133,17 @@ export async function deleteProject(
   projectId: number,
   name: string,
 ) {
-  await deleteProjectCascade(deps.db, projectId);
-  removeDemoRepository(deps.config.dataDir, projectId);
-  await recordEvent(deps.db, {
-    project_id: null,
-    user_id: user.id,
-    object_type: 'project',
-    object_id: projectId,
-    description: `Project ${name} deleted`,
-    ...namedKind('project', 'deleted', name),
+  await transaction(deps.db, async (trx) => {
+    await deleteProjectCascade(trx, projectId);
+    await recordEvent(trx, {
+      project_id: null,
+      user_id: user.id,
+      object_type: 'project',
+      object_id: projectId,
+      description: `Project ${name} deleted`,
+      ...namedKind('project', 'deleted', name),
+    });
   });
+  // Its files only once the rows are gone for good: a failed delete keeps the project whole.
+  removeDemoRepository(deps.config.dataDir, projectId);
 }

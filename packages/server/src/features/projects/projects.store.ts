@@ -49,19 +49,17 @@ const projectTables = [
   'runner_registration_token',
 ] as const;
 
-/** Deletes a project and everything in it, in one transaction. */
-export async function deleteProjectCascade(db: Db, projectId: number) {
-  await db.transaction().execute(async (trx) => {
-    const integrations = trx.selectFrom('integration').select('id').where('project_id', '=', projectId);
-    await trx.deleteFrom('integration_matcher').where('integration_id', 'in', integrations).execute();
-    await trx.deleteFrom('integration_extract_value').where('integration_id', 'in', integrations).execute();
-    await trx.deleteFrom('integration_delivery').where('integration_id', 'in', integrations).execute();
-    const tasks = trx.selectFrom('task').select('id').where('project_id', '=', projectId);
-    await trx.deleteFrom('task_output').where('task_id', 'in', tasks).execute();
-    await trx.deleteFrom('task').where('project_id', '=', projectId).execute();
-    for (const table of projectTables) {
-      await trx.deleteFrom(table).where('project_id', '=', projectId).execute();
-    }
-    await trx.deleteFrom('project').where('id', '=', projectId).execute();
-  });
+/** Deletes a project and everything in it; `trx` is the caller's transaction (which records the event too). */
+export async function deleteProjectCascade(trx: Db, projectId: number) {
+  const integrations = trx.selectFrom('integration').select('id').where('project_id', '=', projectId);
+  await trx.deleteFrom('integration_matcher').where('integration_id', 'in', integrations).execute();
+  await trx.deleteFrom('integration_extract_value').where('integration_id', 'in', integrations).execute();
+  await trx.deleteFrom('integration_delivery').where('integration_id', 'in', integrations).execute();
+  const tasks = trx.selectFrom('task').select('id').where('project_id', '=', projectId);
+  await trx.deleteFrom('task_output').where('task_id', 'in', tasks).execute();
+  await trx.deleteFrom('task').where('project_id', '=', projectId).execute();
+  for (const table of projectTables) {
+    await trx.deleteFrom(table).where('project_id', '=', projectId).execute();
+  }
+  await trx.deleteFrom('project').where('id', '=', projectId).execute();
 }

@@ -45,14 +45,16 @@ export async function changeRunner(
   const existing = await getRunner(deps, projectId, id);
   if (input.name !== undefined && (await nameTaken(deps.db, projectId, input.name, id)))
     throw conflict(coded('runner_name_taken', { name: input.name }));
-  await updateRunner(deps.db, id, input);
-  // Enabled again, or given more room or other tags: its waiting tasks may start now, not at the next poll.
-  deps.bus.emit('runnerChanged', { runnerId: id });
   const name = input.name ?? existing.name;
-  await recordEvent(
-    deps.db,
-    event(user, projectId, id, `Runner ${name} updated`, namedKind('runner', 'updated', name)),
-  );
+  await transaction(deps.db, async (trx, onCommit) => {
+    await updateRunner(trx, id, input);
+    await recordEvent(
+      trx,
+      event(user, projectId, id, `Runner ${name} updated`, namedKind('runner', 'updated', name)),
+    );
+    // Enabled again, or given more room or other tags: its waiting tasks may start now, not at the next poll.
+    onCommit(() => deps.bus.emit('runnerChanged', { runnerId: id }));
+  });
   return getRunner(deps, projectId, id);
 }
 
@@ -63,17 +65,19 @@ export async function removeRunner(
   id: number,
 ) {
   const existing = await getRunner(deps, projectId, id);
-  await deleteRunner(deps.db, id);
-  await recordEvent(
-    deps.db,
-    event(
-      user,
-      projectId,
-      id,
-      `Runner ${existing.name} deleted`,
-      namedKind('runner', 'deleted', existing.name),
-    ),
-  );
+  await transaction(deps.db, async (trx) => {
+    await deleteRunner(trx, id);
+    await recordEvent(
+      trx,
+      event(
+        user,
+        projectId,
+        id,
+        `Runner ${existing.name} deleted`,
+        namedKind('runner', 'deleted', existing.name),
+      ),
+    );
+  });
 }
 
 /**

@@ -213,8 +213,15 @@ export async function updateUser(ctx: UsersContext, actor: Actor, id: number, in
       onCommit(() => ctx.bus?.emit('accessRevoked', { userId: id, projectId: null }));
     if (input.password !== undefined)
       await afterPasswordChange(trx, onCommit, ctx, actor, id, input.revoke_tokens);
+    await event(
+      ctx,
+      actor,
+      id,
+      `User ${input.username} updated`,
+      namedKind('user', 'updated', input.username),
+      trx,
+    );
   });
-  await event(ctx, actor, id, `User ${input.username} updated`, namedKind('user', 'updated', input.username));
 }
 
 /**
@@ -256,14 +263,15 @@ export async function changePassword(
   await transaction(ctx.db, async (trx, onCommit) => {
     await updateUserRow(trx, id, { password });
     await afterPasswordChange(trx, onCommit, ctx, actor, id, input.revoke_tokens);
+    await event(
+      ctx,
+      actor,
+      id,
+      `Password of user ${user.username} changed`,
+      namedKind('user', 'password', user.username),
+      trx,
+    );
   });
-  await event(
-    ctx,
-    actor,
-    id,
-    `Password of user ${user.username} changed`,
-    namedKind('user', 'password', user.username),
-  );
 }
 
 /**
@@ -296,8 +304,15 @@ export async function deleteUser(ctx: UsersContext, actor: Actor, id: number) {
     await deleteUserRows(trx, id);
     // Their open sockets close at once.
     onCommit(() => ctx.bus?.emit('userDeleted', { userId: id }));
+    await event(
+      ctx,
+      actor,
+      id,
+      `User ${user.username} deleted`,
+      namedKind('user', 'deleted', user.username),
+      trx,
+    );
   });
-  await event(ctx, actor, id, `User ${user.username} deleted`, namedKind('user', 'deleted', user.username));
   return user;
 }
 

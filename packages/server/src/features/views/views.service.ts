@@ -103,6 +103,8 @@ export async function reorderViews(
     throw badRequest(coded('not_in_project', { what: 'view', id: unknown }), {
       [unknown]: coded('not_found', { what: 'view' }),
     });
-  await setPositions(deps.db, projectId, positions);
-  await recordProjectEvent(deps.db, user, projectId, 'view', null, 'Views reordered');
+  await transaction(deps.db, async (trx) => {
+    await setPositions(trx, projectId, positions);
+    await recordProjectEvent(trx, user, projectId, 'view', null, 'Views reordered');
+  });
 }

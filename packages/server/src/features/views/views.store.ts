@@ -79,10 +79,9 @@ export async function viewIdsInProject(db: Db, projectId: number, ids: number[])
   return new Set(rows.map((r) => r.id));
 }
 
-export async function setPositions(db: Db, projectId: number, positions: ViewPositionsInput) {
-  await db.transaction().execute(async (trx) => {
-    for (const { id, position } of positions) {
-      await updateRows(trx, 'view', { id, project_id: projectId }, { position });
-    }
-  });
+/** Moves views; `trx` is the caller's transaction (which records the event too). */
+export async function setPositions(trx: Db, projectId: number, positions: ViewPositionsInput) {
+  for (const { id, position } of positions) {
+    await updateRows(trx, 'view', { id, project_id: projectId }, { position });
+  }
 }
