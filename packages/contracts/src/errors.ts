@@ -49,6 +49,7 @@ export const errorTexts = {
   path_outside: '{{field}} must not leave the repository with ".."',
   path_option: '{{field}} must not start with "-"',
   enum_needs_values: 'Enumeration must have values.',
+  survey_values_or_source: 'Give the options as values or take them from a source, not both.',
   enum_unique_names: 'Enumeration values must have unique names.',
   enum_empty_name: 'Value name cannot be empty.',
   passcode_format: 'Code must be 6 digits',

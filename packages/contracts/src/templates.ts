@@ -4,13 +4,10 @@ import { type CodedMessage, coded, issue, issueOf } from './errors';
 import { optionalBranch } from './repositories';
 import { runnerTagField } from './runners';
 import { CRON_MAX, cronText, DEFAULT_CRON } from './schedules';
+import { surveyVarSchema, templateSurveyVarSchema } from './surveys';
 import { taskViewSchema } from './task-api';
 import { apps, templateTypes } from './tasks';
 import { checkVaults, templateVaultSchema, vaultColumns, vaultInput } from './vaults';
-
-/** Survey variable types: '' and 'string' are text, 'int' digits only, 'secret' hidden, 'enum' a pick list. */
-export const surveyVarTypes = ['', 'string', 'int', 'secret', 'enum'] as const;
-export type SurveyVarType = (typeof surveyVarTypes)[number];
 
 /** Inventory types each app accepts (bash, powershell, python and pulumi take any). */
 export const inventoryTypesForApp: Partial<Record<(typeof apps)[number], readonly string[]>> = {
@@ -63,48 +60,6 @@ const text = (max: number) =>
     .max(max)
     .nullish()
     .transform((v) => v ?? '');
-
-const surveyValue = z.object({
-  name: z
-    .string()
-    .trim()
-    .max(255)
-    .nullish()
-    .transform((v) => v ?? ''),
-  value: text(1000),
-});
-
-export const surveyVarSchema = z
-  .object({
-    name: requiredString(100),
-    title: requiredString(255),
-    description: text(1000),
-    type: z
-      .enum(surveyVarTypes)
-      .nullish()
-      .transform((v) => v ?? ''),
-    required: flag(),
-    values: z
-      .array(surveyValue)
-      .max(200)
-      .nullish()
-      .transform((v) => v ?? []),
-    default_value: text(1000),
-  })
-  .superRefine((v, ctx) => {
-    if (v.type !== 'enum') return;
-    if (v.values.length === 0) {
-      ctx.addIssue({ code: 'custom', message: issue('enum_needs_values'), path: ['values'] });
-      return;
-    }
-    if (v.values.some((item) => item.name === '')) {
-      ctx.addIssue({ code: 'custom', message: issue('enum_empty_name'), path: ['values'] });
-      return;
-    }
-    if (new Set(v.values.map((item) => item.name)).size !== v.values.length)
-      ctx.addIssue({ code: 'custom', message: issue('enum_unique_names'), path: ['values'] });
-  });
-export type SurveyVar = z.infer<typeof surveyVarSchema>;
 
 const stringList = () => z.array(z.string().max(255)).max(100);
 
@@ -271,21 +226,6 @@ export const templateLastTaskSchema = taskViewSchema.omit({ status_detail: true 
   tpl_app: z.string().describe("The template's app."),
 });
 export type TemplateLastTask = z.infer<typeof templateLastTaskSchema>;
-
-/** A survey variable of a template, as the template form writes it. */
-export const templateSurveyVarSchema = z.strictObject({
-  name: z.string(),
-  title: z.string(),
-  description: z.string(),
-  type: z
-    .enum(surveyVarTypes)
-    .describe("'' and 'string' are text, 'int' digits only, 'secret' hidden, 'enum' a pick list."),
-  required: z.boolean(),
-  values: z
-    .array(z.strictObject({ name: z.string(), value: z.string() }))
-    .describe('The choices of an enum.'),
-  default_value: z.string(),
-});
 
 /** App-specific template parameters as the API answers them (see templateTaskParams). */
 export const templateTaskParamsSchema = z

@@ -3,7 +3,7 @@ import { createHash, createHmac } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { apps, inventoryTypes } from '@signalbox/contracts';
+import { apps, emptySurveyVar, inventoryTypes } from '@signalbox/contracts';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { testDialects } from '../../../test/support/dialects';
@@ -722,6 +722,7 @@ esac
       const templates = (await owner.get(`/api/project/${projectId}/templates`)).json() as Json[];
       expect(templates.find((t) => t.name === 'Site')?.survey_vars).toEqual([
         {
+          ...emptySurveyVar,
           name: 'release',
           title: 'Release',
           description: 'Release tag to roll out',
@@ -731,6 +732,7 @@ esac
           default_value: 'v1',
         },
         {
+          ...emptySurveyVar,
           name: 'replicas',
           title: 'Replicas',
           description: '',
@@ -740,6 +742,7 @@ esac
           default_value: '2',
         },
         {
+          ...emptySurveyVar,
           name: 'colour',
           title: 'Colour',
           description: '',
@@ -752,6 +755,7 @@ esac
           default_value: '',
         },
         {
+          ...emptySurveyVar,
           name: 'admin_password',
           title: 'Admin password',
           description: '',

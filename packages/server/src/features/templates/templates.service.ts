@@ -1,12 +1,14 @@
 import {
   coded,
   inventoryTypesForApp,
+  optionsSourceSchema,
   type SurveyVarType,
   surveyVarTypes,
   type Template,
   type TemplateInput,
   templateTaskParamsSchema,
   templateVaultsOf,
+  visibleWhenSchema,
 } from '@signalbox/contracts';
 import { assertInProject, assertUnused } from '../../access/refs.store';
 import { namedKind, recordProjectEvent } from '../../audit/audit.store';
@@ -45,6 +47,8 @@ const isRecord = (v: unknown): v is Record<string, unknown> =>
   v !== null && typeof v === 'object' && !Array.isArray(v);
 const textOf = (v: unknown) =>
   typeof v === 'string' ? v : typeof v === 'number' || typeof v === 'boolean' ? String(v) : '';
+const numberOf = (v: unknown) => (typeof v === 'number' && Number.isFinite(v) ? v : null);
+const countOf = (v: unknown) => (typeof v === 'number' && Number.isInteger(v) && v >= 0 ? v : null);
 const isSurveyVarType = (v: unknown): v is SurveyVarType => surveyVarTypes.some((type) => type === v);
 
 /**
@@ -63,6 +67,17 @@ function surveyVarsOf(stored: unknown): Template['survey_vars'] {
       .filter(isRecord)
       .map((item) => ({ name: textOf(item.name), value: textOf(item.value) })),
     default_value: textOf(v.default_value),
+    min_length: countOf(v.min_length),
+    max_length: countOf(v.max_length),
+    regex: typeof v.regex === 'string' && v.regex ? v.regex : null,
+    regex_message: textOf(v.regex_message),
+    min: numberOf(v.min),
+    max: numberOf(v.max),
+    step: numberOf(v.step),
+    min_selected: countOf(v.min_selected),
+    max_selected: countOf(v.max_selected),
+    options_source: optionsSourceSchema.safeParse(v.options_source).data ?? null,
+    visible_when: visibleWhenSchema.safeParse(v.visible_when).data ?? null,
   }));
 }
 

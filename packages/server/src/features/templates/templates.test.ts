@@ -1,4 +1,4 @@
-import { coded, errorMessage, readIssue, vaultMessages } from '@signalbox/contracts';
+import { coded, emptySurveyVar, errorMessage, readIssue, vaultMessages } from '@signalbox/contracts';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { testDialects } from '../../../test/support/dialects';
 import { createHarness, type Harness } from '../../../test/support/harness';
@@ -122,6 +122,7 @@ describe.each(testDialects())('templates on $name', (dialect) => {
       ...options,
       survey_vars: [
         {
+          ...emptySurveyVar,
           name: 'region',
           title: 'Region',
           description: '',
@@ -131,6 +132,7 @@ describe.each(testDialects())('templates on $name', (dialect) => {
           default_value: '',
         },
         {
+          ...emptySurveyVar,
           name: 'count',
           title: 'Count',
           description: 'How many',
@@ -373,7 +375,7 @@ describe.each(testDialects())('templates on $name', (dialect) => {
           {
             name: 'port',
             title: 'Port',
-            type: 'number',
+            type: 'float',
             default_value: 22,
             values: [{ name: 'a', value: 1 }],
           },
@@ -391,6 +393,7 @@ describe.each(testDialects())('templates on $name', (dialect) => {
     expect(res.statusCode, res.body).toBe(200);
     expect(res.json().survey_vars).toEqual([
       {
+        ...emptySurveyVar,
         name: 'host',
         title: '',
         description: '',
@@ -400,6 +403,7 @@ describe.each(testDialects())('templates on $name', (dialect) => {
         default_value: '',
       },
       {
+        ...emptySurveyVar,
         name: 'port',
         title: 'Port',
         description: '',
@@ -541,7 +545,10 @@ describe.each(testDialects())('templates on $name', (dialect) => {
     await expectError(v({ name: '  ' }), 'Name is required', 'survey_vars.0.name');
     await expectError(v({ name: undefined }), 'Name is required');
     await expectError(v({ title: '' }), 'Title is required', 'survey_vars.0.title');
-    await expectError(v({ type: 'float' }), 'Type must be one of string, int, secret, enum');
+    await expectError(
+      v({ type: 'float' }),
+      'Type must be one of string, int, secret, enum, text, number, boolean, multiselect, date, datetime, kv',
+    );
     await expectError(v({ type: 'enum' }), 'Enumeration must have values.', 'survey_vars.0.values');
     await expectError(v({ type: 'enum', values: [] }), 'Enumeration must have values.');
     await expectError(

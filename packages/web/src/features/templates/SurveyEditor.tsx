@@ -16,7 +16,7 @@ import {
   TextField,
   Typography,
 } from '@mui/material';
-import { type SurveyVar, surveyVarSchema } from '@signalbox/contracts';
+import { emptySurveyVar, type SurveyVar, surveyVarSchema } from '@signalbox/contracts';
 import { type FormEvent, useState } from 'react';
 import { useTranslation } from 'react-i18next';
 import { FormDialog } from '../../components/FormDialog';
@@ -95,15 +95,7 @@ export function SurveyEditor({
         onClick={() =>
           setEditing({
             index: -1,
-            item: {
-              name: '',
-              title: '',
-              description: '',
-              type: 'string',
-              required: false,
-              values: [],
-              default_value: '',
-            },
+            item: { ...emptySurveyVar },
           })
         }
       >
