@@ -121,7 +121,7 @@ const typedFields = {
     .transform((v) => (v ? v : null)),
   /** What the form says when the answer does not match `regex` (the rule itself otherwise). */
   regex_message: text(255),
-  /** int / number: bounds (inclusive) and step (an answer is min, or 0 without min, plus a multiple of it). */
+  /** int / number: bounds (inclusive) and step (an answer is a multiple of it, as JSON Schema's multipleOf). */
   min: bound(),
   max: bound(),
   step: bound(),
