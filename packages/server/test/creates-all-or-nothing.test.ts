@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { testDialects } from './support/dialects';
 import { answeredError, type Client, createHarness, type Harness } from './support/harness';
 import { rejectInserts } from './support/reject-inserts';
+import { insertRunner } from './support/runner-rows';
 import { waitFor } from './support/task-fixtures';
 import { ansibleBody, templateFixtures } from './support/template-fixtures';
 
@@ -128,34 +129,8 @@ describe.each(testDialects())('creates on $name', (dialect) => {
   const inventory = (name: string) => ({ name, type: 'static', inventory: 'localhost', ssh_key_id: keyId });
 
   type Change = [method: 'PUT' | 'POST' | 'DELETE', url: string, body?: unknown];
-  let runners = 0;
   /** A registered runner of the project (as registration stores it). */
-  const runner = async () => {
-    const projectId = Number(base.split('/').at(-1));
-    const created = new Date().toISOString();
-    await h.deps.db
-      .insertInto('remote_runner')
-      .values({
-        project_id: projectId,
-        name: `kept-runner-${++runners}`,
-        tags: '[]',
-        token_hash: `kept-runner-token-${runners}`,
-        public_key: '',
-        max_parallel_tasks: 1,
-        active: 1,
-        version: '1.0.0',
-        webhook: '',
-        created,
-        touched: null,
-      })
-      .execute();
-    const row = await h.deps.db
-      .selectFrom('remote_runner')
-      .select('id')
-      .where('name', '=', `kept-runner-${runners}`)
-      .executeTakeFirstOrThrow();
-    return row.id;
-  };
+  const runner = () => insertRunner(h.deps.db, { project_id: Number(base.split('/').at(-1)) });
   const user = (name: string) => ({
     name,
     username: name.toLowerCase().replace(/ /g, '-'),

@@ -2,10 +2,9 @@ import type { EventView } from '@signalbox/contracts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { testDialects } from '../../../test/support/dialects';
 import { type Client, createHarness, type Harness } from '../../../test/support/harness';
+import { insertRunner } from '../../../test/support/runner-rows';
 import { insertTemplate, waitFor } from '../../../test/support/task-fixtures';
 import { templateFixtures } from '../../../test/support/template-fixtures';
-import { now } from '../../db/values';
-import { sha256 } from '../../lib/crypto';
 
 /**
  * Activity events carry what happened as data — a kind and its params — beside the English description the API
@@ -231,32 +230,7 @@ describe.each(testDialects())('event kinds on $name', (dialect) => {
 
   it('records runners updated and deleted with their name, and registration tokens made', async () => {
     const base = `/api/project/${projectId}`;
-    const created = now();
-    await h.deps.db
-      .insertInto('remote_runner')
-      .values({
-        project_id: projectId,
-        name: 'gil-kinds',
-        tags: '[]',
-        token_hash: sha256(`runner-token-kinds-${Math.random()}`),
-        public_key: '',
-        max_parallel_tasks: 1,
-        active: 1,
-        version: '1.0.0',
-        webhook: '',
-        created,
-        touched: null,
-        started_at: null,
-        instance_id: null,
-      })
-      .execute();
-    const id = (
-      await h.deps.db
-        .selectFrom('remote_runner')
-        .select('id')
-        .where('name', '=', 'gil-kinds')
-        .executeTakeFirstOrThrow()
-    ).id;
+    const id = await insertRunner(h.deps.db, { project_id: projectId, name: 'gil-kinds' });
     const put = await owner.put(`${base}/runners/${id}`, { name: 'hal-kinds' });
     expect(put.statusCode, put.body).toBe(200);
     expect((await owner.del(`${base}/runners/${id}`)).statusCode).toBe(204);

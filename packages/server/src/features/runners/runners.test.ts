@@ -9,6 +9,7 @@ import {
   ownerCodes,
   type ProjectActors,
 } from '../../../test/support/project-actors';
+import { insertRunner as insertRunnerRow } from '../../../test/support/runner-rows';
 import { now } from '../../db/values';
 import { sha256 } from '../../lib/crypto';
 
@@ -37,42 +38,7 @@ describe.each(testDialects())('remote runner management on $name', (dialect) => 
   });
   afterAll(async () => h?.close());
 
-  let seq = 0;
-  /** A registered runner row, as the registration route stores it. */
-  async function insertRunner(values: {
-    project_id: number | null;
-    name?: string;
-    tags?: string[];
-    online?: boolean;
-  }): Promise<number> {
-    seq += 1;
-    const created = now();
-    await h.deps.db
-      .insertInto('remote_runner')
-      .values({
-        project_id: values.project_id,
-        name: values.name ?? `runner-${seq}`,
-        tags: JSON.stringify(values.tags ?? []),
-        token_hash: sha256(`runner-token-${seq}-${Math.random()}`),
-        public_key: '-----BEGIN PUBLIC KEY-----\nsecret-looking\n-----END PUBLIC KEY-----',
-        max_parallel_tasks: 2,
-        active: 1,
-        version: '1.2.3',
-        webhook: '',
-        created,
-        touched: values.online ? created : null,
-        started_at: values.online ? created : null,
-        instance_id: values.online ? 'instance-1' : null,
-      })
-      .execute();
-    const row = await h.deps.db
-      .selectFrom('remote_runner')
-      .select('id')
-      .where('created', '=', created)
-      .where('name', '=', values.name ?? `runner-${seq}`)
-      .executeTakeFirstOrThrow();
-    return row.id;
-  }
+  const insertRunner = (values: Parameters<typeof insertRunnerRow>[1]) => insertRunnerRow(h.deps.db, values);
 
   it('lists global runners to admins without secrets, with online state and running slots', async () => {
     const id = await insertRunner({
