@@ -544,6 +544,8 @@ describe('theme and languages', () => {
     for (const [name, [code, schedule]] of Object.entries(expected)) {
       await page.locator('[aria-haspopup="menu"]').nth(1).click();
       await page.getByRole('menuitem', { name, exact: true }).click();
+      // The next round opens the menu again only once this one has closed (a click on a closing menu is lost).
+      await page.getByRole('menu').waitFor({ state: 'hidden' });
       // pt and pt-br share the word: wait for the language itself, then for the string.
       await page.waitForFunction((c) => document.documentElement.lang === c, code);
       await nav.getByRole('link', { name: schedule, exact: true }).waitFor();
