@@ -52,7 +52,18 @@ const projects: TestProjectInlineConfiguration[] = [
       ...inProcess,
     },
   },
-  { test: { name: 'system', ...files('system'), ...server, ...poll, env: serverEnv, ...system } },
+  {
+    test: {
+      name: 'system',
+      ...files('system'),
+      ...server,
+      ...poll,
+      env: serverEnv,
+      // The server and CLI processes these tiers start run one bundle of the working tree, built at the start.
+      globalSetup: ['./test/support/built-server.ts'],
+      ...system,
+    },
+  },
   {
     test: {
       name: 'executors',
@@ -60,6 +71,7 @@ const projects: TestProjectInlineConfiguration[] = [
       ...server,
       ...poll,
       env: { ...serverEnv, SIGNALBOX_TEST_DIALECTS: 'sqlite' },
+      globalSetup: ['./test/support/built-server.ts'],
       ...system,
     },
   },

@@ -45,6 +45,7 @@ export function serverBuildIsStale() {
     newest(join(server, 'src')),
     newest(join(server, '..', 'contracts', 'src')),
     mtime(join(server, 'scripts', 'build.mjs')),
+    mtime(join(server, 'scripts', 'server-bundle.mjs')),
   );
   return built < sources;
 }

@@ -2,11 +2,11 @@ import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
+import { serverBin } from '../test/support/server-process';
 import { ConfigError, loadConfig } from './config';
 
-const bin = fileURLToPath(new URL('../bin/signalbox-src.mjs', import.meta.url));
+const bin = serverBin;
 
 /**
  * Runs `signalbox server` on a fresh data dir (kept in `dirs` for removal) with only `env` of the SIGNALBOX_ and

@@ -6,13 +6,13 @@ import { createServer, type IncomingHttpHeaders, type Server, type ServerRespons
 import { createServer as createTcpServer, type Socket, type Server as TcpServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import type { EventView } from '@signalbox/contracts';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { testDialects } from '../../test/support/dialects';
 import { type Client, createHarness } from '../../test/support/harness';
 import { freePort } from '../../test/support/net';
 import { rejectInserts } from '../../test/support/reject-inserts';
+import { serverBin } from '../../test/support/server-process';
 import { ansibleBody, templateFixtures } from '../../test/support/template-fixtures';
 import { ConfigError, loadConfig } from '../config';
 import { parseSyslogAddress, syslogLine } from './syslog';
@@ -355,7 +355,7 @@ describe('audit forwarding of the signalbox command', () => {
   it('forwards the events a command writes before it exits', { timeout: 120_000 }, async () => {
     const receiver = await httpReceiver();
     try {
-      const bin = fileURLToPath(new URL('../../bin/signalbox-src.mjs', import.meta.url));
+      const bin = serverBin;
       const env: NodeJS.ProcessEnv = {};
       for (const [k, v] of Object.entries(process.env)) if (!/^(SIGNALBOX|SEMAPHORE)_/.test(k)) env[k] = v;
       const args = [

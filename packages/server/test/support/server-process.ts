@@ -9,10 +9,13 @@ import { taskSharedEnv } from './task-shared';
  */
 
 /**
- * The `signalbox` command run from the TypeScript sources through tsx, so these tests run the working tree as it
- * is, with no build step. The built server (bin/signalbox.mjs) is tested through `npm start` (npm-start.test.ts).
+ * The `signalbox` command of the working tree as it is: the bundle the process tiers build when their run starts
+ * (test/support/built-server.ts, a third of tsx's start-up time), else the TypeScript sources through tsx. The
+ * server built by `npm run build` (bin/signalbox.mjs) is tested through `npm start` (npm-start.test.ts).
  */
-export const serverBin = fileURLToPath(new URL('../../bin/signalbox-src.mjs', import.meta.url));
+export const serverBin =
+  process.env.SIGNALBOX_TEST_SERVER_BIN ??
+  fileURLToPath(new URL('../../bin/signalbox-src.mjs', import.meta.url));
 
 const ADMIN = { login: 'admin', password: 'admin-password-1' };
 

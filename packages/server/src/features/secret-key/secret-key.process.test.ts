@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { serverBin } from '../../../test/support/server-process';
 import { insertKey } from '../../../test/support/task-fixtures';
 import { buildApp } from '../../app';
 import { loadConfig } from '../../config';
@@ -12,7 +13,7 @@ import { openDb } from '../../db';
 import { insertReturningId } from '../../db/values';
 import { createSecretBox, SecretKeyRotationUnfinishedError } from '../../lib/crypto';
 
-const bin = fileURLToPath(new URL('../../../bin/signalbox-src.mjs', import.meta.url));
+const bin = serverBin;
 const repoRoot = fileURLToPath(new URL('../../../../../', import.meta.url));
 
 /** Runs `signalbox …` to completion with only the given Signalbox settings. */

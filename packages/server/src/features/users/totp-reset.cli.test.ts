@@ -7,10 +7,11 @@ import type { FastifyInstance } from 'fastify';
 import { generate } from 'otplib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { testDialects } from '../../../test/support/dialects';
+import { serverBin } from '../../../test/support/server-process';
 import { buildApp } from '../../app';
 import { loadConfig } from '../../config';
 
-const bin = fileURLToPath(new URL('../../../bin/signalbox-src.mjs', import.meta.url));
+const bin = serverBin;
 const repoRoot = fileURLToPath(new URL('../../../../../', import.meta.url));
 
 type Run = { code: number | null; stdout: string; stderr: string };

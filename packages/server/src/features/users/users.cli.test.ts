@@ -6,12 +6,13 @@ import type { Readable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freePort } from '../../../test/support/net';
+import { serverBin } from '../../../test/support/server-process';
 import { waitFor } from '../../../test/support/task-fixtures';
 import { buildApp } from '../../app';
 import { loadConfig } from '../../config';
 import { openDb } from '../../db';
 
-const bin = fileURLToPath(new URL('../../../bin/signalbox-src.mjs', import.meta.url));
+const bin = serverBin;
 const repoRoot = fileURLToPath(new URL('../../../../../', import.meta.url));
 
 /** The parent's environment without any Signalbox/Semaphore settings, plus the given ones. */

@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { FakeRunnerServer } from '../../../test/support/fake-runner-server';
+import { serverBin } from '../../../test/support/server-process';
 import { alive, commitFiles, standIn, waitFor } from '../../../test/support/task-fixtures';
 import { hostPidsOf } from '../../../test/support/task-pids';
 import { taskSharedEnv } from '../../../test/support/task-shared';
@@ -15,7 +16,7 @@ import type { RepositoryRow } from '../../tasks/store';
 import type { JobPayload } from '../payload';
 import { saveRunner } from './files';
 
-const bin = fileURLToPath(new URL('../../../bin/signalbox-src.mjs', import.meta.url));
+const bin = serverBin;
 const repoRoot = fileURLToPath(new URL('../../../../../', import.meta.url));
 
 /** The parent's environment without any Signalbox/Semaphore settings, plus the given ones. */
