@@ -109,6 +109,15 @@ describe.each(testDialects())('typed survey answers on $name', (dialect) => {
     expect((await members.owner.get(p('/templates/999999/survey-schema'))).statusCode).toBe(404);
   });
 
+  it('is described in the OpenAPI document', async () => {
+    const doc = (await members.guest.get('/api/openapi.json')).json();
+    const path = Object.keys(doc.paths).find((key) => key.endsWith('/templates/{template_id}/survey-schema'));
+    expect(path).toBeDefined();
+    const answer = doc.paths[path as string].get.responses['200'].content['application/json'].schema;
+    expect(JSON.stringify(answer)).toMatch(/draft 2020-12/);
+    expect(answer.required).toEqual(expect.arrayContaining(['$schema', 'type', 'properties']));
+  });
+
   it('checks text answers: lengths, the regex with its message, blank text for a required one', async () => {
     const tpl = await template([
       v('host', {
