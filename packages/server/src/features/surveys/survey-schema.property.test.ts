@@ -1,7 +1,9 @@
 import {
   emptySurveyVar,
   type ProjectRole,
+  surveyJsonSchema,
   surveySchemaKeywords,
+  surveyVisibility,
   type TemplateSurveyVar,
 } from '@signalbox/contracts';
 import Ajv2020 from 'ajv/dist/2020.js';
@@ -114,6 +116,36 @@ const payloads = fc
     return { answers, valid };
   });
 
+/** Conditions in a chain, on answers filled by defaults, on a multiselect and on a number. */
+const chained: TemplateSurveyVar[] = [
+  v('a', { type: 'boolean', required: true, default_value: 'true' }),
+  v('b', {
+    type: 'enum',
+    required: true,
+    default_value: 'x',
+    values: options('x', 'y'),
+    visible_when: { field: 'a', values: ['true'] },
+  }),
+  v('c', { type: 'string', required: true, min_length: 3, visible_when: { field: 'b', values: ['y'] } }),
+  v('d', { type: 'int', required: true, visible_when: { field: 'a', values: ['false'] } }),
+  v('e', { type: 'multiselect', values: options('p', 'q'), visible_when: { field: 'd', values: ['3'] } }),
+  v('f', { type: 'number', min: 1, visible_when: { field: 'e', values: ['q'] } }),
+  v('g', { type: 'string', required: true, visible_when: { field: 'outside', values: ['1', 'true'] } }),
+];
+const chainedAnswers = fc.record(
+  {
+    a: fc.constantFrom(true, false, 'true', null, ''),
+    b: fc.constantFrom('x', 'y', 'z', '', null),
+    c: fc.constantFrom('abc', 'ab', 5),
+    d: fc.constantFrom(3, 4, '3', 'x'),
+    e: fc.constantFrom(['p'], ['q'], ['p', 'q'], [], ['r']),
+    f: fc.constantFrom(1, 0, 'one'),
+    g: fc.constantFrom('yes', '', 1),
+    outside: fc.constantFrom(1, '1', true, 'true', 2, [1], null),
+  },
+  { requiredKeys: [] },
+);
+
 describe.each(testDialects())('the served survey schema agrees with the run check on $name', (dialect) => {
   let h: Harness;
   let members: Record<ProjectRole, Client>;
@@ -162,6 +194,47 @@ describe.each(testDialects())('the served survey schema agrees with the run chec
     // Both kinds were drawn in numbers.
     expect(valids).toBeGreaterThan(100);
     expect(valids).toBeLessThan(1400);
+  });
+
+  it('shows and hides variables as surveyVisibility says, for every answer a chain of conditions can get', async () => {
+    const options = new Map([
+      [
+        'b',
+        {
+          options: [
+            { value: 'x', label: 'X' },
+            { value: 'y', label: 'Y' },
+          ],
+        },
+      ],
+      [
+        'e',
+        {
+          options: [
+            { value: 'p', label: 'P' },
+            { value: 'q', label: 'Q' },
+          ],
+        },
+      ],
+    ]);
+    const ajv = new Ajv2020({ allErrors: true });
+    addFormats(ajv);
+    for (const keyword of surveySchemaKeywords) ajv.addKeyword(keyword);
+    const validate = ajv.compile(surveyJsonSchema(chained, options));
+    let hidden = 0;
+    fc.assert(
+      fc.property(chainedAnswers, (answers) => {
+        // The same verdict as a survey of only the variables shown, without conditions, given only their values.
+        const shown = surveyVisibility(chained, answers);
+        const visible = chained.filter((x) => shown.get(x.name)).map((x) => ({ ...x, visible_when: null }));
+        const kept = Object.fromEntries(Object.entries(answers).filter(([k]) => shown.get(k) !== false));
+        const expected = ajv.validate(surveyJsonSchema(visible, options), kept);
+        expect(validate(answers), JSON.stringify(answers)).toBe(expected);
+        hidden += chained.length - visible.length;
+      }),
+      { numRuns: 2000 },
+    );
+    expect(hidden).toBeGreaterThan(2000);
   });
 
   it('answers a sample of them through the API as the rules say', async () => {
