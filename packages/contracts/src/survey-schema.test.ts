@@ -77,4 +77,10 @@ describe('survey schema documents', () => {
     expect(shown({ a: false, b: ['x'] })).toEqual({ a: true, b: false, c: false });
     expect(shown({ a: '', b: ['x'] })).toEqual({ a: true, b: true, c: true });
   });
+  it('keeps a variable named __proto__ as a property of its own', () => {
+    const doc = surveyJsonSchema([v('__proto__', { required: true, min_length: 2 })], new Map());
+    expect(Object.keys(doc.properties)).toEqual(['__proto__']);
+    expect(Object.getPrototypeOf(doc.properties)).toBe(Object.prototype);
+    expect(JSON.stringify(doc)).toContain('"__proto__":{');
+  });
 });

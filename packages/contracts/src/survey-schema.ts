@@ -346,7 +346,8 @@ export function surveyJsonSchema(
   vars: TemplateSurveyVar[],
   options: Map<string, SurveyOptionsOf>,
 ): SurveySchemaDocument {
-  const properties: Record<string, JsonSchema> = {};
+  // Entries, not assignments: a variable may be named `__proto__`.
+  const properties: [string, JsonSchema][] = [];
   const required: string[] = [];
   const allOf: JsonSchema[] = [];
   const earlier = new Map<string, TemplateSurveyVar>();
@@ -357,10 +358,10 @@ export function surveyJsonSchema(
     const annotations = annotationsOf(v, order, offered);
     const condition = shownWhen(v, earlier);
     if (condition === true) {
-      properties[v.name] = { ...annotations, ...rules };
+      properties.push([v.name, { ...annotations, ...rules }]);
       if (mustAnswer) required.push(v.name);
     } else {
-      properties[v.name] = annotations;
+      properties.push([v.name, annotations]);
       allOf.push({
         'x-signalbox-field': v.name,
         if: condition,
@@ -373,7 +374,7 @@ export function surveyJsonSchema(
   return {
     $schema: 'https://json-schema.org/draft/2020-12/schema',
     type: 'object',
-    properties,
+    properties: Object.fromEntries(properties),
     ...(required.length ? { required } : {}),
     ...(allOf.length ? { allOf } : {}),
   };
