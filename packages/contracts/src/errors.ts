@@ -50,6 +50,9 @@ export const errorTexts = {
   path_option: '{{field}} must not start with "-"',
   enum_needs_values: 'Enumeration must have values.',
   survey_values_or_source: 'Give the options as values or take them from a source, not both.',
+  survey_regex_invalid: 'The pattern is not a valid regular expression.',
+  survey_regex_unsafe:
+    'The pattern repeats a repetition (like (a+)+): it could take too long to check. Simplify it.',
   enum_unique_names: 'Enumeration values must have unique names.',
   enum_empty_name: 'Value name cannot be empty.',
   passcode_format: 'Code must be 6 digits',

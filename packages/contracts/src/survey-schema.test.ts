@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { surveyFields, surveyJsonSchema, surveyVisibility, typedSurveyDefault } from './survey-schema';
-import { emptySurveyVar, type TemplateSurveyVar } from './surveys';
+import { emptySurveyVar, surveyRegexProblem, type TemplateSurveyVar } from './surveys';
 
 const v = (name: string, extra: Partial<TemplateSurveyVar>): TemplateSurveyVar => ({
   ...emptySurveyVar,
@@ -63,6 +63,20 @@ describe('survey schema documents', () => {
     expect(fields[2]?.schema).toMatchObject({ minLength: 2 });
     expect(fields[2]?.schema).not.toHaveProperty('pattern');
     expect(fields[3]?.schema).toMatchObject({ not: {}, 'x-signalbox-options-error': { code: 'not_found' } });
+  });
+
+  it('never hands a validator a pattern that nests repetitions (a restored survey may hold one)', () => {
+    const doc = surveyJsonSchema(
+      [v('unsafe', { regex: '^(a+)+$', min_length: 1 }), v('safe', { regex: '^[a-z]+$' })],
+      new Map(),
+    );
+    const fields = surveyFields(doc);
+    expect(fields[0]?.schema).toMatchObject({ minLength: 1 });
+    expect(fields[0]?.schema).not.toHaveProperty('pattern');
+    expect(fields[1]?.schema).toMatchObject({ pattern: '^[a-z]+$' });
+    expect(surveyRegexProblem('^(a+)+$')).toBe('survey_regex_unsafe');
+    expect(surveyRegexProblem('(')).toBe('survey_regex_invalid');
+    expect(surveyRegexProblem('^[a-z0-9-]+$')).toBeNull();
   });
 
   it('shows a variable while its field, itself shown, has one of the values, defaults counting', () => {

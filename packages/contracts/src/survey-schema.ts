@@ -1,5 +1,5 @@
 import type { CodedMessage } from './errors';
-import type { SurveyOption, SurveyVarType, TemplateSurveyVar } from './surveys';
+import { type SurveyOption, type SurveyVarType, surveyRegexProblem, type TemplateSurveyVar } from './surveys';
 
 /** A JSON Schema (draft 2020-12) object, as this module writes one. */
 export type JsonSchema = { [key: string]: unknown };
@@ -141,13 +141,9 @@ function matchingValues(values: string[]): JsonSchema {
 
 /** A regular expression as JSON Schema validators compile it (ECMAScript, unicode): null when it does not. */
 function usablePattern(regex: string | null): string | null {
-  if (!regex) return null;
-  try {
-    new RegExp(regex, 'u');
-    return regex;
-  } catch {
-    return null;
-  }
+  // A template saved through the API has no other kind; a restored backup's survey is kept as written, and a
+  // pattern that nests repetitions must never be matched against answers on the server (see surveyRegexProblem).
+  return regex && surveyRegexProblem(regex) === null ? regex : null;
 }
 
 /** An int without bounds or step accepts its answer as text too (`"5"`), as Semaphore's clients send it. */

@@ -1,3 +1,4 @@
+import safeRegex from 'safe-regex2';
 import { z } from 'zod';
 import { flag, requiredString } from './common';
 import { issue } from './errors';
@@ -132,6 +133,21 @@ const typedFields = {
   visible_when: visibleWhenSchema.nullish().transform((v) => v ?? null),
 };
 
+/**
+ * What is wrong with a survey variable's regular expression: it must compile as JSON Schema validators compile
+ * patterns (ECMAScript with the `u` flag), and must not nest repetitions (`(a+)+`, star height above one): the
+ * server matches it against answers of people with fewer rights than the template's editor, and such a pattern
+ * can take exponential time on a crafted answer. Null when it is usable.
+ */
+export function surveyRegexProblem(regex: string): 'survey_regex_invalid' | 'survey_regex_unsafe' | null {
+  try {
+    new RegExp(regex, 'u');
+  } catch {
+    return 'survey_regex_invalid';
+  }
+  return safeRegex(regex) ? null : 'survey_regex_unsafe';
+}
+
 /** A survey variable as a template is saved with it (POST/PUT templates, restore). */
 export const surveyVarSchema = z
   .object({
@@ -157,6 +173,8 @@ export const surveyVarSchema = z
     ...typedFields,
   })
   .superRefine((v, ctx) => {
+    const regexProblem = v.regex ? surveyRegexProblem(v.regex) : null;
+    if (regexProblem) ctx.addIssue({ code: 'custom', message: issue(regexProblem), path: ['regex'] });
     if (v.type !== 'enum' && v.type !== 'multiselect') return;
     if (v.options_source) {
       if (v.values.length > 0)

@@ -550,6 +550,18 @@ describe.each(testDialects())('templates on $name', (dialect) => {
       'Type must be one of string, int, secret, enum, text, number, boolean, multiselect, date, datetime, kv',
     );
     await expectError(v({ type: 'enum' }), 'Enumeration must have values.', 'survey_vars.0.values');
+    // The server matches a pattern against other people's answers: one that cannot compile, or that nests
+    // repetitions (exponential time on a crafted answer), is refused when the template is saved.
+    await expectError(
+      v({ regex: '(unclosed' }),
+      'The pattern is not a valid regular expression.',
+      'survey_vars.0.regex',
+    );
+    await expectError(
+      v({ regex: '^(a+)+$' }),
+      'The pattern repeats a repetition (like (a+)+): it could take too long to check. Simplify it.',
+      'survey_vars.0.regex',
+    );
     await expectError(v({ type: 'enum', values: [] }), 'Enumeration must have values.');
     await expectError(
       v({ type: 'enum', values: [{ name: ' ', value: '1' }] }),
@@ -568,6 +580,9 @@ describe.each(testDialects())('templates on $name', (dialect) => {
     );
     await expectError(ansibleBody(project.fx, { survey_vars: 'x' }), 'Survey variables must be a list');
     expect(await snapshot(h)).toEqual(before);
+    expect(
+      (await project.admin.post(`${project.base}/templates`, v({ regex: '^[a-z0-9-]+$' }))).statusCode,
+    ).toBe(201);
     for (const type of ['', 'string', 'int', 'secret']) {
       expect((await project.admin.post(`${project.base}/templates`, v({ type }))).statusCode).toBe(201);
     }
