@@ -474,6 +474,34 @@ describe.each(testDialects())('survey options on $name', (dialect) => {
     expect(Date.now() - started).toBeLessThan(9_000);
   }, 15_000);
 
+  it("counts an inventory or key a survey's options come from as used by its template", async () => {
+    const inventory = await insertInventory(h.deps, team.projectId, { type: 'static', inventory: 'h1' });
+    const key = await insertKey(h.deps, team.projectId, { type: 'login_password', secret: {} });
+    const survey = JSON.stringify([
+      {
+        name: 'host',
+        title: 'Host',
+        type: 'enum',
+        options_source: { type: 'inventory_groups', inventory_id: inventory },
+      },
+      {
+        name: 'item',
+        title: 'Item',
+        type: 'multiselect',
+        options_source: { type: 'http', url: 'https://example.com', key_id: key },
+      },
+    ]);
+    await insertTemplate(h.deps, team.projectId, { name: 'Survey user', survey_vars: survey });
+    for (const url of [`${team.base}/inventory/${inventory}`, `${team.base}/keys/${key}`]) {
+      expect((await team.guest.get(`${url}/refs`)).json().templates, url).toEqual([
+        { id: expect.any(Number), name: 'Survey user' },
+      ]);
+      const del = await team.owner.del(url);
+      expect(del.statusCode, url).toBe(409);
+      expect(del.json().refs.templates, url).toEqual([{ id: expect.any(Number), name: 'Survey user' }]);
+    }
+  });
+
   it("refuses at save a template whose survey takes options from another project's objects", async () => {
     const foreignInventory = await insertInventory(h.deps, other.projectId, {
       type: 'static',
