@@ -14,10 +14,9 @@ import {
 import Ajv2020, { type ErrorObject, type ValidateFunction } from 'ajv/dist/2020.js';
 import addFormats from 'ajv-formats';
 import { parseJson, parseJsonObject } from '../../db/values';
-import type { Deps } from '../../deps';
 import { badRequest, type FieldError } from '../../lib/errors';
 import { templateSurveyVarsOf } from '../../tasks/run/survey-answers';
-import { resolveSurveyOptions } from '../survey-options';
+import { resolveSurveyOptions, type SurveyOptionsDeps } from '../survey-options';
 
 type Where = { projectId: number; templateId: number };
 
@@ -26,7 +25,7 @@ const setOwn = (answers: Record<string, unknown>, key: string, value: unknown) =
   Object.defineProperty(answers, key, { value, enumerable: true, writable: true, configurable: true });
 
 /** A template's survey (its stored JSON text) as the JSON Schema document runs are checked against, options now. */
-export async function surveySchemaOf(deps: Pick<Deps, 'db'>, where: Where, storedVars: string | null) {
+export async function surveySchemaOf(deps: SurveyOptionsDeps, where: Where, storedVars: string | null) {
   const vars = askedSurveyVars(templateSurveyVarsOf(parseJson<unknown>(storedVars, [])));
   const options = await resolveSurveyOptions(deps, where, vars);
   return { vars, doc: surveyJsonSchema(vars, options) };
@@ -193,7 +192,7 @@ export function checkSurveyAnswers(
  * texts to store (unchanged when nothing changed).
  */
 export async function surveyAnswersForRun(
-  deps: Pick<Deps, 'db'>,
+  deps: SurveyOptionsDeps,
   where: Where,
   storedVars: string | null,
   environment: string | undefined,
