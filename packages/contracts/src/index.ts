@@ -16,6 +16,7 @@ export * from './projects';
 export * from './repositories';
 export * from './runners';
 export * from './schedules';
+export * from './survey-schema';
 export * from './surveys';
 export * from './task-api';
 export * from './task-params';

@@ -209,8 +209,10 @@ export type SurveyOption = { value: string; label: string };
  * document, options resolved. It validates what a run's `environment` (with the `secret` answers merged in) may
  * hold: the server checks a run against it. Vendor keywords carry what JSON Schema cannot say:
  * `x-signalbox-type` (the variable's type), `x-signalbox-order` (its position), `x-signalbox-secret`,
- * `x-signalbox-visible-when` (the condition), `x-signalbox-options-error` (a coded error when an options source
- * could not be resolved: the variable then offers nothing).
+ * `x-signalbox-required`, `x-signalbox-visible-when` (the condition), `x-signalbox-regex-message`,
+ * `x-signalbox-options-error` (a coded error when an options source could not be resolved: the variable then
+ * offers nothing), `x-signalbox-field` (names the variable of an `allOf` condition entry). The exact shape, rule
+ * by rule: `surveyJsonSchema` in survey-schema.ts; `surveyFields` reads the document back field by field.
  */
 export const surveySchemaDocument = z
   .looseObject({
