@@ -78,6 +78,7 @@ export const errorTexts = {
   environment_name_taken: 'An environment with this name already exists in this project',
   repository_name_taken: 'A repository with this name already exists in this project',
   view_title_taken: 'A view with this title already exists in this project',
+  option_list_name_taken: 'An option list with this name already exists in this project',
   backup_invalid: 'Invalid backup: {{detail}}',
   backup_not_json: 'The backup is not valid JSON',
   backup_not_object: 'Invalid backup: A backup must be a JSON object',
@@ -174,6 +175,22 @@ export const errorTexts = {
   not_in_project: '{{what}} {{id}} does not exist in this project',
   project_id_mismatch: 'Project ID in body and URL are different',
   object_id_mismatch: 'Object ID in body and URL are different',
+  // Survey options: option lists and the options a source yields
+  option_values_unique: 'The values of an option list must be unique',
+  options_inventory_type:
+    'Only a static inventory (INI or YAML) can offer its hosts and groups, not a {{type}} inventory',
+  options_inventory_invalid: 'The inventory {{name}} could not be read',
+  options_http_bad_url: 'The options address must be an http or https URL',
+  options_http_refused_address:
+    'The options address {{host}} is a private, loopback or link-local address, which this server does not fetch (SIGNALBOX_SURVEY_HTTP_ALLOW_PRIVATE)',
+  options_http_unreachable: 'The options address {{host}} could not be reached',
+  options_http_timeout: 'The options address did not answer within {{limit}} seconds',
+  options_http_too_large: 'The options document is larger than {{max}}',
+  options_http_status: 'The options address answered with HTTP status {{status}}',
+  options_http_not_json: 'The options document is not JSON',
+  options_http_bad_path: 'The JSONPath {{path}} cannot be used',
+  options_http_redirects: 'The options address redirected more than {{max}} times',
+  options_http_key: 'The key of the options address must be a login and password key of this project',
   in_use: "Can't delete the {{what}} because it is used by the resources below",
   app_inactive:
     'The {{app}} app is not active on this server: an administrator can activate it (SIGNALBOX_APPS)',
@@ -371,6 +388,7 @@ export const fieldNames: Record<string, string> = {
   meta: 'Backup details',
   suppress_success_alerts: 'Suppress success alerts',
   survey_vars: 'Survey variables',
+  options: 'Options',
   values: 'Values',
   default_value: 'Default value',
   required: 'Required',
@@ -469,6 +487,7 @@ export const thingNames = {
   build_template: 'Build template',
   vault_key: 'Vault key',
   auth_secret: 'Auth secret',
+  option_list: 'Option list',
 } as const;
 export type Thing = keyof typeof thingNames;
 

@@ -11,6 +11,7 @@ export * from './inventory';
 export * from './invites';
 export * from './keys';
 export * from './live';
+export * from './option-lists';
 export * from './permissions';
 export * from './projects';
 export * from './repositories';

@@ -1,4 +1,11 @@
-import { coded, noRefs, type Refs, type Thing } from '@signalbox/contracts';
+import {
+  coded,
+  noRefs,
+  type OptionsSource,
+  optionsSourceSchema,
+  type Refs,
+  type Thing,
+} from '@signalbox/contracts';
 import { sql } from 'kysely';
 import type { Db } from '../db';
 import type { Database } from '../db/tables';
@@ -11,6 +18,7 @@ type ProjectTable =
   | 'environment'
   | 'template'
   | 'view'
+  | 'option_list'
   | 'integration'
   | 'schedule';
 
@@ -40,7 +48,14 @@ export async function assertInProject(
     throw badRequest(coded('not_in_project', { what, id }), { [field]: coded('not_found', { what }) });
 }
 
-export type RefKind = 'key' | 'repository' | 'inventory' | 'environment' | 'template' | 'view';
+export type RefKind =
+  | 'key'
+  | 'repository'
+  | 'inventory'
+  | 'environment'
+  | 'template'
+  | 'view'
+  | 'option_list';
 
 /** Objects of the project that use the given object (answered by GET …/{id}/refs, and by a 409 on delete). */
 export async function findRefs(db: Db, projectId: number, kind: RefKind, id: number): Promise<Refs> {
@@ -108,6 +123,11 @@ export async function findRefs(db: Db, projectId: number, kind: RefKind, id: num
     case 'view':
       refs.templates = await templates('view_id');
       break;
+    case 'option_list':
+      refs.templates = await surveyTemplates(db, projectId, (source) =>
+        source.type === 'option_list' ? source.option_list_id === id : false,
+      );
+      break;
     case 'template': {
       refs.templates = (await templates('build_template_id')).filter((t) => t.id !== id);
       refs.integrations = await db
@@ -120,6 +140,31 @@ export async function findRefs(db: Db, projectId: number, kind: RefKind, id: num
     }
   }
   return refs;
+}
+
+/** The project's templates whose survey has a variable with an options source `uses` accepts. */
+async function surveyTemplates(db: Db, projectId: number, uses: (source: OptionsSource) => boolean) {
+  const rows = await db
+    .selectFrom('template')
+    .select(['id', 'name', 'survey_vars'])
+    .where('project_id', '=', projectId)
+    .orderBy('id')
+    .execute();
+  return rows
+    .filter((row) => {
+      let vars: unknown;
+      try {
+        vars = JSON.parse(row.survey_vars);
+      } catch {
+        return false;
+      }
+      if (!Array.isArray(vars)) return false;
+      return vars.some((v) => {
+        const parsed = optionsSourceSchema.safeParse((v as { options_source?: unknown })?.options_source);
+        return parsed.success && uses(parsed.data);
+      });
+    })
+    .map(({ id, name }) => ({ id, name }));
 }
 
 export const hasRefs = (refs: Refs) => Object.values(refs).some((list) => list.length > 0);

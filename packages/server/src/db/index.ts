@@ -34,6 +34,7 @@ import { templateVaults } from './migrations/0015-template-vaults';
 import { emailInvites } from './migrations/0016-email-invites';
 import { runnerReports } from './migrations/0017-runner-reports';
 import { scheduleTaskParams } from './migrations/0018-schedule-task-params';
+import { optionListsAndTaskOutputs } from './migrations/0019-option-lists-and-task-outputs';
 import { retryReads } from './read-retry';
 import type { Database } from './tables';
 import { describeDbError, isConnectionLoss } from './unavailable';
@@ -194,6 +195,7 @@ function provider(dialect: Dialect): MigrationProvider {
     '0016-email-invites': emailInvites(dialect),
     '0017-runner-reports': runnerReports(),
     '0018-schedule-task-params': scheduleTaskParams(dialect),
+    '0019-option-lists-and-task-outputs': optionListsAndTaskOutputs(dialect),
   };
   return { getMigrations: async () => migrations };
 }

@@ -110,6 +110,15 @@ export interface EnvironmentTable {
   env: string;
 }
 
+/** A named list of options a survey's choice variable may offer (migration 0019). */
+export interface OptionListTable {
+  id: Generated<number>;
+  project_id: number;
+  name: string;
+  /** A JSON array of {name, value}. */
+  options: string;
+}
+
 export interface ViewTable {
   id: Generated<number>;
   project_id: number;
@@ -210,6 +219,8 @@ export interface TaskTable {
   remote_runner_id: number | null;
   /** The last output batch of its remote runner the server stored (0: none). */
   runner_seq: Generated<number>;
+  /** The named values the task published (SIGNALBOX_OUTPUTS), a JSON object as text; null: none (0019). */
+  outputs: string | null;
 }
 
 /** One row per running server instance (SIGNALBOX_INSTANCE_ID or the data-dir hash) with its last heartbeat. */
@@ -331,6 +342,7 @@ export interface Database {
   inventory: InventoryTable;
   environment: EnvironmentTable;
   view: ViewTable;
+  option_list: OptionListTable;
   template: TemplateTable;
   schedule: ScheduleTable;
   task: TaskTable;

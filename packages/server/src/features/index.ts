@@ -9,6 +9,7 @@ import { healthRoutes } from './health/health.routes';
 import { integrationsRoutes } from './integrations/integrations.routes';
 import { inventoryRoutes } from './inventory/inventory.routes';
 import { keysRoutes } from './keys/keys.routes';
+import { optionListsRoutes } from './option-lists/option-lists.routes';
 import { repositoriesRoutes } from './repositories/repositories.routes';
 import { runnersRoutes } from './runners/runners.routes';
 import { schedulesRoutes } from './schedules/schedules.routes';
@@ -31,6 +32,7 @@ export async function registerFeatures(app: FastifyInstance, deps: Deps) {
   environmentsRoutes(app, deps);
   templatesRoutes(app, deps);
   viewsRoutes(app, deps);
+  optionListsRoutes(app, deps);
   schedulesRoutes(app, deps);
   teamRoutes(app, deps);
   invitesRoutes(app, deps);

@@ -18,6 +18,7 @@ const scoped: Record<Exclude<NamedKind, 'project'>, { table: string; column: str
   environment: { table: 'environment', column: 'name' },
   repository: { table: 'repository', column: 'name' },
   view: { table: 'view', column: 'title' },
+  option_list: { table: 'option_list', column: 'name' },
 };
 
 const takenCodes = {
@@ -26,6 +27,7 @@ const takenCodes = {
   environment: 'environment_name_taken',
   repository: 'repository_name_taken',
   view: 'view_title_taken',
+  option_list: 'option_list_name_taken',
   project: 'project_name_taken',
 } as const;
 

@@ -42,6 +42,7 @@ const projectTables = [
   'environment',
   'access_key',
   'view',
+  'option_list',
   'event',
   'project_user',
   'project_invite',
