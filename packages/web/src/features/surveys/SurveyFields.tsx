@@ -59,7 +59,8 @@ export function SurveyFields({
   );
 }
 
-function SurveyInput({
+/** One survey question's input, by its type (also the editor's typed default). */
+export function SurveyInput({
   field: f,
   id,
   value,

@@ -1,7 +1,7 @@
 import { useQuery } from '@tanstack/react-query';
 import { api } from '../../api/client';
 import { resourceKey } from '../../api/resources';
-import { type SurveyField, surveyFields } from './survey-form';
+import { formFields, type SurveyField } from './survey-form';
 
 /**
  * GET …/templates/{id}/survey-schema: the survey as the server resolves it (options of sources fetched now), as
@@ -11,7 +11,7 @@ export function useSurveySchema(projectId: number, templateId: number, enabled =
   return useQuery({
     queryKey: [...resourceKey(projectId, 'templates'), 'survey-schema', templateId],
     queryFn: async (): Promise<SurveyField[]> =>
-      surveyFields(await api<unknown>(`/project/${projectId}/templates/${templateId}/survey-schema`)),
+      formFields(await api<unknown>(`/project/${projectId}/templates/${templateId}/survey-schema`)),
     enabled,
     staleTime: 0,
     gcTime: 0,

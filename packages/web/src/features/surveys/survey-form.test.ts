@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import {
+  formFields,
   fromLocalInput,
   initialAnswers,
   surveyBody,
-  surveyFields,
   toLocalInput,
   visibleFields,
 } from './survey-form';
@@ -88,7 +88,7 @@ const doc = {
 };
 
 describe('the run form of a survey schema', () => {
-  const fields = surveyFields(doc);
+  const fields = formFields(doc);
 
   it('has one field per property, in x-signalbox-order, typed, with its rules and options', () => {
     expect(fields.map((f) => f.name)).toEqual([
@@ -130,7 +130,7 @@ describe('the run form of a survey schema', () => {
     // Its condition's field hidden again: hidden too, whatever that field's answer still is.
     expect(visibleFields(fields, { ...prod, env: 'dev', approve: true }).has('reason')).toBe(false);
     // Any selected option of a multiselect counts.
-    const onHosts = surveyFields({
+    const onHosts = formFields({
       properties: {
         hosts: { 'x-signalbox-type': 'multiselect' },
         why: {

@@ -3,6 +3,7 @@ import {
   isErrorCode,
   type SurveyOption,
   type SurveyVarType,
+  surveyFieldSchema,
   surveyVarTypes,
   type VisibleWhen,
 } from '@signalbox/contracts';
@@ -86,11 +87,16 @@ const knownType = (v: unknown): SurveyVarType =>
     ? (v as SurveyVarType)
     : 'string';
 
-/** The fields of a survey's JSON Schema document, in their order. */
-export function surveyFields(doc: unknown): SurveyField[] {
+/**
+ * The fields of a survey's JSON Schema document, in their order. A conditional field's rules sit in the document's
+ * `allOf` entry for it: `surveyFieldSchema` merges them into its property.
+ */
+export function formFields(doc: unknown): SurveyField[] {
   if (!isObject(doc) || !isObject(doc.properties)) return [];
   const required = new Set(Array.isArray(doc.required) ? doc.required.map(String) : []);
-  const entries = Object.entries(doc.properties).filter((e): e is [string, Prop] => isObject(e[1]));
+  const entries = Object.keys(doc.properties)
+    .map((name): [string, unknown] => [name, surveyFieldSchema(doc, name)])
+    .filter((e): e is [string, Prop] => isObject(e[1]));
   return entries
     .map(([name, prop], index) => {
       const type = knownType(prop['x-signalbox-type']);
@@ -99,7 +105,7 @@ export function surveyFields(doc: unknown): SurveyField[] {
         type: type === '' ? 'string' : type,
         title: str(prop.title) ?? name,
         description: str(prop.description) ?? '',
-        required: required.has(name),
+        required: prop['x-signalbox-required'] === true || required.has(name),
         secret: prop['x-signalbox-secret'] === true || type === 'secret',
         options: type === 'enum' || type === 'multiselect' ? readOptions(prop) : null,
         optionsError: readOptionsError(prop['x-signalbox-options-error']),
