@@ -255,6 +255,11 @@ export const errorTexts = {
   build_not_of_template: "Build task {{id}} is not a build of this template's build template",
   build_failed: 'Build task {{id}} did not succeed',
   survey_var_required: '{{title}} is required',
+  survey_pattern_mismatch: '{{field}} must match the pattern {{pattern}}',
+  /** A survey answer missed its variable's regex: the template's own message. */
+  survey_regex_message: '{{field}}: {{message}}',
+  not_multiple_of: '{{field}} must be a multiple of {{step}}',
+  not_a_date: '{{field}} must be a date, e.g. 2030-01-31',
   task_has_no_commit_short: 'The task has no commit',
   playbook_override_not_allowed: 'This template does not allow a task to change its playbook',
   playbook_override_needs_permission:

@@ -4,6 +4,13 @@ import type { SurveyOption, SurveyVarType, TemplateSurveyVar } from './surveys';
 /** A JSON Schema (draft 2020-12) object, as this module writes one. */
 export type JsonSchema = { [key: string]: unknown };
 
+/** A survey's schema document (`surveyJsonSchema`). */
+export type SurveySchemaDocument = JsonSchema & {
+  $schema: 'https://json-schema.org/draft/2020-12/schema';
+  type: 'object';
+  properties: Record<string, JsonSchema>;
+};
+
 /** The options of one choice variable as the server resolved them: what it offers now, or why none could be had. */
 export type SurveyOptionsOf = { options: SurveyOption[] } | { error: CodedMessage };
 
@@ -335,7 +342,7 @@ function shownWhen(v: TemplateSurveyVar, earlier: Map<string, TemplateSurveyVar>
 export function surveyJsonSchema(
   vars: TemplateSurveyVar[],
   options: Map<string, SurveyOptionsOf>,
-): JsonSchema {
+): SurveySchemaDocument {
   const properties: Record<string, JsonSchema> = {};
   const required: string[] = [];
   const allOf: JsonSchema[] = [];

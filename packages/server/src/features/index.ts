@@ -13,6 +13,7 @@ import { optionListsRoutes } from './option-lists/option-lists.routes';
 import { repositoriesRoutes } from './repositories/repositories.routes';
 import { runnersRoutes } from './runners/runners.routes';
 import { schedulesRoutes } from './schedules/schedules.routes';
+import { surveysRoutes } from './surveys/surveys.routes';
 import { tasksRoutes } from './tasks/tasks.routes';
 import { invitesRoutes } from './team/invites.routes';
 import { teamRoutes } from './team/team.routes';
@@ -38,6 +39,7 @@ export async function registerFeatures(app: FastifyInstance, deps: Deps) {
   invitesRoutes(app, deps);
   integrationsRoutes(app, deps);
   tasksRoutes(app, deps);
+  surveysRoutes(app, deps);
   appsRoutes(app, deps);
   totpRoutes(app, deps);
   runnersRoutes(app, deps);

@@ -3,12 +3,12 @@ import { assertInProject } from '../../access/refs.store';
 import { recordEvent } from '../../audit/audit.store';
 import { untilDbAnswers } from '../../db/retry';
 import { transaction } from '../../db/transaction';
-import { fromBool, now, parseJson, parseJsonObject } from '../../db/values';
+import { fromBool, now, parseJson } from '../../db/values';
 import type { Deps } from '../../deps';
 import { badRequest, fieldError, found } from '../../lib/errors';
 import type { FinishedRun, NewTask, TaskOrigin } from '../../ports';
 import { incomingVersion } from '../../tasks/run/details';
-import { surveyVarsOf, unansweredSurveyVars, withSurveyDefaults } from '../../tasks/run/survey-answers';
+import { surveyVarsOf, withSurveyDefaults } from '../../tasks/run/survey-answers';
 import { nextBuildVersion } from '../../tasks/run/version';
 import {
   autorunTemplates,
@@ -22,6 +22,7 @@ import {
   type TaskRow,
 } from '../../tasks/store';
 import { taskFields } from '../../tasks/task-view';
+import { surveyAnswersForRun } from '../surveys';
 import { guardTaskInput } from './task-input-guard';
 
 /** What starting a task reads and writes: the database, the secret box, the limits, and the engine to hand it to. */
@@ -143,19 +144,18 @@ async function insertNewTask(
   params.dry_run = Boolean(input.dry_run);
   params.diff = Boolean(input.diff);
 
-  // Required survey variables left unanswered take their defaults; without one, a person is told at once.
-  const surveyVars = surveyVarsOf(template.survey_vars);
-  const answers = withSurveyDefaults(surveyVars, input.environment, input.secret);
-  if (origin.interactive) {
-    const given = { ...parseJsonObject(answers.secret), ...parseJsonObject(answers.environment) };
-    const [first, ...others] = unansweredSurveyVars(surveyVars, given);
-    if (first) {
-      const fields = Object.fromEntries(
-        [first, ...others].map((v) => [`survey.${v.name}`, coded('survey_var_required', { title: v.title })]),
-      );
-      throw badRequest(coded('survey_var_required', { title: first.title }), fields);
-    }
-  }
+  // A person's answers are checked against the survey (types, rules, options offered now, visibility); required
+  // variables left unanswered take their defaults. Without a person (schedules, integrations, autoruns) only the
+  // defaults are filled: a required variable still unanswered fails the run, saying which.
+  const answers = origin.interactive
+    ? await surveyAnswersForRun(
+        deps,
+        { projectId, templateId: template.id },
+        template.survey_vars,
+        input.environment,
+        input.secret,
+      )
+    : withSurveyDefaults(surveyVarsOf(template.survey_vars), input.environment, input.secret);
 
   const secret =
     answers.secret?.trim() && answers.secret.trim() !== '{}' ? deps.box.seal(answers.secret) : null;

@@ -1,14 +1,10 @@
 import {
   coded,
   inventoryTypesForApp,
-  optionsSourceSchema,
-  type SurveyVarType,
-  surveyVarTypes,
   type Template,
   type TemplateInput,
   templateTaskParamsSchema,
   templateVaultsOf,
-  visibleWhenSchema,
 } from '@signalbox/contracts';
 import { assertInProject, assertUnused } from '../../access/refs.store';
 import { namedKind, recordProjectEvent } from '../../audit/audit.store';
@@ -17,6 +13,7 @@ import { transaction } from '../../db/transaction';
 import { fromBool, parseJson, toBool } from '../../db/values';
 import type { Deps } from '../../deps';
 import { fieldError, found, notFound } from '../../lib/errors';
+import { templateSurveyVarsOf } from '../../tasks/run/survey-answers';
 import {
   assertCron,
   assertSameProject,
@@ -45,41 +42,6 @@ type Actor = { id: number; admin?: number };
 
 const isRecord = (v: unknown): v is Record<string, unknown> =>
   v !== null && typeof v === 'object' && !Array.isArray(v);
-const textOf = (v: unknown) =>
-  typeof v === 'string' ? v : typeof v === 'number' || typeof v === 'boolean' ? String(v) : '';
-const numberOf = (v: unknown) => (typeof v === 'number' && Number.isFinite(v) ? v : null);
-const countOf = (v: unknown) => (typeof v === 'number' && Number.isInteger(v) && v >= 0 ? v : null);
-const isSurveyVarType = (v: unknown): v is SurveyVarType => surveyVarTypes.some((type) => type === v);
-
-/**
- * Stored survey variables in the shape the template form writes. A restored backup keeps its variables as written
- * (fields missing or added): they read with the form's defaults, so every template answers the same shape.
- */
-function surveyVarsOf(stored: unknown): Template['survey_vars'] {
-  if (!Array.isArray(stored)) return [];
-  return stored.filter(isRecord).map((v) => ({
-    name: textOf(v.name),
-    title: textOf(v.title),
-    description: textOf(v.description),
-    type: isSurveyVarType(v.type) ? v.type : '',
-    required: v.required === true,
-    values: (Array.isArray(v.values) ? v.values : [])
-      .filter(isRecord)
-      .map((item) => ({ name: textOf(item.name), value: textOf(item.value) })),
-    default_value: textOf(v.default_value),
-    min_length: countOf(v.min_length),
-    max_length: countOf(v.max_length),
-    regex: typeof v.regex === 'string' && v.regex ? v.regex : null,
-    regex_message: textOf(v.regex_message),
-    min: numberOf(v.min),
-    max: numberOf(v.max),
-    step: numberOf(v.step),
-    min_selected: countOf(v.min_selected),
-    max_selected: countOf(v.max_selected),
-    options_source: optionsSourceSchema.safeParse(v.options_source).data ?? null,
-    visible_when: visibleWhenSchema.safeParse(v.visible_when).data ?? null,
-  }));
-}
 
 const listParams = new Set(['limit', 'tags', 'skip_tags']);
 
@@ -139,7 +101,7 @@ function toTemplate(
     allow_override_branch_in_task: toBool(row.allow_override_branch_in_task),
     allow_parallel_tasks: toBool(row.allow_parallel_tasks),
     git_branch: row.git_branch,
-    survey_vars: surveyVarsOf(parseJson<unknown>(row.survey_vars, [])),
+    survey_vars: templateSurveyVarsOf(parseJson<unknown>(row.survey_vars, [])),
     task_params: taskParamsOf(parseJson<unknown>(row.task_params, {})),
     ...commitCheck,
     last_task_id: last?.id ?? null,
