@@ -150,6 +150,12 @@ export const taskViewSchema = z.strictObject({
     .describe(
       "Always '': secret survey values are stored encrypted for the run and never answered (Semaphore keeps the field).",
     ),
+  outputs: z
+    .record(z.string(), z.unknown())
+    .describe(
+      'The named values the task published by writing a JSON object (or NAME=value lines) to the file ' +
+        'SIGNALBOX_OUTPUTS names; {} when none.',
+    ),
 });
 export type TaskView = z.infer<typeof taskViewSchema>;
 

@@ -1,5 +1,5 @@
 import { legacyLimitOf, type TaskStatus } from '@signalbox/contracts';
-import { parseJson, toBool } from '../db/values';
+import { parseJson, parseJsonObject, toBool } from '../db/values';
 import type { TaskRow } from './store';
 
 /**
@@ -35,5 +35,6 @@ export function taskFields(t: Omit<TaskRow, 'secret'>) {
     diff: toBool(t.diff),
     limit: legacyLimitOf(params),
     secret: '' as const,
+    outputs: parseJsonObject(t.outputs),
   };
 }

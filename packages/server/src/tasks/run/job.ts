@@ -17,6 +17,7 @@ import type {
   TaskRow,
   TemplateRow,
 } from '../store';
+import { OUTPUTS_ENV } from './outputs';
 
 /** Where a run's output goes: the server's LogSink (database) or a runner's batches (WebSocket). */
 export interface TaskLog extends LineTarget {
@@ -165,6 +166,8 @@ export class Job {
       isolation: IsolationSetting;
       /** What they can see (SIGNALBOX_TASK_SANDBOX); see confinement.ts. */
       confinement: Confinement;
+      /** The file the task may write its outputs to (SIGNALBOX_OUTPUTS); null: outputs are not kept. */
+      outputs?: string | null;
     },
     readonly loadKey: (id: number) => Promise<Key | null>,
     readonly onStatus: (status: string) => Promise<void>,
@@ -235,6 +238,8 @@ export class Job {
     if (d.template.type === 'build' && d.task.version) env.SEMAPHORE_TASK_TARGET_VERSION = d.task.version;
     for (const [k, v] of Object.entries(d.envVars)) env[k] = v;
     for (const [k, v] of Object.entries(d.secretEnv)) env[k] = v;
+    // Set last: an environment's variable of the same name does not move where the server reads the outputs.
+    if (this.dirs.outputs) env[OUTPUTS_ENV] = this.dirs.outputs;
     return env;
   }
 

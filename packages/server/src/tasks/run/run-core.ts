@@ -10,6 +10,7 @@ import type { IsolationSetting } from '../sandbox/sandbox';
 import type { RepositoryRow } from '../store';
 import { checkoutRepository } from './git';
 import { Job, type JobDetails, type Key, lostOutputMessage, Stopped, TaskFailed, type TaskLog } from './job';
+import { outputsPath, readTaskOutputs, type TaskOutputs } from './outputs';
 
 export type { TaskLog };
 
@@ -50,6 +51,11 @@ export type RunCore = {
   /** The repository of a file inventory kept in another repository. */
   findInventoryRepository(projectId: number, repositoryId: number): Promise<RepositoryRow | null>;
   saveCommit(hash: string | null, message: string | null): Promise<void>;
+  /**
+   * Keeps the outputs the task published (SIGNALBOX_OUTPUTS), before its final status is saved; absent: the run
+   * does not offer SIGNALBOX_OUTPUTS.
+   */
+  saveOutputs?(outputs: TaskOutputs): Promise<void>;
   /** Saves a status change; false when it was not taken (e.g. the task was already ended). */
   saveStatus(status: string, extra?: { message: string }): Promise<boolean>;
 };
@@ -192,6 +198,7 @@ export async function runCore(
         owner: core.owner,
         isolation: core.isolation,
         confinement: core.confinement,
+        outputs: core.saveOutputs ? outputsPath(taskDir) : null,
       },
       async (keyId) => {
         const key = await core.findKey(details.project.id, keyId);
@@ -263,6 +270,15 @@ export async function runCore(
       }
     }
   }
+  // What the task published, read before its folder goes (said in the log when it cannot be taken).
+  let outputs: TaskOutputs | null = null;
+  if (core.saveOutputs && control.job) {
+    try {
+      outputs = readTaskOutputs(taskDir, (line) => sink.line(line));
+    } catch (err) {
+      core.log.error({ err, taskId: id }, 'reading the task outputs failed');
+    }
+  }
   // Ended from outside (the server shutting down): said as the last line, and an error with that reason.
   let reason = final === 'stopped' ? control.interruption : null;
   // Past the output limit only this line is still taken.
@@ -277,6 +293,7 @@ export async function runCore(
   }
   // Clean up before the final status is visible: a finished task has nothing left on disk.
   rmSync(taskDir, { recursive: true, force: true });
+  if (outputs && Object.keys(outputs).length > 0) await core.saveOutputs?.(outputs);
   const saved = reason ? await core.saveStatus('error', { message: reason }) : await core.saveStatus(final);
   if (!saved && final !== 'stopped') await core.saveStatus('stopped');
   return reason ? 'error' : final;

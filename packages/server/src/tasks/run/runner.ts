@@ -107,6 +107,8 @@ export function runTask(ctx: RunContext, id: number): RunHandle {
           persist('saving the commit', () =>
             updateTask(ctx.db, id, { commit_hash: hash, commit_message: message }),
           ).then(() => {}),
+        saveOutputs: (outputs) =>
+          persist('saving the outputs', () => updateTask(ctx.db, id, { outputs: JSON.stringify(outputs) })),
         saveStatus: (status, extra) => ctx.saveStatus(id, status, extra),
       },
       control,
