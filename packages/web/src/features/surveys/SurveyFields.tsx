@@ -174,6 +174,15 @@ export function SurveyInput({
         />
       );
     case 'int':
+      // A text input as Semaphore's whole numbers always had (the server names an answer that is not one).
+      return (
+        <TextField
+          {...common}
+          value={text}
+          onChange={(e) => onChange(e.target.value)}
+          slotProps={{ htmlInput: { inputMode: 'numeric' } }}
+        />
+      );
     case 'number':
       return (
         <TextField
@@ -185,8 +194,8 @@ export function SurveyInput({
             htmlInput: {
               min: f.minimum,
               max: f.maximum,
-              step: f.step ?? (f.type === 'int' ? 1 : 'any'),
-              inputMode: f.type === 'int' ? 'numeric' : 'decimal',
+              step: f.step ?? 'any',
+              inputMode: 'decimal',
             },
           }}
         />
