@@ -18,7 +18,7 @@ import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { type FormEvent, useEffect, useState } from 'react';
 import { useTranslation } from 'react-i18next';
 import { useLocation, useNavigate } from 'react-router';
-import { api } from '../../api/client';
+import { ApiError, api } from '../../api/client';
 import { useResourceList } from '../../api/resources';
 import { CodeEditor } from '../../components/CodeEditor';
 import { FormDialog } from '../../components/FormDialog';
@@ -125,6 +125,10 @@ export function RunTaskDialog({
     }
   };
 
+  // A run refused only for survey answers says so at each of those fields, not again above the form.
+  const refusedKeys = run.error instanceof ApiError ? Object.keys(run.error.body?.field_errors ?? {}) : [];
+  const onlyAtFields =
+    refusedKeys.length > 0 && refusedKeys.every((k) => fields.some((f) => `survey.${f.name}` === k));
   const err = (name: string) =>
     errors[name] ? { error: true, helperText: translateResourceMessage(errors[name], t, name) } : {};
   const options = appOptions[template.app] ?? [];
@@ -134,7 +138,7 @@ export function RunTaskDialog({
       open
       formId="run-task-form"
       title={t('run.dialogTitle', { action, name: template.name })}
-      error={run.error}
+      error={onlyAtFields ? undefined : run.error}
       pending={run.isPending}
       submitLabel={action}
       onSubmit={(e) => void submit(e)}
