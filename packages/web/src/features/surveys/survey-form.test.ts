@@ -1,3 +1,4 @@
+import { emptySurveyVar, surveyJsonSchema, type TemplateSurveyVar } from '@signalbox/contracts';
 import { describe, expect, it } from 'vitest';
 import {
   formFields,
@@ -181,5 +182,38 @@ describe('the run form of a survey schema', () => {
     const local = toLocalInput('2026-03-01T10:30:00Z');
     expect(new Date(fromLocalInput(local)).toISOString()).toBe('2026-03-01T10:30:00.000Z');
     expect(fromLocalInput(local)).toMatch(/^2026-03-01T\d\d:30:00[+-]\d\d:\d\d$/);
+  });
+});
+
+describe('the run form of a survey built by surveyJsonSchema', () => {
+  it('takes a conditional field’s rules from its allOf entry and keeps the variables’ order', () => {
+    const v = (fields: Partial<TemplateSurveyVar>): TemplateSurveyVar => ({ ...emptySurveyVar, ...fields });
+    const vars = [
+      v({ name: 'target', title: 'Target', type: 'enum', values: [{ name: 'Production', value: 'prod' }] }),
+      v({
+        name: 'reason',
+        title: 'Reason',
+        type: 'text',
+        required: true,
+        min_length: 5,
+        visible_when: { field: 'target', values: ['prod'] },
+      }),
+      v({ name: 'count', title: 'Count', type: 'int', min: 1, max: 3, default_value: '2' }),
+    ];
+    const options = new Map([['target', { options: [{ value: 'prod', label: 'Production' }] }]]);
+    const fields = formFields(surveyJsonSchema(vars, options));
+    expect(fields.map((f) => f.name)).toEqual(['target', 'reason', 'count']);
+    expect(fields[1]).toMatchObject({
+      type: 'text',
+      required: true,
+      minLength: 5,
+      visibleWhen: { field: 'target', values: ['prod'] },
+    });
+    expect(fields[2]).toMatchObject({ minimum: 1, maximum: 3, default: 2 });
+    expect(initialAnswers(fields).count).toBe('2');
+    expect(visibleFields(fields, { target: 'prod' }).has('reason')).toBe(true);
+    expect(surveyBody(fields, { target: '', reason: 'because', count: '2' }).environment).toEqual({
+      count: 2,
+    });
   });
 });
