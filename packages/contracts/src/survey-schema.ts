@@ -174,8 +174,9 @@ function rulesOf(v: TemplateSurveyVar, options: SurveyOptionsOf | undefined, mus
   switch (v.type) {
     case 'int':
       if (isPlainInt(v)) {
-        rules.type = ['integer', 'string'];
-        rules.pattern = '^\\s*(?:[-+]?\\d+)?\\s*$';
+        // Blank text is no answer: refused when one must be given.
+        const digits = mustAnswer ? '^\\s*[-+]?\\d+\\s*$' : '^\\s*(?:[-+]?\\d+)?\\s*$';
+        rules.anyOf = [{ type: 'integer' }, { type: 'string', pattern: digits }];
       } else {
         rules.type = 'integer';
         bounds();
@@ -227,7 +228,7 @@ function rulesOf(v: TemplateSurveyVar, options: SurveyOptionsOf | undefined, mus
     }
   }
   // Blank text does not answer a required variable (null, an empty list or object fail its type or bounds).
-  if (mustAnswer && (rules.type === 'string' || Array.isArray(rules.type))) rules.not = { pattern: '^\\s*$' };
+  if (mustAnswer && rules.type === 'string') rules.not = { pattern: '^\\s*$' };
   return rules;
 }
 
@@ -323,7 +324,8 @@ function shownWhen(v: TemplateSurveyVar, earlier: Map<string, TemplateSurveyVar>
  *   unanchored; left out when it does not compile with the `u` flag);
  * - secret: `type: "string"`, `minLength`, `maxLength`, `writeOnly`;
  * - int: `type: "integer"`, `minimum`, `maximum`, `multipleOf` (the step); an int with none of them (Semaphore's)
- *   also takes a whole number as text: `type: ["integer", "string"]` with a digits `pattern`;
+ *   also takes a whole number as text: `anyOf: [{ "type": "integer" }, { "type": "string", "pattern": <digits> }]`
+ *   (blank text allowed unless it must be answered);
  * - number: `type: "number"`, `minimum`, `maximum`, `multipleOf`;
  * - boolean: `type: "boolean"`;
  * - enum: `type: "string"`, `oneOf: [{ "const": value, "title": label }, …]` (the options offered now, by value,
@@ -332,7 +334,7 @@ function shownWhen(v: TemplateSurveyVar, earlier: Map<string, TemplateSurveyVar>
  *   (min_selected), `maxItems` (max_selected);
  * - date: `type: "string"`, `format: "date"` (YYYY-MM-DD); datetime: `format: "date-time"` (RFC 3339: with offset);
  * - kv: `type: "object"`, `{ "type": "string" }`, `{ "minLength": 1 }`.
- * A required variable without a default must be present and, when it takes text, also holds
+ * A required variable without a default must be present and, when its `type` is "string", also holds
  * `not: { "pattern": "^\\s*$" }` (blank text is no answer); for a
  * multiselect `minItems` ≥ 1, for a kv `minProperties: 1`. A required variable WITH a default may be left out
  * (or null / blank): the server fills its default. An optional variable is answered by leaving it out (null is

@@ -100,6 +100,9 @@ function errorOf(
   if (e.keyword === 'required' || (surveyMustAnswer(v) && isEmptyAnswer(value)))
     return coded('survey_var_required', { title: field });
   const limit = Number((e.params as { limit?: number }).limit);
+  // A kv answer is an object of non-empty keys and text values: whatever else it misses is its format.
+  if (v.type === 'kv' && (deep || ['propertyNames', 'minLength', 'additionalProperties'].includes(e.keyword)))
+    return coded('invalid_format', { field });
   switch (e.keyword) {
     case 'type':
       if (deep) return v.type === 'kv' ? coded('invalid_format', { field }) : oneOf();

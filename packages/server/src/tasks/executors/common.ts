@@ -105,22 +105,41 @@ export const isEnvName = (name: string) => /^[A-Za-z_][A-Za-z0-9_]{0,127}$/.test
 export const isStackName = (name: string) =>
   name.length <= 100 && /^[A-Za-z0-9_][A-Za-z0-9_.-]*(\/[A-Za-z0-9_][A-Za-z0-9_.-]*){0,2}$/.test(name);
 
+/** The names of the survey variables the template declares. */
+export function declaredSurveyVars(job: Job): Set<string> {
+  const surveyVars = parseJson<unknown>(job.details.template.survey_vars, []);
+  return new Set(
+    (Array.isArray(surveyVars) ? surveyVars : [])
+      .map((v) => (v && typeof v === 'object' ? (v as { name?: unknown }).name : undefined))
+      .filter((n): n is string => typeof n === 'string' && n !== ''),
+  );
+}
+
 /**
  * Secret survey values as process environment variables (bash, pulumi), named after the survey variable. Only
  * variables the template declares count: a task could otherwise name BASH_ENV, LD_PRELOAD or PATH and take over
  * the process. Others are left out with a log line naming them (values are never logged).
  */
 export function surveySecretEnv(job: Job): Record<string, string> {
-  const surveyVars = parseJson<unknown>(job.details.template.survey_vars, []);
-  const declared = new Set(
-    (Array.isArray(surveyVars) ? surveyVars : [])
-      .map((v) => (v && typeof v === 'object' ? (v as { name?: unknown }).name : undefined))
-      .filter((n): n is string => typeof n === 'string'),
-  );
+  const declared = declaredSurveyVars(job);
   const env: Record<string, string> = {};
   for (const [name, value] of Object.entries(job.details.surveySecrets)) {
     if (declared.has(name) && isEnvName(name)) env[name] = valueText(value);
     else job.log(`Secret value ${JSON.stringify(name)} is not a survey variable of the template: not passed`);
   }
   return env;
+}
+
+/**
+ * Every survey answer as a process environment variable named after its variable (bash, python, powershell,
+ * pulumi), encoded by `valueText`: text as it is, a number as its JSON text (`5`, `2.5`), a boolean `true` /
+ * `false`, a multiselect's list and a kv's object as JSON (`["a","b"]`, `{"k":"v"}`). Only variables the template
+ * declares, with a usable name, count (see surveySecretEnv); the secret answers come from the secret values.
+ */
+export function surveyAnswerEnv(job: Job): Record<string, string> {
+  const declared = declaredSurveyVars(job);
+  const env: Record<string, string> = {};
+  for (const [name, value] of Object.entries(job.details.extraVars))
+    if (declared.has(name) && isEnvName(name) && value !== undefined) env[name] = valueText(value);
+  return { ...env, ...surveySecretEnv(job) };
 }

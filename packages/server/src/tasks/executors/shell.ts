@@ -1,13 +1,14 @@
 import type { AppTool } from '../../lib/apps';
 import { type Job, TaskFailed } from '../run/job';
-import { isStackName, resolveInCheckout, surveySecretEnv, taskArgs, templateArgs, valueText } from './common';
+import { isStackName, resolveInCheckout, surveyAnswerEnv, taskArgs, templateArgs, valueText } from './common';
 
 /**
  * A script app (the peer's shell apps): `<path> <registry args> <before…> <script> <template args> NAME=VALUE…
  * <task args>` in the repository (the peer's order). The script is the checked real path inside the checkout,
  * so it is absolute and never reads as an option; everything a template or task adds comes after it, where the
  * interpreter hands it to the script. The peer also passed `var` secrets as NAME=VALUE arguments; here they are
- * environment variables instead, as are secret survey values, so they never show in the process list.
+ * environment variables instead, as are secret survey values, so they never show in the process list. Every
+ * survey answer is also an environment variable of its name (surveyAnswerEnv: lists and maps as JSON).
  */
 async function runScript(
   job: Job,
@@ -18,7 +19,7 @@ async function runScript(
   const script = resolveInCheckout(job, 'file');
   const env = { ...opts.env, ...job.baseEnv() };
   for (const [k, v] of Object.entries(d.secretVars)) env[k] = v;
-  Object.assign(env, surveySecretEnv(job));
+  Object.assign(env, surveyAnswerEnv(job));
   const vars: string[] = [];
   for (const [k, v] of Object.entries(d.extraVars)) {
     if (k === 'semaphore_vars') continue;
@@ -67,7 +68,7 @@ export async function runPulumi(job: Job, tool: AppTool) {
   const cwd = resolveInCheckout(job, 'directory');
   const env = job.baseEnv();
   for (const [k, v] of Object.entries(d.secretVars)) env[k] = v;
-  Object.assign(env, surveySecretEnv(job));
+  Object.assign(env, surveyAnswerEnv(job));
   // Like a Terraform workspace: the stack is selected, or created on its first run.
   await job.execOk(
     {

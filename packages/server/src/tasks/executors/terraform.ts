@@ -2,7 +2,7 @@ import { join } from 'node:path';
 import { errorMessage, isWorkspaceName } from '@signalbox/contracts';
 import type { AppTool } from '../../lib/apps';
 import { type Job, TaskFailed } from '../run/job';
-import { resolveInCheckout, taskArgs, templateArgs, valueText } from './common';
+import { declaredSurveyVars, resolveInCheckout, taskArgs, templateArgs, valueText } from './common';
 
 /** TF_VAR_<name>: Terraform variable names are letters, digits, "_" and "-". */
 const isVariableName = (name: string) => /^[A-Za-z_][A-Za-z0-9_-]{0,127}$/.test(name);
@@ -11,7 +11,9 @@ const isVariableName = (name: string) => /^[A-Za-z_][A-Za-z0-9_-]{0,127}$/.test(
  * terraform / tofu / terragrunt (the binary is the registry's path for the app): init, workspace
  * select-or-create, plan into a saved plan file; "No changes." or a plan-only task ends there; otherwise apply the
  * saved plan after confirmation (or at once when auto-approve is allowed). Variables from the environment JSON go
- * as -var; secrets as TF_VAR_*. Terragrunt (`tfPath` set) drives that Terraform binary (--tf-path) without
+ * as -var; secrets as TF_VAR_*; each survey answer also as TF_VAR_<name> (for wrappers and modules that read the
+ * environment; -var wins where both reach Terraform). Values in HCL form (`valueText`): text as it is, numbers
+ * and booleans as their text, a multiselect's list and a kv's map as JSON (which HCL reads as a list / map). Terragrunt (`tfPath` set) drives that Terraform binary (--tf-path) without
  * prompts, and runs the workspace commands, which it has no shortcut for, through `run --`.
  */
 export async function runTerraform(job: Job, tool: AppTool, opts: { tfPath?: string } = {}) {
@@ -27,6 +29,9 @@ export async function runTerraform(job: Job, tool: AppTool, opts: { tfPath?: str
   env.TF_IN_AUTOMATION = '1';
   env.TF_INPUT = '0';
   if (opts.tfPath) env.TG_NON_INTERACTIVE = 'true';
+  const declared = declaredSurveyVars(job);
+  for (const [k, v] of Object.entries(d.extraVars))
+    if (declared.has(k) && isVariableName(k) && v !== undefined) env[`TF_VAR_${k}`] = valueText(v);
   for (const [k, v] of Object.entries({ ...d.secretVars, ...d.surveySecrets })) {
     if (isVariableName(k)) env[`TF_VAR_${k}`] = valueText(v);
     else job.log(`Secret value ${JSON.stringify(k)} is not a valid variable name: not passed`);
