@@ -57,7 +57,6 @@ export const eventObjectTypes = [
   'view',
   'inventory',
   'environment',
-  'option_list',
   'key',
   'repository',
   'integration',

@@ -47,6 +47,22 @@ describe('SIGNALBOX_BCRYPT_COST', () => {
   });
 });
 
+describe('SIGNALBOX_SURVEY_HTTP_ALLOW_PRIVATE', () => {
+  it('allows no internal address by default, all with true, or the listed addresses and ranges', () => {
+    const read = (value?: string) =>
+      loadConfig(value === undefined ? {} : { SIGNALBOX_SURVEY_HTTP_ALLOW_PRIVATE: value })
+        .surveyHttpAllowPrivate;
+    expect(read()).toBe(false);
+    expect(read('false')).toBe(false);
+    expect(read('true')).toBe(true);
+    expect(read('10.1.0.0/16, 192.168.5.7,fd00::/8')).toEqual(['10.1.0.0/16', '192.168.5.7', 'fd00::/8']);
+    for (const bad of ['intranet.example', '10.0.0.0/33', '10.0.0.1/8/2', 'fd00::/129'])
+      expect(() => read(bad), bad).toThrow(
+        `SIGNALBOX_SURVEY_HTTP_ALLOW_PRIVATE: must be true, false or addresses and CIDR ranges (not "${bad}")`,
+      );
+  });
+});
+
 describe('SIGNALBOX_SHUTDOWN_GRACE', () => {
   it('defaults to 30 seconds and reads whole seconds from 0 to 3600', () => {
     expect(loadConfig({}).shutdownGrace).toBe(30);

@@ -106,6 +106,32 @@ const isProxyAddress = (entry: string) => {
  * Fastify's trustProxy takes: false = none; true = one hop (the nearest proxy only, so a client cannot prepend a
  * forged address); a number of hops; or a comma-separated list of proxy addresses and CIDR ranges.
  */
+/**
+ * Which internal addresses a survey's options may be fetched from: false (none), true (all), or a comma-separated
+ * list of addresses and CIDR ranges (`10.1.0.0/16,192.168.5.7`).
+ */
+const surveyHttpAllowPrivate = z
+  .string()
+  .optional()
+  .transform((raw, ctx): boolean | string[] => {
+    const text = (raw ?? '').trim();
+    if (['', '0', 'false', 'no'].includes(text.toLowerCase())) return false;
+    if (['1', 'true', 'yes'].includes(text.toLowerCase())) return true;
+    const entries = text.split(',').map((e) => e.trim());
+    const bad = entries.find((e) => {
+      const [address, bits, ...rest] = e.split('/');
+      const family = isIP(address ?? '');
+      if (!family || rest.length > 0) return true;
+      return bits !== undefined && !(/^\d+$/.test(bits) && Number(bits) <= (family === 4 ? 32 : 128));
+    });
+    if (bad === undefined) return entries;
+    ctx.addIssue({
+      code: 'custom',
+      message: `must be true, false or addresses and CIDR ranges (not "${bad}")`,
+    });
+    return z.NEVER;
+  });
+
 const trustProxy = z
   .string()
   .optional()
@@ -453,6 +479,11 @@ const variables = {
       .optional(),
     'SIGNALBOX_KEY_FILES_DIR',
   ],
+  /**
+   * A survey's options fetched over HTTP may come from private, loopback, link-local and other internal addresses
+   * (off: only public addresses, so a template cannot make the server reach its own network).
+   */
+  surveyHttpAllowPrivate: [surveyHttpAllowPrivate, 'SIGNALBOX_SURVEY_HTTP_ALLOW_PRIVATE'],
   /** Every audit event POSTed, in batches of JSON lines, to this URL (audit/forward.ts). */
   auditWebhookUrl: [checkedBy(parseWebhookUrl).default(''), 'SIGNALBOX_AUDIT_WEBHOOK_URL'],
   /** Secret signing each audit webhook POST (HMAC-SHA256 of the body); empty: unsigned. */

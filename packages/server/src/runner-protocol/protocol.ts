@@ -34,6 +34,9 @@ export const defaultHeartbeatMs = 5_000;
  */
 export const maxMessageBytes = 8 * 1024 * 1024;
 
+/** The longest JSON text of a task's outputs a `finished` message may carry (a runner sends none longer). */
+export const maxOutputsChars = 256 * 1024;
+
 /** Most lines one output batch may carry. */
 export const maxBatchLines = 1_000;
 
@@ -167,6 +170,14 @@ export const finishedSchema = z.strictObject({
   last_seq: z.number().int().min(0),
   /** Why it ended, for an error the runner itself decided (e.g. "The runner restarted while it ran this task"). */
   message: z.string().max(1000).optional(),
+  /**
+   * The named values the task published (SIGNALBOX_OUTPUTS); sent only to a server whose welcome says
+   * `task_outputs` (an older server would refuse the field).
+   */
+  outputs: z
+    .record(z.string().max(100), z.unknown())
+    .refine((v) => JSON.stringify(v).length <= maxOutputsChars)
+    .optional(),
 });
 
 /** The runner cannot take a job it was given (cannot decrypt it, no free slot): the server queues the task again. */
@@ -200,6 +211,8 @@ export type ServerMessage =
       acked: { task_id: number; seq: number }[];
       /** Tasks of the hello's `running` the server has already ended (e.g. as runner lost): kill them, send nothing. */
       abandon: number[];
+      /** The server keeps the outputs a `finished` message carries (absent: an older server, send none). */
+      task_outputs?: boolean;
     }
   /** Run this task; the payload opens to a `JobPayload` (see payload.ts). */
   | { type: 'job'; task_id: number; payload: Sealed }

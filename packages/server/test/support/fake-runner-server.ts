@@ -48,6 +48,8 @@ export class FakeRunnerServer {
   refuseHello: { code: number; reason: string } | null = null;
   /** The protocol version the welcome names (absent: as an older server's welcome). */
   welcomeProtocol: number | undefined = runnerProtocol;
+  /** The welcome says the server keeps task outputs (false: as an older server's welcome). */
+  keepsOutputs = true;
   /** `drain` messages received. */
   drains = 0;
   /** Called on every output message received (after storing it). */
@@ -164,6 +166,7 @@ export class FakeRunnerServer {
           heartbeat_ms: 1000,
           acked,
           abandon,
+          ...(this.keepsOutputs ? { task_outputs: true } : {}),
         });
         return;
       }

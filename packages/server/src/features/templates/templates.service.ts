@@ -203,6 +203,22 @@ async function checkReferences(
   await assertInProject(db, 'access_key', input.vault_key_id, projectId, 'vault_key', 'vault_key_id');
   await assertInProject(db, 'view', input.view_id, projectId, 'view', 'view_id');
   await assertInProject(db, 'inventory', input.inventory_id, projectId, 'inventory', 'inventory_id');
+  // What a survey's options come from is the project's own too.
+  for (const { options_source: source } of input.survey_vars) {
+    if (source?.type === 'inventory_hosts' || source?.type === 'inventory_groups')
+      await assertInProject(db, 'inventory', source.inventory_id, projectId, 'inventory', 'survey_vars');
+    else if (source?.type === 'option_list')
+      await assertInProject(
+        db,
+        'option_list',
+        source.option_list_id,
+        projectId,
+        'option_list',
+        'survey_vars',
+      );
+    else if (source?.type === 'http')
+      await assertInProject(db, 'access_key', source.key_id, projectId, 'key', 'survey_vars');
+  }
   if (input.inventory_id) {
     const inventory = found(await inventoryTypeOf(db, projectId, input.inventory_id), 'inventory');
     const allowed = inventoryTypesForApp[input.app];

@@ -186,6 +186,7 @@ beforeAll(async () => {
       'sleep.sh': 'bash -c "sleep 600" &\necho "child $!"\necho "main $$"\nsleep 600\n',
       'secret.sh':
         'echo "pin=$SURVEY_PIN env=$API_TOKEN"\nfor i in $(seq 1 30); do sleep 0.05; done\necho finished\n',
+      'outputs.sh': 'printf \'{"version": "3.1", "files": ["x.tgz"]}\' > "$SIGNALBOX_OUTPUTS"\n',
       'slow.sh': 'echo started\nfor i in $(seq 1 30); do sleep 0.1; done\necho finished\n',
     },
     'scripts',
@@ -203,6 +204,7 @@ afterEach(async () => {
   server.onOutput = null;
   server.refuseHello = null;
   server.welcomeProtocol = runnerProtocol;
+  server.keepsOutputs = true;
 });
 
 afterAll(async () => {
@@ -320,6 +322,30 @@ describe('signalbox runner start', () => {
       5000,
       'the task folder to go',
     );
+  }, 120_000);
+
+  it("sends a task's outputs with finished to a server that keeps them, and to no other", async () => {
+    const dir = prepared();
+    await startRunner(dir);
+    const run = async () => {
+      const job = bashJob('outputs.sh');
+      const id = taskIdOf(job);
+      server.sendJob(id, job);
+      const t = server.task(id);
+      await waitFor(async () => t.finished && t.seq >= t.finished.last_seq, 30_000, 'the task to finish');
+      return t.finished;
+    };
+    expect(await run()).toMatchObject({ status: 'success', outputs: { version: '3.1', files: ['x.tgz'] } });
+    // An older server's welcome says nothing of outputs: a finished message with them would be refused.
+    server.keepsOutputs = false;
+    const hellos = server.hellos.length;
+    server.drop();
+    // The welcome has gone out once the hello of the new connection is in.
+    await waitFor(async () => server.hellos.length > hellos, 30_000, 'a reconnect');
+    const finished = await run();
+    expect(finished).toMatchObject({ status: 'success' });
+    expect(finished).not.toHaveProperty('outputs');
+    expect(server.protocolErrors).toEqual([]);
   }, 120_000);
 
   it('delivers every line exactly once, in order, across a dropped connection', async () => {

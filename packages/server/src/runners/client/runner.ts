@@ -5,6 +5,7 @@ import WebSocket from 'ws';
 import type { AppRegistry } from '../../lib/apps';
 import {
   defaultHeartbeatMs,
+  maxOutputsChars,
   type RunnerMessage,
   runnerClose,
   runnerProtocol,
@@ -41,6 +42,8 @@ type Held = {
   statusQueue: RunnerMessage[];
   commit: { hash: string | null; message: string | null } | null;
   finished: { status: FinalStatus; message?: string } | null;
+  /** The outputs the task published (SIGNALBOX_OUTPUTS), sent with `finished` to a server that keeps them. */
+  outputs: Record<string, unknown> | null;
   /** The server ended it (abandon): it is killed and nothing more of it is sent. */
   abandoned: boolean;
   done: Promise<void>;
@@ -76,6 +79,8 @@ export class RunnerProcess {
   private readonly startedAt = new Date().toISOString();
   private readonly tasks = new Map<number, Held>();
   private socket: WebSocket | null = null;
+  /** The current server's welcome said it keeps task outputs (an older server would refuse them). */
+  private serverKeepsOutputs = false;
   /** Set once the server's welcome arrived on the current socket: only then are messages sent. */
   private ready = false;
   private heartbeatMs = defaultHeartbeatMs;
@@ -349,6 +354,7 @@ export class RunnerProcess {
       return;
     }
     this.ready = true;
+    this.serverKeepsOutputs = welcome.task_outputs === true;
     this.backoff = RECONNECT_FIRST_MS;
     this.lastFailure = '';
     this.heartbeatMs = welcome.heartbeat_ms > 0 ? welcome.heartbeat_ms : defaultHeartbeatMs;
@@ -407,6 +413,7 @@ export class RunnerProcess {
       status: t.finished.status,
       last_seq: t.output.lastSeq,
       ...(t.finished.message ? { message: t.finished.message.slice(0, 1000) } : {}),
+      ...(t.outputs && this.serverKeepsOutputs ? { outputs: t.outputs } : {}),
     });
   }
 
@@ -456,6 +463,7 @@ export class RunnerProcess {
       statusQueue: [],
       commit: null,
       finished: null,
+      outputs: null,
       abandoned: false,
       done: Promise.resolve(),
     };
@@ -492,6 +500,10 @@ export class RunnerProcess {
           payload.inventory_repository?.id === repositoryId ? payload.inventory_repository : null,
         saveCommit: async (hash, message) => {
           held.commit = { hash, message };
+        },
+        saveOutputs: async (outputs) => {
+          // Kept only when the server may take them (outputs read within 64 KiB stay far below this).
+          if (JSON.stringify(outputs).length <= maxOutputsChars) held.outputs = outputs;
         },
         saveStatus: async (status, extra) => {
           if (held.abandoned) return true;

@@ -32,6 +32,7 @@ describe.each(testDialects())('big logs through a remote runner on $name', (dial
     ({ id: repoId } = await insertGitRepository(h.deps, projectId, {
       'many-lines.sh': "seq -f 'line %.0f' 1 300000\n",
       'long-line.sh': "head -c 64M /dev/zero | tr '\\0' a; echo; echo after-the-line\n",
+      'outputs.sh': 'echo \'{"build": "7.2", "images": ["web", "worker"]}\' > "$SIGNALBOX_OUTPUTS"\n',
     }));
     const dir = join(work, 'runner');
     await run(
@@ -79,6 +80,14 @@ describe.each(testDialects())('big logs through a remote runner on $name', (dial
     expect(res.statusCode).toBe(201);
     return waitForStatus(h.deps, res.json().id as number, ENDED, 150_000);
   };
+
+  it('keeps the outputs a task published on the runner', async () => {
+    const done = await runOnRunner('outputs.sh');
+    expect(done.status).toBe('success');
+    expect(done.remote_runner_id).not.toBeNull();
+    const answer = await owner.get(`/api/project/${projectId}/tasks/${done.id}`);
+    expect(answer.json().outputs).toEqual({ build: '7.2', images: ['web', 'worker'] });
+  }, 180_000);
 
   it('stores every line of a 300,000-line log in order', async () => {
     const task = await runOnRunner('many-lines.sh');

@@ -122,6 +122,12 @@ export async function finishIfComplete(s: RemoteState, run: RemoteRun) {
   if (lost) run.sink.line(lost);
   await run.sink.close();
   const reason = f.status === 'error' && f.message ? f.message : f.status === 'success' ? lost : null;
+  if (f.outputs && Object.keys(f.outputs).length > 0)
+    await db
+      .updateTable('task')
+      .set({ outputs: JSON.stringify(f.outputs) })
+      .where('id', '=', run.taskId)
+      .execute();
   const saved = reason
     ? await ctx.status.saveStatus(run.taskId, 'error', { message: reason })
     : await ctx.status.saveStatus(run.taskId, f.status);

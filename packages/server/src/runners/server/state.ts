@@ -63,7 +63,13 @@ export type RemoteRun = {
   lines: number | null;
   /** Lines the database refused (not a lost connection): the task cannot end as success. */
   lost: number;
-  finished: { status: 'success' | 'error' | 'stopped'; last_seq: number; message?: string } | null;
+  finished: {
+    status: 'success' | 'error' | 'stopped';
+    last_seq: number;
+    message?: string;
+    /** The outputs the task published, kept before its final status. */
+    outputs?: Record<string, unknown>;
+  } | null;
   templateType: string;
   handle: RunHandle;
   resolve(run: FinishedRun | null): void;
