@@ -22,7 +22,11 @@ import { resolveSurveyOptions } from '../survey-options';
 type Where = { projectId: number; templateId: number };
 
 /** A template's survey (its stored JSON text) as the JSON Schema document runs are checked against, options now. */
-export async function surveySchemaOf(deps: Pick<Deps, 'db'>, where: Where, storedVars: string | null) {
+export async function surveySchemaOf(
+  deps: Pick<Deps, 'db' | 'box' | 'config'>,
+  where: Where,
+  storedVars: string | null,
+) {
   const vars = askedSurveyVars(templateSurveyVarsOf(parseJson<unknown>(storedVars, [])));
   const options = await resolveSurveyOptions(deps, where, vars);
   return { vars, doc: surveyJsonSchema(vars, options) };
@@ -189,7 +193,7 @@ export function checkSurveyAnswers(
  * texts to store (unchanged when nothing changed).
  */
 export async function surveyAnswersForRun(
-  deps: Pick<Deps, 'db'>,
+  deps: Pick<Deps, 'db' | 'box' | 'config'>,
   where: Where,
   storedVars: string | null,
   environment: string | undefined,
