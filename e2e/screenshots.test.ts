@@ -270,6 +270,7 @@ describe.each(configs)('screens ($scheme, $size px)', ({ scheme, viewport, size 
     await shot(page, name('option-lists'));
     await page.getByRole('button', { name: 'Edit Regions' }).click();
     await page.getByRole('dialog').getByRole('textbox', { name: 'Label of entry 2' }).waitFor();
+    await page.mouse.move(0, 0);
     await shot(page, name('option-list-dialog'));
     await page.keyboard.press('Escape');
   });

@@ -1,5 +1,6 @@
 import type { Locator, Page } from 'playwright-core';
 import { describe, expect, it } from 'vitest';
+import { createUser, login } from './support/api';
 import { seedBashProject } from './support/seed';
 import { useSharedServerAsAdmin } from './support/shared';
 import { expectSnackbar } from './support/team';
@@ -263,5 +264,73 @@ describe('typed surveys', () => {
     expect(environment.at).toMatch(/^2026-12-01T10:30:00(Z|[+-]\d\d:\d\d)$/);
     expect(environment).not.toHaveProperty('token');
     await run.context().close();
+  });
+});
+
+describe('option lists page', () => {
+  it('creates, edits and deletes an option list; a guest only reads', async () => {
+    const admin = suite.admin;
+    const { projectId } = await admin
+      .post<{ id: number }>('/projects', { name: `Option lists ${Date.now()}` })
+      .then((p) => ({ projectId: p.id }));
+    const base = `/project/${projectId}`;
+    const page = await suite.pageAs(admin);
+    await page.goto(`${base}/history`);
+    await page.getByRole('link', { name: 'Option Lists' }).click();
+    await page.getByText('No option lists yet.').waitFor();
+    await page.getByRole('button', { name: 'New Option List' }).click();
+    const d = page.getByRole('dialog');
+    await d.getByRole('textbox', { name: 'Name', exact: true }).fill('Sizes');
+    await d.getByRole('textbox', { name: 'Label of entry 1' }).fill('Small');
+    await d.getByRole('textbox', { name: 'Value of entry 1' }).fill('s');
+    await d.getByRole('button', { name: 'Add entry' }).click();
+    await d.getByRole('textbox', { name: 'Label of entry 2' }).fill('Also small');
+    await d.getByRole('textbox', { name: 'Value of entry 2' }).fill('s');
+    await d.getByRole('button', { name: 'Save' }).click();
+    // Values are unique within a list: the contract says so before anything is sent.
+    await d.getByText('The values of an option list must be unique').waitFor();
+    await d.getByRole('textbox', { name: 'Label of entry 2' }).fill('Large');
+    await d.getByRole('textbox', { name: 'Value of entry 2' }).fill('l');
+    await d.getByRole('button', { name: 'Save' }).click();
+    await expectSnackbar(page, 'Option list Sizes created');
+    const [created] = await admin.get<{ id: number; name: string; options: unknown[] }[]>(
+      `${base}/option_lists`,
+    );
+    expect(created).toMatchObject({
+      name: 'Sizes',
+      options: [
+        { name: 'Small', value: 's' },
+        { name: 'Large', value: 'l' },
+      ],
+    });
+
+    await page.getByRole('button', { name: 'Edit Sizes' }).click();
+    await d.getByRole('button', { name: 'Remove entry 1' }).click();
+    await d.getByRole('textbox', { name: 'Name', exact: true }).fill('Sizes EU');
+    await d.getByRole('button', { name: 'Save' }).click();
+    await expectSnackbar(page, 'Option list Sizes EU saved');
+    expect(await admin.get(`${base}/option_lists/${created?.id}`)).toMatchObject({
+      name: 'Sizes EU',
+      options: [{ name: 'Large', value: 'l' }],
+    });
+
+    const guest = await createUser(admin, { name: 'Gail Guest' });
+    await admin.post(`${base}/users`, { user_id: guest.id, role: 'guest' });
+    const guestPage = await suite.pageAs(await login(suite.server.url, guest.username, guest.password));
+    await guestPage.goto(`${base}/option_lists`);
+    await guestPage.getByText('Sizes EU').waitFor();
+    expect(await guestPage.getByRole('button', { name: 'New Option List' }).count()).toBe(0);
+    expect(await guestPage.getByRole('button', { name: 'Delete Sizes EU' }).count()).toBe(0);
+    await guestPage.getByRole('button', { name: 'View Sizes EU' }).click();
+    expect(
+      await guestPage.getByRole('dialog').getByRole('textbox', { name: 'Value of entry 1' }).isDisabled(),
+    ).toBe(true);
+    await guestPage.context().close();
+
+    await page.getByRole('button', { name: 'Delete Sizes EU' }).click();
+    await page.getByRole('dialog').getByRole('button', { name: 'Delete' }).click();
+    await expectSnackbar(page, 'Option list Sizes EU deleted');
+    expect(await admin.get(`${base}/option_lists`)).toEqual([]);
+    await page.context().close();
   });
 });
