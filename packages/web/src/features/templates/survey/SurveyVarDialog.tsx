@@ -1,14 +1,4 @@
-import {
-  Autocomplete,
-  Box,
-  Checkbox,
-  Chip,
-  FormControlLabel,
-  MenuItem,
-  Stack,
-  TextField,
-  Typography,
-} from '@mui/material';
+import { Box, Checkbox, FormControlLabel, MenuItem, Stack, TextField, Typography } from '@mui/material';
 import {
   choiceTypes,
   numberTypes,
@@ -25,6 +15,7 @@ import { FormDialog } from '../../../components/FormDialog';
 import { translateResourceMessage } from '../../../components/messages';
 import { type SurveyField, SurveyInput, toAnswer, typedAnswer } from '../../surveys';
 import { SurveyOptionsEditor } from './SurveyOptionsEditor';
+import { SurveyVisibilityFields } from './SurveyVisibilityFields';
 
 /** The types offered, '' (Semaphore's one-line text) shown as string. */
 const types = surveyVarTypes.filter((ty) => ty !== '');
@@ -163,19 +154,6 @@ export function SurveyVarDialog({
   };
   const err = (name: string) => (errors[name] ? { error: true, helperText: errors[name] } : {});
   const ty = v.type;
-  const condition = v.visible_when;
-  const conditionVar = earlier.find((e) => e.name === condition?.field);
-  const conditionOptions = !conditionVar
-    ? []
-    : conditionVar.type === 'boolean'
-      ? ['true', 'false']
-      : conditionVar.options_source
-        ? []
-        : conditionVar.values.map((o) => o.value);
-  const optionLabel = (value: string) => {
-    if (conditionVar?.type === 'boolean') return t(value === 'true' ? 'survey.yes' : 'survey.no');
-    return conditionVar?.values.find((o) => o.value === value)?.name ?? value;
-  };
 
   return (
     <FormDialog
@@ -322,59 +300,12 @@ export function SurveyVarDialog({
           />
         )}
         <DefaultInput v={v} onChange={(text) => set({ default_value: text })} />
-        <Typography variant="subtitle2" component="h4">
-          {t('survey.visibility')}
-        </Typography>
-        <TextField
-          select
-          size="small"
-          label={t('survey.visibleWhenField')}
-          value={condition?.field ?? ''}
-          onChange={(e) =>
-            set({ visible_when: e.target.value ? { field: e.target.value, values: [] } : null })
-          }
-          helperText={earlier.length === 0 ? t('survey.visibleNoEarlier') : undefined}
-          {...err('visible_when')}
-        >
-          <MenuItem value="">
-            <em>{t('survey.visibleAlways')}</em>
-          </MenuItem>
-          {earlier.map((e) => (
-            <MenuItem key={e.name} value={e.name}>
-              {e.title || e.name} ({e.name})
-            </MenuItem>
-          ))}
-        </TextField>
-        {condition && (
-          <Autocomplete
-            multiple
-            freeSolo={conditionOptions.length === 0}
-            options={conditionOptions}
-            getOptionLabel={optionLabel}
-            value={condition.values}
-            onChange={(_, values) =>
-              set({ visible_when: { field: condition.field, values: values.map(String) } })
-            }
-            renderValue={(values, getItemProps) =>
-              values.map((value, index) => {
-                const { key, ...rest } = getItemProps({ index });
-                return <Chip key={key} size="small" label={optionLabel(String(value))} {...rest} />;
-              })
-            }
-            renderInput={(params) => (
-              <TextField
-                {...params}
-                size="small"
-                label={t('survey.visibleWhenValues')}
-                helperText={
-                  errors.visible_when ??
-                  (conditionOptions.length === 0 ? t('survey.visibleValuesTyped') : undefined)
-                }
-                error={!!errors.visible_when}
-              />
-            )}
-          />
-        )}
+        <SurveyVisibilityFields
+          earlier={earlier}
+          value={v.visible_when}
+          onChange={(visible_when) => set({ visible_when })}
+          error={errors.visible_when}
+        />
       </Stack>
     </FormDialog>
   );
