@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import type { Locator, Page } from 'playwright-core';
 import { describe, expect, it } from 'vitest';
 import { createUser, login } from './support/api';
@@ -179,6 +180,35 @@ describe('typed surveys', () => {
     expect(byName.ratio?.step).toBe(0.5);
     expect(byName.app_name?.regex).toBe('^[a-z]+$');
     expect(byName.hosts?.max_selected).toBe(2);
+
+    // Export downloads the survey as JSON; another template imports it (after a refused try) and saves it.
+    await page.goto(`${base}/templates/${templateId}/edit`);
+    await page.getByTestId('survey-row-labels').waitFor();
+    const downloading = page.waitForEvent('download');
+    await page.getByRole('button', { name: 'Download survey as JSON' }).click();
+    const exported = readFileSync(String(await (await downloading).path()), 'utf8');
+    const other = await admin.post<{ id: number }>(`${base}/templates`, {
+      name: 'Release copy',
+      app: 'bash',
+      playbook: 'release.sh',
+      repository_id: seeded.repositoryId,
+      environment_id: seeded.environmentId,
+    });
+    await page.goto(`${base}/templates/${other.id}/edit`);
+    await page.getByRole('button', { name: 'Import' }).click();
+    const importing = page.getByRole('dialog', { name: 'Import survey (JSON)' });
+    const json = importing.getByRole('textbox', { name: 'Survey (JSON list of variables)' });
+    await json.fill('[{"name": "colour", "title": "Colour", "type": "enum"}]');
+    await importing.getByRole('button', { name: 'Import' }).click();
+    await importing.getByText('Variable 1, values: Enumeration must have values.').waitFor();
+    await json.fill(exported);
+    await importing.getByRole('button', { name: 'Import' }).click();
+    await importing.waitFor({ state: 'detached' });
+    await page.getByTestId('survey-row-labels').waitFor();
+    await page.getByRole('button', { name: 'Save', exact: true }).click();
+    await expectSnackbar(page, 'Template "Release copy" saved');
+    const copied = await admin.get<{ survey_vars: unknown[] }>(`${base}/templates/${other.id}`);
+    expect(copied.survey_vars).toEqual(saved.survey_vars);
     await page.context().close();
 
     // The run dialog in English, then in German: bad answers are refused by the server, each at its field.
