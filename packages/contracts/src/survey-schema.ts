@@ -329,15 +329,16 @@ function shownWhen(v: TemplateSurveyVar, earlier: Map<string, TemplateSurveyVar>
  * - number: `type: "number"`, `minimum`, `maximum`, `multipleOf`;
  * - boolean: `type: "boolean"`;
  * - enum: `type: "string"`, `oneOf: [{ "const": value, "title": label }, …]` (the options offered now, by value,
- *   first label kept); `{}` when nothing is offered (an options error, or an empty source);
- * - multiselect: `type: "array"`, `{ "type": "string", "oneOf": […] }`, `uniqueItems: true`, `minItems`
+ *   first label kept); `not: {}` when nothing is offered (an options error, or an empty source);
+ * - multiselect: `type: "array"`, `items: { "type": "string", "oneOf": […] }` (`not: {}` for `oneOf` when
+ *   nothing is offered), `uniqueItems: true`, `minItems`
  *   (min_selected), `maxItems` (max_selected);
  * - date: `type: "string"`, `format: "date"` (YYYY-MM-DD); datetime: `format: "date-time"` (RFC 3339: with offset);
- * - kv: `type: "object"`, `{ "type": "string" }`, `{ "minLength": 1 }`.
+ * - kv: `type: "object"`, `additionalProperties: { "type": "string" }`, `propertyNames: { "minLength": 1 }`.
  * A required variable without a default must be present and, when its `type` is "string", also holds
- * `not: { "pattern": "^\\s*$" }` (blank text is no answer); for a
- * multiselect `minItems` ≥ 1, for a kv `minProperties: 1`. A required variable WITH a default may be left out
- * (or null / blank): the server fills its default. An optional variable is answered by leaving it out (null is
+ * `not: { "pattern": "^\\s*$" }` (blank text is no answer); for a multiselect `minItems` ≥ 1, for a kv
+ * `minProperties: 1`. A required variable WITH a default may be left out (or
+ * answered with blank text where its rules take text): the server fills its default in. An optional variable is answered by leaving it out (null is
  * not an answer the rules take: send nothing). A hidden variable (its condition false) is neither required nor
  * checked, and the server drops its value. Steps follow JSON Schema's `multipleOf` as ajv computes it by default.
  */
@@ -345,7 +346,8 @@ export function surveyJsonSchema(
   vars: TemplateSurveyVar[],
   options: Map<string, SurveyOptionsOf>,
 ): SurveySchemaDocument {
-  const properties: Record<string, JsonSchema> = {};
+  // Entries, not assignments: a variable may be named `__proto__`.
+  const properties: [string, JsonSchema][] = [];
   const required: string[] = [];
   const allOf: JsonSchema[] = [];
   const earlier = new Map<string, TemplateSurveyVar>();
@@ -356,10 +358,10 @@ export function surveyJsonSchema(
     const annotations = annotationsOf(v, order, offered);
     const condition = shownWhen(v, earlier);
     if (condition === true) {
-      properties[v.name] = { ...annotations, ...rules };
+      properties.push([v.name, { ...annotations, ...rules }]);
       if (mustAnswer) required.push(v.name);
     } else {
-      properties[v.name] = annotations;
+      properties.push([v.name, annotations]);
       allOf.push({
         'x-signalbox-field': v.name,
         if: condition,
@@ -372,7 +374,7 @@ export function surveyJsonSchema(
   return {
     $schema: 'https://json-schema.org/draft/2020-12/schema',
     type: 'object',
-    properties,
+    properties: Object.fromEntries(properties),
     ...(required.length ? { required } : {}),
     ...(allOf.length ? { allOf } : {}),
   };

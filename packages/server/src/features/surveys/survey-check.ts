@@ -21,6 +21,10 @@ import { resolveSurveyOptions } from '../survey-options';
 
 type Where = { projectId: number; templateId: number };
 
+/** Sets a key of answers as their own (a variable may be named `__proto__`). */
+const setOwn = (answers: Record<string, unknown>, key: string, value: unknown) =>
+  Object.defineProperty(answers, key, { value, enumerable: true, writable: true, configurable: true });
+
 /** A template's survey (its stored JSON text) as the JSON Schema document runs are checked against, options now. */
 export async function surveySchemaOf(
   deps: Pick<Deps, 'db' | 'box' | 'config'>,
@@ -226,10 +230,10 @@ export async function surveyAnswersForRun(
     }
     if (!v.required || isSurveyAnswered(answers[v.name]) || !isSurveyAnswered(v.default_value)) continue;
     if (v.type === 'secret') {
-      sec[v.name] = v.default_value;
+      setOwn(sec, v.name, v.default_value);
       secretChanged = true;
     } else {
-      env[v.name] = typedSurveyDefault(v);
+      setOwn(env, v.name, typedSurveyDefault(v));
       envChanged = true;
     }
   }

@@ -381,4 +381,27 @@ describe.each(testDialects())('typed survey answers on $name', (dialect) => {
     // Encrypted while the task waits and runs, gone once it ended.
     expect(String(stored.secret ?? '')).not.toContain('long-enough-s3cret');
   });
+  it('neither demands nor fails a hidden required variable for a run no one answers', async () => {
+    const tpl = await template([
+      v('mode', {
+        type: 'enum',
+        required: true,
+        default_value: 'fast',
+        values: [{ name: 'Fast', value: 'fast' }],
+      }),
+      v('depth', { type: 'int', required: true, visible_when: { field: 'mode', values: ['safe'] } }),
+    ]);
+    // A schedule may be saved: the only required variable it cannot answer is hidden.
+    const schedule = await members.manager.post(p('/schedules'), {
+      template_id: tpl,
+      cron_format: '0 3 * * *',
+      name: 'Nightly',
+      active: false,
+    });
+    expect(schedule.statusCode, schedule.body).toBe(201);
+    // As a schedule or an integration starts it: the run does not stop at the hidden variable.
+    const id = await h.deps.startTask(projectId, { template_id: tpl }, { userId: null });
+    const task = await waitForStatus(h.deps, id, ['success', 'error']);
+    expect(task.status).toBe('success');
+  });
 });
