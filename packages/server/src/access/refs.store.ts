@@ -77,7 +77,10 @@ export async function findRefs(db: Db, projectId: number, kind: RefKind, id: num
       .execute();
   switch (kind) {
     case 'key': {
-      refs.templates = await templates('vault_key_id');
+      refs.templates = both(
+        await templates('vault_key_id'),
+        await surveyTemplates(db, projectId, (source) => source.type === 'http' && source.key_id === id),
+      );
       refs.inventories = await db
         .selectFrom('inventory')
         .select(['id', 'name'])
@@ -115,7 +118,16 @@ export async function findRefs(db: Db, projectId: number, kind: RefKind, id: num
       break;
     }
     case 'inventory':
-      refs.templates = await templates('inventory_id');
+      refs.templates = both(
+        await templates('inventory_id'),
+        await surveyTemplates(
+          db,
+          projectId,
+          (source) =>
+            (source.type === 'inventory_hosts' || source.type === 'inventory_groups') &&
+            source.inventory_id === id,
+        ),
+      );
       break;
     case 'environment':
       refs.templates = await templates('environment_id');
@@ -140,6 +152,12 @@ export async function findRefs(db: Db, projectId: number, kind: RefKind, id: num
     }
   }
   return refs;
+}
+
+/** Two lists of templates as one, each template once, by id. */
+function both(a: { id: number; name: string }[], b: { id: number; name: string }[]) {
+  const ids = new Set(a.map((t) => t.id));
+  return [...a, ...b.filter((t) => !ids.has(t.id))].sort((x, y) => x.id - y.id);
 }
 
 /** The project's templates whose survey has a variable with an options source `uses` accepts. */

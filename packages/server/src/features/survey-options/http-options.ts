@@ -47,7 +47,11 @@ const fail = (code: CodedMessage['code'], params?: CodedMessage['params']): { er
 });
 
 /** The address to connect to for `url`'s host: an allowed one, or the coded reason there is none. */
-async function target(url: URL, allow: AllowPrivate): Promise<Target | { error: CodedMessage }> {
+async function target(
+  url: URL,
+  allow: AllowPrivate,
+  signal: AbortSignal,
+): Promise<Target | { error: CodedMessage }> {
   const host = url.hostname.replace(/^\[|\]$/g, '');
   if (ipaddr.isValid(host)) {
     if (refusedAddress(host, allow)) return fail('options_http_refused_address', { host });
@@ -55,8 +59,15 @@ async function target(url: URL, allow: AllowPrivate): Promise<Target | { error: 
   }
   let answers: { address: string; family: number }[];
   try {
-    answers = await lookupAll(host, { all: true, verbatim: true });
+    // A look-up cannot be cancelled: it is given up on when the time limit passes.
+    const aborted = new Promise<never>((_, reject) =>
+      signal.addEventListener('abort', () => reject(new Error('timed out')), { once: true }),
+    );
+    // Rejected later, once the whole fetch runs out of time, when nobody waits for it any more.
+    aborted.catch(() => {});
+    answers = await Promise.race([lookupAll(host, { all: true, verbatim: true }), aborted]);
   } catch {
+    if (signal.aborted) return fail('options_http_timeout', { limit: HTTP_TIMEOUT_MS / 1000 });
     return fail('options_http_unreachable', { host });
   }
   const usable = answers.filter((a) => !refusedAddress(a.address, allow));
@@ -187,7 +198,7 @@ export async function fetchJson(
   try {
     let url = first;
     for (let hop = 0; ; hop++) {
-      const to = await target(url, opts.allow);
+      const to = await target(url, opts.allow, controller.signal);
       if ('error' in to) return to;
       if (controller.signal.aborted) return fail('options_http_timeout', { limit: HTTP_TIMEOUT_MS / 1000 });
       const sameOrigin = url.origin === first.origin;

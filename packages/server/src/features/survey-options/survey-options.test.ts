@@ -1,7 +1,7 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { emptySurveyVar, type OptionsSource, type TemplateSurveyVar } from '@signalbox/contracts';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { testDialects } from '../../../test/support/dialects';
 import { createHarness, type Harness } from '../../../test/support/harness';
 import { createTeam, type Team } from '../../../test/support/permission-matrix';
@@ -15,6 +15,17 @@ import {
 } from '../../../test/support/task-fixtures';
 import type { AllowPrivate } from './http-options';
 import { clearSurveyHttpCache, resolveSurveyOptions } from './index';
+
+// `rebind.test` exists only for the fetcher's own DNS look-up (as a rebinding name answers once): it answers
+// 127.0.0.1. Any second look-up, by the HTTP client, would fail, so a fetch succeeds only on the address checked.
+vi.mock('node:dns/promises', async (importOriginal) => {
+  const dns = await importOriginal<typeof import('node:dns/promises')>();
+  const lookup = (async (host: string, options: object) =>
+    host === 'rebind.test'
+      ? [{ address: '127.0.0.1', family: 4 }]
+      : dns.lookup(host, options as never)) as typeof dns.lookup;
+  return { ...dns, default: { ...dns, lookup }, lookup };
+});
 
 /** A local JSON server: each path answers as the test needs, and every request is counted by path. */
 function startServer() {
@@ -382,6 +393,19 @@ describe.each(testDialects())('survey options on $name', (dialect) => {
     ]);
   });
 
+  it('connects to the very address it checked, not to a second DNS answer', async () => {
+    const url = `http://rebind.test:${new URL(http.base).port}/plain`;
+    expect(values(await resolve(httpSource(url), ['127.0.0.1']))).toEqual([
+      'eu-west',
+      'us-east',
+      '7',
+      'true',
+    ]);
+    expect(await resolve(httpSource(url))).toEqual({
+      error: { code: 'options_http_refused_address', params: { host: 'rebind.test' } },
+    });
+  });
+
   it('refuses a redirect from an allowed server to an internal address it does not allow', async () => {
     const before = http.hits.get('/items') ?? 0;
     expect(await resolve(httpSource('/to-loopback'), ['127.0.0.1'])).toEqual({
@@ -449,6 +473,34 @@ describe.each(testDialects())('survey options on $name', (dialect) => {
     });
     expect(Date.now() - started).toBeLessThan(9_000);
   }, 15_000);
+
+  it("counts an inventory or key a survey's options come from as used by its template", async () => {
+    const inventory = await insertInventory(h.deps, team.projectId, { type: 'static', inventory: 'h1' });
+    const key = await insertKey(h.deps, team.projectId, { type: 'login_password', secret: {} });
+    const survey = JSON.stringify([
+      {
+        name: 'host',
+        title: 'Host',
+        type: 'enum',
+        options_source: { type: 'inventory_groups', inventory_id: inventory },
+      },
+      {
+        name: 'item',
+        title: 'Item',
+        type: 'multiselect',
+        options_source: { type: 'http', url: 'https://example.com', key_id: key },
+      },
+    ]);
+    await insertTemplate(h.deps, team.projectId, { name: 'Survey user', survey_vars: survey });
+    for (const url of [`${team.base}/inventory/${inventory}`, `${team.base}/keys/${key}`]) {
+      expect((await team.guest.get(`${url}/refs`)).json().templates, url).toEqual([
+        { id: expect.any(Number), name: 'Survey user' },
+      ]);
+      const del = await team.owner.del(url);
+      expect(del.statusCode, url).toBe(409);
+      expect(del.json().refs.templates, url).toEqual([{ id: expect.any(Number), name: 'Survey user' }]);
+    }
+  });
 
   it("refuses at save a template whose survey takes options from another project's objects", async () => {
     const foreignInventory = await insertInventory(h.deps, other.projectId, {
