@@ -41,6 +41,7 @@ describe('projects', () => {
       'Environment',
       'Key Store',
       'Repositories',
+      'Option Lists',
       'Integrations',
       'Team',
     ]);

@@ -11,6 +11,7 @@ let browser: Browser;
 let admin: Api;
 let projectId: number;
 let taskId: number;
+let surveyTemplateId: number;
 
 beforeAll(async () => {
   server = await startServer();
@@ -33,6 +34,78 @@ beforeAll(async () => {
     await waitForStatus(admin, projectId, task.id, ['success', 'error']);
     taskId = task.id;
   }
+  // A template whose survey has every type: the survey editor and the run dialog are shown with it.
+  const regions = await admin.post<{ id: number }>(`/project/${projectId}/option_lists`, {
+    name: 'Regions',
+    options: [
+      { name: 'Europe West', value: 'eu-west' },
+      { name: 'US East', value: 'us-east' },
+    ],
+  });
+  const typed = (v: Record<string, unknown>) => ({
+    description: '',
+    required: false,
+    default_value: '',
+    ...v,
+  });
+  surveyTemplateId = (
+    await admin.post<{ id: number }>(`/project/${projectId}/templates`, {
+      name: 'Release',
+      app: 'bash',
+      playbook: 'deploy.sh',
+      repository_id: seeded.repositoryId,
+      environment_id: seeded.environmentId,
+      project_id: projectId,
+      survey_vars: [
+        typed({
+          name: 'target',
+          title: 'Target',
+          type: 'enum',
+          required: true,
+          default_value: 'prod',
+          values: [
+            { name: 'Production', value: 'prod' },
+            { name: 'Staging', value: 'staging' },
+          ],
+        }),
+        typed({
+          name: 'approve',
+          title: 'Change approved',
+          type: 'boolean',
+          description: 'Production releases need an approved change.',
+          visible_when: { field: 'target', values: ['prod'] },
+        }),
+        typed({
+          name: 'region',
+          title: 'Region',
+          type: 'enum',
+          options_source: { type: 'option_list', option_list_id: regions.id },
+        }),
+        typed({
+          name: 'hosts',
+          title: 'Hosts',
+          type: 'multiselect',
+          required: true,
+          max_selected: 2,
+          values: ['web1', 'web2', 'web3'].map((h) => ({ name: h, value: h })),
+        }),
+        typed({ name: 'replicas', title: 'Replicas', type: 'int', min: 1, max: 5, default_value: '3' }),
+        typed({ name: 'ratio', title: 'Canary share', type: 'number', min: 0, max: 1, step: 0.05 }),
+        typed({
+          name: 'version',
+          title: 'Version',
+          type: 'string',
+          regex: '^\\d+\\.\\d+\\.\\d+$',
+          regex_message: 'Use a version such as 2.4.1',
+        }),
+        typed({ name: 'notes', title: 'Release notes', type: 'text' }),
+        typed({ name: 'token', title: 'Deploy token', type: 'secret' }),
+        typed({ name: 'day', title: 'Freeze ends', type: 'date' }),
+        typed({ name: 'at', title: 'Start at', type: 'datetime' }),
+        typed({ name: 'labels', title: 'Labels', type: 'kv', default_value: '{"team":"ops"}' }),
+      ],
+    })
+  ).id;
   await admin.post('/projects', { name: 'Data Pipelines' });
   await admin.post('/projects', { name: 'Edge Network' });
   for (const [name, username, role] of [
@@ -143,6 +216,63 @@ describe.each(configs)('screens ($scheme, $size px)', ({ scheme, viewport, size 
     await page.getByRole('dialog').getByRole('button', { name: 'Create' }).click();
     await page.getByRole('dialog').getByText('Name is required', { exact: true }).waitFor();
     await shot(page, name('user-dialog'));
+  });
+
+  it('survey editor, variable dialog and preview', async () => {
+    await page.goto(`/project/${projectId}/templates/${surveyTemplateId}/edit`);
+    const list = page.getByRole('list', { name: 'Survey variables' });
+    await list.getByTestId('survey-row-labels').waitFor();
+    await list.scrollIntoViewIfNeeded();
+    await page.mouse.move(0, 0);
+    await shot(page, name('survey-editor'));
+    const preview = page.getByRole('region', { name: 'Preview of the run form' });
+    await preview.scrollIntoViewIfNeeded();
+    await shot(page, name('survey-preview'));
+    await page.getByRole('button', { name: 'Edit approve' }).click();
+    const d = page.getByRole('dialog');
+    await d.getByRole('combobox', { name: 'Ask only when' }).waitFor();
+    await shot(page, name('survey-var-dialog'));
+    const overflow = await d.evaluate((el) => {
+      const paper = el.querySelector('.MuiDialog-paper') ?? el;
+      return paper.scrollWidth - paper.clientWidth;
+    });
+    expect(overflow).toBeLessThanOrEqual(1);
+    await d.getByRole('button', { name: 'Cancel' }).click();
+    await page.getByRole('button', { name: 'Edit region' }).click();
+    await d.getByRole('combobox', { name: 'Option list' }).waitFor();
+    await shot(page, name('survey-var-source'));
+    await d.getByRole('button', { name: 'Cancel' }).click();
+  });
+
+  it('run dialog of a typed survey', async () => {
+    await page.goto(`/project/${projectId}/templates/${surveyTemplateId}`);
+    await page.getByRole('button', { name: 'Run', exact: true }).click();
+    const d = page.getByRole('dialog');
+    await d.getByRole('switch', { name: 'Change approved' }).waitFor();
+    await page.mouse.move(0, 0);
+    await shot(page, name('survey-run'));
+    await d.getByRole('textbox', { name: 'Replicas' }).fill('9');
+    await d.getByRole('textbox', { name: 'Version' }).fill('next');
+    await d.getByRole('button', { name: 'Run', exact: true }).click();
+    await d.locator('#survey-replicas-helper-text').getByText('Replicas must be at most 5').waitFor();
+    await shot(page, name('survey-run-errors'));
+    const overflow = await d.evaluate((el) => {
+      const paper = el.querySelector('.MuiDialog-paper') ?? el;
+      return paper.scrollWidth - paper.clientWidth;
+    });
+    expect(overflow).toBeLessThanOrEqual(1);
+    await page.keyboard.press('Escape');
+  });
+
+  it('option lists', async () => {
+    await page.goto(`/project/${projectId}/option_lists`);
+    await page.getByText('Regions').first().waitFor();
+    await shot(page, name('option-lists'));
+    await page.getByRole('button', { name: 'Edit Regions' }).click();
+    await page.getByRole('dialog').getByRole('textbox', { name: 'Label of entry 2' }).waitFor();
+    await page.mouse.move(0, 0);
+    await shot(page, name('option-list-dialog'));
+    await page.keyboard.press('Escape');
   });
 
   it('task log dialog', async () => {

@@ -500,10 +500,11 @@ describe('template pages on a phone', () => {
       const { context, page } = await contextAs(browser, server.url, admin, { viewport });
       await page.goto(`${base()}/templates/${templateId}`);
       await page.getByRole('button', { name: 'Run', exact: true }).click();
-      // The survey's defaults fill the form: emptied, a required variable is named.
-      await dialog(page).getByRole('textbox', { name: 'Who' }).fill('');
+      // The survey's defaults fill the form; an answer the server refuses is named at its field.
+      expect(await dialog(page).getByRole('textbox', { name: 'Who' }).inputValue()).toBe('scheduler');
+      await dialog(page).getByRole('textbox', { name: 'Count' }).fill('12a');
       await dialog(page).getByRole('button', { name: 'Run' }).click();
-      await dialog(page).getByText('Who is required').waitFor();
+      await dialog(page).getByText('Count must be an integer').waitFor();
       await shot(page, `run-dialog-light-${size}`);
       await page.keyboard.press('Escape');
       await page.goto(`${base()}/templates`);

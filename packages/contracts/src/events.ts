@@ -57,6 +57,7 @@ export const eventObjectTypes = [
   'view',
   'inventory',
   'environment',
+  'option_list',
   'key',
   'repository',
   'integration',

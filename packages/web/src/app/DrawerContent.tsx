@@ -1,5 +1,6 @@
 import AddIcon from '@mui/icons-material/Add';
 import ArrowDropDownIcon from '@mui/icons-material/ArrowDropDown';
+import ChecklistIcon from '@mui/icons-material/Checklist';
 import DashboardIcon from '@mui/icons-material/Dashboard';
 import DnsIcon from '@mui/icons-material/Dns';
 import GroupIcon from '@mui/icons-material/Group';
@@ -42,6 +43,7 @@ function navItems(projectType: string): NavItem[] {
     { to: 'environment', key: 'nav.environment', icon: <TuneIcon /> },
     { to: 'keys', key: 'nav.keys', icon: <KeyIcon /> },
     { to: 'repositories', key: 'nav.repositories', icon: <SourceIcon /> },
+    { to: 'option_lists', key: 'nav.optionLists', icon: <ChecklistIcon /> },
     {
       to: 'integrations',
       key: 'nav.integrations',

@@ -27,6 +27,7 @@ const InventoryPage = lazy(() => import('../features/inventory/InventoryPage'));
 const EnvironmentPage = lazy(() => import('../features/environment/EnvironmentPage'));
 const KeysPage = lazy(() => import('../features/keys/KeysPage'));
 const RepositoriesPage = lazy(() => import('../features/repositories/RepositoriesPage'));
+const OptionListsPage = lazy(() => import('../features/option-lists/OptionListsPage'));
 const IntegrationsPage = lazy(() => import('../features/integrations/IntegrationsPage'));
 const IntegrationDetail = lazy(() => import('../features/integrations/IntegrationDetail'));
 
@@ -39,6 +40,7 @@ const resourcePages: Record<string, ReactElement> = {
   environment: <EnvironmentPage />,
   keys: <KeysPage />,
   repositories: <RepositoriesPage />,
+  option_lists: <OptionListsPage />,
   integrations: <IntegrationsPage />,
   'integration/:integrationId': <IntegrationDetail />,
 };
@@ -55,6 +57,7 @@ const resourceRoutes: { path: string; titleKey: string }[] = [
   { path: 'environment', titleKey: 'nav.environment' },
   { path: 'keys', titleKey: 'nav.keys' },
   { path: 'repositories', titleKey: 'nav.repositories' },
+  { path: 'option_lists', titleKey: 'nav.optionLists' },
   { path: 'integrations', titleKey: 'nav.integrations' },
   { path: 'integration/:integrationId', titleKey: 'nav.integrations' },
 ];

@@ -32,6 +32,10 @@ describe('eventText', () => {
     expect(say({ kind: 'project.restored', params: { name: 'Web' }, description: 'x' })).toBe(
       'Projekt Web aus einer Sicherung wiederhergestellt',
     );
+    // A kind of object named with an underscore.
+    expect(say({ kind: 'option_list.updated', params: { name: 'Regions' }, description: 'x' })).toBe(
+      'Optionsliste Regions geändert',
+    );
   });
 
   it('says a task status by its label', () => {

@@ -44,7 +44,7 @@ export function eventText(
   exists: (key: string) => boolean,
 ): string {
   const { kind, params } = event;
-  if (!kind || !params || !/^[a-z]+\.[a-z]+$/.test(kind)) return event.description;
+  if (!kind || !params || !/^[a-z_]+\.[a-z_]+$/.test(kind)) return event.description;
   const base = `eventKinds.${kind}`;
   if (!exists(base)) return event.description;
   // A task event names the template it ran when the server knows it (`<kind>Of`).

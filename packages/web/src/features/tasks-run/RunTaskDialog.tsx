@@ -1,6 +1,7 @@
 import {
   Alert,
   Checkbox,
+  CircularProgress,
   FormControl,
   FormControlLabel,
   FormGroup,
@@ -12,16 +13,19 @@ import {
   TextField,
   Typography,
 } from '@mui/material';
-import type { Inventory, SurveyVar, Template } from '@signalbox/contracts';
+import type { Inventory, Template } from '@signalbox/contracts';
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
-import { type FormEvent, useState } from 'react';
+import { type FormEvent, useEffect, useState } from 'react';
 import { useTranslation } from 'react-i18next';
 import { useLocation, useNavigate } from 'react-router';
-import { api } from '../../api/client';
+import { ApiError, api } from '../../api/client';
 import { useResourceList } from '../../api/resources';
 import { CodeEditor } from '../../components/CodeEditor';
 import { FormDialog } from '../../components/FormDialog';
 import { translateResourceMessage } from '../../components/messages';
+import { ErrorAlert } from '../../components/ui';
+import { serverFieldText } from '../../i18n/messages';
+import { type Answer, initialAnswers, SurveyFields, useSurveySchema } from '../surveys';
 import { type Task, taskKeys } from '../tasks';
 import { rerunLabelKey, runLabelKey, templateKeys } from '../templates';
 import { type EarlierTask, newRunValues, type RunValues, rerunValues, validateRun } from './validate-run';
@@ -71,9 +75,23 @@ export function RunTaskDialog({
   const action = t(rerunOf ? rerunLabelKey(template.type) : runLabelKey(template.type));
   const hasSecrets = template.survey_vars.some((v) => v.type === 'secret');
   const [errors, setErrors] = useState<Record<string, string>>({});
+  const schema = useSurveySchema(template.project_id, template.id, template.survey_vars.length > 0);
+  const fields = schema.data ?? [];
+  // The answers start from the defaults (or the earlier task's answers) once the survey's schema is here.
+  useEffect(() => {
+    if (schema.data) setValues((v) => ({ ...v, survey: initialAnswers(schema.data, v.earlierSurvey) }));
+  }, [schema.data]);
+  /** The server's word on each survey answer of the last refused run, until the answer changes. */
+  const [surveyErrors, setSurveyErrors] = useState<Record<string, string>>({});
   const set = (patch: Partial<RunValues>) => setValues((v) => ({ ...v, ...patch }));
-  const setSurvey = (name: string, value: string) =>
+  const setSurvey = (name: string, value: Answer) => {
     setValues((v) => ({ ...v, survey: { ...v.survey, [name]: value } }));
+    setSurveyErrors((old) => {
+      if (!(name in old)) return old;
+      const { [name]: _, ...rest } = old;
+      return rest;
+    });
+  };
 
   const run = useMutation({
     mutationFn: (body: Record<string, unknown>) =>
@@ -86,7 +104,8 @@ export function RunTaskDialog({
 
   const submit = async (e: FormEvent) => {
     e.preventDefault();
-    const result = validateRun(template, values);
+    if (template.survey_vars.length > 0 && !schema.data) return;
+    const result = validateRun(template, values, fields);
     setErrors(result.errors);
     if (!result.body) return;
     try {
@@ -95,63 +114,31 @@ export function RunTaskDialog({
       const search = new URLSearchParams(location.search);
       search.set('t', String(task.id));
       navigate(`${location.pathname}?${search}`);
-    } catch {
-      // Shown in the dialog.
+    } catch (err) {
+      // Shown in the dialog: the general message above, each answer's at its field.
+      const next: Record<string, string> = {};
+      for (const f of fields) {
+        const text = serverFieldText(err, `survey.${f.name}`, t, f.title);
+        if (text) next[f.name] = text;
+      }
+      setSurveyErrors(next);
     }
   };
 
+  // A run refused only for survey answers says so at each of those fields, not again above the form.
+  const refusedKeys = run.error instanceof ApiError ? Object.keys(run.error.body?.field_errors ?? {}) : [];
+  const onlyAtFields =
+    refusedKeys.length > 0 && refusedKeys.every((k) => fields.some((f) => `survey.${f.name}` === k));
   const err = (name: string) =>
     errors[name] ? { error: true, helperText: translateResourceMessage(errors[name], t, name) } : {};
   const options = appOptions[template.app] ?? [];
-
-  const surveyField = (v: SurveyVar) => {
-    const label = v.title || v.name;
-    const common = {
-      key: v.name,
-      label,
-      required: v.required,
-      value: values.survey[v.name] ?? '',
-      helperText: v.description || undefined,
-      onChange: (e: { target: { value: string } }) => setSurvey(v.name, e.target.value),
-      name: `survey.${v.name}`,
-    };
-    const errorProps = errors[`survey.${v.name}`]
-      ? {
-          error: true,
-          helperText:
-            errors[`survey.${v.name}`] === 'required'
-              ? t('validation.required', { field: label })
-              : translateResourceMessage(errors[`survey.${v.name}`], t, `survey.${v.name}`, label),
-        }
-      : {};
-    if (v.type === 'enum')
-      return (
-        <TextField select {...common} {...errorProps}>
-          {!v.required && (
-            <MenuItem value="">
-              <em>{t('res.none')}</em>
-            </MenuItem>
-          )}
-          {v.values.map((o) => (
-            <MenuItem key={o.name} value={o.value}>
-              {o.name}
-            </MenuItem>
-          ))}
-        </TextField>
-      );
-    if (v.type === 'int')
-      return <TextField {...common} {...errorProps} slotProps={{ htmlInput: { inputMode: 'numeric' } }} />;
-    if (v.type === 'secret')
-      return <TextField {...common} {...errorProps} type="password" autoComplete="new-password" />;
-    return <TextField {...common} {...errorProps} />;
-  };
 
   return (
     <FormDialog
       open
       formId="run-task-form"
       title={t('run.dialogTitle', { action, name: template.name })}
-      error={run.error}
+      error={onlyAtFields ? undefined : run.error}
       pending={run.isPending}
       submitLabel={action}
       onSubmit={(e) => void submit(e)}
@@ -195,7 +182,11 @@ export function RunTaskDialog({
           </TextField>
         )}
         {rerunOf && hasSecrets && <Alert severity="info">{t('run.secretsAgain')}</Alert>}
-        {template.survey_vars.map(surveyField)}
+        {template.survey_vars.length > 0 && schema.isPending && (
+          <CircularProgress size={24} aria-label={t('survey.run.loading')} sx={{ alignSelf: 'center' }} />
+        )}
+        <ErrorAlert error={schema.error} />
+        <SurveyFields fields={fields} answers={values.survey} onChange={setSurvey} errors={surveyErrors} />
         {rerunOf?.commit_hash && (
           <FormControl>
             <FormLabel id="run-commit-label">{t('run.commit')}</FormLabel>

@@ -1,15 +1,18 @@
 import {
   BUILD_VERSION_REQUIRED,
-  issue,
   isTemplateCliArgs,
   type Template,
   templateArgsMessage,
 } from '@signalbox/contracts';
+import { type Answers, type SurveyField, surveyBody } from '../surveys';
 
 export type RunValues = {
   message: string;
   build_task_id: number;
-  survey: Record<string, string>;
+  /** The survey's answers as its inputs edit them; filled from the survey's schema once it has loaded. */
+  survey: Answers;
+  /** An earlier task's survey answers (typed, secrets not kept), for a re-run to start from. */
+  earlierSurvey?: Record<string, unknown>;
   debug: boolean;
   dry_run: boolean;
   diff: boolean;
@@ -33,7 +36,7 @@ export function newRunValues(template: Template): RunValues {
   return {
     message: '',
     build_task_id: 0,
-    survey: Object.fromEntries(template.survey_vars.map((v) => [v.name, v.default_value ?? ''])),
+    survey: {},
     debug: false,
     dry_run: false,
     diff: false,
@@ -83,15 +86,10 @@ const joinList = (value: unknown) =>
 export function rerunValues(template: Template, task: EarlierTask): RunValues {
   const base = newRunValues(template);
   const environment = parseObject(task.environment);
-  const survey = { ...base.survey };
-  for (const v of template.survey_vars) {
-    if (v.type === 'secret') survey[v.name] = '';
-    else if (v.name in environment) {
-      const value = environment[v.name];
-      survey[v.name] = value === null || value === undefined ? '' : String(value);
-    }
-  }
   const surveyNames = new Set(template.survey_vars.map((v) => v.name));
+  const earlierSurvey = Object.fromEntries(
+    Object.entries(environment).filter(([name]) => surveyNames.has(name)),
+  );
   const extraEnvironment = Object.fromEntries(
     Object.entries(environment).filter(([name]) => !surveyNames.has(name)),
   );
@@ -100,7 +98,7 @@ export function rerunValues(template: Template, task: EarlierTask): RunValues {
     ...base,
     message: task.message ?? '',
     build_task_id: task.build_task_id ?? 0,
-    survey,
+    earlierSurvey,
     debug: !!task.debug,
     dry_run: !!task.dry_run,
     diff: !!task.diff,
@@ -123,27 +121,16 @@ const list = (text: string) =>
     .filter(Boolean);
 
 /**
- * Checks the new-task form and builds the POST tasks body. Errors map a field to its English
- * message; a required survey variable answers 'required' so the form names it by its title.
+ * Checks the new-task form's own fields and builds the POST tasks body. Errors map a field to its coded message.
+ * The survey's answers are not checked here: the server checks them against the survey's schema and answers each
+ * field's error (`survey.<name>`).
  */
-export function validateRun(template: Template, v: RunValues) {
+export function validateRun(template: Template, v: RunValues, fields: SurveyField[]) {
   const errors: Record<string, string> = {};
-  const environment: Record<string, unknown> = { ...(v.extraEnvironment ?? {}) };
-  const secret: Record<string, unknown> = {};
+  const answers = surveyBody(fields, v.survey);
+  const environment: Record<string, unknown> = { ...(v.extraEnvironment ?? {}), ...answers.environment };
+  const secret = answers.secret;
   if (template.type === 'deploy' && !v.build_task_id) errors.build_task_id = BUILD_VERSION_REQUIRED;
-  for (const sv of template.survey_vars) {
-    const value = (v.survey[sv.name] ?? '').trim();
-    const key = `survey.${sv.name}`;
-    if (value === '') {
-      if (sv.required) errors[key] = 'required';
-      continue;
-    }
-    if (sv.type === 'int') {
-      if (!/^\d+$/.test(value)) errors[key] = issue('not_integer');
-      else environment[sv.name] = Number(value);
-    } else if (sv.type === 'secret') secret[sv.name] = value;
-    else environment[sv.name] = value;
-  }
   let args: string | undefined;
   if (template.allow_override_args_in_task) {
     const text = v.arguments.trim();

@@ -1,109 +1,136 @@
+import {
+  closestCenter,
+  DndContext,
+  type DragEndEvent,
+  KeyboardSensor,
+  PointerSensor,
+  useSensor,
+  useSensors,
+} from '@dnd-kit/core';
+import {
+  arrayMove,
+  SortableContext,
+  sortableKeyboardCoordinates,
+  useSortable,
+  verticalListSortingStrategy,
+} from '@dnd-kit/sortable';
+import { CSS } from '@dnd-kit/utilities';
 import AddIcon from '@mui/icons-material/Add';
 import DeleteIcon from '@mui/icons-material/Delete';
+import DragIndicatorIcon from '@mui/icons-material/DragIndicator';
 import EditIcon from '@mui/icons-material/Edit';
-import {
-  Box,
-  Button,
-  Checkbox,
-  Chip,
-  FormControlLabel,
-  IconButton,
-  List,
-  ListItem,
-  ListItemText,
-  MenuItem,
-  Stack,
-  TextField,
-  Typography,
-} from '@mui/material';
-import { emptySurveyVar, type SurveyVar, surveyVarSchema } from '@signalbox/contracts';
-import { type FormEvent, useState } from 'react';
+import { Box, Button, Chip, IconButton, List, ListItem, ListItemText, Typography } from '@mui/material';
+import { emptySurveyVar, type SurveyVar } from '@signalbox/contracts';
+import { useState } from 'react';
 import { useTranslation } from 'react-i18next';
-import { FormDialog } from '../../components/FormDialog';
-import { translateResourceMessage } from '../../components/messages';
+import { SurveyPreview } from './survey/SurveyPreview';
+import { SurveyTransfer } from './survey/SurveyTransfer';
+import { SurveyVarDialog } from './survey/SurveyVarDialog';
 
-const types = ['string', 'int', 'secret', 'enum'] as const;
+/** Sortable ids of the variables: their names, a repeated name numbered (names are unique in a saved survey). */
+function rowIds(vars: SurveyVar[]): string[] {
+  const seen = new Map<string, number>();
+  return vars.map((v) => {
+    const n = (seen.get(v.name) ?? 0) + 1;
+    seen.set(v.name, n);
+    return n === 1 ? v.name : `${v.name}#${n}`;
+  });
+}
 
-/** The survey variables of a template: a list with add, edit and remove. */
+/**
+ * The survey variables of a template: a list with add, edit, remove, reordering (drag, or the keyboard on a row's
+ * handle: Space, arrows, Space), JSON import and export, and a preview of the run form.
+ */
 export function SurveyEditor({
+  projectId,
   value,
   onChange,
 }: {
+  projectId: number;
   value: SurveyVar[];
   onChange: (v: SurveyVar[]) => void;
 }) {
   const { t } = useTranslation();
   const [editing, setEditing] = useState<{ index: number; item: SurveyVar } | null>(null);
+  const sensors = useSensors(
+    useSensor(PointerSensor),
+    useSensor(KeyboardSensor, { coordinateGetter: sortableKeyboardCoordinates }),
+  );
+  const ids = rowIds(value);
+  const onDragEnd = (e: DragEndEvent) => {
+    const { active, over } = e;
+    if (!over || active.id === over.id) return;
+    onChange(arrayMove(value, ids.indexOf(String(active.id)), ids.indexOf(String(over.id))));
+  };
+  const nameOf = (id: string | number) => value[ids.indexOf(String(id))]?.name ?? String(id);
+
   return (
     <Box>
-      <Typography variant="subtitle2" component="h3">
-        {t('survey.title')}
-      </Typography>
+      <Box sx={{ display: 'flex', alignItems: 'center', gap: 1, flexWrap: 'wrap' }}>
+        <Typography variant="subtitle2" component="h3" sx={{ flex: 1 }}>
+          {t('survey.title')}
+        </Typography>
+        <SurveyTransfer vars={value} onImport={onChange} />
+      </Box>
       {value.length === 0 ? (
         <Typography variant="body2" color="text.secondary" sx={{ py: 1 }}>
           {t('survey.empty')}
         </Typography>
       ) : (
-        <List dense>
-          {value.map((v, index) => (
-            <ListItem
-              key={v.name}
-              disableGutters
-              secondaryAction={
-                <>
-                  <IconButton
-                    aria-label={t('res.editNamed', { name: v.name })}
-                    onClick={() => setEditing({ index, item: v })}
-                  >
-                    <EditIcon fontSize="small" />
-                  </IconButton>
-                  <IconButton
-                    aria-label={t('res.deleteNamed', { name: v.name })}
-                    onClick={() => onChange(value.filter((_, i) => i !== index))}
-                  >
-                    <DeleteIcon fontSize="small" />
-                  </IconButton>
-                </>
-              }
-            >
-              <ListItemText
-                primary={
-                  <>
-                    {v.title} <code>{v.name}</code>{' '}
-                    <Chip size="small" label={t(`survey.types.${v.type || 'string'}`)} />
-                    {v.required && (
-                      <Chip
-                        size="small"
-                        color="warning"
-                        variant="outlined"
-                        label={t('survey.required')}
-                        sx={{ ml: 0.5 }}
-                      />
-                    )}
-                  </>
-                }
-                secondary={v.description || undefined}
-                sx={{ pr: 10, wordBreak: 'break-word' }}
-              />
-            </ListItem>
-          ))}
-        </List>
+        <DndContext
+          sensors={sensors}
+          collisionDetection={closestCenter}
+          onDragEnd={onDragEnd}
+          accessibility={{
+            announcements: {
+              onDragStart: ({ active }) => t('survey.dnd.picked', { name: nameOf(active.id) }),
+              onDragOver: ({ active, over }) =>
+                over
+                  ? t('survey.dnd.over', {
+                      name: nameOf(active.id),
+                      position: ids.indexOf(String(over.id)) + 1,
+                    })
+                  : undefined,
+              onDragEnd: ({ active, over }) =>
+                over
+                  ? t('survey.dnd.dropped', {
+                      name: nameOf(active.id),
+                      position: ids.indexOf(String(over.id)) + 1,
+                    })
+                  : t('survey.dnd.cancelled', { name: nameOf(active.id) }),
+              onDragCancel: ({ active }) => t('survey.dnd.cancelled', { name: nameOf(active.id) }),
+            },
+            screenReaderInstructions: { draggable: t('survey.dnd.instructions') },
+          }}
+        >
+          <SortableContext items={ids} strategy={verticalListSortingStrategy}>
+            <List dense aria-label={t('survey.title')}>
+              {value.map((v, index) => (
+                <SurveyRow
+                  key={ids[index]}
+                  id={ids[index] as string}
+                  v={v}
+                  onEdit={() => setEditing({ index, item: v })}
+                  onDelete={() => onChange(value.filter((_, i) => i !== index))}
+                />
+              ))}
+            </List>
+          </SortableContext>
+        </DndContext>
       )}
       <Button
         size="small"
         startIcon={<AddIcon />}
-        onClick={() =>
-          setEditing({
-            index: -1,
-            item: { ...emptySurveyVar },
-          })
-        }
+        onClick={() => setEditing({ index: -1, item: { ...emptySurveyVar } })}
       >
         {t('survey.add')}
       </Button>
+      <SurveyPreview vars={value} />
       {editing && (
         <SurveyVarDialog
+          projectId={projectId}
           item={editing.item}
+          earlier={editing.index < 0 ? value : value.slice(0, editing.index)}
           onClose={() => setEditing(null)}
           onSave={(item) => {
             onChange(
@@ -117,159 +144,77 @@ export function SurveyEditor({
   );
 }
 
-function SurveyVarDialog({
-  item,
-  onSave,
-  onClose,
+function SurveyRow({
+  id,
+  v,
+  onEdit,
+  onDelete,
 }: {
-  item: SurveyVar;
-  onSave: (v: SurveyVar) => void;
-  onClose: () => void;
+  id: string;
+  v: SurveyVar;
+  onEdit: () => void;
+  onDelete: () => void;
 }) {
   const { t } = useTranslation();
-  const [v, setV] = useState<SurveyVar>({ ...item, type: item.type || 'string', values: [...item.values] });
-  const [errors, setErrors] = useState<Record<string, string>>({});
-  /**
-   * Changes fields; their messages go (a changed type or list of values may answer the values' message, say "must
-   * have values" after values were added): the next Save checks again.
-   */
-  const set = (patch: Partial<SurveyVar>) => {
-    setV((old) => ({ ...old, ...patch }));
-    setErrors((old) => {
-      const keys = Object.keys(patch);
-      if (!keys.some((k) => k in old || k === 'type')) return old;
-      const next = { ...old };
-      for (const k of keys) delete next[k];
-      if (keys.includes('type')) delete next.values;
-      return next;
-    });
-  };
-
-  const submit = (e: FormEvent) => {
-    e.preventDefault();
-    e.stopPropagation();
-    const parsed = surveyVarSchema.safeParse(v);
-    if (!parsed.success) {
-      const next: Record<string, string> = {};
-      for (const issue of parsed.error.issues) {
-        const key = String(issue.path[0] ?? 'values');
-        next[key] ??= translateResourceMessage(issue.message, t, key);
-      }
-      setErrors(next);
-      return;
-    }
-    onSave(parsed.data);
-  };
-  const err = (name: string) => (errors[name] ? { error: true, helperText: errors[name] } : {});
-
+  const { attributes, listeners, setNodeRef, transform, transition, isDragging } = useSortable({ id });
   return (
-    <FormDialog
-      open
-      formId="survey-var-form"
-      title={item.name ? t('survey.edit') : t('survey.add')}
-      onSubmit={submit}
-      onClose={onClose}
-      maxWidth="sm"
+    <ListItem
+      ref={setNodeRef}
+      disableGutters
+      data-testid={`survey-row-${v.name}`}
+      sx={{
+        transform: CSS.Transform.toString(transform),
+        transition,
+        opacity: isDragging ? 0.6 : 1,
+        bgcolor: 'background.paper',
+        gap: 0.5,
+        alignItems: 'flex-start',
+      }}
     >
-      <Stack spacing={2}>
-        <TextField
-          label={t('res.name')}
-          required
-          autoFocus
-          value={v.name}
-          onChange={(e) => set({ name: e.target.value })}
-          helperText={t('survey.nameHelp')}
-          {...err('name')}
-        />
-        <TextField
-          label={t('res.title')}
-          required
-          value={v.title}
-          onChange={(e) => set({ title: e.target.value })}
-          {...err('title')}
-        />
-        <TextField
-          label={t('res.description')}
-          value={v.description}
-          onChange={(e) => set({ description: e.target.value })}
-        />
-        <TextField
-          select
-          label={t('res.type')}
-          value={v.type}
-          onChange={(e) => set({ type: e.target.value as SurveyVar['type'] })}
-        >
-          {types.map((ty) => (
-            <MenuItem key={ty} value={ty}>
-              {t(`survey.types.${ty}`)}
-            </MenuItem>
-          ))}
-        </TextField>
-        <TextField
-          label={t('survey.defaultValue')}
-          value={v.default_value}
-          onChange={(e) => set({ default_value: e.target.value })}
-          type={v.type === 'secret' ? 'password' : 'text'}
-        />
-        <FormControlLabel
-          label={t('survey.required')}
-          control={<Checkbox checked={v.required} onChange={(e) => set({ required: e.target.checked })} />}
-        />
-        {v.type === 'enum' && (
-          <Box>
-            <Typography variant="subtitle2" component="h4" color={errors.values ? 'error' : undefined}>
-              {t('survey.values')}
-            </Typography>
-            {errors.values && (
-              <Typography variant="caption" color="error" role="alert">
-                {errors.values}
-              </Typography>
+      <IconButton
+        size="small"
+        aria-label={t('survey.dragHandle', { name: v.name })}
+        sx={{ cursor: 'grab', touchAction: 'none', mt: 0.5 }}
+        {...attributes}
+        {...listeners}
+      >
+        <DragIndicatorIcon fontSize="small" />
+      </IconButton>
+      <ListItemText
+        primary={
+          <>
+            {v.title} <code>{v.name}</code>{' '}
+            <Chip size="small" label={t(`survey.types.${v.type || 'string'}`)} />
+            {v.required && (
+              <Chip
+                size="small"
+                color="warning"
+                variant="outlined"
+                label={t('survey.required')}
+                sx={{ ml: 0.5 }}
+              />
             )}
-            <Stack spacing={1} sx={{ mt: 1 }}>
-              {v.values.map((row, index) => (
-                // biome-ignore lint/suspicious/noArrayIndexKey: value rows are edited in place
-                <Box key={index} sx={{ display: 'flex', gap: 1, alignItems: 'center' }}>
-                  <TextField
-                    size="small"
-                    label={t('survey.valueName')}
-                    value={row.name}
-                    onChange={(e) =>
-                      set({
-                        values: v.values.map((r, i) => (i === index ? { ...r, name: e.target.value } : r)),
-                      })
-                    }
-                    sx={{ flex: 1 }}
-                  />
-                  <TextField
-                    size="small"
-                    label={t('survey.valueValue')}
-                    value={row.value}
-                    onChange={(e) =>
-                      set({
-                        values: v.values.map((r, i) => (i === index ? { ...r, value: e.target.value } : r)),
-                      })
-                    }
-                    sx={{ flex: 1 }}
-                  />
-                  <IconButton
-                    aria-label={t('survey.removeValue')}
-                    onClick={() => set({ values: v.values.filter((_, i) => i !== index) })}
-                  >
-                    <DeleteIcon fontSize="small" />
-                  </IconButton>
-                </Box>
-              ))}
-            </Stack>
-            <Button
-              size="small"
-              startIcon={<AddIcon />}
-              onClick={() => set({ values: [...v.values, { name: '', value: '' }] })}
-            >
-              {t('survey.addValue')}
-            </Button>
-          </Box>
-        )}
-      </Stack>
-    </FormDialog>
+            {v.visible_when && (
+              <Chip
+                size="small"
+                variant="outlined"
+                label={t('survey.shownIf', { field: v.visible_when.field })}
+                sx={{ ml: 0.5 }}
+              />
+            )}
+          </>
+        }
+        secondary={v.description || undefined}
+        sx={{ wordBreak: 'break-word', minWidth: 0 }}
+      />
+      <Box sx={{ display: 'flex', flexShrink: 0 }}>
+        <IconButton size="small" aria-label={t('res.editNamed', { name: v.name })} onClick={onEdit}>
+          <EditIcon fontSize="small" />
+        </IconButton>
+        <IconButton size="small" aria-label={t('res.deleteNamed', { name: v.name })} onClick={onDelete}>
+          <DeleteIcon fontSize="small" />
+        </IconButton>
+      </Box>
+    </ListItem>
   );
 }

@@ -158,7 +158,7 @@ export function TemplateDetail({ templateId, listPath }: { templateId: number; l
                       size="small"
                       variant="outlined"
                       label={`${v.title || v.name} (${v.name})`}
-                      title={`${t(`survey.types.${v.type}`)}${v.required ? ` · ${t('layout.required')}` : ''}${v.description ? ` · ${v.description}` : ''}`}
+                      title={`${t(`survey.types.${v.type || 'string'}`)}${v.required ? ` · ${t('layout.required')}` : ''}${v.description ? ` · ${v.description}` : ''}`}
                     />
                   ))}
                 </Box>
