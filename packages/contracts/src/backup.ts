@@ -296,6 +296,16 @@ export const backupIntegration = z.looseObject({
   extract_values: list(backupExtractValue),
 });
 
+/** A project's option list (survey options), by name; Semaphore's backups have none. */
+export const backupOptionList = z.looseObject({
+  name: name(100),
+  options: z
+    .array(z.looseObject({ name: text(255), value: text(1000) }))
+    .max(1000)
+    .nullish()
+    .transform((v) => v ?? []),
+});
+
 export const projectBackup = z.looseObject({
   meta: backupMeta,
   templates: list(backupTemplate),
@@ -306,6 +316,7 @@ export const projectBackup = z.looseObject({
   environments: list(backupEnvironment),
   integrations: list(backupIntegration),
   integration_aliases: list(alias),
+  option_lists: list(backupOptionList),
   /** Absent in old backups: then each template's `cron` becomes its schedule. */
   schedules: z.array(backupSchedule).max(MAX_ITEMS).nullish(),
 });
@@ -393,6 +404,8 @@ export type ProjectBackup = {
     }>;
   }>;
   integration_aliases: string[];
+  /** A survey's options sources name these (and inventories and keys) by name: `option_list`, `inventory`, `key`. */
+  option_lists: Array<{ name: string; options: Array<{ name: string; value: string }> }>;
   schedules: Array<{
     name: string;
     template: string;

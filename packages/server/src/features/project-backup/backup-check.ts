@@ -2,7 +2,14 @@ import type { ProjectBackupInput } from '@signalbox/contracts';
 import { invalid, parseBackup, unsupportedKinds } from './backup-parse';
 import { isRecord } from './plan-checks';
 import { planIntegrations } from './plan-integrations';
-import { planEnvironments, planInventories, planKeys, planRepositories, planViews } from './plan-resources';
+import {
+  planEnvironments,
+  planInventories,
+  planKeys,
+  planOptionLists,
+  planRepositories,
+  planViews,
+} from './plan-resources';
 import { planSchedules, planTemplates } from './plan-templates';
 import type { RestorePlan } from './restore-plan';
 
@@ -32,7 +39,9 @@ export function planRestore(b: ProjectBackupInput): RestorePlan {
   const { views, allTabs } = planViews(b);
   const viewNames = new Set(views.map((v) => v.title));
   const templateNames = new Set(b.templates.map((t) => t.name));
+  const optionLists = planOptionLists(b);
   const templates = planTemplates(b, {
+    optionListNames: new Set(optionLists.map((l) => l.name)),
     keyNames,
     inventoryType,
     repositoryNames,
@@ -54,6 +63,7 @@ export function planRestore(b: ProjectBackupInput): RestorePlan {
     schedules,
     integrations,
     integration_aliases: b.integration_aliases,
+    option_lists: optionLists,
   };
 }
 

@@ -32,6 +32,7 @@ const kindOrder = [
   'inventories',
   'environments',
   'views',
+  'option_lists',
   'templates',
   'schedules',
   'integrations',

@@ -8,6 +8,7 @@ import {
   memberCodes,
   type ProjectActors,
 } from '../../../test/support/project-actors';
+import { ansibleBody, templateFixtures } from '../../../test/support/template-fixtures';
 
 const projectTables = [...projectObjectTables, 'integration', 'integration_alias'] as const;
 
@@ -335,6 +336,114 @@ describe.each(testDialects())('project backup and restore on $name', (dialect) =
       .where('project_id', '=', restored.id)
       .executeTakeFirstOrThrow();
     expect(event.description).toBe('Project Full project restored from a backup');
+  });
+
+  it("carries option lists and a survey's options sources by name into the restored project", async () => {
+    const admin = team.creator;
+    const pid = (await admin.post('/api/projects', { name: 'Sources' })).json().id as number;
+    const base = `/api/project/${pid}`;
+    const fx = await templateFixtures(h, pid);
+    const key = (
+      await admin.post(`${base}/keys`, {
+        name: 'Catalog login',
+        type: 'login_password',
+        login_password: { login: 'ops', password: 'catalog-secret-1' },
+      })
+    ).json().id as number;
+    const list = (
+      await admin.post(`${base}/option_lists`, {
+        name: 'Regions',
+        options: [
+          { name: 'Europe', value: 'eu' },
+          { name: 'Asia', value: 'ap' },
+        ],
+      })
+    ).json().id as number;
+    const survey = [
+      {
+        name: 'hosts',
+        title: 'Hosts',
+        type: 'multiselect',
+        options_source: { type: 'inventory_hosts', inventory_id: fx.inventory },
+      },
+      {
+        name: 'region',
+        title: 'Region',
+        type: 'enum',
+        options_source: { type: 'option_list', option_list_id: list },
+      },
+      {
+        name: 'release',
+        title: 'Release',
+        type: 'enum',
+        options_source: { type: 'http', url: 'https://catalog.example.test/releases', key_id: key },
+      },
+    ];
+    const created = await admin.post(
+      `${base}/templates`,
+      ansibleBody(fx, { name: 'Deploy', survey_vars: survey }),
+    );
+    expect(created.statusCode, created.body).toBe(201);
+
+    const backup = (await admin.get(`${base}/backup`)).json();
+    // The backup names what the sources use, as it names every other reference.
+    expect(backup.option_lists).toEqual([
+      {
+        name: 'Regions',
+        options: [
+          { name: 'Europe', value: 'eu' },
+          { name: 'Asia', value: 'ap' },
+        ],
+      },
+    ]);
+    const sources = (b: typeof backup) =>
+      b.templates[0].survey_vars.map((v: { options_source: unknown }) => v.options_source);
+    expect(sources(backup)).toEqual([
+      { type: 'inventory_hosts', inventory: 'Hosts' },
+      { type: 'option_list', option_list: 'Regions' },
+      {
+        type: 'http',
+        url: 'https://catalog.example.test/releases',
+        items_path: '$[*]',
+        value_path: '',
+        label_path: '',
+        key: 'Catalog login',
+      },
+    ]);
+
+    const restored = await admin.post('/api/projects/restore', backup);
+    expect(restored.statusCode, restored.body).toBe(200);
+    const nid = restored.json().id as number;
+    const idIn = async (table: 'inventory' | 'option_list' | 'access_key', name: string) =>
+      (
+        await h.deps.db
+          .selectFrom(table)
+          .select('id')
+          .where('project_id', '=', nid)
+          .where('name', '=', name)
+          .executeTakeFirstOrThrow()
+      ).id;
+    const [template] = (await admin.get(`/api/project/${nid}/templates`)).json();
+    // Each source points at the restored project's own object, none at the original's.
+    expect(template.survey_vars.map((v: { options_source: unknown }) => v.options_source)).toEqual([
+      { type: 'inventory_hosts', inventory_id: await idIn('inventory', 'Hosts') },
+      { type: 'option_list', option_list_id: await idIn('option_list', 'Regions') },
+      expect.objectContaining({ type: 'http', key_id: await idIn('access_key', 'Catalog login') }),
+    ]);
+    expect((await admin.get(`/api/project/${nid}/option_lists`)).json()).toEqual([
+      expect.objectContaining({ name: 'Regions', options: backup.option_lists[0].options }),
+    ]);
+    // Backed up again, the copy reads as the original.
+    expect(sources((await admin.get(`/api/project/${nid}/backup`)).json())).toEqual(sources(backup));
+
+    // A source naming an option list the backup does not hold is refused, and nothing is created.
+    const projects = (await admin.get('/api/projects')).json().length;
+    const broken = await admin.post('/api/projects/restore', { ...backup, option_lists: [] });
+    expect(broken.statusCode).toBe(400);
+    expect(broken.json().error).toContain(
+      'templates[0].survey_vars: option list "Regions" is not in option_lists',
+    );
+    expect((await admin.get('/api/projects')).json()).toHaveLength(projects);
   });
 
   it('restores aliases unchanged once the original is gone, from raw text as well', async () => {

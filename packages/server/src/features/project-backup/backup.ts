@@ -2,7 +2,9 @@ import { type ProjectBackup, templateVaultsOf } from '@signalbox/contracts';
 import type { Db } from '../../db';
 import { parseJson, toBool } from '../../db/values';
 import { randomAlnum } from '../../lib/crypto';
+import { entriesOf } from '../option-lists';
 import { listViewRows } from '../views';
+import { surveyByName } from './survey-sources';
 
 /** The peer's rule for names that occur twice: the later ones get ` - <random10>` so references stay unique. */
 export const uniqueSuffix = (name: string) => `${name} - ${randomAlnum(10)}`;
@@ -74,6 +76,12 @@ export async function readBackup(db: Db, projectId: number): Promise<ProjectBack
     .orderBy('id')
     .execute();
   const views = await listViewRows(db, projectId);
+  const optionLists = await db
+    .selectFrom('option_list')
+    .selectAll()
+    .where('project_id', '=', projectId)
+    .orderBy('id')
+    .execute();
   const integrations = await db
     .selectFrom('integration')
     .selectAll()
@@ -111,6 +119,8 @@ export async function readBackup(db: Db, projectId: number): Promise<ProjectBack
   const templateNames = uniqueNames(templates, (t) => t.name);
   const viewNames = uniqueNames(views, (v) => v.title);
   const integrationNames = uniqueNames(integrations, (i) => i.name);
+  const optionListNames = uniqueNames(optionLists, (l) => l.name);
+  const sourceNames = { inventory: inventoryNames, option_list: optionListNames, key: keyNames };
 
   /** Stored task parameters name their inventory by id; a backup names it. */
   const portableParams = (text: string) => {
@@ -154,7 +164,9 @@ export async function readBackup(db: Db, projectId: number): Promise<ProjectBack
       allow_override_branch_in_task: toBool(t.allow_override_branch_in_task),
       allow_parallel_tasks: toBool(t.allow_parallel_tasks),
       git_branch: t.git_branch,
-      survey_vars: parseJson<unknown[]>(t.survey_vars, []),
+      survey_vars: surveyByName(parseJson<unknown[]>(t.survey_vars, []), (kind, id) =>
+        nameOf(sourceNames[kind], id),
+      ),
       task_params: parseJson<Record<string, unknown>>(t.task_params, {}),
       cron: schedules.find((s) => s.template_id === t.id && s.type !== 'run_at')?.cron_format ?? null,
       runner_tag: t.runner_tag ?? null,
@@ -214,6 +226,7 @@ export async function readBackup(db: Db, projectId: number): Promise<ProjectBack
           })),
       })),
     integration_aliases: aliases.filter((a) => a.integration_id == null).map((a) => a.alias),
+    option_lists: optionLists.map((l) => ({ name: nameFor(optionListNames, l.id), options: entriesOf(l) })),
     schedules: schedules
       .filter((s) => templateNames.has(s.template_id))
       .map((s) => ({

@@ -3,6 +3,7 @@ import {
   inventoryInput,
   isWorkspaceInventory,
   keyCreateInput,
+  optionListInput,
   type ProjectBackupInput,
   repositoryInput,
   viewInput,
@@ -161,4 +162,14 @@ export function planViews(b: ProjectBackupInput): { views: RestorePlan['views'];
     return { title: input.title, position: input.position ?? 0 };
   });
   return { views, allTabs };
+}
+
+/** Checks the backup's option lists as the option list API would (absent in Semaphore's backups). */
+export function planOptionLists(b: ProjectBackupInput): RestorePlan['option_lists'] {
+  const unique = uniqueNames('option_lists');
+  return b.option_lists.map((l, i) => {
+    unique(i, l.name);
+    const input = checkAs(optionListInput, { name: l.name, options: l.options }, `option_lists[${i}]`);
+    return { name: input.name, options: input.options.map((o) => ({ name: o.name, value: o.value })) };
+  });
 }

@@ -10,6 +10,7 @@ import { cronError } from '../schedules';
 import { invalid } from './backup-parse';
 import { assertRef, checkAs, isRecord, REF, refId, uniqueNames } from './plan-checks';
 import type { PlannedTemplate, RestorePlan } from './restore-plan';
+import { surveyById } from './survey-sources';
 
 // Planning a restore's templates (with their vaults) and schedules.
 
@@ -62,9 +63,16 @@ export function planTemplates(
     viewNames: Set<string>;
     allTabs: Set<string>;
     templateNames: Set<string>;
+    optionListNames: Set<string>;
   },
 ): PlannedTemplate[] {
   const { keyNames, inventoryType, repositoryNames, environmentNames, viewNames, allTabs, templateNames } = n;
+  const sourceNames = {
+    inventory: new Set(inventoryType.keys()),
+    option_list: n.optionListNames,
+    key: keyNames,
+  };
+  const sourceLists = { inventory: 'inventories', option_list: 'option_lists', key: 'keys' } as const;
   const templateType = new Map(b.templates.map((t) => [t.name, t.type]));
   const uniqueTemplate = uniqueNames('templates');
   const templates = b.templates.map((t, i): PlannedTemplate => {
@@ -103,7 +111,11 @@ export function planTemplates(
         allow_override_branch_in_task: t.allow_override_branch_in_task,
         allow_parallel_tasks: t.allow_parallel_tasks,
         git_branch: t.git_branch,
-        survey_vars: t.survey_vars,
+        // An options source's named inventory, option list or key must be in the backup (an id stands for it).
+        survey_vars: surveyById(t.survey_vars, (kind, name) => {
+          assertRef(`${at}.survey_vars`, kind.replace('_', ' '), sourceLists[kind], sourceNames[kind], name);
+          return REF;
+        }),
         task_params: t.task_params,
         runner_tag: t.runner_tag,
         // The vault's name and script are checked as the template API checks them.

@@ -43,7 +43,10 @@ export type PlannedTemplate = Omit<
   vault_script: string | null;
   view: string | null;
   build_template: string | null;
-  /** Survey variables and task params as the backup wrote them (checked; the API reads them with defaults). */
+  /**
+   * Survey variables and task params as the backup wrote them (checked; the API reads them with defaults); an
+   * options source names its inventory, option list or key, and the restore gives it the new one's id.
+   */
   survey_vars: string;
   task_params: string;
 };
@@ -85,4 +88,5 @@ export type RestorePlan = {
     }
   >;
   integration_aliases: string[];
+  option_lists: Backup['option_lists'];
 };

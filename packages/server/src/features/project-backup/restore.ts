@@ -4,7 +4,7 @@ import type { UserRow } from '../../access/principals.store';
 import { namedKind, recordProjectEvent } from '../../audit/audit.store';
 import type { Database, Db } from '../../db';
 import { updateRows } from '../../db/rows';
-import { fromBool, insertReturningId } from '../../db/values';
+import { fromBool, insertReturningId, parseJson } from '../../db/values';
 import type { Deps } from '../../deps';
 import { randomAlnum } from '../../lib/crypto';
 import { forbidden, found } from '../../lib/errors';
@@ -12,6 +12,7 @@ import { insertSecretRow } from '../environments';
 import { insertAlias, insertExtractValue, insertMatcher } from '../integrations';
 import { canCreateProject, findProject, insertProject, toProject } from '../projects';
 import { checkBackup, type RestorePlan } from './backup-check';
+import { surveyById } from './survey-sources';
 
 const fold = (name: string) => name.trim().toLowerCase();
 
@@ -89,6 +90,7 @@ async function writePlan(
     environment: new Map<string, number>([['Empty', emptyEnvironmentId]]),
     view: new Map<string, number>(),
     template: new Map<string, number>(),
+    option_list: new Map<string, number>(),
   };
   const idOf = (kind: keyof typeof ids, name: string) => {
     const id = ids[kind].get(name);
@@ -180,6 +182,14 @@ async function writePlan(
     });
   }
 
+  for (const l of plan.option_lists) {
+    await insertNamed(ids.option_list, l.name, 'option_list', {
+      project_id: projectId,
+      name: l.name,
+      options: JSON.stringify(l.options),
+    });
+  }
+
   for (const t of plan.templates) {
     await insertNamed(ids.template, t.name, 'template', {
       project_id: projectId,
@@ -204,7 +214,8 @@ async function writePlan(
       allow_override_branch_in_task: fromBool(t.allow_override_branch_in_task),
       allow_parallel_tasks: fromBool(t.allow_parallel_tasks),
       git_branch: t.git_branch,
-      survey_vars: t.survey_vars,
+      // A survey's options sources named their inventory, option list or key: the restored ones' ids.
+      survey_vars: JSON.stringify(surveyById(parseJson<unknown[]>(t.survey_vars, []), idOf)),
       task_params: t.task_params,
       runner_tag: t.runner_tag,
     });
