@@ -36,15 +36,23 @@ function copy(from: string, to: string, ignored: (path: string) => boolean) {
   cpSync(from, target, { recursive: true, verbatimSymlinks: true, filter: (src) => !ignored(src) });
 }
 
-/** node_modules as `npm ci` would leave it: the repository's installed packages, workspaces linked to the stage's. */
+/**
+ * node_modules as `npm ci` would leave it: the repository's installed packages, workspaces linked to the stage's,
+ * and a workspace's own node_modules where npm nested a package there (a version the root cannot hold).
+ */
 function linkInstalledModules(root: string) {
   const modules = join(root, 'node_modules');
   mkdirSync(join(modules, '@signalbox'), { recursive: true });
   for (const entry of readdirSync(join(repoRoot, 'node_modules'))) {
     if (entry !== '@signalbox') symlinkSync(join(repoRoot, 'node_modules', entry), join(modules, entry));
   }
-  for (const workspace of readdirSync(join(repoRoot, 'node_modules', '@signalbox')))
+  for (const workspace of readdirSync(join(repoRoot, 'node_modules', '@signalbox'))) {
     symlinkSync(`../../packages/${workspace}`, join(modules, '@signalbox', workspace));
+    const nested = join(repoRoot, 'packages', workspace, 'node_modules');
+    if (!existsSync(nested)) continue;
+    mkdirSync(join(root, 'packages', workspace), { recursive: true });
+    symlinkSync(nested, join(root, 'packages', workspace, 'node_modules'));
+  }
 }
 
 function run(command: string, cwd: string) {
