@@ -35,6 +35,9 @@ describe.each(testDialects())('task outputs of real bash tasks on $name', (diale
         'bad.sh': 'echo "not outputs at all" > "$SIGNALBOX_OUTPUTS"\n',
         'array.sh': 'echo "[1, 2]" > "$SIGNALBOX_OUTPUTS"\n',
         'dir.sh': 'mkdir "$SIGNALBOX_OUTPUTS"\n',
+        // 5,000 levels of nesting in a few KiB: deeper than any JSON the server takes.
+        'deep.sh':
+          'i=0; s=1; while [ $i -lt 5000 ]; do s="{\\"a\\":$s}"; i=$((i+1)); done; printf "%s" "$s" > "$SIGNALBOX_OUTPUTS"\n',
         'none.sh': 'echo nothing\n',
         'fail.sh': 'echo \'{"partial": true}\' > "$SIGNALBOX_OUTPUTS"\nexit 2\n',
       },
@@ -110,6 +113,11 @@ describe.each(testDialects())('task outputs of real bash tasks on $name', (diale
       'bad.sh',
       'text that is no outputs',
       "The task's outputs were ignored: write a JSON object or NAME=value lines to SIGNALBOX_OUTPUTS",
+    ],
+    [
+      'deep.sh',
+      'JSON nested 5,000 deep',
+      "The task's outputs were ignored: the JSON is nested deeper than 64 levels",
     ],
     [
       'array.sh',

@@ -1,5 +1,6 @@
 import { closeSync, constants, fstatSync, lstatSync, openSync, readSync, realpathSync } from 'node:fs';
 import { dirname, join } from 'node:path';
+import { jsonDepth, MAX_JSON_DEPTH } from '@signalbox/contracts';
 
 /**
  * Task outputs: the named values a task publishes for later use (a build's version, a list of artifacts). The task
@@ -18,10 +19,11 @@ export type TaskOutputs = Record<string, unknown>;
 const NAME = /^[A-Za-z_][A-Za-z0-9_.-]{0,99}$/;
 
 /** The outputs of a document: a JSON object, or `NAME=value` lines (blank lines and `#` comments skipped). */
-export function parseOutputs(text: string): TaskOutputs | null {
+export function parseOutputs(text: string): TaskOutputs | 'too_deep' | null {
   const trimmed = text.trim();
   if (trimmed === '') return {};
   if (trimmed.startsWith('{')) {
+    if (jsonDepth(trimmed) > MAX_JSON_DEPTH) return 'too_deep';
     try {
       const parsed: unknown = JSON.parse(trimmed);
       return parsed && typeof parsed === 'object' && !Array.isArray(parsed) ? (parsed as TaskOutputs) : null;
@@ -89,6 +91,10 @@ export function readTaskOutputs(taskDir: string, say: (line: string) => void): T
       return null;
     }
     const outputs = parseOutputs(buffer.subarray(0, length).toString('utf8'));
+    if (outputs === 'too_deep') {
+      say(`The task's outputs were ignored: the JSON is nested deeper than ${MAX_JSON_DEPTH} levels`);
+      return null;
+    }
     if (!outputs)
       say(`The task's outputs were ignored: write a JSON object or NAME=value lines to ${OUTPUTS_ENV}`);
     return outputs;

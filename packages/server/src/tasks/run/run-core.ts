@@ -293,7 +293,14 @@ export async function runCore(
   }
   // Clean up before the final status is visible: a finished task has nothing left on disk.
   rmSync(taskDir, { recursive: true, force: true });
-  if (outputs && Object.keys(outputs).length > 0) await core.saveOutputs?.(outputs);
+  if (outputs && Object.keys(outputs).length > 0) {
+    // Outputs that cannot be kept (the database gone meanwhile) never keep the task from its final status.
+    try {
+      await core.saveOutputs?.(outputs);
+    } catch (err) {
+      core.log.error({ err, taskId: id }, 'keeping the task outputs failed');
+    }
+  }
   const saved = reason ? await core.saveStatus('error', { message: reason }) : await core.saveStatus(final);
   if (!saved && final !== 'stopped') await core.saveStatus('stopped');
   return reason ? 'error' : final;
