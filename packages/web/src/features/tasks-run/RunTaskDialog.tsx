@@ -139,7 +139,8 @@ export function RunTaskDialog({
       formId="run-task-form"
       title={t('run.dialogTitle', { action, name: template.name })}
       error={onlyAtFields ? undefined : run.error}
-      pending={run.isPending}
+      // No run before the survey is known: while it loads, and when it could not be had (its error is shown).
+      pending={run.isPending || (template.survey_vars.length > 0 && !schema.data)}
       submitLabel={action}
       onSubmit={(e) => void submit(e)}
       onClose={onClose}
