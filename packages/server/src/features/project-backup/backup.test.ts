@@ -196,6 +196,7 @@ describe.each(testDialects())('project backup and restore on $name', (dialect) =
         'environments',
         'integrations',
         'integration_aliases',
+        'option_lists',
         'schedules',
       ].sort(),
     );
