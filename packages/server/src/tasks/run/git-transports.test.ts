@@ -229,15 +229,18 @@ describe('git commands of a checkout', () => {
         '',
         '--branch=main',
         '--',
-        cache,
+        url,
         join(dir, 'repo'),
       ]);
       // Only the listing and the fetch get the repository's transport; the script says file for the rest.
       expect(script?.args[1]).toContain('GIT_ALLOW_PROTOCOL=$remote git ls-remote -- "$url"');
       expect(script?.args[1]).toContain('GIT_ALLOW_PROTOCOL=$remote git -C "$cache" fetch');
-      expect(script?.args[1]).toMatch(
-        /export GIT_ALLOW_PROTOCOL=file\ngit clone -q --shared --template= "\$@"/,
+      // The clone is made from the cache under the repository's URL (the URL reaches git's configuration through
+      // the environment, never as text of it), and only with file.
+      expect(script?.args[1]).toContain(
+        'export GIT_ALLOW_PROTOCOL=file SIGNALBOX_CLONE_URL="$url"\ngit --config-env="url.$cache.insteadOf=SIGNALBOX_CLONE_URL" clone -q --shared --template= "$@"',
       );
+      expect(script?.args[1]).not.toContain('set-url');
     },
   );
 
@@ -293,13 +296,27 @@ describe('git commands of a checkout', () => {
     );
     // The checkout is one command: the server reads the commit from the clone and the cache's objects.
     expect(commands).toEqual(['sh']);
+    expect(
+      execFileSync('git', ['-C', first.target, 'config', '--get-all', 'remote.origin.url']).toString(),
+    ).toBe(`${url}\n`);
     // A repository of this machine is listed by the server (a digest of its refs), not by ls-remote.
     const fetchedListing = () => readFileSync(join(dir, 'repos', 'repo_6.git', 'signalbox-fetched'), 'utf8');
     expect(fetchedListing()).toMatch(new RegExp(`^${url}\nrefs [0-9a-f]{64}\n$`));
-    // Nothing moved: no fetch (FETCH_HEAD untouched), the same commit.
+    // Nothing moved: no fetch (FETCH_HEAD untouched), the same commit, and git clones alone (no script's shell),
+    // still under the repository's own URL, borrowing the cache's objects.
     const second = await checkout(url);
     expect(second.fetched).toBe(first.fetched);
     expect(second.co.hash).toBe(first.co.hash);
+    expect(commands).toEqual(['sh', 'git']);
+    expect(execFileSync('git', ['-C', second.target, 'remote', 'get-url', 'origin']).toString().trim()).toBe(
+      url,
+    );
+    expect(readFileSync(join(second.target, '.git', 'objects', 'info', 'alternates'), 'utf8').trim()).toBe(
+      join(dir, 'repos', 'repo_6.git', 'objects'),
+    );
+    expect(readFileSync(join(second.target, 'run.sh'), 'utf8')).toBe(
+      readFileSync(join(first.target, 'run.sh'), 'utf8'),
+    );
     // A new commit on the branch: fetched again, once, and checked out.
     commitFiles(remote, { 'run.sh': 'echo two\n' }, 'second');
     const third = await checkout(url);
@@ -310,7 +327,7 @@ describe('git commands of a checkout', () => {
     });
     const fourth = await checkout(url);
     expect(fourth.fetched).toBe(third.fetched);
-    expect(commands).toEqual(['sh', 'sh', 'sh', 'sh']);
+    expect(commands).toEqual(['sh', 'git', 'sh', 'git']);
     // The same refs under another URL are another remote's: fetched.
     const fifth = await checkout(`file://${remote}/`);
     expect(fifth.fetched).not.toBe(third.fetched);

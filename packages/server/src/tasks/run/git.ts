@@ -1,4 +1,14 @@
-import { existsSync, mkdirSync, readFileSync, realpathSync, rmSync } from 'node:fs';
+import {
+  closeSync,
+  constants,
+  existsSync,
+  fstatSync,
+  mkdirSync,
+  openSync,
+  readFileSync,
+  realpathSync,
+  rmSync,
+} from 'node:fs';
 import { isAbsolute, join, resolve, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import {
@@ -221,9 +231,14 @@ async function headCommit(job: Job, dir: string, env?: Record<string, string>, b
  *   cache already holds them and the fetch is skipped, else it fetches (a new commit, a moved tag, a cache made
  *   before);
  * - the cache is cloned (--shared, no template: a task's copy needs none of git's sample hooks) into the task's
- *   folder, the commit the task asks for is checked out, origin becomes the repository's own URL as in any clone
- *   of it (scripts that look at origin see the real one, and relative submodule URLs resolve against it); the
- *   server then reads the commit's hash and subject from the clone and the cache's objects (git when it cannot).
+ *   folder under the repository's own URL, which git is told to read from the cache (url.<cache>.insteadOf, its
+ *   value from the environment): origin is the real URL as in any clone of it (scripts that look at origin see
+ *   it, relative submodule URLs resolve against it) without a `remote set-url` after; the commit the task asks for
+ *   is checked out; the server then reads the commit's hash and subject from the clone and the cache's objects
+ *   (git when it cannot).
+ *
+ * When the server listed the refs itself and the cache's last fetch saw the same listing, nothing is fetched and
+ * the clone is the whole checkout: git runs alone, without the script's shell.
  *
  * Only the listing and the fetch may use the repository's transport; everything else may use file only. Paths, URL
  * and commit are positional parameters, never part of the script's text. What git prints goes to the task log as
@@ -249,10 +264,31 @@ if [ "$fetched" != "$seen" ]; then
   GIT_ALLOW_PROTOCOL=$remote git -C "$cache" fetch --prune --tags -- "$url" '+refs/heads/*:refs/heads/*' || fail fetch
   printf '%s' "$seen" > "$cache/signalbox-fetched"
 fi
-export GIT_ALLOW_PROTOCOL=file
-git clone -q --shared --template= "$@" || fail clone
-if [ -n "$commit" ]; then git -C "$target" checkout -q --detach "$commit" || fail checkout; fi
-git -C "$target" remote set-url -- origin "$url" || fail 'remote set-url'`;
+export GIT_ALLOW_PROTOCOL=file SIGNALBOX_CLONE_URL="$url"
+git --config-env="url.$cache.insteadOf=SIGNALBOX_CLONE_URL" clone -q --shared --template= "$@" || fail clone
+if [ -n "$commit" ]; then git -C "$target" checkout -q --detach "$commit" || fail checkout; fi`;
+
+/** The listing the cache's last fetch saw, as the script wrote it (null when there is none or it is unusual). */
+function lastFetched(cache: string): string | null {
+  let fd: number;
+  try {
+    fd = openSync(
+      join(cache, 'signalbox-fetched'),
+      constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK,
+    );
+  } catch {
+    return null;
+  }
+  try {
+    const st = fstatSync(fd);
+    if (!st.isFile() || st.size > 4 * 1024 * 1024) return null;
+    return readFileSync(fd, 'utf8');
+  } catch {
+    return null;
+  } finally {
+    closeSync(fd);
+  }
+}
 
 async function fetchAndClone(
   job: Job,
@@ -272,26 +308,51 @@ async function fetchAndClone(
   // A repository of this machine (file://) is listed by the server from its files when it can (a digest of its
   // refs): the script then starts no `ls-remote`.
   const listed = o.transport === 'file' ? refsDigest(fileUrlPath(o.url)) : null;
-  const params = [
-    o.cache,
-    o.url,
-    o.target,
-    o.commitHash ?? '',
-    o.transport,
-    failedStep,
-    listed ? `refs ${listed}` : '',
-  ];
-  const run = await job.exec({
-    command: 'sh',
-    args: ['-c', FETCH_AND_CLONE, 'sh', ...params, ...checkout, '--', o.cache, o.target],
-    cwd: job.dirs.task,
-    env: o.env,
-    binds: o.binds,
-  });
+  const listing = listed ? `refs ${listed}` : '';
+  const unchanged =
+    listing !== '' &&
+    !o.commitHash &&
+    existsSync(join(o.cache, 'HEAD')) &&
+    lastFetched(o.cache) === `${o.url}\n${listing}\n`;
+  const cloneArgs = [...checkout, '--', o.url, o.target];
+  const run = unchanged
+    ? await job.exec({
+        command: 'git',
+        args: [
+          `--config-env=url.${o.cache}.insteadOf=SIGNALBOX_CLONE_URL`,
+          'clone',
+          '-q',
+          '--shared',
+          '--template=',
+          ...cloneArgs,
+        ],
+        cwd: job.dirs.task,
+        env: { ...o.env, GIT_ALLOW_PROTOCOL: 'file', SIGNALBOX_CLONE_URL: o.url },
+        binds: o.binds,
+      })
+    : await job.exec({
+        command: 'sh',
+        args: [
+          '-c',
+          FETCH_AND_CLONE,
+          'sh',
+          o.cache,
+          o.url,
+          o.target,
+          o.commitHash ?? '',
+          o.transport,
+          failedStep,
+          listing,
+          ...cloneArgs,
+        ],
+        cwd: job.dirs.task,
+        env: o.env,
+        binds: o.binds,
+      });
   const failed = readText(failedStep);
   rmSync(failedStep, { force: true });
   if (run.code !== 0) {
-    const step = failed ? /^(.+) (\d+)$/.exec(failed) : null;
+    const step = unchanged ? ['', 'clone', String(run.code)] : failed ? /^(.+) (\d+)$/.exec(failed) : null;
     throw new TaskFailed(
       step
         ? `git ${step[1]} failed with exit code ${step[2]}`
