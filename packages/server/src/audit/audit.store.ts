@@ -50,6 +50,32 @@ export async function recordEvent(db: Db, event: EventInput) {
   );
 }
 
+/** What was done to a named object: its event reads `<label> <name> <action>` and is of kind `<type>.<action>`. */
+export type NamedChange = {
+  type: string;
+  /** How the English description names the kind of object, e.g. `Access key`. */
+  label: string;
+  id: number | null;
+  name: string;
+  action: 'created' | 'updated' | 'deleted';
+};
+
+/**
+ * Records that a user created, changed or deleted a named object of a project, e.g. `recordNamedEvent(trx, user, 3,
+ * { type: 'key', label: 'Access key', id: 7, name: 'deploy', action: 'created' })` for "Access key deploy created".
+ */
+export function recordNamedEvent(db: Db, user: { id: number }, projectId: number, change: NamedChange) {
+  return recordProjectEvent(
+    db,
+    user,
+    projectId,
+    change.type,
+    change.id,
+    `${change.label} ${change.name} ${change.action}`,
+    namedKind(change.type, change.action, change.name),
+  );
+}
+
 /**
  * Records what a user did to one object of a project, e.g. `recordProjectEvent(db, user, 3, 'repository', 7,
  * 'Repository web created')`.

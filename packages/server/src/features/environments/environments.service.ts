@@ -8,7 +8,7 @@ import type {
 import { coded } from '@signalbox/contracts';
 import type { UserRow } from '../../access/principals.store';
 import { assertUnused, findRefs } from '../../access/refs.store';
-import { namedKind, recordProjectEvent } from '../../audit/audit.store';
+import { recordNamedEvent } from '../../audit/audit.store';
 import type { Db } from '../../db';
 import { transaction } from '../../db/transaction';
 import type { Deps } from '../../deps';
@@ -136,15 +136,13 @@ export async function createEnvironment(
   const id = await transaction(deps.db, async (trx) => {
     const id = await insertEnvironmentRow(trx, deps.dialect, projectId, values(input));
     await applySecrets(trx, deps, projectId, id, input.secrets);
-    await recordProjectEvent(
-      trx,
-      user,
-      projectId,
-      'environment',
+    await recordNamedEvent(trx, user, projectId, {
+      type: 'environment',
+      label: 'Environment',
       id,
-      `Environment ${input.name} created`,
-      namedKind('environment', 'created', input.name),
-    );
+      name: input.name,
+      action: 'created',
+    });
     return id;
   });
   return getEnvironment(deps, projectId, id);
@@ -164,15 +162,13 @@ export async function updateEnvironment(
   await transaction(deps.db, async (trx) => {
     await updateEnvironmentRow(trx, projectId, id, values(input));
     await applySecrets(trx, deps, projectId, id, input.secrets);
-    await recordProjectEvent(
-      trx,
-      user,
-      projectId,
-      'environment',
+    await recordNamedEvent(trx, user, projectId, {
+      type: 'environment',
+      label: 'Environment',
       id,
-      `Environment ${input.name} updated`,
-      namedKind('environment', 'updated', input.name),
-    );
+      name: input.name,
+      action: 'updated',
+    });
   });
 }
 
@@ -186,15 +182,13 @@ export async function deleteEnvironment(
   await assertUnused(deps.db, projectId, 'environment', id);
   await transaction(deps.db, async (trx) => {
     await deleteEnvironmentRows(trx, projectId, id);
-    await recordProjectEvent(
-      trx,
-      user,
-      projectId,
-      'environment',
+    await recordNamedEvent(trx, user, projectId, {
+      type: 'environment',
+      label: 'Environment',
       id,
-      `Environment ${row.name} deleted`,
-      namedKind('environment', 'deleted', row.name),
-    );
+      name: row.name,
+      action: 'deleted',
+    });
   });
 }
 

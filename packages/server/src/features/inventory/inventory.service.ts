@@ -7,7 +7,7 @@ import {
 } from '@signalbox/contracts';
 import type { UserRow } from '../../access/principals.store';
 import { assertInProject, assertUnused, findRefs } from '../../access/refs.store';
-import { namedKind, recordProjectEvent } from '../../audit/audit.store';
+import { namedKind, recordNamedEvent, recordProjectEvent } from '../../audit/audit.store';
 import type { Db } from '../../db';
 import { transaction } from '../../db/transaction';
 import type { Deps } from '../../deps';
@@ -178,14 +178,12 @@ export async function deleteInventory(deps: Pick<Deps, 'db'>, user: UserRow, pro
   await assertUnused(deps.db, projectId, 'inventory', id);
   await transaction(deps.db, async (trx) => {
     await deleteInventoryRow(trx, projectId, id);
-    await recordProjectEvent(
-      trx,
-      user,
-      projectId,
-      'inventory',
+    await recordNamedEvent(trx, user, projectId, {
+      type: 'inventory',
+      label: 'Inventory',
       id,
-      `Inventory ${row.name} deleted`,
-      namedKind('inventory', 'deleted', row.name),
-    );
+      name: row.name,
+      action: 'deleted',
+    });
   });
 }

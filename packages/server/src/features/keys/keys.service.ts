@@ -10,7 +10,7 @@ import {
 } from '@signalbox/contracts';
 import type { UserRow } from '../../access/principals.store';
 import { assertUnused, findRefs } from '../../access/refs.store';
-import { namedKind, recordProjectEvent } from '../../audit/audit.store';
+import { recordNamedEvent } from '../../audit/audit.store';
 import type { Db } from '../../db';
 import { transaction } from '../../db/transaction';
 import type { Deps } from '../../deps';
@@ -155,15 +155,13 @@ export async function createKey(
       secret,
       ...source,
     });
-    await recordProjectEvent(
-      trx,
-      user,
-      projectId,
-      'key',
+    await recordNamedEvent(trx, user, projectId, {
+      type: 'key',
+      label: 'Access key',
       id,
-      `Access key ${input.name} created`,
-      namedKind('key', 'created', input.name),
-    );
+      name: input.name,
+      action: 'created',
+    });
     return id;
   });
   return getKey(deps, projectId, id);
@@ -202,15 +200,13 @@ export async function updateKey(
       ...source,
       ...(replaceSecret ? { secret: sealSecret(deps.box, input) } : {}),
     });
-    await recordProjectEvent(
-      trx,
-      user,
-      projectId,
-      'key',
+    await recordNamedEvent(trx, user, projectId, {
+      type: 'key',
+      label: 'Access key',
       id,
-      `Access key ${input.name} updated`,
-      namedKind('key', 'updated', input.name),
-    );
+      name: input.name,
+      action: 'updated',
+    });
   });
 }
 
@@ -219,15 +215,13 @@ export async function deleteKey(deps: Pick<Deps, 'db'>, user: UserRow, projectId
   await assertUnused(deps.db, projectId, 'key', id);
   await transaction(deps.db, async (trx) => {
     await deleteKeyRow(trx, projectId, id);
-    await recordProjectEvent(
-      trx,
-      user,
-      projectId,
-      'key',
+    await recordNamedEvent(trx, user, projectId, {
+      type: 'key',
+      label: 'Access key',
       id,
-      `Access key ${row.name} deleted`,
-      namedKind('key', 'deleted', row.name),
-    );
+      name: row.name,
+      action: 'deleted',
+    });
   });
 }
 

@@ -1,7 +1,7 @@
 import type { OptionListInput } from '@signalbox/contracts';
 import type { UserRow } from '../../access/principals.store';
 import { assertUnused, findRefs } from '../../access/refs.store';
-import { namedKind, recordProjectEvent } from '../../audit/audit.store';
+import { recordNamedEvent } from '../../audit/audit.store';
 import type { Db } from '../../db';
 import { transaction } from '../../db/transaction';
 import type { Deps } from '../../deps';
@@ -48,15 +48,13 @@ export async function createOptionList(
   await assertNameFree(deps.db, 'option_list', projectId, input.name);
   const id = await transaction(deps.db, async (trx) => {
     const id = await insertOptionListRow(trx, deps.dialect, projectId, values(input));
-    await recordProjectEvent(
-      trx,
-      user,
-      projectId,
-      'option_list',
+    await recordNamedEvent(trx, user, projectId, {
+      type: 'option_list',
+      label: 'Option list',
       id,
-      `Option list ${input.name} created`,
-      namedKind('option_list', 'created', input.name),
-    );
+      name: input.name,
+      action: 'created',
+    });
     return id;
   });
   return getOptionList(deps, projectId, id);
@@ -74,15 +72,13 @@ export async function updateOptionList(
   await assertNameFree(deps.db, 'option_list', projectId, input.name, id);
   await transaction(deps.db, async (trx) => {
     await updateOptionListRow(trx, projectId, id, values(input));
-    await recordProjectEvent(
-      trx,
-      user,
-      projectId,
-      'option_list',
+    await recordNamedEvent(trx, user, projectId, {
+      type: 'option_list',
+      label: 'Option list',
       id,
-      `Option list ${input.name} updated`,
-      namedKind('option_list', 'updated', input.name),
-    );
+      name: input.name,
+      action: 'updated',
+    });
   });
 }
 
@@ -92,14 +88,12 @@ export async function deleteOptionList(deps: Pick<Deps, 'db'>, user: UserRow, pr
   await assertUnused(deps.db, projectId, 'option_list', id);
   await transaction(deps.db, async (trx) => {
     await deleteOptionListRow(trx, projectId, id);
-    await recordProjectEvent(
-      trx,
-      user,
-      projectId,
-      'option_list',
+    await recordNamedEvent(trx, user, projectId, {
+      type: 'option_list',
+      label: 'Option list',
       id,
-      `Option list ${row.name} deleted`,
-      namedKind('option_list', 'deleted', row.name),
-    );
+      name: row.name,
+      action: 'deleted',
+    });
   });
 }

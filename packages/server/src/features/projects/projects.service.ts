@@ -1,7 +1,7 @@
 import type { ProjectInput } from '@signalbox/contracts';
 import { coded } from '@signalbox/contracts';
 import type { UserRow } from '../../access/principals.store';
-import { namedKind, recordEvent, recordProjectEvent } from '../../audit/audit.store';
+import { namedKind, recordEvent, recordNamedEvent } from '../../audit/audit.store';
 import type { Db } from '../../db';
 import type { Dialect } from '../../db/dialect';
 import { transaction } from '../../db/transaction';
@@ -74,15 +74,13 @@ export async function createProject(deps: Deps, user: UserRow, input: ProjectInp
       const ids = await insertProject(trx, deps.dialect, input, user.id);
       uncommitted = ids.projectId;
       if (input.demo && demo) await demo(trx, deps, ids);
-      await recordProjectEvent(
-        trx,
-        user,
-        ids.projectId,
-        'project',
-        ids.projectId,
-        `Project ${input.name} created`,
-        namedKind('project', 'created', input.name),
-      );
+      await recordNamedEvent(trx, user, ids.projectId, {
+        type: 'project',
+        label: 'Project',
+        id: ids.projectId,
+        name: input.name,
+        action: 'created',
+      });
       return ids.projectId;
     });
     uncommitted = undefined;
@@ -115,15 +113,13 @@ export async function updateProject(
       })
       .where('id', '=', projectId)
       .execute();
-    await recordProjectEvent(
-      trx,
-      user,
-      projectId,
-      'project',
-      projectId,
-      `Project ${input.name} updated`,
-      namedKind('project', 'updated', input.name),
-    );
+    await recordNamedEvent(trx, user, projectId, {
+      type: 'project',
+      label: 'Project',
+      id: projectId,
+      name: input.name,
+      action: 'updated',
+    });
   });
 }
 

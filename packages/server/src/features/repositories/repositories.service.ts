@@ -1,7 +1,7 @@
 import type { Repository, RepositoryInput } from '@signalbox/contracts';
 import type { UserRow } from '../../access/principals.store';
 import { assertInProject, assertUnused, findRefs } from '../../access/refs.store';
-import { namedKind, recordProjectEvent } from '../../audit/audit.store';
+import { recordNamedEvent } from '../../audit/audit.store';
 import { transaction } from '../../db/transaction';
 import type { Deps } from '../../deps';
 import { assertBodyIds } from '../../http/body-ids';
@@ -70,15 +70,13 @@ export async function createRepository(
   await assertNameFree(deps.db, 'repository', projectId, input.name);
   const id = await transaction(deps.db, async (trx) => {
     const id = await insertRepositoryRow(trx, deps.dialect, projectId, values(input));
-    await recordProjectEvent(
-      trx,
-      user,
-      projectId,
-      'repository',
+    await recordNamedEvent(trx, user, projectId, {
+      type: 'repository',
+      label: 'Repository',
       id,
-      `Repository ${input.name} created`,
-      namedKind('repository', 'created', input.name),
-    );
+      name: input.name,
+      action: 'created',
+    });
     return id;
   });
   return getRepository(deps, projectId, id);
@@ -97,15 +95,13 @@ export async function updateRepository(
   await assertNameFree(deps.db, 'repository', projectId, input.name, id);
   await transaction(deps.db, async (trx) => {
     await updateRepositoryRow(trx, projectId, id, values(input));
-    await recordProjectEvent(
-      trx,
-      user,
-      projectId,
-      'repository',
+    await recordNamedEvent(trx, user, projectId, {
+      type: 'repository',
+      label: 'Repository',
       id,
-      `Repository ${input.name} updated`,
-      namedKind('repository', 'updated', input.name),
-    );
+      name: input.name,
+      action: 'updated',
+    });
   });
 }
 
@@ -114,14 +110,12 @@ export async function deleteRepository(deps: Pick<Deps, 'db'>, user: UserRow, pr
   await assertUnused(deps.db, projectId, 'repository', id);
   await transaction(deps.db, async (trx) => {
     await deleteRepositoryRow(trx, projectId, id);
-    await recordProjectEvent(
-      trx,
-      user,
-      projectId,
-      'repository',
+    await recordNamedEvent(trx, user, projectId, {
+      type: 'repository',
+      label: 'Repository',
       id,
-      `Repository ${row.name} deleted`,
-      namedKind('repository', 'deleted', row.name),
-    );
+      name: row.name,
+      action: 'deleted',
+    });
   });
 }

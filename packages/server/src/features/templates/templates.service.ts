@@ -7,7 +7,7 @@ import {
   templateVaultsOf,
 } from '@signalbox/contracts';
 import { assertInProject, assertUnused } from '../../access/refs.store';
-import { namedKind, recordProjectEvent } from '../../audit/audit.store';
+import { recordNamedEvent } from '../../audit/audit.store';
 import type { Db } from '../../db';
 import { transaction } from '../../db/transaction';
 import { fromBool, parseJson, toBool } from '../../db/values';
@@ -301,15 +301,13 @@ export async function createTemplate(
   await checkFormSchedule(deps.db, input);
   const { id, scheduled } = await transaction(deps.db, async (trx) => {
     const id = await insertTemplate(trx, deps.dialect, { project_id: projectId, ...columns(input) });
-    await recordProjectEvent(
-      trx,
-      user,
-      projectId,
-      'template',
+    await recordNamedEvent(trx, user, projectId, {
+      type: 'template',
+      label: 'Template',
       id,
-      `Template ${input.name} created`,
-      namedKind('template', 'created', input.name),
-    );
+      name: input.name,
+      action: 'created',
+    });
     return { id, scheduled: await applySchedules(trx, deps, user, projectId, id, input) };
   });
   if (scheduled) await refreshScheduler(deps);
@@ -345,15 +343,13 @@ export async function changeTemplate(
   await checkFormSchedule(deps.db, input, id);
   const scheduled = await transaction(deps.db, async (trx) => {
     await updateTemplate(trx, id, columns(input));
-    await recordProjectEvent(
-      trx,
-      user,
-      projectId,
-      'template',
+    await recordNamedEvent(trx, user, projectId, {
+      type: 'template',
+      label: 'Template',
       id,
-      `Template ${input.name} updated`,
-      namedKind('template', 'updated', input.name),
-    );
+      name: input.name,
+      action: 'updated',
+    });
     return applySchedules(trx, deps, user, projectId, id, input);
   });
   if (scheduled) await refreshScheduler(deps);
@@ -403,15 +399,13 @@ export async function removeTemplate(
   // The template, everything that goes with it and the event are one change.
   await transaction(deps.db, async (trx) => {
     await deleteTemplateCascade(trx, projectId, id);
-    await recordProjectEvent(
-      trx,
-      user,
-      projectId,
-      'template',
+    await recordNamedEvent(trx, user, projectId, {
+      type: 'template',
+      label: 'Template',
       id,
-      `Template ${template.name} deleted`,
-      namedKind('template', 'deleted', template.name),
-    );
+      name: template.name,
+      action: 'deleted',
+    });
   });
   await refreshScheduler(deps);
 }

@@ -1,6 +1,6 @@
 import type { ViewInput, ViewPositionsInput } from '@signalbox/contracts';
 import { coded } from '@signalbox/contracts';
-import { namedKind, recordProjectEvent } from '../../audit/audit.store';
+import { recordNamedEvent, recordProjectEvent } from '../../audit/audit.store';
 import { transaction } from '../../db/transaction';
 import type { Deps } from '../../deps';
 import { badRequest, found, notFound } from '../../lib/errors';
@@ -35,15 +35,13 @@ export async function createView(
   const position = input.position ?? (await nextPosition(deps.db, projectId));
   const id = await transaction(deps.db, async (trx) => {
     const id = await insertView(trx, deps.dialect, { project_id: projectId, title: input.title, position });
-    await recordProjectEvent(
-      trx,
-      user,
-      projectId,
-      'view',
+    await recordNamedEvent(trx, user, projectId, {
+      type: 'view',
+      label: 'View',
       id,
-      `View ${input.title} created`,
-      namedKind('view', 'created', input.title),
-    );
+      name: input.title,
+      action: 'created',
+    });
     return id;
   });
   return found(await findView(deps.db, projectId, id), 'view');
@@ -61,15 +59,13 @@ export async function changeView(
   await assertNameFree(deps.db, 'view', projectId, input.title, id);
   await transaction(deps.db, async (trx) => {
     await updateView(trx, id, { title: input.title, position: input.position ?? existing.position });
-    await recordProjectEvent(
-      trx,
-      user,
-      projectId,
-      'view',
+    await recordNamedEvent(trx, user, projectId, {
+      type: 'view',
+      label: 'View',
       id,
-      `View ${input.title} updated`,
-      namedKind('view', 'updated', input.title),
-    );
+      name: input.title,
+      action: 'updated',
+    });
   });
 }
 
@@ -77,15 +73,13 @@ export async function removeView(deps: Pick<Deps, 'db'>, user: Actor, projectId:
   const existing = await getView(deps, projectId, id);
   await transaction(deps.db, async (trx) => {
     await deleteView(trx, projectId, id);
-    await recordProjectEvent(
-      trx,
-      user,
-      projectId,
-      'view',
+    await recordNamedEvent(trx, user, projectId, {
+      type: 'view',
+      label: 'View',
       id,
-      `View ${existing.title} deleted`,
-      namedKind('view', 'deleted', existing.title),
-    );
+      name: existing.title,
+      action: 'deleted',
+    });
   });
 }
 
