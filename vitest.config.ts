@@ -80,8 +80,8 @@ const projects: TestProjectInlineConfiguration[] = [
       name: 'e2e',
       ...files('e2e'),
       // One server for the files that can share it; first-day.test.ts (a fresh install), tasks.test.ts and templates.test.ts start
-      // their own.
-      globalSetup: ['./support/shared-server.ts'],
+      // their own. Every server runs the bundle built at the start of the run.
+      globalSetup: ['../packages/server/test/support/built-server.ts', './support/shared-server.ts'],
       testTimeout: 120_000,
       hookTimeout: 120_000,
       pool: 'forks',

@@ -465,11 +465,13 @@ describe('live updates', () => {
     const page = await pageAs(suite.admin);
     // A proxy that does not forward WebSocket upgrades: every socket fails until the test lets them through.
     await page.addInitScript(() => {
-      const w = window as unknown as { WebSocket: unknown; failSockets: boolean };
+      const w = window as unknown as { WebSocket: unknown; failSockets: boolean; failedSockets: number };
       const Real = window.WebSocket;
       w.failSockets = true;
+      w.failedSockets = 0;
       w.WebSocket = function FailingWebSocket(url: string | URL) {
         if (!w.failSockets) return new Real(url);
+        w.failedSockets += 1;
         const fake: Record<string, unknown> = { readyState: 3, close() {}, send() {} };
         setTimeout(() => {
           (fake.onerror as ((event: Event) => void) | undefined)?.(new Event('error'));
@@ -481,18 +483,30 @@ describe('live updates', () => {
         return fake;
       };
     });
+    // The page's clock is the test's: the banner's 8 s and the reconnects' back-off pass at once when moved on.
+    await page.clock.install();
     await page.goto(`/project/${project.id}/history`);
     const banner = page.getByRole('status').filter({ hasText: 'Live updates are unavailable' });
-    await banner.waitFor({ timeout: 20_000 });
+    const failed = () => page.evaluate(() => (window as unknown as { failedSockets: number }).failedSockets);
+    await expect.poll(failed).toBeGreaterThan(0);
+    // Not before the banner's delay: a reconnect that succeeds within it says nothing.
+    await page.clock.runFor(7000);
+    expect(await banner.count()).toBe(0);
+    await page.clock.runFor(2000);
+    await banner.waitFor();
     expect(await banner.textContent()).toContain('let it forward WebSocket upgrades for /api/ws');
     await shot(page, 'live-unavailable-light-1280');
     // The same banner on another page.
     await page.goto('/users');
-    await banner.waitFor({ timeout: 20_000 });
+    await expect.poll(failed).toBeGreaterThan(0);
+    await page.clock.runFor(9000);
+    await banner.waitFor();
     await page.evaluate(() => {
       (window as unknown as { failSockets: boolean }).failSockets = false;
     });
-    await banner.waitFor({ state: 'detached', timeout: 30_000 });
+    // The next reconnect (at most 30 s away) opens a real socket.
+    await page.clock.runFor(31_000);
+    await banner.waitFor({ state: 'detached' });
     await page.context().close();
   });
 });
