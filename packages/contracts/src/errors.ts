@@ -374,6 +374,8 @@ export const fieldNames: Record<string, string> = {
   user_id: 'User',
   expires_at: 'Expires at',
   expires_in_days: 'Expires in days',
+  scopes: 'Scopes',
+  project_ids: 'Projects',
   token: 'Token',
   passcode: 'Code',
   recovery_code: 'Recovery code',

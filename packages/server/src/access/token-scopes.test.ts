@@ -112,7 +112,7 @@ describe.each(testDialects())('API tokens limited to scopes and projects on $nam
     const unknown = await owner.post('/api/user/tokens', { scopes: ['read', 'root'] });
     expect(unknown.json()).toMatchObject({
       code: 'not_one_of',
-      error: 'scopes must be one of read, run, write, admin',
+      error: 'Scopes must be one of read, run, write, admin',
     });
     const cases: [unknown, number, string][] = [
       [{ scopes: ['read', 'root'] }, 400, 'scopes'],
