@@ -57,9 +57,11 @@ export function ApiTokenForm({
   const { t } = useTranslation();
   const create = useCreateApiToken();
   const projects = useProjects();
-  const { register, handleSubmit, reset, control, watch, setError, formState } = useForm<Values>({
-    defaultValues: blank(),
-  });
+  const { register, handleSubmit, reset, control, watch, setError, clearErrors, formState } = useForm<Values>(
+    {
+      defaultValues: blank(),
+    },
+  );
   // biome-ignore lint/correctness/useExhaustiveDependencies: reset when the dialog opens
   useEffect(() => {
     if (open) {
@@ -87,14 +89,22 @@ export function ApiTokenForm({
         project_ids: values.allProjects ? null : values.projects.map((p) => p.id),
       });
       onCreated(created.token);
-      reset({ ...values, name: '' });
+      reset(blank());
     } catch {
       // Shown in the form's alert.
     }
   });
 
   return (
-    <form onSubmit={(e) => void submit(e)} noValidate aria-label={t('tokens.create')}>
+    <form
+      onSubmit={(e) => {
+        // The choices are checked on submit (below), not by field rules: a new submit starts without their errors.
+        clearErrors();
+        void submit(e);
+      }}
+      noValidate
+      aria-label={t('tokens.create')}
+    >
       <FormError error={create.error} />
       <Stack direction={{ xs: 'column', sm: 'row' }} spacing={1.5} sx={{ alignItems: { sm: 'flex-start' } }}>
         <TextField
