@@ -4,7 +4,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { apiRoutes } from '../../test/support/api-walk';
 import { testDialects } from '../../test/support/dialects';
 import { type Client, createHarness, type Harness } from '../../test/support/harness';
-import { checkTokenScope, type RouteScope, routeScope } from './token-limits';
+import { type RouteScope, routeScope } from '../http/route-scopes';
+import { checkTokenScope } from './token-limits';
 
 /** Writes that change nothing and that any member may ask for, so a read token may too. */
 const READ_WRITES = new Set(['POST /api/project/:project_id/schedules/validate']);
@@ -86,6 +87,22 @@ describe.each(testDialects())('every route and API token scopes on $name', (dial
       .map((r) => `${r.method} ${r.url}`)
       .filter((route) => !READ_WRITES.has(route));
     expect(writesAsReads).toEqual([]);
+  });
+
+  it('describes token scopes and projects in the API document, and the scope each operation needs', async () => {
+    const doc = (await admin.get('/api/openapi.json')).json();
+    const tokens = doc.paths['/api/user/tokens'];
+    const body = JSON.stringify(tokens.post.requestBody);
+    expect(body).toContain('"scopes"');
+    expect(body).toContain('"project_ids"');
+    const listed = tokens.get.responses['200'].content['application/json'].schema.items;
+    expect(Object.keys(listed.properties)).toEqual(expect.arrayContaining(['scopes', 'project_ids']));
+    expect(tokens.post.description).toContain('only a session or a token with full rights');
+    expect(doc.paths['/api/project/{project_id}/tasks'].post.description).toContain('needs the `run` scope');
+    expect(doc.paths['/api/project/{project_id}/templates'].get.description).toContain(
+      'needs the `read` scope',
+    );
+    expect(doc.paths['/api/users'].get.description).toContain('needs the `admin` scope');
   });
 
   it('refuses each route to a token without its scope, before anything else is looked at', async () => {
