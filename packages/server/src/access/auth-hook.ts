@@ -70,8 +70,8 @@ export async function identify(deps: Pick<Deps, 'db' | 'bus'>, request: FastifyR
 
 /**
  * Every /api route needs a signed-in user unless its config says `public`; an API token limited to scopes needs the
- * route's scope too (token-limits.ts). A session still waiting for its second
- * factor gets 401 `TOTP_REQUIRED` (as the peer answers) everywhere but the routes marked `secondFactor`.
+ * route's scope too (token-limits.ts). A session still waiting for its second factor gets 401 `TOTP_REQUIRED` (as
+ * the peer answers) everywhere but the routes marked `secondFactor`.
  */
 export function registerAuth(app: FastifyInstance, deps: Pick<Deps, 'db' | 'bus'>) {
   app.decorateRequest('user', null);
