@@ -1,10 +1,12 @@
 import type { TokenScope } from '@signalbox/contracts';
 import type { InjectOptions } from 'fastify';
+import { type Kysely, sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { testDialects } from '../../test/support/dialects';
 import { type Client, createHarness, type Harness } from '../../test/support/harness';
 import { gitRepo, insertRepository, insertTemplate, waitForStatus } from '../../test/support/task-fixtures';
 import { ansibleBody, type TemplateFixtures, templateFixtures } from '../../test/support/template-fixtures';
+import { tokenScopes } from '../db/migrations/0020-token-scopes';
 import { RECENT_ACCESS_MS } from './recent-access';
 import { tokenDigest } from './tokens.store';
 
@@ -335,20 +337,16 @@ describe.each(testDialects())('API tokens limited to scopes and projects on $nam
     expect((await as(full, 'POST', a(`/tasks/${started.json().id}/stop`), { force: true })).statusCode).toBe(
       204,
     );
-    // A token stored before scopes existed: a row with none of their columns.
+    // A token stored before the migration that added limits: the table as it was, then migrated.
     const old = 'old-style-token-secret';
-    await h.deps.db
-      .insertInto('api_token')
-      .values({
-        id: 'oldstyle',
-        token_hash: tokenDigest(old),
-        name: 'old',
-        user_id: owner.userId,
-        created: new Date().toISOString(),
-        expired: 0,
-        expires: null,
-      })
-      .execute();
+    const migration = tokenScopes();
+    const db = h.deps.db as unknown as Kysely<unknown>;
+    await migration.down(db);
+    await sql`insert into api_token (id, token_hash, name, user_id, created, expired, expires)
+      values ('oldstyle', ${tokenDigest(old)}, 'old', ${owner.userId}, ${new Date().toISOString()}, 0, null)`.execute(
+      db,
+    );
+    await migration.up(db);
     expect((await changeTemplate(old, 'by old')).statusCode).toBe(204);
     expect((await as(old, 'GET', b())).statusCode).toBe(200);
     const minted = await as(old, 'POST', '/api/user/tokens', { name: 'from a token' });
