@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { id } from './common';
 
 export const loginInput = z.object({
   auth: z.string().trim().min(1).max(255),
@@ -81,11 +82,39 @@ export type ServerInfo = z.infer<typeof serverInfoSchema>;
 /** Longest lifetime a token may be given: ten years. */
 export const MAX_TOKEN_DAYS = 3650;
 
+/**
+ * What an API token may do, within its owner's rights: `read` projects and their resources, tasks and logs; `run`
+ * start and stop tasks and confirm or reject plans; `write` create, change and delete project resources and
+ * settings; `admin` manage users and instance-wide settings (and reach projects as an administrator). A token with
+ * every scope, or none given, has its owner's full rights.
+ */
+export const tokenScopes = ['read', 'run', 'write', 'admin'] as const;
+export type TokenScope = (typeof tokenScopes)[number];
+
+/** Most projects one token may be limited to. */
+export const MAX_TOKEN_PROJECTS = 1000;
+
 export const apiTokenInput = z
   .object({
     name: z.string().trim().max(100).nullish(),
     /** Days until the token stops working; absent or null = it never expires. */
     expires_in_days: z.number().int().min(1).max(MAX_TOKEN_DAYS).nullish(),
+    scopes: z
+      .array(z.enum(tokenScopes))
+      .min(1)
+      .max(tokenScopes.length)
+      .nullish()
+      .describe(
+        "What the token may do: any of read, run, write, admin (within its owner's rights); absent, null or all four = the owner's full rights",
+      ),
+    project_ids: z
+      .array(id())
+      .min(1)
+      .max(MAX_TOKEN_PROJECTS)
+      .nullish()
+      .describe(
+        'The only projects the token reaches (each one its owner can access); absent or null = every project of the owner',
+      ),
   })
   .nullish();
 
@@ -97,6 +126,13 @@ export const apiTokenSchema = z.strictObject({
   expires: z.string().nullable().describe('When the token stops working (ISO 8601); null = never.'),
   expired: z.boolean(),
   user_id: z.number().int(),
+  scopes: z
+    .array(z.enum(tokenScopes))
+    .describe("What the token may do within its owner's rights; all four = the owner's full rights"),
+  project_ids: z
+    .array(z.number().int())
+    .nullable()
+    .describe('The only projects the token reaches; null = every project of its owner'),
 });
 export type ApiToken = z.infer<typeof apiTokenSchema>;
 

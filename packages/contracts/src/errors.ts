@@ -98,6 +98,10 @@ export const errorTexts = {
   /** The caller's project role lacks the permission bit a route needs; `params.permission` names the bit. */
   missing_permission: 'You need the {{permission}} permission in this project',
   not_project_member: 'You are not a member of this project',
+  /** An API token limited to scopes lacks the one a route needs; `params.scope` names it (read, run, write, admin). */
+  missing_token_scope: 'This API token does not have the {{scope}} scope',
+  /** Routes only a session or a token with its owner's full rights may use (its own tokens, second factors). */
+  token_needs_full_rights: 'Only a session or an API token with full rights can do this',
   cannot_create_projects: 'You are not allowed to create projects',
   cross_site_request: 'Request refused: it was not sent by this console (cross-site request)',
   cookie_needs_json:
@@ -370,6 +374,8 @@ export const fieldNames: Record<string, string> = {
   user_id: 'User',
   expires_at: 'Expires at',
   expires_in_days: 'Expires in days',
+  scopes: 'Scopes',
+  project_ids: 'Projects',
   token: 'Token',
   passcode: 'Code',
   recovery_code: 'Recovery code',

@@ -1,7 +1,12 @@
 import { existsSync } from 'node:fs';
 import cookie from '@fastify/cookie';
 import websocket from '@fastify/websocket';
-import Fastify, { type FastifyInstance, type FastifySchema, type FastifyServerOptions } from 'fastify';
+import Fastify, {
+  type FastifyContextConfig,
+  type FastifyInstance,
+  type FastifySchema,
+  type FastifyServerOptions,
+} from 'fastify';
 import { registerAuth } from './access/auth-hook';
 import { registerChangeNotices } from './access/shared-answers';
 import { startAlerts } from './alerts/alerts';
@@ -40,7 +45,7 @@ import { createRetention, type RetentionOptions } from './tasks/retention';
 
 declare module 'fastify' {
   interface FastifyInstance {
-    routeList: { method: string; url: string; schema?: FastifySchema }[];
+    routeList: { method: string; url: string; schema?: FastifySchema; config?: FastifyContextConfig }[];
   }
 }
 
@@ -169,7 +174,16 @@ export async function buildApp(
   const routes: FastifyInstance['routeList'] = [];
   app.decorate('routeList', routes);
   app.addHook('onRoute', (route) => {
-    for (const method of [route.method].flat()) routes.push({ method, url: route.url, schema: route.schema });
+    // `config` is read when asked for: plugins' own onRoute hooks, which run after this one, may still change it.
+    for (const method of [route.method].flat())
+      routes.push({
+        method,
+        url: route.url,
+        schema: route.schema,
+        get config() {
+          return route.config;
+        },
+      });
   });
   registerRequestIds(app);
   registerErrorHandler(app);

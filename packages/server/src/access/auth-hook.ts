@@ -6,6 +6,7 @@ import { forbidden, unauthorized } from '../lib/errors';
 import { findUserById, secondFactorRequired, type UserRow } from './principals.store';
 import { recentAccessOf } from './recent-access';
 import { createSession, resolveSession } from './sessions.store';
+import { checkTokenScope, hasScope } from './token-limits';
 import { findTokenOwner, tokenDigest } from './tokens.store';
 
 type TokenOwner = NonNullable<Awaited<ReturnType<typeof findTokenOwner>>>;
@@ -34,6 +35,7 @@ export async function identify(deps: Pick<Deps, 'db' | 'bus'>, request: FastifyR
   request.user = null;
   request.sessionId = null;
   request.halfSignedIn = null;
+  request.tokenLimits = null;
   const header = request.headers.authorization;
   if (header && /^bearer\s+/i.test(header)) {
     const digest = tokenDigest(header.replace(/^bearer\s+/i, ''));
@@ -44,7 +46,12 @@ export async function identify(deps: Pick<Deps, 'db' | 'bus'>, request: FastifyR
       owner = await findTokenOwner(deps.db, digest);
       if (owner) recent.rememberToken(digest, owner);
     }
-    request.user = owner?.user ?? null;
+    if (!owner) return;
+    request.tokenLimits = owner.limits;
+    // The owner as this request sees them, read now: a token without the admin scope acts as a user who is no
+    // administrator, wherever a route asks (project access included).
+    request.user =
+      owner.user.admin && !hasScope(owner.limits, 'admin') ? { ...owner.user, admin: 0 } : owner.user;
     return;
   }
   const cookie = request.cookies[SESSION_COOKIE];
@@ -62,13 +69,15 @@ export async function identify(deps: Pick<Deps, 'db' | 'bus'>, request: FastifyR
 }
 
 /**
- * Every /api route needs a signed-in user unless its config says `public`. A session still waiting for its second
- * factor gets 401 `TOTP_REQUIRED` (as the peer answers) everywhere but the routes marked `secondFactor`.
+ * Every /api route needs a signed-in user unless its config says `public`; an API token limited to scopes needs the
+ * route's scope too (token-limits.ts). A session still waiting for its second factor gets 401 `TOTP_REQUIRED` (as
+ * the peer answers) everywhere but the routes marked `secondFactor`.
  */
 export function registerAuth(app: FastifyInstance, deps: Pick<Deps, 'db' | 'bus'>) {
   app.decorateRequest('user', null);
   app.decorateRequest('sessionId', null);
   app.decorateRequest('halfSignedIn', null);
+  app.decorateRequest('tokenLimits', null);
   app.addHook('onRequest', async (request) => {
     if (!request.url.startsWith('/api/')) return;
     await identify(deps, request);
@@ -79,6 +88,8 @@ export function registerAuth(app: FastifyInstance, deps: Pick<Deps, 'db' | 'bus'
       if (config?.secondFactor) return;
       throw unauthorized(TOTP_REQUIRED);
     }
+    // A limited token's scope first: an admin route answers a token without the admin scope 403 for the scope.
+    checkTokenScope(request);
     if (config?.admin && !request.user.admin) throw forbidden(coded('admin_only'));
   });
 }

@@ -13,6 +13,7 @@ import { forbidden, notFound, parse } from '../lib/errors';
 import { currentUser } from './auth-hook';
 import { findProjectWithRole, type ProjectRow } from './principals.store';
 import { recentAccessOf } from './recent-access';
+import { isLimited, reachesProject, scopePermissions } from './token-limits';
 
 type ProjectWithRole = NonNullable<Awaited<ReturnType<typeof findProjectWithRole>>>;
 
@@ -28,7 +29,8 @@ declare module 'fastify' {
 
 /**
  * Registers routes under /api/project/:project_id behind one guard: the project must exist, the caller must be
- * a member (admins bypass), and the route's `config.permission` bit must be held. Members may always read.
+ * a member (admins bypass), and the route's `config.permission` bit must be held. Members may always read. An API
+ * token limited to scopes or projects gets 404 for a project it does not reach, or whose owner is no member.
  * The guard runs before the route's own path parameters are validated, so an unknown project or a non-member
  * is answered first.
  */
@@ -45,6 +47,8 @@ export function projectRoutes(
       scope.addHook('preValidation', async (request: FastifyRequest) => {
         const projectId = parse(idParam, (request.params as { project_id: unknown }).project_id);
         const user = currentUser(request);
+        // A project a limited token does not reach is none it could know of.
+        if (!reachesProject(request, projectId)) throw notFound('project');
         const recent = recentAccessOf<unknown, ProjectWithRole>(deps.bus);
         let found = recent.project(projectId, user.id);
         if (!found) {
@@ -52,11 +56,14 @@ export function projectRoutes(
           if (found) recent.rememberProject(projectId, user.id, found);
         }
         if (!found) throw notFound('project');
-        if (!found.role && !user.admin) throw forbidden(coded('not_project_member'));
+        if (!found.role && !user.admin) {
+          throw isLimited(request.tokenLimits) ? notFound('project') : forbidden(coded('not_project_member'));
+        }
         const role = found.role as ProjectRole | '';
         request.project = found.project;
         request.projectRole = role;
-        request.permissions = user.admin ? ALL_PERMISSIONS : role ? rolePermissions[role] : 0;
+        const held = user.admin ? ALL_PERMISSIONS : role ? rolePermissions[role] : 0;
+        request.permissions = held & scopePermissions(request.tokenLimits);
         const needed = request.routeOptions.config?.permission;
         if (needed && (request.permissions & Permission[needed]) === 0) {
           throw forbidden(coded('missing_permission', { permission: needed }));

@@ -1,7 +1,8 @@
-import type { ApiToken } from '@signalbox/contracts';
+import { type ApiToken, type TokenScope, tokenScopes } from '@signalbox/contracts';
 import type { Db } from '../db';
 import { now, toBool } from '../db/values';
 import { randomToken, sha256 } from '../lib/crypto';
+import { readProjectIds, readScopes, storedScopes, type TokenLimits } from './token-limits';
 
 const DAY_MS = 24 * 60 * 60 * 1000;
 
@@ -9,13 +10,21 @@ const DAY_MS = 24 * 60 * 60 * 1000;
  * API tokens are stored as SHA-256 hashes; the token itself is shown once, at creation. A token given
  * `expiresInDays` stops working that many days from now. Like the peer's, a token is 32 random bytes in
  * lower-case URL-safe base64, so clients that lower-case it keep it intact. Each token also has a short
- * random id that is not secret: the list shows it and deleting accepts it.
+ * random id that is not secret: the list shows it and deleting accepts it. `limits` narrows what the token may do
+ * (its scopes, every one = none given) and where (its projects); without them it has its owner's full rights.
  */
-export async function createToken(db: Db, userId: number, name: string, expiresInDays?: number | null) {
+export async function createToken(
+  db: Db,
+  userId: number,
+  name: string,
+  expiresInDays?: number | null,
+  limits: { scopes?: readonly TokenScope[] | null; projectIds?: readonly number[] | null } = {},
+) {
   const token = randomToken(32).toLowerCase();
   const id = randomToken(12);
   const created = new Date();
   const expires = expiresInDays ? new Date(created.getTime() + expiresInDays * DAY_MS).toISOString() : null;
+  const projectIds = limits.projectIds ? [...new Set(limits.projectIds)].sort((a, b) => a - b) : null;
   const row = {
     id,
     token_hash: sha256(token),
@@ -24,6 +33,8 @@ export async function createToken(db: Db, userId: number, name: string, expiresI
     created: created.toISOString(),
     expires,
     expired: 0,
+    scopes: storedScopes(limits.scopes),
+    project_ids: projectIds ? JSON.stringify(projectIds) : null,
   };
   await db.insertInto('api_token').values(row).execute();
   return { token, info: toToken(row) };
@@ -38,6 +49,8 @@ export function toToken(
     expires: string | null;
     expired: number;
     user_id: number;
+    scopes: string | null;
+    project_ids: string | null;
   },
   at = now(),
 ): ApiToken {
@@ -48,8 +61,16 @@ export function toToken(
     expires: row.expires,
     expired: toBool(row.expired) || (row.expires !== null && row.expires <= at),
     user_id: row.user_id,
+    scopes: readScopes(row.scopes) ?? [...tokenScopes],
+    project_ids: readProjectIds(row.project_ids),
   };
 }
+
+/** What a stored token may reach (see TokenLimits). */
+export const limitsOf = (row: { scopes: string | null; project_ids: string | null }): TokenLimits => ({
+  scopes: readScopes(row.scopes),
+  projectIds: readProjectIds(row.project_ids),
+});
 
 /**
  * Lists the user's tokens, newest first. As in Semaphore, a token that no longer works stays listed with
@@ -58,7 +79,7 @@ export function toToken(
 export async function listTokens(db: Db, userId: number) {
   const rows = await db
     .selectFrom('api_token')
-    .select(['id', 'name', 'created', 'expires', 'expired', 'user_id'])
+    .select(['id', 'name', 'created', 'expires', 'expired', 'user_id', 'scopes', 'project_ids'])
     .where('user_id', '=', userId)
     .orderBy('created', 'desc')
     .orderBy('id')
@@ -108,14 +129,44 @@ export async function findTokenOwner(db: Db, digest: string) {
     .selectFrom('api_token')
     .innerJoin('user', 'user.id', 'api_token.user_id')
     .selectAll('user')
-    .select('api_token.expires as token_expires')
+    .select([
+      'api_token.expires as token_expires',
+      'api_token.scopes as token_scopes',
+      'api_token.project_ids as token_project_ids',
+    ])
     .where('api_token.token_hash', '=', digest)
     .where('api_token.expired', '=', 0)
     .where((eb) => eb.or([eb('api_token.expires', 'is', null), eb('api_token.expires', '>', now())]))
     .executeTakeFirst();
   if (!row) return undefined;
-  const { token_expires, ...user } = row;
-  return { user, expires: token_expires };
+  const { token_expires, token_scopes, token_project_ids, ...user } = row;
+  return {
+    user,
+    expires: token_expires,
+    limits: limitsOf({ scopes: token_scopes, project_ids: token_project_ids }),
+  };
+}
+
+/**
+ * The ids among `ids` that name no project the user can access (an administrator: any project), in the order given:
+ * a token may only be limited to projects its owner reaches.
+ */
+export async function projectsOutOfReach(
+  db: Db,
+  user: { id: number; admin: number },
+  ids: readonly number[],
+) {
+  let q = db
+    .selectFrom('project')
+    .select('project.id')
+    .where('project.id', 'in', [...new Set(ids)]);
+  if (!user.admin) {
+    q = q
+      .innerJoin('project_user', 'project_user.project_id', 'project.id')
+      .where('project_user.user_id', '=', user.id);
+  }
+  const found = new Set((await q.execute()).map((row) => Number(row.id)));
+  return ids.filter((id) => !found.has(id));
 }
 
 /** How a token's secret is stored and looked up. */
@@ -125,7 +176,7 @@ export const tokenDigest = (token: string) => sha256(token.trim());
 export function findLiveToken(db: Db, id: string) {
   return db
     .selectFrom('api_token')
-    .select(['id', 'user_id', 'expires'])
+    .select(['id', 'user_id', 'expires', 'scopes', 'project_ids'])
     .where('id', '=', id)
     .where('expired', '=', 0)
     .where((eb) => eb.or([eb('expires', 'is', null), eb('expires', '>', now())]))

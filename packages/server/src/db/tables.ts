@@ -42,6 +42,10 @@ export interface ApiTokenTable {
   expired: Bool;
   /** When the token stops working (migration 0006-token-expiry); null = never. */
   expires: Time | null;
+  /** What the token may do, comma-separated (migration 0020-token-scopes); null = its owner's full rights. */
+  scopes: string | null;
+  /** The only projects the token reaches, a JSON array of ids; null = every project of its owner. */
+  project_ids: string | null;
 }
 
 export interface ProjectTable {

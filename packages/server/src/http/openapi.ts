@@ -6,6 +6,7 @@ import type { FastifyRouteSchemaDef } from 'fastify/types/schema';
 import { ZodObject, ZodType, z } from 'zod';
 import { version } from '../version';
 import { pathIds } from './path-params';
+import { routeScope } from './route-scopes';
 
 /** Where the OpenAPI description and its browsable reference are served. */
 export const OPENAPI_PATH = '/api/openapi.json';
@@ -59,9 +60,19 @@ function tagOf(url: string): string {
  * Turns the zod schemas a route declares into the JSON Schema @fastify/swagger expects, and documents the common
  * error shape for every /api route. The route's own schema object (the one Fastify validates with) is not changed.
  */
-export const transform: NonNullable<FastifyDynamicSwaggerOptions['transform']> = ({ schema, url }) => {
+export const transform: NonNullable<FastifyDynamicSwaggerOptions['transform']> = ({ schema, url, route }) => {
   const source = (schema ?? {}) as Record<string, unknown>;
   const documented: Record<string, unknown> = { ...source };
+  // What an API token limited to scopes needs here (access/token-limits.ts decides it the same way).
+  if (url.startsWith('/api/') && route && !route.config?.public) {
+    const scope = routeScope([route.method].flat()[0] ?? 'GET', url, route.config);
+    const note =
+      scope === undefined || scope === 'account'
+        ? 'API tokens: only a session or a token with full rights.'
+        : `API tokens: needs the \`${scope}\` scope.`;
+    documented.description =
+      typeof source.description === 'string' ? `${source.description}\n\n${note}` : note;
+  }
   // The project guard reads `:project_id` for every route under it; the routes declare only their own parameters.
   if (url.startsWith(PROJECT_PREFIX))
     documented.params = projectParams.extend(source.params instanceof ZodObject ? source.params.shape : {});

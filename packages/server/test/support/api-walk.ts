@@ -47,7 +47,7 @@ export const PUBLIC = new Set([
 ]);
 
 /** The /api routes to walk: every method but HEAD, each path once (not its trailing-slash twin). */
-export const apiRoutes = (h: Harness): Route[] =>
+export const apiRoutes = (h: Harness): Harness['app']['routeList'] =>
   h.app.routeList.filter((r) => r.url.startsWith('/api/') && r.method !== 'HEAD' && !r.url.endsWith('/'));
 
 const tables: (keyof Database)[] = [

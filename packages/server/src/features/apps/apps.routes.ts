@@ -11,7 +11,11 @@ import { appList, binaryFound } from '../../lib/apps';
  * the server's own business: only administrators see it.
  */
 export function appsRoutes(app: FastifyInstance, deps: Deps) {
-  app.get('/api/apps', { schema: { response: { 200: z.array(appInfoSchema) } } }, async (request) => {
+  const list = {
+    config: { tokenScope: 'read' as const },
+    schema: { response: { 200: z.array(appInfoSchema) } },
+  };
+  app.get('/api/apps', list, async (request) => {
     const admin = currentUser(request).admin;
     return appList(deps.config.apps).map(
       ({ id, title, icon, color, dark_color, active, priority, path, args }): AppInfo => ({

@@ -21,12 +21,12 @@ import {
   startAttempt,
   withRetryAfter,
 } from '../../access/sign-in-throttle';
-import { createToken, deleteToken, listTokens } from '../../access/tokens.store';
+import { createToken, deleteToken, listTokens, projectsOutOfReach } from '../../access/tokens.store';
 import { configuredChannels } from '../../alerts/senders';
 import type { Deps } from '../../deps';
 import { noContentResponse } from '../../http/path-params';
 import { SESSION_COOKIE } from '../../http/request-guards';
-import { AppError, notFound, parse, unauthorized } from '../../lib/errors';
+import { AppError, fieldError, notFound, parse, unauthorized } from '../../lib/errors';
 import { decoyHash, passwordMatches } from '../../lib/password-hash';
 import { version } from '../../version';
 import { findUserByLogin, toUser } from '../users';
@@ -107,13 +107,17 @@ export function authRoutes(app: FastifyInstance, deps: Deps) {
     return reply.status(204).send();
   });
 
-  app.get('/api/user', { schema: { response: { 200: userSchema } } }, async (request) => {
+  const read = { tokenScope: 'read' as const };
+  // A limited token must not make a broader one, nor revoke its owner's other tokens.
+  const account = { tokenScope: 'account' as const };
+  app.get('/api/user', { config: read, schema: { response: { 200: userSchema } } }, async (request) => {
     const user = currentUser(request);
     const totp = await userTotp(deps.db, user.id);
     return totp ? { ...toUser(user), totp } : toUser(user);
   });
 
-  app.get('/api/info', { schema: { response: { 200: serverInfoSchema } } }, async (request) => ({
+  const info = { config: read, schema: { response: { 200: serverInfoSchema } } };
+  app.get('/api/info', info, async (request) => ({
     // How far a task's code reaches is for administrators: it tells an attacker which boundary to try.
     ...(currentUser(request).admin ? { task_sandbox: deps.tasks.sandbox() } : {}),
     version,
@@ -128,24 +132,26 @@ export function authRoutes(app: FastifyInstance, deps: Deps) {
     premium_features: {},
   }));
 
-  app.get('/api/user/tokens', { schema: { response: { 200: z.array(apiTokenSchema) } } }, async (request) =>
-    listTokens(deps.db, currentUser(request).id),
-  );
+  const tokenList = { config: read, schema: { response: { 200: z.array(apiTokenSchema) } } };
+  app.get('/api/user/tokens', tokenList, async (request) => listTokens(deps.db, currentUser(request).id));
   // An absent body is an empty one: parsed in the handler, which tells the two apart.
   app.post(
     '/api/user/tokens',
     {
-      config: { parsesInHandler: true },
+      config: { ...account, parsesInHandler: true },
       schema: { body: apiTokenInput, response: { 201: apiTokenCreatedSchema } },
     },
     async (request, reply) => {
       const input = parse(apiTokenInput, request.body ?? {});
-      const { token, info } = await createToken(
-        deps.db,
-        currentUser(request).id,
-        input?.name ?? '',
-        input?.expires_in_days,
-      );
+      const user = currentUser(request);
+      const projectIds = input?.project_ids ?? null;
+      const [unreachable] = projectIds ? await projectsOutOfReach(deps.db, user, projectIds) : [];
+      if (unreachable !== undefined)
+        throw fieldError('project_ids', coded('project_not_found', { id: unreachable }));
+      const { token, info } = await createToken(deps.db, user.id, input?.name ?? '', input?.expires_in_days, {
+        scopes: input?.scopes ?? null,
+        projectIds,
+      });
       // The peer's token is its own id, and its clients send the answer's `id` as the bearer: so `id` is the
       // token here too. The list shows the token's non-secret id (`token_id` in this answer).
       return reply.status(201).send({ ...info, id: token, token_id: info.id, token });
@@ -154,7 +160,7 @@ export function authRoutes(app: FastifyInstance, deps: Deps) {
   // A token is named by its listed id or by the token itself; any other string is a 404.
   app.delete<{ Params: { id: string } }>(
     '/api/user/tokens/:id',
-    { schema: { params: tokenParams, response: noContentResponse } },
+    { config: account, schema: { params: tokenParams, response: noContentResponse } },
     async (request, reply) => {
       const user = currentUser(request);
       const tokenId = await deleteToken(deps.db, user.id, request.params.id.slice(0, 64));

@@ -60,7 +60,9 @@ export function totpRoutes(fastify: FastifyInstance, deps: Deps) {
   }
 
   // A signed-in session reaching these has nothing more to give: 204, as the peer answers.
-  const secondStep = { secondFactor: true };
+  const secondStep = { secondFactor: true, tokenScope: 'account' as const };
+  // A second factor is the account's own: no limited API token sets one up, reads its secret or turns it off.
+  const account = { tokenScope: 'account' as const };
   app.post(
     '/api/auth/verify',
     { config: secondStep, schema: { body: totpPasscodeInput, response: noContentResponse } },
@@ -87,14 +89,14 @@ export function totpRoutes(fastify: FastifyInstance, deps: Deps) {
 
   app.get(
     '/api/users/:id/2fas/totp',
-    { schema: { params: byUser, response: { 200: totpStatusSchema } } },
+    { config: account, schema: { params: byUser, response: { 200: totpStatusSchema } } },
     async (request) => totpStatus(deps, actorOf(request), request.params.id),
   );
 
   // No body: the new secret is made by the server.
   app.post(
     '/api/users/:id/2fas/totp',
-    { schema: { params: byUser, response: { 200: totpEnrollmentSchema } } },
+    { config: account, schema: { params: byUser, response: { 200: totpEnrollmentSchema } } },
     async (request, reply) => {
       const enrollment = await startTotp(deps, actorOf(request), request.params.id);
       return noStore(reply).send(enrollment);
@@ -103,7 +105,7 @@ export function totpRoutes(fastify: FastifyInstance, deps: Deps) {
 
   app.get(
     '/api/users/:id/2fas/totp/:totp_id/qr',
-    { schema: { params: byTotp, response: { 200: png } } },
+    { config: account, schema: { params: byTotp, response: { 200: png } } },
     async (request, reply) => {
       const { id, totp_id } = request.params;
       const image = await totpQrPng(deps, actorOf(request), id, totp_id);
@@ -115,7 +117,7 @@ export function totpRoutes(fastify: FastifyInstance, deps: Deps) {
   app.post(
     '/api/users/:id/2fas/totp/:totp_id/confirm',
     {
-      config: { parsesInHandler: true },
+      config: { ...account, parsesInHandler: true },
       schema: { params: byTotp, body: totpPasscodeInput, response: { 200: totpConfirmedSchema } },
     },
     async (request, reply) => {
@@ -131,7 +133,7 @@ export function totpRoutes(fastify: FastifyInstance, deps: Deps) {
   app.delete(
     '/api/users/:id/2fas/totp/:totp_id',
     {
-      config: { parsesInHandler: true },
+      config: { ...account, parsesInHandler: true },
       schema: { params: byTotp, body: totpDisableInput, response: noContentResponse },
     },
     async (request, reply) => {

@@ -11,6 +11,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import { currentUser } from '../../access/auth-hook';
 import { projectRoutes } from '../../access/project-guard';
+import { tokenProjects } from '../../access/token-limits';
 import type { Deps } from '../../deps';
 import type { ZodTypeProvider } from '../../http/path-params';
 import { exportChunks, exportFileName, exportMediaType } from './events.export';
@@ -73,11 +74,12 @@ const filterOf = ({ from, to, user_id, user, object_type, q }: EventFilter): Eve
 
 export function eventsRoutes(fastify: FastifyInstance, deps: Deps) {
   const app = fastify.withTypeProvider<ZodTypeProvider>();
-  const byQuery = { schema: { querystring: eventsQuery, response: eventList } };
+  const read = { tokenScope: 'read' as const };
+  const byQuery = { config: read, schema: { querystring: eventsQuery, response: eventList } };
   // Every project the caller belongs to; admins see every event, those of no project included.
   const userScope = (request: FastifyRequest): EventScope => {
     const user = currentUser(request);
-    return { userId: user.id, admin: user.admin === 1 };
+    return { userId: user.id, admin: user.admin === 1, only: tokenProjects(request) };
   };
   for (const [path, max] of [
     ['/api/events', Number.POSITIVE_INFINITY],
@@ -89,7 +91,8 @@ export function eventsRoutes(fastify: FastifyInstance, deps: Deps) {
       return sendPage(deps, request, reply, userScope(request), { ...filterOf(filter), project_id }, page);
     });
   }
-  app.get('/api/events/export', { schema: { querystring: eventsExportQuery } }, async (request, reply) => {
+  const exported = { config: read, schema: { querystring: eventsExportQuery } };
+  app.get('/api/events/export', exported, async (request, reply) => {
     const { format, project_id, ...filter } = request.query;
     return sendExport(deps, reply, userScope(request), { ...filterOf(filter), project_id }, format);
   });

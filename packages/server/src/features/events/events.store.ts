@@ -26,8 +26,13 @@ function baseQuery(db: Db) {
 
 type EventQuery = ReturnType<typeof baseQuery>;
 
-/** Whose events: one project's, or those a user may see (admins: all, others: their projects'). */
-export type EventScope = { projectId: number } | { userId: number; admin: boolean };
+/**
+ * Whose events: one project's, or those a user may see (admins: all, others: their projects'); `only`: of these
+ * projects alone (an API token limited to them).
+ */
+export type EventScope =
+  | { projectId: number }
+  | { userId: number; admin: boolean; only?: readonly number[] | undefined };
 
 /** What the caller narrows the log to (every field optional; see the contracts' event queries). */
 export type EventFilter = {
@@ -55,6 +60,11 @@ const contains = (column: 'event.description' | 'user.username' | 'user.name', t
 
 function scoped(q: EventQuery, scope: EventScope): EventQuery {
   if ('projectId' in scope) return q.where('event.project_id', '=', scope.projectId);
+  if (scope.only) {
+    // No event of no project: `in` never matches a null project_id (and an empty list matches nothing).
+    const only = scope.only.length ? [...scope.only] : [0];
+    q = q.where('event.project_id', 'in', only);
+  }
   if (scope.admin) return q;
   // Events of no project (users, sign-in) are for admins only: `in` never matches a null project_id.
   return q.where((eb) =>

@@ -3,7 +3,8 @@ import type { FastifyInstance } from 'fastify';
 import type { WebSocket } from 'ws';
 import { currentUser } from '../../access/auth-hook';
 import { isSessionLive } from '../../access/sessions.store';
-import { findLiveToken, findTokenUser } from '../../access/tokens.store';
+import { hasScope, type TokenLimits } from '../../access/token-limits';
+import { findLiveToken, findTokenUser, limitsOf } from '../../access/tokens.store';
 import type { Deps } from '../../deps';
 import type { BusEvents, LiveMessage, TaskLogBatch } from '../../live/bus';
 import { redisBridgeOf } from '../../live/redis';
@@ -83,14 +84,21 @@ export function liveRoutes(app: FastifyInstance, deps: Pick<Deps, 'db' | 'bus' |
     const user = await findUserAdmin(deps.db, c.userId);
     if (!user) return { gone: 'User no longer exists' };
     let tokenExpires: number | null = null;
+    let limits: TokenLimits | null = null;
     if (c.sessionId !== null && !(await isSessionLive(deps.db, c.sessionId)))
       return { gone: 'Session expired' };
     if (c.tokenId !== null) {
       const token = await findLiveToken(deps.db, c.tokenId);
       if (!token) return { gone: 'Token revoked' };
       tokenExpires = token.expires ? Date.parse(token.expires) : null;
+      limits = limitsOf(token);
     }
-    return { admin: user.admin === 1, projects: await memberProjects(deps.db, c.userId), tokenExpires };
+    // A token sees what its owner sees, narrowed to its projects; without the admin scope, as no administrator.
+    const admin = user.admin === 1 && hasScope(limits, 'admin');
+    const only = limits?.projectIds;
+    if (!only) return { admin, projects: await memberProjects(deps.db, c.userId), tokenExpires };
+    const reached = admin ? new Set(only) : await memberProjects(deps.db, c.userId);
+    return { admin: false, projects: new Set(only.filter((id) => reached.has(id))), tokenExpires };
   }
 
   function refresh(c: LiveClient): Promise<void> {
@@ -271,7 +279,7 @@ export function liveRoutes(app: FastifyInstance, deps: Pick<Deps, 'db' | 'bus' |
     for (const c of clients) close(c, liveShutdownClose.code, liveShutdownClose.reason);
   });
 
-  app.get('/api/ws', { websocket: true }, (socket, request) => {
+  app.get('/api/ws', { websocket: true, config: { tokenScope: 'read' } }, (socket, request) => {
     const user = currentUser(request);
     const client: LiveClient = {
       socket,

@@ -72,6 +72,25 @@ describe.each(testDialects())('live socket /api/ws on $name', (dialect) => {
     all.ws.close();
   });
 
+  it('delivers to a limited token only the projects it reaches, as its scopes allow', async () => {
+    const tokenOf = async (client: Client, limits: Record<string, unknown>) =>
+      (await client.post('/api/user/tokens', limits)).json().token as string;
+    const bearer = (token: string) => ({ authorization: `Bearer ${token}` });
+    const oneProject = await open(bearer(await tokenOf(admin, { project_ids: [otherProject] })));
+    const noAdmin = await open(bearer(await tokenOf(admin, { scopes: ['read', 'run', 'write'] })));
+    const full = await open(bearer(await tokenOf(admin, {})));
+    h.deps.bus.publish(update(projectId, 3001));
+    h.deps.bus.publish(update(otherProject, 3002));
+    await waitFor(async () => full.messages.length >= 2 || undefined, 2000);
+    await roundTrip(oneProject);
+    await roundTrip(noAdmin);
+    expect(oneProject.messages.map((m) => m.task_id)).toEqual([3002]);
+    expect(noAdmin.messages).toEqual([]);
+    expect(full.messages.map((m) => m.task_id)).toEqual([3001, 3002]);
+    for (const socket of [oneProject, noAdmin, full]) socket.ws.close();
+    await expect(open(bearer(await tokenOf(owner, { scopes: ['run'] })))).rejects.toThrow('HTTP 403');
+  });
+
   it('accepts a Bearer token and picks up a new membership', async () => {
     const token = (await outsider.post('/api/user/tokens', { name: 'ws' })).json();
     const secret = token.token ?? token.id;

@@ -284,6 +284,19 @@ describe.each(testDialects())('project backup and restore on $name', (dialect) =
     expect(backup.integration_aliases).toEqual([]);
   });
 
+  it('leaves the alias URLs out of the backup an API token without the run scope downloads', async () => {
+    const token = (await team.members.owner.post('/api/user/tokens', { scopes: ['read'] })).json().token;
+    const res = await h.app.inject({
+      method: 'GET',
+      url: `/api/project/${team.projectId}/backup`,
+      headers: { authorization: `Bearer ${token}` },
+    });
+    expect(res.statusCode).toBe(200);
+    expect(res.body).not.toContain(`full-${dialect.name}-integration`);
+    expect(res.body).not.toContain(`full-${dialect.name}-project`);
+    expect(res.json().integration_aliases).toEqual([]);
+  });
+
   it('GET backup: permission matrix', async () => {
     await expectCodesByActor(h, team, memberCodes(200), (c) =>
       c.get(`/api/project/${team.projectId}/backup`),

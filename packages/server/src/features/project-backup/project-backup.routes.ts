@@ -29,7 +29,7 @@ export function projectBackupRoutes(fastify: FastifyInstance, deps: Deps) {
   // The backup is checked after the caller is known to be allowed to create projects (restoreProject).
   const restore = {
     bodyLimit: BACKUP_BODY_LIMIT,
-    config: { parsesInHandler: true },
+    config: { parsesInHandler: true, tokenScope: 'write' as const },
     schema: { body: projectBackup, response: { 200: projectSchema } },
   };
   app.post('/api/projects/restore', restore, async (request, reply) => {

@@ -3,6 +3,7 @@ import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import { currentUser } from '../../access/auth-hook';
 import { projectRoutes } from '../../access/project-guard';
+import { tokenProjects } from '../../access/token-limits';
 import type { Deps } from '../../deps';
 import { noContentResponse, type ZodTypeProvider } from '../../http/path-params';
 import { createDemoContent } from './demo';
@@ -11,12 +12,19 @@ import { listProjects, toProject } from './projects.store';
 
 export function projectsRoutes(fastify: FastifyInstance, deps: Deps) {
   const app = fastify.withTypeProvider<ZodTypeProvider>();
-  app.get('/api/projects', { schema: { response: { 200: z.array(projectSchema) } } }, async (request) => {
+  const list = {
+    config: { tokenScope: 'read' as const },
+    schema: { response: { 200: z.array(projectSchema) } },
+  };
+  app.get('/api/projects', list, async (request) => {
     const user = currentUser(request);
-    return listProjects(deps.db, user.id, user.admin === 1);
+    return listProjects(deps.db, user.id, user.admin === 1, tokenProjects(request));
   });
 
-  const create = { schema: { body: projectInput, response: { 201: projectSchema } } };
+  const create = {
+    config: { tokenScope: 'write' as const },
+    schema: { body: projectInput, response: { 201: projectSchema } },
+  };
   app.post('/api/projects', create, async (request, reply) => {
     const project = await createProject(deps, currentUser(request), request.body, createDemoContent);
     return reply.status(201).send(project);

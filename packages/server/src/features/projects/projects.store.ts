@@ -21,8 +21,12 @@ export function findProject(db: Db, id: number) {
 }
 
 /** Projects the user is a member of; admins see every project. */
-export async function listProjects(db: Db, userId: number, isAdmin: boolean) {
+export async function listProjects(db: Db, userId: number, isAdmin: boolean, only?: readonly number[]) {
   let q = db.selectFrom('project').selectAll('project').orderBy('project.name').orderBy('project.id');
+  if (only) {
+    if (only.length === 0) return [];
+    q = q.where('project.id', 'in', [...only]);
+  }
   if (!isAdmin) {
     q = q
       .innerJoin('project_user', 'project_user.project_id', 'project.id')

@@ -36,7 +36,7 @@ export function schedulesRoutes(app: FastifyInstance, deps: Deps) {
     // Checking a cron changes nothing, so any member may ask.
     scope.post(
       '/schedules/validate',
-      { schema: { body: cronValidateInput, response: noContentResponse } },
+      { config: { tokenScope: 'read' }, schema: { body: cronValidateInput, response: noContentResponse } },
       async (request, reply) => {
         const { cron_format } = request.body;
         assertCron(cron_format);

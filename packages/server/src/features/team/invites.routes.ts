@@ -67,7 +67,7 @@ export function invitesRoutes(app: FastifyInstance, deps: Deps) {
   const own = app.withTypeProvider<ZodTypeProvider>();
   own.get(
     '/api/user/invites',
-    { schema: { response: { 200: z.array(userInviteSchema) } } },
+    { config: { tokenScope: 'read' }, schema: { response: { 200: z.array(userInviteSchema) } } },
     async (request) => listPendingInvitesOf(deps.db, currentUser(request).id),
   );
 
@@ -77,7 +77,7 @@ export function invitesRoutes(app: FastifyInstance, deps: Deps) {
   ] as const) {
     own.post(
       `/api/user/invites/:invite_id/${action}`,
-      { schema: { ...byInvite, response: noContentResponse } },
+      { config: { tokenScope: 'write' }, schema: { ...byInvite, response: noContentResponse } },
       async (request, reply) => {
         await answerOwnInvite(deps, currentUser(request), request.params.invite_id, status);
         return reply.status(204).send();
@@ -85,7 +85,7 @@ export function invitesRoutes(app: FastifyInstance, deps: Deps) {
     );
     own.post(
       `/api/invites/${action}`,
-      { schema: { body: inviteTokenInput, response: noContentResponse } },
+      { config: { tokenScope: 'write' }, schema: { body: inviteTokenInput, response: noContentResponse } },
       async (request, reply) => {
         await answerInviteByToken(deps, currentUser(request), request.body.token, status);
         return reply.status(204).send();

@@ -58,7 +58,8 @@ export function teamRoutes(app: FastifyInstance, deps: Deps) {
       return reply.status(204).send();
     });
 
-    scope.delete('/me', { schema: { response: noContentResponse } }, async (request, reply) => {
+    const leave = { config: { tokenScope: 'write' as const }, schema: { response: noContentResponse } };
+    scope.delete('/me', leave, async (request, reply) => {
       await leaveProject(deps, currentUser(request), request.project.id);
       return reply.status(204).send();
     });

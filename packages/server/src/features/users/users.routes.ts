@@ -26,8 +26,11 @@ const actorOf = (request: FastifyRequest): Actor => ({
   address: request.ip,
 });
 const byId = { schema: { params: pathIds('id') } };
-/** A user changing someone else is refused (403) before the body is looked at: the handler parses it. */
-const ownAccount = { config: { parsesInHandler: true } };
+/**
+ * A user changing someone else is refused (403) before the body is looked at: the handler parses it. A limited API
+ * token needs the admin scope to change an account (its own included).
+ */
+const ownAccount = { config: { parsesInHandler: true, tokenScope: 'admin' as const } };
 
 /** Global user administration: admins manage everyone, a user their own account. */
 export function usersRoutes(fastify: FastifyInstance, deps: Deps) {
@@ -46,7 +49,11 @@ export function usersRoutes(fastify: FastifyInstance, deps: Deps) {
 
   // The peer's Swagger spells these with a trailing slash; the router ignores trailing slashes (app.ts).
   for (const path of ['/api/users/:id']) {
-    app.get(path, { schema: { ...byId.schema, response: { 200: userSchema } } }, async (request) => {
+    const view = {
+      config: { tokenScope: 'read' as const },
+      schema: { ...byId.schema, response: { 200: userSchema } },
+    };
+    app.get(path, view, async (request) => {
       const [user] = await withTotp(deps.db, [await viewUser(deps, actorOf(request), request.params.id)]);
       return user;
     });

@@ -11,7 +11,6 @@ import {
   DialogTitle,
   IconButton,
   InputAdornment,
-  MenuItem,
   Stack,
   Table,
   TableBody,
@@ -22,60 +21,44 @@ import {
   Tooltip,
   Typography,
 } from '@mui/material';
-import type { ApiToken } from '@signalbox/contracts';
-import { type FormEvent, useEffect, useState } from 'react';
+import { type ApiToken, tokenScopes } from '@signalbox/contracts';
+import { useEffect, useState } from 'react';
 import { useTranslation } from 'react-i18next';
+import { useProjects, useUser } from '../../api/session';
 import { ConfirmDialog, useConfirmedDelete } from '../../components/ConfirmDialog';
 import { formatDateTime } from '../../components/format';
-import { FormError } from '../../components/forms';
 import { useNotify } from '../../components/snackbar';
-import { useApiTokens, useCreateApiToken, useDeleteApiToken } from './api';
+import { ApiTokenForm } from './ApiTokenForm';
+import { useApiTokens, useDeleteApiToken } from './api';
 
 /** Phones show name, expiry and actions only, so the delete button stays in view. */
 const wide = { display: { xs: 'none', sm: 'table-cell' } } as const;
 
-/** Lifetimes offered for a new token, in days; 0 = it never expires. */
-const lifetimes = [0, 7, 30, 90, 365] as const;
-
 /**
- * The signed-in user's API tokens: list with expiry (a token past it is marked Expired until deleted), create (name + lifetime, the token shown once with a
- * copy button) and delete. Tokens are sent as `Authorization: Bearer <token>`.
+ * The signed-in user's API tokens: list with what each may reach and its expiry (a token past it is marked Expired
+ * until deleted), create (ApiTokenForm; the token shown once with a copy button) and delete. Tokens are sent as
+ * `Authorization: Bearer <token>`.
  */
 export function ApiTokensDialog({ open, onClose }: { open: boolean; onClose: () => void }) {
   const { t } = useTranslation();
   const notify = useNotify();
   const tokens = useApiTokens(open);
-  const create = useCreateApiToken();
+  const user = useUser().data;
+  const projectNames = new Map((useProjects().data ?? []).map((p) => [p.id, p.name]));
   const del = useConfirmedDelete(
     useDeleteApiToken(),
     (token: ApiToken) => token.id,
     (token) => t('tokens.deleted', { name: token.name || t('tokens.untitled') }),
   );
-  const [name, setName] = useState('');
-  const [lifetime, setLifetime] = useState<number>(90);
   const [shown, setShown] = useState<string | null>(null);
 
   // biome-ignore lint/correctness/useExhaustiveDependencies: reset when the dialog opens
   useEffect(() => {
     if (open) {
-      setName('');
-      setLifetime(90);
       setShown(null);
       del.close();
-      create.reset();
     }
   }, [open]);
-
-  const submit = async (event: FormEvent) => {
-    event.preventDefault();
-    try {
-      const created = await create.mutateAsync({ name: name.trim(), expires_in_days: lifetime || null });
-      setShown(created.token);
-      setName('');
-    } catch {
-      // Shown in the form's alert.
-    }
-  };
 
   const copy = async () => {
     try {
@@ -89,7 +72,7 @@ export function ApiTokensDialog({ open, onClose }: { open: boolean; onClose: () 
 
   const list = tokens.data ?? [];
   return (
-    <Dialog open={open} onClose={onClose} fullWidth maxWidth="sm" aria-labelledby="api-tokens-title">
+    <Dialog open={open} onClose={onClose} fullWidth maxWidth="md" aria-labelledby="api-tokens-title">
       <DialogTitle id="api-tokens-title">{t('tokens.title')}</DialogTitle>
       <DialogContent>
         <Typography variant="body2" color="text.secondary" sx={{ mb: 2 }}>
@@ -127,45 +110,7 @@ export function ApiTokensDialog({ open, onClose }: { open: boolean; onClose: () 
             />
           </Alert>
         )}
-        <form onSubmit={(e) => void submit(e)} noValidate aria-label={t('tokens.create')}>
-          <FormError error={create.error} />
-          <Stack
-            direction={{ xs: 'column', sm: 'row' }}
-            spacing={1.5}
-            sx={{ alignItems: { sm: 'flex-start' } }}
-          >
-            <TextField
-              label={t('fields.name')}
-              value={name}
-              onChange={(e) => setName(e.target.value)}
-              size="small"
-              sx={{ flex: 1 }}
-              slotProps={{ htmlInput: { maxLength: 100 } }}
-            />
-            <TextField
-              select
-              label={t('tokens.lifetime')}
-              value={lifetime}
-              onChange={(e) => setLifetime(Number(e.target.value))}
-              size="small"
-              sx={{ minWidth: 140 }}
-            >
-              {lifetimes.map((days) => (
-                <MenuItem key={days} value={days}>
-                  {days ? t('tokens.days', { days }) : t('tokens.never')}
-                </MenuItem>
-              ))}
-            </TextField>
-            <Button
-              type="submit"
-              variant="contained"
-              disabled={create.isPending}
-              sx={{ whiteSpace: 'nowrap' }}
-            >
-              {t('tokens.create')}
-            </Button>
-          </Stack>
-        </form>
+        <ApiTokenForm open={open} user={user} onCreated={setShown} />
         <Box sx={{ mt: 2, overflowX: 'auto' }}>
           {tokens.isSuccess && list.length === 0 ? (
             <Typography variant="body2" color="text.secondary" sx={{ py: 2 }}>
@@ -176,6 +121,7 @@ export function ApiTokensDialog({ open, onClose }: { open: boolean; onClose: () 
               <TableHead>
                 <TableRow>
                   <TableCell>{t('fields.name')}</TableCell>
+                  <TableCell sx={wide}>{t('tokens.access')}</TableCell>
                   <TableCell sx={wide}>{t('tokens.created')}</TableCell>
                   <TableCell>{t('tokens.expires')}</TableCell>
                   <TableCell align="right">{t('common.actions')}</TableCell>
@@ -190,6 +136,9 @@ export function ApiTokensDialog({ open, onClose }: { open: boolean; onClose: () 
                       sx={token.expired ? { '& td': { color: 'text.secondary' } } : {}}
                     >
                       <TableCell>{label}</TableCell>
+                      <TableCell sx={wide}>
+                        <TokenAccess token={token} projectNames={projectNames} />
+                      </TableCell>
                       <TableCell sx={wide}>{formatDateTime(token.created)}</TableCell>
                       <TableCell>
                         {token.expires ? formatDateTime(token.expires) : t('tokens.never')}
@@ -233,5 +182,26 @@ export function ApiTokensDialog({ open, onClose }: { open: boolean; onClose: () 
         {...del.dialogProps}
       />
     </Dialog>
+  );
+}
+
+/** What a token may do and where: "Full rights", or its scopes and projects as chips. */
+function TokenAccess({ token, projectNames }: { token: ApiToken; projectNames: Map<number, string> }) {
+  const { t } = useTranslation();
+  const everyScope = tokenScopes.every((scope) => token.scopes.includes(scope));
+  if (everyScope && token.project_ids === null) return <>{t('tokens.fullRights')}</>;
+  return (
+    <Stack direction="row" spacing={0.5} useFlexGap sx={{ flexWrap: 'wrap' }}>
+      {token.scopes.map((scope) => (
+        <Chip key={scope} size="small" label={t(`tokens.scope.${scope}`)} />
+      ))}
+      {token.project_ids === null ? (
+        <Chip size="small" variant="outlined" label={t('tokens.allProjects')} />
+      ) : (
+        token.project_ids.map((id) => (
+          <Chip key={id} size="small" variant="outlined" label={projectNames.get(id) ?? `#${id}`} />
+        ))
+      )}
+    </Stack>
   );
 }

@@ -1,4 +1,4 @@
-import type { ApiToken, ApiTokenCreated, User } from '@signalbox/contracts';
+import type { ApiToken, ApiTokenCreated, TokenScope, User } from '@signalbox/contracts';
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { api } from '../../api/client';
 import { sessionKeys } from '../../api/session';
@@ -71,8 +71,12 @@ export const useApiTokens = (enabled: boolean) =>
 export function useCreateApiToken() {
   const client = useQueryClient();
   return useMutation({
-    mutationFn: (body: { name: string; expires_in_days: number | null }) =>
-      api<ApiTokenCreated>('/user/tokens', { method: 'POST', body }),
+    mutationFn: (body: {
+      name: string;
+      expires_in_days: number | null;
+      scopes: TokenScope[] | null;
+      project_ids: number[] | null;
+    }) => api<ApiTokenCreated>('/user/tokens', { method: 'POST', body }),
     onSuccess: () => void client.invalidateQueries({ queryKey: tokenKeys.all }),
   });
 }
