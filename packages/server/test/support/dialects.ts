@@ -1,5 +1,13 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import {
+  copyFileSync,
+  existsSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -39,9 +47,26 @@ export type TestDialect = {
   create(dataDir: string): Promise<{ url: string; drop(): Promise<void> }>;
 };
 
+/**
+ * A SQLite test database starts as a copy of a migrated file (0.4–0.6 s of migrations for each app, a copy a few
+ * ms): made once per machine and migrations digest, in a file of its own renamed into place (two workers making it
+ * at once each make a whole one; the last rename wins).
+ */
+let sqliteTemplate: Promise<string> | null = null;
+async function sqliteTemplateFile(): Promise<string> {
+  const path = join(tmpdir(), `${TEMPLATE}.db`);
+  if (existsSync(path)) return path;
+  const building = `${path}.${process.pid}-${randomBytes(4).toString('hex')}`;
+  await migrated(`sqlite://${building}`);
+  renameSync(building, path);
+  return path;
+}
+
 const sqlite: TestDialect = {
   name: 'sqlite',
   async create(dataDir) {
+    sqliteTemplate ??= sqliteTemplateFile();
+    copyFileSync(await sqliteTemplate, join(dataDir, 'test.db'));
     return { url: `sqlite://${dataDir}/test.db`, drop: async () => {} };
   },
 };
