@@ -35,6 +35,7 @@ import { emailInvites } from './migrations/0016-email-invites';
 import { runnerReports } from './migrations/0017-runner-reports';
 import { scheduleTaskParams } from './migrations/0018-schedule-task-params';
 import { optionListsAndTaskOutputs } from './migrations/0019-option-lists-and-task-outputs';
+import { taskPlans } from './migrations/0021-task-plans';
 import { retryReads } from './read-retry';
 import type { Database } from './tables';
 import { describeDbError, isConnectionLoss } from './unavailable';
@@ -196,6 +197,7 @@ function provider(dialect: Dialect): MigrationProvider {
     '0017-runner-reports': runnerReports(),
     '0018-schedule-task-params': scheduleTaskParams(dialect),
     '0019-option-lists-and-task-outputs': optionListsAndTaskOutputs(dialect),
+    '0021-task-plans': taskPlans(dialect),
   };
   return { getMigrations: async () => migrations };
 }
