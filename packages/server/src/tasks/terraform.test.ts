@@ -24,21 +24,9 @@ import {
   everyActionPlan,
   LOCK_HOLDER,
   PLAN_SECRET,
-  terraformCommands,
+  terraformScript,
 } from '../../test/support/terraform-stand-in';
 import type { LiveMessage } from '../live/bus';
-
-/** A terraform/tofu stand-in: records argv, prints realistic output, writes, shows and checks the saved plan. */
-const tfScript = (record: string) => `#!/bin/bash
-echo "$(basename "$0") $*" >> ${record}
-cmd="$1"; shift
-case "$cmd" in
-  init) echo "Initializing the backend..."; echo "Terraform has been successfully initialized!" ;;
-  workspace)
-    if [ "$1" = list ]; then [ -f hang ] && exec sleep 98765; echo "* default"; else echo "Switched to workspace \\"$3\\"."; fi ;;
-esac
-${terraformCommands}
-`;
 
 describe.each(testDialects())('terraform, tofu and pulumi stand-ins on $name', (dialect) => {
   let h: Harness;
@@ -53,8 +41,8 @@ describe.each(testDialects())('terraform, tofu and pulumi stand-ins on $name', (
 
   beforeAll(async () => {
     ({ record, restore: restorePath } = toolsOnPath({
-      terraform: tfScript,
-      tofu: tfScript,
+      terraform: terraformScript,
+      tofu: terraformScript,
       pulumi: (log) => `#!/bin/bash\necho "pulumi $*" >> ${log}\necho "Resources: 2 unchanged"\n`,
     }));
     ({ h, owner, projectId } = await harnessWithProject(dialect));

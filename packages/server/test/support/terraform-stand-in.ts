@@ -70,6 +70,21 @@ LOCK
   esac
 `;
 
+/**
+ * A terraform/tofu stand-in: records its argv in `record`, initialises, answers the workspace commands (a `hang`
+ * file makes `workspace list` hang), then plans, shows and applies as terraformCommands says.
+ */
+export const terraformScript = (record: string) => `#!/bin/bash
+echo "$(basename "$0") $*" >> ${record}
+cmd="$1"; shift
+case "$cmd" in
+  init) echo "Initializing the backend..."; echo "Terraform has been successfully initialized!" ;;
+  workspace)
+    if [ "$1" = list ]; then [ -f hang ] && exec sleep 98765; echo "* default"; else echo "Switched to workspace \\"$3\\"."; fi ;;
+esac
+${terraformCommands}
+`;
+
 /** A resource change of a plan's JSON (Terraform's documented format). */
 const change = (address: string, actions: string[], parts: Record<string, unknown>) => {
   const [type, name] = address.split('.');
