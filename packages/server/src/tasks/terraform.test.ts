@@ -57,6 +57,16 @@ describe.each(testDialects())('terraform, tofu and pulumi stand-ins on $name', (
       'locked/locked': `${LOCK_HOLDER}\n`,
       'everything/main.tf': '# every kind of change\n',
       'everything/plan.json': JSON.stringify(everyActionPlan),
+      'secret-key/main.tf': '# a for_each keyed by a secret\n',
+      'secret-key/plan.json': JSON.stringify({
+        format_version: '1.2',
+        resource_changes: [
+          {
+            address: 'aws_ssm_parameter.p["tf-s3cret-value"]',
+            change: { actions: ['create'], before: null, after: { value: 'tf-s3cret-value' } },
+          },
+        ],
+      }),
       'infra/Pulumi.yaml': 'name: demo\n',
     });
     repoId = await insertRepository(h.deps, projectId, { git_url: `file://${repo}` });
@@ -287,6 +297,22 @@ describe.each(testDialects())('terraform, tofu and pulumi stand-ins on $name', (
     expect(row?.summary).toContain('aws_db_instance.main');
     expect(row?.summary).not.toContain(PLAN_SECRET);
     expect((await outputOf(h.deps, id)).join('\n')).not.toContain(PLAN_SECRET);
+  });
+
+  it("masks the task's secrets in the addresses of its plan summary, as in its log", async () => {
+    const id = await run({ playbook: 'secret-key', task_params: { auto_approve: true } });
+    expect((await waitForStatus(h.deps, id, ['success', 'error'])).status).toBe('success');
+    const res = await owner.get(`/api/project/${projectId}/tasks/${id}/plan`);
+    expect(res.json().changes).toEqual([
+      {
+        address: 'aws_ssm_parameter.p["**********"]',
+        action: 'create',
+        actions: ['create'],
+        attributes: ['value'],
+        sensitive: [],
+      },
+    ]);
+    expect(res.body).not.toContain('tf-s3cret-value');
   });
 
   it('stopping a task that waits for confirmation ends it as stopped', async () => {

@@ -149,5 +149,16 @@ async function keepPlanSummary(job: Job, spec: Parameters<Job['capture']>[0], bi
     job.log(`${bin} show -json did not give the plan's JSON: no summary is kept`);
     return;
   }
-  await job.savePlan(summary);
+  // Names are kept, never values; a secret that made its way into an address (a for_each key) is masked as in
+  // the log.
+  const mask = (text: string) => job.sink.mask(text);
+  await job.savePlan({
+    ...summary,
+    changes: summary.changes.map((c) => ({
+      ...c,
+      address: mask(c.address),
+      attributes: c.attributes.map(mask),
+      sensitive: c.sensitive.map(mask),
+    })),
+  });
 }
