@@ -1,4 +1,5 @@
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { testDialects } from '../../test/support/dialects';
 import type { Client, Harness } from '../../test/support/harness';
@@ -226,6 +227,24 @@ describe.each(testDialects())('terraform, tofu and pulumi stand-ins on $name', (
     expect(out.at(-1)).toBe(reason);
     expect(commandsSince(m).at(-1)).toBe('terraform plan -lock-timeout=1s -var region=eu-1 -out=<plan>');
     expect((await owner.get(`/api/project/${projectId}/tasks/${id}/plan`)).statusCode).toBe(404);
+  });
+
+  it('a lock released within the lock timeout lets the run go on', async () => {
+    const m = mark();
+    const id = await run({ playbook: 'locked', task_params: { auto_approve: true, lock_timeout: '2m' } });
+    // The plan waits for the lock (the stand-in's `locked` file in the task's checkout) until it is released.
+    const lockFile = join(h.dataDir, 'tasks', String(id), 'repo', 'locked', 'locked');
+    await waitFor(
+      async () =>
+        (commandsSince(m).some((c) => c.startsWith('terraform plan')) && existsSync(lockFile)) || undefined,
+    );
+    expect(
+      (await h.deps.db.selectFrom('task').select('status').where('id', '=', id).executeTakeFirst())?.status,
+    ).toBe('running');
+    rmSync(lockFile);
+    const done = await waitForStatus(h.deps, id, ['success', 'error']);
+    expect(done.status, (await outputOf(h.deps, id)).join('\n')).toBe('success');
+    expect(commandsSince(m).at(-1)).toBe('terraform apply -lock-timeout=2m -auto-approve <plan>');
   });
 
   it('keeps a summary of the plan with every action, sensitive attributes by name only', async () => {
