@@ -4,6 +4,7 @@ import { testDialects } from '../../../test/support/dialects';
 import { type Client, createHarness, type Harness } from '../../../test/support/harness';
 import { rows } from '../../../test/support/scheduler-rows';
 import { now } from '../../db/values';
+import { deleteFinishedTasks } from '../../tasks/retention.store';
 import { saveTaskPlan } from '../../tasks/store';
 
 const summary: PlanSummary = {
@@ -128,5 +129,37 @@ describe.each(testDialects())('task plan summaries on $name', (dialect) => {
       .where('task_id', '=', id)
       .execute();
     expect(left).toEqual([]);
+  });
+
+  it('retention, deleting the template and deleting the project delete the plan summaries with the tasks', async () => {
+    const make = rows(h.deps.db, h.deps.dialect);
+    const owned = await h.projectWithTeam(owner, 'Short-lived');
+    const finished = { status: 'success', start: now(), end: now() };
+    const kept = async (templateId: number) => {
+      const id = await make.task(owned.projectId, templateId, finished);
+      await saveTaskPlan(h.deps.db, { id, project_id: owned.projectId }, summary);
+      return id;
+    };
+    const plansOf = async (ids: number[]) =>
+      (await h.deps.db.selectFrom('task_plan').select('task_id').where('task_id', 'in', ids).execute())
+        .length;
+    const first = await make.template(owned.projectId, { app: 'terraform' });
+    const old = await kept(first);
+    await deleteFinishedTasks(h.deps.db, [old]);
+    expect(await plansOf([old])).toBe(0);
+
+    const second = await make.template(owned.projectId, { app: 'terraform' });
+    const ofTemplate = await kept(second);
+    const admin = await h.userClient({ admin: true });
+    expect(
+      (await admin.request('DELETE', `/api/project/${owned.projectId}/templates/${second}`)).statusCode,
+    ).toBe(204);
+    expect(await plansOf([ofTemplate])).toBe(0);
+
+    const ofProject = await kept(first);
+    expect((await owner.request('DELETE', `/api/project/${owned.projectId}`)).statusCode).toBe(204);
+    expect(await plansOf([ofProject])).toBe(0);
+    // The other project's summaries stay.
+    expect(await plansOf([planned])).toBe(1);
   });
 });
