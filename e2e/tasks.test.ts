@@ -6,7 +6,7 @@ import { type Api, login } from './support/api';
 import { DESKTOP, launch, newContext, PHONE, shot, useSession } from './support/browser';
 import { seedBashProject, waitForStatus as waitForTaskStatus } from './support/seed';
 import { ADMIN, root, startServer, type TestServer } from './support/server';
-import { terraformStandInEnv } from './support/terraform';
+import { everyActionPlan, PLAN_SECRET, terraformStandInEnv } from './support/terraform';
 
 // Its own server: the 1,000,000-line log is written straight into the server's SQLite file in one
 // transaction, which would hold the write lock of a shared server for seconds while other files save.
@@ -30,7 +30,11 @@ beforeAll(async () => {
       ],
       Quick: ['quick.sh', 'echo "quick run"\n'],
     },
-    { 'infra/main.tf': 'resource "null_resource" "example" {}\n' },
+    {
+      'infra/main.tf': 'resource "null_resource" "example" {}\n',
+      'planned/main.tf': '# every kind of change\n',
+      'planned/plan.json': everyActionPlan,
+    },
   );
   projectId = seeded.projectId;
   Object.assign(templates, seeded.templates);
@@ -40,6 +44,16 @@ beforeAll(async () => {
       name: 'Infra',
       app: 'terraform',
       playbook: 'infra',
+      repository_id: seeded.repositoryId,
+      environment_id: seeded.environmentId,
+      project_id: projectId,
+    })
+  ).id;
+  templates.Planned = (
+    await admin.post<{ id: number }>(`${base}/templates`, {
+      name: 'Planned',
+      app: 'terraform',
+      playbook: 'planned',
       repository_id: seeded.repositoryId,
       environment_id: seeded.environmentId,
       project_id: projectId,
@@ -144,6 +158,70 @@ describe('task log dialog', () => {
       .waitFor();
     expect(await dialog.getByRole('button', { name: 'Confirm' }).count()).toBe(0);
     expect((await waitForStatus(task.id, ['success'])).status).toBe('success');
+    await page.context().close();
+  });
+
+  it('shows the plan to confirm as a structured diff: grouped, destroying changes in red, searchable', async () => {
+    const task = await admin.post<{ id: number }>(`/project/${projectId}/tasks`, {
+      template_id: templates.Planned,
+    });
+    await waitForStatus(task.id, ['waiting_confirmation', 'error', 'success']);
+    const page = await pageAs(admin);
+    await page.goto(`/project/${projectId}/history?t=${task.id}`);
+    const dialog = page.getByRole('dialog');
+    await dialog.getByText('Waiting confirmation', { exact: true }).waitFor();
+    const plan = dialog.getByRole('region', { name: 'Plan' });
+    for (const count of ['1 to add', '1 to change', '2 to replace', '1 to destroy', '1 to read'])
+      await plan.getByText(count, { exact: true }).waitFor();
+    // Open at once while the task waits for confirmation; destroying groups first, no-op not listed.
+    const groups = () =>
+      plan
+        .locator('[data-plan-group]')
+        .evaluateAll((els) => els.map((el) => el.getAttribute('data-plan-group')));
+    expect(await groups()).toEqual(['delete', 'replace', 'update', 'create', 'read']);
+    const addresses = () =>
+      plan
+        .locator('[data-plan-address]')
+        .evaluateAll((els) => els.map((el) => el.getAttribute('data-plan-address')));
+    expect(await addresses()).toEqual([
+      'aws_security_group.old',
+      'aws_instance.db',
+      'aws_lb.front',
+      'aws_db_instance.main',
+      'aws_instance.web',
+      'data.aws_ami.latest',
+    ]);
+    const color = (address: string) =>
+      plan.locator(`[data-plan-address="${address}"]`).evaluate((el) => getComputedStyle(el).color);
+    const red = await color('aws_security_group.old');
+    expect(red).toMatch(/^rgb\((\d+), (\d+), (\d+)\)$/);
+    const [r, g, b] = (/\d+, \d+, \d+/.exec(red)?.[0] ?? '').split(', ').map(Number);
+    expect(r).toBeGreaterThan(150);
+    expect(Math.max(g ?? 255, b ?? 255)).toBeLessThan(100);
+    expect(await color('aws_lb.front')).toBe(red);
+    expect(await color('aws_instance.web')).not.toBe(red);
+    await plan.locator('[data-plan-address="aws_instance.db"]').getByText('-/+ aws_instance.db').waitFor();
+    await plan.locator('[data-plan-address="aws_lb.front"]').getByText('(create, then destroy)').waitFor();
+    await plan.locator('[data-plan-address="aws_db_instance.main"]').getByText('(sensitive)').waitFor();
+    expect(await page.content()).not.toContain(PLAN_SECRET);
+    await shot(page, 'task-plan-confirm-light-1280');
+
+    // Searching by address keeps the matching changes only.
+    await plan.getByRole('textbox', { name: 'Search by address' }).fill('AWS_INSTANCE');
+    await expect.poll(addresses).toEqual(['aws_instance.db', 'aws_instance.web']);
+    expect(await groups()).toEqual(['replace', 'create']);
+    await plan.getByRole('textbox', { name: 'Search by address' }).fill('nothing-like-it');
+    await plan.getByText('No resource change matches.').waitFor();
+
+    // The raw log stays below it; confirming applies the plan.
+    await dialog
+      .getByRole('log')
+      .getByText('Plan: 1 to add, 1 to change, 1 to destroy, 2 to replace.')
+      .waitFor();
+    await dialog.getByRole('button', { name: 'Confirm' }).click();
+    await dialog.getByText('Success', { exact: true }).waitFor({ timeout: 30_000 });
+    // A finished task keeps its plan, folded.
+    await plan.getByRole('button', { name: 'Show changes' }).waitFor();
     await page.context().close();
   });
 

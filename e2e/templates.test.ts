@@ -218,6 +218,31 @@ describe('template form', () => {
   });
 });
 
+describe('terraform template options', () => {
+  it('keeps the state lock timeout of a Terraform template, naming the field when it is not a duration', async () => {
+    const { context, page } = await contextAs(browser, server.url, team.manager);
+    await page.goto(`${base()}/templates`);
+    await page.getByRole('button', { name: 'New Template' }).click();
+    await page.getByRole('menuitem', { name: 'Terraform' }).click();
+    await page.waitForURL('**/templates/new/edit?app=terraform');
+    await page.getByRole('textbox', { name: 'Name', exact: true }).fill('Locked infra');
+    await pick(page, page, 'Repository', 'Local scripts');
+    await pick(page, page, 'Environment', 'Seed env');
+    const lockTimeout = page.getByRole('textbox', { name: 'State lock timeout' });
+    await lockTimeout.fill('5 minutes');
+    await page.getByRole('button', { name: 'Create' }).click();
+    await page.getByText('State lock timeout must be a duration such as 30s, 5m or 1h, at most 1h').waitFor();
+    await lockTimeout.fill('90s');
+    await page.getByRole('button', { name: 'Create' }).click();
+    await expectSnackbar(page, 'Template "Locked infra" created');
+    await page.waitForURL(/\/templates\/\d+$/);
+    const id = Number(page.url().split('/').pop());
+    const saved = await team.admin.get<{ task_params: Record<string, unknown> }>(`${base()}/templates/${id}`);
+    expect(saved.task_params.lock_timeout).toBe('90s');
+    await context.close();
+  });
+});
+
 describe('run dialog and a Bash task to Success', () => {
   it('asks each survey type with the required and int errors, runs, shows the log, and re-runs from the list', async () => {
     const { context, page } = await contextAs(browser, server.url, team.runner);

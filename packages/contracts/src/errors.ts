@@ -274,6 +274,8 @@ export const errorTexts = {
   reserved_variable:
     'Variable "{{name}}" cannot be set by a task: names starting with ansible_ and semaphore_vars need the manageProjectResources permission',
   limit_from_file: 'A limit must not start with "@" (a file on the server)',
+  lock_timeout_invalid: '{{field}} must be a duration such as 30s, 5m or 1h, at most {{max}}',
+  task_has_no_plan: 'Task {{id}} has no plan summary',
   stack_name:
     'Stack must be a pulumi stack name: letters, digits, ".", "_", "-", up to two "/", not starting with "-"',
   argument_needs_equals: 'Task argument "{{argument}}" must be written {{argument}}=value',
@@ -422,6 +424,7 @@ export const fieldNames: Record<string, string> = {
   limit: 'Limit',
   tags: 'Tags',
   runner_tag: 'Runner tag',
+  lock_timeout: 'Lock timeout',
   skip_tags: 'Skip tags',
   message: 'Message',
   git_branch: 'Branch',

@@ -24,6 +24,7 @@ export * from './task-params';
 export * from './tasks';
 export * from './team';
 export * from './templates';
+export * from './terraform-plan';
 export * from './totp';
 export * from './users';
 export * from './vaults';

@@ -7,6 +7,7 @@ import { CRON_MAX, cronText, DEFAULT_CRON } from './schedules';
 import { surveyVarSchema, templateSurveyVarSchema } from './surveys';
 import { taskViewSchema } from './task-api';
 import { apps, templateTypes } from './tasks';
+import { LOCK_TIMEOUT_MAX, lockTimeoutMs } from './terraform-plan';
 import { checkVaults, templateVaultSchema, vaultColumns, vaultInput } from './vaults';
 
 /** Inventory types each app accepts (bash, powershell, python and pulumi take any). */
@@ -63,6 +64,8 @@ const text = (max: number) =>
 
 const stringList = () => z.array(z.string().max(255)).max(100);
 
+const lockTimeoutMessage = issue('lock_timeout_invalid', { max: LOCK_TIMEOUT_MAX });
+
 /** App-specific template parameters (ansible: allow_debug, limit, tags…; terraform: auto_approve…). */
 export const templateTaskParams = z
   .object({
@@ -79,6 +82,12 @@ export const templateTaskParams = z
     auto_approve: z.boolean().optional(),
     override_backend: z.boolean().optional(),
     backend_filename: z.string().max(255).optional(),
+    /** terraform, tofu, terragrunt: -lock-timeout, how long a run waits for the state lock (empty: 5m). */
+    lock_timeout: z
+      .string({ error: lockTimeoutMessage })
+      .trim()
+      .refine((v) => v === '' || lockTimeoutMs(v) !== null, lockTimeoutMessage)
+      .optional(),
   })
   .catchall(z.union([z.string().max(1000), z.number(), z.boolean(), z.null(), stringList()]))
   .refine((v) => Object.keys(v).length <= 50, issue('too_many', { max: 50 }));
@@ -243,6 +252,12 @@ export const templateTaskParamsSchema = z
     auto_approve: z.boolean().optional(),
     override_backend: z.boolean().optional(),
     backend_filename: z.string().optional(),
+    lock_timeout: z
+      .string()
+      .optional()
+      .describe(
+        'terraform, tofu, terragrunt: how long a run waits for the state lock (-lock-timeout, e.g. 30s, 5m; at most 1h; empty: 5m).',
+      ),
   })
   .catchall(z.union([z.string(), z.number(), z.boolean(), z.null(), z.array(z.string())]));
 

@@ -7,6 +7,7 @@ import { testDialects } from '../../test/support/dialects';
 import { type Client, createHarness, type Harness } from '../../test/support/harness';
 import { rows } from '../../test/support/scheduler-rows';
 import type { Config } from '../config';
+import { saveTaskPlan } from '../tasks/store';
 import { alertsIdle } from './alerts';
 
 type Received = {
@@ -266,6 +267,33 @@ describe.each(testDialects())('alerts on $name', (dialect) => {
     for (const status of ['waiting', 'starting', 'running', 'stopping', 'stopped', 'confirmed'])
       await publish(s, status);
     expect(receiver.received).toHaveLength(0);
+  });
+
+  it('a task waiting for confirmation of a plan says its counts in every channel', async () => {
+    Object.assign(h.deps.config, { webhookAlert: true, webhookUrl: `${receiver.base}/hook/in` });
+    const s = await scene();
+    const counts = { add: 2, change: 1, destroy: 3, replace: 1, read: 0, no_op: 4 };
+    await saveTaskPlan(
+      h.deps.db,
+      { id: s.taskId, project_id: s.projectId },
+      {
+        format_version: '1.2',
+        counts,
+        drift: 0,
+        changes: [],
+        omitted: 0,
+      },
+    );
+    await publish(s, 'waiting_confirmation');
+    const line = 'Plan: 2 to add, 1 to change, 1 to replace, 3 to destroy';
+    expect(byPrefix('/telegram/')[0]!.body.text).toContain(line);
+    expect(String(byPrefix('/gotify/')[0]!.body.message)).toContain(line);
+    expect(byPrefix('/hook/')[0]!.body).toMatchObject({ status: 'waiting_confirmation', plan: counts });
+    // Other alerts of the task do not repeat the plan.
+    receiver.received.length = 0;
+    await publish(s, 'error');
+    expect(byPrefix('/telegram/')[0]!.body.text).not.toContain('Plan:');
+    expect(smtp.mails[0]!.text).not.toContain('Plan:');
   });
 
   it('honours suppress_success_alerts (failures still alert)', async () => {

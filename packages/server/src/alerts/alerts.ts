@@ -1,5 +1,6 @@
 import type { Deps } from '../deps';
 import type { LiveMessage } from '../live/bus';
+import { findTaskPlan } from '../tasks/store';
 import { alertRecipients, previousFinishedStatus, taskAlertContext } from './alerts.store';
 import {
   type Alert,
@@ -114,6 +115,11 @@ async function alertForTask(deps: Deps, taskId: number, status: AlertKind) {
     author,
     chatId: ctx.alert_chat || deps.config.telegramChat,
   };
+  // Whoever is asked to confirm a plan reads what it changes in the alert.
+  if (kind === 'waiting_confirmation') {
+    const plan = await findTaskPlan(deps.db, ctx.project_id, taskId);
+    if (plan) alert.plan = plan.counts;
+  }
   const email = kind === 'error' || kind === 'recovered';
   const chat = !(kind === 'success' && ctx.suppress_success_alerts === 1);
   await deliver(deps, alert, { email, chat });

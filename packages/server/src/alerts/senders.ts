@@ -1,4 +1,5 @@
 import { createHmac } from 'node:crypto';
+import { type PlanSummary, planCountsText } from '@signalbox/contracts';
 import type { Config } from '../config';
 
 /** `recovered`: a success right after the template's previous finished run failed. */
@@ -16,6 +17,8 @@ export type Alert = {
   author: string;
   /** Telegram chat: the project's alert_chat, or the configured one. */
   chatId: string;
+  /** The counts of the plan a waiting_confirmation task asks to apply (absent: none kept). */
+  plan?: PlanSummary['counts'];
 };
 
 export type Channel =
@@ -73,6 +76,7 @@ export function bodyLines(alert: Alert): string[] {
     `Template: ${alert.templateName}`,
     `Task: #${alert.taskId}`,
     `Status: ${statusText[alert.kind]}`,
+    ...(alert.plan ? [`Plan: ${planCountsText(alert.plan)}`] : []),
     ...(alert.version ? [`Version: ${alert.version}`] : []),
     `Author: ${alert.author || '-'}`,
     `Link: ${alert.url}`,
@@ -222,6 +226,7 @@ export function chatRequests(config: Config, alert: Alert): [Channel, Request][]
           task: alert.taskId === null ? null : { id: alert.taskId, version: alert.version },
           author: alert.author || null,
           url: alert.url || null,
+          ...(alert.plan ? { plan: alert.plan } : {}),
         },
         headers: (payload) => ({
           'user-agent': 'Signalbox',

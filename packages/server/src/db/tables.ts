@@ -114,6 +114,13 @@ export interface EnvironmentTable {
   env: string;
 }
 
+/** The summary of a task's saved Terraform/OpenTofu plan (migration 0021): a JSON object as text. */
+export interface TaskPlanTable {
+  task_id: number;
+  project_id: number;
+  summary: string;
+}
+
 /** A named list of options a survey's choice variable may offer (migration 0019). */
 export interface OptionListTable {
   id: Generated<number>;
@@ -351,6 +358,7 @@ export interface Database {
   schedule: ScheduleTable;
   task: TaskTable;
   task_output: TaskOutputTable;
+  task_plan: TaskPlanTable;
   task_runner: TaskRunnerTable;
   task_queue_lock: TaskQueueLockTable;
   event: EventTable;

@@ -1,5 +1,15 @@
+import type { PlanSummary } from '@signalbox/contracts';
 import { describe, expect, it } from 'vitest';
-import { helloProtocol, incompatibleReason, maxBatchLines, outputSchema, runnerProtocol } from './protocol';
+import {
+  finishedSchema,
+  helloProtocol,
+  incompatibleReason,
+  maxBatchLines,
+  maxPlanBytes,
+  outputSchema,
+  runnerProtocol,
+  statusSchema,
+} from './protocol';
 
 const batch = (lines: unknown) => ({ type: 'output', task_id: 3, seq: 1, lines });
 const line = { time: '2026-11-28T10:00:00.000Z', output: 'ok' };
@@ -61,5 +71,43 @@ describe("a hello's protocol version", () => {
     const long = incompatibleReason({ protocol: 2, version: 'é'.repeat(64) }, '0.1.0');
     expect(Buffer.byteLength(long)).toBeLessThanOrEqual(123);
     expect(long).not.toContain('\uFFFD');
+  });
+});
+
+describe('a plan summary from a runner', () => {
+  const plan: PlanSummary = {
+    format_version: '1.2',
+    counts: { add: 1, change: 0, destroy: 0, replace: 0, read: 0, no_op: 0 },
+    drift: 0,
+    changes: [{ address: 'a.b', action: 'create', actions: ['create'], attributes: ['id'], sensitive: [] }],
+    omitted: 0,
+  };
+  const status = (p: unknown) => ({ type: 'status', task_id: 3, status: 'waiting_confirmation', plan: p });
+  const finished = (p: unknown) => ({
+    type: 'finished',
+    task_id: 3,
+    status: 'success',
+    last_seq: 0,
+    plan: p,
+  });
+
+  it('goes with waiting_confirmation or with the end of the run', () => {
+    expect(statusSchema.safeParse(status(plan)).success).toBe(true);
+    expect(finishedSchema.safeParse(finished(plan)).success).toBe(true);
+    expect(statusSchema.safeParse({ type: 'status', task_id: 3, status: 'running' }).success).toBe(true);
+  });
+
+  it('is refused when it is not a summary or is larger than a message may carry', () => {
+    const big = { ...plan, changes: Array(8000).fill({ ...plan.changes[0], address: 'x'.repeat(1000) }) };
+    expect(JSON.stringify(big).length).toBeGreaterThan(maxPlanBytes);
+    for (const bad of [
+      { ...plan, counts: { add: 'x' } },
+      { ...plan, values: { password: 'p' } },
+      'plan',
+      big,
+    ]) {
+      expect(statusSchema.safeParse(status(bad)).success).toBe(false);
+      expect(finishedSchema.safeParse(finished(bad)).success).toBe(false);
+    }
   });
 });

@@ -10,6 +10,7 @@
  * in order, each batch above the `acked` seq the server's `welcome` names. The server stores a batch only if its seq
  * is exactly one above the last stored (`task.runner_seq`), so a line is never lost or stored twice.
  */
+import { planSummarySchema } from '@signalbox/contracts';
 import { z } from 'zod';
 
 /** The header carrying a runner's own token on every runner request. */
@@ -36,6 +37,17 @@ export const maxMessageBytes = 8 * 1024 * 1024;
 
 /** The longest JSON text of a task's outputs a `finished` message may carry (a runner sends none longer). */
 export const maxOutputsChars = 256 * 1024;
+
+/**
+ * The longest JSON text (in bytes) of a plan summary a `status` or `finished` message may carry: a runner sends
+ * none longer (the task then has no summary on the server, and its log says so).
+ */
+export const maxPlanBytes = 6 * 1024 * 1024;
+
+/** A plan summary as a runner sends it; sent only to a server whose welcome says `task_plans`. */
+const planField = planSummarySchema
+  .refine((v) => Buffer.byteLength(JSON.stringify(v)) <= maxPlanBytes)
+  .optional();
 
 /** Most lines one output batch may carry. */
 export const maxBatchLines = 1_000;
@@ -160,6 +172,8 @@ export const statusSchema = z.strictObject({
   status: z.enum(['running', 'waiting_confirmation', 'confirmed', 'rejected']),
   commit_hash: z.string().max(64).nullish(),
   commit_message: z.string().max(10_000).nullish(),
+  /** The summary of the task's saved plan, kept before the status (sent with waiting_confirmation). */
+  plan: planField,
 });
 
 /** The run ended; `last_seq` is its last output batch, so the server knows when it has all of them. */
@@ -178,6 +192,8 @@ export const finishedSchema = z.strictObject({
     .record(z.string().max(100), z.unknown())
     .refine((v) => JSON.stringify(v).length <= maxOutputsChars)
     .optional(),
+  /** The summary of the task's saved plan when no status carried it (a plan-only run). */
+  plan: planField,
 });
 
 /** The runner cannot take a job it was given (cannot decrypt it, no free slot): the server queues the task again. */
@@ -213,6 +229,8 @@ export type ServerMessage =
       abandon: number[];
       /** The server keeps the outputs a `finished` message carries (absent: an older server, send none). */
       task_outputs?: boolean;
+      /** The server keeps the plan summary a `status` or `finished` message carries (absent: send none). */
+      task_plans?: boolean;
     }
   /** Run this task; the payload opens to a `JobPayload` (see payload.ts). */
   | { type: 'job'; task_id: number; payload: Sealed }

@@ -73,6 +73,7 @@ export async function deleteFinishedTasks(db: Db, taskIds: number[]) {
     ).map((r) => r.id);
     if (!ids.length) return { tasks: 0, output: 0 };
     const output = await trx.deleteFrom('task_output').where('task_id', 'in', ids).executeTakeFirst();
+    await trx.deleteFrom('task_plan').where('task_id', 'in', ids).execute();
     await trx.updateTable('task').set({ build_task_id: null }).where('build_task_id', 'in', ids).execute();
     const tasks = await trx.deleteFrom('task').where('id', 'in', ids).executeTakeFirst();
     return { tasks: toCount(tasks.numDeletedRows), output: toCount(output.numDeletedRows) };

@@ -1,3 +1,4 @@
+import type { PlanSummary } from '@signalbox/contracts';
 import type { Insertable, Selectable, Updateable } from 'kysely';
 import type { Db, Dialect } from '../db';
 import type {
@@ -285,6 +286,7 @@ export const findTasksByIds = (db: Db, ids: number[]) =>
 export async function deleteTaskAndOutput(db: Db, id: number) {
   await db.transaction().execute(async (trx) => {
     await trx.deleteFrom('task_output').where('task_id', '=', id).execute();
+    await trx.deleteFrom('task_plan').where('task_id', '=', id).execute();
     await trx.updateTable('task').set({ build_task_id: null }).where('build_task_id', '=', id).execute();
     await trx.deleteFrom('task').where('id', '=', id).execute();
   });
@@ -337,4 +339,30 @@ export async function integrationEnvNames(db: Db, integrationId: number): Promis
     .where('integration_id', '=', integrationId)
     .execute();
   return rows.filter((r) => (r.variable_type || 'environment') === 'environment').map((r) => r.variable);
+}
+
+/** Keeps the summary of a task's saved plan, in place of one kept before (safe to repeat). */
+export async function saveTaskPlan(db: Db, task: { id: number; project_id: number }, summary: PlanSummary) {
+  await db.transaction().execute(async (trx) => {
+    await trx.deleteFrom('task_plan').where('task_id', '=', task.id).execute();
+    await trx
+      .insertInto('task_plan')
+      .values({ task_id: task.id, project_id: task.project_id, summary: JSON.stringify(summary) })
+      .execute();
+  });
+}
+
+/** The plan summary of a project's task; undefined when the task has none (or is another project's). */
+export async function findTaskPlan(
+  db: Db,
+  projectId: number,
+  taskId: number,
+): Promise<PlanSummary | undefined> {
+  const row = await db
+    .selectFrom('task_plan')
+    .select('summary')
+    .where('task_id', '=', taskId)
+    .where('project_id', '=', projectId)
+    .executeTakeFirst();
+  return row ? (JSON.parse(row.summary) as PlanSummary) : undefined;
 }

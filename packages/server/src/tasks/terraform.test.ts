@@ -1,4 +1,5 @@
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { testDialects } from '../../test/support/dialects';
 import type { Client, Harness } from '../../test/support/harness';
@@ -20,32 +21,13 @@ import {
   liveMessagesOf,
   updatesOf,
 } from '../../test/support/task-runs';
+import {
+  everyActionPlan,
+  LOCK_HOLDER,
+  PLAN_SECRET,
+  terraformScript,
+} from '../../test/support/terraform-stand-in';
 import type { LiveMessage } from '../live/bus';
-
-/** A terraform/tofu stand-in: records argv, prints realistic output, writes and checks the saved plan. */
-const tfScript = (record: string) => `#!/bin/bash
-echo "$(basename "$0") $*" >> ${record}
-case "$1" in
-  init) echo "Initializing the backend..."; echo "Terraform has been successfully initialized!" ;;
-  workspace)
-    if [ "$2" = list ]; then [ -f hang ] && exec sleep 98765; echo "* default"; else echo "Switched to workspace \\"$4\\"."; fi ;;
-  plan)
-    env | grep '^TF_VAR_' | sort
-    out=""
-    for a in "$@"; do case "$a" in -out=*) out="\${a#-out=}" ;; esac; done
-    if [ -f nochanges ]; then
-      echo "No changes. Your infrastructure matches the configuration."
-    else
-      echo "  # null_resource.example will be created"
-      echo "Plan: 1 to add, 0 to change, 0 to destroy."
-      echo "saved plan" > "$out"
-    fi ;;
-  apply)
-    plan="\${@: -1}"
-    [ -f "$plan" ] || { echo "no saved plan at $plan"; exit 1; }
-    echo "Apply complete! Resources: 1 added, 0 changed, 0 destroyed." ;;
-esac
-`;
 
 describe.each(testDialects())('terraform, tofu and pulumi stand-ins on $name', (dialect) => {
   let h: Harness;
@@ -60,8 +42,8 @@ describe.each(testDialects())('terraform, tofu and pulumi stand-ins on $name', (
 
   beforeAll(async () => {
     ({ record, restore: restorePath } = toolsOnPath({
-      terraform: tfScript,
-      tofu: tfScript,
+      terraform: terraformScript,
+      tofu: terraformScript,
       pulumi: (log) => `#!/bin/bash\necho "pulumi $*" >> ${log}\necho "Resources: 2 unchanged"\n`,
     }));
     ({ h, owner, projectId } = await harnessWithProject(dialect));
@@ -72,6 +54,20 @@ describe.each(testDialects())('terraform, tofu and pulumi stand-ins on $name', (
       'change/main.tf': 'resource "null_resource" "example" {}\n',
       'hang/main.tf': '# workspace list never answers\n',
       'hang/hang': '',
+      'locked/main.tf': 'resource "null_resource" "example" {}\n',
+      'locked/locked': `${LOCK_HOLDER}\n`,
+      'everything/main.tf': '# every kind of change\n',
+      'everything/plan.json': JSON.stringify(everyActionPlan),
+      'secret-key/main.tf': '# a for_each keyed by a secret\n',
+      'secret-key/plan.json': JSON.stringify({
+        format_version: '1.2',
+        resource_changes: [
+          {
+            address: 'aws_ssm_parameter.p["tf-s3cret-value"]',
+            change: { actions: ['create'], before: null, after: { value: 'tf-s3cret-value' } },
+          },
+        ],
+      }),
       'infra/Pulumi.yaml': 'name: demo\n',
     });
     repoId = await insertRepository(h.deps, projectId, { git_url: `file://${repo}` });
@@ -119,11 +115,11 @@ describe.each(testDialects())('terraform, tofu and pulumi stand-ins on $name', (
       return ENDED.includes(list.at(-1) ?? '') ? list : undefined;
     });
   /** The commands a terraform or tofu run ran up to its plan (init, workspace, plan). */
-  const planCommands = (app: 'terraform' | 'tofu') => [
-    `${app} init -lock=false -migrate-state`,
+  const planCommands = (app: 'terraform' | 'tofu', lock = '5m') => [
+    `${app} init -lock-timeout=${lock} -migrate-state`,
     `${app} workspace list`,
     `${app} workspace select -or-create=true staging`,
-    `${app} plan -lock=false -var region=eu-1 -out=<plan>`,
+    `${app} plan -lock-timeout=${lock} -var region=eu-1 -out=<plan>`,
   ];
   /** Waits until the task waits for confirmation, then confirms or rejects its plan (expects 204). */
   async function decide(id: number, decision: 'confirm' | 'reject') {
@@ -152,7 +148,8 @@ describe.each(testDialects())('terraform, tofu and pulumi stand-ins on $name', (
     expect(done.status).toBe('success');
     expect(commandsSince(m)).toEqual([
       ...planCommands('terraform'),
-      'terraform apply -lock=false -auto-approve <plan>',
+      'terraform show -json <plan>',
+      'terraform apply -lock-timeout=5m -auto-approve <plan>',
     ]);
     expect(await statuses(id)).toEqual([
       'waiting',
@@ -177,7 +174,7 @@ describe.each(testDialects())('terraform, tofu and pulumi stand-ins on $name', (
     await decide(id, 'reject');
     const done = await waitForStatus(h.deps, id, ['success', 'error']);
     expect(done.status).toBe('error');
-    expect(commandsSince(m)).toEqual(planCommands('tofu'));
+    expect(commandsSince(m)).toEqual([...planCommands('tofu'), 'tofu show -json <plan>']);
     expect((await statuses(id)).slice(-3)).toEqual(['waiting_confirmation', 'rejected', 'error']);
     expect(await outputOf(h.deps, id)).toContain('The plan was rejected');
   });
@@ -186,7 +183,7 @@ describe.each(testDialects())('terraform, tofu and pulumi stand-ins on $name', (
     let m = mark();
     const auto = await run({ playbook: 'change', task_params: { auto_approve: true } });
     expect((await waitForStatus(h.deps, auto, ['success', 'error'])).status).toBe('success');
-    expect(commandsSince(m).at(-1)).toBe('terraform apply -lock=false -auto-approve <plan>');
+    expect(commandsSince(m).at(-1)).toBe('terraform apply -lock-timeout=5m -auto-approve <plan>');
     expect(await statuses(auto)).not.toContain('waiting_confirmation');
 
     m = mark();
@@ -196,11 +193,145 @@ describe.each(testDialects())('terraform, tofu and pulumi stand-ins on $name', (
     );
     expect((await waitForStatus(h.deps, planOnly, ['success', 'error'])).status).toBe('success');
     expect(commandsSince(m)).toEqual([
-      'terraform init -lock=false -upgrade -reconfigure',
+      'terraform init -lock-timeout=5m -upgrade -reconfigure',
       'terraform workspace list',
       'terraform workspace select -or-create=true staging',
-      'terraform plan -lock=false -destroy -var region=eu-1 -out=<plan>',
+      'terraform plan -lock-timeout=5m -destroy -var region=eu-1 -out=<plan>',
+      'terraform show -json <plan>',
     ]);
+  });
+
+  it('passes the template lock timeout to init, plan and apply, and never turns locking off', async () => {
+    const m = mark();
+    const id = await run({ playbook: 'change', task_params: { auto_approve: true, lock_timeout: '90s' } });
+    expect((await waitForStatus(h.deps, id, ['success', 'error'])).status).toBe('success');
+    expect(commandsSince(m)).toEqual([
+      ...planCommands('terraform', '90s'),
+      'terraform show -json <plan>',
+      'terraform apply -lock-timeout=90s -auto-approve <plan>',
+    ]);
+    // Every command of every run so far (init, plan, apply, show of terraform and tofu) locks the state.
+    expect(readFileSync(record, 'utf8')).not.toContain('-lock=false');
+  });
+
+  it('a run that cannot get the state lock ends saying the state is locked and by whom', async () => {
+    const m = mark();
+    const id = await run({ playbook: 'locked', task_params: { lock_timeout: '1s' } });
+    const done = await waitForStatus(h.deps, id, ['success', 'error']);
+    expect(done.status).toBe('error');
+    const reason = `The state is locked by ${LOCK_HOLDER} (OperationTypeApply): the lock was not released within the lock timeout (1s)`;
+    expect(done.message).toBe(reason);
+    expect((await owner.get(`/api/project/${projectId}/tasks/${id}`)).json().message).toBe(reason);
+    const out = await outputOf(h.deps, id);
+    expect(out).toContain('│ Error: Error acquiring the state lock');
+    expect(out.at(-1)).toBe(reason);
+    expect(commandsSince(m).at(-1)).toBe('terraform plan -lock-timeout=1s -var region=eu-1 -out=<plan>');
+    expect((await owner.get(`/api/project/${projectId}/tasks/${id}/plan`)).statusCode).toBe(404);
+  });
+
+  it('a lock released within the lock timeout lets the run go on', async () => {
+    const m = mark();
+    const id = await run({ playbook: 'locked', task_params: { auto_approve: true, lock_timeout: '2m' } });
+    // The plan waits for the lock (the stand-in's `locked` file in the task's checkout) until it is released.
+    const lockFile = join(h.dataDir, 'tasks', String(id), 'repo', 'locked', 'locked');
+    await waitFor(
+      async () =>
+        (commandsSince(m).some((c) => c.startsWith('terraform plan')) && existsSync(lockFile)) || undefined,
+    );
+    expect(
+      (await h.deps.db.selectFrom('task').select('status').where('id', '=', id).executeTakeFirst())?.status,
+    ).toBe('running');
+    rmSync(lockFile);
+    const done = await waitForStatus(h.deps, id, ['success', 'error']);
+    expect(done.status, (await outputOf(h.deps, id)).join('\n')).toBe('success');
+    expect(commandsSince(m).at(-1)).toBe('terraform apply -lock-timeout=2m -auto-approve <plan>');
+  });
+
+  it('keeps a summary of the plan with every action, sensitive attributes by name only', async () => {
+    const id = await run({ playbook: 'everything' });
+    await waitForStatus(h.deps, id, ['waiting_confirmation']);
+    // Kept before the task waits for confirmation: whoever is asked to confirm can read it at once.
+    const res = await owner.get(`/api/project/${projectId}/tasks/${id}/plan`);
+    expect(res.statusCode).toBe(200);
+    expect(res.json()).toEqual({
+      format_version: '1.2',
+      counts: { add: 1, change: 1, destroy: 1, replace: 2, read: 1, no_op: 1 },
+      drift: 1,
+      omitted: 0,
+      changes: [
+        {
+          address: 'aws_instance.web',
+          action: 'create',
+          actions: ['create'],
+          attributes: ['ami', 'arn', 'id', 'instance_type'],
+          sensitive: [],
+        },
+        {
+          address: 'aws_db_instance.main',
+          action: 'update',
+          actions: ['update'],
+          attributes: ['instance_class', 'password'],
+          sensitive: ['password'],
+        },
+        {
+          address: 'aws_security_group.old',
+          action: 'delete',
+          actions: ['delete'],
+          attributes: ['description', 'name'],
+          sensitive: [],
+        },
+        {
+          address: 'aws_instance.db',
+          action: 'replace',
+          actions: ['delete', 'create'],
+          attributes: ['ami', 'id'],
+          sensitive: [],
+        },
+        {
+          address: 'aws_lb.front',
+          action: 'replace',
+          actions: ['create', 'delete'],
+          attributes: ['subnets'],
+          sensitive: [],
+        },
+        {
+          address: 'data.aws_ami.latest',
+          action: 'read',
+          actions: ['read'],
+          attributes: ['id', 'most_recent'],
+          sensitive: [],
+        },
+      ],
+    });
+    await decide(id, 'reject');
+    expect((await waitForStatus(h.deps, id, ['success', 'error'])).status).toBe('error');
+    // The sensitive value is nowhere: not in the answer, the stored row or the log.
+    expect(res.body).not.toContain(PLAN_SECRET);
+    const row = await h.deps.db
+      .selectFrom('task_plan')
+      .selectAll()
+      .where('task_id', '=', id)
+      .executeTakeFirst();
+    expect(row?.project_id).toBe(projectId);
+    expect(row?.summary).toContain('aws_db_instance.main');
+    expect(row?.summary).not.toContain(PLAN_SECRET);
+    expect((await outputOf(h.deps, id)).join('\n')).not.toContain(PLAN_SECRET);
+  });
+
+  it("masks the task's secrets in the addresses of its plan summary, as in its log", async () => {
+    const id = await run({ playbook: 'secret-key', task_params: { auto_approve: true } });
+    expect((await waitForStatus(h.deps, id, ['success', 'error'])).status).toBe('success');
+    const res = await owner.get(`/api/project/${projectId}/tasks/${id}/plan`);
+    expect(res.json().changes).toEqual([
+      {
+        address: 'aws_ssm_parameter.p["**********"]',
+        action: 'create',
+        actions: ['create'],
+        attributes: ['value'],
+        sensitive: [],
+      },
+    ]);
+    expect(res.body).not.toContain('tf-s3cret-value');
   });
 
   it('stopping a task that waits for confirmation ends it as stopped', async () => {

@@ -19,6 +19,7 @@ import {
   liveMessagesOf,
   updatesOf,
 } from '../../test/support/task-runs';
+import { terraformCommands } from '../../test/support/terraform-stand-in';
 import { appRegistry } from '../lib/apps';
 import type { LiveMessage } from '../live/bus';
 
@@ -27,12 +28,13 @@ const TF_PATH = '/opt/terraform/bin/terraform';
 
 /**
  * A terragrunt stand-in: records its argv (and whether it was told not to prompt), then answers as terragrunt
- * does over Terraform: init, `run -- workspace …`, plan into the saved plan file, apply of that file.
+ * does over Terraform: init, `run -- workspace …`, plan into the saved plan file, show and apply of that file.
  */
 const terragruntScript = (record: string) => `#!/bin/bash
 echo "terragrunt $* [TG_NON_INTERACTIVE=$TG_NON_INTERACTIVE]" >> ${record}
 cmd="$1"; shift
 case "$1" in --tf-path=*) ;; *) echo "terragrunt stand-in: --tf-path must follow the command"; exit 64 ;; esac
+shift
 if [ "$cmd" = run ]; then
   while [ $# -gt 0 ] && [ "$1" != -- ]; do shift; done
   shift; cmd="$1"; shift
@@ -41,23 +43,10 @@ case "$cmd" in
   init) echo "Terraform has been successfully initialized!" ;;
   workspace)
     if [ "$1" = list ]; then echo "* default"; else echo "Switched to workspace \\"$3\\"."; fi ;;
-  plan)
-    env | grep '^TF_VAR_' | sort
-    out=""
-    for a in "$@"; do case "$a" in -out=*) out="\${a#-out=}" ;; esac; done
-    if [ -f nochanges ]; then
-      echo "No changes. Your infrastructure matches the configuration."
-    else
-      echo "  # null_resource.example will be created"
-      echo "Plan: 1 to add, 0 to change, 0 to destroy."
-      echo "saved plan" > "$out"
-    fi ;;
-  apply)
-    plan="\${@: -1}"
-    [ -f "$plan" ] || { echo "no saved plan at $plan"; exit 1; }
-    echo "Apply complete! Resources: 1 added, 0 changed, 0 destroyed." ;;
+  plan|show|apply) ;;
   *) echo "terragrunt stand-in: unexpected command $cmd"; exit 64 ;;
 esac
+${terraformCommands}
 `;
 
 describe.each(testDialects())('terragrunt with a stand-in on $name', (dialect) => {
@@ -121,12 +110,13 @@ describe.each(testDialects())('terragrunt with a stand-in on $name', (dialect) =
   const tg = (args: string) => `terragrunt ${args} [TG_NON_INTERACTIVE=true]`;
   /** What a run does up to its plan: init, the workspace commands through `run --`, plan. */
   const planCommands = [
-    tg(`init --tf-path=${TF_PATH} -lock=false -migrate-state`),
+    tg(`init --tf-path=${TF_PATH} -lock-timeout=5m -migrate-state`),
     tg(`run --tf-path=${TF_PATH} -- workspace list`),
     tg(`run --tf-path=${TF_PATH} -- workspace select -or-create=true staging`),
-    tg(`plan --tf-path=${TF_PATH} -lock=false -var region=eu-1 -out=<plan>`),
+    tg(`plan --tf-path=${TF_PATH} -lock-timeout=5m -var region=eu-1 -out=<plan>`),
   ];
-  const applyCommand = tg(`apply --tf-path=${TF_PATH} -lock=false -auto-approve <plan>`);
+  const showCommand = tg(`show --tf-path=${TF_PATH} -json <plan>`);
+  const applyCommand = tg(`apply --tf-path=${TF_PATH} -lock-timeout=5m -auto-approve <plan>`);
 
   async function decide(id: number, decision: 'confirm' | 'reject') {
     await waitForStatus(h.deps, id, ['waiting_confirmation']);
@@ -156,7 +146,10 @@ describe.each(testDialects())('terragrunt with a stand-in on $name', (dialect) =
     const id = await run({ playbook: 'live/change' });
     await decide(id, 'confirm');
     expect((await waitForStatus(h.deps, id, ['success', 'error'])).status).toBe('success');
-    expect(commandsSince(m)).toEqual([...planCommands, applyCommand]);
+    expect(commandsSince(m)).toEqual([...planCommands, showCommand, applyCommand]);
+    expect(readFileSync(record, 'utf8')).not.toContain('-lock=false');
+    const plan = await owner.get(`/api/project/${projectId}/tasks/${id}/plan`);
+    expect(plan.json().counts).toEqual({ add: 1, change: 0, destroy: 0, replace: 0, read: 0, no_op: 0 });
     expect(await statuses(id)).toEqual([
       'waiting',
       'starting',
@@ -176,7 +169,7 @@ describe.each(testDialects())('terragrunt with a stand-in on $name', (dialect) =
     const id = await run({ playbook: 'live/change' });
     await decide(id, 'reject');
     expect((await waitForStatus(h.deps, id, ['success', 'error'])).status).toBe('error');
-    expect(commandsSince(m)).toEqual(planCommands);
+    expect(commandsSince(m)).toEqual([...planCommands, showCommand]);
     expect((await statuses(id)).slice(-3)).toEqual(['waiting_confirmation', 'rejected', 'error']);
     expect(await outputOf(h.deps, id)).toContain('The plan was rejected');
   });
@@ -193,7 +186,7 @@ describe.each(testDialects())('terragrunt with a stand-in on $name', (dialect) =
       const planOnly = await run({ playbook: 'live/change' }, body);
       expect((await waitForStatus(h.deps, planOnly, ['success', 'error'])).status).toBe('success');
       const commands = commandsSince(m);
-      expect(commands.at(-1)).toBe(planCommands.at(-1));
+      expect(commands.slice(-2)).toEqual([planCommands.at(-1), showCommand]);
       expect(commands).not.toContain(applyCommand);
     }
   });

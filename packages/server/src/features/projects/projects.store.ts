@@ -62,6 +62,7 @@ export async function deleteProjectCascade(trx: Db, projectId: number) {
   await trx.deleteFrom('integration_delivery').where('integration_id', 'in', integrations).execute();
   const tasks = trx.selectFrom('task').select('id').where('project_id', '=', projectId);
   await trx.deleteFrom('task_output').where('task_id', 'in', tasks).execute();
+  await trx.deleteFrom('task_plan').where('project_id', '=', projectId).execute();
   await trx.deleteFrom('task').where('project_id', '=', projectId).execute();
   for (const table of projectTables) {
     await trx.deleteFrom(table).where('project_id', '=', projectId).execute();

@@ -6,6 +6,7 @@ import {
   lastTasksQuery,
   newTaskInput,
   outputQuery,
+  planSummarySchema,
   stopTaskInput,
   type TaskOutputLine,
   taskListQuery,
@@ -21,11 +22,12 @@ import { recordEvent } from '../../audit/audit.store';
 import type { Deps } from '../../deps';
 import { noContentResponse, pathIds } from '../../http/path-params';
 import { stripAnsi } from '../../lib/ansi';
-import { badRequest, notFound, parse } from '../../lib/errors';
+import { AppError, badRequest, notFound, parse } from '../../lib/errors';
 import {
   deleteTaskAndOutput,
   findListedTask,
   findProjectTask,
+  findTaskPlan,
   findTasksByIds,
   findTemplate,
   listTasks,
@@ -165,6 +167,18 @@ export function tasksRoutes(app: FastifyInstance, deps: Deps) {
         }
         // The page is JSON text already (built batch by batch): bytes go out as they are, past the serializer.
         return reply.type('application/json; charset=utf-8').send(page.json as unknown as TaskOutputLine[]);
+      },
+    );
+
+    // The summary of the task's saved Terraform/OpenTofu plan: counts and changed attribute names, never values.
+    scope.get(
+      '/tasks/:task_id/plan',
+      { schema: { ...byTask.schema, response: { 200: planSummarySchema } } },
+      async (request) => {
+        const task = await loadTask(request.project.id, request.params.task_id);
+        const plan = await findTaskPlan(deps.db, request.project.id, task.id);
+        if (!plan) throw new AppError(404, coded('task_has_no_plan', { id: task.id }));
+        return plan;
       },
     );
 

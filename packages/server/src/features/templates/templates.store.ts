@@ -44,6 +44,7 @@ export async function deleteTemplateCascade(trx: Db, projectId: number, id: numb
       .execute();
   }
   await trx.deleteFrom('task_output').where('task_id', 'in', tasks).execute();
+  await trx.deleteFrom('task_plan').where('task_id', 'in', tasks).execute();
   await trx.deleteFrom('task').where('template_id', '=', id).execute();
   await trx.deleteFrom('schedule').where('template_id', '=', id).execute();
   await trx.deleteFrom('template').where('project_id', '=', projectId).where('id', '=', id).execute();

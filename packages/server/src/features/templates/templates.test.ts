@@ -1,4 +1,4 @@
-import { coded, emptySurveyVar, errorMessage, readIssue, vaultMessages } from '@signalbox/contracts';
+import { coded, emptySurveyVar, errorMessage, issue, readIssue, vaultMessages } from '@signalbox/contracts';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { testDialects } from '../../../test/support/dialects';
 import { createHarness, type Harness } from '../../../test/support/harness';
@@ -183,6 +183,31 @@ describe.each(testDialects())('templates on $name', (dialect) => {
       'Runner tag must be a string',
       'runner_tag',
     );
+  });
+
+  it('keeps a Terraform lock timeout in its duration syntax; refuses any other naming the field', async () => {
+    for (const lock_timeout of ['30s', '5m', '1h', '1m30s', '500ms', ''])
+      expect((await create({ task_params: { lock_timeout } })).task_params.lock_timeout).toBe(lock_timeout);
+    expect((await create({ task_params: { lock_timeout: ' 45s ' } })).task_params.lock_timeout).toBe('45s');
+    for (const lock_timeout of [
+      '5',
+      '5 minutes',
+      '-1s',
+      '2h',
+      '61m',
+      '1d',
+      '5m;rm',
+      300,
+      true,
+      'x'.repeat(2000),
+    ]) {
+      const res = await expectError(
+        ansibleBody(project.fx, { task_params: { lock_timeout } }),
+        issue('lock_timeout_invalid', { max: '1h' }),
+        'task_params.lock_timeout',
+      );
+      expect(res.json().error).toBe('Lock timeout must be a duration such as 30s, 5m or 1h, at most 1h');
+    }
   });
 
   it('treats an empty app as ansible and maps Swagger vaults and limit', async () => {

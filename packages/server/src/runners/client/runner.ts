@@ -1,11 +1,13 @@
 import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
+import type { PlanSummary } from '@signalbox/contracts';
 import WebSocket from 'ws';
 import type { AppRegistry } from '../../lib/apps';
 import {
   defaultHeartbeatMs,
   maxOutputsChars,
+  maxPlanBytes,
   type RunnerMessage,
   runnerClose,
   runnerProtocol,
@@ -44,6 +46,8 @@ type Held = {
   finished: { status: FinalStatus; message?: string } | null;
   /** The outputs the task published (SIGNALBOX_OUTPUTS), sent with `finished` to a server that keeps them. */
   outputs: Record<string, unknown> | null;
+  /** The summary of the task's saved plan not yet sent: it goes with waiting_confirmation, else with `finished`. */
+  plan: PlanSummary | null;
   /** The server ended it (abandon): it is killed and nothing more of it is sent. */
   abandoned: boolean;
   done: Promise<void>;
@@ -81,6 +85,8 @@ export class RunnerProcess {
   private socket: WebSocket | null = null;
   /** The current server's welcome said it keeps task outputs (an older server would refuse them). */
   private serverKeepsOutputs = false;
+  /** The current server's welcome said it keeps plan summaries (an older server would refuse them). */
+  private serverKeepsPlans = false;
   /** Set once the server's welcome arrived on the current socket: only then are messages sent. */
   private ready = false;
   private heartbeatMs = defaultHeartbeatMs;
@@ -355,6 +361,7 @@ export class RunnerProcess {
     }
     this.ready = true;
     this.serverKeepsOutputs = welcome.task_outputs === true;
+    this.serverKeepsPlans = welcome.task_plans === true;
     this.backoff = RECONNECT_FIRST_MS;
     this.lastFailure = '';
     this.heartbeatMs = welcome.heartbeat_ms > 0 ? welcome.heartbeat_ms : defaultHeartbeatMs;
@@ -414,6 +421,7 @@ export class RunnerProcess {
       last_seq: t.output.lastSeq,
       ...(t.finished.message ? { message: t.finished.message.slice(0, 1000) } : {}),
       ...(t.outputs && this.serverKeepsOutputs ? { outputs: t.outputs } : {}),
+      ...(t.plan && this.serverKeepsPlans ? { plan: t.plan } : {}),
     });
   }
 
@@ -423,7 +431,9 @@ export class RunnerProcess {
       task_id: t.id,
       status: status as 'running',
       ...(t.commit ? { commit_hash: t.commit.hash, commit_message: t.commit.message?.slice(0, 10_000) } : {}),
+      ...(status === 'waiting_confirmation' && t.plan && this.serverKeepsPlans ? { plan: t.plan } : {}),
     };
+    if ('plan' in message) t.plan = null;
     if (!this.send(message)) t.statusQueue.push(message);
   }
 
@@ -464,6 +474,7 @@ export class RunnerProcess {
       commit: null,
       finished: null,
       outputs: null,
+      plan: null,
       abandoned: false,
       done: Promise.resolve(),
     };
@@ -504,6 +515,11 @@ export class RunnerProcess {
         saveOutputs: async (outputs) => {
           // Kept only when the server may take them (outputs read within 64 KiB stay far below this).
           if (JSON.stringify(outputs).length <= maxOutputsChars) held.outputs = outputs;
+        },
+        savePlan: async (summary) => {
+          // A summary larger than a message may carry stays on the runner (the log says the plan).
+          if (Buffer.byteLength(JSON.stringify(summary)) <= maxPlanBytes) held.plan = summary;
+          else held.output.line('The plan summary is too large to send to the server: it is not kept');
         },
         saveStatus: async (status, extra) => {
           if (held.abandoned) return true;

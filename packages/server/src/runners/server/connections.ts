@@ -95,6 +95,7 @@ export async function onHello(s: RemoteState, conn: Conn, m: Extract<RunnerMessa
     acked,
     abandon,
     task_outputs: true,
+    task_plans: true,
   });
   if (adopted.length) await ctx.pollControls(adopted);
   ctx.wake();
@@ -145,7 +146,13 @@ export async function onMessage(s: RemoteState, conn: Conn, m: RunnerMessage) {
     case 'status':
       return onStatus(s, run, m);
     case 'finished':
-      run.finished = { status: m.status, last_seq: m.last_seq, message: m.message, outputs: m.outputs };
+      run.finished = {
+        status: m.status,
+        last_seq: m.last_seq,
+        message: m.message,
+        outputs: m.outputs,
+        plan: m.plan,
+      };
       return finishIfComplete(s, run);
     case 'refuse':
       log.warn({ taskId: m.task_id, runnerId: conn.runner.id, reason: m.reason }, 'a runner refused a job');

@@ -8,8 +8,15 @@ import { testDialects } from '../../../test/support/dialects';
 import { GLOBAL_REGISTRATION_TOKEN } from '../../../test/support/fake-runner';
 import type { Client, Harness } from '../../../test/support/harness';
 import { serverBin } from '../../../test/support/server-process';
-import { insertTemplate, outputOf, waitFor, waitForStatus } from '../../../test/support/task-fixtures';
+import {
+  insertTemplate,
+  outputOf,
+  toolsOnPath,
+  waitFor,
+  waitForStatus,
+} from '../../../test/support/task-fixtures';
 import { ENDED, harnessWithProject, insertGitRepository } from '../../../test/support/task-runs';
+import { everyActionPlan, PLAN_SECRET, terraformScript } from '../../../test/support/terraform-stand-in';
 
 const run = promisify(execFile);
 
@@ -21,8 +28,12 @@ describe.each(testDialects())('big logs through a remote runner on $name', (dial
   let repoId: number;
   let work: string;
   let runner: ChildProcess | undefined;
+  let restorePath = () => {};
 
   beforeAll(async () => {
+    // The runner's PATH holds a terraform stand-in (it takes the PATH it starts with).
+    let bin: string;
+    ({ bin, restore: restorePath } = toolsOnPath({ terraform: terraformScript }));
     ({ h, owner, projectId } = await harnessWithProject(dialect, {
       runnerRegistrationToken: GLOBAL_REGISTRATION_TOKEN,
       runnerLostTimeout: 10,
@@ -33,6 +44,8 @@ describe.each(testDialects())('big logs through a remote runner on $name', (dial
       'many-lines.sh': "seq -f 'line %.0f' 1 300000\n",
       'long-line.sh': "head -c 64M /dev/zero | tr '\\0' a; echo; echo after-the-line\n",
       'outputs.sh': 'echo \'{"build": "7.2", "images": ["web", "worker"]}\' > "$SIGNALBOX_OUTPUTS"\n',
+      'infra/main.tf': '# every kind of change\n',
+      'infra/plan.json': JSON.stringify(everyActionPlan),
     }));
     const dir = join(work, 'runner');
     await run(
@@ -41,7 +54,8 @@ describe.each(testDialects())('big logs through a remote runner on $name', (dial
       { env: { ...process.env, SIGNALBOX_RUNNER_REGISTRATION_TOKEN: GLOBAL_REGISTRATION_TOKEN } },
     );
     runner = spawn(process.execPath, [serverBin, 'runner', 'start', '--dir', dir], {
-      env: { ...process.env, SIGNALBOX_LOG_LEVEL: 'warn' },
+      // Its confined tasks see the stand-in's directory.
+      env: { ...process.env, SIGNALBOX_LOG_LEVEL: 'warn', SIGNALBOX_TASK_SANDBOX_PATHS: bin },
       stdio: ['ignore', 'ignore', 'inherit'],
     });
     await waitFor(
@@ -60,6 +74,7 @@ describe.each(testDialects())('big logs through a remote runner on $name', (dial
   }, 180_000);
 
   afterAll(async () => {
+    restorePath();
     const child = runner;
     if (child && child.exitCode === null)
       await new Promise((resolve) => {
@@ -70,16 +85,53 @@ describe.each(testDialects())('big logs through a remote runner on $name', (dial
     if (work) rmSync(work, { recursive: true, force: true });
   });
 
-  const runOnRunner = async (playbook: string) => {
+  const startOnRunner = async (playbook: string, tpl: Record<string, unknown> = {}, body = {}) => {
     const templateId = await insertTemplate(h.deps, projectId, {
       repository_id: repoId,
       playbook,
       runner_tag: 'big',
+      ...tpl,
     });
-    const res = await owner.post(`/api/project/${projectId}/tasks`, { template_id: templateId });
+    const res = await owner.post(`/api/project/${projectId}/tasks`, { template_id: templateId, ...body });
     expect(res.statusCode).toBe(201);
-    return waitForStatus(h.deps, res.json().id as number, ENDED, 150_000);
+    return res.json().id as number;
   };
+  const runOnRunner = async (playbook: string) =>
+    waitForStatus(h.deps, await startOnRunner(playbook), ENDED, 150_000);
+
+  it('keeps the plan summary of a Terraform task run on the runner, before it waits for confirmation', async () => {
+    const id = await startOnRunner('infra', { app: 'terraform' });
+    await waitForStatus(h.deps, id, ['waiting_confirmation', ...ENDED], 150_000);
+    const plan = await owner.get(`/api/project/${projectId}/tasks/${id}/plan`);
+    expect(plan.statusCode, plan.body).toBe(200);
+    expect(plan.json().counts).toEqual({ add: 1, change: 1, destroy: 1, replace: 2, read: 1, no_op: 1 });
+    expect(
+      plan.json().changes.find((c: { address: string }) => c.address === 'aws_db_instance.main'),
+    ).toEqual({
+      address: 'aws_db_instance.main',
+      action: 'update',
+      actions: ['update'],
+      attributes: ['instance_class', 'password'],
+      sensitive: ['password'],
+    });
+    expect(plan.body).not.toContain(PLAN_SECRET);
+    expect((await owner.post(`/api/project/${projectId}/tasks/${id}/confirm`, {})).statusCode).toBe(204);
+    expect((await waitForStatus(h.deps, id, ENDED, 150_000)).status).toBe('success');
+
+    // A plan-only run waits for nobody: its summary comes with the end of the run.
+    const dry = await startOnRunner('infra', { app: 'terraform' }, { dry_run: true });
+    expect((await waitForStatus(h.deps, dry, ENDED, 150_000)).status).toBe('success');
+    const dryPlan = await owner.get(`/api/project/${projectId}/tasks/${dry}/plan`);
+    expect(dryPlan.statusCode, dryPlan.body).toBe(200);
+    expect(dryPlan.json().counts.replace).toBe(2);
+    const stored = await h.deps.db
+      .selectFrom('task_plan')
+      .select('summary')
+      .where('task_id', 'in', [id, dry])
+      .execute();
+    expect(stored).toHaveLength(2);
+    for (const row of stored) expect(row.summary).not.toContain(PLAN_SECRET);
+  }, 180_000);
 
   it('keeps the outputs a task published on the runner', async () => {
     const done = await runOnRunner('outputs.sh');

@@ -4,7 +4,7 @@ import { describeDbError, isDbUnavailable } from '../../db/unavailable';
 import { type RunnerMessage, runnerClose } from '../../runner-protocol/protocol';
 import type { RunnerBatchResult } from '../../tasks/output/output.store';
 import { lostOutputMessage } from '../../tasks/run/job';
-import { findTask } from '../../tasks/store';
+import { findTask, saveTaskPlan } from '../../tasks/store';
 import { runnerRows } from './output-rows';
 import { remoteActiveStatuses } from './runners.store';
 
@@ -107,6 +107,7 @@ export async function onStatus(
       })
       .where('id', '=', run.taskId)
       .execute();
+  if (m.plan) await saveTaskPlan(db, { id: run.taskId, project_id: run.projectId }, m.plan);
   await ctx.status.setStatus(run.taskId, m.status);
 }
 
@@ -128,6 +129,7 @@ export async function finishIfComplete(s: RemoteState, run: RemoteRun) {
       .set({ outputs: JSON.stringify(f.outputs) })
       .where('id', '=', run.taskId)
       .execute();
+  if (f.plan) await saveTaskPlan(db, { id: run.taskId, project_id: run.projectId }, f.plan);
   const saved = reason
     ? await ctx.status.saveStatus(run.taskId, 'error', { message: reason })
     : await ctx.status.saveStatus(run.taskId, f.status);

@@ -1,3 +1,4 @@
+import type { PlanSummary } from '@signalbox/contracts';
 import type { FastifyBaseLogger } from 'fastify';
 import type { WebSocket } from 'ws';
 import type { Config } from '../../config';
@@ -69,6 +70,8 @@ export type RemoteRun = {
     message?: string;
     /** The outputs the task published, kept before its final status. */
     outputs?: Record<string, unknown>;
+    /** The summary of the task's saved plan (a plan-only run), kept before its final status. */
+    plan?: PlanSummary;
   } | null;
   templateType: string;
   handle: RunHandle;

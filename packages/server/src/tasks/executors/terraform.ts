@@ -1,8 +1,9 @@
 import { join } from 'node:path';
-import { errorMessage, isWorkspaceName } from '@signalbox/contracts';
+import { DEFAULT_LOCK_TIMEOUT, errorMessage, isWorkspaceName, lockTimeoutMs } from '@signalbox/contracts';
 import type { AppTool } from '../../lib/apps';
 import { type Job, TaskFailed } from '../run/job';
 import { declaredSurveyVars, resolveInCheckout, taskArgs, templateArgs, valueText } from './common';
+import { lockFailure, lockFailureMessage, PLAN_JSON_MAX_BYTES, summarisePlan } from './terraform-plan';
 
 /** TF_VAR_<name>: Terraform variable names are letters, digits, "_" and "-". */
 const isVariableName = (name: string) => /^[A-Za-z_][A-Za-z0-9_-]{0,127}$/.test(name);
@@ -15,6 +16,11 @@ const isVariableName = (name: string) => /^[A-Za-z_][A-Za-z0-9_-]{0,127}$/.test(
  * environment; -var wins where both reach Terraform). Values in HCL form (`valueText`): text as it is, numbers
  * and booleans as their text, a multiselect's list and a kv's map as JSON (which HCL reads as a list / map). Terragrunt (`tfPath` set) drives that Terraform binary (--tf-path) without
  * prompts, and runs the workspace commands, which it has no shortcut for, through `run --`.
+ *
+ * The state is always locked: every command that takes the lock waits for it up to the template's lock timeout
+ * (-lock-timeout, default 5m), and a run that cannot get it ends with a message saying the state is locked (and
+ * by whom, when Terraform says). After the plan, `show -json` of the saved plan gives its summary (counts and
+ * the changed attribute names, never values), kept with the task before it waits for confirmation.
  */
 export async function runTerraform(job: Job, tool: AppTool, opts: { tfPath?: string } = {}) {
   const d = job.details;
@@ -51,10 +57,41 @@ export async function runTerraform(job: Job, tool: AppTool, opts: { tfPath?: str
       ? { command: tool.path, args: [...tool.args, 'run', ...tgFlags, '--', ...args], cwd, env }
       : command(args);
 
-  const init = ['init', '-lock=false'];
+  const configured = typeof tp.lock_timeout === 'string' ? tp.lock_timeout.trim() : '';
+  let lockTimeout = DEFAULT_LOCK_TIMEOUT;
+  if (configured && lockTimeoutMs(configured) !== null) lockTimeout = configured;
+  else if (configured)
+    job.log(
+      `Lock timeout ${JSON.stringify(configured)} is not a duration such as 30s or 5m: ${lockTimeout} is used`,
+    );
+  const lockFlag = `-lock-timeout=${lockTimeout}`;
+  /**
+   * A command that takes the state lock: one that fails because another run holds the lock ends the task with
+   * a message saying so, from Terraform's own lock error (its "Lock Info" names who holds it).
+   */
+  const execLocked = async (spec: ReturnType<typeof command>, what: string) => {
+    let lockLines: string[] | null = null;
+    const unwatchLock = job.sink.watch((line) => {
+      if (lockLines) {
+        if (lockLines.length < 40) lockLines.push(line);
+      } else if (lockFailure(line)) lockLines = [line];
+    });
+    try {
+      const result = await job.exec(spec);
+      if (result.code === 0) return result;
+      const locked = lockLines ? lockFailure((lockLines as string[]).join('\n')) : null;
+      const failed = `${what} failed with ${result.signal ? `signal ${result.signal}` : `exit code ${result.code}`}`;
+      if (locked) throw new TaskFailed(failed, lockFailureMessage(locked.holder, lockTimeout));
+      throw new TaskFailed(failed);
+    } finally {
+      unwatchLock();
+    }
+  };
+
+  const init = ['init', lockFlag];
   if (params.upgrade) init.push('-upgrade');
   init.push(params.reconfigure ? '-reconfigure' : '-migrate-state');
-  await job.execOk(command(init), `${bin} init`);
+  await execLocked(command(init), `${bin} init`);
 
   const list = await job.capture(workspaceCommand(['workspace', 'list']));
   job.throwIfStopped();
@@ -79,17 +116,49 @@ export async function runTerraform(job: Job, tool: AppTool, opts: { tfPath?: str
     if (line.includes('No changes.')) noChanges = true;
   });
   try {
-    await job.execOk(command(['plan', '-lock=false', ...planArgs, `-out=${planFile}`]), `${bin} plan`);
+    await execLocked(command(['plan', lockFlag, ...planArgs, `-out=${planFile}`]), `${bin} plan`);
   } finally {
     unwatch();
   }
   // A plan-only task: the task's plan param, or its dry run (the run dialog's checkbox).
-  if (noChanges || params.plan || job.task.dry_run) return;
+  if (noChanges) return;
+  await keepPlanSummary(job, command(['show', '-json', planFile]), bin);
+  if (params.plan || job.task.dry_run) return;
 
   const autoApprove = Boolean(tp.auto_approve) || Boolean(tp.allow_auto_approve && params.auto_approve);
   if (!autoApprove) {
     const decision = await job.waitDecision();
     if (decision === 'rejected') throw new TaskFailed('The plan was rejected');
   }
-  await job.execOk(command(['apply', '-lock=false', '-auto-approve', planFile]), `${bin} apply`);
+  await execLocked(command(['apply', lockFlag, '-auto-approve', planFile]), `${bin} apply`);
+}
+
+/**
+ * Reads the saved plan back as JSON (`show -json`, the same binary, environment and sandbox as the plan) and keeps
+ * its summary with the task. A plan that cannot be read or summarised is said in the log; the run goes on (the
+ * log still shows the plan).
+ */
+async function keepPlanSummary(job: Job, spec: Parameters<Job['capture']>[0], bin: string) {
+  const shown = await job.capture(spec, undefined, { maxBytes: PLAN_JSON_MAX_BYTES });
+  if (shown.overflow) {
+    job.log(`The plan is larger than ${PLAN_JSON_MAX_BYTES / 1_048_576} MiB as JSON: no summary is kept`);
+    return;
+  }
+  const summary = shown.code === 0 ? summarisePlan(shown.stdout) : null;
+  if (!summary) {
+    job.log(`${bin} show -json did not give the plan's JSON: no summary is kept`);
+    return;
+  }
+  // Names are kept, never values; a secret that made its way into an address (a for_each key) is masked as in
+  // the log.
+  const mask = (text: string) => job.sink.mask(text);
+  await job.savePlan({
+    ...summary,
+    changes: summary.changes.map((c) => ({
+      ...c,
+      address: mask(c.address),
+      attributes: c.attributes.map(mask),
+      sensitive: c.sensitive.map(mask),
+    })),
+  });
 }

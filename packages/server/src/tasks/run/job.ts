@@ -1,5 +1,6 @@
 import { chmodSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import type { PlanSummary } from '@signalbox/contracts';
 import type { Config } from '../../config';
 import type { SecretBox } from '../../lib/crypto';
 import { KeySourceError, keySecretOf } from '../../lib/key-sources';
@@ -43,8 +44,18 @@ export class Stopped extends Error {
   }
 }
 
-/** Thrown for an ordinary task failure; its message is logged as the last line. */
-export class TaskFailed extends Error {}
+/**
+ * Thrown for an ordinary task failure; its message is logged as the last line. `reason`, when given, is also the
+ * task's status message (a failure the user should read without opening the log, such as a held state lock).
+ */
+export class TaskFailed extends Error {
+  constructor(
+    message: string,
+    readonly reason?: string,
+  ) {
+    super(message);
+  }
+}
 
 export type Key = {
   id: number;
@@ -172,6 +183,8 @@ export class Job {
     readonly loadKey: (id: number) => Promise<Key | null>,
     readonly onStatus: (status: string) => Promise<void>,
     readonly waitDecision: () => Promise<'confirmed' | 'rejected'>,
+    /** Keeps the summary of the task's saved plan (Terraform, OpenTofu), before it waits for confirmation. */
+    readonly savePlan: (summary: PlanSummary) => Promise<void> = async () => {},
   ) {}
 
   get task() {
@@ -371,6 +384,7 @@ export class Job {
   async capture(
     spec: Omit<ProcessSpec, 'env' | 'cwd' | 'sandbox'> & { cwd?: string; env?: Record<string, string> },
     input?: string,
+    opts: { maxBytes?: number } = {},
   ) {
     this.throwIfStopped();
     const result = await this.processes.capture(
@@ -383,7 +397,7 @@ export class Job {
         binds: spec.binds,
       },
       input,
-      { signal: this.stopSignal.signal },
+      { signal: this.stopSignal.signal, ...opts },
     );
     this.throwIfStopped();
     return result;

@@ -1,5 +1,6 @@
 import { existsSync, mkdirSync, rmSync } from 'node:fs';
 import { isAbsolute, join } from 'node:path';
+import type { PlanSummary } from '@signalbox/contracts';
 import type { AppRegistry } from '../../lib/apps';
 import { runAnsible } from '../executors/ansible';
 import { runBash, runPowerShell, runPulumi, runPython } from '../executors/shell';
@@ -56,6 +57,8 @@ export type RunCore = {
    * does not offer SIGNALBOX_OUTPUTS.
    */
   saveOutputs?(outputs: TaskOutputs): Promise<void>;
+  /** Keeps the summary of the task's saved Terraform/OpenTofu plan (before it waits for confirmation). */
+  savePlan(summary: PlanSummary): Promise<void>;
   /** Saves a status change; false when it was not taken (e.g. the task was already ended). */
   saveStatus(status: string, extra?: { message: string }): Promise<boolean>;
 };
@@ -172,6 +175,8 @@ export async function runCore(
   const taskDir = core.dirs.task;
   const sink = limitOutput(core.sink, core.outputLimit, (message) => control.interrupt(message));
   let final: FinalStatus = 'error';
+  /** The status message of a failure that says its own reason (TaskFailed's `reason`). */
+  let failureReason: string | null = null;
   try {
     rmSync(taskDir, { recursive: true, force: true });
     mkdirSync(taskDir, { recursive: true, mode: 0o700 });
@@ -231,6 +236,7 @@ export async function runCore(
         }
         return decision;
       },
+      (summary) => core.savePlan(summary),
     );
     control.job = current;
     current.onStop(() => control.decider?.('stopped'));
@@ -263,8 +269,10 @@ export async function runCore(
       final = 'stopped';
     } else {
       final = 'error';
-      if (err instanceof TaskFailed) sink.line(err.message);
-      else {
+      if (err instanceof TaskFailed) {
+        sink.line(err.message);
+        failureReason = err.reason ?? null;
+      } else {
         core.log.error({ err, taskId: id }, 'task failed with an internal error');
         sink.line(core.internalErrorLine);
       }
@@ -279,8 +287,9 @@ export async function runCore(
       core.log.error({ err, taskId: id }, 'reading the task outputs failed');
     }
   }
-  // Ended from outside (the server shutting down): said as the last line, and an error with that reason.
-  let reason = final === 'stopped' ? control.interruption : null;
+  // Ended from outside (the server shutting down), or a failure with its own reason: said as the last line, and
+  // an error with that reason as its message.
+  let reason = final === 'stopped' ? control.interruption : final === 'error' ? failureReason : null;
   // Past the output limit only this line is still taken.
   if (reason) core.sink.line(reason);
   await sink.close();

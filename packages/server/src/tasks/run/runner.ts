@@ -10,7 +10,7 @@ import type { FinishedRun } from '../../ports';
 import type { LogSink } from '../output/log-sink';
 import { serverConfinement } from '../sandbox/confinement';
 import type { ProcessAdapter } from '../sandbox/process';
-import { findKey, findRepository, findTask, updateTask } from '../store';
+import { findKey, findRepository, findTask, saveTaskPlan, updateTask } from '../store';
 import { loadDetails } from './details';
 import { loadTaskKey } from './job';
 import { RunControl, runCore } from './run-core';
@@ -109,6 +109,7 @@ export function runTask(ctx: RunContext, id: number): RunHandle {
           ).then(() => {}),
         saveOutputs: (outputs) =>
           persist('saving the outputs', () => updateTask(ctx.db, id, { outputs: JSON.stringify(outputs) })),
+        savePlan: (summary) => persist('saving the plan', () => saveTaskPlan(ctx.db, task, summary)),
         saveStatus: (status, extra) => ctx.saveStatus(id, status, extra),
       },
       control,

@@ -28,7 +28,8 @@ export interface LineTarget {
   onDrain(callback: () => void): void;
 }
 
-export type CaptureOptions = { signal?: AbortSignal; timeoutMs?: number };
+/** maxBytes: stdout past this many bytes is not kept, and the result says `overflow` (default: all of it). */
+export type CaptureOptions = { signal?: AbortSignal; timeoutMs?: number; maxBytes?: number };
 export const CAPTURE_TIMEOUT_MS = 5 * 60_000;
 
 export interface TaskProcess {
@@ -57,7 +58,7 @@ export interface ProcessAdapter {
     spec: ProcessSpec,
     input?: string,
     opts?: CaptureOptions,
-  ): Promise<ExitResult & { stdout: string; stderr: string }>;
+  ): Promise<ExitResult & { stdout: string; stderr: string; overflow?: boolean }>;
 }
 
 /** Longest line stored as one row; longer lines are split rather than failing the task. */
@@ -309,7 +310,13 @@ export const systemProcesses: ProcessAdapter = {
       });
       const out: Buffer[] = [];
       const err: Buffer[] = [];
-      child.stdout?.on('data', (b: Buffer) => out.push(b));
+      let outBytes = 0;
+      let overflow = false;
+      child.stdout?.on('data', (b: Buffer) => {
+        outBytes += b.length;
+        if (opts.maxBytes !== undefined && outBytes > opts.maxBytes) overflow = true;
+        else out.push(b);
+      });
       child.stderr?.on('data', (b: Buffer) => err.push(b));
       if (input !== undefined) child.stdin?.end(input);
       child.on('error', (e) => {
@@ -321,8 +328,9 @@ export const systemProcesses: ProcessAdapter = {
         resolve({
           code,
           signal,
-          stdout: Buffer.concat(out).toString('utf8'),
+          stdout: overflow ? '' : Buffer.concat(out).toString('utf8'),
           stderr: Buffer.concat(err).toString('utf8'),
+          ...(overflow ? { overflow } : {}),
         });
       });
     });

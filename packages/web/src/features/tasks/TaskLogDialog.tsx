@@ -17,6 +17,7 @@ import { useLogSearch } from './log-dialog/useLogSearch';
 import { useTaskLog } from './log-dialog/useTaskLog';
 import { useTaskNames } from './log-dialog/useTaskNames';
 import { stripAnsi } from './log-store';
+import { TaskPlan } from './plan/PlanSummary';
 
 /** The task log dialog opened by ?t={taskId} over any page. */
 export default function TaskLogDialog({
@@ -83,6 +84,7 @@ export default function TaskLogDialog({
       <DialogContent dividers sx={{ display: 'flex', flexDirection: 'column', gap: 1.5, pb: 2 }}>
         {task.error && <FormError error={task.error} />}
         {data && <TaskDetails task={data} userName={userName} running={running} />}
+        {data && <TaskPlan projectId={projectId} task={data} />}
         {running && !log.connected && (
           <Alert severity="warning" sx={{ py: 0 }}>
             {t('app.liveDisconnected')}

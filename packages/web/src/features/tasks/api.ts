@@ -1,4 +1,4 @@
-import type { ErrorBody, TaskStatus } from '@signalbox/contracts';
+import type { ErrorBody, PlanSummary, TaskStatus } from '@signalbox/contracts';
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { ApiError, api, apiUrl } from '../../api/client';
 
@@ -20,6 +20,7 @@ export type Task = {
   version: string | null;
   build_task_id?: number | null;
   tpl_type?: string;
+  tpl_app?: string;
   tpl_alias?: string;
   tpl_playbook?: string;
   user_name?: string | null;
@@ -47,6 +48,29 @@ export const taskKeys = {
 };
 
 export const HISTORY_LIMIT = 200;
+
+/** The apps whose tasks plan (a saved Terraform plan) and so may have a plan summary. */
+export const planningApps: readonly string[] = ['terraform', 'tofu', 'terragrunt'];
+
+/**
+ * GET tasks/{id}/plan: the summary of the task's saved plan, null when it has none. Read again as the task's status
+ * changes (the summary is kept before the task waits for confirmation); off while `enabled` is false.
+ */
+export const useTaskPlan = (projectId: number, taskId: number, status: string, enabled: boolean) =>
+  useQuery({
+    queryKey: [...taskKeys.task(projectId, taskId), 'plan', status] as const,
+    enabled,
+    retry: false,
+    staleTime: Number.POSITIVE_INFINITY,
+    queryFn: async () => {
+      try {
+        return await api<PlanSummary>(`/project/${projectId}/tasks/${taskId}/plan`);
+      } catch (err) {
+        if (err instanceof ApiError && err.body?.code === 'task_has_no_plan') return null;
+        throw err;
+      }
+    },
+  });
 
 export const useTaskHistory = (projectId: number) =>
   useQuery({

@@ -1,4 +1,4 @@
-import { Box, Checkbox, FormControlLabel, FormGroup, Typography } from '@mui/material';
+import { Box, Checkbox, FormControlLabel, FormGroup, TextField, Typography } from '@mui/material';
 import { useTranslation } from 'react-i18next';
 import { useFieldProps } from '../../../components/messages';
 import { useProjectContext } from '../../../components/project-context';
@@ -14,6 +14,9 @@ const taskParamFlags = [
   'allow_override_skip_tags',
   'allow_debug',
 ] as const;
+
+/** The apps that lock a Terraform state (their template sets how long a run waits for the lock). */
+const lockingApps = ['terraform', 'tofu', 'terragrunt'];
 
 /** "Options": alerts, parallel runs, what a task run may override, the runner tag. */
 export function OptionsSection({ form, errors, serverError }: SectionProps) {
@@ -50,6 +53,32 @@ export function OptionsSection({ form, errors, serverError }: SectionProps) {
             />
           ))}
       </FormGroup>
+      {lockingApps.includes(app) && (
+        <Box sx={{ mt: 2 }}>
+          <TextField
+            fullWidth
+            label={t('tpl.lockTimeout')}
+            value={typeof taskParams.lock_timeout === 'string' ? taskParams.lock_timeout : ''}
+            onChange={(e) =>
+              form.setValue(
+                'task_params',
+                { ...taskParams, lock_timeout: e.target.value } as Values['task_params'],
+                {
+                  shouldDirty: true,
+                },
+              )
+            }
+            helperText={t('tpl.lockTimeoutHelp')}
+            {...field(
+              (errors.task_params as Record<string, { message?: string }> | undefined)?.lock_timeout,
+              serverError,
+              'task_params.lock_timeout',
+              'tpl.lockTimeout',
+            )}
+            slotProps={{ htmlInput: { 'data-field': 'lock_timeout' } }}
+          />
+        </Box>
+      )}
       <Box sx={{ mt: 2 }}>
         <RunnerTagField
           projectId={project.id}

@@ -1,0 +1,169 @@
+/**
+ * The Terraform (and OpenTofu) commands of a stand-in script, as bash `case` arms over `$cmd` with its arguments
+ * in `$@` (after the command): realistic output, a saved plan file, `show -json` of it, and the state lock.
+ *
+ * - plan -out=FILE: writes the plan file: `plan.json` of the working directory when there is one (the plan's
+ *   JSON in Terraform's format), else a plan creating null_resource.example. "No changes." with a `nochanges` file.
+ * - show -json FILE: prints the JSON the plan file holds (Terraform's documented plan representation).
+ * - a `locked` file in the working directory holds the state lock (its text names who holds it): plan and apply
+ *   wait up to -lock-timeout (whole seconds; Ns, Nm) for the file to go, then print Terraform's lock error and
+ *   exit 1.
+ */
+export const terraformCommands = `
+  lock_wait() {
+    [ -f locked ] || return 0
+    t=0
+    for a in "$@"; do case "$a" in -lock-timeout=*s) t="\${a#-lock-timeout=}"; t="\${t%s}" ;; -lock-timeout=*m) t="\${a#-lock-timeout=}"; t=$(( \${t%m} * 60 )) ;; esac; done
+    end=$(( $(date +%s) + t ))
+    while [ -f locked ] && [ "$(date +%s)" -lt "$end" ]; do sleep 0.2; done
+    [ -f locked ] || return 0
+    who="$(cat locked)"
+    cat >&2 <<LOCK
+╷
+│ Error: Error acquiring the state lock
+│ 
+│ Error message: resource temporarily unavailable
+│ Lock Info:
+│   ID:        7d3c1b0e-5f3a-4c1e-9a55-0f1b2c3d4e5f
+│   Path:      terraform.tfstate
+│   Operation: OperationTypeApply
+│   Who:       $who
+│   Version:   1.9.5
+│   Created:   2026-11-29 06:58:01.123456789 +0000 UTC
+│   Info:      
+│ 
+│ 
+│ Terraform acquires a state lock to protect the state from being written
+│ by multiple users at the same time. Please resolve the issue above and try
+│ again. For most commands, you can disable locking with the "-lock=false"
+│ flag, but this is not recommended.
+╵
+LOCK
+    exit 1
+  }
+  case "$cmd" in
+  plan)
+    lock_wait "$@"
+    env | grep '^TF_VAR_' | sort
+    out=""
+    for a in "$@"; do case "$a" in -out=*) out="\${a#-out=}" ;; esac; done
+    if [ -f nochanges ]; then
+      echo "No changes. Your infrastructure matches the configuration."
+    elif [ -f plan.json ]; then
+      echo "  # (the changes of plan.json)"
+      echo "Plan: several to add, change and destroy."
+      cp plan.json "$out"
+    else
+      echo "  # null_resource.example will be created"
+      echo "Plan: 1 to add, 0 to change, 0 to destroy."
+      echo '{"format_version":"1.2","terraform_version":"1.9.5","resource_changes":[{"address":"null_resource.example","mode":"managed","type":"null_resource","name":"example","change":{"actions":["create"],"before":null,"after":{"triggers":null},"after_unknown":{"id":true},"before_sensitive":false,"after_sensitive":{}}}]}' > "$out"
+    fi ;;
+  show)
+    [ "$1" = -json ] || { echo "stand-in: show needs -json"; exit 64; }
+    [ -f "$2" ] || { echo "no saved plan at $2" >&2; exit 1; }
+    cat "$2" ;;
+  apply)
+    lock_wait "$@"
+    plan="\${@: -1}"
+    [ -f "$plan" ] || { echo "no saved plan at $plan"; exit 1; }
+    echo "Apply complete! Resources: 1 added, 0 changed, 0 destroyed." ;;
+  esac
+`;
+
+/**
+ * A terraform/tofu stand-in: records its argv in `record`, initialises, answers the workspace commands (a `hang`
+ * file makes `workspace list` hang), then plans, shows and applies as terraformCommands says.
+ */
+export const terraformScript = (record: string) => `#!/bin/bash
+echo "$(basename "$0") $*" >> ${record}
+cmd="$1"; shift
+case "$cmd" in
+  init) echo "Initializing the backend..."; echo "Terraform has been successfully initialized!" ;;
+  workspace)
+    if [ "$1" = list ]; then [ -f hang ] && exec sleep 98765; echo "* default"; else echo "Switched to workspace \\"$3\\"."; fi ;;
+esac
+${terraformCommands}
+`;
+
+/** A resource change of a plan's JSON (Terraform's documented format). */
+const change = (address: string, actions: string[], parts: Record<string, unknown>) => {
+  const [type, name] = address.split('.');
+  return {
+    address,
+    mode: 'managed',
+    type,
+    name,
+    provider_name: 'registry.terraform.io/hashicorp/null',
+    change: { actions, ...parts },
+  };
+};
+
+/** The secret a plan's sensitive attribute holds: it must never leave the run. */
+export const PLAN_SECRET = 'pl4n-s3cret-h0ld3r';
+
+/**
+ * A plan's JSON with every action: create, update, delete, replace in both orders, no-op and read, a sensitive
+ * attribute (`password`, holding PLAN_SECRET before and after a change) and one resource drifted.
+ */
+export const everyActionPlan = {
+  format_version: '1.2',
+  terraform_version: '1.9.5',
+  resource_drift: [
+    change('aws_s3_bucket.logs', ['update'], { before: { tags: { a: '1' } }, after: { tags: { a: '2' } } }),
+  ],
+  resource_changes: [
+    change('aws_instance.web', ['create'], {
+      before: null,
+      after: { ami: 'ami-1', instance_type: 't3.micro' },
+      after_unknown: { id: true, arn: true },
+      before_sensitive: false,
+      after_sensitive: {},
+    }),
+    change('aws_db_instance.main', ['update'], {
+      before: { password: `${PLAN_SECRET}-old`, instance_class: 'db.t3.small', name: 'main' },
+      after: { password: PLAN_SECRET, instance_class: 'db.t3.medium', name: 'main' },
+      after_unknown: {},
+      before_sensitive: { password: true },
+      after_sensitive: { password: true },
+    }),
+    change('aws_security_group.old', ['delete'], {
+      before: { name: 'old', description: 'legacy' },
+      after: null,
+      before_sensitive: {},
+      after_sensitive: false,
+    }),
+    change('aws_instance.db', ['delete', 'create'], {
+      before: { ami: 'ami-1', user_data: PLAN_SECRET },
+      after: { ami: 'ami-2', user_data: PLAN_SECRET },
+      after_unknown: { id: true },
+      before_sensitive: { user_data: true },
+      after_sensitive: { user_data: true },
+    }),
+    change('aws_lb.front', ['create', 'delete'], {
+      before: { name: 'front', subnets: ['a'] },
+      after: { name: 'front', subnets: ['a', 'b'] },
+      after_unknown: {},
+      before_sensitive: {},
+      after_sensitive: {},
+    }),
+    change('null_resource.same', ['no-op'], {
+      before: { id: '1' },
+      after: { id: '1' },
+      before_sensitive: {},
+      after_sensitive: {},
+    }),
+    {
+      ...change('data.aws_ami.latest', ['read'], {
+        before: null,
+        after: { most_recent: true },
+        after_unknown: { id: true },
+        before_sensitive: false,
+        after_sensitive: {},
+      }),
+      mode: 'data',
+    },
+  ],
+};
+
+/** The lock holder a stand-in's `locked` file names. */
+export const LOCK_HOLDER = 'alice@build-host';

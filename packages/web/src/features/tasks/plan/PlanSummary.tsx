@@ -1,0 +1,182 @@
+import { Box, Button, Chip, Stack, TextField, Typography } from '@mui/material';
+import type { PlanResourceChange, PlanSummary as Summary } from '@signalbox/contracts';
+import { useDeferredValue, useState } from 'react';
+import { useTranslation } from 'react-i18next';
+import { FormError } from '../../../components/forms';
+import { planningApps, type Task, useTaskPlan } from '../api';
+import { actionSymbol, groupPlanChanges, isDestructive } from './plan-view';
+
+/** How many changes of one group are drawn; past it the search narrows them down. */
+const DRAWN_MAX = 500;
+
+/** Statuses in which a planning task may have its plan summary (it is kept before waiting for confirmation). */
+const planned = new Set([
+  'waiting_confirmation',
+  'confirmed',
+  'rejected',
+  'running',
+  'stopping',
+  'stopped',
+  'success',
+  'error',
+]);
+
+/**
+ * The plan of a Terraform, OpenTofu or Terragrunt task, as a structured diff: its counts, then the resource
+ * changes grouped by action (destroying ones first, in red), searchable by address, with the names of the
+ * attributes each changes (values are never kept). Open at once while the task waits for confirmation.
+ */
+export function TaskPlan({ projectId, task }: { projectId: number; task: Task }) {
+  const status = String(task.status);
+  const enabled = planningApps.includes(task.tpl_app ?? '') && planned.has(status);
+  const plan = useTaskPlan(projectId, task.id, status, enabled);
+  if (!enabled) return null;
+  if (plan.error) return <FormError error={plan.error} />;
+  if (!plan.data) return null;
+  return <PlanSummaryView key={task.id} plan={plan.data} open={status === 'waiting_confirmation'} />;
+}
+
+function PlanCounts({ counts, drift }: { counts: Summary['counts']; drift: number }) {
+  const { t } = useTranslation();
+  const chip = (label: string, color: 'success' | 'warning' | 'error' | 'default', n: number) => (
+    <Chip
+      size="small"
+      label={label}
+      color={n > 0 ? color : 'default'}
+      variant={n > 0 ? 'filled' : 'outlined'}
+    />
+  );
+  return (
+    <>
+      {chip(t('plan.add', { n: counts.add }), 'success', counts.add)}
+      {chip(t('plan.change', { n: counts.change }), 'warning', counts.change)}
+      {chip(t('plan.replace', { n: counts.replace }), 'error', counts.replace)}
+      {chip(t('plan.destroy', { n: counts.destroy }), 'error', counts.destroy)}
+      {counts.read > 0 && chip(t('plan.read', { n: counts.read }), 'default', counts.read)}
+      {drift > 0 && chip(t('plan.drift', { n: drift }), 'warning', drift)}
+    </>
+  );
+}
+
+function ChangeLine({ change }: { change: PlanResourceChange }) {
+  const { t } = useTranslation();
+  const destructive = isDestructive(change.action);
+  const sensitive = new Set(change.sensitive);
+  return (
+    <Box
+      component="li"
+      data-plan-address={change.address}
+      sx={{ py: 0.25, color: destructive ? 'error.main' : undefined, overflowWrap: 'anywhere' }}
+    >
+      <Box component="code" sx={{ fontFamily: 'monospace', fontWeight: destructive ? 700 : 500 }}>
+        {`${actionSymbol(change)} ${change.address}`}
+      </Box>
+      {change.action === 'replace' && (
+        <Typography component="span" variant="caption" sx={{ ml: 1 }}>
+          ({change.actions[0] === 'create' ? t('plan.createFirst') : t('plan.deleteFirst')})
+        </Typography>
+      )}
+      {change.attributes.length > 0 && (
+        <Box
+          component="span"
+          sx={{ ml: 1, color: 'text.secondary', fontFamily: 'monospace', fontSize: '0.8rem' }}
+        >
+          {change.attributes.map((name, i) => (
+            <span key={name}>
+              {i > 0 && ', '}
+              {name}
+              {sensitive.has(name) && (
+                <Typography component="span" variant="caption" sx={{ fontStyle: 'italic' }}>
+                  {` (${t('plan.sensitive')})`}
+                </Typography>
+              )}
+            </span>
+          ))}
+        </Box>
+      )}
+    </Box>
+  );
+}
+
+export function PlanSummaryView({ plan, open: initiallyOpen }: { plan: Summary; open: boolean }) {
+  const { t } = useTranslation();
+  const [open, setOpen] = useState(initiallyOpen);
+  const [query, setQuery] = useState('');
+  const deferredQuery = useDeferredValue(query);
+  const groups = groupPlanChanges(plan.changes, deferredQuery);
+  return (
+    <Box
+      component="section"
+      aria-label={t('plan.title')}
+      data-plan-summary
+      sx={{ border: 1, borderColor: 'divider', borderRadius: 1, p: 1.5, flexShrink: 0 }}
+    >
+      <Stack direction="row" sx={{ alignItems: 'center', gap: 1, flexWrap: 'wrap' }}>
+        <Typography variant="subtitle2" component="h3">
+          {t('plan.title')}
+        </Typography>
+        <PlanCounts counts={plan.counts} drift={plan.drift} />
+        <Box sx={{ flex: 1 }} />
+        {plan.changes.length > 0 && (
+          <Button size="small" onClick={() => setOpen(!open)} aria-expanded={open}>
+            {open ? t('plan.hide') : t('plan.show')}
+          </Button>
+        )}
+      </Stack>
+      {open && plan.changes.length > 0 && (
+        <>
+          <TextField
+            size="small"
+            label={t('plan.search')}
+            value={query}
+            onChange={(e) => setQuery(e.target.value)}
+            sx={{ mt: 1.5, width: { xs: '100%', sm: 360 } }}
+            slotProps={{ htmlInput: { 'data-plan-search': true, maxLength: 500 } }}
+          />
+          <Box sx={{ maxHeight: '35vh', overflow: 'auto', mt: 1 }}>
+            {groups.map((group) => (
+              <Box
+                key={group.action}
+                component="section"
+                aria-label={t(`plan.group.${group.action}`)}
+                data-plan-group={group.action}
+                sx={{ mt: 1 }}
+              >
+                <Typography
+                  variant="overline"
+                  component="h4"
+                  sx={{
+                    color: isDestructive(group.action) ? 'error.main' : 'text.secondary',
+                    lineHeight: 1.6,
+                  }}
+                >
+                  {`${t(`plan.group.${group.action}`)} (${group.changes.length})`}
+                </Typography>
+                <Box component="ul" sx={{ listStyle: 'none', m: 0, p: 0 }}>
+                  {group.changes.slice(0, DRAWN_MAX).map((change) => (
+                    <ChangeLine key={`${change.action}:${change.address}`} change={change} />
+                  ))}
+                </Box>
+                {group.changes.length > DRAWN_MAX && (
+                  <Typography variant="caption" color="text.secondary">
+                    {t('plan.more', { n: group.changes.length - DRAWN_MAX })}
+                  </Typography>
+                )}
+              </Box>
+            ))}
+            {groups.length === 0 && (
+              <Typography variant="body2" color="text.secondary" sx={{ mt: 1 }}>
+                {t('plan.noMatches')}
+              </Typography>
+            )}
+            {plan.omitted > 0 && (
+              <Typography variant="caption" color="text.secondary" component="p" sx={{ mt: 1 }}>
+                {t('plan.omitted', { n: plan.omitted })}
+              </Typography>
+            )}
+          </Box>
+        </>
+      )}
+    </Box>
+  );
+}
