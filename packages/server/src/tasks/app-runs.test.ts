@@ -79,7 +79,7 @@ describe.each(testDialects())('python, powershell and terragrunt runs stored on 
     expect((await waitForStatus(p.h.deps, id, ['success', 'error', 'stopped'])).status).toBe('success');
     expect(readFileSync(record, 'utf8')).toContain('-- workspace select -or-create=true prod');
     expect(readFileSync(record, 'utf8')).toMatch(
-      /^terragrunt apply --tf-path=terraform -lock=false -auto-approve /m,
+      /^terragrunt apply --tf-path=terraform -lock-timeout=5m -auto-approve /m,
     );
   });
 });

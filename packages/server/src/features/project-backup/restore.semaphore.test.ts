@@ -1314,8 +1314,8 @@ esac
       expect(done.status, out).toBe('success');
       const calls = readFileSync(toolLog, 'utf8');
       expect(calls).toMatch(/terraform workspace select -or-create=true prod/);
-      expect(calls).toMatch(/terraform plan -lock=false -var artifact_bucket=s3:\/\/artifacts -out=/);
-      expect(calls).toMatch(/terraform apply -lock=false -auto-approve/);
+      expect(calls).toMatch(/terraform plan -lock-timeout=5m -var artifact_bucket=s3:\/\/artifacts -out=/);
+      expect(calls).toMatch(/terraform apply -lock-timeout=5m -auto-approve/);
       expect(out).toContain(`admin_password_sha=${sha('admin-run-2.12')}`);
       expect(out).toContain(`signing_key_sha=${sha('signing-key-2.12')}`);
     });
