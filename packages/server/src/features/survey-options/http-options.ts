@@ -1,9 +1,17 @@
-import { lookup as lookupAll } from 'node:dns/promises';
+import { lookup } from 'node:dns/promises';
 import http, { type IncomingMessage } from 'node:http';
 import https from 'node:https';
 import type { LookupFunction } from 'node:net';
 import type { CodedMessage } from '@signalbox/contracts';
 import ipaddr from 'ipaddr.js';
+
+/**
+ * The name resolver each fetch asks once (the connection then goes to the address it checked). Tests answer for
+ * names of their own through it.
+ */
+export const resolver = {
+  lookupAll: (host: string) => lookup(host, { all: true, verbatim: true }),
+};
 
 /**
  * The server fetching a JSON document for a survey's options: http or https only, within a time limit and a size
@@ -65,7 +73,7 @@ async function target(
     );
     // Rejected later, once the whole fetch runs out of time, when nobody waits for it any more.
     aborted.catch(() => {});
-    answers = await Promise.race([lookupAll(host, { all: true, verbatim: true }), aborted]);
+    answers = await Promise.race([resolver.lookupAll(host), aborted]);
   } catch {
     if (signal.aborted) return fail('options_http_timeout', { limit: HTTP_TIMEOUT_MS / 1000 });
     return fail('options_http_unreachable', { host });

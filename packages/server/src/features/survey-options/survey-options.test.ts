@@ -1,7 +1,7 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { emptySurveyVar, type OptionsSource, type TemplateSurveyVar } from '@signalbox/contracts';
-import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { testDialects } from '../../../test/support/dialects';
 import { createHarness, type Harness } from '../../../test/support/harness';
 import { createTeam, type Team } from '../../../test/support/permission-matrix';
@@ -13,18 +13,18 @@ import {
   insertTemplate,
   taskRow,
 } from '../../../test/support/task-fixtures';
-import type { AllowPrivate } from './http-options';
+import { type AllowPrivate, resolver } from './http-options';
 import { clearSurveyHttpCache, resolveSurveyOptions } from './index';
 
 // `rebind.test` exists only for the fetcher's own DNS look-up (as a rebinding name answers once): it answers
 // 127.0.0.1. Any second look-up, by the HTTP client, would fail, so a fetch succeeds only on the address checked.
-vi.mock('node:dns/promises', async (importOriginal) => {
-  const dns = await importOriginal<typeof import('node:dns/promises')>();
-  const lookup = (async (host: string, options: object) =>
-    host === 'rebind.test'
-      ? [{ address: '127.0.0.1', family: 4 }]
-      : dns.lookup(host, options as never)) as typeof dns.lookup;
-  return { ...dns, default: { ...dns, lookup }, lookup };
+const realLookup = resolver.lookupAll;
+beforeAll(() => {
+  resolver.lookupAll = async (host) =>
+    host === 'rebind.test' ? [{ address: '127.0.0.1', family: 4 }] : realLookup(host);
+});
+afterAll(() => {
+  resolver.lookupAll = realLookup;
 });
 
 /** A local JSON server: each path answers as the test needs, and every request is counted by path. */
