@@ -2,6 +2,7 @@ import { coded, type PermissionName, TOTP_REQUIRED } from '@signalbox/contracts'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Deps } from '../deps';
 import { SESSION_COOKIE } from '../http/request-guards';
+import { sha256 } from '../lib/crypto';
 import { forbidden, unauthorized } from '../lib/errors';
 import { findUserById, secondFactorRequired, type UserRow } from './principals.store';
 import { recentAccessOf } from './recent-access';
@@ -10,6 +11,8 @@ import { checkTokenScope, hasScope } from './token-limits';
 import { findTokenOwner, tokenDigest } from './tokens.store';
 
 type TokenOwner = NonNullable<Awaited<ReturnType<typeof findTokenOwner>>>;
+/** A signed-in session (its second factor given, if it needs one) and its user. */
+type SessionUser = { sessionId: number; user: UserRow };
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -39,7 +42,7 @@ export async function identify(deps: Pick<Deps, 'db' | 'bus'>, request: FastifyR
   const header = request.headers.authorization;
   if (header && /^bearer\s+/i.test(header)) {
     const digest = tokenDigest(header.replace(/^bearer\s+/i, ''));
-    const recent = recentAccessOf<TokenOwner, unknown>(deps.bus);
+    const recent = recentAccessOf<TokenOwner, unknown, SessionUser>(deps.bus);
     let owner = recent.token(digest);
     if (owner?.expires && Date.parse(owner.expires) <= Date.now()) owner = undefined;
     if (!owner) {
@@ -56,6 +59,14 @@ export async function identify(deps: Pick<Deps, 'db' | 'bus'>, request: FastifyR
   }
   const cookie = request.cookies[SESSION_COOKIE];
   if (!cookie) return;
+  const digest = sha256(cookie);
+  const recent = recentAccessOf<TokenOwner, unknown, SessionUser>(deps.bus);
+  const known = recent.session(digest);
+  if (known) {
+    request.user = known.user;
+    request.sessionId = known.sessionId;
+    return;
+  }
   const session = await resolveSession(deps.db, cookie);
   if (!session) return;
   if (session.verified === 0) {
@@ -64,8 +75,12 @@ export async function identify(deps: Pick<Deps, 'db' | 'bus'>, request: FastifyR
     request.halfSignedIn = { sessionId: session.id, userId: session.user_id };
     return;
   }
-  request.user = (await findUserById(deps.db, session.user_id)) ?? null;
-  request.sessionId = request.user ? session.id : null;
+  const user = await findUserById(deps.db, session.user_id);
+  if (!user) return;
+  request.user = user;
+  request.sessionId = session.id;
+  // Forgotten with every sign-out, ended session, access change or API write (see RecentAccess).
+  recent.rememberSession(digest, { sessionId: session.id, user });
 }
 
 /**

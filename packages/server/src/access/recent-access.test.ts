@@ -106,6 +106,48 @@ describe.each(testDialects())('remembered tokens and memberships on $name', (dia
     expect((await withToken(soon.token, projectTemplates())).statusCode).toBe(401);
   });
 
+  /** A new session of `username` (its own cookie), as a browser signing in. */
+  const signIn = async (username: string, password: string) => {
+    const res = await h.anonymous().request('POST', '/api/auth/login', { auth: username, password });
+    expect(res.statusCode).toBe(204);
+    const cookie = String(res.headers['set-cookie']).split(';')[0]!;
+    const headers = { cookie, 'sec-fetch-site': 'same-origin' };
+    const anonymous = h.anonymous();
+    return {
+      get: (url: string) => anonymous.request('GET', url, undefined, headers),
+      post: (url: string, body: unknown) => anonymous.request('POST', url, body, headers),
+    };
+  };
+
+  it('a session is read from the database once a moment, and a sign-out or password change ends it at once', async () => {
+    const user = await h.userClient({ username: 'session-user', password: 'session-Passw0rd' });
+    stopClock();
+    expect((await user.get('/api/user')).statusCode).toBe(200);
+    // Ended behind the API (a `signalbox` command): the session is remembered for the moment, then refused.
+    await h.deps.db.updateTable('session').set({ expired: 1 }).where('user_id', '=', user.userId).execute();
+    expect((await user.get('/api/user')).statusCode).toBe(200);
+    vi.setSystemTime(Date.now() + RECENT_ACCESS_MS);
+    expect((await user.get('/api/user')).statusCode).toBe(401);
+    vi.useRealTimers();
+
+    // Through the API, at once, though just used: a sign-out, and another session's password change.
+    const again = await signIn('session-user', 'session-Passw0rd');
+    expect((await again.get('/api/user')).statusCode).toBe(200);
+    expect((await again.post('/api/auth/logout', {})).statusCode).toBe(204);
+    expect((await again.get('/api/user')).statusCode).toBe(401);
+    const first = await signIn('session-user', 'session-Passw0rd');
+    const second = await signIn('session-user', 'session-Passw0rd');
+    expect((await first.get('/api/user')).statusCode).toBe(200);
+    expect((await second.get('/api/user')).statusCode).toBe(200);
+    const changed = await second.post(`/api/users/${user.userId}/password`, {
+      password: 'session-Passw0rd-2',
+      current_password: 'session-Passw0rd',
+    });
+    expect(changed.statusCode).toBe(204);
+    expect((await first.get('/api/user')).statusCode).toBe(401);
+    expect((await second.get('/api/user')).statusCode).toBe(200);
+  });
+
   it("forgets on another instance's announcement (the bus) and keeps tokens by digest only", async () => {
     const { id, token } = await newToken(members.manager);
     expect((await withToken(token, projectTemplates())).statusCode).toBe(200);

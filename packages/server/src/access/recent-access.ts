@@ -7,10 +7,10 @@ const MAX_ENTRIES = 2000;
 type Entry<T> = { value: T; at: number };
 
 /**
- * The two lookups every project request makes — who an API token belongs to, and the project with the caller's
- * role in it — remembered for a moment, so a client polling a list does not cost two database round trips per
- * request. Only found answers are kept (an unknown token always reaches the database), keyed by the token's
- * digest, never the token.
+ * The lookups every project request makes — who a session or an API token belongs to, and the project with the
+ * caller's role in it — remembered for a moment, so a client polling a list does not cost two or three database
+ * round trips per request. Only found answers are kept (an unknown token or session always reaches the database),
+ * keyed by the token's or session cookie's digest, never the secret itself.
  *
  * Everything is forgotten at once when access may have changed: a token revoked, sessions or a user ended, a
  * membership granted or revoked, and any write through the API (the project change notice). These go through
@@ -18,9 +18,10 @@ type Entry<T> = { value: T; at: number };
  * `signalbox` command, another instance without Redis) holds for at most RECENT_ACCESS_MS; a token's own expiry
  * is checked on every use.
  */
-export class RecentAccess<Token, Project> {
+export class RecentAccess<Token, Project, Session = unknown> {
   private readonly tokens = new Map<string, Entry<Token>>();
   private readonly projects = new Map<string, Entry<Project>>();
+  private readonly sessions = new Map<string, Entry<Session>>();
 
   constructor(private readonly now: () => number = () => Date.now()) {}
 
@@ -30,6 +31,14 @@ export class RecentAccess<Token, Project> {
 
   rememberToken(digest: string, value: Token) {
     this.remember(this.tokens, digest, value);
+  }
+
+  session(digest: string): Session | undefined {
+    return this.fresh(this.sessions, digest);
+  }
+
+  rememberSession(digest: string, value: Session) {
+    this.remember(this.sessions, digest, value);
   }
 
   project(projectId: number, userId: number): Project | undefined {
@@ -43,6 +52,7 @@ export class RecentAccess<Token, Project> {
   forget() {
     this.tokens.clear();
     this.projects.clear();
+    this.sessions.clear();
   }
 
   private fresh<T>(map: Map<string, Entry<T>>, key: string): T | undefined {
@@ -73,16 +83,18 @@ function freezeTwoLevels(value: unknown) {
 /** The events after which a remembered lookup may be wrong: access changed, or anything written through the API. */
 const FORGET_ON = [...accessEvents, 'projectChanged'] as const;
 
-const byBus = new WeakMap<EventBus, RecentAccess<unknown, unknown>>();
+const byBus = new WeakMap<EventBus, RecentAccess<unknown, unknown, unknown>>();
 
 /** One memory per app (its bus), forgotten on every access event of the bus. */
-export function recentAccessOf<Token, Project>(bus: EventBus): RecentAccess<Token, Project> {
+export function recentAccessOf<Token, Project, Session = unknown>(
+  bus: EventBus,
+): RecentAccess<Token, Project, Session> {
   let recent = byBus.get(bus);
   if (!recent) {
-    const created = new RecentAccess<unknown, unknown>();
+    const created = new RecentAccess<unknown, unknown, unknown>();
     for (const event of FORGET_ON) bus.on(event, () => created.forget());
     byBus.set(bus, created);
     recent = created;
   }
-  return recent as RecentAccess<Token, Project>;
+  return recent as RecentAccess<Token, Project, Session>;
 }
