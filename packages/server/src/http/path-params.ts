@@ -19,6 +19,9 @@ export interface ZodTypeProvider extends FastifyTypeProvider {
       : unknown;
 }
 
+/** A 304 Not Modified answer (no body): the client's copy, named by its ETag, is still the page. */
+export const notModified = noContent.describe('Not modified: the copy named by If-None-Match is current');
+
 /** The answers of a route that succeeds with 204 and no body (its handler calls `reply.status(204).send()`). */
 export const noContentResponse = { 204: noContent };
 

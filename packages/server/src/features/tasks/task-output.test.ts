@@ -248,6 +248,47 @@ describe.each(testDialects())('task output pages on $name', (dialect) => {
     expect(await lineAt(2500)).toBe('new 2500');
   });
 
+  it("keeps a finished task's pages and names them by ETag; a running task's pages are read every time", async () => {
+    const make = rows(h.deps.db, h.deps.dialect);
+    const template = await make.template(projectId);
+    const ended = now();
+    const task = await make.task(projectId, template, { status: 'success', start: ended, end: ended });
+    const line = (output: string) =>
+      insertOutput(h.deps.db, h.deps.dialect, [{ task_id: task, time: now(), output }]);
+    await line('first');
+    const url = p(`/tasks/${task}/output?limit=5`);
+    const first = await guest.get(url);
+    expect(first.statusCode).toBe(200);
+    expect(first.json().map((l: { output: string }) => l.output)).toEqual(['first']);
+    const etag = first.headers.etag as string;
+    expect(etag).toMatch(/^"log-\d+-\d+-o0-5"$/);
+    expect(first.headers['cache-control']).toBe('private, no-cache');
+    // The browser's copy is current: 304 without a body.
+    const again = await guest.request('GET', url, undefined, { 'if-none-match': etag });
+    expect(again.statusCode).toBe(304);
+    expect(again.body).toBe('');
+    // A finished log does not change: the kept page is answered without reading the lines again.
+    await line('never stored by a finished task');
+    expect((await guest.get(url)).body).toBe(first.body);
+    // Another page (another limit or start) is its own.
+    expect((await guest.get(p(`/tasks/${task}/output?limit=6`))).json()).toHaveLength(2);
+    // A task that is not finished (or the same id ended again, as SQLite may reuse a deleted task's id) is read anew.
+    await h.deps.db
+      .updateTable('task')
+      .set({ status: 'running', end: null })
+      .where('id', '=', task)
+      .execute();
+    const running = await guest.get(url);
+    expect(running.headers.etag).toBeUndefined();
+    expect(running.json()).toHaveLength(2);
+    const later = new Date(Date.parse(ended) + 1000).toISOString();
+    await h.deps.db.updateTable('task').set({ status: 'error', end: later }).where('id', '=', task).execute();
+    const reEnded = await guest.get(url);
+    expect(reEnded.headers.etag).not.toBe(etag);
+    expect(reEnded.json()).toHaveLength(2);
+    expect((await guest.request('GET', url, undefined, { 'if-none-match': etag })).statusCode).toBe(200);
+  });
+
   it('refuses bad offset, after and limit values with 400 naming the parameter', async () => {
     const cases: [string, string][] = [
       ['limit=0', 'Limit must be 1 or greater'],

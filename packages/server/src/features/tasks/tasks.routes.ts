@@ -20,7 +20,7 @@ import { currentUser } from '../../access/auth-hook';
 import { projectRoutes } from '../../access/project-guard';
 import { recordEvent } from '../../audit/audit.store';
 import type { Deps } from '../../deps';
-import { noContentResponse, pathIds } from '../../http/path-params';
+import { noContentResponse, notModified, pathIds } from '../../http/path-params';
 import { stripAnsi } from '../../lib/ansi';
 import { AppError, badRequest, notFound, parse } from '../../lib/errors';
 import {
@@ -35,6 +35,7 @@ import {
   type TaskRow,
   unfinishedOfTemplate,
 } from '../../tasks/store';
+import { FinishedPages } from './finished-pages';
 import { outputBatches, readOutputPage } from './task-output';
 import { createTask, rerunInput, toTaskView } from './tasks.service';
 
@@ -56,6 +57,7 @@ const afterLookup = <C extends object, S extends object, P extends object>(
 
 /** Task API under /api/project/:project_id. */
 export function tasksRoutes(app: FastifyInstance, deps: Deps) {
+  const finishedPages = new FinishedPages();
   const view = (t: TaskRow) => toTaskView(t, deps.tasks.statusDetail(t.id));
 
   async function withTemplates(rows: TaskListRow[]) {
@@ -153,14 +155,26 @@ export function tasksRoutes(app: FastifyInstance, deps: Deps) {
     );
 
     // A page of the log (at most OUTPUT_PAGE_LINES lines, fewer when they are long); a Link header names the
-    // next page by its keyset cursor (`after`, the last line's id) until the last page.
+    // next page by its keyset cursor (`after`, the last line's id) until the last page. A finished task's pages
+    // never change: they are kept (finished-pages.ts) and carry an ETag, so a browser revalidates them for free.
     scope.get(
       '/tasks/:task_id/output',
-      afterLookup(byTask, { querystring: outputQuery, response: { 200: z.array(taskOutputLineSchema) } }),
+      afterLookup(byTask, {
+        querystring: outputQuery,
+        response: { 200: z.array(taskOutputLineSchema), 304: notModified },
+      }),
       async (request, reply) => {
         const task = await loadTask(request.project.id, request.params.task_id);
         const q = parse(outputQuery, request.query);
-        const page = await readOutputPage(deps.db, task.id, q, q.limit);
+        const key = FinishedPages.keyOf(task, q);
+        const read = () => readOutputPage(deps.db, task.id, q, q.limit);
+        let page: Awaited<ReturnType<typeof read>>;
+        if (key) {
+          const etag = FinishedPages.etag(key);
+          reply.header('etag', etag).header('cache-control', 'private, no-cache');
+          if (FinishedPages.matches(request.headers['if-none-match'], etag)) return reply.status(304).send();
+          page = await finishedPages.get(key, read);
+        } else page = await read();
         if (page.more) {
           const next = `/api/project/${request.project.id}/tasks/${task.id}/output?after=${page.lastId}&limit=${q.limit}`;
           reply.header('link', `<${next}>; rel="next"`);
