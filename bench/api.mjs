@@ -2,7 +2,8 @@
 // Benchmark: the API's list and output endpoints against a bare server answering the same bytes.
 //
 //   node bench/api.mjs [--db sqlite|postgres] [--templates 1000] [--tasks 1000000] [--lines 1000000]
-//                      [--connections 50] [--duration 5] [--only templates,tasks,last,output,page,deep]
+//                      [--connections 50] [--duration 5]
+//                      [--only projects,users,templates,tasks,last,output,page,deep]
 //                      [--semi-space 2] [--write] [--keep] [--profile DIR]
 //
 // Starts the built Signalbox server (`npm run build` first; run as `npm start` runs it) on a fresh SQLite data dir
@@ -13,7 +14,8 @@
 //   Signalbox  autocannon, --connections keep-alive connections for --duration seconds, API token as bearer;
 //   bare       a Fastify server in its own process answering the same path with the same bytes from memory
 //              (the body Signalbox answered, fetched once), the same load.
-// Endpoints: the templates list, the task list (limit 200), the last tasks (history of 200), the first 300 output
+// Endpoints: the projects and users lists (tiny answers, with the token and with a session cookie), the templates
+// list, the task list (limit 200), the last tasks (history of 200), the first 300 output
 // lines, and a 10,000-line output page at the start and 980,000 lines deep (the largest page the API serves).
 // Server RSS: idle (after the seeding, a GC and 3 s of quiet) and peak (VmHWM at the end). --write adds the rows
 // to bench/README.md; --keep leaves the temp dir (and database) behind; --profile DIR writes a V8 CPU profile of
@@ -54,7 +56,10 @@ const KEEP = args.includes('--keep');
 const PROFILE = opt('profile', '');
 /** V8's young-generation semi-space cap of the server in MB; `npm start` runs it with 2. */
 const SEMI_SPACE_MB = Number(opt('semi-space', '2'));
-/** Only these endpoints (comma-separated: templates, tasks, last, output, page, deep); all when not given. */
+/**
+ * Only these endpoints (comma-separated: projects, users, templates, tasks, last, output, page, deep); all when not
+ * given.
+ */
 const ONLY = opt('only', '') ? opt('only', '').split(',') : null;
 const PG_URL = process.env.SIGNALBOX_BENCH_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 const DEEP_OFFSET = Math.max(0, LINES - 20_000);
@@ -279,7 +284,13 @@ async function main() {
     await copyTasks(database, output, templateIds[0], TEMPLATES, TASKS);
     log(`${fmt(TASKS)} tasks copied in ${((Date.now() - copyStart) / 1000).toFixed(1)} s`);
 
+    // Each endpoint is read with the API token, or with the session cookie where the label says so (a console's
+    // request: its session and user are looked up, where a token's owner is).
     const endpoints = [
+      ['projects', 'GET /api/projects (token)', '/api/projects'],
+      ['projects', 'GET /api/projects (session cookie)', '/api/projects', 'cookie'],
+      ['users', 'GET /api/users (token)', '/api/users'],
+      ['users', 'GET /api/users (session cookie)', '/api/users', 'cookie'],
       ['templates', 'GET …/templates', `${path}/templates`],
       ['tasks', 'GET …/tasks?limit=200', `${path}/tasks?limit=200`],
       ['last', 'GET …/tasks/last (history 200)', `${path}/tasks/last`],
@@ -296,11 +307,11 @@ async function main() {
       ],
     ]
       .filter(([name]) => !ONLY || ONLY.includes(name))
-      .map(([, label, url]) => [label, url]);
-    const headers = { authorization: `Bearer ${token}` };
+      .map(([, label, url, auth]) => [label, url, auth]);
+    const headersFor = (auth) => (auth === 'cookie' ? { cookie } : { authorization: `Bearer ${token}` });
     const saved = [];
-    for (const [, url] of endpoints) {
-      const res = await fetch(base + url, { headers });
+    for (const [, url, auth] of endpoints) {
+      const res = await fetch(base + url, { headers: headersFor(auth) });
       if (res.status !== 200) throw new Error(`${url}: ${res.status} ${await res.text()}`);
       const body = Buffer.from(await res.arrayBuffer());
       saved.push({
@@ -317,10 +328,10 @@ async function main() {
     await sleep(3000);
     const idleRss = readProc(server.pid, 'VmRSS');
     const rows = [];
-    for (const [i, [label, url]] of endpoints.entries()) {
+    for (const [i, [label, url, auth]] of endpoints.entries()) {
       await settle(base);
       const cpuBefore = cpuSeconds(server.pid);
-      const ours = await load(base, url, headers);
+      const ours = await load(base, url, headersFor(auth));
       const cpu = cpuSeconds(server.pid) - cpuBefore;
       // Server CPU per answered request, warm-up included (both runs of `load`).
       ours.cpuMs = (1000 * cpu) / Math.max(1, ours.total);

@@ -12,9 +12,9 @@
 //           run of the template is reported apart (it creates the cache), the rest are the sample.
 // Each run is timed from sending the POST to the moment the script's line arrives on a WebSocket (/api/ws) opened
 // before: the line has been stored (the server publishes a batch after storing it). Beside them, in the bench's
-// own process: `bare spawn` (spawning bash on the script until its first line) and `bare clone + spawn` (`git
-// clone --shared` from a bare copy of the repository into a new directory, then the spawn). --write adds a row
-// to bench/README.md.
+// own process and taking turns with the servers' runs: `bare spawn` (spawning bash on the script until its first
+// line) and `bare clone + spawn` (`git clone --shared --template=` from a bare copy of the repository into a new
+// directory, as the server clones its cache, then the spawn). --write adds a row to bench/README.md.
 import { execFileSync, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
@@ -56,23 +56,31 @@ function timeSpawn(dir, start = performance.now()) {
   });
 }
 
-async function bareRuns(work, repo) {
-  const spawnTimes = [];
-  for (let i = 0; i < RUNS; i++) spawnTimes.push(await timeSpawn(repo));
+/**
+ * The bare baselines, one run at a time (taken in turn with the servers' runs): `spawn` runs bash on the script
+ * until its first line; `clone` clones the bare copy as the server clones its cache (--shared, no template) and
+ * then spawns.
+ */
+function bareRunner(work, repo) {
   const bare = join(work, 'bare.git');
   execFileSync('git', ['clone', '-q', '--bare', '--', repo, bare]);
-  const cloneTimes = [];
-  for (let i = 0; i < RUNS; i++) {
-    const start = performance.now();
-    const target = join(work, `clone-${i}`);
-    await new Promise((resolve, reject) => {
-      const git = spawn('git', ['clone', '-q', '--shared', '--', bare, target], { stdio: 'ignore' });
-      git.once('exit', (code) => (code === 0 ? resolve() : reject(new Error(`git clone: ${code}`))));
-    });
-    cloneTimes.push(await timeSpawn(target, start));
-    rmSync(target, { recursive: true, force: true });
-  }
-  return { spawn: summary(spawnTimes), clone: summary(cloneTimes) };
+  let n = 0;
+  return {
+    spawn: () => timeSpawn(repo),
+    async clone() {
+      const start = performance.now();
+      const target = join(work, `clone-${++n}`);
+      await new Promise((resolve, reject) => {
+        const git = spawn('git', ['clone', '-q', '--shared', '--template=', '--', bare, target], {
+          stdio: 'ignore',
+        });
+        git.once('exit', (code) => (code === 0 ? resolve() : reject(new Error(`git clone: ${code}`))));
+      });
+      const time = await timeSpawn(target, start);
+      rmSync(target, { recursive: true, force: true });
+      return time;
+    },
+  };
 }
 
 /** A built server on its own data dir under `work`, with `sandbox`, and a bash template of each kind of repository. */
@@ -178,21 +186,26 @@ async function main() {
   try {
     for (const sandbox of ['auto', 'off']) servers[sandbox] = await startServer(work, repo, sandbox);
     const results = { auto: {}, off: {} };
+    const baseline = bareRunner(work, repo);
+    const bareTimes = { spawn: [], clone: [] };
     for (const kind of ['local', 'file']) {
       const times = { auto: [], off: [] };
       const first = {};
       for (const sandbox of ['auto', 'off']) first[sandbox] = await servers[sandbox].runOnce(kind);
-      // The two servers take turns, so that both meet the same load.
-      for (let i = 0; i < RUNS; i++)
+      // The two servers and the bare baseline of the kind take turns, so that all meet the same load.
+      const bareKind = kind === 'local' ? 'spawn' : 'clone';
+      for (let i = 0; i < RUNS; i++) {
         for (const sandbox of i % 2 ? ['off', 'auto'] : ['auto', 'off'])
           times[sandbox].push(await servers[sandbox].runOnce(kind));
+        bareTimes[bareKind].push(await baseline[bareKind]());
+      }
       for (const sandbox of ['auto', 'off']) {
         results[sandbox][kind] = { first: first[sandbox], ...summary(times[sandbox]) };
         const r = results[sandbox][kind];
         log(`${kind}, sandbox ${sandbox}: first ${ms(r.first)}, then p50 ${ms(r.p50)} p95 ${ms(r.p95)}`);
       }
     }
-    const bare = await bareRuns(work, repo);
+    const bare = { spawn: summary(bareTimes.spawn), clone: summary(bareTimes.clone) };
     log(
       `bare spawn p50 ${ms(bare.spawn.p50)} p95 ${ms(bare.spawn.p95)}; bare clone + spawn p50 ${ms(bare.clone.p50)} p95 ${ms(bare.clone.p95)}`,
     );
