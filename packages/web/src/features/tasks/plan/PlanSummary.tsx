@@ -1,5 +1,5 @@
 import { Box, Button, Chip, Stack, TextField, Typography } from '@mui/material';
-import type { PlanResourceChange, PlanSummary as Summary } from '@signalbox/contracts';
+import { type PlanResourceChange, type PlanSummary as Summary, taskStatuses } from '@signalbox/contracts';
 import { useDeferredValue, useState } from 'react';
 import { useTranslation } from 'react-i18next';
 import { FormError } from '../../../components/forms';
@@ -9,17 +9,11 @@ import { actionSymbol, groupPlanChanges, isDestructive } from './plan-view';
 /** How many changes of one group are drawn; past it the search narrows them down. */
 const DRAWN_MAX = 500;
 
-/** Statuses in which a planning task may have its plan summary (it is kept before waiting for confirmation). */
-const planned = new Set([
-  'waiting_confirmation',
-  'confirmed',
-  'rejected',
-  'running',
-  'stopping',
-  'stopped',
-  'success',
-  'error',
-]);
+/**
+ * Statuses in which a planning task may have its plan summary (it is kept before waiting for confirmation): every
+ * one after its start.
+ */
+const planned = new Set<string>(taskStatuses.filter((s) => s !== 'waiting' && s !== 'starting'));
 
 /**
  * The plan of a Terraform, OpenTofu or Terragrunt task, as a structured diff: its counts, then the resource
