@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { flag, id, jsonDepth, MAX_JSON_DEPTH, optionalId, optionalString } from './common';
 import { issue } from './errors';
 import { optionalBranch } from './repositories';
-import { taskStatuses } from './tasks';
+import { taskSources, taskStatuses } from './tasks';
 
 /** Task API requests. */
 
@@ -73,6 +73,12 @@ export const newTaskInput = z.object(
 );
 export type NewTaskInput = z.infer<typeof newTaskInput>;
 
+/** POST tasks/{id}/reject: why a run waiting for approval is declined (its message), optional. */
+export const rejectTaskInput = z
+  .object({ reason: optionalString(500) }, { error: issue('body_not_object') })
+  .nullish()
+  .transform((v) => ({ reason: v?.reason ?? '' }));
+
 export const stopTaskInput = z
   .object({ force: flag() })
   .nullish()
@@ -124,6 +130,12 @@ export const taskViewSchema = z.strictObject({
   user_id: z.number().int().nullable().describe('Who started the task; null when no user did.'),
   integration_id: z.number().int().nullable(),
   schedule_id: z.number().int().nullable(),
+  source: z
+    .enum(taskSources)
+    .nullable()
+    .describe(
+      'How the task was started (mcp: by an AI agent); null for tasks stored before it was recorded.',
+    ),
   created: time('When the task was created'),
   start: time('When the task started running').nullable(),
   end: time('When the task finished').nullable(),

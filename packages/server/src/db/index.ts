@@ -36,6 +36,7 @@ import { runnerReports } from './migrations/0017-runner-reports';
 import { scheduleTaskParams } from './migrations/0018-schedule-task-params';
 import { optionListsAndTaskOutputs } from './migrations/0019-option-lists-and-task-outputs';
 import { tokenScopes } from './migrations/0020-token-scopes';
+import { agentApproval } from './migrations/0022-agent-approval';
 import { retryReads } from './read-retry';
 import type { Database } from './tables';
 import { describeDbError, isConnectionLoss } from './unavailable';
@@ -198,6 +199,7 @@ function provider(dialect: Dialect): MigrationProvider {
     '0018-schedule-task-params': scheduleTaskParams(dialect),
     '0019-option-lists-and-task-outputs': optionListsAndTaskOutputs(dialect),
     '0020-token-scopes': tokenScopes(),
+    '0022-agent-approval': agentApproval(),
   };
   return { getMigrations: async () => migrations };
 }
