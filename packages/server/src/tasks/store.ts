@@ -338,3 +338,15 @@ export async function integrationEnvNames(db: Db, integrationId: number): Promis
     .execute();
   return rows.filter((r) => (r.variable_type || 'environment') === 'environment').map((r) => r.variable);
 }
+
+/** The tasks waiting for a person's approval in the given projects, oldest first (at most `limit`). */
+export function tasksWaitingApproval(db: Db, projectIds: readonly number[], limit: number) {
+  if (!projectIds.length) return Promise.resolve([] as TaskListRow[]);
+  return listQuery(db)
+    .where('task.project_id', 'in', [...projectIds])
+    .where('task.status', '=', 'waiting_approval')
+    .clearOrderBy()
+    .orderBy('task.id')
+    .limit(limit)
+    .execute() as Promise<TaskListRow[]>;
+}
