@@ -88,6 +88,7 @@ const intQuery = (min: number, max: number) => z.coerce.number().int().min(min).
 
 export const lastTasksQuery = z.object({ limit: intQuery(1, 1000).default(200) });
 export const taskListQuery = z.object({
+  status: z.enum(taskStatuses).optional().describe('Only the tasks in this status (e.g. waiting_approval).'),
   limit: intQuery(1, 10_000).default(1000),
   offset: intQuery(0, 1_000_000_000).default(0),
 });

@@ -4,6 +4,7 @@ import ChecklistIcon from '@mui/icons-material/Checklist';
 import DashboardIcon from '@mui/icons-material/Dashboard';
 import DnsIcon from '@mui/icons-material/Dns';
 import GroupIcon from '@mui/icons-material/Group';
+import HowToRegIcon from '@mui/icons-material/HowToReg';
 import KeyIcon from '@mui/icons-material/Key';
 import ListAltIcon from '@mui/icons-material/ListAlt';
 import ScheduleIcon from '@mui/icons-material/Schedule';
@@ -37,6 +38,7 @@ type NavItem = { to: string; key: string; icon: ReactNode; match?: RegExp };
 function navItems(projectType: string): NavItem[] {
   const items: NavItem[] = [
     { to: 'history', key: 'nav.dashboard', icon: <DashboardIcon />, match: /\/(history|activity|settings)$/ },
+    { to: 'approvals', key: 'nav.approvals', icon: <HowToRegIcon /> },
     { to: 'templates', key: 'nav.templates', icon: <ListAltIcon />, match: /\/(templates|views)(\/|$)/ },
     { to: 'schedule', key: 'nav.schedule', icon: <ScheduleIcon /> },
     { to: 'inventory', key: 'nav.inventory', icon: <DnsIcon /> },

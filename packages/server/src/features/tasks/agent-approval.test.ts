@@ -104,6 +104,10 @@ describe.each(testDialects())('runs started by AI agents wait for approval on $n
     await waitForStatus(h.deps, later.json().id, ['success']);
     expect((await owner.get(p(`/tasks/${id}`))).json().status).toBe('waiting_approval');
 
+    const listed = await members.guest.get(p('/tasks?status=waiting_approval'));
+    expect(listed.json().map((t: { id: number }) => t.id)).toEqual([id]);
+    expect((await owner.get(p('/tasks?status=paused'))).statusCode).toBe(400);
+
     const events = await owner.get(p('/events/last'));
     const queued = events.json().find((e: { object_id: number }) => e.object_id === id);
     expect(queued.description).toContain('API token "my agent", id tok-agent-1');
