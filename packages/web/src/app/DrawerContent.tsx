@@ -38,7 +38,6 @@ type NavItem = { to: string; key: string; icon: ReactNode; match?: RegExp };
 function navItems(projectType: string): NavItem[] {
   const items: NavItem[] = [
     { to: 'history', key: 'nav.dashboard', icon: <DashboardIcon />, match: /\/(history|activity|settings)$/ },
-    { to: 'approvals', key: 'nav.approvals', icon: <HowToRegIcon /> },
     { to: 'templates', key: 'nav.templates', icon: <ListAltIcon />, match: /\/(templates|views)(\/|$)/ },
     { to: 'schedule', key: 'nav.schedule', icon: <ScheduleIcon /> },
     { to: 'inventory', key: 'nav.inventory', icon: <DnsIcon /> },
@@ -53,6 +52,8 @@ function navItems(projectType: string): NavItem[] {
       match: /\/integrations?(\/|$)/,
     },
     { to: 'team', key: 'nav.team', icon: <GroupIcon /> },
+    // Last: an addition to the menu of the spec, for runs AI agents started that wait for a person.
+    { to: 'approvals', key: 'nav.approvals', icon: <HowToRegIcon /> },
   ];
   if (projectType) items[0].to = 'activity';
   return projectType ? items.filter((i) => i.to !== 'integrations') : items;
