@@ -207,7 +207,7 @@ async function insertNewTask(
         ? `Task ID ${id} started${byToken} waits for approval`
         : `Task ID ${id} queued for running${byToken}`,
       ...(needsApproval && token
-        ? { kind: 'task.agentQueued', params: { task_id: id, token: token.name, token_id: token.id } }
+        ? { kind: 'task.agent_queued', params: { task_id: id, token: token.name, token_id: token.id } }
         : {
             kind: 'task.queued',
             params: { task_id: id, ...(token ? { token: token.name, token_id: token.id } : {}) },
@@ -280,7 +280,8 @@ export async function answerApproval(
       : {
           description: `Task ID ${task.id} rejected${answer.reason ? `: ${answer.reason}` : ''}`,
           kind: 'task.rejected',
-          params: { task_id: task.id, reason: answer.reason },
+          // The console words an event whole: a rejection without a reason says so with a dash.
+          params: { task_id: task.id, reason: answer.reason || '—' },
         }),
   });
 }
