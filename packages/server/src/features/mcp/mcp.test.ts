@@ -133,6 +133,46 @@ describe.each(testDialects())('MCP endpoint on $name', (dialect) => {
     }
   });
 
+  it('answers hostile bodies and arguments with a 4xx or a tool error, never a 5xx', async () => {
+    const send = (body: string, headers: Record<string, string> = {}) =>
+      fetch(base, {
+        method: 'POST',
+        headers: {
+          authorization: `Bearer ${tokenA}`,
+          'content-type': 'application/json',
+          accept: 'application/json, text/event-stream',
+          ...headers,
+        },
+        body,
+      });
+    for (const body of [
+      '"hello"',
+      '[]',
+      '{}',
+      '{"jsonrpc":"2.0"}',
+      '{"jsonrpc":"2.0","id":1,"method":"nope"}',
+      '{',
+    ])
+      expect((await send(body)).status, body).toBeLessThan(500);
+    expect((await send(JSON.stringify(initialize), { accept: 'text/html' })).status).toBe(406);
+    const agent = await connect(tokenA);
+    const calls: [string, Record<string, unknown>][] = [
+      ['get_task', { project_id: 'x', task_id: 1 }],
+      ['get_task', { project_id: -1, task_id: 1 }],
+      ['get_task', { project_id: projectA, task_id: 2 ** 53 }],
+      ['read_task_output', { project_id: projectA, task_id: 1, search: '' }],
+      ['run_template', { project_id: projectA, template_id: deploy, answers: 'region=eu' }],
+      ['run_template', { project_id: projectA, template_id: 999_999, answers: {} }],
+      ['list_templates', { project_id: 999_999 }],
+    ];
+    for (const [name, args] of calls) {
+      const result = await agent.client.callTool({ name, arguments: args }).catch((err: Error) => err);
+      if (result instanceof Error) expect(result.message, name).toMatch(/invalid|validation/i);
+      else expect((result as ToolResult).isError, `${name} ${JSON.stringify(args)}`).toBe(true);
+    }
+    await agent.close();
+  });
+
   it("lists its tools; a template's survey schema is the one the REST API serves", async () => {
     const agent = await connect(tokenA);
     const { tools } = await agent.client.listTools();
