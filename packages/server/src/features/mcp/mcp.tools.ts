@@ -16,7 +16,7 @@ import type { Deps } from '../../deps';
 import { permissionScopes } from '../../http/route-scopes';
 import { stripAnsi } from '../../lib/ansi';
 import { AppError } from '../../lib/errors';
-import { findListedTask, type TaskListRow, tasksWaitingApproval } from '../../tasks/store';
+import { findListedTask, findTemplate, type TaskListRow, tasksWaitingApproval } from '../../tasks/store';
 import { version } from '../../version';
 import { listProjects } from '../projects';
 import { surveySchemaOf } from '../surveys';
@@ -41,9 +41,12 @@ export type McpCaller = {
 /** A refusal a model reads: the tool answers it as an error result (never a JSON-RPC failure). */
 class ToolRefusal extends Error {}
 
-/** The text of a refused call: the error's message, and each refused field's by its key. */
+/**
+ * The text of a refused call: the error's message, and each refused field's by its key. Anything else (a failure
+ * of the server, whose message may hold internals) is rethrown.
+ */
 function refusalText(err: unknown): string {
-  if (err instanceof AppError) {
+  if (err instanceof AppError && err.statusCode < 500) {
     const fields = err.fields;
     if (!fields) return err.message;
     const detail = Object.entries(fields).map(([key, message]) => `${key}: ${message}`);
@@ -57,12 +60,23 @@ const json = (value: unknown) => ({
   content: [{ type: 'text' as const, text: JSON.stringify(value, null, 2) }],
 });
 
-/** Runs a tool's work; a refusal (bad input, no right) becomes an error result a model can act on. */
-async function answer(work: () => Promise<unknown>) {
+const INTERNAL_ERROR = 'The server could not answer this call; try again later';
+
+/**
+ * Runs a tool's work; a refusal (bad input, no right) becomes an error result a model can act on. A failure of the
+ * server is logged and answered without its details.
+ */
+async function answer(log: Deps['log'], work: () => Promise<unknown>) {
   try {
     return json(await work());
   } catch (err) {
-    return { isError: true, content: [{ type: 'text' as const, text: refusalText(err) }] };
+    let text = INTERNAL_ERROR;
+    try {
+      text = refusalText(err);
+    } catch {
+      log.error({ err }, 'MCP tool failed');
+    }
+    return { isError: true, content: [{ type: 'text' as const, text }] };
   }
 }
 
@@ -175,7 +189,7 @@ export function buildMcpServer(deps: Deps, caller: McpCaller): McpServer {
       annotations: { readOnlyHint: true },
     },
     () =>
-      answer(async () => {
+      answer(deps.log, async () => {
         const projects = await listProjects(
           db,
           user.id,
@@ -208,7 +222,7 @@ export function buildMcpServer(deps: Deps, caller: McpCaller): McpServer {
       annotations: { readOnlyHint: true },
     },
     ({ project_id }) =>
-      answer(async () => {
+      answer(deps.log, async () => {
         await projectAccess(project_id);
         const rows = await listTemplateRows(db, project_id);
         const out = [];
@@ -266,13 +280,14 @@ export function buildMcpServer(deps: Deps, caller: McpCaller): McpServer {
       },
     },
     ({ project_id, template_id, answers, message, limit }) =>
-      answer(async () => {
+      answer(deps.log, async () => {
         const access = await projectAccess(project_id);
         need(access, 'runProjectTasks');
         // Answers go where the task API takes them: secret variables' in `secret` (stored sealed), the rest in
         // `environment`.
-        const template = (await listTemplateRows(db, project_id)).find((t) => t.id === template_id);
-        if (!template) throw new ToolRefusal(`Template ${template_id} not found in project ${project_id}`);
+        const template = await findTemplate(db, template_id);
+        if (template?.project_id !== project_id)
+          throw new ToolRefusal(`Template ${template_id} not found in project ${project_id}`);
         const { vars } = await surveySchemaOf(
           deps,
           { projectId: project_id, templateId: template_id },
@@ -330,7 +345,7 @@ export function buildMcpServer(deps: Deps, caller: McpCaller): McpServer {
       annotations: { readOnlyHint: true },
     },
     ({ project_id, task_id }) =>
-      answer(async () => {
+      answer(deps.log, async () => {
         await projectAccess(project_id);
         return taskSummary(await projectTask(project_id, task_id));
       }),
@@ -374,7 +389,7 @@ export function buildMcpServer(deps: Deps, caller: McpCaller): McpServer {
       annotations: { readOnlyHint: true },
     },
     ({ project_id, task_id, after, limit, search }) =>
-      answer(async () => {
+      answer(deps.log, async () => {
         await projectAccess(project_id);
         const task = await projectTask(project_id, task_id);
         return {
@@ -396,7 +411,7 @@ export function buildMcpServer(deps: Deps, caller: McpCaller): McpServer {
       annotations: { destructiveHint: true },
     },
     ({ project_id, task_id }) =>
-      answer(async () => {
+      answer(deps.log, async () => {
         const access = await projectAccess(project_id);
         need(access, 'runProjectTasks');
         const task = await projectTask(project_id, task_id);
@@ -415,7 +430,7 @@ export function buildMcpServer(deps: Deps, caller: McpCaller): McpServer {
       annotations: { readOnlyHint: true },
     },
     () =>
-      answer(async () => {
+      answer(deps.log, async () => {
         const projects = await listProjects(
           db,
           user.id,
@@ -454,7 +469,13 @@ export function buildMcpServer(deps: Deps, caller: McpCaller): McpServer {
           ],
         };
       } catch (err) {
-        throw new Error(refusalText(err));
+        let text = INTERNAL_ERROR;
+        try {
+          text = refusalText(err);
+        } catch {
+          deps.log.error({ err }, 'MCP resource read failed');
+        }
+        throw new Error(text);
       }
     },
   );
