@@ -19,6 +19,7 @@ const serverUnit = [
   'src/runners/client/output.test.ts',
   'src/tasks/output/output-rows.test.ts',
   'src/runners/server/inbox.test.ts',
+  'src/features/mcp/mcp-rate-limit.test.ts',
   // The deploy files (Dockerfile, compose file, systemd unit, .env.example), read and checked against the code.
   'test/deploy/compose.test.ts',
   'test/deploy/dockerfile.test.ts',
