@@ -44,6 +44,7 @@ describe('projects', () => {
       'Option Lists',
       'Integrations',
       'Team',
+      'Approvals',
     ]);
     await page.getByRole('tab', { name: 'Activity' }).click();
     await page.getByRole('cell', { name: 'Project Web Ops created' }).waitFor();

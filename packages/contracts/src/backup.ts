@@ -145,6 +145,11 @@ export const backupMeta = z.looseObject({
     .transform((v) => v ?? 0),
   /** Absent in Semaphore's backups (and in ours before 0003): the project then uses the server default. */
   task_retention_days: taskRetentionDays.nullish().transform((v) => v ?? 0),
+  /** Absent in Semaphore's backups (and in ours before 0022): runs AI agents start wait for approval. */
+  agent_runs_need_approval: z
+    .boolean()
+    .nullish()
+    .transform((v) => v ?? true),
   type: text(20),
 });
 
@@ -330,6 +335,7 @@ export type ProjectBackup = {
     alert_chat: string | null;
     max_parallel_tasks: number;
     task_retention_days: number;
+    agent_runs_need_approval: boolean;
     type: string;
   };
   templates: Array<{

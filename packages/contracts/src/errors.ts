@@ -102,6 +102,7 @@ export const errorTexts = {
   missing_token_scope: 'This API token does not have the {{scope}} scope',
   /** Routes only a session or a token with its owner's full rights may use (its own tokens, second factors). */
   token_needs_full_rights: 'Only a session or an API token with full rights can do this',
+  mcp_needs_token: 'The MCP endpoint takes an API token: send Authorization: Bearer <token>',
   cannot_create_projects: 'You are not allowed to create projects',
   cross_site_request: 'Request refused: it was not sent by this console (cross-site request)',
   cookie_needs_json:
@@ -256,6 +257,9 @@ export const errorTexts = {
 
   // Tasks
   not_waiting_confirmation: 'The task is not waiting for confirmation',
+  not_waiting_approval: 'The task is not waiting for approval',
+  /** An AI agent's run is approved by a person: never with the API token that started it. */
+  own_run_approval: 'The API token that started this run cannot approve it: someone else must',
   task_not_of_template: 'Task {{id}} is not a task of this template',
   task_has_no_commit: 'Task {{id}} has no commit to run again (it never checked out its repository)',
   task_not_finished: 'Only a finished task can be deleted; stop it first',

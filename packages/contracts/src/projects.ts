@@ -18,6 +18,9 @@ export const projectSchema = z.strictObject({
     .number()
     .int()
     .describe('Days finished tasks and their output are kept; 0 = the server default.'),
+  agent_runs_need_approval: z
+    .boolean()
+    .describe('Whether tasks AI agents start (through the MCP endpoint) wait for a member to approve them.'),
 });
 export type Project = z.infer<typeof projectSchema>;
 
@@ -44,6 +47,11 @@ export const projectInput = z.object({
     .nullish()
     .transform((v) => v ?? 0),
   task_retention_days: taskRetentionDays.nullish().transform((v) => v ?? undefined),
+  /** Absent or null: unchanged on update, true on create. */
+  agent_runs_need_approval: z
+    .boolean()
+    .nullish()
+    .transform((v) => v ?? undefined),
   type: z
     .string()
     .max(20)

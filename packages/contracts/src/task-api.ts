@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { flag, id, jsonDepth, MAX_JSON_DEPTH, optionalId, optionalString } from './common';
 import { issue } from './errors';
 import { optionalBranch } from './repositories';
-import { taskStatuses } from './tasks';
+import { taskSources, taskStatuses } from './tasks';
 
 /** Task API requests. */
 
@@ -73,6 +73,12 @@ export const newTaskInput = z.object(
 );
 export type NewTaskInput = z.infer<typeof newTaskInput>;
 
+/** POST tasks/{id}/reject: why a run waiting for approval is declined (its message), optional. */
+export const rejectTaskInput = z
+  .object({ reason: optionalString(500) }, { error: issue('body_not_object') })
+  .nullish()
+  .transform((v) => ({ reason: v?.reason ?? '' }));
+
 export const stopTaskInput = z
   .object({ force: flag() })
   .nullish()
@@ -82,6 +88,7 @@ const intQuery = (min: number, max: number) => z.coerce.number().int().min(min).
 
 export const lastTasksQuery = z.object({ limit: intQuery(1, 1000).default(200) });
 export const taskListQuery = z.object({
+  status: z.enum(taskStatuses).optional().describe('Only the tasks in this status (e.g. waiting_approval).'),
   limit: intQuery(1, 10_000).default(1000),
   offset: intQuery(0, 1_000_000_000).default(0),
 });
@@ -124,6 +131,12 @@ export const taskViewSchema = z.strictObject({
   user_id: z.number().int().nullable().describe('Who started the task; null when no user did.'),
   integration_id: z.number().int().nullable(),
   schedule_id: z.number().int().nullable(),
+  source: z
+    .enum(taskSources)
+    .nullable()
+    .describe(
+      'How the task was started (mcp: by an AI agent); null for tasks stored before it was recorded.',
+    ),
   created: time('When the task was created'),
   start: time('When the task started running').nullable(),
   end: time('When the task finished').nullable(),

@@ -1,6 +1,7 @@
 /** Task states and their labels. */
 export const taskStatuses = [
   'waiting',
+  'waiting_approval',
   'starting',
   'waiting_confirmation',
   'confirmed',
@@ -13,7 +14,11 @@ export const taskStatuses = [
 ] as const;
 export type TaskStatus = (typeof taskStatuses)[number];
 
-export const finishedStatuses: readonly TaskStatus[] = ['success', 'error', 'stopped'];
+/**
+ * A task ends `success`, `error` or `stopped`, or `rejected` when a person declined to approve its run (a plan a
+ * person rejects passes through `rejected` on its way to `error`).
+ */
+export const finishedStatuses: readonly TaskStatus[] = ['success', 'error', 'stopped', 'rejected'];
 export const isFinished = (s: string) => (finishedStatuses as readonly string[]).includes(s);
 
 /** States in which the Stop button is shown (it reads Force stop while stopping). */
@@ -24,7 +29,15 @@ export const stoppableStatuses: readonly TaskStatus[] = [
   'starting',
   'waiting_confirmation',
   'confirmed',
+  'waiting_approval',
 ];
+
+/**
+ * How a task was started: from the console (`ui`), with an API token (`api`), by a schedule, an integration, a
+ * build's autorun, or by an AI agent through the MCP endpoint (`mcp`, whose runs may wait for a person's approval).
+ */
+export const taskSources = ['ui', 'api', 'schedule', 'integration', 'autorun', 'mcp'] as const;
+export type TaskSource = (typeof taskSources)[number];
 
 export const apps = [
   'ansible',

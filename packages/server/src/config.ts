@@ -212,6 +212,11 @@ const variables = {
    * set (http/rate-limit.ts); 0 turns the request limiter off.
    */
   rateLimit: [int(0, 1_000_000).default(1200), 'SIGNALBOX_RATE_LIMIT'],
+  /**
+   * MCP calls per minute one API token may make at /api/mcp (a token bucket per token, in memory per instance);
+   * 0: not limited beyond SIGNALBOX_RATE_LIMIT.
+   */
+  mcpRateLimit: [int(0, 1_000_000).default(120), 'SIGNALBOX_MCP_RATE_LIMIT'],
   /** Requests per minute per client address from callers not signed in (sign-in, webhooks); 0: not limited. */
   rateLimitAnonymous: [int(0, 1_000_000).default(300), 'SIGNALBOX_RATE_LIMIT_ANONYMOUS'],
   /** Bearer token GET /api/metrics requires; unset: the endpoint is open (firewall it). */

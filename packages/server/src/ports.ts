@@ -3,6 +3,7 @@
  * offer back to the engines. Both sides import them from here, so neither imports the other.
  */
 
+import type { TaskSource } from '@signalbox/contracts';
 import type { Selectable } from 'kysely';
 import type { WebSocket } from 'ws';
 import type { RemoteRunnerTable } from './db/tables';
@@ -50,6 +51,10 @@ export type TaskOrigin = {
    * fails, saying which variable had no value.
    */
   interactive?: boolean;
+  /** How the task was started (stored with it); a task started through MCP may wait for approval. */
+  source?: TaskSource;
+  /** The API token that asked for it (named in its audit event, and never allowed to approve it). */
+  token?: { id: string; name: string } | null;
 };
 
 /**
@@ -92,6 +97,10 @@ export interface TaskEngine {
   /** Answers a Terraform/OpenTofu plan waiting for confirmation. */
   confirm(projectId: number, taskId: number): Promise<void>;
   reject(projectId: number, taskId: number): Promise<void>;
+  /** Moves a task waiting for approval to the queue; false when it was not waiting for approval. */
+  approve(taskId: number): Promise<boolean>;
+  /** Ends a task waiting for approval as `rejected` with `reason` as its message; false when it was not waiting. */
+  decline(taskId: number, reason: string): Promise<boolean>;
   /** Why a waiting task waits (e.g. "Waiting: project limit of 2 running tasks reached"), or null. */
   statusDetail(taskId: number): string | null;
   /** The remote runners connected to this instance. */

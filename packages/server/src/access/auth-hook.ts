@@ -20,6 +20,8 @@ declare module 'fastify' {
     sessionId: number | null;
     /** A session signed in with a password that still waits for its second factor (TOTP): no `user` until then. */
     halfSignedIn: { sessionId: number; userId: number } | null;
+    /** The API token the request came with (its id and name, never its value); null for a session. */
+    apiToken: { id: string; name: string } | null;
   }
   interface FastifyContextConfig {
     /** Reachable without signing in. */
@@ -39,6 +41,7 @@ export async function identify(deps: Pick<Deps, 'db' | 'bus'>, request: FastifyR
   request.sessionId = null;
   request.halfSignedIn = null;
   request.tokenLimits = null;
+  request.apiToken = null;
   const header = request.headers.authorization;
   if (header && /^bearer\s+/i.test(header)) {
     const digest = tokenDigest(header.replace(/^bearer\s+/i, ''));
@@ -51,6 +54,7 @@ export async function identify(deps: Pick<Deps, 'db' | 'bus'>, request: FastifyR
     }
     if (!owner) return;
     request.tokenLimits = owner.limits;
+    request.apiToken = owner.token;
     // The owner as this request sees them, read now: a token without the admin scope acts as a user who is no
     // administrator, wherever a route asks (project access included).
     request.user =
@@ -93,6 +97,7 @@ export function registerAuth(app: FastifyInstance, deps: Pick<Deps, 'db' | 'bus'
   app.decorateRequest('sessionId', null);
   app.decorateRequest('halfSignedIn', null);
   app.decorateRequest('tokenLimits', null);
+  app.decorateRequest('apiToken', null);
   app.addHook('onRequest', async (request) => {
     if (!request.url.startsWith('/api/')) return;
     await identify(deps, request);

@@ -8,7 +8,12 @@ import { type RouteScope, routeScope } from '../http/route-scopes';
 import { checkTokenScope } from './token-limits';
 
 /** Writes that change nothing and that any member may ask for, so a read token may too. */
-const READ_WRITES = new Set(['POST /api/project/:project_id/schedules/validate']);
+const READ_WRITES = new Set([
+  'POST /api/project/:project_id/schedules/validate',
+  // The MCP endpoint opens to every token; each of its tools asks for its own scope (run to start or stop a task).
+  'POST /api/mcp',
+  'DELETE /api/mcp',
+]);
 
 const ID_OF_NOTHING = '999999';
 

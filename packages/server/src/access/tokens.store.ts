@@ -130,6 +130,8 @@ export async function findTokenOwner(db: Db, digest: string) {
     .innerJoin('user', 'user.id', 'api_token.user_id')
     .selectAll('user')
     .select([
+      'api_token.id as token_id',
+      'api_token.name as token_name',
       'api_token.expires as token_expires',
       'api_token.scopes as token_scopes',
       'api_token.project_ids as token_project_ids',
@@ -139,9 +141,10 @@ export async function findTokenOwner(db: Db, digest: string) {
     .where((eb) => eb.or([eb('api_token.expires', 'is', null), eb('api_token.expires', '>', now())]))
     .executeTakeFirst();
   if (!row) return undefined;
-  const { token_expires, token_scopes, token_project_ids, ...user } = row;
+  const { token_id, token_name, token_expires, token_scopes, token_project_ids, ...user } = row;
   return {
     user,
+    token: { id: token_id, name: token_name },
     expires: token_expires,
     limits: limitsOf({ scopes: token_scopes, project_ids: token_project_ids }),
   };

@@ -249,7 +249,7 @@ describe.each(testDialects())('alerts on $name', (dialect) => {
     expect(h.logLines.some((l) => l.includes('alert not delivered'))).toBe(false);
   });
 
-  it('success and waiting_confirmation go to chat only; repeated updates alert once', async () => {
+  it('success, waiting_confirmation and waiting_approval go to chat only; repeated updates alert once', async () => {
     const s = await scene();
     await publish(s, 'success');
     await publish(s, 'success');
@@ -262,6 +262,14 @@ describe.each(testDialects())('alerts on $name', (dialect) => {
     expect(smtp.mails).toHaveLength(0);
     expect(receiver.received).toHaveLength(6);
     expect(byPrefix('/slack/')[0]!.body.text).toBe("Task 'Deploy API' is waiting for confirmation");
+
+    receiver.received.length = 0;
+    await publish(s, 'waiting_approval');
+    expect(smtp.mails).toHaveLength(0);
+    expect(receiver.received).toHaveLength(6);
+    expect(byPrefix('/slack/')[0]!.body.text).toBe(
+      "Task 'Deploy API' started by an AI agent is waiting for approval",
+    );
 
     receiver.received.length = 0;
     for (const status of ['waiting', 'starting', 'running', 'stopping', 'stopped', 'confirmed'])

@@ -13,7 +13,7 @@ import {
   postJson,
 } from './senders';
 
-const ALERT_STATUSES = new Set<string>(['error', 'success', 'waiting_confirmation']);
+const ALERT_STATUSES = new Set<string>(['error', 'success', 'waiting_confirmation', 'waiting_approval']);
 /** How many (task, status) pairs are remembered so a repeated `update` with the same status alerts once. */
 const SEEN_LIMIT = 5000;
 
@@ -69,7 +69,8 @@ function warnOfRelativeLinks(deps: Deps) {
 
 /**
  * E-mail and chat alerts on task results. Subscribes to the bus; returns an unsubscribe.
- * E-mail on `error`; chat on `error`, `success` (unless the template suppresses it) and `waiting_confirmation`.
+ * E-mail on `error`; chat on `error`, `success` (unless the template suppresses it), `waiting_confirmation` and
+ * `waiting_approval` (a run an AI agent started waits for a person).
  * A success right after the template's previous finished run failed is a `recovered` alert: it goes to e-mail
  * and chat even when success alerts are suppressed, so whoever heard of the failure hears it is fixed.
  */

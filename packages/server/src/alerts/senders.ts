@@ -3,7 +3,13 @@ import { type PlanSummary, planCountsText } from '@signalbox/contracts';
 import type { Config } from '../config';
 
 /** `recovered`: a success right after the template's previous finished run failed. */
-export type AlertKind = 'error' | 'success' | 'recovered' | 'waiting_confirmation' | 'test';
+export type AlertKind =
+  | 'error'
+  | 'success'
+  | 'recovered'
+  | 'waiting_confirmation'
+  | 'waiting_approval'
+  | 'test';
 
 /** One alert, already resolved from the task, template and project rows. */
 export type Alert = {
@@ -36,6 +42,7 @@ const colors: Record<AlertKind, string> = {
   success: '#388e3c',
   recovered: '#388e3c',
   waiting_confirmation: '#f57c00',
+  waiting_approval: '#f57c00',
   test: '#1976d2',
 };
 
@@ -49,6 +56,8 @@ export function title(alert: Alert): string {
       return `Task '${alert.templateName}' succeeded again after a failure`;
     case 'waiting_confirmation':
       return `Task '${alert.templateName}' is waiting for confirmation`;
+    case 'waiting_approval':
+      return `Task '${alert.templateName}' started by an AI agent is waiting for approval`;
     default:
       return 'Test alert from Signalbox';
   }
@@ -59,6 +68,7 @@ const statusText: Record<AlertKind, string> = {
   success: 'success',
   recovered: 'success (the previous run failed)',
   waiting_confirmation: 'waiting for confirmation',
+  waiting_approval: 'waiting for approval',
   test: 'test',
 };
 

@@ -37,6 +37,7 @@ import { scheduleTaskParams } from './migrations/0018-schedule-task-params';
 import { optionListsAndTaskOutputs } from './migrations/0019-option-lists-and-task-outputs';
 import { tokenScopes } from './migrations/0020-token-scopes';
 import { taskPlans } from './migrations/0021-task-plans';
+import { agentApproval } from './migrations/0022-agent-approval';
 import { retryReads } from './read-retry';
 import type { Database } from './tables';
 import { describeDbError, isConnectionLoss } from './unavailable';
@@ -200,6 +201,7 @@ function provider(dialect: Dialect): MigrationProvider {
     '0019-option-lists-and-task-outputs': optionListsAndTaskOutputs(dialect),
     '0020-token-scopes': tokenScopes(),
     '0021-task-plans': taskPlans(dialect),
+    '0022-agent-approval': agentApproval(),
   };
   return { getMigrations: async () => migrations };
 }

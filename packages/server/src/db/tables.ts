@@ -58,6 +58,8 @@ export interface ProjectTable {
   type: string;
   /** Days finished tasks and their output are kept; 0 = the server default (SIGNALBOX_TASK_RETENTION_DAYS). */
   task_retention_days: Generated<number>;
+  /** Tasks started through the MCP endpoint wait for a member's approval (migration 0022-agent-approval). */
+  agent_runs_need_approval: Generated<Bool>;
 }
 
 export interface ProjectUserTable {
@@ -232,6 +234,10 @@ export interface TaskTable {
   runner_seq: Generated<number>;
   /** The named values the task published (SIGNALBOX_OUTPUTS), a JSON object as text; null: none (0019). */
   outputs: string | null;
+  /** How the task was started: ui, api, schedule, integration, autorun or mcp (0022); null on older rows. */
+  source: string | null;
+  /** The id of the API token that started the task (0022); null when none did. */
+  source_token: string | null;
 }
 
 /** One row per running server instance (SIGNALBOX_INSTANCE_ID or the data-dir hash) with its last heartbeat. */

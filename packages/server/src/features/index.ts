@@ -9,6 +9,7 @@ import { healthRoutes } from './health/health.routes';
 import { integrationsRoutes } from './integrations/integrations.routes';
 import { inventoryRoutes } from './inventory/inventory.routes';
 import { keysRoutes } from './keys/keys.routes';
+import { mcpRoutes } from './mcp/mcp.routes';
 import { optionListsRoutes } from './option-lists/option-lists.routes';
 import { repositoriesRoutes } from './repositories/repositories.routes';
 import { runnersRoutes } from './runners/runners.routes';
@@ -39,6 +40,7 @@ export async function registerFeatures(app: FastifyInstance, deps: Deps) {
   invitesRoutes(app, deps);
   integrationsRoutes(app, deps);
   tasksRoutes(app, deps);
+  mcpRoutes(app, deps);
   surveysRoutes(app, deps);
   appsRoutes(app, deps);
   totpRoutes(app, deps);

@@ -44,9 +44,10 @@ const withoutBody: Record<string, string> = {
   'POST /api/project/:project_id/integrations/aliases': 'creates a random alias',
   'POST /api/project/:project_id/integrations/:id/aliases': 'creates a random alias',
   'POST /api/project/:project_id/tasks/:task_id/confirm': 'acts on the task of the path',
-  'POST /api/project/:project_id/tasks/:task_id/reject': 'acts on the task of the path',
+  'POST /api/project/:project_id/tasks/:task_id/approve': 'acts on the task of the path',
   'POST /api/project/:project_id/tasks/:task_id/rerun':
     'repeats the task of the path with its own parameters',
+  'POST /api/mcp': "a JSON-RPC message of the Model Context Protocol, which the MCP SDK's transport checks",
   'POST /api/integrations/:alias': 'the raw bytes the sender signed, in any content type',
   'POST /api/user/invites/:invite_id/accept': 'answers the invite of the path',
   'POST /api/user/invites/:invite_id/decline': 'answers the invite of the path',
@@ -58,6 +59,9 @@ const withoutBody: Record<string, string> = {
 /** /api routes whose success answer is not a JSON body described by a zod schema, each with the reason. */
 const withoutResponseSchema: Record<string, string> = {
   'GET /api/metrics': 'Prometheus text exposition format',
+  'POST /api/mcp': 'a JSON-RPC answer of the Model Context Protocol, written by the MCP SDK transport',
+  'GET /api/mcp': 'always 405: the MCP endpoint is stateless (no stream to open)',
+  'DELETE /api/mcp': 'always 405: the MCP endpoint is stateless (no session to end)',
   'GET /api/project/:project_id/backup':
     'a file download (the project backup the restore route takes as its body)',
   'GET /api/project/:project_id/tasks/:task_id/raw_output': 'the task output as plain text',

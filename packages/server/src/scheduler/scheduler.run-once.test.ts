@@ -69,7 +69,7 @@ describe.each(testDialects())('run-once schedules on $name', (dialect) => {
       {
         projectId,
         input: { template_id: templateId },
-        origin: { userId: null, scheduleId: id },
+        origin: { userId: null, scheduleId: id, source: 'schedule' },
         taskId: expect.any(Number),
       },
     ]);

@@ -75,7 +75,7 @@ describe.each(testDialects())('scheduler on $name', (dialect) => {
       {
         projectId,
         input: { template_id: templateId },
-        origin: { userId: null, scheduleId },
+        origin: { userId: null, scheduleId, source: 'schedule' },
         taskId: expect.any(Number),
       },
     ]);
@@ -110,8 +110,8 @@ describe.each(testDialects())('scheduler on $name', (dialect) => {
     await advance(s, clock, '2030-01-01T10:10:00Z');
     const input = { template_id: templateId, ...taskParams };
     expect(starter.calls.map((c) => [c.input, c.origin])).toEqual([
-      [input, { userId: null, scheduleId }],
-      [input, { userId: null, scheduleId }],
+      [input, { userId: null, scheduleId, source: 'schedule' }],
+      [input, { userId: null, scheduleId, source: 'schedule' }],
     ]);
   });
 
@@ -385,7 +385,12 @@ describe.each(testDialects())('scheduler on $name', (dialect) => {
       const first = git(dir, 'rev-parse', 'HEAD');
       await advance(s, clock, '2030-01-01T10:01:00Z');
       expect(starter.calls).toHaveLength(1);
-      expect(starter.calls[0]!.origin).toEqual({ userId: null, scheduleId, commitHash: first });
+      expect(starter.calls[0]!.origin).toEqual({
+        userId: null,
+        scheduleId,
+        source: 'schedule',
+        commitHash: first,
+      });
       expect(await lastHash()).toBe(first);
 
       await advance(s, clock, '2030-01-01T10:02:00Z');

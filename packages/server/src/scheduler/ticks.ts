@@ -106,6 +106,7 @@ export async function runTick(t: TickContext, scheduleId: number, tick: Date) {
   const taskId = await t.deps.startTask(s.project_id, taskWithDefaults(s.template_id, defaults), {
     userId: null,
     scheduleId,
+    source: 'schedule',
     ...(commitHash ? { commitHash } : {}),
   });
   if (commitHash)
@@ -155,7 +156,7 @@ export async function runOnce(t: TickContext, scheduleId: number, tick: Date) {
     taskId = await t.deps.startTask(
       s.project_id,
       taskWithDefaults(s.template_id, storedDefaultParams(s.task_params)),
-      { userId: null, scheduleId },
+      { userId: null, scheduleId, source: 'schedule' },
     );
   } catch (err) {
     await recordScheduleEvent(

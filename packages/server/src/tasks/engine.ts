@@ -251,6 +251,8 @@ export function createTaskEngine(
     stop: controls.stop,
     confirm: controls.confirm,
     reject: controls.reject,
+    approve: controls.approve,
+    decline: controls.decline,
     statusDetail: (taskId) => details.get(taskId) ?? null,
     sandbox() {
       const c = serverConfinement(config);

@@ -13,13 +13,23 @@ import { casStatus, findTask, type TaskRow } from './store';
 
 /** Which statuses a task may move to a given status from. */
 export const allowedFrom: Readonly<Record<string, readonly string[]>> = {
+  waiting: ['waiting_approval'],
   starting: ['waiting'],
   running: ['starting', 'confirmed'],
   waiting_confirmation: ['running'],
   confirmed: ['waiting_confirmation'],
-  rejected: ['waiting_confirmation'],
+  rejected: ['waiting_confirmation', 'waiting_approval'],
   stopping: ['starting', 'running', 'waiting_confirmation', 'confirmed'],
-  stopped: ['waiting', 'starting', 'running', 'waiting_confirmation', 'confirmed', 'rejected', 'stopping'],
+  stopped: [
+    'waiting_approval',
+    'waiting',
+    'starting',
+    'running',
+    'waiting_confirmation',
+    'confirmed',
+    'rejected',
+    'stopping',
+  ],
   success: ['running'],
   error: ['waiting', 'starting', 'running', 'waiting_confirmation', 'confirmed', 'rejected', 'stopping'],
 };

@@ -365,4 +365,14 @@ export async function findTaskPlan(
     .where('project_id', '=', projectId)
     .executeTakeFirst();
   return row ? (JSON.parse(row.summary) as PlanSummary) : undefined;
+/** The tasks waiting for a person's approval in the given projects, oldest first (at most `limit`). */
+export function tasksWaitingApproval(db: Db, projectIds: readonly number[], limit: number) {
+  if (!projectIds.length) return Promise.resolve([] as TaskListRow[]);
+  return listQuery(db)
+    .where('task.project_id', 'in', [...projectIds])
+    .where('task.status', '=', 'waiting_approval')
+    .clearOrderBy()
+    .orderBy('task.id')
+    .limit(limit)
+    .execute() as Promise<TaskListRow[]>;
 }

@@ -1,4 +1,4 @@
-import { legacyLimitOf, type TaskStatus } from '@signalbox/contracts';
+import { legacyLimitOf, type TaskSource, type TaskStatus, taskSources } from '@signalbox/contracts';
 import { parseJson, parseJsonObject, toBool } from '../db/values';
 import type { TaskRow } from './store';
 
@@ -17,6 +17,7 @@ export function taskFields(t: Omit<TaskRow, 'secret'>) {
     user_id: t.user_id,
     integration_id: t.integration_id,
     schedule_id: t.schedule_id,
+    source: (taskSources as readonly string[]).includes(t.source ?? '') ? (t.source as TaskSource) : null,
     created: t.created,
     start: t.start,
     end: t.end,

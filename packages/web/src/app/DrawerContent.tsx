@@ -4,6 +4,7 @@ import ChecklistIcon from '@mui/icons-material/Checklist';
 import DashboardIcon from '@mui/icons-material/Dashboard';
 import DnsIcon from '@mui/icons-material/Dns';
 import GroupIcon from '@mui/icons-material/Group';
+import HowToRegIcon from '@mui/icons-material/HowToReg';
 import KeyIcon from '@mui/icons-material/Key';
 import ListAltIcon from '@mui/icons-material/ListAlt';
 import ScheduleIcon from '@mui/icons-material/Schedule';
@@ -51,6 +52,8 @@ function navItems(projectType: string): NavItem[] {
       match: /\/integrations?(\/|$)/,
     },
     { to: 'team', key: 'nav.team', icon: <GroupIcon /> },
+    // Last: an addition to the menu of the spec, for runs AI agents started that wait for a person.
+    { to: 'approvals', key: 'nav.approvals', icon: <HowToRegIcon /> },
   ];
   if (projectType) items[0].to = 'activity';
   return projectType ? items.filter((i) => i.to !== 'integrations') : items;

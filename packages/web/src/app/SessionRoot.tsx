@@ -17,6 +17,7 @@ const NewProjectPage = lazy(() => import('../features/projects/NewProjectPage'))
 const ProjectLayout = lazy(() => import('../features/projects/ProjectLayout'));
 const DashboardLayout = lazy(() => import('../features/dashboard/DashboardLayout'));
 const HistoryPage = lazy(() => import('../features/dashboard/HistoryPage'));
+const ApprovalsPage = lazy(() => import('../features/approvals/ApprovalsPage'));
 const ActivityPage = lazy(() => import('../features/dashboard/ActivityPage'));
 const SettingsPage = lazy(() => import('../features/projects/SettingsPage'));
 const TeamPage = lazy(() => import('../features/team/TeamPage'));
@@ -99,6 +100,7 @@ export default function SessionRoot() {
               <Route path="runners" element={<ProjectRunnersPage />} />
             </Route>
             <Route path="team" element={<TeamPage />} />
+            <Route path="approvals" element={<ApprovalsPage />} />
             {resourceRoutes.map((r) => (
               <Route
                 key={r.path}

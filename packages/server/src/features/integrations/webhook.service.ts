@@ -199,6 +199,7 @@ async function startTask(
       return await deps.startTask(integration.project_id, task, {
         userId: null,
         integrationId: integration.id,
+        source: 'integration',
       });
     } catch (err) {
       // One integration that cannot start (template gone, engine refusing) must not fail the others. Its

@@ -172,7 +172,7 @@ describe.each(testDialects())('integration webhooks on $name', (dialect) => {
     expect(starter.calls).toHaveLength(1);
     const call = starter.calls[0]!;
     expect(call.projectId).toBe(t.projectId);
-    expect(call.origin).toEqual({ userId: null, integrationId: id });
+    expect(call.origin).toEqual({ userId: null, integrationId: id, source: 'integration' });
     expect(call.input.template_id).toBe(tpl);
     expect(JSON.parse(call.input.environment!)).toEqual({
       GIT_REF: 'refs/heads/main',

@@ -171,7 +171,13 @@ describe.each(testDialects())('project backup and restore on $name', (dialect) =
     team = await createProjectActors(h, 'Full project');
     await h.deps.db
       .updateTable('project')
-      .set({ alert: 1, alert_chat: '12345', max_parallel_tasks: 3, task_retention_days: 21 })
+      .set({
+        alert: 1,
+        alert_chat: '12345',
+        max_parallel_tasks: 3,
+        task_retention_days: 21,
+        agent_runs_need_approval: 0,
+      })
       .where('id', '=', team.projectId)
       .execute();
     await fillProject(h.deps, team.projectId, `full-${dialect.name}`);
@@ -208,6 +214,7 @@ describe.each(testDialects())('project backup and restore on $name', (dialect) =
       alert_chat: '12345',
       max_parallel_tasks: 3,
       task_retention_days: 21,
+      agent_runs_need_approval: false,
       type: '',
     });
     expect(backup.keys).toEqual([
@@ -316,6 +323,7 @@ describe.each(testDialects())('project backup and restore on $name', (dialect) =
       alert_chat: '12345',
       max_parallel_tasks: 3,
       task_retention_days: 21,
+      agent_runs_need_approval: false,
     });
     // The caller owns the new project; nobody else was carried over.
     const membership = await h.deps.db
@@ -483,6 +491,8 @@ describe.each(testDialects())('project backup and restore on $name', (dialect) =
       alert_chat: 'Test',
       type: '',
       task_retention_days: 0,
+      // Nor a setting for AI agents' runs: they wait for approval.
+      agent_runs_need_approval: true,
     });
     const db = h.deps.db;
     const keys = await db

@@ -136,6 +136,7 @@ export async function readBackup(db: Db, projectId: number): Promise<ProjectBack
       alert_chat: project.alert_chat,
       max_parallel_tasks: project.max_parallel_tasks,
       task_retention_days: project.task_retention_days,
+      agent_runs_need_approval: toBool(project.agent_runs_need_approval),
       type: project.type,
     },
     templates: templates.map((t) => ({

@@ -26,7 +26,8 @@ export async function insertProject(
   input: Pick<
     ProjectInput,
     'name' | 'alert' | 'alert_chat' | 'max_parallel_tasks' | 'type' | 'task_retention_days'
-  >,
+  > &
+    Partial<Pick<ProjectInput, 'agent_runs_need_approval'>>,
   ownerId: number,
 ) {
   const projectId = await insertReturningId(db, dialect, 'project', {
@@ -37,6 +38,7 @@ export async function insertProject(
     max_parallel_tasks: input.max_parallel_tasks ?? 0,
     type: input.type ?? '',
     task_retention_days: input.task_retention_days ?? 0,
+    agent_runs_need_approval: fromBool(input.agent_runs_need_approval ?? true),
   });
   await db
     .insertInto('project_user')
@@ -110,6 +112,9 @@ export async function updateProject(
         ...(input.task_retention_days === undefined
           ? {}
           : { task_retention_days: input.task_retention_days }),
+        ...(input.agent_runs_need_approval === undefined
+          ? {}
+          : { agent_runs_need_approval: fromBool(input.agent_runs_need_approval) }),
       })
       .where('id', '=', projectId)
       .execute();

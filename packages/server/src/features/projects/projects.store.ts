@@ -13,6 +13,7 @@ export function toProject(row: ProjectRow): Project {
     max_parallel_tasks: row.max_parallel_tasks,
     type: row.type,
     task_retention_days: row.task_retention_days,
+    agent_runs_need_approval: toBool(row.agent_runs_need_approval),
   };
 }
 

@@ -65,6 +65,7 @@ describe.each(testDialects())('projects on $name', (dialect) => {
       max_parallel_tasks: 4,
       type: '',
       task_retention_days: 0,
+      agent_runs_need_approval: true,
     });
     const db = h.deps.db;
     expect(
@@ -269,6 +270,7 @@ describe.each(testDialects())('projects on $name', (dialect) => {
       max_parallel_tasks: 0,
       type: '',
       task_retention_days: 0,
+      agent_runs_need_approval: true,
     });
     expect((await h.anonymous().get('/api/projects')).statusCode).toBe(401);
   });

@@ -7,14 +7,16 @@ import {
   newTaskInput,
   outputQuery,
   planSummarySchema,
+  rejectTaskInput,
   stopTaskInput,
   type TaskOutputLine,
+  type TaskSource,
   taskListQuery,
   taskOutputLineSchema,
   taskWithTemplateSchema,
   templateTasksQuery,
 } from '@signalbox/contracts';
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import { currentUser } from '../../access/auth-hook';
 import { projectRoutes } from '../../access/project-guard';
@@ -37,7 +39,7 @@ import {
 } from '../../tasks/store';
 import { FinishedPages } from './finished-pages';
 import { outputBatches, readOutputPage } from './task-output';
-import { createTask, rerunInput, toTaskView } from './tasks.service';
+import { answerApproval, createTask, rerunInput, toTaskView } from './tasks.service';
 
 const run = { config: { permission: 'runProjectTasks' as const } };
 const byTask = { schema: { params: pathIds('task_id') } };
@@ -54,6 +56,13 @@ const afterLookup = <C extends object, S extends object, P extends object>(
   route: { config?: C; schema: S },
   parts: P,
 ) => ({ config: { ...(route.config as C), parsesInHandler: true }, schema: { ...route.schema, ...parts } });
+
+/** How a request started a task: with an API token (`api`) or from the console (`ui`). */
+const sourceOf = (request: FastifyRequest): TaskSource => (request.apiToken ? 'api' : 'ui');
+const approver = (request: FastifyRequest) => ({
+  userId: currentUser(request).id,
+  tokenId: request.apiToken?.id ?? null,
+});
 
 /** Task API under /api/project/:project_id. */
 export function tasksRoutes(app: FastifyInstance, deps: Deps) {
@@ -120,6 +129,7 @@ export function tasksRoutes(app: FastifyInstance, deps: Deps) {
           commitHash,
           canEditTemplates: can(request.permissions, 'manageProjectResources'),
           interactive: true,
+          source: sourceOf(request),
         });
         return reply.status(201).send((await withTemplates([created]))[0]);
       },
@@ -223,12 +233,27 @@ export function tasksRoutes(app: FastifyInstance, deps: Deps) {
       },
     );
 
+    // Reject answers a run waiting for approval (declined, with an optional reason as its message) as well as a
+    // plan waiting for confirmation (the reason is not used there).
     scope.post(
       '/tasks/:task_id/reject',
+      afterLookup({ ...run, ...byTask }, { body: rejectTaskInput, response: noContentResponse }),
+      async (request, reply) => {
+        const task = await loadTask(request.project.id, request.params.task_id);
+        const { reason } = parse(rejectTaskInput, request.body ?? {});
+        if (task.status === 'waiting_approval')
+          await answerApproval(deps, task, approver(request), { approved: false, reason });
+        else await deps.tasks.reject(request.project.id, task.id);
+        return reply.status(204).send();
+      },
+    );
+
+    scope.post(
+      '/tasks/:task_id/approve',
       { ...run, schema: { ...byTask.schema, response: noContentResponse } },
       async (request, reply) => {
         const task = await loadTask(request.project.id, request.params.task_id);
-        await deps.tasks.reject(request.project.id, task.id);
+        await answerApproval(deps, task, approver(request), { approved: true });
         return reply.status(204).send();
       },
     );
@@ -262,6 +287,7 @@ export function tasksRoutes(app: FastifyInstance, deps: Deps) {
           canEditTemplates: can(request.permissions, 'manageProjectResources'),
           rerunOf: task.id,
           interactive: true,
+          source: sourceOf(request),
         });
         return reply.status(201).send((await withTemplates([created]))[0]);
       },

@@ -3,9 +3,9 @@ import { assertInProject } from '../../access/refs.store';
 import { recordEvent } from '../../audit/audit.store';
 import { untilDbAnswers } from '../../db/retry';
 import { transaction } from '../../db/transaction';
-import { fromBool, now, parseJson } from '../../db/values';
+import { fromBool, now, parseJson, toBool } from '../../db/values';
 import type { Deps } from '../../deps';
-import { badRequest, fieldError, found } from '../../lib/errors';
+import { badRequest, fieldError, forbidden, found } from '../../lib/errors';
 import type { FinishedRun, NewTask, TaskOrigin } from '../../ports';
 import { incomingVersion } from '../../tasks/run/details';
 import { surveyVarsOf, withSurveyDefaults } from '../../tasks/run/survey-answers';
@@ -13,6 +13,7 @@ import { nextBuildVersion } from '../../tasks/run/version';
 import {
   autorunTemplates,
   findListedTask,
+  findProject,
   findProjectTask,
   findTemplate,
   insertTask,
@@ -58,6 +59,7 @@ export async function createTask(
 ): Promise<TaskListRow> {
   const id = await insertNewTask(deps, projectId, input, origin);
   const created = found(await findListedTask(deps.db, projectId, id), 'task');
+  // A run waiting for approval is only announced: the queue takes `waiting` tasks alone.
   await deps.tasks.enqueue(id);
   return created;
 }
@@ -79,7 +81,7 @@ export async function autorunDeploys(deps: Pick<Deps, 'db' | 'log' | 'startTask'
       await deps.startTask(
         run.projectId,
         { template_id: t.id, build_task_id: run.taskId },
-        { userId: run.userId },
+        { userId: run.userId, source: 'autorun' },
       );
     } catch (err) {
       deps.log.warn({ err, taskId: run.taskId, templateId: t.id }, 'autorun deploy could not start');
@@ -157,6 +159,11 @@ async function insertNewTask(
       )
     : withSurveyDefaults(surveyVarsOf(template.survey_vars), input.environment, input.secret);
 
+  // An AI agent's run waits for a person when its project says so.
+  const needsApproval =
+    origin.source === 'mcp' &&
+    toBool(found(await findProject(deps.db, projectId), 'project').agent_runs_need_approval);
+  const token = origin.token ?? null;
   const secret =
     answers.secret?.trim() && answers.secret.trim() !== '{}' ? deps.box.seal(answers.secret) : null;
   // The task and its event are stored together: the engine never finds a task the audit log does not show.
@@ -164,11 +171,13 @@ async function insertNewTask(
     const id = await insertTask(trx, deps.dialect, {
       project_id: projectId,
       template_id: template.id,
-      status: 'waiting',
+      status: needsApproval ? 'waiting_approval' : 'waiting',
       message: (input.message ?? '').slice(0, 500),
       user_id: origin.userId,
       integration_id: origin.integrationId ?? null,
       schedule_id: origin.scheduleId ?? null,
+      source: origin.source ?? null,
+      source_token: token?.id ?? null,
       created: now(),
       start: null,
       end: null,
@@ -187,14 +196,22 @@ async function insertNewTask(
       dry_run: fromBool(input.dry_run),
       diff: fromBool(input.diff),
     });
+    // An agent's run names the API token it came with (its id and name, never its value).
+    const byToken = token ? ` by an AI agent (API token "${token.name}", id ${token.id})` : '';
     await recordEvent(trx, {
       project_id: projectId,
       user_id: origin.userId,
       object_type: 'task',
       object_id: id,
-      description: `Task ID ${id} queued for running`,
-      kind: 'task.queued',
-      params: { task_id: id },
+      description: needsApproval
+        ? `Task ID ${id} started${byToken} waits for approval`
+        : `Task ID ${id} queued for running${byToken}`,
+      ...(needsApproval && token
+        ? { kind: 'task.agent_queued', params: { task_id: id, token: token.name, token_id: token.id } }
+        : {
+            kind: 'task.queued',
+            params: { task_id: id, ...(token ? { token: token.name, token_id: token.id } : {}) },
+          }),
     });
     return id;
   });
@@ -231,4 +248,40 @@ export async function rerunInput(deps: Pick<Deps, 'db'>, projectId: number, task
     params: rest,
   };
   return { input, commitHash: t.commit_hash, finished: isFinished(t.status) };
+}
+
+/** Who answers a run waiting for approval: a member with the run permission, through a session or a token. */
+export type Approver = { userId: number; tokenId: string | null };
+
+/**
+ * Approves a run an AI agent started (it joins the queue) or declines it (it ends `rejected`, the reason as its
+ * message), with an audit event naming who. The token that started the run may not answer it: a person must.
+ */
+export async function answerApproval(
+  deps: Pick<Deps, 'db' | 'tasks'>,
+  task: TaskRow,
+  by: Approver,
+  answer: { approved: true } | { approved: false; reason: string },
+) {
+  if (task.status !== 'waiting_approval') throw badRequest(coded('not_waiting_approval'));
+  if (by.tokenId !== null && task.source_token === by.tokenId) throw forbidden(coded('own_run_approval'));
+  const done = answer.approved
+    ? await deps.tasks.approve(task.id)
+    : await deps.tasks.decline(task.id, answer.reason);
+  // Answered (or stopped) by someone else in the meantime.
+  if (!done) throw badRequest(coded('not_waiting_approval'));
+  await recordEvent(deps.db, {
+    project_id: task.project_id,
+    user_id: by.userId,
+    object_type: 'task',
+    object_id: task.id,
+    ...(answer.approved
+      ? { description: `Task ID ${task.id} approved`, kind: 'task.approved', params: { task_id: task.id } }
+      : {
+          description: `Task ID ${task.id} rejected${answer.reason ? `: ${answer.reason}` : ''}`,
+          kind: 'task.rejected',
+          // The console words an event whole: a rejection without a reason says so with a dash.
+          params: { task_id: task.id, reason: answer.reason || '—' },
+        }),
+  });
 }

@@ -1,2 +1,3 @@
 // The templates feature as other features may use it: everything else of it is its own.
 export { listTemplates } from './templates.service';
+export { listTemplateRows } from './templates.store';

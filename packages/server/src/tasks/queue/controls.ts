@@ -103,9 +103,9 @@ export function createControls(ctx: {
     if (isFinished(task.status)) return;
     const run = runs.get(taskId);
     if (run) return stopRun(taskId, task.status, force, run);
-    if (task.status === 'waiting') {
+    if (task.status === 'waiting' || task.status === 'waiting_approval') {
       // Not claimed: no instance runs it.
-      if (await ctx.setStatus(taskId, 'stopped', {}, ['waiting'])) return ctx.wake();
+      if (await ctx.setStatus(taskId, 'stopped', {}, [task.status])) return ctx.wake();
       task = await findProjectTask(db, projectId, taskId);
       if (!task || isFinished(task.status)) return;
     }
@@ -115,8 +115,22 @@ export function createControls(ctx: {
     ctx.wake();
   }
 
+  /**
+   * A run waiting for a person's approval: approved, it joins the queue (`waiting`); declined, it ends `rejected`
+   * with the reason as its message. False when the task was not waiting for approval (any more).
+   */
+  async function approve(taskId: number) {
+    const ok = await ctx.setStatus(taskId, 'waiting', {}, ['waiting_approval']);
+    if (ok) ctx.wake();
+    return ok;
+  }
+  const decline = (taskId: number, reason: string) =>
+    ctx.setStatus(taskId, 'rejected', reason ? { message: reason.slice(0, 500) } : {}, ['waiting_approval']);
+
   return {
     stop,
+    approve,
+    decline,
     confirm: (projectId: number, taskId: number) => decide(projectId, taskId, 'confirmed'),
     reject: (projectId: number, taskId: number) => decide(projectId, taskId, 'rejected'),
     pollControls,

@@ -44,6 +44,25 @@ describe('eventText', () => {
     );
   });
 
+  it('words the approval of a run an AI agent started, naming its token', () => {
+    expect(
+      say({
+        kind: 'task.agent_queued',
+        params: { task_id: 9, token: 'ci bot', token_id: 'a1' },
+        description: 'x',
+      }),
+    ).toBe('Aufgabe #9, von einem KI-Agenten gestartet (API-Token ci bot), wartet auf Freigabe');
+    expect(say({ kind: 'task.approved', params: { task_id: 9 }, description: 'x' })).toBe(
+      'Aufgabe #9 freigegeben',
+    );
+    expect(say({ kind: 'task.rejected', params: { task_id: 9, reason: 'freeze' }, description: 'x' })).toBe(
+      'Aufgabe #9 abgelehnt: freeze',
+    );
+    expect(
+      say({ kind: 'task.finished', params: { task_id: 9, status: 'waiting_approval' }, description: 'x' }),
+    ).toBe('Aufgabe #9 beendet: Wartet auf Freigabe');
+  });
+
   it('says a project role by its label, and an unknown role as it is', () => {
     expect(
       say({

@@ -3,6 +3,7 @@ import type { TFunction } from 'i18next';
 
 /** Task statuses with a label of their own (status.* in the catalogue). */
 const TASK_STATUSES = new Set([
+  'waiting_approval',
   'waiting',
   'starting',
   'waiting_confirmation',

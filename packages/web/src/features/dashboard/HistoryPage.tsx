@@ -31,7 +31,7 @@ import {
 } from '../../components/lists';
 import { useProjectContext } from '../../components/project-context';
 import { Spinner } from '../../components/states';
-import { type Task, TaskStatusChip, taskKeys, useTaskHistory } from '../tasks';
+import { McpChip, type Task, TaskStatusChip, taskKeys, useTaskHistory } from '../tasks';
 
 /**
  * Who started a task: its user, else the schedule or the integration that started it (by name, linking to
@@ -153,6 +153,7 @@ export default function HistoryPage() {
               title={
                 <>
                   {taskLink(task)} {task.tpl_alias}
+                  <McpChip source={task.source} />
                 </>
               }
               aside={<TaskStatusChip status={task.status} detail={task.status_detail} />}
@@ -191,6 +192,7 @@ export default function HistoryPage() {
                     <Truncated text={`#${task.id} ${task.tpl_alias ?? ''}`}>
                       <Box component="span" sx={oneLineSx}>
                         {taskLink(task)} {task.tpl_alias}
+                        <McpChip source={task.source} />
                       </Box>
                     </Truncated>
                   </TableCell>

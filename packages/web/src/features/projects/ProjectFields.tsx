@@ -63,6 +63,18 @@ export function ProjectFields({
             : { helperText: retentionHelp })}
         />
       )}
+      {retention && (
+        <Stack spacing={0}>
+          <CheckboxField
+            control={control}
+            name="agent_runs_need_approval"
+            label={t('approvals.projectSetting')}
+          />
+          <Typography variant="body2" color="text.secondary">
+            {t('approvals.projectSettingHelp')}
+          </Typography>
+        </Stack>
+      )}
       <CheckboxField control={control} name="alert" label={t('projects.alertLabel')} />
       {channels &&
         (channels.length > 0 ? (

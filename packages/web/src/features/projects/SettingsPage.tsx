@@ -37,6 +37,7 @@ export default function SettingsPage() {
       alert_chat: project.alert_chat ?? '',
       max_parallel_tasks: project.max_parallel_tasks ?? 0,
       task_retention_days: project.task_retention_days ?? 0,
+      agent_runs_need_approval: project.agent_runs_need_approval ?? true,
     },
   });
 

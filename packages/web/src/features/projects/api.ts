@@ -10,6 +10,8 @@ export type ProjectValues = {
   max_parallel_tasks: number;
   /** Only the settings page edits it; absent from the new-project form (the server then stores 0). */
   task_retention_days?: number;
+  /** Only the settings page edits it; a new project asks for approval of agents' runs. */
+  agent_runs_need_approval?: boolean;
 };
 
 export function useCreateProject() {

@@ -2,6 +2,7 @@ import { Chip, type ChipProps, Tooltip } from '@mui/material';
 import { useTranslation } from 'react-i18next';
 
 const colors: Record<string, ChipProps['color']> = {
+  waiting_approval: 'warning',
   waiting: 'default',
   starting: 'info',
   waiting_confirmation: 'warning',

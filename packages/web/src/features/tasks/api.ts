@@ -14,6 +14,8 @@ export type Task = {
   user_id: number | null;
   integration_id?: number | null;
   schedule_id?: number | null;
+  /** How it was started (mcp: by an AI agent); null for tasks stored before it was recorded. */
+  source?: string | null;
   created?: string;
   start: string | null;
   end: string | null;

@@ -12,6 +12,8 @@ import { makeCan, useOptionalProject } from '../../../components/project-context
 import { RunTaskDialog } from '../../tasks-run';
 import { rerunLabelKey, useTemplate } from '../../templates';
 import type { Task } from '../api';
+import { ApprovalActions } from '../approval-actions';
+import { McpChip } from '../McpChip';
 import { TaskStatusChip } from '../TaskStatusChip';
 
 /**
@@ -94,7 +96,13 @@ export function TaskLogTitle({
           {t('tasks.task', { id: taskId })}
         </Typography>
       </Breadcrumbs>
+      {task && <McpChip source={task.source} />}
       {task && <TaskStatusChip status={task.status} detail={task.status_detail} size="medium" />}
+      {task?.status === 'waiting_approval' && (
+        <Guarded permission="runProjectTasks" can={can}>
+          <ApprovalActions projectId={projectId} taskId={taskId} />
+        </Guarded>
+      )}
       {task?.status === 'waiting_confirmation' && (
         <Guarded permission="runProjectTasks" can={can}>
           <Button variant="contained" color="success" disabled={busy} onClick={() => onAction('confirm')}>

@@ -8,16 +8,17 @@ import { type Task, taskKeys } from '../api';
  * rank alike, so the later of the two is kept by whichever arrives last from the server).
  */
 const ranks: Record<string, number> = {
-  waiting: 0,
-  starting: 1,
-  running: 2,
-  confirmed: 2,
-  waiting_confirmation: 3,
-  rejected: 4,
-  stopping: 5,
-  stopped: 6,
-  success: 6,
-  error: 6,
+  waiting_approval: 0,
+  waiting: 1,
+  starting: 2,
+  running: 3,
+  confirmed: 3,
+  waiting_confirmation: 4,
+  rejected: 5,
+  stopping: 6,
+  stopped: 7,
+  success: 7,
+  error: 7,
 };
 export const statusRank = (status: string) => ranks[status] ?? -1;
 

@@ -13,7 +13,9 @@ const DRAWN_MAX = 500;
  * Statuses in which a planning task may have its plan summary (it is kept before waiting for confirmation): every
  * one after its start.
  */
-const planned = new Set<string>(taskStatuses.filter((s) => s !== 'waiting' && s !== 'starting'));
+const planned = new Set<string>(
+  taskStatuses.filter((s) => s !== 'waiting' && s !== 'starting' && s !== 'waiting_approval'),
+);
 
 /**
  * The plan of a Terraform, OpenTofu or Terragrunt task, as a structured diff: its counts, then the resource

@@ -1,0 +1,105 @@
+import {
+  Link,
+  Paper,
+  Table,
+  TableBody,
+  TableCell,
+  TableContainer,
+  TableHead,
+  TableRow,
+  Typography,
+} from '@mui/material';
+import { useQuery, useQueryClient } from '@tanstack/react-query';
+import { useTranslation } from 'react-i18next';
+import { Link as RouterLink, useLocation } from 'react-router';
+import { api } from '../../api/client';
+import { useLiveConnection, useLiveMessages } from '../../api/live';
+import { formatDateTime } from '../../components/format';
+import { FormError } from '../../components/forms';
+import { PageHeader } from '../../components/PageHeader';
+import { useProjectContext } from '../../components/project-context';
+import { Spinner } from '../../components/states';
+import { ApprovalActions, approvalKeys, McpChip, type Task } from '../tasks';
+
+/**
+ * Approvals: the project's runs waiting for a person (started by AI agents while the project asks for approval),
+ * oldest first, with Approve and Reject for those who may run tasks. The list follows live status changes.
+ */
+export default function ApprovalsPage() {
+  const { t } = useTranslation();
+  const { project, can } = useProjectContext();
+  const location = useLocation();
+  const client = useQueryClient();
+  const key = approvalKeys.waiting(project.id);
+  const waiting = useQuery({
+    queryKey: key,
+    queryFn: () => api<Task[]>(`/project/${project.id}/tasks?status=waiting_approval&limit=1000`),
+  });
+  useLiveMessages((m) => {
+    if (m.type === 'update' && m.project_id === project.id) void client.invalidateQueries({ queryKey: key });
+  });
+  useLiveConnection(() => void client.invalidateQueries({ queryKey: key }));
+
+  const open = (id: number) => {
+    const params = new URLSearchParams(location.search);
+    params.set('t', String(id));
+    return `${location.pathname}?${params}`;
+  };
+  const tasks = [...(waiting.data ?? [])].sort((a, b) => a.id - b.id);
+  return (
+    <>
+      <PageHeader title={t('approvals.title')} />
+      {waiting.isPending ? (
+        <Spinner full={false} />
+      ) : waiting.error ? (
+        <FormError error={waiting.error} />
+      ) : (
+        <Paper variant="outlined">
+          <TableContainer>
+            <Table size="small" aria-label={t('approvals.title')}>
+              <TableHead>
+                <TableRow>
+                  <TableCell>{t('history.task')}</TableCell>
+                  <TableCell>{t('approvals.message')}</TableCell>
+                  <TableCell>{t('history.user')}</TableCell>
+                  <TableCell>{t('approvals.created')}</TableCell>
+                  <TableCell />
+                </TableRow>
+              </TableHead>
+              <TableBody>
+                {tasks.map((task) => (
+                  <TableRow key={task.id} hover data-task-id={task.id}>
+                    <TableCell>
+                      <Link component={RouterLink} to={open(task.id)} sx={{ fontWeight: 600 }}>
+                        {`#${task.id}`}
+                      </Link>{' '}
+                      {task.tpl_alias}
+                      <McpChip source={task.source} />
+                    </TableCell>
+                    <TableCell>{task.message || '—'}</TableCell>
+                    <TableCell>{task.user_name ?? '—'}</TableCell>
+                    <TableCell>{formatDateTime(task.created)}</TableCell>
+                    <TableCell align="right">
+                      {can('runProjectTasks') ? (
+                        <ApprovalActions projectId={project.id} taskId={task.id} />
+                      ) : (
+                        <Typography variant="body2" color="text.secondary">
+                          {t('approvals.cannotApprove')}
+                        </Typography>
+                      )}
+                    </TableCell>
+                  </TableRow>
+                ))}
+              </TableBody>
+            </Table>
+          </TableContainer>
+          {tasks.length === 0 && (
+            <Typography color="text.secondary" sx={{ p: 4, textAlign: 'center' }}>
+              {t('approvals.empty')}
+            </Typography>
+          )}
+        </Paper>
+      )}
+    </>
+  );
+}
