@@ -365,6 +365,8 @@ export async function findTaskPlan(
     .where('project_id', '=', projectId)
     .executeTakeFirst();
   return row ? (JSON.parse(row.summary) as PlanSummary) : undefined;
+}
+
 /** The tasks waiting for a person's approval in the given projects, oldest first (at most `limit`). */
 export function tasksWaitingApproval(db: Db, projectIds: readonly number[], limit: number) {
   if (!projectIds.length) return Promise.resolve([] as TaskListRow[]);
