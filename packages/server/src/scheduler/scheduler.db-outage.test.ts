@@ -47,7 +47,7 @@ function outageOn(name: TestDialect['name']) {
       expect(starter.calls).toEqual([]);
       relay.outage.up();
       await scheduler.idle();
-      expect(starter.calls.map((c) => c.origin)).toEqual([{ userId: null, scheduleId }]);
+      expect(starter.calls.map((c) => c.origin)).toEqual([{ userId: null, scheduleId, source: 'schedule' }]);
 
       clock.advanceTo('2030-01-01T10:10:00Z');
       await scheduler.idle();
