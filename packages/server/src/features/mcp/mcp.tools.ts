@@ -179,6 +179,10 @@ export function buildMcpServer(deps: Deps, caller: McpCaller): McpServer {
     return { lines, next_after: more ? cursor : null };
   }
 
+  /** The projects the caller reaches: its own (all for an admin), within the token's project limit. */
+  const reachableProjects = () =>
+    listProjects(db, user.id, Boolean(user.admin), limits?.projectIds ?? undefined);
+
   server.registerTool(
     'list_projects',
     {
@@ -190,12 +194,7 @@ export function buildMcpServer(deps: Deps, caller: McpCaller): McpServer {
     },
     () =>
       answer(deps.log, async () => {
-        const projects = await listProjects(
-          db,
-          user.id,
-          Boolean(user.admin),
-          limits?.projectIds ?? undefined,
-        );
+        const projects = await reachableProjects();
         const out = [];
         for (const p of projects) {
           const access = await projectAccess(p.id);
@@ -431,12 +430,7 @@ export function buildMcpServer(deps: Deps, caller: McpCaller): McpServer {
     },
     () =>
       answer(deps.log, async () => {
-        const projects = await listProjects(
-          db,
-          user.id,
-          Boolean(user.admin),
-          limits?.projectIds ?? undefined,
-        );
+        const projects = await reachableProjects();
         const rows = await tasksWaitingApproval(
           db,
           projects.map((p) => p.id),
