@@ -4,9 +4,13 @@ import type { OutputPage } from './task-output';
 /** The bytes of pages kept at most; the least recently read go first. */
 const MAX_BYTES = 64 * 1024 * 1024;
 
-/** What identifies one page of one finished log: the task (with its end, as SQLite may reuse a deleted task's id). */
+/**
+ * What identifies one page of one finished log: the task, with its final status and end (SQLite may reuse a deleted
+ * task's id, and a plan a person rejects passes through the final `rejected` on its way to `error`).
+ */
 export type FinishedPageKey = {
   taskId: number;
+  status: string;
   end: string;
   offset: number | undefined;
   after: number | undefined;
@@ -31,13 +35,20 @@ export class FinishedPages {
     q: { offset?: number; after?: number; limit: number },
   ): FinishedPageKey | null {
     if (!task.end || !finishedStatuses.includes(task.status as TaskStatus)) return null;
-    return { taskId: task.id, end: task.end, offset: q.offset, after: q.after, limit: q.limit };
+    return {
+      taskId: task.id,
+      status: task.status,
+      end: task.end,
+      offset: q.offset,
+      after: q.after,
+      limit: q.limit,
+    };
   }
 
   /** A strong validator of the page: the same key always answers the same bytes. */
   static etag(key: FinishedPageKey): string {
     const from = key.after !== undefined ? `a${key.after}` : `o${key.offset ?? 0}`;
-    return `"log-${key.taskId}-${Date.parse(key.end)}-${from}-${key.limit}"`;
+    return `"log-${key.taskId}-${key.status}-${Date.parse(key.end)}-${from}-${key.limit}"`;
   }
 
   /** Whether an If-None-Match header names the page's ETag (or `*`). */

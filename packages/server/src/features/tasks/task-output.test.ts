@@ -261,7 +261,7 @@ describe.each(testDialects())('task output pages on $name', (dialect) => {
     expect(first.statusCode).toBe(200);
     expect(first.json().map((l: { output: string }) => l.output)).toEqual(['first']);
     const etag = first.headers.etag as string;
-    expect(etag).toMatch(/^"log-\d+-\d+-o0-5"$/);
+    expect(etag).toMatch(/^"log-\d+-success-\d+-o0-5"$/);
     expect(first.headers['cache-control']).toBe('private, no-cache');
     // The browser's copy is current: 304 without a body.
     const again = await guest.request('GET', url, undefined, { 'if-none-match': etag });
@@ -287,6 +287,19 @@ describe.each(testDialects())('task output pages on $name', (dialect) => {
     expect(reEnded.headers.etag).not.toBe(etag);
     expect(reEnded.json()).toHaveLength(2);
     expect((await guest.request('GET', url, undefined, { 'if-none-match': etag })).statusCode).toBe(200);
+    // A final status that moves on within the same millisecond (a rejected plan on its way to error) is another key.
+    const last = new Date(Date.parse(ended) + 2000).toISOString();
+    await h.deps.db
+      .updateTable('task')
+      .set({ status: 'rejected', end: last })
+      .where('id', '=', task)
+      .execute();
+    const rejected = (await guest.get(url)).headers.etag;
+    await line('Plan rejected');
+    await h.deps.db.updateTable('task').set({ status: 'error' }).where('id', '=', task).execute();
+    const errored = await guest.get(url);
+    expect(errored.headers.etag).not.toBe(rejected);
+    expect(errored.json()).toHaveLength(3);
   });
 
   it('refuses bad offset, after and limit values with 400 naming the parameter', async () => {
