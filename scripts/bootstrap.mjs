@@ -1,12 +1,13 @@
 #!/usr/bin/env node
 // Makes a fresh clone runnable: installs dependencies when they are missing or stale, builds the web console
-// (--web) and the server (--server) when their sources are newer than their builds. Run before `npm start` and
-// `npm test`.
+// (--web) when its build was made from other sources, and the server (--server) when its sources are newer than its
+// build. Run before `npm start` and `npm test`.
 import { execSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { mtime, newest, serverBuildIsStale } from '../packages/server/scripts/build-state.mjs';
+import { mtime, serverBuildIsStale } from '../packages/server/scripts/build-state.mjs';
+import { webBuildIsStale } from '../packages/web/sources-digest.mjs';
 import { quietRun } from './quiet-run.mjs';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
@@ -33,19 +34,8 @@ if (!existsSync(installed) || mtime(join(root, 'package-lock.json')) > mtime(ins
 }
 if (!existsSync(sqliteBinding)) run('npm rebuild better-sqlite3', 'building the SQLite driver');
 
-if (wantWeb) {
-  const web = join(root, 'packages', 'web');
-  const built = mtime(join(web, 'dist', 'index.html'));
-  const sources = Math.max(
-    newest(join(web, 'src')),
-    mtime(join(web, 'index.html')),
-    // The build's own steps (e.g. the brotli/gzip copies precompress.ts writes).
-    mtime(join(web, 'vite.config.ts')),
-    mtime(join(web, 'precompress.ts')),
-    newest(join(root, 'packages', 'contracts', 'src')),
-  );
-  if (built < sources) run('npm run build -w @signalbox/web', 'building the web console');
-}
+// The web build records a digest of the sources it was made from (packages/web/sources-digest.mjs).
+if (wantWeb && webBuildIsStale()) run('npm run build -w @signalbox/web', 'building the web console');
 
 if (wantServer && serverBuildIsStale()) run('npm run build -w @signalbox/server', 'building the server');
 

@@ -1,9 +1,10 @@
 import { type ChildProcess, execSync, spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { webBuildIsStale } from '../../packages/web/sources-digest.mjs';
 
 export const root = fileURLToPath(new URL('../../', import.meta.url));
 export const ADMIN = {
@@ -25,10 +26,12 @@ function freePort(): Promise<number> {
   });
 }
 
-/** Builds the web console when its build is missing (npm test's bootstrap normally did it already). */
+/**
+ * Builds the web console when its build is missing or was made from other sources (npm test's bootstrap normally
+ * did it already; a browser test run alone would otherwise test an old build).
+ */
 export function ensureWebBuild() {
-  if (!existsSync(join(root, 'packages/web/dist/index.html')))
-    execSync('npm run build -w @signalbox/web', { cwd: root, stdio: 'inherit' });
+  if (webBuildIsStale()) execSync('npm run build -w @signalbox/web', { cwd: root, stdio: 'inherit' });
 }
 
 export type TestServer = {
