@@ -170,6 +170,10 @@ export interface TemplateTable {
   vault_name: string | null;
   /** A vault whose password a script prints: its path (repository-relative or absolute); null: none. */
   vault_script: string | null;
+  /** How many tasks it has; kept by triggers on task (migration 0027). */
+  task_count: Generated<number>;
+  /** Its newest task; null: none. Kept by triggers on task (migration 0027). */
+  last_task_id: Generated<number | null>;
 }
 
 export interface ScheduleTable {

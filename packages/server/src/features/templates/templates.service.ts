@@ -32,7 +32,6 @@ import {
   listTemplateRows,
   namesById,
   type TemplateRow,
-  taskCounts,
   unfinishedTaskIds,
   updateTemplate,
 } from './templates.store';
@@ -114,12 +113,8 @@ function toTemplate(
 export async function findTemplate(db: Db, projectId: number, id: number): Promise<Template | undefined> {
   const row = await findTemplateRow(db, projectId, id);
   if (!row) return undefined;
-  const [schedules, last, counts] = await Promise.all([
-    commitCheckSchedules(db, id),
-    lastTasks(db, projectId, [id]),
-    taskCounts(db, projectId, [id]),
-  ]);
-  return toTemplate(row, commitCheckOf(schedules), last.get(id) ?? null, counts.get(id) ?? 0);
+  const [schedules, last] = await Promise.all([commitCheckSchedules(db, id), lastTasks(db, projectId, [id])]);
+  return toTemplate(row, commitCheckOf(schedules), last.get(id) ?? null, Number(row.task_count));
 }
 
 /** The parsed template (used by the task engine); 404 "Template not found" when it is not in the project. */
@@ -148,10 +143,9 @@ export async function listTemplates(
 ): Promise<Template[]> {
   const rows = await listTemplateRows(db, projectId, opts.viewId);
   const ids = rows.map((r) => r.id);
-  const [schedules, last, counts] = await Promise.all([
+  const [schedules, last] = await Promise.all([
     commitCheckSchedulesOf(db, projectId),
     lastTasks(db, projectId, ids),
-    taskCounts(db, projectId, ids),
   ]);
   const byTemplate = new Map<number, ScheduleLike[]>();
   for (const s of schedules) byTemplate.set(s.template_id, [...(byTemplate.get(s.template_id) ?? []), s]);
@@ -160,7 +154,7 @@ export async function listTemplates(
       row,
       commitCheckOf(byTemplate.get(row.id) ?? []),
       last.get(row.id) ?? null,
-      counts.get(row.id) ?? 0,
+      Number(row.task_count),
     ),
   );
   return sortTemplates(db, projectId, list, opts);

@@ -89,25 +89,16 @@ function toLastTask(row: TaskWithNames): TemplateLastTask {
   };
 }
 
-/** The newest task of each given template (its secret column is read with the row but never answered). */
+/**
+ * The newest task of each given template (its secret column is read with the row but never answered): the task the
+ * template row names (`last_task_id`, kept by the database as tasks come and go), one primary-key read each.
+ */
 export async function lastTasks(db: Db, projectId: number, templateIds: number[]) {
   const result = new Map<number, TemplateLastTask>();
   if (templateIds.length === 0) return result;
-  // One index probe per template on task (template_id, id): a GROUP BY over the tasks would read the whole history.
-  const latest = db
-    .selectFrom('template')
-    .select((eb) =>
-      eb
-        .selectFrom('task')
-        .select((sub) => sub.fn.max('task.id').as('id'))
-        .whereRef('task.template_id', '=', 'template.id')
-        .as('id'),
-    )
-    .where('template.project_id', '=', projectId)
-    .where('template.id', 'in', templateIds);
   const rows = await db
-    .selectFrom('task')
-    .innerJoin('template', 'template.id', 'task.template_id')
+    .selectFrom('template')
+    .innerJoin('task', 'task.id', 'template.last_task_id')
     .leftJoin('user', 'user.id', 'task.user_id')
     .selectAll('task')
     .select([
@@ -116,35 +107,12 @@ export async function lastTasks(db: Db, projectId: number, templateIds: number[]
       'template.type as tpl_type',
       'template.app as tpl_app',
     ])
-    .where('task.id', 'in', latest)
+    .where('template.project_id', '=', projectId)
+    .where('template.id', 'in', templateIds)
     .where('task.project_id', '=', projectId)
     .execute();
   for (const row of rows) result.set(row.template_id, toLastTask(row));
   return result;
-}
-
-/**
- * How many tasks each given template has (Semaphore's template `tasks`): one index-only count per template on
- * task (template_id, id).
- */
-export async function taskCounts(db: Db, projectId: number, templateIds: number[]) {
-  const counts = new Map<number, number>();
-  if (templateIds.length === 0) return counts;
-  const rows = await db
-    .selectFrom('template')
-    .select((eb) => [
-      'template.id',
-      eb
-        .selectFrom('task')
-        .select((sub) => sub.fn.countAll().as('n'))
-        .whereRef('task.template_id', '=', 'template.id')
-        .as('tasks'),
-    ])
-    .where('template.project_id', '=', projectId)
-    .where('template.id', 'in', templateIds)
-    .execute();
-  for (const row of rows) counts.set(row.id, Number(row.tasks ?? 0));
-  return counts;
 }
 
 /** Names of the project's inventories, environments or repositories by id (for sorting template lists). */

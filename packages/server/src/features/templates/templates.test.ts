@@ -489,6 +489,44 @@ describe.each(testDialects())('templates on $name', (dialect) => {
     expect((await project.admin.get(`${project.base}/templates?sort=bogus`)).statusCode).toBe(400);
   });
 
+  it('follows its tasks as they are added and deleted: the count and the newest task', async () => {
+    const a = await create({ name: 'counted' });
+    const other = await create({ name: 'counted other' });
+    const first = await insertTask(h, project.projectId, a.id, { status: 'success' });
+    const second = await insertTask(h, project.projectId, a.id, { status: 'error' });
+    await insertTask(h, project.projectId, other.id, { status: 'success' });
+    const view = async (id: number) => {
+      const res = await project.admin.get(`${project.base}/templates/${id}`);
+      expect(res.statusCode).toBe(200);
+      const t = res.json() as {
+        tasks: number;
+        last_task_id: number | null;
+        last_task: { id: number } | null;
+      };
+      const listed = (
+        (await project.admin.get(`${project.base}/templates`)).json() as (typeof t & { id: number })[]
+      ).find((x) => x.id === id)!;
+      expect({ tasks: listed.tasks, last_task_id: listed.last_task_id }).toEqual({
+        tasks: t.tasks,
+        last_task_id: t.last_task_id,
+      });
+      return { tasks: t.tasks, last: t.last_task_id, lastTask: t.last_task?.id ?? null };
+    };
+    expect(await view(a.id)).toEqual({ tasks: 2, last: second, lastTask: second });
+
+    // The newest goes: the one before it is the newest again.
+    expect((await project.admin.del(`${project.base}/tasks/${second}`)).statusCode).toBe(204);
+    expect(await view(a.id)).toEqual({ tasks: 1, last: first, lastTask: first });
+    // An older one goes: the newest stays.
+    const third = await insertTask(h, project.projectId, a.id, { status: 'success' });
+    expect((await project.admin.del(`${project.base}/tasks/${first}`)).statusCode).toBe(204);
+    expect(await view(a.id)).toEqual({ tasks: 1, last: third, lastTask: third });
+    expect((await project.admin.del(`${project.base}/tasks/${third}`)).statusCode).toBe(204);
+    expect(await view(a.id)).toEqual({ tasks: 0, last: null, lastTask: null });
+    // Another template's tasks are its own.
+    expect((await view(other.id)).tasks).toBe(1);
+  });
+
   it('updates a template with 204', async () => {
     const t = await create({ name: 'Before' });
     const res = await project.clients.owner.put(
