@@ -242,9 +242,9 @@ export type TaskListRow = TaskRow & {
   runner_name: string | null;
 };
 
-function listQuery(db: Db) {
-  return db
-    .selectFrom('task')
+/** The list's columns of the tasks `from` yields: each task with its template's name/type/app, starter and runner. */
+function withListColumns<Q extends ReturnType<typeof listFrom>>(q: Q) {
+  return q
     .leftJoin('template', 'template.id', 'task.template_id')
     .leftJoin('user', 'user.id', 'task.user_id')
     .leftJoin('remote_runner', 'remote_runner.id', 'task.remote_runner_id')
@@ -258,19 +258,29 @@ function listQuery(db: Db) {
     ])
     .orderBy('task.id', 'desc');
 }
+const listFrom = (db: Db) => db.selectFrom('task');
+const listQuery = (db: Db) => withListColumns(listFrom(db));
 
+/**
+ * A page of the project's tasks, newest first. The page's ids are found on the task table alone (an index walk,
+ * however deep the offset), and only its rows are joined to their templates, starters and runners.
+ */
 export function listTasks(
   db: Db,
   projectId: number,
   opts: { templateId?: number; status?: string; limit: number; offset?: number },
 ): Promise<TaskListRow[]> {
-  let q = listQuery(db).where('task.project_id', '=', projectId);
-  if (opts.templateId) q = q.where('task.template_id', '=', opts.templateId);
-  if (opts.status) q = q.where('task.status', '=', opts.status);
-  return q
+  let ids = db.selectFrom('task').select('task.id').where('task.project_id', '=', projectId);
+  if (opts.templateId) ids = ids.where('task.template_id', '=', opts.templateId);
+  if (opts.status) ids = ids.where('task.status', '=', opts.status);
+  const page = ids
+    .orderBy('task.id', 'desc')
     .limit(opts.limit)
     .offset(opts.offset ?? 0)
-    .execute() as Promise<TaskListRow[]>;
+    .as('page');
+  return withListColumns(db.selectFrom(page).innerJoin('task', 'task.id', 'page.id')).execute() as Promise<
+    TaskListRow[]
+  >;
 }
 
 /** One task of a project with its template's name/type/app and the starter's name (as the list has them). */
@@ -295,14 +305,10 @@ export async function deleteTaskAndOutput(db: Db, id: number) {
 /** Keeps the newest `keep` tasks of a template (with a 10% dead zone, as the peer does). */
 export async function pruneTemplateTasks(db: Db, templateId: number, keep: number) {
   if (keep <= 0) return;
+  // The template row counts its tasks (kept by the database as tasks come and go).
   const count = toCount(
-    (
-      await db
-        .selectFrom('task')
-        .select((eb) => eb.fn.countAll().as('n'))
-        .where('template_id', '=', templateId)
-        .executeTakeFirst()
-    )?.n,
+    (await db.selectFrom('template').select('task_count').where('id', '=', templateId).executeTakeFirst())
+      ?.task_count,
   );
   if (count < keep + Math.floor(keep / 10)) return;
   const old = await db

@@ -246,6 +246,29 @@ describe.each(testDialects())('task API on $name', (dialect) => {
     expect(badStatus.json().error).toMatch(/^Status must be one of waiting, /);
   });
 
+  it('pages the task lists newest first: every task once, in order, with its template fields', async () => {
+    for (let i = 0; i < 3; i++)
+      expect((await members.owner.post(p('/tasks'), { template_id: tpl })).statusCode).toBe(201);
+    type Row = { id: number; tpl_alias: string; template_id: number };
+    const view = (rows: Row[]) => rows.map((t) => ({ id: t.id, tpl_alias: t.tpl_alias }));
+    const all = (await members.guest.get(p('/tasks'))).json() as Row[];
+    expect(all.length).toBeGreaterThanOrEqual(3);
+    const paged: Row[] = [];
+    for (let offset = 0; offset < all.length; offset += 2) {
+      const page = await members.guest.get(p(`/tasks?limit=2&offset=${offset}`));
+      expect(page.statusCode).toBe(200);
+      paged.push(...page.json());
+    }
+    expect(view(paged)).toEqual(view(all));
+    expect(all.every((t) => t.tpl_alias !== '' && typeof t.tpl_alias === 'string')).toBe(true);
+    expect(all.map((t) => t.id)).toEqual([...all.map((t) => t.id)].sort((x, y) => y - x));
+    expect((await members.guest.get(p(`/tasks?offset=${all.length}`))).json()).toEqual([]);
+    // The template's list pages the same way.
+    const ofTemplate = view((await members.guest.get(p(`/templates/${tpl}/tasks`))).json());
+    const second = view((await members.guest.get(p(`/templates/${tpl}/tasks?limit=1&offset=1`))).json());
+    expect(second).toEqual(ofTemplate.slice(1, 2));
+  });
+
   it("answers Semaphore's fields: a task's limit and empty secret, an output row's task, a template's count", async () => {
     const secret = 'survey-s3cret-value';
     const res = await members.owner.post(p('/tasks'), {
