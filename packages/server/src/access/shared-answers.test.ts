@@ -111,6 +111,29 @@ describe('shared answers being computed', () => {
     expect(freshBody(answers, '1 /list')).toBe('[]');
   });
 
+  it('hands the answer to the requests waiting for it, also one too large to keep', async () => {
+    const answers = new SharedAnswers(() => 0);
+    const big = 'x'.repeat(MAX_KEPT_BYTES / 4 + 1);
+    expect(answers.wait('1 /list', 1)).toBeUndefined();
+    const waiting = answers.wait('1 /list', 1);
+    const made = answers.keep('1 /list', 1, answers.version(1), big, 'application/json');
+    expect(made?.body.length).toBe(big.length);
+    // Not kept for later requests...
+    expect(answers.lookup('1 /list')).toBeUndefined();
+    answers.computed('1 /list', made);
+    // ...but those already waiting get it rather than computing it again one after another.
+    expect((await waiting)?.body.toString()).toBe(big);
+
+    // Made across a change: nothing to hand over, the waiting requests look again.
+    expect(answers.wait('1 /list', 1)).toBeUndefined();
+    const next = answers.wait('1 /list', 1);
+    const since = answers.version(1);
+    answers.changed(1);
+    expect(answers.keep('1 /list', 1, since, '[]', 'application/json')).toBeUndefined();
+    answers.computed('1 /list', undefined);
+    expect(await next).toBeUndefined();
+  });
+
   it('does not make a request wait for an answer computed before a change', () => {
     const answers = new SharedAnswers(() => 0);
     expect(answers.wait('1 /list', 1)).toBeUndefined();

@@ -95,41 +95,54 @@ export class SharedAnswers {
     return undefined;
   }
 
-  keep(key: string, projectId: number, since: number, body: string, contentType: string) {
-    if (this.version(projectId) !== since) return;
-    const bytes = Buffer.from(body);
-    if (bytes.length > MAX_KEPT_BYTES / 4) return;
+  /**
+   * Keeps an answer computed since version `since` of its project; answers it (also when it is too large to keep,
+   * so that the requests waiting for it get it: see `computed`), or undefined when the project changed meanwhile.
+   */
+  keep(key: string, projectId: number, since: number, body: string, contentType: string): Answer | undefined {
+    if (this.version(projectId) !== since) return undefined;
+    const answer = { body: Buffer.from(body), contentType, at: this.now() };
+    if (answer.body.length > MAX_KEPT_BYTES / 4) return answer;
     this.drop(key);
-    this.answers.set(key, { body: bytes, contentType, at: this.now() });
-    this.keptBytes += bytes.length;
+    this.answers.set(key, answer);
+    this.keptBytes += answer.body.length;
     // The least recently kept go first.
     while (this.answers.size > MAX_ANSWERS || this.keptBytes > MAX_KEPT_BYTES)
       this.drop(this.answers.keys().next().value as string);
+    return answer;
   }
 
   /** Answers being computed, by key: requests for the same list wait for the one computing it. */
-  private readonly computing = new Map<string, { since: number; done: Promise<void>; finish: () => void }>();
+  private readonly computing = new Map<
+    string,
+    { since: number; done: Promise<Answer | undefined>; finish: (answer: Answer | undefined) => void }
+  >();
 
   /**
    * Called on a miss: undefined when this request is to compute the answer (call `computed` when it is done),
-   * otherwise a promise that settles when the request already computing it is done (then look again).
+   * otherwise a promise of the answer the request already computing it made (undefined: it made none that may be
+   * shared, e.g. an error, a change meanwhile, or its client went away: then look again).
    */
-  wait(key: string, projectId: number): Promise<void> | undefined {
+  wait(key: string, projectId: number): Promise<Answer | undefined> | undefined {
     const since = this.version(projectId);
     const running = this.computing.get(key);
     if (running && running.since === since) return running.done;
-    let finish = () => {};
-    const done = new Promise<void>((resolve) => {
+    let finish: (answer: Answer | undefined) => void = () => {};
+    const done = new Promise<Answer | undefined>((resolve) => {
       finish = resolve;
     });
     this.computing.set(key, { since, done, finish });
     return undefined;
   }
 
-  computed(key: string) {
+  /**
+   * The request computing `key` is done; `answer` (what `keep` answered) goes to the requests waiting for it even
+   * when it was too large to keep — else each of them would compute it again, one after another.
+   */
+  computed(key: string, answer?: Answer) {
     const running = this.computing.get(key);
     this.computing.delete(key);
-    running?.finish();
+    running?.finish(answer);
   }
 }
 
@@ -177,7 +190,8 @@ export function registerChangeNotices(app: FastifyInstance, deps: Pick<Deps, 'bu
 }
 
 const STAMP = Symbol('shared answer stamp');
-type Stamped = FastifyRequest & { [STAMP]?: number };
+const MADE = Symbol('shared answer made');
+type Stamped = FastifyRequest & { [STAMP]?: number; [MADE]?: Answer };
 const keyOf = (request: FastifyRequest) => `${request.project.id} ${request.url}`;
 
 /**
@@ -199,7 +213,8 @@ export function serveSharedAnswers(scope: FastifyInstance, deps: Pick<Deps, 'bus
       // Past its time with no change announced, and another request is recomputing it: the last answer stands.
       if (kept) return send(kept.answer);
       // Bounded: a computing request whose client went away may never answer.
-      await Promise.race([running, delay(SHARED_ANSWER_MS, undefined, { ref: false })]);
+      const made = await Promise.race([running, delay(SHARED_ANSWER_MS, undefined, { ref: false })]);
+      if (made) return send(made);
     }
     request[STAMP] = answers.version(request.project.id);
   });
@@ -207,13 +222,13 @@ export function serveSharedAnswers(scope: FastifyInstance, deps: Pick<Deps, 'bus
     const since = request[STAMP];
     if (since !== undefined && reply.statusCode === 200 && typeof payload === 'string') {
       const type = String(reply.getHeader('content-type') ?? 'application/json; charset=utf-8');
-      answers.keep(keyOf(request), request.project.id, since, payload, type);
+      request[MADE] = answers.keep(keyOf(request), request.project.id, since, payload, type);
     }
     return payload;
   });
   // Whatever the answer (an error included), or none (the client went away): the requests waiting look again.
   const done = async (request: Stamped) => {
-    if (request[STAMP] !== undefined) answers.computed(keyOf(request));
+    if (request[STAMP] !== undefined) answers.computed(keyOf(request), request[MADE]);
   };
   scope.addHook('onResponse', done);
   scope.addHook('onRequestAbort', done);
