@@ -92,53 +92,80 @@ describe('shared answers, alone', () => {
 });
 
 describe('shared answers being computed', () => {
-  it('makes later requests for the same answer wait for the first, until it is done', async () => {
+  /** The request's turn: computing (its entry) or waiting (the answer it will be handed). */
+  const computes = (turn: ReturnType<SharedAnswers['wait']>) => {
+    if (!('compute' in turn)) throw new Error('expected to compute');
+    return turn.compute;
+  };
+  const waits = (turn: ReturnType<SharedAnswers['wait']>) => {
+    if (!('wait' in turn)) throw new Error('expected to wait');
+    return turn.wait;
+  };
+
+  it('makes later requests for the same answer wait for the first, and hands them its answer', async () => {
     const answers = new SharedAnswers(() => 0);
-    expect(answers.wait('1 /list', 1)).toBeUndefined(); // the first computes
-    const second = answers.wait('1 /list', 1);
-    const third = answers.wait('1 /list', 1);
-    expect(second).toBeInstanceOf(Promise);
+    const first = computes(answers.wait('1 /list', 1));
+    const second = waits(answers.wait('1 /list', 1));
+    const third = waits(answers.wait('1 /list', 1));
     expect(third).toBe(second);
-    expect(answers.wait('1 /other', 1)).toBeUndefined(); // another answer is computed alongside
-    let woken = false;
-    void second?.then(() => {
-      woken = true;
-    });
-    answers.keep('1 /list', 1, answers.version(1), '[]', 'application/json');
-    answers.computed('1 /list');
-    await second;
-    expect(woken).toBe(true);
+    computes(answers.wait('1 /other', 1)); // another answer is computed alongside
+    const made = answers.keep('1 /list', 1, first.since, '[]', 'application/json');
+    answers.computed('1 /list', first, made);
+    expect((await second)?.body.toString()).toBe('[]');
     expect(freshBody(answers, '1 /list')).toBe('[]');
+    // Done: the next miss computes again.
+    computes(answers.wait('1 /list', 1));
   });
 
   it('hands the answer to the requests waiting for it, also one too large to keep', async () => {
     const answers = new SharedAnswers(() => 0);
     const big = 'x'.repeat(MAX_KEPT_BYTES / 4 + 1);
-    expect(answers.wait('1 /list', 1)).toBeUndefined();
-    const waiting = answers.wait('1 /list', 1);
-    const made = answers.keep('1 /list', 1, answers.version(1), big, 'application/json');
-    expect(made?.body.length).toBe(big.length);
+    const first = computes(answers.wait('1 /list', 1));
+    const waiting = waits(answers.wait('1 /list', 1));
+    const made = answers.keep('1 /list', 1, first.since, big, 'application/json');
+    expect(made.body.length).toBe(big.length);
     // Not kept for later requests...
     expect(answers.lookup('1 /list')).toBeUndefined();
-    answers.computed('1 /list', made);
+    answers.computed('1 /list', first, made);
     // ...but those already waiting get it rather than computing it again one after another.
     expect((await waiting)?.body.toString()).toBe(big);
-
-    // Made across a change: nothing to hand over, the waiting requests look again.
-    expect(answers.wait('1 /list', 1)).toBeUndefined();
-    const next = answers.wait('1 /list', 1);
-    const since = answers.version(1);
-    answers.changed(1);
-    expect(answers.keep('1 /list', 1, since, '[]', 'application/json')).toBeUndefined();
-    answers.computed('1 /list', undefined);
-    expect(await next).toBeUndefined();
   });
 
-  it('does not make a request wait for an answer computed before a change', () => {
+  it('after a change, a new request computes anew; those that waited before it still get the earlier answer', async () => {
     const answers = new SharedAnswers(() => 0);
-    expect(answers.wait('1 /list', 1)).toBeUndefined();
+    const first = computes(answers.wait('1 /list', 1));
+    const before = waits(answers.wait('1 /list', 1));
     answers.changed(1);
-    expect(answers.wait('1 /list', 1)).toBeUndefined();
+    // A request after the change does not wait for an answer begun before it.
+    const second = computes(answers.wait('1 /list', 1));
+    const after = waits(answers.wait('1 /list', 1));
+    // The first is done: its answer is not kept (made across a change), but goes to those who asked before it...
+    const made = answers.keep('1 /list', 1, first.since, '["before"]', 'application/json');
+    expect(answers.lookup('1 /list')).toBeUndefined();
+    answers.computed('1 /list', first, made);
+    expect((await before)?.body.toString()).toBe('["before"]');
+    // ...and leaves the second one's computation in place: its waiters get the second answer.
+    let settled = false;
+    void after.then(() => {
+      settled = true;
+    });
+    await Promise.resolve();
+    expect(settled).toBe(false);
+    answers.computed(
+      '1 /list',
+      second,
+      answers.keep('1 /list', 1, second.since, '["after"]', 'application/json'),
+    );
+    expect((await after)?.body.toString()).toBe('["after"]');
+    expect(freshBody(answers, '1 /list')).toBe('["after"]');
+  });
+
+  it('a computation that ends without an answer wakes its waiters to look again', async () => {
+    const answers = new SharedAnswers(() => 0);
+    const first = computes(answers.wait('1 /list', 1));
+    const waiting = waits(answers.wait('1 /list', 1));
+    answers.computed('1 /list', first, undefined);
+    expect(await waiting).toBeUndefined();
   });
 });
 
@@ -211,17 +238,19 @@ describe.each(testDialects())('shared project lists on $name', (dialect) => {
     await renameTemplateBehindTheApi('Deploy (renamed)');
     vi.setSystemTime(Date.now() + SHARED_ANSWER_MS);
     // Another request is recomputing the list (held here): this one is not made to wait for it.
-    expect(shared.wait(key, projectId)).toBeUndefined();
+    const held = shared.wait(key, projectId);
+    if (!('compute' in held)) throw new Error('expected to compute');
     expect(await templateNames(guest)).toEqual(['Deploy']);
-    shared.computed(key);
+    shared.computed(key, held.compute);
     // Nobody recomputing: the request reads the list itself.
     expect(await templateNames(guest)).toEqual(['Deploy (renamed)']);
     // After an announced change the dropped answer is never sent, recompute or not: the request waits.
     await renameTemplateBehindTheApi('Deploy');
     h.deps.bus.emit('projectChanged', { projectId });
-    expect(shared.wait(key, projectId)).toBeUndefined();
+    const again = shared.wait(key, projectId);
+    if (!('compute' in again)) throw new Error('expected to compute');
     const waiting = templateNames(guest);
-    shared.computed(key);
+    shared.computed(key, again.compute);
     expect(await waiting).toEqual(['Deploy']);
   });
 

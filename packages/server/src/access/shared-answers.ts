@@ -29,6 +29,12 @@ export const MAX_KEPT_BYTES = 32 * 1024 * 1024;
 
 /** The bytes sent (encoded once, not on every send), their type, and when they were kept. */
 type Answer = { body: Buffer; contentType: string; at: number };
+/** An answer being computed by one request, since version `since` of its project; others wait for `done`. */
+type Computing = {
+  since: number;
+  done: Promise<Answer | undefined>;
+  finish: (answer: Answer | undefined) => void;
+};
 
 /**
  * The busiest project lists (templates, task history) answered from memory while nothing they show changed: under
@@ -96,13 +102,12 @@ export class SharedAnswers {
   }
 
   /**
-   * Keeps an answer computed since version `since` of its project; answers it (also when it is too large to keep,
-   * so that the requests waiting for it get it: see `computed`), or undefined when the project changed meanwhile.
+   * Keeps an answer computed since version `since` of its project, unless the project changed meanwhile or it is
+   * too large to keep; answers it either way, for the requests waiting for it (see `computed`).
    */
-  keep(key: string, projectId: number, since: number, body: string, contentType: string): Answer | undefined {
-    if (this.version(projectId) !== since) return undefined;
+  keep(key: string, projectId: number, since: number, body: string, contentType: string): Answer {
     const answer = { body: Buffer.from(body), contentType, at: this.now() };
-    if (answer.body.length > MAX_KEPT_BYTES / 4) return answer;
+    if (this.version(projectId) !== since || answer.body.length > MAX_KEPT_BYTES / 4) return answer;
     this.drop(key);
     this.answers.set(key, answer);
     this.keptBytes += answer.body.length;
@@ -113,36 +118,36 @@ export class SharedAnswers {
   }
 
   /** Answers being computed, by key: requests for the same list wait for the one computing it. */
-  private readonly computing = new Map<
-    string,
-    { since: number; done: Promise<Answer | undefined>; finish: (answer: Answer | undefined) => void }
-  >();
+  private readonly computing = new Map<string, Computing>();
 
   /**
-   * Called on a miss: undefined when this request is to compute the answer (call `computed` when it is done),
-   * otherwise a promise of the answer the request already computing it made (undefined: it made none that may be
-   * shared, e.g. an error, a change meanwhile, or its client went away: then look again).
+   * Called on a miss: `{ compute }` when this request is to compute the answer (hand `compute` to `computed` when
+   * it is done), otherwise `{ wait }`, the answer the request already computing it will make (undefined: it made
+   * none, e.g. an error or its client went away: then look again). A request computing since before a change of
+   * the project makes no one wait: the next request computes anew.
    */
-  wait(key: string, projectId: number): Promise<Answer | undefined> | undefined {
+  wait(key: string, projectId: number): { wait: Promise<Answer | undefined> } | { compute: Computing } {
     const since = this.version(projectId);
     const running = this.computing.get(key);
-    if (running && running.since === since) return running.done;
+    if (running && running.since === since) return { wait: running.done };
     let finish: (answer: Answer | undefined) => void = () => {};
     const done = new Promise<Answer | undefined>((resolve) => {
       finish = resolve;
     });
-    this.computing.set(key, { since, done, finish });
-    return undefined;
+    const compute = { since, done, finish };
+    this.computing.set(key, compute);
+    return { compute };
   }
 
   /**
-   * The request computing `key` is done; `answer` (what `keep` answered) goes to the requests waiting for it even
-   * when it was too large to keep — else each of them would compute it again, one after another.
+   * The request computing `key` (as `compute`) is done: `answer` goes to the requests that waited for it — also one
+   * too large to keep, or made while the project changed (they asked before the change: the answer is as new as
+   * what they asked for), else each of them would compute it again, one after another.
    */
-  computed(key: string, answer?: Answer) {
-    const running = this.computing.get(key);
-    this.computing.delete(key);
-    running?.finish(answer);
+  computed(key: string, compute: Computing, answer?: Answer) {
+    // A later request may compute the same key since a change: its entry stays.
+    if (this.computing.get(key) === compute) this.computing.delete(key);
+    compute.finish(answer);
   }
 }
 
@@ -191,7 +196,7 @@ export function registerChangeNotices(app: FastifyInstance, deps: Pick<Deps, 'bu
 
 const STAMP = Symbol('shared answer stamp');
 const MADE = Symbol('shared answer made');
-type Stamped = FastifyRequest & { [STAMP]?: number; [MADE]?: Answer };
+type Stamped = FastifyRequest & { [STAMP]?: Computing; [MADE]?: Answer };
 const keyOf = (request: FastifyRequest) => `${request.project.id} ${request.url}`;
 
 /**
@@ -208,27 +213,31 @@ export function serveSharedAnswers(scope: FastifyInstance, deps: Pick<Deps, 'bus
       const kept = answers.lookup(key);
       const send = (answer: Answer) => reply.header('content-type', answer.contentType).send(answer.body);
       if (kept?.fresh) return send(kept.answer);
-      const running = waits < 3 ? answers.wait(key, request.project.id) : undefined;
-      if (!running) break;
+      const turn = answers.wait(key, request.project.id);
+      if ('compute' in turn) {
+        request[STAMP] = turn.compute;
+        return;
+      }
       // Past its time with no change announced, and another request is recomputing it: the last answer stands.
       if (kept) return send(kept.answer);
       // Bounded: a computing request whose client went away may never answer.
-      const made = await Promise.race([running, delay(SHARED_ANSWER_MS, undefined, { ref: false })]);
+      const made = await Promise.race([turn.wait, delay(SHARED_ANSWER_MS, undefined, { ref: false })]);
       if (made) return send(made);
+      if (waits >= 2) break;
     }
-    request[STAMP] = answers.version(request.project.id);
   });
   scope.addHook('onSend', async (request: Stamped, reply, payload) => {
-    const since = request[STAMP];
-    if (since !== undefined && reply.statusCode === 200 && typeof payload === 'string') {
+    const compute = request[STAMP];
+    if (compute && reply.statusCode === 200 && typeof payload === 'string') {
       const type = String(reply.getHeader('content-type') ?? 'application/json; charset=utf-8');
-      request[MADE] = answers.keep(keyOf(request), request.project.id, since, payload, type);
+      request[MADE] = answers.keep(keyOf(request), request.project.id, compute.since, payload, type);
     }
     return payload;
   });
   // Whatever the answer (an error included), or none (the client went away): the requests waiting look again.
   const done = async (request: Stamped) => {
-    if (request[STAMP] !== undefined) answers.computed(keyOf(request), request[MADE]);
+    const compute = request[STAMP];
+    if (compute) answers.computed(keyOf(request), compute, request[MADE]);
   };
   scope.addHook('onResponse', done);
   scope.addHook('onRequestAbort', done);
