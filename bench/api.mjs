@@ -3,7 +3,7 @@
 //
 //   node bench/api.mjs [--db sqlite|postgres] [--templates 1000] [--tasks 1000000] [--lines 1000000]
 //                      [--connections 50] [--duration 5]
-//                      [--only projects,users,templates,tasks,last,output,page,deep]
+//                      [--only projects,users,templates,tasks,last,output,page,deep,cold,busy]
 //                      [--semi-space 2] [--write] [--keep] [--profile DIR]
 //
 // Starts the built Signalbox server (`npm run build` first; run as `npm start` runs it) on a fresh SQLite data dir
@@ -17,6 +17,10 @@
 // Endpoints: the projects and users lists (tiny answers, with the token and with a session cookie), the templates
 // list, the task list (limit 200), the last tasks (history of 200), the first 300 output
 // lines, and a 10,000-line output page at the start and 980,000 lines deep (the largest page the API serves).
+// The lists are read warm (the same URL again: shared answers), cold (`cold`: every request a different query
+// string, so no answer is shared and each is computed; the bare server answers the same bytes) and in a busy project
+// (`busy`: 20 short tasks of the project starting and ending all the time while the clients read, so every status
+// change drops the project's shared answers — what a team running work meets).
 // Server RSS: idle (after the seeding, a GC and 3 s of quiet) and peak (VmHWM at the end). --write adds the rows
 // to bench/README.md; --keep leaves the temp dir (and database) behind; --profile DIR writes a V8 CPU profile of
 // the Signalbox server during the load.
@@ -151,7 +155,8 @@ async function startBare(file) {
     const app = Fastify();
     const byUrl = new Map(routes.map((r) => [r.url, { body: Buffer.from(r.body, 'base64'), type: r.type }]));
     app.get('*', (request, reply) => {
-      const route = byUrl.get(request.url);
+      // A cold request's own query parameter names no other answer.
+      const route = byUrl.get(request.url.replace(/[?&]cold=[0-9]+$/, ''));
       if (!route) return reply.status(404).send();
       return reply.type(route.type).send(route.body);
     });
@@ -169,10 +174,18 @@ async function startBare(file) {
   return { child, base: `http://127.0.0.1:${port}` };
 }
 
-/** autocannon against `base + path`: requests/s (mean), p50, p99 (ms), and how many answers were not 2xx. */
-async function load(base, path, headers) {
+/**
+ * autocannon against `base + path`: requests/s (mean), p50, p99 (ms), and how many answers were not 2xx. `cold`:
+ * every request with its own `cold=<n>` query parameter (no answer shared between two requests).
+ */
+async function load(base, path, headers, cold = false) {
+  let n = 0;
+  const sep = path.includes('?') ? '&' : '?';
+  const requests = cold
+    ? [{ setupRequest: (req) => ({ ...req, path: `${path}${sep}cold=${++n}` }) }]
+    : undefined;
   const run = (duration) =>
-    autocannon({ url: base + path, connections: CONNECTIONS, duration, headers, pipelining: 1 });
+    autocannon({ url: base + path, connections: CONNECTIONS, duration, headers, pipelining: 1, requests });
   const warmUp = await run(1); // JIT, connection pools, caches
   const result = await run(DURATION);
   return {
@@ -200,6 +213,27 @@ async function waitForTask(call, path, id, cookie) {
     if (['success', 'error', 'stopped'].includes(task.status)) return task;
     await sleep(200);
   }
+}
+
+/**
+ * Keeps a project busy: one loop per template starting a short task of it and waiting for its end, again and again,
+ * until stop() (each task's status changes drop the project's shared answers, as a team's running work does).
+ */
+function keepBusy(call, path, templates, cookie) {
+  let stopping = false;
+  const loops = templates.map(async (templateId) => {
+    while (!stopping) {
+      const res = await call('POST', `${path}/tasks`, { template_id: templateId, environment: '{}' }, cookie);
+      if (res.status !== 201) throw new Error(`busy task: ${res.status}`);
+      await waitForTask(call, path, res.json.id, cookie);
+    }
+  });
+  return {
+    async stop() {
+      stopping = true;
+      await Promise.all(loops);
+    },
+  };
 }
 
 const mb = (bytes) => `${Math.round(bytes / 2 ** 20)} MB`;
@@ -276,6 +310,21 @@ async function main() {
       templateIds.push(...(await Promise.all(batch)));
     }
     log(`${TEMPLATES} templates in ${((Date.now() - started) / 1000).toFixed(1)} s`);
+    // A busy project's tasks: short ones (a line, a fifth of a second), of 20 templates of their own.
+    const busyTemplates = [];
+    if (!ONLY || ONLY.includes('busy')) {
+      writeFileSync(join(repo, 'short.sh'), '#!/bin/bash\necho busy\nsleep 2\n');
+      for (let i = 0; i < 20; i++)
+        busyTemplates.push(
+          await post('templates', {
+            name: `Busy ${i + 1}`,
+            app: 'bash',
+            playbook: 'short.sh',
+            repository_id: repository,
+            environment_id: environment,
+          }),
+        );
+    }
     const output = (await call('POST', `${path}/tasks`, { template_id: templateIds[0] }, cookie)).json.id;
     const done = await waitForTask(call, path, output, cookie);
     if (done.status !== 'success') throw new Error(`the output task ended ${done.status}`);
@@ -294,6 +343,18 @@ async function main() {
       ['templates', 'GET …/templates', `${path}/templates`],
       ['tasks', 'GET …/tasks?limit=200', `${path}/tasks?limit=200`],
       ['last', 'GET …/tasks/last (history 200)', `${path}/tasks/last`],
+      ['cold', 'GET …/templates, cold', `${path}/templates`, 'token', 'cold'],
+      ['cold', 'GET …/tasks?limit=200, cold', `${path}/tasks?limit=200`, 'token', 'cold'],
+      ['cold', 'GET …/tasks/last (history 200), cold', `${path}/tasks/last`, 'token', 'cold'],
+      [
+        'cold',
+        'GET …/tasks?limit=200 at offset 990,000, cold',
+        `${path}/tasks?limit=200&offset=${Math.max(0, TASKS - 10_000)}`,
+        'token',
+        'cold',
+      ],
+      ['busy', 'GET …/templates, busy project', `${path}/templates`, 'token', 'busy'],
+      ['busy', 'GET …/tasks?limit=200, busy project', `${path}/tasks?limit=200`, 'token', 'busy'],
       ['output', 'GET …/output first 300 lines', `${path}/tasks/${output}/output?limit=300`],
       [
         'page',
@@ -307,10 +368,11 @@ async function main() {
       ],
     ]
       .filter(([name]) => !ONLY || ONLY.includes(name))
-      .map(([, label, url, auth]) => [label, url, auth]);
+      .map(([, label, url, auth, mode]) => [label, url, auth, mode]);
     const headersFor = (auth) => (auth === 'cookie' ? { cookie } : { authorization: `Bearer ${token}` });
     const saved = [];
     for (const [, url, auth] of endpoints) {
+      if (saved.some((s) => s.url === url)) continue;
       const res = await fetch(base + url, { headers: headersFor(auth) });
       if (res.status !== 200) throw new Error(`${url}: ${res.status} ${await res.text()}`);
       const body = Buffer.from(await res.arrayBuffer());
@@ -328,15 +390,18 @@ async function main() {
     await sleep(3000);
     const idleRss = readProc(server.pid, 'VmRSS');
     const rows = [];
-    for (const [i, [label, url, auth]] of endpoints.entries()) {
+    for (const [label, url, auth, mode] of endpoints) {
       await settle(base);
+      const busy = mode === 'busy' ? keepBusy(call, path, busyTemplates, cookie) : null;
       const cpuBefore = cpuSeconds(server.pid);
-      const ours = await load(base, url, headersFor(auth));
+      const ours = await load(base, url, headersFor(auth), mode === 'cold');
       const cpu = cpuSeconds(server.pid) - cpuBefore;
-      // Server CPU per answered request, warm-up included (both runs of `load`).
+      await busy?.stop();
+      // Server CPU per answered request, warm-up included (both runs of `load`); in a busy project it includes
+      // running the tasks.
       ours.cpuMs = (1000 * cpu) / Math.max(1, ours.total);
-      const theirs = await load(bare.base, url, {});
-      rows.push({ label, bytes: saved[i].bytes, ours, theirs });
+      const theirs = await load(bare.base, url, {}, mode === 'cold');
+      rows.push({ label, bytes: saved.find((s) => s.url === url).bytes, ours, theirs });
       log(
         `${label}: ${fmt(ours.rps)} req/s p50 ${ours.p50} ms p99 ${ours.p99} ms (failed ${ours.failed}), ` +
           `server CPU ${ours.cpuMs.toFixed(2)} ms/request; ` +
