@@ -19,10 +19,18 @@ Commands:
   restore --file F            restore such a file into an instance without projects
   runner register|start|unregister …
                               run tasks of a server on this machine (see "signalbox runner help")
+
+Client commands (a server's REST API with an API token; "signalbox <command> --help" for each):
 `;
 
 export async function main(argv: string[]): Promise<void> {
   const [command, ...rest] = argv;
+  // The client commands talk to a server: they need none of its configuration (loaded on demand).
+  const client = await import('./cli/client');
+  if (command && client.clientCommandNames.has(command)) {
+    process.exitCode = await client.runClientCommand(command, rest);
+    return;
+  }
   let config: ReturnType<typeof loadConfig>;
   try {
     config = loadConfig();
@@ -71,7 +79,7 @@ export async function main(argv: string[]): Promise<void> {
       return;
     }
     default:
-      console.log(usage);
+      console.log(`${usage}${client.clientUsage()}\n`);
       process.exitCode = command && command !== 'help' && command !== '--help' ? 1 : 0;
   }
 }
