@@ -39,16 +39,19 @@ function refusal(status: number, body: ErrorBody | null, credentials: Credential
     return new ClientError(`the server at ${credentials.url} refused the API token (401): ${how}`);
   }
   const said = typeof body?.error === 'string' && body.error ? body.error : `HTTP ${status}`;
+  // A refused field is named as the command line names it (survey.count, answered by --var count=…: count).
   const fields =
     body?.fields && typeof body.fields === 'object'
-      ? Object.entries(body.fields as Record<string, unknown>)
-          .filter(([, text]) => typeof text === 'string')
-          .map(([field, text]) => `${field}: ${text}`)
+      ? Object.entries(body.fields as Record<string, unknown>).filter(
+          (entry): entry is [string, string] => typeof entry[1] === 'string',
+        )
       : [];
-  const detail = fields.length && !fields.some((f) => f.endsWith(said)) ? ` (${fields.join('; ')})` : '';
+  const named = fields.map(([field, text]) => `${field.replace(/^survey\./, '')}: ${text}`).join('; ');
+  const told =
+    fields.length === 0 ? said : fields.some(([, text]) => text === said) ? named : `${said} (${named})`;
   const prefix = status >= 500 ? `the server failed (${status}): ` : '';
   const code = typeof body?.code === 'string' ? body.code : undefined;
-  return new ClientError(`${prefix}${said}${detail}`.replace(/\s*\n\s*/g, ' '), 1, code);
+  return new ClientError(`${prefix}${told}`.replace(/\s*\n\s*/g, ' '), 1, code);
 }
 
 /**

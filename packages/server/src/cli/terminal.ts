@@ -7,10 +7,10 @@
 const FRAMES = ['⠋', '⠙', '⠹', '⠸', '⠼', '⠴', '⠦', '⠧', '⠇', '⠏'];
 const FRAME_MS = 80;
 
-// biome-ignore lint/suspicious/noControlCharactersInRegex: the sequences a log line may hold start with ESC
-const ESCAPES = /\u001b\[[0-9;?]*[ -/]*[@-~]|\u001b\][^\u0007\u001b]*(?:\u0007|\u001b\\)|\u001b[@-Z\\-_]?/g;
-// biome-ignore lint/suspicious/noControlCharactersInRegex: control characters other than tab
-const CONTROLS = /[\u0000-\u0008\u000b-\u001f\u007f\u0080-\u009f]/g;
+/** Escape sequences (ESC …), then any other control character but tab. */
+const UNSAFE =
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: the control characters are what it finds
+  /\u001b\[[0-9;?]*[ -/]*[@-~]|\u001b\][^\u0007\u001b]*(?:\u0007|\u001b\\)|\u001b[@-Z\\-_]?|[\u0000-\u0008\u000b-\u001f\u007f\u0080-\u009f]/g;
 // biome-ignore lint/suspicious/noControlCharactersInRegex: a colour sequence (SGR) is ESC [ … m
 const COLOUR = /^\u001b\[[0-9;]*m$/;
 
@@ -19,7 +19,7 @@ const COLOUR = /^\u001b\[[0-9;]*m$/;
  * clipboard) and control character is dropped, so a task's output cannot drive the terminal that shows it.
  */
 export function terminalSafe(line: string): string {
-  return line.replace(ESCAPES, (sequence) => (COLOUR.test(sequence) ? sequence : '')).replace(CONTROLS, '');
+  return line.replace(UNSAFE, (found) => (COLOUR.test(found) ? found : ''));
 }
 
 export class Terminal {
