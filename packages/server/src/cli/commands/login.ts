@@ -28,13 +28,13 @@ which keeps it out of the process list and the shell history (--token T puts it 
 SIGNALBOX_URL and SIGNALBOX_TOKEN, when set, take the place of what is stored.
 
 ${optionsHelp([
-  ['--url URL', 'the server (e.g. https://signalbox.example.com)'],
+  ['--url URL', 'the server (e.g. https://signalbox.example.com); default: SIGNALBOX_URL'],
   ['--token T', 'the API token (prefer stdin or the prompt)'],
 ])}`,
   options: { url: { type: 'string' }, token: { type: 'string' } },
   args: { min: 0, max: 0, names: '' },
   async run({ values, term }) {
-    const urlText = stringOption(values, 'url');
+    const urlText = stringOption(values, 'url') ?? process.env.SIGNALBOX_URL?.trim();
     if (!urlText) throw new UsageError('login needs --url (the server, e.g. https://signalbox.example.com)');
     const url = normalizeUrl(urlText);
     const token = checkToken(stringOption(values, 'token') ?? (await readToken()));
