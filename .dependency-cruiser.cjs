@@ -1,6 +1,9 @@
 // The layering of packages/server/src (see the server's design notes), checked by `npm run lint`.
 // From top to bottom; a module imports only from its own layer or below, never above, and never in a cycle:
 //   1. app.ts, main.ts                          composition root
+//   1b. cli/                                    the remote client commands (signalbox login, run, …): a client of
+//                                               a server's REST API, it uses only the ground floor and the
+//                                               contracts, and only main.ts uses it
 //   2. features/<name>/                         routes, services and stores of one product area; another feature
 //                                               only through its public entry (features/<name>/index.ts)
 //   2b. access/                                 who a request is and what it may reach: the auth hook, the
@@ -20,6 +23,7 @@ const src = '^packages/server/src/';
 const testFile = '\\.test\\.ts$';
 
 const composition = `${src}(app|main)\\.ts$`;
+const client = `${src}cli/`;
 const features = `${src}features/`;
 const access = `${src}access/`;
 const engines = `${src}((tasks|live|scheduler|alerts|runners)/|deps\\.ts$)`;
@@ -36,6 +40,14 @@ module.exports = {
       severity: 'error',
       from: { path: src, pathNot: testFile },
       to: { path: '^packages/server/test/' },
+    },
+    layer('client', client, [composition, features, access, engines, http], testFile),
+    {
+      name: 'client-from-main',
+      comment: 'Only main.ts starts the client commands; the server never depends on them',
+      severity: 'error',
+      from: { path: src, pathNot: [`${src}main\\.ts$`, client, testFile] },
+      to: { path: client },
     },
     layer('features', features, [composition], testFile),
     {

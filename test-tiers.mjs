@@ -21,6 +21,9 @@ const serverUnit = [
   'src/runners/server/inbox.test.ts',
   'src/tasks/executors/terraform-plan.test.ts',
   'src/features/mcp/mcp-rate-limit.test.ts',
+  // The client commands' pure parts: --var answers, terminal-safe log lines, URLs and tokens.
+  'src/cli/run-vars.test.ts',
+  'src/cli/terminal.test.ts',
   // The deploy files (Dockerfile, compose file, systemd unit, .env.example), read and checked against the code.
   'test/deploy/compose.test.ts',
   'test/deploy/dockerfile.test.ts',
@@ -62,6 +65,8 @@ const serverSystem = [
   'src/features/auth/ldap.test.ts',
   // Audit receivers on loopback sockets that are down, slow or back, and the signalbox command.
   'src/audit/forward.test.ts',
+  // `signalbox login`, `run --follow` and the other client commands against a server process.
+  'src/cli/client.process.test.ts',
   // `signalbox runner` processes against a stand-in server: registration, jobs, reconnects, stops, secrets.
   'src/runners/client/runner-client.test.ts',
 ];

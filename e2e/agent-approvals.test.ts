@@ -2,6 +2,7 @@ import { rmSync } from 'node:fs';
 import { Client as McpClient } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { pageOverflow, screenVariants, shot } from './support/browser';
 import { waitForStatus } from './support/seed';
 import { useSharedServerAsAdmin } from './support/shared';
 import { expectSnackbar, seedBashResources } from './support/team';
@@ -91,6 +92,37 @@ describe('runs started by an AI agent', () => {
     await history(approved).locator('[data-status="success"]').waitFor();
     expect(await history(approved).locator('[data-source="mcp"]').count()).toBe(1);
     await page.context().close();
+  });
+
+  it('wait in the inbox and show their MCP chip once approved, light and dark, at desktop and phone width', async () => {
+    const admin = suite.admin;
+    for (const { scheme, viewport, size } of screenVariants()) {
+      const id = await agentRun(`release ${scheme} ${size}`);
+      const page = await suite.pageAs(admin, { colorScheme: scheme, viewport });
+      await page.addInitScript((dark) => localStorage.setItem('darkMode', dark), String(scheme === 'dark'));
+      await page.goto(`/project/${projectId}/approvals`);
+      const row = page.locator(`[data-task-id="${id}"]`);
+      await row.waitFor();
+      expect(await row.locator('[data-source="mcp"]').count()).toBe(1);
+      await page.mouse.move(0, 0);
+      expect(await pageOverflow(page)).toBeLessThanOrEqual(1);
+      // The buttons are on the screen, not past a list that scrolls sideways.
+      const approve = await row.getByRole('button', { name: 'Approve' }).boundingBox();
+      expect((approve?.x ?? Infinity) + (approve?.width ?? 0)).toBeLessThanOrEqual(viewport.width);
+      await shot(page, `approvals-${scheme}-${size}`);
+
+      await row.getByRole('button', { name: 'Approve' }).click();
+      await expectSnackbar(page, `Task #${id} approved`);
+      await waitForStatus(admin, projectId, id, ['success']);
+      await page.goto(`/project/${projectId}/history?t=${id}`);
+      const dialog = page.getByRole('dialog');
+      await dialog.locator('[data-status="success"]').waitFor();
+      expect(await dialog.locator('[data-source="mcp"]').count()).toBe(1);
+      await dialog.getByText('release').first().waitFor();
+      expect(await pageOverflow(page)).toBeLessThanOrEqual(1);
+      await shot(page, `task-mcp-${scheme}-${size}`);
+      await page.context().close();
+    }
   });
 
   it('can be approved from the task dialog, and the project setting shows on the settings page', async () => {

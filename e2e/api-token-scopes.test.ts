@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { createUser, login } from './support/api';
+import { pageOverflow, screenVariants, shot } from './support/browser';
 import { useSharedServerAsAdmin } from './support/shared';
 
 const suite = useSharedServerAsAdmin();
@@ -72,5 +73,45 @@ describe('API token scopes', () => {
     await dialog.getByRole('button', { name: 'Close' }).click();
     await expect.poll(() => dialog.count()).toBe(0);
     await page.context().close();
+  });
+
+  it('shows the scopes and projects of the token dialog, light and dark, at desktop and phone width', async () => {
+    const me = await createUser(suite.admin, { name: 'Deploy Bot Owner' });
+    for (const name of ['Web fleet', 'Data fleet']) {
+      const { id } = await suite.admin.post<{ id: number }>('/projects', { name });
+      await suite.admin.post(`/project/${id}/users`, { user_id: me.id, role: 'owner' });
+    }
+    const api = await login(suite.server.url, me.username, me.password);
+    for (const { scheme, viewport, size } of screenVariants()) {
+      const page = await suite.pageAs(api, { colorScheme: scheme, viewport });
+      await page.addInitScript((dark) => localStorage.setItem('darkMode', dark), String(scheme === 'dark'));
+      await page.goto('/');
+      if (size === '390') await page.getByRole('button', { name: 'Open menu' }).click();
+      await page.getByRole('button', { name: 'User menu' }).click();
+      await page.getByRole('menuitem', { name: 'API tokens' }).click();
+      const dialog = page.getByRole('dialog', { name: 'API tokens' });
+      await dialog.getByRole('textbox', { name: 'Name', exact: true }).fill(`deploy bot ${scheme} ${size}`);
+      await dialog.getByRole('checkbox', { name: 'Write', exact: true }).uncheck();
+      await dialog.getByRole('checkbox', { name: 'All my projects' }).uncheck();
+      await dialog.getByRole('combobox', { name: 'Only these projects' }).click();
+      await page.getByRole('option', { name: 'Web fleet' }).click();
+      // Closes the project list by clicking beside it, so the form shows what was chosen.
+      await dialog.getByText('What the token may do').click();
+      await page.getByRole('listbox').waitFor({ state: 'detached' });
+      await page.mouse.move(0, 0);
+      await shot(page, `api-token-form-${scheme}-${size}`);
+      await dialog.getByRole('button', { name: 'Create token' }).click();
+      await dialog.getByRole('textbox', { name: 'New token' }).waitFor();
+      const row = dialog.getByRole('row').filter({ hasText: `deploy bot ${scheme} ${size}` });
+      await row.getByText('Web fleet').waitFor();
+      await row.getByText('Run', { exact: true }).waitFor();
+      expect(await row.getByText('Write', { exact: true }).count()).toBe(0);
+      // On a phone the list is below the form: the new token's row is shown.
+      await row.scrollIntoViewIfNeeded();
+      await page.mouse.move(0, 0);
+      expect(await pageOverflow(page)).toBeLessThanOrEqual(1);
+      await shot(page, `api-token-scopes-${scheme}-${size}`);
+      await page.context().close();
+    }
   });
 });

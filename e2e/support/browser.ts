@@ -58,6 +58,24 @@ export const screenshotDir = join(root, '.e2e-artifacts', 'screenshots');
 /** Screenshots are taken only by `npm run screenshots`; other runs assert the same screens without saving them. */
 export const takingScreenshots = process.env.SIGNALBOX_SCREENSHOTS === '1';
 
+/**
+ * The schemes and widths a screen is checked at: under `npm run screenshots` light and dark at 1280 and 390 px,
+ * otherwise light at 390 px (where a screen overflows first).
+ */
+export function screenVariants() {
+  const all = [
+    { scheme: 'light', viewport: DESKTOP, size: '1280' },
+    { scheme: 'dark', viewport: DESKTOP, size: '1280' },
+    { scheme: 'light', viewport: PHONE, size: '390' },
+    { scheme: 'dark', viewport: PHONE, size: '390' },
+  ] as const;
+  return takingScreenshots ? all : all.filter((v) => v.scheme === 'light' && v.size === '390');
+}
+
+/** How far the page is wider than the window, in px (more than 1 is a sideways scroll). */
+export const pageOverflow = (page: Page) =>
+  page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+
 /** Saves a screenshot as .e2e-artifacts/screenshots/<name>.png once transitions have finished. */
 export async function shot(page: Page, name: string) {
   if (!takingScreenshots) return;

@@ -1,5 +1,7 @@
-import { ConfigError, loadConfig } from './config';
-import { migrate, openDb } from './db';
+// Types only: the configuration and the database are loaded once a command needs them (the client commands
+// need neither, and start faster without them).
+import type { Config } from './config';
+import type { openDb } from './db';
 
 const usage = `Usage: signalbox <command>
 
@@ -19,11 +21,20 @@ Commands:
   restore --file F            restore such a file into an instance without projects
   runner register|start|unregister …
                               run tasks of a server on this machine (see "signalbox runner help")
+
+Client commands (a server's REST API with an API token; "signalbox <command> --help" for each):
 `;
 
 export async function main(argv: string[]): Promise<void> {
   const [command, ...rest] = argv;
-  let config: ReturnType<typeof loadConfig>;
+  // The client commands talk to a server: they need none of its configuration (loaded on demand).
+  const client = await import('./cli/client');
+  if (command && client.clientCommandNames.has(command)) {
+    process.exitCode = await client.runClientCommand(command, rest);
+    return;
+  }
+  const { ConfigError, loadConfig } = await import('./config');
+  let config: Config;
   try {
     config = loadConfig();
   } catch (err) {
@@ -38,6 +49,7 @@ export async function main(argv: string[]): Promise<void> {
     case 'service':
       return serve(config);
     case 'migrate': {
+      const { migrate, openDb } = await import('./db');
       const handle = openDb(config.dbUrl);
       const applied = await migrate(handle);
       console.log(applied.length ? `Applied: ${applied.join(', ')}` : 'Database is up to date');
@@ -71,7 +83,7 @@ export async function main(argv: string[]): Promise<void> {
       return;
     }
     default:
-      console.log(usage);
+      console.log(`${usage}${client.clientUsage()}\n`);
       process.exitCode = command && command !== 'help' && command !== '--help' ? 1 : 0;
   }
 }
@@ -81,9 +93,10 @@ export async function main(argv: string[]): Promise<void> {
  * the database however the command ends.
  */
 async function withMigratedDb(
-  config: ReturnType<typeof loadConfig>,
+  config: Config,
   command: (handle: ReturnType<typeof openDb>) => Promise<number>,
 ) {
+  const { migrate, openDb } = await import('./db');
   const handle = openDb(config.dbUrl);
   try {
     await migrate(handle);
@@ -101,7 +114,7 @@ async function withMigratedDb(
 }
 
 /** The audit forwarder of a command, when one is configured; its warnings go to stderr. */
-async function cliAuditForwarder(config: ReturnType<typeof loadConfig>, handle: ReturnType<typeof openDb>) {
+async function cliAuditForwarder(config: Config, handle: ReturnType<typeof openDb>) {
   if (!config.auditWebhookUrl && !config.auditSyslog) return null;
   const { createAuditForwarder, withAuditForwarding } = await import('./audit/forward');
   const { pino } = await import('pino');
@@ -110,7 +123,7 @@ async function cliAuditForwarder(config: ReturnType<typeof loadConfig>, handle: 
   return forwarder && { db: withAuditForwarding(handle.db, forwarder), close: () => forwarder.close() };
 }
 
-async function serve(config: ReturnType<typeof loadConfig>) {
+async function serve(config: Config) {
   const { buildApp } = await import('./app');
   const { ensureAdmin } = await import('./features/users/users.service');
   const { SecretKeyMismatchError } = await import('./db/options');

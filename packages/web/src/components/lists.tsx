@@ -57,18 +57,23 @@ export function CardList({ label, children }: { label: string; children: ReactNo
   );
 }
 
-/** A card of a CardList: a title row (title, then what sits at its right), then its lines. */
+/**
+ * A card of a CardList: a title row (title, then what sits at its right), then its lines. `data` sets data-*
+ * attributes on the card (as a table row of the same item has them).
+ */
 export function Card({
   title,
   aside,
   children,
+  data,
 }: {
   title: ReactNode;
   aside?: ReactNode;
   children?: ReactNode;
+  data?: Record<`data-${string}`, string>;
 }) {
   return (
-    <Paper component="li" variant="outlined" sx={{ p: 1.5, minWidth: 0 }}>
+    <Paper component="li" variant="outlined" sx={{ p: 1.5, minWidth: 0 }} {...data}>
       <Box sx={{ display: 'flex', alignItems: 'center', gap: 1, minWidth: 0 }}>
         <Box sx={{ flex: '1 1 auto', minWidth: 0, fontWeight: 600, overflowWrap: 'anywhere' }}>{title}</Box>
         {aside}

@@ -1,4 +1,5 @@
 import {
+  Box,
   Link,
   Paper,
   Table,
@@ -16,6 +17,7 @@ import { api } from '../../api/client';
 import { useLiveConnection, useLiveMessages } from '../../api/live';
 import { formatDateTime } from '../../components/format';
 import { FormError } from '../../components/forms';
+import { Card, CardLine, CardList, usePhone } from '../../components/lists';
 import { PageHeader } from '../../components/PageHeader';
 import { useProjectContext } from '../../components/project-context';
 import { Spinner } from '../../components/states';
@@ -23,13 +25,15 @@ import { ApprovalActions, approvalKeys, McpChip, type Task } from '../tasks';
 
 /**
  * Approvals: the project's runs waiting for a person (started by AI agents while the project asks for approval),
- * oldest first, with Approve and Reject for those who may run tasks. The list follows live status changes.
+ * oldest first, with Approve and Reject for those who may run tasks. The list follows live status changes; below
+ * 600 px it is a list of cards.
  */
 export default function ApprovalsPage() {
   const { t } = useTranslation();
   const { project, can } = useProjectContext();
   const location = useLocation();
   const client = useQueryClient();
+  const phone = usePhone();
   const key = approvalKeys.waiting(project.id);
   const waiting = useQuery({
     queryKey: key,
@@ -46,6 +50,28 @@ export default function ApprovalsPage() {
     return `${location.pathname}?${params}`;
   };
   const tasks = [...(waiting.data ?? [])].sort((a, b) => a.id - b.id);
+  const title = (task: Task) => (
+    <>
+      <Link component={RouterLink} to={open(task.id)} sx={{ fontWeight: 600 }}>
+        {`#${task.id}`}
+      </Link>{' '}
+      {task.tpl_alias}
+      <McpChip source={task.source} />
+    </>
+  );
+  const actions = (task: Task) =>
+    can('runProjectTasks') ? (
+      <ApprovalActions projectId={project.id} taskId={task.id} />
+    ) : (
+      <Typography variant="body2" color="text.secondary">
+        {t('approvals.cannotApprove')}
+      </Typography>
+    );
+  const empty = tasks.length === 0 && (
+    <Typography color="text.secondary" sx={{ p: 4, textAlign: 'center' }}>
+      {t('approvals.empty')}
+    </Typography>
+  );
   return (
     <>
       <PageHeader title={t('approvals.title')} />
@@ -53,6 +79,20 @@ export default function ApprovalsPage() {
         <Spinner full={false} />
       ) : waiting.error ? (
         <FormError error={waiting.error} />
+      ) : phone ? (
+        <>
+          <CardList label={t('approvals.title')}>
+            {tasks.map((task) => (
+              <Card key={task.id} title={title(task)} data={{ 'data-task-id': String(task.id) }}>
+                <CardLine label={t('approvals.message')}>{task.message || '—'}</CardLine>
+                <CardLine label={t('history.user')}>{task.user_name ?? '—'}</CardLine>
+                <CardLine label={t('approvals.created')}>{formatDateTime(task.created)}</CardLine>
+                <Box sx={{ mt: 1 }}>{actions(task)}</Box>
+              </Card>
+            ))}
+          </CardList>
+          {empty}
+        </>
       ) : (
         <Paper variant="outlined">
           <TableContainer>
@@ -69,35 +109,17 @@ export default function ApprovalsPage() {
               <TableBody>
                 {tasks.map((task) => (
                   <TableRow key={task.id} hover data-task-id={task.id}>
-                    <TableCell>
-                      <Link component={RouterLink} to={open(task.id)} sx={{ fontWeight: 600 }}>
-                        {`#${task.id}`}
-                      </Link>{' '}
-                      {task.tpl_alias}
-                      <McpChip source={task.source} />
-                    </TableCell>
+                    <TableCell>{title(task)}</TableCell>
                     <TableCell>{task.message || '—'}</TableCell>
                     <TableCell>{task.user_name ?? '—'}</TableCell>
                     <TableCell>{formatDateTime(task.created)}</TableCell>
-                    <TableCell align="right">
-                      {can('runProjectTasks') ? (
-                        <ApprovalActions projectId={project.id} taskId={task.id} />
-                      ) : (
-                        <Typography variant="body2" color="text.secondary">
-                          {t('approvals.cannotApprove')}
-                        </Typography>
-                      )}
-                    </TableCell>
+                    <TableCell align="right">{actions(task)}</TableCell>
                   </TableRow>
                 ))}
               </TableBody>
             </Table>
           </TableContainer>
-          {tasks.length === 0 && (
-            <Typography color="text.secondary" sx={{ p: 4, textAlign: 'center' }}>
-              {t('approvals.empty')}
-            </Typography>
-          )}
+          {empty}
         </Paper>
       )}
     </>

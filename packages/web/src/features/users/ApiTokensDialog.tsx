@@ -27,12 +27,10 @@ import { useTranslation } from 'react-i18next';
 import { useProjects, useUser } from '../../api/session';
 import { ConfirmDialog, useConfirmedDelete } from '../../components/ConfirmDialog';
 import { formatDateTime } from '../../components/format';
+import { usePhone } from '../../components/lists';
 import { useNotify } from '../../components/snackbar';
 import { ApiTokenForm } from './ApiTokenForm';
 import { useApiTokens, useDeleteApiToken } from './api';
-
-/** Phones show name, expiry and actions only, so the delete button stays in view. */
-const wide = { display: { xs: 'none', sm: 'table-cell' } } as const;
 
 /**
  * The signed-in user's API tokens: list with what each may reach and its expiry (a token past it is marked Expired
@@ -51,6 +49,8 @@ export function ApiTokensDialog({ open, onClose }: { open: boolean; onClose: () 
     (token) => t('tokens.deleted', { name: token.name || t('tokens.untitled') }),
   );
   const [shown, setShown] = useState<string | null>(null);
+  // Phones show name (what the token reaches under it), expiry and actions, so the delete button stays in view.
+  const phone = usePhone();
 
   // biome-ignore lint/correctness/useExhaustiveDependencies: reset when the dialog opens
   useEffect(() => {
@@ -121,8 +121,8 @@ export function ApiTokensDialog({ open, onClose }: { open: boolean; onClose: () 
               <TableHead>
                 <TableRow>
                   <TableCell>{t('fields.name')}</TableCell>
-                  <TableCell sx={wide}>{t('tokens.access')}</TableCell>
-                  <TableCell sx={wide}>{t('tokens.created')}</TableCell>
+                  {!phone && <TableCell>{t('tokens.access')}</TableCell>}
+                  {!phone && <TableCell>{t('tokens.created')}</TableCell>}
                   <TableCell>{t('tokens.expires')}</TableCell>
                   <TableCell align="right">{t('common.actions')}</TableCell>
                 </TableRow>
@@ -135,11 +135,20 @@ export function ApiTokensDialog({ open, onClose }: { open: boolean; onClose: () 
                       key={token.id}
                       sx={token.expired ? { '& td': { color: 'text.secondary' } } : {}}
                     >
-                      <TableCell>{label}</TableCell>
-                      <TableCell sx={wide}>
-                        <TokenAccess token={token} projectNames={projectNames} />
+                      <TableCell>
+                        {label}
+                        {phone && (
+                          <Box sx={{ mt: 0.5 }}>
+                            <TokenAccess token={token} projectNames={projectNames} />
+                          </Box>
+                        )}
                       </TableCell>
-                      <TableCell sx={wide}>{formatDateTime(token.created)}</TableCell>
+                      {!phone && (
+                        <TableCell>
+                          <TokenAccess token={token} projectNames={projectNames} />
+                        </TableCell>
+                      )}
+                      {!phone && <TableCell>{formatDateTime(token.created)}</TableCell>}
                       <TableCell>
                         {token.expires ? formatDateTime(token.expires) : t('tokens.never')}
                         {token.expired && (
