@@ -39,6 +39,7 @@ const serverSystem = [
   // The server's side of remote runners: real sockets, task runs and database rows.
   'src/runners/server/remote-runners.test.ts',
   'src/runners/server/output.test.ts',
+  'src/runners/server/stored-plans.test.ts',
   'src/config.test.ts',
   'src/server-shutdown.test.ts',
   'src/log-format.test.ts',
