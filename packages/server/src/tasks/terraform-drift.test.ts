@@ -339,6 +339,36 @@ describe.each(testDialects())('Terraform drift checks on $name', (dialect) => {
     expect(listed.find((x) => x.id === ignored.id)?.drift).toBe('in_sync');
   });
 
+  it('a project backup keeps the drift settings, not the schedule; a restore makes the schedule again', async () => {
+    const t = await create({ task_params: driftParams });
+    const backup = (await owner.get(p('/backup'))).json();
+    const tpl = backup.templates.find(
+      (x: { task_params: Record<string, unknown> }) => x.task_params.drift_check,
+    );
+    expect(tpl.task_params).toMatchObject(driftParams);
+    expect(tpl.cron).toBeNull();
+    expect(backup.schedules).toEqual([]);
+    const restored = await owner.post('/api/projects/restore', {
+      ...backup,
+      meta: { ...backup.meta, name: 'Copy' },
+    });
+    expect(restored.statusCode, restored.body).toBe(200);
+    const copy = restored.json().id as number;
+    const rows = await h.deps.db.selectFrom('schedule').selectAll().where('project_id', '=', copy).execute();
+    const templates = (await owner.get(`/api/project/${copy}/templates`)).json() as {
+      id: number;
+      name: string;
+      task_params: Record<string, unknown>;
+    }[];
+    // One drift schedule for each restored template whose settings check for drift, and nothing else.
+    const checked = templates.filter((x) => x.task_params.drift_check === true);
+    expect(checked.map((x) => x.name)).toContain((t as unknown as { name: string }).name);
+    expect(rows.map((r) => [r.template_id, r.type, r.cron_format]).sort()).toEqual(
+      checked.map((x) => [x.id, 'drift', '*/5 * * * *']).sort(),
+    );
+    expect((await owner.get(`/api/project/${copy}/schedules`)).json()).toEqual([]);
+  });
+
   it('reconcile starts the normal plan, confirm, apply flow; refused for other apps and without rights', async () => {
     const t = await create({ task_params: driftParams });
     const none = await owner.get(p(`/templates/${t.id}/drift`));

@@ -4,6 +4,7 @@ import type { Db, Dialect } from '../../db';
 import { fieldError } from '../../lib/errors';
 import {
   assertCron,
+  cronError,
   DRIFT_SCHEDULE,
   deleteSchedule,
   driftSchedule,
@@ -78,4 +79,37 @@ export async function applyDriftCheck(
   });
   await event(id, 'created');
   return true;
+}
+
+/**
+ * The drift check schedule a template's stored settings call for (a restored project's templates get theirs from
+ * their settings; backups carry no drift schedule): null when drift checks are off or the cron is not valid.
+ */
+export function driftScheduleRow(template: {
+  project_id: number;
+  id: number;
+  app: string;
+  task_params: string;
+}) {
+  let params: Record<string, unknown> = {};
+  try {
+    params = JSON.parse(template.task_params) as Record<string, unknown>;
+  } catch {
+    return null;
+  }
+  const cron = params.drift_cron;
+  if (params.drift_check !== true || typeof cron !== 'string' || !planningApps.includes(template.app))
+    return null;
+  if (cronError(cron)) return null;
+  return {
+    project_id: template.project_id,
+    template_id: template.id,
+    type: DRIFT_SCHEDULE,
+    cron_format: cron,
+    repository_id: null,
+    name: '',
+    active: 1,
+    task_params: driftTaskParams,
+    last_commit_hash: null,
+  };
 }
