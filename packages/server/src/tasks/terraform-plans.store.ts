@@ -229,10 +229,11 @@ export async function recordApplyOf(db: Db, taskId: number) {
       .insertInto('terraform_apply')
       .values({ template_id: task.template_id, workspace, ...row })
       .execute();
+    // An applied plan is never applied again: its file (which may hold secrets of the state) goes.
     if (task.plan_of)
       await trx
         .updateTable('task_plan')
-        .set({ applied_by_task: task.id })
+        .set({ applied_by_task: task.id, plan_file: null })
         .where('task_id', '=', task.plan_of)
         .execute();
   });

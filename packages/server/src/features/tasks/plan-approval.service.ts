@@ -93,6 +93,8 @@ export async function applyStoredPlan(
 ): Promise<TaskListRow> {
   const { template, params } = await templateParamsOf(deps, task);
   const row = await findTaskPlanRow(deps.db, task.project_id, task.id);
+  if (row?.applied_by_task)
+    throw conflict(coded('plan_already_applied', { id: task.id, by: row.applied_by_task }));
   if (
     !planningApps.includes(template.app) ||
     task.status !== 'success' ||
@@ -101,8 +103,6 @@ export async function applyStoredPlan(
   )
     throw new AppError(409, coded('plan_not_stored', { id: task.id }));
   assertMayApprove(params, task, user.id);
-  if (row.applied_by_task)
-    throw conflict(coded('plan_already_applied', { id: task.id, by: row.applied_by_task }));
   const pending = await pendingApplyOf(deps.db, task.id);
   if (pending) throw conflict(coded('plan_already_applied', { id: task.id, by: pending.id }));
   const refusal = await planRefusal(deps.db, template, params, row);
