@@ -232,7 +232,11 @@ describe.each(testDialects())('Terraform plan approval on $name', (dialect) => {
     expect(shown.counts).toEqual(stored.plan.counts);
     expect(shown.plan_file).toMatchObject({ digest: stored.digest, stored: false });
     const source = (await owner.get(p(`/tasks/${stored.id}/plan`))).json().plan_file;
-    expect(source).toMatchObject({ approved_by: runner.userId, applied_by_task: applyTask.id, stored: false });
+    expect(source).toMatchObject({
+      approved_by: runner.userId,
+      applied_by_task: applyTask.id,
+      stored: false,
+    });
     // Applied, the stored file is gone: it is never applied again.
     const kept = await h.deps.db
       .selectFrom('task_plan')
