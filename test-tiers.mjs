@@ -20,6 +20,7 @@ const serverUnit = [
   'src/tasks/output/output-rows.test.ts',
   'src/runners/server/inbox.test.ts',
   'src/tasks/executors/terraform-plan.test.ts',
+  'src/tasks/executors/terraform-drift.test.ts',
   'src/features/mcp/mcp-rate-limit.test.ts',
   // The client commands' pure parts: --var answers, terminal-safe log lines, URLs and tokens.
   'src/cli/run-vars.test.ts',
@@ -41,6 +42,7 @@ const serverSystem = [
   // The server's side of remote runners: real sockets, task runs and database rows.
   'src/runners/server/remote-runners.test.ts',
   'src/runners/server/output.test.ts',
+  'src/runners/server/stored-plans.test.ts',
   'src/config.test.ts',
   'src/server-shutdown.test.ts',
   'src/log-format.test.ts',

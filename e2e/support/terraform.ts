@@ -16,7 +16,9 @@ const createOnePlan = JSON.stringify({
 /**
  * Terraform cannot be installed here: a stand-in on the server's PATH prints a realistic plan with changes,
  * saves it (the working directory's plan.json when there is one, in Terraform's plan JSON format), shows it as
- * JSON (`show -json`), and applies only that saved plan.
+ * JSON (`show -json`), and applies only that saved plan. A refresh-only plan saves the working directory's
+ * drift.json (changes made outside Terraform) when there is one; -detailed-exitcode exits 2 for a plan with
+ * changes.
  */
 export function terraformStandIn(): string {
   const bin = mkdtempSync(join(tmpdir(), 'signalbox-e2e-bin-'));
@@ -25,7 +27,18 @@ case "$1" in
   init) echo "Terraform has been successfully initialized!" ;;
   workspace) [ "$2" = list ] && echo "* default" || echo "Switched to workspace." ;;
   plan)
-    for a in "$@"; do case "$a" in -out=*) out="\${a#-out=}" ;; esac; done
+    detailed=""; refresh_only=""
+    for a in "$@"; do case "$a" in -out=*) out="\${a#-out=}" ;; -detailed-exitcode) detailed=1 ;; -refresh-only) refresh_only=1 ;; esac; done
+    if [ -n "$refresh_only" ]; then
+      if [ -f drift.json ]; then
+        echo "Note: Objects have changed outside of Terraform"
+        cp drift.json "$out"
+        if [ -n "$detailed" ]; then exit 2; fi
+      else
+        echo "No changes. Your infrastructure still matches the configuration."
+      fi
+      exit 0
+    fi
     if [ -f plan.json ]; then
       echo "Plan: 1 to add, 1 to change, 1 to destroy, 2 to replace."
       cp plan.json "$out"
@@ -33,7 +46,8 @@ case "$1" in
       echo "  # null_resource.example will be created"
       echo "Plan: 1 to add, 0 to change, 0 to destroy."
       echo '${createOnePlan}' > "$out"
-    fi ;;
+    fi
+    if [ -n "$detailed" ]; then exit 2; fi ;;
   show) [ "$2" = -json ] && [ -f "$3" ] && cat "$3" || exit 1 ;;
   apply) [ -f "\${@: -1}" ] || exit 1; echo "Apply complete! Resources: 1 added, 0 changed, 0 destroyed." ;;
 esac

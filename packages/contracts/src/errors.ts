@@ -280,6 +280,19 @@ export const errorTexts = {
   limit_from_file: 'A limit must not start with "@" (a file on the server)',
   lock_timeout_invalid: '{{field}} must be a duration such as 30s, 5m or 1h, at most {{max}}',
   task_has_no_plan: 'Task {{id}} has no plan summary',
+  plan_ttl_invalid: '{{field}} must be a whole number of hours from 1 to {{max}}',
+  drift_pattern_invalid: '{{field}} must be patterns of 1 to 255 characters without control characters',
+  drift_needs_terraform: 'Drift checks and reconciling are for Terraform, OpenTofu and Terragrunt templates',
+  template_has_no_drift: 'Template {{id}} has not been checked for drift yet',
+  plan_digest_mismatch:
+    'The plan differs from the one approved (its SHA-256 does not match): it is not applied; plan again',
+  plan_not_stored:
+    'Task {{id}} has no stored plan to apply: only a plan-only run of Terraform, OpenTofu or Terragrunt that succeeded keeps one',
+  plan_expired: 'The plan of task {{id}} expired at {{at}} (plans are kept {{hours}} h): plan again',
+  plan_stale:
+    'The plan of task {{id}} is older than the last apply on workspace {{workspace}} (task {{applied}}): plan again',
+  plan_already_applied: 'The plan of task {{id}} was already applied by task {{by}}',
+  own_plan_approval: 'This template requires someone other than who started the run to approve its plan',
   stack_name:
     'Stack must be a pulumi stack name: letters, digits, ".", "_", "-", up to two "/", not starting with "-"',
   argument_needs_equals: 'Task argument "{{argument}}" must be written {{argument}}=value',
@@ -429,6 +442,10 @@ export const fieldNames: Record<string, string> = {
   tags: 'Tags',
   runner_tag: 'Runner tag',
   lock_timeout: 'Lock timeout',
+  plan_ttl_hours: 'Plan lifetime (hours)',
+  drift_cron: 'Drift check schedule',
+  drift_ignore_addresses: 'Ignored resources',
+  drift_ignore_attributes: 'Ignored attributes',
   skip_tags: 'Skip tags',
   message: 'Message',
   git_branch: 'Branch',

@@ -7,7 +7,14 @@ import { CRON_MAX, cronText, DEFAULT_CRON } from './schedules';
 import { surveyVarSchema, templateSurveyVarSchema } from './surveys';
 import { taskViewSchema } from './task-api';
 import { apps, templateTypes } from './tasks';
-import { LOCK_TIMEOUT_MAX, lockTimeoutMs } from './terraform-plan';
+import {
+  DEFAULT_PLAN_TTL_HOURS,
+  driftStatuses,
+  isDriftPattern,
+  LOCK_TIMEOUT_MAX,
+  lockTimeoutMs,
+  PLAN_TTL_HOURS_MAX,
+} from './terraform-plan';
 import { checkVaults, templateVaultSchema, vaultColumns, vaultInput } from './vaults';
 
 /** Inventory types each app accepts (bash, powershell, python and pulumi take any). */
@@ -65,6 +72,15 @@ const text = (max: number) =>
 const stringList = () => z.array(z.string().max(255)).max(100);
 
 const lockTimeoutMessage = issue('lock_timeout_invalid', { max: LOCK_TIMEOUT_MAX });
+const planTtlMessage = issue('plan_ttl_invalid', { max: PLAN_TTL_HOURS_MAX });
+const driftPatternMessage = issue('drift_pattern_invalid');
+/** Drift ignore rules: at most 100 patterns (see globToRegExp). */
+const driftPatterns = () =>
+  z
+    .array(z.string({ error: driftPatternMessage }).trim().refine(isDriftPattern, driftPatternMessage), {
+      error: driftPatternMessage,
+    })
+    .max(100, issue('too_many', { max: 100 }));
 
 /** App-specific template parameters (ansible: allow_debug, limit, tags…; terraform: auto_approve…). */
 export const templateTaskParams = z
@@ -88,6 +104,22 @@ export const templateTaskParams = z
       .trim()
       .refine((v) => v === '' || lockTimeoutMs(v) !== null, lockTimeoutMessage)
       .optional(),
+    /** terraform, tofu, terragrunt: how many hours a plan-only task's plan may be applied by a later task (24). */
+    plan_ttl_hours: z
+      .number({ error: planTtlMessage })
+      .int(planTtlMessage)
+      .min(1, planTtlMessage)
+      .max(PLAN_TTL_HOURS_MAX, planTtlMessage)
+      .optional(),
+    /** A plan is confirmed or applied only by someone other than who started its run. */
+    approver_must_differ: z.boolean().optional(),
+    /** Check for drift on a cron schedule (drift_cron): a refresh-only plan and a plan, in plan-only mode. */
+    drift_check: z.boolean().optional(),
+    drift_cron: z.string().trim().max(100).optional(),
+    /** Drifted resources whose address matches one of these patterns are not drift. */
+    drift_ignore_addresses: driftPatterns().optional(),
+    /** Attribute paths (of any resource) whose changes are not drift. */
+    drift_ignore_attributes: driftPatterns().optional(),
   })
   .catchall(z.union([z.string().max(1000), z.number(), z.boolean(), z.null(), stringList()]))
   .refine((v) => Object.keys(v).length <= 50, issue('too_many', { max: 50 }));
@@ -258,6 +290,29 @@ export const templateTaskParamsSchema = z
       .describe(
         'terraform, tofu, terragrunt: how long a run waits for the state lock (-lock-timeout, e.g. 30s, 5m; at most 1h; empty: 5m).',
       ),
+    plan_ttl_hours: z
+      .number()
+      .int()
+      .optional()
+      .describe(
+        `terraform, tofu, terragrunt: how many hours after it was made a plan-only task's plan may be applied by a later task (1 to ${PLAN_TTL_HOURS_MAX}; absent: ${DEFAULT_PLAN_TTL_HOURS}).`,
+      ),
+    approver_must_differ: z
+      .boolean()
+      .optional()
+      .describe('A plan is confirmed or applied only by someone other than who started its run.'),
+    drift_check: z.boolean().optional().describe('Check for drift on the drift_cron schedule.'),
+    drift_cron: z.string().optional().describe('The cron schedule of the drift checks.'),
+    drift_ignore_addresses: z
+      .array(z.string())
+      .optional()
+      .describe('Resource address patterns (* any text, ? one character) whose drift is ignored.'),
+    drift_ignore_attributes: z
+      .array(z.string())
+      .optional()
+      .describe(
+        'Attribute path patterns (* one path part), e.g. tags.LastScanned, whose changes are ignored.',
+      ),
   })
   .catchall(z.union([z.string(), z.number(), z.boolean(), z.null(), z.array(z.string())]));
 
@@ -308,5 +363,9 @@ export const templateSchema = z.strictObject({
     .string()
     .nullable()
     .describe("Its tasks run only on a remote runner carrying this tag (Semaphore's runner_tag); null: any."),
+  drift: z
+    .enum(driftStatuses)
+    .nullable()
+    .describe('The outcome of its last drift check (terraform, tofu, terragrunt); null: never checked.'),
 });
 export type Template = z.infer<typeof templateSchema>;

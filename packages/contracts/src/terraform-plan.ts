@@ -77,3 +77,105 @@ export type PlanSummary = z.infer<typeof planSummarySchema>;
 export function planCountsText(counts: PlanSummary['counts']): string {
   return `${counts.add} to add, ${counts.change} to change, ${counts.replace} to replace, ${counts.destroy} to destroy`;
 }
+
+/** How long a stored plan may be applied after it was made, unless the template says (plan_ttl_hours). */
+export const DEFAULT_PLAN_TTL_HOURS = 24;
+export const PLAN_TTL_HOURS_MAX = 720;
+/** The largest plan file a plan-only task keeps (to be applied later); a larger one is only summarised. */
+export const PLAN_FILE_MAX_BYTES = 4 * 1024 * 1024;
+
+const sha256Hex = z.string().regex(/^[0-9a-f]{64}$/);
+
+/** The stored plan file of a task (never its content), and what was decided about it. */
+export const planFileSchema = z.strictObject({
+  digest: z.string().describe('The SHA-256 (hex) of the saved plan file: an approval binds to it.'),
+  commit_hash: z.string().nullable().describe('The commit the plan was made from.'),
+  workspace: z.string().nullable(),
+  state_serial: z.number().int().nullable().describe('The serial of the state the plan was made from.'),
+  state_lineage: z.string().nullable().describe('The lineage of the state the plan was made from.'),
+  created: z.string().nullable().describe('When the plan was made.'),
+  stored: z.boolean().describe('The plan file is kept (encrypted) so that a later task can apply it.'),
+  expires_at: z
+    .string()
+    .nullable()
+    .describe("Until when a later task may apply it (the template's plan_ttl_hours after it was made)."),
+  approved_by: z.number().int().nullable(),
+  approved_by_name: z.string().nullable(),
+  approved_at: z.string().nullable(),
+  applied_by_task: z.number().int().nullable().describe('The task that applied this stored plan.'),
+});
+export type PlanFile = z.infer<typeof planFileSchema>;
+
+/** GET tasks/{id}/plan: the summary and, when the run kept its digest, the plan file's facts. */
+export const taskPlanSchema = planSummarySchema.extend({
+  plan_file: planFileSchema.nullable(),
+});
+export type TaskPlan = z.infer<typeof taskPlanSchema>;
+
+/** POST tasks/{id}/confirm and tasks/{id}/apply_plan: the digest of the plan the approver read (optional). */
+export const planApprovalInput = z
+  .strictObject({
+    plan_digest: sha256Hex
+      .optional()
+      .describe('The SHA-256 of the plan the approver read: refused when the plan differs.'),
+  })
+  .nullish()
+  .transform((v) => v ?? {});
+
+/** One drifted resource: what changed outside Terraform (drift) or differs from the configuration (change). */
+export const driftResourceSchema = z.strictObject({
+  address: z.string(),
+  kind: z
+    .enum(['drift', 'change'])
+    .describe('drift: changed outside Terraform (resource_drift); change: the plan would change it.'),
+  action: z.enum(planActions),
+  paths: z
+    .array(z.string())
+    .describe('The attribute paths whose value differs, e.g. tags.Owner (names only: never values).'),
+});
+export type DriftResource = z.infer<typeof driftResourceSchema>;
+
+/** How many drifted resources a report lists, and how many attribute paths each. */
+export const DRIFT_RESOURCES_MAX = 1000;
+export const DRIFT_PATHS_MAX = 50;
+
+/** What a drift check found, after the template's ignore rules. */
+export const driftReportSchema = z.strictObject({
+  drifted: z.boolean(),
+  resources: z.array(driftResourceSchema),
+  ignored: z.number().int().describe('Drifted resources the ignore rules left out.'),
+  omitted: z.number().int().describe('Drifted resources past the listed ones.'),
+});
+export type DriftReport = z.infer<typeof driftReportSchema>;
+
+export const driftStatuses = ['drifted', 'in_sync'] as const;
+
+/** GET templates/{id}/drift: the outcome of the template's last drift check. */
+export const templateDriftSchema = driftReportSchema.extend({
+  template_id: z.number().int(),
+  status: z.enum(driftStatuses),
+  since: z.string().nullable().describe('Since when the template has drifted (null: in sync).'),
+  checked_at: z.string(),
+  task_id: z.number().int().describe('The drift check task.'),
+});
+export type TemplateDrift = z.infer<typeof templateDriftSchema>;
+
+/**
+ * An ignore rule of a drift check: a resource address pattern (`*` any text, `?` one character, e.g.
+ * `aws_autoscaling_group.*`) or an attribute path pattern (`*` one path part, e.g. `tags.LastScanned`, `tags.*`).
+ */
+export function globToRegExp(pattern: string, anyOf = '.'): RegExp {
+  let source = '';
+  for (const ch of pattern) {
+    if (ch === '*') source += anyOf === '.' ? '.*' : '[^.\\[\\]]*';
+    else if (ch === '?') source += '.';
+    else source += ch.replace(/[.+^${}()|[\]\\]/g, '\\$&');
+  }
+  return new RegExp(`^${source}$`);
+}
+
+/** A drift ignore pattern is printable text without control characters, at most 255 characters. */
+export const isDriftPattern = (text: string) =>
+  text.length > 0 &&
+  text.length <= 255 &&
+  [...text].every((ch) => ch.charCodeAt(0) >= 0x20 && ch !== '\u007f');

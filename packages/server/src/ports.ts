@@ -45,6 +45,8 @@ export type TaskOrigin = {
   canEditTemplates?: boolean;
   /** A re-run of this task: its overrides were checked when it was created and are kept. */
   rerunOf?: number | null;
+  /** Applies the stored plan of this plan-only task (checked and approved by the caller) instead of planning. */
+  planOf?: number | null;
   /**
    * A person asked for it through the API: a required survey variable it leaves unanswered (with no default) is
    * refused with a 400. Schedules, integrations and autoruns have no one to ask: such a task is stored and its run

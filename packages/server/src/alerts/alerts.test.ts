@@ -7,7 +7,7 @@ import { testDialects } from '../../test/support/dialects';
 import { type Client, createHarness, type Harness } from '../../test/support/harness';
 import { rows } from '../../test/support/scheduler-rows';
 import type { Config } from '../config';
-import { saveTaskPlan } from '../tasks/store';
+import { saveTaskPlan } from '../tasks/terraform-plans.store';
 import { alertsIdle } from './alerts';
 
 type Received = {
@@ -283,6 +283,7 @@ describe.each(testDialects())('alerts on $name', (dialect) => {
     const counts = { add: 2, change: 1, destroy: 3, replace: 1, read: 0, no_op: 4 };
     await saveTaskPlan(
       h.deps.db,
+      null,
       { id: s.taskId, project_id: s.projectId },
       {
         format_version: '1.2',

@@ -1,6 +1,7 @@
 import type { Deps } from '../deps';
 import type { LiveMessage } from '../live/bus';
 import { findTaskPlan } from '../tasks/store';
+import { takeDriftAlert } from '../tasks/terraform-plans.store';
 import { alertRecipients, previousFinishedStatus, taskAlertContext } from './alerts.store';
 import {
   type Alert,
@@ -124,7 +125,30 @@ async function alertForTask(deps: Deps, taskId: number, status: AlertKind) {
   const email = kind === 'error' || kind === 'recovered';
   const chat = !(kind === 'success' && ctx.suppress_success_alerts === 1);
   await deliver(deps, alert, { email, chat });
+  // A drift check that found the template drifting (or drifting in other resources): said in every channel, once.
+  if (status === 'success') {
+    const drift = await takeDriftAlert(deps.db, taskId);
+    if (drift)
+      await deliver(
+        deps,
+        {
+          ...alert,
+          kind: 'drift',
+          url: templateUrl(deps, ctx.project_id, ctx.template_id),
+          drift: {
+            since: drift.since,
+            resources: drift.report.resources ?? [],
+            omitted: drift.report.omitted ?? 0,
+          },
+        },
+        { email: true, chat: true },
+      );
+  }
 }
+
+/** The template's page in the console (its drift view). */
+const templateUrl = (deps: Deps, projectId: number, templateId: number) =>
+  `${deps.config.webRoot.replace(/\/+$/, '')}/project/${projectId}/templates/${templateId}`;
 
 /** Sends a test alert through every enabled channel; resolves to the channels that were tried. */
 export async function sendTestAlert(

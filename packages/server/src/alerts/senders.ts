@@ -1,5 +1,5 @@
 import { createHmac } from 'node:crypto';
-import { type PlanSummary, planCountsText } from '@signalbox/contracts';
+import { type DriftResource, type PlanSummary, planCountsText } from '@signalbox/contracts';
 import type { Config } from '../config';
 
 /** `recovered`: a success right after the template's previous finished run failed. */
@@ -9,6 +9,7 @@ export type AlertKind =
   | 'recovered'
   | 'waiting_confirmation'
   | 'waiting_approval'
+  | 'drift'
   | 'test';
 
 /** One alert, already resolved from the task, template and project rows. */
@@ -25,6 +26,8 @@ export type Alert = {
   chatId: string;
   /** The counts of the plan a waiting_confirmation task asks to apply (absent: none kept). */
   plan?: PlanSummary['counts'];
+  /** What a drift check found (a `drift` alert): since when, and the drifted resources (names, never values). */
+  drift?: { since: string | null; resources: DriftResource[]; omitted: number };
 };
 
 export type Channel =
@@ -43,6 +46,7 @@ const colors: Record<AlertKind, string> = {
   recovered: '#388e3c',
   waiting_confirmation: '#f57c00',
   waiting_approval: '#f57c00',
+  drift: '#f57c00',
   test: '#1976d2',
 };
 
@@ -58,6 +62,8 @@ export function title(alert: Alert): string {
       return `Task '${alert.templateName}' is waiting for confirmation`;
     case 'waiting_approval':
       return `Task '${alert.templateName}' started by an AI agent is waiting for approval`;
+    case 'drift':
+      return `Template '${alert.templateName}' has drifted from its configuration`;
     default:
       return 'Test alert from Signalbox';
   }
@@ -69,6 +75,7 @@ const statusText: Record<AlertKind, string> = {
   recovered: 'success (the previous run failed)',
   waiting_confirmation: 'waiting for confirmation',
   waiting_approval: 'waiting for approval',
+  drift: 'drifted',
   test: 'test',
 };
 
@@ -79,6 +86,25 @@ export function bodyLines(alert: Alert): string[] {
       `This is a test alert for project '${alert.projectName}'.`,
       `Sent by: ${alert.author}`,
       ...(alert.url ? [`Link: ${alert.url}`] : []),
+    ];
+  }
+  if (alert.kind === 'drift' && alert.drift) {
+    const d = alert.drift;
+    const count = d.resources.length + d.omitted;
+    return [
+      `Project: ${alert.projectName}`,
+      `Template: ${alert.templateName}`,
+      `Drift check: task #${alert.taskId}`,
+      `Drifted since: ${d.since ?? '-'}`,
+      `Resources: ${count}`,
+      ...d.resources
+        .slice(0, 10)
+        .map(
+          (r) =>
+            `- ${r.address} (${r.kind === 'drift' ? 'changed outside Terraform' : `plan: ${r.action}`})${r.paths.length ? `: ${r.paths.slice(0, 5).join(', ')}` : ''}`,
+        ),
+      ...(count > 10 ? [`… and ${count - 10} more`] : []),
+      `Link: ${alert.url}`,
     ];
   }
   return [
@@ -227,7 +253,7 @@ export function chatRequests(config: Config, alert: Alert): [Channel, Request][]
       {
         url: config.webhookUrl,
         body: {
-          event: alert.kind === 'test' ? 'test' : 'task',
+          event: alert.kind === 'test' ? 'test' : alert.kind === 'drift' ? 'drift' : 'task',
           status: alert.kind,
           title: heading,
           text: lines.join('\n'),
@@ -237,6 +263,15 @@ export function chatRequests(config: Config, alert: Alert): [Channel, Request][]
           author: alert.author || null,
           url: alert.url || null,
           ...(alert.plan ? { plan: alert.plan } : {}),
+          ...(alert.drift
+            ? {
+                drift: {
+                  since: alert.drift.since,
+                  resources: alert.drift.resources.length + alert.drift.omitted,
+                  addresses: alert.drift.resources.slice(0, 100).map((r) => r.address),
+                },
+              }
+            : {}),
         },
         headers: (payload) => ({
           'user-agent': 'Signalbox',

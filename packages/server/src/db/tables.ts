@@ -121,6 +121,47 @@ export interface TaskPlanTable {
   task_id: number;
   project_id: number;
   summary: string;
+  /** The plan file of a plan-only task: its bytes as base64, sealed (migration 0025); null: not kept. */
+  plan_file: string | null;
+  /** SHA-256 (hex) of the plan file's bytes. */
+  plan_digest: string | null;
+  commit_hash: string | null;
+  workspace: string | null;
+  /** The prior state the plan was made from, as its JSON says (null: not said). */
+  state_lineage: string | null;
+  state_serial: number | null;
+  created: string | null;
+  approved_by: number | null;
+  approved_at: string | null;
+  approved_digest: string | null;
+  /** The task that applied this stored plan. */
+  applied_by_task: number | null;
+}
+
+/** The last apply a task made on a template's workspace (migration 0025). */
+export interface TerraformApplyTable {
+  template_id: number;
+  workspace: string;
+  project_id: number;
+  task_id: number;
+  state_lineage: string | null;
+  state_serial: number | null;
+  applied_at: string;
+}
+
+/** The outcome of a template's last drift check (migration 0025). */
+export interface TemplateDriftTable {
+  template_id: number;
+  project_id: number;
+  /** drifted, in_sync or error */
+  status: string;
+  /** Since when the template has drifted (the first check of this drift); null when it has not. */
+  since: string | null;
+  checked_at: string;
+  task_id: number;
+  /** JSON: the drifted resources (addresses, actions, attribute paths; never values). */
+  report: string;
+  alert_pending: Generated<number>;
 }
 
 /** A named list of options a survey's choice variable may offer (migration 0019). */
@@ -242,6 +283,8 @@ export interface TaskTable {
   source: string | null;
   /** The id of the API token that started the task (0022); null when none did. */
   source_token: string | null;
+  /** The plan-only task whose stored plan this task applies (migration 0025); null: an ordinary run. */
+  plan_of: Generated<number | null>;
 }
 
 /** One row per running server instance (SIGNALBOX_INSTANCE_ID or the data-dir hash) with its last heartbeat. */
@@ -369,6 +412,8 @@ export interface Database {
   task: TaskTable;
   task_output: TaskOutputTable;
   task_plan: TaskPlanTable;
+  terraform_apply: TerraformApplyTable;
+  template_drift: TemplateDriftTable;
   task_runner: TaskRunnerTable;
   task_queue_lock: TaskQueueLockTable;
   event: EventTable;

@@ -43,8 +43,9 @@ const withoutBody: Record<string, string> = {
   'POST /api/project/:project_id/notifications/test': 'sends a test alert of the project',
   'POST /api/project/:project_id/integrations/aliases': 'creates a random alias',
   'POST /api/project/:project_id/integrations/:id/aliases': 'creates a random alias',
-  'POST /api/project/:project_id/tasks/:task_id/confirm': 'acts on the task of the path',
   'POST /api/project/:project_id/tasks/:task_id/approve': 'acts on the task of the path',
+  'POST /api/project/:project_id/templates/:template_id/reconcile':
+    'starts an ordinary run of the template of the path',
   'POST /api/project/:project_id/tasks/:task_id/rerun':
     'repeats the task of the path with its own parameters',
   'POST /api/mcp': "a JSON-RPC message of the Model Context Protocol, which the MCP SDK's transport checks",

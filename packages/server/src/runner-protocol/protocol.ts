@@ -10,7 +10,7 @@
  * in order, each batch above the `acked` seq the server's `welcome` names. The server stores a batch only if its seq
  * is exactly one above the last stored (`task.runner_seq`), so a line is never lost or stored twice.
  */
-import { planSummarySchema } from '@signalbox/contracts';
+import { driftReportSchema, PLAN_FILE_MAX_BYTES, planSummarySchema } from '@signalbox/contracts';
 import { z } from 'zod';
 
 /** The header carrying a runner's own token on every runner request. */
@@ -46,6 +46,23 @@ export const maxPlanBytes = 6 * 1024 * 1024;
 
 /** A plan summary as a runner sends it; sent only to a server whose welcome says `task_plans`. */
 const planField = planSummarySchema
+  .refine((v) => Buffer.byteLength(JSON.stringify(v)) <= maxPlanBytes)
+  .optional();
+
+const sha256 = z.string().regex(/^[0-9a-f]{64}$/);
+
+/** What a run says about its saved plan beside the summary; sent only to a server whose welcome says `plan_files`. */
+const planFactsField = z
+  .strictObject({
+    digest: sha256,
+    workspace: z.string().min(1).max(255),
+    state_lineage: z.string().max(64).nullable(),
+    state_serial: z.number().int().min(0).nullable(),
+  })
+  .optional();
+
+/** What a drift check found; sent only to a server whose welcome says `task_drift`. */
+const driftField = driftReportSchema
   .refine((v) => Buffer.byteLength(JSON.stringify(v)) <= maxPlanBytes)
   .optional();
 
@@ -174,6 +191,19 @@ export const statusSchema = z.strictObject({
   commit_message: z.string().max(10_000).nullish(),
   /** The summary of the task's saved plan, kept before the status (sent with waiting_confirmation). */
   plan: planField,
+  plan_facts: planFactsField,
+});
+
+/**
+ * The saved plan file of a plan-only task (its bytes as base64, at most PLAN_FILE_MAX_BYTES), sent just before
+ * the message that carries its plan; the server keeps it sealed so that a later task may apply it. Sent only to a
+ * server whose welcome says `plan_files`.
+ */
+export const planFileMessageSchema = z.strictObject({
+  type: z.literal('plan_file'),
+  task_id: id,
+  digest: sha256,
+  data: z.string().max(Math.ceil(PLAN_FILE_MAX_BYTES / 3) * 4),
 });
 
 /** The run ended; `last_seq` is its last output batch, so the server knows when it has all of them. */
@@ -194,6 +224,9 @@ export const finishedSchema = z.strictObject({
     .optional(),
   /** The summary of the task's saved plan when no status carried it (a plan-only run). */
   plan: planField,
+  plan_facts: planFactsField,
+  /** What the task's drift check found. */
+  drift: driftField,
 });
 
 /** The runner cannot take a job it was given (cannot decrypt it, no free slot): the server queues the task again. */
@@ -211,6 +244,7 @@ export const runnerMessageSchema = z.discriminatedUnion('type', [
   finishedSchema,
   refuseSchema,
   drainSchema,
+  planFileMessageSchema,
 ]);
 export type RunnerMessage = z.infer<typeof runnerMessageSchema>;
 
@@ -231,6 +265,10 @@ export type ServerMessage =
       task_outputs?: boolean;
       /** The server keeps the plan summary a `status` or `finished` message carries (absent: send none). */
       task_plans?: boolean;
+      /** The server keeps plan files (`plan_file`) and plan facts (absent: send none). */
+      plan_files?: boolean;
+      /** The server keeps drift reports of `finished` (absent: send none). */
+      task_drift?: boolean;
     }
   /** Run this task; the payload opens to a `JobPayload` (see payload.ts). */
   | { type: 'job'; task_id: number; payload: Sealed }

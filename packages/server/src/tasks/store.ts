@@ -347,17 +347,6 @@ export async function integrationEnvNames(db: Db, integrationId: number): Promis
   return rows.filter((r) => (r.variable_type || 'environment') === 'environment').map((r) => r.variable);
 }
 
-/** Keeps the summary of a task's saved plan, in place of one kept before (safe to repeat). */
-export async function saveTaskPlan(db: Db, task: { id: number; project_id: number }, summary: PlanSummary) {
-  await db.transaction().execute(async (trx) => {
-    await trx.deleteFrom('task_plan').where('task_id', '=', task.id).execute();
-    await trx
-      .insertInto('task_plan')
-      .values({ task_id: task.id, project_id: task.project_id, summary: JSON.stringify(summary) })
-      .execute();
-  });
-}
-
 /** The plan summary of a project's task; undefined when the task has none (or is another project's). */
 export async function findTaskPlan(
   db: Db,

@@ -253,7 +253,19 @@ describe.each(testDialects())('terraform, tofu and pulumi stand-ins on $name', (
     // Kept before the task waits for confirmation: whoever is asked to confirm can read it at once.
     const res = await owner.get(`/api/project/${projectId}/tasks/${id}/plan`);
     expect(res.statusCode).toBe(200);
-    expect(res.json()).toEqual({
+    const { plan_file, ...summary } = res.json();
+    // The plan file's digest and where it was made; a run that waits for confirmation keeps no file to apply later.
+    expect(plan_file).toMatchObject({
+      digest: expect.stringMatching(/^[0-9a-f]{64}$/),
+      workspace: 'staging',
+      stored: false,
+      expires_at: null,
+      state_lineage: expect.any(String),
+      state_serial: expect.any(Number),
+      approved_by: null,
+      applied_by_task: null,
+    });
+    expect(summary).toEqual({
       format_version: '1.2',
       counts: { add: 1, change: 1, destroy: 1, replace: 2, read: 1, no_op: 1 },
       drift: 1,

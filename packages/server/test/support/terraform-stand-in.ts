@@ -1,10 +1,19 @@
 /**
  * The Terraform (and OpenTofu) commands of a stand-in script, as bash `case` arms over `$cmd` with its arguments
- * in `$@` (after the command): realistic output, a saved plan file, `show -json` of it, and the state lock.
+ * in `$@` (after the command): realistic output, a saved plan file, `show -json` of it, the state lock, the state's
+ * serial and lineage, and -detailed-exitcode.
  *
+ * - The state: `$TF_STANDIN_STATE` (default terraform.tfstate of the working directory) holds its serial and
+ *   lineage ("SERIAL LINEAGE"); a missing one is serial 0 of a fixed lineage. Every plan's JSON carries them as
+ *   `prior_state` (`serial`, `lineage`), as the plan was made from that state.
  * - plan -out=FILE: writes the plan file: `plan.json` of the working directory when there is one (the plan's
- *   JSON in Terraform's format), else a plan creating null_resource.example. "No changes." with a `nochanges` file.
+ *   JSON in Terraform's format), else a plan creating null_resource.example. "No changes." with a `nochanges`
+ *   file. With -refresh-only: the changes made outside Terraform, `drift.json` of the working directory (a plan
+ *   JSON with `resource_drift`), or "No changes." without one. -detailed-exitcode: exit 2 when the plan has
+ *   changes, 0 when it has none.
  * - show -json FILE: prints the JSON the plan file holds (Terraform's documented plan representation).
+ * - apply FILE: refuses a plan made from another state than the current one ("Saved plan is stale"), else moves
+ *   the state's serial on and appends the SHA-256 of the plan file it applied to `$TF_STANDIN_STATE.applied`.
  * - a `locked` file in the working directory holds the state lock (its text names who holds it): plan and apply
  *   wait up to -lock-timeout (whole seconds; Ns, Nm) for the file to go, then print Terraform's lock error and
  *   exit 1.
@@ -41,23 +50,44 @@ export const terraformCommands = `
 LOCK
     exit 1
   }
+  state_file="\${TF_STANDIN_STATE:-terraform.tfstate}"
+  state_serial=0; state_lineage=3f1c9a52-7d4e-4b8a-9c61-0e2d5f7a8b90
+  [ -f "$state_file" ] && read -r state_serial state_lineage < "$state_file"
+  # The plan's JSON with the state it was made from as prior_state (first, so apply reads it back first).
+  with_prior() {
+    sed "1s/^[[:space:]]*{/{\\"prior_state\\":{\\"format_version\\":\\"1.0\\",\\"serial\\":$state_serial,\\"lineage\\":\\"$state_lineage\\",\\"values\\":{}},/"
+  }
   case "$cmd" in
   plan)
     lock_wait "$@"
     env | grep '^TF_VAR_' | sort
-    out=""
-    for a in "$@"; do case "$a" in -out=*) out="\${a#-out=}" ;; esac; done
+    out=""; detailed=""; refresh_only=""
+    for a in "$@"; do case "$a" in -out=*) out="\${a#-out=}" ;; -detailed-exitcode) detailed=1 ;; -refresh-only) refresh_only=1 ;; esac; done
+    if [ -n "$refresh_only" ]; then
+      if [ -f drift.json ]; then
+        echo "Note: Objects have changed outside of Terraform"
+        echo "  # (the changes of drift.json)"
+        with_prior < drift.json > "$out"
+        if [ -n "$detailed" ]; then exit 2; fi
+      else
+        echo "No changes. Your infrastructure still matches the configuration."
+      fi
+      exit 0
+    fi
     if [ -f nochanges ]; then
       echo "No changes. Your infrastructure matches the configuration."
+      exit 0
     elif [ -f plan.json ]; then
       echo "  # (the changes of plan.json)"
       echo "Plan: several to add, change and destroy."
-      cp plan.json "$out"
+      with_prior < plan.json > "$out"
     else
       echo "  # null_resource.example will be created"
       echo "Plan: 1 to add, 0 to change, 0 to destroy."
-      echo '{"format_version":"1.2","terraform_version":"1.9.5","resource_changes":[{"address":"null_resource.example","mode":"managed","type":"null_resource","name":"example","change":{"actions":["create"],"before":null,"after":{"triggers":null},"after_unknown":{"id":true},"before_sensitive":false,"after_sensitive":{}}}]}' > "$out"
-    fi ;;
+      echo '{"format_version":"1.2","terraform_version":"1.9.5","resource_changes":[{"address":"null_resource.example","mode":"managed","type":"null_resource","name":"example","change":{"actions":["create"],"before":null,"after":{"triggers":null},"after_unknown":{"id":true},"before_sensitive":false,"after_sensitive":{}}}]}' | with_prior > "$out"
+    fi
+    if [ -n "$detailed" ]; then exit 2; fi
+    ;;
   show)
     [ "$1" = -json ] || { echo "stand-in: show needs -json"; exit 64; }
     [ -f "$2" ] || { echo "no saved plan at $2" >&2; exit 1; }
@@ -66,16 +96,29 @@ LOCK
     lock_wait "$@"
     plan="\${@: -1}"
     [ -f "$plan" ] || { echo "no saved plan at $plan"; exit 1; }
+    planned_serial="$(grep -o '"serial":[0-9]*' "$plan" | head -1 | cut -d: -f2)"
+    planned_lineage="$(grep -o '"lineage":"[^"]*"' "$plan" | head -1 | cut -d'"' -f4)"
+    if [ "\${planned_serial:-$state_serial}" != "$state_serial" ] || [ "\${planned_lineage:-$state_lineage}" != "$state_lineage" ]; then
+      echo "╷" >&2
+      echo "│ Error: Saved plan is stale" >&2
+      echo "│ The given plan file can no longer be applied because the state was changed by another operation after the plan was created." >&2
+      echo "╵" >&2
+      exit 1
+    fi
+    echo "$(( state_serial + 1 )) $state_lineage" > "$state_file"
+    sha256sum "$plan" | cut -d' ' -f1 >> "$state_file.applied"
     echo "Apply complete! Resources: 1 added, 0 changed, 0 destroyed." ;;
   esac
 `;
 
 /**
  * A terraform/tofu stand-in: records its argv in `record`, initialises, answers the workspace commands (a `hang`
- * file makes `workspace list` hang), then plans, shows and applies as terraformCommands says.
+ * file makes `workspace list` hang), then plans, shows and applies as terraformCommands says, with its state in
+ * `<record>.tfstate` (shared by every task of the test, as a remote backend would be).
  */
 export const terraformScript = (record: string) => `#!/bin/bash
 echo "$(basename "$0") $*" >> ${record}
+export TF_STANDIN_STATE=${record}.tfstate
 cmd="$1"; shift
 case "$cmd" in
   init) echo "Initializing the backend..."; echo "Terraform has been successfully initialized!" ;;

@@ -73,6 +73,8 @@ export async function readBackup(db: Db, projectId: number): Promise<ProjectBack
     .selectFrom('schedule')
     .selectAll()
     .where('project_id', '=', projectId)
+    // A template's drift check schedule is part of its settings (task_params), restored from them.
+    .where('type', '<>', 'drift')
     .orderBy('id')
     .execute();
   const views = await listViewRows(db, projectId);

@@ -11,6 +11,7 @@ import { forbidden, found } from '../../lib/errors';
 import { insertSecretRow } from '../environments';
 import { insertAlias, insertExtractValue, insertMatcher } from '../integrations';
 import { canCreateProject, findProject, insertProject, toProject } from '../projects';
+import { driftScheduleRow } from '../templates';
 import { checkBackup, type RestorePlan } from './backup-check';
 import { surveyById } from './survey-sources';
 
@@ -293,6 +294,18 @@ async function writePlan(
         task_params: JSON.stringify(inventoryId ? { ...params, inventory_id: inventoryId } : params),
       })
       .execute();
+  }
+  // Drift checks: each template's own schedule, from its settings.
+  for (const t of plan.templates) {
+    const row = driftScheduleRow({
+      project_id: projectId,
+      id: idOf('template', t.name),
+      app: t.app,
+      task_params: t.task_params,
+    });
+    if (!row) continue;
+    await pace();
+    await db.insertInto('schedule').values(row).execute();
   }
   return projectId;
 }

@@ -2,6 +2,7 @@ import type { Project } from '@signalbox/contracts';
 import type { ProjectRow } from '../../access/principals.store';
 import type { Db } from '../../db';
 import { toBool } from '../../db/values';
+import { deleteTerraformRowsOfProject } from '../../tasks/terraform-plans.store';
 
 export function toProject(row: ProjectRow): Project {
   return {
@@ -64,6 +65,7 @@ export async function deleteProjectCascade(trx: Db, projectId: number) {
   const tasks = trx.selectFrom('task').select('id').where('project_id', '=', projectId);
   await trx.deleteFrom('task_output').where('task_id', 'in', tasks).execute();
   await trx.deleteFrom('task_plan').where('project_id', '=', projectId).execute();
+  await deleteTerraformRowsOfProject(trx, projectId);
   await trx.deleteFrom('task').where('project_id', '=', projectId).execute();
   for (const table of projectTables) {
     await trx.deleteFrom(table).where('project_id', '=', projectId).execute();

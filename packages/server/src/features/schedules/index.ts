@@ -10,7 +10,9 @@ export {
 export {
   commitCheckSchedules,
   commitCheckSchedulesOf,
+  DRIFT_SCHEDULE,
   deleteSchedule,
+  driftSchedule,
   findSchedule,
   formSchedule,
   insertSchedule,

@@ -8,13 +8,32 @@ import { answeredDefaultParams } from '../../tasks/run/default-params';
 export type ScheduleRow = Selectable<ScheduleTable>;
 
 function baseQuery(db: Db, projectId: number) {
+  return (
+    db
+      .selectFrom('schedule')
+      .leftJoin('template', 'template.id', 'schedule.template_id')
+      .selectAll('schedule')
+      .select('template.name as tpl_name')
+      .where('schedule.project_id', '=', projectId)
+      // A template's drift check schedule is the template's (its form edits it), not one of the schedule API.
+      .where('schedule.type', '<>', DRIFT_SCHEDULE)
+      .orderBy('schedule.id')
+  );
+}
+
+/** The type of the schedule that runs a template's drift checks (see features/templates/drift-check.ts). */
+export const DRIFT_SCHEDULE = 'drift';
+
+/** The drift check schedule of a template, if it has one. */
+export function driftSchedule(db: Db, templateId: number) {
   return db
     .selectFrom('schedule')
-    .leftJoin('template', 'template.id', 'schedule.template_id')
-    .selectAll('schedule')
-    .select('template.name as tpl_name')
-    .where('schedule.project_id', '=', projectId)
-    .orderBy('schedule.id');
+    .selectAll()
+    .where('template_id', '=', templateId)
+    .where('type', '=', DRIFT_SCHEDULE)
+    .orderBy('id')
+    .limit(1)
+    .executeTakeFirst();
 }
 
 export function toSchedule(row: ScheduleRow & { tpl_name: string | null }): Schedule {
@@ -54,6 +73,7 @@ export function commitCheckSchedules(db: Db, templateId: number) {
     .selectAll()
     .where('template_id', '=', templateId)
     .where('repository_id', 'is not', null)
+    .where('type', '<>', DRIFT_SCHEDULE)
     .orderBy('id')
     .execute();
 }
@@ -65,6 +85,7 @@ export function commitCheckSchedulesOf(db: Db, projectId: number) {
     .selectAll()
     .where('project_id', '=', projectId)
     .where('repository_id', 'is not', null)
+    .where('type', '<>', DRIFT_SCHEDULE)
     .orderBy('id')
     .execute();
 }

@@ -6,14 +6,16 @@ import {
   lastTasksQuery,
   newTaskInput,
   outputQuery,
-  planSummarySchema,
+  planApprovalInput,
   rejectTaskInput,
   stopTaskInput,
   type TaskOutputLine,
   type TaskSource,
   taskListQuery,
   taskOutputLineSchema,
+  taskPlanSchema,
   taskWithTemplateSchema,
+  templateDriftSchema,
   templateTasksQuery,
 } from '@signalbox/contracts';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
@@ -21,6 +23,7 @@ import { z } from 'zod';
 import { currentUser } from '../../access/auth-hook';
 import { projectRoutes } from '../../access/project-guard';
 import { recordEvent } from '../../audit/audit.store';
+import { parseJsonObject } from '../../db/values';
 import type { Deps } from '../../deps';
 import { noContentResponse, notModified, pathIds } from '../../http/path-params';
 import { stripAnsi } from '../../lib/ansi';
@@ -37,7 +40,9 @@ import {
   type TaskRow,
   unfinishedOfTemplate,
 } from '../../tasks/store';
+import { findDrift, findTaskPlanRow, planFileView } from '../../tasks/terraform-plans.store';
 import { FinishedPages } from './finished-pages';
+import { applyStoredPlan, confirmPlan, rejectPlan } from './plan-approval.service';
 import { outputBatches, readOutputPage } from './task-output';
 import { answerApproval, createTask, rerunInput, toTaskView } from './tasks.service';
 
@@ -194,15 +199,40 @@ export function tasksRoutes(app: FastifyInstance, deps: Deps) {
       },
     );
 
-    // The summary of the task's saved Terraform/OpenTofu plan: counts and changed attribute names, never values.
+    // The summary of the task's saved Terraform/OpenTofu plan: counts and changed attribute names, never values;
+    // with the plan file's digest, the commit and state it was made from, and what was decided about it.
     scope.get(
       '/tasks/:task_id/plan',
-      { schema: { ...byTask.schema, response: { 200: planSummarySchema } } },
+      { schema: { ...byTask.schema, response: { 200: taskPlanSchema } } },
       async (request) => {
         const task = await loadTask(request.project.id, request.params.task_id);
         const plan = await findTaskPlan(deps.db, request.project.id, task.id);
         if (!plan) throw new AppError(404, coded('task_has_no_plan', { id: task.id }));
-        return plan;
+        const row = await findTaskPlanRow(deps.db, request.project.id, task.id);
+        const template = await findTemplate(deps.db, task.template_id);
+        const params = parseJsonObject(template?.task_params);
+        return { ...plan, plan_file: row ? await planFileView(deps.db, row, params) : null };
+      },
+    );
+
+    // Apply this plan: approves a plan-only task's stored plan and starts the task that applies exactly it.
+    scope.post(
+      '/tasks/:task_id/apply_plan',
+      afterLookup({ ...run, ...byTask }, { body: planApprovalInput, response: newTask }),
+      async (request, reply) => {
+        const task = await loadTask(request.project.id, request.params.task_id);
+        const { plan_digest } = parse(planApprovalInput, request.body ?? {});
+        const created = await applyStoredPlan(
+          deps,
+          task,
+          {
+            id: currentUser(request).id,
+            canEditTemplates: can(request.permissions, 'manageProjectResources'),
+            source: sourceOf(request) === 'api' ? 'api' : 'ui',
+          },
+          plan_digest,
+        );
+        return reply.status(201).send((await withTemplates([created]))[0]);
       },
     );
 
@@ -223,12 +253,15 @@ export function tasksRoutes(app: FastifyInstance, deps: Deps) {
         .send(Readable.from(text(), { objectMode: true, highWaterMark: 1 }));
     });
 
+    // Confirms a plan waiting for confirmation; `plan_digest`, when sent, is the digest of the plan the approver
+    // read (refused when the plan differs).
     scope.post(
       '/tasks/:task_id/confirm',
-      { ...run, schema: { ...byTask.schema, response: noContentResponse } },
+      afterLookup({ ...run, ...byTask }, { body: planApprovalInput, response: noContentResponse }),
       async (request, reply) => {
         const task = await loadTask(request.project.id, request.params.task_id);
-        await deps.tasks.confirm(request.project.id, task.id);
+        const { plan_digest } = parse(planApprovalInput, request.body ?? {});
+        await confirmPlan(deps, task, currentUser(request).id, plan_digest);
         return reply.status(204).send();
       },
     );
@@ -243,7 +276,7 @@ export function tasksRoutes(app: FastifyInstance, deps: Deps) {
         const { reason } = parse(rejectTaskInput, request.body ?? {});
         if (task.status === 'waiting_approval')
           await answerApproval(deps, task, approver(request), { approved: false, reason });
-        else await deps.tasks.reject(request.project.id, task.id);
+        else await rejectPlan(deps, task, currentUser(request).id);
         return reply.status(204).send();
       },
     );
@@ -339,6 +372,41 @@ export function tasksRoutes(app: FastifyInstance, deps: Deps) {
         return withTemplates(
           await listTasks(deps.db, request.project.id, { templateId: template.id, limit: q.limit }),
         );
+      },
+    );
+
+    // The outcome of the template's last drift check: what differs (addresses and attribute paths), since when.
+    scope.get(
+      '/templates/:template_id/drift',
+      { schema: { ...byTemplate.schema, response: { 200: templateDriftSchema } } },
+      async (request) => {
+        const template = await loadTemplate(request.project.id, request.params.template_id);
+        const drift = await findDrift(deps.db, request.project.id, template.id);
+        if (!drift) throw new AppError(404, coded('template_has_no_drift', { id: template.id }));
+        return drift;
+      },
+    );
+
+    // Reconcile a drifted template: the normal flow of a run (plan, then confirmation, then apply).
+    scope.post(
+      '/templates/:template_id/reconcile',
+      { ...run, schema: { ...byTemplate.schema, response: newTask } },
+      async (request, reply) => {
+        const template = await loadTemplate(request.project.id, request.params.template_id);
+        if (!['terraform', 'tofu', 'terragrunt'].includes(template.app))
+          throw badRequest(coded('drift_needs_terraform'));
+        const created = await createTask(
+          deps,
+          request.project.id,
+          { template_id: template.id, message: 'Reconcile drift' },
+          {
+            userId: currentUser(request).id,
+            canEditTemplates: can(request.permissions, 'manageProjectResources'),
+            interactive: true,
+            source: sourceOf(request),
+          },
+        );
+        return reply.status(201).send((await withTemplates([created]))[0]);
       },
     );
 

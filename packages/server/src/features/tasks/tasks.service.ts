@@ -23,6 +23,7 @@ import {
   type TaskRow,
 } from '../../tasks/store';
 import { taskFields } from '../../tasks/task-view';
+import { copyPlanForApply } from '../../tasks/terraform-plans.store';
 import { surveyAnswersForRun } from '../surveys';
 import { guardTaskInput } from './task-input-guard';
 
@@ -195,7 +196,10 @@ async function insertNewTask(
       debug: fromBool(input.debug),
       dry_run: fromBool(input.dry_run),
       diff: fromBool(input.diff),
+      plan_of: origin.planOf ?? null,
     });
+    // A task that applies a stored plan shows that plan as its own (and its apply is recorded from it).
+    if (origin.planOf) await copyPlanForApply(trx, origin.planOf, id);
     // An agent's run names the API token it came with (its id and name, never its value).
     const byToken = token ? ` by an AI agent (API token "${token.name}", id ${token.id})` : '';
     await recordEvent(trx, {

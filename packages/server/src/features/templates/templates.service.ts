@@ -14,6 +14,7 @@ import { fromBool, parseJson, toBool } from '../../db/values';
 import type { Deps } from '../../deps';
 import { fieldError, found, notFound } from '../../lib/errors';
 import { templateSurveyVarsOf } from '../../tasks/run/survey-answers';
+import { driftStatuses } from '../../tasks/terraform-plans.store';
 import {
   assertCron,
   assertSameProject,
@@ -22,6 +23,7 @@ import {
   refreshScheduler,
 } from '../schedules';
 import { applyCommitCheck, type CommitCheck, commitCheckOf, type ScheduleLike } from './commit-check';
+import { applyDriftCheck, checkDriftCheck } from './drift-check';
 import { applyFormSchedule, checkFormSchedule } from './form-schedule';
 import {
   deleteTemplateCascade,
@@ -75,6 +77,7 @@ function toTemplate(
   commitCheck: CommitCheck,
   last: Template['last_task'],
   tasks: number,
+  drift: string | undefined,
 ): Template {
   return {
     id: row.id,
@@ -106,6 +109,7 @@ function toTemplate(
     last_task_id: last?.id ?? null,
     last_task: last,
     tasks,
+    drift: drift === 'drifted' || drift === 'in_sync' ? drift : null,
   };
 }
 
@@ -113,8 +117,18 @@ function toTemplate(
 export async function findTemplate(db: Db, projectId: number, id: number): Promise<Template | undefined> {
   const row = await findTemplateRow(db, projectId, id);
   if (!row) return undefined;
-  const [schedules, last] = await Promise.all([commitCheckSchedules(db, id), lastTasks(db, projectId, [id])]);
-  return toTemplate(row, commitCheckOf(schedules), last.get(id) ?? null, Number(row.task_count));
+  const [schedules, last, drift] = await Promise.all([
+    commitCheckSchedules(db, id),
+    lastTasks(db, projectId, [id]),
+    driftStatuses(db, projectId),
+  ]);
+  return toTemplate(
+    row,
+    commitCheckOf(schedules),
+    last.get(id) ?? null,
+    Number(row.task_count),
+    drift.get(id),
+  );
 }
 
 /** The parsed template (used by the task engine); 404 "Template not found" when it is not in the project. */
@@ -143,9 +157,10 @@ export async function listTemplates(
 ): Promise<Template[]> {
   const rows = await listTemplateRows(db, projectId, opts.viewId);
   const ids = rows.map((r) => r.id);
-  const [schedules, last] = await Promise.all([
+  const [schedules, last, drift] = await Promise.all([
     commitCheckSchedulesOf(db, projectId),
     lastTasks(db, projectId, ids),
+    driftStatuses(db, projectId),
   ]);
   const byTemplate = new Map<number, ScheduleLike[]>();
   for (const s of schedules) byTemplate.set(s.template_id, [...(byTemplate.get(s.template_id) ?? []), s]);
@@ -155,6 +170,7 @@ export async function listTemplates(
       commitCheckOf(byTemplate.get(row.id) ?? []),
       last.get(row.id) ?? null,
       Number(row.task_count),
+      drift.get(row.id),
     ),
   );
   return sortTemplates(db, projectId, list, opts);
@@ -237,6 +253,7 @@ async function checkReferences(
       throw fieldError('build_template_id', coded('build_template_invalid'));
     }
   }
+  checkDriftCheck(input);
   if (input.check_new_commits) {
     assertCron(input.cron_format);
     await assertInProject(
@@ -319,7 +336,8 @@ async function applySchedules(
 ) {
   const commitCheck = await applyCommitCheck({ db: trx, dialect: deps.dialect }, user, projectId, id, input);
   const own = await applyFormSchedule(trx, deps.dialect, user, projectId, id, input);
-  return commitCheck || own;
+  const drift = await applyDriftCheck(trx, deps.dialect, user, projectId, id, input);
+  return commitCheck || own || drift;
 }
 
 /** Stores a template's changes with its schedules' and their events in one transaction (as createTemplate). */

@@ -4,6 +4,7 @@ import type { Db, Dialect } from '../../db';
 import type { TaskTable, TemplateTable } from '../../db/tables';
 import { insertReturningId } from '../../db/values';
 import { taskFields } from '../../tasks/task-view';
+import { deleteTerraformRowsOfTemplates } from '../../tasks/terraform-plans.store';
 
 export type TemplateRow = Selectable<TemplateTable>;
 
@@ -45,6 +46,7 @@ export async function deleteTemplateCascade(trx: Db, projectId: number, id: numb
   }
   await trx.deleteFrom('task_output').where('task_id', 'in', tasks).execute();
   await trx.deleteFrom('task_plan').where('task_id', 'in', tasks).execute();
+  await deleteTerraformRowsOfTemplates(trx, [id]);
   await trx.deleteFrom('task').where('template_id', '=', id).execute();
   await trx.deleteFrom('schedule').where('template_id', '=', id).execute();
   await trx.deleteFrom('template').where('project_id', '=', projectId).where('id', '=', id).execute();

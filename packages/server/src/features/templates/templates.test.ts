@@ -150,6 +150,7 @@ describe.each(testDialects())('templates on $name', (dialect) => {
       last_task: null,
       tasks: 0,
       runner_tag: 'gpu',
+      drift: null,
     });
     const one = await project.clients.guest.get(`${project.base}/templates/${t.id}`);
     expect(one.statusCode).toBe(200);

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
-import type { PlanSummary } from '@signalbox/contracts';
+import type { DriftReport, PlanSummary } from '@signalbox/contracts';
 import WebSocket from 'ws';
 import type { AppRegistry } from '../../lib/apps';
 import {
@@ -48,10 +48,18 @@ type Held = {
   outputs: Record<string, unknown> | null;
   /** The summary of the task's saved plan not yet sent: it goes with waiting_confirmation, else with `finished`. */
   plan: PlanSummary | null;
+  /** The plan's facts (digest, workspace, prior state), sent with its summary. */
+  planFacts: PlanFactsMessage | null;
+  /** The plan file of a plan-only run, sent (`plan_file`) just before the message carrying its summary. */
+  planFile: { digest: string; data: string } | null;
+  /** What the task's drift check found, sent with `finished`. */
+  drift: DriftReport | null;
   /** The server ended it (abandon): it is killed and nothing more of it is sent. */
   abandoned: boolean;
   done: Promise<void>;
 };
+
+type PlanFactsMessage = NonNullable<Extract<RunnerMessage, { type: 'status' }>['plan_facts']>;
 
 export type RunnerOptions = {
   dir: string;
@@ -87,6 +95,10 @@ export class RunnerProcess {
   private serverKeepsOutputs = false;
   /** The current server's welcome said it keeps plan summaries (an older server would refuse them). */
   private serverKeepsPlans = false;
+  /** The current server's welcome said it keeps plan files and facts. */
+  private serverKeepsPlanFiles = false;
+  /** The current server's welcome said it keeps drift reports. */
+  private serverKeepsDrift = false;
   /** Set once the server's welcome arrived on the current socket: only then are messages sent. */
   private ready = false;
   private heartbeatMs = defaultHeartbeatMs;
@@ -362,6 +374,8 @@ export class RunnerProcess {
     this.ready = true;
     this.serverKeepsOutputs = welcome.task_outputs === true;
     this.serverKeepsPlans = welcome.task_plans === true;
+    this.serverKeepsPlanFiles = welcome.plan_files === true;
+    this.serverKeepsDrift = welcome.task_drift === true;
     this.backoff = RECONNECT_FIRST_MS;
     this.lastFailure = '';
     this.heartbeatMs = welcome.heartbeat_ms > 0 ? welcome.heartbeat_ms : defaultHeartbeatMs;
@@ -412,8 +426,23 @@ export class RunnerProcess {
     this.sendText(`{"type":"output","task_id":${taskId},"seq":${batch.seq},"lines":${batch.json}}`);
   }
 
+  /** The plan's facts for a message carrying its summary, its file sent first (once) when there is one. */
+  private planFactsFor(t: Held, queue: boolean): { plan_facts?: PlanFactsMessage } {
+    if (!t.planFacts || !this.serverKeepsPlanFiles) return {};
+    if (t.planFile) {
+      const message: RunnerMessage = { type: 'plan_file', task_id: t.id, ...t.planFile };
+      if (this.send(message)) t.planFile = null;
+      else if (queue) {
+        t.statusQueue.push(message);
+        t.planFile = null;
+      }
+    }
+    return { plan_facts: t.planFacts };
+  }
+
   private sendFinished(t: Held) {
     if (!t.finished) return;
+    const facts = t.plan && this.serverKeepsPlans ? this.planFactsFor(t, false) : {};
     this.send({
       type: 'finished',
       task_id: t.id,
@@ -421,7 +450,8 @@ export class RunnerProcess {
       last_seq: t.output.lastSeq,
       ...(t.finished.message ? { message: t.finished.message.slice(0, 1000) } : {}),
       ...(t.outputs && this.serverKeepsOutputs ? { outputs: t.outputs } : {}),
-      ...(t.plan && this.serverKeepsPlans ? { plan: t.plan } : {}),
+      ...(t.plan && this.serverKeepsPlans ? { plan: t.plan, ...facts } : {}),
+      ...(t.drift && this.serverKeepsDrift ? { drift: t.drift } : {}),
     });
   }
 
@@ -431,7 +461,9 @@ export class RunnerProcess {
       task_id: t.id,
       status: status as 'running',
       ...(t.commit ? { commit_hash: t.commit.hash, commit_message: t.commit.message?.slice(0, 10_000) } : {}),
-      ...(status === 'waiting_confirmation' && t.plan && this.serverKeepsPlans ? { plan: t.plan } : {}),
+      ...(status === 'waiting_confirmation' && t.plan && this.serverKeepsPlans
+        ? { plan: t.plan, ...this.planFactsFor(t, true) }
+        : {}),
     };
     if ('plan' in message) t.plan = null;
     if (!this.send(message)) t.statusQueue.push(message);
@@ -475,6 +507,9 @@ export class RunnerProcess {
       finished: null,
       outputs: null,
       plan: null,
+      planFacts: null,
+      planFile: null,
+      drift: null,
       abandoned: false,
       done: Promise.resolve(),
     };
@@ -516,10 +551,18 @@ export class RunnerProcess {
           // Kept only when the server may take them (outputs read within 64 KiB stay far below this).
           if (JSON.stringify(outputs).length <= maxOutputsChars) held.outputs = outputs;
         },
-        savePlan: async (summary) => {
+        savePlan: async (summary, facts) => {
           // A summary larger than a message may carry stays on the runner (the log says the plan).
-          if (Buffer.byteLength(JSON.stringify(summary)) <= maxPlanBytes) held.plan = summary;
-          else held.output.line('The plan summary is too large to send to the server: it is not kept');
+          if (Buffer.byteLength(JSON.stringify(summary)) <= maxPlanBytes) {
+            const { file, ...rest } = facts;
+            held.plan = summary;
+            held.planFacts = rest;
+            held.planFile = file ? { digest: facts.digest, data: file } : null;
+          } else held.output.line('The plan summary is too large to send to the server: it is not kept');
+        },
+        saveDrift: async (report) => {
+          if (Buffer.byteLength(JSON.stringify(report)) <= maxPlanBytes) held.drift = report;
+          else held.output.line('The drift report is too large to send to the server: it is not kept');
         },
         saveStatus: async (status, extra) => {
           if (held.abandoned) return true;

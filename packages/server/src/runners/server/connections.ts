@@ -11,7 +11,7 @@ import { findTask } from '../../tasks/store';
 import { version as serverVersion } from '../../version';
 import { buildPayload, unregistered } from './dispatch';
 import { readRunnerMessages } from './inbox';
-import { finishIfComplete, onOutput, onStatus } from './output';
+import { finishIfComplete, onOutput, onPlanFile, onStatus } from './output';
 import {
   adoptTask,
   findRemoteRunner,
@@ -96,6 +96,8 @@ export async function onHello(s: RemoteState, conn: Conn, m: Extract<RunnerMessa
     abandon,
     task_outputs: true,
     task_plans: true,
+    plan_files: true,
+    task_drift: true,
   });
   if (adopted.length) await ctx.pollControls(adopted);
   ctx.wake();
@@ -152,8 +154,12 @@ export async function onMessage(s: RemoteState, conn: Conn, m: RunnerMessage) {
         message: m.message,
         outputs: m.outputs,
         plan: m.plan,
+        plan_facts: m.plan_facts,
+        drift: m.drift,
       };
       return finishIfComplete(s, run);
+    case 'plan_file':
+      return onPlanFile(run, m);
     case 'refuse':
       log.warn({ taskId: m.task_id, runnerId: conn.runner.id, reason: m.reason }, 'a runner refused a job');
       conn.coolUntil = Date.now() + refuseCooldownMs;

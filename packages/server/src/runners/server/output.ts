@@ -4,11 +4,18 @@ import { describeDbError, isDbUnavailable } from '../../db/unavailable';
 import { type RunnerMessage, runnerClose } from '../../runner-protocol/protocol';
 import type { RunnerBatchResult } from '../../tasks/output/output.store';
 import { lostOutputMessage } from '../../tasks/run/job';
-import { findTask, saveTaskPlan } from '../../tasks/store';
+import { findTask } from '../../tasks/store';
+import {
+  type PlanFacts,
+  recordApplyOf,
+  saveDrift,
+  saveTaskPlan,
+  sha256Hex,
+} from '../../tasks/terraform-plans.store';
 import { runnerRows } from './output-rows';
 import { remoteActiveStatuses } from './runners.store';
 
-import type { OutputMessage, RemoteRun, RemoteState } from './state';
+import type { OutputMessage, RemoteRun, RemoteState, RunnerPlanFacts } from './state';
 
 // A remote run's output batches and its end: stored in order exactly once (task.runner_seq), then the task's final
 // status once every batch is in.
@@ -107,8 +114,31 @@ export async function onStatus(
       })
       .where('id', '=', run.taskId)
       .execute();
-  if (m.plan) await saveTaskPlan(db, { id: run.taskId, project_id: run.projectId }, m.plan);
+  if (m.plan) await keepPlan(s, run, m.plan, m.plan_facts);
   await ctx.status.setStatus(run.taskId, m.status);
+}
+
+/** A plan file a runner sent: kept in memory for the plan that follows it, if its digest is its content's. */
+export function onPlanFile(run: RemoteRun, m: { digest: string; data: string }) {
+  const data = Buffer.from(m.data, 'base64');
+  if (data.toString('base64') !== m.data || sha256Hex(data) !== m.digest) {
+    run.sink.line('The plan file the runner sent does not match its SHA-256: it is not kept');
+    return;
+  }
+  run.planFile = { digest: m.digest, data: m.data };
+}
+
+/** Keeps a remote run's plan summary with its facts, and the plan file sent before it when it is that plan's. */
+async function keepPlan(
+  s: RemoteState,
+  run: RemoteRun,
+  summary: Parameters<typeof saveTaskPlan>[3],
+  facts: RunnerPlanFacts | undefined,
+) {
+  const file = facts && run.planFile?.digest === facts.digest ? run.planFile.data : null;
+  run.planFile = undefined;
+  const full: PlanFacts | null = facts ? { ...facts, file } : null;
+  await saveTaskPlan(s.ctx.db, s.ctx.box, { id: run.taskId, project_id: run.projectId }, summary, full);
 }
 
 export async function finishIfComplete(s: RemoteState, run: RemoteRun) {
@@ -129,7 +159,10 @@ export async function finishIfComplete(s: RemoteState, run: RemoteRun) {
       .set({ outputs: JSON.stringify(f.outputs) })
       .where('id', '=', run.taskId)
       .execute();
-  if (f.plan) await saveTaskPlan(db, { id: run.taskId, project_id: run.projectId }, f.plan);
+  if (f.plan) await keepPlan(s, run, f.plan, f.plan_facts);
+  if (f.drift)
+    await saveDrift(db, { id: run.taskId, project_id: run.projectId, template_id: run.templateId }, f.drift);
+  if (!reason && f.status === 'success') await recordApplyOf(db, run.taskId);
   const saved = reason
     ? await ctx.status.saveStatus(run.taskId, 'error', { message: reason })
     : await ctx.status.saveStatus(run.taskId, f.status);

@@ -1,4 +1,4 @@
-import type { PlanSummary } from '@signalbox/contracts';
+import type { DriftReport, PlanSummary } from '@signalbox/contracts';
 import type { FastifyBaseLogger } from 'fastify';
 import type { WebSocket } from 'ws';
 import type { Config } from '../../config';
@@ -28,6 +28,7 @@ export const refuseCooldownMs = 2000;
 export const lifeEveryMs = 1000;
 
 export type OutputMessage = Extract<RunnerMessage, { type: 'output' }>;
+export type RunnerPlanFacts = NonNullable<Extract<RunnerMessage, { type: 'status' }>['plan_facts']>;
 
 export type Conn = {
   socket: WebSocket;
@@ -64,6 +65,8 @@ export type RemoteRun = {
   lines: number | null;
   /** Lines the database refused (not a lost connection): the task cannot end as success. */
   lost: number;
+  /** The plan file the runner sent for the plan its next status or `finished` carries (base64, digest checked). */
+  planFile?: { digest: string; data: string };
   finished: {
     status: 'success' | 'error' | 'stopped';
     last_seq: number;
@@ -72,6 +75,9 @@ export type RemoteRun = {
     outputs?: Record<string, unknown>;
     /** The summary of the task's saved plan (a plan-only run), kept before its final status. */
     plan?: PlanSummary;
+    plan_facts?: RunnerPlanFacts;
+    /** What the task's drift check found. */
+    drift?: DriftReport;
   } | null;
   templateType: string;
   handle: RunHandle;

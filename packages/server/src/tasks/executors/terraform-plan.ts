@@ -93,12 +93,37 @@ function changedAttributes(change: Record<string, Json>, action: PlanAction) {
  * text is not a plan's JSON.
  */
 export function summarisePlan(jsonText: string): PlanSummary | null {
+  const plan = readPlanJson(jsonText);
+  return plan === null ? null : summarisePlanJson(plan);
+}
+
+/** The parsed JSON of `show -json`; null when the text is not a plan's JSON. */
+export function readPlanJson(jsonText: string): Record<string, Json> | null {
   let plan: Json;
   try {
     plan = JSON.parse(jsonText);
   } catch {
     return null;
   }
+  return isObject(plan) && typeof plan.format_version === 'string' ? plan : null;
+}
+
+/**
+ * The state a plan was made from, as its JSON says (`prior_state`'s `serial` and `lineage`, when it carries
+ * them): a later apply of that state makes the plan stale.
+ */
+export function priorStateOf(plan: Json): { serial: number | null; lineage: string | null } {
+  const prior = isObject(plan) && isObject(plan.prior_state) ? plan.prior_state : {};
+  const serial = prior.serial;
+  const lineage = prior.lineage;
+  return {
+    serial: typeof serial === 'number' && Number.isSafeInteger(serial) && serial >= 0 ? serial : null,
+    lineage: typeof lineage === 'string' && lineage.length > 0 && lineage.length <= 64 ? lineage : null,
+  };
+}
+
+/** The summary of a plan's parsed JSON (see summarisePlan); null when it is not a plan's JSON. */
+export function summarisePlanJson(plan: Json): PlanSummary | null {
   if (!isObject(plan) || typeof plan.format_version !== 'string') return null;
   const counts = { add: 0, change: 0, destroy: 0, replace: 0, read: 0, no_op: 0 };
   const changes: PlanResourceChange[] = [];

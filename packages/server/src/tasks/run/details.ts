@@ -1,3 +1,4 @@
+import { errorMessage } from '@signalbox/contracts';
 import type { Db } from '../../db';
 import { parseJsonObject } from '../../db/values';
 import type { SecretBox } from '../../lib/crypto';
@@ -13,6 +14,7 @@ import {
   integrationEnvNames,
   type TaskRow,
 } from '../store';
+import { findTaskPlanRow, openStoredPlan, planRefusal, type StoredPlan } from '../terraform-plans.store';
 import { decodeSecretValue, type JobDetails, TaskFailed } from './job';
 import { surveyVarsOf, unansweredSurveyVars } from './survey-answers';
 
@@ -102,6 +104,8 @@ export async function loadDetails(deps: { db: Db; box: SecretBox }, task: TaskRo
     ...extraVars,
     ...surveySecrets,
   });
+  // A task that applies a stored plan passes no variable: the plan holds them.
+  if (task.plan_of) unanswered.length = 0;
   const named = unanswered.map((v) => `"${v.title}" (${v.name})`).join(', ');
   if (unanswered.length === 1)
     throw new TaskFailed(
@@ -112,6 +116,7 @@ export async function loadDetails(deps: { db: Db; box: SecretBox }, task: TaskRo
       `Required survey variables ${named} have no value: the task was started without answers to them`,
     );
   const user = task.user_id ? await findUserName(deps.db, task.user_id) : undefined;
+  const applyPlan = task.plan_of ? await storedPlanOf(deps, task, template, templateParams) : null;
   return {
     task,
     template,
@@ -128,5 +133,35 @@ export async function loadDetails(deps: { db: Db; box: SecretBox }, task: TaskRo
     templateParams,
     incomingVersion: template.type === 'deploy' ? await incomingVersion(deps, task.build_task_id) : null,
     userName: user?.username ?? '',
+    applyPlan,
   };
+}
+
+/**
+ * The stored plan a task applies, checked again when it runs (it may have waited in the queue): still stored,
+ * not expired, and no newer apply on its workspace. Its digest is checked by the executor against the file.
+ */
+async function storedPlanOf(
+  deps: { db: Db; box: SecretBox },
+  task: TaskRow,
+  template: { id: number },
+  templateParams: Record<string, unknown>,
+): Promise<StoredPlan> {
+  const planTask = task.plan_of as number;
+  const row = await findTaskPlanRow(deps.db, task.project_id, planTask);
+  let stored: StoredPlan | null = null;
+  try {
+    stored = row ? openStoredPlan(deps.box, row) : null;
+  } catch {
+    throw new TaskFailed(`Cannot read the stored plan of task ${planTask}`);
+  }
+  if (!row || !stored)
+    throw new TaskFailed(errorMessage({ code: 'plan_not_stored', params: { id: planTask } }));
+  const refusal = await planRefusal(deps.db, template, templateParams, row);
+  if (refusal) {
+    const { code, ...params } = refusal;
+    const message = errorMessage({ code, params: { id: planTask, ...params } } as never);
+    throw new TaskFailed(message, message);
+  }
+  return stored;
 }

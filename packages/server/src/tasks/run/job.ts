@@ -1,6 +1,6 @@
 import { chmodSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { PlanSummary } from '@signalbox/contracts';
+import type { DriftReport, PlanSummary } from '@signalbox/contracts';
 import type { Config } from '../../config';
 import type { SecretBox } from '../../lib/crypto';
 import { KeySourceError, keySecretOf } from '../../lib/key-sources';
@@ -18,6 +18,7 @@ import type {
   TaskRow,
   TemplateRow,
 } from '../store';
+import type { PlanFacts, StoredPlan } from '../terraform-plans.store';
 import { OUTPUTS_ENV } from './outputs';
 
 /** Where a run's output goes: the server's LogSink (database) or a runner's batches (WebSocket). */
@@ -144,6 +145,8 @@ export type JobDetails = {
   templateParams: Record<string, unknown>;
   incomingVersion: string | null;
   userName: string;
+  /** The stored plan this task applies (Terraform, OpenTofu, Terragrunt), approved; absent: an ordinary run. */
+  applyPlan?: StoredPlan | null;
 };
 
 /**
@@ -183,8 +186,13 @@ export class Job {
     readonly loadKey: (id: number) => Promise<Key | null>,
     readonly onStatus: (status: string) => Promise<void>,
     readonly waitDecision: () => Promise<'confirmed' | 'rejected'>,
-    /** Keeps the summary of the task's saved plan (Terraform, OpenTofu), before it waits for confirmation. */
-    readonly savePlan: (summary: PlanSummary) => Promise<void> = async () => {},
+    /**
+     * Keeps the summary of the task's saved plan (Terraform, OpenTofu) with the plan file's facts, before it waits
+     * for confirmation.
+     */
+    readonly savePlan: (summary: PlanSummary, facts: PlanFacts) => Promise<void> = async () => {},
+    /** Reports what a drift check found (after the template's ignore rules). */
+    readonly saveDrift: (report: DriftReport) => Promise<void> = async () => {},
   ) {}
 
   get task() {
@@ -196,7 +204,7 @@ export class Job {
   }
 
   /** Writes a file only the server user can read, in the per-task temp dir (removed after the run). */
-  secretFile(name: string, content: string, mode = 0o600): string {
+  secretFile(name: string, content: string | Buffer, mode = 0o600): string {
     this.makeTmp();
     const path = join(this.dirs.tmp, name);
     writeFileSync(path, content, { mode });

@@ -1,7 +1,7 @@
 import { existsSync, mkdirSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import { isAbsolute, join } from 'node:path';
-import type { PlanSummary } from '@signalbox/contracts';
+import type { DriftReport, PlanSummary } from '@signalbox/contracts';
 import type { AppRegistry } from '../../lib/apps';
 import { runAnsible } from '../executors/ansible';
 import { runBash, runPowerShell, runPulumi, runPython } from '../executors/shell';
@@ -10,6 +10,7 @@ import { type Confinement, handOver } from '../sandbox/confinement';
 import type { ProcessAdapter } from '../sandbox/process';
 import type { IsolationSetting } from '../sandbox/sandbox';
 import type { RepositoryRow } from '../store';
+import type { PlanFacts } from '../terraform-plans.store';
 import { checkoutRepository } from './git';
 import { Job, type JobDetails, type Key, lostOutputMessage, Stopped, TaskFailed, type TaskLog } from './job';
 import { outputsPath, readTaskOutputs, type TaskOutputs } from './outputs';
@@ -58,8 +59,15 @@ export type RunCore = {
    * does not offer SIGNALBOX_OUTPUTS.
    */
   saveOutputs?(outputs: TaskOutputs): Promise<void>;
-  /** Keeps the summary of the task's saved Terraform/OpenTofu plan (before it waits for confirmation). */
-  savePlan(summary: PlanSummary): Promise<void>;
+  /**
+   * Keeps the summary of the task's saved Terraform/OpenTofu plan with its file's facts (the file itself for a
+   * plan-only task), before it waits for confirmation.
+   */
+  savePlan(summary: PlanSummary, facts: PlanFacts): Promise<void>;
+  /** Keeps what a drift check found. */
+  saveDrift(report: DriftReport): Promise<void>;
+  /** Called just before a run's success is saved (the server records an apply it made); absent: nothing. */
+  beforeSuccess?(): Promise<void>;
   /** Saves a status change; false when it was not taken (e.g. the task was already ended). */
   saveStatus(status: string, extra?: { message: string }): Promise<boolean>;
 };
@@ -238,7 +246,8 @@ export async function runCore(
         }
         return decision;
       },
-      (summary) => core.savePlan(summary),
+      (summary, facts) => core.savePlan(summary, facts),
+      (report) => core.saveDrift(report),
     );
     control.job = current;
     current.onStop(() => control.decider?.('stopped'));
@@ -311,6 +320,13 @@ export async function runCore(
       await core.saveOutputs?.(outputs);
     } catch (err) {
       core.log.error({ err, taskId: id }, 'keeping the task outputs failed');
+    }
+  }
+  if (!reason && final === 'success' && core.beforeSuccess) {
+    try {
+      await core.beforeSuccess();
+    } catch (err) {
+      core.log.error({ err, taskId: id }, 'recording what the task did failed');
     }
   }
   const saved = reason ? await core.saveStatus('error', { message: reason }) : await core.saveStatus(final);

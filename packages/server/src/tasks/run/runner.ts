@@ -10,7 +10,8 @@ import type { FinishedRun } from '../../ports';
 import type { LogSink } from '../output/log-sink';
 import { serverConfinement } from '../sandbox/confinement';
 import type { ProcessAdapter } from '../sandbox/process';
-import { findKey, findRepository, findTask, saveTaskPlan, updateTask } from '../store';
+import { findKey, findRepository, findTask, updateTask } from '../store';
+import { recordApplyOf, saveDrift, saveTaskPlan } from '../terraform-plans.store';
 import { loadDetails } from './details';
 import { loadTaskKey } from './job';
 import { RunControl, runCore } from './run-core';
@@ -109,7 +110,15 @@ export function runTask(ctx: RunContext, id: number): RunHandle {
           ).then(() => {}),
         saveOutputs: (outputs) =>
           persist('saving the outputs', () => updateTask(ctx.db, id, { outputs: JSON.stringify(outputs) })),
-        savePlan: (summary) => persist('saving the plan', () => saveTaskPlan(ctx.db, task, summary)),
+        savePlan: (summary, facts) =>
+          persist('saving the plan', () =>
+            saveTaskPlan(ctx.db, ctx.box, { id, project_id: task.project_id }, summary, facts),
+          ),
+        saveDrift: (report) =>
+          persist('saving the drift check', () =>
+            saveDrift(ctx.db, { id, project_id: task.project_id, template_id: task.template_id }, report),
+          ),
+        beforeSuccess: () => persist('recording the apply', () => recordApplyOf(ctx.db, id)),
         saveStatus: (status, extra) => ctx.saveStatus(id, status, extra),
       },
       control,

@@ -17,7 +17,7 @@ import { useLogSearch } from './log-dialog/useLogSearch';
 import { useTaskLog } from './log-dialog/useTaskLog';
 import { useTaskNames } from './log-dialog/useTaskNames';
 import { stripAnsi } from './log-store';
-import { TaskPlan } from './plan/PlanSummary';
+import { TaskPlan, useTaskPlanOf } from './plan/PlanSummary';
 
 /** The task log dialog opened by ?t={taskId} over any page. */
 export default function TaskLogDialog({
@@ -35,6 +35,7 @@ export default function TaskLogDialog({
   const task = useTask(projectId, taskId);
   const action = useTaskAction(projectId, taskId);
   const data = task.data;
+  const plan = useTaskPlanOf(projectId, data);
   const running = !!data && !isFinished((data.status ?? '') as TaskStatus);
   const log = useTaskLog({ projectId, taskId, running, taskLoaded: !!data });
   const { store, count } = log;
@@ -56,7 +57,8 @@ export default function TaskLogDialog({
 
   const act = async (name: 'stop' | 'confirm', force?: boolean) => {
     try {
-      await action.mutateAsync({ action: name, force });
+      // A confirmation names the plan the user read: the server refuses it when the plan is another.
+      await action.mutateAsync({ action: name, force, digest: plan.data?.plan_file?.digest });
     } catch (err) {
       notify.error(err);
     }
@@ -78,6 +80,7 @@ export default function TaskLogDialog({
         task={data}
         templateName={templateName}
         busy={action.isPending}
+        plan={plan.data ?? null}
         onAction={(name, force) => void act(name, force)}
         onClose={close}
       />

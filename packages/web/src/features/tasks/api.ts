@@ -1,4 +1,4 @@
-import type { ErrorBody, PlanSummary, TaskStatus } from '@signalbox/contracts';
+import type { ErrorBody, TaskPlan, TaskStatus } from '@signalbox/contracts';
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { ApiError, api, apiUrl } from '../../api/client';
 
@@ -66,7 +66,7 @@ export const useTaskPlan = (projectId: number, taskId: number, status: string, e
     staleTime: Number.POSITIVE_INFINITY,
     queryFn: async () => {
       try {
-        return await api<PlanSummary>(`/project/${projectId}/tasks/${taskId}/plan`);
+        return await api<TaskPlan>(`/project/${projectId}/tasks/${taskId}/plan`);
       } catch (err) {
         if (err instanceof ApiError && err.body?.code === 'task_has_no_plan') return null;
         throw err;
@@ -80,15 +80,48 @@ export const useTaskHistory = (projectId: number) =>
     queryFn: () => api<Task[]>(`/project/${projectId}/tasks/last?limit=${HISTORY_LIMIT}`),
   });
 
+/**
+ * Stop, confirm or reject a task. A confirmation names the digest of the plan the user read (`digest`): the server
+ * refuses it when the plan is another.
+ */
 export function useTaskAction(projectId: number, taskId: number) {
   const client = useQueryClient();
   return useMutation({
-    mutationFn: ({ action, force }: { action: 'stop' | 'confirm' | 'reject'; force?: boolean }) =>
+    mutationFn: ({
+      action,
+      force,
+      digest,
+    }: {
+      action: 'stop' | 'confirm' | 'reject';
+      force?: boolean;
+      digest?: string | null;
+    }) =>
       api(`/project/${projectId}/tasks/${taskId}/${action}`, {
         method: 'POST',
-        body: action === 'stop' ? { force: !!force } : {},
+        body:
+          action === 'stop'
+            ? { force: !!force }
+            : action === 'confirm' && digest
+              ? { plan_digest: digest }
+              : {},
       }),
     onSuccess: () => void client.invalidateQueries({ queryKey: taskKeys.task(projectId, taskId) }),
+  });
+}
+
+/** Apply this plan: approves a plan-only task's stored plan (the digest read) and starts the task applying it. */
+export function useApplyPlan(projectId: number, taskId: number) {
+  const client = useQueryClient();
+  return useMutation({
+    mutationFn: (digest: string) =>
+      api<Task>(`/project/${projectId}/tasks/${taskId}/apply_plan`, {
+        method: 'POST',
+        body: { plan_digest: digest },
+      }),
+    onSuccess: () => {
+      void client.invalidateQueries({ queryKey: taskKeys.task(projectId, taskId) });
+      void client.invalidateQueries({ queryKey: taskKeys.history(projectId) });
+    },
   });
 }
 

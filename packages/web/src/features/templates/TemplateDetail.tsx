@@ -17,6 +17,7 @@ import { ErrorAlert, PageBody, useResourceNotify } from '../../components/ui';
 import { RunTaskDialog } from '../tasks-run';
 import { runLabelKey, useTemplate, useTemplateMutations } from './api';
 import { playbookLabelKey, useAppLabel } from './apps';
+import { DriftPanel } from './DriftPanel';
 import { LastTasks } from './LastTasks';
 
 function Fact({ label, children, wide }: { label: string; children: ReactNode; wide?: boolean }) {
@@ -166,6 +167,7 @@ export function TemplateDetail({ templateId, listPath }: { templateId: number; l
             </Fact>
           </Box>
         </Paper>
+        <DriftPanel projectId={project.id} template={tpl} />
         <Paper variant="outlined" sx={{ overflowX: 'auto' }}>
           <Typography variant="subtitle1" component="h2" sx={{ px: 2, pt: 1.5, fontWeight: 600 }}>
             {t('tpl.tasks')}

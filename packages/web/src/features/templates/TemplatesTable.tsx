@@ -39,6 +39,7 @@ import { TaskStatusChip } from '../tasks';
 import { runLabelKey } from './api';
 import { appMissing, useAppLabel, useApps } from './apps';
 import type { OptionalColumn } from './columns';
+import { DriftBadge } from './DriftPanel';
 import { LastTasks } from './LastTasks';
 
 /** How much of the row's free width each cut-to-fit column takes (relative to the others shown). */
@@ -200,6 +201,7 @@ export function TemplatesTable({
                     {expander(tpl)}
                     {nameLink(tpl)}
                     {missingApp(tpl)}
+                    <DriftBadge template={tpl} to={`${detailBase}/${tpl.id}`} />
                   </Box>
                 }
                 aside={runButton(tpl)}
@@ -300,6 +302,7 @@ export function TemplatesTable({
                       </Link>
                     </Truncated>
                     {missingApp(tpl)}
+                    <DriftBadge template={tpl} to={`${detailBase}/${tpl.id}`} />
                   </TableCell>
                   {visible('version') && (
                     <TableCell sx={fitCellSx}>

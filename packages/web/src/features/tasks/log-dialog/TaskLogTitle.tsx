@@ -1,19 +1,22 @@
 import CloseIcon from '@mui/icons-material/Close';
+import PlayArrowIcon from '@mui/icons-material/PlayArrow';
 import ReplayIcon from '@mui/icons-material/Replay';
 import { Breadcrumbs, Button, DialogTitle, IconButton, Link, Typography } from '@mui/material';
-import { isFinished, stoppableStatuses, type TaskStatus } from '@signalbox/contracts';
+import { isFinished, stoppableStatuses, type TaskPlan, type TaskStatus } from '@signalbox/contracts';
 import { useState } from 'react';
 import { useTranslation } from 'react-i18next';
-import { Link as RouterLink } from 'react-router';
+import { Link as RouterLink, useSearchParams } from 'react-router';
 import { useProjectRole } from '../../../api/session';
 import { Guarded } from '../../../components/access';
 import { FormError } from '../../../components/forms';
 import { makeCan, useOptionalProject } from '../../../components/project-context';
+import { useNotify } from '../../../components/snackbar';
 import { RunTaskDialog } from '../../tasks-run';
 import { rerunLabelKey, useTemplate } from '../../templates';
-import type { Task } from '../api';
+import { type Task, useApplyPlan } from '../api';
 import { ApprovalActions } from '../approval-actions';
 import { McpChip } from '../McpChip';
+import { applicable } from '../plan/PlanSummary';
 import { TaskStatusChip } from '../TaskStatusChip';
 
 /**
@@ -57,6 +60,42 @@ function useTaskProjectCan(projectId: number) {
   return makeCan(role.data?.permissions ?? 0);
 }
 
+/**
+ * Apply this plan: on a plan-only task whose stored plan may still be applied, approves it (the digest shown) and
+ * starts the task that applies exactly that file; the new task then shows.
+ */
+function ApplyPlanButton({ projectId, task, plan }: { projectId: number; task: Task; plan: TaskPlan }) {
+  const { t } = useTranslation();
+  const notify = useNotify();
+  const [params, setParams] = useSearchParams();
+  const apply = useApplyPlan(projectId, task.id);
+  const file = plan.plan_file;
+  if (task.status !== 'success' || !applicable(file)) return null;
+  const onClick = async () => {
+    try {
+      const created = await apply.mutateAsync(file.digest);
+      notify.success(t('plan.applyStarted', { id: created.id }));
+      const next = new URLSearchParams(params);
+      next.set('t', String(created.id));
+      setParams(next);
+    } catch (err) {
+      notify.error(err);
+    }
+  };
+  return (
+    <Button
+      variant="contained"
+      color="warning"
+      startIcon={<PlayArrowIcon />}
+      disabled={apply.isPending}
+      onClick={() => void onClick()}
+      data-apply-plan
+    >
+      {t('plan.apply')}
+    </Button>
+  );
+}
+
 /** The dialog's title: template › task, its status, Confirm or Stop while they apply (for those who may run
  * tasks), and Close. */
 export function TaskLogTitle({
@@ -65,6 +104,7 @@ export function TaskLogTitle({
   task,
   templateName,
   busy,
+  plan,
   onAction,
   onClose,
 }: {
@@ -73,6 +113,8 @@ export function TaskLogTitle({
   task: Task | undefined;
   templateName: string | undefined;
   busy: boolean;
+  /** The task's plan (Terraform, OpenTofu, Terragrunt), when it has one. */
+  plan: TaskPlan | null;
   onAction: (name: 'stop' | 'confirm', force?: boolean) => void;
   onClose: () => void;
   /** A re-run started: the new task's id. */
@@ -120,6 +162,11 @@ export function TaskLogTitle({
           >
             {status === 'stopping' ? t('tasks.forceStop') : t('tasks.stop')}
           </Button>
+        </Guarded>
+      )}
+      {task && plan && (
+        <Guarded permission="runProjectTasks" can={can}>
+          <ApplyPlanButton projectId={projectId} task={task} plan={plan} />
         </Guarded>
       )}
       {task && isFinished(status) && <RerunButton projectId={projectId} task={task} />}

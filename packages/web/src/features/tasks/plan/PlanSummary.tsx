@@ -1,7 +1,13 @@
 import { Box, Button, Chip, Stack, TextField, Typography } from '@mui/material';
-import { type PlanResourceChange, type PlanSummary as Summary, taskStatuses } from '@signalbox/contracts';
-import { useDeferredValue, useState } from 'react';
+import {
+  type PlanFile,
+  type PlanResourceChange,
+  type PlanSummary as Summary,
+  taskStatuses,
+} from '@signalbox/contracts';
+import { type ReactNode, useDeferredValue, useState } from 'react';
 import { useTranslation } from 'react-i18next';
+import { formatDateTime } from '../../../components/format';
 import { FormError } from '../../../components/forms';
 import { planningApps, type Task, useTaskPlan } from '../api';
 import { actionSymbol, groupPlanChanges, isDestructive } from './plan-view';
@@ -23,13 +29,62 @@ const planned = new Set<string>(
  * attributes each changes (values are never kept). Open at once while the task waits for confirmation.
  */
 export function TaskPlan({ projectId, task }: { projectId: number; task: Task }) {
-  const status = String(task.status);
-  const enabled = planningApps.includes(task.tpl_app ?? '') && planned.has(status);
-  const plan = useTaskPlan(projectId, task.id, status, enabled);
-  if (!enabled) return null;
+  const plan = useTaskPlanOf(projectId, task);
   if (plan.error) return <FormError error={plan.error} />;
   if (!plan.data) return null;
-  return <PlanSummaryView key={task.id} plan={plan.data} open={status === 'waiting_confirmation'} />;
+  return (
+    <PlanSummaryView key={task.id} plan={plan.data} open={String(task.status) === 'waiting_confirmation'}>
+      {plan.data.plan_file && <PlanFileFacts file={plan.data.plan_file} />}
+    </PlanSummaryView>
+  );
+}
+
+/** The plan of a task (null: none, or not a planning task's): shared by the plan view and the task's actions. */
+export function useTaskPlanOf(projectId: number, task: Task | undefined) {
+  const status = String(task?.status ?? '');
+  const enabled = !!task && planningApps.includes(task.tpl_app ?? '') && planned.has(status);
+  const plan = useTaskPlan(projectId, task?.id ?? 0, status, enabled);
+  return enabled ? plan : { data: null, error: null };
+}
+
+/** True when the stored plan of a plan-only task may still be applied by a later task. */
+export function applicable(file: PlanFile | null | undefined, now = Date.now()): file is PlanFile {
+  return (
+    !!file?.stored && file.applied_by_task === null && !!file.expires_at && Date.parse(file.expires_at) > now
+  );
+}
+
+/**
+ * What the plan is bound to: the SHA-256 of its file and the commit it was made from; who approved it, which task
+ * applied it, and until when a later task may apply a stored one.
+ */
+function PlanFileFacts({ file }: { file: PlanFile }) {
+  const { t } = useTranslation();
+  const expired = !!file.stored && !!file.expires_at && Date.parse(file.expires_at) <= Date.now();
+  const facts = [
+    t('plan.digest', { digest: file.digest.slice(0, 12) }),
+    file.commit_hash ? t('plan.commit', { commit: file.commit_hash.slice(0, 8) }) : null,
+    file.state_serial !== null ? t('plan.serial', { serial: file.state_serial }) : null,
+    file.approved_at
+      ? t('plan.approvedBy', { name: file.approved_by_name ?? '—', at: formatDateTime(file.approved_at) })
+      : null,
+    file.applied_by_task !== null ? t('plan.appliedBy', { id: file.applied_by_task }) : null,
+    file.stored && file.applied_by_task === null && file.expires_at
+      ? t(expired ? 'plan.expired' : 'plan.applicableUntil', { at: formatDateTime(file.expires_at) })
+      : null,
+  ].filter((x): x is string => !!x);
+  return (
+    <Typography
+      variant="caption"
+      color={expired ? 'warning.main' : 'text.secondary'}
+      component="p"
+      data-plan-file
+      title={file.digest}
+      sx={{ mt: 1, overflowWrap: 'anywhere' }}
+    >
+      {facts.join(' · ')}
+    </Typography>
+  );
 }
 
 function PlanCounts({ counts, drift }: { counts: Summary['counts']; drift: number }) {
@@ -94,7 +149,15 @@ function ChangeLine({ change }: { change: PlanResourceChange }) {
   );
 }
 
-export function PlanSummaryView({ plan, open: initiallyOpen }: { plan: Summary; open: boolean }) {
+export function PlanSummaryView({
+  plan,
+  open: initiallyOpen,
+  children,
+}: {
+  plan: Summary;
+  open: boolean;
+  children?: ReactNode;
+}) {
   const { t } = useTranslation();
   const [open, setOpen] = useState(initiallyOpen);
   const [query, setQuery] = useState('');
@@ -119,6 +182,7 @@ export function PlanSummaryView({ plan, open: initiallyOpen }: { plan: Summary; 
           </Button>
         )}
       </Stack>
+      {children}
       {open && plan.changes.length > 0 && (
         <>
           <TextField

@@ -1,4 +1,5 @@
-import { Box, Checkbox, FormControlLabel, FormGroup, TextField, Typography } from '@mui/material';
+import { Box, Checkbox, FormControlLabel, FormGroup, Stack, TextField, Typography } from '@mui/material';
+import { DEFAULT_PLAN_TTL_HOURS, PLAN_TTL_HOURS_MAX } from '@signalbox/contracts';
 import { useTranslation } from 'react-i18next';
 import { useFieldProps } from '../../../components/messages';
 import { useProjectContext } from '../../../components/project-context';
@@ -53,32 +54,7 @@ export function OptionsSection({ form, errors, serverError }: SectionProps) {
             />
           ))}
       </FormGroup>
-      {lockingApps.includes(app) && (
-        <Box sx={{ mt: 2 }}>
-          <TextField
-            fullWidth
-            label={t('tpl.lockTimeout')}
-            value={typeof taskParams.lock_timeout === 'string' ? taskParams.lock_timeout : ''}
-            onChange={(e) =>
-              form.setValue(
-                'task_params',
-                { ...taskParams, lock_timeout: e.target.value } as Values['task_params'],
-                {
-                  shouldDirty: true,
-                },
-              )
-            }
-            helperText={t('tpl.lockTimeoutHelp')}
-            {...field(
-              (errors.task_params as Record<string, { message?: string }> | undefined)?.lock_timeout,
-              serverError,
-              'task_params.lock_timeout',
-              'tpl.lockTimeout',
-            )}
-            slotProps={{ htmlInput: { 'data-field': 'lock_timeout' } }}
-          />
-        </Box>
-      )}
+      {lockingApps.includes(app) && <TerraformOptions {...{ form, errors, serverError }} />}
       <Box sx={{ mt: 2 }}>
         <RunnerTagField
           projectId={project.id}
@@ -88,5 +64,145 @@ export function OptionsSection({ form, errors, serverError }: SectionProps) {
         />
       </Box>
     </Box>
+  );
+}
+
+/** A list of patterns edited one per line. */
+const linesOf = (text: string) => text.split('\n').map((line) => line.trim());
+const textOf = (value: unknown) => (Array.isArray(value) ? value.join('\n') : '');
+
+/**
+ * Terraform, OpenTofu and Terragrunt: how long a run waits for the state lock, how long a plan-only task's plan may
+ * be applied later, whether its approver must be someone else than who started it, and drift checks (their cron
+ * schedule and ignore rules).
+ */
+function TerraformOptions({
+  form,
+  errors,
+  serverError,
+}: Pick<SectionProps, 'form' | 'errors' | 'serverError'>) {
+  const { t } = useTranslation();
+  const field = useFieldProps();
+  const taskParams = (form.watch('task_params') ?? {}) as Record<string, unknown>;
+  const set = (key: string, value: unknown) => {
+    const next = { ...taskParams, [key]: value };
+    if (value === undefined) delete next[key];
+    form.setValue('task_params', next as Values['task_params'], { shouldDirty: true });
+  };
+  const paramError = (key: string) =>
+    (errors.task_params as Record<string, { message?: string }> | undefined)?.[key];
+  const drift = !!taskParams.drift_check;
+  return (
+    <Stack spacing={2} sx={{ mt: 2 }}>
+      <TextField
+        fullWidth
+        label={t('tpl.lockTimeout')}
+        value={typeof taskParams.lock_timeout === 'string' ? taskParams.lock_timeout : ''}
+        onChange={(e) => set('lock_timeout', e.target.value)}
+        helperText={t('tpl.lockTimeoutHelp')}
+        {...field(paramError('lock_timeout'), serverError, 'task_params.lock_timeout', 'tpl.lockTimeout')}
+        slotProps={{ htmlInput: { 'data-field': 'lock_timeout' } }}
+      />
+      <TextField
+        fullWidth
+        type="number"
+        label={t('tpl.planTtl')}
+        value={typeof taskParams.plan_ttl_hours === 'number' ? taskParams.plan_ttl_hours : ''}
+        onChange={(e) => set('plan_ttl_hours', e.target.value === '' ? undefined : Number(e.target.value))}
+        helperText={t('tpl.planTtlHelp', { hours: DEFAULT_PLAN_TTL_HOURS })}
+        {...field(paramError('plan_ttl_hours'), serverError, 'task_params.plan_ttl_hours', 'tpl.planTtl')}
+        slotProps={{
+          htmlInput: { 'data-field': 'plan_ttl_hours', min: 1, max: PLAN_TTL_HOURS_MAX, step: 1 },
+        }}
+      />
+      <FormGroup>
+        <FormControlLabel
+          label={t('tpl.approverMustDiffer')}
+          control={
+            <Checkbox
+              checked={!!taskParams.approver_must_differ}
+              onChange={(e) => set('approver_must_differ', e.target.checked)}
+              slotProps={{ input: { 'data-field': 'approver_must_differ' } as object }}
+            />
+          }
+        />
+        <FormControlLabel
+          label={t('tpl.driftCheck')}
+          control={
+            <Checkbox
+              checked={drift}
+              onChange={(e) => set('drift_check', e.target.checked)}
+              slotProps={{ input: { 'data-field': 'drift_check' } as object }}
+            />
+          }
+        />
+      </FormGroup>
+      {drift && (
+        <>
+          <TextField
+            fullWidth
+            label={t('tpl.driftCron')}
+            value={typeof taskParams.drift_cron === 'string' ? taskParams.drift_cron : ''}
+            onChange={(e) => set('drift_cron', e.target.value)}
+            placeholder="0 */6 * * *"
+            helperText={t('tpl.driftCronHelp')}
+            {...field(paramError('drift_cron'), serverError, 'task_params.drift_cron', 'tpl.driftCron')}
+            slotProps={{
+              htmlInput: {
+                'data-field': 'drift_cron',
+                spellCheck: false,
+                style: { fontFamily: 'monospace' },
+              },
+            }}
+          />
+          <TextField
+            fullWidth
+            multiline
+            minRows={2}
+            label={t('tpl.driftIgnoreAddresses')}
+            value={textOf(taskParams.drift_ignore_addresses)}
+            onChange={(e) => set('drift_ignore_addresses', linesOf(e.target.value))}
+            onBlur={(e) => set('drift_ignore_addresses', linesOf(e.target.value).filter(Boolean))}
+            helperText={t('tpl.driftIgnoreAddressesHelp')}
+            {...field(
+              paramError('drift_ignore_addresses'),
+              serverError,
+              'task_params.drift_ignore_addresses',
+              'tpl.driftIgnoreAddresses',
+            )}
+            slotProps={{
+              htmlInput: {
+                'data-field': 'drift_ignore_addresses',
+                spellCheck: false,
+                style: { fontFamily: 'monospace' },
+              },
+            }}
+          />
+          <TextField
+            fullWidth
+            multiline
+            minRows={2}
+            label={t('tpl.driftIgnoreAttributes')}
+            value={textOf(taskParams.drift_ignore_attributes)}
+            onChange={(e) => set('drift_ignore_attributes', linesOf(e.target.value))}
+            onBlur={(e) => set('drift_ignore_attributes', linesOf(e.target.value).filter(Boolean))}
+            helperText={t('tpl.driftIgnoreAttributesHelp')}
+            {...field(
+              paramError('drift_ignore_attributes'),
+              serverError,
+              'task_params.drift_ignore_attributes',
+              'tpl.driftIgnoreAttributes',
+            )}
+            slotProps={{
+              htmlInput: {
+                'data-field': 'drift_ignore_attributes',
+                spellCheck: false,
+                style: { fontFamily: 'monospace' },
+              },
+            }}
+          />
+        </>
+      )}
+    </Stack>
   );
 }
