@@ -23,6 +23,9 @@ import {
 
 const sha256File = (path: string) => createHash('sha256').update(readFileSync(path)).digest('hex');
 
+/** Said (and the task's reason) when a person rejected the plan. */
+const planRejectedMessage = 'The plan was rejected';
+
 /** Said (and the task's reason) when a plan file is not the one approved. */
 export const planChangedMessage =
   'The plan file changed after it was approved (its SHA-256 differs): it was not applied';
@@ -188,7 +191,7 @@ export async function runTerraform(job: Job, tool: AppTool, opts: { tfPath?: str
   const autoApprove = Boolean(tp.auto_approve) || Boolean(tp.allow_auto_approve && params.auto_approve);
   if (!autoApprove) {
     const decision = await job.waitDecision();
-    if (decision === 'rejected') throw new TaskFailed('The plan was rejected');
+    if (decision === 'rejected') throw new TaskFailed(planRejectedMessage, planRejectedMessage);
   }
   // The plan applied is the plan shown and approved: a file changed since (by anything the task ran) is refused.
   if (sha256File(planFile) !== digest) throw new TaskFailed(planChangedMessage, planChangedMessage);

@@ -241,8 +241,10 @@ export async function runCore(
           await core.saveStatus('confirmed');
           await core.saveStatus('running');
         } else {
+          // No `rejected` status on the way: it is a finished one (an agent's run declined), and passing through it
+          // would end the task (its end time, its secret, its queue slot) while its run still cleans up. The run
+          // ends as an error saying the plan was rejected.
           sink.line('Plan rejected');
-          await core.saveStatus('rejected');
         }
         return decision;
       },
