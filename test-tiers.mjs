@@ -83,6 +83,7 @@ const serverExecutors = [
   'src/tasks/python.test.ts',
   'src/tasks/powershell.test.ts',
   'src/tasks/terragrunt.test.ts',
+  'src/tasks/terraform-state-backend.test.ts',
 ];
 
 const serverApi = {

@@ -8,6 +8,7 @@ import { surveyVarSchema, templateSurveyVarSchema } from './surveys';
 import { taskViewSchema } from './task-api';
 import { apps, templateTypes } from './tasks';
 import { LOCK_TIMEOUT_MAX, lockTimeoutMs } from './terraform-plan';
+import { isStateName } from './terraform-states';
 import { checkVaults, templateVaultSchema, vaultColumns, vaultInput } from './vaults';
 
 /** Inventory types each app accepts (bash, powershell, python and pulumi take any). */
@@ -64,6 +65,9 @@ const text = (max: number) =>
 
 const stringList = () => z.array(z.string().max(255)).max(100);
 
+/** Where a Terraform template's state lives: its configuration's backend (''), or Signalbox's own. */
+export const stateBackends = ['', 'builtin'] as const;
+
 const lockTimeoutMessage = issue('lock_timeout_invalid', { max: LOCK_TIMEOUT_MAX });
 
 /** App-specific template parameters (ansible: allow_debug, limit, tags…; terraform: auto_approve…). */
@@ -87,6 +91,16 @@ export const templateTaskParams = z
       .string({ error: lockTimeoutMessage })
       .trim()
       .refine((v) => v === '' || lockTimeoutMs(v) !== null, lockTimeoutMessage)
+      .optional(),
+    /** terraform, tofu, terragrunt: `builtin` keeps the state in Signalbox's own backend (empty: the code's). */
+    state_backend: z
+      .enum(stateBackends, { error: issue('not_one_of', { options: stateBackends.join(', ') }) })
+      .optional(),
+    /** The built-in backend's state name (empty: the workspace's name). */
+    state_name: z
+      .string({ error: issue('state_name') })
+      .trim()
+      .refine((v) => v === '' || isStateName(v), issue('state_name'))
       .optional(),
   })
   .catchall(z.union([z.string().max(1000), z.number(), z.boolean(), z.null(), stringList()]))
@@ -258,6 +272,16 @@ export const templateTaskParamsSchema = z
       .describe(
         'terraform, tofu, terragrunt: how long a run waits for the state lock (-lock-timeout, e.g. 30s, 5m; at most 1h; empty: 5m).',
       ),
+    state_backend: z
+      .string()
+      .optional()
+      .describe(
+        "terraform, tofu, terragrunt: `builtin` keeps the state in Signalbox's built-in backend (the run gets TF_HTTP_* variables); empty: the configuration's own backend.",
+      ),
+    state_name: z
+      .string()
+      .optional()
+      .describe("The built-in backend's state for this template (empty: the workspace's name)."),
   })
   .catchall(z.union([z.string(), z.number(), z.boolean(), z.null(), z.array(z.string())]));
 
