@@ -11,6 +11,7 @@ import {
 } from '@signalbox/contracts';
 import type { UserRow } from '../../access/principals.store';
 import { recordProjectEvent } from '../../audit/audit.store';
+import type { Db } from '../../db';
 import { transaction } from '../../db/transaction';
 import { parseJsonObject } from '../../db/values';
 import type { Deps } from '../../deps';
@@ -344,4 +345,49 @@ export async function diffVersions(
     { id: from.id, serial: from.serial, state: read(from.secret) },
     { id: to.id, serial: to.serial, state: read(to.secret) },
   );
+}
+
+/**
+ * Writes a backup's states into a restored project (`trx`, the restore's transaction): each must open under this
+ * server's secret key (it is re-sealed under the current one) and be a Terraform state; `refuse(index)` says which
+ * one does not.
+ */
+export async function importStates(
+  trx: Db,
+  deps: Pick<Deps, 'dialect' | 'box' | 'config'>,
+  projectId: number,
+  userId: number,
+  states: { name: string; sealed: string }[],
+  refuse: (index: number, reason: 'key' | 'state') => Error,
+) {
+  for (const [i, s] of states.entries()) {
+    let bytes: Buffer;
+    try {
+      bytes = openState(deps.box, s.sealed);
+    } catch {
+      throw refuse(i, 'key');
+    }
+    let doc: ReturnType<typeof parseStateDocument>;
+    try {
+      doc = parseStateDocument(bytes);
+    } catch {
+      throw refuse(i, 'state');
+    }
+    const state = await findOrCreateState(trx, deps.dialect, projectId, s.name);
+    await addVersion(
+      trx,
+      deps.dialect,
+      {
+        stateId: state.id,
+        projectId,
+        serial: doc.serial,
+        lineage: doc.lineage,
+        size: bytes.length,
+        sealed: sealState(deps.box, bytes),
+        actor: { userId, taskId: null },
+        source: 'write',
+      },
+      deps.config.terraformStateVersions,
+    );
+  }
 }

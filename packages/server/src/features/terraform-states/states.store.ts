@@ -197,12 +197,12 @@ export async function listStates(db: Db, projectId: number) {
   return states.map((s) => ({ ...s, versions: byState.get(s.id) ?? 0 }));
 }
 
-/** Every version of every state of a project, with bodies (sealed), oldest first: a project backup. */
-export const allVersionsOf = (db: Db, projectId: number) =>
+/** The current version of every state of a project (sealed as stored), by name: what a project backup holds. */
+export const currentVersionsOf = (db: Db, projectId: number) =>
   db
-    .selectFrom('terraform_state_version as v')
-    .innerJoin('terraform_state as s', 's.id', 'v.state_id')
-    .select(['s.name', 'v.id', 'v.serial', 'v.lineage', 'v.size', 'v.secret', 'v.created', 'v.source'])
-    .where('v.project_id', '=', projectId)
-    .orderBy('v.id')
+    .selectFrom('terraform_state as s')
+    .innerJoin('terraform_state_version as v', 'v.id', 's.current_version_id')
+    .select(['s.name', 'v.serial', 'v.lineage', 'v.secret as sealed'])
+    .where('s.project_id', '=', projectId)
+    .orderBy('s.name')
     .execute();

@@ -356,4 +356,42 @@ describe.each(testDialects())('built-in Terraform state backend on $name', (dial
     const waiting = await runningTask(projectId, 'waiting');
     expect((await call('GET', url('ended'), waiting.auth)).statusCode).toBe(401);
   });
+
+  it('carries states sealed in a project backup, and restores them on this server only', async () => {
+    const token = basic('x', await tokenOf(owner));
+    const secret = 'b4ckup-s3cret';
+    const source = (await owner.post('/api/projects', { name: 'Backed-up states' })).json().id as number;
+    const doc = stateDoc(7, [resource('kept', { value: secret })], 'lin-backup');
+    expect((await call('POST', url('backed-up', source), token, doc)).statusCode).toBe(200);
+    const backup = await owner.get(`/api/project/${source}/backup`);
+    expect(backup.statusCode).toBe(200);
+    expect(backup.body).not.toContain(secret);
+    const taken = backup.json() as Record<string, unknown> & { meta: Record<string, unknown> };
+    const states = taken.terraform_states as { name: string; serial: number; sealed: string }[];
+    expect(states.find((s) => s.name === 'backed-up')).toMatchObject({ serial: 7, lineage: 'lin-backup' });
+
+    const restored = await owner.request('POST', '/api/projects/restore', {
+      ...taken,
+      meta: { ...taken.meta, name: 'Restored states' },
+    });
+    expect(restored.statusCode, restored.body).toBe(200);
+    const newId = restored.json().id as number;
+    const read = await call('GET', url('backed-up', newId), token);
+    expect(read.statusCode).toBe(200);
+    expect(read.body).toBe(doc);
+
+    // A state sealed under another key (or damaged) stops the restore, naming it; nothing is written.
+    const foreign: Record<string, unknown> = { ...taken, meta: { ...taken.meta, name: 'Foreign states' } };
+    foreign.terraform_states = [
+      { name: 'x', serial: 1, lineage: 'l', sealed: 'AQIDBAUGBwgJCgsMDQ4PEBESExQVFhcYGRob' },
+    ];
+    const refused = await owner.request('POST', '/api/projects/restore', foreign);
+    expect(refused.statusCode).toBe(400);
+    expect(refused.json().code).toBe('backup_invalid');
+    expect(refused.json().params.detail).toContain(
+      "terraform_states[0]: the state is sealed with another server's secret key",
+    );
+    const names = (await owner.get('/api/projects')).json().map((p: { name: string }) => p.name);
+    expect(names).not.toContain('Foreign states');
+  });
 });
