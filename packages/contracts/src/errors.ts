@@ -444,6 +444,8 @@ export const fieldNames: Record<string, string> = {
   tags: 'Tags',
   runner_tag: 'Runner tag',
   lock_timeout: 'Lock timeout',
+  state_backend: 'State backend',
+  state_name: 'State name',
   skip_tags: 'Skip tags',
   message: 'Message',
   git_branch: 'Branch',

@@ -68,6 +68,7 @@ const stringList = () => z.array(z.string().max(255)).max(100);
 /** Where a Terraform template's state lives: its configuration's backend (''), or Signalbox's own. */
 export const stateBackends = ['', 'builtin'] as const;
 
+const stateBackendMessage = issue('not_one_of', { options: "'' (the configuration's own), builtin" });
 const lockTimeoutMessage = issue('lock_timeout_invalid', { max: LOCK_TIMEOUT_MAX });
 
 /** App-specific template parameters (ansible: allow_debug, limit, tags…; terraform: auto_approve…). */
@@ -94,7 +95,8 @@ export const templateTaskParams = z
       .optional(),
     /** terraform, tofu, terragrunt: `builtin` keeps the state in Signalbox's own backend (empty: the code's). */
     state_backend: z
-      .enum(stateBackends, { error: issue('not_one_of', { options: stateBackends.join(', ') }) })
+      .string({ error: stateBackendMessage })
+      .refine((v) => (stateBackends as readonly string[]).includes(v), stateBackendMessage)
       .optional(),
     /** The built-in backend's state name (empty: the workspace's name). */
     state_name: z

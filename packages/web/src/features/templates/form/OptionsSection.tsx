@@ -1,4 +1,4 @@
-import { Box, Checkbox, FormControlLabel, FormGroup, TextField, Typography } from '@mui/material';
+import { Box, Checkbox, FormControlLabel, FormGroup, MenuItem, TextField, Typography } from '@mui/material';
 import { useTranslation } from 'react-i18next';
 import { useFieldProps } from '../../../components/messages';
 import { useProjectContext } from '../../../components/project-context';
@@ -25,6 +25,10 @@ export function OptionsSection({ form, errors, serverError }: SectionProps) {
   const field = useFieldProps();
   const app = form.watch('app') || 'ansible';
   const taskParams = (form.watch('task_params') ?? {}) as Record<string, unknown>;
+  const setParam = (name: string, value: string) =>
+    form.setValue('task_params', { ...taskParams, [name]: value } as Values['task_params'], {
+      shouldDirty: true,
+    });
   return (
     <Box sx={{ pt: 1 }}>
       <Typography variant="subtitle2" component="h3">
@@ -77,6 +81,36 @@ export function OptionsSection({ form, errors, serverError }: SectionProps) {
             )}
             slotProps={{ htmlInput: { 'data-field': 'lock_timeout' } }}
           />
+          <TextField
+            select
+            fullWidth
+            sx={{ mt: 2 }}
+            label={t('tpl.stateBackend')}
+            value={taskParams.state_backend === 'builtin' ? 'builtin' : ''}
+            onChange={(e) => setParam('state_backend', e.target.value)}
+            helperText={t('tpl.stateBackendHelp')}
+            slotProps={{ htmlInput: { 'data-field': 'state_backend' } }}
+          >
+            <MenuItem value="">{t('tpl.stateBackendOwn')}</MenuItem>
+            <MenuItem value="builtin">{t('tpl.stateBackendBuiltin')}</MenuItem>
+          </TextField>
+          {taskParams.state_backend === 'builtin' && (
+            <TextField
+              fullWidth
+              sx={{ mt: 2 }}
+              label={t('tpl.stateName')}
+              value={typeof taskParams.state_name === 'string' ? taskParams.state_name : ''}
+              onChange={(e) => setParam('state_name', e.target.value)}
+              helperText={t('tpl.stateNameHelp')}
+              {...field(
+                (errors.task_params as Record<string, { message?: string }> | undefined)?.state_name,
+                serverError,
+                'task_params.state_name',
+                'tpl.stateName',
+              )}
+              slotProps={{ htmlInput: { 'data-field': 'state_name' } }}
+            />
+          )}
         </Box>
       )}
       <Box sx={{ mt: 2 }}>
