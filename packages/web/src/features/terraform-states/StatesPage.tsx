@@ -61,6 +61,7 @@ function LockChip({ lock }: { lock: StateLock | null }) {
       size="small"
       color="warning"
       icon={<LockIcon />}
+      sx={{ maxWidth: { xs: 180, sm: 'none' } }}
       label={t('states.lockedBy', {
         who: lock.who || lock.user_name || t('states.task', { id: lock.task_id }),
       })}
@@ -101,14 +102,14 @@ export default function StatesPage() {
                   <TableCell sx={wideOnlySx}>{t('states.serial')}</TableCell>
                   <TableCell sx={wideOnlySx}>{t('states.lastWriter')}</TableCell>
                   <TableCell sx={wideOnlySx}>{t('states.updated')}</TableCell>
-                  <TableCell>{t('states.versions')}</TableCell>
+                  <TableCell sx={wideOnlySx}>{t('states.versions')}</TableCell>
                 </TableRow>
               </TableHead>
               <TableBody>
                 {list.map((s: StateSummary) => (
                   <TableRow key={s.name} hover data-state={s.name}>
-                    <TableCell sx={{ wordBreak: 'break-word' }}>
-                      <Link component="button" onClick={() => open(s.name)}>
+                    <TableCell sx={{ minWidth: 96, overflowWrap: 'anywhere' }}>
+                      <Link component="button" onClick={() => open(s.name)} sx={{ textAlign: 'left' }}>
                         {s.name}
                       </Link>
                     </TableCell>
@@ -121,7 +122,7 @@ export default function StatesPage() {
                       <Writer user={s.user_name} task={s.task_id} />
                     </TableCell>
                     <TableCell sx={wideOnlySx}>{s.updated ? formatDateTime(s.updated) : '—'}</TableCell>
-                    <TableCell>{s.versions}</TableCell>
+                    <TableCell sx={wideOnlySx}>{s.versions}</TableCell>
                   </TableRow>
                 ))}
               </TableBody>
