@@ -20,6 +20,7 @@ const serverUnit = [
   'src/tasks/output/output-rows.test.ts',
   'src/runners/server/inbox.test.ts',
   'src/tasks/executors/terraform-plan.test.ts',
+  'src/features/terraform-states/state-diff.test.ts',
   'src/features/mcp/mcp-rate-limit.test.ts',
   // The deploy files (Dockerfile, compose file, systemd unit, .env.example), read and checked against the code.
   'test/deploy/compose.test.ts',
