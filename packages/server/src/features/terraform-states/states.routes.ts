@@ -2,6 +2,7 @@ import {
   coded,
   idParam,
   lockInfoInput,
+  Permission,
   stateDetailSchema,
   stateDiffQuery,
   stateDiffSchema,
@@ -189,7 +190,15 @@ export function terraformStatesRoutes(app: FastifyInstance, deps: Deps) {
         handler: async (request) => {
           const { name } = request.params as { name: string };
           const { ID } = request.query as { ID?: string };
-          await unlockState(deps, request.project.id, name, body(request), ID);
+          const bytes = body(request);
+          // `terraform force-unlock` sends UNLOCK without the lock's info: a manager's force-unlock, audited.
+          if (!bytes?.length && !ID && !request.task) {
+            if ((request.permissions & Permission.manageProjectResources) === 0)
+              throw forbidden(coded('missing_permission', { permission: 'manageProjectResources' }));
+            await forceUnlock(deps, currentUser(request), request.project.id, name);
+            return {};
+          }
+          await unlockState(deps, request.project.id, name, bytes, ID);
           return {};
         },
       });

@@ -278,8 +278,20 @@ describe.each(testDialects())('built-in Terraform state backend on $name', (dial
       params: { name: 'locked', lock: 'L-1', who: 'runner@ci' },
       user_id: members.manager.userId,
     });
+    // `terraform force-unlock` from a laptop: UNLOCK with no lock info, a manager's only.
+    expect((await call('LOCK', url('locked'), task.auth, lockInfo('L-2', 'runner@ci'))).statusCode).toBe(200);
+    const runnerToken = basic('r', await tokenOf(members.task_runner));
+    const notAllowed = await call('UNLOCK', url('locked'), runnerToken);
+    expect(notAllowed.statusCode).toBe(403);
+    expect(notAllowed.json().params).toEqual({ permission: 'manageProjectResources' });
+    expect((await call('UNLOCK', url('locked'), task.auth)).statusCode).toBe(400);
+    expect((await call('UNLOCK', url('locked'), basic('m', await tokenOf(members.manager)))).statusCode).toBe(
+      200,
+    );
+    const forced = (await owner.get(`/api/project/${projectId}/events?object_type=terraform_state`)).json();
+    expect(forced[0]).toMatchObject({ kind: 'terraform_state.force_unlocked', params: { lock: 'L-2' } });
     // The run that held it finds its lock gone: its write is refused rather than racing another run.
-    expect((await call('POST', `${url('locked')}?ID=L-1`, task.auth, stateDoc(1))).statusCode).toBe(409);
+    expect((await call('POST', `${url('locked')}?ID=L-2`, task.auth, stateDoc(1))).statusCode).toBe(409);
   });
 
   it('decides by role and token scope: guests read nothing, read tokens read, run tokens write', async () => {
