@@ -80,12 +80,17 @@ export async function writeState(
 ) {
   const doc = parseStateDocument(body);
   const sealed = sealState(deps.box, doc.bytes);
+  // Made first, outside the write's transaction: two first writes at once must not fail one transaction on the
+  // unique name.
+  const made = await findOrCreateState(deps.db, deps.dialect, projectId, name);
+  const refusal = (state: StateRow) =>
+    state.lock_id === null && lockId
+      ? new AppError(409, coded('state_lock_lost', { id: lockId.slice(0, 200) }))
+      : lockedError(state);
   await transaction(deps.db, async (trx) => {
-    const state = await findOrCreateState(trx, deps.dialect, projectId, name);
-    if (state.lock_id !== null && state.lock_id !== lockId) throw lockedError(state);
-    if (state.lock_id === null && lockId)
-      throw new AppError(409, coded('state_lock_lost', { id: lockId.slice(0, 200) }));
-    await addVersion(
+    const state = (await findState(trx, projectId, name)) ?? made;
+    if (state.lock_id !== (lockId ?? null)) throw refusal(state);
+    const added = await addVersion(
       trx,
       deps.dialect,
       {
@@ -97,9 +102,11 @@ export async function writeState(
         sealed,
         actor,
         source: 'write',
+        lockId: lockId ?? null,
       },
       deps.config.terraformStateVersions,
     );
+    if (added === null) throw refusal((await findState(trx, projectId, name)) ?? state);
   });
 }
 
@@ -234,7 +241,7 @@ export async function rollbackState(
     const now = await findState(trx, projectId, name);
     if (!now) throw notFound('terraform_state');
     if (now.lock_id !== null) throw lockedError(now);
-    await addVersion(
+    const added = await addVersion(
       trx,
       deps.dialect,
       {
@@ -247,9 +254,11 @@ export async function rollbackState(
         actor: { userId: user.id, taskId: null },
         source: 'rollback',
         rolledBackFrom: version.id,
+        lockId: null,
       },
       deps.config.terraformStateVersions,
     );
+    if (added === null) throw lockedError((await findState(trx, projectId, name)) ?? now);
     await recordProjectEvent(
       trx,
       user,
@@ -386,6 +395,7 @@ export async function importStates(
         sealed: sealState(deps.box, bytes),
         actor: { userId, taskId: null },
         source: 'write',
+        lockId: null,
       },
       deps.config.terraformStateVersions,
     );

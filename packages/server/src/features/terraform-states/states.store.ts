@@ -81,11 +81,14 @@ export type NewVersion = {
   actor: StateActor;
   source: 'write' | 'rollback';
   rolledBackFrom?: number;
+  /** The lock the writer holds; null: it writes an unlocked state. */
+  lockId: string | null;
 };
 
 /**
  * Stores a version and makes it current, then drops the versions past the newest `keep` (the current one is the
- * newest). `trx` is the caller's transaction.
+ * newest). `trx` is the caller's transaction. Null when the state's lock is no longer `v.lockId`: the caller
+ * refuses the write (and its transaction leaves nothing behind).
  */
 export async function addVersion(trx: Db, dialect: Dialect, v: NewVersion, keep: number) {
   const id = await insertReturningId(trx, dialect, 'terraform_state_version', {
@@ -101,11 +104,15 @@ export async function addVersion(trx: Db, dialect: Dialect, v: NewVersion, keep:
     source: v.source,
     rolled_back_from: v.rolledBackFrom ?? null,
   });
-  await trx
+  // Current only while the state's lock is still the one the writer holds (none: unlocked), checked in the same
+  // statement that moves the state on, so a lock taken meanwhile wins.
+  const res = await trx
     .updateTable('terraform_state')
     .set({ current_version_id: id })
     .where('id', '=', v.stateId)
-    .execute();
+    .where((eb) => (v.lockId ? eb('lock_id', '=', v.lockId) : eb('lock_id', 'is', null)))
+    .executeTakeFirst();
+  if (toCount(res.numUpdatedRows) !== 1) return null;
   const oldest = await trx
     .selectFrom('terraform_state_version')
     .select('id')

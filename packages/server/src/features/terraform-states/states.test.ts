@@ -121,6 +121,22 @@ describe.each(testDialects())('built-in Terraform state backend on $name', (dial
     expect((await call('UNLOCK', `${url('net')}?ID=lock-3`, token)).statusCode).toBe(200);
   });
 
+  it('grants one lock of many asked at once, and takes first writes of a new state at once', async () => {
+    const token = basic('x', await tokenOf(owner));
+    const locks = await Promise.all(
+      Array.from({ length: 6 }, (_, i) => call('LOCK', url('race'), token, lockInfo(`race-${i}`))),
+    );
+    expect(locks.map((r) => r.statusCode).sort()).toEqual([200, 423, 423, 423, 423, 423]);
+    const winner = locks.findIndex((r) => r.statusCode === 200);
+    for (const r of locks.filter((l) => l.statusCode === 423)) expect(r.json().ID).toBe(`race-${winner}`);
+    const writes = await Promise.all(
+      [1, 2, 3].map((serial) => call('POST', url(`fresh-${serial % 2}`), token, stateDoc(serial))),
+    );
+    expect(writes.map((r) => r.statusCode)).toEqual([200, 200, 200]);
+    const fresh = (await owner.get(`/api/project/${projectId}/terraform/states`)).json();
+    expect(fresh.filter((s: { name: string }) => s.name.startsWith('fresh-')).length).toBe(2);
+  });
+
   it('refuses what is not a state or a lock, and states over the size limit with 413', async () => {
     const token = basic('x', await tokenOf(owner));
     for (const bad of [
