@@ -147,6 +147,7 @@ describe.each(testDialects())('the built-in state backend with real task runs on
     // The credentials went through the environment: never in a command line, the log, or after the run.
     const outA = await outputOf(h.deps, a);
     expect(outA.join('\n')).toContain(`State: the built-in state backend, state "staging"`);
+    expect(outA).toContain('backend password: **********');
     const argv = readFileSync(record, 'utf8');
     expect(argv).not.toMatch(/TF_HTTP|task-\d+:/);
     const creds = await h.deps.db
@@ -203,6 +204,7 @@ describe.each(testDialects())('the built-in state backend with real task runs on
     const out = await outputOf(h.deps, id);
     expect(done.status, out.join('\n')).toBe('success');
     expect(out.join('\n')).toContain(`${url}/api/project/${projectId}/terraform/states/remote-net`);
+    expect(out).toContain('backend password: **********');
     const { versions } = await versionsOf('remote-net');
     expect(versions).toEqual([expect.objectContaining({ serial: 1, task_id: id, source: 'write' })]);
     expect(existsSync(hold)).toBe(false);

@@ -110,6 +110,8 @@ LOCK
   plan)
     lock_wait "$@"
     if [ -n "$TF_HTTP_ADDRESS" ]; then
+      # What a careless wrapper might print: the log must show it masked.
+      echo "backend password: $TF_HTTP_PASSWORD"
       http_lock Plan "$@"
       http_serial
       http_unlock
