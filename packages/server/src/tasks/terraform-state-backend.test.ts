@@ -103,14 +103,15 @@ describe.each(testDialects())('the built-in state backend with real task runs on
     const second = await template('second');
     writeFileSync(hold, '');
     const a = await start(first);
-    // The first run holds the lock through its apply while the hold file lies there.
+    // The first run holds the lock through its apply while the hold file lies there (its plan's lock comes and
+    // goes before).
     await waitFor(
-      async () =>
-        (await states()).find((s: { name: string }) => s.name === 'staging')?.lock?.task_id === a
-          ? true
-          : undefined,
+      async () => {
+        const lock = (await states()).find((s: { name: string }) => s.name === 'staging')?.lock;
+        return lock?.task_id === a && lock.operation === 'OperationTypeApply' ? true : undefined;
+      },
       60_000,
-      'the first run to lock the state',
+      'the first run to lock the state for its apply',
     );
     const b = await start(second);
     // The second run asks for the lock and is refused (423) over and over: it waits, still running.
@@ -160,7 +161,9 @@ describe.each(testDialects())('the built-in state backend with real task runs on
     expect(argv).not.toContain('terraform workspace');
   });
 
-  it('gives a task on a remote runner credentials that reach the backend where the runner reaches the server', async () => {
+  it('gives a task on a remote runner credentials that reach the backend where the runner reaches the server', {
+    timeout: 150_000,
+  }, async () => {
     const url = `http://127.0.0.1:${h.config.port}`;
     const dir = join(work, 'tf-runner');
     await run(
