@@ -24,7 +24,7 @@ declare module 'fastify' {
     /** The API token the request came with (its id and name, never its value); null for a session. */
     apiToken: { id: string; name: string } | null;
     /** A running task that signed in with its own credentials (routes with `basicAuth` only); no `user` then. */
-    task: TaskPrincipal | null;
+    runningTask: TaskPrincipal | null;
   }
   interface FastifyContextConfig {
     /** Reachable without signing in. */
@@ -62,12 +62,12 @@ export async function identify(deps: Pick<Deps, 'db' | 'bus'>, request: FastifyR
   request.halfSignedIn = null;
   request.tokenLimits = null;
   request.apiToken = null;
-  request.task = null;
+  request.runningTask = null;
   const header = request.headers.authorization;
   const basic = header && request.routeOptions.config?.basicAuth ? basicCredentials(header) : null;
   if (basic && isTaskUser(basic.username)) {
-    request.task = await taskOfCredential(deps.db, basic.username, basic.password);
-    if (!request.task) throw unauthorized(coded('state_credentials_invalid'));
+    request.runningTask = await taskOfCredential(deps.db, basic.username, basic.password);
+    if (!request.runningTask) throw unauthorized(coded('state_credentials_invalid'));
     return;
   }
   const bearer = header && /^bearer\s+/i.test(header) ? header.replace(/^bearer\s+/i, '') : basic?.password;
@@ -126,14 +126,14 @@ export function registerAuth(app: FastifyInstance, deps: Pick<Deps, 'db' | 'bus'
   app.decorateRequest('halfSignedIn', null);
   app.decorateRequest('tokenLimits', null);
   app.decorateRequest('apiToken', null);
-  app.decorateRequest('task', null);
+  app.decorateRequest('runningTask', null);
   app.addHook('onRequest', async (request) => {
     if (!request.url.startsWith('/api/')) return;
     await identify(deps, request);
     const config = request.routeOptions.config;
     if (config?.public) return;
     // A task's credentials reach only the routes that take them; the project guard checks its project.
-    if (request.task) return;
+    if (request.runningTask) return;
     if (!request.user) {
       if (!request.halfSignedIn) throw unauthorized();
       if (config?.secondFactor) return;

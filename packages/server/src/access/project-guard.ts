@@ -46,11 +46,13 @@ export function projectRoutes(
       scope.decorateRequest('permissions', 0);
       scope.addHook('preValidation', async (request: FastifyRequest) => {
         const projectId = parse(idParam, (request.params as { project_id: unknown }).project_id);
-        if (request.task) {
+        if (request.runningTask) {
           // A running task's own credentials: its own project only (any other is none it could know of), and no
           // more than running tasks may do there.
           const found =
-            request.task.projectId === projectId ? await findProjectWithRole(deps.db, projectId, 0) : null;
+            request.runningTask.projectId === projectId
+              ? await findProjectWithRole(deps.db, projectId, 0)
+              : null;
           if (!found) throw notFound('project');
           request.project = found.project;
           request.projectRole = '';

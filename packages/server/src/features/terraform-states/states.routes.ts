@@ -45,7 +45,7 @@ const STATES = '/terraform/states';
 
 /** Who acts: the running task (and the user who started it), or the signed-in user or token owner. */
 function actorOf(request: FastifyRequest): StateActor {
-  if (request.task) return { userId: request.task.userId, taskId: request.task.taskId };
+  if (request.runningTask) return { userId: request.runningTask.userId, taskId: request.runningTask.taskId };
   return { userId: currentUser(request).id, taskId: null };
 }
 
@@ -55,7 +55,7 @@ function actorOf(request: FastifyRequest): StateActor {
  * `read` scope is enough for this read; its owner's role still decides.
  */
 function requireStateReader(request: FastifyRequest) {
-  if (request.task) return;
+  if (request.runningTask) return;
   const user = currentUser(request);
   if (user.admin || ['owner', 'manager', 'task_runner'].includes(request.projectRole)) return;
   throw forbidden(coded('missing_permission', { permission: 'runProjectTasks' }));
@@ -192,7 +192,7 @@ export function terraformStatesRoutes(app: FastifyInstance, deps: Deps) {
           const { ID } = request.query as { ID?: string };
           const bytes = body(request);
           // `terraform force-unlock` sends UNLOCK without the lock's info: a manager's force-unlock, audited.
-          if (!bytes?.length && !ID && !request.task) {
+          if (!bytes?.length && !ID && !request.runningTask) {
             if ((request.permissions & Permission.manageProjectResources) === 0)
               throw forbidden(coded('missing_permission', { permission: 'manageProjectResources' }));
             await forceUnlock(deps, currentUser(request), request.project.id, name);
