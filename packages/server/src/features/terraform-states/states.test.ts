@@ -422,4 +422,22 @@ describe.each(testDialects())('built-in Terraform state backend on $name', (dial
     const names = (await owner.get('/api/projects')).json().map((p: { name: string }) => p.name);
     expect(names).not.toContain('Foreign states');
   });
+
+  it('removes the states, versions and task credentials of a deleted project', async () => {
+    const doomed = (await owner.post('/api/projects', { name: 'Doomed states' })).json().id as number;
+    const token = basic('x', await tokenOf(owner));
+    expect((await call('POST', url('gone', doomed), token, stateDoc(1))).statusCode).toBe(200);
+    expect((await call('LOCK', url('gone', doomed), token, lockInfo('D-1'))).statusCode).toBe(200);
+    const task = await runningTask(doomed);
+    expect((await owner.del(`/api/project/${doomed}`)).statusCode).toBe(204);
+    for (const table of ['terraform_state', 'terraform_state_version', 'task_state_credential'] as const) {
+      const rows = await h.deps.db
+        .selectFrom(table)
+        .select('project_id')
+        .where('project_id', '=', doomed)
+        .execute();
+      expect(rows, table).toEqual([]);
+    }
+    expect((await call('GET', url('gone', doomed), task.auth)).statusCode).toBe(401);
+  });
 });
