@@ -21,6 +21,7 @@ const serverUnit = [
   'src/runners/server/inbox.test.ts',
   'src/tasks/executors/terraform-plan.test.ts',
   'src/tasks/executors/terraform-drift.test.ts',
+  'src/features/terraform-states/state-diff.test.ts',
   'src/features/mcp/mcp-rate-limit.test.ts',
   // The client commands' pure parts: --var answers, terminal-safe log lines, URLs and tokens.
   'src/cli/run-vars.test.ts',
@@ -90,6 +91,7 @@ const serverExecutors = [
   'src/tasks/python.test.ts',
   'src/tasks/powershell.test.ts',
   'src/tasks/terragrunt.test.ts',
+  'src/tasks/terraform-state-backend.test.ts',
 ];
 
 const serverApi = {

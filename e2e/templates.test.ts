@@ -241,6 +241,30 @@ describe('terraform template options', () => {
     expect(saved.task_params.lock_timeout).toBe('90s');
     await context.close();
   });
+
+  it('puts a Terraform template on the built-in state backend with a state name, naming a bad one', async () => {
+    const { context, page } = await contextAs(browser, server.url, team.manager);
+    await page.goto(`${base()}/templates`);
+    await page.getByRole('button', { name: 'New Template' }).click();
+    await page.getByRole('menuitem', { name: 'Terraform' }).click();
+    await page.waitForURL('**/templates/new/edit?app=terraform');
+    await page.getByRole('textbox', { name: 'Name', exact: true }).fill('Built-in state');
+    await pick(page, page, 'Repository', 'Local scripts');
+    await pick(page, page, 'Environment', 'Seed env');
+    await pick(page, page, 'State backend', 'Signalbox (built-in)');
+    const stateName = page.getByRole('textbox', { name: 'State name' });
+    await stateName.fill('-net');
+    await page.getByRole('button', { name: 'Create' }).click();
+    await page.getByText('State name may contain only letters, digits', { exact: false }).first().waitFor();
+    await stateName.fill('staging-net');
+    await page.getByRole('button', { name: 'Create' }).click();
+    await expectSnackbar(page, 'Template "Built-in state" created');
+    await page.waitForURL(/\/templates\/\d+$/);
+    const id = Number(page.url().split('/').pop());
+    const saved = await team.admin.get<{ task_params: Record<string, unknown> }>(`${base()}/templates/${id}`);
+    expect(saved.task_params).toMatchObject({ state_backend: 'builtin', state_name: 'staging-net' });
+    await context.close();
+  });
 });
 
 describe('run dialog and a Bash task to Success', () => {

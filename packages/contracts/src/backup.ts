@@ -7,6 +7,7 @@ import { branchMessages, isBranchName, isUsableRepositoryUrl } from './repositor
 import { runnerTagField } from './runners';
 import { RUN_AT_FORMAT, scheduleTypes } from './schedules';
 import { PLAYBOOK_MAX, playbookPathProblem } from './templates';
+import { stateNameSchema } from './terraform-states';
 
 /**
  * The project backup of GET project/{id}/backup and POST projects/restore, in the peer's format: objects refer to
@@ -311,6 +312,20 @@ export const backupOptionList = z.looseObject({
     .transform((v) => v ?? []),
 });
 
+/**
+ * A Terraform state of the built-in state backend: its current version, sealed with the server's secret key as it
+ * is stored (never in plain text). Only a server with that key (or a key rotation's previous one) can restore it.
+ */
+export const backupTerraformState = z.looseObject({
+  name: stateNameSchema,
+  serial: z.number().int().min(0).max(2_147_483_647),
+  lineage: z.string().max(200),
+  sealed: z
+    .string()
+    .min(1)
+    .max(64 * 1024 * 1024),
+});
+
 export const projectBackup = z.looseObject({
   meta: backupMeta,
   templates: list(backupTemplate),
@@ -322,6 +337,7 @@ export const projectBackup = z.looseObject({
   integrations: list(backupIntegration),
   integration_aliases: list(alias),
   option_lists: list(backupOptionList),
+  terraform_states: list(backupTerraformState),
   /** Absent in old backups: then each template's `cron` becomes its schedule. */
   schedules: z.array(backupSchedule).max(MAX_ITEMS).nullish(),
 });
@@ -412,6 +428,8 @@ export type ProjectBackup = {
   integration_aliases: string[];
   /** A survey's options sources name these (and inventories and keys) by name: `option_list`, `inventory`, `key`. */
   option_lists: Array<{ name: string; options: Array<{ name: string; value: string }> }>;
+  /** The built-in backend's states, each its current version sealed with the server's secret key. */
+  terraform_states: Array<{ name: string; serial: number; lineage: string; sealed: string }>;
   schedules: Array<{
     name: string;
     template: string;

@@ -293,6 +293,21 @@ export const errorTexts = {
     'The plan of task {{id}} is older than the last apply on workspace {{workspace}} (task {{applied}}): plan again',
   plan_already_applied: 'The plan of task {{id}} was already applied by task {{by}}',
   own_plan_approval: 'This template requires someone other than who started the run to approve its plan',
+  // The built-in Terraform state backend
+  state_name:
+    'State name may contain only letters, digits, ".", "_" and "-", must start with a letter or digit and be at most 100 characters',
+  /** A lock conflict: the 423 answer also carries the holder's LockInfo (ID, Who, Operation…) for Terraform. */
+  state_locked: 'The state {{name}} is locked by {{who}} (lock ID {{id}})',
+  state_lock_info_invalid: "The lock information must be Terraform's LockInfo JSON with an ID",
+  state_invalid: 'The state must be a Terraform state: a JSON object with a serial and a lineage',
+  state_too_large:
+    'The state is larger than {{max}}, the most this server keeps (SIGNALBOX_TERRAFORM_STATE_MAX_MB)',
+  state_credentials_invalid:
+    'These task credentials are not valid: the task has ended, or they are not the credentials of a running task',
+  state_lock_lost:
+    'The lock {{id}} is not held any more: the state was unlocked meanwhile, so this write is refused',
+  state_rollback_current: 'Version {{id}} is the current version already',
+  state_diff_same: 'Pick two different versions to compare',
   stack_name:
     'Stack must be a pulumi stack name: letters, digits, ".", "_", "-", up to two "/", not starting with "-"',
   argument_needs_equals: 'Task argument "{{argument}}" must be written {{argument}}=value',
@@ -446,6 +461,8 @@ export const fieldNames: Record<string, string> = {
   drift_cron: 'Drift check schedule',
   drift_ignore_addresses: 'Ignored resources',
   drift_ignore_attributes: 'Ignored attributes',
+  state_backend: 'State backend',
+  state_name: 'State name',
   skip_tags: 'Skip tags',
   message: 'Message',
   git_branch: 'Branch',
@@ -526,6 +543,8 @@ export const thingNames = {
   vault_key: 'Vault key',
   auth_secret: 'Auth secret',
   option_list: 'Option list',
+  terraform_state: 'Terraform state',
+  state_version: 'State version',
 } as const;
 export type Thing = keyof typeof thingNames;
 

@@ -65,6 +65,7 @@ export const eventObjectTypes = [
   'integration_matcher',
   'integration_extract_value',
   'runner',
+  'terraform_state',
 ] as const;
 
 /** Rows per page of the event routes: the default and the largest `limit`. */

@@ -25,6 +25,7 @@ export * from './tasks';
 export * from './team';
 export * from './templates';
 export * from './terraform-plan';
+export * from './terraform-states';
 export * from './totp';
 export * from './users';
 export * from './vaults';

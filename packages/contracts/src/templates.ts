@@ -15,6 +15,7 @@ import {
   lockTimeoutMs,
   PLAN_TTL_HOURS_MAX,
 } from './terraform-plan';
+import { isStateName } from './terraform-states';
 import { checkVaults, templateVaultSchema, vaultColumns, vaultInput } from './vaults';
 
 /** Inventory types each app accepts (bash, powershell, python and pulumi take any). */
@@ -71,6 +72,10 @@ const text = (max: number) =>
 
 const stringList = () => z.array(z.string().max(255)).max(100);
 
+/** Where a Terraform template's state lives: its configuration's backend (''), or Signalbox's own. */
+export const stateBackends = ['', 'builtin'] as const;
+
+const stateBackendMessage = issue('not_one_of', { options: "'' (the configuration's own), builtin" });
 const lockTimeoutMessage = issue('lock_timeout_invalid', { max: LOCK_TIMEOUT_MAX });
 const planTtlMessage = issue('plan_ttl_invalid', { max: PLAN_TTL_HOURS_MAX });
 const driftPatternMessage = issue('drift_pattern_invalid');
@@ -120,6 +125,17 @@ export const templateTaskParams = z
     drift_ignore_addresses: driftPatterns().optional(),
     /** Attribute paths (of any resource) whose changes are not drift. */
     drift_ignore_attributes: driftPatterns().optional(),
+    /** terraform, tofu, terragrunt: `builtin` keeps the state in Signalbox's own backend (empty: the code's). */
+    state_backend: z
+      .string({ error: stateBackendMessage })
+      .refine((v) => (stateBackends as readonly string[]).includes(v), stateBackendMessage)
+      .optional(),
+    /** The built-in backend's state name (empty: the workspace's name). */
+    state_name: z
+      .string({ error: issue('state_name') })
+      .trim()
+      .refine((v) => v === '' || isStateName(v), issue('state_name'))
+      .optional(),
   })
   .catchall(z.union([z.string().max(1000), z.number(), z.boolean(), z.null(), stringList()]))
   .refine((v) => Object.keys(v).length <= 50, issue('too_many', { max: 50 }));
@@ -313,6 +329,16 @@ export const templateTaskParamsSchema = z
       .describe(
         'Attribute path patterns (* one path part), e.g. tags.LastScanned, whose changes are ignored.',
       ),
+    state_backend: z
+      .string()
+      .optional()
+      .describe(
+        "terraform, tofu, terragrunt: `builtin` keeps the state in Signalbox's built-in backend (the run gets TF_HTTP_* variables); empty: the configuration's own backend.",
+      ),
+    state_name: z
+      .string()
+      .optional()
+      .describe("The built-in backend's state for this template (empty: the workspace's name)."),
   })
   .catchall(z.union([z.string(), z.number(), z.boolean(), z.null(), z.array(z.string())]));
 

@@ -196,6 +196,9 @@ export async function buildApp(
     options: { maxPayload: maxMessageBytes },
     preClose: closeSocketsOnShutdown,
   });
+  // Terraform's http backend locks and unlocks a state with these (the built-in state backend).
+  app.addHttpMethod('LOCK', { hasBody: true });
+  app.addHttpMethod('UNLOCK', { hasBody: true });
   registerRequestGuards(app, config);
   registerAuth(app, deps);
   // Before the routes it counts: it adds its hook to each route registered after it.

@@ -267,6 +267,10 @@ const variables = {
   ],
   /** MiB of output one task may print (0: no limit); a task that prints more is stopped and ends as error. */
   taskOutputLimitMb: [int(0, 1_048_576).default(0), 'SIGNALBOX_TASK_OUTPUT_LIMIT_MB'],
+  /** MiB a Terraform state sent to the built-in state backend may have; a larger one is refused (413). */
+  terraformStateMaxMb: [int(1, 1024).default(16), 'SIGNALBOX_TERRAFORM_STATE_MAX_MB'],
+  /** Versions of each Terraform state the built-in backend keeps (the current one always); older ones are dropped. */
+  terraformStateVersions: [int(1, 100_000).default(50), 'SIGNALBOX_TERRAFORM_STATE_VERSIONS'],
   /** This instance's name among several on one database; unset: a hash of the data dir (stable across restarts). */
   instanceId: [
     z

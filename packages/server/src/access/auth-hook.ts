@@ -4,6 +4,7 @@ import type { Deps } from '../deps';
 import { SESSION_COOKIE } from '../http/request-guards';
 import { sha256 } from '../lib/crypto';
 import { forbidden, unauthorized } from '../lib/errors';
+import { isTaskUser, type TaskPrincipal, taskOfCredential } from '../tasks/state-credentials.store';
 import { findUserById, secondFactorRequired, type UserRow } from './principals.store';
 import { recentAccessOf } from './recent-access';
 import { createSession, resolveSession } from './sessions.store';
@@ -22,6 +23,8 @@ declare module 'fastify' {
     halfSignedIn: { sessionId: number; userId: number } | null;
     /** The API token the request came with (its id and name, never its value); null for a session. */
     apiToken: { id: string; name: string } | null;
+    /** A running task that signed in with its own credentials (routes with `basicAuth` only); no `user` then. */
+    runningTask: TaskPrincipal | null;
   }
   interface FastifyContextConfig {
     /** Reachable without signing in. */
@@ -32,19 +35,44 @@ declare module 'fastify' {
     permission?: PermissionName;
     /** Reachable by a session that still waits for its second factor: the routes that complete it. */
     secondFactor?: boolean;
+    /**
+     * Takes HTTP basic auth too, as Terraform's http backend sends it: a running task's own credentials
+     * (`task-<id>` and its secret), or any user name with an API token as the password. Other routes ignore it.
+     */
+    basicAuth?: boolean;
   }
 }
 
-/** Resolves the caller from the session cookie or an `Authorization: Bearer` API token. */
+/** User name and password of an `Authorization: Basic` header; null for another scheme or a malformed one. */
+function basicCredentials(header: string): { username: string; password: string } | null {
+  const match = /^basic\s+([A-Za-z0-9+/=]{1,2000})$/i.exec(header.trim());
+  if (!match) return null;
+  const text = Buffer.from(match[1] as string, 'base64').toString('utf8');
+  const colon = text.indexOf(':');
+  return colon < 0 ? null : { username: text.slice(0, colon), password: text.slice(colon + 1) };
+}
+
+/**
+ * Resolves the caller from the session cookie or an `Authorization: Bearer` API token (and, on routes that take
+ * HTTP basic auth, from a task's credentials or an API token given as the password).
+ */
 export async function identify(deps: Pick<Deps, 'db' | 'bus'>, request: FastifyRequest): Promise<void> {
   request.user = null;
   request.sessionId = null;
   request.halfSignedIn = null;
   request.tokenLimits = null;
   request.apiToken = null;
+  request.runningTask = null;
   const header = request.headers.authorization;
-  if (header && /^bearer\s+/i.test(header)) {
-    const digest = tokenDigest(header.replace(/^bearer\s+/i, ''));
+  const basic = header && request.routeOptions.config?.basicAuth ? basicCredentials(header) : null;
+  if (basic && isTaskUser(basic.username)) {
+    request.runningTask = await taskOfCredential(deps.db, basic.username, basic.password);
+    if (!request.runningTask) throw unauthorized(coded('state_credentials_invalid'));
+    return;
+  }
+  const bearer = header && /^bearer\s+/i.test(header) ? header.replace(/^bearer\s+/i, '') : basic?.password;
+  if (bearer !== undefined) {
+    const digest = tokenDigest(bearer);
     const recent = recentAccessOf<TokenOwner, unknown, SessionUser>(deps.bus);
     let owner = recent.token(digest);
     if (owner?.expires && Date.parse(owner.expires) <= Date.now()) owner = undefined;
@@ -98,11 +126,14 @@ export function registerAuth(app: FastifyInstance, deps: Pick<Deps, 'db' | 'bus'
   app.decorateRequest('halfSignedIn', null);
   app.decorateRequest('tokenLimits', null);
   app.decorateRequest('apiToken', null);
+  app.decorateRequest('runningTask', null);
   app.addHook('onRequest', async (request) => {
     if (!request.url.startsWith('/api/')) return;
     await identify(deps, request);
     const config = request.routeOptions.config;
     if (config?.public) return;
+    // A task's credentials reach only the routes that take them; the project guard checks its project.
+    if (request.runningTask) return;
     if (!request.user) {
       if (!request.halfSignedIn) throw unauthorized();
       if (config?.secondFactor) return;

@@ -46,6 +46,22 @@ export function projectRoutes(
       scope.decorateRequest('permissions', 0);
       scope.addHook('preValidation', async (request: FastifyRequest) => {
         const projectId = parse(idParam, (request.params as { project_id: unknown }).project_id);
+        if (request.runningTask) {
+          // A running task's own credentials: its own project only (any other is none it could know of), and no
+          // more than running tasks may do there.
+          const found =
+            request.runningTask.projectId === projectId
+              ? await findProjectWithRole(deps.db, projectId, 0)
+              : null;
+          if (!found) throw notFound('project');
+          request.project = found.project;
+          request.projectRole = '';
+          request.permissions = Permission.runProjectTasks;
+          const needed = request.routeOptions.config?.permission;
+          if (needed && (request.permissions & Permission[needed]) === 0)
+            throw forbidden(coded('missing_permission', { permission: needed }));
+          return;
+        }
         const user = currentUser(request);
         // A project a limited token does not reach is none it could know of.
         if (!reachesProject(request, projectId)) throw notFound('project');

@@ -165,6 +165,50 @@ export interface TemplateDriftTable {
 }
 
 /** A named list of options a survey's choice variable may offer (migration 0019). */
+/** A named Terraform state of a project (migration 0026-terraform-states), with its lock. */
+export interface TerraformStateTable {
+  id: Generated<number>;
+  project_id: number;
+  name: string;
+  created: Time;
+  /** The version Terraform reads; null: none written yet (a lock taken before the first write). */
+  current_version_id: number | null;
+  /** The lock's ID as Terraform gave it; null: not locked. */
+  lock_id: string | null;
+  /** Terraform's LockInfo of the holder, as JSON text. */
+  lock_info: string | null;
+  locked_at: Time | null;
+  locked_by_user_id: number | null;
+  locked_by_task_id: number | null;
+}
+
+/** One written version of a Terraform state: the state sealed at rest (gzip inside). */
+export interface TerraformStateVersionTable {
+  id: Generated<number>;
+  state_id: number;
+  project_id: number;
+  serial: number;
+  lineage: string;
+  /** Bytes of the state as Terraform sent it. */
+  size: number;
+  /** The state, gzipped and sealed with the secret key (re-encrypted by a key rotation like every `secret`). */
+  secret: string;
+  created: Time;
+  user_id: number | null;
+  task_id: number | null;
+  /** `write` (Terraform wrote it) or `rollback` (a manager rolled the state back to `rolled_back_from`). */
+  source: string;
+  rolled_back_from: number | null;
+}
+
+/** The state backend credential of a running task: the SHA-256 of its secret (valid while the task runs). */
+export interface TaskStateCredentialTable {
+  task_id: number;
+  project_id: number;
+  secret_hash: string;
+  created: Time;
+}
+
 export interface OptionListTable {
   id: Generated<number>;
   project_id: number;
@@ -414,6 +458,9 @@ export interface Database {
   task_plan: TaskPlanTable;
   terraform_apply: TerraformApplyTable;
   template_drift: TemplateDriftTable;
+  terraform_state: TerraformStateTable;
+  terraform_state_version: TerraformStateVersionTable;
+  task_state_credential: TaskStateCredentialTable;
   task_runner: TaskRunnerTable;
   task_queue_lock: TaskQueueLockTable;
   event: EventTable;

@@ -19,6 +19,7 @@ import { tasksRoutes } from './tasks/tasks.routes';
 import { invitesRoutes } from './team/invites.routes';
 import { teamRoutes } from './team/team.routes';
 import { templatesRoutes } from './templates/templates.routes';
+import { terraformStatesRoutes } from './terraform-states/states.routes';
 import { usersRoutes } from './users/users.routes';
 import { viewsRoutes } from './views/views.routes';
 
@@ -45,4 +46,5 @@ export async function registerFeatures(app: FastifyInstance, deps: Deps) {
   appsRoutes(app, deps);
   totpRoutes(app, deps);
   runnersRoutes(app, deps);
+  terraformStatesRoutes(app, deps);
 }

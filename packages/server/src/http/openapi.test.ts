@@ -32,6 +32,10 @@ const undocumented: {
   },
   { match: (_, url) => url.startsWith(API_DOCS_PREFIX), reason: 'the reference page and its assets' },
   {
+    match: (method) => method === 'LOCK' || method === 'UNLOCK',
+    reason: "LOCK and UNLOCK of Terraform's http backend protocol (methods OpenAPI cannot describe)",
+  },
+  {
     match: (_, url, schema) => !url.startsWith('/api/') && schema?.hide === true,
     reason: "the web console's static files (@fastify/static hides the routes it adds)",
   },
@@ -54,6 +58,10 @@ const withoutBody: Record<string, string> = {
   'POST /api/user/invites/:invite_id/decline': 'answers the invite of the path',
   'POST /api/users/:id/2fas/totp': 'begins a TOTP set-up with a secret the server makes',
   'POST /api/runners/registration-tokens': 'makes a random one-time token',
+  'POST /api/project/:project_id/terraform/states/:name':
+    'a Terraform state, kept byte for byte as Terraform sends it (checked by the route)',
+  'POST /api/project/:project_id/terraform/states/:name/versions/:version_id/rollback':
+    'rolls the state back to the version of the path',
   'POST /api/project/:project_id/runners/registration-tokens': 'makes a random one-time token',
 };
 

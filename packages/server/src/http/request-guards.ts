@@ -69,7 +69,8 @@ function registerJsonParser(app: FastifyInstance) {
   });
 }
 
-const STATE_CHANGING = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
+// LOCK and UNLOCK: Terraform's http backend (the built-in state backend).
+const STATE_CHANGING = new Set(['POST', 'PUT', 'PATCH', 'DELETE', 'LOCK', 'UNLOCK']);
 const CROSS_SITE = coded('cross_site_request');
 const NOT_JSON = coded('cookie_needs_json');
 

@@ -17,26 +17,30 @@
  * - a `locked` file in the working directory holds the state lock (its text names who holds it): plan and apply
  *   wait up to -lock-timeout (whole seconds; Ns, Nm) for the file to go, then print Terraform's lock error and
  *   exit 1.
+ * - with TF_HTTP_ADDRESS set (Terraform's http backend, as the built-in state backend's runs have it), plan and
+ *   apply talk to it with curl as Terraform does: LOCK (LockInfo JSON; a 423 is retried until -lock-timeout, then
+ *   Terraform's lock error naming the holder), GET the state, apply POSTs the next state with ?ID=<lock id>, and
+ *   UNLOCK. The credentials go to curl on its stdin (-K -), never in its argv. Apply keeps the lock while a
+ *   `hold-lock` file lies beside the argv record. The state written names the task (SIGNALBOX_TASK_ID) and the
+ *   serial it applied on.
  */
 export const terraformCommands = `
-  lock_wait() {
-    [ -f locked ] || return 0
+  lock_seconds() {
     t=0
     for a in "$@"; do case "$a" in -lock-timeout=*s) t="\${a#-lock-timeout=}"; t="\${t%s}" ;; -lock-timeout=*m) t="\${a#-lock-timeout=}"; t=$(( \${t%m} * 60 )) ;; esac; done
-    end=$(( $(date +%s) + t ))
-    while [ -f locked ] && [ "$(date +%s)" -lt "$end" ]; do sleep 0.2; done
-    [ -f locked ] || return 0
-    who="$(cat locked)"
+    echo "$t"
+  }
+  lock_error() {
     cat >&2 <<LOCK
 ╷
 │ Error: Error acquiring the state lock
 │ 
-│ Error message: resource temporarily unavailable
+│ Error message: $2
 │ Lock Info:
-│   ID:        7d3c1b0e-5f3a-4c1e-9a55-0f1b2c3d4e5f
+│   ID:        $3
 │   Path:      terraform.tfstate
 │   Operation: OperationTypeApply
-│   Who:       $who
+│   Who:       $1
 │   Version:   1.9.5
 │   Created:   2026-11-29 06:58:01.123456789 +0000 UTC
 │   Info:      
@@ -57,9 +61,77 @@ LOCK
   with_prior() {
     sed "1s/^[[:space:]]*{/{\\"prior_state\\":{\\"format_version\\":\\"1.0\\",\\"serial\\":$state_serial,\\"lineage\\":\\"$state_lineage\\",\\"values\\":{}},/"
   }
+  # One request to the http backend: the body lands in $TMPDIR/http.body, the status in HTTP_CODE.
+  http_call() {
+    local data=()
+    [ -n "$3" ] && data=(--data-binary "@$3")
+    HTTP_CODE=$(printf 'user = "%s:%s"\n' "$TF_HTTP_USERNAME" "$TF_HTTP_PASSWORD" |
+      curl -sS -K - -X "$1" -o "$TMPDIR/http.body" -w '%{http_code}' -H 'Content-Type: application/json' "\${data[@]}" "$2")
+  }
+  http_fail() { echo "Error: $1: HTTP error: $HTTP_CODE" >&2; cat "$TMPDIR/http.body" >&2; exit 1; }
+  http_lock() {
+    op="$1"; shift
+    LOCK_ID="stand-in-$SIGNALBOX_TASK_ID-$op-$RANDOM$RANDOM"
+    printf '{"ID":"%s","Operation":"OperationType%s","Info":"","Who":"task%s@stand-in","Version":"1.9.5","Created":"%s","Path":""}' \
+      "$LOCK_ID" "$op" "$SIGNALBOX_TASK_ID" "$(date -u +%FT%TZ)" > "$TMPDIR/lock.json"
+    end=$(( $(date +%s) + $(lock_seconds "$@") ))
+    echo "Acquiring state lock. This may take a few moments..."
+    while :; do
+      http_call LOCK "$TF_HTTP_LOCK_ADDRESS" "$TMPDIR/lock.json"
+      [ "$HTTP_CODE" = 200 ] && return 0
+      [ "$HTTP_CODE" = 423 ] || [ "$HTTP_CODE" = 409 ] || http_fail "locking the state"
+      [ "$(date +%s)" -ge "$end" ] && break
+      sleep 0.2
+    done
+    who=$(grep -o '"Who":"[^"]*"' "$TMPDIR/http.body" | cut -d'"' -f4)
+    id=$(grep -o '"ID":"[^"]*"' "$TMPDIR/http.body" | cut -d'"' -f4)
+    lock_error "$who" "HTTP remote state already locked: ID=$id" "$id"
+  }
+  http_unlock() {
+    echo "Releasing state lock. This may take a few moments..."
+    http_call UNLOCK "$TF_HTTP_UNLOCK_ADDRESS" "$TMPDIR/lock.json"
+    [ "$HTTP_CODE" = 200 ] || http_fail "unlocking the state"
+  }
+  http_serial() {
+    http_call GET "$TF_HTTP_ADDRESS"
+    case "$HTTP_CODE" in
+      200) SERIAL=$(grep -o '"serial": *[0-9]*' "$TMPDIR/http.body" | head -1 | grep -o '[0-9]*$') ;;
+      204|404) SERIAL=0 ;;
+      *) http_fail "reading the state" ;;
+    esac
+    echo "Read the state at serial $SERIAL"
+  }
+  http_apply() {
+    http_lock Apply "$@"
+    http_serial
+    prev=$SERIAL
+    hold="$(dirname "\${SB_RECORD:-/nonexistent/x}")/hold-lock"
+    while [ -f "$hold" ]; do sleep 0.1; done
+    serial=$(( prev + 1 ))
+    printf '{"version":4,"terraform_version":"1.9.5","serial":%d,"lineage":"stand-in-lineage","outputs":{},"resources":[{"mode":"managed","type":"null_resource","name":"example","provider":"provider.null","instances":[{"schema_version":0,"attributes":{"id":"task-%s","applied_on_serial":"%d"},"sensitive_attributes":[]}]}]}\n' \
+      "$serial" "$SIGNALBOX_TASK_ID" "$prev" > "$TMPDIR/new.tfstate"
+    http_call POST "$TF_HTTP_ADDRESS?ID=$LOCK_ID" "$TMPDIR/new.tfstate"
+    [ "$HTTP_CODE" = 200 ] || http_fail "writing the state"
+    http_unlock
+  }
+  lock_wait() {
+    [ -f locked ] || return 0
+    t=$(lock_seconds "$@")
+    end=$(( $(date +%s) + t ))
+    while [ -f locked ] && [ "$(date +%s)" -lt "$end" ]; do sleep 0.2; done
+    [ -f locked ] || return 0
+    lock_error "$(cat locked)" "resource temporarily unavailable" 7d3c1b0e-5f3a-4c1e-9a55-0f1b2c3d4e5f
+  }
   case "$cmd" in
   plan)
     lock_wait "$@"
+    if [ -n "$TF_HTTP_ADDRESS" ]; then
+      # What a careless wrapper might print: the log must show it masked.
+      echo "backend password: $TF_HTTP_PASSWORD"
+      http_lock Plan "$@"
+      http_serial
+      http_unlock
+    fi
     env | grep '^TF_VAR_' | sort
     out=""; detailed=""; refresh_only=""
     for a in "$@"; do case "$a" in -out=*) out="\${a#-out=}" ;; -detailed-exitcode) detailed=1 ;; -refresh-only) refresh_only=1 ;; esac; done
@@ -107,6 +179,7 @@ LOCK
     fi
     echo "$(( state_serial + 1 )) $state_lineage" > "$state_file"
     sha256sum "$plan" | cut -d' ' -f1 >> "$state_file.applied"
+    [ -n "$TF_HTTP_ADDRESS" ] && http_apply "$@"
     echo "Apply complete! Resources: 1 added, 0 changed, 0 destroyed." ;;
   esac
 `;
@@ -117,6 +190,7 @@ LOCK
  * `<record>.tfstate` (shared by every task of the test, as a remote backend would be).
  */
 export const terraformScript = (record: string) => `#!/bin/bash
+SB_RECORD=${record}
 echo "$(basename "$0") $*" >> ${record}
 export TF_STANDIN_STATE=${record}.tfstate
 cmd="$1"; shift

@@ -6,6 +6,7 @@ import DnsIcon from '@mui/icons-material/Dns';
 import GroupIcon from '@mui/icons-material/Group';
 import HowToRegIcon from '@mui/icons-material/HowToReg';
 import KeyIcon from '@mui/icons-material/Key';
+import LayersIcon from '@mui/icons-material/Layers';
 import ListAltIcon from '@mui/icons-material/ListAlt';
 import ScheduleIcon from '@mui/icons-material/Schedule';
 import SettingsInputComponentIcon from '@mui/icons-material/SettingsInputComponent';
@@ -45,6 +46,7 @@ function navItems(projectType: string): NavItem[] {
     { to: 'keys', key: 'nav.keys', icon: <KeyIcon /> },
     { to: 'repositories', key: 'nav.repositories', icon: <SourceIcon /> },
     { to: 'option_lists', key: 'nav.optionLists', icon: <ChecklistIcon /> },
+    { to: 'terraform_states', key: 'nav.states', icon: <LayersIcon /> },
     {
       to: 'integrations',
       key: 'nav.integrations',

@@ -29,6 +29,7 @@ const EnvironmentPage = lazy(() => import('../features/environment/EnvironmentPa
 const KeysPage = lazy(() => import('../features/keys/KeysPage'));
 const RepositoriesPage = lazy(() => import('../features/repositories/RepositoriesPage'));
 const OptionListsPage = lazy(() => import('../features/option-lists/OptionListsPage'));
+const StatesPage = lazy(() => import('../features/terraform-states/StatesPage'));
 const IntegrationsPage = lazy(() => import('../features/integrations/IntegrationsPage'));
 const IntegrationDetail = lazy(() => import('../features/integrations/IntegrationDetail'));
 
@@ -42,6 +43,7 @@ const resourcePages: Record<string, ReactElement> = {
   keys: <KeysPage />,
   repositories: <RepositoriesPage />,
   option_lists: <OptionListsPage />,
+  terraform_states: <StatesPage />,
   integrations: <IntegrationsPage />,
   'integration/:integrationId': <IntegrationDetail />,
 };
@@ -59,6 +61,7 @@ const resourceRoutes: { path: string; titleKey: string }[] = [
   { path: 'keys', titleKey: 'nav.keys' },
   { path: 'repositories', titleKey: 'nav.repositories' },
   { path: 'option_lists', titleKey: 'nav.optionLists' },
+  { path: 'terraform_states', titleKey: 'nav.states' },
   { path: 'integrations', titleKey: 'nav.integrations' },
   { path: 'integration/:integrationId', titleKey: 'nav.integrations' },
 ];

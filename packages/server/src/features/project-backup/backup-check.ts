@@ -64,7 +64,18 @@ export function planRestore(b: ProjectBackupInput): RestorePlan {
     integrations,
     integration_aliases: b.integration_aliases,
     option_lists: optionLists,
+    terraform_states: planTerraformStates(b),
   };
+}
+
+/** The backup's Terraform states: one per name (each is opened under the server's key when it is written). */
+function planTerraformStates(b: ProjectBackupInput): RestorePlan['terraform_states'] {
+  const seen = new Set<string>();
+  return b.terraform_states.map((s, i) => {
+    if (seen.has(s.name)) throw invalid(`terraform_states[${i}].name`, `${s.name} is named twice`);
+    seen.add(s.name);
+    return { name: s.name, serial: s.serial, lineage: s.lineage, sealed: s.sealed };
+  });
 }
 
 /** Plans made by checkBackup: restoring one again needs no second check. */

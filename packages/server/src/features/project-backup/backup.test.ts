@@ -203,6 +203,7 @@ describe.each(testDialects())('project backup and restore on $name', (dialect) =
         'integrations',
         'integration_aliases',
         'option_lists',
+        'terraform_states',
         'schedules',
       ].sort(),
     );

@@ -3,6 +3,7 @@ import type { Db } from '../../db';
 import { parseJson, toBool } from '../../db/values';
 import { randomAlnum } from '../../lib/crypto';
 import { entriesOf } from '../option-lists';
+import { currentVersionsOf } from '../terraform-states';
 import { listViewRows } from '../views';
 import { surveyByName } from './survey-sources';
 
@@ -35,7 +36,10 @@ function nameFor(names: Map<number, string>, id: number): string {
   return name;
 }
 
-/** Reads a whole project into the backup format: objects refer to each other by name; no secret is included. */
+/**
+ * Reads a whole project into the backup format: objects refer to each other by name; no secret is included in plain
+ * text (the built-in backend's Terraform states come sealed with the server's secret key, as stored).
+ */
 export async function readBackup(db: Db, projectId: number): Promise<ProjectBackup> {
   const project = await db
     .selectFrom('project')
@@ -230,6 +234,7 @@ export async function readBackup(db: Db, projectId: number): Promise<ProjectBack
       })),
     integration_aliases: aliases.filter((a) => a.integration_id == null).map((a) => a.alias),
     option_lists: optionLists.map((l) => ({ name: nameFor(optionListNames, l.id), options: entriesOf(l) })),
+    terraform_states: await currentVersionsOf(db, projectId),
     schedules: schedules
       .filter((s) => templateNames.has(s.template_id))
       .map((s) => ({

@@ -89,4 +89,5 @@ export type RestorePlan = {
   >;
   integration_aliases: string[];
   option_lists: Backup['option_lists'];
+  terraform_states: Backup['terraform_states'];
 };

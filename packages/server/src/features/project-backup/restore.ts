@@ -12,7 +12,9 @@ import { insertSecretRow } from '../environments';
 import { insertAlias, insertExtractValue, insertMatcher } from '../integrations';
 import { canCreateProject, findProject, insertProject, toProject } from '../projects';
 import { driftScheduleRow } from '../templates';
+import { importStates } from '../terraform-states';
 import { checkBackup, type RestorePlan } from './backup-check';
+import { invalid } from './backup-parse';
 import { surveyById } from './survey-sources';
 
 const fold = (name: string) => name.trim().toLowerCase();
@@ -56,7 +58,7 @@ function distinctNames(...taken: string[]) {
  */
 async function writePlan(
   db: Db,
-  deps: Pick<Deps, 'dialect' | 'box'>,
+  deps: Pick<Deps, 'dialect' | 'box' | 'config'>,
   plan: RestorePlan,
   ownerId: number,
 ): Promise<number> {
@@ -190,6 +192,15 @@ async function writePlan(
       options: JSON.stringify(l.options),
     });
   }
+
+  await importStates(db, deps, projectId, ownerId, plan.terraform_states, (i, reason) =>
+    invalid(
+      `terraform_states[${i}]`,
+      reason === 'key'
+        ? "the state is sealed with another server's secret key: restore it on that server, or remove terraform_states from the backup"
+        : 'the sealed value is not a Terraform state',
+    ),
+  );
 
   for (const t of plan.templates) {
     await insertNamed(ids.template, t.name, 'template', {

@@ -39,6 +39,9 @@ export async function listProjects(db: Db, userId: number, isAdmin: boolean, onl
 
 /** Tables holding rows of one project, children before parents. */
 const projectTables = [
+  'terraform_state_version',
+  'terraform_state',
+  'task_state_credential',
   'schedule',
   'integration_alias',
   'integration',

@@ -2,6 +2,7 @@ import { createCipheriv, randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sharedDatabase, testDialects } from '../../../test/support/dialects';
 import { createHarness, type Harness } from '../../../test/support/harness';
@@ -94,6 +95,27 @@ describe.each(testDialects())('rotating the secret key on $name', (dialect) => {
       'task',
       taskRow(project.id, templateId, { secret: null }),
     );
+    // A Terraform state of the built-in backend (gzipped, then sealed).
+    const stateId = await insertReturningId(h.deps.db, h.deps.dialect, 'terraform_state', {
+      project_id: project.id,
+      name: 'net',
+      created: new Date().toISOString(),
+    });
+    const stateText = gzipSync('{"version":4,"serial":1,"lineage":"l"}').toString('base64');
+    const versionId = await insertReturningId(h.deps.db, h.deps.dialect, 'terraform_state_version', {
+      state_id: stateId,
+      project_id: project.id,
+      serial: 1,
+      lineage: 'l',
+      size: 37,
+      secret: box.seal(stateText),
+      created: new Date().toISOString(),
+      user_id: null,
+      task_id: null,
+      source: 'write',
+      rolled_back_from: null,
+    });
+    plain.set(`terraform_state_version ${versionId}`, stateText);
     const totpId = await insertReturningId(h.deps.db, h.deps.dialect, 'user_totp', {
       user_id: owner.userId,
       created: new Date().toISOString(),
@@ -193,6 +215,7 @@ describe.each(testDialects())('rotating the secret key on $name', (dialect) => {
       access_key: { resealed: 6, already: 2 },
       task: { resealed: 3, already: 0 },
       user_totp: { resealed: 1, already: 0 },
+      terraform_state_version: { resealed: 1, already: 0 },
     });
     // Run again with the same keys: the database's part is done.
     expect(await rotateSecrets(h.deps.db, keyA, keyB)).toBeNull();

@@ -7,10 +7,11 @@ import { createSecretBox, secretKeyFingerprint } from '../../lib/crypto';
 /**
  * Every table with a column sealed with the secret key, each in its `secret` column: access_key (the key store's
  * keys, environment secrets and secret variables, integration auth secrets), task (secret survey answers of
- * unfinished tasks) and user_totp (two-factor secrets). The OIDC sign-in cookie is sealed too but lives in the
+ * unfinished tasks), user_totp (two-factor secrets) and terraform_state_version (the built-in state backend's
+ * states). The OIDC sign-in cookie is sealed too but lives in the
  * browser for minutes only; runner job payloads are sealed to each runner's own key, not this one.
  */
-export const SEALED_TABLES = ['access_key', 'task', 'user_totp'] as const;
+export const SEALED_TABLES = ['access_key', 'task', 'user_totp', 'terraform_state_version'] as const;
 export type SealedTable = (typeof SEALED_TABLES)[number];
 
 /** Per table: values re-encrypted by this run, and values a former (interrupted) run had re-encrypted already. */

@@ -530,6 +530,8 @@ export class RunnerProcess {
         processes: systemProcesses,
         apps: this.opts.apps,
         webRoot: this.opts.webRoot,
+        // The runner's tasks reach the server where the runner does.
+        stateUrl: this.opts.settings.url,
         isolation: this.opts.isolation,
         confinement: this.opts.confinement,
         outputLimit: this.opts.outputLimit,

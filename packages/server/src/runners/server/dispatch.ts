@@ -50,6 +50,7 @@ export async function buildPayload(
   const secrets: string[] = [
     ...Object.values(details.secretVars),
     ...Object.values(details.secretEnv),
+    ...(details.stateBackend ? [details.stateBackend.password] : []),
     ...Object.values(details.surveySecrets).map((v) => (typeof v === 'string' ? v : JSON.stringify(v))),
   ];
   for (const id of keyIds) {

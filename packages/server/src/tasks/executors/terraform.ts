@@ -55,7 +55,11 @@ const isVariableName = (name: string) => /^[A-Za-z_][A-Za-z0-9_-]{0,127}$/.test(
  * and a normal plan with -detailed-exitcode, judges drift from their JSON under the template's ignore rules, and
  * reports it (see terraform-drift.ts).
  */
-export async function runTerraform(job: Job, tool: AppTool, opts: { tfPath?: string } = {}) {
+export async function runTerraform(
+  job: Job,
+  tool: AppTool,
+  opts: { tfPath?: string; stateUrl?: string } = {},
+) {
   const d = job.details;
   const tp = d.templateParams;
   const params = d.params;
@@ -68,6 +72,8 @@ export async function runTerraform(job: Job, tool: AppTool, opts: { tfPath?: str
   env.TF_IN_AUTOMATION = '1';
   env.TF_INPUT = '0';
   if (opts.tfPath) env.TG_NON_INTERACTIVE = 'true';
+  const backend = d.stateBackend;
+  if (backend) useBuiltInBackend(job, env, backend, opts.stateUrl ?? '');
   const declared = declaredSurveyVars(job);
   for (const [k, v] of Object.entries(d.extraVars))
     if (declared.has(k) && isVariableName(k) && v !== undefined) env[`TF_VAR_${k}`] = valueText(v);
@@ -126,9 +132,10 @@ export async function runTerraform(job: Job, tool: AppTool, opts: { tfPath?: str
   init.push(params.reconfigure ? '-reconfigure' : '-migrate-state');
   await execLocked(command(init), `${bin} init`);
 
-  const list = await job.capture(workspaceCommand(['workspace', 'list']));
+  // The http backend has one workspace: the built-in backend keeps each workspace as a state of its own.
+  const list = backend ? null : await job.capture(workspaceCommand(['workspace', 'list']));
   job.throwIfStopped();
-  if (list.code === 0) {
+  if (list?.code === 0) {
     await job.execOk(
       workspaceCommand(['workspace', 'select', '-or-create=true', workspace]),
       `${bin} workspace select`,
@@ -326,4 +333,24 @@ async function savePlan(
     { digest, workspace: plan.workspace, state_lineage: prior.lineage, state_serial: prior.serial, file },
   );
   return digest;
+}
+
+/**
+ * Points Terraform's `http` backend at the built-in state backend through the environment (never argv): the
+ * state's address for reading, writing, locking and unlocking (LOCK/UNLOCK on the same address), and the run's
+ * own credentials, good only while the task runs. The configuration names `backend "http" {}` and nothing more.
+ */
+function useBuiltInBackend(
+  job: Job,
+  env: Record<string, string>,
+  backend: NonNullable<Job['details']['stateBackend']>,
+  stateUrl: string,
+) {
+  const address = `${stateUrl.replace(/\/+$/, '')}${backend.path}`;
+  env.TF_HTTP_ADDRESS = address;
+  env.TF_HTTP_LOCK_ADDRESS = address;
+  env.TF_HTTP_UNLOCK_ADDRESS = address;
+  env.TF_HTTP_USERNAME = backend.username;
+  env.TF_HTTP_PASSWORD = backend.password;
+  job.log(`State: the built-in state backend, state ${JSON.stringify(backend.state)} (${address})`);
 }

@@ -1,7 +1,8 @@
-import { errorMessage } from '@signalbox/contracts';
+import { errorMessage, isStateName } from '@signalbox/contracts';
 import type { Db } from '../../db';
 import { parseJsonObject } from '../../db/values';
 import type { SecretBox } from '../../lib/crypto';
+import { issueTaskCredential } from '../state-credentials.store';
 import {
   environmentSecrets,
   findEnvironment,
@@ -15,7 +16,7 @@ import {
   type TaskRow,
 } from '../store';
 import { findTaskPlanRow, openStoredPlan, planRefusal, type StoredPlan } from '../terraform-plans.store';
-import { decodeSecretValue, type JobDetails, TaskFailed } from './job';
+import { decodeSecretValue, type JobDetails, type StateBackendAccess, TaskFailed } from './job';
 import { surveyVarsOf, unansweredSurveyVars } from './survey-answers';
 
 /** The version a deploy task deploys: the build at the end of its build_task_id chain. */
@@ -134,6 +135,7 @@ export async function loadDetails(deps: { db: Db; box: SecretBox }, task: TaskRo
     incomingVersion: template.type === 'deploy' ? await incomingVersion(deps, task.build_task_id) : null,
     userName: user?.username ?? '',
     applyPlan,
+    stateBackend: await stateBackendOf(deps.db, task, template.app, templateParams, inventory?.inventory),
   };
 }
 
@@ -164,4 +166,27 @@ async function storedPlanOf(
     throw new TaskFailed(message, message);
   }
   return stored;
+}
+
+const TERRAFORM_APPS = new Set(['terraform', 'tofu', 'terragrunt']);
+
+/**
+ * The built-in state backend's access for a run whose template uses it (`task_params.state_backend: builtin`):
+ * the state named by `task_params.state_name`, else the workspace's name (the http backend has no workspaces of
+ * its own, so each workspace is a state), and new credentials of this run.
+ */
+async function stateBackendOf(
+  db: Db,
+  task: TaskRow,
+  app: string,
+  params: Record<string, unknown>,
+  workspace: string | undefined,
+): Promise<StateBackendAccess | null> {
+  if (!TERRAFORM_APPS.has(app) || params.state_backend !== 'builtin') return null;
+  const named = typeof params.state_name === 'string' ? params.state_name.trim() : '';
+  const state = named || workspace?.trim() || 'default';
+  if (!isStateName(state))
+    throw new TaskFailed(`State name ${JSON.stringify(state)} cannot name a state of the built-in backend`);
+  const { username, password } = await issueTaskCredential(db, task);
+  return { state, path: `/api/project/${task.project_id}/terraform/states/${state}`, username, password };
 }

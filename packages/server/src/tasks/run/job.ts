@@ -147,7 +147,14 @@ export type JobDetails = {
   userName: string;
   /** The stored plan this task applies (Terraform, OpenTofu, Terragrunt), approved; absent: an ordinary run. */
   applyPlan?: StoredPlan | null;
+  /**
+   * The built-in state backend of a Terraform/OpenTofu/Terragrunt template that uses it: the state's path on the
+   * server and the run's own credentials (valid while the task runs). Absent or null: the template's own backend.
+   */
+  stateBackend?: StateBackendAccess | null;
 };
+
+export type StateBackendAccess = { state: string; path: string; username: string; password: string };
 
 /**
  * The context an executor works in: directories, environment, process spawning tied to the task's stop

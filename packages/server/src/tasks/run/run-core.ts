@@ -33,6 +33,11 @@ export type RunCore = {
   processes: ProcessAdapter;
   apps: AppRegistry;
   webRoot: string;
+  /**
+   * Where the run's processes reach this server's API (the built-in Terraform state backend): a runner's server
+   * URL, the server's public URL or its own listening address. Unset: webRoot.
+   */
+  stateUrl?: string;
   isolation: IsolationSetting;
   /** What the run's processes can see (resolved once at start). */
   confinement: Confinement;
@@ -154,10 +159,13 @@ async function dispatch(core: RunCore, job: Job) {
       });
     case 'terraform':
     case 'tofu':
-      return runTerraform(job, tool);
+      return runTerraform(job, tool, { stateUrl: core.stateUrl ?? core.webRoot });
     case 'terragrunt':
       // Terragrunt drives the Terraform binary of the registry.
-      return runTerraform(job, tool, { tfPath: registry.terraform.path });
+      return runTerraform(job, tool, {
+        tfPath: registry.terraform.path,
+        stateUrl: core.stateUrl ?? core.webRoot,
+      });
     case 'bash':
       return runBash(job, tool);
     case 'powershell':
@@ -195,6 +203,7 @@ export async function runCore(
     sink.addSecrets([
       ...Object.values(details.secretVars),
       ...Object.values(details.secretEnv),
+      ...(details.stateBackend ? [details.stateBackend.password] : []),
       ...Object.values(details.surveySecrets).map((v) => (typeof v === 'string' ? v : JSON.stringify(v))),
     ]);
     const home = core.confinement.mode === 'bwrap' ? join(taskDir, 'home') : core.dirs.home;

@@ -10,6 +10,7 @@ import type { FinishedRun } from '../../ports';
 import type { LogSink } from '../output/log-sink';
 import { serverConfinement } from '../sandbox/confinement';
 import type { ProcessAdapter } from '../sandbox/process';
+import { dropTaskCredential } from '../state-credentials.store';
 import { findKey, findRepository, findTask, updateTask } from '../store';
 import { recordApplyOf, saveDrift, saveTaskPlan } from '../terraform-plans.store';
 import { loadDetails } from './details';
@@ -26,6 +27,8 @@ export type RunContext = {
     | 'dataDir'
     | 'dbUrl'
     | 'webRoot'
+    | 'host'
+    | 'port'
     | 'taskIsolation'
     | 'taskSandbox'
     | 'taskSandboxBwrap'
@@ -62,6 +65,13 @@ export type RunHandle = {
   decide(decision: 'confirmed' | 'rejected'): boolean;
 };
 
+/** The server's own address, for tasks on this machine when no public URL (SIGNALBOX_WEB_ROOT) is set. */
+function ownAddress(config: Pick<Config, 'host' | 'port'>) {
+  const anyHost = ['0.0.0.0', '::', ''].includes(config.host);
+  const host = anyHost ? '127.0.0.1' : config.host.includes(':') ? `[${config.host}]` : config.host;
+  return `http://${host}:${config.port}`;
+}
+
 /** Runs one claimed task (status `starting`) to its end: checkout, app, final status, cleanup. */
 export function runTask(ctx: RunContext, id: number): RunHandle {
   const control = new RunControl();
@@ -87,6 +97,7 @@ export function runTask(ctx: RunContext, id: number): RunHandle {
         processes: ctx.processes,
         apps: ctx.config.apps,
         webRoot: ctx.config.webRoot,
+        stateUrl: ctx.config.webRoot || ownAddress(ctx.config),
         isolation: ctx.config.taskIsolation,
         confinement: serverConfinement(ctx.config),
         outputLimit: ctx.config.taskOutputLimitMb * 1_048_576,
@@ -128,6 +139,10 @@ export function runTask(ctx: RunContext, id: number): RunHandle {
           tracked.start(details.template.app || 'ansible');
         },
       },
+    );
+    // The run's state backend credentials end with it (a finished task's would be refused anyway).
+    await dropTaskCredential(ctx.db, id).catch((err) =>
+      logFailure(ctx.log, err, 'forgetting the task credentials failed', { taskId: id }),
     );
     // If the database stays unavailable past the retry cap saving the final status throws (above), and the
     // engine's sweep ends the task.

@@ -1,4 +1,13 @@
-import { Box, Checkbox, FormControlLabel, FormGroup, Stack, TextField, Typography } from '@mui/material';
+import {
+  Box,
+  Checkbox,
+  FormControlLabel,
+  FormGroup,
+  MenuItem,
+  Stack,
+  TextField,
+  Typography,
+} from '@mui/material';
 import { DEFAULT_PLAN_TTL_HOURS, PLAN_TTL_HOURS_MAX } from '@signalbox/contracts';
 import { useTranslation } from 'react-i18next';
 import { useFieldProps } from '../../../components/messages';
@@ -103,6 +112,29 @@ function TerraformOptions({
         {...field(paramError('lock_timeout'), serverError, 'task_params.lock_timeout', 'tpl.lockTimeout')}
         slotProps={{ htmlInput: { 'data-field': 'lock_timeout' } }}
       />
+      <TextField
+        select
+        fullWidth
+        label={t('tpl.stateBackend')}
+        value={taskParams.state_backend === 'builtin' ? 'builtin' : ''}
+        onChange={(e) => set('state_backend', e.target.value)}
+        helperText={t('tpl.stateBackendHelp')}
+        slotProps={{ htmlInput: { 'data-field': 'state_backend' } }}
+      >
+        <MenuItem value="">{t('tpl.stateBackendOwn')}</MenuItem>
+        <MenuItem value="builtin">{t('tpl.stateBackendBuiltin')}</MenuItem>
+      </TextField>
+      {taskParams.state_backend === 'builtin' && (
+        <TextField
+          fullWidth
+          label={t('tpl.stateName')}
+          value={typeof taskParams.state_name === 'string' ? taskParams.state_name : ''}
+          onChange={(e) => set('state_name', e.target.value)}
+          helperText={t('tpl.stateNameHelp')}
+          {...field(paramError('state_name'), serverError, 'task_params.state_name', 'tpl.stateName')}
+          slotProps={{ htmlInput: { 'data-field': 'state_name' } }}
+        />
+      )}
       <TextField
         fullWidth
         type="number"
