@@ -38,6 +38,7 @@ import { optionListsAndTaskOutputs } from './migrations/0019-option-lists-and-ta
 import { tokenScopes } from './migrations/0020-token-scopes';
 import { taskPlans } from './migrations/0021-task-plans';
 import { agentApproval } from './migrations/0022-agent-approval';
+import { workflows } from './migrations/0023-workflows';
 import { retryReads } from './read-retry';
 import type { Database } from './tables';
 import { describeDbError, isConnectionLoss } from './unavailable';
@@ -202,6 +203,7 @@ function provider(dialect: Dialect): MigrationProvider {
     '0020-token-scopes': tokenScopes(),
     '0021-task-plans': taskPlans(dialect),
     '0022-agent-approval': agentApproval(),
+    '0023-workflows': workflows(dialect),
   };
   return { getMigrations: async () => migrations };
 }

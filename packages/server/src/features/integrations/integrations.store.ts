@@ -14,6 +14,7 @@ export function toIntegration(row: IntegrationRow): Integration {
     project_id: row.project_id,
     name: row.name,
     template_id: row.template_id,
+    workflow_id: row.workflow_id ?? null,
     auth_method: row.auth_method as IntegrationAuthMethod,
     auth_header: row.auth_header,
     auth_secret_id: row.auth_secret_id,

@@ -22,6 +22,7 @@ export function toSchedule(row: ScheduleRow & { tpl_name: string | null }): Sche
     id: row.id,
     project_id: row.project_id,
     template_id: row.template_id,
+    workflow_id: row.workflow_id ?? null,
     type: row.type === 'run_at' ? 'run_at' : '',
     cron_format: row.cron_format,
     run_at: row.run_at,
