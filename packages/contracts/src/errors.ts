@@ -303,7 +303,9 @@ export const errorTexts = {
   workflow_edge_unknown_node: 'An edge names node {{node}}, which the workflow does not have',
   workflow_edge_repeated: 'Nodes {{from}} and {{to}} are connected more than once',
   workflow_cycle: 'The workflow has a cycle through the nodes {{nodes}}: a workflow must not loop back',
-  workflow_node_unreachable: 'Node {{node}} can never run: {{reason}}',
+  workflow_node_unreachable: 'Node {{node}} is connected to no other node: connect it or remove it',
+  workflow_node_never_runs:
+    'Node {{node}} can never run: it needs node {{needs}} both to succeed and to fail',
   workflow_condition_never: 'The edge from {{from}} to {{to}} can never be taken: a delay node never fails',
   workflow_template_not_in_project:
     'Node {{node}} runs template {{id}}, which is not a template of this project',

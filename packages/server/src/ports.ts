@@ -6,6 +6,7 @@
 import type { TaskSource } from '@signalbox/contracts';
 import type { Selectable } from 'kysely';
 import type { WebSocket } from 'ws';
+import type { Db } from './db';
 import type { RemoteRunnerTable } from './db/tables';
 /** What callers (API, scheduler, integrations, autorun) give to start a task; field names follow the REST API. */
 export type NewTask = {
@@ -55,6 +56,12 @@ export type TaskOrigin = {
   source?: TaskSource;
   /** The API token that asked for it (named in its audit event, and never allowed to approve it). */
   token?: { id: string; name: string } | null;
+  /**
+   * A workflow run's template node starts it: the task names the run and node, and `claim` runs in the transaction
+   * that stores the task. It throws when the node was started meanwhile (by another instance): then no task is
+   * stored, so a node never starts two tasks.
+   */
+  workflow?: { runId: number; nodeId: string; claim: (trx: Db, taskId: number) => Promise<void> } | null;
 };
 
 /**

@@ -9,6 +9,7 @@ export type AlertKind =
   | 'recovered'
   | 'waiting_confirmation'
   | 'waiting_approval'
+  | 'workflow_approval'
   | 'test';
 
 /** One alert, already resolved from the task, template and project rows. */
@@ -25,6 +26,10 @@ export type Alert = {
   chatId: string;
   /** The counts of the plan a waiting_confirmation task asks to apply (absent: none kept). */
   plan?: PlanSummary['counts'];
+  /** workflow_approval: the run, the node waiting and what it tells approvers. */
+  runId?: number;
+  nodeName?: string;
+  note?: string;
 };
 
 export type Channel =
@@ -43,6 +48,7 @@ const colors: Record<AlertKind, string> = {
   recovered: '#388e3c',
   waiting_confirmation: '#f57c00',
   waiting_approval: '#f57c00',
+  workflow_approval: '#f57c00',
   test: '#1976d2',
 };
 
@@ -58,6 +64,8 @@ export function title(alert: Alert): string {
       return `Task '${alert.templateName}' is waiting for confirmation`;
     case 'waiting_approval':
       return `Task '${alert.templateName}' started by an AI agent is waiting for approval`;
+    case 'workflow_approval':
+      return `Workflow '${alert.templateName}' is waiting for your approval`;
     default:
       return 'Test alert from Signalbox';
   }
@@ -69,6 +77,7 @@ const statusText: Record<AlertKind, string> = {
   recovered: 'success (the previous run failed)',
   waiting_confirmation: 'waiting for confirmation',
   waiting_approval: 'waiting for approval',
+  workflow_approval: 'waiting for approval',
   test: 'test',
 };
 
@@ -79,6 +88,17 @@ export function bodyLines(alert: Alert): string[] {
       `This is a test alert for project '${alert.projectName}'.`,
       `Sent by: ${alert.author}`,
       ...(alert.url ? [`Link: ${alert.url}`] : []),
+    ];
+  }
+  if (alert.kind === 'workflow_approval') {
+    return [
+      `Project: ${alert.projectName}`,
+      `Workflow: ${alert.templateName}`,
+      `Run: #${alert.runId ?? ''}, node ${alert.nodeName ?? ''}`,
+      `Status: ${statusText[alert.kind]}`,
+      ...(alert.note ? [`Message: ${alert.note}`] : []),
+      `Author: ${alert.author || '-'}`,
+      `Link: ${alert.url}`,
     ];
   }
   return [

@@ -21,6 +21,7 @@ import { teamRoutes } from './team/team.routes';
 import { templatesRoutes } from './templates/templates.routes';
 import { usersRoutes } from './users/users.routes';
 import { viewsRoutes } from './views/views.routes';
+import { workflowsRoutes } from './workflows/workflows.routes';
 
 /** Route registration for every feature folder. Each feature exports `<name>Routes(app, deps)`. */
 export async function registerFeatures(app: FastifyInstance, deps: Deps) {
@@ -45,4 +46,5 @@ export async function registerFeatures(app: FastifyInstance, deps: Deps) {
   appsRoutes(app, deps);
   totpRoutes(app, deps);
   runnersRoutes(app, deps);
+  workflowsRoutes(app, deps);
 }

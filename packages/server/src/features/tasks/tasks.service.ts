@@ -195,7 +195,10 @@ async function insertNewTask(
       debug: fromBool(input.debug),
       dry_run: fromBool(input.dry_run),
       diff: fromBool(input.diff),
+      workflow_run_id: origin.workflow?.runId ?? null,
+      workflow_node_id: origin.workflow?.nodeId ?? null,
     });
+    if (origin.workflow) await origin.workflow.claim(trx, id);
     // An agent's run names the API token it came with (its id and name, never its value).
     const byToken = token ? ` by an AI agent (API token "${token.name}", id ${token.id})` : '';
     await recordEvent(trx, {

@@ -18,7 +18,7 @@ import type {
   TaskRow,
   TemplateRow,
 } from '../store';
-import { OUTPUTS_ENV } from './outputs';
+import { OUTPUTS_ENV, SECRET_OUTPUTS_ENV } from './outputs';
 
 /** Where a run's output goes: the server's LogSink (database) or a runner's batches (WebSocket). */
 export interface TaskLog extends LineTarget {
@@ -179,6 +179,8 @@ export class Job {
       confinement: Confinement;
       /** The file the task may write its outputs to (SIGNALBOX_OUTPUTS); null: outputs are not kept. */
       outputs?: string | null;
+      /** The file the task may write its secret outputs to (SIGNALBOX_SECRET_OUTPUTS); null: not kept. */
+      secretOutputs?: string | null;
     },
     readonly loadKey: (id: number) => Promise<Key | null>,
     readonly onStatus: (status: string) => Promise<void>,
@@ -253,6 +255,7 @@ export class Job {
     for (const [k, v] of Object.entries(d.secretEnv)) env[k] = v;
     // Set last: an environment's variable of the same name does not move where the server reads the outputs.
     if (this.dirs.outputs) env[OUTPUTS_ENV] = this.dirs.outputs;
+    if (this.dirs.secretOutputs) env[SECRET_OUTPUTS_ENV] = this.dirs.secretOutputs;
     return env;
   }
 

@@ -11,6 +11,7 @@ import type { LogSink } from '../output/log-sink';
 import { serverConfinement } from '../sandbox/confinement';
 import type { ProcessAdapter } from '../sandbox/process';
 import { findKey, findRepository, findTask, saveTaskPlan, updateTask } from '../store';
+import { sealSecretOutputs } from '../task-view';
 import { loadDetails } from './details';
 import { loadTaskKey } from './job';
 import { RunControl, runCore } from './run-core';
@@ -109,6 +110,10 @@ export function runTask(ctx: RunContext, id: number): RunHandle {
           ).then(() => {}),
         saveOutputs: (outputs) =>
           persist('saving the outputs', () => updateTask(ctx.db, id, { outputs: JSON.stringify(outputs) })),
+        saveSecretOutputs: (outputs) =>
+          persist('saving the secret outputs', () =>
+            updateTask(ctx.db, id, { secret_outputs: sealSecretOutputs((t) => ctx.box.seal(t), outputs) }),
+          ),
         savePlan: (summary) => persist('saving the plan', () => saveTaskPlan(ctx.db, task, summary)),
         saveStatus: (status, extra) => ctx.saveStatus(id, status, extra),
       },
