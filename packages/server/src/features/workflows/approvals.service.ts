@@ -33,8 +33,7 @@ export async function mayApprove(
 async function waitingNode(deps: Deps, projectId: number, runId: number, nodeId: string, by: Answerer) {
   const run = await requireRun(deps, projectId, runId);
   const node = definitionOf(run.definition).nodes.find((n) => n.id === nodeId);
-  if (node?.type !== 'approval')
-    throw new AppError(404, coded('workflow_node_unknown', { node: nodeId }));
+  if (node?.type !== 'approval') throw new AppError(404, coded('workflow_node_unknown', { node: nodeId }));
   const verdict = await mayApprove(deps, run, node, by.userId);
   if (verdict === 'not_approver') throw forbidden(coded('workflow_not_approver', { node: nodeId }));
   if (verdict === 'self') throw forbidden(coded('workflow_self_approval', { node: nodeId }));

@@ -37,7 +37,14 @@ export function checkGraph(definition: WorkflowDefinition): Graph {
   const graph = graphOf(definition.nodes, definition.edges);
   const { order, cyclic } = topologicalOrder(graph);
   if (cyclic.length > 0) {
-    const cycle = findCycle(graph, cyclic);
+    const found = findCycle(graph, cyclic);
+    // Told from the node the definition lists first, so the same loop always reads the same.
+    const position = new Map(definition.nodes.map((n, i) => [n.id, i]));
+    const first = found.reduce(
+      (best, id, i) => ((position.get(id) ?? 0) < (position.get(found[best] ?? '') ?? 0) ? i : best),
+      0,
+    );
+    const cycle = [...found.slice(first), ...found.slice(0, first)];
     throw refuse('edges', coded('workflow_cycle', { nodes: [...cycle, cycle[0]].join(' → ') }));
   }
   for (const edge of definition.edges) {

@@ -42,12 +42,13 @@ export function nodeOutputs(state: RunState, nodeId: string, box: SecretBox) {
   const task = row?.task_id ? state.tasks.get(row.task_id) : undefined;
   if (!task) return { plain: {}, secret: {} };
   return {
+    // What the task published wins over the values every task has (a script's own `version`).
     plain: {
-      ...parseJsonObject(task.outputs),
       task_id: task.id,
       version: task.version,
       commit_hash: task.commit_hash,
       status: task.status,
+      ...parseJsonObject(task.outputs),
     } as Record<string, unknown>,
     secret: openSecretOutputs((s) => box.open(s), task.secret_outputs),
   };
