@@ -51,7 +51,8 @@ export function edgeHolds(edge: WorkflowEdge, sourceStatus: string): boolean {
 export function runStatusOf(state: Pick<RunState, 'graph' | 'nodes'>): WorkflowRunStatus {
   const statuses = [...state.nodes.values()].map((n) => n.status as WorkflowNodeStatus);
   if (statuses.some((s) => !isNodeFinished(s))) {
-    const moving = statuses.some((s) => s === 'running' || s === 'pending');
+    // Pending nodes wait for their parents: an advance has started every one that could start.
+    const moving = statuses.includes('running');
     return !moving && statuses.includes('waiting_approval') ? 'waiting_approval' : 'running';
   }
   let outcome: WorkflowRunStatus = 'success';
