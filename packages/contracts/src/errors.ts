@@ -294,8 +294,7 @@ export const errorTexts = {
   workflow_name_taken: 'A workflow with this name already exists in this project',
   workflow_node_id_format: '{{field}} must be 1 to 64 letters, digits, "_" or "-"',
   workflow_node_type: '{{field}} must be a node of type template, approval or delay',
-  workflow_value_source:
-    '{{field}} must be a value source: {"from":"fixed","value":…}, {"from":"survey","name":…} or {"from":"output","node":…,"name":…}',
+  workflow_value_source: '{{field}} must say where the value comes from: fixed, survey or output',
   workflow_time_of_day: '{{field}} must be a time of day as HH:MM (24 hours)',
   workflow_edge_condition: '{{field}} must be one of {{options}}',
   workflow_digest_format: '{{field}} must be a SHA-256 digest in hexadecimal (64 characters)',

@@ -44,6 +44,7 @@ const withoutBody: Record<string, string> = {
   'POST /api/project/:project_id/integrations/aliases': 'creates a random alias',
   'POST /api/project/:project_id/integrations/:id/aliases': 'creates a random alias',
   'POST /api/project/:project_id/tasks/:task_id/confirm': 'acts on the task of the path',
+  'POST /api/project/:project_id/workflow-runs/:run_id/stop': 'stops the run of the path',
   'POST /api/project/:project_id/tasks/:task_id/approve': 'acts on the task of the path',
   'POST /api/project/:project_id/tasks/:task_id/rerun':
     'repeats the task of the path with its own parameters',
