@@ -35,6 +35,8 @@ const serverUnit = [
  */
 const serverSystem = [
   'src/tasks/**/*.test.ts',
+  // A workflow run across SIGKILLed and restarted server processes (bash and ansible-playbook nodes).
+  'src/features/workflows/workflow-restart.process.test.ts',
   // The server's side of remote runners: real sockets, task runs and database rows.
   'src/runners/server/remote-runners.test.ts',
   'src/runners/server/output.test.ts',
