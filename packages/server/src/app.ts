@@ -23,7 +23,7 @@ import { projectBackupRoutes } from './features/project-backup/project-backup.ro
 import { projectsRoutes } from './features/projects/projects.routes';
 import { runnerLinkRoutes } from './features/runner-link/runner-link.routes';
 import { autorunDeploys, startTask } from './features/tasks/tasks.service';
-import { createWorkflowDriver, type WorkflowDriver } from './features/workflows';
+import { createWorkflowDriver, startWorkflowRun, type WorkflowDriver } from './features/workflows';
 import { registerErrorHandler } from './http/error-handler';
 import { loggerOptions, registerRequestIds, requestIdOf, requestLogController } from './http/logging';
 import { registerMetrics } from './http/metrics';
@@ -38,7 +38,7 @@ import { EventBus } from './live/bus';
 import { connectRedisBridge, liveChannelOf } from './live/redis';
 import { createMetrics } from './metrics/metrics';
 import { webDist } from './paths';
-import type { StartTask } from './ports';
+import type { StartTask, StartWorkflow } from './ports';
 import { maxMessageBytes } from './runner-protocol/protocol';
 import { createScheduler } from './scheduler/scheduler';
 import { createTaskEngine } from './tasks/engine';
@@ -160,11 +160,27 @@ export async function buildApp(
   const taskStarter: StartTask =
     options.startTask ??
     ((projectId, input, origin) => startTask({ ...core, tasks }, projectId, input, origin));
+  // Called only once the app runs, when `deps` exists.
+  const workflowStarter: StartWorkflow = (projectId, workflowId, survey, origin) =>
+    startWorkflowRun(
+      deps,
+      projectId,
+      workflowId,
+      { message: origin.message ?? '', survey },
+      {
+        userId: null,
+        source: origin.source,
+        scheduleId: origin.scheduleId ?? null,
+        integrationId: origin.integrationId ?? null,
+        interactive: false,
+      },
+    );
   const deps: Deps = Object.freeze({
     ...core,
     tasks,
     startTask: taskStarter,
-    scheduler: createScheduler({ ...core, startTask: taskStarter }),
+    startWorkflow: workflowStarter,
+    scheduler: createScheduler({ ...core, startTask: taskStarter, startWorkflow: workflowStarter }),
   });
   workflows = createWorkflowDriver(deps, { intervalMs: options.workflowSweepMs });
   // Names this deployment's channel and keys in a Redis other deployments may share.

@@ -70,6 +70,22 @@ export type TaskOrigin = {
  */
 export type StartTask = (projectId: number, input: NewTask, origin: TaskOrigin) => Promise<number>;
 
+/**
+ * Starts a run of a workflow for a schedule or an integration (no person: survey defaults fill what `survey` leaves
+ * unanswered). Returns the run id.
+ */
+export type StartWorkflow = (
+  projectId: number,
+  workflowId: number,
+  survey: Record<string, unknown>,
+  origin: {
+    source: 'schedule' | 'integration';
+    scheduleId?: number;
+    integrationId?: number;
+    message?: string;
+  },
+) => Promise<number>;
+
 /** A run that has ended, as the engine reports it to whoever reacts to finished tasks (autorun). */
 export type FinishedRun = {
   taskId: number;

@@ -25,7 +25,8 @@ export function toIntegration(row: IntegrationRow): Integration {
 
 const integrationValues = (input: IntegrationInput) => ({
   name: input.name,
-  template_id: input.template_id,
+  template_id: input.workflow_id ? 0 : input.template_id,
+  workflow_id: input.workflow_id ?? null,
   auth_method: input.auth_method,
   auth_header: input.auth_header,
   auth_secret_id: input.auth_secret_id,

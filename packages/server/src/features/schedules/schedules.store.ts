@@ -11,8 +11,9 @@ function baseQuery(db: Db, projectId: number) {
   return db
     .selectFrom('schedule')
     .leftJoin('template', 'template.id', 'schedule.template_id')
+    .leftJoin('workflow', 'workflow.id', 'schedule.workflow_id')
     .selectAll('schedule')
-    .select('template.name as tpl_name')
+    .select((eb) => eb.fn.coalesce('template.name', 'workflow.name').as('tpl_name'))
     .where('schedule.project_id', '=', projectId)
     .orderBy('schedule.id');
 }

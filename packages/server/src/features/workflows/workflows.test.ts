@@ -386,3 +386,99 @@ describe.each(testDialects())('workflows on $name', (dialect) => {
     expect(log).not.toContain('hunter2-pw');
   });
 });
+
+describe.each(testDialects())('workflows started by schedules and integrations on $name', (dialect) => {
+  let h: Harness;
+  let owner: Client;
+  let projectId: number;
+  let workflowId: number;
+  const p = (path = '') => `/api/project/${projectId}${path}`;
+
+  beforeAll(async () => {
+    h = await createHarness(dialect);
+    owner = await h.userClient({ can_create_project: true });
+    ({ projectId } = await h.projectWithTeam(owner, 'Triggered'));
+    const tpl = await workflowTemplates(h, projectId);
+    workflowId = await createWorkflow(owner, projectId, {
+      name: 'Triggered',
+      survey_vars: [
+        { name: 'target', title: 'Target', type: 'string', required: true, default_value: 'default-target' },
+      ],
+      nodes: [
+        templateNode('deploy', tpl.deploy, { survey: { version: { from: 'survey', name: 'target' } } }),
+      ],
+      edges: [],
+    });
+  });
+  afterAll(async () => h?.close());
+
+  const runsOf = async (source: string) =>
+    (
+      (await owner.get(p(`/workflow-runs?workflow_id=${workflowId}`))).json() as {
+        id: number;
+        source: string;
+      }[]
+    ).filter((r) => r.source === source);
+
+  it('a run-once schedule starts a run of the workflow, its extra variables answering the survey', async () => {
+    const runAt = new Date(Date.now() + 1500).toISOString();
+    const created = await owner.post(p('/schedules'), {
+      workflow_id: workflowId,
+      type: 'run_at',
+      run_at: runAt,
+      name: 'Nightly release',
+      task_params: { environment: '{"target":"from-schedule"}' },
+    });
+    expect(created.statusCode, created.body).toBe(201);
+    expect(created.json()).toMatchObject({ template_id: 0, workflow_id: workflowId, tpl_name: 'Triggered' });
+    const both = await owner.post(p('/schedules'), {
+      workflow_id: workflowId,
+      template_id: 1,
+      cron_format: '@daily',
+    });
+    expect(both.json().code).toBe('template_or_workflow');
+    const [run] = await waitFor(async () => {
+      const runs = await runsOf('schedule');
+      return runs.length ? runs : undefined;
+    });
+    const done = await waitForRun(owner, projectId, run!.id, ['success', 'failed']);
+    expect(done.status).toBe('success');
+    const log = (await outputOf(h.deps, nodeOf(done, 'deploy').task_id as number)).join('\n');
+    expect(log).toContain('deploying version from-schedule');
+    // A workflow a schedule starts cannot be deleted under it.
+    expect((await owner.del(p(`/workflows/${workflowId}`))).json().code).toBe('workflow_in_use');
+  });
+
+  it('an integration starts a run, the extracted values answering the survey', async () => {
+    const created = await owner.post(p('/integrations'), { name: 'Push', workflow_id: workflowId });
+    expect(created.statusCode, created.body).toBe(201);
+    const id = created.json().id as number;
+    expect(
+      (
+        await owner.post(p(`/integrations/${id}/values`), {
+          name: 'target',
+          value_source: 'body',
+          body_data_type: 'json',
+          key: 'release.target',
+          variable: 'target',
+          variable_type: 'environment',
+        })
+      ).statusCode,
+    ).toBe(201);
+    const alias = (await owner.post(p(`/integrations/${id}/aliases`))).json().alias as string;
+    const hook = await h.app.inject({
+      method: 'POST',
+      url: `/api/integrations/${alias}`,
+      payload: { release: { target: 'from-webhook' } },
+    });
+    expect(hook.statusCode).toBe(204);
+    const [run] = await waitFor(async () => {
+      const runs = await runsOf('integration');
+      return runs.length ? runs : undefined;
+    });
+    const done = await waitForRun(owner, projectId, run!.id, ['success', 'failed']);
+    expect(done.status).toBe('success');
+    const log = (await outputOf(h.deps, nodeOf(done, 'deploy').task_id as number)).join('\n');
+    expect(log).toContain('deploying version from-webhook');
+  });
+});
