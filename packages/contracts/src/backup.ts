@@ -311,6 +311,26 @@ export const backupOptionList = z.looseObject({
     .transform((v) => v ?? []),
 });
 
+/**
+ * A workflow, its nodes as the API takes them but for what names objects of the project: a template node names its
+ * template (`template`, by name) and an approval node its named approvers by username (`users`).
+ */
+export const backupWorkflow = z.looseObject({
+  name: name(100),
+  description: text(10_000),
+  survey_vars: z
+    .array(z.unknown())
+    .max(100)
+    .nullish()
+    .transform((v) => v ?? []),
+  nodes: z.array(z.looseObject({})).max(1000),
+  edges: z
+    .array(z.unknown())
+    .max(5000)
+    .nullish()
+    .transform((v) => v ?? []),
+});
+
 export const projectBackup = z.looseObject({
   meta: backupMeta,
   templates: list(backupTemplate),
@@ -322,6 +342,8 @@ export const projectBackup = z.looseObject({
   integrations: list(backupIntegration),
   integration_aliases: list(alias),
   option_lists: list(backupOptionList),
+  /** Absent in Semaphore's backups and in ours before workflows. */
+  workflows: list(backupWorkflow),
   /** Absent in old backups: then each template's `cron` becomes its schedule. */
   schedules: z.array(backupSchedule).max(MAX_ITEMS).nullish(),
 });
@@ -412,6 +434,14 @@ export type ProjectBackup = {
   integration_aliases: string[];
   /** A survey's options sources name these (and inventories and keys) by name: `option_list`, `inventory`, `key`. */
   option_lists: Array<{ name: string; options: Array<{ name: string; value: string }> }>;
+  /** Template nodes name their template (`template`), approval nodes their named approvers (`users`, usernames). */
+  workflows: Array<{
+    name: string;
+    description: string;
+    survey_vars: unknown[];
+    nodes: unknown[];
+    edges: unknown[];
+  }>;
   schedules: Array<{
     name: string;
     template: string;

@@ -11,6 +11,7 @@ import {
   planViews,
 } from './plan-resources';
 import { planSchedules, planTemplates } from './plan-templates';
+import { planWorkflows } from './plan-workflows';
 import type { RestorePlan } from './restore-plan';
 
 export { parseBackup } from './backup-parse';
@@ -64,6 +65,7 @@ export function planRestore(b: ProjectBackupInput): RestorePlan {
     integrations,
     integration_aliases: b.integration_aliases,
     option_lists: optionLists,
+    workflows: planWorkflows(b, templateNames),
   };
 }
 

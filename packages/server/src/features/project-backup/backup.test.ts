@@ -204,6 +204,7 @@ describe.each(testDialects())('project backup and restore on $name', (dialect) =
         'integration_aliases',
         'option_lists',
         'schedules',
+        'workflows',
       ].sort(),
     );
     const names = keysOf(backup);

@@ -353,6 +353,54 @@ describe.each(testDialects())('workflows on $name', (dialect) => {
     expect(nodeOf(after, 'after').task_id).toBeNull();
   });
 
+  it('is kept in the project backup, its templates by name, and restored with the new ids', async () => {
+    await createWorkflow(owner, projectId, {
+      name: 'Backed up',
+      survey_vars: [{ name: 'target', title: 'Target', type: 'string' }],
+      nodes: [
+        templateNode('build', tpl.build),
+        { id: 'gate', type: 'approval', roles: ['manager'], user_ids: [members.guest.userId], required: 1 },
+        templateNode('deploy', tpl.deploy, {
+          survey: { version: { from: 'output', node: 'build', name: 'version' } },
+        }),
+      ],
+      edges: [edge('build', 'gate'), edge('gate', 'deploy', 'always')],
+    });
+    const backup = (await owner.get(p('/backup'))).json();
+    const saved = backup.workflows.find((w: { name: string }) => w.name === 'Backed up');
+    expect(saved.nodes[0]).toMatchObject({ id: 'build', template: 'build' });
+    expect(saved.nodes[0].template_id).toBeUndefined();
+    expect(saved.nodes[1]).toMatchObject({ id: 'gate', users: [members.guest.username] });
+    const restored = await owner.post('/api/projects/restore', {
+      ...backup,
+      meta: { ...backup.meta, name: 'Restored' },
+    });
+    expect(restored.statusCode, restored.body).toBe(200);
+    const newId = restored.json().id as number;
+    const list = (await owner.get(`/api/project/${newId}/workflows`)).json() as {
+      name: string;
+      nodes: { id: string; template_id?: number; roles?: string[]; user_ids?: number[] }[];
+      edges: unknown[];
+    }[];
+    const copy = list.find((w) => w.name === 'Backed up')!;
+    const templates = (await owner.get(`/api/project/${newId}/templates`)).json() as {
+      id: number;
+      name: string;
+    }[];
+    expect(copy.nodes[0]?.template_id).toBe(templates.find((t) => t.name === 'build')?.id);
+    // The named approver is no member of the new project: the node keeps its roles only.
+    expect(copy.nodes[1]).toMatchObject({ roles: ['manager'], user_ids: [] });
+    expect(copy.edges).toHaveLength(2);
+    const cyclic = {
+      ...backup,
+      meta: { ...backup.meta, name: 'Broken' },
+      workflows: [{ ...saved, edges: [...saved.edges, { from: 'deploy', to: 'build' }] }],
+    };
+    const refused = await owner.post('/api/projects/restore', cyclic);
+    expect(refused.statusCode).toBe(400);
+    expect(refused.json().error).toContain('workflows[0]');
+  });
+
   it('waits in a delay node and checks the survey of a run', async () => {
     const wf = await createWorkflow(owner, projectId, {
       name: 'Delayed',
