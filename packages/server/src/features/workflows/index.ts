@@ -2,5 +2,6 @@
 
 export { checkGraph as checkWorkflowGraph } from './definition-check';
 export { createWorkflowDriver, type WorkflowDriver } from './engine/driver';
-export { startWorkflowRun } from './runs.service';
+export { getWorkflowRun, startWorkflowRun } from './runs.service';
+export { listWorkflows } from './workflows.service';
 export { definitionText } from './workflows.store';

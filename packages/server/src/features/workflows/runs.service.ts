@@ -13,6 +13,7 @@ import { surveyAnswersForRun } from '../surveys';
 import { advanceRun } from './engine/advance';
 import { publishRun, recordRunEvent } from './engine/notify';
 import { descendantsOf, graphOf } from './graph';
+import { runView } from './run-view';
 import { activeRunStatuses, casNode, casRun, findRun, insertNodes, insertRun, nodesOf } from './runs.store';
 import { requireWorkflow } from './workflows.service';
 import { definitionOf } from './workflows.store';
@@ -196,4 +197,9 @@ export async function rerunFrom(
   if (!moved) throw conflict(coded('workflow_run_not_finished'));
   publishRun(deps, run, 'running');
   await advanceQuietly(deps, run.id);
+}
+
+/** A run as GET workflow-runs/{id} answers it (404 when the project has no such run). */
+export async function getWorkflowRun(deps: Pick<Deps, 'db'>, projectId: number, runId: number) {
+  return runView(deps.db, await requireRun(deps, projectId, runId));
 }

@@ -97,9 +97,19 @@ async function startTemplateNode(
   const from = { status: 'pending', attempt: row.attempt };
   try {
     const input = await templateNodeTask(deps.db, state, deps.box, node);
+    // A run an AI agent started starts its tasks as the agent's: they wait for approval as the project says.
+    const token =
+      run.source === 'mcp' && run.source_token
+        ? await deps.db
+            .selectFrom('api_token')
+            .select(['id', 'name'])
+            .where('id', '=', run.source_token)
+            .executeTakeFirst()
+        : undefined;
     await deps.startTask(run.project_id, input, {
       userId: run.user_id,
-      source: 'workflow',
+      source: run.source === 'mcp' ? 'mcp' : 'workflow',
+      token: run.source === 'mcp' ? (token ?? { id: run.source_token ?? '', name: 'a deleted token' }) : null,
       workflow: {
         runId: run.id,
         nodeId: node.id,
