@@ -197,6 +197,11 @@ describe.each(testDialects())('workflow approvals on $name', (dialect) => {
       expect(
         events.filter((e) => e.kind === 'workflow.approval_timed_out' && e.object_id === id),
       ).toHaveLength(1);
+    // Metrics: runs by status, and how long approvals waited, by outcome.
+    const metrics = await h.deps.metrics.exposition();
+    expect(metrics).toMatch(/signalbox_workflow_runs\{status="failed"\} [1-9]/);
+    expect(metrics).toMatch(/signalbox_workflow_approval_wait_seconds_count\{outcome="timed_out"\} 2/);
+    expect(metrics).toMatch(/signalbox_workflow_runs_finished_total\{status="success"\} [1-9]/);
     await alertsIdle(h.deps);
   });
 
