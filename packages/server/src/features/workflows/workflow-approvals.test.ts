@@ -206,6 +206,7 @@ describe.each(testDialects())('workflow approvals on $name', (dialect) => {
   });
 
   it('lists agent runs waiting for approval in the same inbox', async () => {
+    expect((await h.anonymous().get('/api/approvals')).statusCode).toBe(401);
     const task = await h.deps.db
       .insertInto('task')
       .values({
