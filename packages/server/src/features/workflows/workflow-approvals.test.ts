@@ -91,6 +91,16 @@ describe.each(testDialects())('workflow approvals on $name', (dialect) => {
     expect((await approve(members.guest, runId, digest)).statusCode).toBe(403);
     // Another project's id never reaches the run, even for a member of both.
     expect((await approve(owner, runId, digest, otherProject)).statusCode).toBe(404);
+    // A token limited to reading may not decide.
+    const readToken = (await named.post('/api/user/tokens', { name: 'read only', scopes: ['read'] })).json()
+      .token;
+    const byReadToken = await h.app.inject({
+      method: 'POST',
+      url: p(`/workflow-runs/${runId}/nodes/gate/approve`),
+      headers: { authorization: `Bearer ${readToken}` },
+      payload: { digest },
+    });
+    expect(byReadToken.json().code).toBe('missing_token_scope');
     const stranger = await h.userClient();
     expect((await approve(stranger, runId, digest)).statusCode).toBe(403);
     // An approval names the inputs the approver saw.
