@@ -12,6 +12,7 @@ import {
   waitForRun,
   workflowTemplates,
 } from '../../../test/support/workflow-fixtures';
+import { createRetention } from '../../tasks/retention';
 
 describe.each(testDialects())('workflows on $name', (dialect) => {
   let h: Harness;
@@ -399,6 +400,42 @@ describe.each(testDialects())('workflows on $name', (dialect) => {
     const refused = await owner.post('/api/projects/restore', cyclic);
     expect(refused.statusCode).toBe(400);
     expect(refused.json().error).toContain('workflows[0]');
+  });
+
+  it("keeps runs as long as tasks: retention deletes ended runs past the project's days, never active ones", async () => {
+    const wf = await createWorkflow(owner, projectId, {
+      name: 'Old runs',
+      nodes: [templateNode('only', tpl.ok), { id: 'wait', type: 'delay', seconds: 3600 }],
+      edges: [edge('only', 'wait')],
+    });
+    const old = await startRun(owner, projectId, wf);
+    await waitForRun(owner, projectId, old, ['running'], 'wait');
+    await owner.post(p(`/workflow-runs/${old}/stop`));
+    const active = await startRun(owner, projectId, wf);
+    await h.deps.db
+      .updateTable('workflow_run')
+      .set({ created: '2000-01-01T00:00:00.000Z', end: '2000-01-01T00:00:00.000Z' })
+      .where('id', 'in', [old, active])
+      .execute();
+    await h.deps.db
+      .updateTable('project')
+      .set({ task_retention_days: 30 })
+      .where('id', '=', projectId)
+      .execute();
+    const retention = createRetention(h.deps);
+    await retention.run();
+    await retention.close();
+    expect((await owner.get(p(`/workflow-runs/${old}`))).statusCode).toBe(404);
+    expect(
+      await h.deps.db.selectFrom('workflow_run_node').select('id').where('run_id', '=', old).execute(),
+    ).toEqual([]);
+    expect((await getRun(owner, projectId, active)).status).toBe('running');
+    await owner.post(p(`/workflow-runs/${active}/stop`));
+    await h.deps.db
+      .updateTable('project')
+      .set({ task_retention_days: 0 })
+      .where('id', '=', projectId)
+      .execute();
   });
 
   it('waits in a delay node and checks the survey of a run', async () => {
