@@ -40,6 +40,10 @@ const serverUnit = [
  */
 const serverSystem = [
   'src/tasks/**/*.test.ts',
+  // A workflow run across SIGKILLed and restarted server processes (bash and ansible-playbook nodes).
+  'src/features/workflows/workflow-restart.process.test.ts',
+  // Two server processes on PostgreSQL/MariaDB and Redis advancing the same workflow runs.
+  'src/features/workflows/workflow-cluster.process.test.ts',
   // The server's side of remote runners: real sockets, task runs and database rows.
   'src/runners/server/remote-runners.test.ts',
   'src/runners/server/output.test.ts',

@@ -326,6 +326,26 @@ export const backupTerraformState = z.looseObject({
     .max(64 * 1024 * 1024),
 });
 
+/**
+ * A workflow, its nodes as the API takes them but for what names objects of the project: a template node names its
+ * template (`template`, by name) and an approval node its named approvers by username (`users`).
+ */
+export const backupWorkflow = z.looseObject({
+  name: name(100),
+  description: text(10_000),
+  survey_vars: z
+    .array(z.unknown())
+    .max(100)
+    .nullish()
+    .transform((v) => v ?? []),
+  nodes: z.array(z.looseObject({})).max(1000),
+  edges: z
+    .array(z.unknown())
+    .max(5000)
+    .nullish()
+    .transform((v) => v ?? []),
+});
+
 export const projectBackup = z.looseObject({
   meta: backupMeta,
   templates: list(backupTemplate),
@@ -338,6 +358,8 @@ export const projectBackup = z.looseObject({
   integration_aliases: list(alias),
   option_lists: list(backupOptionList),
   terraform_states: list(backupTerraformState),
+  /** Absent in Semaphore's backups and in ours before workflows. */
+  workflows: list(backupWorkflow),
   /** Absent in old backups: then each template's `cron` becomes its schedule. */
   schedules: z.array(backupSchedule).max(MAX_ITEMS).nullish(),
 });
@@ -430,6 +452,14 @@ export type ProjectBackup = {
   option_lists: Array<{ name: string; options: Array<{ name: string; value: string }> }>;
   /** The built-in backend's states, each its current version sealed with the server's secret key. */
   terraform_states: Array<{ name: string; serial: number; lineage: string; sealed: string }>;
+  /** Template nodes name their template (`template`), approval nodes their named approvers (`users`, usernames). */
+  workflows: Array<{
+    name: string;
+    description: string;
+    survey_vars: unknown[];
+    nodes: unknown[];
+    edges: unknown[];
+  }>;
   schedules: Array<{
     name: string;
     template: string;

@@ -250,6 +250,7 @@ export const errorTexts = {
     'Invalid cron expression "{{cron}}": expected 5 fields (minute hour day month weekday), got {{count}}',
   cron_never_fires: 'Invalid cron expression "{{cron}}": it never fires',
   run_at_past: 'Run at must be in the future',
+  template_or_workflow: 'Give a template or a workflow to start, not both',
   survey_unanswerable_one:
     "A schedule cannot answer the template's required survey variable {{names}}: give it a default in the template, make it optional, or set it in the schedule's extra variables (not a secret one)",
   survey_unanswerable:
@@ -316,6 +317,49 @@ export const errorTexts = {
   argument_needs_bool: 'Task argument "{{argument}}" must be {{name}}=true or {{name}}=false',
   argument_not_allowed:
     'Task argument "{{argument}}" is not allowed: without the manageProjectResources permission a task may only pass {{allowed}}',
+
+  // Workflows
+  workflow_name_taken: 'A workflow with this name already exists in this project',
+  workflow_node_id_format: '{{field}} must be 1 to 64 letters, digits, "_" or "-"',
+  workflow_node_type: '{{field}} must be a node of type template, approval or delay',
+  workflow_value_source: '{{field}} must say where the value comes from: fixed, survey or output',
+  workflow_time_of_day: '{{field}} must be a time of day as HH:MM (24 hours)',
+  workflow_edge_condition: '{{field}} must be one of {{options}}',
+  workflow_digest_format: '{{field}} must be a SHA-256 digest in hexadecimal (64 characters)',
+  workflow_node_id_repeated: 'Node id {{node}} is used by more than one node',
+  workflow_edge_unknown_node: 'An edge names node {{node}}, which the workflow does not have',
+  workflow_edge_repeated: 'Nodes {{from}} and {{to}} are connected more than once',
+  workflow_cycle: 'The workflow has a cycle through the nodes {{nodes}}: a workflow must not loop back',
+  workflow_node_unreachable: 'Node {{node}} is connected to no other node: connect it or remove it',
+  workflow_node_never_runs:
+    'Node {{node}} can never run: it needs node {{needs}} both to succeed and to fail',
+  workflow_condition_never: 'The edge from {{from}} to {{to}} can never be taken: a delay node never fails',
+  workflow_template_not_in_project:
+    'Node {{node}} runs template {{id}}, which is not a template of this project',
+  workflow_mapping_not_upstream:
+    'Node {{node}} takes the output {{output}} of node {{from}}, which does not run before it',
+  workflow_mapping_not_template:
+    'Node {{node}} takes the output {{output}} of node {{from}}, which is not a template node (only they have outputs)',
+  workflow_mapping_unknown_survey:
+    'Node {{node}} takes the survey answer {{name}}, which the workflow survey does not ask',
+  workflow_approval_no_approvers:
+    'Approval node {{node}} names nobody who may approve it: give roles or users',
+  workflow_approver_not_member: 'User {{id}}, an approver of node {{node}}, is not a member of this project',
+  workflow_delay_needs_wait: 'Delay node {{node}} needs seconds or a time of day (not both)',
+  workflow_timezone_invalid: 'Delay node {{node}}: {{timezone}} is not a known time zone',
+  workflow_in_use: 'The workflow is started by {{names}}: remove or change them first',
+  workflow_run_finished: 'The run has already ended',
+  workflow_run_not_finished: 'The run has not ended: stop it first, or wait for it to end',
+  workflow_node_unknown: 'The run has no node {{node}}',
+  workflow_rerun_node_not_run: 'Node {{node}} did not run: re-run from a node that ran',
+  workflow_node_not_waiting_approval: 'Node {{node}} is not waiting for approval',
+  workflow_approval_inputs_changed:
+    'The inputs of node {{node}} changed since you looked at them: review them again before you approve',
+  workflow_not_approver: 'You may not approve or reject node {{node}}',
+  workflow_self_approval: 'You started this run: someone else must approve node {{node}}',
+  workflow_already_answered: 'You already answered node {{node}}',
+  workflow_value_missing: 'Node {{node}} cannot start: {{source}} has no value {{name}}',
+  workflow_value_invalid: 'Node {{node}} cannot start: {{field}} {{detail}}',
 
   // The request itself
   body_not_json: 'Request body is not valid JSON',
@@ -513,6 +557,23 @@ export const fieldNames: Record<string, string> = {
   format: 'Format',
   status: 'Status',
   object_type: 'Object type',
+  nodes: 'Nodes',
+  edges: 'Edges',
+  node_id: 'Node',
+  condition: 'Condition',
+  roles: 'Roles',
+  user_ids: 'Approvers',
+  allow_self_approval: 'Allow self-approval',
+  timeout_seconds: 'Timeout',
+  on_timeout: 'On timeout',
+  seconds: 'Seconds',
+  time_of_day: 'Time of day',
+  timezone: 'Time zone',
+  survey: 'Survey',
+  extra_vars: 'Extra variables',
+  digest: 'Input digest',
+  reason: 'Reason',
+  workflow_id: 'Workflow',
 };
 
 /** English names of the kinds of things `{{what}}` holds, by key. */
@@ -545,6 +606,8 @@ export const thingNames = {
   option_list: 'Option list',
   terraform_state: 'Terraform state',
   state_version: 'State version',
+  workflow: 'Workflow',
+  workflow_run: 'Workflow run',
 } as const;
 export type Thing = keyof typeof thingNames;
 

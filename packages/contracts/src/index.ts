@@ -30,3 +30,4 @@ export * from './totp';
 export * from './users';
 export * from './vaults';
 export * from './views';
+export * from './workflows';

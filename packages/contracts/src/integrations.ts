@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { flag, optionalId, optionalString, requiredNumber, requiredString } from './common';
+import { flag, optionalId, optionalString, requiredString } from './common';
 import { issue } from './errors';
 import { defaultTaskParamsInput, defaultTaskParamsSchema } from './task-params';
 
@@ -23,7 +23,13 @@ export const integrationSchema = z.strictObject({
   id: z.number(),
   project_id: z.number(),
   name: z.string(),
-  template_id: z.number(),
+  template_id: z.number().describe('The template whose task it starts; 0 when it starts a workflow.'),
+  workflow_id: z
+    .number()
+    .nullable()
+    .describe(
+      'The workflow it starts a run of instead of a task; extracted values of type environment answer its survey. Null: it starts its template.',
+    ),
   auth_method: z
     .enum(integrationAuthMethods)
     .describe('How a request proves its sender; empty means no check.'),
@@ -88,16 +94,21 @@ const choice = <const T extends readonly string[]>(values: T) =>
     })
     .transform((v) => v as T[number]);
 
-/** An id the form requires: absent or 0 means "required", anything else must be a positive integer. */
-const requiredId = () => requiredNumber().int().min(1, issue('required')).max(2_147_483_647);
-
 /** HTTP header names are tokens (RFC 9110); anything else could never arrive. */
 const headerName = /^[A-Za-z0-9!#$%&'*+.^_`|~-]+$/;
 
 export const integrationInput = z
   .object({
     name: requiredString(255),
-    template_id: requiredId(),
+    /** Required unless the integration starts a workflow (workflow_id). */
+    template_id: z
+      .number()
+      .int()
+      .min(0)
+      .max(2_147_483_647)
+      .nullish()
+      .transform((v) => v ?? 0),
+    workflow_id: optionalId(),
     auth_method: z
       .string()
       .trim()
@@ -117,6 +128,10 @@ export const integrationInput = z
     id: z.unknown().optional(),
   })
   .superRefine((v, ctx) => {
+    if (!v.workflow_id && !v.template_id)
+      ctx.addIssue({ code: 'custom', path: ['template_id'], message: issue('required') });
+    if (v.workflow_id && v.template_id)
+      ctx.addIssue({ code: 'custom', path: ['workflow_id'], message: issue('template_or_workflow') });
     if (v.auth_method && !v.auth_secret_id)
       ctx.addIssue({ code: 'custom', path: ['auth_secret_id'], message: issue('required') });
     if (v.auth_method === 'token' || v.auth_method === 'hmac') {

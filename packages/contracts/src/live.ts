@@ -27,6 +27,18 @@ export type TaskLogMessage = {
   line: number;
 };
 
+/**
+ * A workflow run changed (started, a node moved on, an approval was given, it ended): a client re-reads the run
+ * (GET workflow-runs/{run_id}) and the approvals inbox.
+ */
+export type WorkflowRunUpdateMessage = {
+  type: 'workflow_run';
+  project_id: number;
+  workflow_id: number;
+  run_id: number;
+  status: string;
+};
+
 export type LiveMessage = TaskUpdateMessage | TaskLogMessage;
 
 /**
@@ -37,7 +49,7 @@ export type LiveMessage = TaskUpdateMessage | TaskLogMessage;
 export type LiveRelayMessage = { type: 'relay'; connected: boolean };
 
 /** Every message the live socket sends. */
-export type LiveSocketMessage = LiveMessage | LiveRelayMessage;
+export type LiveSocketMessage = LiveMessage | LiveRelayMessage | WorkflowRunUpdateMessage;
 
 /** How the server closes every live socket when it shuts down; the console says so rather than "disconnected". */
 export const liveShutdownClose = { code: 1001, reason: 'Server shutting down' } as const;

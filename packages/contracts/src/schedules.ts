@@ -14,7 +14,14 @@ export type ScheduleType = (typeof scheduleTypes)[number];
 export const scheduleSchema = z.strictObject({
   id: z.number().int(),
   project_id: z.number().int(),
-  template_id: z.number().int(),
+  template_id: z.number().int().describe('The template the schedule runs; 0 when it starts a workflow.'),
+  workflow_id: z
+    .number()
+    .int()
+    .nullable()
+    .describe(
+      'The workflow the schedule starts a run of (instead of a template); null: it runs its template.',
+    ),
   type: z.enum(scheduleTypes).describe("'' for a cron schedule, 'run_at' for a run-once schedule."),
   cron_format: z.string().describe("The cron of a cron schedule; '' for a run-once schedule."),
   run_at: z
@@ -40,7 +47,7 @@ export const scheduleSchema = z.strictObject({
     .describe('Repository checked for new commits at each tick; null: the schedule runs at every tick.'),
   name: z.string(),
   active: z.boolean(),
-  tpl_name: z.string().describe('Name of the template the schedule runs.'),
+  tpl_name: z.string().describe('Name of the template (or workflow) the schedule runs.'),
   task_params: defaultTaskParamsSchema.describe(
     'Default parameters of every task it starts (extra variables, message, branch, inventory, arguments, app parameters); blank where not set.',
   ),
@@ -62,13 +69,14 @@ export const commitCheckIntervals = [
 /** Cron text: required, trimmed, bounded. Whether it is a valid cron is checked by the server (croner). */
 export const cronText = z.string().trim().min(1).max(CRON_MAX);
 
-/** A required reference to the template a schedule runs (0 and null count as missing). */
+/** The template a schedule runs: required unless it starts a workflow (0 and null count as missing). */
 const scheduleTemplateId = z
   .number()
   .int()
   .min(0)
   .max(2_147_483_647)
-  .refine((v) => v > 0, issue('required'));
+  .nullish()
+  .transform((v) => v ?? 0);
 
 /** A date-time with a time zone (RFC 3339: 2030-01-31T09:30:00Z or …+02:00), normalised to UTC. */
 export const RUN_AT_FORMAT = issue('invalid_date_offset');
@@ -92,6 +100,8 @@ export const scheduleInput = z
     id: z.number().int().nullish(),
     project_id: z.number().int().nullish(),
     template_id: scheduleTemplateId,
+    /** Starts a run of this workflow instead of a template's task (template_id then 0 or absent). */
+    workflow_id: optionalId(),
     type: z
       .enum(scheduleTypes)
       .nullish()
@@ -124,6 +134,10 @@ export const scheduleInput = z
   })
   .superRefine(
     (input, ctx) => {
+      if (!input.workflow_id && !input.template_id)
+        ctx.addIssue({ code: 'custom', message: issue('required'), path: ['template_id'] });
+      if (input.workflow_id && input.template_id)
+        ctx.addIssue({ code: 'custom', message: issue('template_or_workflow'), path: ['workflow_id'] });
       if (input.type === 'run_at') {
         if (!input.run_at) ctx.addIssue({ code: 'custom', message: issue('required'), path: ['run_at'] });
         if (input.repository_id)

@@ -169,6 +169,17 @@ export const taskViewSchema = z.strictObject({
       'The named values the task published by writing a JSON object (or NAME=value lines) to the file ' +
         'SIGNALBOX_OUTPUTS names; {} when none.',
     ),
+  secret_outputs: z
+    .array(z.string())
+    .describe(
+      'The names of the secret outputs the task published (to the file SIGNALBOX_SECRET_OUTPUTS names): their values are kept sealed and never answered.',
+    ),
+  workflow_run_id: z
+    .number()
+    .int()
+    .nullable()
+    .describe('The workflow run whose node started the task; null: none.'),
+  workflow_node_id: z.string().nullable().describe('The node of that run.'),
 });
 export type TaskView = z.infer<typeof taskViewSchema>;
 

@@ -34,9 +34,10 @@ export const stoppableStatuses: readonly TaskStatus[] = [
 
 /**
  * How a task was started: from the console (`ui`), with an API token (`api`), by a schedule, an integration, a
- * build's autorun, or by an AI agent through the MCP endpoint (`mcp`, whose runs may wait for a person's approval).
+ * build's autorun, by an AI agent through the MCP endpoint (`mcp`, whose runs may wait for a person's approval), or
+ * by a template node of a workflow run (`workflow`).
  */
-export const taskSources = ['ui', 'api', 'schedule', 'integration', 'autorun', 'mcp'] as const;
+export const taskSources = ['ui', 'api', 'schedule', 'integration', 'autorun', 'mcp', 'workflow'] as const;
 export type TaskSource = (typeof taskSources)[number];
 
 export const apps = [

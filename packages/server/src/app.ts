@@ -23,6 +23,7 @@ import { projectBackupRoutes } from './features/project-backup/project-backup.ro
 import { projectsRoutes } from './features/projects/projects.routes';
 import { runnerLinkRoutes } from './features/runner-link/runner-link.routes';
 import { autorunDeploys, startTask } from './features/tasks/tasks.service';
+import { createWorkflowDriver, startWorkflowRun, type WorkflowDriver } from './features/workflows';
 import { registerErrorHandler } from './http/error-handler';
 import { loggerOptions, registerRequestIds, requestIdOf, requestLogController } from './http/logging';
 import { registerMetrics } from './http/metrics';
@@ -37,7 +38,7 @@ import { EventBus } from './live/bus';
 import { connectRedisBridge, liveChannelOf } from './live/redis';
 import { createMetrics } from './metrics/metrics';
 import { webDist } from './paths';
-import type { StartTask } from './ports';
+import type { StartTask, StartWorkflow } from './ports';
 import { maxMessageBytes } from './runner-protocol/protocol';
 import { createScheduler } from './scheduler/scheduler';
 import { createTaskEngine } from './tasks/engine';
@@ -65,6 +66,8 @@ export type BuildOptions = {
   auditForward?: Partial<ForwardOptions>;
   /** The folder of the built web console served at the root (tests); null serves none. Default: the web build. */
   webDir?: string | null;
+  /** How often active workflow runs are swept (delays, timeouts, other instances' tasks); default 1000 ms. */
+  workflowSweepMs?: number;
 };
 
 /** Builds the Fastify app with every route (no listen). Migrations are applied before routes answer. */
@@ -146,18 +149,40 @@ export async function buildApp(
   };
   // Tasks start through the tasks feature (validation, storage), which hands them to the engine; the engine
   // reports each finished run back, and a successful build autoruns its deploys.
+  // A finished task of a workflow run moves its run on (the driver is made once the deps are).
+  let workflows: WorkflowDriver | null = null;
   const tasks = createTaskEngine(core, {
-    onRunFinished: (run) => autorunDeploys({ ...core, startTask: taskStarter }, run),
+    onRunFinished: async (run) => {
+      await autorunDeploys({ ...core, startTask: taskStarter }, run);
+      await workflows?.taskFinished(run.taskId);
+    },
   });
   const taskStarter: StartTask =
     options.startTask ??
     ((projectId, input, origin) => startTask({ ...core, tasks }, projectId, input, origin));
+  // Called only once the app runs, when `deps` exists.
+  const workflowStarter: StartWorkflow = (projectId, workflowId, survey, origin) =>
+    startWorkflowRun(
+      deps,
+      projectId,
+      workflowId,
+      { message: origin.message ?? '', survey },
+      {
+        userId: null,
+        source: origin.source,
+        scheduleId: origin.scheduleId ?? null,
+        integrationId: origin.integrationId ?? null,
+        interactive: false,
+      },
+    );
   const deps: Deps = Object.freeze({
     ...core,
     tasks,
     startTask: taskStarter,
-    scheduler: createScheduler({ ...core, startTask: taskStarter }),
+    startWorkflow: workflowStarter,
+    scheduler: createScheduler({ ...core, startTask: taskStarter, startWorkflow: workflowStarter }),
   });
+  workflows = createWorkflowDriver(deps, { intervalMs: options.workflowSweepMs });
   // Names this deployment's channel and keys in a Redis other deployments may share.
   const redisPrefix = config.redisUrl ? (config.redisPrefix ?? (await deploymentId(handle.db))) : undefined;
   // Live events fan out across instances through Redis when configured; closed after the tasks (preClose) so
@@ -221,10 +246,12 @@ export async function buildApp(
       stopAlerts = deps.bus.localListeners(() => startAlerts(deps));
       await deps.tasks.start();
       await deps.scheduler.start();
+      workflows?.start();
       retention.start();
     });
     app.addHook('preClose', async () => {
       await retention.close();
+      await workflows?.close();
       await deps.scheduler.close();
       await deps.tasks.close();
       // After the drain: tasks that finish within the shutdown grace still send their alerts.

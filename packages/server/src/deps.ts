@@ -4,7 +4,7 @@ import type { Db, Dialect } from './db';
 import type { SecretBox } from './lib/crypto';
 import type { EventBus } from './live/bus';
 import type { Metrics } from './metrics/metrics';
-import type { Scheduler, StartTask, TaskEngine } from './ports';
+import type { Scheduler, StartTask, StartWorkflow, TaskEngine } from './ports';
 
 /** What the engines are built from (configuration, database, secret box, log, event bus, metrics); `Deps` adds them. */
 export type CoreDeps = Readonly<{
@@ -30,4 +30,6 @@ export type Deps = CoreDeps &
     scheduler: Scheduler;
     /** Validates, stores and queues a new task (the tasks feature's service, for the scheduler and integrations). */
     startTask: StartTask;
+    /** Starts a workflow run (the workflows feature's service, for the scheduler and integrations). */
+    startWorkflow: StartWorkflow;
   }>;

@@ -6,6 +6,7 @@
 import type { TaskSource } from '@signalbox/contracts';
 import type { Selectable } from 'kysely';
 import type { WebSocket } from 'ws';
+import type { Db } from './db';
 import type { RemoteRunnerTable } from './db/tables';
 /** What callers (API, scheduler, integrations, autorun) give to start a task; field names follow the REST API. */
 export type NewTask = {
@@ -57,6 +58,12 @@ export type TaskOrigin = {
   source?: TaskSource;
   /** The API token that asked for it (named in its audit event, and never allowed to approve it). */
   token?: { id: string; name: string } | null;
+  /**
+   * A workflow run's template node starts it: the task names the run and node, and `claim` runs in the transaction
+   * that stores the task. It throws when the node was started meanwhile (by another instance): then no task is
+   * stored, so a node never starts two tasks.
+   */
+  workflow?: { runId: number; nodeId: string; claim: (trx: Db, taskId: number) => Promise<void> } | null;
 };
 
 /**
@@ -64,6 +71,22 @@ export type TaskOrigin = {
  * engine. Returns the task id.
  */
 export type StartTask = (projectId: number, input: NewTask, origin: TaskOrigin) => Promise<number>;
+
+/**
+ * Starts a run of a workflow for a schedule or an integration (no person: survey defaults fill what `survey` leaves
+ * unanswered). Returns the run id.
+ */
+export type StartWorkflow = (
+  projectId: number,
+  workflowId: number,
+  survey: Record<string, unknown>,
+  origin: {
+    source: 'schedule' | 'integration';
+    scheduleId?: number;
+    integrationId?: number;
+    message?: string;
+  },
+) => Promise<number>;
 
 /** A run that has ended, as the engine reports it to whoever reacts to finished tasks (autorun). */
 export type FinishedRun = {

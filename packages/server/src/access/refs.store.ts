@@ -19,6 +19,7 @@ type ProjectTable =
   | 'template'
   | 'view'
   | 'option_list'
+  | 'workflow'
   | 'integration'
   | 'schedule';
 

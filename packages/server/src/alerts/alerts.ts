@@ -237,3 +237,46 @@ async function sendMail(deps: Deps, alert: Alert, timeoutMs: number) {
   }
   if (failure) throw failure;
 }
+
+export const workflowRunUrl = (deps: Pick<Deps, 'config'>, projectId: number, runId: number) =>
+  `${deps.config.webRoot.replace(/\/+$/, '')}/project/${projectId}/workflow-runs/${runId}`;
+
+/**
+ * Tells the project's alert channels (chat, and e-mail to members with alerts on) that a workflow's approval node
+ * waits, with a link to the run. Only when the project has alerts on.
+ */
+export async function alertWorkflowApproval(
+  deps: Deps,
+  what: {
+    projectId: number;
+    runId: number;
+    workflowName: string;
+    nodeName: string;
+    note: string;
+    author: string;
+  },
+) {
+  const project = await deps.db
+    .selectFrom('project')
+    .select(['name', 'alert', 'alert_chat'])
+    .where('id', '=', what.projectId)
+    .executeTakeFirst();
+  if (project?.alert !== 1) return;
+  const alert: Alert = {
+    kind: 'workflow_approval',
+    projectId: what.projectId,
+    projectName: project.name,
+    taskId: null,
+    templateName: what.workflowName,
+    url: workflowRunUrl(deps, what.projectId, what.runId),
+    version: null,
+    author: what.author,
+    chatId: project.alert_chat || deps.config.telegramChat,
+    runId: what.runId,
+    nodeName: what.nodeName,
+    note: what.note,
+  };
+  const work = deliver(deps, alert, { email: true, chat: true }).then(() => undefined);
+  track(deps, work);
+  await work;
+}

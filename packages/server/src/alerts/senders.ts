@@ -10,6 +10,7 @@ export type AlertKind =
   | 'waiting_confirmation'
   | 'waiting_approval'
   | 'drift'
+  | 'workflow_approval'
   | 'test';
 
 /** One alert, already resolved from the task, template and project rows. */
@@ -28,6 +29,10 @@ export type Alert = {
   plan?: PlanSummary['counts'];
   /** What a drift check found (a `drift` alert): since when, and the drifted resources (names, never values). */
   drift?: { since: string | null; resources: DriftResource[]; omitted: number };
+  /** workflow_approval: the run, the node waiting and what it tells approvers. */
+  runId?: number;
+  nodeName?: string;
+  note?: string;
 };
 
 export type Channel =
@@ -47,6 +52,7 @@ const colors: Record<AlertKind, string> = {
   waiting_confirmation: '#f57c00',
   waiting_approval: '#f57c00',
   drift: '#f57c00',
+  workflow_approval: '#f57c00',
   test: '#1976d2',
 };
 
@@ -64,6 +70,8 @@ export function title(alert: Alert): string {
       return `Task '${alert.templateName}' started by an AI agent is waiting for approval`;
     case 'drift':
       return `Template '${alert.templateName}' has drifted from its configuration`;
+    case 'workflow_approval':
+      return `Workflow '${alert.templateName}' is waiting for your approval`;
     default:
       return 'Test alert from Signalbox';
   }
@@ -76,6 +84,7 @@ const statusText: Record<AlertKind, string> = {
   waiting_confirmation: 'waiting for confirmation',
   waiting_approval: 'waiting for approval',
   drift: 'drifted',
+  workflow_approval: 'waiting for approval',
   test: 'test',
 };
 
@@ -104,6 +113,17 @@ export function bodyLines(alert: Alert): string[] {
             `- ${r.address} (${r.kind === 'drift' ? 'changed outside Terraform' : `plan: ${r.action}`})${r.paths.length ? `: ${r.paths.slice(0, 5).join(', ')}` : ''}`,
         ),
       ...(count > 10 ? [`… and ${count - 10} more`] : []),
+      `Link: ${alert.url}`,
+    ];
+  }
+  if (alert.kind === 'workflow_approval') {
+    return [
+      `Project: ${alert.projectName}`,
+      `Workflow: ${alert.templateName}`,
+      `Run: #${alert.runId ?? ''}, node ${alert.nodeName ?? ''}`,
+      `Status: ${statusText[alert.kind]}`,
+      ...(alert.note ? [`Message: ${alert.note}`] : []),
+      `Author: ${alert.author || '-'}`,
       `Link: ${alert.url}`,
     ];
   }

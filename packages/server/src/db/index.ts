@@ -38,6 +38,7 @@ import { optionListsAndTaskOutputs } from './migrations/0019-option-lists-and-ta
 import { tokenScopes } from './migrations/0020-token-scopes';
 import { taskPlans } from './migrations/0021-task-plans';
 import { agentApproval } from './migrations/0022-agent-approval';
+import { workflows } from './migrations/0023-workflows';
 import { planFilesAndDrift } from './migrations/0025-plan-files-and-drift';
 import { terraformStates } from './migrations/0026-terraform-states';
 import { templateTaskCounters } from './migrations/0027-template-task-counters';
@@ -205,6 +206,7 @@ function provider(dialect: Dialect): MigrationProvider {
     '0020-token-scopes': tokenScopes(),
     '0021-task-plans': taskPlans(dialect),
     '0022-agent-approval': agentApproval(),
+    '0023-workflows': workflows(dialect),
     '0025-plan-files-and-drift': planFilesAndDrift(dialect),
     '0026-terraform-states': terraformStates(dialect),
     '0027-template-task-counters': templateTaskCounters(dialect),

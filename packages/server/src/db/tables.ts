@@ -284,6 +284,8 @@ export interface ScheduleTable {
   run_missed: Generated<Bool>;
   /** Default task parameters as JSON object text, given to every task it starts; null: none (0018). */
   task_params: string | null;
+  /** The workflow it starts a run of instead of its template (template_id then 0); null: none (0023). */
+  workflow_id: Generated<number | null>;
 }
 
 export interface TaskTable {
@@ -329,6 +331,12 @@ export interface TaskTable {
   source_token: string | null;
   /** The plan-only task whose stored plan this task applies (migration 0025); null: an ordinary run. */
   plan_of: Generated<number | null>;
+  /** The workflow run whose template node started the task (0023); null: none. */
+  workflow_run_id: number | null;
+  /** The node of that run (its id in the workflow definition). */
+  workflow_node_id: string | null;
+  /** The secret outputs the task published (SIGNALBOX_SECRET_OUTPUTS), a sealed JSON object; null: none (0023). */
+  secret_outputs: string | null;
 }
 
 /** One row per running server instance (SIGNALBOX_INSTANCE_ID or the data-dir hash) with its last heartbeat. */
@@ -383,6 +391,8 @@ export interface IntegrationTable {
   auth_secret_id: number | null;
   searchable: Bool;
   task_params: string;
+  /** The workflow it starts a run of instead of its template (template_id then 0); null: none (0023). */
+  workflow_id: Generated<number | null>;
 }
 
 export interface IntegrationAliasTable {
@@ -476,6 +486,10 @@ export interface Database {
   user_totp_recovery: UserTotpRecoveryTable;
   remote_runner: RemoteRunnerTable;
   runner_registration_token: RunnerRegistrationTokenTable;
+  workflow: WorkflowTable;
+  workflow_run: WorkflowRunTable;
+  workflow_run_node: WorkflowRunNodeTable;
+  workflow_approval: WorkflowApprovalTable;
 }
 
 /** A registered remote runner (migration 0013-remote-runners). */
@@ -561,4 +575,71 @@ export interface UserTotpRecoveryTable {
   id: Generated<number>;
   totp_id: number;
   code_hash: string;
+}
+
+/** A workflow: its survey, nodes and edges as one JSON document (0023). */
+export interface WorkflowTable {
+  id: Generated<number>;
+  project_id: number;
+  name: string;
+  description: string;
+  /** JSON: {survey_vars, nodes, edges} as the contracts' workflowInput outputs them. */
+  definition: string;
+  created: Time;
+  updated: Time;
+}
+
+/** A run of a workflow, with the definition it runs (a copy taken at its start). */
+export interface WorkflowRunTable {
+  id: Generated<number>;
+  project_id: number;
+  workflow_id: number;
+  workflow_name: string;
+  status: string;
+  source: string;
+  message: string;
+  user_id: number | null;
+  /** The API token that started it (its id); null: none. */
+  source_token: string | null;
+  schedule_id: number | null;
+  integration_id: number | null;
+  parent_run_id: number | null;
+  created: Time;
+  start: Time | null;
+  end: Time | null;
+  /** The survey's plain answers, a JSON object. */
+  survey: string;
+  /** The survey's secret answers, a sealed JSON object; null: none. */
+  survey_secret: string | null;
+  definition: string;
+}
+
+/** A node's state in a run; its conditional updates are the claims that advance the run. */
+export interface WorkflowRunNodeTable {
+  id: Generated<number>;
+  run_id: number;
+  project_id: number;
+  node_id: string;
+  type: string;
+  status: string;
+  attempt: Generated<number>;
+  task_id: number | null;
+  start: Time | null;
+  end: Time | null;
+  wait_until: Time | null;
+  detail: string | null;
+  input_digest: string | null;
+}
+
+/** A person's answer to an approval node, bound to the digest of the inputs they saw. */
+export interface WorkflowApprovalTable {
+  id: Generated<number>;
+  run_id: number;
+  project_id: number;
+  node_id: string;
+  user_id: number;
+  decision: string;
+  reason: string;
+  digest: string;
+  created: Time;
 }

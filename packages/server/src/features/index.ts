@@ -22,6 +22,7 @@ import { templatesRoutes } from './templates/templates.routes';
 import { terraformStatesRoutes } from './terraform-states/states.routes';
 import { usersRoutes } from './users/users.routes';
 import { viewsRoutes } from './views/views.routes';
+import { workflowsRoutes } from './workflows/workflows.routes';
 
 /** Route registration for every feature folder. Each feature exports `<name>Routes(app, deps)`. */
 export async function registerFeatures(app: FastifyInstance, deps: Deps) {
@@ -47,4 +48,5 @@ export async function registerFeatures(app: FastifyInstance, deps: Deps) {
   totpRoutes(app, deps);
   runnersRoutes(app, deps);
   terraformStatesRoutes(app, deps);
+  workflowsRoutes(app, deps);
 }

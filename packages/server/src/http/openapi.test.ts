@@ -47,6 +47,8 @@ const withoutBody: Record<string, string> = {
   'POST /api/project/:project_id/notifications/test': 'sends a test alert of the project',
   'POST /api/project/:project_id/integrations/aliases': 'creates a random alias',
   'POST /api/project/:project_id/integrations/:id/aliases': 'creates a random alias',
+  'POST /api/project/:project_id/tasks/:task_id/confirm': 'acts on the task of the path',
+  'POST /api/project/:project_id/workflow-runs/:run_id/stop': 'stops the run of the path',
   'POST /api/project/:project_id/tasks/:task_id/approve': 'acts on the task of the path',
   'POST /api/project/:project_id/templates/:template_id/reconcile':
     'starts an ordinary run of the template of the path',

@@ -1,7 +1,12 @@
 import { EventEmitter } from 'node:events';
-import type { LiveMessage, TaskLogMessage, TaskUpdateMessage } from '@signalbox/contracts';
+import type {
+  LiveMessage,
+  TaskLogMessage,
+  TaskUpdateMessage,
+  WorkflowRunUpdateMessage,
+} from '@signalbox/contracts';
 
-export type { LiveMessage, TaskLogMessage, TaskUpdateMessage };
+export type { LiveMessage, TaskLogMessage, TaskUpdateMessage, WorkflowRunUpdateMessage };
 
 /** One stored batch of a task's output lines, published together (the socket hub writes it in one go). */
 export type TaskLogBatch = {
@@ -59,6 +64,8 @@ export type BusEvents = {
    * connection looks again at once.
    */
   runnerChanged: [{ runnerId: number }];
+  /** A workflow run changed (a node moved on, an approval, its end): consoles re-read it, engines advance it. */
+  workflowRun: [WorkflowRunUpdateMessage];
 };
 
 export type TaskControlAction = 'stop' | 'force' | 'confirm' | 'reject';
@@ -76,6 +83,7 @@ export const busEvents = [
   'taskControl',
   'projectChanged',
   'runnerChanged',
+  'workflowRun',
 ] as const;
 export type BusEvent = (typeof busEvents)[number];
 

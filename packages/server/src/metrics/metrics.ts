@@ -37,6 +37,7 @@ export function createMetrics() {
   let taskCounts: TaskCounts | null = null;
   let socketCount: (() => number) | null = null;
   let auditQueued: (() => Partial<Record<string, number>>) | null = null;
+  let workflowRunCounts: (() => Promise<Record<string, number>>) | null = null;
 
   const counter = <L extends string = never>(name: string, help: string, labelNames: readonly L[] = []) =>
     new Counter<L>({ name, help, labelNames, registers });
@@ -93,6 +94,22 @@ export function createMetrics() {
       'channel',
       'result',
     ]),
+    workflowRunsFinished: counter(
+      'signalbox_workflow_runs_finished_total',
+      'Workflow runs that ended, by final status (success, failed, stopped, rejected), counted by the instance that ended them',
+      ['status'],
+    ),
+    workflowRunsStarted: counter(
+      'signalbox_workflow_runs_started_total',
+      'Workflow runs started, by source',
+      ['source'],
+    ),
+    workflowApprovalWait: histogram(
+      'signalbox_workflow_approval_wait_seconds',
+      'Time workflow approval nodes waited for a decision, by outcome (approved, rejected, timed_out)',
+      ['outcome'],
+      [1, 10, 60, 300, 900, 3600, 4 * 3600, 24 * 3600, 7 * 24 * 3600],
+    ),
     auditForwarded: counter(
       'signalbox_audit_events_forwarded_total',
       'Audit events delivered to an audit receiver, by receiver (webhook, syslog)',
@@ -110,6 +127,10 @@ export function createMetrics() {
     /** The engine tells where the task gauges read from. */
     watchTasks(counts: TaskCounts) {
       taskCounts = counts;
+    },
+    /** The workflow engine tells where the runs-by-status gauge reads from. */
+    watchWorkflowRuns(counts: () => Promise<Record<string, number>>) {
+      workflowRunCounts = counts;
     },
     /** The socket route tells where the client gauge reads from. */
     watchSockets(count: () => number) {
@@ -138,6 +159,18 @@ export function createMetrics() {
     registers,
     collect() {
       this.set(taskCounts?.running() ?? 0);
+    },
+  });
+  new Gauge({
+    name: 'signalbox_workflow_runs',
+    help: 'Workflow runs kept, by status (read from the database: the same on every instance)',
+    labelNames: ['status'],
+    registers,
+    async collect() {
+      const counts = await workflowRunCounts?.().catch(() => null);
+      if (!counts) return;
+      this.reset();
+      for (const [status, n] of Object.entries(counts)) this.set({ status }, n);
     },
   });
   new Gauge({

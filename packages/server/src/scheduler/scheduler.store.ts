@@ -15,11 +15,17 @@ export type ScheduleEntry = {
 export async function activeSchedules(db: Db): Promise<ScheduleEntry[]> {
   return db
     .selectFrom('schedule')
-    .innerJoin('template', (j) =>
+    .leftJoin('template', (j) =>
       j
         .onRef('template.id', '=', 'schedule.template_id')
         .onRef('template.project_id', '=', 'schedule.project_id'),
     )
+    .leftJoin('workflow', (j) =>
+      j
+        .onRef('workflow.id', '=', 'schedule.workflow_id')
+        .onRef('workflow.project_id', '=', 'schedule.project_id'),
+    )
+    .where((eb) => eb.or([eb('template.id', 'is not', null), eb('workflow.id', 'is not', null)]))
     .select([
       'schedule.id',
       'schedule.project_id',
@@ -105,11 +111,17 @@ export async function deleteRanSchedule(db: Db, scheduleId: number) {
 export async function scheduleForRun(db: Db, scheduleId: number) {
   return db
     .selectFrom('schedule')
-    .innerJoin('template', (j) =>
+    .leftJoin('template', (j) =>
       j
         .onRef('template.id', '=', 'schedule.template_id')
         .onRef('template.project_id', '=', 'schedule.project_id'),
     )
+    .leftJoin('workflow', (j) =>
+      j
+        .onRef('workflow.id', '=', 'schedule.workflow_id')
+        .onRef('workflow.project_id', '=', 'schedule.project_id'),
+    )
+    .where((eb) => eb.or([eb('template.id', 'is not', null), eb('workflow.id', 'is not', null)]))
     .leftJoin('repository', (j) =>
       j
         .onRef('repository.id', '=', 'schedule.repository_id')
@@ -129,7 +141,8 @@ export async function scheduleForRun(db: Db, scheduleId: number) {
       'schedule.name',
       'schedule.delete_after_run',
       'schedule.task_params',
-      'template.name as template_name',
+      'schedule.workflow_id',
+      (eb) => eb.fn.coalesce('template.name', 'workflow.name', eb.val('')).as('template_name'),
       'template.git_branch as template_branch',
       'repository.id as repo_id',
       'repository.git_url',

@@ -53,7 +53,8 @@ export const RELOAD_RETRY_MS = 5000;
  * (and disabled) without running it.
  */
 export function createScheduler(
-  deps: Pick<Deps, 'db' | 'dialect' | 'log' | 'box' | 'config' | 'startTask' | 'metrics' | 'bus'>,
+  deps: Pick<Deps, 'db' | 'dialect' | 'log' | 'box' | 'config' | 'startTask' | 'metrics' | 'bus'> &
+    Partial<Pick<Deps, 'startWorkflow'>>,
   options: SchedulerOptions = {},
 ): SchedulerHandle {
   const clock = options.clock ?? realClock;

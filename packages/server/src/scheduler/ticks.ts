@@ -1,6 +1,7 @@
 import { Cron } from 'croner';
 import { recordEvent } from '../audit/audit.store';
 import { untilDbAnswers } from '../db/retry';
+import { parseJsonObject } from '../db/values';
 import type { Deps } from '../deps';
 import { keySecretOf } from '../lib/key-sources';
 import { storedDefaultParams, taskWithDefaults } from '../tasks/run/default-params';
@@ -20,7 +21,8 @@ import {
 
 /** What running a tick needs of the scheduler that armed it. */
 export type TickContext = {
-  deps: Pick<Deps, 'db' | 'log' | 'box' | 'config' | 'startTask' | 'bus'>;
+  deps: Pick<Deps, 'db' | 'log' | 'box' | 'config' | 'startTask' | 'bus'> &
+    Partial<Pick<Deps, 'startWorkflow'>>;
   clock: Clock;
   timezone: string;
   runOnceGraceMs: number;
@@ -77,6 +79,14 @@ export async function runTick(t: TickContext, scheduleId: number, tick: Date) {
   if (!isTickOf(t, s, tick)) {
     t.deps.log.info({ scheduleId, tick: at }, 'schedule tick skipped: its cron has changed');
     void t.reload().catch(() => {});
+    return;
+  }
+  if (s.workflow_id) {
+    const runId = await startScheduledWorkflow(t, s);
+    await persist(t, 'saving when a schedule ran', scheduleId, () =>
+      saveLastRun(t.deps.db, scheduleId, t.clock.now().toISOString()),
+    );
+    t.deps.log.info({ scheduleId, runId, tick: at }, 'schedule started a workflow run');
     return;
   }
   if (
@@ -153,11 +163,13 @@ export async function runOnce(t: TickContext, scheduleId: number, tick: Date) {
   }
   let taskId: number;
   try {
-    taskId = await t.deps.startTask(
-      s.project_id,
-      taskWithDefaults(s.template_id, storedDefaultParams(s.task_params)),
-      { userId: null, scheduleId, source: 'schedule' },
-    );
+    taskId = s.workflow_id
+      ? await startScheduledWorkflow(t, s)
+      : await t.deps.startTask(
+          s.project_id,
+          taskWithDefaults(s.template_id, storedDefaultParams(s.task_params)),
+          { userId: null, scheduleId, source: 'schedule' },
+        );
   } catch (err) {
     await recordScheduleEvent(
       t,
@@ -228,4 +240,21 @@ export function isTickOf(t: TickContext, s: { type: string; cron_format: string 
   } catch {
     return false;
   }
+}
+
+/**
+ * A schedule of a workflow starts a run: the extra variables of its task parameters answer the workflow's survey
+ * (its defaults fill the rest), its message is the run's.
+ */
+async function startScheduledWorkflow(
+  t: TickContext,
+  s: { id: number; project_id: number; workflow_id: number | null; task_params: string | null },
+): Promise<number> {
+  if (!t.deps.startWorkflow || !s.workflow_id) throw new Error('this scheduler cannot start workflows');
+  const defaults = storedDefaultParams(s.task_params);
+  return t.deps.startWorkflow(s.project_id, s.workflow_id, parseJsonObject(defaults.environment), {
+    source: 'schedule',
+    scheduleId: s.id,
+    message: defaults.message ?? '',
+  });
 }

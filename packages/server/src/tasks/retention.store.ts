@@ -79,3 +79,33 @@ export async function deleteFinishedTasks(db: Db, taskIds: number[]) {
     return { tasks: toCount(tasks.numDeletedRows), output: toCount(output.numDeletedRows) };
   });
 }
+
+const finishedRuns = ['success', 'failed', 'stopped', 'rejected'];
+
+/**
+ * Deletes up to `limit` workflow runs of a project that ended before `cutoff`, with their node states and approvals
+ * (one transaction). Returns how many runs went.
+ */
+export async function deleteExpiredWorkflowRuns(db: Db, projectId: number, cutoff: string, limit: number) {
+  const rows = await db
+    .selectFrom('workflow_run')
+    .select('id')
+    .where('project_id', '=', projectId)
+    .where('status', 'in', finishedRuns)
+    .where((eb) => eb(eb.fn.coalesce('end', 'created'), '<', cutoff))
+    .orderBy('id')
+    .limit(limit)
+    .execute();
+  const ids = rows.map((r) => r.id);
+  if (!ids.length) return 0;
+  return db.transaction().execute(async (trx) => {
+    await trx.deleteFrom('workflow_approval').where('run_id', 'in', ids).execute();
+    await trx.deleteFrom('workflow_run_node').where('run_id', 'in', ids).execute();
+    const gone = await trx
+      .deleteFrom('workflow_run')
+      .where('id', 'in', ids)
+      .where('status', 'in', finishedRuns)
+      .executeTakeFirst();
+    return Number(gone.numDeletedRows);
+  });
+}

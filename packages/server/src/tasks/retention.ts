@@ -2,6 +2,7 @@ import { recordEvent } from '../audit/audit.store';
 import type { Deps } from '../deps';
 import { type Clock, realClock } from '../scheduler/clock';
 import {
+  deleteExpiredWorkflowRuns,
   deleteFinishedTasks,
   deleteOutputSlice,
   expiredTaskIds,
@@ -109,6 +110,9 @@ export function createRetention(
         // rather than select the same ids forever.
         if (total.tasks === deleted) break;
       }
+      // Workflow runs follow the same rule as their tasks: ended before the cutoff, they go.
+      while (!stopping && (await deleteExpiredWorkflowRuns(deps.db, project.id, cutoff, taskChunk)) > 0)
+        await pause();
       if (total.tasks > before) {
         total.projects += 1;
         // The project's Activity says where its old tasks went.

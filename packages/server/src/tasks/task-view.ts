@@ -37,5 +37,36 @@ export function taskFields(t: Omit<TaskRow, 'secret'>) {
     limit: legacyLimitOf(params),
     secret: '' as const,
     outputs: parseJsonObject(t.outputs),
+    secret_outputs: secretOutputNames(t.secret_outputs),
+    workflow_run_id: t.workflow_run_id ?? null,
+    workflow_node_id: t.workflow_node_id ?? null,
   };
+}
+
+/**
+ * task.secret_outputs holds `{"names": [...], "sealed": "<the values as JSON, sealed>"}`: the names are no secret
+ * (answered with the task), the values open only with the server's key.
+ */
+export function secretOutputNames(stored: string | null | undefined): string[] {
+  const doc = parseJson<{ names?: unknown }>(stored ?? null, {});
+  return Array.isArray(doc.names) ? doc.names.filter((n): n is string => typeof n === 'string') : [];
+}
+
+/** The stored form of secret outputs (see secretOutputNames). */
+export function sealSecretOutputs(seal: (plain: string) => string, outputs: Record<string, unknown>): string {
+  return JSON.stringify({ names: Object.keys(outputs), sealed: seal(JSON.stringify(outputs)) });
+}
+
+/** The values of stored secret outputs; {} when none (or unreadable). */
+export function openSecretOutputs(
+  open: (sealed: string) => string,
+  stored: string | null | undefined,
+): Record<string, unknown> {
+  const doc = parseJson<{ sealed?: unknown }>(stored ?? null, {});
+  if (typeof doc.sealed !== 'string') return {};
+  try {
+    return parseJsonObject(open(doc.sealed));
+  } catch {
+    return {};
+  }
 }

@@ -2,11 +2,17 @@ import type { LiveMessage } from '@signalbox/contracts';
 import { useEffect, useRef, useState } from 'react';
 import { liveSocket } from './socket';
 
-/** Calls `listener` for every live message while the component is mounted. */
+/** Calls `listener` for every live message of a task while the component is mounted. */
 export function useLiveMessages(listener: (message: LiveMessage) => void) {
   const ref = useRef(listener);
   ref.current = listener;
-  useEffect(() => liveSocket.subscribe((m) => ref.current(m)), []);
+  useEffect(
+    () =>
+      liveSocket.subscribe((m) => {
+        if (m.type !== 'workflow_run') ref.current(m);
+      }),
+    [],
+  );
 }
 
 /**

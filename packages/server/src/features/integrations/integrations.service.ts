@@ -61,7 +61,9 @@ export async function getIntegration(deps: Pick<Deps, 'db'>, projectId: number, 
 
 /** Referenced objects must live in this project; the auth secret must be a login/password key. */
 async function checkReferences(deps: Pick<Deps, 'db'>, projectId: number, input: IntegrationInput) {
-  await assertInProject(deps.db, 'template', input.template_id, projectId, 'template', 'template_id');
+  if (input.workflow_id)
+    await assertInProject(deps.db, 'workflow', input.workflow_id, projectId, 'workflow', 'workflow_id');
+  else await assertInProject(deps.db, 'template', input.template_id, projectId, 'template', 'template_id');
   if (input.task_params?.inventory_id)
     await assertInProject(
       deps.db,

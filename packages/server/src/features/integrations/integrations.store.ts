@@ -14,6 +14,7 @@ export function toIntegration(row: IntegrationRow): Integration {
     project_id: row.project_id,
     name: row.name,
     template_id: row.template_id,
+    workflow_id: row.workflow_id ?? null,
     auth_method: row.auth_method as IntegrationAuthMethod,
     auth_header: row.auth_header,
     auth_secret_id: row.auth_secret_id,
@@ -24,7 +25,8 @@ export function toIntegration(row: IntegrationRow): Integration {
 
 const integrationValues = (input: IntegrationInput) => ({
   name: input.name,
-  template_id: input.template_id,
+  template_id: input.workflow_id ? 0 : input.template_id,
+  workflow_id: input.workflow_id ?? null,
   auth_method: input.auth_method,
   auth_header: input.auth_header,
   auth_secret_id: input.auth_secret_id,

@@ -84,6 +84,7 @@ describe.each(testDialects())('integrations API on $name', (dialect) => {
         project_id: team.projectId,
         name: 'GitHub push',
         template_id: templateId,
+        workflow_id: null,
         auth_method: 'github',
         auth_header: '',
         auth_secret_id: keyId,

@@ -1,5 +1,5 @@
 import type { Db } from '../../db';
-import { now, parseJson } from '../../db/values';
+import { now, parseJson, parseJsonObject } from '../../db/values';
 import type { Deps } from '../../deps';
 import { KeySourceError, keySecretOf } from '../../lib/key-sources';
 import type { NewTask } from '../../ports';
@@ -164,7 +164,7 @@ async function underDebounceLock<T>(db: Db, integrationId: number, fn: () => Pro
  * (a running one does not count: the new task may see new commits). Skipping still answers 204.
  */
 async function startTask(
-  deps: Pick<Deps, 'db' | 'log' | 'startTask'>,
+  deps: Pick<Deps, 'db' | 'log' | 'startTask' | 'startWorkflow'>,
   integration: integrationStore.IntegrationRow,
   request: WebhookRequest,
 ): Promise<number | undefined> {
@@ -181,6 +181,28 @@ async function startTask(
     }
   }
   const task = buildTask(integration, request, await valueStore.listExtractValues(deps.db, integration.id));
+  if (integration.workflow_id) {
+    // A workflow's run: the extra variables (extracted values and the integration's own) answer its survey.
+    try {
+      return await deps.startWorkflow(
+        integration.project_id,
+        integration.workflow_id,
+        parseJsonObject(task.environment),
+        {
+          source: 'integration',
+          integrationId: integration.id,
+          message: task.message ?? '',
+        },
+      );
+    } catch (err) {
+      if (delivery !== undefined) await deliveryStore.releaseDelivery(deps.db, integration.id, delivery, at);
+      deps.log.warn(
+        { integration_id: integration.id, err: err instanceof Error ? err.message : String(err) },
+        'integration could not start its workflow',
+      );
+      return undefined;
+    }
+  }
   return oneAtATime(deps.db, integration.id, async () => {
     const twin = await identicalWaitingTask(deps, integration, task);
     if (twin) {
@@ -221,7 +243,7 @@ async function startTask(
  * auth check fails is skipped and starts nothing.
  */
 export async function handleWebhook(
-  deps: Pick<Deps, 'db' | 'box' | 'config' | 'log' | 'startTask'>,
+  deps: Pick<Deps, 'db' | 'box' | 'config' | 'log' | 'startTask' | 'startWorkflow'>,
   alias: string,
   request: WebhookRequest,
 ): Promise<WebhookOutcome> {

@@ -235,8 +235,22 @@ export function liveRoutes(app: FastifyInstance, deps: Pick<Deps, 'db' | 'bus' |
     for (const c of ofUser(userId))
       if (c.tokenId !== null && ids.has(c.tokenId)) close(c, 1008, 'Token revoked');
   };
+  const onWorkflowRun = (message: BusEvents['workflowRun'][0]) => {
+    if (typeof message?.project_id !== 'number') return;
+    const to = audience(message.project_id);
+    if (!to.length) return;
+    const text = JSON.stringify({
+      type: 'workflow_run',
+      project_id: message.project_id,
+      workflow_id: message.workflow_id,
+      run_id: message.run_id,
+      status: message.status,
+    });
+    for (const c of to) c.socket.send(text);
+  };
   const listeners = {
     live: onLive,
+    workflowRun: onWorkflowRun,
     logs: onLogs,
     logout: onLogout,
     membership: onMembership,

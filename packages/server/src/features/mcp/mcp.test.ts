@@ -178,11 +178,14 @@ describe.each(testDialects())('MCP endpoint on $name', (dialect) => {
     const { tools } = await agent.client.listTools();
     expect(tools.map((t) => t.name).sort()).toEqual([
       'get_task',
+      'get_workflow_run',
       'list_projects',
       'list_templates',
       'list_waiting_approvals',
+      'list_workflows',
       'read_task_output',
       'run_template',
+      'run_workflow',
       'stop_task',
     ]);
     for (const tool of tools) expect(tool.description?.length, tool.name).toBeGreaterThan(40);
@@ -353,6 +356,60 @@ describe.each(testDialects())('MCP endpoint on $name', (dialect) => {
       }
     }
     await Promise.all([a.close(), b.close()]);
+  });
+
+  it("runs a workflow whose tasks wait for a person's approval, as the project asks", async () => {
+    const wf = await owner.post(`/api/project/${projectA}/workflows`, {
+      name: 'Agent pipeline',
+      survey_vars: [{ name: 'where', title: 'Where', type: 'string', required: true }],
+      nodes: [
+        {
+          id: 'deploy',
+          type: 'template',
+          template_id: deploy,
+          survey: { region: { from: 'survey', name: 'where' } },
+        },
+      ],
+    });
+    expect(wf.statusCode, wf.body).toBe(201);
+    const agent = await connect(tokenA);
+    const listed = data(await agent.call('list_workflows', { project_id: projectA }));
+    expect(listed).toEqual([expect.objectContaining({ id: wf.json().id, name: 'Agent pipeline' })]);
+    const readOnly = await connect(readOnlyA);
+    const refused = await readOnly.call('run_workflow', { project_id: projectA, workflow_id: wf.json().id });
+    expect(refused.isError).toBe(true);
+    const started = data(
+      await agent.call('run_workflow', {
+        project_id: projectA,
+        workflow_id: wf.json().id,
+        answers: { where: 'eu' },
+      }),
+    );
+    const run = await waitFor(async () => {
+      const r = data(await agent.call('get_workflow_run', { project_id: projectA, run_id: started.run_id }));
+      return r.nodes[0].task_id ? r : undefined;
+    });
+    const task = (await owner.get(`/api/project/${projectA}/tasks/${run.nodes[0].task_id}`)).json();
+    expect(task).toMatchObject({
+      status: 'waiting_approval',
+      source: 'mcp',
+      workflow_run_id: started.run_id,
+    });
+    // The token that started the run cannot approve its tasks.
+    const own = await h.app.inject({
+      method: 'POST',
+      url: `/api/project/${projectA}/tasks/${task.id}/approve`,
+      headers: { authorization: `Bearer ${tokenA}` },
+    });
+    expect(own.json().code).toBe('own_run_approval');
+    expect((await members.manager.post(`/api/project/${projectA}/tasks/${task.id}/approve`)).statusCode).toBe(
+      204,
+    );
+    await waitFor(async () => {
+      const r = data(await agent.call('get_workflow_run', { project_id: projectA, run_id: started.run_id }));
+      return r.status === 'success' ? r : undefined;
+    });
+    await Promise.all([agent.close(), readOnly.close()]);
   });
 
   it('returns no secret in any tool or resource answer', () => {

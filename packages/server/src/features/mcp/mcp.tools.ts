@@ -22,6 +22,7 @@ import { listProjects } from '../projects';
 import { surveySchemaOf } from '../surveys';
 import { createTask, outputBatches } from '../tasks';
 import { listTemplateRows } from '../templates';
+import { getWorkflowRun, listWorkflows, startWorkflowRun } from '../workflows';
 
 /** At most this many log lines and this many characters (UTF-16 units, ~bytes for logs) per read of a task's output. */
 export const MCP_OUTPUT_LINES = 500;
@@ -437,6 +438,88 @@ export function buildMcpServer(deps: Deps, caller: McpCaller): McpServer {
           MCP_APPROVALS_LIMIT,
         );
         return rows.map(taskSummary);
+      }),
+  );
+
+  server.registerTool(
+    'list_workflows',
+    {
+      title: 'List workflows',
+      description:
+        'Lists the workflows of a project (pipelines of templates, approvals and delays): their nodes and the ' +
+        'survey variables run_workflow answers.',
+      inputSchema: { project_id: projectId },
+      annotations: { readOnlyHint: true },
+    },
+    ({ project_id }) =>
+      answer(deps.log, async () => {
+        await projectAccess(project_id);
+        return (await listWorkflows(deps, project_id)).map((w) => ({
+          id: w.id,
+          name: w.name,
+          description: w.description,
+          nodes: w.nodes.map((n) => ({ id: n.id, type: n.type, name: n.name })),
+          survey: w.survey_vars.map((v) => ({
+            name: v.name,
+            title: v.title,
+            type: v.type,
+            required: v.required,
+          })),
+        }));
+      }),
+  );
+
+  server.registerTool(
+    'run_workflow',
+    {
+      title: 'Run a workflow',
+      description:
+        "Starts a run of a workflow. `answers` answer the workflow's survey. While the project asks for approval " +
+        "of agents' runs, each task the run starts waits for a person to approve it; approval nodes wait for " +
+        'the people they name. Returns the run id; follow it with get_workflow_run.',
+      inputSchema: {
+        project_id: projectId,
+        workflow_id: z
+          .number()
+          .int()
+          .positive()
+          .max(2_147_483_647)
+          .describe('The workflow id (from list_workflows).'),
+        answers: z.record(z.string().max(100), z.unknown()).optional().describe('The survey answers.'),
+        message: z.string().max(500).optional().describe('A short note shown with the run.'),
+      },
+    },
+    ({ project_id, workflow_id, answers, message }) =>
+      answer(deps.log, async () => {
+        const access = await projectAccess(project_id);
+        need(access, 'runProjectTasks');
+        const runId = await startWorkflowRun(
+          deps,
+          project_id,
+          workflow_id,
+          { message: message ?? '', survey: answers ?? {} },
+          { userId: user.id, source: 'mcp', token: caller.token, interactive: true },
+        );
+        return { run_id: runId, note: 'The run started; poll get_workflow_run.' };
+      }),
+  );
+
+  server.registerTool(
+    'get_workflow_run',
+    {
+      title: 'Get a workflow run',
+      description: "A workflow run's status and each node's state, with the task each template node started.",
+      inputSchema: {
+        project_id: projectId,
+        run_id: z.number().int().positive().max(2_147_483_647).describe('The run id.'),
+      },
+      annotations: { readOnlyHint: true },
+    },
+    ({ project_id, run_id }) =>
+      answer(deps.log, async () => {
+        await projectAccess(project_id);
+        const run = await getWorkflowRun(deps, project_id, run_id);
+        return { id: run.id, status: run.status, nodes: run.node_states };
       }),
   );
 

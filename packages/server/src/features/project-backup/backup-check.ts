@@ -11,6 +11,7 @@ import {
   planViews,
 } from './plan-resources';
 import { planSchedules, planTemplates } from './plan-templates';
+import { planWorkflows } from './plan-workflows';
 import type { RestorePlan } from './restore-plan';
 
 export { parseBackup } from './backup-parse';
@@ -65,6 +66,7 @@ export function planRestore(b: ProjectBackupInput): RestorePlan {
     integration_aliases: b.integration_aliases,
     option_lists: optionLists,
     terraform_states: planTerraformStates(b),
+    workflows: planWorkflows(b, templateNames),
   };
 }
 

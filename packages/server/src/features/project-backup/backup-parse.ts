@@ -48,7 +48,6 @@ export const unsupportedKinds = {
   roles: 'custom roles',
   runners: 'project runners',
   host_configs: 'ssh host configs',
-  workflows: 'workflows',
 };
 
 /** `templates[2].inventory` from a zod path. */

@@ -205,6 +205,7 @@ describe.each(testDialects())('project backup and restore on $name', (dialect) =
         'option_lists',
         'terraform_states',
         'schedules',
+        'workflows',
       ].sort(),
     );
     const names = keysOf(backup);

@@ -94,6 +94,15 @@ export async function readBackup(db: Db, projectId: number): Promise<ProjectBack
     .where('project_id', '=', projectId)
     .orderBy('id')
     .execute();
+  const workflows = await db
+    .selectFrom('workflow')
+    .selectAll()
+    .where('project_id', '=', projectId)
+    .orderBy('id')
+    .execute();
+  const usernames = new Map(
+    (await db.selectFrom('user').select(['id', 'username']).execute()).map((u) => [u.id, u.username]),
+  );
   const integrationIds = integrations.map((i) => i.id);
   const aliases = await db
     .selectFrom('integration_alias')
@@ -235,6 +244,7 @@ export async function readBackup(db: Db, projectId: number): Promise<ProjectBack
     integration_aliases: aliases.filter((a) => a.integration_id == null).map((a) => a.alias),
     option_lists: optionLists.map((l) => ({ name: nameFor(optionListNames, l.id), options: entriesOf(l) })),
     terraform_states: await currentVersionsOf(db, projectId),
+    workflows: workflows.map((w) => portableWorkflow(w, (id) => nameOf(templateNames, id), usernames)),
     schedules: schedules
       .filter((s) => templateNames.has(s.template_id))
       .map((s) => ({
@@ -248,5 +258,36 @@ export async function readBackup(db: Db, projectId: number): Promise<ProjectBack
         delete_after_run: toBool(s.delete_after_run),
         task_params: portableParams(s.task_params ?? '{}'),
       })),
+  };
+}
+
+/** A workflow as a backup keeps it: its templates by name, its named approvers by username. */
+function portableWorkflow(
+  w: { name: string; description: string; definition: string },
+  templateName: (id: number) => string | null,
+  usernames: Map<number, string>,
+) {
+  const d = parseJson<{ survey_vars?: unknown[]; nodes?: Record<string, unknown>[]; edges?: unknown[] }>(
+    w.definition,
+    {},
+  );
+  const nodes = (d.nodes ?? []).map((node) => {
+    if (node.type === 'template') {
+      const { template_id, ...rest } = node;
+      return { ...rest, template: templateName(Number(template_id)) };
+    }
+    if (node.type === 'approval') {
+      const { user_ids, ...rest } = node;
+      const ids = Array.isArray(user_ids) ? user_ids : [];
+      return { ...rest, users: ids.flatMap((id) => usernames.get(Number(id)) ?? []) };
+    }
+    return node;
+  });
+  return {
+    name: w.name,
+    description: w.description,
+    survey_vars: d.survey_vars ?? [],
+    nodes,
+    edges: d.edges ?? [],
   };
 }

@@ -7,6 +7,7 @@ import type {
   templateInput,
 } from '@signalbox/contracts';
 import type { z } from 'zod';
+import type { PlannedWorkflow } from './plan-workflows';
 
 // The plan of a restore: a checked backup whose references are names of objects of the plan.
 
@@ -90,4 +91,5 @@ export type RestorePlan = {
   integration_aliases: string[];
   option_lists: Backup['option_lists'];
   terraform_states: Backup['terraform_states'];
+  workflows: PlannedWorkflow[];
 };

@@ -13,6 +13,7 @@ import { insertAlias, insertExtractValue, insertMatcher } from '../integrations'
 import { canCreateProject, findProject, insertProject, toProject } from '../projects';
 import { driftScheduleRow } from '../templates';
 import { importStates } from '../terraform-states';
+import { definitionText } from '../workflows';
 import { checkBackup, type RestorePlan } from './backup-check';
 import { invalid } from './backup-parse';
 import { surveyById } from './survey-sources';
@@ -242,6 +243,46 @@ async function writePlan(
       { id: idOf('template', t.name) },
       { build_template_id: idOf('template', t.build_template) },
     );
+  }
+
+  // Workflows once every template exists: their template nodes name templates. A named approver counts only as a
+  // member of the restored project; an approval node left with nobody falls back to the project's owners.
+  const members = new Map(
+    (
+      await db
+        .selectFrom('project_user')
+        .innerJoin('user', 'user.id', 'project_user.user_id')
+        .select(['user.id', 'user.username'])
+        .where('project_user.project_id', '=', projectId)
+        .execute()
+    ).map((u) => [u.username, u.id]),
+  );
+  for (const w of plan.workflows) {
+    const nodes = w.nodes.map((node) => {
+      if (node.type === 'template') {
+        const { template, ...rest } = node;
+        return { ...rest, template_id: idOf('template', String(template)) };
+      }
+      if (node.type === 'approval') {
+        const { users, ...rest } = node;
+        const userIds = (Array.isArray(users) ? users : []).flatMap((u) => members.get(String(u)) ?? []);
+        const roles = Array.isArray(rest.roles) ? rest.roles : [];
+        return { ...rest, user_ids: userIds, roles: roles.length || userIds.length ? roles : ['owner'] };
+      }
+      return node;
+    });
+    await insert(db, deps.dialect, 'workflow', {
+      project_id: projectId,
+      name: w.name,
+      description: w.description,
+      definition: definitionText({
+        survey_vars: w.survey_vars,
+        nodes: nodes as never,
+        edges: w.edges as never,
+      } as never),
+      created: new Date().toISOString(),
+      updated: new Date().toISOString(),
+    });
   }
 
   // Aliases are unique across the server: one still used (by the original project, say) gets a new one.

@@ -59,6 +59,7 @@ describe.each(testDialects())('run-once schedules through the API on $name', (di
       id: expect.any(Number),
       project_id: project.projectId,
       template_id: templateId,
+      workflow_id: null,
       type: 'run_at',
       cron_format: '',
       run_at: at.utc,

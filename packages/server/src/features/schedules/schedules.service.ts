@@ -48,7 +48,9 @@ async function checkInput(deps: Pick<Deps, 'db'>, projectId: number, input: Sche
   assertSameProject(input.project_id, projectId);
   if (input.type === 'run_at') assertRunAtAhead(input, new Date());
   else assertCron(input.cron_format);
-  await assertInProject(deps.db, 'template', input.template_id, projectId, 'template', 'template_id');
+  if (input.workflow_id)
+    await assertInProject(deps.db, 'workflow', input.workflow_id, projectId, 'workflow', 'workflow_id');
+  else await assertInProject(deps.db, 'template', input.template_id, projectId, 'template', 'template_id');
   await assertInProject(deps.db, 'repository', input.repository_id, projectId, 'repository', 'repository_id');
   await assertInProject(
     deps.db,
@@ -58,7 +60,7 @@ async function checkInput(deps: Pick<Deps, 'db'>, projectId: number, input: Sche
     'inventory',
     'task_params.inventory_id',
   );
-  await assertAnswerable(deps, input.template_id, input.task_params?.environment);
+  if (!input.workflow_id) await assertAnswerable(deps, input.template_id, input.task_params?.environment);
 }
 
 /**
@@ -101,7 +103,8 @@ export async function getSchedule(deps: Pick<Deps, 'db'>, projectId: number, id:
 const scheduleValues = (input: ScheduleInput) => {
   const once = input.type === 'run_at';
   return {
-    template_id: input.template_id,
+    template_id: input.workflow_id ? 0 : input.template_id,
+    workflow_id: input.workflow_id ?? null,
     type: input.type,
     cron_format: once ? '' : input.cron_format,
     run_at: once ? input.run_at : null,

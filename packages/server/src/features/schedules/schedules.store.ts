@@ -12,8 +12,9 @@ function baseQuery(db: Db, projectId: number) {
     db
       .selectFrom('schedule')
       .leftJoin('template', 'template.id', 'schedule.template_id')
+      .leftJoin('workflow', 'workflow.id', 'schedule.workflow_id')
       .selectAll('schedule')
-      .select('template.name as tpl_name')
+      .select((eb) => eb.fn.coalesce('template.name', 'workflow.name').as('tpl_name'))
       .where('schedule.project_id', '=', projectId)
       // A template's drift check schedule is the template's (its form edits it), not one of the schedule API.
       .where('schedule.type', '<>', DRIFT_SCHEDULE)
@@ -41,6 +42,7 @@ export function toSchedule(row: ScheduleRow & { tpl_name: string | null }): Sche
     id: row.id,
     project_id: row.project_id,
     template_id: row.template_id,
+    workflow_id: row.workflow_id ?? null,
     type: row.type === 'run_at' ? 'run_at' : '',
     cron_format: row.cron_format,
     run_at: row.run_at,

@@ -112,6 +112,7 @@ describe.each(testDialects())('schedules on $name', (dialect) => {
       id: expect.any(Number),
       project_id: project.projectId,
       template_id: templateId,
+      workflow_id: null,
       type: '',
       cron_format: '0 0 * * *',
       run_at: null,

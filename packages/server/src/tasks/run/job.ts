@@ -19,7 +19,7 @@ import type {
   TemplateRow,
 } from '../store';
 import type { PlanFacts, StoredPlan } from '../terraform-plans.store';
-import { OUTPUTS_ENV } from './outputs';
+import { OUTPUTS_ENV, SECRET_OUTPUTS_ENV } from './outputs';
 
 /** Where a run's output goes: the server's LogSink (database) or a runner's batches (WebSocket). */
 export interface TaskLog extends LineTarget {
@@ -189,6 +189,8 @@ export class Job {
       confinement: Confinement;
       /** The file the task may write its outputs to (SIGNALBOX_OUTPUTS); null: outputs are not kept. */
       outputs?: string | null;
+      /** The file the task may write its secret outputs to (SIGNALBOX_SECRET_OUTPUTS); null: not kept. */
+      secretOutputs?: string | null;
     },
     readonly loadKey: (id: number) => Promise<Key | null>,
     readonly onStatus: (status: string) => Promise<void>,
@@ -268,6 +270,7 @@ export class Job {
     for (const [k, v] of Object.entries(d.secretEnv)) env[k] = v;
     // Set last: an environment's variable of the same name does not move where the server reads the outputs.
     if (this.dirs.outputs) env[OUTPUTS_ENV] = this.dirs.outputs;
+    if (this.dirs.secretOutputs) env[SECRET_OUTPUTS_ENV] = this.dirs.secretOutputs;
     return env;
   }
 

@@ -9,10 +9,19 @@ import { jsonDepth, MAX_JSON_DEPTH } from '@signalbox/contracts';
  * with care: a regular file only (never through a symbolic link), really in the folder, at most 64 KiB.
  */
 export const OUTPUTS_ENV = 'SIGNALBOX_OUTPUTS';
+const OUTPUTS_ENV_NAME = OUTPUTS_ENV;
+/**
+ * Secret outputs: the same formats, written to the file SIGNALBOX_SECRET_OUTPUTS names. The server keeps them
+ * sealed with its secret key (task.secret_outputs), answers only their names, and gives them to a workflow's
+ * downstream nodes as secret values (encrypted at rest, masked in their logs).
+ */
+export const SECRET_OUTPUTS_ENV = 'SIGNALBOX_SECRET_OUTPUTS';
 export const OUTPUTS_MAX_BYTES = 64 * 1024;
 
 /** Where a task's outputs file is, in its folder. */
 export const outputsPath = (taskDir: string) => join(taskDir, 'outputs');
+/** Where a task's secret outputs file is, in its folder. */
+export const secretOutputsPath = (taskDir: string) => join(taskDir, 'secret-outputs');
 
 export type TaskOutputs = Record<string, unknown>;
 
@@ -48,8 +57,13 @@ export function parseOutputs(text: string): TaskOutputs | 'too_deep' | null {
  * Reads the outputs a task left in its folder; null when it left none or none that can be taken (said with one
  * line through `say`: a file that is not regular, too big or not outputs).
  */
-export function readTaskOutputs(taskDir: string, say: (line: string) => void): TaskOutputs | null {
-  const path = outputsPath(taskDir);
+export function readTaskOutputs(
+  taskDir: string,
+  say: (line: string) => void,
+  which: 'plain' | 'secret' = 'plain',
+): TaskOutputs | null {
+  const path = which === 'secret' ? secretOutputsPath(taskDir) : outputsPath(taskDir);
+  const OUTPUTS_ENV = which === 'secret' ? SECRET_OUTPUTS_ENV : OUTPUTS_ENV_NAME;
   let fd: number;
   try {
     // O_NOFOLLOW: a symbolic link is not opened; O_NONBLOCK: a FIFO left there does not hold the server.

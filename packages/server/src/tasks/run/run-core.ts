@@ -13,7 +13,7 @@ import type { RepositoryRow } from '../store';
 import type { PlanFacts } from '../terraform-plans.store';
 import { checkoutRepository } from './git';
 import { Job, type JobDetails, type Key, lostOutputMessage, Stopped, TaskFailed, type TaskLog } from './job';
-import { outputsPath, readTaskOutputs, type TaskOutputs } from './outputs';
+import { outputsPath, readTaskOutputs, secretOutputsPath, type TaskOutputs } from './outputs';
 
 export type { TaskLog };
 
@@ -73,6 +73,11 @@ export type RunCore = {
   saveDrift(report: DriftReport): Promise<void>;
   /** Called just before a run's success is saved (the server records an apply it made); absent: nothing. */
   beforeSuccess?(): Promise<void>;
+  /**
+   * Keeps the secret outputs the task published (SIGNALBOX_SECRET_OUTPUTS), sealed; absent: the run does not offer
+   * SIGNALBOX_SECRET_OUTPUTS.
+   */
+  saveSecretOutputs?(outputs: TaskOutputs): Promise<void>;
   /** Saves a status change; false when it was not taken (e.g. the task was already ended). */
   saveStatus(status: string, extra?: { message: string }): Promise<boolean>;
 };
@@ -223,6 +228,7 @@ export async function runCore(
         isolation: core.isolation,
         confinement: core.confinement,
         outputs: core.saveOutputs ? outputsPath(taskDir) : null,
+        secretOutputs: core.saveSecretOutputs ? secretOutputsPath(taskDir) : null,
       },
       async (keyId) => {
         const key = await core.findKey(details.project.id, keyId);
@@ -302,11 +308,19 @@ export async function runCore(
   }
   // What the task published, read before its folder goes (said in the log when it cannot be taken).
   let outputs: TaskOutputs | null = null;
+  let secretOutputs: TaskOutputs | null = null;
   if (core.saveOutputs && control.job) {
     try {
       outputs = readTaskOutputs(taskDir, (line) => sink.line(line));
     } catch (err) {
       core.log.error({ err, taskId: id }, 'reading the task outputs failed');
+    }
+  }
+  if (core.saveSecretOutputs && control.job) {
+    try {
+      secretOutputs = readTaskOutputs(taskDir, (line) => sink.line(line), 'secret');
+    } catch (err) {
+      core.log.error({ err, taskId: id }, 'reading the task secret outputs failed');
     }
   }
   // Ended from outside (the server shutting down), or a failure with its own reason: said as the last line, and
@@ -331,6 +345,13 @@ export async function runCore(
       await core.saveOutputs?.(outputs);
     } catch (err) {
       core.log.error({ err, taskId: id }, 'keeping the task outputs failed');
+    }
+  }
+  if (secretOutputs && Object.keys(secretOutputs).length > 0) {
+    try {
+      await core.saveSecretOutputs?.(secretOutputs);
+    } catch (err) {
+      core.log.error({ err, taskId: id }, 'keeping the task secret outputs failed');
     }
   }
   if (!reason && final === 'success' && core.beforeSuccess) {

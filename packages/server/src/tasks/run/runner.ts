@@ -12,6 +12,7 @@ import { serverConfinement } from '../sandbox/confinement';
 import type { ProcessAdapter } from '../sandbox/process';
 import { dropTaskCredential } from '../state-credentials.store';
 import { findKey, findRepository, findTask, updateTask } from '../store';
+import { sealSecretOutputs } from '../task-view';
 import { recordApplyOf, saveDrift, saveTaskPlan } from '../terraform-plans.store';
 import { loadDetails } from './details';
 import { loadTaskKey } from './job';
@@ -121,6 +122,10 @@ export function runTask(ctx: RunContext, id: number): RunHandle {
           ).then(() => {}),
         saveOutputs: (outputs) =>
           persist('saving the outputs', () => updateTask(ctx.db, id, { outputs: JSON.stringify(outputs) })),
+        saveSecretOutputs: (outputs) =>
+          persist('saving the secret outputs', () =>
+            updateTask(ctx.db, id, { secret_outputs: sealSecretOutputs((t) => ctx.box.seal(t), outputs) }),
+          ),
         savePlan: (summary, facts) =>
           persist('saving the plan', () =>
             saveTaskPlan(ctx.db, ctx.box, { id, project_id: task.project_id }, summary, facts),

@@ -6,6 +6,7 @@ const schedule = (over: Partial<Schedule>): Schedule => ({
   id: 1,
   project_id: 1,
   template_id: 1,
+  workflow_id: null,
   type: '',
   cron_format: '0 3 * * *',
   run_at: null,
