@@ -1,7 +1,7 @@
 import CloseIcon from '@mui/icons-material/Close';
 import PlayArrowIcon from '@mui/icons-material/PlayArrow';
 import ReplayIcon from '@mui/icons-material/Replay';
-import { Breadcrumbs, Button, DialogTitle, IconButton, Link, Typography } from '@mui/material';
+import { Box, Breadcrumbs, Button, DialogTitle, IconButton, Link, Typography } from '@mui/material';
 import { isFinished, stoppableStatuses, type TaskPlan, type TaskStatus } from '@signalbox/contracts';
 import { useState } from 'react';
 import { useTranslation } from 'react-i18next';
@@ -128,7 +128,8 @@ export function TaskLogTitle({
       id="task-log-title"
       sx={{ display: 'flex', alignItems: 'center', gap: 1, flexWrap: 'wrap', pr: 1 }}
     >
-      <Breadcrumbs sx={{ flex: 1, minWidth: 0 }}>
+      {/* On a phone the title and the close button share the first row, the chips and actions the next. */}
+      <Breadcrumbs sx={{ flex: { xs: '1 1 calc(100% - 56px)', sm: 1 }, minWidth: 0, order: 0 }}>
         {task && (
           <Link component={RouterLink} to={templateLink} underline="hover" color="inherit" onClick={onClose}>
             {templateName || t('tasks.template', { id: task.template_id })}
@@ -138,39 +139,41 @@ export function TaskLogTitle({
           {t('tasks.task', { id: taskId })}
         </Typography>
       </Breadcrumbs>
-      {task && <McpChip source={task.source} />}
-      {task && <TaskStatusChip status={task.status} detail={task.status_detail} size="medium" />}
-      {task?.status === 'waiting_approval' && (
-        <Guarded permission="runProjectTasks" can={can}>
-          <ApprovalActions projectId={projectId} taskId={taskId} />
-        </Guarded>
-      )}
-      {task?.status === 'waiting_confirmation' && (
-        <Guarded permission="runProjectTasks" can={can}>
-          <Button variant="contained" color="success" disabled={busy} onClick={() => onAction('confirm')}>
-            {t('tasks.confirm')}
-          </Button>
-        </Guarded>
-      )}
-      {task && stoppableStatuses.includes(status) && (
-        <Guarded permission="runProjectTasks" can={can}>
-          <Button
-            variant="outlined"
-            color="error"
-            disabled={busy}
-            onClick={() => onAction('stop', status === 'stopping')}
-          >
-            {status === 'stopping' ? t('tasks.forceStop') : t('tasks.stop')}
-          </Button>
-        </Guarded>
-      )}
-      {task && plan && (
-        <Guarded permission="runProjectTasks" can={can}>
-          <ApplyPlanButton projectId={projectId} task={task} plan={plan} />
-        </Guarded>
-      )}
-      {task && isFinished(status) && <RerunButton projectId={projectId} task={task} />}
-      <IconButton aria-label={t('common.close')} onClick={onClose}>
+      <Box sx={{ display: 'flex', alignItems: 'center', gap: 1, flexWrap: 'wrap', order: { xs: 2, sm: 1 } }}>
+        {task && <McpChip source={task.source} />}
+        {task && <TaskStatusChip status={task.status} detail={task.status_detail} size="medium" />}
+        {task?.status === 'waiting_approval' && (
+          <Guarded permission="runProjectTasks" can={can}>
+            <ApprovalActions projectId={projectId} taskId={taskId} />
+          </Guarded>
+        )}
+        {task?.status === 'waiting_confirmation' && (
+          <Guarded permission="runProjectTasks" can={can}>
+            <Button variant="contained" color="success" disabled={busy} onClick={() => onAction('confirm')}>
+              {t('tasks.confirm')}
+            </Button>
+          </Guarded>
+        )}
+        {task && stoppableStatuses.includes(status) && (
+          <Guarded permission="runProjectTasks" can={can}>
+            <Button
+              variant="outlined"
+              color="error"
+              disabled={busy}
+              onClick={() => onAction('stop', status === 'stopping')}
+            >
+              {status === 'stopping' ? t('tasks.forceStop') : t('tasks.stop')}
+            </Button>
+          </Guarded>
+        )}
+        {task && plan && (
+          <Guarded permission="runProjectTasks" can={can}>
+            <ApplyPlanButton projectId={projectId} task={task} plan={plan} />
+          </Guarded>
+        )}
+        {task && isFinished(status) && <RerunButton projectId={projectId} task={task} />}
+      </Box>
+      <IconButton aria-label={t('common.close')} onClick={onClose} sx={{ order: { xs: 1, sm: 2 } }}>
         <CloseIcon />
       </IconButton>
     </DialogTitle>
