@@ -19,11 +19,14 @@ import { FormError } from '../../components/forms';
 import { PageHeader } from '../../components/PageHeader';
 import { useProjectContext } from '../../components/project-context';
 import { Spinner } from '../../components/states';
+import { PageBody } from '../../components/ui';
 import { ApprovalActions, approvalKeys, McpChip, type Task } from '../tasks';
+import { InboxSection } from './InboxSection';
 
 /**
  * Approvals: the project's runs waiting for a person (started by AI agents while the project asks for approval),
- * oldest first, with Approve and Reject for those who may run tasks. The list follows live status changes.
+ * oldest first, with Approve and Reject for those who may run tasks; then what else waits for the signed-in user
+ * in any project (workflow approval nodes, other projects' agent runs). The lists follow live changes.
  */
 export default function ApprovalsPage() {
   const { t } = useTranslation();
@@ -49,57 +52,60 @@ export default function ApprovalsPage() {
   return (
     <>
       <PageHeader title={t('approvals.title')} />
-      {waiting.isPending ? (
-        <Spinner full={false} />
-      ) : waiting.error ? (
-        <FormError error={waiting.error} />
-      ) : (
-        <Paper variant="outlined">
-          <TableContainer>
-            <Table size="small" aria-label={t('approvals.title')}>
-              <TableHead>
-                <TableRow>
-                  <TableCell>{t('history.task')}</TableCell>
-                  <TableCell>{t('approvals.message')}</TableCell>
-                  <TableCell>{t('history.user')}</TableCell>
-                  <TableCell>{t('approvals.created')}</TableCell>
-                  <TableCell />
-                </TableRow>
-              </TableHead>
-              <TableBody>
-                {tasks.map((task) => (
-                  <TableRow key={task.id} hover data-task-id={task.id}>
-                    <TableCell>
-                      <Link component={RouterLink} to={open(task.id)} sx={{ fontWeight: 600 }}>
-                        {`#${task.id}`}
-                      </Link>{' '}
-                      {task.tpl_alias}
-                      <McpChip source={task.source} />
-                    </TableCell>
-                    <TableCell>{task.message || '—'}</TableCell>
-                    <TableCell>{task.user_name ?? '—'}</TableCell>
-                    <TableCell>{formatDateTime(task.created)}</TableCell>
-                    <TableCell align="right">
-                      {can('runProjectTasks') ? (
-                        <ApprovalActions projectId={project.id} taskId={task.id} />
-                      ) : (
-                        <Typography variant="body2" color="text.secondary">
-                          {t('approvals.cannotApprove')}
-                        </Typography>
-                      )}
-                    </TableCell>
+      <PageBody>
+        {waiting.isPending ? (
+          <Spinner full={false} />
+        ) : waiting.error ? (
+          <FormError error={waiting.error} />
+        ) : (
+          <Paper variant="outlined">
+            <TableContainer>
+              <Table size="small" aria-label={t('approvals.title')}>
+                <TableHead>
+                  <TableRow>
+                    <TableCell>{t('history.task')}</TableCell>
+                    <TableCell>{t('approvals.message')}</TableCell>
+                    <TableCell>{t('history.user')}</TableCell>
+                    <TableCell>{t('approvals.created')}</TableCell>
+                    <TableCell />
                   </TableRow>
-                ))}
-              </TableBody>
-            </Table>
-          </TableContainer>
-          {tasks.length === 0 && (
-            <Typography color="text.secondary" sx={{ p: 4, textAlign: 'center' }}>
-              {t('approvals.empty')}
-            </Typography>
-          )}
-        </Paper>
-      )}
+                </TableHead>
+                <TableBody>
+                  {tasks.map((task) => (
+                    <TableRow key={task.id} hover data-task-id={task.id}>
+                      <TableCell>
+                        <Link component={RouterLink} to={open(task.id)} sx={{ fontWeight: 600 }}>
+                          {`#${task.id}`}
+                        </Link>{' '}
+                        {task.tpl_alias}
+                        <McpChip source={task.source} />
+                      </TableCell>
+                      <TableCell>{task.message || '—'}</TableCell>
+                      <TableCell>{task.user_name ?? '—'}</TableCell>
+                      <TableCell>{formatDateTime(task.created)}</TableCell>
+                      <TableCell align="right">
+                        {can('runProjectTasks') ? (
+                          <ApprovalActions projectId={project.id} taskId={task.id} />
+                        ) : (
+                          <Typography variant="body2" color="text.secondary">
+                            {t('approvals.cannotApprove')}
+                          </Typography>
+                        )}
+                      </TableCell>
+                    </TableRow>
+                  ))}
+                </TableBody>
+              </Table>
+            </TableContainer>
+            {tasks.length === 0 && (
+              <Typography color="text.secondary" sx={{ p: 4, textAlign: 'center' }}>
+                {t('approvals.empty')}
+              </Typography>
+            )}
+          </Paper>
+        )}
+        <InboxSection projectId={project.id} />
+      </PageBody>
     </>
   );
 }
