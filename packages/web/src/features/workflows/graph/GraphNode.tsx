@@ -55,7 +55,7 @@ export function GraphNode({ data, selected }: NodeProps<FlowNode>) {
         gap: 0.25,
       }}
     >
-      <Handle type="target" position={Position.Left} isConnectable={data.connectable} />
+      <Handle type="target" position={Position.Top} isConnectable={data.connectable} />
       <Box sx={{ display: 'flex', alignItems: 'center', gap: 0.75, minWidth: 0 }}>
         <Icon fontSize="small" sx={{ color: 'text.secondary', flexShrink: 0 }} />
         <Typography variant="body2" noWrap sx={{ fontWeight: 700, minWidth: 0 }}>
@@ -71,7 +71,7 @@ export function GraphNode({ data, selected }: NodeProps<FlowNode>) {
           {data.elapsed ? ` · ${data.elapsed}` : ''}
         </Typography>
       )}
-      <Handle type="source" position={Position.Right} isConnectable={data.connectable} />
+      <Handle type="source" position={Position.Bottom} isConnectable={data.connectable} />
     </Box>
   );
 }

@@ -9,8 +9,10 @@ import {
   type NodeChange,
   type NodeMouseHandler,
   ReactFlow,
+  useNodesInitialized,
+  useReactFlow,
 } from '@xyflow/react';
-import { useMemo } from 'react';
+import { useEffect, useMemo } from 'react';
 import { useTranslation } from 'react-i18next';
 import { edgeKey } from '../editor/errors';
 import { type FlowNode, type GraphItem, GraphNode } from './GraphNode';
@@ -20,6 +22,18 @@ import { conditionColor } from './status-colors';
 export type Selection = { kind: 'node'; id: string } | { kind: 'edge'; from: string; to: string } | null;
 
 const nodeTypes = { workflow: GraphNode };
+const fitViewOptions = { padding: 0.15, maxZoom: 1 };
+
+/** Fits the graph into view again whenever nodes or edges come or go (not when only their states change). */
+function FitOnChange({ signature }: { signature: string }) {
+  const { fitView } = useReactFlow();
+  const measured = useNodesInitialized();
+  // biome-ignore lint/correctness/useExhaustiveDependencies: the signature is what the fit follows
+  useEffect(() => {
+    if (measured) void fitView(fitViewOptions);
+  }, [signature, measured, fitView]);
+  return null;
+}
 
 /** The graph's words for screen readers and its zoom buttons, in the reader's language. */
 function useAriaLabels() {
@@ -42,8 +56,8 @@ function useAriaLabels() {
 
 /**
  * A workflow drawn with React Flow, laid out by dagre (positions are never edited by hand). Nodes and edges are
- * selectable by mouse and keyboard (Tab, then Enter); in the editor (`onConnect`) a node's right handle drags to
- * another node's left one, and Delete removes the selection (`onDelete`).
+ * selectable by mouse and keyboard (Tab, then Enter); in the editor (`onConnect`) a node's bottom handle drags to
+ * another node's top one, and Delete removes the selection (`onDelete`).
  */
 export function WorkflowGraph({
   label,
@@ -173,9 +187,12 @@ export function WorkflowGraph({
         colorMode={theme.palette.mode}
         ariaLabelConfig={ariaLabelConfig}
         fitView
-        fitViewOptions={{ padding: 0.15, maxZoom: 1 }}
+        fitViewOptions={fitViewOptions}
         minZoom={0.2}
       >
+        <FitOnChange
+          signature={`${items.map((i) => i.id).join(',')}|${edges.map((e) => `${e.from}>${e.to}`).join(',')}`}
+        />
         <Controls showInteractive={false} />
       </ReactFlow>
     </Box>

@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { layoutGraph, NODE_WIDTH } from './layout';
+import { layoutGraph, NODE_HEIGHT } from './layout';
 
 describe('layoutGraph', () => {
-  it('places nodes left to right along the edges, parallel branches apart', () => {
+  it('places nodes top to bottom along the edges, parallel branches apart', () => {
     const at = layoutGraph(
       [{ id: 'build' }, { id: 'a' }, { id: 'b' }, { id: 'smoke' }],
       [
@@ -12,11 +12,11 @@ describe('layoutGraph', () => {
         { from: 'b', to: 'smoke' },
       ],
     );
-    const x = (id: string) => at.get(id)?.x ?? Number.NaN;
-    expect(x('a')).toBeGreaterThanOrEqual(x('build') + NODE_WIDTH);
-    expect(x('smoke')).toBeGreaterThanOrEqual(x('a') + NODE_WIDTH);
-    expect(x('a')).toBe(x('b'));
-    expect(at.get('a')?.y).not.toBe(at.get('b')?.y);
+    const y = (id: string) => at.get(id)?.y ?? Number.NaN;
+    expect(y('a')).toBeGreaterThanOrEqual(y('build') + NODE_HEIGHT);
+    expect(y('smoke')).toBeGreaterThanOrEqual(y('a') + NODE_HEIGHT);
+    expect(y('a')).toBe(y('b'));
+    expect(at.get('a')?.x).not.toBe(at.get('b')?.x);
   });
 
   it('ignores an edge naming a node the graph does not have', () => {

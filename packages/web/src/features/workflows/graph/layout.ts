@@ -5,7 +5,7 @@ export const NODE_WIDTH = 220;
 export const NODE_HEIGHT = 76;
 
 /**
- * Where each node goes, left to right in the order the edges run (dagre's layered layout): a node's top-left
+ * Where each node goes, top to bottom in the order the edges run (dagre's layered layout): a node's top-left
  * corner by its id. The graph is small (at most 200 nodes), so it is laid out again whenever it changes.
  */
 export function layoutGraph(
@@ -13,7 +13,7 @@ export function layoutGraph(
   edges: readonly { from: string; to: string }[],
 ): Map<string, { x: number; y: number }> {
   const graph = new dagre.graphlib.Graph();
-  graph.setGraph({ rankdir: 'LR', nodesep: 28, ranksep: 72, marginx: 8, marginy: 8 });
+  graph.setGraph({ rankdir: 'TB', nodesep: 32, ranksep: 56, marginx: 8, marginy: 8 });
   graph.setDefaultEdgeLabel(() => ({}));
   for (const n of nodes) graph.setNode(n.id, { width: NODE_WIDTH, height: NODE_HEIGHT });
   for (const e of edges) if (graph.hasNode(e.from) && graph.hasNode(e.to)) graph.setEdge(e.from, e.to);
