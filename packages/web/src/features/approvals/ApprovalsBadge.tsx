@@ -17,6 +17,7 @@ export function ApprovalsBadge({ projectId }: { projectId: number }) {
         aria-label={label}
         data-testid="approvals-badge"
         data-count={count}
+        sx={{ mr: 0.5 }}
       >
         <Badge badgeContent={count} color="warning" max={99}>
           <HowToRegIcon />

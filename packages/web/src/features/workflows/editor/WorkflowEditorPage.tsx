@@ -3,7 +3,7 @@ import PlayArrowIcon from '@mui/icons-material/PlayArrow';
 import SaveIcon from '@mui/icons-material/Save';
 import { Alert, Box, Button, Paper } from '@mui/material';
 import type { Workflow, WorkflowNodeType } from '@signalbox/contracts';
-import { useMemo, useState } from 'react';
+import { useEffect, useMemo, useRef, useState } from 'react';
 import { useTranslation } from 'react-i18next';
 import { Link as RouterLink, useNavigate, useParams } from 'react-router';
 import { usePhone } from '../../../components/lists';
@@ -65,6 +65,11 @@ function WorkflowEditor({ saved }: { saved: Workflow | null }) {
   const data = useEditorData(project.id);
   const [draft, setDraft] = useState<Draft>(() => (saved ? draftOf(saved) : emptyDraft));
   const [selection, setSelection] = useState<Selection>(null);
+  const panelRef = useRef<HTMLDivElement>(null);
+  // On a phone the panel is under the list: bring the chosen node's panel into view.
+  useEffect(() => {
+    if (phone && selection) panelRef.current?.scrollIntoView({ block: 'start' });
+  }, [phone, selection]);
   const [errors, setErrors] = useState<EditorErrors>(noErrors);
   const [running, setRunning] = useState(false);
   const save = useWorkflowSave(project.id);
@@ -241,7 +246,7 @@ function WorkflowEditor({ saved }: { saved: Workflow | null }) {
               height="calc(100vh - 240px)"
             />
           )}
-          <Paper variant="outlined" sx={{ p: 2, minWidth: 0 }}>
+          <Paper ref={panelRef} variant="outlined" sx={{ p: 2, minWidth: 0 }}>
             {selection && (
               <Button size="small" onClick={() => setSelection(null)} sx={{ mb: 1 }}>
                 {t('wf.backToSettings')}

@@ -1,7 +1,7 @@
 import StopIcon from '@mui/icons-material/Stop';
 import { Box, Button, Paper, Typography } from '@mui/material';
 import type { Template, WorkflowRun } from '@signalbox/contracts';
-import { useEffect, useMemo, useState } from 'react';
+import { useEffect, useMemo, useRef, useState } from 'react';
 import { useTranslation } from 'react-i18next';
 import { useLocation, useNavigate, useParams } from 'react-router';
 import { useResourceList } from '../../../api/resources';
@@ -60,6 +60,11 @@ function RunView({ run }: { run: WorkflowRun }) {
   const finished = isFinished(run);
   const now = useNow(!finished);
   const [selection, setSelection] = useState<Selection>(null);
+  const panelRef = useRef<HTMLDivElement>(null);
+  // On a phone the panel is under the list: bring the chosen node's panel into view.
+  useEffect(() => {
+    if (phone && selection) panelRef.current?.scrollIntoView({ block: 'start' });
+  }, [phone, selection]);
   const [approving, setApproving] = useState<ApprovalTarget | null>(null);
   const canRun = can('runProjectTasks');
 
@@ -175,7 +180,7 @@ function RunView({ run }: { run: WorkflowRun }) {
               height="calc(100vh - 220px)"
             />
           )}
-          <Paper variant="outlined" sx={{ p: 2, minWidth: 0 }}>
+          <Paper ref={panelRef} variant="outlined" sx={{ p: 2, minWidth: 0 }}>
             {selectedNode ? (
               <RunNodePanel
                 run={run}
