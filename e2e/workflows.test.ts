@@ -258,4 +258,45 @@ describe('workflows in the console', () => {
     expect(await page.getByRole('button', { name: 'Run', exact: true }).count()).toBe(0);
     await page.context().close();
   });
+
+  it('are stopped, and re-run from a failed node, in the run view', async () => {
+    const admin = suite.admin;
+    const seeded = await seedBashProject(admin, 'Rerun flow', {
+      Fail: ['fail.sh', 'echo "failing on purpose"\nexit 1\n'],
+      Slow: ['slow.sh', 'echo "slow start"\nsleep 120\n'],
+    });
+    const base = `/project/${seeded.projectId}`;
+    const repo = await admin.get<{ git_url: string }>(`${base}/repositories/${seeded.repositoryId}`);
+    repos.push(repo.git_url);
+    const workflow = async (name: string, template: number) =>
+      (
+        await admin.post<{ id: number }>(`${base}/workflows`, {
+          name,
+          nodes: [{ id: 'only', name: `${name} node`, type: 'template', template_id: template }],
+        })
+      ).id;
+    const start = async (id: number) =>
+      (await admin.post<{ id: number }>(`${base}/workflows/${id}/runs`, {})).id;
+    const page = await suite.pageAs(admin);
+
+    const failing = await start(await workflow('Failing', seeded.templates.Fail as number));
+    await page.goto(`${base}/workflow-runs/${failing}`);
+    await page.getByTestId('run-summary').locator('[data-status="failed"]').waitFor({ timeout: 60_000 });
+    await card(page, 'only').focus();
+    await page.keyboard.press('Enter');
+    await panel(page).getByText('Failed').waitFor();
+    await panel(page).getByRole('button', { name: 'Re-run from this node' }).click();
+    await expectSnackbar(page, 'The run starts again from Failing node');
+    await panel(page).getByText('Attempt 2').waitFor({ timeout: 60_000 });
+    await page.getByTestId('run-summary').locator('[data-status="failed"]').waitFor({ timeout: 60_000 });
+
+    const slow = await start(await workflow('Slow', seeded.templates.Slow as number));
+    await page.goto(`${base}/workflow-runs/${slow}`);
+    await card(page, 'only').locator('[data-status="running"]').waitFor({ timeout: 60_000 });
+    await page.getByRole('button', { name: 'Stop' }).click();
+    await expectSnackbar(page, `Run #${slow} stopped`);
+    await page.getByTestId('run-summary').locator('[data-status="stopped"]').waitFor({ timeout: 60_000 });
+    expect(await page.getByRole('button', { name: 'Stop' }).count()).toBe(0);
+    await page.context().close();
+  });
 });
