@@ -297,6 +297,35 @@ describe('workflows in the console', () => {
     await expectSnackbar(page, `Run #${slow} stopped`);
     await page.getByTestId('run-summary').locator('[data-status="stopped"]').waitFor({ timeout: 60_000 });
     expect(await page.getByRole('button', { name: 'Stop' }).count()).toBe(0);
+
+    // The start dialog asks the workflow survey; a missing required answer is refused at its field.
+    const asked = (
+      await admin.post<{ id: number }>(`${base}/workflows`, {
+        name: 'Asks a target',
+        survey_vars: [{ name: 'target', title: 'Target', type: 'string', required: true }],
+        nodes: [
+          {
+            id: 'only',
+            type: 'template',
+            template_id: seeded.templates.Fail,
+            extra_vars: { target: { from: 'survey', name: 'target' } },
+          },
+        ],
+      })
+    ).id;
+    await page.goto(`${base}/workflows`);
+    await page.getByRole('button', { name: 'Run Asks a target' }).click();
+    const dialog = page.getByRole('dialog', { name: 'Run Asks a target' });
+    await dialog.getByRole('button', { name: 'Run' }).click();
+    await dialog.getByText('Target is required').waitFor();
+    await dialog.getByRole('textbox', { name: /^Target/ }).fill('staging');
+    await dialog.getByRole('button', { name: 'Run' }).click();
+    await page.waitForURL(/\/workflow-runs\/\d+$/);
+    const askedRun = Number(/\/workflow-runs\/(\d+)$/.exec(page.url())?.[1]);
+    const stored = await admin.get<{ workflow_id: number; survey: Record<string, unknown> }>(
+      `${base}/workflow-runs/${askedRun}`,
+    );
+    expect(stored).toMatchObject({ workflow_id: asked, survey: { target: 'staging' } });
     await page.context().close();
   });
 });
