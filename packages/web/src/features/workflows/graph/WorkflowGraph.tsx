@@ -12,7 +12,7 @@ import {
   useNodesInitialized,
   useReactFlow,
 } from '@xyflow/react';
-import { useEffect, useMemo } from 'react';
+import { type KeyboardEvent, useEffect, useMemo } from 'react';
 import { useTranslation } from 'react-i18next';
 import { edgeKey } from '../editor/errors';
 import { type FlowNode, type GraphItem, GraphNode } from './GraphNode';
@@ -143,7 +143,6 @@ export function WorkflowGraph({
   const onNodesChange = (changes: NodeChange<FlowNode>[]) => {
     for (const c of changes) {
       if (c.type === 'select' && c.selected) onSelect({ kind: 'node', id: c.id });
-      if (c.type === 'remove') onDelete?.({ kind: 'node', id: c.id });
     }
   };
   const onEdgesChange = (changes: EdgeChange[]) => {
@@ -151,16 +150,28 @@ export function WorkflowGraph({
       const edge = 'id' in c ? flowEdges.find((e) => e.id === c.id) : undefined;
       if (!edge) continue;
       if (c.type === 'select' && c.selected) onSelect({ kind: 'edge', from: edge.source, to: edge.target });
-      if (c.type === 'remove') onDelete?.({ kind: 'edge', from: edge.source, to: edge.target });
     }
   };
   const click: NodeMouseHandler<FlowNode> = (_event, node) => onNodeClick?.(node.id);
+  // Delete acts only while the focus is in the graph, never on a key pressed in the settings beside it.
+  const onKeyDown = (event: KeyboardEvent<HTMLDivElement>) => {
+    if (!onDelete || (event.key !== 'Delete' && event.key !== 'Backspace')) return;
+    const target = event.target as HTMLElement;
+    if (target.closest('input, textarea, [contenteditable="true"]')) return;
+    // The node the focus is on, else what is selected (an edge, say).
+    const focused = target.closest<HTMLElement>('.react-flow__node')?.dataset.id;
+    const doomed: Selection = focused ? { kind: 'node', id: focused } : selection;
+    if (!doomed) return;
+    event.preventDefault();
+    onDelete(doomed);
+  };
 
   return (
     <Box
       role="group"
       aria-label={label}
       data-testid="workflow-graph"
+      onKeyDown={onKeyDown}
       sx={{
         height,
         minHeight: 320,
@@ -183,7 +194,7 @@ export function WorkflowGraph({
         nodesDraggable={false}
         nodesConnectable={editable}
         edgesFocusable
-        deleteKeyCode={onDelete ? ['Delete', 'Backspace'] : null}
+        deleteKeyCode={null}
         colorMode={theme.palette.mode}
         ariaLabelConfig={ariaLabelConfig}
         fitView
