@@ -59,11 +59,11 @@ async function pickByKeyboard(page: Page, combobox: ReturnType<Page['locator']>,
   await page.keyboard.press('Enter');
   const listbox = page.getByRole('listbox');
   await listbox.waitFor();
-  for (let i = 0; i < 20; i++) {
-    const focused = await page.evaluate(() => document.activeElement?.textContent ?? '');
-    if (focused === option) break;
-    await page.keyboard.press('ArrowDown');
-  }
+  // The menu moves the focus into the list once it has opened: walk from there.
+  await page.waitForFunction(() => document.activeElement?.getAttribute('role') === 'option');
+  const focused = () => page.evaluate(() => document.activeElement?.textContent ?? '');
+  for (let i = 0; i < 20 && (await focused()) !== option; i++) await page.keyboard.press('ArrowDown');
+  expect(await focused()).toBe(option);
   await page.keyboard.press('Enter');
   await listbox.waitFor({ state: 'detached' });
 }
