@@ -208,6 +208,14 @@ describe('workflows in the console', () => {
     const log = page.getByRole('dialog');
     await log.getByText('deploying to A').waitFor();
     expect(new URL(page.url()).searchParams.get('t')).toMatch(/^\d+$/);
+    await log.getByRole('link', { name: `Workflow run #${runId}, node template-2` }).waitFor();
+    await page.keyboard.press('Escape');
+    await log.waitFor({ state: 'detached' });
+    // The build's log shows the output it published for the deploys.
+    await card(page, 'template-1').click();
+    const outputs = page.getByRole('dialog').locator('[data-task-outputs]');
+    await outputs.getByText('release', { exact: true }).waitFor();
+    await outputs.getByText('1.4.2', { exact: true }).waitFor();
     await page.keyboard.press('Escape');
 
     // The run is listed among the workflow's runs.
