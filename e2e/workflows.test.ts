@@ -216,6 +216,7 @@ describe('workflows in the console', () => {
     const outputs = page.getByRole('dialog').locator('[data-task-outputs]');
     await outputs.getByText('release', { exact: true }).waitFor();
     await outputs.getByText('1.4.2', { exact: true }).waitFor();
+    await shot(page, 'workflow-task-outputs-light-1280');
     await page.keyboard.press('Escape');
 
     // The run is listed among the workflow's runs.
