@@ -36,6 +36,7 @@ describe('projects', () => {
     expect(await navItems(page)).toEqual([
       'Dashboard',
       'Task Templates',
+      'Workflows',
       'Schedule',
       'Inventory',
       'Environment',

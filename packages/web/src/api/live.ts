@@ -1,4 +1,4 @@
-import type { LiveMessage } from '@signalbox/contracts';
+import type { LiveMessage, WorkflowRunUpdateMessage } from '@signalbox/contracts';
 import { useEffect, useRef, useState } from 'react';
 import { liveSocket } from './socket';
 
@@ -10,6 +10,19 @@ export function useLiveMessages(listener: (message: LiveMessage) => void) {
     () =>
       liveSocket.subscribe((m) => {
         if (m.type !== 'workflow_run') ref.current(m);
+      }),
+    [],
+  );
+}
+
+/** Calls `listener` for every change of a workflow run (of any project the user sees) while mounted. */
+export function useWorkflowRunMessages(listener: (message: WorkflowRunUpdateMessage) => void) {
+  const ref = useRef(listener);
+  ref.current = listener;
+  useEffect(
+    () =>
+      liveSocket.subscribe((m) => {
+        if (m.type === 'workflow_run') ref.current(m);
       }),
     [],
   );

@@ -1,3 +1,4 @@
+import AccountTreeIcon from '@mui/icons-material/AccountTree';
 import AddIcon from '@mui/icons-material/Add';
 import ArrowDropDownIcon from '@mui/icons-material/ArrowDropDown';
 import ChecklistIcon from '@mui/icons-material/Checklist';
@@ -29,6 +30,7 @@ import { useTranslation } from 'react-i18next';
 import { NavLink, useLocation, useNavigate } from 'react-router';
 import { useProject, useProjects, useUser } from '../api/session';
 import { usePickLabels } from '../components/pick-labels';
+import { ApprovalsBadge } from '../features/approvals';
 import RestoreProjectDialog from '../features/projects/RestoreProjectDialog';
 import { DrawerFooter } from './DrawerFooter';
 import { ProjectAvatar } from './ProjectAvatar';
@@ -40,6 +42,12 @@ function navItems(projectType: string): NavItem[] {
   const items: NavItem[] = [
     { to: 'history', key: 'nav.dashboard', icon: <DashboardIcon />, match: /\/(history|activity|settings)$/ },
     { to: 'templates', key: 'nav.templates', icon: <ListAltIcon />, match: /\/(templates|views)(\/|$)/ },
+    {
+      to: 'workflows',
+      key: 'nav.workflows',
+      icon: <AccountTreeIcon />,
+      match: /\/(workflows|workflow-runs)(\/|$)/,
+    },
     { to: 'schedule', key: 'nav.schedule', icon: <ScheduleIcon /> },
     { to: 'inventory', key: 'nav.inventory', icon: <DnsIcon /> },
     { to: 'environment', key: 'nav.environment', icon: <TuneIcon /> },
@@ -88,27 +96,30 @@ export function DrawerContent({
 
   return (
     <Box sx={{ display: 'flex', flexDirection: 'column', height: '100%' }}>
-      <ListItemButton
-        aria-label={t('app.selectProject')}
-        aria-haspopup="menu"
-        onClick={(e) => setMenu(e.currentTarget)}
-        sx={{ py: 1.5, minHeight: 64, flexGrow: 0 }}
-      >
-        {project ? (
-          <ProjectAvatar project={project} />
-        ) : (
-          <Box
-            component="img"
-            src={`${import.meta.env.BASE_URL}favicon.svg`}
-            alt=""
-            sx={{ width: 32, height: 32 }}
-          />
-        )}
-        <Typography noWrap sx={{ ml: 1.5, flex: 1, fontWeight: 700 }}>
-          {project?.name ?? t('app.selectProject')}
-        </Typography>
-        <ArrowDropDownIcon />
-      </ListItemButton>
+      <Box sx={{ display: 'flex', alignItems: 'center' }}>
+        <ListItemButton
+          aria-label={t('app.selectProject')}
+          aria-haspopup="menu"
+          onClick={(e) => setMenu(e.currentTarget)}
+          sx={{ py: 1.5, minHeight: 64, flexGrow: 1, minWidth: 0 }}
+        >
+          {project ? (
+            <ProjectAvatar project={project} />
+          ) : (
+            <Box
+              component="img"
+              src={`${import.meta.env.BASE_URL}favicon.svg`}
+              alt=""
+              sx={{ width: 32, height: 32 }}
+            />
+          )}
+          <Typography noWrap sx={{ ml: 1.5, flex: 1, fontWeight: 700 }}>
+            {project?.name ?? t('app.selectProject')}
+          </Typography>
+          <ArrowDropDownIcon />
+        </ListItemButton>
+        {project && <ApprovalsBadge projectId={project.id} />}
+      </Box>
       <Menu
         anchorEl={menu}
         open={!!menu}

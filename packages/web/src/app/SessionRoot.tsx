@@ -32,11 +32,15 @@ const OptionListsPage = lazy(() => import('../features/option-lists/OptionListsP
 const StatesPage = lazy(() => import('../features/terraform-states/StatesPage'));
 const IntegrationsPage = lazy(() => import('../features/integrations/IntegrationsPage'));
 const IntegrationDetail = lazy(() => import('../features/integrations/IntegrationDetail'));
+const WorkflowsRoutes = lazy(() => import('../features/workflows/WorkflowsRoutes'));
+const RunViewPage = lazy(() => import('../features/workflows/run/RunViewPage'));
 
 /** The pages, by route path; a path without one keeps its placeholder. */
 const resourcePages: Record<string, ReactElement> = {
   'templates/*': <TemplatesRoutes />,
   'views/:viewId/templates/*': <TemplatesRoutes />,
+  'workflows/*': <WorkflowsRoutes />,
+  'workflow-runs/:runId': <RunViewPage />,
   schedule: <SchedulePage />,
   inventory: <InventoryPage />,
   environment: <EnvironmentPage />,
@@ -55,6 +59,8 @@ const resourcePages: Record<string, ReactElement> = {
 const resourceRoutes: { path: string; titleKey: string }[] = [
   { path: 'templates/*', titleKey: 'nav.templates' },
   { path: 'views/:viewId/templates/*', titleKey: 'nav.templates' },
+  { path: 'workflows/*', titleKey: 'nav.workflows' },
+  { path: 'workflow-runs/:runId', titleKey: 'nav.workflows' },
   { path: 'schedule', titleKey: 'nav.schedule' },
   { path: 'inventory', titleKey: 'nav.inventory' },
   { path: 'environment', titleKey: 'nav.environment' },

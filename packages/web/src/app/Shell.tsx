@@ -5,6 +5,7 @@ import { useTranslation } from 'react-i18next';
 import { Outlet, useLocation, useSearchParams } from 'react-router';
 import { useProjects } from '../api/session';
 import { Spinner } from '../components/states';
+import { ApprovalsBadge } from '../features/approvals';
 import { MyInvitesDialog } from '../features/team/MyInvitesDialog';
 import { DrawerContent } from './DrawerContent';
 import { LiveStatusBanner } from './LiveStatusBanner';
@@ -73,9 +74,10 @@ export function Shell() {
               <IconButton edge="start" aria-label={t('app.openMenu')} onClick={() => setOpen(true)}>
                 <MenuIcon />
               </IconButton>
-              <Typography variant="subtitle1" noWrap sx={{ ml: 1, fontWeight: 700, minWidth: 0 }}>
+              <Typography variant="subtitle1" noWrap sx={{ ml: 1, fontWeight: 700, minWidth: 0, flex: 1 }}>
                 {projectName ?? t('app.title')}
               </Typography>
+              {projectId && <ApprovalsBadge projectId={projectId} />}
             </Toolbar>
           </AppBar>
         )}

@@ -21,12 +21,15 @@ import { Card, CardLine, CardList, usePhone } from '../../components/lists';
 import { PageHeader } from '../../components/PageHeader';
 import { useProjectContext } from '../../components/project-context';
 import { Spinner } from '../../components/states';
+import { PageBody } from '../../components/ui';
 import { ApprovalActions, approvalKeys, McpChip, type Task } from '../tasks';
+import { InboxSection } from './InboxSection';
 
 /**
  * Approvals: the project's runs waiting for a person (started by AI agents while the project asks for approval),
- * oldest first, with Approve and Reject for those who may run tasks. The list follows live status changes; below
- * 600 px it is a list of cards.
+ * oldest first, with Approve and Reject for those who may run tasks (below 600 px a list of cards); then what else
+ * waits for the signed-in user in any project (workflow approval nodes, other projects' agent runs). The lists
+ * follow live changes.
  */
 export default function ApprovalsPage() {
   const { t } = useTranslation();
@@ -75,53 +78,56 @@ export default function ApprovalsPage() {
   return (
     <>
       <PageHeader title={t('approvals.title')} />
-      {waiting.isPending ? (
-        <Spinner full={false} />
-      ) : waiting.error ? (
-        <FormError error={waiting.error} />
-      ) : phone ? (
-        <>
-          <CardList label={t('approvals.title')}>
-            {tasks.map((task) => (
-              <Card key={task.id} title={title(task)} data={{ 'data-task-id': String(task.id) }}>
-                <CardLine label={t('approvals.message')}>{task.message || '—'}</CardLine>
-                <CardLine label={t('history.user')}>{task.user_name ?? '—'}</CardLine>
-                <CardLine label={t('approvals.created')}>{formatDateTime(task.created)}</CardLine>
-                <Box sx={{ mt: 1 }}>{actions(task)}</Box>
-              </Card>
-            ))}
-          </CardList>
-          {empty}
-        </>
-      ) : (
-        <Paper variant="outlined">
-          <TableContainer>
-            <Table size="small" aria-label={t('approvals.title')}>
-              <TableHead>
-                <TableRow>
-                  <TableCell>{t('history.task')}</TableCell>
-                  <TableCell>{t('approvals.message')}</TableCell>
-                  <TableCell>{t('history.user')}</TableCell>
-                  <TableCell>{t('approvals.created')}</TableCell>
-                  <TableCell />
-                </TableRow>
-              </TableHead>
-              <TableBody>
-                {tasks.map((task) => (
-                  <TableRow key={task.id} hover data-task-id={task.id}>
-                    <TableCell>{title(task)}</TableCell>
-                    <TableCell>{task.message || '—'}</TableCell>
-                    <TableCell>{task.user_name ?? '—'}</TableCell>
-                    <TableCell>{formatDateTime(task.created)}</TableCell>
-                    <TableCell align="right">{actions(task)}</TableCell>
+      <PageBody>
+        {waiting.isPending ? (
+          <Spinner full={false} />
+        ) : waiting.error ? (
+          <FormError error={waiting.error} />
+        ) : phone ? (
+          <>
+            <CardList label={t('approvals.title')}>
+              {tasks.map((task) => (
+                <Card key={task.id} title={title(task)} data={{ 'data-task-id': String(task.id) }}>
+                  <CardLine label={t('approvals.message')}>{task.message || '—'}</CardLine>
+                  <CardLine label={t('history.user')}>{task.user_name ?? '—'}</CardLine>
+                  <CardLine label={t('approvals.created')}>{formatDateTime(task.created)}</CardLine>
+                  <Box sx={{ mt: 1 }}>{actions(task)}</Box>
+                </Card>
+              ))}
+            </CardList>
+            {empty}
+          </>
+        ) : (
+          <Paper variant="outlined">
+            <TableContainer>
+              <Table size="small" aria-label={t('approvals.title')}>
+                <TableHead>
+                  <TableRow>
+                    <TableCell>{t('history.task')}</TableCell>
+                    <TableCell>{t('approvals.message')}</TableCell>
+                    <TableCell>{t('history.user')}</TableCell>
+                    <TableCell>{t('approvals.created')}</TableCell>
+                    <TableCell />
                   </TableRow>
-                ))}
-              </TableBody>
-            </Table>
-          </TableContainer>
-          {empty}
-        </Paper>
-      )}
+                </TableHead>
+                <TableBody>
+                  {tasks.map((task) => (
+                    <TableRow key={task.id} hover data-task-id={task.id}>
+                      <TableCell>{title(task)}</TableCell>
+                      <TableCell>{task.message || '—'}</TableCell>
+                      <TableCell>{task.user_name ?? '—'}</TableCell>
+                      <TableCell>{formatDateTime(task.created)}</TableCell>
+                      <TableCell align="right">{actions(task)}</TableCell>
+                    </TableRow>
+                  ))}
+                </TableBody>
+              </Table>
+            </TableContainer>
+            {empty}
+          </Paper>
+        )}
+        <InboxSection projectId={project.id} />
+      </PageBody>
     </>
   );
 }

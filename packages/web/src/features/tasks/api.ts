@@ -39,6 +39,12 @@ export type Task = {
   debug?: boolean;
   dry_run?: boolean;
   diff?: boolean;
+  /** The values the task published (SIGNALBOX_OUTPUTS), and the names of its secret ones (never their values). */
+  outputs?: Record<string, unknown>;
+  secret_outputs?: string[];
+  /** The workflow run (and its node) that started the task; null: none. */
+  workflow_run_id?: number | null;
+  workflow_node_id?: string | null;
 };
 
 /** `line`: the line's 1-based position in the log (line n is at offset n - 1). */

@@ -3,6 +3,7 @@ import { useEffect, useState } from 'react';
 import { useTranslation } from 'react-i18next';
 import { formatDateTime, formatDuration } from '../../../components/format';
 import type { Task } from '../api';
+import { TaskOutputs } from './TaskOutputs';
 
 function Detail({ label, value }: { label: string; value: string | null | undefined }) {
   if (!value) return null;
@@ -29,7 +30,7 @@ function useNow(active: boolean) {
   return now;
 }
 
-/** Who ran the task, when, how long, which commit and version, and its message. */
+/** Who ran the task, when, how long, which commit and version, its message, its outputs and workflow run. */
 export function TaskDetails({
   task,
   userName,
@@ -87,6 +88,7 @@ export function TaskDetails({
           </Box>
         )}
       </Box>
+      <TaskOutputs task={task} />
     </>
   );
 }
