@@ -187,52 +187,29 @@ function TerraformOptions({
               },
             }}
           />
-          <TextField
-            fullWidth
-            multiline
-            minRows={2}
-            label={t('tpl.driftIgnoreAddresses')}
-            value={textOf(taskParams.drift_ignore_addresses)}
-            onChange={(e) => set('drift_ignore_addresses', linesOf(e.target.value))}
-            onBlur={(e) => set('drift_ignore_addresses', linesOf(e.target.value).filter(Boolean))}
-            helperText={t('tpl.driftIgnoreAddressesHelp')}
-            {...field(
-              paramError('drift_ignore_addresses'),
-              serverError,
-              'task_params.drift_ignore_addresses',
-              'tpl.driftIgnoreAddresses',
-            )}
-            slotProps={{
-              htmlInput: {
-                'data-field': 'drift_ignore_addresses',
-                spellCheck: false,
-                style: { fontFamily: 'monospace' },
-              },
-            }}
-          />
-          <TextField
-            fullWidth
-            multiline
-            minRows={2}
-            label={t('tpl.driftIgnoreAttributes')}
-            value={textOf(taskParams.drift_ignore_attributes)}
-            onChange={(e) => set('drift_ignore_attributes', linesOf(e.target.value))}
-            onBlur={(e) => set('drift_ignore_attributes', linesOf(e.target.value).filter(Boolean))}
-            helperText={t('tpl.driftIgnoreAttributesHelp')}
-            {...field(
-              paramError('drift_ignore_attributes'),
-              serverError,
-              'task_params.drift_ignore_attributes',
-              'tpl.driftIgnoreAttributes',
-            )}
-            slotProps={{
-              htmlInput: {
-                'data-field': 'drift_ignore_attributes',
-                spellCheck: false,
-                style: { fontFamily: 'monospace' },
-              },
-            }}
-          />
+          {(
+            [
+              ['drift_ignore_addresses', 'tpl.driftIgnoreAddresses'],
+              ['drift_ignore_attributes', 'tpl.driftIgnoreAttributes'],
+            ] as const
+          ).map(([key, label]) => (
+            // Ignore rules: one pattern a line, kept as a list.
+            <TextField
+              key={key}
+              fullWidth
+              multiline
+              minRows={2}
+              label={t(label)}
+              value={textOf(taskParams[key])}
+              onChange={(e) => set(key, linesOf(e.target.value))}
+              onBlur={(e) => set(key, linesOf(e.target.value).filter(Boolean))}
+              helperText={t(`${label}Help`)}
+              {...field(paramError(key), serverError, `task_params.${key}`, label)}
+              slotProps={{
+                htmlInput: { 'data-field': key, spellCheck: false, style: { fontFamily: 'monospace' } },
+              }}
+            />
+          ))}
         </>
       )}
     </Stack>
