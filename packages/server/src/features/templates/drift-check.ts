@@ -66,17 +66,7 @@ export async function applyDriftCheck(
     await event(current.id, 'updated');
     return true;
   }
-  const id = await insertSchedule(trx, dialect, {
-    project_id: projectId,
-    template_id: templateId,
-    type: DRIFT_SCHEDULE,
-    cron_format: cron,
-    repository_id: null,
-    name: '',
-    active: 1,
-    task_params: driftTaskParams,
-    last_commit_hash: null,
-  });
+  const id = await insertSchedule(trx, dialect, driftRow(projectId, templateId, cron));
   await event(id, 'created');
   return true;
 }
@@ -101,15 +91,18 @@ export function driftScheduleRow(template: {
   if (params.drift_check !== true || typeof cron !== 'string' || !planningApps.includes(template.app))
     return null;
   if (cronError(cron)) return null;
-  return {
-    project_id: template.project_id,
-    template_id: template.id,
-    type: DRIFT_SCHEDULE,
-    cron_format: cron,
-    repository_id: null,
-    name: '',
-    active: 1,
-    task_params: driftTaskParams,
-    last_commit_hash: null,
-  };
+  return driftRow(template.project_id, template.id, cron);
 }
+
+/** The row of a template's drift check schedule on `cron`. */
+const driftRow = (projectId: number, templateId: number, cron: string) => ({
+  project_id: projectId,
+  template_id: templateId,
+  type: DRIFT_SCHEDULE,
+  cron_format: cron,
+  repository_id: null,
+  name: '',
+  active: 1,
+  task_params: driftTaskParams,
+  last_commit_hash: null,
+});
