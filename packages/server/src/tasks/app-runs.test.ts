@@ -26,7 +26,11 @@ describe.each(testDialects())('python, powershell and terragrunt runs stored on 
     ({ record, restore: restorePath } = toolsOnPath({
       pwsh: recordingStandIn,
       // Plans with changes (it never says "No changes."): the run waits for confirmation.
-      terragrunt: (log) => `#!/bin/bash\necho "terragrunt $*" >> ${log}\necho "Plan: 1 to add"\n`,
+      // Plans into the -out file and shows it, as terragrunt passes both through to Terraform.
+      terragrunt: (log) =>
+        `#!/bin/bash\necho "terragrunt $*" >> ${log}\necho "Plan: 1 to add"\n` +
+        `for a in "$@"; do case "$a" in -out=*) echo '{"format_version":"1.2","resource_changes":[]}' > "\${a#-out=}" ;; esac; done\n` +
+        `[ "$1" = show ] && [ -f "\${@: -1}" ] && cat "\${@: -1}"\nexit 0\n`,
     }));
     ({ id: repoId } = await insertGitRepository(p.h.deps, p.projectId, {
       'hello.py': 'import sys\nprint("hello from python", *sys.argv[1:])\n',

@@ -15,7 +15,7 @@ import { currentUser } from '../../access/auth-hook';
 import { projectRoutes } from '../../access/project-guard';
 import type { Deps } from '../../deps';
 import { noContentResponse, type ZodTypeProvider } from '../../http/path-params';
-import { forbidden } from '../../lib/errors';
+import { forbidden, notFound } from '../../lib/errors';
 import { rawBodyParser } from './state-document';
 import {
   deleteStateOf,
@@ -129,14 +129,14 @@ export function terraformStatesRoutes(app: FastifyInstance, deps: Deps) {
                 description: 'The current state, as Terraform wrote it',
                 content: { 'application/json': { schema: { type: 'object' } } },
               },
-              204: z.null().describe('No state written yet'),
             },
           },
         },
         async (request, reply) => {
           requireStateReader(request);
           const state = await readState(deps, request.project.id, request.params.name);
-          if (!state) return reply.status(204).send();
+          // None written yet: 404, which Terraform's http backend reads as "no state" (as it does 204).
+          if (!state) throw notFound('terraform_state');
           return reply
             .header('content-type', 'application/json')
             .header('content-md5', state.md5)

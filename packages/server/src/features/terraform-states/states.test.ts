@@ -77,7 +77,9 @@ describe.each(testDialects())('built-in Terraform state backend on $name', (dial
 
   it('speaks the http backend protocol: no state, lock, write with the lock ID, read, unlock', async () => {
     const token = basic('alice', await tokenOf(members.task_runner));
-    expect((await call('GET', url('net'), token)).statusCode).toBe(204);
+    // No state yet: 404 with its code, which Terraform's http backend reads as "no state".
+    const none = await call('GET', url('net'), token);
+    expect({ status: none.statusCode, code: none.json().code }).toEqual({ status: 404, code: 'not_found' });
 
     const locked = await call('LOCK', url('net'), token, lockInfo('lock-1'));
     expect(locked.statusCode, locked.body).toBe(200);
@@ -165,7 +167,7 @@ describe.each(testDialects())('built-in Terraform state backend on $name', (dial
       expect(res.json().code).toBe('state_name');
     }
     expect((await call('GET', url('x'.repeat(101)), token)).json().code).toBe('path_param_too_long');
-    expect((await call('GET', url('bad'), token)).statusCode).toBe(204);
+    expect((await call('GET', url('bad'), token)).statusCode).toBe(404);
   });
 
   it('keeps versions with their writer, diffs them with sensitive values hidden, and rolls back (managers)', async () => {
@@ -317,7 +319,7 @@ describe.each(testDialects())('built-in Terraform state backend on $name', (dial
     expect((await call('POST', url('roles'), guest, stateDoc(1))).statusCode).toBe(403);
 
     const read = basic('r', await tokenOf(members.task_runner, { scopes: ['read'] }));
-    expect((await call('GET', url('roles'), read)).statusCode).toBe(204);
+    expect((await call('GET', url('roles'), read)).statusCode).toBe(404);
     const refused = await call('POST', url('roles'), read, stateDoc(1));
     expect(refused.statusCode).toBe(403);
     expect(refused.json()).toMatchObject({ code: 'missing_token_scope', params: { scope: 'run' } });
@@ -329,11 +331,11 @@ describe.each(testDialects())('built-in Terraform state backend on $name', (dial
     expect((await call('DELETE', url('roles'), run)).statusCode).toBe(403);
     const manager = basic('m', await tokenOf(members.manager));
     expect((await call('DELETE', url('roles'), manager)).statusCode).toBe(200);
-    expect((await call('GET', url('roles'), run)).statusCode).toBe(204);
+    expect((await call('GET', url('roles'), run)).statusCode).toBe(404);
 
     // A bearer token works as well; a wrong password or no auth is 401.
     const bearer = `Bearer ${await tokenOf(owner)}`;
-    expect((await call('GET', url('roles'), bearer)).statusCode).toBe(204);
+    expect((await call('GET', url('roles'), bearer)).statusCode).toBe(404);
     expect((await call('GET', url('roles'), basic('x', 'not-a-token'))).statusCode).toBe(401);
     expect((await h.anonymous().get(url('roles'))).statusCode).toBe(401);
     // Basic auth reaches only the backend's routes.
@@ -374,7 +376,7 @@ describe.each(testDialects())('built-in Terraform state backend on $name', (dial
 
   it('refuses task credentials once the task has ended, or with a wrong secret', async () => {
     const task = await runningTask(projectId);
-    expect((await call('GET', url('ended'), task.auth)).statusCode).toBe(204);
+    expect((await call('GET', url('ended'), task.auth)).statusCode).toBe(404);
     await h.deps.db.updateTable('task').set({ status: 'success' }).where('id', '=', task.id).execute();
     const ended = await call('GET', url('ended'), task.auth);
     expect(ended.statusCode).toBe(401);
