@@ -43,6 +43,7 @@ describe('projects', () => {
       'Key Store',
       'Repositories',
       'Option Lists',
+      'Terraform states',
       'Integrations',
       'Team',
       'Approvals',
