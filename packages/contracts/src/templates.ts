@@ -79,7 +79,7 @@ const stateBackendMessage = issue('not_one_of', { options: "'' (the configuratio
 const lockTimeoutMessage = issue('lock_timeout_invalid', { max: LOCK_TIMEOUT_MAX });
 const planTtlMessage = issue('plan_ttl_invalid', { max: PLAN_TTL_HOURS_MAX });
 const driftPatternMessage = issue('drift_pattern_invalid');
-/** Drift ignore rules: at most 100 patterns (see globToRegExp). */
+/** Drift ignore rules: at most 100 patterns (see globMatcher). */
 const driftPatterns = () =>
   z
     .array(z.string({ error: driftPatternMessage }).trim().refine(isDriftPattern, driftPatternMessage), {

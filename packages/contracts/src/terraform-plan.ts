@@ -164,14 +164,40 @@ export type TemplateDrift = z.infer<typeof templateDriftSchema>;
  * An ignore rule of a drift check: a resource address pattern (`*` any text, `?` one character, e.g.
  * `aws_autoscaling_group.*`) or an attribute path pattern (`*` one path part, e.g. `tags.LastScanned`, `tags.*`).
  */
-export function globToRegExp(pattern: string, anyOf = '.'): RegExp {
-  let source = '';
-  for (const ch of pattern) {
-    if (ch === '*') source += anyOf === '.' ? '.*' : '[^.\\[\\]]*';
-    else if (ch === '?') source += '.';
-    else source += ch.replace(/[.+^${}()|[\]\\]/g, '\\$&');
-  }
-  return new RegExp(`^${source}$`);
+export type GlobMatcher = { test(text: string): boolean };
+
+/**
+ * The matcher of a drift ignore pattern: `*` any text (with `star: 'part'`, any text within one path part: no ".",
+ * "[" or "]"), `?` one character, anything else itself. It walks the text once per pattern character (no regular
+ * expression, so a pattern a manager writes, such as `*a*a*a*a*b`, cannot backtrack for ever on a long address).
+ */
+export function globMatcher(pattern: string, star: 'any' | 'part' = 'any'): GlobMatcher {
+  const tokens = [...pattern].filter((ch, i, all) => ch !== '*' || all[i - 1] !== '*');
+  const separator = (ch: string) => star === 'part' && (ch === '.' || ch === '[' || ch === ']');
+  return {
+    test(text) {
+      const chars = [...text];
+      const n = chars.length;
+      // reach[i]: the pattern so far matches the text's first i characters.
+      let reach = new Uint8Array(n + 1);
+      reach[0] = 1;
+      for (const token of tokens) {
+        const next = new Uint8Array(n + 1);
+        if (token === '*') {
+          let open = false;
+          for (let i = 0; i <= n; i++) {
+            if (reach[i]) open = true;
+            if (open) next[i] = 1;
+            if (i < n && separator(chars[i] as string)) open = false;
+          }
+        } else {
+          for (let i = 0; i < n; i++) if (reach[i] && (token === '?' || chars[i] === token)) next[i + 1] = 1;
+        }
+        reach = next;
+      }
+      return reach[n] === 1;
+    },
+  };
 }
 
 /** A drift ignore pattern is printable text without control characters, at most 255 characters. */

@@ -3,7 +3,8 @@ import {
   DRIFT_RESOURCES_MAX,
   type DriftReport,
   type DriftResource,
-  globToRegExp,
+  type GlobMatcher,
+  globMatcher,
 } from '@signalbox/contracts';
 import { actionOf } from './terraform-plan';
 
@@ -52,7 +53,7 @@ export function changedPaths(before: Json, after: Json, max = DRIFT_PATHS_MAX): 
 }
 
 /** True when an attribute path rule covers the path: the same path, or a path inside it (`tags` covers `tags.a`). */
-function covers(rule: RegExp, path: string): boolean {
+function covers(rule: GlobMatcher, path: string): boolean {
   if (rule.test(path)) return true;
   // Each shorter prefix of the path, cut before a "." or "[".
   for (let i = path.length - 1; i > 0; i--)
@@ -67,8 +68,8 @@ function covers(rule: RegExp, path: string): boolean {
  * attribute path matches an attribute pattern.
  */
 export function judgeDrift(refreshPlan: Json, plan: Json, rules: DriftRules): DriftReport {
-  const addressRules = rules.addresses.map((p) => globToRegExp(p));
-  const attributeRules = rules.attributes.map((p) => globToRegExp(p, 'part'));
+  const addressRules = rules.addresses.map((p) => globMatcher(p));
+  const attributeRules = rules.attributes.map((p) => globMatcher(p, 'part'));
   const resources: DriftResource[] = [];
   let ignored = 0;
   let omitted = 0;
