@@ -259,6 +259,31 @@ describe.each(testDialects())('Terraform plan approval on $name', (dialect) => {
     });
   });
 
+  it('of two applies of one plan requested at once, exactly one makes a task', async () => {
+    const tpl = await template({}, 'everything');
+    const stored = await planOnly(tpl);
+    const before = await h.deps.db.selectFrom('task').select('id').where('plan_of', '=', stored.id).execute();
+    expect(before).toEqual([]);
+    const answers = await Promise.all([
+      runner.post(p(`/tasks/${stored.id}/apply_plan`), { plan_digest: stored.digest }),
+      owner.post(p(`/tasks/${stored.id}/apply_plan`), { plan_digest: stored.digest }),
+      runner.post(p(`/tasks/${stored.id}/apply_plan`), {}),
+    ]);
+    const made = answers.filter((a) => a.statusCode === 201).map((a) => a.json().id as number);
+    expect(made, answers.map((a) => a.body).join('\n')).toHaveLength(1);
+    for (const refused of answers.filter((a) => a.statusCode !== 201)) {
+      expect(refused.statusCode, refused.body).toBe(409);
+      expect(refused.json()).toMatchObject({ code: 'plan_already_applied', params: { id: stored.id } });
+    }
+    const appliers = await h.deps.db
+      .selectFrom('task')
+      .select('id')
+      .where('plan_of', '=', stored.id)
+      .execute();
+    expect(appliers.map((t) => t.id)).toEqual(made);
+    expect((await done(made[0] as number)).status).toBe('success');
+  });
+
   it('refuses a plan older than the latest apply on its workspace', async () => {
     const tpl = await template();
     const older = await planOnly(tpl);

@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import {
+  coded,
   DEFAULT_PLAN_TTL_HOURS,
   type DriftReport,
   type PlanFile,
@@ -9,9 +10,11 @@ import {
 } from '@signalbox/contracts';
 import type { Selectable } from 'kysely';
 import type { Db } from '../db';
+import type { Dialect } from '../db/dialect';
 import type { TaskPlanTable } from '../db/tables';
 import { now, parseJsonObject } from '../db/values';
 import type { SecretBox } from '../lib/crypto';
+import { conflict } from '../lib/errors';
 
 /**
  * Saved Terraform/OpenTofu plans (the summary, and for a plan-only task the plan file sealed at rest), the last
@@ -118,14 +121,27 @@ export async function planFileView(
   };
 }
 
-/** The plan a task applies, kept as that task's own (its summary and facts; never the file again). */
-export async function copyPlanForApply(db: Db, fromTaskId: number, toTaskId: number) {
-  const from = await db
-    .selectFrom('task_plan')
-    .selectAll()
-    .where('task_id', '=', fromTaskId)
-    .executeTakeFirst();
+/**
+ * The plan a task applies, kept as that task's own (its summary and facts; never the file again). Called in the
+ * transaction that creates the applying task: the stored plan's row is locked first (PostgreSQL, MariaDB; SQLite
+ * runs one writing transaction at a time), so of two applies requested at once the second finds the first and
+ * answers `plan_already_applied` — its task is never made.
+ */
+export async function copyPlanForApply(db: Db, dialect: Dialect, fromTaskId: number, toTaskId: number) {
+  const read = db.selectFrom('task_plan').selectAll().where('task_id', '=', fromTaskId);
+  const from = await (dialect === 'sqlite' ? read : read.forUpdate()).executeTakeFirst();
   if (!from) return;
+  const other = db
+    .selectFrom('task')
+    .select('id')
+    .where('plan_of', '=', fromTaskId)
+    .where('id', '!=', toTaskId)
+    .where('status', 'not in', ['success', 'error', 'stopped', 'rejected'])
+    .orderBy('id')
+    .limit(1);
+  const pending = await (dialect === 'sqlite' ? other : other.forUpdate()).executeTakeFirst();
+  const by = pending?.id ?? from.applied_by_task;
+  if (by) throw conflict(coded('plan_already_applied', { id: fromTaskId, by }));
   await db
     .insertInto('task_plan')
     .values({ ...from, task_id: toTaskId, plan_file: null, applied_by_task: null })

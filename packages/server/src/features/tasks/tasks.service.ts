@@ -201,7 +201,7 @@ async function insertNewTask(
       workflow_node_id: origin.workflow?.nodeId ?? null,
     });
     // A task that applies a stored plan shows that plan as its own (and its apply is recorded from it).
-    if (origin.planOf) await copyPlanForApply(trx, origin.planOf, id);
+    if (origin.planOf) await copyPlanForApply(trx, deps.dialect, origin.planOf, id);
     if (origin.workflow) await origin.workflow.claim(trx, id);
     // An agent's run names the API token it came with (its id and name, never its value).
     const byToken = token ? ` by an AI agent (API token "${token.name}", id ${token.id})` : '';
