@@ -1,5 +1,6 @@
+import { recordEvent } from '../audit/audit.store';
 import type { Db } from '../db';
-import { now } from '../db/values';
+import { now, toCount } from '../db/values';
 import { randomToken, safeEqual, sha256 } from '../lib/crypto';
 import { activeStatuses } from './store';
 
@@ -51,4 +52,44 @@ export async function taskOfCredential(
 /** Forgets a task's credentials (its run ended). */
 export async function dropTaskCredential(db: Db, taskId: number) {
   await db.deleteFrom('task_state_credential').where('task_id', '=', taskId).execute();
+}
+
+/**
+ * Releases the state locks a task's run still holds once the task has ended: a run that was stopped, killed or
+ * lost with its server never said UNLOCK, and its credentials no longer reach the backend, so nothing of it can.
+ * Each release is an audit event naming the state, the lock and the task. A lock taken by another holder since is
+ * left alone (the update names the lock it read).
+ */
+export async function releaseStateLocksOf(db: Db, taskId: number) {
+  const held = await db
+    .selectFrom('terraform_state')
+    .select(['id', 'project_id', 'name', 'lock_id'])
+    .where('locked_by_task_id', '=', taskId)
+    .execute();
+  for (const state of held) {
+    if (state.lock_id === null) continue;
+    const res = await db
+      .updateTable('terraform_state')
+      .set({
+        lock_id: null,
+        lock_info: null,
+        locked_at: null,
+        locked_by_user_id: null,
+        locked_by_task_id: null,
+      })
+      .where('id', '=', state.id)
+      .where('lock_id', '=', state.lock_id)
+      .where('locked_by_task_id', '=', taskId)
+      .executeTakeFirst();
+    if (toCount(res.numUpdatedRows) !== 1) continue;
+    await recordEvent(db, {
+      project_id: state.project_id,
+      user_id: null,
+      object_type: 'terraform_state',
+      object_id: state.id,
+      description: `Terraform state ${state.name} unlocked: task ${taskId}, which held its lock ${state.lock_id}, has ended`,
+      kind: 'terraform_state.lock_released',
+      params: { name: state.name, lock: state.lock_id, task_id: taskId },
+    });
+  }
 }

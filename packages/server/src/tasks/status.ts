@@ -9,6 +9,7 @@ import type { EventBus } from '../live/bus';
 import type { Metrics } from '../metrics/metrics';
 import { LogSink } from './output/log-sink';
 import type { OutputWriter } from './output/output.store';
+import { releaseStateLocksOf } from './state-credentials.store';
 import { casStatus, findTask, type TaskRow } from './store';
 
 /** Which statuses a task may move to a given status from. */
@@ -85,6 +86,15 @@ export function createStatusUpdates(ctx: {
       status_detail: details.get(t.id) ?? null,
     });
 
+  /** A finished task's state locks go with it; a failure to release them never holds up its status. */
+  async function releaseLocks(id: number) {
+    try {
+      await releaseStateLocksOf(db, id);
+    } catch (err) {
+      ctx.log.warn({ err, taskId: id }, 'releasing the state locks of a finished task failed');
+    }
+  }
+
   async function setStatus(id: number, status: string, extra: Updateable<TaskTable> = {}, from?: string[]) {
     const fields: Updateable<TaskTable> = { ...extra, status };
     if (status === 'running' && !extra.start) {
@@ -97,6 +107,7 @@ export function createStatusUpdates(ctx: {
       fields.control = null;
     }
     const ok = await casStatus(db, id, from ?? transitionsTo(status), fields);
+    if (ok && isFinished(status)) await releaseLocks(id);
     if (ok) {
       if (status !== 'waiting') details.delete(id);
       const t = await findTask(db, id);
@@ -132,6 +143,7 @@ export function createStatusUpdates(ctx: {
       control: null,
     });
     if (!ok) return;
+    await releaseLocks(task.id);
     const sink = new LogSink(ctx, task.project_id, task.id, { giveUp: ctx.closing });
     sink.line(message);
     await sink.close();

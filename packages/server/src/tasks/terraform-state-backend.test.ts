@@ -161,6 +161,42 @@ describe.each(testDialects())('the built-in state backend with real task runs on
     expect(argv).not.toContain('terraform workspace');
   });
 
+  it('releases the lock of a run that is stopped while it holds it, audited; the next run takes the lock', async () => {
+    const held = await template('held');
+    writeFileSync(hold, '');
+    try {
+      const a = await start(held);
+      await waitFor(
+        async () => {
+          const lock = (await states()).find((s: { name: string }) => s.name === 'staging')?.lock;
+          return lock?.task_id === a && lock.operation === 'OperationTypeApply' ? lock : undefined;
+        },
+        60_000,
+        'the run to lock the state for its apply',
+      );
+      // A forced stop kills the stand-in in the middle of its apply: it never says UNLOCK.
+      const stop = await owner.post(`/api/project/${projectId}/tasks/${a}/stop`, { force: true });
+      expect(stop.statusCode, stop.body).toBe(204);
+      expect((await waitForStatus(h.deps, a, ['stopped', 'error'], 60_000)).status).toBe('stopped');
+      const after = (await states()).find((s: { name: string }) => s.name === 'staging');
+      expect(after.lock).toBeNull();
+      const events = (await owner.get(`/api/project/${projectId}/events?limit=50`)).json() as {
+        kind: string;
+        params: Record<string, unknown>;
+      }[];
+      expect(events.find((e) => e.kind === 'terraform_state.lock_released')?.params).toMatchObject({
+        name: 'staging',
+        task_id: a,
+      });
+    } finally {
+      rmSync(hold, { force: true });
+    }
+    // The next run is not held up by the stopped one's lock.
+    const b = await start(held);
+    const doneB = await waitForStatus(h.deps, b, ['success', 'error'], 60_000);
+    expect(doneB.status, (await outputOf(h.deps, b)).join('\n')).toBe('success');
+  });
+
   it('gives a task on a remote runner credentials that reach the backend where the runner reaches the server', {
     timeout: 150_000,
   }, async () => {
