@@ -87,16 +87,33 @@ export const stopTaskInput = z
 const intQuery = (min: number, max: number) => z.coerce.number().int().min(min).max(max);
 
 export const lastTasksQuery = z.object({ limit: intQuery(1, 1000).default(200) });
-export const taskListQuery = z.object({
-  status: z.enum(taskStatuses).optional().describe('Only the tasks in this status (e.g. waiting_approval).'),
+/**
+ * A page of a task list, newest first: `offset` tasks skipped, or only the tasks whose id is below `before` (the
+ * keyset cursor a full page's Link header names: it costs the same at any depth, and a task started meanwhile does
+ * not shift the pages).
+ */
+const taskPageFields = {
   limit: intQuery(1, 10_000).default(1000),
-  offset: intQuery(0, 1_000_000_000).default(0),
-});
-export const templateTasksQuery = z.object({
-  status: z.enum(taskStatuses).optional(),
-  limit: intQuery(1, 10_000).default(1000),
-  offset: intQuery(0, 1_000_000_000).default(0),
-});
+  offset: intQuery(0, 1_000_000_000).optional().describe('Tasks to skip (newest first).'),
+  before: intQuery(1, Number.MAX_SAFE_INTEGER)
+    .optional()
+    .describe('Only tasks whose id is below this one: the keyset cursor of the next page (Link header).'),
+};
+const notOffsetAndBefore = <T extends { offset?: number; before?: number }>(q: T) =>
+  q.offset === undefined || q.before === undefined;
+const offsetAndBeforeIssue = { message: issue('offset_and_before'), path: ['before'] };
+export const taskListQuery = z
+  .object({
+    status: z
+      .enum(taskStatuses)
+      .optional()
+      .describe('Only the tasks in this status (e.g. waiting_approval).'),
+    ...taskPageFields,
+  })
+  .refine(notOffsetAndBefore, offsetAndBeforeIssue);
+export const templateTasksQuery = z
+  .object({ status: z.enum(taskStatuses).optional(), ...taskPageFields })
+  .refine(notOffsetAndBefore, offsetAndBeforeIssue);
 /** Lines per page of GET tasks/{id}/output: the default and the largest `limit`. */
 export const OUTPUT_PAGE_LINES = 10_000;
 

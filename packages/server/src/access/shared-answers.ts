@@ -28,7 +28,8 @@ const MAX_ANSWERS = 200;
 export const MAX_KEPT_BYTES = 32 * 1024 * 1024;
 
 /** The bytes sent (encoded once, not on every send), their type, and when they were kept. */
-type Answer = { body: Buffer; contentType: string; at: number };
+/** An answer as sent: its bytes, type and Link header (a list's next page), when it was made. */
+type Answer = { body: Buffer; contentType: string; link: string | null; at: number };
 /** An answer being computed by one request, since version `since` of its project; others wait for `done`. */
 type Computing = {
   since: number;
@@ -105,8 +106,15 @@ export class SharedAnswers {
    * Keeps an answer computed since version `since` of its project, unless the project changed meanwhile or it is
    * too large to keep; answers it either way, for the requests waiting for it (see `computed`).
    */
-  keep(key: string, projectId: number, since: number, body: string, contentType: string): Answer {
-    const answer = { body: Buffer.from(body), contentType, at: this.now() };
+  keep(
+    key: string,
+    projectId: number,
+    since: number,
+    body: string,
+    contentType: string,
+    link: string | null = null,
+  ): Answer {
+    const answer = { body: Buffer.from(body), contentType, link, at: this.now() };
     if (this.version(projectId) !== since || answer.body.length > MAX_KEPT_BYTES / 4) return answer;
     this.drop(key);
     this.answers.set(key, answer);
@@ -211,7 +219,10 @@ export function serveSharedAnswers(scope: FastifyInstance, deps: Pick<Deps, 'bus
     // Many clients asking for a list that just changed: one request computes it, the others wait for its answer.
     for (let waits = 0; ; waits++) {
       const kept = answers.lookup(key);
-      const send = (answer: Answer) => reply.header('content-type', answer.contentType).send(answer.body);
+      const send = (answer: Answer) => {
+        if (answer.link) reply.header('link', answer.link);
+        return reply.header('content-type', answer.contentType).send(answer.body);
+      };
       if (kept?.fresh) return send(kept.answer);
       const turn = answers.wait(key, request.project.id);
       if ('compute' in turn) {
@@ -230,7 +241,15 @@ export function serveSharedAnswers(scope: FastifyInstance, deps: Pick<Deps, 'bus
     const compute = request[STAMP];
     if (compute && reply.statusCode === 200 && typeof payload === 'string') {
       const type = String(reply.getHeader('content-type') ?? 'application/json; charset=utf-8');
-      request[MADE] = answers.keep(keyOf(request), request.project.id, compute.since, payload, type);
+      const link = reply.getHeader('link');
+      request[MADE] = answers.keep(
+        keyOf(request),
+        request.project.id,
+        compute.since,
+        payload,
+        type,
+        typeof link === 'string' ? link : null,
+      );
     }
     return payload;
   });

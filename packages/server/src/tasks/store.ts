@@ -268,11 +268,12 @@ const listQuery = (db: Db) => withListColumns(listFrom(db));
 export function listTasks(
   db: Db,
   projectId: number,
-  opts: { templateId?: number; status?: string; limit: number; offset?: number },
+  opts: { templateId?: number; status?: string; limit: number; offset?: number; before?: number },
 ): Promise<TaskListRow[]> {
   let ids = db.selectFrom('task').select('task.id').where('task.project_id', '=', projectId);
   if (opts.templateId) ids = ids.where('task.template_id', '=', opts.templateId);
   if (opts.status) ids = ids.where('task.status', '=', opts.status);
+  if (opts.before !== undefined) ids = ids.where('task.id', '<', opts.before);
   const page = ids
     .orderBy('task.id', 'desc')
     .limit(opts.limit)

@@ -18,7 +18,7 @@ import {
   templateDriftSchema,
   templateTasksQuery,
 } from '@signalbox/contracts';
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import { currentUser } from '../../access/auth-hook';
 import { projectRoutes } from '../../access/project-guard';
@@ -63,6 +63,27 @@ const afterLookup = <C extends object, S extends object, P extends object>(
 ) => ({ config: { ...(route.config as C), parsesInHandler: true }, schema: { ...route.schema, ...parts } });
 
 /** How a request started a task: with an API token (`api`) or from the console (`ui`). */
+/**
+ * A full page of a task list names the next one in a `Link: <…?before=ID…>; rel="next"` header: the same query,
+ * its offset replaced by the keyset cursor of this page's last (oldest) task.
+ */
+function nextPageLink<T extends { id: number }>(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  limit: number,
+  rows: T[],
+): T[] {
+  const last = rows[rows.length - 1];
+  if (last && rows.length === limit) {
+    const url = new URL(request.url, 'http://signalbox.invalid');
+    url.searchParams.delete('offset');
+    url.searchParams.set('before', String(last.id));
+    url.searchParams.set('limit', String(limit));
+    reply.header('link', `<${url.pathname}${url.search}>; rel="next"`);
+  }
+  return rows;
+}
+
 const sourceOf = (request: FastifyRequest): TaskSource => (request.apiToken ? 'api' : 'ui');
 const approver = (request: FastifyRequest) => ({
   userId: currentUser(request).id,
@@ -144,9 +165,11 @@ export function tasksRoutes(app: FastifyInstance, deps: Deps) {
     scope.get(
       '/tasks',
       { ...shared, schema: { querystring: taskListQuery, response: taskList } },
-      async (request) => {
+      async (request, reply) => {
         const q = request.query;
-        return withTemplates(await listTasks(deps.db, request.project.id, q));
+        return withTemplates(
+          nextPageLink(request, reply, q.limit, await listTasks(deps.db, request.project.id, q)),
+        );
       },
     );
 
@@ -349,17 +372,11 @@ export function tasksRoutes(app: FastifyInstance, deps: Deps) {
     scope.get(
       '/templates/:template_id/tasks',
       afterLookup({ ...byTemplate, ...shared }, { querystring: templateTasksQuery, response: taskList }),
-      async (request) => {
+      async (request, reply) => {
         const template = await loadTemplate(request.project.id, request.params.template_id);
         const q = parse(templateTasksQuery, request.query);
-        return withTemplates(
-          await listTasks(deps.db, request.project.id, {
-            templateId: template.id,
-            status: q.status,
-            limit: q.limit,
-            offset: q.offset,
-          }),
-        );
+        const rows = await listTasks(deps.db, request.project.id, { templateId: template.id, ...q });
+        return withTemplates(nextPageLink(request, reply, q.limit, rows));
       },
     );
 

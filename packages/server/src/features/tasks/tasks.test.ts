@@ -269,6 +269,60 @@ describe.each(testDialects())('task API on $name', (dialect) => {
     expect(second).toEqual(ofTemplate.slice(1, 2));
   });
 
+  it('pages the task lists by keyset: a full page links the next one, the last page links none', async () => {
+    for (let i = 0; i < 3; i++)
+      expect((await members.owner.post(p('/tasks'), { template_id: tpl })).statusCode).toBe(201);
+    type Row = { id: number };
+    const all = ((await members.guest.get(p('/tasks'))).json() as Row[]).map((t) => t.id);
+    expect(all.length).toBeGreaterThanOrEqual(4);
+    const nextOf = (link: unknown) => /^<([^>]+)>; rel="next"$/.exec(String(link ?? ''))?.[1];
+    /** Follows the Link headers from `first` to the end; the pages' ids and how many pages. */
+    async function follow(first: string) {
+      const ids: number[] = [];
+      let pages = 0;
+      for (let url: string | undefined = first; url; pages++) {
+        const page = await members.guest.get(url);
+        expect(page.statusCode, page.body).toBe(200);
+        ids.push(...(page.json() as Row[]).map((t) => t.id));
+        url = nextOf(page.headers.link);
+        if (url) expect(url).toMatch(/[?&]before=\d+/);
+        expect(pages).toBeLessThan(all.length + 1);
+      }
+      return { ids, pages };
+    }
+    const paged = await follow(p('/tasks?limit=2'));
+    expect(paged.ids).toEqual(all);
+    // A page that is not full is the last: an exact multiple ends with one empty page.
+    expect(paged.pages).toBe(Math.floor(all.length / 2) + 1);
+    // The same list answered again (a shared answer) names the same next page.
+    const again = await members.guest.get(p('/tasks?limit=2'));
+    expect(nextOf(again.headers.link)).toBe(`${p('/tasks')}?limit=2&before=${all[1]}`);
+    // A task started between two pages does not shift them: the cursor is an id, not a count.
+    const first = await members.guest.get(p('/tasks?limit=2'));
+    expect((await members.owner.post(p('/tasks'), { template_id: tpl })).statusCode).toBe(201);
+    const second = await members.guest.get(String(nextOf(first.headers.link)));
+    expect((second.json() as Row[]).map((t) => t.id)).toEqual(all.slice(2, 4));
+    // The template's list, with its status filter kept in the link (every task finished first: a task that
+    // succeeds between two pages would join the filtered list).
+    const tasks = await h.deps.db
+      .selectFrom('task')
+      .select('id')
+      .where('project_id', '=', projectId)
+      .execute();
+    for (const t of tasks) await waitForStatus(h.deps, t.id, ['success', 'error', 'stopped']);
+    const ofTemplate = (
+      (await members.guest.get(p(`/templates/${tpl}/tasks?status=success`))).json() as Row[]
+    ).map((t) => t.id);
+    const tplPaged = await follow(p(`/templates/${tpl}/tasks?status=success&limit=1`));
+    expect(tplPaged.ids).toEqual(ofTemplate);
+    // Both cursors at once, or a cursor that is not an id, are refused by name.
+    const both = await members.guest.get(p('/tasks?offset=1&before=5'));
+    expect(both.statusCode).toBe(400);
+    expect(both.json()).toMatchObject({ code: 'offset_and_before' });
+    for (const bad of ['0', '-1', 'abc', '1.5', '99999999999999999999'])
+      expect((await members.guest.get(p(`/templates/${tpl}/tasks?before=${bad}`))).statusCode, bad).toBe(400);
+  });
+
   it("answers Semaphore's fields: a task's limit and empty secret, an output row's task, a template's count", async () => {
     const secret = 'survey-s3cret-value';
     const res = await members.owner.post(p('/tasks'), {
