@@ -154,3 +154,22 @@ export const noRefs = (): Refs => ({
  * the API description shows as a response without a body.
  */
 export const noContent = z.null().describe('Done; the response has no body.');
+
+/**
+ * `before`, the keyset cursor of a list newest first: only the rows whose id is below it (a full page's Link header
+ * names the next page with it). Paged by `offset` or by `before`, never both (notOffsetAndBefore).
+ */
+export const beforeCursor = (rows: string) =>
+  z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(Number.MAX_SAFE_INTEGER)
+    .optional()
+    .describe(`Only ${rows} whose id is below this one: the keyset cursor of the next page (Link header).`);
+export const notOffsetAndBefore = (q: { offset?: number; before?: number }) =>
+  q.offset === undefined || q.before === undefined;
+export const offsetAndBeforeIssue: { message: string; path: PropertyKey[] } = {
+  message: issue('offset_and_before'),
+  path: ['before'],
+};

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { beforeCursor, notOffsetAndBefore, offsetAndBeforeIssue } from './common';
 import { issue } from './errors';
 
 /** One entry of the activity log, as GET events and GET project/{id}/events list it (newest first). */
@@ -126,19 +127,14 @@ const fromBeforeToIssue = { message: issue('from_after_to'), path: ['to'] };
 const pageFields = {
   limit: intQuery(1, EVENT_PAGE_MAX).default(EVENT_PAGE_DEFAULT),
   offset: intQuery(0, 1_000_000_000).optional().describe('Rows to skip (newest first).'),
-  before: intQuery(1, Number.MAX_SAFE_INTEGER)
-    .optional()
-    .describe('Only events whose id is below this one: the keyset cursor of the next page (Link header).'),
+  before: beforeCursor('events'),
 };
-const notBoth = <T extends { offset?: number; before?: number }>(q: T) =>
-  q.offset === undefined || q.before === undefined;
-const notBothIssue = { message: issue('offset_and_before'), path: ['before'] };
 
 /** GET project/{id}/events[/last]: the project's events, newest first, filtered and paged. */
 export const projectEventsQuery = z
   .object({ ...eventFilterFields, ...pageFields })
   .refine(fromBeforeTo, fromBeforeToIssue)
-  .refine(notBoth, notBothIssue);
+  .refine(notOffsetAndBefore, offsetAndBeforeIssue);
 export type ProjectEventsQuery = z.output<typeof projectEventsQuery>;
 
 const projectFilter = {
@@ -151,7 +147,7 @@ const projectFilter = {
 export const eventsQuery = z
   .object({ ...eventFilterFields, ...projectFilter, ...pageFields })
   .refine(fromBeforeTo, fromBeforeToIssue)
-  .refine(notBoth, notBothIssue);
+  .refine(notOffsetAndBefore, offsetAndBeforeIssue);
 export type EventsQuery = z.output<typeof eventsQuery>;
 
 export const eventExportFormats = ['csv', 'json', 'jsonl'] as const;

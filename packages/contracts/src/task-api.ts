@@ -1,5 +1,15 @@
 import { z } from 'zod';
-import { flag, id, jsonDepth, MAX_JSON_DEPTH, optionalId, optionalString } from './common';
+import {
+  beforeCursor,
+  flag,
+  id,
+  jsonDepth,
+  MAX_JSON_DEPTH,
+  notOffsetAndBefore,
+  offsetAndBeforeIssue,
+  optionalId,
+  optionalString,
+} from './common';
 import { issue } from './errors';
 import { optionalBranch } from './repositories';
 import { taskSources, taskStatuses } from './tasks';
@@ -95,13 +105,9 @@ export const lastTasksQuery = z.object({ limit: intQuery(1, 1000).default(200) }
 const taskPageFields = {
   limit: intQuery(1, 10_000).default(1000),
   offset: intQuery(0, 1_000_000_000).optional().describe('Tasks to skip (newest first).'),
-  before: intQuery(1, Number.MAX_SAFE_INTEGER)
-    .optional()
-    .describe('Only tasks whose id is below this one: the keyset cursor of the next page (Link header).'),
+  before: beforeCursor('tasks'),
 };
-const notOffsetAndBefore = <T extends { offset?: number; before?: number }>(q: T) =>
-  q.offset === undefined || q.before === undefined;
-const offsetAndBeforeIssue = { message: issue('offset_and_before'), path: ['before'] };
+
 export const taskListQuery = z
   .object({
     status: z
