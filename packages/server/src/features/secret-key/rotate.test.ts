@@ -31,6 +31,8 @@ describe.each(testDialects())('rotating the secret key on $name', (dialect) => {
   let url: string;
   let h: Harness;
   const keyA = newKey();
+  /** The keys later tests rotated to, in order (the newest is the database's). */
+  const rotated: Buffer[] = [];
   const dirs: string[] = [];
   const handles: ReturnType<typeof openDb>[] = [];
   /** Every sealed value's text, by table and id, as stored before any rotation. */
@@ -218,6 +220,7 @@ describe.each(testDialects())('rotating the secret key on $name', (dialect) => {
       user_totp: { resealed: 1, already: 0 },
       terraform_state_version: { resealed: 1, already: 0 },
     });
+    rotated.push(keyB);
     // Run again with the same keys: the database's part is done.
     expect(await rotateSecrets(h.deps.db, keyA, keyB)).toBeNull();
 
@@ -232,5 +235,24 @@ describe.each(testDialects())('rotating the secret key on $name', (dialect) => {
       if (row.owner === '') expect(decodeKey(deps.box, row).password).toBe(JSON.parse(expected).password);
       else expect(decodeSecretValue(deps.box, row)).toBe(expected);
     }
+  });
+
+  it('holds at most its byte budget of sealed text per batch: one large value at a time', async () => {
+    const { recorded } = await rotationState(h.deps.db);
+    const current = [keyA, ...rotated].find((k) => secretKeyFingerprint(k) === recorded) as Buffer;
+    const next = newKey();
+    const perBatch: number[] = [];
+    const counts = await rotateSecrets(h.deps.db, current, next, {
+      batchBytes: 1,
+      afterBatch: (_table, resealed) => {
+        perBatch.push(resealed);
+      },
+    });
+    rotated.push(next);
+    const total = Object.values(counts ?? {}).reduce((n, c) => n + c.resealed, 0);
+    expect(total).toBe(plain.size);
+    // Every value alone in its transaction: as many batches as values.
+    expect(perBatch).toEqual(Array.from({ length: plain.size }, () => 1));
+    expect(await openAll(createSecretBox(next))).toEqual(plain);
   });
 });

@@ -1,4 +1,4 @@
-import type { Transaction } from 'kysely';
+import { sql, type Transaction } from 'kysely';
 import type { Database, Db } from '../../db';
 import { SECRET_KEY_OPTION, SECRET_KEY_ROTATION_OPTION } from '../../db/options';
 import { toCount } from '../../db/values';
@@ -44,22 +44,58 @@ async function setOption(trx: Transaction<Database> | Db, key: string, value: st
   if (toCount(res.numUpdatedRows) === 0) await trx.insertInto('option').values({ key, value }).execute();
 }
 
-function sealedBatch(trx: Transaction<Database> | Db, table: SealedTable, afterId: number, size: number) {
-  // The three tables share the shape read here (an integer id and a nullable text `secret`).
-  return (trx as Db)
+/** Sealed text a batch holds in memory at most (at least one row): states may be 16 MiB each. */
+const BATCH_BYTES = 64 * 1024 * 1024;
+
+/**
+ * The next rows after `afterId` with a sealed value: at most `size` of them and, past the first, no more than
+ * `bytes` of sealed text together (their lengths are read first). `more` is false once the table has no row left.
+ */
+async function sealedBatch(
+  trx: Transaction<Database> | Db,
+  table: SealedTable,
+  afterId: number,
+  size: number,
+  bytes: number,
+) {
+  // The four tables share the shape read here (an integer id and a nullable text `secret`).
+  const db = trx as Db;
+  const lengths = await db
     .selectFrom(table as 'access_key')
-    .select(['id', 'secret'])
+    .select(['id', sql<number | string>`length(secret)`.as('n')])
     .where('id', '>', afterId)
     .where('secret', 'is not', null)
     .where('secret', '!=', '')
     .orderBy('id')
     .limit(size)
-    .execute() as Promise<{ id: number; secret: string }[]>;
+    .execute();
+  let count = 0;
+  for (let total = 0; count < lengths.length; count++) {
+    total += Number(lengths[count]?.n ?? 0);
+    if (count > 0 && total > bytes) break;
+  }
+  const ids = lengths.slice(0, count).map((r) => r.id);
+  const rows = ids.length
+    ? ((await db
+        .selectFrom(table as 'access_key')
+        .select(['id', 'secret'])
+        .where('id', 'in', ids)
+        .where('secret', 'is not', null)
+        .orderBy('id')
+        .execute()) as { id: number; secret: string }[])
+    : [];
+  return {
+    rows,
+    last: ids[ids.length - 1] ?? afterId,
+    more: lengths.length === size || count < lengths.length,
+  };
 }
 
 export type RotateOptions = {
   /** Rows re-encrypted per transaction. */
   batchSize?: number;
+  /** Sealed text per transaction, at most (at least one row); 64 MiB by default. */
+  batchBytes?: number;
   /** Called after each committed batch (tests interrupt a rotation here). */
   afterBatch?: (table: SealedTable, resealed: number) => void | Promise<void>;
 };
@@ -79,6 +115,7 @@ export async function rotateSecrets(
   options: RotateOptions = {},
 ): Promise<RotationCounts | null> {
   const batchSize = options.batchSize ?? 200;
+  const batchBytes = options.batchBytes ?? BATCH_BYTES;
   const [from, to] = [secretKeyFingerprint(current), secretKeyFingerprint(next)];
   if (from === to) throw new RotationError('the new key is the current key: give another one');
   const state = await rotationState(db);
@@ -110,12 +147,10 @@ export async function rotateSecrets(
   const unreadable: string[] = [];
   for (const table of SEALED_TABLES) {
     for (let after = 0; ; ) {
-      const rows = await sealedBatch(db, table, after, batchSize);
-      for (const row of rows) {
-        if (!opensUnder(both, row.secret)) unreadable.push(`${table} ${row.id}`);
-        after = row.id;
-      }
-      if (rows.length < batchSize) break;
+      const batch = await sealedBatch(db, table, after, batchSize, batchBytes);
+      for (const row of batch.rows) if (!opensUnder(both, row.secret)) unreadable.push(`${table} ${row.id}`);
+      if (!batch.more) break;
+      after = batch.last;
     }
   }
   if (unreadable.length)
@@ -130,8 +165,8 @@ export async function rotateSecrets(
   ) as RotationCounts;
   for (const table of SEALED_TABLES) {
     for (let after = 0; ; ) {
-      const { size, last, resealed } = await db.transaction().execute(async (trx) => {
-        const rows = await sealedBatch(trx, table, after, batchSize);
+      const { size, last, more, resealed } = await db.transaction().execute(async (trx) => {
+        const { rows, last, more } = await sealedBatch(trx, table, after, batchSize, batchBytes);
         let changed = 0;
         for (const row of rows) {
           if (opensUnder(nextOnly, row.secret)) {
@@ -146,11 +181,11 @@ export async function rotateSecrets(
             .executeTakeFirst();
           changed += toCount(res.numUpdatedRows);
         }
-        return { size: rows.length, last: rows[rows.length - 1]?.id ?? after, resealed: changed };
+        return { size: rows.length, last, more, resealed: changed };
       });
       counts[table].resealed += resealed;
       if (size) await options.afterBatch?.(table, resealed);
-      if (size < batchSize) break;
+      if (!more) break;
       after = last;
     }
   }
