@@ -68,6 +68,12 @@ describe('runs started by an AI agent', () => {
     await row(approved).waitFor();
     expect(await row(approved).locator('[data-source="mcp"]').count()).toBe(1);
     expect(await row(rejected).getByText('drop the cache').count()).toBe(1);
+    // A run that starts waiting while the page is open appears without a reload, and leaves when it is answered
+    // elsewhere.
+    const live = await agentRun('rotate the logs');
+    await row(live).waitFor();
+    await admin.post(`/project/${projectId}/tasks/${live}/reject`, { reason: 'answered elsewhere' });
+    await row(live).waitFor({ state: 'detached' });
 
     await row(approved).getByRole('button', { name: 'Approve' }).click();
     await expectSnackbar(page, `Task #${approved} approved`);

@@ -42,8 +42,12 @@ export default function ApprovalsPage() {
     queryKey: key,
     queryFn: () => api<Task[]>(`/project/${project.id}/tasks?status=waiting_approval&limit=1000`),
   });
+  // A task that starts waiting, or one of the list that moves on, reloads the list; other tasks do not.
   useLiveMessages((m) => {
-    if (m.type === 'update' && m.project_id === project.id) void client.invalidateQueries({ queryKey: key });
+    if (m.type !== 'update' || m.project_id !== project.id) return;
+    const listed = client.getQueryData<Task[]>(key) ?? [];
+    if (m.status === 'waiting_approval' || listed.some((task) => task.id === m.task_id))
+      void client.invalidateQueries({ queryKey: key });
   });
   useLiveConnection(() => void client.invalidateQueries({ queryKey: key }));
 

@@ -117,10 +117,15 @@ export const runPaths = {
 export function useApprovalInbox() {
   const client = useQueryClient();
   const refresh = () => void client.invalidateQueries({ queryKey: workflowKeys.inbox });
+  // Any change of a workflow run may open or close an approval (a run whose other branch still runs says
+  // `running`).
   useWorkflowRunMessages(refresh);
-  // A task waiting for approval appears, or is answered: its status changes.
+  // A task's update reloads it only when the task starts waiting for approval or is in it: every console shows
+  // the badge, and a busy project changes task statuses many times a second.
   useLiveMessages((m) => {
-    if (m.type === 'update') refresh();
+    if (m.type !== 'update') return;
+    const listed = client.getQueryData<ApprovalInboxItem[]>(workflowKeys.inbox) ?? [];
+    if (m.status === 'waiting_approval' || listed.some((item) => item.task_id === m.task_id)) refresh();
   });
   useLiveConnection(refresh);
   return useQuery({
