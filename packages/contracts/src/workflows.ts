@@ -93,8 +93,9 @@ const nodeBase = {
 /**
  * A template node: runs the project's template `template_id` as an ordinary task (queue rules, runner tags, live
  * log, alerts and history as any task). `survey` answers the template's survey by variable name, `extra_vars` adds
- * extra variables; `limit`, `git_branch`, `inventory_id` and `build_task_id` (the build a deploy
- * template deploys: e.g. the `task_id` output of the build node) override the template's, each fixed or mapped.
+ * extra variables; `limit`, `git_branch`, `inventory_id`, `environment_id` (a project environment: its variables
+ * and secrets; the template must allow the override) and `build_task_id` (the build a deploy template deploys: e.g.
+ * the `task_id` output of the build node) override the template's, each fixed or mapped.
  */
 export const workflowTemplateNodeInput = z.strictObject({
   ...nodeBase,
@@ -105,6 +106,7 @@ export const workflowTemplateNodeInput = z.strictObject({
   limit: optionalSource,
   git_branch: optionalSource,
   inventory_id: optionalSource,
+  environment_id: optionalSource,
   build_task_id: optionalSource,
   message: optionalString(500).describe('The message of the task it starts; the run message when empty.'),
 });
@@ -253,6 +255,7 @@ export const workflowNodeSchema = z.discriminatedUnion('type', [
     limit: valueSourceView.nullable(),
     git_branch: valueSourceView.nullable(),
     inventory_id: valueSourceView.nullable(),
+    environment_id: valueSourceView.nullable(),
     build_task_id: valueSourceView.nullable(),
     message: z.string(),
   }),

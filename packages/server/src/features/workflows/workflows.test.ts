@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { testDialects } from '../../../test/support/dialects';
 import { type Client, createHarness, type Harness } from '../../../test/support/harness';
-import { commitFiles, outputOf, waitFor } from '../../../test/support/task-fixtures';
+import { commitFiles, insertEnvironment, outputOf, waitFor } from '../../../test/support/task-fixtures';
 import {
   createWorkflow,
   edge,
@@ -233,6 +233,79 @@ describe.each(testDialects())('workflows on $name', (dialect) => {
       .where('workflow_run_id', '=', runId)
       .execute();
     expect(tasks).toHaveLength(4);
+  });
+
+  it('runs a template node with an environment override, fixed or from the survey, checked at save', async () => {
+    const staging = await insertEnvironment(h.deps, projectId, {
+      name: 'wf-staging',
+      env: { GREETING: 'hello-staging' },
+    });
+    const production = await insertEnvironment(h.deps, projectId, {
+      name: 'wf-production',
+      env: { GREETING: 'hello-production' },
+    });
+    const foreign = await insertEnvironment(h.deps, otherProject, {
+      name: 'wf-foreign',
+      env: { GREETING: 'hello-foreign' },
+    });
+    const body = (fixed: unknown, template = tpl.env) => ({
+      name: `Environments ${Math.random().toString(36).slice(2, 8)}`,
+      survey_vars: [{ name: 'target', title: 'Target', type: 'int', required: true }],
+      nodes: [
+        templateNode('fixed', template, { environment_id: { from: 'fixed', value: fixed } }),
+        templateNode('chosen', tpl.env, { environment_id: { from: 'survey', name: 'target' } }),
+      ],
+      edges: [edge('fixed', 'chosen')],
+    });
+    const refused = async (b: unknown) => {
+      const res = await owner.post(p('/workflows'), b);
+      expect(res.statusCode, res.body).toBe(400);
+      return res.json();
+    };
+    expect(await refused(body(foreign))).toMatchObject({
+      code: 'workflow_environment_not_in_project',
+      params: { node: 'fixed', id: String(foreign) },
+    });
+    expect((await refused(body(999_999))).code).toBe('workflow_environment_not_in_project');
+    expect((await refused(body('staging'))).code).toBe('workflow_environment_not_in_project');
+    expect(await refused(body(staging, tpl.ok))).toMatchObject({
+      code: 'workflow_environment_override_not_allowed',
+      params: { node: 'fixed' },
+    });
+
+    const wf = await createWorkflow(owner, projectId, body(staging));
+    expect((await owner.get(p(`/workflows/${wf}`))).json().nodes[0].environment_id).toEqual({
+      from: 'fixed',
+      value: staging,
+    });
+    const run = await waitForRun(
+      owner,
+      projectId,
+      await startRun(owner, projectId, wf, { survey: { target: production } }),
+      ['success', 'failed'],
+    );
+    expect(run.status, JSON.stringify(run.node_states)).toBe('success');
+    for (const [node, envId, greeting] of [
+      ['fixed', staging, 'hello-staging'],
+      ['chosen', production, 'hello-production'],
+    ] as const) {
+      const taskId = nodeOf(run, node).task_id as number;
+      expect((await owner.get(p(`/tasks/${taskId}`))).json().environment_id).toBe(envId);
+      expect((await outputOf(h.deps, taskId)).join('\n')).toContain(`greeting=${greeting}`);
+    }
+
+    // Another project's environment from the survey is never used: the node fails, saying why.
+    const failed = await waitForRun(
+      owner,
+      projectId,
+      await startRun(owner, projectId, wf, { survey: { target: foreign } }),
+      ['success', 'failed'],
+    );
+    expect(failed.status).toBe('failed');
+    expect(nodeOf(failed, 'chosen')).toMatchObject({ status: 'failed', task_id: null });
+    expect(nodeOf(failed, 'chosen').detail).toContain(
+      `Environment ${foreign} does not exist in this project`,
+    );
   });
 
   it('takes success, failure and always edges; a handled failure does not fail the run', async () => {
