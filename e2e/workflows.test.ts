@@ -136,6 +136,7 @@ describe('workflows in the console', () => {
     const environment = panel(page).getByRole('group', { name: 'Environment' });
     await pick(page, environment, 'Environment', 'Fixed value');
     await pick(page, environment, 'Value', 'Production');
+    await shot(page, 'workflow-editor-environment-light-1280');
 
     // Keyboard: a delay after deploy-b, joined from deploy-a through the connect form, then the smoke test.
     await page.getByRole('button', { name: 'Add delay' }).focus();
@@ -223,6 +224,18 @@ describe('workflows in the console', () => {
     await row.getByRole('button', { name: 'Approve or reject' }).click();
     const dialog = other.getByRole('dialog', { name: `Approve approve of run #${runId}` });
     await dialog.getByText('0 of 1 approvals').waitFor();
+    // The dialog shows what the deploys will run with: the build's output, and Deploy B's environment.
+    const inputs = dialog.getByTestId('approval-inputs');
+    await inputs
+      .locator('[data-input="template-2.extra_vars.release"]')
+      .getByText('1.4.2', { exact: true })
+      .waitFor();
+    await inputs.getByText('Output release of build').waitFor();
+    await inputs
+      .locator('[data-input="template-3.environment_id"]')
+      .getByText(`Production (${productionEnv})`)
+      .waitFor();
+    await shot(other, 'workflow-approval-inputs-light-1280');
     await dialog.getByRole('button', { name: 'Approve' }).click();
     await expectSnackbar(other, `approve of run #${runId} approved`);
     await other.getByText('Nothing else waits for you').waitFor();
