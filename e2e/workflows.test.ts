@@ -12,11 +12,19 @@ let projectId: number;
 let approver: SeedUser;
 let approverApi: Api;
 let browser: Browser;
+let productionEnv: number;
 const repos: string[] = [];
 
 type StoredWorkflow = {
   id: number;
-  nodes: { id: string; name: string; type: string; extra_vars?: Record<string, unknown>; seconds?: number }[];
+  nodes: {
+    id: string;
+    name: string;
+    type: string;
+    extra_vars?: Record<string, unknown>;
+    environment_id?: unknown;
+    seconds?: number;
+  }[];
   edges: { from: string; to: string; condition: string }[];
 };
 
@@ -25,7 +33,7 @@ beforeAll(async () => {
   const seeded = await seedBashProject(admin, 'Release flow', {
     Build: ['build.sh', 'echo "building"\necho "release=1.4.2" >> "$SIGNALBOX_OUTPUTS"\n'],
     'Deploy A': ['deploy-a.sh', 'echo "deploying to A"\n'],
-    'Deploy B': ['deploy-b.sh', 'echo "deploying to B"\n'],
+    'Deploy B': ['deploy-b.sh', 'echo "deploying to B at $TARGET"\n'],
     Smoke: ['smoke.sh', 'echo "smoke ok"\n'],
   });
   projectId = seeded.projectId;
@@ -33,6 +41,22 @@ beforeAll(async () => {
     `/project/${projectId}/repositories/${seeded.repositoryId}`,
   );
   repos.push(repo.git_url);
+  // Deploy B may run with another environment than its template's: the workflow picks Production.
+  productionEnv = (
+    await admin.post<{ id: number }>(`/project/${projectId}/environment`, {
+      name: 'Production',
+      project_id: projectId,
+      json: '{}',
+      env: JSON.stringify({ TARGET: 'production-b' }),
+    })
+  ).id;
+  const deployB = await admin.get<Record<string, unknown>>(
+    `/project/${projectId}/templates/${seeded.templates['Deploy B']}`,
+  );
+  await admin.put(`/project/${projectId}/templates/${seeded.templates['Deploy B']}`, {
+    ...deployB,
+    task_params: { allow_override_environment: true },
+  });
   approver = await createUser(admin, { name: 'Ada Approver' });
   await admin.post(`/project/${projectId}/users`, { user_id: approver.id, role: 'manager' });
   approverApi = await login(suite.server.url, approver.username, approver.password);
@@ -109,6 +133,10 @@ describe('workflows in the console', () => {
     await page.getByRole('button', { name: 'Add template' }).click();
     await pick(page, panel(page), 'Template', 'Deploy B');
     await panel(page).getByLabel('Name', { exact: true }).fill('deploy-b');
+    const environment = panel(page).getByRole('group', { name: 'Environment' });
+    await pick(page, environment, 'Environment', 'Fixed value');
+    await pick(page, environment, 'Value', 'Production');
+    await shot(page, 'workflow-editor-environment-light-1280');
 
     // Keyboard: a delay after deploy-b, joined from deploy-a through the connect form, then the smoke test.
     await page.getByRole('button', { name: 'Add delay' }).focus();
@@ -155,6 +183,10 @@ describe('workflows in the console', () => {
       ['template-4', 'smoke', 'template'],
     ]);
     expect(stored.nodes.find((n) => n.id === 'delay-1')?.seconds).toBe(2);
+    expect(stored.nodes.find((n) => n.id === 'template-3')?.environment_id).toEqual({
+      from: 'fixed',
+      value: productionEnv,
+    });
     expect(stored.nodes.find((n) => n.id === 'template-2')?.extra_vars).toEqual({
       release: { from: 'output', node: 'template-1', name: 'release' },
     });
@@ -192,6 +224,18 @@ describe('workflows in the console', () => {
     await row.getByRole('button', { name: 'Approve or reject' }).click();
     const dialog = other.getByRole('dialog', { name: `Approve approve of run #${runId}` });
     await dialog.getByText('0 of 1 approvals').waitFor();
+    // The dialog shows what the deploys will run with: the build's output, and Deploy B's environment.
+    const inputs = dialog.getByTestId('approval-inputs');
+    await inputs
+      .locator('[data-input="template-2.extra_vars.release"]')
+      .getByText('1.4.2', { exact: true })
+      .waitFor();
+    await inputs.getByText('Output release of build').waitFor();
+    await inputs
+      .locator('[data-input="template-3.environment_id"]')
+      .getByText(`Production (${productionEnv})`)
+      .waitFor();
+    await shot(other, 'workflow-approval-inputs-light-1280');
     await dialog.getByRole('button', { name: 'Approve' }).click();
     await expectSnackbar(other, `approve of run #${runId} approved`);
     await other.getByText('Nothing else waits for you').waitFor();
@@ -211,6 +255,12 @@ describe('workflows in the console', () => {
     await log.getByRole('link', { name: `Workflow run #${runId}, node template-2` }).waitFor();
     await page.keyboard.press('Escape');
     await log.waitFor({ state: 'detached' });
+    // Deploy B ran with the environment the node chose, and its details name it.
+    await card(page, 'template-3').click();
+    await page.getByRole('dialog').getByText('deploying to B at production-b').waitFor();
+    await page.getByRole('dialog').getByText('Production', { exact: true }).waitFor();
+    await page.keyboard.press('Escape');
+    await page.getByRole('dialog').waitFor({ state: 'detached' });
     // The build's log shows the output it published for the deploys.
     await card(page, 'template-1').click();
     const outputs = page.getByRole('dialog').locator('[data-task-outputs]');

@@ -242,10 +242,24 @@ export const backupTemplate = z.looseObject({
   runner_tag: runnerTagField,
 });
 
+/** A schedule or integration starts a template's task or, naming `workflow` instead, a workflow's run. */
+const templateOrWorkflow = (
+  v: { template: string | null; workflow: string | null },
+  ctx: z.RefinementCtx,
+) => {
+  if (!v.template && !v.workflow)
+    ctx.addIssue({ code: 'custom', message: issue('required'), path: ['template'] });
+  if (v.template && v.workflow)
+    ctx.addIssue({ code: 'custom', message: issue('template_or_workflow'), path: ['workflow'] });
+};
+
 export const backupSchedule = z
   .looseObject({
     name: text(255),
-    template: name(),
+    /** The template it runs; null when it starts a workflow. */
+    template: ref(),
+    /** The workflow whose run it starts, by name; absent in Semaphore's backups and in ours before workflows. */
+    workflow: ref(),
     cron_format: text(100).transform((v) => v.trim()),
     active: bool(true),
     checkable_repository: ref(),
@@ -260,6 +274,7 @@ export const backupSchedule = z
     task_params: jsonObject(),
   })
   .superRefine((s, ctx) => {
+    templateOrWorkflow(s, ctx);
     const once = s.type === 'run_at';
     if (once ? !s.run_at : !s.cron_format)
       ctx.addIssue({
@@ -289,18 +304,23 @@ const backupExtractValue = z.looseObject({
 
 const alias = z.string().trim().min(1).max(64);
 
-export const backupIntegration = z.looseObject({
-  name: name(),
-  template: name(),
-  auth_method: slug(20),
-  auth_header: text(255),
-  auth_secret: ref(),
-  searchable: bool(),
-  task_params: jsonObject(),
-  aliases: list(alias),
-  matchers: list(backupMatcher),
-  extract_values: list(backupExtractValue),
-});
+export const backupIntegration = z
+  .looseObject({
+    name: name(),
+    /** The template whose task it starts; null when it starts a workflow. */
+    template: ref(),
+    /** The workflow whose run it starts, by name; absent in Semaphore's backups and in ours before workflows. */
+    workflow: ref(),
+    auth_method: slug(20),
+    auth_header: text(255),
+    auth_secret: ref(),
+    searchable: bool(),
+    task_params: jsonObject(),
+    aliases: list(alias),
+    matchers: list(backupMatcher),
+    extract_values: list(backupExtractValue),
+  })
+  .superRefine(templateOrWorkflow);
 
 /** A project's option list (survey options), by name; Semaphore's backups have none. */
 export const backupOptionList = z.looseObject({
@@ -328,7 +348,9 @@ export const backupTerraformState = z.looseObject({
 
 /**
  * A workflow, its nodes as the API takes them but for what names objects of the project: a template node names its
- * template (`template`, by name) and an approval node its named approvers by username (`users`).
+ * template (`template`, by name), the inventory and environment it fixes (`inventory`, `environment`, by name: its
+ * fixed `inventory_id` / `environment_id` value is the old project's id) and an approval node its named approvers
+ * by username (`users`).
  */
 export const backupWorkflow = z.looseObject({
   name: name(100),
@@ -423,7 +445,9 @@ export type ProjectBackup = {
   environments: Array<{ name: string; json: string; env: string }>;
   integrations: Array<{
     name: string;
-    template: string;
+    /** null when it starts a workflow (`workflow`, by name; absent otherwise). */
+    template: string | null;
+    workflow?: string;
     auth_method: string;
     auth_header: string;
     auth_secret: string | null;
@@ -452,7 +476,10 @@ export type ProjectBackup = {
   option_lists: Array<{ name: string; options: Array<{ name: string; value: string }> }>;
   /** The built-in backend's states, each its current version sealed with the server's secret key. */
   terraform_states: Array<{ name: string; serial: number; lineage: string; sealed: string }>;
-  /** Template nodes name their template (`template`), approval nodes their named approvers (`users`, usernames). */
+  /**
+   * Template nodes name their template (`template`) and the inventory and environment they fix (`inventory`,
+   * `environment`), approval nodes their named approvers (`users`, usernames).
+   */
   workflows: Array<{
     name: string;
     description: string;
@@ -462,7 +489,9 @@ export type ProjectBackup = {
   }>;
   schedules: Array<{
     name: string;
-    template: string;
+    /** null when it starts a workflow (`workflow`, by name; absent otherwise). */
+    template: string | null;
+    workflow?: string;
     cron_format: string;
     active: boolean;
     checkable_repository: string | null;

@@ -274,6 +274,7 @@ export const errorTexts = {
   not_a_date: '{{field}} must be a date, e.g. 2030-01-31',
   task_has_no_commit_short: 'The task has no commit',
   playbook_override_not_allowed: 'This template does not allow a task to change its playbook',
+  environment_override_not_allowed: 'This template does not allow a task to change its environment',
   playbook_override_needs_permission:
     'Changing the playbook of a task needs the manageProjectResources permission',
   reserved_variable:
@@ -336,6 +337,10 @@ export const errorTexts = {
   workflow_condition_never: 'The edge from {{from}} to {{to}} can never be taken: a delay node never fails',
   workflow_template_not_in_project:
     'Node {{node}} runs template {{id}}, which is not a template of this project',
+  workflow_environment_not_in_project:
+    'Node {{node}} runs with environment {{id}}, which is not an environment of this project',
+  workflow_environment_override_not_allowed:
+    'Node {{node}} changes the environment of its template, which does not allow a task to change its environment',
   workflow_mapping_not_upstream:
     'Node {{node}} takes the output {{output}} of node {{from}}, which does not run before it',
   workflow_mapping_not_template:

@@ -69,6 +69,10 @@ export const newTaskInput = z.object(
     secret: jsonOf('object', 500_000),
     git_branch: optionalBranch(),
     inventory_id: optionalId(),
+    environment_id: optionalId().describe(
+      "Runs with this environment of the project instead of the template's (its variables and secrets); only " +
+        'when the template allows it (task_params.allow_override_environment).',
+    ),
     limit: stringList(),
     tags: stringList(),
     skip_tags: stringList(),
@@ -172,6 +176,11 @@ export const taskViewSchema = z.strictObject({
   arguments: z.string().nullable().describe('Extra CLI args: a JSON array of strings as text, or null.'),
   git_branch: z.string().nullable().describe("Overrides the repository's branch when set."),
   inventory_id: z.number().int().nullable().describe("Overrides the template's inventory when set."),
+  environment_id: z
+    .number()
+    .int()
+    .nullable()
+    .describe("Overrides the template's environment when set (the project environment the task ran with)."),
   params: z
     .record(z.string(), z.unknown())
     .describe('App-specific task parameters (limit, tags, auto_approve…).'),

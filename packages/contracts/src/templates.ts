@@ -92,6 +92,8 @@ export const templateTaskParams = z
   .object({
     allow_debug: z.boolean().optional(),
     allow_override_inventory: z.boolean().optional(),
+    /** A task may run with another environment of the project (its environment_id); every app. */
+    allow_override_environment: z.boolean().optional(),
     allow_override_limit: z.boolean().optional(),
     allow_override_tags: z.boolean().optional(),
     allow_override_skip_tags: z.boolean().optional(),
@@ -289,6 +291,8 @@ export const templateTaskParamsSchema = z
   .strictObject({
     allow_debug: z.boolean().optional(),
     allow_override_inventory: z.boolean().optional(),
+    /** A task may run with another environment of the project (its environment_id); every app. */
+    allow_override_environment: z.boolean().optional(),
     allow_override_limit: z.boolean().optional(),
     allow_override_tags: z.boolean().optional(),
     allow_override_skip_tags: z.boolean().optional(),

@@ -93,8 +93,9 @@ const nodeBase = {
 /**
  * A template node: runs the project's template `template_id` as an ordinary task (queue rules, runner tags, live
  * log, alerts and history as any task). `survey` answers the template's survey by variable name, `extra_vars` adds
- * extra variables; `limit`, `git_branch`, `inventory_id` and `build_task_id` (the build a deploy
- * template deploys: e.g. the `task_id` output of the build node) override the template's, each fixed or mapped.
+ * extra variables; `limit`, `git_branch`, `inventory_id`, `environment_id` (a project environment: its variables
+ * and secrets; the template must allow the override) and `build_task_id` (the build a deploy template deploys: e.g.
+ * the `task_id` output of the build node) override the template's, each fixed or mapped.
  */
 export const workflowTemplateNodeInput = z.strictObject({
   ...nodeBase,
@@ -105,6 +106,7 @@ export const workflowTemplateNodeInput = z.strictObject({
   limit: optionalSource,
   git_branch: optionalSource,
   inventory_id: optionalSource,
+  environment_id: optionalSource,
   build_task_id: optionalSource,
   message: optionalString(500).describe('The message of the task it starts; the run message when empty.'),
 });
@@ -253,6 +255,7 @@ export const workflowNodeSchema = z.discriminatedUnion('type', [
     limit: valueSourceView.nullable(),
     git_branch: valueSourceView.nullable(),
     inventory_id: valueSourceView.nullable(),
+    environment_id: valueSourceView.nullable(),
     build_task_id: valueSourceView.nullable(),
     message: z.string(),
   }),
@@ -371,6 +374,43 @@ export const workflowApprovalSchema = z.strictObject({
 });
 export type WorkflowApproval = z.infer<typeof workflowApprovalSchema>;
 
+/** The inputs of a template node an approval shows: the values each field of it takes. */
+export const workflowInputFields = [
+  'survey',
+  'extra_vars',
+  'limit',
+  'git_branch',
+  'inventory_id',
+  'environment_id',
+  'build_task_id',
+] as const;
+
+/**
+ * One value a template node after an approval node will run with, as the approvers review it. `state`: `value` (known
+ * now: `value` holds it, or the mask when `secret`), `pending` (an output of a node that has not run yet) or
+ * `missing` (a survey answer not given: the template's own value applies). Secret values — secret survey answers,
+ * secret outputs, answers to the template's secret variables — are never answered: `value` is '**********'.
+ */
+export const workflowApprovalInputSchema = z.strictObject({
+  node_id: z.string().describe('The template node that runs with it.'),
+  node_name: z.string(),
+  template_id: z.number().int(),
+  field: z.enum(workflowInputFields),
+  name: z
+    .string()
+    .nullable()
+    .describe('The variable, for survey answers and extra variables; null otherwise.'),
+  source: valueSourceView,
+  state: z.enum(['value', 'pending', 'missing']),
+  value: z.unknown().describe("The value; '**********' when secret; null unless state is value."),
+  secret: z.boolean(),
+  label: z
+    .string()
+    .nullable()
+    .describe('What an id names: the inventory or environment (its name), for the console; null otherwise.'),
+});
+export type WorkflowApprovalInput = z.infer<typeof workflowApprovalInputSchema>;
+
 /** A node's state in a run. */
 export const workflowRunNodeSchema = z.strictObject({
   node_id: z.string(),
@@ -393,6 +433,13 @@ export const workflowRunNodeSchema = z.strictObject({
     ),
   approvals_required: z.number().int().nullable().describe('Approval nodes: how many approvals it needs.'),
   approvals_given: z.number().int().nullable().describe('Approval nodes: how many valid approvals it has.'),
+  inputs: z
+    .array(workflowApprovalInputSchema)
+    .nullable()
+    .describe(
+      'Approval nodes that waited or wait for approval: the values the template nodes after it run with (what ' +
+        '`input_digest` binds an approval to), secret ones masked; null for other nodes, and in run lists.',
+    ),
 });
 export type WorkflowRunNode = z.infer<typeof workflowRunNodeSchema>;
 

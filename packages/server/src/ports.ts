@@ -24,6 +24,8 @@ export type NewTask = {
   secret?: string;
   git_branch?: string | null;
   inventory_id?: number | null;
+  /** Another environment of the project than the template's (only when the template allows it). */
+  environment_id?: number | null;
   limit?: string | string[] | null;
   tags?: string[] | null;
   skip_tags?: string[] | null;

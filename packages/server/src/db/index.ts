@@ -42,6 +42,7 @@ import { workflows } from './migrations/0023-workflows';
 import { planFilesAndDrift } from './migrations/0025-plan-files-and-drift';
 import { terraformStates } from './migrations/0026-terraform-states';
 import { templateTaskCounters } from './migrations/0027-template-task-counters';
+import { taskEnvironmentOverride } from './migrations/0028-task-environment-override';
 import { retryReads } from './read-retry';
 import type { Database } from './tables';
 import { describeDbError, isConnectionLoss } from './unavailable';
@@ -210,6 +211,7 @@ function provider(dialect: Dialect): MigrationProvider {
     '0025-plan-files-and-drift': planFilesAndDrift(dialect),
     '0026-terraform-states': terraformStates(dialect),
     '0027-template-task-counters': templateTaskCounters(dialect),
+    '0028-task-environment-override': taskEnvironmentOverride(),
   };
   return { getMigrations: async () => migrations };
 }

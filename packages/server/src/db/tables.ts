@@ -311,6 +311,8 @@ export interface TaskTable {
   arguments: string | null;
   git_branch: string | null;
   inventory_id: number | null;
+  /** Overrides the template's environment (migration 0028); null: the template's. */
+  environment_id: Generated<number | null>;
   params: string;
   debug: Bool;
   dry_run: Bool;

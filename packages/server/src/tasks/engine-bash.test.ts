@@ -106,6 +106,45 @@ describe.each(testDialects())('task engine with real bash tasks on $name', (dial
     expect(readdirSync(join(h.dataDir, 'tasks'))).toEqual([]);
   });
 
+  it("runs with the task's own environment in place of the template's, its secrets masked", async () => {
+    const templateEnv = await insertSecretEnvironment(
+      h.deps,
+      projectId,
+      { name: 'template-env', json: { region: 'tpl-region' }, env: { GREETING: 'from-template' } },
+      { env: { API_TOKEN: 'template-token-secret' } },
+    );
+    const override = await insertSecretEnvironment(
+      h.deps,
+      projectId,
+      { name: 'override-env', json: { region: 'eu-2' }, env: { GREETING: 'from-override' } },
+      { env: { API_TOKEN: 'override-token-secret' } },
+    );
+    const tpl = await insertTemplate(h.deps, projectId, {
+      name: 'env override',
+      repository_id: fileRepoId,
+      environment_id: templateEnv,
+      task_params: { allow_override_environment: true },
+    });
+    const res = await post({ template_id: tpl, environment_id: override });
+    expect(res.statusCode, res.body).toBe(201);
+    const done = await waitForStatus(h.deps, res.json().id, ['success', 'error']);
+    const out = await outputOf(h.deps, done.id);
+    expect(done.status, out.join('\n')).toBe('success');
+    expect(done.environment_id).toBe(override);
+    expect(out).toContain('args: region=eu-2');
+    expect(out).toContain('env: from-override **********');
+    expect(out.join('\n')).not.toMatch(
+      /from-template|tpl-region|override-token-secret|template-token-secret/,
+    );
+    // The template stops allowing it: a waiting or re-run task runs with the template's environment again.
+    await h.deps.db.updateTable('template').set({ task_params: '{}' }).where('id', '=', tpl).execute();
+    const rerun = await owner.post(`/api/project/${projectId}/tasks/${done.id}/rerun`, {});
+    expect(rerun.statusCode, rerun.body).toBe(201);
+    const again = await waitForStatus(h.deps, rerun.json().id, ['success', 'error']);
+    expect(again.environment_id).toBeNull();
+    expect(await outputOf(h.deps, again.id)).toContain('env: from-template **********');
+  });
+
   it('uses a local-path repository in place and fails a non-zero exit as error', async () => {
     const tpl = await insertTemplate(h.deps, projectId, { repository_id: repoId, playbook: 'fail.sh' });
     const res = await post({ template_id: tpl });

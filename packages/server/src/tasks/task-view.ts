@@ -30,6 +30,7 @@ export function taskFields(t: Omit<TaskRow, 'secret'>) {
     arguments: t.arguments,
     git_branch: t.git_branch,
     inventory_id: t.inventory_id,
+    environment_id: t.environment_id ?? null,
     params,
     debug: toBool(t.debug),
     dry_run: toBool(t.dry_run),

@@ -10,6 +10,7 @@ export const workflowScripts = {
   'deploy.sh':
     'echo "deploying version $version"\necho "using token $api_token"\necho "deployed=$version" > "$SIGNALBOX_OUTPUTS"\n',
   'ok.sh': 'echo ok\n',
+  'env.sh': 'echo "greeting=$GREETING"\n',
   'fail.sh': 'echo failing\nexit 3\n',
   'flaky.sh': 'echo not yet\nexit 1\n',
   'slow.sh': 'echo slow\nsleep 60\n',
@@ -40,6 +41,8 @@ export async function workflowTemplates(h: Harness, projectId: number) {
     fail: await tpl('fail.sh'),
     flaky: await tpl('flaky.sh'),
     slow: await tpl('slow.sh'),
+    /** Prints its environment's GREETING; allows a task to change its environment. */
+    env: await tpl('env.sh', { task_params: { allow_override_environment: true } }),
   };
 }
 

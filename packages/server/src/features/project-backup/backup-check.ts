@@ -51,8 +51,16 @@ export function planRestore(b: ProjectBackupInput): RestorePlan {
     allTabs,
     templateNames,
   });
-  const schedules = planSchedules(b, { inventoryNames, templateNames, repositoryNames });
-  const integrations = planIntegrations(b, { templateNames, keyNames, keyType, inventoryNames });
+  const workflows = planWorkflows(b, { templateNames, inventoryNames, environmentNames });
+  const workflowNames = new Set(workflows.map((w) => w.name));
+  const schedules = planSchedules(b, { inventoryNames, templateNames, repositoryNames, workflowNames });
+  const integrations = planIntegrations(b, {
+    templateNames,
+    keyNames,
+    keyType,
+    inventoryNames,
+    workflowNames,
+  });
   return {
     meta: b.meta,
     keys,
@@ -66,7 +74,7 @@ export function planRestore(b: ProjectBackupInput): RestorePlan {
     integration_aliases: b.integration_aliases,
     option_lists: optionLists,
     terraform_states: planTerraformStates(b),
-    workflows: planWorkflows(b, templateNames),
+    workflows,
   };
 }
 

@@ -135,6 +135,19 @@ export async function readBackup(db: Db, projectId: number): Promise<ProjectBack
   const viewNames = uniqueNames(views, (v) => v.title);
   const integrationNames = uniqueNames(integrations, (i) => i.name);
   const optionListNames = uniqueNames(optionLists, (l) => l.name);
+  const workflowNames = uniqueNames(workflows, (w) => w.name);
+  /**
+   * What a schedule or integration starts: its template, or its workflow (by name; `template` then null); null when
+   * neither is left. Only one that starts a workflow has a `workflow`, so the others read as the peer writes them.
+   */
+  const startsOf = (row: { template_id: number; workflow_id?: number | null }) =>
+    row.workflow_id
+      ? workflowNames.has(row.workflow_id)
+        ? { template: null, workflow: nameFor(workflowNames, row.workflow_id) }
+        : null
+      : templateNames.has(row.template_id)
+        ? { template: nameFor(templateNames, row.template_id) }
+        : null;
   const sourceNames = { inventory: inventoryNames, option_list: optionListNames, key: keyNames };
 
   /** Stored task parameters name their inventory by id; a backup names it. */
@@ -209,11 +222,12 @@ export async function readBackup(db: Db, projectId: number): Promise<ProjectBack
       json: e.json,
       env: e.env,
     })),
-    integrations: integrations
-      .filter((i) => templateNames.has(i.template_id))
-      .map((i) => ({
+    integrations: integrations.flatMap((i) => {
+      const starts = startsOf(i);
+      if (!starts) return [];
+      return {
         name: nameFor(integrationNames, i.id),
-        template: nameFor(templateNames, i.template_id),
+        ...starts,
         auth_method: i.auth_method,
         auth_header: i.auth_header,
         auth_secret: nameOf(keyNames, i.auth_secret_id),
@@ -240,16 +254,28 @@ export async function readBackup(db: Db, projectId: number): Promise<ProjectBack
             variable,
             variable_type,
           })),
-      })),
+      };
+    }),
     integration_aliases: aliases.filter((a) => a.integration_id == null).map((a) => a.alias),
     option_lists: optionLists.map((l) => ({ name: nameFor(optionListNames, l.id), options: entriesOf(l) })),
     terraform_states: await currentVersionsOf(db, projectId),
-    workflows: workflows.map((w) => portableWorkflow(w, (id) => nameOf(templateNames, id), usernames)),
-    schedules: schedules
-      .filter((s) => templateNames.has(s.template_id))
-      .map((s) => ({
+    workflows: workflows.map((w) =>
+      portableWorkflow(
+        { ...w, name: nameFor(workflowNames, w.id) },
+        {
+          template: (id) => nameOf(templateNames, id),
+          inventory: (id) => nameOf(inventoryNames, id),
+          environment: (id) => nameOf(environmentNames, id),
+        },
+        usernames,
+      ),
+    ),
+    schedules: schedules.flatMap((s) => {
+      const starts = startsOf(s);
+      if (!starts) return [];
+      return {
         name: s.name,
-        template: nameFor(templateNames, s.template_id),
+        ...starts,
         cron_format: s.cron_format,
         active: toBool(s.active),
         checkable_repository: nameOf(repositoryNames, s.repository_id),
@@ -257,14 +283,29 @@ export async function readBackup(db: Db, projectId: number): Promise<ProjectBack
         run_at: s.run_at,
         delete_after_run: toBool(s.delete_after_run),
         task_params: portableParams(s.task_params ?? '{}'),
-      })),
+      };
+    }),
   };
 }
 
-/** A workflow as a backup keeps it: its templates by name, its named approvers by username. */
+/** A fixed id of a value source; null when the source is not fixed or its value is no id. */
+function fixedId(source: unknown): number | null {
+  if (!source || typeof source !== 'object') return null;
+  const { from, value } = source as { from?: unknown; value?: unknown };
+  if (from !== 'fixed') return null;
+  const id = typeof value === 'string' && /^\d{1,9}$/.test(value.trim()) ? Number(value) : value;
+  return typeof id === 'number' && Number.isInteger(id) ? id : null;
+}
+
+type NameOf = (id: number) => string | null;
+
+/**
+ * A workflow as a backup keeps it: its templates, and the inventories and environments its nodes fix, by name (the
+ * fixed id stays as the old project's, the name is what a restore reads); its named approvers by username.
+ */
 function portableWorkflow(
   w: { name: string; description: string; definition: string },
-  templateName: (id: number) => string | null,
+  names: { template: NameOf; inventory: NameOf; environment: NameOf },
   usernames: Map<number, string>,
 ) {
   const d = parseJson<{ survey_vars?: unknown[]; nodes?: Record<string, unknown>[]; edges?: unknown[] }>(
@@ -274,7 +315,14 @@ function portableWorkflow(
   const nodes = (d.nodes ?? []).map((node) => {
     if (node.type === 'template') {
       const { template_id, ...rest } = node;
-      return { ...rest, template: templateName(Number(template_id)) };
+      const inventory = fixedId(node.inventory_id);
+      const environment = fixedId(node.environment_id);
+      return {
+        ...rest,
+        template: names.template(Number(template_id)),
+        ...(inventory === null ? {} : { inventory: names.inventory(inventory) }),
+        ...(environment === null ? {} : { environment: names.environment(environment) }),
+      };
     }
     if (node.type === 'approval') {
       const { user_ids, ...rest } = node;

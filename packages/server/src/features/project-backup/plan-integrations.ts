@@ -18,12 +18,14 @@ export function planIntegrations(
     keyNames: Set<string>;
     keyType: (name: string) => string;
     inventoryNames: Set<string>;
+    workflowNames: Set<string>;
   },
 ): RestorePlan['integrations'] {
-  const { templateNames, keyNames, keyType, inventoryNames } = n;
+  const { templateNames, keyNames, keyType, inventoryNames, workflowNames } = n;
   const integrations = b.integrations.map((integration, i) => {
     const at = `integrations[${i}]`;
     assertRef(`${at}.template`, 'template', 'templates', templateNames, integration.template);
+    assertRef(`${at}.workflow`, 'workflow', 'workflows', workflowNames, integration.workflow);
     assertRef(`${at}.auth_secret`, 'key', 'keys', keyNames, integration.auth_secret);
     const { inventory_name, inventory_id: _stale, ...params } = integration.task_params;
     const inventory = typeof inventory_name === 'string' && inventory_name ? inventory_name : null;
@@ -32,7 +34,8 @@ export function planIntegrations(
       integrationInput,
       {
         name: integration.name,
-        template_id: REF,
+        template_id: integration.workflow ? 0 : REF,
+        workflow_id: refId(integration.workflow),
         auth_method: integration.auth_method,
         auth_secret_id: refId(integration.auth_secret),
         auth_header: integration.auth_header,
@@ -76,7 +79,8 @@ export function planIntegrations(
     });
     return {
       name: input.name,
-      template: integration.template,
+      template: integration.workflow ? null : integration.template,
+      workflow: integration.workflow,
       auth_method: input.auth_method,
       auth_header: input.auth_header,
       auth_secret: input.auth_secret_id ? integration.auth_secret : null,

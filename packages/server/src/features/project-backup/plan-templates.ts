@@ -180,15 +180,29 @@ export function planTemplates(
 /** Checks the backup's schedules (an old backup's template crons stand for them). */
 export function planSchedules(
   b: ProjectBackupInput,
-  n: { inventoryNames: Set<string>; templateNames: Set<string>; repositoryNames: Set<string> },
+  n: {
+    inventoryNames: Set<string>;
+    templateNames: Set<string>;
+    repositoryNames: Set<string>;
+    workflowNames: Set<string>;
+  },
 ): RestorePlan['schedules'] {
-  const { inventoryNames, templateNames, repositoryNames } = n;
+  const { inventoryNames, templateNames, repositoryNames, workflowNames } = n;
   // Old backups have no schedules list: each template's cron was its schedule.
   const scheduleList =
     b.schedules ??
     b.templates.flatMap((t) =>
       t.cron
-        ? [{ name: '', template: t.name, cron_format: t.cron, active: true, checkable_repository: null }]
+        ? [
+            {
+              name: '',
+              template: t.name,
+              workflow: null,
+              cron_format: t.cron,
+              active: true,
+              checkable_repository: null,
+            },
+          ]
         : [],
     );
   const schedules = scheduleList.map((s, i) => {
@@ -202,6 +216,7 @@ export function planSchedules(
     const inventory = typeof inventory_name === 'string' && inventory_name ? inventory_name : null;
     assertRef(`${at}.task_params.inventory_name`, 'inventory', 'inventories', inventoryNames, inventory);
     assertRef(`${at}.template`, 'template', 'templates', templateNames, s.template);
+    assertRef(`${at}.workflow`, 'workflow', 'workflows', workflowNames, s.workflow);
     assertRef(
       `${at}.checkable_repository`,
       'repository',
@@ -213,7 +228,8 @@ export function planSchedules(
     const input = checkAs(
       scheduleInput,
       {
-        template_id: REF,
+        template_id: s.workflow ? 0 : REF,
+        workflow_id: refId(s.workflow),
         type: once ? 'run_at' : '',
         cron_format: s.cron_format,
         run_at: once ? raw.run_at : null,
@@ -232,7 +248,8 @@ export function planSchedules(
     const runAt = once ? input.run_at : null;
     return {
       name: input.name,
-      template: s.template,
+      template: s.workflow ? null : s.template,
+      workflow: s.workflow,
       type: input.type,
       cron_format: once ? '' : input.cron_format,
       run_at: runAt,

@@ -73,7 +73,9 @@ export type RestorePlan = {
   views: Backup['views'];
   templates: PlannedTemplate[];
   schedules: Array<
-    Omit<Backup['schedules'][number], 'checkable_repository' | 'task_params'> & {
+    Omit<Backup['schedules'][number], 'checkable_repository' | 'task_params' | 'workflow'> & {
+      /** The workflow it starts, by name (template then null); null: it starts its template's task. */
+      workflow: string | null;
       repository: string | null;
       /** The stored text of its default task parameters, without the inventory (by name in `inventory`). */
       task_params: string;
@@ -81,7 +83,9 @@ export type RestorePlan = {
     }
   >;
   integrations: Array<
-    Omit<Backup['integrations'][number], 'matchers' | 'extract_values'> & {
+    Omit<Backup['integrations'][number], 'matchers' | 'extract_values' | 'workflow'> & {
+      /** The workflow it starts, by name (template then null); null: it starts its template's task. */
+      workflow: string | null;
       /** The inventory of its default task parameters, by name (taken out of `task_params`). */
       inventory: string | null;
       matchers: MatcherValues[];

@@ -95,6 +95,7 @@ async function writePlan(
     view: new Map<string, number>(),
     template: new Map<string, number>(),
     option_list: new Map<string, number>(),
+    workflow: new Map<string, number>(),
   };
   const idOf = (kind: keyof typeof ids, name: string) => {
     const id = ids[kind].get(name);
@@ -260,8 +261,20 @@ async function writePlan(
   for (const w of plan.workflows) {
     const nodes = w.nodes.map((node) => {
       if (node.type === 'template') {
-        const { template, ...rest } = node;
-        return { ...rest, template_id: idOf('template', String(template)) };
+        const { template, inventory, environment, ...rest } = node;
+        // A fixed inventory or environment names the restored one.
+        const fixed = (kind: 'inventory' | 'environment', name: unknown) =>
+          typeof name === 'string' ? { from: 'fixed', value: idOf(kind, name) } : null;
+        return {
+          ...rest,
+          template_id: idOf('template', String(template)),
+          ...((rest.inventory_id as { from?: string } | null)?.from === 'fixed'
+            ? { inventory_id: fixed('inventory', inventory) }
+            : {}),
+          ...((rest.environment_id as { from?: string } | null)?.from === 'fixed'
+            ? { environment_id: fixed('environment', environment) }
+            : {}),
+        };
       }
       if (node.type === 'approval') {
         const { users, ...rest } = node;
@@ -271,7 +284,7 @@ async function writePlan(
       }
       return node;
     });
-    await insert(db, deps.dialect, 'workflow', {
+    await insertNamed(ids.workflow, w.name, 'workflow', {
       project_id: projectId,
       name: w.name,
       description: w.description,
@@ -299,7 +312,8 @@ async function writePlan(
     const integrationId = await insert(db, deps.dialect, 'integration', {
       project_id: projectId,
       name: integration.name,
-      template_id: idOf('template', integration.template),
+      template_id: integration.workflow ? 0 : idOf('template', String(integration.template)),
+      workflow_id: integration.workflow ? idOf('workflow', integration.workflow) : null,
       auth_method: integration.auth_method,
       auth_header: integration.auth_header,
       auth_secret_id: optionalIdOf('key', integration.auth_secret),
@@ -334,7 +348,8 @@ async function writePlan(
       .insertInto('schedule')
       .values({
         project_id: projectId,
-        template_id: idOf('template', s.template),
+        template_id: s.workflow ? 0 : idOf('template', String(s.template)),
+        workflow_id: s.workflow ? idOf('workflow', s.workflow) : null,
         type: s.type,
         cron_format: s.cron_format,
         run_at: s.run_at,

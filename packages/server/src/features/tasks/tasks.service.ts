@@ -5,7 +5,7 @@ import { untilDbAnswers } from '../../db/retry';
 import { transaction } from '../../db/transaction';
 import { fromBool, now, parseJson, toBool } from '../../db/values';
 import type { Deps } from '../../deps';
-import { badRequest, fieldError, forbidden, found } from '../../lib/errors';
+import { AppError, badRequest, fieldError, forbidden, found } from '../../lib/errors';
 import type { FinishedRun, NewTask, TaskOrigin } from '../../ports';
 import { incomingVersion } from '../../tasks/run/details';
 import { surveyVarsOf, withSurveyDefaults } from '../../tasks/run/survey-answers';
@@ -114,6 +114,7 @@ async function insertNewTask(
     await assertInProject(deps.db, 'inventory', input.inventory_id, projectId, 'inventory', 'inventory_id');
     inventoryId = input.inventory_id;
   }
+  const environmentId = await environmentOverride(deps, projectId, template, input, origin);
 
   let version: string | null = null;
   let buildTaskId: number | null = null;
@@ -192,6 +193,7 @@ async function insertNewTask(
       arguments: guarded.arguments,
       git_branch: input.git_branch && template.allow_override_branch_in_task ? input.git_branch : null,
       inventory_id: inventoryId,
+      environment_id: environmentId,
       params: JSON.stringify(params),
       debug: fromBool(input.debug),
       dry_run: fromBool(input.dry_run),
@@ -227,6 +229,28 @@ async function insertNewTask(
   return id;
 }
 
+/**
+ * The environment a new task runs with instead of its template's: null when it names none or the template's own
+ * (clients echo it). Another one must be of the project (400 otherwise: never followed) and allowed by the template
+ * (403). A re-run keeps its original's, checked when the original was created, while the template still allows
+ * overrides; otherwise it runs with the template's.
+ */
+async function environmentOverride(
+  deps: Pick<Deps, 'db'>,
+  projectId: number,
+  template: { environment_id: number | null; task_params: string },
+  input: NewTask,
+  origin: TaskOrigin,
+): Promise<number | null> {
+  const id = input.environment_id ?? null;
+  if (id === null || id === template.environment_id) return null;
+  await assertInProject(deps.db, 'environment', id, projectId, 'environment', 'environment_id');
+  if (parseJson<Record<string, unknown>>(template.task_params, {}).allow_override_environment) return id;
+  if (origin.rerunOf) return null;
+  const error = coded('environment_override_not_allowed');
+  throw new AppError(403, error, { environment_id: error });
+}
+
 /** A re-run: the original's parameters and commit, started by the caller (secret survey values are gone). */
 export async function rerunInput(deps: Pick<Deps, 'db'>, projectId: number, taskId: number) {
   const t = await findProjectTask(deps.db, projectId, taskId);
@@ -248,6 +272,7 @@ export async function rerunInput(deps: Pick<Deps, 'db'>, projectId: number, task
     environment: t.environment,
     git_branch: t.git_branch,
     inventory_id: t.inventory_id,
+    environment_id: t.environment_id ?? null,
     limit: limit ?? null,
     tags: tags ?? null,
     skip_tags: skip_tags ?? null,

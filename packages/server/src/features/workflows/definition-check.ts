@@ -6,6 +6,7 @@ import {
   type WorkflowValueSource,
 } from '@signalbox/contracts';
 import type { Db } from '../../db';
+import { parseJsonObject } from '../../db/values';
 import { badRequest } from '../../lib/errors';
 import { ancestorsOf, findCycle, type Graph, graphOf, topologicalOrder } from './graph';
 
@@ -116,7 +117,7 @@ export function valueSourcesOf(node: WorkflowNode): WorkflowValueSource[] {
   return [
     ...Object.values(node.survey),
     ...Object.values(node.extra_vars),
-    ...[node.limit, node.git_branch, node.inventory_id, node.build_task_id].filter(
+    ...[node.limit, node.git_branch, node.inventory_id, node.environment_id, node.build_task_id].filter(
       (s): s is WorkflowValueSource => s !== null,
     ),
   ];
@@ -132,8 +133,9 @@ export function isTimeZone(zone: string): boolean {
 }
 
 /**
- * Checks what the graph refers to in the project: the templates template nodes run are the project's, and the users
- * approval nodes name are its members.
+ * Checks what the graph refers to in the project: the templates template nodes run are the project's, the
+ * environments they run with are the project's (and their templates allow the override), and the users approval
+ * nodes name are its members.
  */
 export async function checkReferences(db: Db, projectId: number, definition: WorkflowDefinition) {
   const templateIds = [
@@ -142,18 +144,25 @@ export async function checkReferences(db: Db, projectId: number, definition: Wor
   if (templateIds.length > 0) {
     const rows = await db
       .selectFrom('template')
-      .select('id')
+      .select(['id', 'task_params'])
       .where('project_id', '=', projectId)
       .where('id', 'in', templateIds)
       .execute();
-    const known = new Set(rows.map((r) => r.id));
+    const known = new Map(rows.map((r) => [r.id, r]));
     for (const node of definition.nodes)
       if (node.type === 'template' && !known.has(node.template_id))
         throw refuse(
           'nodes',
           coded('workflow_template_not_in_project', { node: node.id, id: node.template_id }),
         );
+    for (const node of definition.nodes) {
+      if (node.type !== 'template' || !node.environment_id) continue;
+      const params = parseJsonObject(known.get(node.template_id)?.task_params);
+      if (!params.allow_override_environment)
+        throw refuse('nodes', coded('workflow_environment_override_not_allowed', { node: node.id }));
+    }
   }
+  await checkEnvironments(db, projectId, definition);
   const userIds = [...new Set(definition.nodes.flatMap((n) => (n.type === 'approval' ? n.user_ids : [])))];
   if (userIds.length > 0) {
     const rows = await db
@@ -169,4 +178,37 @@ export async function checkReferences(db: Db, projectId: number, definition: Wor
           if (!members.has(id))
             throw refuse('nodes', coded('workflow_approver_not_member', { id, node: node.id }));
   }
+}
+
+/** A fixed environment override names an environment of the project: an id of another project is never kept. */
+async function checkEnvironments(db: Db, projectId: number, definition: WorkflowDefinition) {
+  const fixed = definition.nodes.flatMap((n) =>
+    n.type === 'template' && n.environment_id?.from === 'fixed'
+      ? [{ node: n.id, value: n.environment_id.value }]
+      : [],
+  );
+  if (fixed.length === 0) return;
+  // As the engine reads a fixed id: a whole number, or its digits as text.
+  const idOf = (v: unknown) =>
+    typeof v === 'number' && Number.isInteger(v) && v > 0 && v <= 2_147_483_647
+      ? v
+      : typeof v === 'string' && /^\d{1,10}$/.test(v.trim())
+        ? Number(v)
+        : null;
+  const ids = fixed.map((f) => idOf(f.value)).filter((v): v is number => v !== null && v <= 2_147_483_647);
+  const rows = ids.length
+    ? await db
+        .selectFrom('environment')
+        .select('id')
+        .where('project_id', '=', projectId)
+        .where('id', 'in', [...new Set(ids)])
+        .execute()
+    : [];
+  const known = new Set(rows.map((r) => r.id));
+  for (const { node, value } of fixed)
+    if (!known.has(idOf(value) ?? 0))
+      throw refuse(
+        'nodes',
+        coded('workflow_environment_not_in_project', { node, id: JSON.stringify(value).slice(0, 40) }),
+      );
 }

@@ -1,5 +1,6 @@
 import type {
   WorkflowApproval,
+  WorkflowApprovalInput,
   WorkflowNodeStatus,
   WorkflowNodeType,
   WorkflowRun,
@@ -9,13 +10,20 @@ import type {
 } from '@signalbox/contracts';
 import type { Db } from '../../db';
 import { parseJsonObject } from '../../db/values';
+import { approvalInputs } from './engine/approval-inputs';
+import { loadRunState } from './engine/run-state';
 import { type ApprovalRow, approvalsOf, type NodeRow, nodesOf, type RunRow, userNames } from './runs.store';
 import { definitionOf } from './workflows.store';
 
 /** How a secret answer is shown. */
 export const MASK = '**********';
 
-function nodeView(row: NodeRow, approvals: ApprovalRow[], required: number | null) {
+function nodeView(
+  row: NodeRow,
+  approvals: ApprovalRow[],
+  required: number | null,
+  inputs: WorkflowApprovalInput[] | null = null,
+) {
   const given =
     row.type === 'approval'
       ? approvals.filter(
@@ -35,10 +43,17 @@ function nodeView(row: NodeRow, approvals: ApprovalRow[], required: number | nul
     input_digest: row.type === 'approval' ? row.input_digest : null,
     approvals_required: row.type === 'approval' ? required : null,
     approvals_given: given,
+    inputs: row.type === 'approval' ? inputs : null,
   };
 }
 
-function summary(run: RunRow, nodes: NodeRow[], approvals: ApprovalRow[], names: Map<number, string>) {
+function summary(
+  run: RunRow,
+  nodes: NodeRow[],
+  approvals: ApprovalRow[],
+  names: Map<number, string>,
+  inputs: Map<string, WorkflowApprovalInput[]> = new Map(),
+) {
   const definition = definitionOf(run.definition);
   const required = new Map(
     definition.nodes.flatMap((n) => (n.type === 'approval' ? [[n.id, n.required] as const] : [])),
@@ -59,11 +74,26 @@ function summary(run: RunRow, nodes: NodeRow[], approvals: ApprovalRow[], names:
     created: run.created,
     start: run.start,
     end: run.end,
-    node_states: nodes.map((n) => nodeView(n, approvals, required.get(n.node_id) ?? null)),
+    node_states: nodes.map((n) =>
+      nodeView(n, approvals, required.get(n.node_id) ?? null, inputs.get(n.node_id) ?? null),
+    ),
   };
 }
 
-/** A run as GET workflow-runs/{id} answers it; secret survey answers masked. */
+/**
+ * What the approvers of each approval node that asked for approval review: the values the template nodes after it
+ * run with (secret ones masked).
+ */
+async function approvalInputsOf(db: Db, run: RunRow, nodes: NodeRow[]) {
+  const asked = nodes.filter((n) => n.type === 'approval' && n.status !== 'pending');
+  const inputs = new Map<string, WorkflowApprovalInput[]>();
+  if (asked.length === 0) return inputs;
+  const state = await loadRunState(db, run);
+  for (const node of asked) inputs.set(node.node_id, await approvalInputs(db, state, node.node_id));
+  return inputs;
+}
+
+/** A run as GET workflow-runs/{id} answers it; secret survey answers and secret inputs masked. */
 export async function runView(db: Db, run: RunRow): Promise<WorkflowRun> {
   const nodes = await nodesOf(db, [run.id]);
   const approvals = await approvalsOf(db, run.id);
@@ -89,7 +119,7 @@ export async function runView(db: Db, run: RunRow): Promise<WorkflowRun> {
     };
   });
   return {
-    ...summary(run, nodes, approvals, names),
+    ...summary(run, nodes, approvals, names, await approvalInputsOf(db, run, nodes)),
     survey,
     nodes: definition.nodes as WorkflowRun['nodes'],
     edges: definition.edges,

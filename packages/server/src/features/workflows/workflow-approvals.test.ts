@@ -1,11 +1,13 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { testDialects } from '../../../test/support/dialects';
 import { type Client, createHarness, type Harness } from '../../../test/support/harness';
+import { insertEnvironment } from '../../../test/support/task-fixtures';
 import {
   createWorkflow,
   edge,
   getRun,
   nodeOf,
+  type RunView,
   startRun,
   templateNode,
   waitForRun,
@@ -71,6 +73,98 @@ describe.each(testDialects())('workflow approvals on $name', (dialect) => {
     otherProject = (await owner.post('/api/projects', { name: 'Other' })).json().id;
   });
   afterAll(async () => h?.close());
+
+  it('shows the approvers the inputs the next nodes run with, secret ones masked, beside their digest', async () => {
+    const production = await insertEnvironment(h.deps, projectId, { name: 'gate-production' });
+    const wf = await createWorkflow(owner, projectId, {
+      name: 'Reviewed inputs',
+      survey_vars: [
+        { name: 'region', title: 'Region', type: 'string' },
+        { name: 'password', title: 'Password', type: 'secret' },
+      ],
+      nodes: [
+        templateNode('build', tpl.build),
+        { id: 'gate', type: 'approval', message: 'Ship it?' },
+        templateNode('deploy', tpl.deploy, {
+          survey: {
+            version: { from: 'output', node: 'build', name: 'version' },
+            api_token: { from: 'output', node: 'build', name: 'token' },
+          },
+          extra_vars: {
+            region: { from: 'survey', name: 'region' },
+            password: { from: 'survey', name: 'password' },
+            tier: { from: 'fixed', value: 'gold' },
+          },
+          limit: { from: 'fixed', value: 'web1,web2' },
+          git_branch: { from: 'survey', name: 'region' },
+        }),
+        templateNode('smoke', tpl.env, {
+          environment_id: { from: 'fixed', value: production },
+          extra_vars: { deployed: { from: 'output', node: 'deploy', name: 'deployed' } },
+        }),
+      ],
+      edges: [edge('build', 'gate'), edge('gate', 'deploy'), edge('deploy', 'smoke')],
+    });
+    const runId = await startRun(owner, projectId, wf, {
+      survey: { region: 'eu-west', password: 'hunter2-very-secret' },
+    });
+    await waitForRun(owner, projectId, runId, ['waiting_approval']);
+    const res = await members.guest.get(p(`/workflow-runs/${runId}`));
+    expect(res.statusCode).toBe(200);
+    // Neither the secret survey answer nor the secret output is ever answered.
+    expect(res.body).not.toContain('hunter2');
+    expect(res.body).not.toContain('s3cr3t');
+    type Shown = { node_id: string; input_digest: string; inputs: Record<string, unknown>[] | null };
+    const run = res.json() as Omit<RunView, 'node_states'> & {
+      node_states: (RunView['node_states'][0] & Shown)[];
+    };
+    const gate = run.node_states.find((n) => n.node_id === 'gate') as Shown & {
+      inputs: Record<string, unknown>[];
+    };
+    expect(gate.input_digest).toMatch(/^[0-9a-f]{64}$/);
+    const buildTask = nodeOf(run, 'build').task_id as number;
+    const version = `1.4.${buildTask}`;
+    const shown = Object.fromEntries(
+      gate.inputs.map((i) => [`${i.node_id}.${i.field}${i.name ? `.${i.name}` : ''}`, i]),
+    );
+    expect(Object.keys(shown).sort()).toEqual(
+      [
+        'deploy.extra_vars.password',
+        'deploy.extra_vars.region',
+        'deploy.extra_vars.tier',
+        'deploy.git_branch',
+        'deploy.limit',
+        'deploy.survey.api_token',
+        'deploy.survey.version',
+        'smoke.environment_id',
+        'smoke.extra_vars.deployed',
+      ].sort(),
+    );
+    expect(shown['deploy.survey.version']).toMatchObject({
+      state: 'value',
+      value: version,
+      secret: false,
+      source: { from: 'output', node: 'build', name: 'version' },
+    });
+    expect(shown['deploy.survey.api_token']).toMatchObject({
+      state: 'value',
+      value: '**********',
+      secret: true,
+    });
+    expect(shown['deploy.extra_vars.password']).toMatchObject({ value: '**********', secret: true });
+    expect(shown['deploy.extra_vars.region']).toMatchObject({ value: 'eu-west', secret: false });
+    expect(shown['deploy.extra_vars.tier']).toMatchObject({ value: 'gold', source: { from: 'fixed' } });
+    expect(shown['deploy.limit']).toMatchObject({ field: 'limit', name: null, value: 'web1,web2' });
+    expect(shown['deploy.git_branch']).toMatchObject({ value: 'eu-west' });
+    expect(shown['smoke.environment_id']).toMatchObject({ value: production, label: 'gate-production' });
+    // The deploy has not run: what it will publish is not known yet.
+    expect(shown['smoke.extra_vars.deployed']).toMatchObject({ state: 'pending', value: null });
+    // Other nodes show none; the run lists none.
+    expect(run.node_states.find((n) => n.node_id === 'build')?.inputs).toBeNull();
+    const listed = (await owner.get(p(`/workflow-runs?workflow_id=${wf}`))).json();
+    expect(listed[0].node_states.find((n: { node_id: string }) => n.node_id === 'gate').inputs).toBeNull();
+    expect((await owner.post(p(`/workflow-runs/${runId}/stop`), {})).statusCode).toBe(200);
+  });
 
   it('lets only the roles and named users approve, never the starter, counts approvals, and binds them to inputs', async () => {
     const wf = await gated('Two approvals', {

@@ -12,7 +12,12 @@ export function definitionOf(text: string): WorkflowDefinition {
   const doc = parseJson<Partial<WorkflowDefinition>>(text, {});
   return {
     survey_vars: Array.isArray(doc.survey_vars) ? doc.survey_vars : [],
-    nodes: Array.isArray(doc.nodes) ? (doc.nodes as WorkflowNode[]) : [],
+    // Template nodes saved before the environment override read as having none.
+    nodes: Array.isArray(doc.nodes)
+      ? (doc.nodes as WorkflowNode[]).map((n) =>
+          n.type === 'template' ? { ...n, environment_id: n.environment_id ?? null } : n,
+        )
+      : [],
     edges: Array.isArray(doc.edges) ? (doc.edges as WorkflowEdge[]) : [],
   };
 }

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { testDialects } from '../../../test/support/dialects';
 import { type Client, createHarness, type Harness } from '../../../test/support/harness';
-import { commitFiles, outputOf, waitFor } from '../../../test/support/task-fixtures';
+import { commitFiles, insertEnvironment, outputOf, waitFor } from '../../../test/support/task-fixtures';
 import {
   createWorkflow,
   edge,
@@ -235,6 +235,79 @@ describe.each(testDialects())('workflows on $name', (dialect) => {
     expect(tasks).toHaveLength(4);
   });
 
+  it('runs a template node with an environment override, fixed or from the survey, checked at save', async () => {
+    const staging = await insertEnvironment(h.deps, projectId, {
+      name: 'wf-staging',
+      env: { GREETING: 'hello-staging' },
+    });
+    const production = await insertEnvironment(h.deps, projectId, {
+      name: 'wf-production',
+      env: { GREETING: 'hello-production' },
+    });
+    const foreign = await insertEnvironment(h.deps, otherProject, {
+      name: 'wf-foreign',
+      env: { GREETING: 'hello-foreign' },
+    });
+    const body = (fixed: unknown, template = tpl.env) => ({
+      name: `Environments ${Math.random().toString(36).slice(2, 8)}`,
+      survey_vars: [{ name: 'target', title: 'Target', type: 'int', required: true }],
+      nodes: [
+        templateNode('fixed', template, { environment_id: { from: 'fixed', value: fixed } }),
+        templateNode('chosen', tpl.env, { environment_id: { from: 'survey', name: 'target' } }),
+      ],
+      edges: [edge('fixed', 'chosen')],
+    });
+    const refused = async (b: unknown) => {
+      const res = await owner.post(p('/workflows'), b);
+      expect(res.statusCode, res.body).toBe(400);
+      return res.json();
+    };
+    expect(await refused(body(foreign))).toMatchObject({
+      code: 'workflow_environment_not_in_project',
+      params: { node: 'fixed', id: String(foreign) },
+    });
+    expect((await refused(body(999_999))).code).toBe('workflow_environment_not_in_project');
+    expect((await refused(body('staging'))).code).toBe('workflow_environment_not_in_project');
+    expect(await refused(body(staging, tpl.ok))).toMatchObject({
+      code: 'workflow_environment_override_not_allowed',
+      params: { node: 'fixed' },
+    });
+
+    const wf = await createWorkflow(owner, projectId, body(staging));
+    expect((await owner.get(p(`/workflows/${wf}`))).json().nodes[0].environment_id).toEqual({
+      from: 'fixed',
+      value: staging,
+    });
+    const run = await waitForRun(
+      owner,
+      projectId,
+      await startRun(owner, projectId, wf, { survey: { target: production } }),
+      ['success', 'failed'],
+    );
+    expect(run.status, JSON.stringify(run.node_states)).toBe('success');
+    for (const [node, envId, greeting] of [
+      ['fixed', staging, 'hello-staging'],
+      ['chosen', production, 'hello-production'],
+    ] as const) {
+      const taskId = nodeOf(run, node).task_id as number;
+      expect((await owner.get(p(`/tasks/${taskId}`))).json().environment_id).toBe(envId);
+      expect((await outputOf(h.deps, taskId)).join('\n')).toContain(`greeting=${greeting}`);
+    }
+
+    // Another project's environment from the survey is never used: the node fails, saying why.
+    const failed = await waitForRun(
+      owner,
+      projectId,
+      await startRun(owner, projectId, wf, { survey: { target: foreign } }),
+      ['success', 'failed'],
+    );
+    expect(failed.status).toBe('failed');
+    expect(nodeOf(failed, 'chosen')).toMatchObject({ status: 'failed', task_id: null });
+    expect(nodeOf(failed, 'chosen').detail).toContain(
+      `Environment ${foreign} does not exist in this project`,
+    );
+  });
+
   it('takes success, failure and always edges; a handled failure does not fail the run', async () => {
     const wf = await createWorkflow(owner, projectId, {
       name: 'Edges',
@@ -400,6 +473,118 @@ describe.each(testDialects())('workflows on $name', (dialect) => {
     const refused = await owner.post('/api/projects/restore', cyclic);
     expect(refused.statusCode).toBe(400);
     expect(refused.json().error).toContain('workflows[0]');
+  });
+
+  it('keeps the schedules and integrations that start a workflow, and its fixed environment, in the backup', async () => {
+    const environment = await insertEnvironment(h.deps, projectId, { name: 'backed-up-env' });
+    const wf = await createWorkflow(owner, projectId, {
+      name: 'Started by others',
+      survey_vars: [{ name: 'target', title: 'Target', type: 'string' }],
+      nodes: [
+        templateNode('deploy', tpl.env, {
+          environment_id: { from: 'fixed', value: environment },
+          extra_vars: { target: { from: 'survey', name: 'target' } },
+        }),
+      ],
+    });
+    const schedule = await owner.post(p('/schedules'), {
+      workflow_id: wf,
+      cron_format: '@daily',
+      name: 'Daily release',
+      active: false,
+      task_params: { environment: '{"target":"nightly"}' },
+    });
+    expect(schedule.statusCode, schedule.body).toBe(201);
+    const integration = await owner.post(p('/integrations'), { name: 'Release hook', workflow_id: wf });
+    expect(integration.statusCode, integration.body).toBe(201);
+    const matcher = await owner.post(p(`/integrations/${integration.json().id}/matchers`), {
+      name: 'main only',
+      match_type: 'body',
+      body_data_type: 'json',
+      key: 'ref',
+      method: 'equals',
+      value: 'main',
+    });
+    expect(matcher.statusCode, matcher.body).toBe(200);
+
+    const backup = (await owner.get(p('/backup'))).json();
+    expect(backup.schedules.find((s: { name: string }) => s.name === 'Daily release')).toMatchObject({
+      template: null,
+      workflow: 'Started by others',
+      task_params: { environment: '{"target":"nightly"}' },
+    });
+    expect(backup.integrations.find((i: { name: string }) => i.name === 'Release hook')).toMatchObject({
+      template: null,
+      workflow: 'Started by others',
+      matchers: [{ name: 'main only', key: 'ref', value: 'main' }],
+    });
+    const saved = backup.workflows.find((w: { name: string }) => w.name === 'Started by others');
+    expect(saved.nodes[0]).toMatchObject({ template: 'env', environment: 'backed-up-env' });
+
+    const restored = await owner.post('/api/projects/restore', {
+      ...backup,
+      meta: { ...backup.meta, name: 'Restored starters' },
+    });
+    expect(restored.statusCode, restored.body).toBe(200);
+    const newId = restored.json().id as number;
+    const copy = (
+      (await owner.get(`/api/project/${newId}/workflows`)).json() as { id: number; name: string }[]
+    ).find((w) => w.name === 'Started by others')!;
+    expect(copy.id).not.toBe(wf);
+    const newEnv = (
+      (await owner.get(`/api/project/${newId}/environment`)).json() as { id: number; name: string }[]
+    ).find((e) => e.name === 'backed-up-env')!;
+    expect(newEnv.id).not.toBe(environment);
+    const copied = (await owner.get(`/api/project/${newId}/workflows/${copy.id}`)).json();
+    expect(copied.nodes[0].environment_id).toEqual({ from: 'fixed', value: newEnv.id });
+    const schedules = (await owner.get(`/api/project/${newId}/schedules`)).json() as Record<
+      string,
+      unknown
+    >[];
+    expect(schedules.find((s) => s.name === 'Daily release')).toMatchObject({
+      template_id: 0,
+      workflow_id: copy.id,
+      active: false,
+      cron_format: '@daily',
+    });
+    const integrations = (await owner.get(`/api/project/${newId}/integrations`)).json() as Record<
+      string,
+      unknown
+    >[];
+    const hook = integrations.find((i) => i.name === 'Release hook');
+    expect(hook).toMatchObject({ template_id: 0, workflow_id: copy.id });
+    const matchers = (await owner.get(`/api/project/${newId}/integrations/${hook?.id}/matchers`)).json();
+    expect(matchers).toMatchObject([{ name: 'main only', value: 'main' }]);
+    // The restored project's schedule starts the restored workflow: its own run, with the new environment.
+    const rerunnable = await owner.post(`/api/project/${newId}/workflows/${copy.id}/runs`, {
+      survey: { target: 'x' },
+    });
+    expect(rerunnable.statusCode, rerunnable.body).toBe(201);
+
+    // A backup naming a workflow it does not hold is refused, naming where.
+    const unknown = await owner.post('/api/projects/restore', {
+      ...backup,
+      meta: { ...backup.meta, name: 'Broken starters' },
+      schedules: [{ name: 'lost', workflow: 'No such workflow', cron_format: '@daily' }],
+    });
+    expect(unknown.statusCode).toBe(400);
+    expect(unknown.json().error).toContain('schedules[0].workflow');
+    const both = await owner.post('/api/projects/restore', {
+      ...backup,
+      meta: { ...backup.meta, name: 'Both starters' },
+      integrations: [{ name: 'both', template: 'ok', workflow: 'Started by others' }],
+    });
+    expect(both.statusCode).toBe(400);
+    // Old backups (and Semaphore's) name a template only: still restored as before.
+    const { workflow: _w, ...templateSchedule } = backup.schedules.find(
+      (s: { template: string | null }) => s.template,
+    ) ?? { template: 'ok', name: 'plain', cron_format: '@daily' };
+    const old = await owner.post('/api/projects/restore', {
+      ...backup,
+      meta: { ...backup.meta, name: 'Old starters' },
+      schedules: [templateSchedule],
+    });
+    expect(old.statusCode, old.body).toBe(200);
   });
 
   it("keeps runs as long as tasks: retention deletes ended runs past the project's days, never active ones", async () => {

@@ -8,9 +8,21 @@ import { testDialects } from '../../../test/support/dialects';
 import { GLOBAL_REGISTRATION_TOKEN } from '../../../test/support/fake-runner';
 import type { Client, Harness } from '../../../test/support/harness';
 import { serverBin } from '../../../test/support/server-process';
-import { alive, insertTemplate, outputOf, waitFor, waitForStatus } from '../../../test/support/task-fixtures';
+import {
+  alive,
+  insertEnvironment,
+  insertTemplate,
+  outputOf,
+  waitFor,
+  waitForStatus,
+} from '../../../test/support/task-fixtures';
 import { hostPidsOf } from '../../../test/support/task-pids';
-import { ENDED, harnessWithProject, insertGitRepository } from '../../../test/support/task-runs';
+import {
+  ENDED,
+  harnessWithProject,
+  insertGitRepository,
+  insertSecretEnvironment,
+} from '../../../test/support/task-runs';
 import { sharedTempDir, taskSharedEnv } from '../../../test/support/task-shared';
 
 const run = promisify(execFile);
@@ -91,6 +103,7 @@ describe.each(testDialects())('remote runner processes on $name', (dialect) => {
         '',
       ].join('\n'),
       'nap.sh': 'sleep 300 &\necho "child $!"\necho "self $$"\nwait\n',
+      'env.sh': 'echo "greeting=$GREETING token=$API_TOKEN vars=$*"\n',
     }));
     await Promise.all([
       startRunner('alpha', ['alpha', 'shared']),
@@ -139,6 +152,37 @@ describe.each(testDialects())('remote runner processes on $name', (dialect) => {
       expect(task.remote_runner_id).toBe(runnerIds.get(tag));
       expect(await outputOf(h.deps, taskId)).toContain(`ran MARK=${tag}`);
     }
+  }, 120_000);
+
+  it("gives the runner the task's own environment when it overrides the template's", async () => {
+    const template = await insertEnvironment(h.deps, projectId, {
+      name: 'tpl-env',
+      env: { GREETING: 'tpl' },
+    });
+    const override = await insertSecretEnvironment(
+      h.deps,
+      projectId,
+      { name: 'override-env', json: { region: 'eu-9' }, env: { GREETING: 'overridden' } },
+      { env: { API_TOKEN: 'runner-token-very-secret' } },
+    );
+    const tpl = await insertTemplate(h.deps, projectId, {
+      repository_id: repoId,
+      playbook: 'env.sh',
+      runner_tag: 'alpha',
+      environment_id: template,
+      task_params: { allow_override_environment: true },
+    });
+    const res = await owner.post(`/api/project/${projectId}/tasks`, {
+      template_id: tpl,
+      environment_id: override,
+    });
+    expect(res.statusCode, res.body).toBe(201);
+    const task = await waitForStatus(h.deps, res.json().id, ENDED, 60_000);
+    const out = (await outputOf(h.deps, task.id)).join('\n');
+    expect(task.status, out).toBe('success');
+    expect(task.remote_runner_id).toBe(runnerIds.get('alpha'));
+    expect(out).toContain('greeting=overridden token=********** vars=region=eu-9');
+    expect(out).not.toContain('runner-token-very-secret');
   }, 120_000);
 
   it('keeps a task for a tag no runner has waiting with its reason, and runs it once one registers', async () => {

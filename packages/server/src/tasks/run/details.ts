@@ -54,7 +54,10 @@ async function integrationEnvVars(db: Db, task: TaskRow): Promise<Record<string,
   return env;
 }
 
-/** Loads everything a run needs: template, project, inventory (task override when allowed), keys, secrets. */
+/**
+ * Loads everything a run needs: template, project, inventory and environment (the task's overrides when allowed),
+ * keys, secrets.
+ */
 export async function loadDetails(deps: { db: Db; box: SecretBox }, task: TaskRow): Promise<JobDetails> {
   const template = await findTemplate(deps.db, task.template_id);
   if (!template) throw new TaskFailed(`Template ${task.template_id} not found`);
@@ -70,9 +73,16 @@ export async function loadDetails(deps: { db: Db; box: SecretBox }, task: TaskRo
     : null;
   if (template.repository_id && !repository)
     throw new TaskFailed(`Repository ${template.repository_id} not found`);
-  const environment = template.environment_id
-    ? ((await findEnvironment(deps.db, project.id, template.environment_id)) ?? null)
+  // A task's own environment counts while its template allows the override (as its inventory's does).
+  const environmentId =
+    task.environment_id && templateParams.allow_override_environment
+      ? task.environment_id
+      : template.environment_id;
+  const environment = environmentId
+    ? ((await findEnvironment(deps.db, project.id, environmentId)) ?? null)
     : null;
+  if (task.environment_id && environmentId === task.environment_id && !environment)
+    throw new TaskFailed(`Environment ${environmentId} not found`);
 
   const extraVars = { ...parseJsonObject(environment?.json), ...parseJsonObject(task.environment) };
   const envVars: Record<string, string> = {};

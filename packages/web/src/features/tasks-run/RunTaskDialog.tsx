@@ -13,7 +13,7 @@ import {
   TextField,
   Typography,
 } from '@mui/material';
-import type { Inventory, Template } from '@signalbox/contracts';
+import type { Environment, Inventory, Template } from '@signalbox/contracts';
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { type FormEvent, useEffect, useState } from 'react';
 import { useTranslation } from 'react-i18next';
@@ -60,6 +60,11 @@ export function RunTaskDialog({
     template.project_id,
     'inventory',
     !!params.allow_override_inventory,
+  );
+  const environments = useResourceList<Environment>(
+    template.project_id,
+    'environment',
+    !!params.allow_override_environment,
   );
   const builds = useQuery({
     queryKey: ['project', template.project_id, 'templates', 'builds', template.build_template_id],
@@ -251,6 +256,20 @@ export function RunTaskDialog({
             {(inventories.data ?? []).map((i) => (
               <MenuItem key={i.id} value={i.id}>
                 {i.name}
+              </MenuItem>
+            ))}
+          </TextField>
+        )}
+        {params.allow_override_environment && (
+          <TextField
+            select
+            label={t('res.environment')}
+            value={values.environment_id || ''}
+            onChange={(e) => set({ environment_id: Number(e.target.value) })}
+          >
+            {(environments.data ?? []).map((env) => (
+              <MenuItem key={env.id} value={env.id}>
+                {env.name}
               </MenuItem>
             ))}
           </TextField>

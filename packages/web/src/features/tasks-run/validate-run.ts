@@ -20,6 +20,8 @@ export type RunValues = {
   tags: string;
   skip_tags: string;
   inventory_id: number;
+  /** The environment the task runs with (the template's unless it allows another). */
+  environment_id: number;
   git_branch: string;
   arguments: string;
   /** Extra variables of an earlier task that no survey variable asks for (a re-run keeps them). */
@@ -44,6 +46,7 @@ export function newRunValues(template: Template): RunValues {
     tags: (params.tags ?? []).join(', '),
     skip_tags: (params.skip_tags ?? []).join(', '),
     inventory_id: template.inventory_id ?? 0,
+    environment_id: template.environment_id ?? 0,
     git_branch: template.git_branch ?? '',
     arguments: template.arguments ?? '[]',
   };
@@ -59,6 +62,7 @@ export type EarlierTask = {
   arguments?: string | null;
   git_branch?: string | null;
   inventory_id?: number | null;
+  environment_id?: number | null;
   params?: Record<string, unknown>;
   debug?: boolean;
   dry_run?: boolean;
@@ -106,6 +110,7 @@ export function rerunValues(template: Template, task: EarlierTask): RunValues {
     tags: joinList(tags) ?? base.tags,
     skip_tags: joinList(skip_tags) ?? base.skip_tags,
     inventory_id: task.inventory_id ?? base.inventory_id,
+    environment_id: task.environment_id ?? base.environment_id,
     git_branch: task.git_branch ?? base.git_branch,
     arguments: task.arguments ?? base.arguments,
     extraEnvironment,
@@ -156,6 +161,8 @@ export function validateRun(template: Template, v: RunValues, fields: SurveyFiel
   if (params.allow_override_tags) body.tags = list(v.tags);
   if (params.allow_override_skip_tags) body.skip_tags = list(v.skip_tags);
   if (params.allow_override_inventory && v.inventory_id) body.inventory_id = v.inventory_id;
+  if (params.allow_override_environment && v.environment_id && v.environment_id !== template.environment_id)
+    body.environment_id = v.environment_id;
   if (template.allow_override_branch_in_task && v.git_branch.trim()) body.git_branch = v.git_branch.trim();
   return { errors, body };
 }

@@ -35,6 +35,8 @@ export type Task = {
   arguments?: string | null;
   git_branch?: string | null;
   inventory_id?: number | null;
+  /** The environment it ran with instead of its template's; null: the template's. */
+  environment_id?: number | null;
   params?: Record<string, unknown>;
   debug?: boolean;
   dry_run?: boolean;

@@ -136,6 +136,10 @@ export async function templateNodeTask(
   if (branch !== undefined) input.git_branch = textOf(node.id, 'git_branch', branch.value);
   const inventory = one(node.inventory_id);
   if (inventory !== undefined) input.inventory_id = idOf(node.id, 'inventory_id', inventory.value);
+  // Checked again by the task's start: of this project, and allowed by the template.
+  const environmentId = one(node.environment_id ?? null);
+  if (environmentId !== undefined)
+    input.environment_id = idOf(node.id, 'environment_id', environmentId.value);
   const build = one(node.build_task_id);
   if (build !== undefined) input.build_task_id = idOf(node.id, 'build_task_id', build.value);
   return input;

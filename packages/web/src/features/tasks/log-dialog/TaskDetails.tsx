@@ -1,6 +1,8 @@
 import { Alert, Box, Typography } from '@mui/material';
+import type { Environment } from '@signalbox/contracts';
 import { useEffect, useState } from 'react';
 import { useTranslation } from 'react-i18next';
+import { useResourceList } from '../../../api/resources';
 import { formatDateTime, formatDuration } from '../../../components/format';
 import type { Task } from '../api';
 import { TaskOutputs } from './TaskOutputs';
@@ -30,7 +32,10 @@ function useNow(active: boolean) {
   return now;
 }
 
-/** Who ran the task, when, how long, which commit and version, its message, its outputs and workflow run. */
+/**
+ * Who ran the task, when, how long, which commit and version, the environment it ran with when it overrode its
+ * template's, its message, its outputs and workflow run.
+ */
 export function TaskDetails({
   task,
   userName,
@@ -44,6 +49,10 @@ export function TaskDetails({
   const now = useNow(running);
   // Why the task waits, as the server says it ("Waiting: no runner with tag … is online").
   const waitingFor = task.status === 'waiting' && task.status_detail ? task.status_detail : null;
+  const environments = useResourceList<Environment>(task.project_id, 'environment', !!task.environment_id);
+  const environment = task.environment_id
+    ? (environments.data?.find((e) => e.id === task.environment_id)?.name ?? `#${task.environment_id}`)
+    : null;
   return (
     <>
       {waitingFor && (
@@ -76,6 +85,7 @@ export function TaskDetails({
           }
         />
         <Detail label={t('tasks.version')} value={task.version ?? '—'} />
+        {environment && <Detail label={t('res.environment')} value={environment} />}
         {task.runner && (
           <Detail
             label={t('runners.ranOn')}

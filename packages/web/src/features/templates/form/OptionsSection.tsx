@@ -25,6 +25,9 @@ const taskParamFlags = [
   'allow_debug',
 ] as const;
 
+/** What a task run may override whatever the app: the environment. */
+const allAppFlags = ['allow_override_environment'] as const;
+
 /** The apps that lock a Terraform state (their template sets how long a run waits for the lock). */
 const lockingApps = ['terraform', 'tofu', 'terragrunt'];
 
@@ -44,24 +47,23 @@ export function OptionsSection({ form, errors, serverError }: SectionProps) {
         <FlagCheckbox form={form} name="suppress_success_alerts" label={t('tpl.suppressSuccessAlerts')} />
         <FlagCheckbox form={form} name="allow_parallel_tasks" label={t('tpl.allowParallel')} />
         <FlagCheckbox form={form} name="allow_override_branch_in_task" label={t('tpl.allowBranch')} />
-        {app === 'ansible' &&
-          taskParamFlags.map((flag) => (
-            <FormControlLabel
-              key={flag}
-              label={t(`tpl.params.${flag}`)}
-              control={
-                <Checkbox
-                  checked={!!taskParams[flag]}
-                  onChange={(e) =>
-                    form.setValue('task_params', {
-                      ...taskParams,
-                      [flag]: e.target.checked,
-                    } as Values['task_params'])
-                  }
-                />
-              }
-            />
-          ))}
+        {[...(app === 'ansible' ? taskParamFlags : []), ...allAppFlags].map((flag) => (
+          <FormControlLabel
+            key={flag}
+            label={t(`tpl.params.${flag}`)}
+            control={
+              <Checkbox
+                checked={!!taskParams[flag]}
+                onChange={(e) =>
+                  form.setValue('task_params', {
+                    ...taskParams,
+                    [flag]: e.target.checked,
+                  } as Values['task_params'])
+                }
+              />
+            }
+          />
+        ))}
       </FormGroup>
       {lockingApps.includes(app) && <TerraformOptions {...{ form, errors, serverError }} />}
       <Box sx={{ mt: 2 }}>

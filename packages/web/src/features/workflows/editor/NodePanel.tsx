@@ -1,6 +1,6 @@
 import DeleteIcon from '@mui/icons-material/Delete';
 import { Alert, Box, Button, Divider, Stack, TextField, Typography } from '@mui/material';
-import type { Inventory, Template, WorkflowNode } from '@signalbox/contracts';
+import type { Environment, Inventory, Template, WorkflowNode } from '@signalbox/contracts';
 import { useTranslation } from 'react-i18next';
 import { translateCode } from '../../../i18n/messages';
 import { ApprovalNodeFields } from './ApprovalNodeFields';
@@ -20,6 +20,7 @@ const shownFields = new Set([
   'limit',
   'git_branch',
   'inventory_id',
+  'environment_id',
   'build_task_id',
   'roles',
   'user_ids',
@@ -39,6 +40,7 @@ export function NodePanel({
   onDelete,
   templates,
   inventories,
+  environments,
   members,
   errors,
 }: {
@@ -48,6 +50,7 @@ export function NodePanel({
   onDelete: () => void;
   templates: Template[];
   inventories: Inventory[];
+  environments: Environment[];
   members: { user_id: number; name: string }[];
   errors: EditorErrors;
 }) {
@@ -98,6 +101,7 @@ export function NodePanel({
           onChange={change}
           templates={templates}
           inventories={inventories}
+          environments={environments}
           context={context}
           fieldError={fieldError}
         />

@@ -1,19 +1,20 @@
 import { MenuItem, Stack, TextField } from '@mui/material';
-import type { Inventory, Template, WorkflowTemplateNode } from '@signalbox/contracts';
+import type { Environment, Inventory, Template, WorkflowTemplateNode } from '@signalbox/contracts';
 import { useTranslation } from 'react-i18next';
 import { MappingList } from './MappingList';
 import { type SourceContext, ValueSourceField } from './ValueSourceField';
 
 /**
  * A template node's settings: the template it runs, the task's message, its template's survey answers and extra
- * variables, and the limit, branch, inventory and build it overrides — each fixed, from the workflow survey, or
- * from an upstream node's output.
+ * variables, and the limit, branch, inventory, environment and build it overrides — each fixed, from the workflow
+ * survey, or from an upstream node's output. The environment override needs a template that allows it.
  */
 export function TemplateNodeFields({
   node,
   onChange,
   templates,
   inventories,
+  environments,
   context,
   fieldError,
 }: {
@@ -21,6 +22,7 @@ export function TemplateNodeFields({
   onChange: (patch: Partial<WorkflowTemplateNode>) => void;
   templates: Template[];
   inventories: Inventory[];
+  environments: Environment[];
   context: SourceContext;
   fieldError: (field: string) => string | undefined;
 }) {
@@ -104,6 +106,22 @@ export function TemplateNodeFields({
         fixedOptions={inventories.map((i) => ({ value: i.id, label: i.name }))}
         error={fieldError('inventory_id')}
         idPrefix={`${prefix}-inventory`}
+      />
+      <ValueSourceField
+        label={t('wf.node.environment')}
+        value={node.environment_id}
+        onChange={(environment_id) => onChange({ environment_id })}
+        context={context}
+        optional
+        numeric
+        fixedOptions={environments.map((e) => ({ value: e.id, label: e.name }))}
+        error={
+          fieldError('environment_id') ??
+          (node.environment_id && template && !template.task_params?.allow_override_environment
+            ? t('wf.node.environmentNotAllowed')
+            : undefined)
+        }
+        idPrefix={`${prefix}-environment`}
       />
       {template?.type === 'deploy' && (
         <ValueSourceField

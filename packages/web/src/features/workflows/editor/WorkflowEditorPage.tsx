@@ -142,6 +142,7 @@ function WorkflowEditor({ saved }: { saved: Workflow | null }) {
       onDelete={() => remove({ kind: 'node', id: selectedNode.id })}
       templates={data.templates}
       inventories={data.inventories}
+      environments={data.environments}
       members={data.members}
       errors={errors}
     />

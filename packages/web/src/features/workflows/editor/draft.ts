@@ -61,6 +61,7 @@ export function newNode(id: string, type: WorkflowNodeType, templateId = 0): Wor
       limit: null,
       git_branch: null,
       inventory_id: null,
+      environment_id: null,
       build_task_id: null,
       message: '',
     };
