@@ -119,11 +119,19 @@ export const tiers = {
 };
 
 /**
- * Files that mostly wait (for the wall clock's next minute, for processes to start and stop): started first
- * within their tier so their waiting overlaps the other files instead of trailing at the end of the run.
+ * Files that take longest in their tier, whether they mostly wait (for the wall clock's next minute, for processes
+ * to start and stop) or walk the whole API: started first within their tier so they overlap the other files
+ * instead of trailing at the end of the run with the other workers idle. A fresh clone has no timings of earlier
+ * runs, and vitest then starts the largest files first, which these are not.
  */
 export const startFirst = [
   'packages/server/src/scheduler/scheduler.realtime.test.ts',
   'packages/server/src/features/users/users.cli.test.ts',
-  'packages/server/src/tasks/instances.test.ts',
+  'packages/server/src/tasks/queue/instances.test.ts',
+  // The API and dialects tiers: the route walks (a few thousand requests per database), and the files that make
+  // an app and a database for every test.
+  'packages/server/test/api-robustness.test.ts',
+  'packages/server/test/swagger-conformance.test.ts',
+  'packages/server/src/alerts/alerts.test.ts',
+  'packages/server/src/scheduler/scheduler.test.ts',
 ];

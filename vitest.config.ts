@@ -114,14 +114,19 @@ if (screenshots) {
 const root = fileURLToPath(new URL('.', import.meta.url));
 const waitsLong = (spec: TestSpecification) => startFirst.some((path) => spec.moduleId === `${root}${path}`);
 
-/** Vitest's order (group, project, then longest or largest first), with the long waits of a project first. */
+/**
+ * Vitest's order (group, project, then longest or largest first), with the long files of a group first: the
+ * projects of a group share its workers and run in name order, so a long `system` file started first only within
+ * its project would wait for every `executors` file to start.
+ */
+const groupOf = (spec: TestSpecification | undefined) => spec?.project.config.sequence.groupOrder;
 class LongWaitsFirst extends BaseSequencer {
   override async sort(files: TestSpecification[]) {
     const sorted = await super.sort(files);
     const out: TestSpecification[] = [];
     for (let start = 0; start < sorted.length; ) {
       let end = start;
-      while (end < sorted.length && sorted[end]?.project === sorted[start]?.project) end++;
+      while (end < sorted.length && groupOf(sorted[end]) === groupOf(sorted[start])) end++;
       const block = sorted.slice(start, end);
       out.push(...block.filter(waitsLong), ...block.filter((spec) => !waitsLong(spec)));
       start = end;

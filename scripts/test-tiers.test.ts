@@ -3,7 +3,7 @@ import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import picomatch from 'picomatch';
 import { describe, expect, it } from 'vitest';
-import { tiers } from '../test-tiers.mjs';
+import { startFirst, tiers } from '../test-tiers.mjs';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const skipped = new Set(['node_modules', 'dist', 'data', '.git', '.e2e-artifacts']);
@@ -40,5 +40,9 @@ describe('test tiers', () => {
       .map((file) => ({ file, tiers: tiersOf(file) }))
       .filter((entry) => entry.tiers.length !== 1);
     expect(misplaced).toEqual([]);
+  });
+
+  it('starts first only test files that exist', () => {
+    expect(startFirst.filter((file) => !files.includes(file))).toEqual([]);
   });
 });
