@@ -339,6 +339,8 @@ export const errorTexts = {
     'Node {{node}} runs template {{id}}, which is not a template of this project',
   workflow_environment_not_in_project:
     'Node {{node}} runs with environment {{id}}, which is not an environment of this project',
+  workflow_fixed_secret_answer:
+    'Node {{node}} gives the secret variable {{name}} a fixed value: a definition is shown to every member, so take it from a secret variable of the workflow survey or a secret output instead',
   workflow_environment_override_not_allowed:
     'Node {{node}} changes the environment of its template, which does not allow a task to change its environment',
   workflow_mapping_not_upstream:

@@ -8,6 +8,7 @@ import {
 import type { Db } from '../../db';
 import { parseJsonObject } from '../../db/values';
 import { badRequest } from '../../lib/errors';
+import { surveyVarsOf } from '../../tasks/run/survey-answers';
 import { ancestorsOf, findCycle, type Graph, graphOf, topologicalOrder } from './graph';
 
 /** Refuses a workflow definition (400), the error's field naming the part (nodes, edges, survey_vars). */
@@ -144,7 +145,7 @@ export async function checkReferences(db: Db, projectId: number, definition: Wor
   if (templateIds.length > 0) {
     const rows = await db
       .selectFrom('template')
-      .select(['id', 'task_params'])
+      .select(['id', 'task_params', 'survey_vars'])
       .where('project_id', '=', projectId)
       .where('id', 'in', templateIds)
       .execute();
@@ -160,6 +161,19 @@ export async function checkReferences(db: Db, projectId: number, definition: Wor
       const params = parseJsonObject(known.get(node.template_id)?.task_params);
       if (!params.allow_override_environment)
         throw refuse('nodes', coded('workflow_environment_override_not_allowed', { node: node.id }));
+    }
+    // A definition is read by every member: an answer to a secret variable comes from the run's secret survey or
+    // an upstream secret output, never written into the definition.
+    for (const node of definition.nodes) {
+      if (node.type !== 'template') continue;
+      const secret = new Set(
+        surveyVarsOf(known.get(node.template_id)?.survey_vars ?? null)
+          .filter((v) => v.type === 'secret')
+          .map((v) => v.name),
+      );
+      for (const [name, source] of Object.entries(node.survey))
+        if (source.from === 'fixed' && secret.has(name))
+          throw refuse('nodes', coded('workflow_fixed_secret_answer', { node: node.id, name }));
     }
   }
   await checkEnvironments(db, projectId, definition);

@@ -55,6 +55,21 @@ describe.each(testDialects())('workflows on $name', (dialect) => {
         params: { nodes: 'a → b → c → a' },
       });
       expect((await refused({ ...base(), edges: [edge('a', 'a')] })).code).toBe('workflow_cycle');
+      // A definition is read by every member: no secret is written into it.
+      const fixedSecret = {
+        ...base(),
+        nodes: [
+          ...base().nodes.slice(0, 2),
+          templateNode('c', tpl.deploy, { survey: { api_token: { from: 'fixed', value: 'tok-5ecret' } } }),
+        ],
+      };
+      const secretRes = await members.manager.post(p('/workflows'), fixedSecret);
+      expect(secretRes.statusCode, secretRes.body).toBe(400);
+      expect(secretRes.json()).toMatchObject({
+        code: 'workflow_fixed_secret_answer',
+        params: { node: 'c', name: 'api_token' },
+      });
+      expect(secretRes.body).not.toContain('tok-5ecret');
       expect(
         await refused({
           ...base(),
