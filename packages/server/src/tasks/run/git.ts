@@ -388,8 +388,6 @@ export async function checkoutRepository(
     // Used in place, so a confined task works in it (and may write there, as without the sandbox) — never in
     // the server's own files.
     for (const path of visiblePaths(job, repo.git_url)) job.share(path, true);
-    // The first command's sandbox is set up while the server reads the commit and records the task's start.
-    job.prepareNext([]);
     job.log(`Using local repository ${repo.git_url}`);
     // Read from git's files by the server when they are plain (no confined git to start); git otherwise.
     const head = readHeadCommit(repo.git_url);
