@@ -315,8 +315,8 @@ async function fetchAndClone(
     existsSync(join(o.cache, 'HEAD')) &&
     lastFetched(o.cache) === `${o.url}\n${listing}\n`;
   const cloneArgs = [...checkout, '--', o.url, o.target];
-  const running = unchanged
-    ? job.exec({
+  const run = unchanged
+    ? await job.exec({
         command: 'git',
         args: [
           `--config-env=url.${o.cache}.insteadOf=SIGNALBOX_CLONE_URL`,
@@ -330,7 +330,7 @@ async function fetchAndClone(
         env: { ...o.env, GIT_ALLOW_PROTOCOL: 'file', SIGNALBOX_CLONE_URL: o.url },
         binds: o.binds,
       })
-    : job.exec({
+    : await job.exec({
         command: 'sh',
         args: [
           '-c',
@@ -349,10 +349,6 @@ async function fetchAndClone(
         env: o.env,
         binds: o.binds,
       });
-  // While git runs, the sandbox of the task's next command is set up (it sees the cache read-only, as every later
-  // command does): the command then starts without that wait.
-  job.prepareNext([{ path: o.cache, writable: false }]);
-  const run = await running;
   const failed = readText(failedStep);
   rmSync(failedStep, { force: true });
   if (run.code !== 0) {

@@ -7,14 +7,7 @@ import { KeySourceError, keySecretOf } from '../../lib/key-sources';
 import { confine } from '../sandbox/confine';
 import { type Confinement, handOver, type SandboxPath, visiblePath } from '../sandbox/confinement';
 import { IsolationUnavailable, openTaskSandbox } from '../sandbox/isolation';
-import type {
-  ExitResult,
-  LineTarget,
-  Prepared,
-  ProcessAdapter,
-  ProcessSpec,
-  TaskProcess,
-} from '../sandbox/process';
+import type { ExitResult, LineTarget, ProcessAdapter, ProcessSpec, TaskProcess } from '../sandbox/process';
 import type { IsolationSetting, TaskSandbox } from '../sandbox/sandbox';
 import type {
   EnvironmentRow,
@@ -179,8 +172,6 @@ export class Job {
   private openedSandbox: TaskSandbox | null = null;
   /** Paths outside the task's folder that every later command of a confined task sees (e.g. its repository). */
   private readonly shared: SandboxPath[] = [];
-  /** A sandbox started ahead of the next command, and the paths it shows beyond the task's folder (prepareNext). */
-  private prepared: { sandbox: Prepared; binds: SandboxPath[] } | null = null;
 
   constructor(
     readonly details: JobDetails,
@@ -251,47 +242,6 @@ export class Job {
   share(path: string, writable = false) {
     if (!this.shared.some((p) => p.path === path && p.writable === writable))
       this.shared.push({ path, writable });
-  }
-
-  /**
-   * Starts the sandbox of the task's next command now, while the server does something else (a checkout), so that
-   * the command starts without waiting for bubblewrap's namespaces and mounts. It will show what the task shares
-   * plus `binds`; the first command that needs exactly these paths takes it, any other starts as usual. Only for a
-   * confined task; nothing when the adapter cannot prepare.
-   */
-  prepareNext(binds: SandboxPath[]) {
-    if (!this.confined || this.prepared || this.stopRequested || !this.processes.prepare) return;
-    const all = [...this.shared, ...binds];
-    try {
-      const sandbox = this.processes.prepare({
-        cwd: this.dirs.task,
-        path: this.toolPath(),
-        sandbox: this.sandbox,
-        binds,
-      });
-      if (sandbox) this.prepared = { sandbox, binds: all };
-    } catch {
-      // Only a head start: the command, started as usual, says what is wrong.
-    }
-  }
-
-  /** Ends a prepared sandbox no command took (the task is over). */
-  async closePrepared() {
-    const prepared = this.prepared;
-    this.prepared = null;
-    await prepared?.sandbox.dispose();
-  }
-
-  /** The prepared sandbox when it shows exactly `binds` beyond the task's folder, taken; else null. */
-  private takePrepared(binds: SandboxPath[]): Prepared | null {
-    const prepared = this.prepared;
-    if (!prepared || prepared.binds.length !== binds.length) return null;
-    const same = prepared.binds.every(
-      (b, i) => b.path === binds[i]?.path && b.writable === binds[i]?.writable,
-    );
-    if (!same) return null;
-    this.prepared = null;
-    return prepared.sandbox;
   }
 
   /** The server's PATH as the task's commands may use it: a confined task keeps the directories it can see. */
@@ -417,10 +367,7 @@ export class Job {
       sandbox: this.sandbox,
       binds: spec.binds,
     };
-    const prepared = this.confined ? this.takePrepared([...this.shared, ...(spec.binds ?? [])]) : null;
-    let proc = prepared?.run(full, this.sink) ?? null;
-    if (prepared && !proc) void prepared.dispose();
-    proc ??= this.processes.run(full, this.sink);
+    const proc = this.processes.run(full, this.sink);
     this.current = proc;
     if (proc.pid) {
       try {

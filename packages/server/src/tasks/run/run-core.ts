@@ -306,8 +306,6 @@ export async function runCore(
       }
     }
   }
-  // A sandbox prepared for a command that never came (the task failed or stopped first) ends before anything else.
-  await control.job?.closePrepared();
   // What the task published, read before its folder goes (said in the log when it cannot be taken).
   let outputs: TaskOutputs | null = null;
   let secretOutputs: TaskOutputs | null = null;

@@ -1,9 +1,8 @@
-import { type ChildProcess, spawn } from 'node:child_process';
-import { existsSync } from 'node:fs';
-import type { Readable, Writable } from 'node:stream';
+import { spawn } from 'node:child_process';
+import type { Readable } from 'node:stream';
 import { StringDecoder } from 'node:string_decoder';
 import type { SandboxPath } from './confinement';
-import type { SandboxUnit, TaskSandbox } from './sandbox';
+import type { TaskSandbox } from './sandbox';
 
 /**
  * One command to run. `env` is the complete environment (nothing is inherited implicitly). `sandbox` is the
@@ -60,35 +59,6 @@ export interface ProcessAdapter {
     input?: string,
     opts?: CaptureOptions,
   ): Promise<ExitResult & { stdout: string; stderr: string; overflow?: boolean }>;
-  /**
-   * Starts a sandbox ahead of its command (see Prepared): its namespaces and mounts are set up while the server
-   * does something else (a checkout), and the command it gets later starts without that wait. Adapters without it
-   * start every command when it is asked for.
-   */
-  prepare?(spec: PrepareSpec): Prepared | null;
-}
-
-/** What a prepared sandbox is set up with: the command's sandbox, the paths only it sees, where it starts. */
-export type PrepareSpec = { cwd: string; path: string; sandbox: TaskSandbox; binds: SandboxPath[] };
-
-/**
- * A sandbox started ahead of its command: a launcher (bash, inside the sandbox) waits on a pipe for the command,
- * its directory and its environment, then puts the environment in place and becomes the command (exec). Nothing
- * of the command passes through any process's arguments but the command's own: the environment (secrets) goes
- * through the pipe and is exported by the shell.
- */
-export interface Prepared {
-  /** The paths the sandbox was set up to show beyond the task's own (a command needing others cannot use it). */
-  readonly binds: SandboxPath[];
-  /** The launcher's process (the sandbox's outer process when confined). */
-  readonly pid: number | undefined;
-  /**
-   * Runs `spec` in the prepared sandbox; null when it cannot (the launcher has ended, or the environment has a
-   * name the shell cannot export): the caller then disposes of it and starts the command as usual.
-   */
-  run(spec: ProcessSpec, target: LineTarget): TaskProcess | null;
-  /** Ends the launcher if no command took it, and its sandbox with it. */
-  dispose(): Promise<void>;
 }
 
 /** Longest line stored as one row; longer lines are split rather than failing the task. */
@@ -276,112 +246,6 @@ async function drainPipes(pipes: Pipe[], target: LineTarget, exitedAt: number) {
  * The real adapter: child_process with `detached` so each command is its own session and process group, started
  * in the task's sandbox when the spec names one.
  */
-/**
- * Follows a spawned command to its end: its output into `target` line by line, whatever it leaves behind killed
- * with it, its sandbox unit released.
- */
-function follow(
-  child: ChildProcess,
-  unit: SandboxUnit | undefined,
-  command: string,
-  target: LineTarget,
-): TaskProcess {
-  const pid = child.pid;
-  let spawnError: Error | null = null;
-  const exited = new Promise<ExitResult>((resolve) => {
-    const settle = async (code: number | null, signal: NodeJS.Signals | null) => {
-      // Whatever the main process left behind, in its group or escaped from it, goes with it.
-      killGroup(pid, 'SIGKILL');
-      await unit?.release();
-      resolve({ code, signal });
-    };
-    child.on('error', (err) => {
-      spawnError = err;
-      void unit?.release();
-      resolve({ code: 127, signal: null });
-    });
-    // A prepared launcher may have ended before its command was given: its exit is the command's.
-    if (child.exitCode !== null || child.signalCode !== null) void settle(child.exitCode, child.signalCode);
-    else child.on('exit', (code, signal) => void settle(code, signal));
-  });
-  const pipes = [pipeLines(child.stdout as Readable, target), pipeLines(child.stderr as Readable, target)];
-  return {
-    pid,
-    async wait() {
-      const result = await exited;
-      // Every line is read before the task may end; only pipes a grandchild that escaped the group holds open
-      // are cut (see drainPipes).
-      await drainPipes(pipes, target, Date.now());
-      if (spawnError) target.line(`Cannot run ${command}: ${(spawnError as Error).message}`);
-      return result;
-    },
-    kill(signal) {
-      if (unit?.signal) unit.signal(signal);
-      else killGroup(pid, signal);
-    },
-  };
-}
-
-/**
- * The launcher of a prepared sandbox. Its pipe (fd 3) brings NUL-terminated fields: the count of environment
- * entries, the directory, the entries (NAME=value), the command and its arguments. The shell's own variables are
- * dropped, the entries exported, and the command takes the shell's place through env (coreutils, its path as $0),
- * which removes the two variables bash adds to what it executes (a task's own SHLVL is not launched this way).
- */
-const LAUNCHER = `mapfile -d '' -t _sbl_f <&3 || exit 125
-exec 3<&-
-_sbl_n=\${_sbl_f[0]}
-cd -- "\${_sbl_f[1]}" || exit 126
-unset -v PATH PWD OLDPWD SHLVL
-for ((_sbl_i = 2; _sbl_i < _sbl_n + 2; _sbl_i++)); do export -- "\${_sbl_f[_sbl_i]}" || exit 125; done
-exec "$0" -u SHLVL -u _ -- "\${_sbl_f[@]:_sbl_n+2}"`;
-
-/**
- * Names the launcher can hand on: plain names that are none of bash's own (read-only or with a value of bash's
- * making, which `export` would refuse or change) nor the launcher's (`_sbl_`).
- */
-/** coreutils' env, by its path (the task's PATH may not name its folder); without it nothing is prepared. */
-const ENV_COMMAND = ['/usr/bin/env', '/bin/env'].find((path) => existsSync(path)) ?? null;
-
-const LAUNCHABLE_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
-const BASH_OWN = new Set([
-  'BASHOPTS',
-  'BASHPID',
-  'DIRSTACK',
-  'EPOCHREALTIME',
-  'EPOCHSECONDS',
-  'EUID',
-  'FUNCNAME',
-  'GROUPS',
-  'HISTCMD',
-  'LINENO',
-  'OLDPWD',
-  'PPID',
-  'PWD',
-  'RANDOM',
-  'SECONDS',
-  'SHELLOPTS',
-  'SHLVL',
-  'SRANDOM',
-  'UID',
-  '_',
-]);
-const launchable = (spec: ProcessSpec) =>
-  [spec.command, ...spec.args, spec.cwd].every((v) => !v.includes('\0')) &&
-  !spec.command.includes('=') &&
-  Object.entries(spec.env).every(
-    ([name, value]) =>
-      LAUNCHABLE_NAME.test(name) &&
-      !BASH_OWN.has(name) &&
-      !name.startsWith('BASH') &&
-      !name.startsWith('_sbl_') &&
-      !value.includes('\0'),
-  );
-
-/**
- * The real adapter: child_process with `detached` so each command is its own session and process group, started
- * in the task's sandbox when the spec names one.
- */
 export const systemProcesses: ProcessAdapter = {
   run(spec, target) {
     const unit = spec.sandbox?.enter(spec.command, spec.args, { cwd: spec.cwd, binds: spec.binds });
@@ -391,54 +255,36 @@ export const systemProcesses: ProcessAdapter = {
       detached: true,
       stdio: ['ignore', 'pipe', 'pipe'],
     });
-    if (child.pid) unit?.started(child.pid);
-    return follow(child, unit, spec.command, target);
-  },
-
-  prepare(p) {
-    if (!ENV_COMMAND) return null;
-    const unit = p.sandbox.enter('bash', ['-c', LAUNCHER, ENV_COMMAND], { cwd: p.cwd, binds: p.binds });
-    const child = spawn(unit.command, unit.args, {
-      cwd: p.cwd,
-      env: { PATH: p.path },
-      detached: true,
-      stdio: ['ignore', 'pipe', 'pipe', 'pipe'],
+    const pid = child.pid;
+    if (pid) unit?.started(pid);
+    let spawnError: Error | null = null;
+    const exited = new Promise<ExitResult>((resolve) => {
+      child.on('error', (err) => {
+        spawnError = err;
+        void unit?.release();
+        resolve({ code: 127, signal: null });
+      });
+      child.on('exit', async (code, signal) => {
+        // Whatever the main process left behind, in its group or escaped from it, goes with it.
+        killGroup(pid, 'SIGKILL');
+        await unit?.release();
+        resolve({ code, signal });
+      });
     });
-    if (child.pid) unit.started(child.pid);
-    let taken = false;
-    // Until a command takes it, the launcher's output (bash failing to start) is not anyone's: it is dropped.
-    const idle = (chunk: Buffer) => void chunk;
-    child.stdout?.on('data', idle);
-    child.stderr?.on('data', idle);
-    const ended = new Promise<void>((resolve) => {
-      child.once('exit', () => resolve());
-      child.once('error', () => resolve());
-    });
-    const control = child.stdio[3] as Writable;
-    control.on('error', () => {}); // the launcher gone: its exit says so
+    const pipes = [pipeLines(child.stdout, target), pipeLines(child.stderr, target)];
     return {
-      binds: p.binds,
-      pid: child.pid,
-      run(spec, target) {
-        if (taken || child.exitCode !== null || child.signalCode !== null || !child.pid) return null;
-        if (!launchable(spec)) return null;
-        taken = true;
-        child.stdout?.off('data', idle);
-        child.stderr?.off('data', idle);
-        const env = Object.entries(spec.env).map(([k, v]) => `${k}=${v}`);
-        const fields = [String(env.length), spec.cwd, ...env, spec.command, ...spec.args];
-        control.end(`${fields.join('\0')}\0`);
-        return follow(child, unit, spec.command, target);
+      pid,
+      async wait() {
+        const result = await exited;
+        // Every line is read before the task may end; only pipes a grandchild that escaped the group holds open
+        // are cut (see drainPipes).
+        await drainPipes(pipes, target, Date.now());
+        if (spawnError) target.line(`Cannot run ${spec.command}: ${(spawnError as Error).message}`);
+        return result;
       },
-      async dispose() {
-        if (taken) return;
-        taken = true;
-        control.destroy();
-        if (unit.signal) unit.signal('SIGKILL');
-        else killGroup(child.pid, 'SIGKILL');
-        if (child.exitCode === null && child.signalCode === null && child.pid) await ended;
-        killGroup(child.pid, 'SIGKILL');
-        await unit.release();
+      kill(signal) {
+        if (unit?.signal) unit.signal(signal);
+        else killGroup(pid, signal);
       },
     };
   },
