@@ -112,6 +112,15 @@ function checkNode(definition: WorkflowDefinition, graph: Graph, node: WorkflowN
   }
 }
 
+/**
+ * A value read as a row id, as the engine reads a fixed or mapped id: a whole number from 1 to 2^31 - 1, or its
+ * digits as text; null otherwise.
+ */
+export function idOfValue(v: unknown): number | null {
+  const n = typeof v === 'string' && /^\d{1,10}$/.test(v.trim()) ? Number(v) : v;
+  return typeof n === 'number' && Number.isInteger(n) && n > 0 && n <= 2_147_483_647 ? n : null;
+}
+
 /** Every value source a template node takes a value from. */
 export function valueSourcesOf(node: WorkflowNode): WorkflowValueSource[] {
   if (node.type !== 'template') return [];
@@ -202,14 +211,7 @@ async function checkEnvironments(db: Db, projectId: number, definition: Workflow
       : [],
   );
   if (fixed.length === 0) return;
-  // As the engine reads a fixed id: a whole number, or its digits as text.
-  const idOf = (v: unknown) =>
-    typeof v === 'number' && Number.isInteger(v) && v > 0 && v <= 2_147_483_647
-      ? v
-      : typeof v === 'string' && /^\d{1,10}$/.test(v.trim())
-        ? Number(v)
-        : null;
-  const ids = fixed.map((f) => idOf(f.value)).filter((v): v is number => v !== null && v <= 2_147_483_647);
+  const ids = fixed.map((f) => idOfValue(f.value)).filter((v): v is number => v !== null);
   const rows = ids.length
     ? await db
         .selectFrom('environment')
@@ -220,7 +222,7 @@ async function checkEnvironments(db: Db, projectId: number, definition: Workflow
     : [];
   const known = new Set(rows.map((r) => r.id));
   for (const { node, value } of fixed)
-    if (!known.has(idOf(value) ?? 0))
+    if (!known.has(idOfValue(value) ?? 0))
       throw refuse(
         'nodes',
         coded('workflow_environment_not_in_project', { node, id: JSON.stringify(value).slice(0, 40) }),

@@ -3,6 +3,7 @@ import type { Db } from '../../../db';
 import { parseJsonObject } from '../../../db/values';
 import { surveyVarsOf } from '../../../tasks/run/survey-answers';
 import { secretOutputNames } from '../../../tasks/task-view';
+import { idOfValue } from '../definition-check';
 import { descendantsOf } from '../graph';
 import { isNodeFinished, type RunState } from './run-state';
 
@@ -114,18 +115,12 @@ export async function approvalInputs(
 
 /** Labels the inventory and environment ids with their names (ids of the run's project only). */
 async function nameIds(db: Db, projectId: number, inputs: WorkflowApprovalInput[]) {
-  const idOf = (v: unknown) =>
-    typeof v === 'number' && Number.isInteger(v) && v > 0 && v <= 2_147_483_647
-      ? v
-      : typeof v === 'string' && /^\d{1,9}$/.test(v.trim())
-        ? Number(v)
-        : null;
   for (const [field, table] of [
     ['inventory_id', 'inventory'],
     ['environment_id', 'environment'],
   ] as const) {
     const wanted = inputs.filter((i) => i.field === field && i.state === 'value' && !i.secret);
-    const ids = [...new Set(wanted.flatMap((i) => idOf(i.value) ?? []))];
+    const ids = [...new Set(wanted.flatMap((i) => idOfValue(i.value) ?? []))];
     if (ids.length === 0) continue;
     const rows = await db
       .selectFrom(table)
@@ -134,6 +129,6 @@ async function nameIds(db: Db, projectId: number, inputs: WorkflowApprovalInput[
       .where('id', 'in', ids)
       .execute();
     const names = new Map(rows.map((r) => [r.id, r.name]));
-    for (const input of wanted) input.label = names.get(idOf(input.value) ?? 0) ?? null;
+    for (const input of wanted) input.label = names.get(idOfValue(input.value) ?? 0) ?? null;
   }
 }

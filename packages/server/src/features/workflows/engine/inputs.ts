@@ -6,6 +6,7 @@ import type { SecretBox } from '../../../lib/crypto';
 import type { NewTask } from '../../../ports';
 import { surveyVarsOf } from '../../../tasks/run/survey-answers';
 import { openSecretOutputs } from '../../../tasks/task-view';
+import { idOfValue } from '../definition-check';
 import { ancestorsOf } from '../graph';
 import type { RunState } from './run-state';
 
@@ -77,8 +78,8 @@ function resolve(
 }
 
 const idOf = (nodeId: string, field: string, v: unknown): number => {
-  const n = typeof v === 'string' && /^\d+$/.test(v.trim()) ? Number(v) : v;
-  if (typeof n === 'number' && Number.isInteger(n) && n > 0 && n <= 2_147_483_647) return n;
+  const n = idOfValue(v);
+  if (n !== null) return n;
   throw new NodeInputError(coded('workflow_value_invalid', { node: nodeId, field, detail: 'must be an id' }));
 };
 
