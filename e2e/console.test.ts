@@ -471,13 +471,19 @@ describe('live updates', () => {
     const page = await pageAs(suite.admin);
     // A proxy that does not forward WebSocket upgrades: every socket fails until the test lets them through.
     await page.addInitScript(() => {
-      const w = window as unknown as { WebSocket: unknown; failSockets: boolean; failedSockets: number };
+      const w = window as unknown as {
+        WebSocket: unknown;
+        failSockets: boolean;
+        failedSockets: number;
+        firstFailedAt?: number;
+      };
       const Real = window.WebSocket;
       w.failSockets = true;
       w.failedSockets = 0;
       w.WebSocket = function FailingWebSocket(url: string | URL) {
         if (!w.failSockets) return new Real(url);
         w.failedSockets += 1;
+        w.firstFailedAt ??= Date.now();
         const fake: Record<string, unknown> = { readyState: 3, close() {}, send() {} };
         setTimeout(() => {
           (fake.onerror as ((event: Event) => void) | undefined)?.(new Event('error'));
@@ -495,9 +501,19 @@ describe('live updates', () => {
     const banner = page.getByRole('status').filter({ hasText: 'Live updates are unavailable' });
     const failed = () => page.evaluate(() => (window as unknown as { failedSockets: number }).failedSockets);
     await expect.poll(failed).toBeGreaterThan(0);
-    // Not before the banner's delay: a reconnect that succeeds within it says nothing.
-    await page.clock.runFor(7000);
+    // Not before the banner's delay: a reconnect that succeeds within it says nothing. The clock stops first, so
+    // however long the page took to load, the test knows how much of the delay has gone (the banner's timer
+    // starts when the first socket fails, or later).
+    const [firstFailedAt, now] = await page.evaluate(() => [
+      (window as unknown as { firstFailedAt: number }).firstFailedAt,
+      Date.now(),
+    ]);
+    await page.clock.pauseAt(now + 500);
+    const gone = now + 500 - firstFailedAt;
+    expect(gone).toBeLessThan(7000);
+    await page.clock.runFor(7000 - gone);
     expect(await banner.count()).toBe(0);
+    await page.clock.resume();
     await page.clock.runFor(2000);
     await banner.waitFor();
     expect(await banner.textContent()).toContain('let it forward WebSocket upgrades for /api/ws');
