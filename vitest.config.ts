@@ -135,6 +135,14 @@ class LongWaitsFirst extends BaseSequencer {
   }
 }
 
+// `SIGNALBOX_TEST_TIMINGS=file.json` also writes every file's start and duration (scripts/test-timings.mjs reads it).
+const timings = process.env.SIGNALBOX_TEST_TIMINGS;
+
 export default defineConfig({
-  test: { passWithNoTests: true, projects, sequence: { sequencer: LongWaitsFirst } },
+  test: {
+    passWithNoTests: true,
+    projects,
+    sequence: { sequencer: LongWaitsFirst },
+    ...(timings ? { reporters: ['default', 'json'], outputFile: { json: timings } } : {}),
+  },
 });
