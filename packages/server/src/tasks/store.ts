@@ -11,6 +11,7 @@ import type {
   TemplateTable,
 } from '../db/tables';
 import { insertReturningId, toCount } from '../db/values';
+import { type TaskViewRow, taskViewColumns } from './task-view';
 
 /**
  * SQL on the task table and the rows a task run reads (template, project, resources). The instances' rows are in
@@ -233,7 +234,7 @@ export const unfinishedOfTemplate = (db: Db, projectId: number, templateId: numb
 
 // ---------------------------------------------------------------------------------------------- listing
 
-export type TaskListRow = TaskRow & {
+export type TaskListRow = TaskViewRow & {
   tpl_alias: string | null;
   tpl_type: string | null;
   tpl_app: string | null;
@@ -248,7 +249,7 @@ function withListColumns<Q extends ReturnType<typeof listFrom>>(q: Q) {
     .leftJoin('template', 'template.id', 'task.template_id')
     .leftJoin('user', 'user.id', 'task.user_id')
     .leftJoin('remote_runner', 'remote_runner.id', 'task.remote_runner_id')
-    .selectAll('task')
+    .select(taskViewColumns.map((column) => `task.${column}` as const))
     .select([
       'template.name as tpl_alias',
       'template.type as tpl_type',

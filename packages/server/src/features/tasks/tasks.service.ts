@@ -22,7 +22,7 @@ import {
   type TaskListRow,
   type TaskRow,
 } from '../../tasks/store';
-import { taskFields } from '../../tasks/task-view';
+import { type TaskViewRow, taskFieldsWith } from '../../tasks/task-view';
 import { copyPlanForApply } from '../../tasks/terraform-plans.store';
 import { surveyAnswersForRun } from '../surveys';
 import { guardTaskInput } from './task-input-guard';
@@ -30,8 +30,8 @@ import { guardTaskInput } from './task-input-guard';
 /** What starting a task reads and writes: the database, the secret box, the limits, and the engine to hand it to. */
 export type TaskServiceDeps = Pick<Deps, 'db' | 'dialect' | 'box' | 'config' | 'tasks'>;
 
-export function toTaskView(t: TaskRow, statusDetail: string | null): TaskView {
-  return { ...taskFields(t), status_detail: t.status === 'waiting' ? statusDetail : null };
+export function toTaskView(t: TaskViewRow, statusDetail: string | null): TaskView {
+  return taskFieldsWith(t, { status_detail: t.status === 'waiting' ? statusDetail : null });
 }
 
 /**

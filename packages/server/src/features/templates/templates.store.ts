@@ -1,9 +1,9 @@
 import { finishedStatuses, type TemplateLastTask } from '@signalbox/contracts';
 import type { Insertable, Selectable, Updateable } from 'kysely';
 import type { Db, Dialect } from '../../db';
-import type { TaskTable, TemplateTable } from '../../db/tables';
+import type { TemplateTable } from '../../db/tables';
 import { insertReturningId } from '../../db/values';
-import { taskFields } from '../../tasks/task-view';
+import { type TaskViewRow, taskFieldsWith, taskViewColumns } from '../../tasks/task-view';
 import { deleteTerraformRowsOfTemplates } from '../../tasks/terraform-plans.store';
 
 export type TemplateRow = Selectable<TemplateTable>;
@@ -73,8 +73,8 @@ export function inventoryTypeOf(db: Db, projectId: number, id: number) {
     .executeTakeFirst();
 }
 
-/** A task row with its template's and starter's names; the secret column is never read from it. */
-type TaskWithNames = Omit<Selectable<TaskTable>, 'secret'> & {
+/** A task row as the views read it, with its template's and starter's names. */
+type TaskWithNames = TaskViewRow & {
   user_name: string | null;
   tpl_alias: string;
   tpl_type: string;
@@ -82,17 +82,16 @@ type TaskWithNames = Omit<Selectable<TaskTable>, 'secret'> & {
 };
 
 function toLastTask(row: TaskWithNames): TemplateLastTask {
-  return {
-    ...taskFields(row),
+  return taskFieldsWith(row, {
     user_name: row.user_name,
     tpl_alias: row.tpl_alias,
     tpl_type: row.tpl_type,
     tpl_app: row.tpl_app,
-  };
+  });
 }
 
 /**
- * The newest task of each given template (its secret column is read with the row but never answered): the task the
+ * The newest task of each given template (the columns its view shows): the task the
  * template row names (`last_task_id`, kept by the database as tasks come and go), one primary-key read each.
  */
 export async function lastTasks(db: Db, projectId: number, templateIds: number[]) {
@@ -102,7 +101,7 @@ export async function lastTasks(db: Db, projectId: number, templateIds: number[]
     .selectFrom('template')
     .innerJoin('task', 'task.id', 'template.last_task_id')
     .leftJoin('user', 'user.id', 'task.user_id')
-    .selectAll('task')
+    .select(taskViewColumns.map((column) => `task.${column}` as const))
     .select([
       'user.name as user_name',
       'template.name as tpl_alias',
