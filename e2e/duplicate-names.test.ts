@@ -1,6 +1,6 @@
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { launch, PHONE, shot, takingScreenshots } from './support/browser';
+import { fieldDescription, launch, PHONE, shot, takingScreenshots } from './support/browser';
 import { ADMIN } from './support/server';
 import { sharedServer } from './support/shared';
 import type { SharedServer } from './support/shared-server';
@@ -44,9 +44,7 @@ describe('duplicate names', () => {
         await name.fill(' duplicate NAMES project ');
         await page.getByRole('button', { name: 'Create', exact: true }).click();
         await expect
-          .poll(async () =>
-            page.locator(`[id="${await name.getAttribute('aria-describedby')}"]`).textContent(),
-          )
+          .poll(() => fieldDescription(name))
           .toBe('You already have a project with this name; pick another one');
         expect(await name.getAttribute('aria-invalid')).toBe('true');
         const projects = await team.admin.get<{ name: string }[]>('/projects');

@@ -1,7 +1,7 @@
 import type { Schedule } from '@signalbox/contracts';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { launch } from './support/browser';
+import { fieldDescription, launch } from './support/browser';
 import { startServer, type TestServer } from './support/server';
 import { contextAs, seedBashResources, seedTeam, shotAll, type Team } from './support/team';
 
@@ -154,8 +154,9 @@ describe('schedules list', () => {
     await field.fill('15 4 * *');
     await page.getByRole('button', { name: 'Save' }).click();
     // The message is the field's own description (its helper text), not only the form's alert.
-    const fieldHelp = page.locator(`[id="${await field.getAttribute('aria-describedby')}"]`);
-    await fieldHelp.getByText('Invalid cron expression "15 4 * *": expected 5 fields').waitFor();
+    await expect
+      .poll(() => fieldDescription(field))
+      .toContain('Invalid cron expression "15 4 * *": expected 5 fields');
     expect(writes).toEqual([`PUT ${templateUrl}`]);
     expect((await byName('Nightly at three'))?.cron_format).toBe('0 3 * * *');
     expect((await team.admin.get<{ description: string }>(templateUrl.replace('/api', ''))).description).toBe(

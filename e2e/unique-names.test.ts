@@ -1,6 +1,6 @@
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { launch, PHONE, shot, takingScreenshots } from './support/browser';
+import { fieldDescription, launch, PHONE, shot, takingScreenshots } from './support/browser';
 import { sharedServer } from './support/shared';
 import type { SharedServer } from './support/shared-server';
 import { contextAs, seedTeam, type Team } from './support/team';
@@ -39,11 +39,7 @@ describe('unique names', () => {
         await page.getByRole('option', { name: 'None', exact: true }).click();
         await d.getByRole('button', { name: 'Save' }).click();
         // The message sits under the name field (its description), not only in the dialog's alert.
-        await expect
-          .poll(async () =>
-            page.locator(`[id="${await name.getAttribute('aria-describedby')}"]`).textContent(),
-          )
-          .toBe('This name is already in use; pick another one');
+        await expect.poll(() => fieldDescription(name)).toBe('This name is already in use; pick another one');
         expect(await name.getAttribute('aria-invalid')).toBe('true');
         const keys = await team.admin.get<{ name: string }[]>(`/project/${team.projectId}/keys`);
         expect(keys.filter((k) => k.name.trim().toLowerCase() === 'deploy')).toHaveLength(1);

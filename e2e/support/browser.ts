@@ -1,6 +1,6 @@
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { type Browser, type BrowserContext, chromium, type Page } from 'playwright-core';
+import { type Browser, type BrowserContext, chromium, type Locator, type Page } from 'playwright-core';
 import { root } from './server';
 
 export const CHROMIUM_ARGS = [
@@ -73,6 +73,17 @@ export function screenVariants() {
 }
 
 /** How far the page is wider than the window, in px (more than 1 is a sideways scroll). */
+/**
+ * The text of what describes a field (its `aria-describedby` elements, a helper text), or null while it has none.
+ * Read at once: a locator built from a missing id would wait its whole timeout for an element that never comes.
+ */
+export const fieldDescription = (field: Locator) =>
+  field.evaluate((el) => {
+    const ids = el.getAttribute('aria-describedby')?.split(/\s+/).filter(Boolean) ?? [];
+    const texts = ids.map((id) => document.getElementById(id)?.textContent ?? '').filter(Boolean);
+    return texts.length ? texts.join(' ') : null;
+  });
+
 export const pageOverflow = (page: Page) =>
   page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
 
