@@ -87,7 +87,9 @@ const projects: TestProjectInlineConfiguration[] = [
       // One server for the files that can share it; first-day.test.ts (a fresh install), tasks.test.ts and templates.test.ts start
       // their own. Every server runs the bundle built at the start of the run.
       globalSetup: ['../packages/server/test/support/built-server.ts', './support/shared-server.ts'],
-      testTimeout: 120_000,
+      // The longest flows (a survey of every type built, asked and run; a workflow built by mouse, run and
+      // approved) take 90-120 s on a slow, busy machine; each of their waits has its own 30 s bound.
+      testTimeout: 240_000,
       hookTimeout: 120_000,
       pool: 'forks',
       ...poll,
