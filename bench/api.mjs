@@ -143,6 +143,10 @@ async function copyTasks(database, seed, first, templates, count) {
   // copy sits in the WAL, which every read would have to look through.
   if (DB === 'sqlite') await database.exec('ANALYZE');
   if (DB === 'sqlite') await database.exec('PRAGMA wal_checkpoint(TRUNCATE)');
+  // Each task written updates its template's row (its task count and newest task): a million at once leave a
+  // million dead row versions in PostgreSQL's template table, which autovacuum clears as a running server's tasks
+  // come and go (a scan of 1,000 templates read 20,000 pages and took 200 ms before this).
+  if (DB === 'postgres') await database.exec('VACUUM ANALYZE template');
 }
 
 /** A bare Fastify server in its own process, answering each path with the bytes saved in `file`. */
