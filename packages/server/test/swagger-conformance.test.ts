@@ -266,10 +266,11 @@ describe.each(testDialects())('Swagger conformance on $name', (dialect) => {
   // A read changes nothing: the GET steps without a set-up of their own share one set of fixtures, every other
   // step gets a new one (a new project with one object of every kind).
   let readFixtures: Promise<Fixtures> | undefined;
-  const fixturesFor = (step: Step) =>
-    step.op.startsWith('GET ') && !step.before
-      ? (readFixtures ??= freshFixtures(c.h, c.admin, c.repo))
-      : freshFixtures(c.h, c.admin, c.repo);
+  const fixturesFor = (step: Step) => {
+    if (!step.op.startsWith('GET ') || step.before) return freshFixtures(c.h, c.admin, c.repo);
+    readFixtures ??= freshFixtures(c.h, c.admin, c.repo);
+    return readFixtures;
+  };
 
   for (const step of STEPS) {
     (step.op in PENDING_ELSEWHERE ? it.skip : it)(`${step.op} answers as documented`, async () => {

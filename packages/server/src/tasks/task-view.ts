@@ -1,6 +1,10 @@
 import { legacyLimitOf, type TaskSource, type TaskStatus, taskSources } from '@signalbox/contracts';
+import type { Selectable } from 'kysely';
+import type { TaskTable } from '../db/tables';
 import { parseJson, parseJsonObject, toBool } from '../db/values';
-import type { TaskRow } from './store';
+
+/** A stored task row (the task table's columns). */
+type TaskRow = Selectable<TaskTable>;
 
 /**
  * The task columns an answer showing a task reads (taskFields, and the runner a list names). Lists select these
