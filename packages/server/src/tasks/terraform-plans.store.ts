@@ -122,26 +122,37 @@ export async function planFileView(
 }
 
 /**
- * The plan a task applies, kept as that task's own (its summary and facts; never the file again). Called in the
- * transaction that creates the applying task: the stored plan's row is locked first (PostgreSQL, MariaDB; SQLite
- * runs one writing transaction at a time), so of two applies requested at once the second finds the first and
- * answers `plan_already_applied` — its task is never made.
+ * Locks the stored plan a new task is about to apply, in the transaction that creates that task and before the
+ * task's row is written (PostgreSQL, MariaDB; SQLite runs one writing transaction at a time): of two applies
+ * requested at once, the second waits here for the first, then finds its task and answers `plan_already_applied`,
+ * and its own task is never made. Locked after the insert instead, the two transactions each held what the other
+ * wanted (MariaDB's locks on the task index take in the other's new row) and one died of a deadlock.
+ * Returns the plan's row, to copy with copyPlanForApply once the task exists; undefined when there is none.
  */
-export async function copyPlanForApply(db: Db, dialect: Dialect, fromTaskId: number, toTaskId: number) {
+export async function lockPlanForApply(db: Db, dialect: Dialect, fromTaskId: number) {
   const read = db.selectFrom('task_plan').selectAll().where('task_id', '=', fromTaskId);
   const from = await (dialect === 'sqlite' ? read : read.forUpdate()).executeTakeFirst();
-  if (!from) return;
+  if (!from) return undefined;
   const other = db
     .selectFrom('task')
     .select('id')
     .where('plan_of', '=', fromTaskId)
-    .where('id', '!=', toTaskId)
     .where('status', 'not in', ['success', 'error', 'stopped', 'rejected'])
     .orderBy('id')
     .limit(1);
+  // A locking read sees the latest committed rows (an apply that finished creating while this one waited).
   const pending = await (dialect === 'sqlite' ? other : other.forUpdate()).executeTakeFirst();
   const by = pending?.id ?? from.applied_by_task;
   if (by) throw conflict(coded('plan_already_applied', { id: fromTaskId, by }));
+  return from;
+}
+
+/** The plan a task applies, kept as that task's own (its summary and facts; never the file again). */
+export async function copyPlanForApply(
+  db: Db,
+  from: NonNullable<Awaited<ReturnType<typeof lockPlanForApply>>>,
+  toTaskId: number,
+) {
   await db
     .insertInto('task_plan')
     .values({ ...from, task_id: toTaskId, plan_file: null, applied_by_task: null })

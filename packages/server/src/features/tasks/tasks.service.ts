@@ -23,7 +23,7 @@ import {
   type TaskRow,
 } from '../../tasks/store';
 import { type TaskViewRow, taskFieldsWith } from '../../tasks/task-view';
-import { copyPlanForApply } from '../../tasks/terraform-plans.store';
+import { copyPlanForApply, lockPlanForApply } from '../../tasks/terraform-plans.store';
 import { surveyAnswersForRun } from '../surveys';
 import { guardTaskInput } from './task-input-guard';
 
@@ -170,6 +170,8 @@ async function insertNewTask(
     answers.secret?.trim() && answers.secret.trim() !== '{}' ? deps.box.seal(answers.secret) : null;
   // The task and its event are stored together: the engine never finds a task the audit log does not show.
   const id = await transaction(deps.db, async (trx) => {
+    // A task that applies a stored plan takes the plan's lock before its own row exists (see lockPlanForApply).
+    const plan = origin.planOf ? await lockPlanForApply(trx, deps.dialect, origin.planOf) : undefined;
     const id = await insertTask(trx, deps.dialect, {
       project_id: projectId,
       template_id: template.id,
@@ -203,7 +205,7 @@ async function insertNewTask(
       workflow_node_id: origin.workflow?.nodeId ?? null,
     });
     // A task that applies a stored plan shows that plan as its own (and its apply is recorded from it).
-    if (origin.planOf) await copyPlanForApply(trx, deps.dialect, origin.planOf, id);
+    if (plan) await copyPlanForApply(trx, plan, id);
     if (origin.workflow) await origin.workflow.claim(trx, id);
     // An agent's run names the API token it came with (its id and name, never its value).
     const byToken = token ? ` by an AI agent (API token "${token.name}", id ${token.id})` : '';
