@@ -1,6 +1,7 @@
 #!/usr/bin/env node
-// Where a test run's time went, from the JSON that `SIGNALBOX_TEST_TIMINGS=file.json npm test` writes: each
-// group's wall time (groups run one after the other) and its longest files.
+// Where a test run's time went, from the JSON that `SIGNALBOX_TEST_TIMINGS=file.json npm test` writes: files whose
+// test times overlap, run by run, with each run's wall time and its longest files. The JSON names no vitest project
+// and times tests only (not imports or set-up), so a tier can show as several runs split at its quiet gaps.
 //   node scripts/test-timings.mjs file.json [--top 15]
 import { readFileSync } from 'node:fs';
 import { relative } from 'node:path';
@@ -26,7 +27,7 @@ const files = run.testResults.map((r) => {
 });
 files.sort((a, b) => a.start - b.start);
 
-// Files that overlap in time belong to one group; a gap between them is where a group ended.
+// Files that overlap in time make one run; a gap of over 2 s between them starts the next.
 const groups = [];
 for (const f of files) {
   const g = groups.at(-1);
@@ -39,7 +40,7 @@ const s = (ms) => `${(ms / 1000).toFixed(1)} s`;
 console.log(`${files.length} files, ${run.numTotalTests} tests, ${run.numFailedTests} failed`);
 for (const g of groups) {
   const busy = g.files.reduce((a, f) => a + (f.end - f.start), 0);
-  console.log(`\ngroup of ${g.files.length} files: wall ${s(g.end - g.start)}, file time ${s(busy)}`);
+  console.log(`\nrun of ${g.files.length} files: wall ${s(g.end - g.start)}, file time ${s(busy)}`);
   for (const f of [...g.files].sort((a, b) => b.end - b.start - (a.end - a.start)).slice(0, top))
     console.log(
       `  ${s(f.end - f.start).padStart(8)}  ${f.name} (${f.tests})${f.failed ? ` ${f.failed} failed` : ''}`,

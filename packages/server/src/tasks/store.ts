@@ -292,8 +292,11 @@ export const findListedTask = (db: Db, projectId: number, id: number) =>
     .where('task.id', '=', id)
     .executeTakeFirst() as Promise<TaskListRow | undefined>;
 
-export const findTasksByIds = (db: Db, ids: number[]) =>
-  ids.length ? db.selectFrom('task').selectAll().where('id', 'in', ids).execute() : Promise.resolve([]);
+/** Tasks by id, with the columns their views show (the builds a task list names). */
+export const findTasksByIds = (db: Db, ids: number[]): Promise<TaskViewRow[]> =>
+  ids.length
+    ? db.selectFrom('task').select(taskViewColumns).where('id', 'in', ids).execute()
+    : Promise.resolve([]);
 
 export async function deleteTaskAndOutput(db: Db, id: number) {
   await db.transaction().execute(async (trx) => {

@@ -91,8 +91,8 @@ function toLastTask(row: TaskWithNames): TemplateLastTask {
 }
 
 /**
- * The newest task of each given template (the columns its view shows): the task the
- * template row names (`last_task_id`, kept by the database as tasks come and go), one primary-key read each.
+ * The newest task of each given template (the columns its view shows): the task the template row names
+ * (`last_task_id`, kept by the database as tasks come and go), one primary-key read each.
  */
 export async function lastTasks(db: Db, projectId: number, templateIds: number[]) {
   const result = new Map<number, TemplateLastTask>();
