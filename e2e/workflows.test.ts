@@ -212,6 +212,30 @@ describe('workflows in the console', () => {
     await card(page, 'template-1').locator('[data-status="success"]').waitFor({ timeout: 60_000 });
     await card(page, 'approval-1').locator('[data-status="waiting_approval"]').waitFor();
     await page.getByTestId('run-summary').locator('[data-status="waiting_approval"]').waitFor();
+    // The run's clock redraws the nodes every second; no node may drop out of sight (React Flow hides a node it
+    // has not measured) while it does.
+    await page.evaluate(() => {
+      const seen = window as unknown as { hiddenNodes: number };
+      seen.hiddenNodes = 0;
+      const nodes = document.querySelector('.react-flow__nodes');
+      if (!nodes) throw new Error('no graph nodes');
+      new MutationObserver((records) => {
+        for (const r of records)
+          if (r.oldValue?.includes('hidden') || (r.target as HTMLElement).style.visibility === 'hidden')
+            seen.hiddenNodes++;
+      }).observe(nodes, {
+        subtree: true,
+        attributes: true,
+        attributeFilter: ['style'],
+        attributeOldValue: true,
+      });
+    });
+    const approvalCard = card(page, 'approval-1');
+    for (let tick = 0; tick < 2; tick++) {
+      const shown = await approvalCard.textContent();
+      await expect.poll(() => approvalCard.textContent(), { timeout: 30_000 }).not.toBe(shown);
+    }
+    expect(await page.evaluate(() => (window as unknown as { hiddenNodes: number }).hiddenNodes)).toBe(0);
 
     // The approver sees it in the inbox (badge and page) and approves it.
     const other = await suite.pageAs(approverApi);

@@ -12,7 +12,7 @@ import {
   useNodesInitialized,
   useReactFlow,
 } from '@xyflow/react';
-import { type KeyboardEvent, useEffect, useMemo } from 'react';
+import { type KeyboardEvent, useEffect, useMemo, useRef } from 'react';
 import { useTranslation } from 'react-i18next';
 import { edgeKey } from '../editor/errors';
 import { type FlowNode, type GraphItem, GraphNode } from './GraphNode';
@@ -87,6 +87,10 @@ export function WorkflowGraph({
   const ariaLabelConfig = useAriaLabels();
   const editable = !!onConnect;
   const positions = useMemo(() => layoutGraph(items, edges), [items, edges]);
+  // React Flow forgets a node's measured size whenever it is handed a new node object, hides the node until it is
+  // measured again, and can miss that second measurement when updates come quickly (a run's clock ticks every
+  // second). Handing back the size it reported keeps every node measured, and so visible, across updates.
+  const measured = useRef(new Map<string, { width: number; height: number }>());
 
   const nodes = useMemo<FlowNode[]>(
     () =>
@@ -94,6 +98,7 @@ export function WorkflowGraph({
         id: item.id,
         type: 'workflow',
         position: positions.get(item.id) ?? { x: 0, y: 0 },
+        measured: measured.current.get(item.id),
         data: { ...item, connectable: editable },
         selected: selection?.kind === 'node' && selection.id === item.id,
         ariaLabel: `${item.title}: ${item.detail}${item.statusLabel ? `, ${item.statusLabel}` : ''}`,
@@ -143,6 +148,7 @@ export function WorkflowGraph({
   const onNodesChange = (changes: NodeChange<FlowNode>[]) => {
     for (const c of changes) {
       if (c.type === 'select' && c.selected) onSelect({ kind: 'node', id: c.id });
+      if (c.type === 'dimensions' && c.dimensions) measured.current.set(c.id, c.dimensions);
     }
   };
   const onEdgesChange = (changes: EdgeChange[]) => {
