@@ -26,7 +26,7 @@ const shared = { isolate: false } as const;
 // less than the cores would run one file at a time on a 2-core machine; the files of a group mostly wait (for
 // the database servers, for child processes, for the browser), so each group runs a few at once. The projects
 // of one group must name the same count.
-const workers = { inProcess: 3, system: 3, browser: 2 } as const;
+const workers = { inProcess: 3, system: 3, browser: 3 } as const;
 // `expect.poll` gives up after one second by default: too short on a loaded machine.
 const poll = { expect: { poll: { timeout: 30_000 } } } as const;
 const inProcess = { maxWorkers: workers.inProcess, sequence: { groupOrder: 0 } } as const;

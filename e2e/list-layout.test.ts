@@ -6,7 +6,7 @@ import { waitForStatus } from './support/seed';
 import { ADMIN } from './support/server';
 import { sharedServer } from './support/shared';
 import type { SharedServer } from './support/shared-server';
-import { contextAs, shotAll } from './support/team';
+import { contextAs, shotEach } from './support/team';
 
 // The lists of the console on the demo project: tables that fit a 1280 px screen, cards on a phone, buttons that
 // keep their label on one line in every language, and the small facts the lists and the detail page show.
@@ -340,12 +340,11 @@ describe('languages', () => {
 
 describe('screens', () => {
   it('fit 390 px (saved light/dark at 1280 and 390 px under npm run screenshots)', async () => {
-    for (const [path, name] of [
+    await shotEach(browser, server.url, adminUser, [
       [`/project/${projectId}/templates`, 'templates-demo'],
       [`/project/${projectId}/history`, 'history-demo'],
       [`/project/${projectId}/templates/${templateIds['Deploy demo app to Dev']}`, 'template-detail-demo'],
       ['/users', 'users-list'],
-    ] as const)
-      await shotAll(browser, server.url, adminUser, path, name);
+    ]);
   });
 });

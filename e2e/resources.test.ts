@@ -1,10 +1,10 @@
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { launch } from './support/browser';
+import { launch, navigate, settled } from './support/browser';
 import { ADMIN } from './support/server';
 import { sharedServer } from './support/shared';
 import type { SharedServer } from './support/shared-server';
-import { contextAs, expectSnackbar, localBashRepo, seedTeam, shotAll, type Team } from './support/team';
+import { contextAs, expectSnackbar, localBashRepo, seedTeam, shotEach, type Team } from './support/team';
 
 let server: SharedServer;
 let browser: Browser;
@@ -278,26 +278,24 @@ describe('permission gating', () => {
       [team.guest, false],
     ] as const) {
       const { context, page } = await contextAs(browser, server.url, user);
-      for (const [path, button] of [
-        ['keys', 'New Key'],
-        ['repositories', 'New Repository'],
-        ['inventory', 'New Inventory'],
-        ['environment', 'New Environment'],
-        ['schedule', 'New Schedule'],
+      for (const [path, heading, button] of [
+        ['keys', 'Key Store', 'New Key'],
+        ['repositories', 'Repositories', 'New Repository'],
+        ['inventory', 'Inventory', 'New Inventory'],
+        ['environment', 'Environment', 'New Environment'],
+        ['schedule', 'Schedule', 'New Schedule'],
+        ['templates', 'Task Templates', 'New Template'],
       ] as const) {
-        await page.goto(`/project/${team.projectId}/${path}`);
-        await page.getByRole('heading', { level: 1 }).waitFor();
-        await page.waitForLoadState('networkidle');
+        await navigate(page, `/project/${team.projectId}/${path}`);
+        await page.getByRole('heading', { level: 1, name: heading, exact: true }).waitFor();
+        await settled(page);
         expect(await page.getByRole('button', { name: button }).count(), `${user.name} ${path}`).toBe(
           canManage ? 1 : 0,
         );
       }
-      await page.goto(`/project/${team.projectId}/templates`);
-      await page.getByRole('heading', { name: 'Task Templates' }).waitFor();
-      await page.waitForLoadState('networkidle');
-      expect(await page.getByRole('button', { name: 'New Template' }).count()).toBe(canManage ? 1 : 0);
-      await page.goto(`/project/${team.projectId}/integrations`);
-      await page.waitForLoadState('networkidle');
+      await navigate(page, `/project/${team.projectId}/integrations`);
+      await page.getByRole('heading', { level: 1, name: 'Integrations', exact: true }).waitFor();
+      await settled(page);
       expect(await page.getByRole('button', { name: 'New Integration' }).count()).toBe(0);
       await context.close();
     }
@@ -306,7 +304,12 @@ describe('permission gating', () => {
 
 describe('resource pages on a phone', () => {
   it('fit 390 px without overflow (and are saved light/dark at 1280 and 390 px under npm run screenshots)', async () => {
-    for (const page of ['keys', 'repositories', 'inventory', 'environment'])
-      await shotAll(browser, server.url, admin, `/project/${team.projectId}/${page}`, page);
+    const pages = ['keys', 'repositories', 'inventory', 'environment'];
+    await shotEach(
+      browser,
+      server.url,
+      admin,
+      pages.map((page) => [`/project/${team.projectId}/${page}`, page] as const),
+    );
   });
 });

@@ -1,11 +1,11 @@
 import type { Browser, Locator, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createUser, type SeedUser } from './support/api';
-import { launch } from './support/browser';
+import { launch, navigate, settled } from './support/browser';
 import { waitForStatus } from './support/seed';
 import { sharedServer } from './support/shared';
 import type { SharedServer } from './support/shared-server';
-import { contextAs, seedBashResources, seedTeam, shotAll, type Team } from './support/team';
+import { contextAs, seedBashResources, seedTeam, shotAll, shotEach, type Team } from './support/team';
 
 // What each project role holds (SPEC: runProjectTasks=1, updateProject=2, manageProjectResources=4,
 // manageProjectUsers=8). The console must offer exactly the actions these bits allow.
@@ -215,11 +215,12 @@ describe('what each project role is offered', () => {
       const seen: Record<string, boolean> = {};
       const wanted: Record<string, boolean> = {};
       for (const [name, screen] of Object.entries(screens)) {
-        await page.goto(screen.path());
+        await navigate(page, screen.path());
+        await settled(page);
         if (name === 'integration detail')
           await page.getByRole('link', { name: 'Roles hook', exact: true }).click();
         await screen.ready(page).waitFor();
-        await page.waitForLoadState('networkidle');
+        await settled(page);
         for (const check of screen.checks) {
           const key = `${name}: ${check.action}`;
           seen[key] = await usable(check.target(page));
@@ -269,7 +270,7 @@ describe('pages a role may not use', () => {
     await page.goto(path());
     await page.getByRole('heading', { name: title }).waitFor();
     await page.getByText('Only project owners and managers can change this.').waitFor();
-    await page.waitForLoadState('networkidle');
+    await settled(page);
     expect(await usable(page.getByRole('button', { name: 'Save' }))).toBe(false);
     expect(await page.getByRole('textbox').count()).toBe(0);
     await context.close();
@@ -308,8 +309,10 @@ describe('pages a role may not use', () => {
 
 describe('screenshots', () => {
   it('templates as a guest (read-only) and the template edit page as a task runner', async () => {
-    await shotAll(browser, server.url, team.guest, `${base()}/templates`, 'templates-read-only');
-    await shotAll(browser, server.url, team.guest, `${base()}/templates/${templateId}`, 'template-read-only');
+    await shotEach(browser, server.url, team.guest, [
+      [`${base()}/templates`, 'templates-read-only'],
+      [`${base()}/templates/${templateId}`, 'template-read-only'],
+    ]);
     const edit = `${base()}/templates/${templateId}/edit`;
     await shotAll(browser, server.url, team.runner, edit, 'template-edit-not-allowed');
   });

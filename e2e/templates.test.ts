@@ -2,7 +2,7 @@ import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { launch, shot } from './support/browser';
 import { ADMIN, startServer, type TestServer } from './support/server';
-import { contextAs, expectSnackbar, seedBashResources, seedTeam, shotAll, type Team } from './support/team';
+import { contextAs, expectSnackbar, seedBashResources, seedTeam, shotEach, type Team } from './support/team';
 
 // Its own server: on the shared one, the Re-Run from the list failed twice after console.test.ts had run there
 // (cause not found yet).
@@ -532,15 +532,14 @@ describe('template pages on a phone', () => {
       template_id: templateId,
     });
     await team.admin.post(`${base()}/integrations/${hook.id}/aliases`, {});
-    for (const [path, name] of [
-      ['templates', 'templates'],
-      [`templates/${templateId}`, 'template-detail'],
-      [`templates/${templateId}/edit`, 'template-form'],
-      ['schedule', 'schedule'],
-      ['integrations', 'integrations'],
-      [`integration/${hook.id}`, 'integration-detail'],
-    ] as const)
-      await shotAll(browser, server.url, admin, `${base()}/${path}`, name);
+    await shotEach(browser, server.url, admin, [
+      [`${base()}/templates`, 'templates'],
+      [`${base()}/templates/${templateId}`, 'template-detail'],
+      [`${base()}/templates/${templateId}/edit`, 'template-form'],
+      [`${base()}/schedule`, 'schedule'],
+      [`${base()}/integrations`, 'integrations'],
+      [`${base()}/integration/${hook.id}`, 'integration-detail'],
+    ]);
     // Dialogs: the run dialog with its survey variables, and the edit-views dialog.
     for (const [size, viewport] of [
       ['1280', { width: 1280, height: 800 }],

@@ -5,7 +5,7 @@ import { type Api, createUser, login, type SeedUser } from './support/api';
 import { launch, PHONE, shot } from './support/browser';
 import { seedBashProject } from './support/seed';
 import { useSharedServerAsAdmin } from './support/shared';
-import { expectSnackbar, shotAll } from './support/team';
+import { expectSnackbar, shotEach } from './support/team';
 
 const suite = useSharedServerAsAdmin();
 let projectId: number;
@@ -310,21 +310,11 @@ describe('workflows in the console', () => {
 
     // Light and dark, desktop and phone (saved by npm run screenshots; checked for overflow at 390 px always).
     const user = { username: approver.username, password: approver.password };
-    await shotAll(
-      browser,
-      suite.server.url,
-      user,
-      `/project/${projectId}/workflows/${workflowId}`,
-      'workflow-editor',
-    );
-    await shotAll(
-      browser,
-      suite.server.url,
-      user,
-      `/project/${projectId}/workflow-runs/${runId}`,
-      'workflow-run',
-    );
-    await shotAll(browser, suite.server.url, user, `/project/${projectId}/workflows`, 'workflows');
+    await shotEach(browser, suite.server.url, user, [
+      [`/project/${projectId}/workflows/${workflowId}`, 'workflow-editor'],
+      [`/project/${projectId}/workflow-runs/${runId}`, 'workflow-run'],
+      [`/project/${projectId}/workflows`, 'workflows'],
+    ]);
   });
 
   it('are read-only for a guest, who sees the graph but no edit or run controls', async () => {

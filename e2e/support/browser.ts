@@ -1,6 +1,13 @@
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { type Browser, type BrowserContext, chromium, type Locator, type Page } from 'playwright-core';
+import {
+  type Browser,
+  type BrowserContext,
+  chromium,
+  type Locator,
+  type Page,
+  type Request,
+} from 'playwright-core';
 import { root } from './server';
 
 export const CHROMIUM_ARGS = [
@@ -19,6 +26,68 @@ export function launch(): Promise<Browser> {
 export const DESKTOP = { width: 1280, height: 800 };
 export const PHONE = { width: 390, height: 844 };
 
+/** The requests of a context still in flight, and when one last started or ended (see `settled`). */
+const traffic = new WeakMap<BrowserContext, { open: Set<Request>; last: number }>();
+
+function trackTraffic(context: BrowserContext) {
+  const net = { open: new Set<Request>(), last: Date.now() };
+  const done = (request: Request) => {
+    net.open.delete(request);
+    net.last = Date.now();
+  };
+  context.on('request', (request) => {
+    net.open.add(request);
+    net.last = Date.now();
+  });
+  context.on('requestfinished', done);
+  context.on('requestfailed', done);
+  traffic.set(context, net);
+  return context;
+}
+
+/**
+ * Waits until the page's context has had no request in flight for `quietMs` (its code, the API's answers) and the
+ * page has drawn a frame since without starting another: what the page shows then is what its data says, so an
+ * action it does not offer will not appear a moment later. Unlike Playwright's `networkidle` (500 ms of quiet, and
+ * only once per document load) it also covers a navigation inside the app (see `navigate`), and a page busy running
+ * its code (no request meanwhile, the next one to come) answers the frame only when that code has run.
+ */
+export async function settled(page: Page, quietMs = 150, timeout = 30_000) {
+  const net = traffic.get(page.context());
+  if (!net) throw new Error('settled() needs a context made by newContext()');
+  const deadline = Date.now() + timeout;
+  for (;;) {
+    const quietFor = Date.now() - net.last;
+    if (net.open.size === 0 && quietFor >= quietMs) {
+      const mark = net.last;
+      await page.evaluate(() => new Promise((resolve) => requestAnimationFrame(() => resolve(null))));
+      if (net.open.size === 0 && net.last === mark) return;
+      continue;
+    }
+    if (Date.now() > deadline)
+      throw new Error(`the page still had ${net.open.size} requests in flight after ${timeout} ms`);
+    await new Promise((resolve) => setTimeout(resolve, net.open.size > 0 ? 20 : quietMs - quietFor));
+  }
+}
+
+/**
+ * Goes to `path` inside the loaded console, as a click on one of its links does (the router follows the history
+ * entry), instead of loading the whole page again; the first visit of a page loads it.
+ */
+export async function navigate(page: Page, path: string) {
+  if (!page.url().startsWith('http')) {
+    await page.goto(path);
+    return;
+  }
+  await page.evaluate((to) => {
+    window.history.pushState(null, '', to);
+    window.dispatchEvent(new PopStateEvent('popstate'));
+  }, path);
+  const net = traffic.get(page.context());
+  if (net) net.last = Date.now();
+  await page.waitForURL((url) => `${url.pathname}${url.search}` === path);
+}
+
 /** A fresh browser context (own cookies and local storage) with English as the browser language. */
 export async function newContext(
   browser: Browser,
@@ -29,13 +98,14 @@ export async function newContext(
     locale?: string;
   } = {},
 ): Promise<BrowserContext> {
-  return browser.newContext({
+  const context = await browser.newContext({
     baseURL,
     viewport: options.viewport ?? DESKTOP,
     colorScheme: options.colorScheme ?? 'light',
     locale: options.locale ?? 'en-US',
     acceptDownloads: true,
   });
+  return trackTraffic(context);
 }
 
 /** Signs in through the sign-in page. */
@@ -72,7 +142,6 @@ export function screenVariants() {
   return takingScreenshots ? all : all.filter((v) => v.scheme === 'light' && v.size === '390');
 }
 
-/** How far the page is wider than the window, in px (more than 1 is a sideways scroll). */
 /**
  * The text of what describes a field (its `aria-describedby` elements, a helper text), or null while it has none.
  * Read at once: a locator built from a missing id would wait its whole timeout for an element that never comes.
@@ -84,6 +153,7 @@ export const fieldDescription = (field: Locator) =>
     return texts.length ? texts.join(' ') : null;
   });
 
+/** How far the page is wider than the window, in px (more than 1 is a sideways scroll). */
 export const pageOverflow = (page: Page) =>
   page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
 

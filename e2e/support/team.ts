@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { type Api, createUser, login, type SeedUser } from './api';
-import { DESKTOP, newContext, PHONE, shot, takingScreenshots } from './browser';
+import { DESKTOP, navigate, newContext, PHONE, settled, shot, takingScreenshots } from './browser';
 import { ADMIN } from './server';
 
 export type Team = {
@@ -95,6 +95,19 @@ export async function shotAll(
   path: string,
   name: string,
 ) {
+  await shotEach(browser, baseUrl, user, [[path, name]]);
+}
+
+/**
+ * `shotAll` for several pages seen by one user: each scheme and width opens one browser context and goes from page
+ * to page inside the console, as its user would.
+ */
+export async function shotEach(
+  browser: Browser,
+  baseUrl: string,
+  user: Parameters<typeof contextAs>[2],
+  screens: ReadonlyArray<readonly [path: string, name: string]>,
+) {
   const schemes = takingScreenshots ? (['light', 'dark'] as const) : (['light'] as const);
   const sizes = takingScreenshots ? (['1280', '390'] as const) : (['390'] as const);
   for (const scheme of schemes) {
@@ -105,12 +118,16 @@ export async function shotAll(
         (dark) => localStorage.setItem('darkMode', dark),
         scheme === 'dark' ? 'true' : 'false',
       );
-      await page.goto(path);
-      await page.waitForLoadState('networkidle');
-      await shot(page, `${name}-${scheme}-${size}`);
-      if (size === '390') {
-        const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
-        if (overflow > 1) throw new Error(`${name} overflows by ${overflow}px at 390 px`);
+      for (const [path, name] of screens) {
+        await navigate(page, path);
+        await settled(page);
+        await shot(page, `${name}-${scheme}-${size}`);
+        if (size === '390') {
+          const overflow = await page.evaluate(
+            () => document.documentElement.scrollWidth - window.innerWidth,
+          );
+          if (overflow > 1) throw new Error(`${name} overflows by ${overflow}px at 390 px`);
+        }
       }
       await context.close();
     }
