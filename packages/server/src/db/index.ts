@@ -43,6 +43,7 @@ import { planFilesAndDrift } from './migrations/0025-plan-files-and-drift';
 import { terraformStates } from './migrations/0026-terraform-states';
 import { templateTaskCounters } from './migrations/0027-template-task-counters';
 import { taskEnvironmentOverride } from './migrations/0028-task-environment-override';
+import { rowRevisions } from './migrations/0029-row-revisions';
 import { retryReads } from './read-retry';
 import type { Database } from './tables';
 import { describeDbError, isConnectionLoss } from './unavailable';
@@ -212,6 +213,7 @@ function provider(dialect: Dialect): MigrationProvider {
     '0026-terraform-states': terraformStates(dialect),
     '0027-template-task-counters': templateTaskCounters(dialect),
     '0028-task-environment-override': taskEnvironmentOverride(),
+    '0029-row-revisions': rowRevisions(dialect),
   };
   return { getMigrations: async () => migrations };
 }

@@ -259,6 +259,8 @@ export interface TemplateTable {
   task_count: Generated<number>;
   /** Its newest task; null: none. Kept by triggers on task (migration 0027). */
   last_task_id: Generated<number | null>;
+  /** Counted up by the database on every change of the row but its task counters (migration 0029). */
+  rev: Generated<number>;
 }
 
 export interface ScheduleTable {
@@ -313,6 +315,8 @@ export interface TaskTable {
   inventory_id: number | null;
   /** Overrides the template's environment (migration 0028); null: the template's. */
   environment_id: Generated<number | null>;
+  /** Counted up by the database on every change of the row (migration 0029). */
+  rev: Generated<number>;
   params: string;
   debug: Bool;
   dry_run: Bool;

@@ -1,10 +1,11 @@
-import { scheduleSchema, templateInput, templateSchema } from '@signalbox/contracts';
+import { scheduleSchema, type Template, templateInput, templateSchema } from '@signalbox/contracts';
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import { currentUser } from '../../access/auth-hook';
 import { projectRoutes } from '../../access/project-guard';
 import { findRefs } from '../../access/refs.store';
 import type { Deps } from '../../deps';
+import { preSerialized } from '../../http/openapi';
 import { noContentResponse, pathIds } from '../../http/path-params';
 import { refsRoute } from '../../http/refs-route';
 import { listSchedules } from '../schedules';
@@ -12,10 +13,10 @@ import {
   changeTemplate,
   createTemplate,
   getTemplate,
-  listTemplates,
   removeTemplate,
   templateSorts,
 } from './templates.service';
+import { templatesListJson } from './templates-list';
 
 const manage = { config: { permission: 'manageProjectResources' as const } };
 const byId = { schema: { params: pathIds('id') } };
@@ -33,7 +34,8 @@ export function templatesRoutes(app: FastifyInstance, deps: Deps) {
         config: { sharedAnswer: true },
         schema: { querystring: listQuery, response: { 200: z.array(templateSchema) } },
       },
-      async (request) => listTemplates(deps.db, request.project.id, request.query),
+      async (request) =>
+        preSerialized<Template[]>(await templatesListJson(deps.db, request.project.id, request.query)),
     );
 
     scope.get(

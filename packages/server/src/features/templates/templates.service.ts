@@ -72,13 +72,14 @@ function taskParamsOf(stored: unknown): Template['task_params'] {
   return templateTaskParamsSchema.parse(Object.fromEntries(fitting));
 }
 
-function toTemplate(
-  row: TemplateRow,
-  commitCheck: CommitCheck,
-  last: Template['last_task'],
-  tasks: number,
-  drift: string | undefined,
-): Template {
+/** What a template's answer says of its own row: everything but its schedules', drift's and tasks' parts. */
+export type TemplateOwnFields = Omit<
+  Template,
+  keyof CommitCheck | 'last_task_id' | 'last_task' | 'tasks' | 'drift'
+>;
+
+/** The fields of a template's answer that come from its own row. */
+export function templateOwnFields(row: TemplateRow): TemplateOwnFields {
   return {
     id: row.id,
     project_id: row.project_id,
@@ -105,11 +106,27 @@ function toTemplate(
     git_branch: row.git_branch,
     survey_vars: templateSurveyVarsOf(parseJson<unknown>(row.survey_vars, [])),
     task_params: taskParamsOf(parseJson<unknown>(row.task_params, {})),
+  };
+}
+
+/** A template's drift as its answer shows it: only the two states a check leaves. */
+export const driftOf = (drift: string | undefined): Template['drift'] =>
+  drift === 'drifted' || drift === 'in_sync' ? drift : null;
+
+function toTemplate(
+  row: TemplateRow,
+  commitCheck: CommitCheck,
+  last: Template['last_task'],
+  tasks: number,
+  drift: string | undefined,
+): Template {
+  return {
+    ...templateOwnFields(row),
     ...commitCheck,
     last_task_id: last?.id ?? null,
     last_task: last,
     tasks,
-    drift: drift === 'drifted' || drift === 'in_sync' ? drift : null,
+    drift: driftOf(drift),
   };
 }
 
@@ -173,13 +190,29 @@ export async function listTemplates(
       drift.get(row.id),
     ),
   );
-  return sortTemplates(db, projectId, list, opts);
+  return sortTemplates(db, projectId, list, opts, (t) => t);
 }
 
-async function sortTemplates(db: Db, projectId: number, list: Template[], opts: TemplateSort) {
+/** What the templates list sorts by. */
+type SortFields = Pick<
+  Template,
+  'id' | 'name' | 'playbook' | 'inventory_id' | 'environment_id' | 'repository_id'
+>;
+
+/** One collator for every sort: `localeCompare` builds one per call. */
+const collator = new Intl.Collator();
+
+/** Sorts templates (or what a list keeps of them: `fields` reads each one's) as the list's query asks. */
+export async function sortTemplates<T>(
+  db: Db,
+  projectId: number,
+  list: T[],
+  opts: TemplateSort,
+  fields: (item: T) => SortFields,
+): Promise<T[]> {
   const sort = opts.sort ?? 'name';
   const names = (table: 'inventory' | 'environment' | 'repository') => namesById(db, projectId, table);
-  let key: (t: Template) => string;
+  let key: (t: SortFields) => string;
   if (sort === 'playbook') key = (t) => t.playbook;
   else if (sort === 'inventory') {
     const m = await names('inventory');
@@ -192,7 +225,12 @@ async function sortTemplates(db: Db, projectId: number, list: Template[], opts: 
     key = (t) => (t.repository_id ? (m.get(t.repository_id) ?? '') : '');
   } else key = (t) => t.name;
   const sign = opts.order === 'desc' ? -1 : 1;
-  return list.sort((a, b) => sign * (key(a).localeCompare(key(b)) || a.id - b.id));
+  const keyed = list.map((item) => {
+    const f = fields(item);
+    return { item, key: key(f), id: f.id };
+  });
+  keyed.sort((a, b) => sign * (collator.compare(a.key, b.key) || a.id - b.id));
+  return keyed.map((k) => k.item);
 }
 
 /** Checks every reference of the template against the project (ids of another project are a 400). */

@@ -1,11 +1,18 @@
-import { templateSchema, viewInput, viewPositionsInput, viewSchema } from '@signalbox/contracts';
+import {
+  type Template,
+  templateSchema,
+  viewInput,
+  viewPositionsInput,
+  viewSchema,
+} from '@signalbox/contracts';
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import { currentUser } from '../../access/auth-hook';
 import { projectRoutes } from '../../access/project-guard';
 import type { Deps } from '../../deps';
+import { preSerialized } from '../../http/openapi';
 import { noContentResponse, pathIds } from '../../http/path-params';
-import { listTemplates } from '../templates';
+import { templatesListJson } from '../templates';
 import { changeView, createView, getView, removeView, reorderViews } from './views.service';
 import { listViews } from './views.store';
 
@@ -28,7 +35,9 @@ export function viewsRoutes(app: FastifyInstance, deps: Deps) {
       async (request) => {
         const { id } = request.params;
         await getView(deps, request.project.id, id);
-        return listTemplates(deps.db, request.project.id, { viewId: id });
+        return preSerialized<Template[]>(
+          await templatesListJson(deps.db, request.project.id, { viewId: id }),
+        );
       },
     );
 

@@ -1,0 +1,138 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { testDialects } from '../../../test/support/dialects';
+import { createHarness, type Harness } from '../../../test/support/harness';
+import {
+  ansibleBody,
+  createTemplatesProject,
+  insertTask,
+  type TemplatesProject,
+} from '../../../test/support/template-fixtures';
+import { listTemplates, type TemplateSort } from './templates.service';
+import { templatesListJson } from './templates-list';
+
+describe.each(testDialects())('the templates list kept between reads on $name', (dialect) => {
+  let h: Harness;
+  let project: TemplatesProject;
+  let starterId: number;
+  const ids: number[] = [];
+
+  beforeAll(async () => {
+    h = await createHarness(dialect);
+    project = await createTemplatesProject(h);
+    starterId = project.clients.manager.userId;
+    for (const [name, playbook] of [
+      ['Deploy web', 'web.yml'],
+      ['Backup db', 'backup.yml'],
+      ['Áudit', 'audit.yml'],
+    ]) {
+      const res = await project.admin.post(
+        `${project.base}/templates`,
+        ansibleBody(project.fx, {
+          name,
+          playbook,
+          survey_vars: [{ name: 'who', title: 'Who', type: 'string', required: true }],
+        }),
+      );
+      expect(res.statusCode, res.body).toBe(201);
+      ids.push(res.json().id);
+    }
+    await insertTask(h, project.projectId, ids[0]!, { status: 'success', user_id: starterId });
+  });
+  afterAll(async () => h?.close());
+
+  /** The list from kept JSON, read twice (the second from what the first kept), against the list built anew. */
+  const expectSameList = async (sort: TemplateSort = {}) => {
+    const db = h.deps.db;
+    const built = JSON.parse(JSON.stringify(await listTemplates(db, project.projectId, sort)));
+    expect(JSON.parse(await templatesListJson(db, project.projectId, sort))).toEqual(built);
+    expect(JSON.parse(await templatesListJson(db, project.projectId, sort))).toEqual(built);
+    return built as { id: number; name: string; last_task: { id: number; status: string } | null }[];
+  };
+  const rev = async (table: 'template' | 'task', id: number) =>
+    Number(
+      (await h.deps.db.selectFrom(table).select('rev').where('id', '=', id).executeTakeFirstOrThrow()).rev,
+    );
+
+  it('answers the same body as the list built anew, sorted each way', async () => {
+    const list = await expectSameList();
+    expect(list.map((t) => t.name)).toEqual(['Áudit', 'Backup db', 'Deploy web']);
+    expect(list.find((t) => t.id === ids[0])?.last_task?.status).toBe('success');
+    for (const sort of ['name', 'playbook', 'inventory', 'environment', 'repository'] as const)
+      for (const order of ['asc', 'desc'] as const) await expectSameList({ sort, order });
+    // Through the route, the answer is what its response schema describes (responses are checked under test).
+    const res = await project.admin.get(`${project.base}/templates?sort=playbook&order=desc`);
+    expect(res.statusCode, res.body).toBe(200);
+    expect(res.headers['content-type']).toMatch(/^application\/json/);
+    expect(res.json()).toEqual(
+      JSON.parse(
+        JSON.stringify(
+          await listTemplates(h.deps.db, project.projectId, { sort: 'playbook', order: 'desc' }),
+        ),
+      ),
+    );
+  });
+
+  it('shows a change of the template, of its last task and of the task starter at the next read', async () => {
+    await expectSameList();
+    // A template changed through the API, and one changed by SQL that no server saw.
+    const renamed = await project.admin.put(
+      `${project.base}/templates/${ids[0]}`,
+      ansibleBody(project.fx, { name: 'Deploy web tier', playbook: 'web.yml' }),
+    );
+    expect(renamed.statusCode, renamed.body).toBe(204);
+    await h.deps.db
+      .updateTable('template')
+      .set({ description: 'changed by SQL' })
+      .where('id', '=', ids[1]!)
+      .execute();
+    let list = await expectSameList();
+    expect(list.find((t) => t.id === ids[0])?.name).toBe('Deploy web tier');
+    // The last task's row changes (as the engine writes a status), and its starter is renamed.
+    const taskId = list.find((t) => t.id === ids[0])!.last_task!.id;
+    await h.deps.db
+      .updateTable('task')
+      .set({ status: 'error', message: 'failed' })
+      .where('id', '=', taskId)
+      .execute();
+    const user = await h.deps.db
+      .selectFrom('user')
+      .selectAll()
+      .where('id', '=', starterId)
+      .executeTakeFirstOrThrow();
+    await h.deps.db
+      .updateTable('user')
+      .set({ name: `${user.name} Renamed` })
+      .where('id', '=', starterId)
+      .execute();
+    list = await expectSameList();
+    expect(list.find((t) => t.id === ids[0])?.last_task?.status).toBe('error');
+    // A newer task, and then its deletion: the template's last task follows.
+    const newer = await insertTask(h, project.projectId, ids[0]!, { status: 'running' });
+    list = await expectSameList();
+    expect(list.find((t) => t.id === ids[0])?.last_task?.id).toBe(newer);
+    await h.deps.db.deleteFrom('task').where('id', '=', newer).execute();
+    list = await expectSameList();
+    expect(list.find((t) => t.id === ids[0])?.last_task?.id).toBe(taskId);
+    // A template deleted is gone from the next read.
+    expect((await project.admin.del(`${project.base}/templates/${ids[2]}`)).statusCode).toBe(204);
+    list = await expectSameList();
+    expect(list.map((t) => t.id)).not.toContain(ids[2]);
+  });
+
+  it("counts a row's revision on every change of it, but not on its template's task counters", async () => {
+    const before = await rev('template', ids[1]!);
+    const task = await insertTask(h, project.projectId, ids[1]!, { status: 'waiting' });
+    expect(await rev('template', ids[1]!)).toBe(before);
+    const taskRev = await rev('task', task);
+    await h.deps.db.updateTable('task').set({ status: 'running' }).where('id', '=', task).execute();
+    expect(await rev('task', task)).toBe(taskRev + 1);
+    await h.deps.db
+      .updateTable('template')
+      .set({ playbook: 'backup2.yml' })
+      .where('id', '=', ids[1]!)
+      .execute();
+    expect(await rev('template', ids[1]!)).toBe(before + 1);
+    await h.deps.db.deleteFrom('task').where('id', '=', task).execute();
+    expect(await rev('template', ids[1]!)).toBe(before + 1);
+  });
+});
