@@ -21,16 +21,16 @@ const server = { testTimeout: 60_000, hookTimeout: 60_000, pool: 'forks' } as co
 // time was imports): what a file changes of a module (a resolver, timings) it puts back when it ends.
 const shared = { isolate: false } as const;
 
-// Projects run in groups, one after the other: the in-process tiers, then the tiers that time real processes,
-// then the browser, so a browser test never waits behind a CPU-bound API file. Vitest's default of one worker
-// less than the cores would run one file at a time on a 2-core machine; the files of a group mostly wait (for
-// the database servers, for child processes, for the browser), so each group runs a few at once. The projects
-// of one group must name the same count.
-const workers = { inProcess: 3, system: 3, browser: 3 } as const;
+// Projects run in two groups, one after the other: the in-process tiers, then the tiers that drive real processes
+// and the browser, so a browser test never waits behind a CPU-bound API file. Vitest's default of one worker less
+// than the cores would run one file at a time on a 2-core machine; the files of a group mostly wait (for the
+// database servers, for child processes, for the browser), so each group runs a few at once, and the second
+// group's process and browser files wait side by side. The projects of one group must name the same count.
+const workers = { inProcess: 3, processes: 4 } as const;
 // `expect.poll` gives up after one second by default: too short on a loaded machine.
 const poll = { expect: { poll: { timeout: 30_000 } } } as const;
 const inProcess = { maxWorkers: workers.inProcess, sequence: { groupOrder: 0 } } as const;
-const system = { maxWorkers: workers.system, sequence: { groupOrder: 1 } } as const;
+const processes = { maxWorkers: workers.processes, sequence: { groupOrder: 1 } } as const;
 const projects: TestProjectInlineConfiguration[] = [
   { test: { name: 'unit', ...files('unit'), pool: 'threads', ...inProcess } },
   { test: { name: 'contracts', ...files('contracts'), ...inProcess } },
@@ -66,7 +66,7 @@ const projects: TestProjectInlineConfiguration[] = [
       env: serverEnv,
       // The server and CLI processes these tiers start run one bundle of the working tree, built at the start.
       globalSetup: ['./test/support/built-server.ts'],
-      ...system,
+      ...processes,
     },
   },
   {
@@ -77,7 +77,7 @@ const projects: TestProjectInlineConfiguration[] = [
       ...poll,
       env: { ...serverEnv, SIGNALBOX_TEST_DIALECTS: 'sqlite' },
       globalSetup: ['./test/support/built-server.ts'],
-      ...system,
+      ...processes,
     },
   },
   {
@@ -93,8 +93,7 @@ const projects: TestProjectInlineConfiguration[] = [
       hookTimeout: 120_000,
       pool: 'forks',
       ...poll,
-      maxWorkers: workers.browser,
-      sequence: { groupOrder: 2 },
+      ...processes,
     },
   },
 ];
