@@ -18,6 +18,7 @@ import {
   insertLocalInventory,
   insertRepository,
   insertTemplate,
+  toolsOnPath,
 } from '../../../test/support/task-fixtures';
 import { runTask, useHarnessWithProject } from '../../../test/support/task-runs';
 
@@ -171,6 +172,56 @@ describe.each(testDialects())('tasks with keys read on the server, on $name', (d
     expect(done.status, text).toBe('success');
     expect(text).toContain('vaulted says vaulted-plain-value');
     expect(text).toContain(fingerprint);
+  });
+
+  it('loads the key into an agent that listens a moment after its socket appears', async () => {
+    // An agent binds its socket (the file appears) before it listens: this one waits half a second in between.
+    const slow = toolsOnPath({
+      'ssh-agent': () => `#!/bin/bash
+sock=""; prev=""
+for a in "$@"; do [ "$prev" = "-a" ] && sock="$a"; prev="$a"; done
+python3 -c 'import os, socket, sys, time
+s = socket.socket(socket.AF_UNIX)
+s.bind(sys.argv[1])
+time.sleep(0.5)
+s.close()
+os.unlink(sys.argv[1])' "$sock"
+exec /usr/bin/ssh-agent "$@"
+`,
+    });
+    try {
+      const sshKey = await serverKey({
+        type: 'ssh',
+        ssh: { login: '', passphrase: PASSPHRASE },
+        source_storage_type: 'file',
+        source_storage_key: 'deploy/id_ed25519',
+      });
+      const inventory = await insertLocalInventory(p.h.deps, p.projectId, { ssh_key_id: sshKey });
+      const repo = await insertRepository(p.h.deps, p.projectId, { git_url: playbookRepo });
+      const vaultKey = await serverKey({
+        type: 'login_password',
+        source_storage_type: 'env',
+        source_storage_key: VAULT_VAR,
+      });
+      const tpl = await insertTemplate(p.h.deps, p.projectId, {
+        app: 'ansible',
+        playbook: 'site.yml',
+        repository_id: repo,
+        inventory_id: inventory,
+        vault_key_id: vaultKey,
+      });
+      const { done, out } = await runTask(
+        p.h,
+        p.owner,
+        p.projectId,
+        { template_id: tpl },
+        { timeoutMs: 60_000 },
+      );
+      expect(done.status, out.join('\n')).toBe('success');
+      expect(out.join('\n')).toContain(fingerprint);
+    } finally {
+      slow.restore();
+    }
   });
 
   it('checks out over HTTP with a git password from a variable', async () => {

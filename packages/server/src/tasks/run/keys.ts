@@ -62,23 +62,31 @@ export async function startSshAgent(job: Job, key: Key, label: string): Promise<
     throw new TaskFailed('Cannot start ssh-agent');
   }
   const privateKey = key.private_key.endsWith('\n') ? key.private_key : `${key.private_key}\n`;
-  const res = await job.capture(
-    {
-      command: 'ssh-add',
-      args: ['-'],
-      cwd: job.dirs.tmp,
-      env: {
-        PATH: job.toolPath(),
-        HOME: job.dirs.home,
-        SSH_AUTH_SOCK: sock,
-        SSH_ASKPASS: askpassScript(job),
-        SSH_ASKPASS_REQUIRE: 'force',
-        DISPLAY: ':0',
-        SIGNALBOX_ASKPASS_SECRET: key.passphrase,
+  const add = () =>
+    job.capture(
+      {
+        command: 'ssh-add',
+        args: ['-'],
+        cwd: job.dirs.tmp,
+        env: {
+          PATH: job.toolPath(),
+          HOME: job.dirs.home,
+          SSH_AUTH_SOCK: sock,
+          SSH_ASKPASS: askpassScript(job),
+          SSH_ASKPASS_REQUIRE: 'force',
+          DISPLAY: ':0',
+          SIGNALBOX_ASKPASS_SECRET: key.passphrase,
+        },
       },
-    },
-    privateKey,
-  );
+      privateKey,
+    );
+  // The socket's file appears when the agent binds it, a moment before it listens: a connection refused in between
+  // is tried again (up to 150 times, 20 ms apart).
+  let res = await add();
+  for (let i = 0; i < 150 && res.code !== 0 && /Error connecting to agent/.test(res.stderr); i++) {
+    await new Promise((r) => setTimeout(r, 20));
+    res = await add();
+  }
   if (res.code !== 0) {
     stop();
     // ssh-add says nothing when the passphrase is wrong or missing; other failures come with a reason.
