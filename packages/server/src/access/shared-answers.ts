@@ -250,6 +250,8 @@ export function serveSharedAnswers(scope: FastifyInstance, deps: Pick<Deps, 'bus
         type,
         typeof link === 'string' ? link : null,
       );
+      // The bytes just encoded for keeping go out as they are: a large list is not encoded a second time.
+      return request[MADE].body;
     }
     return payload;
   });
