@@ -92,8 +92,10 @@ describe.each(testDialects())('team on $name', (dialect) => {
       email: `${team.members.owner.username}@example.test`,
       role: 'owner',
     });
+    // By name as people read it: case aside, and the numbers in names by their value ("user96" before "user100").
+    const byName = new Intl.Collator('en', { sensitivity: 'base', numeric: true });
     const names = list.map((m) => String(m.name));
-    expect(names).toEqual([...names].sort((a, b) => a.localeCompare(b)));
+    expect(names).toEqual([...names].sort(byName.compare));
   });
 
   it('sorts by name, username, email and role in both directions', async () => {
