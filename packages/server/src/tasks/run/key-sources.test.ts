@@ -146,7 +146,8 @@ describe.each(testDialects())('tasks with keys read on the server, on $name', (d
     return result;
   }
 
-  it('runs a playbook with a vault password from a variable and an ssh key from a file', async () => {
+  /** An Ansible template whose inventory uses an ssh key from a file and whose vault password a variable holds. */
+  async function playbookWithServerKeys() {
     const vaultKey = await serverKey({
       type: 'login_password',
       source_storage_type: 'env',
@@ -160,13 +161,17 @@ describe.each(testDialects())('tasks with keys read on the server, on $name', (d
     });
     const inventory = await insertLocalInventory(p.h.deps, p.projectId, { ssh_key_id: sshKey });
     const repo = await insertRepository(p.h.deps, p.projectId, { git_url: playbookRepo });
-    const tpl = await insertTemplate(p.h.deps, p.projectId, {
+    return insertTemplate(p.h.deps, p.projectId, {
       app: 'ansible',
       playbook: 'site.yml',
       repository_id: repo,
       inventory_id: inventory,
       vault_key_id: vaultKey,
     });
+  }
+
+  it('runs a playbook with a vault password from a variable and an ssh key from a file', async () => {
+    const tpl = await playbookWithServerKeys();
     const { done, out } = await runWatched(tpl);
     const text = out.join('\n');
     expect(done.status, text).toBe('success');
@@ -190,26 +195,7 @@ exec /usr/bin/ssh-agent "$@"
 `,
     });
     try {
-      const sshKey = await serverKey({
-        type: 'ssh',
-        ssh: { login: '', passphrase: PASSPHRASE },
-        source_storage_type: 'file',
-        source_storage_key: 'deploy/id_ed25519',
-      });
-      const inventory = await insertLocalInventory(p.h.deps, p.projectId, { ssh_key_id: sshKey });
-      const repo = await insertRepository(p.h.deps, p.projectId, { git_url: playbookRepo });
-      const vaultKey = await serverKey({
-        type: 'login_password',
-        source_storage_type: 'env',
-        source_storage_key: VAULT_VAR,
-      });
-      const tpl = await insertTemplate(p.h.deps, p.projectId, {
-        app: 'ansible',
-        playbook: 'site.yml',
-        repository_id: repo,
-        inventory_id: inventory,
-        vault_key_id: vaultKey,
-      });
+      const tpl = await playbookWithServerKeys();
       const { done, out } = await runTask(
         p.h,
         p.owner,
