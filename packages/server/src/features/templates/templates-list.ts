@@ -111,10 +111,19 @@ function readHeads(db: Db, projectId: number, viewId?: number): Promise<Head[]> 
   return q.execute();
 }
 
-/** The full rows of the templates whose kept JSON is missing or out of date, read and kept. */
-async function keepTemplates(db: Db, projectId: number, heads: Head[]) {
+/**
+ * Each listed template's kept JSON: what was kept at its revision, else its full row read now (and kept). Answered
+ * for this request, so what another request keeps meanwhile (pushing older entries out) cannot take it away.
+ */
+async function templatesOf(db: Db, projectId: number, heads: Head[]) {
   const { templates } = keptFor(db);
-  const stale = heads.filter((h) => templates.get(h.id)?.rev !== Number(h.rev)).map((h) => h.id);
+  const out = new Map<number, KeptTemplate>();
+  const stale: number[] = [];
+  for (const h of heads) {
+    const kept = templates.get(h.id);
+    if (kept?.rev === Number(h.rev)) out.set(h.id, kept);
+    else stale.push(h.id);
+  }
   for (let i = 0; i < stale.length; i += 500) {
     const rows = await db
       .selectFrom('template')
@@ -125,9 +134,12 @@ async function keepTemplates(db: Db, projectId: number, heads: Head[]) {
     for (const row of rows) {
       const fields = templateOwnFields(row);
       const head = JSON.stringify(fields).slice(0, -1);
-      templates.set(row.id, { rev: Number(row.rev), fields, head, bytes: head.length });
+      const entry = { rev: Number(row.rev), fields, head, bytes: head.length };
+      templates.set(row.id, entry);
+      out.set(row.id, entry);
     }
   }
+  return out;
 }
 
 const taskFresh = (kept: KeptTask | undefined, head: Head, templateRev: number) =>
@@ -136,15 +148,21 @@ const taskFresh = (kept: KeptTask | undefined, head: Head, templateRev: number) 
   kept.templateRev === templateRev &&
   kept.userName === head.user_name;
 
-/** The last tasks whose kept JSON is missing or out of date (the task, its template or its starter changed). */
-async function keepTasks(db: Db, projectId: number, heads: Head[]) {
+/**
+ * Each listed template's last task as JSON: what was kept while the task's and its template's revisions and its
+ * starter's name hold, else read now (and kept). Answered for this request, as `templatesOf`.
+ */
+async function lastTasksOf(db: Db, projectId: number, heads: Head[]) {
   const { tasks } = keptFor(db);
-  const stale = heads.filter(
-    (h) =>
-      h.last_task_id !== null &&
-      h.task_rev !== null &&
-      !taskFresh(tasks.get(h.last_task_id), h, Number(h.rev)),
-  );
+  const out = new Map<number, { id: number; json: string }>();
+  const stale: Head[] = [];
+  for (const h of heads) {
+    if (h.last_task_id === null || h.task_rev === null) continue;
+    const kept = tasks.get(h.last_task_id);
+    if (taskFresh(kept, h, Number(h.rev)))
+      out.set(h.id, { id: h.last_task_id, json: (kept as KeptTask).json });
+    else stale.push(h);
+  }
   for (let i = 0; i < stale.length; i += 500) {
     const batch = stale.slice(i, i + 500);
     const found = await lastTasks(
@@ -154,19 +172,22 @@ async function keepTasks(db: Db, projectId: number, heads: Head[]) {
     );
     for (const h of batch) {
       const task: TemplateLastTask | undefined = found.get(h.id);
-      // A newer task since the narrow read: read again below, not kept. A task row changed since is kept under
-      // the revision the narrow read saw, so the next list reads it again.
-      if (!task || task.id !== h.last_task_id) continue;
+      if (!task) continue;
       const json = JSON.stringify(task);
-      tasks.set(task.id, {
-        rev: Number(h.task_rev),
-        templateRev: Number(h.rev),
-        userName: h.user_name,
-        json,
-        bytes: json.length,
-      });
+      out.set(h.id, { id: task.id, json });
+      // Kept under the revision the narrow read saw: a task row changed since then is read again by the next list.
+      // A newer task than that read named is answered, not kept.
+      if (task.id === h.last_task_id)
+        tasks.set(task.id, {
+          rev: Number(h.task_rev),
+          templateRev: Number(h.rev),
+          userName: h.user_name,
+          json,
+          bytes: json.length,
+        });
     }
   }
+  return out;
 }
 
 /**
@@ -185,36 +206,23 @@ export async function templatesListJson(
     commitCheckSchedulesOf(db, projectId),
     driftStatuses(db, projectId),
   ]);
-  await keepTemplates(db, projectId, heads);
-  await keepTasks(db, projectId, heads);
-  const { templates, tasks } = keptFor(db);
+  const [templates, lastOf] = await Promise.all([
+    templatesOf(db, projectId, heads),
+    lastTasksOf(db, projectId, heads),
+  ]);
   const byTemplate = new Map<number, ScheduleLike[]>();
   for (const s of schedules) byTemplate.set(s.template_id, [...(byTemplate.get(s.template_id) ?? []), s]);
 
   const items: { fields: TemplateOwnFields; json: string }[] = [];
   for (const h of heads) {
     const template = templates.get(h.id);
-    // Deleted between the two reads: not listed, as a list read a moment later would not list it. One changed
-    // since is listed as it is now.
-    if (!template || template.rev < Number(h.rev)) continue;
-    let last = 'null';
-    let lastId: number | null = null;
-    if (h.last_task_id !== null && h.task_rev !== null) {
-      const task = tasks.get(h.last_task_id);
-      if (taskFresh(task, h, Number(h.rev))) {
-        last = (task as KeptTask).json;
-        lastId = h.last_task_id;
-      } else {
-        // Changed again while it was read: read now, and not kept.
-        const found = (await lastTasks(db, projectId, [h.id])).get(h.id) ?? null;
-        last = JSON.stringify(found);
-        lastId = found?.id ?? null;
-      }
-    }
+    // Deleted between the two reads: not listed, as a list read a moment later would not list it.
+    if (!template) continue;
+    const last = lastOf.get(h.id);
     const commitCheck = JSON.stringify(commitCheckOf(byTemplate.get(h.id) ?? [])).slice(1, -1);
     const json =
-      `${template.head},${commitCheck},"last_task_id":${JSON.stringify(lastId)},` +
-      `"last_task":${last},"tasks":${Number(h.task_count)},"drift":${JSON.stringify(driftOf(drift.get(h.id)))}}`;
+      `${template.head},${commitCheck},"last_task_id":${last ? last.id : 'null'},` +
+      `"last_task":${last ? last.json : 'null'},"tasks":${Number(h.task_count)},"drift":${JSON.stringify(driftOf(drift.get(h.id)))}}`;
     items.push({ fields: template.fields, json });
   }
   const sorted = await sortTemplates(db, projectId, items, opts, (item) => item.fields);
