@@ -159,4 +159,11 @@ describe('reading a process’s output to its end', () => {
     expect((await proc.wait()).code).toBe(0);
     expect(target.lines.sort()).toEqual(['one', 'two']);
   });
+
+  it('reports a command that exits without reading its input by its exit code, and nothing else breaks', async () => {
+    // Far more than a pipe holds: the write is still going when the command exits and the pipe closes (EPIPE).
+    const input = 'x'.repeat(4 * 1024 * 1024);
+    const result = await systemProcesses.capture(bash(newDir(), 'exit 3'), input);
+    expect(result.code).toBe(3);
+  });
 });

@@ -318,6 +318,9 @@ export const systemProcesses: ProcessAdapter = {
         else out.push(b);
       });
       child.stderr?.on('data', (b: Buffer) => err.push(b));
+      // A command that exits without reading its input (ssh-add that cannot reach its agent) closes the pipe: the
+      // write's EPIPE is that command's failure, reported by its exit code, never an error of the server.
+      child.stdin?.on('error', () => {});
       if (input !== undefined) child.stdin?.end(input);
       child.on('error', (e) => {
         released ??= unit?.release();
