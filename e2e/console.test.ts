@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import type { Locator, Page } from 'playwright-core';
 import { describe, expect, it } from 'vitest';
 import { createUser, login } from './support/api';
-import { shot } from './support/browser';
+import { settled, shot } from './support/browser';
 import { ADMIN, root } from './support/server';
 import { useSharedServerAsAdmin } from './support/shared';
 
@@ -238,6 +238,8 @@ describe('users', () => {
     const api = await login(suite.server.url, plain.username, plain.password);
     const userPage = await pageAs(api);
     await userPage.goto(`/project/${project.id}/history`);
+    // The top bar is drawn again once the session's user has loaded: click the menu of the page as it settles.
+    await settled(userPage);
     await userPage.getByRole('button', { name: 'User menu' }).click();
     await userPage.getByRole('menuitem', { name: 'Edit account' }).waitFor();
     expect(await userPage.getByRole('menuitem', { name: 'Users' }).count()).toBe(0);
