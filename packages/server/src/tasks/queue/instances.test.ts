@@ -406,9 +406,10 @@ describe.each(testDialects())('two instances on one $name database', (dialect) =
       ['success', 'error'],
       runnerTimings.staleMs + 30_000,
     );
-    expect(rerun.status).toBe('success');
+    const rerunOutput = await outputOf(s.a.deps, ids.starting);
+    expect(rerun.status, `${rerun.message}\n${rerunOutput.join('\n')}`).toBe('success');
     expect(rerun.runner).not.toBe(steady);
-    expect(await outputOf(s.a.deps, ids.starting)).toContain('slept');
+    expect(rerunOutput).toContain('slept');
   });
 });
 
