@@ -20,10 +20,7 @@ type KeptTask = { rev: number; templateRev: number; userName: string | null; jso
 /** The most the kept JSON of templates and tasks may take together (about 1.5 KB a template with its last task). */
 export const MAX_KEPT_LIST_BYTES = 64 * 1024 * 1024;
 
-/**
- * Kept entries by key, dropped oldest first past `maxBytes` (each counted by its JSON's length). An entry that is
- * used again moves to the back.
- */
+/** Kept entries by key, the oldest kept dropped first past `maxBytes` (each counted by its JSON's length). */
 class Kept<K, V extends { bytes: number }> {
   private readonly entries = new Map<K, V>();
   private total = 0;
@@ -51,10 +48,6 @@ class Kept<K, V extends { bytes: number }> {
     this.entries.delete(key);
     this.total -= old.bytes;
   }
-
-  get bytes() {
-    return this.total;
-  }
 }
 
 type KeptLists = {
@@ -72,12 +65,6 @@ function keptFor(db: Db): KeptLists {
     keptByDb.set(db, kept);
   }
   return kept;
-}
-
-/** The bytes the kept templates and tasks of a database hold (for tests of the bound). */
-export function keptListBytes(db: Db) {
-  const kept = keptFor(db);
-  return kept.templates.bytes + kept.tasks.bytes;
 }
 
 /** One template of the list as the narrow read sees it. */
@@ -191,8 +178,8 @@ async function lastTasksOf(db: Db, projectId: number, heads: Head[]) {
 }
 
 /**
- * The templates list of a project (optionally of one view) as the JSON its answer sends: the same body as
- * `listTemplates` gives, assembled from what was kept of each template and its last task while their rows'
+ * The templates list of a project (optionally of one view) as the JSON its answer sends: each template as
+ * `findTemplate` makes it, in the order `sortTemplates` gives, assembled from what was kept of each template and its last task while their rows'
  * revisions (counted by the database on every change) hold. A list after a change reads one narrow row per template
  * and the full rows of what changed only, rather than every row and task again.
  */

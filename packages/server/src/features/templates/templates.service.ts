@@ -15,14 +15,8 @@ import type { Deps } from '../../deps';
 import { fieldError, found, notFound } from '../../lib/errors';
 import { templateSurveyVarsOf } from '../../tasks/run/survey-answers';
 import { driftStatuses } from '../../tasks/terraform-plans.store';
-import {
-  assertCron,
-  assertSameProject,
-  commitCheckSchedules,
-  commitCheckSchedulesOf,
-  refreshScheduler,
-} from '../schedules';
-import { applyCommitCheck, type CommitCheck, commitCheckOf, type ScheduleLike } from './commit-check';
+import { assertCron, assertSameProject, commitCheckSchedules, refreshScheduler } from '../schedules';
+import { applyCommitCheck, type CommitCheck, commitCheckOf } from './commit-check';
 import { applyDriftCheck, checkDriftCheck } from './drift-check';
 import { applyFormSchedule, checkFormSchedule } from './form-schedule';
 import {
@@ -166,33 +160,6 @@ export const templateSorts = [
 export type TemplateSort = { sort?: (typeof templateSorts)[number]; order?: 'asc' | 'desc' };
 
 /** `ssh_key` is accepted for Swagger compatibility; templates have no key column, so it sorts by name. */
-/** Templates of the project (optionally of one view), each with its last task. */
-export async function listTemplates(
-  db: Db,
-  projectId: number,
-  opts: TemplateSort & { viewId?: number } = {},
-): Promise<Template[]> {
-  const rows = await listTemplateRows(db, projectId, opts.viewId);
-  const ids = rows.map((r) => r.id);
-  const [schedules, last, drift] = await Promise.all([
-    commitCheckSchedulesOf(db, projectId),
-    lastTasks(db, projectId, ids),
-    driftStatuses(db, projectId),
-  ]);
-  const byTemplate = new Map<number, ScheduleLike[]>();
-  for (const s of schedules) byTemplate.set(s.template_id, [...(byTemplate.get(s.template_id) ?? []), s]);
-  const list = rows.map((row) =>
-    toTemplate(
-      row,
-      commitCheckOf(byTemplate.get(row.id) ?? []),
-      last.get(row.id) ?? null,
-      Number(row.task_count),
-      drift.get(row.id),
-    ),
-  );
-  return sortTemplates(db, projectId, list, opts, (t) => t);
-}
-
 /** What the templates list sorts by. */
 type SortFields = Pick<
   Template,
