@@ -1,3 +1,4 @@
+import { createServer, type Server, type Socket } from 'node:net';
 import type { Browser, Locator, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Api, login } from './support/api';
@@ -14,17 +15,37 @@ const templates: Record<string, number> = {};
 
 const FAST_LINES = 100_000;
 const CHUNK = 2_500;
+/** The burst after which the flood waits for the gate: past a quarter of the lines, where the test drops the socket. */
+const GATE_AFTER = 10;
+
+/**
+ * A loopback gate the flood task waits at once a quarter of its lines are out: it holds each connection until
+ * `open()`, then answers it. So the socket drop happens while the task runs, however slow the machine.
+ */
+let gate: Server;
+let gateOpen = false;
+const gateWaiting: Socket[] = [];
+function openGate() {
+  gateOpen = true;
+  for (const s of gateWaiting.splice(0)) s.end('go\n');
+}
 
 beforeAll(async () => {
+  gate = createServer((socket) => (gateOpen ? socket.end('go\n') : gateWaiting.push(socket)));
+  await new Promise<void>((resolve) => gate.listen(0, '127.0.0.1', resolve));
+  const gatePort = (gate.address() as { port: number }).port;
   server = await startServer();
   browser = await launch();
   admin = await login(server.url, ADMIN.login, ADMIN.password);
   const seeded = await seedBashProject(admin, 'Live Log', {
     // Numbered lines in bursts of 2,500 as fast as bash prints them, with a short pause between bursts, so the
-    // dialog is open (and the socket dropped) while most of them are still to come.
+    // dialog is open while most of them are still to come; past a quarter it waits at the gate (bash's /dev/tcp)
+    // until the test has dropped the socket.
     Flood: [
       'flood.sh',
-      `for c in $(seq 0 ${FAST_LINES / CHUNK - 1}); do seq -f "line %06g" $((c*${CHUNK}+1)) $((c*${CHUNK}+${CHUNK})); sleep 0.4; done\n`,
+      `for c in $(seq 0 ${FAST_LINES / CHUNK - 1}); do seq -f "line %06g" $((c*${CHUNK}+1)) $((c*${CHUNK}+${CHUNK}))\n` +
+        `  if [ "$c" -eq ${GATE_AFTER} ]; then exec 3<>/dev/tcp/127.0.0.1/${gatePort}; read -r -t 120 _ <&3; exec 3<&-; fi\n` +
+        '  sleep 0.4\ndone\n',
     ],
     // A long log whose failure is far from both ends, as Ansible reports one.
     Failing: [
@@ -61,8 +82,10 @@ beforeAll(async () => {
   ).id;
 });
 afterAll(async () => {
+  openGate();
   await browser?.close();
   await server?.stop();
+  await new Promise((resolve) => gate?.close(resolve));
 });
 
 /**
@@ -149,19 +172,20 @@ describe('live task log', () => {
     await dialog.getByRole('log').locator('[data-log-line]').first().waitFor();
 
     // While lines pour in, the dialog never shows more lines than are stored (each live line is stored before it
-    // is sent), and halfway through the socket drops and comes back.
+    // is sent), and past a quarter (where the task waits at the gate) the socket drops and comes back.
     let dropped = false;
     for (;;) {
       const shown = await shownCount(dialog);
       expect(await storedAtLeast(task.id, shown), `${shown} lines shown`).toBe(true);
-      const { status } = await admin.get<{ status: string }>(`/project/${projectId}/tasks/${task.id}`);
-      if (status === 'success' || status === 'error') break;
       if (!dropped && (await storedAtLeast(task.id, FAST_LINES / 4))) {
         dropped = true;
         await page.evaluate(() => {
           for (const s of (window as unknown as { liveSockets: WebSocket[] }).liveSockets) s.close();
         });
+        openGate();
       }
+      const { status } = await admin.get<{ status: string }>(`/project/${projectId}/tasks/${task.id}`);
+      if (status === 'success' || status === 'error') break;
       await new Promise((r) => setTimeout(r, 150));
     }
     expect(dropped).toBe(true);
