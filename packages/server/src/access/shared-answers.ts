@@ -110,11 +110,16 @@ export class SharedAnswers {
     key: string,
     projectId: number,
     since: number,
-    body: string,
+    body: string | Buffer,
     contentType: string,
     link: string | null = null,
   ): Answer {
-    const answer = { body: Buffer.from(body), contentType, link, at: this.now() };
+    const answer = {
+      body: typeof body === 'string' ? Buffer.from(body) : body,
+      contentType,
+      link,
+      at: this.now(),
+    };
     if (this.version(projectId) !== since || answer.body.length > MAX_KEPT_BYTES / 4) return answer;
     this.drop(key);
     this.answers.set(key, answer);
@@ -239,7 +244,7 @@ export function serveSharedAnswers(scope: FastifyInstance, deps: Pick<Deps, 'bus
   });
   scope.addHook('onSend', async (request: Stamped, reply, payload) => {
     const compute = request[STAMP];
-    if (compute && reply.statusCode === 200 && typeof payload === 'string') {
+    if (compute && reply.statusCode === 200 && (typeof payload === 'string' || Buffer.isBuffer(payload))) {
       const type = String(reply.getHeader('content-type') ?? 'application/json; charset=utf-8');
       const link = reply.getHeader('link');
       request[MADE] = answers.keep(

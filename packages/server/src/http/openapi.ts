@@ -97,9 +97,9 @@ export const transform: NonNullable<FastifyDynamicSwaggerOptions['transform']> =
  * and checks it like any other body when responses are checked. `preSerialized` types it as the route's answer.
  */
 export class JsonText {
-  constructor(readonly json: string) {}
+  constructor(readonly json: string | Buffer) {}
 }
-export const preSerialized = <T>(json: string): T => new JsonText(json) as unknown as T;
+export const preSerialized = <T>(json: string | Buffer): T => new JsonText(json) as unknown as T;
 
 /** Thrown when a route answers with a body its declared response schema refuses (only when responses are checked). */
 export class ResponseSchemaMismatch extends Error {}
@@ -115,13 +115,15 @@ export function responseSerializer(check: boolean) {
     (data: unknown) => {
       const json = data instanceof JsonText ? data.json : JSON.stringify(data);
       if (check && schema instanceof ZodType) {
-        const result = schema.safeParse(json === undefined ? undefined : JSON.parse(json));
+        const result = schema.safeParse(json === undefined ? undefined : JSON.parse(json.toString()));
         if (!result.success)
           throw new ResponseSchemaMismatch(
             `${method} ${url} answered ${httpStatus} with a body its response schema refuses: ${z.prettifyError(result.error)}`,
           );
       }
-      return json;
+      // Typed as a string, but a Buffer (a list assembled from kept bytes) goes out as it is: Fastify sends
+      // strings and Buffers alike once serialised.
+      return json as string;
     };
 }
 

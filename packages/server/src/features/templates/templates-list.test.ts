@@ -57,8 +57,8 @@ describe.each(testDialects())('the templates list kept between reads on $name', 
   const expectSameList = async (sort: TemplateSort = {}) => {
     const db = h.deps.db;
     const built = await builtAnew(sort);
-    expect(JSON.parse(await templatesListJson(db, project.projectId, sort))).toEqual(built);
-    expect(JSON.parse(await templatesListJson(db, project.projectId, sort))).toEqual(built);
+    expect(JSON.parse((await templatesListJson(db, project.projectId, sort)).toString())).toEqual(built);
+    expect(JSON.parse((await templatesListJson(db, project.projectId, sort)).toString())).toEqual(built);
     return built as { id: number; name: string; last_task: { id: number; status: string } | null }[];
   };
   const rev = async (table: 'template' | 'task', id: number) =>
@@ -122,6 +122,41 @@ describe.each(testDialects())('the templates list kept between reads on $name', 
     await h.deps.db.deleteFrom('task').where('id', '=', newer).execute();
     list = await expectSameList();
     expect(list.find((t) => t.id === ids[0])?.last_task?.id).toBe(taskId);
+    // Its commit check turned on (a schedule row, not the template's) and a drift check's verdict: each entry's
+    // kept bytes follow what they were made of, not only the template's row.
+    const watched = await project.admin.put(
+      `${project.base}/templates/${ids[1]}`,
+      ansibleBody(project.fx, {
+        name: 'Backup db',
+        playbook: 'backup.yml',
+        check_new_commits: true,
+        check_new_commits_repository_id: project.fx.repository,
+      }),
+    );
+    expect(watched.statusCode, watched.body).toBe(204);
+    list = await expectSameList();
+    expect(list.find((t) => t.id === ids[1])).toMatchObject({ check_new_commits: true });
+    await h.deps.db
+      .insertInto('template_drift')
+      .values({
+        template_id: ids[0]!,
+        project_id: project.projectId,
+        status: 'drifted',
+        since: new Date().toISOString(),
+        checked_at: new Date().toISOString(),
+        task_id: taskId,
+        report: '[]',
+      })
+      .execute();
+    list = await expectSameList();
+    expect(list.find((t) => t.id === ids[0])).toMatchObject({ drift: 'drifted' });
+    await h.deps.db
+      .updateTable('template_drift')
+      .set({ status: 'in_sync' })
+      .where('template_id', '=', ids[0]!)
+      .execute();
+    list = await expectSameList();
+    expect(list.find((t) => t.id === ids[0])).toMatchObject({ drift: 'in_sync' });
     // A template deleted is gone from the next read.
     expect((await project.admin.del(`${project.base}/templates/${ids[2]}`)).statusCode).toBe(204);
     list = await expectSameList();

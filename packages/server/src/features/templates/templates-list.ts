@@ -1,5 +1,6 @@
 import type { TemplateLastTask } from '@signalbox/contracts';
 import type { Db } from '../../db';
+import { Kept } from '../../lib/kept';
 import { driftStatuses } from '../../tasks/terraform-plans.store';
 import { commitCheckSchedulesOf } from '../schedules';
 import { commitCheckOf, type ScheduleLike } from './commit-check';
@@ -16,43 +17,30 @@ import { lastTasks } from './templates.store';
 type KeptTemplate = { rev: number; fields: TemplateOwnFields; head: string };
 /** A task as a template's last task, kept while the task's and its template's revisions and its starter's name hold. */
 type KeptTask = { rev: number; templateRev: number; userName: string | null; json: string };
+/**
+ * A template's whole entry of the list as the bytes the answer sends, kept while what it was made of holds: the
+ * same kept template and last task, task count, commit check and drift. An answer is then these bytes joined, with
+ * no string built or encoded again for what did not change.
+ */
+type KeptItem = {
+  template: KeptTemplate;
+  lastJson: string | null;
+  tasks: number;
+  commitCheck: string;
+  drift: string;
+  body: Buffer;
+};
 
-/** The most the kept JSON of templates and tasks may take together (about 1.5 KB a template with its last task). */
+/**
+ * The most the kept JSON of templates and tasks and the kept bytes of whole entries may take together (about
+ * 1.5 KB a template with its last task, kept twice: as parts and as its entry); as much again for joined answers.
+ */
 export const MAX_KEPT_LIST_BYTES = 64 * 1024 * 1024;
-
-/** Kept entries by key, the oldest kept dropped first past `maxBytes` (each counted by its JSON's length). */
-class Kept<K, V extends { bytes: number }> {
-  private readonly entries = new Map<K, V>();
-  private total = 0;
-
-  constructor(private readonly maxBytes: number) {}
-
-  get(key: K): V | undefined {
-    return this.entries.get(key);
-  }
-
-  set(key: K, value: V) {
-    this.delete(key);
-    this.entries.set(key, value);
-    this.total += value.bytes;
-    for (const [oldest, entry] of this.entries) {
-      if (this.total <= this.maxBytes) break;
-      this.entries.delete(oldest);
-      this.total -= entry.bytes;
-    }
-  }
-
-  delete(key: K) {
-    const old = this.entries.get(key);
-    if (!old) return;
-    this.entries.delete(key);
-    this.total -= old.bytes;
-  }
-}
 
 type KeptLists = {
   templates: Kept<number, KeptTemplate & { bytes: number }>;
   tasks: Kept<number, KeptTask & { bytes: number }>;
+  items: Kept<number, KeptItem & { bytes: number }>;
 };
 
 /** What is kept, per database (ids are a database's own). */
@@ -61,7 +49,11 @@ const keptByDb = new WeakMap<Db, KeptLists>();
 function keptFor(db: Db): KeptLists {
   let kept = keptByDb.get(db);
   if (!kept) {
-    kept = { templates: new Kept(MAX_KEPT_LIST_BYTES / 2), tasks: new Kept(MAX_KEPT_LIST_BYTES / 2) };
+    kept = {
+      templates: new Kept(MAX_KEPT_LIST_BYTES / 4),
+      tasks: new Kept(MAX_KEPT_LIST_BYTES / 4),
+      items: new Kept(MAX_KEPT_LIST_BYTES / 2),
+    };
     keptByDb.set(db, kept);
   }
   return kept;
@@ -177,17 +169,54 @@ async function lastTasksOf(db: Db, projectId: number, heads: Head[]) {
   return out;
 }
 
+/** JSON of values many templates share (no schedule, no drift), made once. */
+const jsonOfShared = new Map<unknown, string>();
+function sharedJson(key: unknown, make: () => string): string {
+  let json = jsonOfShared.get(key);
+  if (json === undefined) {
+    json = make();
+    if (jsonOfShared.size < 16) jsonOfShared.set(key, json);
+  }
+  return json;
+}
+
 /**
- * The templates list of a project (optionally of one view) as the JSON its answer sends: each template as
- * `findTemplate` makes it, in the order `sortTemplates` gives, assembled from what was kept of each template and its last task while their rows'
- * revisions (counted by the database on every change) hold. A list after a change reads one narrow row per template
- * and the full rows of what changed only, rather than every row and task again.
+ * The last answer made per project, view and order, with the entries it joined: an answer whose entries are the
+ * very same kept bytes in the same order is that answer again, not joined anew.
+ */
+type Joined = { parts: Buffer[]; body: Buffer; bytes: number };
+const joinedByDb = new WeakMap<Db, Kept<string, Joined>>();
+
+function joined(db: Db, key: string, parts: Buffer[]): Buffer {
+  let byKey = joinedByDb.get(db);
+  if (!byKey) {
+    byKey = new Kept(MAX_KEPT_LIST_BYTES / 2);
+    joinedByDb.set(db, byKey);
+  }
+  const last = byKey.get(key);
+  if (last && last.parts.length === parts.length && last.parts.every((part, i) => part === parts[i]))
+    return last.body;
+  const body = Buffer.concat(parts);
+  byKey.set(key, { parts, body, bytes: body.length });
+  return body;
+}
+
+const OPEN = Buffer.from('[');
+const COMMA = Buffer.from(',');
+const CLOSE = Buffer.from(']');
+
+/**
+ * The templates list of a project (optionally of one view) as the JSON bytes its answer sends: each template as
+ * `findTemplate` makes it, in the order `sortTemplates` gives, assembled from what was kept of each template, its
+ * last task and its whole entry while their rows' revisions (counted by the database on every change) hold. A list
+ * after a change reads one narrow row per template and the full rows of what changed only, and makes the bytes of
+ * the changed entries only, rather than every row, task and entry again.
  */
 export async function templatesListJson(
   db: Db,
   projectId: number,
   opts: TemplateSort & { viewId?: number } = {},
-): Promise<string> {
+): Promise<Buffer> {
   const [heads, schedules, drift] = await Promise.all([
     readHeads(db, projectId, opts.viewId),
     commitCheckSchedulesOf(db, projectId),
@@ -200,18 +229,45 @@ export async function templatesListJson(
   const byTemplate = new Map<number, ScheduleLike[]>();
   for (const s of schedules) byTemplate.set(s.template_id, [...(byTemplate.get(s.template_id) ?? []), s]);
 
-  const items: { fields: TemplateOwnFields; json: string }[] = [];
+  const { items: keptItems } = keptFor(db);
+  const items: { fields: TemplateOwnFields; body: Buffer }[] = [];
   for (const h of heads) {
     const template = templates.get(h.id);
     // Deleted between the two reads: not listed, as a list read a moment later would not list it.
     if (!template) continue;
     const last = lastOf.get(h.id);
-    const commitCheck = JSON.stringify(commitCheckOf(byTemplate.get(h.id) ?? [])).slice(1, -1);
-    const json =
-      `${template.head},${commitCheck},"last_task_id":${last ? last.id : 'null'},` +
-      `"last_task":${last ? last.json : 'null'},"tasks":${Number(h.task_count)},"drift":${JSON.stringify(driftOf(drift.get(h.id)))}}`;
-    items.push({ fields: template.fields, json });
+    const own = byTemplate.get(h.id);
+    const commitCheck = own
+      ? JSON.stringify(commitCheckOf(own)).slice(1, -1)
+      : sharedJson('no schedule', () => JSON.stringify(commitCheckOf([])).slice(1, -1));
+    const driftValue = driftOf(drift.get(h.id));
+    const driftJson = sharedJson(driftValue, () => JSON.stringify(driftValue));
+    const tasks = Number(h.task_count);
+    const lastJson = last ? last.json : null;
+    let item = keptItems.get(h.id);
+    if (
+      !item ||
+      item.template !== template ||
+      item.lastJson !== lastJson ||
+      item.tasks !== tasks ||
+      item.commitCheck !== commitCheck ||
+      item.drift !== driftJson
+    ) {
+      const body = Buffer.from(
+        `${template.head},${commitCheck},"last_task_id":${last ? last.id : 'null'},` +
+          `"last_task":${lastJson ?? 'null'},"tasks":${tasks},"drift":${driftJson}}`,
+      );
+      item = { template, lastJson, tasks, commitCheck, drift: driftJson, body, bytes: body.length };
+      keptItems.set(h.id, item);
+    }
+    items.push({ fields: template.fields, body: item.body });
   }
   const sorted = await sortTemplates(db, projectId, items, opts, (item) => item.fields);
-  return `[${sorted.map((item) => item.json).join(',')}]`;
+  const parts: Buffer[] = [OPEN];
+  for (let i = 0; i < sorted.length; i++) {
+    if (i) parts.push(COMMA);
+    parts.push((sorted[i] as (typeof sorted)[number]).body);
+  }
+  parts.push(CLOSE);
+  return joined(db, `${projectId}:${opts.viewId ?? ''}:${opts.sort ?? ''}:${opts.order ?? ''}`, parts);
 }
