@@ -262,28 +262,63 @@ function withListColumns<Q extends ReturnType<typeof listFrom>>(q: Q) {
 const listFrom = (db: Db) => db.selectFrom('task');
 const listQuery = (db: Db) => withListColumns(listFrom(db));
 
-/**
- * A page of the project's tasks, newest first. The page's ids are found on the task table alone (an index walk,
- * however deep the offset), and only its rows are joined to their templates, starters and runners.
- */
-export function listTasks(
-  db: Db,
-  projectId: number,
-  opts: { templateId?: number; status?: string; limit: number; offset?: number; before?: number },
-): Promise<TaskListRow[]> {
+/** What picks a page of a project's tasks, newest first. */
+export type TaskPage = {
+  templateId?: number;
+  status?: string;
+  limit: number;
+  offset?: number;
+  before?: number;
+};
+
+/** The ids of a page of the project's tasks, found on the task table alone (an index walk, however deep the offset). */
+function taskPageIds(db: Db, projectId: number, opts: TaskPage) {
   let ids = db.selectFrom('task').select('task.id').where('task.project_id', '=', projectId);
   if (opts.templateId) ids = ids.where('task.template_id', '=', opts.templateId);
   if (opts.status) ids = ids.where('task.status', '=', opts.status);
   if (opts.before !== undefined) ids = ids.where('task.id', '<', opts.before);
-  const page = ids
+  return ids
     .orderBy('task.id', 'desc')
     .limit(opts.limit)
     .offset(opts.offset ?? 0)
     .as('page');
-  return withListColumns(db.selectFrom(page).innerJoin('task', 'task.id', 'page.id')).execute() as Promise<
-    TaskListRow[]
-  >;
 }
+
+/**
+ * A page of the project's tasks as a kept list checks it, newest first: each task's revision and status, and the
+ * revision or name of everything else its view shows (its template, starter, runner and build task). Narrow: no
+ * task column a view shows is read.
+ */
+export function listTaskHeads(db: Db, projectId: number, opts: TaskPage) {
+  return db
+    .selectFrom(taskPageIds(db, projectId, opts))
+    .innerJoin('task', 'task.id', 'page.id')
+    .leftJoin('template', 'template.id', 'task.template_id')
+    .leftJoin('user', 'user.id', 'task.user_id')
+    .leftJoin('remote_runner', 'remote_runner.id', 'task.remote_runner_id')
+    .leftJoin('task as build', 'build.id', 'task.build_task_id')
+    .select([
+      'task.id',
+      'task.rev',
+      'task.status',
+      'template.rev as template_rev',
+      'user.name as user_name',
+      'remote_runner.name as runner_name',
+      'build.rev as build_rev',
+      'build.status as build_status',
+    ])
+    .orderBy('task.id', 'desc')
+    .execute();
+}
+
+/** The project's tasks of these ids with the list's columns (newest first). */
+export const listedTasksByIds = (db: Db, projectId: number, ids: number[]): Promise<TaskListRow[]> =>
+  ids.length
+    ? (listQuery(db)
+        .where('task.project_id', '=', projectId)
+        .where('task.id', 'in', ids)
+        .execute() as Promise<TaskListRow[]>)
+    : Promise.resolve([]);
 
 /** One task of a project with its template's name/type/app and the starter's name (as the list has them). */
 export const findListedTask = (db: Db, projectId: number, id: number) =>

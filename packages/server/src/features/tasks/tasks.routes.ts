@@ -11,6 +11,7 @@ import {
   stopTaskInput,
   type TaskOutputLine,
   type TaskSource,
+  type TaskWithTemplate,
   taskListQuery,
   taskOutputLineSchema,
   taskPlanSchema,
@@ -25,6 +26,7 @@ import { projectRoutes } from '../../access/project-guard';
 import { recordEvent } from '../../audit/audit.store';
 import { parseJsonObject } from '../../db/values';
 import type { Deps } from '../../deps';
+import { preSerialized } from '../../http/openapi';
 import { noContentResponse, notModified, pathIds } from '../../http/path-params';
 import { stripAnsi } from '../../lib/ansi';
 import { AppError, badRequest, notFound, parse } from '../../lib/errors';
@@ -33,18 +35,17 @@ import {
   findListedTask,
   findProjectTask,
   findTaskPlan,
-  findTasksByIds,
   findTemplate,
-  listTasks,
   type TaskListRow,
+  type TaskPage,
   unfinishedOfTemplate,
 } from '../../tasks/store';
-import { type TaskViewRow, taskFieldsWith } from '../../tasks/task-view';
 import { findDrift, findTaskPlanRow, planFileView } from '../../tasks/terraform-plans.store';
 import { FinishedPages } from './finished-pages';
 import { applyStoredPlan, confirmPlan, rejectPlan } from './plan-approval.service';
 import { outputBatches, readOutputPage } from './task-output';
-import { answerApproval, createTask, rerunInput, toTaskView } from './tasks.service';
+import { answerApproval, createTask, rerunInput } from './tasks.service';
+import { listedTasks, tasksListBody } from './tasks-list';
 
 const run = { config: { permission: 'runProjectTasks' as const } };
 const byTask = { schema: { params: pathIds('task_id') } };
@@ -67,21 +68,19 @@ const afterLookup = <C extends object, S extends object, P extends object>(
  * A full page of a task list names the next one in a `Link: <…?before=ID…>; rel="next"` header: the same query,
  * its offset replaced by the keyset cursor of this page's last (oldest) task.
  */
-function nextPageLink<T extends { id: number }>(
+/** Names the next page of a full page of tasks (a keyset cursor: the page's last id) in a Link header. */
+function nextPageLink(
   request: FastifyRequest,
   reply: FastifyReply,
   limit: number,
-  rows: T[],
-): T[] {
-  const last = rows[rows.length - 1];
-  if (last && rows.length === limit) {
-    const url = new URL(request.url, 'http://signalbox.invalid');
-    url.searchParams.delete('offset');
-    url.searchParams.set('before', String(last.id));
-    url.searchParams.set('limit', String(limit));
-    reply.header('link', `<${url.pathname}${url.search}>; rel="next"`);
-  }
-  return rows;
+  nextBefore: number | null,
+) {
+  if (nextBefore === null) return;
+  const url = new URL(request.url, 'http://signalbox.invalid');
+  url.searchParams.delete('offset');
+  url.searchParams.set('before', String(nextBefore));
+  url.searchParams.set('limit', String(limit));
+  reply.header('link', `<${url.pathname}${url.search}>; rel="next"`);
 }
 
 const sourceOf = (request: FastifyRequest): TaskSource => (request.apiToken ? 'api' : 'ui');
@@ -93,29 +92,13 @@ const approver = (request: FastifyRequest) => ({
 /** Task API under /api/project/:project_id. */
 export function tasksRoutes(app: FastifyInstance, deps: Deps) {
   const finishedPages = new FinishedPages();
-  const detail = (t: TaskViewRow) => (t.status === 'waiting' ? deps.tasks.statusDetail(t.id) : null);
-  const view = (t: TaskViewRow) => toTaskView(t, detail(t));
-
-  async function withTemplates(rows: TaskListRow[]) {
-    const builds = new Map(
-      (
-        await findTasksByIds(deps.db, [...new Set(rows.map((r) => r.build_task_id).filter((x) => x != null))])
-      ).map((b) => [b.id, b]),
-    );
-    return rows.map((r) => {
-      const build = r.build_task_id ? builds.get(r.build_task_id) : undefined;
-      // One object per task, its fields in one literal: copying a view into another, or adding to it afterwards,
-      // cost more than the query on long lists.
-      return taskFieldsWith(r, {
-        status_detail: detail(r),
-        tpl_alias: r.tpl_alias ?? '',
-        tpl_type: r.tpl_type ?? '',
-        tpl_app: r.tpl_app ?? '',
-        user_name: r.user_name,
-        build_task: build ? view(build) : null,
-        runner: r.remote_runner_id ? { id: r.remote_runner_id, name: r.runner_name ?? null } : null,
-      });
-    });
+  const statusDetail = (taskId: number) => deps.tasks.statusDetail(taskId);
+  const withTemplates = (rows: TaskListRow[]) => listedTasks(deps.db, rows, statusDetail);
+  /** A page of the project's tasks as its answer: the kept list's bytes, the next page named in a Link header. */
+  async function taskPage(request: FastifyRequest, reply: FastifyReply, page: TaskPage, link: boolean) {
+    const { body, nextBefore } = await tasksListBody(deps.db, request.project.id, page, statusDetail);
+    if (link) nextPageLink(request, reply, page.limit, nextBefore);
+    return preSerialized<TaskWithTemplate[]>(body);
   }
 
   async function loadTask(projectId: number, taskId: number) {
@@ -169,20 +152,14 @@ export function tasksRoutes(app: FastifyInstance, deps: Deps) {
       '/tasks',
       { ...shared, schema: { querystring: taskListQuery, response: taskList } },
       async (request, reply) => {
-        const q = request.query;
-        return withTemplates(
-          nextPageLink(request, reply, q.limit, await listTasks(deps.db, request.project.id, q)),
-        );
+        return taskPage(request, reply, request.query, true);
       },
     );
 
     scope.get(
       '/tasks/last',
       { ...shared, schema: { querystring: lastTasksQuery, response: taskList } },
-      async (request) => {
-        const q = request.query;
-        return withTemplates(await listTasks(deps.db, request.project.id, { limit: q.limit }));
-      },
+      async (request, reply) => taskPage(request, reply, { limit: request.query.limit }, false),
     );
 
     scope.get(
@@ -378,20 +355,17 @@ export function tasksRoutes(app: FastifyInstance, deps: Deps) {
       async (request, reply) => {
         const template = await loadTemplate(request.project.id, request.params.template_id);
         const q = parse(templateTasksQuery, request.query);
-        const rows = await listTasks(deps.db, request.project.id, { templateId: template.id, ...q });
-        return withTemplates(nextPageLink(request, reply, q.limit, rows));
+        return taskPage(request, reply, { templateId: template.id, ...q }, true);
       },
     );
 
     scope.get(
       '/templates/:template_id/tasks/last',
       afterLookup({ ...byTemplate, ...shared }, { querystring: lastTasksQuery, response: taskList }),
-      async (request) => {
+      async (request, reply) => {
         const template = await loadTemplate(request.project.id, request.params.template_id);
         const q = parse(lastTasksQuery, request.query);
-        return withTemplates(
-          await listTasks(deps.db, request.project.id, { templateId: template.id, limit: q.limit }),
-        );
+        return taskPage(request, reply, { templateId: template.id, limit: q.limit }, false);
       },
     );
 

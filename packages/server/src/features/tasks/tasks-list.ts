@@ -1,0 +1,127 @@
+import type { Db } from '../../db';
+import { Kept } from '../../lib/kept';
+import {
+  findTasksByIds,
+  listedTasksByIds,
+  listTaskHeads,
+  type TaskListRow,
+  type TaskPage,
+} from '../../tasks/store';
+import { type TaskViewRow, taskFieldsWith } from '../../tasks/task-view';
+import { toTaskView } from './tasks.service';
+
+/** What the engine says of a waiting task now (why it waits), which no row holds. */
+export type StatusDetail = (taskId: number) => string | null;
+
+/** A task as a list shows it: its fields, its template's name/type/app, starter, runner and build task. */
+export function listedTask(row: TaskListRow, build: TaskViewRow | undefined, statusDetail: StatusDetail) {
+  const detail = (t: TaskViewRow) => (t.status === 'waiting' ? statusDetail(t.id) : null);
+  // One object per task, its fields in one literal: copying a view into another, or adding to it afterwards, cost
+  // more than the query on long lists.
+  return taskFieldsWith(row, {
+    status_detail: detail(row),
+    tpl_alias: row.tpl_alias ?? '',
+    tpl_type: row.tpl_type ?? '',
+    tpl_app: row.tpl_app ?? '',
+    user_name: row.user_name,
+    build_task: build ? toTaskView(build, detail(build)) : null,
+    runner: row.remote_runner_id ? { id: row.remote_runner_id, name: row.runner_name ?? null } : null,
+  });
+}
+
+/** Tasks as lists show them, their build tasks read in one query. */
+export async function listedTasks(db: Db, rows: TaskListRow[], statusDetail: StatusDetail) {
+  const buildIds = [...new Set(rows.map((r) => r.build_task_id).filter((id) => id != null))];
+  const builds = new Map((await findTasksByIds(db, buildIds)).map((b) => [b.id, b]));
+  return rows.map((r) =>
+    listedTask(r, r.build_task_id ? builds.get(r.build_task_id) : undefined, statusDetail),
+  );
+}
+
+/** A task's entry of a list as the bytes an answer sends, kept while what it was made of holds (see `keyOf`). */
+type KeptTask = { key: string; body: Buffer; bytes: number };
+
+/** The most the kept entries of task lists may take (about 0.8 KB a task). */
+export const MAX_KEPT_TASKS_BYTES = 32 * 1024 * 1024;
+
+/** What is kept, per database (ids are a database's own). */
+const keptByDb = new WeakMap<Db, Kept<number, KeptTask>>();
+
+function keptFor(db: Db) {
+  let kept = keptByDb.get(db);
+  if (!kept) {
+    kept = new Kept(MAX_KEPT_TASKS_BYTES);
+    keptByDb.set(db, kept);
+  }
+  return kept;
+}
+
+type Head = Awaited<ReturnType<typeof listTaskHeads>>[number];
+
+/**
+ * What a task's entry is made of, as the narrow read sees it: its row's revision, and the revision or name of the
+ * template, starter, runner and build task it shows. Null when the entry also shows what the engine says of a
+ * waiting task now: such an entry is made anew for each answer.
+ */
+function keyOf(h: Head): string | null {
+  if (h.status === 'waiting' || h.build_status === 'waiting') return null;
+  return JSON.stringify([
+    Number(h.rev),
+    h.template_rev === null ? null : Number(h.template_rev),
+    h.user_name,
+    h.runner_name,
+    h.build_rev === null ? null : Number(h.build_rev),
+  ]);
+}
+
+const OPEN = Buffer.from('[');
+const COMMA = Buffer.from(',');
+const CLOSE = Buffer.from(']');
+
+/**
+ * A page of the project's tasks (newest first) as the JSON bytes its answer sends, and the last id of a full page
+ * (the cursor of the next page; null when the page is not full). Each task's entry is assembled from what was kept while its row's revision (counted by the
+ * database on every change) and what else it shows hold: a list after a change reads one narrow row per task and
+ * the full rows of what changed only, rather than every row again.
+ */
+export async function tasksListBody(
+  db: Db,
+  projectId: number,
+  page: TaskPage,
+  statusDetail: StatusDetail,
+): Promise<{ body: Buffer; nextBefore: number | null }> {
+  const heads = await listTaskHeads(db, projectId, page);
+  const kept = keptFor(db);
+  const bodies = new Map<number, Buffer>();
+  const keys = new Map<number, string | null>();
+  const stale: number[] = [];
+  for (const h of heads) {
+    const key = keyOf(h);
+    keys.set(h.id, key);
+    const entry = kept.get(h.id);
+    if (key !== null && entry?.key === key) bodies.set(h.id, entry.body);
+    else stale.push(h.id);
+  }
+  for (let i = 0; i < stale.length; i += 500) {
+    const rows = await listedTasksByIds(db, projectId, stale.slice(i, i + 500));
+    const views = await listedTasks(db, rows, statusDetail);
+    for (const view of views) {
+      const body = Buffer.from(JSON.stringify(view));
+      bodies.set(view.id, body);
+      // Kept under what the narrow read saw: a row changed since then is read again by the next list.
+      const key = keys.get(view.id);
+      if (key) kept.set(view.id, { key, body, bytes: body.length });
+    }
+  }
+  const parts: Buffer[] = [OPEN];
+  for (const h of heads) {
+    const body = bodies.get(h.id);
+    // Deleted between the two reads: not listed, as a list read a moment later would not list it.
+    if (!body) continue;
+    if (parts.length > 1) parts.push(COMMA);
+    parts.push(body);
+  }
+  parts.push(CLOSE);
+  const last = heads[heads.length - 1];
+  return { body: Buffer.concat(parts), nextBefore: last && heads.length === page.limit ? last.id : null };
+}
