@@ -28,8 +28,10 @@ export const poisonPaths = (t: AttackTargets) => ({
 });
 
 /**
- * The Bash attack. It walks /proc for every process's environment and command line, reads the data directory
- * and every repository cache in it, writes the poison files, and leaves a `sleep` behind after moving itself out of
+ * The Bash attack. It walks /proc for every process's environment and command line (keeping only the environment
+ * values that carry this run's canaries: unconfined, it would otherwise store other programs' secrets on the machine
+ * in this test's database, where their own leak checks find them), reads the data directory and every repository
+ * cache in it, writes the poison files, and leaves a `sleep` behind after moving itself out of
  * its cgroup (root may) and out of its session through a double fork (what isolation cannot follow).
  */
 export function bashAttack(t: AttackTargets): string {
@@ -44,7 +46,7 @@ echo "SHADOW $(head -1 /etc/shadow 2>&1)"
 echo "--- database"
 cat "$DATA"/*.db* 2>&1 | grep -a -o 'dbcanary[0-9a-z]*' | head -3
 echo "--- processes"
-grep -a -o -H -P '[A-Z_]+=[^\\x00]*canary[0-9a-z]*|SIGNALBOX_[A-Z_]+=[^\\x00]*' /proc/[0-9]*/environ 2>/dev/null | sed 's/^/ENV /'
+grep -a -o -H -P '[A-Z_]+=[^\\x00]*canary[0-9a-z]*' /proc/[0-9]*/environ 2>/dev/null | sed 's/^/ENV /'
 grep -a -o -H -P '[^\\x00]*signalbox[^\\x00]*' /proc/[0-9]*/cmdline 2>/dev/null | sed 's/^/CMDLINE /'
 echo "--- other tasks"
 for f in "$DATA"/tasks/*/*; do [ -f "$f" ] && echo "TASKFILE $f: $(head -c 200 "$f" 2>&1)"; done
@@ -104,7 +106,7 @@ for pid in os.listdir("/proc"):
     if not pid.isdigit():
         continue
     env = read("/proc/%s/environ" % pid, 1_000_000)
-    found = [v for v in env.split("\\0") if "canary" in v or v.startswith(("SIGNALBOX_", "SEMAPHORE_"))]
+    found = [v for v in env.split("\\0") if "canary" in v]
     if found:
         print("ENV", pid, found)
     print("CMDLINE", pid, read("/proc/%s/cmdline" % pid).replace("\\0", " "))
