@@ -119,9 +119,8 @@ export function createTaskEngine(
     timings,
     isHere: (taskId: number) => runs.has(taskId) || claiming.has(taskId),
     interrupt: status.interrupt,
-    async requeue(task: { id: number }) {
-      const back = { runner: null, control: null, start: null };
-      if (await status.setStatus(task.id, 'waiting', back, ['starting'])) queue.wake();
+    async requeue(task: { id: number; runner: string | null }) {
+      if (await status.requeueClaim(task)) queue.wake();
     },
   };
 

@@ -51,6 +51,12 @@ export type StatusUpdates = {
   publishTask(task: TaskRow): void;
   /** Ends an active task nothing runs any more as error, with the reason as its last output line. */
   interrupt(task: { id: number; project_id: number; status: string }, message: string): Promise<void>;
+  /**
+   * Puts a task an instance claimed but had not started back in the queue, only while that instance still holds
+   * the claim: a second sweep that read the same claim must not take back the claim of the instance that took the
+   * task since (the task would then start twice, in one folder).
+   */
+  requeueClaim(task: { id: number; runner: string | null }): Promise<boolean>;
 };
 
 /**
@@ -95,7 +101,13 @@ export function createStatusUpdates(ctx: {
     }
   }
 
-  async function setStatus(id: number, status: string, extra: Updateable<TaskTable> = {}, from?: string[]) {
+  async function setStatus(
+    id: number,
+    status: string,
+    extra: Updateable<TaskTable> = {},
+    from?: string[],
+    runner?: string | null,
+  ) {
     const fields: Updateable<TaskTable> = { ...extra, status };
     if (status === 'running' && !extra.start) {
       const t = await findTask(db, id);
@@ -106,7 +118,7 @@ export function createStatusUpdates(ctx: {
       fields.secret = null;
       fields.control = null;
     }
-    const ok = await casStatus(db, id, from ?? transitionsTo(status), fields);
+    const ok = await casStatus(db, id, from ?? transitionsTo(status), fields, runner);
     if (ok && isFinished(status)) await releaseLocks(id);
     if (ok) {
       if (status !== 'waiting') details.delete(id);
@@ -151,5 +163,8 @@ export function createStatusUpdates(ctx: {
     if (row) publishTask(row);
   }
 
-  return { setStatus, saveStatus, publishTask, interrupt };
+  const requeueClaim = (task: { id: number; runner: string | null }) =>
+    setStatus(task.id, 'waiting', { runner: null, control: null, start: null }, ['starting'], task.runner);
+
+  return { setStatus, saveStatus, publishTask, interrupt, requeueClaim };
 }

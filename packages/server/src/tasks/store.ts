@@ -48,13 +48,17 @@ export async function updateTask(db: Db, id: number, fields: Updateable<TaskTabl
 }
 
 /** Moves a task from one status to another only if it still has the expected one (a claim). */
-export async function casStatus(db: Db, id: number, from: string[], fields: Updateable<TaskTable>) {
-  const res = await db
-    .updateTable('task')
-    .set(fields)
-    .where('id', '=', id)
-    .where('status', 'in', from)
-    .executeTakeFirst();
+export async function casStatus(
+  db: Db,
+  id: number,
+  from: string[],
+  fields: Updateable<TaskTable>,
+  runner?: string | null,
+) {
+  let q = db.updateTable('task').set(fields).where('id', '=', id).where('status', 'in', from);
+  if (runner !== undefined)
+    q = runner === null ? q.where('runner', 'is', null) : q.where('runner', '=', runner);
+  const res = await q.executeTakeFirst();
   return toCount(res.numUpdatedRows) === 1;
 }
 

@@ -21,6 +21,8 @@ import { loadConfig } from '../../config';
 import { databaseNow, insertReturningId, now } from '../../db/values';
 import { liveChannel, redisBridgeOf } from '../../live/redis';
 import type { Engine } from '../engine';
+import { createOutputWriter } from '../output/output.store';
+import { createStatusUpdates } from '../status';
 import { interruptedMessage, runnerGoneMessage, runnerTimings } from './instances';
 import { killOrphans } from './orphans';
 
@@ -410,6 +412,46 @@ describe.each(testDialects())('two instances on one $name database', (dialect) =
     expect(rerun.status, `${rerun.message}\n${rerunOutput.join('\n')}`).toBe('success');
     expect(rerun.runner).not.toBe(steady);
     expect(rerunOutput).toContain('slept');
+  });
+
+  it("puts a dead instance's claim back in the queue only while that instance still holds it", async () => {
+    const { db } = s.a.deps;
+    const tpl = await insertTemplate(s.a.deps, s.projectId, {
+      repository_id: s.repoId,
+      playbook: 'short.sh',
+    });
+    // The instance that took the task since: alive (its heartbeat fresh), so no sweep touches its claim.
+    const taker = `taker-${randomBytes(3).toString('hex')}`;
+    await db.insertInto('task_runner').values({ id: taker, heartbeat: now() }).execute();
+    await db
+      .updateTable('task_runner')
+      .set({ heartbeat: new Date(await databaseNow(db, s.a.deps.dialect)).toISOString() })
+      .where('id', '=', taker)
+      .execute();
+    const id = await insertReturningId(
+      db,
+      s.a.deps.dialect,
+      'task',
+      taskRow(s.projectId, tpl, { status: 'starting', runner: taker }),
+    );
+    const status = createStatusUpdates({
+      ...s.a.deps,
+      output: createOutputWriter(db, s.a.deps.dialect, s.a.deps.config.dbUrl),
+      details: new Map(),
+      closing: () => false,
+    });
+    try {
+      // A sweep that read the claim of a dead instance ("ghost") before the taker claimed the task.
+      expect(await status.requeueClaim({ id, runner: 'ghost' })).toBe(false);
+      expect(await task(s.a, id)).toMatchObject({ status: 'starting', runner: taker });
+      // The taker's own claim, once it is the one gone, goes back to the queue and runs once, on a live instance.
+      expect(await status.requeueClaim({ id, runner: taker })).toBe(true);
+      const ran = await waitForStatus(s.a.deps, id, ['success', 'error'], 30_000);
+      expect(ran.status, ran.message).toBe('success');
+      expect(ran.runner).not.toBe(taker);
+    } finally {
+      await db.deleteFrom('task_runner').where('id', '=', taker).execute();
+    }
   });
 });
 

@@ -119,7 +119,7 @@ export async function heartbeat(
   }
 }
 
-type ActiveTask = { id: number; project_id: number; status: string };
+type ActiveTask = { id: number; project_id: number; status: string; runner: string | null };
 
 /**
  * Ends as error the active tasks nothing runs any more: at start this instance's own (left by its previous
