@@ -43,6 +43,15 @@ export const findProjectTask = (db: Db, projectId: number, id: number) =>
     .where('project_id', '=', projectId)
     .executeTakeFirst();
 
+/** A project's task as far as reading its log needs: whether it is finished, and since when. */
+export const findTaskLogState = (db: Db, projectId: number, id: number) =>
+  db
+    .selectFrom('task')
+    .select(['id', 'status', 'end'])
+    .where('id', '=', id)
+    .where('project_id', '=', projectId)
+    .executeTakeFirst();
+
 export async function updateTask(db: Db, id: number, fields: Updateable<TaskTable>) {
   await db.updateTable('task').set(fields).where('id', '=', id).execute();
 }

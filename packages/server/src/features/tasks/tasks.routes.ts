@@ -34,6 +34,7 @@ import {
   deleteTaskAndOutput,
   findListedTask,
   findProjectTask,
+  findTaskLogState,
   findTaskPlan,
   findTemplate,
   type TaskListRow,
@@ -182,7 +183,9 @@ export function tasksRoutes(app: FastifyInstance, deps: Deps) {
         response: { 200: z.array(taskOutputLineSchema), 304: notModified },
       }),
       async (request, reply) => {
-        const task = await loadTask(request.project.id, request.params.task_id);
+        // Only what the log's key needs: a wide task row costs more than a kept page's answer.
+        const task = await findTaskLogState(deps.db, request.project.id, request.params.task_id);
+        if (!task) throw notFound('task');
         const q = parse(outputQuery, request.query);
         const key = FinishedPages.keyOf(task, q);
         const read = () => readOutputPage(deps.db, task.id, q, q.limit);
