@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import type { Locator, Page } from 'playwright-core';
 import { describe, expect, it } from 'vitest';
 import { createUser, login } from './support/api';
-import { settled, shot } from './support/browser';
+import { navigate, settled, shot } from './support/browser';
 import { ADMIN, root } from './support/server';
 import { useSharedServerAsAdmin } from './support/shared';
 
@@ -52,7 +52,7 @@ describe('projects', () => {
     await page.getByRole('cell', { name: 'Project Web Ops created' }).waitFor();
     await page.getByRole('cell', { name: ADMIN.name }).first().waitFor();
 
-    await page.goto('/project/new');
+    await navigate(page, '/project/new');
     await page.getByRole('button', { name: 'Create Demo Project' }).click();
     await snackbar(page, 'created');
     await page.waitForURL(/\/project\/\d+\//);
@@ -122,7 +122,7 @@ describe('projects', () => {
       (p) => p.name === 'Settings Renamed',
     );
     expect(restored.length).toBe(2);
-    await page.goto(`/project/${project.id}/settings`);
+    await navigate(page, `/project/${project.id}/settings`);
 
     await page.getByRole('button', { name: 'Delete project' }).click();
     const dialog = page.getByRole('dialog', { name: 'Delete this project?' });
@@ -251,7 +251,7 @@ describe('users', () => {
     // Guests see no Settings tab.
     expect(await userPage.getByRole('tab', { name: 'Settings' }).count()).toBe(0);
     // /users is for admins only.
-    await userPage.goto('/users');
+    await navigate(userPage, '/users');
     await userPage.waitForURL((u) => !u.pathname.startsWith('/users'));
     await userPage.context().close();
   });
@@ -446,7 +446,7 @@ describe('team', () => {
     await managerPage.getByText('You can run any tasks').waitFor();
     expect(await managerPage.getByRole('button', { name: 'Add member' }).count()).toBe(0);
     expect(await managerPage.getByRole('combobox', { name: /Role of/ }).count()).toBe(0);
-    await managerPage.goto(`/project/${project.id}/history`);
+    await navigate(managerPage, `/project/${project.id}/history`);
     await managerPage.getByRole('tab', { name: 'Activity' }).waitFor();
     expect(await managerPage.getByRole('tab', { name: 'Settings' }).count()).toBe(0);
     await managerPage.context().close();

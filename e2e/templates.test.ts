@@ -1,6 +1,6 @@
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { launch, shot } from './support/browser';
+import { launch, navigate, shot } from './support/browser';
 import { ADMIN, startServer, type TestServer } from './support/server';
 import { contextAs, expectSnackbar, seedBashResources, seedTeam, shotEach, type Team } from './support/team';
 
@@ -82,9 +82,9 @@ describe('views', () => {
     // The last visited view is remembered per project; an unknown view goes to the templates page.
     await tabs.nth(1).click();
     await page.waitForURL(/\/views\/\d+\/templates$/);
-    await page.goto(`${base()}/templates`);
+    await navigate(page, `${base()}/templates`);
     await page.waitForURL(/\/views\/\d+\/templates$/);
-    await page.goto(`${base()}/views/999999/templates`);
+    await navigate(page, `${base()}/views/999999/templates`);
     await page.waitForURL(`**${base()}/templates`);
     await context.close();
   });
@@ -297,7 +297,7 @@ describe('run dialog and a Bash task to Success', () => {
     await page.keyboard.press('Escape');
 
     // The list: last task status, expandable row with the last tasks and Re-Run.
-    await page.goto(`${base()}/templates`);
+    await navigate(page, `${base()}/templates`);
     await page.getByRole('button', { name: 'Show the last tasks of Hello bash' }).click();
     await page.getByRole('table', { name: 'Last tasks of Hello bash' }).waitFor();
     await page.getByRole('button', { name: 'Re-Run' }).first().click();
@@ -359,14 +359,14 @@ describe('template detail', () => {
     const { context, page } = await contextAs(browser, server.url, team.manager);
     await page.goto(`${base()}/templates/new`);
     await page.waitForURL('**/templates/new/edit');
-    await page.goto(`${base()}/templates/${build.id}`);
+    await navigate(page, `${base()}/templates/${build.id}`);
     await page.getByRole('button', { name: 'Build', exact: true }).waitFor();
     await page.getByRole('button', { name: 'Delete template' }).click();
     await page.getByText("Can't delete the template because it is used by the resources below").waitFor();
     await page.getByRole('dialog').getByRole('link', { name: 'Deployer' }).waitFor();
     await page.getByRole('dialog').getByRole('button', { name: 'Close' }).click();
 
-    await page.goto(`${base()}/templates/${templateId}`);
+    await navigate(page, `${base()}/templates/${templateId}`);
     await page.getByRole('button', { name: 'Edit Template' }).click();
     await page.getByRole('textbox', { name: 'Name', exact: true }).fill('Hello bash v2');
     await page.getByRole('button', { name: 'Save' }).click();
@@ -515,7 +515,7 @@ describe('integrations', () => {
       .poll(async () => (await team.admin.get<unknown[]>(`${base()}/tasks/last`)).length, { timeout: 20_000 })
       .toBe(before.length + 1);
 
-    await page.goto(`${base()}/integrations`);
+    await navigate(page, `${base()}/integrations`);
     await page.getByRole('button', { name: 'Delete Push hook' }).click();
     await page.getByRole('dialog').getByRole('button', { name: 'Delete' }).click();
     await expectSnackbar(page, 'Integration Push hook deleted');
@@ -555,7 +555,7 @@ describe('template pages on a phone', () => {
       await dialog(page).getByText('Count must be an integer').waitFor();
       await shot(page, `run-dialog-light-${size}`);
       await page.keyboard.press('Escape');
-      await page.goto(`${base()}/templates`);
+      await navigate(page, `${base()}/templates`);
       await page.getByRole('button', { name: 'Edit views' }).click();
       await dialog(page).getByTestId('view-row-Beta').waitFor();
       await shot(page, `edit-views-light-${size}`);
