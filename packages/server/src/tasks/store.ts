@@ -1,6 +1,7 @@
 import type { PlanSummary } from '@signalbox/contracts';
 import type { Insertable, Selectable, Updateable } from 'kysely';
 import type { Db, Dialect } from '../db';
+import { jsonRows } from '../db/json-rows';
 import type {
   AccessKeyTable,
   EnvironmentTable,
@@ -302,8 +303,8 @@ function taskPageIds(db: Db, projectId: number, opts: TaskPage) {
  * revision or name of everything else its view shows (its template, starter, runner and build task). Narrow: no
  * task column a view shows is read.
  */
-export function listTaskHeads(db: Db, projectId: number, opts: TaskPage) {
-  return db
+export async function listTaskHeads(db: Db, projectId: number, opts: TaskPage) {
+  const q = db
     .selectFrom(taskPageIds(db, projectId, opts))
     .innerJoin('task', 'task.id', 'page.id')
     .leftJoin('template', 'template.id', 'task.template_id')
@@ -319,9 +320,29 @@ export function listTaskHeads(db: Db, projectId: number, opts: TaskPage) {
       'remote_runner.name as runner_name',
       'build.rev as build_rev',
       'build.status as build_status',
-    ])
-    .orderBy('task.id', 'desc')
-    .execute();
+    ]);
+  const rows = await jsonRows(db, q, [
+    'id',
+    'rev',
+    'status',
+    'template_rev',
+    'user_name',
+    'runner_name',
+    'build_rev',
+    'build_status',
+  ]);
+  return rows
+    .map(([id, rev, status, template_rev, user_name, runner_name, build_rev, build_status]) => ({
+      id,
+      rev,
+      status,
+      template_rev,
+      user_name,
+      runner_name,
+      build_rev,
+      build_status,
+    }))
+    .sort((a, b) => b.id - a.id);
 }
 
 /** The project's tasks of these ids with the list's columns (newest first). */

@@ -1,5 +1,6 @@
 import type { TemplateLastTask } from '@signalbox/contracts';
 import type { Db } from '../../db';
+import { jsonRows } from '../../db/json-rows';
 import { Kept } from '../../lib/kept';
 import { driftStatuses } from '../../tasks/terraform-plans.store';
 import { commitCheckSchedulesOf } from '../schedules';
@@ -70,7 +71,7 @@ type Head = {
 };
 
 /** Each template's revision and task counters, its last task's revision and starter: one narrow indexed read. */
-function readHeads(db: Db, projectId: number, viewId?: number): Promise<Head[]> {
+async function readHeads(db: Db, projectId: number, viewId?: number): Promise<Head[]> {
   let q = db
     .selectFrom('template')
     .leftJoin('task', (join) =>
@@ -87,7 +88,15 @@ function readHeads(db: Db, projectId: number, viewId?: number): Promise<Head[]> 
     ])
     .where('template.project_id', '=', projectId);
   if (viewId !== undefined) q = q.where('template.view_id', '=', viewId);
-  return q.execute();
+  const rows = await jsonRows(db, q, ['id', 'rev', 'task_count', 'last_task_id', 'task_rev', 'user_name']);
+  return rows.map(([id, rev, task_count, last_task_id, task_rev, user_name]) => ({
+    id,
+    rev,
+    task_count,
+    last_task_id,
+    task_rev,
+    user_name,
+  }));
 }
 
 /**

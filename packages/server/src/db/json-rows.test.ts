@@ -1,0 +1,62 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { testDialects } from '../../test/support/dialects';
+import { type DbHandle, migrate, openDb } from '.';
+import { jsonRows } from './json-rows';
+import { insertReturningId, now } from './values';
+
+describe.each(testDialects())('rows read as one JSON array on $name', (dialect) => {
+  let handle: DbHandle;
+  let dataDir: string;
+  let drop: () => Promise<void>;
+  const names = ['plain', 'Ünïcödé ✓ 🚀', 'quote " back\\slash \n new line', "it's"];
+  const ids: number[] = [];
+
+  beforeAll(async () => {
+    dataDir = mkdtempSync(join(tmpdir(), 'signalbox-json-rows-'));
+    const database = await dialect.create(dataDir);
+    drop = database.drop;
+    handle = openDb(database.url);
+    await migrate(handle);
+    for (const [i, name] of names.entries())
+      ids.push(
+        await insertReturningId(handle.db, handle.dialect, 'project', {
+          name,
+          type: '',
+          created: now(),
+          alert: i % 2,
+          max_parallel_tasks: i === 0 ? 2_147_483_647 : i,
+        }),
+      );
+  });
+  afterAll(async () => {
+    await handle?.destroy();
+    await drop?.();
+    rmSync(dataDir, { recursive: true, force: true });
+  });
+
+  it('answers the same values as the rows read one object each, nulls and any text included', async () => {
+    const { db } = handle;
+    const query = db
+      .selectFrom('project')
+      .leftJoin('view', 'view.project_id', 'project.id')
+      .select(['project.id', 'project.name', 'project.max_parallel_tasks', 'view.title'])
+      .where('project.id', 'in', ids);
+    const objects = await query.execute();
+    const arrays = await jsonRows(db, query, ['id', 'name', 'max_parallel_tasks', 'title']);
+    const byId = (rows: readonly (readonly unknown[])[]) =>
+      [...rows].sort((a, b) => Number(a[0]) - Number(b[0]));
+    expect(byId(arrays)).toEqual(
+      byId(objects.map((r) => [r.id, r.name, Number(r.max_parallel_tasks), r.title ?? null])),
+    );
+    expect(arrays.map((r) => r[1]).sort()).toEqual([...names].sort());
+    expect(arrays.map((r) => r[3])).toEqual(names.map(() => null));
+  });
+
+  it('answers no rows as an empty list', async () => {
+    const none = handle.db.selectFrom('project').select(['id', 'name']).where('id', '=', -1);
+    expect(await jsonRows(handle.db, none, ['id', 'name'])).toEqual([]);
+  });
+});

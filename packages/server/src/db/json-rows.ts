@@ -1,0 +1,29 @@
+import { MysqlAdapter, PostgresAdapter, type SelectQueryBuilder, sql } from 'kysely';
+import type { Db } from './index';
+
+/**
+ * The rows of `query` as arrays of the named columns, in their order, read as one JSON array the database builds
+ * (json_group_array, json_agg or JSON_ARRAYAGG). For lists read on every request with many narrow rows: the
+ * drivers build one JavaScript object per row and column, which on SQLite costs twice the query itself, where one
+ * JSON text is parsed at once (1,000 rows of four numbers: 1.3 ms as objects, 0.3 ms as JSON). The row order of
+ * the query is not kept: sort what needs an order.
+ */
+export async function jsonRows<Row, const C extends readonly (keyof Row & string)[]>(
+  db: Db,
+  // biome-ignore lint/suspicious/noExplicitAny: any query whose rows have the columns
+  query: SelectQueryBuilder<any, any, Row>,
+  columns: C,
+): Promise<{ [I in keyof C]: Row[C[I]] }[]> {
+  const adapter = db.getExecutor().adapter;
+  const refs = sql.join(columns.map((c) => sql.ref(`rows.${c}`)));
+  const array =
+    adapter instanceof PostgresAdapter
+      ? sql`coalesce(json_agg(json_build_array(${refs})), '[]'::json)`
+      : adapter instanceof MysqlAdapter
+        ? sql`coalesce(json_arrayagg(json_array(${refs})), json_array())`
+        : sql`json_group_array(json_array(${refs}))`;
+  const row = await db.selectFrom(query.as('rows')).select(array.as('json')).executeTakeFirst();
+  const json = (row as { json?: unknown } | undefined)?.json;
+  // PostgreSQL's driver parses JSON; SQLite and MariaDB answer its text.
+  return (typeof json === 'string' ? JSON.parse(json) : (json ?? [])) as { [I in keyof C]: Row[C[I]] }[];
+}
