@@ -5,6 +5,7 @@ import { createConnection } from 'mysql2/promise';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { sharedDatabase, type TestDialect, testDialects } from '../../../test/support/dialects';
+import { loopbackGate } from '../../../test/support/gate';
 import { type Client, createHarness, type Harness } from '../../../test/support/harness';
 import {
   alive,
@@ -90,8 +91,13 @@ type Setup = {
 };
 
 function twoInstances(dialect: TestDialect, redis: boolean) {
-  const s = {} as Setup & { shared: Awaited<ReturnType<typeof sharedDatabase>>; config: object };
+  const s = {} as Setup & {
+    shared: Awaited<ReturnType<typeof sharedDatabase>>;
+    config: object;
+    gate: Awaited<ReturnType<typeof loopbackGate>>;
+  };
   beforeAll(async () => {
+    s.gate = await loopbackGate();
     s.shared = await sharedDatabase(dialect, 'sb-instances-db-');
     s.config = {
       // Instances of one deployment share the secret key (stored secrets decrypt on either).
@@ -104,6 +110,8 @@ function twoInstances(dialect: TestDialect, redis: boolean) {
     const files = {
       'sleep.sh': 'echo "pid $$"\nsleep 600\necho slept\n',
       'short.sh': 'echo "pid $$"\nsleep 2\necho slept\n',
+      // Runs until the test opens the gate.
+      'gated.sh': `echo "pid $$"\n${s.gate.waitLine}\necho slept\n`,
       'nap.sh': 'sleep 1.5\necho napped\n',
       'infra/main.tf': 'resource "null_resource" "example" {}\n',
     };
@@ -116,9 +124,11 @@ function twoInstances(dialect: TestDialect, redis: boolean) {
     };
   });
   afterAll(async () => {
+    s.gate?.open();
     await s.b?.close();
     await s.a?.close();
     await s.shared?.drop();
+    await s.gate?.close();
   });
   return s;
 }
@@ -157,7 +167,7 @@ describe.each(testDialects())('two instances on one $name database', (dialect) =
   it("a second instance starting leaves the first one's running task alone; it ends with success", async () => {
     const tpl = await insertTemplate(s.a.deps, s.projectId, {
       repository_id: s.repoId,
-      playbook: 'short.sh',
+      playbook: 'gated.sh',
     });
     const res = await s.owner.post(`/api/project/${s.projectId}/tasks`, { template_id: tpl });
     expect(res.statusCode).toBe(201);
@@ -173,6 +183,7 @@ describe.each(testDialects())('two instances on one $name database', (dialect) =
     const legacyRow = await task(s.a, legacy);
     expect([legacyRow.status, legacyRow.message]).toEqual(['error', interruptedMessage]);
 
+    s.gate.open();
     const done = await waitForStatus(s.a.deps, id, ['success', 'error', 'stopped']);
     expect(done.status).toBe('success');
     expect(await outputOf(s.a.deps, id)).toContain('slept');
