@@ -27,3 +27,18 @@ export class Kept<K, V extends { bytes: number }> {
     this.total -= old.bytes;
   }
 }
+
+const OPEN = Buffer.from('[');
+const COMMA = Buffer.from(',');
+const CLOSE = Buffer.from(']');
+
+/** The parts of a JSON array of items that are JSON bytes already: brackets and commas between them. */
+export function jsonArrayParts(items: Iterable<Buffer>): Buffer[] {
+  const parts: Buffer[] = [OPEN];
+  for (const item of items) {
+    if (parts.length > 1) parts.push(COMMA);
+    parts.push(item);
+  }
+  parts.push(CLOSE);
+  return parts;
+}

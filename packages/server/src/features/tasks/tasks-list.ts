@@ -1,5 +1,5 @@
 import type { Db } from '../../db';
-import { Kept } from '../../lib/kept';
+import { jsonArrayParts, Kept } from '../../lib/kept';
 import {
   findTasksByIds,
   listedTasksByIds,
@@ -74,15 +74,11 @@ function keyOf(h: Head): string | null {
   ]);
 }
 
-const OPEN = Buffer.from('[');
-const COMMA = Buffer.from(',');
-const CLOSE = Buffer.from(']');
-
 /**
  * A page of the project's tasks (newest first) as the JSON bytes its answer sends, and the last id of a full page
- * (the cursor of the next page; null when the page is not full). Each task's entry is assembled from what was kept while its row's revision (counted by the
- * database on every change) and what else it shows hold: a list after a change reads one narrow row per task and
- * the full rows of what changed only, rather than every row again.
+ * (the cursor of the next page; null when the page is not full). Each task's entry is assembled from what was kept
+ * while its row's revision (counted by the database on every change) and what else it shows hold: a list after a
+ * change reads one narrow row per task and the full rows of what changed only, rather than every row again.
  */
 export async function tasksListBody(
   db: Db,
@@ -113,15 +109,11 @@ export async function tasksListBody(
       if (key) kept.set(view.id, { key, body, bytes: body.length });
     }
   }
-  const parts: Buffer[] = [OPEN];
-  for (const h of heads) {
-    const body = bodies.get(h.id);
-    // Deleted between the two reads: not listed, as a list read a moment later would not list it.
-    if (!body) continue;
-    if (parts.length > 1) parts.push(COMMA);
-    parts.push(body);
-  }
-  parts.push(CLOSE);
+  // A task deleted between the two reads is not listed, as a list read a moment later would not list it.
+  const listed = heads.map((h) => bodies.get(h.id)).filter((body) => body !== undefined);
   const last = heads[heads.length - 1];
-  return { body: Buffer.concat(parts), nextBefore: last && heads.length === page.limit ? last.id : null };
+  return {
+    body: Buffer.concat(jsonArrayParts(listed)),
+    nextBefore: last && heads.length === page.limit ? last.id : null,
+  };
 }

@@ -1,7 +1,7 @@
 import type { TemplateLastTask } from '@signalbox/contracts';
 import type { Db } from '../../db';
 import { jsonRows } from '../../db/json-rows';
-import { Kept } from '../../lib/kept';
+import { jsonArrayParts, Kept } from '../../lib/kept';
 import { driftStatuses } from '../../tasks/terraform-plans.store';
 import { commitCheckSchedulesOf } from '../schedules';
 import { commitCheckOf, type ScheduleLike } from './commit-check';
@@ -210,10 +210,6 @@ function joined(db: Db, key: string, parts: Buffer[]): Buffer {
   return body;
 }
 
-const OPEN = Buffer.from('[');
-const COMMA = Buffer.from(',');
-const CLOSE = Buffer.from(']');
-
 /**
  * The templates list of a project (optionally of one view) as the JSON bytes its answer sends: each template as
  * `findTemplate` makes it, in the order `sortTemplates` gives, assembled from what was kept of each template, its
@@ -272,11 +268,6 @@ export async function templatesListJson(
     items.push({ fields: template.fields, body: item.body });
   }
   const sorted = await sortTemplates(db, projectId, items, opts, (item) => item.fields);
-  const parts: Buffer[] = [OPEN];
-  for (let i = 0; i < sorted.length; i++) {
-    if (i) parts.push(COMMA);
-    parts.push((sorted[i] as (typeof sorted)[number]).body);
-  }
-  parts.push(CLOSE);
+  const parts = jsonArrayParts(sorted.map((item) => item.body));
   return joined(db, `${projectId}:${opts.viewId ?? ''}:${opts.sort ?? ''}:${opts.order ?? ''}`, parts);
 }
