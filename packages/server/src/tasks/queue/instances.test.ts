@@ -555,7 +555,7 @@ describe.each(testDialects())('two instances on one $name database with Redis', 
 describe.each(testDialects())('work queued on one instance on $name with Redis', (dialect) => {
   const s = twoInstances(dialect, true);
 
-  it('starts on the idle other instance within a second', async () => {
+  it('starts on the idle other instance at once, woken through Redis rather than its poll', async () => {
     await startB(s);
     // A takes no work any more (as while it shuts down); it still answers the API.
     void s.a.deps.tasks.drain(60_000);
@@ -565,7 +565,9 @@ describe.each(testDialects())('work queued on one instance on $name with Redis',
     expect(res.statusCode).toBe(201);
     const id = res.json().id as number;
     const started = await waitForStatus(s.a.deps, id, ['starting', 'running', 'success'], 10_000);
-    expect(performance.now() - posted).toBeLessThan(1000);
+    // About 0.1 s on a quiet machine, 1.5 s beside a burnt core and other suites: either way well inside the 10 s
+    // safety poll, so the wake came through Redis, not the poll.
+    expect(performance.now() - posted).toBeLessThan(5000);
     expect(started.runner).toBe(engineOf(s.b).instanceId);
     expect((await waitForStatus(s.a.deps, id, ['success', 'error'], 30_000)).status).toBe('success');
   });
