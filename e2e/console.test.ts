@@ -122,7 +122,9 @@ describe('projects', () => {
       (p) => p.name === 'Settings Renamed',
     );
     expect(restored.length).toBe(2);
-    await navigate(page, `/project/${project.id}/settings`);
+    // A whole load: the console may still be on its way to the restored project, and a history entry pushed now
+    // would be replaced by that navigation.
+    await page.goto(`/project/${project.id}/settings`);
 
     await page.getByRole('button', { name: 'Delete project' }).click();
     const dialog = page.getByRole('dialog', { name: 'Delete this project?' });
