@@ -14,7 +14,7 @@ import { toTaskView } from './tasks.service';
 export type StatusDetail = (taskId: number) => string | null;
 
 /** A task as a list shows it: its fields, its template's name/type/app, starter, runner and build task. */
-export function listedTask(row: TaskListRow, build: TaskViewRow | undefined, statusDetail: StatusDetail) {
+function listedTask(row: TaskListRow, build: TaskViewRow | undefined, statusDetail: StatusDetail) {
   const detail = (t: TaskViewRow) => (t.status === 'waiting' ? statusDetail(t.id) : null);
   // One object per task, its fields in one literal: copying a view into another, or adding to it afterwards, cost
   // more than the query on long lists.
@@ -42,7 +42,7 @@ export async function listedTasks(db: Db, rows: TaskListRow[], statusDetail: Sta
 type KeptTask = { key: string; body: Buffer; bytes: number };
 
 /** The most the kept entries of task lists may take (about 0.8 KB a task). */
-export const MAX_KEPT_TASKS_BYTES = 32 * 1024 * 1024;
+const MAX_KEPT_TASKS_BYTES = 32 * 1024 * 1024;
 
 /** What is kept, per database (ids are a database's own). */
 const keptByDb = new WeakMap<Db, Kept<number, KeptTask>>();

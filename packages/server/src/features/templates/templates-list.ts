@@ -36,7 +36,7 @@ type KeptItem = {
  * The most the kept JSON of templates and tasks and the kept bytes of whole entries may take together (about
  * 1.5 KB a template with its last task, kept twice: as parts and as its entry); as much again for joined answers.
  */
-export const MAX_KEPT_LIST_BYTES = 64 * 1024 * 1024;
+const MAX_KEPT_LIST_BYTES = 64 * 1024 * 1024;
 
 type KeptLists = {
   templates: Kept<number, KeptTemplate & { bytes: number }>;
