@@ -88,7 +88,11 @@ export async function navigate(page: Page, path: string) {
   await page.waitForURL((url) => `${url.pathname}${url.search}` === path);
 }
 
-/** A fresh browser context (own cookies and local storage) with English as the browser language. */
+/**
+ * A fresh browser context (own cookies and local storage) with English as the browser language. It asks for reduced
+ * motion, as a reader may: the console then opens dialogs and menus without animating them, so a test waits for no
+ * transition and the browser draws no frames of one.
+ */
 export async function newContext(
   browser: Browser,
   baseURL: string,
@@ -104,6 +108,7 @@ export async function newContext(
     colorScheme: options.colorScheme ?? 'light',
     locale: options.locale ?? 'en-US',
     acceptDownloads: true,
+    reducedMotion: 'reduce',
   });
   return trackTraffic(context);
 }

@@ -32,6 +32,8 @@ export function AppThemeProvider({ children }: { children: ReactNode }) {
             ? { default: '#121417', paper: '#1b1e23' }
             : { default: '#f6f7f9', paper: '#ffffff' },
         },
+        // A reader who asked the system for less motion gets dialogs, menus and ripples without animation.
+        motion: { reducedMotion: 'system' },
         shape: { borderRadius: 8 },
         typography: {
           fontFamily: 'system-ui, -apple-system, "Segoe UI", Roboto, "Helvetica Neue", Arial, sans-serif',

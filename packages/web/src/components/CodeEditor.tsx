@@ -1,21 +1,11 @@
-import { json } from '@codemirror/lang-json';
-import { yaml } from '@codemirror/lang-yaml';
-import { StreamLanguage } from '@codemirror/language';
-import { properties } from '@codemirror/legacy-modes/mode/properties';
 import { Box, FormHelperText, FormLabel, useTheme } from '@mui/material';
-import CodeMirror, { EditorView } from '@uiw/react-codemirror';
-import { useId, useMemo } from 'react';
+import { lazy, Suspense, useId } from 'react';
 
 export type EditorMode = 'json' | 'ini' | 'yaml' | 'text';
 
-const modes = {
-  json: () => [json()],
-  yaml: () => [yaml()],
-  ini: () => [StreamLanguage.define(properties)],
-  text: () => [],
-};
+const CodeMirrorInput = lazy(() => import('./CodeMirrorInput'));
 
-/** A labelled CodeMirror 6 editor for JSON (two-space), INI or YAML text. */
+/** A labelled CodeMirror 6 editor for JSON (two-space), INI or YAML text; the editor itself loads on first use. */
 export function CodeEditor({
   label,
   value,
@@ -39,14 +29,6 @@ export function CodeEditor({
 }) {
   const theme = useTheme();
   const id = useId();
-  const extensions = useMemo(
-    () => [
-      ...modes[mode](),
-      EditorView.lineWrapping,
-      EditorView.contentAttributes.of({ 'aria-labelledby': `${id}-label`, 'aria-multiline': 'true' }),
-    ],
-    [mode, id],
-  );
   return (
     <Box sx={{ my: 1 }} data-testid={testId}>
       <FormLabel id={`${id}-label`} error={error} sx={{ display: 'block', mb: 0.5, fontSize: 14 }}>
@@ -63,17 +45,18 @@ export function CodeEditor({
           '& .cm-scroller': { fontFamily: 'ui-monospace, SFMono-Regular, Menlo, monospace' },
         }}
       >
-        <CodeMirror
-          value={value}
-          onChange={onChange}
-          theme={theme.palette.mode === 'dark' ? 'dark' : 'light'}
-          extensions={extensions}
-          readOnly={readOnly}
-          indentWithTab={false}
-          basicSetup={{ tabSize: 2, foldGutter: false, highlightActiveLine: false }}
-          minHeight={`${minHeight}px`}
-          maxHeight="50vh"
-        />
+        {/* Until the editor's chunk has loaded, the box keeps the editor's height. */}
+        <Suspense fallback={<Box sx={{ minHeight }} />}>
+          <CodeMirrorInput
+            labelId={`${id}-label`}
+            value={value}
+            onChange={onChange}
+            mode={mode}
+            dark={theme.palette.mode === 'dark'}
+            readOnly={readOnly}
+            minHeight={minHeight}
+          />
+        </Suspense>
       </Box>
       {helperText && <FormHelperText error={error}>{helperText}</FormHelperText>}
     </Box>
