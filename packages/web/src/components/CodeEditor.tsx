@@ -1,7 +1,9 @@
 import { Box, FormHelperText, FormLabel, useTheme } from '@mui/material';
 import { lazy, Suspense, useId } from 'react';
 
-export type EditorMode = 'json' | 'ini' | 'yaml' | 'text';
+import type { EditorMode } from './CodeMirrorInput';
+
+export type { EditorMode };
 
 const CodeMirrorInput = lazy(() => import('./CodeMirrorInput'));
 

@@ -4,7 +4,8 @@ import { StreamLanguage } from '@codemirror/language';
 import { properties } from '@codemirror/legacy-modes/mode/properties';
 import CodeMirror, { EditorView } from '@uiw/react-codemirror';
 import { useMemo } from 'react';
-import type { EditorMode } from './CodeEditor';
+
+export type EditorMode = 'json' | 'ini' | 'yaml' | 'text';
 
 const modes = {
   json: () => [json()],
