@@ -128,6 +128,10 @@ export const startFirst = [
   'packages/server/src/scheduler/scheduler.realtime.test.ts',
   'packages/server/src/features/users/users.cli.test.ts',
   'packages/server/src/tasks/queue/instances.test.ts',
+  // The longest process files after those (runner processes connecting, CLI commands one process each): behind
+  // the browser files they ran last, with the other workers idle.
+  'packages/server/src/runners/client/runner-client.test.ts',
+  'packages/server/src/cli/client.process.test.ts',
   // The API and dialects tiers: the route walks (a few thousand requests per database), and the files that make
   // an app and a database for every test.
   'packages/server/test/api-robustness.test.ts',
