@@ -1,7 +1,7 @@
 import type { Browser, Locator, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Api, createUser, login, type SeedUser } from './support/api';
-import { DESKTOP, launch, PHONE, shot } from './support/browser';
+import { DESKTOP, launch, navigate, PHONE, shot } from './support/browser';
 import { waitForStatus } from './support/seed';
 import { ADMIN } from './support/server';
 import { sharedServer } from './support/shared';
@@ -196,7 +196,7 @@ describe('lists on a 390 px phone', () => {
     await history.getByText('Print system info (Bash)').first().waitFor();
     expect(await page.getByRole('table').count()).toBe(0);
     await noOverflow(page);
-    await page.goto('/users');
+    await navigate(page, '/users');
     const users = page.getByRole('list', { name: 'Users' });
     await users.getByText('Ada Admin', { exact: true }).waitFor();
     await users.getByRole('button', { name: 'Edit user Ada Admin' }).waitFor();
@@ -278,7 +278,7 @@ describe('languages', () => {
           }
         }
         // The detail page: its run button and each task's re-run.
-        await page.goto(`/project/${projectId}/templates/${bash}`);
+        await navigate(page, `/project/${projectId}/templates/${bash}`);
         const again = page.getByRole('button', { name: rerun });
         await again.first().waitFor();
         for (const button of [page.getByRole('button', { name: run, exact: true }), ...(await again.all())])
