@@ -243,7 +243,7 @@ describe('what each project role is offered', () => {
       .getByRole('tooltip', { name: 'Your role in this project does not allow running tasks.' })
       .waitFor();
     // Read-only users open a resource to look at it, not to edit it.
-    await page.goto(`${base()}/keys`);
+    await navigate(page, `${base()}/keys`);
     await page.getByRole('button', { name: 'View Seed none key' }).click();
     const dialog = page.getByRole('dialog');
     await dialog.getByText('You have read-only access').waitFor();

@@ -3,7 +3,7 @@ import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { type Api, createUser, type SeedUser } from './support/api';
-import { DESKTOP, launch, PHONE, shot } from './support/browser';
+import { DESKTOP, launch, navigate, PHONE, shot } from './support/browser';
 import { startServer, type TestServer } from './support/server';
 import { contextAs, expectSnackbar, seedBashResources, seedTeam, shotAll, type Team } from './support/team';
 
@@ -285,7 +285,7 @@ describe('remote runners in the console', () => {
     const inventories = await admin.get<{ id: number; runner_tag: string | null }[]>(`${base}/inventory`);
     expect(inventories.find((i) => i.id === res.inventoryId)?.runner_tag).toBe('edge');
 
-    await page.goto(`${base}/templates/${template.id}/edit`);
+    await navigate(page, `${base}/templates/${template.id}/edit`);
     const field = page.getByRole('combobox', { name: 'Runner tag' });
     await field.waitFor();
     expect(await field.inputValue()).toBe('edge');
