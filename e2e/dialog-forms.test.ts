@@ -102,3 +102,25 @@ describe('integration rule dialogs', () => {
     await page.context().close();
   });
 });
+
+describe('motion', () => {
+  it('opens a dialog without animation for a reader whose system asks for reduced motion, animated otherwise', async () => {
+    const fadeOf = async (reducedMotion: 'reduce' | 'no-preference') => {
+      const page = await suite.pageAs(suite.admin, { reducedMotion });
+      await page.goto(`/project/${projectId}/keys`);
+      await page.getByRole('button', { name: 'New key' }).click();
+      await dialog(page).waitFor();
+      // The fade of the dialog and its backdrop: how long their opacity takes to change.
+      const durations = await page
+        .locator('.MuiDialog-container, .MuiBackdrop-root')
+        .evaluateAll((els) => els.map((el) => getComputedStyle(el).transitionDuration));
+      await page.context().close();
+      return durations;
+    };
+    const reduced = await fadeOf('reduce');
+    expect(reduced.length).toBeGreaterThan(0);
+    expect(reduced.every((d) => d.split(',').every((part) => Number.parseFloat(part) === 0))).toBe(true);
+    const animated = await fadeOf('no-preference');
+    expect(animated.some((d) => d.split(',').some((part) => Number.parseFloat(part) > 0))).toBe(true);
+  });
+});

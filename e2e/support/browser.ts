@@ -104,6 +104,8 @@ export async function newContext(
     viewport?: { width: number; height: number };
     colorScheme?: 'light' | 'dark';
     locale?: string;
+    /** What the reader's system says of motion; reduced unless a test looks at the animations themselves. */
+    reducedMotion?: 'reduce' | 'no-preference';
   } = {},
 ): Promise<BrowserContext> {
   const context = await browser.newContext({
@@ -112,7 +114,7 @@ export async function newContext(
     colorScheme: options.colorScheme ?? 'light',
     locale: options.locale ?? 'en-US',
     acceptDownloads: true,
-    reducedMotion: 'reduce',
+    reducedMotion: options.reducedMotion ?? 'reduce',
   });
   return trackTraffic(context);
 }
