@@ -140,13 +140,19 @@ async function signInThroughApp(
   }
 }
 
+/**
+ * Each command is a `signalbox` process of its own: a test that runs twenty of them took 94 s on a quiet 2-core
+ * machine whose whole suite ran beside it, and over 120 s beside a burnt core. Its bound is the browser tests' one.
+ */
+const CLI_TEST_TIMEOUT = 240_000;
+
 describe('signalbox user …', () => {
   const cli = cliDataDir('signalbox-cli-');
   const canSignIn = async (login: string, password: string) =>
     (await signInThroughApp(cli, login, password)) === 204;
 
   it('adds, lists, changes and deletes users with clear messages and exit codes', {
-    timeout: 120_000,
+    timeout: CLI_TEST_TIMEOUT,
   }, async () => {
     const add = await signalbox(
       [
@@ -263,7 +269,9 @@ describe('signalbox user …', () => {
 describe('signalbox user unlock', () => {
   const cli = cliDataDir('signalbox-unlock-');
 
-  it('clears the sign-in lock of a login, which the usage text lists', { timeout: 120_000 }, async () => {
+  it('clears the sign-in lock of a login, which the usage text lists', {
+    timeout: CLI_TEST_TIMEOUT,
+  }, async () => {
     const add = await signalbox(
       ['user', 'add', '--login', 'ann', '--email', 'ann@example.test', '--password', 'ann-pw'],
       cli.env,
@@ -306,7 +314,9 @@ describe('signalbox server', () => {
     for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
   });
 
-  it('stops with a message naming the variable when a setting is bad', { timeout: 120_000 }, async () => {
+  it('stops with a message naming the variable when a setting is bad', {
+    timeout: CLI_TEST_TIMEOUT,
+  }, async () => {
     const dataDir = tempDir();
     for (const [name, value] of [
       ['SIGNALBOX_PORT', 'abc'],
@@ -321,7 +331,7 @@ describe('signalbox server', () => {
   });
 
   it('prints a generated admin password once on first start; that admin signs in over HTTP', {
-    timeout: 120_000,
+    timeout: CLI_TEST_TIMEOUT,
   }, async () => {
     const dataDir = tempDir();
     const first = await startServer({ SIGNALBOX_DATA_DIR: dataDir });
@@ -367,7 +377,7 @@ describe('signalbox server', () => {
   });
 
   it('creates the admin named by SIGNALBOX_ADMIN_LOGIN / SIGNALBOX_ADMIN_PASSWORD', {
-    timeout: 120_000,
+    timeout: CLI_TEST_TIMEOUT,
   }, async () => {
     const dataDir = tempDir();
     const server = await startServer({
