@@ -80,6 +80,9 @@ export function EventLog({ scope }: { scope: Scope }) {
     initialPageParam: 0,
     getNextPageParam: (last) => (last.length === PAGE_SIZE ? last[last.length - 1]?.id : undefined),
     enabled: !reversed,
+    // A list the filters have left is dropped: coming back to it (Clear filters) starts again at its first page,
+    // not at however many pages were loaded before.
+    gcTime: 0,
   });
   const events = pages.data?.pages.flat() ?? [];
   const filtered = query.toString() !== '';
