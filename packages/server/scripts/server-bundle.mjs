@@ -1,6 +1,6 @@
 // The server's esbuild bundle of src/main.ts: ESM for Node 20 with source maps. npm packages stay external (node
 // resolves them from node_modules at run time, so the bundle must lie in this package, beside dist/) except
-// @signalbox/contracts, which is TypeScript source and is bundled. Modules that main.ts loads on demand (the web
+// @signalbox/contracts, which is TypeScript source, and Kysely (below) are bundled. Modules that main.ts loads on demand (the web
 // app, the user commands) become chunks of their own, so `signalbox help` loads little. Used by build.mjs (dist/)
 // and by the process tests (a bundle of the working tree of their own, started in a third of tsx's time).
 import { rmSync } from 'node:fs';
@@ -19,6 +19,24 @@ const bundleContracts = {
   },
 };
 
+/**
+ * Packages bundled although they are npm packages: Kysely ships some 260 ES modules, which node resolves, reads and
+ * links one by one at every start (a third of a `signalbox user …` command's time). Only packages that no external
+ * package imports too may be here: a second copy would be a different class. (zod stays out: the MCP SDK takes
+ * zod schemas.)
+ */
+const bundledPackages = /^kysely(\/|$)/;
+const bundleSome = {
+  name: 'bundle-some-packages',
+  setup(b) {
+    b.onResolve({ filter: /^[^./]/ }, (args) => {
+      if (args.kind === 'entry-point' || bundledPackages.test(args.path)) return undefined;
+      if (args.path === '@signalbox/contracts') return undefined;
+      return { path: args.path, external: true };
+    });
+  },
+};
+
 /** Builds the bundle into `outdir` (emptied first); answers its JavaScript files and their total size. */
 export async function bundleServer(outdir) {
   rmSync(outdir, { recursive: true, force: true });
@@ -32,8 +50,7 @@ export async function bundleServer(outdir) {
     format: 'esm',
     platform: 'node',
     target: 'node20',
-    packages: 'external',
-    plugins: [bundleContracts],
+    plugins: [bundleContracts, bundleSome],
     sourcemap: true,
     metafile: true,
     logLevel: 'warning',
