@@ -116,28 +116,31 @@ function cliDataDir(prefix: string) {
 }
 
 /**
- * Signs in through the app on the data directory's database, as the web console would (from `remoteAddress`
- * when given); the status code.
+ * A running console on the data directory's database, built once for a describe block's tests (the commands change
+ * the database under it, as an operator's commands do under a running server): `signIn` posts a sign-in as the web
+ * console would (from `remoteAddress` when given) and answers the status code.
  */
-async function signInThroughApp(
-  cli: { dir: string; env: Record<string, string> },
-  auth: string,
-  password: string,
-  remoteAddress?: string,
-) {
-  const config = loadConfig({}, { dataDir: cli.dir, dbUrl: cli.env.SIGNALBOX_DB_URL!, logLevel: 'silent' });
-  const { app } = await buildApp(config, { background: false, logger: false });
-  try {
-    const res = await app.inject({
-      method: 'POST',
-      url: '/api/auth/login',
-      payload: { auth, password },
-      ...(remoteAddress ? { remoteAddress } : {}),
-    });
-    return res.statusCode;
-  } finally {
-    await app.close();
-  }
+function consoleOn(cli: { dir: string; env: Record<string, string> }) {
+  let app: Awaited<ReturnType<typeof buildApp>>['app'] | undefined;
+  afterAll(() => app?.close());
+  return {
+    async signIn(auth: string, password: string, remoteAddress?: string) {
+      if (!app) {
+        const config = loadConfig(
+          {},
+          { dataDir: cli.dir, dbUrl: cli.env.SIGNALBOX_DB_URL!, logLevel: 'silent' },
+        );
+        ({ app } = await buildApp(config, { background: false, logger: false }));
+      }
+      const res = await app.inject({
+        method: 'POST',
+        url: '/api/auth/login',
+        payload: { auth, password },
+        ...(remoteAddress ? { remoteAddress } : {}),
+      });
+      return res.statusCode;
+    },
+  };
 }
 
 /**
@@ -148,8 +151,8 @@ const CLI_TEST_TIMEOUT = 240_000;
 
 describe('signalbox user …', () => {
   const cli = cliDataDir('signalbox-cli-');
-  const canSignIn = async (login: string, password: string) =>
-    (await signInThroughApp(cli, login, password)) === 204;
+  const web = consoleOn(cli);
+  const canSignIn = async (login: string, password: string) => (await web.signIn(login, password)) === 204;
 
   it('adds, lists, changes and deletes users with clear messages and exit codes', {
     timeout: CLI_TEST_TIMEOUT,
@@ -268,6 +271,7 @@ describe('signalbox user …', () => {
 
 describe('signalbox user unlock', () => {
   const cli = cliDataDir('signalbox-unlock-');
+  const web = consoleOn(cli);
 
   it('clears the sign-in lock of a login, which the usage text lists', {
     timeout: CLI_TEST_TIMEOUT,
@@ -277,7 +281,7 @@ describe('signalbox user unlock', () => {
       cli.env,
     );
     expect(add.code).toBe(0);
-    const signIn = (password: string) => signInThroughApp(cli, 'ann', password, '203.0.113.9');
+    const signIn = (password: string) => web.signIn('ann', password, '203.0.113.9');
     for (let i = 0; i < 5; i++) expect(await signIn('wrong')).toBe(401);
     // Stretch the 1 s wait, as further failures would, so the slow commands below do not outlast it.
     const handle = openDb(cli.env.SIGNALBOX_DB_URL!);
