@@ -3,7 +3,7 @@ import { parse as parseCsv } from 'csv-parse/sync';
 import type { Download, Page } from 'playwright-core';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { type Api, createUser, login, type SeedUser } from './support/api';
-import { DESKTOP, PHONE, shot } from './support/browser';
+import { PHONE, screenVariants, shot } from './support/browser';
 import { useSharedServerAsAdmin } from './support/shared';
 
 type Event = {
@@ -195,40 +195,34 @@ describe('global activity log', () => {
     await page.context().close();
   });
 
-  it('looks right light and dark, wide and on a phone', async () => {
+  // Every scheme and width under `npm run screenshots`; otherwise the phone width, where a screen overflows first.
+  it('fits its screens, light and dark, wide and on a phone', async () => {
     const guestApi = await login(suite.server.url, guest.username, guest.password);
     for (const [api, path, name, ready] of [
       [guestApi, `/project/${projectId}/activity`, 'activity-filtered', 'Activity'],
       [suite.admin, '/activity', 'activity-global', 'Activity log'],
     ] as const) {
-      for (const scheme of ['light', 'dark'] as const) {
-        for (const viewport of [DESKTOP, PHONE]) {
-          const page = await suite.pageAs(api, { viewport, colorScheme: scheme });
-          await page.addInitScript(
-            (dark) => localStorage.setItem('darkMode', dark),
-            String(scheme === 'dark'),
-          );
-          await page.goto(path);
-          const phone = viewport === PHONE;
-          const events = page.getByRole(phone ? 'list' : 'table', { name: ready, exact: true });
-          await events
-            .locator(phone ? 'li' : 'tbody tr')
-            .first()
-            .waitFor();
-          if (name === 'activity-filtered') {
-            await page.getByRole('combobox', { name: 'Object type' }).click();
-            await page.getByRole('option', { name: 'View', exact: true }).click();
-            await page.getByLabel('Search descriptions').fill('board 1');
-            await shown(page, 11);
-          }
-          await page.mouse.move(0, 0);
-          await shot(page, `${name}-${scheme}-${phone ? 390 : 1280}`);
-          const overflow = await page.evaluate(
-            () => document.documentElement.scrollWidth - window.innerWidth,
-          );
-          expect(overflow).toBeLessThanOrEqual(1);
-          await page.context().close();
+      for (const { scheme, viewport, size } of screenVariants()) {
+        const page = await suite.pageAs(api, { viewport, colorScheme: scheme });
+        await page.addInitScript((dark) => localStorage.setItem('darkMode', dark), String(scheme === 'dark'));
+        await page.goto(path);
+        const phone = viewport === PHONE;
+        const events = page.getByRole(phone ? 'list' : 'table', { name: ready, exact: true });
+        await events
+          .locator(phone ? 'li' : 'tbody tr')
+          .first()
+          .waitFor();
+        if (name === 'activity-filtered') {
+          await page.getByRole('combobox', { name: 'Object type' }).click();
+          await page.getByRole('option', { name: 'View', exact: true }).click();
+          await page.getByLabel('Search descriptions').fill('board 1');
+          await shown(page, 11);
         }
+        await page.mouse.move(0, 0);
+        await shot(page, `${name}-${scheme}-${size}`);
+        const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+        expect(overflow).toBeLessThanOrEqual(1);
+        await page.context().close();
       }
     }
   });

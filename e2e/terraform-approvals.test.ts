@@ -1,7 +1,7 @@
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Api, createUser, login, type SeedUser } from './support/api';
-import { DESKTOP, launch, newContext, PHONE, shot, useSession } from './support/browser';
+import { DESKTOP, launch, newContext, screenVariants, shot, useSession } from './support/browser';
 import { seedBashProject, waitForStatus as waitForTaskStatus } from './support/seed';
 import { ADMIN, startServer, type TestServer } from './support/server';
 import { everyActionPlan, terraformStandInEnv } from './support/terraform';
@@ -112,23 +112,20 @@ describe('Terraform plan approval in the console', () => {
     await own.context().close();
 
     const second = await login(server.url, approver.username, approver.password);
-    for (const [viewport, size] of [
-      [DESKTOP, 1280],
-      [PHONE, 390],
-    ] as const)
-      for (const scheme of ['light', 'dark'] as const) {
-        const page = await pageAs(second, viewport, scheme);
-        await page.goto(`/project/${projectId}/history?t=${task.id}`);
-        const dialog = page.getByRole('dialog');
-        const summary = dialog.locator('[data-plan-summary]');
-        await summary.locator('[data-plan-group="delete"]').waitFor();
-        // What the approver reads is bound to the plan file: its SHA-256 is shown.
-        await expect
-          .poll(() => summary.locator('[data-plan-file]').textContent())
-          .toContain(`SHA-256 ${plan.plan_file.digest.slice(0, 12)}`);
-        await shot(page, `plan-approval-${scheme}-${size}`);
-        await page.context().close();
-      }
+    // Every scheme and width under `npm run screenshots`, else the phone width.
+    for (const { scheme, viewport, size } of screenVariants()) {
+      const page = await pageAs(second, viewport, scheme);
+      await page.goto(`/project/${projectId}/history?t=${task.id}`);
+      const dialog = page.getByRole('dialog');
+      const summary = dialog.locator('[data-plan-summary]');
+      await summary.locator('[data-plan-group="delete"]').waitFor();
+      // What the approver reads is bound to the plan file: its SHA-256 is shown.
+      await expect
+        .poll(() => summary.locator('[data-plan-file]').textContent())
+        .toContain(`SHA-256 ${plan.plan_file.digest.slice(0, 12)}`);
+      await shot(page, `plan-approval-${scheme}-${size}`);
+      await page.context().close();
+    }
     const page = await pageAs(second);
     await page.goto(`/project/${projectId}/history?t=${task.id}`);
     const dialog = page.getByRole('dialog');
@@ -181,22 +178,19 @@ describe('drift in the console', () => {
       params: { drift_check: true },
     });
     expect((await waitForStatus(check.id, ['success', 'error'])).status).toBe('success');
-    for (const [viewport, size] of [
-      [DESKTOP, 1280],
-      [PHONE, 390],
-    ] as const)
-      for (const scheme of ['light', 'dark'] as const) {
-        const page = await pageAs(admin, viewport, scheme);
-        await page.goto(`/project/${projectId}/templates`);
-        await page.locator('[data-drift-badge]').first().waitFor();
-        await shot(page, `templates-drift-${scheme}-${size}`);
-        await page.locator('[data-drift-badge]').first().click();
-        const view = page.locator('[data-drift-view]');
-        await view.locator('[data-drift-status="drifted"]').waitFor();
-        await view.locator('[data-drift-address="aws_s3_bucket.logs"]').waitFor();
-        await shot(page, `template-drift-${scheme}-${size}`);
-        await page.context().close();
-      }
+    // Every scheme and width under `npm run screenshots`, else the phone width.
+    for (const { scheme, viewport, size } of screenVariants()) {
+      const page = await pageAs(admin, viewport, scheme);
+      await page.goto(`/project/${projectId}/templates`);
+      await page.locator('[data-drift-badge]').first().waitFor();
+      await shot(page, `templates-drift-${scheme}-${size}`);
+      await page.locator('[data-drift-badge]').first().click();
+      const view = page.locator('[data-drift-view]');
+      await view.locator('[data-drift-status="drifted"]').waitFor();
+      await view.locator('[data-drift-address="aws_s3_bucket.logs"]').waitFor();
+      await shot(page, `template-drift-${scheme}-${size}`);
+      await page.context().close();
+    }
     const page = await pageAs(admin);
     await page.goto(`/project/${projectId}/templates/${templates.Edge}`);
     const view = page.locator('[data-drift-view]');
