@@ -194,16 +194,16 @@ const UNSHOWN_WRITES = ['/api/auth/', '/api/user/tokens', '/api/integrations/'];
  * project (routes under /api/project/:project_id), otherwise of every project.
  */
 export function registerChangeNotices(app: FastifyInstance, deps: Pick<Deps, 'bus'>) {
-  app.addHook('onSend', async (request, reply, payload) => {
+  app.addHook('onSend', (request, reply, payload, done) => {
     if (READS.has(request.method) || reply.statusCode >= 400 || !request.url.startsWith('/api/'))
-      return payload;
-    if (UNSHOWN_WRITES.some((prefix) => request.url.startsWith(prefix))) return payload;
+      return done(null, payload);
+    if (UNSHOWN_WRITES.some((prefix) => request.url.startsWith(prefix))) return done(null, payload);
     const route = request.routeOptions.url ?? '';
     const projectId = route.startsWith(PROJECT_PREFIX)
       ? Number((request.params as { project_id?: string }).project_id)
       : Number.NaN;
     deps.bus.emit('projectChanged', { projectId: Number.isSafeInteger(projectId) ? projectId : null });
-    return payload;
+    done(null, payload);
   });
 }
 
@@ -242,7 +242,7 @@ export function serveSharedAnswers(scope: FastifyInstance, deps: Pick<Deps, 'bus
       if (waits >= 2) break;
     }
   });
-  scope.addHook('onSend', async (request: Stamped, reply, payload) => {
+  scope.addHook('onSend', (request: Stamped, reply, payload, next) => {
     const compute = request[STAMP];
     if (compute && reply.statusCode === 200 && (typeof payload === 'string' || Buffer.isBuffer(payload))) {
       const type = String(reply.getHeader('content-type') ?? 'application/json; charset=utf-8');
@@ -256,15 +256,21 @@ export function serveSharedAnswers(scope: FastifyInstance, deps: Pick<Deps, 'bus
         typeof link === 'string' ? link : null,
       );
       // The bytes just encoded for keeping go out as they are: a large list is not encoded a second time.
-      return request[MADE].body;
+      return next(null, request[MADE].body);
     }
-    return payload;
+    next(null, payload);
   });
   // Whatever the answer (an error included), or none (the client went away): the requests waiting look again.
-  const done = async (request: Stamped) => {
+  const computed = (request: Stamped) => {
     const compute = request[STAMP];
     if (compute) answers.computed(keyOf(request), compute, request[MADE]);
   };
-  scope.addHook('onResponse', done);
-  scope.addHook('onRequestAbort', done);
+  scope.addHook('onResponse', (request: Stamped, _reply, next) => {
+    computed(request);
+    next();
+  });
+  scope.addHook('onRequestAbort', (request: Stamped, next) => {
+    computed(request);
+    next();
+  });
 }

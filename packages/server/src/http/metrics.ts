@@ -16,7 +16,7 @@ export function registerMetrics(
   deps: { config: Pick<Config, 'metricsToken'>; metrics: Metrics },
 ) {
   const { metrics } = deps;
-  app.addHook('onResponse', async (request, reply) => {
+  app.addHook('onResponse', (request, reply, done) => {
     metrics.httpDuration.observe(
       {
         method: request.method,
@@ -26,6 +26,7 @@ export function registerMetrics(
       },
       reply.elapsedTime / 1000,
     );
+    done();
   });
 
   app.get('/api/metrics', { config: { public: true } }, async (request, reply) => {

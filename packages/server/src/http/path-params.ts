@@ -1,5 +1,5 @@
 import { idParam, noContent } from '@signalbox/contracts';
-import type { FastifyRequest, FastifySchemaCompiler, FastifyTypeProvider } from 'fastify';
+import type { FastifyReply, FastifyRequest, FastifySchemaCompiler, FastifyTypeProvider } from 'fastify';
 import { ZodObject, ZodType, z } from 'zod';
 import { fromZod, parse } from '../lib/errors';
 
@@ -73,9 +73,11 @@ export const validatePathParams: FastifySchemaCompiler<unknown> = ({ schema, htt
  * before the schema moved onto the route, so a refused value answers the same 400, message and fields. Runs after
  * every preValidation check (forged requests, NUL characters, the project guard) and the path parameters.
  */
-export async function parseDeclaredParts(request: FastifyRequest) {
+export function parseDeclaredParts(request: FastifyRequest, _reply: FastifyReply, done: () => void) {
   const { schema, config } = request.routeOptions;
-  if (!schema || config.parsesInHandler) return;
-  if (schema.querystring instanceof ZodType) request.query = parse(schema.querystring, request.query);
-  if (schema.body instanceof ZodType) request.body = parse(schema.body, request.body);
+  if (schema && !config.parsesInHandler) {
+    if (schema.querystring instanceof ZodType) request.query = parse(schema.querystring, request.query);
+    if (schema.body instanceof ZodType) request.body = parse(schema.body, request.body);
+  }
+  done();
 }

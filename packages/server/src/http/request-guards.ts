@@ -23,17 +23,21 @@ export function registerRequestGuards(app: FastifyInstance, config: Pick<Config,
   app.setValidatorCompiler(validatePathParams);
   app.addHook('preHandler', parseDeclaredParts);
   const ownOrigins = consoleOrigins(config.webRoot);
-  app.addHook('onRequest', async (request) => {
-    if (!cookieAuthenticated(request)) return;
-    if (STATE_CHANGING.has(request.method)) refuseForgedWrite(request, ownOrigins);
-    else if (String(request.headers.upgrade ?? '').toLowerCase() === 'websocket')
-      refuseForeignOrigin(request, ownOrigins);
+  // Synchronous hooks in Fastify's callback form (no promise per request); what they throw is the request's error.
+  app.addHook('onRequest', (request, _reply, done) => {
+    if (cookieAuthenticated(request)) {
+      if (STATE_CHANGING.has(request.method)) refuseForgedWrite(request, ownOrigins);
+      else if (String(request.headers.upgrade ?? '').toLowerCase() === 'websocket')
+        refuseForeignOrigin(request, ownOrigins);
+    }
+    done();
   });
-  app.addHook('preValidation', async (request) => {
+  app.addHook('preValidation', (request, _reply, done) => {
     rejectNul(request.params, 'path');
     rejectNul(request.query, 'query');
     // Webhook routes keep their body as raw bytes: those are signed, never stored as text.
     if (!Buffer.isBuffer(request.body)) rejectNul(request.body);
+    done();
   });
 }
 
