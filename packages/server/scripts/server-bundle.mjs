@@ -1,8 +1,8 @@
 // The server's esbuild bundle of src/main.ts: ESM for Node 20 with source maps. npm packages stay external (node
 // resolves them from node_modules at run time, so the bundle must lie in this package, beside dist/) except
-// @signalbox/contracts, which is TypeScript source, and Kysely (below) are bundled. Modules that main.ts loads on demand (the web
-// app, the user commands) become chunks of their own, so `signalbox help` loads little. Used by build.mjs (dist/)
-// and by the process tests (a bundle of the working tree of their own, started in a third of tsx's time).
+// @signalbox/contracts, which is TypeScript source, and Kysely (below). Modules that main.ts loads on demand (the
+// web app, the user commands) become chunks of their own, so `signalbox help` loads little. Used by build.mjs
+// (dist/) and by the process tests (a bundle of the working tree of their own, started in a third of tsx's time).
 import { rmSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 // esbuild comes with tsx (a devDependency); it is not a direct dependency of its own yet.
@@ -30,8 +30,8 @@ const bundleSome = {
   name: 'bundle-some-packages',
   setup(b) {
     b.onResolve({ filter: /^[^./]/ }, (args) => {
+      // (@signalbox/contracts never gets here: bundleContracts, the plugin before, resolves it.)
       if (args.kind === 'entry-point' || bundledPackages.test(args.path)) return undefined;
-      if (args.path === '@signalbox/contracts') return undefined;
       return { path: args.path, external: true };
     });
   },

@@ -106,7 +106,7 @@ export async function insertTask(
 /** Row counts of the tables these features write, to assert that refused requests changed nothing. */
 export async function snapshot(h: Harness) {
   const { db } = h.deps;
-  const rows = async (table: 'template' | 'schedule' | 'view' | 'task' | 'event') =>
+  const rows = async (table: 'template' | 'view' | 'task' | 'event') =>
     JSON.stringify(await db.selectFrom(table).selectAll().orderBy('id').execute());
   // The running scheduler marks when it last looked at a schedule (a check-new-commits one every few minutes);
   // that is its own bookkeeping, not a write of the request under test.
