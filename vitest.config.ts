@@ -17,8 +17,9 @@ const files = (tier: Tier) => ({
 // Server tests get the lowest bcrypt cost; the harness sets it too, this reaches the servers they spawn.
 const serverEnv = { SIGNALBOX_BCRYPT_COST: '4' };
 const server = { testTimeout: 60_000, hookTimeout: 60_000, pool: 'forks' } as const;
-// The API files of a worker share its modules instead of each loading the whole server again (two thirds of their
-// time was imports): what a file changes of a module (a resolver, timings) it puts back when it ends.
+// The server files of a worker (API, system, executors) share its modules instead of each loading the whole server
+// again (two thirds of the API files' time, and a third of the system files' CPU, was imports): what a file changes
+// of a module (a resolver, timings, the live channel's name) it puts back when it ends.
 const shared = { isolate: false } as const;
 
 // Projects run in two groups, one after the other: the in-process tiers, then the tiers that drive real processes
@@ -64,6 +65,7 @@ const projects: TestProjectInlineConfiguration[] = [
       ...server,
       ...poll,
       env: serverEnv,
+      ...shared,
       // The server and CLI processes these tiers start run one bundle of the working tree, built at the start.
       globalSetup: ['./test/support/built-server.ts'],
       ...processes,
@@ -76,6 +78,7 @@ const projects: TestProjectInlineConfiguration[] = [
       ...server,
       ...poll,
       env: { ...serverEnv, SIGNALBOX_TEST_DIALECTS: 'sqlite' },
+      ...shared,
       globalSetup: ['./test/support/built-server.ts'],
       ...processes,
     },

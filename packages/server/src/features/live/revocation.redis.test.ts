@@ -13,6 +13,10 @@ import { liveChannel, redisBridgeOf } from '../../live/redis';
 const REDIS_URL = 'redis://127.0.0.1:6379';
 // A channel of this run only: parallel runs (and a real server) on the same Redis never see these events.
 liveChannel.name = `signalbox:test:${randomBytes(8).toString('hex')}`;
+// The files of a worker share their modules: the next one names its channel by the deployment id again.
+afterAll(() => {
+  liveChannel.name = '';
+});
 
 /**
  * Access taken away on instance A reaches sockets on instance B through Redis. A publishes, after the change,

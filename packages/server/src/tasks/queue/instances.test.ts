@@ -35,6 +35,10 @@ const defaultTimings = { ...runnerTimings };
 
 const REDIS_URL = 'redis://127.0.0.1:6379';
 liveChannel.name = `signalbox:test:${randomBytes(8).toString('hex')}`;
+// The files of a worker share their modules: the next one names its channel by the deployment id again.
+afterAll(() => {
+  liveChannel.name = '';
+});
 
 /** A terraform stand-in: a plan with changes (saved to -out), and an apply of that saved plan. */
 const tfScript = (record: string) => `#!/bin/bash
