@@ -11,8 +11,13 @@ import { createTaskEngine } from '../engine';
 import { InstanceInUseError, runnerTimings } from './instances';
 import { findRunner } from './instances.store';
 
-// A short heartbeat keeps the other-host check (it watches one heartbeat period) quick.
+// A short heartbeat keeps the other-host check (it watches one heartbeat period) quick; the next file of this
+// worker (they share their modules) gets the server's again.
+const serverHeartbeatMs = runnerTimings.heartbeatMs;
 runnerTimings.heartbeatMs = 400;
+afterAll(() => {
+  runnerTimings.heartbeatMs = serverHeartbeatMs;
+});
 
 /**
  * Two servers under one instance id (two `npm start` in one folder, or containers with the same data-dir path):

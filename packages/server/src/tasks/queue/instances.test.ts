@@ -27,6 +27,7 @@ import { createStatusUpdates } from '../status';
 import { interruptedMessage, runnerGoneMessage, runnerTimings } from './instances';
 import { killOrphans } from './orphans';
 
+const serverTimings = { ...runnerTimings };
 // Short enough for a test run, long enough that a busy machine does not take a live instance for dead.
 runnerTimings.heartbeatMs = 250;
 runnerTimings.staleMs = 3000;
@@ -35,8 +36,10 @@ const defaultTimings = { ...runnerTimings };
 
 const REDIS_URL = 'redis://127.0.0.1:6379';
 liveChannel.name = `signalbox:test:${randomBytes(8).toString('hex')}`;
-// The files of a worker share their modules: the next one names its channel by the deployment id again.
+// The files of a worker share their modules: the next one gets the server's timings and names its channel by the
+// deployment id again.
 afterAll(() => {
+  Object.assign(runnerTimings, serverTimings);
   liveChannel.name = '';
 });
 
@@ -378,10 +381,13 @@ describe.each(testDialects())('two instances on one $name database', (dialect) =
       allow_parallel_tasks: 1,
     });
     // "steady" is a healthy instance elsewhere: the test beats for it at the database's time. This process's
-    // clock (both instances here) runs 90 s ahead, which made its heartbeat look 90 s old.
+    // clock (both instances here) runs 90 s ahead, which made its heartbeat look 90 s old. While the clock is
+    // ahead each beat is dated 20 s past the database's time, so a stall of this busy machine longer than the
+    // 3 s staleness window between two beats does not end it either; measured by this process's clock that beat
+    // would still look 70 s old.
     const steady = 'steady-instance';
-    const beat = async () => {
-      const time = new Date(await databaseNow(s.a.deps.db, s.a.deps.dialect)).toISOString();
+    const beat = async (aheadMs = 0) => {
+      const time = new Date((await databaseNow(s.a.deps.db, s.a.deps.dialect)) + aheadMs).toISOString();
       await s.a.deps.db
         .updateTable('task_runner')
         .set({ heartbeat: time })
@@ -389,7 +395,7 @@ describe.each(testDialects())('two instances on one $name database', (dialect) =
         .execute();
     };
     await s.a.deps.db.insertInto('task_runner').values({ id: steady, heartbeat: now() }).execute();
-    await beat();
+    await beat(20_000);
     const ids: Record<'running' | 'starting', number> = { running: 0, starting: 0 };
     for (const status of ['running', 'starting'] as const) {
       ids[status] = await insertLegacyRunningTask(s.a, s.projectId, tpl);
@@ -404,7 +410,7 @@ describe.each(testDialects())('two instances on one $name database', (dialect) =
       // Several sweeps of both instances: a live instance's tasks stay as they are.
       const until = performance.now() + runnerTimings.staleMs + 1000;
       while (performance.now() < until) {
-        await beat();
+        await beat(20_000);
         await new Promise((r) => setTimeout(r, 200));
       }
       expect((await task(s.a, ids.running)).status).toBe('running');
@@ -412,6 +418,8 @@ describe.each(testDialects())('two instances on one $name database', (dialect) =
     } finally {
       vi.useRealTimers();
     }
+    // Its last beat, at the database's time: the silence is measured from here.
+    await beat();
 
     // Once it is silent for the staleness window: its running task ends as error, and the one it had only
     // claimed goes back to the queue and runs on a live instance.
