@@ -131,7 +131,9 @@ describe('reading a process’s output to its end', () => {
     const proc = systemProcesses.run(
       bash(
         dir,
-        "setsid bash -c 'echo $$ > left.pid; while :; do echo tick; sleep 0.1; done' & until [ -s left.pid ]; do sleep 0.05; done; echo main done",
+        // It ignores SIGPIPE, as a daemon that never checks its writes: once its output is cut it keeps running
+        // (otherwise its next tick after the cut would end it, racing the check below).
+        'setsid bash -c \'trap "" PIPE; echo $$ > left.pid; while :; do echo tick; sleep 0.1; done\' & until [ -s left.pid ]; do sleep 0.05; done; echo main done',
       ),
       target,
     );
