@@ -3,6 +3,7 @@ import { testDialects } from '../../test/support/dialects';
 import { type Client, createHarness, type Harness } from '../../test/support/harness';
 import { rows } from '../../test/support/scheduler-rows';
 import {
+  CALLER_LISTS,
   MAX_KEPT_BYTES,
   SHARED_ANSWER_MS,
   SharedAnswers,
@@ -299,6 +300,90 @@ describe.each(testDialects())('shared project lists on $name', (dialect) => {
     expect(renamed.statusCode).toBe(204);
     expect(before).not.toBe('Renamed Owner');
     expect(await starter()).toBe('Renamed Owner');
+  });
+
+  const projectNames = async (client: Client) =>
+    ((await client.get('/api/projects')).json() as { name: string }[]).map((project) => project.name).sort();
+  const renameProjectBehindTheApi = (id: number, name: string) =>
+    h.deps.db.updateTable('project').set({ name }).where('id', '=', id).execute();
+
+  it('keeps each caller their own projects list until a write or an access change, not a task update', async () => {
+    stopClock();
+    h.deps.bus.emit('projectChanged', { projectId: null }); // answers kept by earlier tests are not this one's
+    const [guestSees, ownerSees] = [await projectNames(guest), await projectNames(owner)];
+    // Each caller their own list: the guest is in one project, the owner in both.
+    expect(ownerSees).toEqual([...guestSees, 'Other'].sort());
+    expect(guestSees).not.toContain('Other');
+    const guestProject = guestSees[0] as string;
+    // A token limited to one project is another caller, though it is the owner's.
+    const limited = await owner.post('/api/user/tokens', {
+      name: 'one project',
+      project_ids: [otherProject],
+    });
+    expect(limited.statusCode, limited.body).toBe(201);
+    const byToken = await h.app.inject({
+      method: 'GET',
+      url: '/api/projects',
+      headers: { authorization: `Bearer ${limited.json().token}` },
+    });
+    expect((byToken.json() as { name: string }[]).map((project) => project.name)).toEqual(['Other']);
+
+    // Changed where no event announces it: the kept list stands, also through a task update of the project...
+    await renameProjectBehindTheApi(projectId, `${guestProject} (renamed)`);
+    h.deps.bus.publish({
+      type: 'update',
+      project_id: projectId,
+      template_id: templateId,
+      task_id: taskId,
+      status: 'success',
+      start: null,
+      end: null,
+      version: null,
+      message: '',
+      user_id: owner.userId,
+      created: new Date().toISOString(),
+      commit_hash: null,
+      commit_message: null,
+      status_detail: null,
+    });
+    expect(await projectNames(guest)).toEqual([guestProject]);
+    // ...until a write through the API in any project: every caller reads the rename at once.
+    expect((await owner.post(`/api/project/${otherProject}/views`, { title: 'Staging' })).statusCode).toBe(
+      201,
+    );
+    expect(await projectNames(guest)).toEqual([`${guestProject} (renamed)`]);
+    expect(await projectNames(owner)).toEqual([`${guestProject} (renamed)`, 'Other'].sort());
+
+    // An access event (here a membership changed by another instance, through the bus) drops the lists too.
+    await renameProjectBehindTheApi(projectId, guestProject);
+    h.deps.bus.emit('membership', { userId: guest.userId });
+    expect(await projectNames(guest)).toEqual([guestProject]);
+    // And what no event announces shows after SHARED_ANSWER_MS.
+    expect(await projectNames(owner)).toEqual([guestProject, 'Other'].sort());
+    await renameProjectBehindTheApi(otherProject, 'Other (renamed)');
+    expect(await projectNames(owner)).toEqual([guestProject, 'Other'].sort());
+    vi.setSystemTime(Date.now() + SHARED_ANSWER_MS);
+    expect(await projectNames(owner)).toEqual([guestProject, 'Other (renamed)'].sort());
+    await renameProjectBehindTheApi(otherProject, 'Other');
+  });
+
+  it('keeps the users list for administrators only, and drops it on a user change through the API', async () => {
+    stopClock();
+    const logins = async () =>
+      ((await admin.get('/api/users')).json() as { username: string }[]).map((user) => user.username);
+    const before = await logins();
+    expect(before).toContain('owner');
+    expect((await guest.get('/api/users')).statusCode).toBe(403);
+    const shared = sharedAnswersOf(h.deps.bus);
+    expect(shared.lookup(`${CALLER_LISTS} ${admin.userId}:1:* /api/users`)?.fresh).toBe(true);
+    const made = await admin.post('/api/users', {
+      name: 'Newcomer',
+      username: 'newcomer',
+      email: 'newcomer@example.com',
+      password: 'a long enough password',
+    });
+    expect(made.statusCode, made.body).toBe(201);
+    expect(await logins()).toEqual(expect.arrayContaining([...before, 'newcomer']));
   });
 
   it('keeps answers apart by project and query, and still refuses who may not read them', async () => {

@@ -1,7 +1,7 @@
 import { setTimeout as delay } from 'node:timers/promises';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Deps } from '../deps';
-import type { EventBus } from '../live/bus';
+import { accessEvents, type EventBus } from '../live/bus';
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -49,7 +49,8 @@ type Computing = {
  * while a change happened is not kept, and none is kept longer than SHARED_ANSWER_MS: what no event announces
  * (another instance without Redis, a `signalbox` command, a waiting task's reason) shows within that time — plus
  * one recompute: while the first request after that time recomputes the answer, the others are sent the last one
- * (nothing announced a change), so the recompute each second stalls one request rather than every client's.
+ * (nothing announced a change), so the recompute each second stalls one request rather than every client's. *
+ * The projects and users lists, outside any project, are kept the same way per caller under CALLER_LISTS.
  */
 export class SharedAnswers {
   private readonly answers = new Map<string, Answer>();
@@ -171,7 +172,11 @@ export function sharedAnswersOf(bus: EventBus): SharedAnswers {
   let answers = byBus.get(bus);
   if (!answers) {
     const created = new SharedAnswers();
-    bus.on('projectChanged', ({ projectId }) => created.changed(projectId));
+    bus.on('projectChanged', ({ projectId }) => {
+      created.changed(projectId);
+      if (projectId !== null) created.changed(CALLER_LISTS);
+    });
+    for (const event of accessEvents) bus.on(event, () => created.changed(CALLER_LISTS));
     bus.on('live', (message) => {
       if (message.type === 'update') created.changed(message.project_id);
     });
@@ -210,17 +215,52 @@ export function registerChangeNotices(app: FastifyInstance, deps: Pick<Deps, 'bu
 const STAMP = Symbol('shared answer stamp');
 const MADE = Symbol('shared answer made');
 type Stamped = FastifyRequest & { [STAMP]?: Computing; [MADE]?: Answer };
-const keyOf = (request: FastifyRequest) => `${request.project.id} ${request.url}`;
 
 /**
- * In a project scope (after its guard): answers routes configured `sharedAnswer` from the cache, and keeps what they
- * answer when it was computed without a change in between.
+ * Where a kept answer belongs: its project (every member the guard let in reads the same list) and its key, which
+ * starts with the project's id so that a change of the project drops it.
  */
-export function serveSharedAnswers(scope: FastifyInstance, deps: Pick<Deps, 'bus'>) {
+type Place = { projectId: number; key: string };
+const inProject = (request: FastifyRequest): Place => ({
+  projectId: request.project.id,
+  key: `${request.project.id} ${request.url}`,
+});
+
+/**
+ * The answers of lists outside any project that each caller reads their own way (the projects they are in, the
+ * users an administrator manages) are kept under this id, never a project's (ids start at 1). They are dropped by
+ * every write through the API (inside a project too: a rename or a membership shows in the projects list) and by
+ * every access event, but not by task updates, which change nothing they show.
+ */
+export const CALLER_LISTS = 0;
+
+/**
+ * Who reads a caller list the same way: the same user, as an administrator or not (a token without the admin
+ * scope acts as none), through the same set of reachable projects (a token limited to some).
+ */
+const callerOf = (request: FastifyRequest) => {
+  const user = request.user;
+  const projects = request.tokenLimits?.projectIds;
+  return `${user?.id ?? 0}:${user?.admin ? 1 : 0}:${projects ? projects.join(',') : '*'}`;
+};
+const ofCaller = (request: FastifyRequest): Place => ({
+  projectId: CALLER_LISTS,
+  key: `${CALLER_LISTS} ${callerOf(request)} ${request.url}`,
+});
+
+/**
+ * The hooks that answer a route from the kept answers and keep what it answers when it was computed without a
+ * change in between; `placeOf` says where a request's answer belongs, or null for a request not answered this way.
+ */
+function sharedAnswerHooks(deps: Pick<Deps, 'bus'>, placeOf: (request: FastifyRequest) => Place | null) {
   const answers = sharedAnswersOf(deps.bus);
-  scope.addHook('preHandler', async (request: Stamped, reply: FastifyReply) => {
-    if (!request.routeOptions.config?.sharedAnswer) return;
-    const key = keyOf(request);
+  const PLACE = Symbol('shared answer place');
+  type Placed = Stamped & { [PLACE]?: Place };
+  const preHandler = async (request: Placed, reply: FastifyReply) => {
+    const place = placeOf(request);
+    if (!place) return;
+    request[PLACE] = place;
+    const { key, projectId } = place;
     // Many clients asking for a list that just changed: one request computes it, the others wait for its answer.
     for (let waits = 0; ; waits++) {
       const kept = answers.lookup(key);
@@ -229,7 +269,7 @@ export function serveSharedAnswers(scope: FastifyInstance, deps: Pick<Deps, 'bus
         return reply.header('content-type', answer.contentType).send(answer.body);
       };
       if (kept?.fresh) return send(kept.answer);
-      const turn = answers.wait(key, request.project.id);
+      const turn = answers.wait(key, projectId);
       if ('compute' in turn) {
         request[STAMP] = turn.compute;
         return;
@@ -241,15 +281,21 @@ export function serveSharedAnswers(scope: FastifyInstance, deps: Pick<Deps, 'bus
       if (made) return send(made);
       if (waits >= 2) break;
     }
-  });
-  scope.addHook('onSend', (request: Stamped, reply, payload, next) => {
+  };
+  const onSend = (request: Placed, reply: FastifyReply, payload: unknown, next: OnSendDone) => {
     const compute = request[STAMP];
-    if (compute && reply.statusCode === 200 && (typeof payload === 'string' || Buffer.isBuffer(payload))) {
+    const place = request[PLACE];
+    if (
+      compute &&
+      place &&
+      reply.statusCode === 200 &&
+      (typeof payload === 'string' || Buffer.isBuffer(payload))
+    ) {
       const type = String(reply.getHeader('content-type') ?? 'application/json; charset=utf-8');
       const link = reply.getHeader('link');
       request[MADE] = answers.keep(
-        keyOf(request),
-        request.project.id,
+        place.key,
+        place.projectId,
         compute.since,
         payload,
         type,
@@ -259,18 +305,43 @@ export function serveSharedAnswers(scope: FastifyInstance, deps: Pick<Deps, 'bus
       return next(null, request[MADE].body);
     }
     next(null, payload);
-  });
-  // Whatever the answer (an error included), or none (the client went away): the requests waiting look again.
-  const computed = (request: Stamped) => {
-    const compute = request[STAMP];
-    if (compute) answers.computed(keyOf(request), compute, request[MADE]);
   };
-  scope.addHook('onResponse', (request: Stamped, _reply, next) => {
+  // Whatever the answer (an error included), or none (the client went away): the requests waiting look again.
+  const computed = (request: Placed) => {
+    const compute = request[STAMP];
+    const place = request[PLACE];
+    if (compute && place) answers.computed(place.key, compute, request[MADE]);
+  };
+  const onResponse = (request: Placed, _reply: FastifyReply, next: () => void) => {
     computed(request);
     next();
-  });
-  scope.addHook('onRequestAbort', (request: Stamped, next) => {
+  };
+  const onRequestAbort = (request: Placed, next: () => void) => {
     computed(request);
     next();
-  });
+  };
+  return { preHandler, onSend, onResponse, onRequestAbort };
+}
+type OnSendDone = (err: Error | null, payload?: unknown) => void;
+
+/**
+ * In a project scope (after its guard): answers routes configured `sharedAnswer` from the cache, and keeps what they
+ * answer when it was computed without a change in between.
+ */
+export function serveSharedAnswers(scope: FastifyInstance, deps: Pick<Deps, 'bus'>) {
+  const hooks = sharedAnswerHooks(deps, (request) =>
+    request.routeOptions.config?.sharedAnswer ? inProject(request) : null,
+  );
+  scope.addHook('preHandler', hooks.preHandler);
+  scope.addHook('onSend', hooks.onSend);
+  scope.addHook('onResponse', hooks.onResponse);
+  scope.addHook('onRequestAbort', hooks.onRequestAbort);
+}
+
+/**
+ * Route options for a list outside any project whose answer depends only on who asks (see CALLER_LISTS): spread
+ * into the route's options, after the sign-in check has run (a route hook runs after the app's).
+ */
+export function callerSharedAnswer(deps: Pick<Deps, 'bus'>) {
+  return sharedAnswerHooks(deps, ofCaller);
 }

@@ -3,6 +3,7 @@ import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import { currentUser } from '../../access/auth-hook';
 import { projectRoutes } from '../../access/project-guard';
+import { callerSharedAnswer } from '../../access/shared-answers';
 import { tokenProjects } from '../../access/token-limits';
 import type { Deps } from '../../deps';
 import { noContentResponse, type ZodTypeProvider } from '../../http/path-params';
@@ -12,9 +13,11 @@ import { listProjects, toProject } from './projects.store';
 
 export function projectsRoutes(fastify: FastifyInstance, deps: Deps) {
   const app = fastify.withTypeProvider<ZodTypeProvider>();
+  // Polled by every console page: kept per caller until a write or an access change (see callerSharedAnswer).
   const list = {
     config: { tokenScope: 'read' as const },
     schema: { response: { 200: z.array(projectSchema) } },
+    ...callerSharedAnswer(deps),
   };
   app.get('/api/projects', list, async (request) => {
     const user = currentUser(request);

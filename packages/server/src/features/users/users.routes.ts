@@ -2,6 +2,7 @@ import { passwordInput, userCreateInput, userSchema, userUpdateInput } from '@si
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import { currentUser } from '../../access/auth-hook';
+import { callerSharedAnswer } from '../../access/shared-answers';
 import { withRetryAfter } from '../../access/sign-in-throttle';
 import type { Deps } from '../../deps';
 import { noContentResponse, pathIds, type ZodTypeProvider } from '../../http/path-params';
@@ -37,7 +38,12 @@ export function usersRoutes(fastify: FastifyInstance, deps: Deps) {
   const app = fastify.withTypeProvider<ZodTypeProvider>();
   app.get(
     '/api/users',
-    { config: { admin: true }, schema: { response: { 200: z.array(userSchema) } } },
+    {
+      config: { admin: true },
+      schema: { response: { 200: z.array(userSchema) } },
+      // Kept per caller until a write or an access change (see callerSharedAnswer).
+      ...callerSharedAnswer(deps),
+    },
     async () => withTotp(deps.db, (await listUsers(deps.db)).map(toUser)),
   );
 
