@@ -81,3 +81,53 @@ export class FinishedPages {
     return page;
   }
 }
+
+/** What reading a task's log needs to know of the task: whether it is finished, and since when. */
+export type LogState = { id: number; status: string; end: string | null };
+
+/** The longest a finished task's remembered state is used when no event announced a change. */
+export const RECENT_LOG_STATE_MS = 1000;
+const MAX_LOG_STATES = 2000;
+
+/**
+ * The states of finished tasks whose log was just read, remembered up to RECENT_LOG_STATE_MS, so a reader paging
+ * through a finished log (or many readers of one) costs no database read per page. A finished task changes only by
+ * being deleted (a write through the API or a retention pass: both announce a change of the project) or, for a plan
+ * a person rejects, by one more status update (announced too); each of these forgets what it may have changed, and
+ * what no event announces (another instance without Redis) holds for at most RECENT_LOG_STATE_MS.
+ */
+export class RecentLogStates {
+  private readonly states = new Map<string, { state: LogState; at: number }>();
+
+  constructor(private readonly now: () => number = () => Date.now()) {}
+
+  get(projectId: number, taskId: number): LogState | undefined {
+    const key = `${projectId} ${taskId}`;
+    const kept = this.states.get(key);
+    if (!kept) return undefined;
+    const age = this.now() - kept.at;
+    if (age >= 0 && age < RECENT_LOG_STATE_MS) return kept.state;
+    this.states.delete(key);
+    return undefined;
+  }
+
+  /** Remembers the state of a finished task; one that may still write lines is always read again. */
+  remember(projectId: number, state: LogState) {
+    if (!state.end || !finishedStatuses.includes(state.status as TaskStatus)) return;
+    const key = `${projectId} ${state.id}`;
+    this.states.delete(key);
+    this.states.set(key, { state: Object.freeze({ ...state }), at: this.now() });
+    if (this.states.size > MAX_LOG_STATES) this.states.delete(this.states.keys().next().value as string);
+  }
+
+  /** Forgets the states of a project's tasks (every project's for null). */
+  forgetProject(projectId: number | null) {
+    if (projectId === null) return this.states.clear();
+    const prefix = `${projectId} `;
+    for (const key of this.states.keys()) if (key.startsWith(prefix)) this.states.delete(key);
+  }
+
+  forgetTask(projectId: number, taskId: number) {
+    this.states.delete(`${projectId} ${taskId}`);
+  }
+}

@@ -1,12 +1,13 @@
-import { type TaskOutputLine, taskOutputLineSchema } from '@signalbox/contracts';
+import { type TaskOutputLine, type TaskStatus, taskOutputLineSchema } from '@signalbox/contracts';
 import type { LightMyRequestResponse } from 'fastify';
 import type { KyselyPlugin } from 'kysely';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { testDialects } from '../../../test/support/dialects';
 import { type Client, createHarness, type Harness } from '../../../test/support/harness';
 import { rows } from '../../../test/support/scheduler-rows';
 import { now } from '../../db/values';
 import { insertOutput, type OutputRow } from '../../tasks/output/output.store';
+import { RECENT_LOG_STATE_MS } from './finished-pages';
 import { idBeforeLine, lineOfId } from './task-output';
 
 type Line = TaskOutputLine;
@@ -255,6 +256,26 @@ describe.each(testDialects())('task output pages on $name', (dialect) => {
     const task = await make.task(projectId, template, { status: 'success', start: ended, end: ended });
     const line = (output: string) =>
       insertOutput(h.deps.db, h.deps.dialect, [{ task_id: task, time: now(), output }]);
+    // As the engine does: the status saved, then announced on the bus.
+    const setTask = async (fields: { status: TaskStatus; end?: string | null }) => {
+      await h.deps.db.updateTable('task').set(fields).where('id', '=', task).execute();
+      h.deps.bus.publish({
+        type: 'update',
+        project_id: projectId,
+        template_id: template,
+        task_id: task,
+        status: fields.status,
+        start: ended,
+        end: fields.end ?? null,
+        version: null,
+        message: '',
+        user_id: null,
+        created: ended,
+        commit_hash: null,
+        commit_message: null,
+        status_detail: null,
+      });
+    };
     await line('first');
     const url = p(`/tasks/${task}/output?limit=5`);
     const first = await guest.get(url);
@@ -273,33 +294,63 @@ describe.each(testDialects())('task output pages on $name', (dialect) => {
     // Another page (another limit or start) is its own.
     expect((await guest.get(p(`/tasks/${task}/output?limit=6`))).json()).toHaveLength(2);
     // A task that is not finished (or the same id ended again, as SQLite may reuse a deleted task's id) is read anew.
-    await h.deps.db
-      .updateTable('task')
-      .set({ status: 'running', end: null })
-      .where('id', '=', task)
-      .execute();
+    await setTask({ status: 'running', end: null });
     const running = await guest.get(url);
     expect(running.headers.etag).toBeUndefined();
     expect(running.json()).toHaveLength(2);
     const later = new Date(Date.parse(ended) + 1000).toISOString();
-    await h.deps.db.updateTable('task').set({ status: 'error', end: later }).where('id', '=', task).execute();
+    await setTask({ status: 'error', end: later });
     const reEnded = await guest.get(url);
     expect(reEnded.headers.etag).not.toBe(etag);
     expect(reEnded.json()).toHaveLength(2);
     expect((await guest.request('GET', url, undefined, { 'if-none-match': etag })).statusCode).toBe(200);
     // A final status that moves on within the same millisecond (a rejected plan on its way to error) is another key.
     const last = new Date(Date.parse(ended) + 2000).toISOString();
-    await h.deps.db
-      .updateTable('task')
-      .set({ status: 'rejected', end: last })
-      .where('id', '=', task)
-      .execute();
+    await setTask({ status: 'rejected', end: last });
     const rejected = (await guest.get(url)).headers.etag;
     await line('Plan rejected');
-    await h.deps.db.updateTable('task').set({ status: 'error' }).where('id', '=', task).execute();
+    await setTask({ status: 'error' });
     const errored = await guest.get(url);
     expect(errored.headers.etag).not.toBe(rejected);
     expect(errored.json()).toHaveLength(3);
+  });
+
+  it("remembers a finished task's state for a moment, and forgets it when the task is deleted", async () => {
+    const make = rows(h.deps.db, h.deps.dialect);
+    const template = await make.template(projectId);
+    const ended = now();
+    const finished = { status: 'success', start: ended, end: ended };
+    const [behind, deleted] = [
+      await make.task(projectId, template, finished),
+      await make.task(projectId, template, finished),
+    ];
+    for (const task of [behind, deleted])
+      await insertOutput(h.deps.db, h.deps.dialect, [
+        { task_id: task, time: ended, output: `line of ${task}` },
+      ]);
+    vi.useFakeTimers({ toFake: ['Date'], now: Date.now() });
+    try {
+      const url = (task: number) => p(`/tasks/${task}/output?limit=7`);
+      expect((await guest.get(url(behind))).statusCode).toBe(200);
+      // Deleted where no event announces it (another instance without Redis): its page is still answered from
+      // memory for up to RECENT_LOG_STATE_MS, without reading the task again...
+      await h.deps.db.deleteFrom('task_output').where('task_id', '=', behind).execute();
+      await h.deps.db.deleteFrom('task').where('id', '=', behind).execute();
+      expect((await guest.get(url(behind))).json()).toEqual([
+        expect.objectContaining({ output: `line of ${behind}` }),
+      ]);
+      // ...and not after.
+      vi.setSystemTime(Date.now() + RECENT_LOG_STATE_MS);
+      expect((await guest.get(url(behind))).statusCode).toBe(404);
+
+      // Deleted through the API: gone at once.
+      expect((await guest.get(url(deleted))).statusCode).toBe(200);
+      const owner = await h.userClient({ admin: true });
+      expect((await owner.del(p(`/tasks/${deleted}`))).statusCode).toBe(204);
+      expect((await guest.get(url(deleted))).statusCode).toBe(404);
+    } finally {
+      vi.useRealTimers();
+    }
   });
 
   it('refuses bad offset, after and limit values with 400 naming the parameter', async () => {

@@ -42,7 +42,7 @@ import {
   unfinishedOfTemplate,
 } from '../../tasks/store';
 import { findDrift, findTaskPlanRow, planFileView } from '../../tasks/terraform-plans.store';
-import { FinishedPages } from './finished-pages';
+import { FinishedPages, RecentLogStates } from './finished-pages';
 import { applyStoredPlan, confirmPlan, rejectPlan } from './plan-approval.service';
 import { outputBatches, readOutputPage } from './task-output';
 import { answerApproval, createTask, rerunInput } from './tasks.service';
@@ -93,6 +93,11 @@ const approver = (request: FastifyRequest) => ({
 /** Task API under /api/project/:project_id. */
 export function tasksRoutes(app: FastifyInstance, deps: Deps) {
   const finishedPages = new FinishedPages();
+  const logStates = new RecentLogStates();
+  deps.bus.on('projectChanged', ({ projectId }) => logStates.forgetProject(projectId));
+  deps.bus.on('live', (message) => {
+    if (message.type === 'update') logStates.forgetTask(message.project_id, message.task_id);
+  });
   const statusDetail = (taskId: number) => deps.tasks.statusDetail(taskId);
   const withTemplates = (rows: TaskListRow[]) => listedTasks(deps.db, rows, statusDetail);
   /** A page of the project's tasks as its answer: the kept list's bytes, the next page named in a Link header. */
@@ -183,9 +188,15 @@ export function tasksRoutes(app: FastifyInstance, deps: Deps) {
         response: { 200: z.array(taskOutputLineSchema), 304: notModified },
       }),
       async (request, reply) => {
-        // Only what the log's key needs: a wide task row costs more than a kept page's answer.
-        const task = await findTaskLogState(deps.db, request.project.id, request.params.task_id);
-        if (!task) throw notFound('task');
+        // Only what the log's key needs: a wide task row costs more than a kept page's answer. A finished task's
+        // state was likely read a moment ago, by the previous page or another reader.
+        const projectId = request.project.id;
+        let task = logStates.get(projectId, request.params.task_id);
+        if (!task) {
+          task = await findTaskLogState(deps.db, projectId, request.params.task_id);
+          if (!task) throw notFound('task');
+          logStates.remember(projectId, task);
+        }
         const q = parse(outputQuery, request.query);
         const key = FinishedPages.keyOf(task, q);
         const read = () => readOutputPage(deps.db, task.id, q, q.limit);
