@@ -204,6 +204,25 @@ describe.each(testDialects())('shared project lists on $name', (dialect) => {
   const renameTemplateBehindTheApi = (name: string) =>
     h.deps.db.updateTable('template').set({ name }).where('id', '=', templateId).execute();
 
+  /** The engine's update of the test's task on the bus, as it publishes one after saving a status. */
+  const announceTaskStatus = (status: 'success' | 'error') =>
+    h.deps.bus.publish({
+      type: 'update',
+      project_id: projectId,
+      template_id: templateId,
+      task_id: taskId,
+      status,
+      start: null,
+      end: null,
+      version: null,
+      message: '',
+      user_id: owner.userId,
+      created: new Date().toISOString(),
+      commit_hash: null,
+      commit_message: null,
+      status_detail: null,
+    });
+
   it('answers a list from memory until a write through the API changes the project', async () => {
     stopClock();
     expect(await templateNames(guest)).toEqual(['Deploy']);
@@ -264,22 +283,7 @@ describe.each(testDialects())('shared project lists on $name', (dialect) => {
     expect(await statusOf(`/templates/${templateId}/tasks/last`)).toBe('success');
     await h.deps.db.updateTable('task').set({ status: 'error' }).where('id', '=', taskId).execute();
     // The engine saves a status, then publishes it: the update drops the project's answers.
-    h.deps.bus.publish({
-      type: 'update',
-      project_id: projectId,
-      template_id: templateId,
-      task_id: taskId,
-      status: 'error',
-      start: null,
-      end: null,
-      version: null,
-      message: '',
-      user_id: owner.userId,
-      created: new Date().toISOString(),
-      commit_hash: null,
-      commit_message: null,
-      status_detail: null,
-    });
+    announceTaskStatus('error');
     expect(await statusOf('/tasks')).toBe('error');
     expect(await statusOf(`/templates/${templateId}/tasks/last`)).toBe('error');
     // Retention (or another instance's write through Redis) announces a change the same way.
@@ -330,22 +334,7 @@ describe.each(testDialects())('shared project lists on $name', (dialect) => {
 
     // Changed where no event announces it: the kept list stands, also through a task update of the project...
     await renameProjectBehindTheApi(projectId, `${guestProject} (renamed)`);
-    h.deps.bus.publish({
-      type: 'update',
-      project_id: projectId,
-      template_id: templateId,
-      task_id: taskId,
-      status: 'success',
-      start: null,
-      end: null,
-      version: null,
-      message: '',
-      user_id: owner.userId,
-      created: new Date().toISOString(),
-      commit_hash: null,
-      commit_message: null,
-      status_detail: null,
-    });
+    announceTaskStatus('success');
     expect(await projectNames(guest)).toEqual([guestProject]);
     // ...until a write through the API in any project: every caller reads the rename at once.
     expect((await owner.post(`/api/project/${otherProject}/views`, { title: 'Staging' })).statusCode).toBe(
