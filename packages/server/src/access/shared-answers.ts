@@ -49,7 +49,7 @@ type Computing = {
  * while a change happened is not kept, and none is kept longer than SHARED_ANSWER_MS: what no event announces
  * (another instance without Redis, a `signalbox` command, a waiting task's reason) shows within that time — plus
  * one recompute: while the first request after that time recomputes the answer, the others are sent the last one
- * (nothing announced a change), so the recompute each second stalls one request rather than every client's. *
+ * (nothing announced a change), so the recompute each second stalls one request rather than every client's.
  * The projects and users lists, outside any project, are kept the same way per caller under CALLER_LISTS.
  */
 export class SharedAnswers {
