@@ -24,6 +24,7 @@ import { projectsRoutes } from './features/projects/projects.routes';
 import { runnerLinkRoutes } from './features/runner-link/runner-link.routes';
 import { autorunDeploys, startTask } from './features/tasks/tasks.service';
 import { createWorkflowDriver, startWorkflowRun, type WorkflowDriver } from './features/workflows';
+import { stopReadsWhenClientLeaves } from './http/client-gone';
 import { registerErrorHandler } from './http/error-handler';
 import { loggerOptions, registerRequestIds, requestIdOf, requestLogController } from './http/logging';
 import { registerMetrics } from './http/metrics';
@@ -211,6 +212,8 @@ export async function buildApp(
       });
   });
   registerRequestIds(app);
+  // Before the sign-in check: its session read is one of the reads a request that lost its client stops.
+  stopReadsWhenClientLeaves(app);
   registerErrorHandler(app);
   // The API description first: it describes the routes registered after it.
   await registerOpenApi(app, { checkResponses: options.checkResponses });

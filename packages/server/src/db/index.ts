@@ -15,6 +15,7 @@ import {
   sql,
 } from 'kysely';
 import { pino } from 'pino';
+import { checkReadWanted, stoppableRead } from './client-gone';
 import { type Dialect, dialectOf } from './dialect';
 import { initial } from './migrations/0001-initial';
 import { scheduler } from './migrations/0002-scheduler';
@@ -99,9 +100,16 @@ async function postgresPool(url: string, log: DbLog): Promise<PostgresPool> {
     async connect() {
       const client = await pool.connect();
       let broken: Error | undefined;
+      // A read whose client left: cancelled from a connection of its own (this pool's may all be busy), and this
+      // one is ended rather than reused, so the cancel cannot reach a later statement.
+      const cancel = () => {
+        broken ??= new Error('a read was cancelled on this connection');
+        // node-postgres keeps the backend's process id from the connection's start; its types leave it out.
+        void cancelBackend(url, (client as { processID?: number }).processID, log);
+      };
       const query = async (sql: string, parameters: readonly unknown[]) => {
         try {
-          return await client.query(sql, [...parameters]);
+          return await stoppableRead(sql, () => client.query(sql, [...parameters]), cancel);
         } catch (err) {
           if (isConnectionLoss(err)) broken = err as Error;
           throw err;
@@ -117,17 +125,74 @@ async function postgresPool(url: string, log: DbLog): Promise<PostgresPool> {
   };
 }
 
-/** The MariaDB/MySQL pool, with a listener on every connection so no later 'error' event goes unheard. */
+/** Cancels the statement PostgreSQL backend `pid` runs, from a short-lived connection of its own. */
+async function cancelBackend(url: string, pid: number | undefined, log: DbLog) {
+  if (pid === undefined) return;
+  const { default: pg } = await import('pg');
+  const client = new pg.Client({ connectionString: url });
+  client.on('error', () => {});
+  try {
+    await client.connect();
+    await client.query('select pg_cancel_backend($1)', [pid]);
+  } catch (err) {
+    log.warn({ reason: describeDbError(err) }, 'could not cancel the read of a request whose client left');
+  } finally {
+    await client.end().catch(() => {});
+  }
+}
+
+/**
+ * The MariaDB/MySQL pool, with a listener on every connection so no later 'error' event goes unheard. A read whose
+ * client left is stopped as on PostgreSQL (`KILL QUERY` from a connection of its own, and its connection ended).
+ */
 async function mysqlPool(url: string, log: DbLog) {
-  const { createPool } = await import('mysql2');
-  const pool = createPool({
-    uri: url.replace(/^mariadb:/, 'mysql:'),
-    connectionLimit: POOL_SIZE,
-    charset: 'utf8mb4',
-  });
+  const mysql = await import('mysql2');
+  const uri = url.replace(/^mariadb:/, 'mysql:');
+  const pool = mysql.createPool({ uri, connectionLimit: POOL_SIZE, charset: 'utf8mb4' });
   const lost = lostConnectionWarning(log);
-  // mysql2 drops a connection from the pool on its first error; its own listener is a one-time one.
-  pool.on('connection', (connection) => connection.on('error', (err) => lost(connection, err)));
+  const killQuery = (threadId: number) => {
+    const killer = mysql.createConnection({ uri });
+    killer.on('error', () => {});
+    killer.query(`KILL QUERY ${Number(threadId)}`, (err) => {
+      if (err)
+        log.warn(
+          { reason: describeDbError(err) },
+          'could not cancel the read of a request whose client left',
+        );
+      killer.end(() => {});
+    });
+  };
+  pool.on('connection', (connection) => {
+    // mysql2 drops a connection from the pool on its first error; its own listener is a one-time one.
+    connection.on('error', (err) => lost(connection, err));
+    // Kysely runs every statement as query(sql, parameters, callback) and hands the connection back with release().
+    let cancelled = false;
+    const query = connection.query.bind(connection) as (...args: unknown[]) => unknown;
+    const release = connection.release.bind(connection);
+    Object.assign(connection, {
+      query(...args: unknown[]) {
+        const [sql, parameters, callback] = args;
+        if (typeof sql !== 'string' || typeof callback !== 'function') return query(...args);
+        const done = callback as (err: unknown, result?: unknown) => void;
+        const run = () =>
+          new Promise((resolve, reject) =>
+            query(sql, parameters, (err: unknown, result: unknown) => (err ? reject(err) : resolve(result))),
+          );
+        const stop = () => {
+          cancelled = true;
+          killQuery(connection.threadId);
+        };
+        stoppableRead(sql, run, stop).then(
+          (result) => done(null, result),
+          (err) => done(err),
+        );
+      },
+      release() {
+        if (!cancelled) return release();
+        connection.destroy();
+      },
+    });
+  });
   return pool;
 }
 
@@ -145,6 +210,8 @@ export function withStatementCache(sqlite: SQLite.Database, size = STATEMENT_CAC
   return {
     close: () => sqlite.close(),
     prepare(sql: string) {
+      // Kysely prepares each statement right before it runs it.
+      checkReadWanted(sql);
       let statement = statements.get(sql);
       if (statement) statements.delete(sql);
       else statement = sqlite.prepare(sql);

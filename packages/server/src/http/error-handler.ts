@@ -1,6 +1,7 @@
 import { type CodedMessage, coded } from '@signalbox/contracts';
 import type { FastifyError, FastifyInstance } from 'fastify';
 import { ZodError } from 'zod';
+import { ClientGone } from '../db/client-gone';
 import { describeDbError, isDbUnavailable } from '../db/unavailable';
 import { AppError, errorBody, fromZod } from '../lib/errors';
 import { ResponseSchemaMismatch } from './openapi';
@@ -34,6 +35,13 @@ export function registerErrorHandler(app: FastifyInstance) {
       return reply
         .status(status)
         .send(error.code === 'request_failed' ? { ...body, error: (err as Error).message } : body);
+    }
+    if (err instanceof ClientGone) {
+      // No one is there to read an answer: the socket is closed, and nothing went wrong on this side.
+      request.log.info('client closed the connection; its database reads were stopped');
+      reply.hijack();
+      reply.raw.destroy();
+      return;
     }
     if (isDbUnavailable(err)) {
       // An outage fails many requests at once: one line each, no stack.
