@@ -4,7 +4,7 @@
 //   node bench/api.mjs [--db sqlite|postgres] [--templates 1000] [--tasks 1000000] [--lines 1000000]
 //                      [--connections 50] [--duration 5]
 //                      [--only projects,users,templates,tasks,last,output,page,deep,cold,busy]
-//                      [--semi-space 2] [--write] [--keep] [--profile DIR]
+//                      [--match TEXT] [--semi-space 2] [--write] [--keep] [--profile DIR]
 //
 // Starts the built Signalbox server (`npm run build` first; run as `npm start` runs it) on a fresh SQLite data dir
 // or a fresh PostgreSQL database (SIGNALBOX_BENCH_PG_URL, default postgres://postgres@127.0.0.1:5432/postgres: a
@@ -23,7 +23,7 @@
 // change drops the project's shared answers — what a team running work meets).
 // Server RSS: idle (after the seeding, a GC and 3 s of quiet) and peak (VmHWM at the end). --write adds the rows
 // to bench/README.md; --keep leaves the temp dir (and database) behind; --profile DIR writes a V8 CPU profile of
-// the Signalbox server during the load.
+// the Signalbox server during the load; --match TEXT runs only the endpoints whose label contains TEXT.
 import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
@@ -65,6 +65,7 @@ const SEMI_SPACE_MB = Number(opt('semi-space', '2'));
  * given.
  */
 const ONLY = opt('only', '') ? opt('only', '').split(',') : null;
+const MATCH = opt('match', '');
 const PG_URL = process.env.SIGNALBOX_BENCH_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 const DEEP_OFFSET = Math.max(0, LINES - 20_000);
 
@@ -371,7 +372,7 @@ async function main() {
         `${path}/tasks/${output}/output?offset=${DEEP_OFFSET}&limit=10000`,
       ],
     ]
-      .filter(([name]) => !ONLY || ONLY.includes(name))
+      .filter(([name, label]) => (!ONLY || ONLY.includes(name)) && (!MATCH || label.includes(MATCH)))
       .map(([, label, url, auth, mode]) => [label, url, auth, mode]);
     const headersFor = (auth) => (auth === 'cookie' ? { cookie } : { authorization: `Bearer ${token}` });
     const saved = [];

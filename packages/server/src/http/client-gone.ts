@@ -1,5 +1,5 @@
 import type { FastifyInstance } from 'fastify';
-import { readsFor } from '../db/client-gone';
+import { ReadScope } from '../db/client-gone';
 
 /**
  * A GET whose client closes the connection before the answer stops its database reads (see db/client-gone.ts).
@@ -9,11 +9,11 @@ import { readsFor } from '../db/client-gone';
 export function stopReadsWhenClientLeaves(app: FastifyInstance) {
   app.addHook('onRequest', (request, reply, done) => {
     if ((request.method !== 'GET' && request.method !== 'HEAD') || request.headers.upgrade) return done();
-    const controller = new AbortController();
+    const scope = new ReadScope();
     const response = reply.raw;
     response.once('close', () => {
-      if (!response.writableFinished) controller.abort();
+      if (!response.writableFinished) scope.end();
     });
-    readsFor(controller.signal, done);
+    scope.run(done);
   });
 }

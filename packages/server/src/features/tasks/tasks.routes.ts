@@ -64,12 +64,10 @@ const afterLookup = <C extends object, S extends object, P extends object>(
   parts: P,
 ) => ({ config: { ...(route.config as C), parsesInHandler: true }, schema: { ...route.schema, ...parts } });
 
-/** How a request started a task: with an API token (`api`) or from the console (`ui`). */
 /**
  * A full page of a task list names the next one in a `Link: <…?before=ID…>; rel="next"` header: the same query,
  * its offset replaced by the keyset cursor of this page's last (oldest) task.
  */
-/** Names the next page of a full page of tasks (a keyset cursor: the page's last id) in a Link header. */
 function nextPageLink(
   request: FastifyRequest,
   reply: FastifyReply,
@@ -84,6 +82,7 @@ function nextPageLink(
   reply.header('link', `<${url.pathname}${url.search}>; rel="next"`);
 }
 
+/** How a request started a task: with an API token (`api`) or from the console (`ui`). */
 const sourceOf = (request: FastifyRequest): TaskSource => (request.apiToken ? 'api' : 'ui');
 const approver = (request: FastifyRequest) => ({
   userId: currentUser(request).id,
