@@ -212,8 +212,10 @@ export async function buildApp(
       });
   });
   registerRequestIds(app);
-  // Before the sign-in check: its session read is one of the reads a request that lost its client stops.
-  stopReadsWhenClientLeaves(app);
+  // Before the sign-in check: its session read is one of the reads a request that lost its client stops. Not on
+  // SQLite, whose statements cannot be cancelled: the request context it needs costs every request (Node 20's
+  // AsyncLocalStorage hooks every promise), for nothing there.
+  if (handle.dialect !== 'sqlite') stopReadsWhenClientLeaves(app);
   registerErrorHandler(app);
   // The API description first: it describes the routes registered after it.
   await registerOpenApi(app, { checkResponses: options.checkResponses });

@@ -4,9 +4,9 @@ import { AsyncLocalStorage } from 'node:async_hooks';
  * The reads of an HTTP request stop when its client leaves before the answer: a list or a deep page nobody waits
  * for any more must not keep the database busy for the clients still there (a PostgreSQL scan of a million rows
  * ran on for seconds after its 50 clients had given up, and the next clients' reads queued behind it). The HTTP
- * layer runs a request's work in a `ReadScope` it ends when the client leaves; the pools stop a SELECT of that work
- * that has not started, and cancel one that is running. Writes always run to their end: a client leaving mid-change
- * must not leave it half-made.
+ * layer runs a request's work in a `ReadScope` it ends when the client leaves; the PostgreSQL and MariaDB pools stop
+ * a SELECT of that work that has not started, and cancel one that is running. Writes always run to their end: a
+ * client leaving mid-change must not leave it half-made. (SQLite's statements run to their end once started.)
  */
 export class ReadScope {
   /** The client has left: no read of this scope starts any more. */
@@ -65,9 +65,4 @@ export function stoppableRead<T>(sql: string, run: () => Promise<T>, cancel: () 
   if (!scope || !isRead(sql)) return run();
   if (scope.gone) return Promise.reject(new ClientGone());
   return scope.watch(run, cancel);
-}
-
-/** The synchronous form for SQLite, whose statements cannot be interrupted: refused before they start. */
-export function checkReadWanted(sql: string) {
-  if (scopes.getStore()?.gone && isRead(sql)) throw new ClientGone();
 }

@@ -15,7 +15,7 @@ import {
   sql,
 } from 'kysely';
 import { pino } from 'pino';
-import { checkReadWanted, stoppableRead } from './client-gone';
+import { stoppableRead } from './client-gone';
 import { type Dialect, dialectOf } from './dialect';
 import { initial } from './migrations/0001-initial';
 import { scheduler } from './migrations/0002-scheduler';
@@ -210,8 +210,6 @@ export function withStatementCache(sqlite: SQLite.Database, size = STATEMENT_CAC
   return {
     close: () => sqlite.close(),
     prepare(sql: string) {
-      // Kysely prepares each statement right before it runs it.
-      checkReadWanted(sql);
       let statement = statements.get(sql);
       if (statement) statements.delete(sql);
       else statement = sqlite.prepare(sql);

@@ -6,7 +6,7 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { testDialects } from '../../test/support/dialects';
 import { type Client, createHarness, type Harness } from '../../test/support/harness';
-import { ClientGone } from '../db/client-gone';
+import { ClientGone, ReadScope, stoppableRead } from '../db/client-gone';
 import { now } from '../db/values';
 import { stopReadsWhenClientLeaves } from './client-gone';
 import { registerErrorHandler } from './error-handler';
@@ -29,7 +29,54 @@ const listen = async (app: FastifyInstance) => {
   return `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`;
 };
 
-describe.each(testDialects())('a request whose client leaves, on $name', (dialect) => {
+describe('the reads of a scope whose client left', () => {
+  const rows = async () => ['row'];
+  const noCancel = () => {
+    throw new Error('nothing was running to cancel');
+  };
+
+  it('refuses a SELECT not yet started, whatever its case and leading space, and runs every other statement', async () => {
+    const scope = new ReadScope();
+    scope.end();
+    for (const sql of ['select 1', '  SELECT 1', '\n\tSelect "id" from "task"'])
+      await expect(scope.run(() => stoppableRead(sql, rows, noCancel))).rejects.toBeInstanceOf(ClientGone);
+    // Writes, and statements that only look like reads, run to their end.
+    for (const sql of [
+      'insert into t values (1)',
+      'update t set a = 1',
+      'with x as (select 1) delete from t',
+      'selected',
+    ])
+      await expect(scope.run(() => stoppableRead(sql, rows, noCancel))).resolves.toEqual(['row']);
+    // Outside any scope (a scheduler's or the engine's reads), nothing is stopped.
+    await expect(stoppableRead('select 1', rows, noCancel)).resolves.toEqual(['row']);
+  });
+
+  it('cancels the reads running when the client leaves, and only those', async () => {
+    const scope = new ReadScope();
+    let fail: (err: Error) => void = () => {};
+    const cancelled: string[] = [];
+    const running = scope.run(() =>
+      stoppableRead(
+        'select slow',
+        () => new Promise<string[]>((_resolve, reject) => (fail = reject)),
+        () => cancelled.push('slow'),
+      ),
+    );
+    // A read that ended before the client left is not cancelled afterwards.
+    await scope.run(() => stoppableRead('select quick', rows, () => cancelled.push('quick')));
+    scope.end();
+    expect(cancelled).toEqual(['slow']);
+    // The database answers the cancelled read with its own error; the request learns that its client left.
+    fail(new Error('canceling statement due to user request'));
+    await expect(running).rejects.toBeInstanceOf(ClientGone);
+  });
+});
+
+// SQLite's statements cannot be cancelled, and the app does not watch for leaving clients there (see app.ts).
+const cancellable = testDialects().filter((dialect) => dialect.name !== 'sqlite');
+
+describe.each(cancellable)('a request whose client leaves, on $name', (dialect) => {
   let harness: Harness;
   let admin: Client;
   /** A small server on the harness's database with the app's hook and error handler, and routes that wait. */
@@ -98,29 +145,27 @@ describe.each(testDialects())('a request whose client leaves, on $name', (dialec
   });
 
   // A statement already running is cancelled in the database: a table locked by another session keeps the list's
-  // read waiting, and the read must not outlive its client. (SQLite's statements cannot be interrupted, and its
-  // readers never wait on a writer.)
-  if (dialect.name !== 'sqlite')
-    it('cancels the running read of the projects list when its client leaves', async () => {
-      const url = harness.config.dbUrl;
-      const locker = await lockProjectTable(url);
-      try {
-        const server = await listen(harness.app);
-        const waiting = () => readsWaitingOnProjects(url);
-        await leaveEarly(
-          `${server}/api/projects`,
-          { headers: { cookie: admin.cookie } },
-          expect.poll(waiting, { timeout: 30_000, message: 'the list read waits on the lock' }).toBe(1),
-        );
-        // Gone while the table is still locked: cancelled, not finished.
-        await expect.poll(waiting, { timeout: 30_000, message: 'the read was cancelled' }).toBe(0);
-      } finally {
-        await locker.release();
-      }
-      // The pool answers the next reader.
-      const res = await admin.get('/api/projects');
-      expect(res.statusCode).toBe(200);
-    });
+  // read waiting, and the read must not outlive its client.
+  it('cancels the running read of the projects list when its client leaves', async () => {
+    const url = harness.config.dbUrl;
+    const locker = await lockProjectTable(url);
+    try {
+      const server = await listen(harness.app);
+      const waiting = () => readsWaitingOnProjects(url);
+      await leaveEarly(
+        `${server}/api/projects`,
+        { headers: { cookie: admin.cookie } },
+        expect.poll(waiting, { timeout: 30_000, message: 'the list read waits on the lock' }).toBe(1),
+      );
+      // Gone while the table is still locked: cancelled, not finished.
+      await expect.poll(waiting, { timeout: 30_000, message: 'the read was cancelled' }).toBe(0);
+    } finally {
+      await locker.release();
+    }
+    // The pool answers the next reader.
+    const res = await admin.get('/api/projects');
+    expect(res.statusCode).toBe(200);
+  });
 });
 
 /** Holds an exclusive lock on the project table from a session of its own until `release`. */
