@@ -30,6 +30,8 @@ const shared = { isolate: false } as const;
 const workers = { inProcess: 3, processes: 4 } as const;
 // `expect.poll` gives up after one second by default: too short on a loaded machine.
 const poll = { expect: { poll: { timeout: 30_000 } } } as const;
+// A browser test's waits, as long as its pages' own (WAIT_MS in e2e/support/browser.ts).
+const browserPoll = { expect: { poll: { timeout: 60_000 } } } as const;
 const inProcess = { maxWorkers: workers.inProcess, sequence: { groupOrder: 0 } } as const;
 const processes = { maxWorkers: workers.processes, sequence: { groupOrder: 1 } } as const;
 const projects: TestProjectInlineConfiguration[] = [
@@ -91,11 +93,11 @@ const projects: TestProjectInlineConfiguration[] = [
       // their own. Every server runs the bundle built at the start of the run.
       globalSetup: ['../packages/server/test/support/built-server.ts', './support/shared-server.ts'],
       // The longest flows (a survey of every type built, asked and run; a workflow built by mouse, run and
-      // approved) take 90-120 s on a slow, busy machine; each of their waits has its own 30 s bound.
+      // approved) take 90-120 s on a slow, busy machine; each of their waits has its own 60 s bound.
       testTimeout: 240_000,
       hookTimeout: 120_000,
       pool: 'forks',
-      ...poll,
+      ...browserPoll,
       ...processes,
     },
   },

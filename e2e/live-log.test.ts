@@ -2,7 +2,7 @@ import { createServer, type Server, type Socket } from 'node:net';
 import type { Browser, Locator, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Api, login } from './support/api';
-import { DESKTOP, launch, newContext, PHONE, shot, useSession } from './support/browser';
+import { DESKTOP, launch, newContext, PHONE, shot, useSession, WAIT_MS } from './support/browser';
 import { seedBashProject, waitForStatus as waitForTaskStatus } from './support/seed';
 import { ADMIN, startServer, type TestServer } from './support/server';
 
@@ -193,7 +193,7 @@ describe('live task log', () => {
     const stored = await storedLines(task.id);
     expect(stored.filter((l) => l.startsWith('line ')).length).toBe(FAST_LINES);
     // Once the task has ended, the dialog settles on the stored count (and stays there).
-    const deadline = Date.now() + 30_000;
+    const deadline = Date.now() + WAIT_MS;
     while ((await shownCount(dialog)) !== stored.length && Date.now() < deadline)
       await new Promise((r) => setTimeout(r, 200));
     expect(await shownCount(dialog)).toBe(stored.length);

@@ -2,7 +2,7 @@ import { connect, createServer, type Server, type Socket } from 'node:net';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { login } from './support/api';
-import { launch, newContext, PHONE, shot, useSession } from './support/browser';
+import { launch, newContext, PHONE, shot, useSession, WAIT_MS } from './support/browser';
 import { ADMIN, startServer, type TestServer } from './support/server';
 
 /**
@@ -94,7 +94,7 @@ describe('a server that loses Redis', () => {
       await shot(page, `redis-outage-${scheme}-${size}`);
 
       await proxy.restore();
-      await banner.waitFor({ state: 'detached', timeout: 30_000 });
+      await banner.waitFor({ state: 'detached', timeout: WAIT_MS });
       await context.close();
     }
   });

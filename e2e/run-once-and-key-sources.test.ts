@@ -1,7 +1,7 @@
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { login } from './support/api';
-import { launch, shot } from './support/browser';
+import { launch, shot, WAIT_MS } from './support/browser';
 import { sharedServer } from './support/shared';
 import type { SharedServer } from './support/shared-server';
 import { contextAs, expectSnackbar, seedBashResources, seedTeam, shotAll, type Team } from './support/team';
@@ -39,6 +39,7 @@ async function contextIn(
 ): Promise<{ context: BrowserContext; page: Page }> {
   const api = await login(server.url, user.username ?? user.login!, user.password);
   const context = await browser.newContext({ baseURL: server.url, locale: 'en-US', timezoneId });
+  context.setDefaultTimeout(WAIT_MS);
   const [name, ...value] = api.cookie.split('=');
   await context.addCookies([{ name, value: value.join('='), url: server.url }]);
   return { context, page: await context.newPage() };

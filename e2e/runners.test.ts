@@ -3,7 +3,7 @@ import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { type Api, createUser, type SeedUser } from './support/api';
-import { DESKTOP, launch, navigate, PHONE, shot } from './support/browser';
+import { DESKTOP, launch, navigate, PHONE, shot, WAIT_MS } from './support/browser';
 import { startServer, type TestServer } from './support/server';
 import { contextAs, expectSnackbar, seedBashResources, seedTeam, shotAll, type Team } from './support/team';
 
@@ -158,11 +158,11 @@ describe('remote runners in the console', () => {
 
     // The list refreshes itself: the new runner shows, then its connection.
     const row = page.locator('tr[data-runner="build-01"]');
-    await row.waitFor({ timeout: 30_000 });
+    await row.waitFor({ timeout: WAIT_MS });
     await row.getByText('Offline').waitFor();
     await row.getByText('never connected').waitFor();
     await connect(runnerToken, '1.4.0', { mode: 'off', reason: 'bubblewrap (bwrap) is not installed' });
-    await row.getByText('Online').waitFor({ timeout: 30_000 });
+    await row.getByText('Online').waitFor({ timeout: WAIT_MS });
     await row.getByText(/^last heartbeat (now|\d+ seconds? ago)$/).waitFor();
     await row.getByText('1.4.0').waitFor();
     await row.getByText('0 / 2 running').waitFor();
@@ -223,7 +223,7 @@ describe('remote runners in the console', () => {
     await dialog.getByText(`--project ${team.projectId}`).waitFor();
     await dialog.getByRole('button', { name: 'Close' }).click();
     await register(token, 'edge-01', ['edge']);
-    await page.locator('tr[data-runner="edge-01"]').waitFor({ timeout: 30_000 });
+    await page.locator('tr[data-runner="edge-01"]').waitFor({ timeout: WAIT_MS });
     expect((await runnerNamed('edge-01', `/project/${team.projectId}/runners`))?.tags).toEqual(['edge']);
     // Global runners do not show here, nor does the project runner in the admin's global list.
     expect(await admin.get<RunnerRow[]>('/runners')).toEqual([]);

@@ -1,7 +1,7 @@
 import type { Schedule } from '@signalbox/contracts';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { fieldDescription, launch } from './support/browser';
+import { fieldDescription, launch, WAIT_MS } from './support/browser';
 import { startServer, type TestServer } from './support/server';
 import { contextAs, seedBashResources, seedTeam, shotAll, type Team } from './support/team';
 
@@ -53,7 +53,7 @@ const byName = async (name: string) => (await schedules()).find((s) => s.name ==
 
 /** Polls the API until `check` holds (the page saves in the background). */
 async function until(check: () => Promise<boolean>, what: string) {
-  const deadline = Date.now() + 30_000;
+  const deadline = Date.now() + WAIT_MS;
   while (!(await check())) {
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
     await new Promise((r) => setTimeout(r, 100));

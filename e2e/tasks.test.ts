@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Api, login } from './support/api';
-import { DESKTOP, launch, newContext, PHONE, shot, useSession } from './support/browser';
+import { DESKTOP, launch, newContext, PHONE, shot, useSession, WAIT_MS } from './support/browser';
 import { seedBashProject, waitForStatus as waitForTaskStatus } from './support/seed';
 import { ADMIN, root, startServer, type TestServer } from './support/server';
 import { everyActionPlan, PLAN_SECRET, terraformStandInEnv } from './support/terraform';
@@ -151,7 +151,7 @@ describe('task log dialog', () => {
     await dialog.getByRole('button', { name: 'Stop' }).waitFor();
     await shot(page, 'task-log-confirm-light-1280');
     await dialog.getByRole('button', { name: 'Confirm' }).click();
-    await dialog.getByText('Success', { exact: true }).waitFor({ timeout: 30_000 });
+    await dialog.getByText('Success', { exact: true }).waitFor({ timeout: WAIT_MS });
     await dialog
       .getByRole('log')
       .getByText(/^Apply complete! Resources: 1 added/)
@@ -219,7 +219,7 @@ describe('task log dialog', () => {
       .getByText('Plan: 1 to add, 1 to change, 1 to destroy, 2 to replace.')
       .waitFor();
     await dialog.getByRole('button', { name: 'Confirm' }).click();
-    await dialog.getByText('Success', { exact: true }).waitFor({ timeout: 30_000 });
+    await dialog.getByText('Success', { exact: true }).waitFor({ timeout: WAIT_MS });
     // A finished task keeps its plan, folded.
     await plan.getByRole('button', { name: 'Show changes' }).waitFor();
     await page.context().close();

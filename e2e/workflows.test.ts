@@ -2,7 +2,7 @@ import { rmSync } from 'node:fs';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Api, createUser, login, type SeedUser } from './support/api';
-import { launch, PHONE, shot } from './support/browser';
+import { launch, PHONE, shot, WAIT_MS } from './support/browser';
 import { seedBashProject } from './support/seed';
 import { useSharedServerAsAdmin } from './support/shared';
 import { expectSnackbar, shotEach } from './support/team';
@@ -233,7 +233,7 @@ describe('workflows in the console', () => {
     const approvalCard = card(page, 'approval-1');
     for (let tick = 0; tick < 2; tick++) {
       const shown = await approvalCard.textContent();
-      await expect.poll(() => approvalCard.textContent(), { timeout: 30_000 }).not.toBe(shown);
+      await expect.poll(() => approvalCard.textContent(), { timeout: WAIT_MS }).not.toBe(shown);
     }
     expect(await page.evaluate(() => (window as unknown as { hiddenNodes: number }).hiddenNodes)).toBe(0);
 

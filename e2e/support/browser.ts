@@ -27,6 +27,13 @@ export function launch(): Promise<Browser> {
   return chromium.launch({ executablePath: '/usr/bin/chromium', args: CHROMIUM_ARGS, headless: true });
 }
 
+/**
+ * How long one wait of a browser test may take (an element to show, a page to load, a condition to hold). CI runs
+ * the browser beside the process tiers on two cores; there a page's first drawing took past 30 s twice in four
+ * runs (9.7 s in the run before). A test's own bound (vitest's testTimeout) still limits the whole of it.
+ */
+export const WAIT_MS = 60_000;
+
 export const DESKTOP = { width: 1280, height: 800 };
 export const PHONE = { width: 390, height: 844 };
 
@@ -56,7 +63,7 @@ function trackTraffic(context: BrowserContext) {
  * only once per document load) it also covers a navigation inside the app (see `navigate`), and a page busy running
  * its code (no request meanwhile, the next one to come) answers the frame only when that code has run.
  */
-export async function settled(page: Page, quietMs = 150, timeout = 30_000) {
+export async function settled(page: Page, quietMs = 150, timeout = WAIT_MS) {
   const net = traffic.get(page.context());
   if (!net) throw new Error('settled() needs a context made by newContext()');
   const deadline = Date.now() + timeout;
@@ -116,6 +123,7 @@ export async function newContext(
     acceptDownloads: true,
     reducedMotion: options.reducedMotion ?? 'reduce',
   });
+  context.setDefaultTimeout(WAIT_MS);
   return trackTraffic(context);
 }
 

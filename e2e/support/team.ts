@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { type Api, createUser, login, type SeedUser } from './api';
-import { DESKTOP, navigate, newContext, PHONE, settled, shot, takingScreenshots } from './browser';
+import { DESKTOP, navigate, newContext, PHONE, settled, shot, takingScreenshots, WAIT_MS } from './browser';
 import { ADMIN } from './server';
 
 export type Team = {
@@ -142,7 +142,7 @@ export async function expectSnackbar(page: Page, text: string) {
   const bars = page.locator('#notistack-snackbar');
   const exact = new RegExp(`^${text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}$`);
   try {
-    await bars.filter({ hasText: exact }).first().waitFor({ timeout: 30_000 });
+    await bars.filter({ hasText: exact }).first().waitFor({ timeout: WAIT_MS });
   } catch {
     const alerts = await page.getByRole('alert').allTextContents();
     throw new Error(
