@@ -1,6 +1,6 @@
-import { createServer, type Server, type Socket } from 'node:net';
 import type { Browser, Locator, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { loopbackGate } from '../packages/server/test/support/gate';
 import { type Api, login } from './support/api';
 import { DESKTOP, launch, newContext, PHONE, shot, useSession, WAIT_MS } from './support/browser';
 import { seedBashProject, waitForStatus as waitForTaskStatus } from './support/seed';
@@ -19,21 +19,14 @@ const CHUNK = 2_500;
 const GATE_AFTER = 10;
 
 /**
- * A loopback gate the flood task waits at once a quarter of its lines are out: it holds each connection until
- * `open()`, then answers it. So the socket drop happens while the task runs, however slow the machine.
+ * A loopback gate the flood task waits at once a quarter of its lines are out: the socket drop happens while the
+ * task runs, however slow the machine.
  */
-let gate: Server;
-let gateOpen = false;
-const gateWaiting: Socket[] = [];
-function openGate() {
-  gateOpen = true;
-  for (const s of gateWaiting.splice(0)) s.end('go\n');
-}
+let gate: Awaited<ReturnType<typeof loopbackGate>> | undefined;
 
 beforeAll(async () => {
-  gate = createServer((socket) => (gateOpen ? socket.end('go\n') : gateWaiting.push(socket)));
-  await new Promise<void>((resolve) => gate.listen(0, '127.0.0.1', resolve));
-  const gatePort = (gate.address() as { port: number }).port;
+  gate = await loopbackGate();
+  const waitAtGate = gate.waitLine;
   server = await startServer();
   browser = await launch();
   admin = await login(server.url, ADMIN.login, ADMIN.password);
@@ -44,7 +37,7 @@ beforeAll(async () => {
     Flood: [
       'flood.sh',
       `for c in $(seq 0 ${FAST_LINES / CHUNK - 1}); do seq -f "line %06g" $((c*${CHUNK}+1)) $((c*${CHUNK}+${CHUNK}))\n` +
-        `  if [ "$c" -eq ${GATE_AFTER} ]; then exec 3<>/dev/tcp/127.0.0.1/${gatePort}; read -r -t 120 _ <&3; exec 3<&-; fi\n` +
+        `  if [ "$c" -eq ${GATE_AFTER} ]; then ${waitAtGate}; fi\n` +
         '  sleep 0.4\ndone\n',
     ],
     // A long log whose failure is far from both ends, as Ansible reports one.
@@ -82,10 +75,10 @@ beforeAll(async () => {
   ).id;
 });
 afterAll(async () => {
-  openGate();
+  gate?.open();
   await browser?.close();
   await server?.stop();
-  await new Promise((resolve) => gate?.close(resolve));
+  await gate?.close();
 });
 
 /**
@@ -182,7 +175,7 @@ describe('live task log', () => {
         await page.evaluate(() => {
           for (const s of (window as unknown as { liveSockets: WebSocket[] }).liveSockets) s.close();
         });
-        openGate();
+        gate?.open();
       }
       const { status } = await admin.get<{ status: string }>(`/project/${projectId}/tasks/${task.id}`);
       if (status === 'success' || status === 'error') break;

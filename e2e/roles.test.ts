@@ -104,7 +104,15 @@ const screens: Record<string, Screen> = {
   },
   'template detail': {
     path: () => `${base()}/templates/${templateId}`,
-    ready: (page) => page.getByRole('table').getByRole('link').first(),
+    // The detail's own title and its last tasks: the list left behind also has a table of links, and the router
+    // keeps it on screen until the detail page can show.
+    ready: (page) =>
+      page
+        .getByRole('main')
+        .filter({ has: page.getByRole('heading', { level: 1, name: 'Roles template', exact: true }) })
+        .getByRole('table')
+        .getByRole('link')
+        .first(),
     checks: [
       { action: 'Run', needs: RUN, target: inDialogless('Run') },
       { action: 'Re-Run', needs: RUN, target: inDialogless('Re-Run') },

@@ -29,7 +29,7 @@ export function launch(): Promise<Browser> {
 
 /**
  * How long one wait of a browser test may take (an element to show, a page to load, a condition to hold). CI runs
- * the browser beside the process tiers on two cores; there a page's first drawing took past 30 s twice in four
+ * the browser beside the process tiers on two cores; there a page's first drawing took past 30 s twice in five
  * runs (9.7 s in the run before). A test's own bound (vitest's testTimeout) still limits the whole of it.
  */
 export const WAIT_MS = 60_000;
