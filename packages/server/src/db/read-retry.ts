@@ -7,9 +7,9 @@ import type {
   QueryResult,
   TransactionSettings,
 } from 'kysely';
+import { isRead } from './client-gone';
 import { isDbUnavailable, markDbError } from './unavailable';
 
-const isRead = (query: CompiledQuery) => /^\s*select\b/i.test(query.sql);
 /** The driver's errors are marked as the database's (see isDbUnavailable). */
 const marked = <T>(work: Promise<T>) => work.catch((err: unknown) => Promise.reject(markDbError(err)));
 
@@ -55,7 +55,7 @@ class RetryingConnection implements DatabaseConnection {
   }
 
   async executeQuery<R>(query: CompiledQuery): Promise<QueryResult<R>> {
-    const repeatable = this.fresh && isRead(query);
+    const repeatable = this.fresh && isRead(query.sql);
     this.fresh = false;
     for (let attempt = 1; ; attempt++) {
       try {

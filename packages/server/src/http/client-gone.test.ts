@@ -12,12 +12,8 @@ import { stopReadsWhenClientLeaves } from './client-gone';
 import { registerErrorHandler } from './error-handler';
 
 /** Sends a request on a socket of its own and closes that socket as soon as `leave` resolves. */
-async function leaveEarly(
-  url: string,
-  { method = 'GET', headers = {} }: { method?: string; headers?: Record<string, string> },
-  leave: Promise<unknown>,
-) {
-  const request = http.request(url, { method, headers, agent: false });
+async function leaveEarly(url: string, headers: Record<string, string>, leave: Promise<unknown>) {
+  const request = http.request(url, { headers, agent: false });
   request.on('error', () => {});
   request.end();
   await leave;
@@ -154,7 +150,7 @@ describe.each(cancellable)('a request whose client leaves, on $name', (dialect) 
       const waiting = () => readsWaitingOnProjects(url);
       await leaveEarly(
         `${server}/api/projects`,
-        { headers: { cookie: admin.cookie } },
+        { cookie: admin.cookie },
         expect.poll(waiting, { timeout: 30_000, message: 'the list read waits on the lock' }).toBe(1),
       );
       // Gone while the table is still locked: cancelled, not finished.
