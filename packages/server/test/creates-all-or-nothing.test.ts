@@ -269,14 +269,20 @@ describe.each(testDialects())('creates on $name', (dialect) => {
   ];
 
   it.each(changes)('makes %s, or none when its event cannot be written', async (_what, prepare) => {
-    // The task created above ends on its own and writes its event meanwhile: wait for it, so that the rows
-    // compared are only this request's.
+    // The task created above ends on its own and writes its status, then its event: wait for both, so that the
+    // rows compared are only this request's.
     await waitFor(
-      async () =>
-        (await h.deps.db.selectFrom('task').select('status').execute()).every((t) => isFinished(t.status)) ||
-        undefined,
+      async () => {
+        const tasks = await h.deps.db.selectFrom('task').select('status').execute();
+        const ended = await h.deps.db
+          .selectFrom('event')
+          .select('id')
+          .where('kind', '=', 'task.finished')
+          .execute();
+        return (tasks.every((t) => isFinished(t.status)) && ended.length >= tasks.length) || undefined;
+      },
       30_000,
-      'the tasks created above to end',
+      'the tasks created above to end and record their events',
     );
     const [method, url, body] = await prepare();
     const before = await rows();
