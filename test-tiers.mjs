@@ -13,6 +13,7 @@ const serverUnit = [
   'src/tasks/sandbox/confinement-args.test.ts',
   'src/lib/apps.test.ts',
   'src/lib/crypto.test.ts',
+  'src/lib/kept.test.ts',
   'src/runner-protocol/seal.test.ts',
   'src/runner-protocol/protocol.test.ts',
   'src/lib/errors.test.ts',

@@ -42,3 +42,27 @@ export function jsonArrayParts(items: Iterable<Buffer>): Buffer[] {
   parts.push(CLOSE);
   return parts;
 }
+
+type Joined = { parts: Buffer[]; body: Buffer; bytes: number };
+
+/**
+ * The last answer joined per key (a list, its page and order), with the parts it joined: parts that are the very
+ * same kept buffers in the same order are that answer again, returned without joining (copying) them anew. Answers
+ * are dropped oldest first past `maxBytes`.
+ */
+export class KeptJoins {
+  private readonly byKey: Kept<string, Joined>;
+
+  constructor(maxBytes: number) {
+    this.byKey = new Kept(maxBytes);
+  }
+
+  join(key: string, parts: Buffer[]): Buffer {
+    const last = this.byKey.get(key);
+    if (last && last.parts.length === parts.length && last.parts.every((part, i) => part === parts[i]))
+      return last.body;
+    const body = Buffer.concat(parts);
+    this.byKey.set(key, { parts, body, bytes: body.length });
+    return body;
+  }
+}

@@ -1,5 +1,5 @@
 import type { Db } from '../../db';
-import { jsonArrayParts, Kept } from '../../lib/kept';
+import { jsonArrayParts, Kept, KeptJoins } from '../../lib/kept';
 import {
   findTasksByIds,
   listedTasksByIds,
@@ -44,17 +44,24 @@ type KeptTask = { key: string; body: Buffer; bytes: number };
 /** The most the kept entries of task lists may take (about 0.8 KB a task). */
 const MAX_KEPT_TASKS_BYTES = 32 * 1024 * 1024;
 
-/** What is kept, per database (ids are a database's own). */
-const keptByDb = new WeakMap<Db, Kept<number, KeptTask>>();
+/** The most the last joined answers of task pages may take (about 160 KB a page of 200). */
+const MAX_KEPT_PAGES_BYTES = 16 * 1024 * 1024;
+
+/** What is kept, per database (ids are a database's own): each task's entry, and the last answer of each page. */
+const keptByDb = new WeakMap<Db, { entries: Kept<number, KeptTask>; pages: KeptJoins }>();
 
 function keptFor(db: Db) {
   let kept = keptByDb.get(db);
   if (!kept) {
-    kept = new Kept(MAX_KEPT_TASKS_BYTES);
+    kept = { entries: new Kept(MAX_KEPT_TASKS_BYTES), pages: new KeptJoins(MAX_KEPT_PAGES_BYTES) };
     keptByDb.set(db, kept);
   }
   return kept;
 }
+
+/** Which page of which project's tasks an answer is. */
+const pageKey = (projectId: number, p: TaskPage) =>
+  `${projectId}:${p.templateId ?? ''}:${p.status ?? ''}:${p.limit}:${p.offset ?? ''}:${p.before ?? ''}`;
 
 type Head = Awaited<ReturnType<typeof listTaskHeads>>[number];
 
@@ -87,7 +94,7 @@ export async function tasksListBody(
   statusDetail: StatusDetail,
 ): Promise<{ body: Buffer; nextBefore: number | null }> {
   const heads = await listTaskHeads(db, projectId, page);
-  const kept = keptFor(db);
+  const { entries: kept, pages } = keptFor(db);
   const bodies = new Map<number, Buffer>();
   const keys = new Map<number, string | null>();
   const stale: number[] = [];
@@ -113,7 +120,8 @@ export async function tasksListBody(
   const listed = heads.map((h) => bodies.get(h.id)).filter((body) => body !== undefined);
   const last = heads[heads.length - 1];
   return {
-    body: Buffer.concat(jsonArrayParts(listed)),
+    // The same entries as the page's last answer (the very same kept bytes, in order) are that answer again.
+    body: pages.join(pageKey(projectId, page), jsonArrayParts(listed)),
     nextBefore: last && heads.length === page.limit ? last.id : null,
   };
 }

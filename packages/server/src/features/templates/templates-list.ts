@@ -1,7 +1,7 @@
 import type { TemplateLastTask } from '@signalbox/contracts';
 import type { Db } from '../../db';
 import { jsonRows } from '../../db/json-rows';
-import { jsonArrayParts, Kept } from '../../lib/kept';
+import { jsonArrayParts, Kept, KeptJoins } from '../../lib/kept';
 import { driftStatuses } from '../../tasks/terraform-plans.store';
 import { commitCheckSchedulesOf } from '../schedules';
 import { commitCheckOf, type ScheduleLike } from './commit-check';
@@ -189,25 +189,16 @@ function sharedJson(key: unknown, make: () => string): string {
   return json;
 }
 
-/**
- * The last answer made per project, view and order, with the entries it joined: an answer whose entries are the
- * very same kept bytes in the same order is that answer again, not joined anew.
- */
-type Joined = { parts: Buffer[]; body: Buffer; bytes: number };
-const joinedByDb = new WeakMap<Db, Kept<string, Joined>>();
+/** The last answer made per project, view and order (see `KeptJoins`), per database. */
+const joinedByDb = new WeakMap<Db, KeptJoins>();
 
 function joined(db: Db, key: string, parts: Buffer[]): Buffer {
-  let byKey = joinedByDb.get(db);
-  if (!byKey) {
-    byKey = new Kept(MAX_KEPT_LIST_BYTES / 2);
-    joinedByDb.set(db, byKey);
+  let joins = joinedByDb.get(db);
+  if (!joins) {
+    joins = new KeptJoins(MAX_KEPT_LIST_BYTES / 2);
+    joinedByDb.set(db, joins);
   }
-  const last = byKey.get(key);
-  if (last && last.parts.length === parts.length && last.parts.every((part, i) => part === parts[i]))
-    return last.body;
-  const body = Buffer.concat(parts);
-  byKey.set(key, { parts, body, bytes: body.length });
-  return body;
+  return joins.join(key, parts);
 }
 
 /**
