@@ -94,7 +94,10 @@ describe.each(testDialects())('task lists kept between reads on $name', (dialect
     // now): the second answer is the first one's bytes, not joined anew.
     const newest = async () => (await tasksListBody(h.deps.db, project.projectId, { limit: 2 }, detail)).body;
     const once = await newest();
-    expect(JSON.parse(once.toString()).map((t: { status: string }) => t.status)).toEqual(['stopped', 'success']);
+    expect(JSON.parse(once.toString()).map((t: { status: string }) => t.status)).toEqual([
+      'stopped',
+      'success',
+    ]);
     expect(await newest()).toBe(once);
     const rest = await tasksListBody(h.deps.db, project.projectId, { limit: 4, before: all[3]!.id }, detail);
     expect(JSON.parse(rest.body.toString()).map((t: { id: number }) => t.id)).toEqual(
