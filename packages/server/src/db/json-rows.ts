@@ -14,6 +14,16 @@ export async function jsonRows<Row, const C extends readonly (keyof Row & string
   query: SelectQueryBuilder<any, any, Row>,
   columns: C,
 ): Promise<{ [I in keyof C]: Row[C[I]] }[]> {
+  return parseJsonRows(await jsonRowsQuery(db, query, columns).executeTakeFirst());
+}
+
+/** The query `jsonRows` runs: one row, its `json` column the rows of `query` as arrays of `columns`. */
+export function jsonRowsQuery<Row, const C extends readonly (keyof Row & string)[]>(
+  db: Db,
+  // biome-ignore lint/suspicious/noExplicitAny: any query whose rows have the columns
+  query: SelectQueryBuilder<any, any, Row>,
+  columns: C,
+) {
   const adapter = db.getExecutor().adapter;
   const refs = sql.join(columns.map((c) => sql.ref(`rows.${c}`)));
   const array =
@@ -22,8 +32,12 @@ export async function jsonRows<Row, const C extends readonly (keyof Row & string
       : adapter instanceof MysqlAdapter
         ? sql`coalesce(json_arrayagg(json_array(${refs})), json_array())`
         : sql`json_group_array(json_array(${refs}))`;
-  const row = await db.selectFrom(query.as('rows')).select(array.as('json')).executeTakeFirst();
+  return db.selectFrom(query.as('rows')).select(array.as('json'));
+}
+
+/** The rows of the one row a `jsonRowsQuery` answers. */
+export function parseJsonRows<T>(row: unknown): T[] {
   const json = (row as { json?: unknown } | undefined)?.json;
   // PostgreSQL's driver parses JSON; SQLite and MariaDB answer its text.
-  return (typeof json === 'string' ? JSON.parse(json) : (json ?? [])) as { [I in keyof C]: Row[C[I]] }[];
+  return (typeof json === 'string' ? JSON.parse(json) : (json ?? [])) as T[];
 }

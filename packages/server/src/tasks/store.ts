@@ -1,7 +1,8 @@
 import type { PlanSummary } from '@signalbox/contracts';
 import type { Insertable, Selectable, Updateable } from 'kysely';
 import type { Db, Dialect } from '../db';
-import { jsonRows } from '../db/json-rows';
+import { compiledOnce } from '../db/compiled-once';
+import { jsonRowsQuery, parseJsonRows } from '../db/json-rows';
 import type {
   AccessKeyTable,
   EnvironmentTable,
@@ -285,6 +286,26 @@ export type TaskPage = {
   before?: number;
 };
 
+/** Which filters a page has (the shape of its query) and the values `taskPageIds` takes, in its order. */
+function taskPageShape(projectId: number, opts: TaskPage) {
+  const parameters: unknown[] = [projectId];
+  let key = '';
+  if (opts.templateId) {
+    key += 't';
+    parameters.push(opts.templateId);
+  }
+  if (opts.status) {
+    key += 's';
+    parameters.push(opts.status);
+  }
+  if (opts.before !== undefined) {
+    key += 'b';
+    parameters.push(opts.before);
+  }
+  parameters.push(opts.limit, opts.offset ?? 0);
+  return { key, parameters };
+}
+
 /** The ids of a page of the project's tasks, found on the task table alone (an index walk, however deep the offset). */
 function taskPageIds(db: Db, projectId: number, opts: TaskPage) {
   let ids = db.selectFrom('task').select('task.id').where('task.project_id', '=', projectId);
@@ -304,24 +325,7 @@ function taskPageIds(db: Db, projectId: number, opts: TaskPage) {
  * task column a view shows is read.
  */
 export async function listTaskHeads(db: Db, projectId: number, opts: TaskPage) {
-  const q = db
-    .selectFrom(taskPageIds(db, projectId, opts))
-    .innerJoin('task', 'task.id', 'page.id')
-    .leftJoin('template', 'template.id', 'task.template_id')
-    .leftJoin('user', 'user.id', 'task.user_id')
-    .leftJoin('remote_runner', 'remote_runner.id', 'task.remote_runner_id')
-    .leftJoin('task as build', 'build.id', 'task.build_task_id')
-    .select([
-      'task.id',
-      'task.rev',
-      'task.status',
-      'template.rev as template_rev',
-      'user.name as user_name',
-      'remote_runner.name as runner_name',
-      'build.rev as build_rev',
-      'build.status as build_status',
-    ]);
-  const rows = await jsonRows(db, q, [
+  const columns = [
     'id',
     'rev',
     'status',
@@ -330,7 +334,35 @@ export async function listTaskHeads(db: Db, projectId: number, opts: TaskPage) {
     'runner_name',
     'build_rev',
     'build_status',
-  ]);
+  ] as const;
+  const build = () =>
+    jsonRowsQuery(
+      db,
+      db
+        .selectFrom(taskPageIds(db, projectId, opts))
+        .innerJoin('task', 'task.id', 'page.id')
+        .leftJoin('template', 'template.id', 'task.template_id')
+        .leftJoin('user', 'user.id', 'task.user_id')
+        .leftJoin('remote_runner', 'remote_runner.id', 'task.remote_runner_id')
+        .leftJoin('task as build', 'build.id', 'task.build_task_id')
+        .select([
+          'task.id',
+          'task.rev',
+          'task.status',
+          'template.rev as template_rev',
+          'user.name as user_name',
+          'remote_runner.name as runner_name',
+          'build.rev as build_rev',
+          'build.status as build_status',
+        ]),
+      columns,
+    );
+  // Read on every list request: its SQL is built once per shape (which filters the page has).
+  const { key, parameters } = taskPageShape(projectId, opts);
+  const result = await db.executeQuery(compiledOnce(db, `task heads ${key}`, parameters, build));
+  const rows = parseJsonRows<
+    [number, number, string, number | null, string | null, string | null, number | null, string | null]
+  >(result.rows[0]);
   return rows
     .map(([id, rev, status, template_rev, user_name, runner_name, build_rev, build_status]) => ({
       id,

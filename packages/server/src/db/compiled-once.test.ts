@@ -1,0 +1,75 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { testDialects } from '../../test/support/dialects';
+import { type DbHandle, migrate, openDb } from '.';
+import { compiledOnce } from './compiled-once';
+import { insertReturningId, now } from './values';
+
+describe.each(testDialects())('reads compiled once per shape on $name', (dialect) => {
+  let handle: DbHandle;
+  let dataDir: string;
+  let drop: () => Promise<void>;
+  const ids: number[] = [];
+
+  beforeAll(async () => {
+    dataDir = mkdtempSync(join(tmpdir(), 'signalbox-compiled-once-'));
+    const database = await dialect.create(dataDir);
+    drop = database.drop;
+    handle = openDb(database.url);
+    await migrate(handle);
+    for (const name of ['one', 'two', 'three', 'four'])
+      ids.push(
+        await insertReturningId(handle.db, handle.dialect, 'project', {
+          name,
+          type: '',
+          created: now(),
+          alert: 0,
+          max_parallel_tasks: 0,
+        }),
+      );
+  });
+  afterAll(async () => {
+    await handle?.destroy();
+    await drop?.();
+    rmSync(dataDir, { recursive: true, force: true });
+  });
+
+  /** Project names above an id, up to a count: run through compiledOnce, counting the builds. */
+  const namesAbove = async (key: string, above: number, limit: number, parameters = [above, limit]) => {
+    let builds = 0;
+    const build = () => {
+      builds++;
+      return handle.db
+        .selectFrom('project')
+        .select('name')
+        .where('id', '>', above)
+        .orderBy('id')
+        .limit(limit);
+    };
+    const result = await handle.db.executeQuery(compiledOnce(handle.db, key, parameters, build));
+    return { names: (result.rows as { name: string }[]).map((r) => r.name), builds };
+  };
+
+  it('builds a shape once and runs it with each call’s own values', async () => {
+    expect(await namesAbove('names above', ids[0]!, 2)).toEqual({ names: ['two', 'three'], builds: 1 });
+    expect(await namesAbove('names above', ids[1]!, 1)).toEqual({ names: ['three'], builds: 0 });
+    expect(await namesAbove('names above', ids[0]!, 10)).toEqual({
+      names: ['two', 'three', 'four'],
+      builds: 0,
+    });
+  });
+
+  it('builds anew every time when the values given are not in the order the query takes them', async () => {
+    // Each limit differs from its id, so the swapped values never happen to be the right ones.
+    for (const [above, limit] of [
+      [ids[0]!, ids[0]! + 1],
+      [ids[1]!, ids[1]! + 1],
+    ] as const) {
+      const swapped = await namesAbove('names above, swapped', above, limit, [limit, above]);
+      expect(swapped.builds).toBe(1);
+      expect(swapped.names).toEqual((await namesAbove('names above', above, limit)).names);
+    }
+  });
+});

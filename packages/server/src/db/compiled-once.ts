@@ -1,0 +1,36 @@
+import { type Compilable, CompiledQuery } from 'kysely';
+import type { Db } from './index';
+
+/** The SQL of each shape of read, per database (its dialect writes it). */
+const sqlByDb = new WeakMap<Db, Map<string, string>>();
+
+/** The most shapes kept per database: a fixed set of list reads, not one per value. */
+const MAX_SHAPES = 256;
+
+const sameValues = (a: readonly unknown[], b: readonly unknown[]) =>
+  a.length === b.length && a.every((value, i) => value === b[i]);
+
+/**
+ * A read run on every request, built and compiled once per shape and database and then run with this call's
+ * parameters: building a Kysely query (its nodes, their freezing, the compiler's walk) cost as much CPU as the
+ * SQLite statement itself for a task list page. `key` names the shape (which optional conditions it has);
+ * `parameters` are this call's values in the order the built query takes them, checked against the first compile
+ * of the shape, so a shape whose parameters come in another order is compiled anew every time rather than run wrong.
+ */
+export function compiledOnce(
+  db: Db,
+  key: string,
+  parameters: readonly unknown[],
+  build: () => Compilable,
+): CompiledQuery {
+  let shapes = sqlByDb.get(db);
+  if (!shapes) {
+    shapes = new Map();
+    sqlByDb.set(db, shapes);
+  }
+  const sql = shapes.get(key);
+  if (sql !== undefined) return CompiledQuery.raw(sql, [...parameters]);
+  const compiled = build().compile();
+  if (sameValues(compiled.parameters, parameters) && shapes.size < MAX_SHAPES) shapes.set(key, compiled.sql);
+  return compiled;
+}
