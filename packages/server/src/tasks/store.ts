@@ -360,22 +360,26 @@ export async function listTaskHeads(db: Db, projectId: number, opts: TaskPage) {
   // Read on every list request: its SQL is built once per shape (which filters the page has).
   const { key, parameters } = taskPageShape(projectId, opts);
   const result = await db.executeQuery(compiledOnce(db, `task heads ${key}`, parameters, build));
-  const rows = parseJsonRows<
-    [number, number, string, number | null, string | null, string | null, number | null, string | null]
-  >(result.rows[0]);
-  return rows
-    .map(([id, rev, status, template_rev, user_name, runner_name, build_rev, build_status]) => ({
-      id,
-      rev,
-      status,
-      template_rev,
-      user_name,
-      runner_name,
-      build_rev,
-      build_status,
-    }))
-    .sort((a, b) => b.id - a.id);
+  // As the database gave them (no object per task): the rows of one JSON array, whose order it does not keep.
+  const heads = parseJsonRows<TaskHead>(result.rows[0]);
+  const newestFirst = heads.every((h, i) => i === 0 || h[0] < (heads[i - 1]?.[0] ?? 0));
+  return newestFirst ? heads : heads.sort((a, b) => b[0] - a[0]);
 }
+
+/**
+ * A task of a page as `listTaskHeads` reads it: id, revision, status, its template's revision, its starter's and
+ * runner's names, its build task's revision and status.
+ */
+export type TaskHead = readonly [
+  id: number,
+  rev: number,
+  status: string,
+  template_rev: number | null,
+  user_name: string | null,
+  runner_name: string | null,
+  build_rev: number | null,
+  build_status: string | null,
+];
 
 /** The project's tasks of these ids with the list's columns (newest first). */
 export const listedTasksByIds = (db: Db, projectId: number, ids: number[]): Promise<TaskListRow[]> =>

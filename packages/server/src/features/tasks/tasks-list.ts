@@ -4,6 +4,7 @@ import {
   findTasksByIds,
   listedTasksByIds,
   listTaskHeads,
+  type TaskHead,
   type TaskListRow,
   type TaskPage,
 } from '../../tasks/store';
@@ -38,8 +39,8 @@ export async function listedTasks(db: Db, rows: TaskListRow[], statusDetail: Sta
   );
 }
 
-/** A task's entry of a list as the bytes an answer sends, kept while what it was made of holds (see `keyOf`). */
-type KeptTask = { key: string; body: Buffer; bytes: number };
+/** A task's entry of a list as the bytes an answer sends, kept while what it was made of holds (see `sameMaking`). */
+type KeptTask = { head: TaskHead; body: Buffer; bytes: number };
 
 /** The most the kept entries of task lists may take (about 0.8 KB a task). */
 const MAX_KEPT_TASKS_BYTES = 32 * 1024 * 1024;
@@ -63,23 +64,15 @@ function keptFor(db: Db) {
 const pageKey = (projectId: number, p: TaskPage) =>
   `${projectId}:${p.templateId ?? ''}:${p.status ?? ''}:${p.limit}:${p.offset ?? ''}:${p.before ?? ''}`;
 
-type Head = Awaited<ReturnType<typeof listTaskHeads>>[number];
+/** An entry that shows what the engine says of a waiting task now (its own or its build's): made anew each time. */
+const showsWaiting = (h: TaskHead) => h[2] === 'waiting' || h[7] === 'waiting';
 
 /**
- * What a task's entry is made of, as the narrow read sees it: its row's revision, and the revision or name of the
- * template, starter, runner and build task it shows. Null when the entry also shows what the engine says of a
- * waiting task now: such an entry is made anew for each answer.
+ * Whether a kept entry still shows the task as the narrow read sees it now: the same revision of its row, and the
+ * same revision or name of the template, starter, runner and build task it shows.
  */
-function keyOf(h: Head): string | null {
-  if (h.status === 'waiting' || h.build_status === 'waiting') return null;
-  return JSON.stringify([
-    Number(h.rev),
-    h.template_rev === null ? null : Number(h.template_rev),
-    h.user_name,
-    h.runner_name,
-    h.build_rev === null ? null : Number(h.build_rev),
-  ]);
-}
+const sameMaking = (kept: TaskHead, now: TaskHead) =>
+  kept[1] === now[1] && kept[3] === now[3] && kept[4] === now[4] && kept[5] === now[5] && kept[6] === now[6];
 
 /**
  * A page of the project's tasks (newest first) as the JSON bytes its answer sends, and the last id of a full page
@@ -96,14 +89,16 @@ export async function tasksListBody(
   const heads = await listTaskHeads(db, projectId, page);
   const { entries: kept, pages } = keptFor(db);
   const bodies = new Map<number, Buffer>();
-  const keys = new Map<number, string | null>();
+  const headOf = new Map<number, TaskHead>();
   const stale: number[] = [];
   for (const h of heads) {
-    const key = keyOf(h);
-    keys.set(h.id, key);
-    const entry = kept.get(h.id);
-    if (key !== null && entry?.key === key) bodies.set(h.id, entry.body);
-    else stale.push(h.id);
+    const id = h[0];
+    const entry = kept.get(id);
+    if (entry && !showsWaiting(h) && sameMaking(entry.head, h)) bodies.set(id, entry.body);
+    else {
+      stale.push(id);
+      headOf.set(id, h);
+    }
   }
   for (let i = 0; i < stale.length; i += 500) {
     const rows = await listedTasksByIds(db, projectId, stale.slice(i, i + 500));
@@ -112,16 +107,16 @@ export async function tasksListBody(
       const body = Buffer.from(JSON.stringify(view));
       bodies.set(view.id, body);
       // Kept under what the narrow read saw: a row changed since then is read again by the next list.
-      const key = keys.get(view.id);
-      if (key) kept.set(view.id, { key, body, bytes: body.length });
+      const head = headOf.get(view.id);
+      if (head && !showsWaiting(head)) kept.set(view.id, { head, body, bytes: body.length });
     }
   }
   // A task deleted between the two reads is not listed, as a list read a moment later would not list it.
-  const listed = heads.map((h) => bodies.get(h.id)).filter((body) => body !== undefined);
+  const listed = heads.map((h) => bodies.get(h[0])).filter((body) => body !== undefined);
   const last = heads[heads.length - 1];
   return {
     // The same entries as the page's last answer (the very same kept bytes, in order) are that answer again.
     body: pages.join(pageKey(projectId, page), jsonArrayParts(listed)),
-    nextBefore: last && heads.length === page.limit ? last.id : null,
+    nextBefore: last && heads.length === page.limit ? last[0] : null,
   };
 }
