@@ -1,11 +1,20 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import type { SelectQueryBuilder } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { testDialects } from '../../test/support/dialects';
 import { type DbHandle, migrate, openDb } from '.';
-import { jsonRows } from './json-rows';
+import { jsonRowsQuery, parseJsonRows } from './json-rows';
 import { insertReturningId, now } from './values';
+
+/** The rows of `query` as arrays of `columns`, read as one JSON array. */
+const jsonRows = async <Row>(
+  db: DbHandle['db'],
+  // biome-ignore lint/suspicious/noExplicitAny: any query whose rows have the columns
+  query: SelectQueryBuilder<any, any, Row>,
+  columns: readonly (keyof Row & string)[],
+) => parseJsonRows<unknown[]>(await jsonRowsQuery(db, query, columns).executeTakeFirst());
 
 describe.each(testDialects())('rows read as one JSON array on $name', (dialect) => {
   let handle: DbHandle;

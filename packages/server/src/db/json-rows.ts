@@ -2,22 +2,12 @@ import { MysqlAdapter, PostgresAdapter, type SelectQueryBuilder, sql } from 'kys
 import type { Db } from './index';
 
 /**
- * The rows of `query` as arrays of the named columns, in their order, read as one JSON array the database builds
- * (json_group_array, json_agg or JSON_ARRAYAGG). For lists read on every request with many narrow rows: the
- * drivers build one JavaScript object per row and column, which on SQLite costs twice the query itself, where one
- * JSON text is parsed at once (1,000 rows of four numbers: 1.3 ms as objects, 0.3 ms as JSON). The row order of
- * the query is not kept: sort what needs an order.
+ * A query answering the rows of `query` as arrays of the named columns, in their order, as one JSON array the
+ * database builds (json_group_array, json_agg or JSON_ARRAYAGG); `parseJsonRows` reads its one row. For lists read
+ * on every request with many narrow rows: the drivers build one JavaScript object per row and column, which on
+ * SQLite costs twice the query itself, where one JSON text is parsed at once (1,000 rows of four numbers: 1.3 ms
+ * as objects, 0.3 ms as JSON). The row order of the query is not kept: sort what needs an order.
  */
-export async function jsonRows<Row, const C extends readonly (keyof Row & string)[]>(
-  db: Db,
-  // biome-ignore lint/suspicious/noExplicitAny: any query whose rows have the columns
-  query: SelectQueryBuilder<any, any, Row>,
-  columns: C,
-): Promise<{ [I in keyof C]: Row[C[I]] }[]> {
-  return parseJsonRows(await jsonRowsQuery(db, query, columns).executeTakeFirst());
-}
-
-/** The query `jsonRows` runs: one row, its `json` column the rows of `query` as arrays of `columns`. */
 export function jsonRowsQuery<Row, const C extends readonly (keyof Row & string)[]>(
   db: Db,
   // biome-ignore lint/suspicious/noExplicitAny: any query whose rows have the columns
@@ -35,7 +25,7 @@ export function jsonRowsQuery<Row, const C extends readonly (keyof Row & string)
   return db.selectFrom(query.as('rows')).select(array.as('json'));
 }
 
-/** The rows of the one row a `jsonRowsQuery` answers. */
+/** The rows (arrays of the columns) of the one row a `jsonRowsQuery` answers. */
 export function parseJsonRows<T>(row: unknown): T[] {
   const json = (row as { json?: unknown } | undefined)?.json;
   // PostgreSQL's driver parses JSON; SQLite and MariaDB answer its text.

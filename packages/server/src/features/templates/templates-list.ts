@@ -1,6 +1,7 @@
 import type { TemplateLastTask } from '@signalbox/contracts';
 import type { Db } from '../../db';
-import { jsonRows } from '../../db/json-rows';
+import { compiledOnce } from '../../db/compiled-once';
+import { jsonRowsQuery, parseJsonRows } from '../../db/json-rows';
 import { jsonArrayParts, Kept, KeptJoins } from '../../lib/kept';
 import { driftStatuses } from '../../tasks/terraform-plans.store';
 import { commitCheckSchedulesOf } from '../schedules';
@@ -72,23 +73,33 @@ type Head = {
 
 /** Each template's revision and task counters, its last task's revision and starter: one narrow indexed read. */
 async function readHeads(db: Db, projectId: number, viewId?: number): Promise<Head[]> {
-  let q = db
-    .selectFrom('template')
-    .leftJoin('task', (join) =>
-      join.onRef('task.id', '=', 'template.last_task_id').on('task.project_id', '=', projectId),
-    )
-    .leftJoin('user', 'user.id', 'task.user_id')
-    .select([
-      'template.id',
-      'template.rev',
-      'template.task_count',
-      'template.last_task_id',
-      'task.rev as task_rev',
-      'user.name as user_name',
-    ])
-    .where('template.project_id', '=', projectId);
-  if (viewId !== undefined) q = q.where('template.view_id', '=', viewId);
-  const rows = await jsonRows(db, q, ['id', 'rev', 'task_count', 'last_task_id', 'task_rev', 'user_name']);
+  const columns = ['id', 'rev', 'task_count', 'last_task_id', 'task_rev', 'user_name'] as const;
+  const build = () => {
+    let q = db
+      .selectFrom('template')
+      .leftJoin('task', (join) =>
+        join.onRef('task.id', '=', 'template.last_task_id').on('task.project_id', '=', projectId),
+      )
+      .leftJoin('user', 'user.id', 'task.user_id')
+      .select([
+        'template.id',
+        'template.rev',
+        'template.task_count',
+        'template.last_task_id',
+        'task.rev as task_rev',
+        'user.name as user_name',
+      ])
+      .where('template.project_id', '=', projectId);
+    if (viewId !== undefined) q = q.where('template.view_id', '=', viewId);
+    return jsonRowsQuery(db, q, columns);
+  };
+  // Read on every list request: its SQL is built once per shape (a view's list or the whole project's).
+  const parameters = viewId === undefined ? [projectId, projectId] : [projectId, projectId, viewId];
+  const key = viewId === undefined ? 'template heads' : 'template heads of a view';
+  const result = await db.executeQuery(compiledOnce(db, key, parameters, build));
+  const rows = parseJsonRows<[number, number, number | string, number | null, number | null, string | null]>(
+    result.rows[0],
+  );
   return rows.map(([id, rev, task_count, last_task_id, task_rev, user_name]) => ({
     id,
     rev,
