@@ -1,12 +1,36 @@
 import i18next from 'i18next';
 
-const locale = () => (i18next.language === 'en' ? undefined : i18next.language);
+type Style = 'dateTime' | 'shortDate' | 'shortTime';
+
+const STYLES: Record<Style, Intl.DateTimeFormatOptions> = {
+  dateTime: { dateStyle: 'medium', timeStyle: 'medium' },
+  shortDate: { dateStyle: 'short' },
+  shortTime: { timeStyle: 'short' },
+};
+
+/**
+ * One formatter per language and style, made once: `toLocaleString` and its kin build a new Intl.DateTimeFormat on
+ * every call (locale data, patterns), which made dates most of the work of drawing a list of a few hundred rows.
+ * Each formats as the `toLocale…String` call with the same language and options would.
+ */
+const formatters = new Map<string, Intl.DateTimeFormat>();
+
+function formatter(style: Style): Intl.DateTimeFormat {
+  const language = i18next.language === 'en' ? undefined : i18next.language;
+  const key = `${language ?? ''}|${style}`;
+  let format = formatters.get(key);
+  if (!format) {
+    format = new Intl.DateTimeFormat(language, STYLES[style]);
+    formatters.set(key, format);
+  }
+  return format;
+}
 
 export function formatDateTime(value: string | null | undefined): string {
   if (!value) return '—';
   const date = new Date(value);
   if (Number.isNaN(date.getTime())) return '—';
-  return date.toLocaleString(locale(), { dateStyle: 'medium', timeStyle: 'medium' });
+  return formatter('dateTime').format(date);
 }
 
 /** A short date and a short time (no seconds) in the reader's language, apart, for narrow columns; null if none. */
@@ -14,10 +38,7 @@ export function shortDateAndTime(value: string | null | undefined): [date: strin
   if (!value) return null;
   const date = new Date(value);
   if (Number.isNaN(date.getTime())) return null;
-  return [
-    date.toLocaleDateString(locale(), { dateStyle: 'short' }),
-    date.toLocaleTimeString(locale(), { timeStyle: 'short' }),
-  ];
+  return [formatter('shortDate').format(date), formatter('shortTime').format(date)];
 }
 
 /** Duration between two times as h:mm:ss (or m:ss); a running task counts up to `now`. */
