@@ -1,40 +1,19 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { testDialects } from '../../test/support/dialects';
-import { type DbHandle, migrate, openDb } from '.';
+import { insertProjects, migratedDb } from '../../test/support/migrated-db';
+import type { DbHandle } from '.';
 import { compiledOnce } from './compiled-once';
-import { insertReturningId, now } from './values';
 
 describe.each(testDialects())('reads compiled once per shape on $name', (dialect) => {
   let handle: DbHandle;
-  let dataDir: string;
-  let drop: () => Promise<void>;
+  let close: (() => Promise<void>) | undefined;
   const ids: number[] = [];
 
   beforeAll(async () => {
-    dataDir = mkdtempSync(join(tmpdir(), 'signalbox-compiled-once-'));
-    const database = await dialect.create(dataDir);
-    drop = database.drop;
-    handle = openDb(database.url);
-    await migrate(handle);
-    for (const name of ['one', 'two', 'three', 'four'])
-      ids.push(
-        await insertReturningId(handle.db, handle.dialect, 'project', {
-          name,
-          type: '',
-          created: now(),
-          alert: 0,
-          max_parallel_tasks: 0,
-        }),
-      );
+    ({ handle, close } = await migratedDb(dialect, 'compiled-once'));
+    ids.push(...(await insertProjects(handle, ['one', 'two', 'three', 'four'])));
   });
-  afterAll(async () => {
-    await handle?.destroy();
-    await drop?.();
-    rmSync(dataDir, { recursive: true, force: true });
-  });
+  afterAll(async () => close?.());
 
   /** Project names above an id, up to a count: run through compiledOnce, counting the builds. */
   const namesAbove = async (key: string, above: number, limit: number, parameters = [above, limit]) => {

@@ -1,12 +1,9 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import type { SelectQueryBuilder } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { testDialects } from '../../test/support/dialects';
-import { type DbHandle, migrate, openDb } from '.';
+import { insertProjects, migratedDb } from '../../test/support/migrated-db';
+import type { DbHandle } from '.';
 import { jsonRowsQuery, parseJsonRows } from './json-rows';
-import { insertReturningId, now } from './values';
 
 /** The rows of `query` as arrays of `columns`, read as one JSON array. */
 const jsonRows = async <Row>(
@@ -18,33 +15,20 @@ const jsonRows = async <Row>(
 
 describe.each(testDialects())('rows read as one JSON array on $name', (dialect) => {
   let handle: DbHandle;
-  let dataDir: string;
-  let drop: () => Promise<void>;
+  let close: (() => Promise<void>) | undefined;
   const names = ['plain', 'Ünïcödé ✓ 🚀', 'quote " back\\slash \n new line', "it's"];
   const ids: number[] = [];
 
   beforeAll(async () => {
-    dataDir = mkdtempSync(join(tmpdir(), 'signalbox-json-rows-'));
-    const database = await dialect.create(dataDir);
-    drop = database.drop;
-    handle = openDb(database.url);
-    await migrate(handle);
-    for (const [i, name] of names.entries())
-      ids.push(
-        await insertReturningId(handle.db, handle.dialect, 'project', {
-          name,
-          type: '',
-          created: now(),
-          alert: i % 2,
-          max_parallel_tasks: i === 0 ? 2_147_483_647 : i,
-        }),
-      );
+    ({ handle, close } = await migratedDb(dialect, 'json-rows'));
+    ids.push(
+      ...(await insertProjects(handle, names, (i) => ({
+        alert: i % 2,
+        max_parallel_tasks: i === 0 ? 2_147_483_647 : i,
+      }))),
+    );
   });
-  afterAll(async () => {
-    await handle?.destroy();
-    await drop?.();
-    rmSync(dataDir, { recursive: true, force: true });
-  });
+  afterAll(async () => close?.());
 
   it('answers the same values as the rows read one object each, nulls and any text included', async () => {
     const { db } = handle;

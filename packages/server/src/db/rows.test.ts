@@ -1,40 +1,19 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { testDialects } from '../../test/support/dialects';
-import { type DbHandle, migrate, openDb } from '.';
+import { insertProjects, migratedDb } from '../../test/support/migrated-db';
+import type { DbHandle } from '.';
 import { deleteRows, findRow, listRows, updateRows } from './rows';
-import { insertReturningId, now } from './values';
 
 describe.each(testDialects())('rows picked by a key on $name', (dialect) => {
   let handle: DbHandle;
-  let dataDir: string;
-  let drop: () => Promise<void>;
+  let close: (() => Promise<void>) | undefined;
   const ids: number[] = [];
 
   beforeAll(async () => {
-    dataDir = mkdtempSync(join(tmpdir(), 'signalbox-rows-'));
-    const database = await dialect.create(dataDir);
-    drop = database.drop;
-    handle = openDb(database.url);
-    await migrate(handle);
-    for (const name of ['alpha', 'beta', 'gamma'])
-      ids.push(
-        await insertReturningId(handle.db, handle.dialect, 'project', {
-          name,
-          type: '',
-          created: now(),
-          alert: 0,
-          max_parallel_tasks: 0,
-        }),
-      );
+    ({ handle, close } = await migratedDb(dialect, 'rows'));
+    ids.push(...(await insertProjects(handle, ['alpha', 'beta', 'gamma'])));
   });
-  afterAll(async () => {
-    await handle?.destroy();
-    await drop?.();
-    rmSync(dataDir, { recursive: true, force: true });
-  });
+  afterAll(async () => close?.());
 
   it('finds, lists, updates and deletes exactly the rows the key names', async () => {
     const [alpha, beta, gamma] = ids as [number, number, number];

@@ -1,29 +1,18 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { testDialects } from '../../test/support/dialects';
-import { type DbHandle, migrate, openDb } from '.';
+import { migratedDb } from '../../test/support/migrated-db';
+import type { DbHandle } from '.';
 import { afterCommit, transaction } from './transaction';
 import { now } from './values';
 
 describe.each(testDialects())('transaction with after-commit hooks on $name', (dialect) => {
   let handle: DbHandle;
-  let dataDir: string;
-  let drop: () => Promise<void>;
+  let close: (() => Promise<void>) | undefined;
 
   beforeAll(async () => {
-    dataDir = mkdtempSync(join(tmpdir(), 'signalbox-trx-'));
-    const database = await dialect.create(dataDir);
-    drop = database.drop;
-    handle = openDb(database.url);
-    await migrate(handle);
+    ({ handle, close } = await migratedDb(dialect, 'trx'));
   });
-  afterAll(async () => {
-    await handle?.destroy();
-    await drop?.();
-    rmSync(dataDir, { recursive: true, force: true });
-  });
+  afterAll(async () => close?.());
 
   const names = async () =>
     (await handle.db.selectFrom('project').select('name').orderBy('id').execute()).map((r) => r.name);
