@@ -286,32 +286,23 @@ export type TaskPage = {
   before?: number;
 };
 
-/** Which filters a page has (the shape of its query) and the values `taskPageIds` takes, in its order. */
-function taskPageShape(projectId: number, opts: TaskPage) {
-  const parameters: unknown[] = [projectId];
-  let key = '';
-  if (opts.templateId) {
-    key += 't';
-    parameters.push(opts.templateId);
-  }
-  if (opts.status) {
-    key += 's';
-    parameters.push(opts.status);
-  }
-  if (opts.before !== undefined) {
-    key += 'b';
-    parameters.push(opts.before);
-  }
-  parameters.push(opts.limit, opts.offset ?? 0);
-  return { key, parameters };
+/** The conditions a page puts on the project's tasks besides the project, in the order its query applies them. */
+function pageFilters(opts: TaskPage) {
+  const filters: {
+    column: 'task.template_id' | 'task.status' | 'task.id';
+    op: '=' | '<';
+    value: number | string;
+  }[] = [];
+  if (opts.templateId) filters.push({ column: 'task.template_id', op: '=', value: opts.templateId });
+  if (opts.status) filters.push({ column: 'task.status', op: '=', value: opts.status });
+  if (opts.before !== undefined) filters.push({ column: 'task.id', op: '<', value: opts.before });
+  return filters;
 }
 
 /** The ids of a page of the project's tasks, found on the task table alone (an index walk, however deep the offset). */
 function taskPageIds(db: Db, projectId: number, opts: TaskPage) {
   let ids = db.selectFrom('task').select('task.id').where('task.project_id', '=', projectId);
-  if (opts.templateId) ids = ids.where('task.template_id', '=', opts.templateId);
-  if (opts.status) ids = ids.where('task.status', '=', opts.status);
-  if (opts.before !== undefined) ids = ids.where('task.id', '<', opts.before);
+  for (const f of pageFilters(opts)) ids = ids.where(f.column, f.op, f.value);
   return ids
     .orderBy('task.id', 'desc')
     .limit(opts.limit)
@@ -357,13 +348,14 @@ export async function listTaskHeads(db: Db, projectId: number, opts: TaskPage) {
         ]),
       columns,
     );
-  // Read on every list request: its SQL is built once per shape (which filters the page has).
-  const { key, parameters } = taskPageShape(projectId, opts);
-  const result = await db.executeQuery(compiledOnce(db, `task heads ${key}`, parameters, build));
+  // Read on every list request: its SQL is built once per shape (which filters the page has), and run with the
+  // values of the page's query in their order.
+  const filters = pageFilters(opts);
+  const shape = `task heads ${filters.map((f) => f.column + f.op).join(' ')}`;
+  const parameters = [projectId, ...filters.map((f) => f.value), opts.limit, opts.offset ?? 0];
+  const result = await db.executeQuery(compiledOnce(db, shape, parameters, build));
   // As the database gave them (no object per task): the rows of one JSON array, whose order it does not keep.
-  const heads = parseJsonRows<TaskHead>(result.rows[0]);
-  const newestFirst = heads.every((h, i) => i === 0 || h[0] < (heads[i - 1]?.[0] ?? 0));
-  return newestFirst ? heads : heads.sort((a, b) => b[0] - a[0]);
+  return parseJsonRows<TaskHead>(result.rows[0]).sort((a, b) => b[0] - a[0]);
 }
 
 /**
