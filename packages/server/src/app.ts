@@ -108,7 +108,12 @@ export async function buildApp(
       },
     },
   });
-  const handle = options.db ?? openDb(config.dbUrl, { log: app.log });
+  const handle =
+    options.db ??
+    openDb(config.dbUrl, {
+      log: app.log,
+      preparedStatements: config.dbPreparedStatements,
+    });
   await migrate(handle);
   const secretKey = loadSecretKey(config.secretKey, config.dataDir);
   const box = createSecretBox(secretKey);

@@ -159,6 +159,7 @@ const variables = {
   host: [z.string().default('0.0.0.0'), 'SIGNALBOX_HOST', 'SEMAPHORE_INTERFACE'],
   dataDir: [z.string().default('./data'), 'SIGNALBOX_DATA_DIR'],
   dbUrl: [z.string().optional(), 'SIGNALBOX_DB_URL'],
+  dbPreparedStatements: [bool.default(true), 'SIGNALBOX_DB_PREPARED_STATEMENTS'],
   webRoot: [z.string().default(''), 'SIGNALBOX_WEB_ROOT', 'SEMAPHORE_WEB_ROOT'],
   adminLogin: [z.string().optional(), 'SIGNALBOX_ADMIN_LOGIN', 'SEMAPHORE_ADMIN'],
   adminPassword: [z.string().optional(), 'SIGNALBOX_ADMIN_PASSWORD', 'SEMAPHORE_ADMIN_PASSWORD'],

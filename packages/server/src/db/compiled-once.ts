@@ -1,5 +1,6 @@
 import { type Compilable, CompiledQuery } from 'kysely';
 import type { Db } from './index';
+import { namePrepared } from './prepared';
 
 /** The SQL of each shape of read, per database (its dialect writes it). */
 const sqlByDb = new WeakMap<Db, Map<string, string>>();
@@ -16,6 +17,8 @@ const sameValues = (a: readonly unknown[], b: readonly unknown[]) =>
  * SQLite statement itself for a task list page. `key` names the shape (which optional conditions it has);
  * `parameters` are this call's values in the order the built query takes them, checked against the first compile
  * of the shape, so a shape whose parameters come in another order is compiled anew every time rather than run wrong.
+ * On PostgreSQL the kept SQL runs as a named prepared statement (see `namePrepared`): values that change the plan's
+ * shape (a LIMIT, whose generic plan PostgreSQL estimates at a tenth of the table) belong in the SQL and the key.
  */
 export function compiledOnce(
   db: Db,
@@ -31,6 +34,9 @@ export function compiledOnce(
   const sql = shapes.get(key);
   if (sql !== undefined) return CompiledQuery.raw(sql, [...parameters]);
   const compiled = build().compile();
-  if (sameValues(compiled.parameters, parameters) && shapes.size < MAX_SHAPES) shapes.set(key, compiled.sql);
+  if (sameValues(compiled.parameters, parameters) && shapes.size < MAX_SHAPES) {
+    shapes.set(key, compiled.sql);
+    namePrepared(compiled.sql);
+  }
   return compiled;
 }

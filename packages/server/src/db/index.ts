@@ -45,6 +45,7 @@ import { terraformStates } from './migrations/0026-terraform-states';
 import { templateTaskCounters } from './migrations/0027-template-task-counters';
 import { taskEnvironmentOverride } from './migrations/0028-task-environment-override';
 import { rowRevisions } from './migrations/0029-row-revisions';
+import { preparedName } from './prepared';
 import { retryReads } from './read-retry';
 import type { Database } from './tables';
 import { describeDbError, isConnectionLoss } from './unavailable';
@@ -89,7 +90,7 @@ function lostConnectionWarning(log: DbLog) {
  * that error, which makes pg-pool close it (the server's "terminating connection" message can arrive before the
  * socket closes, while the client still looks queryable).
  */
-async function postgresPool(url: string, log: DbLog): Promise<PostgresPool> {
+async function postgresPool(url: string, log: DbLog, prepared: boolean): Promise<PostgresPool> {
   const { default: pg } = await import('pg');
   const pool = new pg.Pool({ connectionString: url, max: POOL_SIZE });
   const lost = lostConnectionWarning(log);
@@ -108,8 +109,13 @@ async function postgresPool(url: string, log: DbLog): Promise<PostgresPool> {
         void cancelBackend(url, (client as { processID?: number }).processID, log);
       };
       const query = async (sql: string, parameters: readonly unknown[]) => {
+        const name = prepared ? preparedName(sql) : undefined;
+        const run = () =>
+          name === undefined
+            ? client.query(sql, [...parameters])
+            : client.query({ name, text: sql, values: [...parameters] });
         try {
-          return await stoppableRead(sql, () => client.query(sql, [...parameters]), cancel);
+          return await stoppableRead(sql, run, cancel);
         } catch (err) {
           if (isConnectionLoss(err)) broken = err as Error;
           throw err;
@@ -220,12 +226,24 @@ export function withStatementCache(sqlite: SQLite.Database, size = STATEMENT_CAC
   };
 }
 
+/** How `openDb` opens a database. */
+export type DbOptions = {
+  /** Where lost connections are reported. */
+  log?: DbLog;
+  /**
+   * PostgreSQL: run the reads served on every request as named prepared statements, planned once per connection
+   * (default). Off behind a pooler that hands one session's statements to another (PgBouncer in transaction mode
+   * before 1.21, or without `max_prepared_statements`).
+   */
+  preparedStatements?: boolean;
+};
+
 /**
  * Opens the database named by the URL: sqlite://<path>, postgres://…, mysql://… On PostgreSQL and MariaDB a read
  * outside a transaction that meets a lost connection runs again on a new one (see retryReads). Their drivers are
  * loaded when the first query needs a connection: a SQLite server never loads them.
  */
-export function openDb(url: string, options: { log?: DbLog } = {}): DbHandle {
+export function openDb(url: string, options: DbOptions = {}): DbHandle {
   const dialect = dialectOf(url);
   const log = options.log ?? defaultLog();
   let db: Db;
@@ -239,7 +257,10 @@ export function openDb(url: string, options: { log?: DbLog } = {}): DbHandle {
     db = new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(sqlite) }) });
   } else if (dialect === 'postgres') {
     db = new Kysely<Database>({
-      dialect: retryReads(new PostgresDialect({ pool: () => postgresPool(url, log) }), POOL_SIZE),
+      dialect: retryReads(
+        new PostgresDialect({ pool: () => postgresPool(url, log, options.preparedStatements ?? true) }),
+        POOL_SIZE,
+      ),
     });
   } else {
     db = new Kysely<Database>({

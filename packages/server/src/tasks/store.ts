@@ -1,5 +1,5 @@
 import type { PlanSummary } from '@signalbox/contracts';
-import type { Insertable, Selectable, Updateable } from 'kysely';
+import { type Insertable, type Selectable, sql, type Updateable } from 'kysely';
 import type { Db, Dialect } from '../db';
 import { compiledOnce } from '../db/compiled-once';
 import { jsonRowsQuery, parseJsonRows } from '../db/json-rows';
@@ -299,15 +299,22 @@ function pageFilters(opts: TaskPage) {
   return filters;
 }
 
+/**
+ * A page's size, written into its SQL rather than passed as a value: PostgreSQL plans a prepared statement's
+ * `LIMIT $n` for a tenth of the table, and then keeps planning it anew for each request (the same cost as the read).
+ */
+function pageLimit(limit: number) {
+  if (!Number.isSafeInteger(limit) || limit < 0)
+    throw new TypeError(`a page size is a whole number, not ${limit}`);
+  return sql.lit(limit);
+}
+
 /** The ids of a page of the project's tasks, found on the task table alone (an index walk, however deep the offset). */
 function taskPageIds(db: Db, projectId: number, opts: TaskPage) {
   let ids = db.selectFrom('task').select('task.id').where('task.project_id', '=', projectId);
   for (const f of pageFilters(opts)) ids = ids.where(f.column, f.op, f.value);
-  return ids
-    .orderBy('task.id', 'desc')
-    .limit(opts.limit)
-    .offset(opts.offset ?? 0)
-    .as('page');
+  const page = ids.orderBy('task.id', 'desc').limit(pageLimit(opts.limit));
+  return (opts.offset ? page.offset(opts.offset) : page).as('page');
 }
 
 /**
@@ -351,8 +358,8 @@ export async function listTaskHeads(db: Db, projectId: number, opts: TaskPage) {
   // Read on every list request: its SQL is built once per shape (which filters the page has), and run with the
   // values of the page's query in their order.
   const filters = pageFilters(opts);
-  const shape = `task heads ${filters.map((f) => f.column + f.op).join(' ')}`;
-  const parameters = [projectId, ...filters.map((f) => f.value), opts.limit, opts.offset ?? 0];
+  const shape = `task heads ${filters.map((f) => f.column + f.op).join(' ')} limit ${opts.limit}${opts.offset ? ' offset' : ''}`;
+  const parameters = [projectId, ...filters.map((f) => f.value), ...(opts.offset ? [opts.offset] : [])];
   const result = await db.executeQuery(compiledOnce(db, shape, parameters, build));
   // As the database gave them (no object per task): the rows of one JSON array, whose order it does not keep.
   return parseJsonRows<TaskHead>(result.rows[0]).sort((a, b) => b[0] - a[0]);

@@ -1,0 +1,118 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { sql } from 'kysely';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { testDialects } from '../../../test/support/dialects';
+import { insertProjects, migratedDb } from '../../../test/support/migrated-db';
+import { insertTemplate, taskRow } from '../../../test/support/task-fixtures';
+import { type Db, type DbHandle, openDb } from '../../db';
+import { insertReturningId } from '../../db/values';
+import { listTaskHeads } from '../../tasks/store';
+
+describe.each(testDialects())('a page of task heads on $name', (dialect) => {
+  let handle: DbHandle;
+  let close: (() => Promise<void>) | undefined;
+  let projectId: number;
+  const taskIds: number[] = [];
+
+  beforeAll(async () => {
+    ({ handle, close } = await migratedDb(dialect, 'task-heads'));
+    [projectId] = await insertProjects(handle, ['heads']);
+    const templateId = await insertTemplate(handle, projectId!);
+    for (let i = 0; i < 7; i++)
+      taskIds.push(
+        await insertReturningId(handle.db, handle.dialect, 'task', taskRow(projectId!, templateId)),
+      );
+  });
+  afterAll(async () => close?.());
+
+  const idsOf = async (page: Parameters<typeof listTaskHeads>[2]) =>
+    (await listTaskHeads(handle.db, projectId, page)).map((head) => head[0]);
+
+  it('answers each size, offset and boundary of page with its own tasks, newest first', async () => {
+    const newest = [...taskIds].reverse();
+    expect(await idsOf({ limit: 3 })).toEqual(newest.slice(0, 3));
+    expect(await idsOf({ limit: 2 })).toEqual(newest.slice(0, 2));
+    expect(await idsOf({ limit: 3, offset: 3 })).toEqual(newest.slice(3, 6));
+    expect(await idsOf({ limit: 3, offset: 6 })).toEqual(newest.slice(6));
+    expect(await idsOf({ limit: 3, before: newest[1] })).toEqual(newest.slice(2, 5));
+    expect(await idsOf({ limit: 0 })).toEqual([]);
+  });
+
+  it('refuses a page size that is not a whole number rather than write it into the SQL', async () => {
+    for (const limit of [1.5, -1, Number.NaN, Number.POSITIVE_INFINITY])
+      await expect(listTaskHeads(handle.db, projectId, { limit })).rejects.toThrow(/whole number/);
+  });
+});
+
+const postgres = testDialects().find((d) => d.name === 'postgres');
+
+/** Runs only where PostgreSQL is configured: prepared statements and their plans are that database's. */
+describe.runIf(postgres)('task pages on PostgreSQL', () => {
+  const opened: { handle: DbHandle; drop: () => Promise<void> }[] = [];
+  const dataDir = mkdtempSync(join(tmpdir(), 'signalbox-task-heads-pg-'));
+  afterAll(async () => {
+    for (const { handle, drop } of opened) {
+      await handle.destroy();
+      await drop();
+    }
+    rmSync(dataDir, { recursive: true, force: true });
+  });
+
+  /** A database with one project of 1 + `copies` tasks, opened with the given prepared-statement setting. */
+  async function database(preparedStatements: boolean, copies: number) {
+    const created = await postgres!.create(dataDir);
+    // Made from the migrated template database.
+    const seed = openDb(created.url);
+    const [projectId] = await insertProjects(seed, ['plans']);
+    const templateId = await insertTemplate(seed, projectId!);
+    // At 20,000 tasks a plan for a tenth of the table (a hash of every task) costs more than walking the index.
+    const first = await insertReturningId(seed.db, 'postgres', 'task', taskRow(projectId!, templateId));
+    await sql`insert into task (project_id, template_id, status, message, created, playbook, environment, params,
+        debug, dry_run, diff)
+      select project_id, template_id, status, message, created, playbook, environment, params, debug, dry_run, diff
+      from task, generate_series(1, ${copies}) where task.id = ${first}`.execute(seed.db);
+    await sql`analyze task`.execute(seed.db);
+    await seed.destroy();
+    const handle = openDb(created.url, { preparedStatements });
+    opened.push({ handle, drop: created.drop });
+    return { handle, projectId: projectId! };
+  }
+
+  /** The plans counted for the statements this connection prepared (PostgreSQL's own view of its session). */
+  const preparedOn = async (db: Db) =>
+    (
+      await sql<{ statement: string; generic_plans: string; custom_plans: string }>`
+        select statement, generic_plans, custom_plans from pg_prepared_statements`.execute(db)
+    ).rows.map((r) => ({
+      ...r,
+      generic_plans: Number(r.generic_plans),
+      custom_plans: Number(r.custom_plans),
+    }));
+
+  it('plans a page of tasks once per connection: a prepared statement whose plan serves every page after', async () => {
+    const { handle, projectId } = await database(true, 20_000);
+    const plans = await handle.db.connection().execute(async (connection) => {
+      for (let i = 0; i < 12; i++) {
+        const heads = await listTaskHeads(connection, projectId, { limit: 10 });
+        expect(heads).toHaveLength(10);
+      }
+      return (await preparedOn(connection)).filter((p) => /\btask\b/.test(p.statement));
+    });
+    expect(plans).toHaveLength(1);
+    // PostgreSQL plans the first five runs for their values, then keeps one plan when it is as good: with the page
+    // size passed as a value it estimates a tenth of the table and plans every run anew.
+    expect(plans[0]!.custom_plans).toBeLessThanOrEqual(5);
+    expect(plans[0]!.generic_plans).toBeGreaterThanOrEqual(6);
+  });
+
+  it('prepares nothing when prepared statements are turned off', async () => {
+    const { handle, projectId } = await database(false, 20);
+    const prepared = await handle.db.connection().execute(async (connection) => {
+      for (let i = 0; i < 3; i++) await listTaskHeads(connection, projectId, { limit: 10 });
+      return preparedOn(connection);
+    });
+    expect(prepared).toEqual([]);
+  });
+});
