@@ -18,16 +18,24 @@ export function jsonRowsQuery<Row, const C extends readonly (keyof Row & string)
   const refs = sql.join(columns.map((c) => sql.ref(`rows.${c}`)));
   const array =
     adapter instanceof PostgresAdapter
-      ? sql`coalesce(json_agg(json_build_array(${refs})), '[]'::json)`
+      ? sql`coalesce(json_agg(json_build_array(${refs})), '[]'::json)::text`
       : adapter instanceof MysqlAdapter
         ? sql`coalesce(json_arrayagg(json_array(${refs})), json_array())`
         : sql`json_group_array(json_array(${refs}))`;
   return db.selectFrom(query.as('rows')).select(array.as('json'));
 }
 
+/**
+ * The JSON text of the rows the one row of a `jsonRowsQuery` holds: the same text for the same rows in the same
+ * order, so a caller can tell rows unchanged without parsing them.
+ */
+export function jsonRowsText(row: unknown): string {
+  const json = (row as { json?: unknown } | undefined)?.json;
+  // Every database answers the text (PostgreSQL's is cast to it); a driver that parses JSON types gets it back.
+  return typeof json === 'string' ? json : JSON.stringify(json ?? []);
+}
+
 /** The rows (arrays of the columns) of the one row a `jsonRowsQuery` answers. */
 export function parseJsonRows<T>(row: unknown): T[] {
-  const json = (row as { json?: unknown } | undefined)?.json;
-  // PostgreSQL's driver parses JSON; SQLite and MariaDB answer its text.
-  return (typeof json === 'string' ? JSON.parse(json) : (json ?? [])) as T[];
+  return JSON.parse(jsonRowsText(row)) as T[];
 }

@@ -2,7 +2,7 @@ import type { PlanSummary } from '@signalbox/contracts';
 import { type Insertable, type Selectable, sql, type Updateable } from 'kysely';
 import type { Db, Dialect } from '../db';
 import { compiledOnce } from '../db/compiled-once';
-import { jsonRowsQuery, parseJsonRows } from '../db/json-rows';
+import { jsonRowsQuery, jsonRowsText } from '../db/json-rows';
 import type {
   AccessKeyTable,
   EnvironmentTable,
@@ -318,11 +318,11 @@ function taskPageIds(db: Db, projectId: number, opts: TaskPage) {
 }
 
 /**
- * A page of the project's tasks as a kept list checks it, newest first: each task's revision and status, and the
- * revision or name of everything else its view shows (its template, starter, runner and build task). Narrow: no
- * task column a view shows is read.
+ * A page of the project's tasks as a kept list checks it: each task's revision and status, and the revision or name
+ * of everything else its view shows (its template, starter, runner and build task), as the JSON text the database
+ * built (`parseTaskHeads` reads it). Narrow: no task column a view shows is read. The same heads give the same text.
  */
-export async function listTaskHeads(db: Db, projectId: number, opts: TaskPage) {
+export async function readTaskHeads(db: Db, projectId: number, opts: TaskPage): Promise<string> {
   const columns = [
     'id',
     'rev',
@@ -361,12 +361,17 @@ export async function listTaskHeads(db: Db, projectId: number, opts: TaskPage) {
   const shape = `task heads ${filters.map((f) => f.column + f.op).join(' ')} limit ${opts.limit}${opts.offset ? ' offset' : ''}`;
   const parameters = [projectId, ...filters.map((f) => f.value), ...(opts.offset ? [opts.offset] : [])];
   const result = await db.executeQuery(compiledOnce(db, shape, parameters, build));
-  // As the database gave them (no object per task): the rows of one JSON array, whose order it does not keep.
-  return parseJsonRows<TaskHead>(result.rows[0]).sort((a, b) => b[0] - a[0]);
+  return jsonRowsText(result.rows[0]);
 }
 
 /**
- * A task of a page as `listTaskHeads` reads it: id, revision, status, its template's revision, its starter's and
+ * The heads of a page (`readTaskHeads`), newest first, as the database gave them (no object per task): the rows
+ * of one JSON array, whose order it does not keep.
+ */
+export const parseTaskHeads = (text: string) => (JSON.parse(text) as TaskHead[]).sort((a, b) => b[0] - a[0]);
+
+/**
+ * A task of a page as `readTaskHeads` reads it: id, revision, status, its template's revision, its starter's and
  * runner's names, its build task's revision and status.
  */
 export type TaskHead = readonly [

@@ -8,7 +8,7 @@ import { insertProjects, migratedDb } from '../../../test/support/migrated-db';
 import { insertTemplate, taskRow } from '../../../test/support/task-fixtures';
 import { type Db, type DbHandle, openDb } from '../../db';
 import { insertReturningId } from '../../db/values';
-import { listTaskHeads } from '../../tasks/store';
+import { parseTaskHeads, readTaskHeads } from '../../tasks/store';
 
 describe.each(testDialects())('a page of task heads on $name', (dialect) => {
   let handle: DbHandle;
@@ -27,8 +27,8 @@ describe.each(testDialects())('a page of task heads on $name', (dialect) => {
   });
   afterAll(async () => close?.());
 
-  const idsOf = async (page: Parameters<typeof listTaskHeads>[2]) =>
-    (await listTaskHeads(handle.db, projectId, page)).map((head) => head[0]);
+  const idsOf = async (page: Parameters<typeof readTaskHeads>[2]) =>
+    parseTaskHeads(await readTaskHeads(handle.db, projectId, page)).map((head) => head[0]);
 
   it('answers each size, offset and boundary of page with its own tasks, newest first', async () => {
     const newest = [...taskIds].reverse();
@@ -40,9 +40,23 @@ describe.each(testDialects())('a page of task heads on $name', (dialect) => {
     expect(await idsOf({ limit: 0 })).toEqual([]);
   });
 
+  it('gives the same text for the same heads and another once a task of the page changes', async () => {
+    const read = () => readTaskHeads(handle.db, projectId, { limit: 5 });
+    const before = await read();
+    expect(await read()).toBe(before);
+    await handle.db
+      .updateTable('task')
+      .set({ message: 'changed' })
+      .where('id', '=', taskIds.at(-2)!)
+      .execute();
+    const after = await read();
+    expect(after).not.toBe(before);
+    expect(await read()).toBe(after);
+  });
+
   it('refuses a page size that is not a whole number rather than write it into the SQL', async () => {
     for (const limit of [1.5, -1, Number.NaN, Number.POSITIVE_INFINITY])
-      await expect(listTaskHeads(handle.db, projectId, { limit })).rejects.toThrow(/whole number/);
+      await expect(readTaskHeads(handle.db, projectId, { limit })).rejects.toThrow(/whole number/);
   });
 });
 
@@ -95,7 +109,7 @@ describe.runIf(postgres)('task pages on PostgreSQL', () => {
     const { handle, projectId } = await database(true, 20_000);
     const plans = await handle.db.connection().execute(async (connection) => {
       for (let i = 0; i < 12; i++) {
-        const heads = await listTaskHeads(connection, projectId, { limit: 10 });
+        const heads = parseTaskHeads(await readTaskHeads(connection, projectId, { limit: 10 }));
         expect(heads).toHaveLength(10);
       }
       return (await preparedOn(connection)).filter((p) => /\btask\b/.test(p.statement));
@@ -110,7 +124,7 @@ describe.runIf(postgres)('task pages on PostgreSQL', () => {
   it('prepares nothing when prepared statements are turned off', async () => {
     const { handle, projectId } = await database(false, 20);
     const prepared = await handle.db.connection().execute(async (connection) => {
-      for (let i = 0; i < 3; i++) await listTaskHeads(connection, projectId, { limit: 10 });
+      for (let i = 0; i < 3; i++) await readTaskHeads(connection, projectId, { limit: 10 });
       return preparedOn(connection);
     });
     expect(prepared).toEqual([]);

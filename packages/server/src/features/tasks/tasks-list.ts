@@ -1,9 +1,10 @@
 import type { Db } from '../../db';
-import { jsonArrayParts, Kept, KeptJoins } from '../../lib/kept';
+import { jsonArrayParts, Kept } from '../../lib/kept';
 import {
   findTasksByIds,
   listedTasksByIds,
-  listTaskHeads,
+  parseTaskHeads,
+  readTaskHeads,
   type TaskHead,
   type TaskListRow,
   type TaskPage,
@@ -48,13 +49,16 @@ const MAX_KEPT_TASKS_BYTES = 32 * 1024 * 1024;
 /** The most the last joined answers of task pages may take (about 160 KB a page of 200). */
 const MAX_KEPT_PAGES_BYTES = 16 * 1024 * 1024;
 
+/** A page's last answer, with the text of the heads it was made for (see `readTaskHeads`). */
+type KeptPage = { heads: string; body: Buffer; nextBefore: number | null; bytes: number };
+
 /** What is kept, per database (ids are a database's own): each task's entry, and the last answer of each page. */
-const keptByDb = new WeakMap<Db, { entries: Kept<number, KeptTask>; pages: KeptJoins }>();
+const keptByDb = new WeakMap<Db, { entries: Kept<number, KeptTask>; pages: Kept<string, KeptPage> }>();
 
 function keptFor(db: Db) {
   let kept = keptByDb.get(db);
   if (!kept) {
-    kept = { entries: new Kept(MAX_KEPT_TASKS_BYTES), pages: new KeptJoins(MAX_KEPT_PAGES_BYTES) };
+    kept = { entries: new Kept(MAX_KEPT_TASKS_BYTES), pages: new Kept(MAX_KEPT_PAGES_BYTES) };
     keptByDb.set(db, kept);
   }
   return kept;
@@ -67,6 +71,9 @@ const pageKey = (projectId: number, p: TaskPage) =>
 /** An entry that shows what the engine says of a waiting task now (its own or its build's): made anew each time. */
 const showsWaiting = (h: TaskHead) => h[2] === 'waiting' || h[7] === 'waiting';
 
+/** Whether a page's heads may show a waiting task (a name that happens to be "waiting" only costs a rebuild). */
+const mayShowWaiting = (heads: string) => heads.includes('"waiting"');
+
 /**
  * Whether a kept entry still shows the task as the narrow read sees it now: the same revision of its row, and the
  * same revision or name of the template, starter, runner and build task it shows.
@@ -76,9 +83,11 @@ const sameMaking = (kept: TaskHead, now: TaskHead) =>
 
 /**
  * A page of the project's tasks (newest first) as the JSON bytes its answer sends, and the last id of a full page
- * (the cursor of the next page; null when the page is not full). Each task's entry is assembled from what was kept
- * while its row's revision (counted by the database on every change) and what else it shows hold: a list after a
- * change reads one narrow row per task and the full rows of what changed only, rather than every row again.
+ * (the cursor of the next page; null when the page is not full). The page's narrow read (`readTaskHeads`) comes
+ * first: the same heads as the page's last answer, none of them waiting, are that answer again (the very same
+ * bytes). Otherwise each task's entry is assembled from what was kept while its row's revision (counted by the
+ * database on every change) and what else it shows hold: a list after a change reads the full rows of what changed
+ * only, rather than every row again.
  */
 export async function tasksListBody(
   db: Db,
@@ -86,8 +95,12 @@ export async function tasksListBody(
   page: TaskPage,
   statusDetail: StatusDetail,
 ): Promise<{ body: Buffer; nextBefore: number | null }> {
-  const heads = await listTaskHeads(db, projectId, page);
+  const text = await readTaskHeads(db, projectId, page);
   const { entries: kept, pages } = keptFor(db);
+  const key = pageKey(projectId, page);
+  const last = pages.get(key);
+  if (last && last.heads === text && !mayShowWaiting(text)) return last;
+  const heads = parseTaskHeads(text);
   const bodies = new Map<number, Buffer>();
   const headOf = new Map<number, TaskHead>();
   const stale: number[] = [];
@@ -113,10 +126,14 @@ export async function tasksListBody(
   }
   // A task deleted between the two reads is not listed, as a list read a moment later would not list it.
   const listed = heads.map((h) => bodies.get(h[0])).filter((body) => body !== undefined);
-  const last = heads[heads.length - 1];
-  return {
-    // The same entries as the page's last answer (the very same kept bytes, in order) are that answer again.
-    body: pages.join(pageKey(projectId, page), jsonArrayParts(listed)),
-    nextBefore: last && heads.length === page.limit ? last[0] : null,
+  const oldest = heads[heads.length - 1];
+  const body = Buffer.concat(jsonArrayParts(listed));
+  const answer = {
+    heads: text,
+    body,
+    nextBefore: oldest && heads.length === page.limit ? oldest[0] : null,
+    bytes: body.length + text.length,
   };
+  pages.set(key, answer);
+  return answer;
 }
