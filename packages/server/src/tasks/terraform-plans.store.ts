@@ -10,6 +10,7 @@ import {
 } from '@signalbox/contracts';
 import type { Selectable } from 'kysely';
 import type { Db } from '../db';
+import { compiledOnce } from '../db/compiled-once';
 import type { Dialect } from '../db/dialect';
 import type { TaskPlanTable } from '../db/tables';
 import { now, parseJsonObject } from '../db/values';
@@ -358,11 +359,11 @@ export async function findDrift(
 
 /** The drift status of each checked template of a project. */
 export async function driftStatuses(db: Db, projectId: number): Promise<Map<number, string>> {
-  const rows = await db
-    .selectFrom('template_drift')
-    .select(['template_id', 'status'])
-    .where('project_id', '=', projectId)
-    .execute();
+  // Read on every templates list: built once, run with the project's id.
+  const query = compiledOnce(db, 'drift statuses', [projectId], () =>
+    db.selectFrom('template_drift').select(['template_id', 'status']).where('project_id', '=', projectId),
+  );
+  const { rows } = await db.executeQuery<{ template_id: number; status: string }>(query);
   return new Map(rows.map((r) => [r.template_id, r.status]));
 }
 

@@ -1,6 +1,7 @@
 import type { Schedule } from '@signalbox/contracts';
 import type { Insertable, Selectable, Updateable } from 'kysely';
 import type { Db, Dialect } from '../../db';
+import { compiledOnce } from '../../db/compiled-once';
 import type { ScheduleTable } from '../../db/tables';
 import { insertReturningId, toBool } from '../../db/values';
 import { answeredDefaultParams } from '../../tasks/run/default-params';
@@ -81,15 +82,18 @@ export function commitCheckSchedules(db: Db, templateId: number) {
 }
 
 /** Commit-check schedules of many templates at once (for template lists). */
-export function commitCheckSchedulesOf(db: Db, projectId: number) {
-  return db
-    .selectFrom('schedule')
-    .selectAll()
-    .where('project_id', '=', projectId)
-    .where('repository_id', 'is not', null)
-    .where('type', '<>', DRIFT_SCHEDULE)
-    .orderBy('id')
-    .execute();
+export async function commitCheckSchedulesOf(db: Db, projectId: number) {
+  // Read on every templates list: built once, run with the project's id.
+  const query = compiledOnce(db, 'commit-check schedules', [projectId, DRIFT_SCHEDULE], () =>
+    db
+      .selectFrom('schedule')
+      .selectAll()
+      .where('project_id', '=', projectId)
+      .where('repository_id', 'is not', null)
+      .where('type', '<>', DRIFT_SCHEDULE)
+      .orderBy('id'),
+  );
+  return (await db.executeQuery<Selectable<ScheduleTable>>(query)).rows;
 }
 
 /**
