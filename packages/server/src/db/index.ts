@@ -45,7 +45,7 @@ import { terraformStates } from './migrations/0026-terraform-states';
 import { templateTaskCounters } from './migrations/0027-template-task-counters';
 import { taskEnvironmentOverride } from './migrations/0028-task-environment-override';
 import { rowRevisions } from './migrations/0029-row-revisions';
-import { preparedName } from './prepared';
+import { PreparedOnConnection, preparedName } from './prepared';
 import { retryReads } from './read-retry';
 import type { Database } from './tables';
 import { describeDbError, isConnectionLoss } from './unavailable';
@@ -110,10 +110,11 @@ async function postgresPool(url: string, log: DbLog, prepared: boolean): Promise
       };
       const query = async (sql: string, parameters: readonly unknown[]) => {
         const name = prepared ? preparedName(sql) : undefined;
-        const run = () =>
-          name === undefined
-            ? client.query(sql, [...parameters])
-            : client.query({ name, text: sql, values: [...parameters] });
+        const run = async () => {
+          if (name === undefined) return client.query(sql, [...parameters]);
+          await keepPreparedBound(client, name);
+          return client.query({ name, text: sql, values: [...parameters] });
+        };
         try {
           return await stoppableRead(sql, run, cancel);
         } catch (err) {
@@ -129,6 +130,28 @@ async function postgresPool(url: string, log: DbLog, prepared: boolean): Promise
     },
     end: () => pool.end(),
   };
+}
+
+/** The named statements each pooled PostgreSQL connection holds. */
+const preparedOn = new WeakMap<object, PreparedOnConnection>();
+
+/**
+ * Keeps a connection's prepared statements within their bound before `name` runs on it: the least recently used
+ * one is deallocated in PostgreSQL and forgotten by node-postgres (which otherwise would only bind it again).
+ */
+async function keepPreparedBound(client: import('pg').PoolClient, name: string) {
+  let prepared = preparedOn.get(client);
+  if (!prepared) {
+    prepared = new PreparedOnConnection();
+    preparedOn.set(client, prepared);
+  }
+  const evicted = prepared.use(name);
+  if (evicted === undefined) return;
+  await client.query(`DEALLOCATE ${evicted}`);
+  // node-postgres's record of the statements parsed on its connection (not in its types).
+  delete (client.connection as unknown as { parsedStatements: Record<string, string> }).parsedStatements[
+    evicted
+  ];
 }
 
 /** Cancels the statement PostgreSQL backend `pid` runs, from a short-lived connection of its own. */

@@ -54,6 +54,14 @@ describe.each(testDialects())('a page of task heads on $name', (dialect) => {
     expect(await read()).toBe(after);
   });
 
+  it('answers right after a client has asked for more page sizes than the shapes kept', async () => {
+    const newest = [...taskIds].reverse();
+    // Each size is a shape of its own (written into the SQL): far more than are kept, so later ones compile anew.
+    for (let limit = 1; limit <= 300; limit++)
+      expect(await idsOf({ limit, offset: 1 })).toEqual(newest.slice(1, 1 + limit));
+    expect(await idsOf({ limit: 4, status: 'success' })).toEqual(newest.slice(0, 4));
+  });
+
   it('refuses a page size that is not a whole number rather than write it into the SQL', async () => {
     for (const limit of [1.5, -1, Number.NaN, Number.POSITIVE_INFINITY])
       await expect(readTaskHeads(handle.db, projectId, { limit })).rejects.toThrow(/whole number/);
@@ -119,6 +127,21 @@ describe.runIf(postgres)('task pages on PostgreSQL', () => {
     // size passed as a value it estimates a tenth of the table and plans every run anew.
     expect(plans[0]!.custom_plans).toBeLessThanOrEqual(5);
     expect(plans[0]!.generic_plans).toBeGreaterThanOrEqual(6);
+  });
+
+  it('keeps at most 32 statements prepared on a connection, deallocating the least recently used', async () => {
+    const { handle, projectId } = await database(true, 60);
+    const prepared = await handle.db.connection().execute(async (connection) => {
+      // 40 page sizes (each its own SQL), twice over: the first ones come back after they were deallocated.
+      for (let round = 0; round < 2; round++)
+        for (let limit = 1; limit <= 40; limit++) {
+          const heads = parseTaskHeads(await readTaskHeads(connection, projectId, { limit }));
+          expect(heads).toHaveLength(limit);
+        }
+      return preparedOn(connection);
+    });
+    expect(prepared.length).toBeGreaterThan(0);
+    expect(prepared.length).toBeLessThanOrEqual(32);
   });
 
   it('prepares nothing when prepared statements are turned off', async () => {
