@@ -147,11 +147,13 @@ async function keepPreparedBound(client: import('pg').PoolClient, name: string) 
   }
   const evicted = prepared.use(name);
   if (evicted === undefined) return;
+  // node-postgres's record of the statements parsed on its connection (not in its types): one whose parse failed
+  // was never prepared, and has nothing to deallocate.
+  const parsed = (client.connection as unknown as { parsedStatements: Record<string, string> })
+    .parsedStatements;
+  if (parsed[evicted] === undefined) return;
   await client.query(`DEALLOCATE ${evicted}`);
-  // node-postgres's record of the statements parsed on its connection (not in its types).
-  delete (client.connection as unknown as { parsedStatements: Record<string, string> }).parsedStatements[
-    evicted
-  ];
+  delete parsed[evicted];
 }
 
 /** Cancels the statement PostgreSQL backend `pid` runs, from a short-lived connection of its own. */
