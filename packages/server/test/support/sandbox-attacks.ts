@@ -23,7 +23,7 @@ export const poisonPaths = (t: AttackTargets) => ({
   /** In the task's HOME: the project's shared HOME when tasks run unconfined. */
   home: `sb-poison-${t.mark}`,
   tmp: `/tmp/sb-poison-${t.mark}`,
-  /** Inside each repository cache the task can reach. */
+  /** Inside each repository cache and each working copy kept for a next task that the task can reach. */
   cache: `sb-poison-${t.mark}`,
 });
 
@@ -58,6 +58,7 @@ echo poisoned > ${p.usr} 2>/dev/null && echo "WROTE usr"
 echo poisoned > "$HOME/${p.home}" 2>/dev/null && echo "WROTE home"
 echo poisoned > ${p.tmp} 2>/dev/null && echo "WROTE tmp"
 for r in "$DATA"/repos/*.git; do echo poisoned > "$r/${p.cache}" 2>/dev/null && echo "WROTE cache $r"; done
+for c in "$DATA"/repos/checkouts/*/*/; do echo poisoned > "\${c}${p.cache}" 2>/dev/null && echo "WROTE kept copy $c"; done
 echo "--- leftover"
 for m in $(grep ' - cgroup2 ' /proc/self/mountinfo | awk '{print $5}'); do
   echo $$ > "$m/cgroup.procs" 2>/dev/null && echo "MOVED to $m"
@@ -77,7 +78,7 @@ echo "ATTACK END"
 /** The Python attack: the same, in Python's own calls (no shell). */
 export function pythonAttack(t: AttackTargets): string {
   const p = poisonPaths(t);
-  return `import os, re, subprocess
+  return `import glob, os, re, subprocess
 print("ATTACK START", flush=True)
 DATA = ${JSON.stringify(t.dataDir)}
 def read(path, limit=4096):
@@ -142,6 +143,8 @@ write(os.path.join(os.environ.get("HOME", "/nonexistent"), ${JSON.stringify(p.ho
 write(${JSON.stringify(p.tmp)}, "tmp")
 for r in caches:
     write(os.path.join(r, ${JSON.stringify(p.cache)}), "cache " + r)
+for c in glob.glob(os.path.join(DATA, "repos", "checkouts", "*", "*", "")):
+    write(os.path.join(c, ${JSON.stringify(p.cache)}), "kept copy " + c)
 print("--- leftover")
 for line in read("/proc/self/mountinfo", 1_000_000).splitlines():
     if " - cgroup2 " in line:
@@ -178,8 +181,8 @@ export const ansibleAttack = () => `- hosts: all
 `;
 
 /**
- * What a later task of the same project prints: whatever the attack left where it would read it (its HOME, /tmp,
- * its repository's cache).
+ * What a later task of the same project and repository prints: whatever the attack left where it would read it
+ * (its HOME, /tmp, its repository's cache, its working copy: a copy of the one kept from the attack's clone).
  */
 export function laterTask(t: AttackTargets): string {
   const p = poisonPaths(t);
@@ -187,6 +190,7 @@ export function laterTask(t: AttackTargets): string {
 echo "LATER START"
 cat "$HOME/${p.home}" ${p.tmp} 2>/dev/null | sed 's/^/LATER READ /'
 for r in ${JSON.stringify(t.dataDir)}/repos/*.git; do cat "$r/${p.cache}" 2>/dev/null | sed 's/^/LATER READ /'; done
+cat "$(dirname "$0")/${p.cache}" 2>/dev/null | sed 's/^/LATER COPY READ /'
 echo "LATER END"
 `;
 }

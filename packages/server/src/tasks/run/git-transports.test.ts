@@ -3,7 +3,9 @@ import {
   existsSync,
   mkdirSync,
   mkdtempSync,
+  readdirSync,
   readFileSync,
+  readlinkSync,
   renameSync,
   rmSync,
   statSync,
@@ -302,12 +304,13 @@ describe('git commands of a checkout', () => {
     // A repository of this machine is listed by the server (a digest of its refs), not by ls-remote.
     const fetchedListing = () => readFileSync(join(dir, 'repos', 'repo_6.git', 'signalbox-fetched'), 'utf8');
     expect(fetchedListing()).toMatch(new RegExp(`^${url}\nrefs [0-9a-f]{64}\n$`));
-    // Nothing moved: no fetch (FETCH_HEAD untouched), the same commit, and git clones alone (no script's shell),
-    // still under the repository's own URL, borrowing the cache's objects.
+    // Nothing moved: no fetch (FETCH_HEAD untouched), the same commit, and no process at all: the task gets a copy
+    // of the working copy kept from the last clone, still under the repository's own URL, borrowing the cache's
+    // objects.
     const second = await checkout(url);
     expect(second.fetched).toBe(first.fetched);
     expect(second.co.hash).toBe(first.co.hash);
-    expect(commands).toEqual(['sh', 'git']);
+    expect(commands).toEqual(['sh']);
     expect(execFileSync('git', ['-C', second.target, 'remote', 'get-url', 'origin']).toString().trim()).toBe(
       url,
     );
@@ -317,6 +320,17 @@ describe('git commands of a checkout', () => {
     expect(readFileSync(join(second.target, 'run.sh'), 'utf8')).toBe(
       readFileSync(join(first.target, 'run.sh'), 'utf8'),
     );
+    // The copy is a working copy git knows as clean, and the task's own: what it changes, the next task never sees.
+    expect(execFileSync('git', ['-C', second.target, 'status', '--porcelain']).toString()).toBe('');
+    writeFileSync(join(second.target, 'run.sh'), 'echo poisoned\n');
+    writeFileSync(join(second.target, 'dropped.sh'), 'echo dropped\n');
+    const again = await checkout(url);
+    expect(commands).toEqual(['sh']);
+    expect(readFileSync(join(again.target, 'run.sh'), 'utf8')).toBe('echo one\n');
+    expect(existsSync(join(again.target, 'dropped.sh'))).toBe(false);
+    // The kept copy lies beside the caches, out of every task's sight (a task is shown its cache only).
+    const kept = join(dir, 'repos', 'checkouts', 'repo_6');
+    expect(readdirSync(kept).filter((name) => !name.endsWith('.ready'))).toHaveLength(1);
     // A new commit on the branch: fetched again, once, and checked out.
     commitFiles(remote, { 'run.sh': 'echo two\n' }, 'second');
     const third = await checkout(url);
@@ -325,9 +339,13 @@ describe('git commands of a checkout', () => {
       hash: execFileSync('git', ['-C', remote, 'rev-parse', 'HEAD']).toString().trim(),
       message: 'second',
     });
+    expect(readFileSync(join(third.target, 'run.sh'), 'utf8')).toBe('echo two\n');
     const fourth = await checkout(url);
     expect(fourth.fetched).toBe(third.fetched);
-    expect(commands).toEqual(['sh', 'git', 'sh', 'git']);
+    expect(readFileSync(join(fourth.target, 'run.sh'), 'utf8')).toBe('echo two\n');
+    expect(commands).toEqual(['sh', 'sh']);
+    // Only the copy of the last listing is kept.
+    expect(readdirSync(kept).filter((name) => !name.endsWith('.ready'))).toHaveLength(1);
     // The same refs under another URL are another remote's: fetched.
     const fifth = await checkout(`file://${remote}/`);
     expect(fifth.fetched).not.toBe(third.fetched);
@@ -341,6 +359,75 @@ describe('git commands of a checkout', () => {
     const seventh = await checkout(url);
     expect(seventh.co.hash).toBe(third.co.hash);
     expect(fetchedListing()).toContain(`${third.co.hash}\trefs/heads/main`);
+  });
+
+  it('copies the kept working copy as it is: links stay links, never followed, and the modes stay', async () => {
+    // More entries than are copied between two turns of the event loop.
+    const many = Object.fromEntries(
+      Array.from({ length: 300 }, (_, i) => [`many/${i % 7}/file-${i}.txt`, `${i}\n`]),
+    );
+    const remote = workRepo({ 'run.sh': 'echo hi\n', 'docs/readme.txt': 'text\n', ...many });
+    symlinkSync('/etc/hostname', join(remote, 'absolute-link'));
+    symlinkSync('../run.sh', join(remote, 'docs', 'relative-link'));
+    symlinkSync('/nonexistent/target', join(remote, 'dangling-link'));
+    symlinkSync('docs', join(remote, 'dir-link'));
+    commitFiles(remote, {}, 'links');
+    const dir = mkdtempSync(join(scratch, 'job-'));
+    const { job } = jobIn(checkoutDetails, systemProcesses, dir);
+    const repo = { id: 9, name: 'r', git_url: `file://${remote}`, git_branch: 'main', ssh_key_id: null };
+    const checkout = (target: string) =>
+      checkoutRepository(job, repo as RepositoryRow, {
+        branch: 'main',
+        commitHash: null,
+        target: join(dir, target),
+      });
+    await checkout('cloned');
+    await checkout('copied');
+    const copied = join(dir, 'copied');
+    expect(readlinkSync(join(copied, 'absolute-link'))).toBe('/etc/hostname');
+    expect(readlinkSync(join(copied, 'docs', 'relative-link'))).toBe('../run.sh');
+    expect(readlinkSync(join(copied, 'dangling-link'))).toBe('/nonexistent/target');
+    expect(readlinkSync(join(copied, 'dir-link'))).toBe('docs');
+    expect(statSync(join(copied, 'run.sh')).mode & 0o777).toBe(
+      statSync(join(dir, 'cloned', 'run.sh')).mode & 0o777,
+    );
+    expect(statSync(join(copied, 'run.sh')).mode & 0o100).toBe(0o100);
+    expect(readFileSync(join(copied, 'many', '3', 'file-290.txt'), 'utf8')).toBe('290\n');
+    // git sees the copy as the clone it stands for: nothing changed, nothing untracked.
+    expect(execFileSync('git', ['-C', copied, 'status', '--porcelain']).toString()).toBe('');
+  });
+
+  it('keeps no working copy of a repository that moved while git fetched and cloned it', async () => {
+    const remote = workRepo({ 'run.sh': 'echo one\n' });
+    const dir = mkdtempSync(join(scratch, 'job-'));
+    let moveDuringClone = true;
+    // A push lands while the checkout script runs: the clone may hold either commit, so it is not kept.
+    const pushing: typeof systemProcesses = {
+      run: (spec, target) => {
+        if (moveDuringClone) commitFiles(remote, { 'run.sh': 'echo two\n' }, 'pushed meanwhile');
+        moveDuringClone = false;
+        return systemProcesses.run(spec, target);
+      },
+      capture: (spec, input, opts) => systemProcesses.capture(spec, input, opts),
+    };
+    const { job } = jobIn(checkoutDetails, pushing, dir);
+    const repo = { id: 10, name: 'r', git_url: `file://${remote}`, git_branch: 'main', ssh_key_id: null };
+    await checkoutRepository(job, repo as RepositoryRow, {
+      branch: 'main',
+      commitHash: null,
+      target: join(dir, 'a'),
+    });
+    const kept = join(dir, 'repos', 'checkouts', 'repo_10');
+    expect(readdirSync(kept).filter((name) => name.endsWith('.ready'))).toEqual([]);
+    // The next task lists the moved repository: it fetches and clones again, and that copy is kept.
+    const co = await checkoutRepository(job, repo as RepositoryRow, {
+      branch: 'main',
+      commitHash: null,
+      target: join(dir, 'b'),
+    });
+    expect(co.message).toBe('pushed meanwhile');
+    expect(readFileSync(join(dir, 'b', 'run.sh'), 'utf8')).toBe('echo two\n');
+    expect(readdirSync(kept).filter((name) => name.endsWith('.ready'))).toHaveLength(1);
   });
 
   it("ends with the failed step and git's exit code, and keeps no file of it", async () => {

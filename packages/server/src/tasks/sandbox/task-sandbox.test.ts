@@ -142,12 +142,17 @@ describe.each(testDialects())('a hostile repository on $name', (dialect) => {
       rmSync(dataDir, { recursive: true, force: true });
     }, 60_000);
 
-    /** Runs a task of a new template of `playbook` (app `app`) of a new repository of `files`; its output. */
-    async function runOf(files: Record<string, string>, playbook: string, app: string) {
-      const repositoryId = await insertRepository(rows.rows, attackProject, {
-        git_url: `file://${gitRepo(files)}`,
-        name: `repo ${randomBytes(3).toString('hex')}`,
-      });
+    /**
+     * Runs a task of a new template of `playbook` (app `app`) of the repository `repositoryId`, or of a new one of
+     * `files`; its output.
+     */
+    async function runOf(files: Record<string, string>, playbook: string, app: string, repository?: number) {
+      const repositoryId =
+        repository ??
+        (await insertRepository(rows.rows, attackProject, {
+          git_url: `file://${gitRepo(files)}`,
+          name: `repo ${randomBytes(3).toString('hex')}`,
+        }));
       const templateId = await insertTemplate(rows.rows, attackProject, {
         repository_id: repositoryId,
         playbook,
@@ -165,7 +170,7 @@ describe.each(testDialects())('a hostile repository on $name', (dialect) => {
         120_000,
         `task ${id} to end`,
       );
-      return { status: ended.status, out: (await rows.outputOf(id)).join('\n') };
+      return { status: ended.status, out: (await rows.outputOf(id)).join('\n'), repositoryId };
     }
 
     /** One attacker's run: what it reached, by check. */
@@ -199,7 +204,8 @@ describe.each(testDialects())('a hostile repository on $name', (dialect) => {
       expect(done.status, done.out).toBe('success');
       const lines = done.out.split('\n');
       const leftover = sleepers(targets.sleepSeconds);
-      const later = await runOf(files, 'later.sh', 'bash');
+      // From the attacker's repository: its working copy is a copy of the one kept from the attack's clone.
+      const later = await runOf(files, 'later.sh', 'bash', done.repositoryId);
       expect(later.out).toContain('LATER END');
       return {
         'the secret key': done.out.includes(secretKey),
@@ -217,6 +223,7 @@ describe.each(testDialects())('a hostile repository on $name', (dialect) => {
         'a write to /usr': existsSync(poison.usr),
         'a file a later task reads (HOME, /tmp, the repository cache)':
           later.out.includes('LATER READ poisoned'),
+        "the working copy a later task's is copied from": later.out.includes('LATER COPY READ poisoned'),
         'a process left running after the task ended': leftover.length > 0,
       };
     }
