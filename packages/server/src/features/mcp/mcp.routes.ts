@@ -1,10 +1,28 @@
-import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import type { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { coded } from '@signalbox/contracts';
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import type { Deps } from '../../deps';
 import { unauthorized } from '../../lib/errors';
-import { buildMcpServer } from './mcp.tools';
+import type { buildMcpServer } from './mcp.tools';
 import { createTokenBuckets } from './mcp-rate-limit';
+
+type Mcp = { Transport: typeof StreamableHTTPServerTransport; build: typeof buildMcpServer };
+/**
+ * The MCP SDK (its server, its HTTP transport and the modules under them) and the tools, loaded by the first call:
+ * a server nobody asks over MCP keeps none of their code in memory.
+ */
+let mcp: Promise<Mcp> | null = null;
+const loadMcp = () =>
+  (mcp ??= Promise.all([
+    import('@modelcontextprotocol/sdk/server/streamableHttp.js'),
+    import('./mcp.tools'),
+  ]).then(
+    ([sdk, tools]) => ({ Transport: sdk.StreamableHTTPServerTransport, build: tools.buildMcpServer }),
+    (err) => {
+      mcp = null;
+      throw err;
+    },
+  ));
 
 /** A JSON-RPC error answered outside any request id (the SDK's own shape for transport-level refusals). */
 const rpcError = (message: string) => ({ jsonrpc: '2.0', error: { code: -32000, message }, id: null });
@@ -30,8 +48,9 @@ export function mcpRoutes(app: FastifyInstance, deps: Deps) {
         .status(429)
         .header('retry-after', String(wait))
         .send(rpcError(`Too many requests: try again in ${wait} seconds`));
-    const server = buildMcpServer(deps, { user, limits: request.tokenLimits, token });
-    const transport = new StreamableHTTPServerTransport({
+    const { Transport, build } = await loadMcp();
+    const server = build(deps, { user, limits: request.tokenLimits, token });
+    const transport = new Transport({
       sessionIdGenerator: undefined,
       enableJsonResponse: true,
     });
