@@ -98,6 +98,11 @@ describe.each(testDialects())('the task sandbox modes on $name', (dialect) => {
     expect(r.out).not.toContain('only the server reads this');
     expect(r.out.some((l) => l.includes('Permission denied'))).toBe(true);
     expect(r.out).toContain('written');
+    // The next run gets a copy of the working copy kept from that clone, made by the server: the task user's too.
+    const again = await runTask(p.h, p.owner, p.projectId, { template_id: tpl });
+    expect(again.done.status, again.out.join('\n')).toBe('success');
+    expect(again.out).toContain('uid 65534');
+    expect(again.out).toContain('written');
   });
 
   it('a task user that does not exist fails every task, naming it', async () => {
