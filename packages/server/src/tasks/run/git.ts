@@ -344,33 +344,36 @@ async function copyCheckout(job: Job, from: string, to: string) {
   job.handOver(to, true);
 }
 
-async function fetchAndClone(
-  job: Job,
-  o: {
-    cache: string;
-    url: string;
-    target: string;
-    branch: string;
-    commitHash: string | null;
-    transport: GitTransport;
-    env: Record<string, string>;
-    binds: SandboxPath[];
-  },
-) {
+/** What a checkout from the cache needs: the cache, the repository's URL and transport, and where the copy goes. */
+type CloneOptions = {
+  cache: string;
+  url: string;
+  target: string;
+  branch: string;
+  commitHash: string | null;
+  transport: GitTransport;
+  env: Record<string, string>;
+  binds: SandboxPath[];
+};
+
+async function fetchAndClone(job: Job, o: CloneOptions) {
   // A repository of this machine (file://) is listed by the server from its files when it can (a digest of its
   // refs): the script then starts no `ls-remote`.
   const source = o.transport === 'file' ? fileUrlPath(o.url) : null;
   const listed = source ? refsDigest(source) : null;
   const listing = listed ? `refs ${listed}` : '';
-  const fetchedHere = () =>
-    existsSync(join(o.cache, 'HEAD')) && lastFetched(o.cache) === `${o.url}\n${listing}\n`;
-  const unchanged = listing !== '' && !o.commitHash && fetchedHere();
-  // A branch's head of a listed repository: its working copy is kept, and the next task at the same listing gets a
-  // copy of it without starting git at all.
+  const unchanged =
+    listing !== '' &&
+    !o.commitHash &&
+    existsSync(join(o.cache, 'HEAD')) &&
+    lastFetched(o.cache) === `${o.url}\n${listing}\n`;
+  // A commit asked for, or a repository the server cannot list: cloned for the task alone.
   if (listing === '' || o.commitHash) {
     await cloneInto(job, o, o.target, listing, unchanged);
     return readCommit(job, o);
   }
+  // A branch's head of a listed repository: its working copy is kept, and the next task at the same listing gets a
+  // copy of it without starting git at all.
   const kept = keptCheckoutsOf(o.cache);
   const name = keptCheckoutName(o.url, o.branch, listing);
   const copy = join(kept, name);
@@ -408,22 +411,7 @@ async function readCommit(
 }
 
 /** Fetches into the cache when its last listing differs (unless `unchanged`), then clones it into `target`. */
-async function cloneInto(
-  job: Job,
-  o: {
-    cache: string;
-    url: string;
-    target: string;
-    branch: string;
-    commitHash: string | null;
-    transport: GitTransport;
-    env: Record<string, string>;
-    binds: SandboxPath[];
-  },
-  target: string,
-  listing: string,
-  unchanged: boolean,
-) {
+async function cloneInto(job: Job, o: CloneOptions, target: string, listing: string, unchanged: boolean) {
   const checkout = o.commitHash ? ['--no-checkout'] : o.branch ? [`--branch=${o.branch}`] : [];
   const failedStep = join(job.dirs.task, 'checkout-failed');
   const cloneArgs = [...checkout, '--', o.url, target];
