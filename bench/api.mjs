@@ -353,7 +353,7 @@ async function main() {
       ['cold', 'GET …/tasks/last (history 200), cold', `${path}/tasks/last`, 'token', 'cold'],
       [
         'cold',
-        'GET …/tasks?limit=200 at offset 990,000, cold',
+        `GET …/tasks?limit=200 at offset ${fmt(Math.max(0, TASKS - 10_000))}, cold`,
         `${path}/tasks?limit=200&offset=${Math.max(0, TASKS - 10_000)}`,
         'token',
         'cold',
