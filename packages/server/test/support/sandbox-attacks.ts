@@ -58,7 +58,7 @@ echo poisoned > ${p.usr} 2>/dev/null && echo "WROTE usr"
 echo poisoned > "$HOME/${p.home}" 2>/dev/null && echo "WROTE home"
 echo poisoned > ${p.tmp} 2>/dev/null && echo "WROTE tmp"
 for r in "$DATA"/repos/*.git; do echo poisoned > "$r/${p.cache}" 2>/dev/null && echo "WROTE cache $r"; done
-for c in "$DATA"/repos/checkouts/*/*/; do echo poisoned > "\${c}${p.cache}" 2>/dev/null && echo "WROTE kept copy $c"; done
+for c in "$DATA"/repos/checkouts/*/*/*/; do echo poisoned > "\${c}${p.cache}" 2>/dev/null && echo "WROTE kept copy $c"; done
 echo "--- leftover"
 for m in $(grep ' - cgroup2 ' /proc/self/mountinfo | awk '{print $5}'); do
   echo $$ > "$m/cgroup.procs" 2>/dev/null && echo "MOVED to $m"
@@ -143,7 +143,7 @@ write(os.path.join(os.environ.get("HOME", "/nonexistent"), ${JSON.stringify(p.ho
 write(${JSON.stringify(p.tmp)}, "tmp")
 for r in caches:
     write(os.path.join(r, ${JSON.stringify(p.cache)}), "cache " + r)
-for c in glob.glob(os.path.join(DATA, "repos", "checkouts", "*", "*", "")):
+for c in glob.glob(os.path.join(DATA, "repos", "checkouts", "*", "*", "*", "")):
     write(os.path.join(c, ${JSON.stringify(p.cache)}), "kept copy " + c)
 print("--- leftover")
 for line in read("/proc/self/mountinfo", 1_000_000).splitlines():

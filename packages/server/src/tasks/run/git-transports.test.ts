@@ -48,6 +48,14 @@ afterAll(() => {
 let markers = 0;
 const newMarker = () => join(scratch, `marker-${++markers}`);
 
+/** The working copies kept for repository `id` in the data dir `dir` (their `.ready` marks with that suffix). */
+const keptCopies = (dir: string, id: number, suffix = '') => {
+  const root = join(dir, 'repos', 'checkouts', `repo_${id}`);
+  return readdirSync(root).flatMap((branch) =>
+    readdirSync(join(root, branch)).filter((name) => name.endsWith('.ready') === (suffix === '.ready')),
+  );
+};
+
 describe.each(testDialects())('repository URLs at run time on $name', (dialect) => {
   const p = useHarnessWithProject(dialect, { maxParallelTasks: 10 });
   // The sandbox's own checks run in it whatever mode the rest of the suite is timed in.
@@ -329,8 +337,7 @@ describe('git commands of a checkout', () => {
     expect(readFileSync(join(again.target, 'run.sh'), 'utf8')).toBe('echo one\n');
     expect(existsSync(join(again.target, 'dropped.sh'))).toBe(false);
     // The kept copy lies beside the caches, out of every task's sight (a task is shown its cache only).
-    const kept = join(dir, 'repos', 'checkouts', 'repo_6');
-    expect(readdirSync(kept).filter((name) => !name.endsWith('.ready'))).toHaveLength(1);
+    expect(keptCopies(dir, 6)).toHaveLength(1);
     // A new commit on the branch: fetched again, once, and checked out.
     commitFiles(remote, { 'run.sh': 'echo two\n' }, 'second');
     const third = await checkout(url);
@@ -345,7 +352,7 @@ describe('git commands of a checkout', () => {
     expect(readFileSync(join(fourth.target, 'run.sh'), 'utf8')).toBe('echo two\n');
     expect(commands).toEqual(['sh', 'sh']);
     // Only the copy of the last listing is kept.
-    expect(readdirSync(kept).filter((name) => !name.endsWith('.ready'))).toHaveLength(1);
+    expect(keptCopies(dir, 6)).toHaveLength(1);
     // The same refs under another URL are another remote's: fetched.
     const fifth = await checkout(`file://${remote}/`);
     expect(fifth.fetched).not.toBe(third.fetched);
@@ -359,6 +366,37 @@ describe('git commands of a checkout', () => {
     const seventh = await checkout(url);
     expect(seventh.co.hash).toBe(third.co.hash);
     expect(fetchedListing()).toContain(`${third.co.hash}\trefs/heads/main`);
+  });
+
+  it('keeps a working copy per branch: tasks of two branches take turns without a clone', async () => {
+    const remote = workRepo({ 'run.sh': 'echo main\n' });
+    execFileSync('git', ['-C', remote, 'checkout', '-q', '-b', 'dev']);
+    commitFiles(remote, { 'run.sh': 'echo dev\n' }, 'dev work');
+    execFileSync('git', ['-C', remote, 'checkout', '-q', 'main']);
+    const dir = mkdtempSync(join(scratch, 'job-'));
+    const commands: string[] = [];
+    const recording: typeof systemProcesses = {
+      run: (spec, target) => {
+        commands.push(spec.command);
+        return systemProcesses.run(spec, target);
+      },
+      capture: (spec, input, opts) => systemProcesses.capture(spec, input, opts),
+    };
+    const { job } = jobIn(checkoutDetails, recording, dir);
+    const repo = { id: 11, name: 'r', git_url: `file://${remote}`, git_branch: 'main', ssh_key_id: null };
+    let n = 0;
+    const run = async (branch: string) => {
+      const target = join(dir, `repo-${++n}`);
+      await checkoutRepository(job, repo as RepositoryRow, { branch, commitHash: null, target });
+      return readFileSync(join(target, 'run.sh'), 'utf8');
+    };
+    expect(await run('main')).toBe('echo main\n');
+    expect(await run('dev')).toBe('echo dev\n');
+    expect(await run('main')).toBe('echo main\n');
+    expect(await run('dev')).toBe('echo dev\n');
+    // The first fetched and cloned main, the second cloned dev from the cache; the next two ran nothing.
+    expect(commands).toEqual(['sh', 'git']);
+    expect(keptCopies(dir, 11)).toHaveLength(2);
   });
 
   it('copies the kept working copy as it is: links stay links, never followed, and the modes stay', async () => {
@@ -417,8 +455,7 @@ describe('git commands of a checkout', () => {
       commitHash: null,
       target: join(dir, 'a'),
     });
-    const kept = join(dir, 'repos', 'checkouts', 'repo_10');
-    expect(readdirSync(kept).filter((name) => name.endsWith('.ready'))).toEqual([]);
+    expect(keptCopies(dir, 10, '.ready')).toEqual([]);
     // The next task lists the moved repository: it fetches and clones again, and that copy is kept.
     const co = await checkoutRepository(job, repo as RepositoryRow, {
       branch: 'main',
@@ -427,7 +464,7 @@ describe('git commands of a checkout', () => {
     });
     expect(co.message).toBe('pushed meanwhile');
     expect(readFileSync(join(dir, 'b', 'run.sh'), 'utf8')).toBe('echo two\n');
-    expect(readdirSync(kept).filter((name) => name.endsWith('.ready'))).toHaveLength(1);
+    expect(keptCopies(dir, 10, '.ready')).toHaveLength(1);
   });
 
   it("ends with the failed step and git's exit code, and keeps no file of it", async () => {

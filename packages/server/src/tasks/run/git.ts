@@ -296,18 +296,16 @@ function lastFetched(cache: string): string | null {
   }
 }
 
-/**
- * Where the working copies kept for a cache live: beside the caches, never inside one (a task sees its cache, not
- * these), one folder per cache holding the copy of the cache's last listing for each branch a task asked for.
- */
-const keptCheckoutsOf = (cache: string) => join(dirname(cache), 'checkouts', basename(cache, '.git'));
+const digest = (text: string) => createHash('sha256').update(text).digest('hex').slice(0, 32);
 
 /**
- * A working copy kept for the next task, named from the listing it was cloned at: a digest of the URL, the branch
- * and the listing (every ref and HEAD of the repository), so a moved ref or another branch names another copy.
+ * Where the working copies kept for a cache live: beside the caches, never inside one (a task sees its cache, not
+ * these); one folder per cache, and in it one per URL and branch a task asked for, holding the copy of that branch
+ * at the cache's last listing, named by a digest of the listing (every ref and HEAD of the repository): a moved ref
+ * names another copy.
  */
-const keptCheckoutName = (url: string, branch: string, listing: string) =>
-  createHash('sha256').update(`${url}\n${branch}\n${listing}`).digest('hex').slice(0, 32);
+const keptCheckoutsOf = (cache: string, url: string, branch: string) =>
+  join(dirname(cache), 'checkouts', basename(cache, '.git'), digest(`${url}\n${branch}`));
 
 /**
  * Copies a tree as it is, by the server (no process): directories, regular files with their modes, and links as
@@ -374,15 +372,15 @@ async function fetchAndClone(job: Job, o: CloneOptions) {
   }
   // A branch's head of a listed repository: its working copy is kept, and the next task at the same listing gets a
   // copy of it without starting git at all.
-  const kept = keptCheckoutsOf(o.cache);
-  const name = keptCheckoutName(o.url, o.branch, listing);
+  const kept = keptCheckoutsOf(o.cache, o.url, o.branch);
+  const name = digest(listing);
   const copy = join(kept, name);
   const ready = join(kept, `${name}.ready`);
   if (unchanged && existsSync(ready)) {
     await copyCheckout(job, copy, o.target);
     return readCommit(job, o);
   }
-  // Copies of other listings are out of date: only this one is kept.
+  // This branch's copies of other listings are out of date: only this one is kept.
   rmSync(kept, { recursive: true, force: true });
   mkdirSync(kept, { recursive: true });
   job.handOver(kept);
