@@ -3,7 +3,7 @@ import { parse as parseCsv } from 'csv-parse/sync';
 import type { Download, Page } from 'playwright-core';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { type Api, createUser, login, type SeedUser } from './support/api';
-import { PHONE, screenVariants, shot } from './support/browser';
+import { PHONE, screenVariants, shot, userMenuItem } from './support/browser';
 import { useSharedServerAsAdmin } from './support/shared';
 
 type Event = {
@@ -153,8 +153,7 @@ describe('global activity log', () => {
   it('is in the admin user menu and lists every project and the events of no project', async () => {
     const page = await suite.pageAs(suite.admin);
     await page.goto(`/project/${projectId}/history`);
-    await page.getByRole('button', { name: 'User menu' }).click();
-    await page.getByRole('menuitem', { name: 'Activity log' }).click();
+    await (await userMenuItem(page, 'Activity log')).click();
     await page.waitForURL('**/activity');
     await page.getByRole('heading', { name: 'Activity log' }).waitFor();
     const globalTable = page.getByRole('table', { name: 'Activity log' });
@@ -189,8 +188,7 @@ describe('global activity log', () => {
     const page = await suite.pageAs(managerApi);
     await page.goto('/activity');
     await page.waitForURL((url) => url.pathname !== '/activity');
-    await page.getByRole('button', { name: 'User menu' }).click();
-    await page.getByRole('menuitem', { name: 'Sign out' }).waitFor();
+    await userMenuItem(page, 'Sign out');
     expect(await page.getByRole('menuitem', { name: 'Activity log' }).count()).toBe(0);
     await page.context().close();
   });

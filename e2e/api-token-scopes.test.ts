@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { createUser, login } from './support/api';
-import { pageOverflow, screenVariants, shot } from './support/browser';
+import { pageOverflow, screenVariants, shot, userMenuItem } from './support/browser';
 import { useSharedServerAsAdmin } from './support/shared';
 
 const suite = useSharedServerAsAdmin();
@@ -23,8 +23,7 @@ describe('API token scopes', () => {
         ...(method === 'GET' ? {} : { body: JSON.stringify({ title: 'From a token' }) }),
       }).then((r) => r.status);
 
-    await page.getByRole('button', { name: 'User menu' }).click();
-    await page.getByRole('menuitem', { name: 'API tokens' }).click();
+    await (await userMenuItem(page, 'API tokens')).click();
     const dialog = page.getByRole('dialog', { name: 'API tokens' });
     await dialog.getByText('You have no API tokens.').waitFor();
     // Every scope and every project by default; the admin scope is for administrators only.
@@ -87,8 +86,7 @@ describe('API token scopes', () => {
       await page.addInitScript((dark) => localStorage.setItem('darkMode', dark), String(scheme === 'dark'));
       await page.goto('/');
       if (size === '390') await page.getByRole('button', { name: 'Open menu' }).click();
-      await page.getByRole('button', { name: 'User menu' }).click();
-      await page.getByRole('menuitem', { name: 'API tokens' }).click();
+      await (await userMenuItem(page, 'API tokens')).click();
       const dialog = page.getByRole('dialog', { name: 'API tokens' });
       await dialog.getByRole('textbox', { name: 'Name', exact: true }).fill(`deploy bot ${scheme} ${size}`);
       await dialog.getByRole('checkbox', { name: 'Write', exact: true }).uncheck();

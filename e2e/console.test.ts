@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import type { Locator, Page } from 'playwright-core';
 import { describe, expect, it } from 'vitest';
 import { createUser, login } from './support/api';
-import { navigate, settled, shot } from './support/browser';
+import { navigate, settled, shot, userMenuItem } from './support/browser';
 import { ADMIN, root } from './support/server';
 import { useSharedServerAsAdmin } from './support/shared';
 
@@ -259,8 +259,7 @@ describe('users', () => {
     await userPage.goto(`/project/${project.id}/history`);
     // The top bar is drawn again once the session's user has loaded: click the menu of the page as it settles.
     await settled(userPage);
-    await userPage.getByRole('button', { name: 'User menu' }).click();
-    await userPage.getByRole('menuitem', { name: 'Edit account' }).waitFor();
+    await userMenuItem(userPage, 'Edit account');
     expect(await userPage.getByRole('menuitem', { name: 'Users' }).count()).toBe(0);
     await userPage.keyboard.press('Escape');
     await userPage.getByRole('button', { name: 'Select project' }).click();
@@ -288,8 +287,7 @@ describe('users', () => {
 
   it('edits the own account from the user menu', async () => {
     const { api, page } = await ownerOnHistory('Self Editor');
-    await page.getByRole('button', { name: 'User menu' }).click();
-    await page.getByRole('menuitem', { name: 'Edit account' }).click();
+    await (await userMenuItem(page, 'Edit account')).click();
     const dialog = page.getByRole('dialog', { name: 'Edit account' });
     expect(await dialog.getByLabel('Admin').count()).toBe(0);
     await field(dialog, 'Name').fill('Self Edited');
@@ -309,8 +307,7 @@ describe('users', () => {
       );
     expect(await bearer()).toBe(200);
 
-    await page.getByRole('button', { name: 'User menu' }).click();
-    await page.getByRole('menuitem', { name: 'Change password' }).click();
+    await (await userMenuItem(page, 'Change password')).click();
     const dialog = page.getByRole('dialog', { name: 'Change password of Password Changer' });
     const revoke = dialog.getByLabel('Also revoke my API tokens');
     expect(await revoke.isChecked()).toBe(true);
@@ -344,8 +341,7 @@ describe('users', () => {
         (r) => r.status,
       );
 
-    await page.getByRole('button', { name: 'User menu' }).click();
-    await page.getByRole('menuitem', { name: 'API tokens' }).click();
+    await (await userMenuItem(page, 'API tokens')).click();
     const dialog = page.getByRole('dialog', { name: 'API tokens' });
     await dialog.getByText('You have no API tokens.').waitFor();
     await field(dialog, 'Name').fill('deploy bot');
@@ -374,8 +370,7 @@ describe('users', () => {
 
     // Reopening never shows the token again.
     await dialog.getByRole('button', { name: 'Close' }).click();
-    await page.getByRole('button', { name: 'User menu' }).click();
-    await page.getByRole('menuitem', { name: 'API tokens' }).click();
+    await (await userMenuItem(page, 'API tokens')).click();
     await dialog.getByRole('row').filter({ hasText: 'deploy bot' }).waitFor();
     expect(await dialog.getByRole('textbox', { name: 'New token' }).count()).toBe(0);
     expect(await page.content()).not.toContain(token);
@@ -405,8 +400,7 @@ describe('users', () => {
       made.token_id,
     );
     db.close();
-    await page.getByRole('button', { name: 'User menu' }).click();
-    await page.getByRole('menuitem', { name: 'API tokens' }).click();
+    await (await userMenuItem(page, 'API tokens')).click();
     const dialog = page.getByRole('dialog', { name: 'API tokens' });
     const row = dialog.getByRole('row').filter({ hasText: 'old bot' });
     await row.getByText('Expired', { exact: true }).waitFor();

@@ -3,7 +3,7 @@ import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { type Api, createUser, type SeedUser } from './support/api';
-import { DESKTOP, launch, navigate, PHONE, shot, WAIT_MS } from './support/browser';
+import { DESKTOP, launch, navigate, PHONE, shot, userMenuItem, WAIT_MS } from './support/browser';
 import { startServer, type TestServer } from './support/server';
 import { contextAs, expectSnackbar, seedBashResources, seedTeam, shotAll, type Team } from './support/team';
 
@@ -121,8 +121,7 @@ describe('remote runners in the console', () => {
       },
     );
     await page.goto('/');
-    await page.getByRole('button', { name: 'User menu' }).click();
-    await page.getByRole('menuitem', { name: 'Runners' }).click();
+    await (await userMenuItem(page, 'Runners')).click();
     await page.waitForURL('**/runners');
     await page.getByText(/^No global runners/).waitFor();
 

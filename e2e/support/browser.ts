@@ -82,6 +82,26 @@ export async function settled(page: Page, quietMs = 150, timeout = WAIT_MS) {
 }
 
 /**
+ * The item `name` of the user menu, once the menu shows it: the menu is opened by a click on its button, clicked
+ * again when a click went unanswered (a page that re-rendered the bar under the pointer, as on a busy machine),
+ * never while the item shows.
+ */
+export async function userMenuItem(page: Page, name: string) {
+  const item = page.getByRole('menuitem', { name });
+  const button = page.getByRole('button', { name: 'User menu' });
+  const deadline = Date.now() + WAIT_MS;
+  for (;;) {
+    if (!(await item.isVisible())) await button.click();
+    try {
+      await item.waitFor({ timeout: 5000 });
+      return item;
+    } catch (err) {
+      if (Date.now() > deadline) throw err;
+    }
+  }
+}
+
+/**
  * Goes to `path` inside the loaded console, as a click on one of its links does (the router follows the history
  * entry), instead of loading the whole page again; the first visit of a page loads it.
  */
