@@ -48,6 +48,22 @@ afterAll(() => {
 let markers = 0;
 const newMarker = () => join(scratch, `marker-${++markers}`);
 
+/** The real processes, each command's name recorded as it starts. */
+const recordingProcesses = () => {
+  const commands: string[] = [];
+  const recording: typeof systemProcesses = {
+    run: (spec, target) => {
+      commands.push(spec.command);
+      return systemProcesses.run(spec, target);
+    },
+    capture: (spec, input, opts) => {
+      commands.push(spec.command);
+      return systemProcesses.capture(spec, input, opts);
+    },
+  };
+  return { commands, recording };
+};
+
 /** The working copies kept for repository `id` in the data dir `dir` (their `.ready` marks with that suffix). */
 const keptCopies = (dir: string, id: number, suffix = '') => {
   const root = join(dir, 'repos', 'checkouts', `repo_${id}`);
@@ -277,17 +293,7 @@ describe('git commands of a checkout', () => {
   it("fetches only when the remote's refs differ from those of the last fetch (real git)", async () => {
     const remote = workRepo({ 'run.sh': 'echo one\n' });
     const dir = mkdtempSync(join(scratch, 'job-'));
-    const commands: string[] = [];
-    const recording: typeof systemProcesses = {
-      run: (spec, target) => {
-        commands.push(spec.command);
-        return systemProcesses.run(spec, target);
-      },
-      capture: (spec, input, opts) => {
-        commands.push(spec.command);
-        return systemProcesses.capture(spec, input, opts);
-      },
-    };
+    const { commands, recording } = recordingProcesses();
     const { job } = jobIn(checkoutDetails, recording, dir);
     const fetchHead = join(dir, 'repos', 'repo_6.git', 'FETCH_HEAD');
     let n = 0;
@@ -374,14 +380,7 @@ describe('git commands of a checkout', () => {
     commitFiles(remote, { 'run.sh': 'echo dev\n' }, 'dev work');
     execFileSync('git', ['-C', remote, 'checkout', '-q', 'main']);
     const dir = mkdtempSync(join(scratch, 'job-'));
-    const commands: string[] = [];
-    const recording: typeof systemProcesses = {
-      run: (spec, target) => {
-        commands.push(spec.command);
-        return systemProcesses.run(spec, target);
-      },
-      capture: (spec, input, opts) => systemProcesses.capture(spec, input, opts),
-    };
+    const { commands, recording } = recordingProcesses();
     const { job } = jobIn(checkoutDetails, recording, dir);
     const repo = { id: 11, name: 'r', git_url: `file://${remote}`, git_branch: 'main', ssh_key_id: null };
     let n = 0;
