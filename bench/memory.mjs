@@ -112,8 +112,10 @@ async function main() {
     console.log(row);
     if (WRITE) addReadmeRows('<!-- memory results:end -->', [row]);
   } finally {
-    if (server.exitCode === null) server.kill('SIGTERM');
-    await new Promise((resolve) => (server.exitCode === null ? server.once('exit', resolve) : resolve()));
+    // A server already ended (by an exit code or a signal) emits no other 'exit': waiting for one would hang.
+    const running = server.exitCode === null && server.signalCode === null;
+    if (running) server.kill('SIGTERM');
+    await new Promise((resolve) => (running ? server.once('exit', resolve) : resolve()));
     rmSync(work, { recursive: true, force: true });
   }
 }
