@@ -264,7 +264,6 @@ async function main() {
     process.execPath,
     [
       `--max-semi-space-size=${SEMI_SPACE_MB}`,
-      '--enable-source-maps',
       ...(PROFILE ? ['--cpu-prof', `--cpu-prof-dir=${PROFILE}`] : []),
       join(root, 'packages/server/bin/signalbox.mjs'),
       'server',

@@ -46,12 +46,7 @@ async function main() {
   // As `npm start` runs it (package.json).
   const server = spawn(
     process.execPath,
-    [
-      '--max-semi-space-size=2',
-      '--enable-source-maps',
-      join(root, 'packages/server/bin/signalbox.mjs'),
-      'server',
-    ],
+    ['--max-semi-space-size=2', join(root, 'packages/server/bin/signalbox.mjs'), 'server'],
     { env: serverEnv(work, port, password), stdio: ['ignore', 'ignore', 'inherit'] },
   );
   for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP']) {

@@ -26,11 +26,7 @@ const TARGET_RSS_MB = 100;
 
 const ways = {
   tsx: [join(root, 'packages/server/bin/signalbox-src.mjs')],
-  bundle: [
-    '--max-semi-space-size=2',
-    '--enable-source-maps',
-    join(root, 'packages/server/bin/signalbox.mjs'),
-  ],
+  bundle: ['--max-semi-space-size=2', join(root, 'packages/server/bin/signalbox.mjs')],
 };
 
 if (serverBuildIsStale()) execSync('npm run build -w @signalbox/server', { cwd: root, stdio: 'inherit' });

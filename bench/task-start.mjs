@@ -91,12 +91,7 @@ async function startServer(work, repo, sandbox) {
   const dir = mkdtempSync(join(work, `server-${sandbox}-`));
   const server = spawn(
     process.execPath,
-    [
-      '--max-semi-space-size=2',
-      '--enable-source-maps',
-      join(root, 'packages/server/bin/signalbox.mjs'),
-      'server',
-    ],
+    ['--max-semi-space-size=2', join(root, 'packages/server/bin/signalbox.mjs'), 'server'],
     {
       env: { ...serverEnv(dir, port, password), SIGNALBOX_TASK_SANDBOX: sandbox },
       stdio: ['ignore', 'ignore', 'inherit'],

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { existsSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 // @ts-expect-error: a JavaScript module of the build scripts, without types.
 import { bundleServer } from '../../scripts/server-bundle.mjs';
 
@@ -21,7 +21,10 @@ export default async function setup() {
   const bin = join(dir, 'signalbox.mjs');
   writeFileSync(
     bin,
-    "process.setSourceMapsEnabled(true);\nconst { main } = await import('./main.js');\nawait main(process.argv.slice(2));\n",
+    // As the `signalbox` command runs the build: stack traces mapped to the sources when they are printed.
+    `import { mapStackTraces } from ${JSON.stringify(pathToFileURL(join(server, 'bin', 'stack-traces.mjs')).href)};\n` +
+      'mapStackTraces(import.meta.dirname);\n' +
+      "const { main } = await import('./main.js');\nawait main(process.argv.slice(2));\n",
   );
   process.env.SIGNALBOX_TEST_SERVER_BIN = bin;
   return () => {
