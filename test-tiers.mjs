@@ -14,6 +14,7 @@ const serverUnit = [
   'src/lib/apps.test.ts',
   'src/lib/crypto.test.ts',
   'src/lib/kept.test.ts',
+  'src/lib/compact-heap.test.ts',
   'src/runner-protocol/seal.test.ts',
   'src/runner-protocol/protocol.test.ts',
   'src/lib/errors.test.ts',

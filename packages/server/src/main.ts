@@ -168,6 +168,9 @@ async function serve(config: Config) {
     });
   }
   try {
+    // Everything is loaded and compiled: the heap is compacted once, before a request can arrive.
+    await app.ready();
+    (await import('./lib/compact-heap')).compactHeap();
     await app.listen({ port: config.port, host: config.host });
     // Printed to the console only (never to the structured log), the password once: with JSON log lines on stdout
     // (a log shipper reads them) it goes to stderr, so stdout stays one JSON object per line.
