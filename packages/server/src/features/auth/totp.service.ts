@@ -12,7 +12,6 @@ import {
   type UserTotp,
 } from '@signalbox/contracts';
 import type { FastifyBaseLogger } from 'fastify';
-import { generateSecret, generateURI, verify } from 'otplib';
 import { findUserById, type UserRow } from '../../access/principals.store';
 import { expireUnverifiedSessions } from '../../access/sessions.store';
 import {
@@ -104,6 +103,7 @@ async function matchingStep(
   passcode: string,
   lastStep: number | null,
 ): Promise<number | null> {
+  const { verify } = await otplib();
   const result = await verify({
     secret,
     token: passcode,
@@ -195,13 +195,17 @@ export async function startTotp(ctx: TotpContext, actor: Actor, id: number): Pro
   const user = await targetUser(ctx, id);
   if ((await findTotp(ctx.db, id))?.confirmed === 1) throw badRequest(TOTP_ALREADY_ON);
   if (!ctx.box) throw new Error('the secret box is needed to seal a TOTP secret');
+  const { generateSecret } = await otplib();
   const secret = generateSecret();
   const row = await replacePendingTotp(ctx.db, ctx.dialect, id, ctx.box.seal(secret));
-  return { ...toUserTotp(row), secret, url: otpauthUrl(user, secret) };
+  return { ...toUserTotp(row), secret, url: await otpauthUrl(user, secret) };
 }
 
-const otpauthUrl = (user: UserRow, secret: string) =>
-  generateURI({ issuer: ISSUER, label: user.username, secret, period: STEP_SECONDS });
+/** The TOTP library, loaded by the first set-up or sign-in that needs it (most servers never do). */
+const otplib = () => import('otplib');
+
+const otpauthUrl = async (user: UserRow, secret: string) =>
+  (await otplib()).generateURI({ issuer: ISSUER, label: user.username, secret, period: STEP_SECONDS });
 
 /** GET …/2fas/totp/{totp_id}/qr: the set-up's otpauth:// URI as a PNG QR code; only the user, only while setting up. */
 export async function totpQrPng(ctx: TotpContext, actor: Actor, id: number, totpId: number): Promise<Buffer> {
@@ -211,7 +215,7 @@ export async function totpQrPng(ctx: TotpContext, actor: Actor, id: number, totp
   // Once confirmed, the secret is not shown again.
   if (totp.confirmed === 1) throw notFound('totp_setup');
   const { toBuffer } = await import('qrcode');
-  return toBuffer(otpauthUrl(user, openSecret(ctx, totp)), {
+  return toBuffer(await otpauthUrl(user, openSecret(ctx, totp)), {
     type: 'png',
     width: 256,
     margin: 2,
