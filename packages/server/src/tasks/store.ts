@@ -309,12 +309,55 @@ function pageLimit(limit: number) {
   return sql.lit(limit);
 }
 
-/** The ids of a page of the project's tasks, found on the task table alone (an index walk, however deep the offset). */
-function taskPageIds(db: Db, projectId: number, opts: TaskPage) {
+/**
+ * Which tasks of the list a page reads, as the index walks them: `offset` tasks skipped, then `limit` tasks, from the
+ * newest (`desc`) or from the oldest (`asc`).
+ */
+type PageWindow = { order: 'asc' | 'desc'; limit: number; offset: number };
+
+/** Offsets from which a page asks how many tasks its list has: below, the walk from the newest is short anyway. */
+const COUNTED_FROM_OFFSET = 1000;
+
+/**
+ * How many tasks a page's list has, when the database keeps the count: the project's (the sum of its templates'
+ * counters, kept by the task triggers) or one template's. Undefined for a list filtered on status or cut at a task.
+ */
+async function listCount(db: Db, projectId: number, opts: TaskPage): Promise<number | undefined> {
+  if (opts.status || opts.before !== undefined) return undefined;
+  let q = db
+    .selectFrom('template')
+    .select(sql<unknown>`SUM(template.task_count)`.as('n'))
+    .where('template.project_id', '=', projectId);
+  if (opts.templateId) q = q.where('template.id', '=', opts.templateId);
+  return toCount((await q.executeTakeFirst())?.n);
+}
+
+/**
+ * The window of a page: an index walk skips every task before the page, so a page in the older half of a list
+ * whose count the database keeps is read from the oldest end instead (the same tasks; the heads' reader puts them
+ * newest first): the last page of 1,000,000 tasks skips none instead of 999,800. A page past the end reads nothing.
+ * The count is read just before the page: a task started in between shifts the page as it would shift the next one.
+ */
+export async function taskPageWindow(db: Db, projectId: number, opts: TaskPage): Promise<PageWindow> {
+  pageLimit(opts.limit); // a size that is not a whole number is refused whichever way the page is read
+  const offset = opts.offset ?? 0;
+  const asked: PageWindow = { order: 'desc', limit: opts.limit, offset };
+  if (offset < COUNTED_FROM_OFFSET) return asked;
+  const count = await listCount(db, projectId, opts);
+  if (count === undefined || offset <= count / 2) return asked;
+  // Newest first, the page holds the tasks at positions [offset, offset + limit); oldest first, at
+  // [count - offset - limit, count - offset).
+  const end = Math.max(0, count - offset);
+  const start = Math.max(0, end - opts.limit);
+  return { order: 'asc', limit: end - start, offset: start };
+}
+
+/** The ids of a page of the project's tasks, found on the task table alone (an index walk, `window.offset` long). */
+function taskPageIds(db: Db, projectId: number, opts: TaskPage, window: PageWindow) {
   let ids = db.selectFrom('task').select('task.id').where('task.project_id', '=', projectId);
   for (const f of pageFilters(opts)) ids = ids.where(f.column, f.op, f.value);
-  const page = ids.orderBy('task.id', 'desc').limit(pageLimit(opts.limit));
-  return (opts.offset ? page.offset(opts.offset) : page).as('page');
+  const page = ids.orderBy('task.id', window.order).limit(pageLimit(window.limit));
+  return (window.offset ? page.offset(window.offset) : page).as('page');
 }
 
 /**
@@ -333,11 +376,12 @@ export async function readTaskHeads(db: Db, projectId: number, opts: TaskPage): 
     'build_rev',
     'build_status',
   ] as const;
+  const window = await taskPageWindow(db, projectId, opts);
   const build = () =>
     jsonRowsQuery(
       db,
       db
-        .selectFrom(taskPageIds(db, projectId, opts))
+        .selectFrom(taskPageIds(db, projectId, opts, window))
         .innerJoin('task', 'task.id', 'page.id')
         .leftJoin('template', 'template.id', 'task.template_id')
         .leftJoin('user', 'user.id', 'task.user_id')
@@ -358,8 +402,8 @@ export async function readTaskHeads(db: Db, projectId: number, opts: TaskPage): 
   // Read on every list request: its SQL is built once per shape (which filters the page has), and run with the
   // values of the page's query in their order.
   const filters = pageFilters(opts);
-  const shape = `task heads ${filters.map((f) => f.column + f.op).join(' ')} limit ${opts.limit}${opts.offset ? ' offset' : ''}`;
-  const parameters = [projectId, ...filters.map((f) => f.value), ...(opts.offset ? [opts.offset] : [])];
+  const shape = `task heads ${filters.map((f) => f.column + f.op).join(' ')} ${window.order} limit ${window.limit}${window.offset ? ' offset' : ''}`;
+  const parameters = [projectId, ...filters.map((f) => f.value), ...(window.offset ? [window.offset] : [])];
   const result = await db.executeQuery(compiledOnce(db, shape, parameters, build));
   return jsonRowsText(result.rows[0]);
 }

@@ -8,7 +8,7 @@ import { insertProjects, migratedDb } from '../../../test/support/migrated-db';
 import { insertTemplate, taskRow } from '../../../test/support/task-fixtures';
 import { type Db, type DbHandle, openDb } from '../../db';
 import { insertReturningId } from '../../db/values';
-import { parseTaskHeads, readTaskHeads } from '../../tasks/store';
+import { parseTaskHeads, readTaskHeads, taskPageWindow } from '../../tasks/store';
 
 describe.each(testDialects())('a page of task heads on $name', (dialect) => {
   let handle: DbHandle;
@@ -65,6 +65,121 @@ describe.each(testDialects())('a page of task heads on $name', (dialect) => {
   it('refuses a page size that is not a whole number rather than write it into the SQL', async () => {
     for (const limit of [1.5, -1, Number.NaN, Number.POSITIVE_INFINITY])
       await expect(readTaskHeads(handle.db, projectId, { limit })).rejects.toThrow(/whole number/);
+  });
+});
+
+describe.each(testDialects())('deep pages of a long task list on $name', (dialect) => {
+  let handle: DbHandle;
+  let close: (() => Promise<void>) | undefined;
+  let projectId: number;
+  let templates: number[];
+  /** The ids a plain walk from the newest gives: what every page must match. */
+  const newest = async (templateId?: number) => {
+    let q = handle.db.selectFrom('task').select('id').where('project_id', '=', projectId);
+    if (templateId) q = q.where('template_id', '=', templateId);
+    return (await q.orderBy('id', 'desc').execute()).map((r) => r.id);
+  };
+  const idsOf = async (page: Parameters<typeof readTaskHeads>[2]) =>
+    parseTaskHeads(await readTaskHeads(handle.db, projectId, page)).map((head) => head[0]);
+
+  beforeAll(async () => {
+    ({ handle, close } = await migratedDb(dialect, 'task-heads-deep'));
+    const [other] = await insertProjects(handle, ['deep', 'other']).then((ids) => {
+      projectId = ids[0]!;
+      return [ids[1]!];
+    });
+    templates = [await insertTemplate(handle, projectId), await insertTemplate(handle, projectId)];
+    const otherTemplate = await insertTemplate(handle, other!);
+    // 2,600 tasks, two in three of the second template, among tasks of another project (which no count may take).
+    for (let chunk = 0; chunk < 13; chunk++)
+      await handle.db
+        .insertInto('task')
+        .values(
+          Array.from({ length: 220 }, (_, i) =>
+            i % 11 === 10
+              ? taskRow(other!, otherTemplate)
+              : taskRow(projectId, templates[(chunk * 220 + i) % 3 === 0 ? 0 : 1]!),
+          ),
+        )
+        .execute();
+  });
+  afterAll(async () => close?.());
+
+  it('reads a page in the older half from the oldest end, the same tasks newest first', async () => {
+    const all = await newest();
+    expect(all).toHaveLength(2600);
+    for (const [offset, limit] of [
+      [1000, 200],
+      [1299, 3],
+      [1300, 3],
+      [1301, 200],
+      [2400, 200],
+      [2450, 200],
+      [2599, 5],
+      [2600, 5],
+      [5000, 200],
+    ] as const)
+      expect(await idsOf({ limit, offset }), `offset ${offset}, limit ${limit}`).toEqual(
+        all.slice(offset, offset + limit),
+      );
+    expect(await taskPageWindow(handle.db, projectId, { limit: 200, offset: 1300 })).toEqual({
+      order: 'desc',
+      limit: 200,
+      offset: 1300,
+    });
+    expect(await taskPageWindow(handle.db, projectId, { limit: 200, offset: 2450 })).toEqual({
+      order: 'asc',
+      limit: 150,
+      offset: 0,
+    });
+    expect(await taskPageWindow(handle.db, projectId, { limit: 200, offset: 1800 })).toEqual({
+      order: 'asc',
+      limit: 200,
+      offset: 600,
+    });
+    expect(await taskPageWindow(handle.db, projectId, { limit: 200, offset: 9000 })).toMatchObject({
+      limit: 0,
+    });
+  });
+
+  it("counts one template's tasks for its own list, and keeps counting as tasks come and go", async () => {
+    const second = templates[1]!;
+    const ofSecond = await newest(second);
+    expect(ofSecond.length).toBeGreaterThan(1500);
+    const deep = ofSecond.length - 150;
+    expect(await idsOf({ templateId: second, limit: 200, offset: deep })).toEqual(ofSecond.slice(deep));
+    expect(
+      await taskPageWindow(handle.db, projectId, { templateId: second, limit: 200, offset: deep }),
+    ).toMatchObject({ order: 'asc' });
+    // Old tasks deleted (as retention does) and new ones started: the counts the triggers keep follow.
+    const all = await newest();
+    await handle.db.deleteFrom('task').where('id', 'in', all.slice(-300)).execute();
+    await handle.db
+      .insertInto('task')
+      .values(Array.from({ length: 40 }, () => taskRow(projectId, second)))
+      .execute();
+    const now = await newest();
+    expect(now).toHaveLength(2600 - 300 + 40);
+    for (const offset of [1500, 2000, 2300, 2339])
+      expect(await idsOf({ limit: 200, offset })).toEqual(now.slice(offset, offset + 200));
+    const secondNow = await newest(second);
+    const near = secondNow.length - 10;
+    expect(await idsOf({ templateId: second, limit: 20, offset: near })).toEqual(secondNow.slice(near));
+  });
+
+  it('walks from the newest a page filtered on status or cut at a task, however deep', async () => {
+    const all = await newest();
+    expect(await idsOf({ status: 'success', limit: 100, offset: all.length - 50 })).toEqual(all.slice(-50));
+    expect(await idsOf({ before: all[100], limit: 100, offset: all.length - 150 })).toEqual(
+      all.slice(101).slice(all.length - 150),
+    );
+    expect(
+      await taskPageWindow(handle.db, projectId, { status: 'success', limit: 100, offset: 2000 }),
+    ).toEqual({
+      order: 'desc',
+      limit: 100,
+      offset: 2000,
+    });
   });
 });
 
