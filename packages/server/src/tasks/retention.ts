@@ -9,6 +9,7 @@ import {
   outputCounts,
   projectRetentions,
 } from './retention.store';
+import { sweepRepositoryCaches } from './run/repository-caches';
 
 const DAY = 24 * 60 * 60 * 1000;
 
@@ -40,6 +41,7 @@ export type Retention = {
  * project's is 0; 0 for both keeps everything. Unfinished tasks are never touched. Work is cut into short
  * transactions (at most `taskChunk` tasks and about `outputChunk` output rows each) with a turn of the event
  * loop between them, so a large backlog is worked off without holding the database or the server for long.
+ * Each pass also removes the caches and kept working copies of repositories that no longer exist.
  * Several instances on one database may run it at once: deleting is idempotent. Each project that lost tasks
  * gets an event in its Activity naming how many and why.
  */
@@ -126,6 +128,12 @@ export function createRetention(
           description: `Retention deleted ${n} finished ${n === 1 ? 'task' : 'tasks'} older than ${days} days`,
         });
       }
+    }
+    // What the server keeps of repositories deleted since (here or by another server on the database) goes too.
+    if (!stopping) {
+      const swept = await sweepRepositoryCaches(deps.db, deps.config.dataDir);
+      if (swept.length)
+        deps.log.info({ repositories: swept }, 'retention: removed the caches of deleted repositories');
     }
     if (total.tasks > 0 || total.output > 0) {
       deps.log.info(

@@ -9,6 +9,7 @@ import { fromBool, insertReturningId, now } from '../../db/values';
 import type { Deps } from '../../deps';
 import { forbidden, found } from '../../lib/errors';
 import { assertProjectNameFree } from '../../lib/unique-names';
+import { forgetRepositoryFiles } from '../../tasks/run/repository-caches';
 import { type DemoBuilder, removeDemoRepository } from './demo';
 import { deleteProjectCascade, findProject, toProject } from './projects.store';
 
@@ -129,7 +130,7 @@ export async function updateProject(
 }
 
 export async function deleteProject(
-  deps: Pick<Deps, 'config' | 'db'>,
+  deps: Pick<Deps, 'config' | 'db' | 'log'>,
   user: UserRow,
   projectId: number,
   name: string,
@@ -147,4 +148,5 @@ export async function deleteProject(
   });
   // Its files only once the rows are gone for good: a failed delete keeps the project whole.
   removeDemoRepository(deps.config.dataDir, projectId);
+  await forgetRepositoryFiles(deps);
 }

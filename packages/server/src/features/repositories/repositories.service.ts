@@ -7,6 +7,7 @@ import type { Deps } from '../../deps';
 import { assertBodyIds } from '../../http/body-ids';
 import { notFound } from '../../lib/errors';
 import { assertNameFree } from '../../lib/unique-names';
+import { forgetRepositoryFiles } from '../../tasks/run/repository-caches';
 import {
   deleteRepositoryRow,
   findRepositoryRow,
@@ -105,7 +106,12 @@ export async function updateRepository(
   });
 }
 
-export async function deleteRepository(deps: Pick<Deps, 'db'>, user: UserRow, projectId: number, id: number) {
+export async function deleteRepository(
+  deps: Pick<Deps, 'db' | 'config' | 'log'>,
+  user: UserRow,
+  projectId: number,
+  id: number,
+) {
   const row = await requireRepository(deps, projectId, id);
   await assertUnused(deps.db, projectId, 'repository', id);
   await transaction(deps.db, async (trx) => {
@@ -118,4 +124,6 @@ export async function deleteRepository(deps: Pick<Deps, 'db'>, user: UserRow, pr
       action: 'deleted',
     });
   });
+  // Its cache and kept working copies once the row is gone for good (a failed delete keeps them).
+  await forgetRepositoryFiles(deps);
 }

@@ -15,6 +15,7 @@ import {
   symlinkSync,
   writeFileSync,
 } from 'node:fs';
+import { rm } from 'node:fs/promises';
 import { basename, dirname, isAbsolute, join, resolve, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import {
@@ -44,6 +45,18 @@ async function withLock<T>(key: string, fn: () => Promise<T>): Promise<T> {
   } finally {
     if (locks.get(key) === next) locks.delete(key);
   }
+}
+
+/**
+ * Removes a repository's cache and its kept working copies under `reposCache`, once no checkout of it is under way
+ * (it waits for the cache's lock, as a checkout does).
+ */
+export function removeRepositoryCache(reposCache: string, id: number) {
+  const cache = join(reposCache, `repo_${id}.git`);
+  return withLock(cache, async () => {
+    await rm(join(reposCache, 'checkouts', `repo_${id}`), { recursive: true, force: true });
+    await rm(cache, { recursive: true, force: true });
+  });
 }
 
 /** Nested submodules deeper than this are refused rather than followed. */

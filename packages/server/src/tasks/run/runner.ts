@@ -16,6 +16,7 @@ import { sealSecretOutputs } from '../task-view';
 import { recordApplyOf, saveDrift, saveTaskPlan } from '../terraform-plans.store';
 import { loadDetails } from './details';
 import { loadTaskKey } from './job';
+import { reposCacheOf } from './repository-caches';
 import { RunControl, runCore } from './run-core';
 
 /** What a run needs from the engine that started it. */
@@ -106,7 +107,7 @@ export function runTask(ctx: RunContext, id: number): RunHandle {
         dirs: {
           task: join(dataDir, 'tasks', String(id)),
           home: join(dataDir, 'home', `project_${task.project_id}`),
-          reposCache: join(dataDir, 'repos'),
+          reposCache: reposCacheOf(dataDir),
         },
         sink,
         loadDetails: () => persist('reading the task details', () => loadDetails(ctx, task)),
