@@ -324,12 +324,17 @@ const COUNTED_FROM_OFFSET = 1000;
  */
 async function listCount(db: Db, projectId: number, opts: TaskPage): Promise<number | undefined> {
   if (opts.status || opts.before !== undefined) return undefined;
-  let q = db
-    .selectFrom('template')
-    .select(sql<unknown>`SUM(template.task_count)`.as('n'))
-    .where('template.project_id', '=', projectId);
-  if (opts.templateId) q = q.where('template.id', '=', opts.templateId);
-  return toCount((await q.executeTakeFirst())?.n);
+  const build = () => {
+    const q = db
+      .selectFrom('template')
+      .select(sql<unknown>`SUM(template.task_count)`.as('n'))
+      .where('template.project_id', '=', projectId);
+    return opts.templateId ? q.where('template.id', '=', opts.templateId) : q;
+  };
+  const shape = opts.templateId ? 'task list count of a template' : 'task list count';
+  const parameters = opts.templateId ? [projectId, opts.templateId] : [projectId];
+  const result = await db.executeQuery(compiledOnce(db, shape, parameters, build));
+  return toCount((result.rows[0] as { n?: unknown } | undefined)?.n);
 }
 
 /**
