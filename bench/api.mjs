@@ -15,7 +15,8 @@
 //   bare       a Fastify server in its own process answering the same path with the same bytes from memory
 //              (the body Signalbox answered, fetched once), the same load.
 // Endpoints: the projects and users lists (tiny answers, with the token and with a session cookie), the templates
-// list, the task list (limit 200), the last tasks (history of 200), the first 300 output
+// list, the task list (limit 200; cold also 10,000 tasks from the oldest end and in the middle, by offset), the last
+// tasks (history of 200), the first 300 output
 // lines, and a 10,000-line output page at the start and 980,000 lines deep (the largest page the API serves).
 // The lists are read warm (the same URL again: shared answers), cold (`cold`: every request a different query
 // string, so no answer is shared and each is computed; the bare server answers the same bytes) and in a busy project
@@ -354,6 +355,14 @@ async function main() {
         'cold',
         `GET …/tasks?limit=200 at offset ${fmt(Math.max(0, TASKS - 10_000))}, cold`,
         `${path}/tasks?limit=200&offset=${Math.max(0, TASKS - 10_000)}`,
+        'token',
+        'cold',
+      ],
+      // The middle of the list: the deepest page from either end (the worst case of an offset).
+      [
+        'cold',
+        `GET …/tasks?limit=200 at offset ${fmt(Math.floor(TASKS / 2))}, cold`,
+        `${path}/tasks?limit=200&offset=${Math.floor(TASKS / 2)}`,
         'token',
         'cold',
       ],
