@@ -44,6 +44,7 @@ import { maxMessageBytes } from './runner-protocol/protocol';
 import { createScheduler } from './scheduler/scheduler';
 import { createTaskEngine } from './tasks/engine';
 import { createRetention, type RetentionOptions } from './tasks/retention';
+import { claimRepositoryCaches } from './tasks/run/repository-caches';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -120,6 +121,9 @@ export async function buildApp(
   // Servers sharing a database must share the key too, or each would seal secrets the others cannot open.
   try {
     await checkSecretKey(handle.db, secretKey, box);
+    // Repository caches of another database are never taken for this one's (ids are a database's own).
+    if ((await claimRepositoryCaches(handle.db, config.dataDir)) === 'cleared')
+      app.log.warn('the repository caches were of another database: removed');
   } catch (err) {
     if (!options.db) await handle.destroy();
     throw err;

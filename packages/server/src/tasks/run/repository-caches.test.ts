@@ -1,10 +1,12 @@
-import { existsSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { testDialects } from '../../../test/support/dialects';
 import { insertTemplate } from '../../../test/support/task-fixtures';
 import { insertGitRepository, runTask, useHarnessWithProject } from '../../../test/support/task-runs';
+import { deploymentId } from '../../db/options';
 import { createRetention } from '../retention';
+import { claimRepositoryCaches } from './repository-caches';
 
 // What the server keeps of a repository (its cache, the working copies kept for the next task) lives as long as the
 // repository: deleting it, or its project, removes them, and a retention pass removes those of repositories another
@@ -51,6 +53,25 @@ describe.each(testDialects())('the files kept of repositories on $name', (dialec
     const { id } = await usedRepository(other.projectId);
     expect((await p.owner.del(`/api/project/${other.projectId}`)).statusCode).toBe(204);
     for (const path of keptOf(id)) expect(existsSync(path), path).toBe(false);
+  });
+
+  it("are this database's: a start finds another database's caches and removes them all", async () => {
+    const ours = await deploymentId(p.h.deps.db);
+    const owner = join(repos(), 'signalbox-deployment');
+    // The server's start named the folder.
+    expect(readFileSync(owner, 'utf8').trim()).toBe(ours);
+    const kept = await usedRepository();
+    expect(await claimRepositoryCaches(p.h.deps.db, p.h.dataDir)).toBe('kept');
+    for (const path of keptOf(kept.id)) expect(existsSync(path), path).toBe(true);
+    // As a database replaced under the same data directory leaves them: its repository ids are this one's too.
+    writeFileSync(owner, 'another-deployment\n');
+    expect(await claimRepositoryCaches(p.h.deps.db, p.h.dataDir)).toBe('cleared');
+    for (const path of keptOf(kept.id)) expect(existsSync(path), path).toBe(false);
+    expect(readdirSync(repos())).toEqual(['signalbox-deployment']);
+    expect(readFileSync(owner, 'utf8').trim()).toBe(ours);
+    // The next task of the repository clones it anew.
+    const again = await usedRepository();
+    for (const path of keptOf(again.id)) expect(existsSync(path), path).toBe(true);
   });
 
   it('a retention pass removes the files of repositories deleted elsewhere, and leaves other entries', async () => {
