@@ -1,5 +1,5 @@
 import type { PlanSummary } from '@signalbox/contracts';
-import { type Insertable, type Selectable, SqliteAdapter, sql, type Updateable } from 'kysely';
+import { type Insertable, type Selectable, sql, type Updateable } from 'kysely';
 import type { Db, Dialect } from '../db';
 import { compiledOnce } from '../db/compiled-once';
 import { jsonRowsQuery, jsonRowsText } from '../db/json-rows';
@@ -286,21 +286,16 @@ export type TaskPage = {
   before?: number;
 };
 
-/**
- * The conditions a page puts on the project's tasks besides the project, in the order its query applies them. A
- * window that starts past a task (`from`, reached by a walk in steps) replaces the page's own `before`.
- */
-function pageFilters(opts: TaskPage, window?: PageWindow) {
+/** The conditions a page puts on the project's tasks besides the project, in the order its query applies them. */
+function pageFilters(opts: TaskPage) {
   const filters: {
     column: 'task.template_id' | 'task.status' | 'task.id';
-    op: '=' | '<' | '>';
+    op: '=' | '<';
     value: number | string;
   }[] = [];
   if (opts.templateId) filters.push({ column: 'task.template_id', op: '=', value: opts.templateId });
   if (opts.status) filters.push({ column: 'task.status', op: '=', value: opts.status });
-  if (window?.from !== undefined)
-    filters.push({ column: 'task.id', op: window.order === 'desc' ? '<' : '>', value: window.from });
-  else if (opts.before !== undefined) filters.push({ column: 'task.id', op: '<', value: opts.before });
+  if (opts.before !== undefined) filters.push({ column: 'task.id', op: '<', value: opts.before });
   return filters;
 }
 
@@ -316,49 +311,9 @@ function pageLimit(limit: number) {
 
 /**
  * Which tasks of the list a page reads, as the index walks them: `offset` tasks skipped, then `limit` tasks, from the
- * newest (`desc`) or from the oldest (`asc`), past the task `from` when a walk in steps got there.
+ * newest (`desc`) or from the oldest (`asc`).
  */
-type PageWindow = { order: 'asc' | 'desc'; limit: number; offset: number; from?: number };
-
-/** How many index entries one statement of an offset walk skips on SQLite before other requests are let in. */
-const SKIP_PER_STATEMENT = 20_000;
-
-/**
- * The same window, its offset walked in statements of at most `skip` index entries with a turn of the event loop
- * between them: SQLite's statements run on the server's own thread, and a page half a million tasks deep holds it
- * for about 12 ms in one statement (other users' requests wait that long each time). The window then starts past
- * the last task the steps reached; one with fewer tasks left than an offset reads nothing, as its page is empty.
- */
-async function skipInSteps(
-  db: Db,
-  projectId: number,
-  opts: TaskPage,
-  window: PageWindow,
-  skip: number,
-): Promise<PageWindow> {
-  let at = window;
-  while (at.offset > skip) {
-    const filters = pageFilters(opts, at);
-    const { order } = at;
-    const build = () => {
-      let q = db.selectFrom('task').select('task.id').where('task.project_id', '=', projectId);
-      for (const f of filters) q = q.where(f.column, f.op, f.value);
-      return q
-        .orderBy('task.id', order)
-        .limit(sql.lit(1))
-        .offset(skip - 1);
-    };
-    const shape = `task skip ${filters.map((f) => f.column + f.op).join(' ')} ${order}`;
-    const parameters = [projectId, ...filters.map((f) => f.value), skip - 1];
-    const row = (await db.executeQuery(compiledOnce(db, shape, parameters, build))).rows[0] as
-      | { id: number }
-      | undefined;
-    if (!row) return { order, limit: 0, offset: 0 };
-    at = { ...at, from: Number(row.id), offset: at.offset - skip };
-    await new Promise<void>((resolve) => setImmediate(resolve));
-  }
-  return at;
-}
+type PageWindow = { order: 'asc' | 'desc'; limit: number; offset: number };
 
 /** Offsets from which a page asks how many tasks its list has: below, the walk from the newest is short anyway. */
 const COUNTED_FROM_OFFSET = 1000;
@@ -405,7 +360,7 @@ export async function taskPageWindow(db: Db, projectId: number, opts: TaskPage):
 /** The ids of a page of the project's tasks, found on the task table alone (an index walk, `window.offset` long). */
 function taskPageIds(db: Db, projectId: number, opts: TaskPage, window: PageWindow) {
   let ids = db.selectFrom('task').select('task.id').where('task.project_id', '=', projectId);
-  for (const f of pageFilters(opts, window)) ids = ids.where(f.column, f.op, f.value);
+  for (const f of pageFilters(opts)) ids = ids.where(f.column, f.op, f.value);
   const page = ids.orderBy('task.id', window.order).limit(pageLimit(window.limit));
   return (window.offset ? page.offset(window.offset) : page).as('page');
 }
@@ -415,12 +370,7 @@ function taskPageIds(db: Db, projectId: number, opts: TaskPage, window: PageWind
  * of everything else its view shows (its template, starter, runner and build task), as the JSON text the database
  * built (`parseTaskHeads` reads it). Narrow: no task column a view shows is read. The same heads give the same text.
  */
-export async function readTaskHeads(
-  db: Db,
-  projectId: number,
-  opts: TaskPage,
-  { skipPerStatement = SKIP_PER_STATEMENT } = {},
-): Promise<string> {
+export async function readTaskHeads(db: Db, projectId: number, opts: TaskPage): Promise<string> {
   const columns = [
     'id',
     'rev',
@@ -431,9 +381,7 @@ export async function readTaskHeads(
     'build_rev',
     'build_status',
   ] as const;
-  let window = await taskPageWindow(db, projectId, opts);
-  if (window.offset > skipPerStatement && db.getExecutor().adapter instanceof SqliteAdapter)
-    window = await skipInSteps(db, projectId, opts, window, skipPerStatement);
+  const window = await taskPageWindow(db, projectId, opts);
   const build = () =>
     jsonRowsQuery(
       db,
@@ -458,7 +406,7 @@ export async function readTaskHeads(
     );
   // Read on every list request: its SQL is built once per shape (which filters the page has), and run with the
   // values of the page's query in their order.
-  const filters = pageFilters(opts, window);
+  const filters = pageFilters(opts);
   const shape = `task heads ${filters.map((f) => f.column + f.op).join(' ')} ${window.order} limit ${window.limit}${window.offset ? ' offset' : ''}`;
   const parameters = [projectId, ...filters.map((f) => f.value), ...(window.offset ? [window.offset] : [])];
   const result = await db.executeQuery(compiledOnce(db, shape, parameters, build));

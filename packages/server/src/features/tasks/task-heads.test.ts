@@ -167,43 +167,6 @@ describe.each(testDialects())('deep pages of a long task list on $name', (dialec
     expect(await idsOf({ templateId: second, limit: 20, offset: near })).toEqual(secondNow.slice(near));
   });
 
-  it('walks a long offset in steps on SQLite, letting other work in between, to the same pages', async () => {
-    const all = await newest();
-    const ofSecond = await newest(templates[1]);
-    const stepped = async (page: Parameters<typeof readTaskHeads>[2]) =>
-      parseTaskHeads(await readTaskHeads(handle.db, projectId, page, { skipPerStatement: 97 })).map(
-        (h) => h[0],
-      );
-    for (const page of [
-      { limit: 200, offset: 500 },
-      { limit: 200, offset: 1000 },
-      { limit: 3, offset: 1455 },
-      { limit: 200, offset: all.length - 250 },
-      { limit: 200, offset: all.length + 500 },
-      { status: 'success', limit: 50, offset: 1234 },
-      { before: all[10], limit: 50, offset: 1000 },
-    ])
-      expect(await stepped(page), JSON.stringify(page)).toEqual(
-        page.before === undefined
-          ? all.slice(page.offset, page.offset + page.limit)
-          : all.slice(11).slice(page.offset, page.offset + page.limit),
-      );
-    for (const offset of [300, ofSecond.length - 120, ofSecond.length - 5])
-      expect(await stepped({ templateId: templates[1], limit: 100, offset })).toEqual(
-        ofSecond.slice(offset, offset + 100),
-      );
-    if (dialect.name !== 'sqlite') return;
-    // Between the steps, the event loop turns: work queued behind the read runs before it ends.
-    let ended = false;
-    let ranBeforeTheEnd = false;
-    setImmediate(() => {
-      ranBeforeTheEnd = !ended;
-    });
-    await stepped({ status: 'success', limit: 10, offset: 1000 });
-    ended = true;
-    expect(ranBeforeTheEnd).toBe(true);
-  });
-
   it('walks from the newest a page filtered on status or cut at a task, however deep', async () => {
     const all = await newest();
     expect(await idsOf({ status: 'success', limit: 100, offset: all.length - 50 })).toEqual(all.slice(-50));
