@@ -52,12 +52,15 @@ async function withLock<T>(key: string, fn: () => Promise<T>): Promise<T> {
  * (it waits for the cache's lock, as a checkout does).
  */
 export function removeRepositoryCache(reposCache: string, id: number) {
-  const cache = join(reposCache, `repo_${id}.git`);
+  const cache = cacheOf(reposCache, id);
   return withLock(cache, async () => {
-    await rm(join(reposCache, 'checkouts', `repo_${id}`), { recursive: true, force: true });
+    await rm(keptCheckoutsOfCache(cache), { recursive: true, force: true });
     await rm(cache, { recursive: true, force: true });
   });
 }
+
+/** A repository's bare cache under `reposCache` (see checkoutRepository). */
+const cacheOf = (reposCache: string, id: number) => join(reposCache, `repo_${id}.git`);
 
 /** Nested submodules deeper than this are refused rather than followed. */
 const MAX_SUBMODULE_DEPTH = 8;
@@ -318,7 +321,10 @@ const digest = (text: string) => createHash('sha256').update(text).digest('hex')
  * names another copy.
  */
 const keptCheckoutsOf = (cache: string, url: string, branch: string) =>
-  join(dirname(cache), 'checkouts', basename(cache, '.git'), digest(`${url}\n${branch}`));
+  join(keptCheckoutsOfCache(cache), digest(`${url}\n${branch}`));
+
+/** The folder of every working copy kept for a cache, beside the caches. */
+const keptCheckoutsOfCache = (cache: string) => join(dirname(cache), 'checkouts', basename(cache, '.git'));
 
 /**
  * Copies a tree as it is, by the server (no process): directories, regular files with their modes, and links as
@@ -513,7 +519,7 @@ export async function checkoutRepository(
         ? visiblePaths(job, fileUrlPath(repo.git_url)).map((path) => ({ path, writable: false }))
         : [];
     const remoteEnv = trusting(job, envFor([transport]), job.confined ? source.map((s) => s.path) : []);
-    const cache = join(job.dirs.reposCache, `repo_${repo.id}.git`);
+    const cache = cacheOf(job.dirs.reposCache, repo.id);
     const commit = await withLock(cache, async () => {
       // The cache's folder exists before git runs: a confined git sees it only as a bind of an existing path.
       mkdirSync(cache, { recursive: true });
