@@ -2,7 +2,7 @@
 // Benchmark: how long a task takes to start — from POST /tasks to its first output line reaching a live socket —
 // with every task command in the bubblewrap sandbox (SIGNALBOX_TASK_SANDBOX=auto) and without it (off).
 //
-//   node bench/task-start.mjs [--runs 50] [--write]
+//   node bench/task-start.mjs [--runs 50] [--write] [--profile DIR]
 //
 // Starts two built servers (`npm run build` first; run as `npm start` runs it), one sandboxed and one not, each on
 // its own fresh SQLite data dir, and runs a bash template whose script prints one line, --runs times each, the two
@@ -14,7 +14,8 @@
 // before: the line has been stored (the server publishes a batch after storing it). Beside them, in the bench's
 // own process and taking turns with the servers' runs: `bare spawn` (spawning bash on the script until its first
 // line) and `bare clone + spawn` (`git clone --shared --template=` from a bare copy of the repository into a new
-// directory, as the server clones its cache, then the spawn). --write adds a row to bench/README.md.
+// directory, as the server clones its cache, then the spawn). --write adds a row to bench/README.md; --profile DIR
+// writes a V8 CPU profile of each server (DIR/auto, DIR/off) when it stops.
 import { execFileSync, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
@@ -39,6 +40,7 @@ import {
 const RUNS = Number(opt('runs', '50'));
 const WRITE = args.includes('--write');
 const MARK = 'bench task started';
+const PROFILE = opt('profile', '');
 
 /** Median and 95th percentile of the run times. */
 const summary = (values) => {
@@ -91,7 +93,14 @@ async function startServer(work, repo, sandbox) {
   const dir = mkdtempSync(join(work, `server-${sandbox}-`));
   const server = spawn(
     process.execPath,
-    ['--max-semi-space-size=2', join(root, 'packages/server/bin/signalbox.mjs'), 'server'],
+    [
+      '--max-semi-space-size=2',
+      ...(PROFILE
+        ? ['--cpu-prof', `--cpu-prof-dir=${join(PROFILE, sandbox)}`, '--cpu-prof-interval=100']
+        : []),
+      join(root, 'packages/server/bin/signalbox.mjs'),
+      'server',
+    ],
     {
       env: { ...serverEnv(dir, port, password), SIGNALBOX_TASK_SANDBOX: sandbox },
       stdio: ['ignore', 'ignore', 'inherit'],
