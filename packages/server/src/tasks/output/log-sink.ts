@@ -14,7 +14,8 @@ const BATCH_ROWS = 500;
 const BATCH_CHARS = 4 * 1024 * 1024;
 /**
  * At most one flush per this many ms for output that trickles in; a line after a quieter spell (the task's first
- * line among them) is stored and published at once.
+ * line among them) is stored and published at once: once the work under way settles (setImmediate), so that a
+ * run's opening lines are stored while its first command starts rather than before.
  */
 const FLUSH_MS = 100;
 /** Above this many unwritten lines or characters the readers pause (bounded memory for chatty tasks). */
@@ -31,6 +32,7 @@ export class LogSink extends LineIntake implements LineTarget {
   private pending: OutputRow[] = [];
   private pendingChars = 0;
   private timer: NodeJS.Timeout | null = null;
+  private soon: NodeJS.Immediate | null = null;
   private flushing: Promise<void> | null = null;
   /** When the last flush started (performance.now()); a line arriving later than FLUSH_MS after it goes at once. */
   private lastFlush = Number.NEGATIVE_INFINITY;
@@ -69,9 +71,9 @@ export class LogSink extends LineIntake implements LineTarget {
     this.pending.push({ task_id: this.taskId, time, output });
     this.pendingChars += output.length;
     if (this.pending.length >= BATCH_ROWS || this.pendingChars >= BATCH_CHARS) this.kick();
-    else if (!this.timer && !this.flushing) {
+    else if (!this.timer && !this.soon && !this.flushing) {
       const wait = this.lastFlush + FLUSH_MS - performance.now();
-      if (wait <= 0) this.kick();
+      if (wait <= 0) this.soon = setImmediate(() => this.kick());
       else this.timer = setTimeout(() => this.kick(), wait);
     }
   }
@@ -88,6 +90,10 @@ export class LogSink extends LineIntake implements LineTarget {
     if (this.timer) {
       clearTimeout(this.timer);
       this.timer = null;
+    }
+    if (this.soon) {
+      clearImmediate(this.soon);
+      this.soon = null;
     }
     if (!this.flushing) {
       this.lastFlush = performance.now();

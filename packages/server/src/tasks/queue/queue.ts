@@ -13,6 +13,9 @@ export function createQueue(ctx: QueueContext) {
   let pumping = false;
   let again = false;
   let retry: NodeJS.Timeout | null = null;
+  let scheduled: NodeJS.Immediate | null = null;
+  /** The pass under way (or the last one). */
+  let pumped: Promise<void> = Promise.resolve();
 
   const retrySoon = (ms: number) => {
     retry ??= setTimeout(() => {
@@ -21,14 +24,25 @@ export function createQueue(ctx: QueueContext) {
     }, ms);
   };
 
+  /**
+   * Looks at the queue once the work under way settles: the wakes of one stretch of work (a queued task is both
+   * published, which wakes the queue, and handed over) make one pass, and one that comes during a pass makes one
+   * more after it.
+   */
   function wake() {
     if (!ctx.running()) return;
     if (pumping) {
       again = true;
       return;
     }
+    scheduled ??= setImmediate(pump);
+  }
+
+  function pump() {
+    scheduled = null;
+    if (!ctx.running() || pumping) return;
     pumping = true;
-    void (async () => {
+    pumped = (async () => {
       try {
         do {
           again = false;
@@ -84,10 +98,19 @@ export function createQueue(ctx: QueueContext) {
 
   return {
     wake,
-    /** Cancels a pending retry (the engine is closing). */
+    /** Cancels a pending pass or retry (the engine is closing). */
     close() {
       if (retry) clearTimeout(retry);
       retry = null;
+      if (scheduled) clearImmediate(scheduled);
+      scheduled = null;
+    },
+    /** Resolves once no pass is under way or about to start (tests watch the passes with it). */
+    async settled() {
+      while (scheduled || pumping) {
+        if (pumping) await pumped;
+        else await new Promise(setImmediate);
+      }
     },
   };
 }

@@ -200,8 +200,9 @@ export async function runCore(
   /** The status message of a failure that says its own reason (TaskFailed's `reason`). */
   let failureReason: string | null = null;
   try {
-    // Removed off the event loop, as at the end: a directory's removal can take tens of ms on a busy disk.
-    await rm(taskDir, { recursive: true, force: true });
+    // What an earlier run left (a crash), removed off the event loop, as at the end: a directory's removal can take
+    // tens of ms on a busy disk. Usually there is none, and the start does not wait for the thread pool for it.
+    if (existsSync(taskDir)) await rm(taskDir, { recursive: true, force: true });
     mkdirSync(taskDir, { recursive: true, mode: 0o700 });
     const details = await core.loadDetails();
     hooks.onDetails?.(details);
