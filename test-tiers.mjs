@@ -80,6 +80,8 @@ const serverSystem = [
   'src/cli/client.process.test.ts',
   // `signalbox runner` processes against a stand-in server: registration, jobs, reconnects, stops, secrets.
   'src/runners/client/runner-client.test.ts',
+  // A runner's start in its folder: the repository caches of an earlier registration removed.
+  'src/runners/client/runner-caches.test.ts',
 ];
 
 /**

@@ -17,6 +17,7 @@ import {
 } from '../../runner-protocol/protocol';
 import { openSealed } from '../../runner-protocol/seal';
 import { killOrphans } from '../../tasks/queue/orphans';
+import { claimCacheFolder } from '../../tasks/run/cache-owner';
 import { type FinalStatus, RunControl, runCore } from '../../tasks/run/run-core';
 import type { Confinement } from '../../tasks/sandbox/confinement';
 import { systemProcesses } from '../../tasks/sandbox/process';
@@ -86,6 +87,18 @@ export function runnerOwner(dir: string) {
   return `runner-${createHash('sha256').update(dir).digest('hex').slice(0, 16)}`;
 }
 
+/**
+ * Whose repositories the runner's caches hold: its registration (the server's address, the runner's id there and
+ * its token). Registered again, with another server or the same one, its caches start afresh: repository ids are
+ * one server database's own, and a clone borrows every object of its cache.
+ */
+export function runnerCacheOwner(settings: Pick<RunnerSettings, 'url' | 'id' | 'token'>) {
+  const digest = createHash('sha256')
+    .update(`${settings.url}\n${settings.id}\n${settings.token}`)
+    .digest('hex');
+  return `runner ${digest}`;
+}
+
 /** Ends with the exit code the process should have. */
 export class RunnerProcess {
   private readonly startedAt = new Date().toISOString();
@@ -132,13 +145,22 @@ export class RunnerProcess {
     });
   }
 
-  /** Kills and removes what a previous runner process in this folder left (a crash): processes and task folders. */
+  /**
+   * Kills and removes what a previous runner process in this folder left (a crash): processes and task folders; and
+   * the repository caches of an earlier registration.
+   */
   private cleanLeftovers() {
     const killed = killOrphans(this.owner, 'all', this.workDir);
     if (killed) this.opts.log(`Killed ${killed} leftover task process(es) of a previous runner process`);
     const tasksDir = join(this.workDir, 'tasks');
     if (existsSync(tasksDir)) rmSync(tasksDir, { recursive: true, force: true });
     mkdirSync(tasksDir, { recursive: true, mode: 0o700 });
+    if (claimCacheFolder(this.reposCache, runnerCacheOwner(this.opts.settings)) === 'cleared')
+      this.opts.log('Removed the repository caches of an earlier registration');
+  }
+
+  private get reposCache() {
+    return join(this.workDir, 'repos');
   }
 
   /**
@@ -539,7 +561,7 @@ export class RunnerProcess {
         dirs: {
           task: join(this.workDir, 'tasks', String(taskId)),
           home: join(this.workDir, 'home', `project_${projectId}`),
-          reposCache: join(this.workDir, 'repos'),
+          reposCache: this.reposCache,
         },
         sink: held.output,
         loadDetails: async () => details,

@@ -1,8 +1,9 @@
-import { mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Db } from '../../db';
 import { deploymentId } from '../../db/options';
 import type { Deps } from '../../deps';
+import { claimCacheFolder } from './cache-owner';
 import { removeRepositoryCache } from './git';
 
 /** Where the server keeps its repositories' caches and working copies (see checkoutRepository). */
@@ -61,36 +62,10 @@ export async function forgetRepositoryFiles(deps: Pick<Deps, 'db' | 'config' | '
   }
 }
 
-/** The file naming the deployment (database) whose repositories <dataDir>/repos holds. */
-const OWNER_FILE = 'signalbox-deployment';
-
 /**
- * Makes <dataDir>/repos this database's: repository ids are a database's own, so caches left by another database
- * (the data directory kept while the database was replaced, a restore into a new one) would be taken for this
- * one's repositories of the same ids, and a task's clone borrows every object of its cache, the other database's
- * repositories' included. The folder names the deployment it belongs to; when that is another one, everything in
- * it is removed before any task runs. A folder from before it was named is taken as this database's.
+ * Makes <dataDir>/repos this database's (see claimCacheFolder): caches another database's server left there are
+ * removed before any task runs.
  */
 export async function claimRepositoryCaches(db: Db, dataDir: string): Promise<'kept' | 'cleared'> {
-  const dir = reposCacheOf(dataDir);
-  const id = await deploymentId(db);
-  const owner = join(dir, OWNER_FILE);
-  let named: string | null = null;
-  try {
-    named = readFileSync(owner, 'utf8').trim();
-  } catch {
-    // No folder yet, or one from before it was named.
-  }
-  const cleared = named !== null && named !== id;
-  if (cleared) {
-    // Out of the way at once (one rename), then removed.
-    const old = `${dir}.other-${process.pid}-${Date.now()}`;
-    renameSync(dir, old);
-    rmSync(old, { recursive: true, force: true });
-  }
-  if (named !== id) {
-    mkdirSync(dir, { recursive: true });
-    writeFileSync(owner, `${id}\n`);
-  }
-  return cleared ? 'cleared' : 'kept';
+  return claimCacheFolder(reposCacheOf(dataDir), await deploymentId(db));
 }
