@@ -274,36 +274,41 @@ export class Job {
     return env;
   }
 
+  /** The task's cgroup or session tracking under SIGNALBOX_TASK_ISOLATION (a forced cgroup mode without one fails). */
+  private openIsolation(): TaskSandbox {
+    try {
+      return openTaskSandbox({
+        owner: this.dirs.owner,
+        taskId: this.task.id,
+        taskDir: this.dirs.task,
+        setting: this.dirs.isolation,
+      });
+    } catch (err) {
+      if (err instanceof IsolationUnavailable) throw new TaskFailed(err.message);
+      throw err;
+    }
+  }
+
   /**
    * Where every process of this task starts (opened on first use): its cgroup, or the session tracking of the
-   * fallback, under bubblewrap when the task is confined. A forced cgroup mode without cgroups, or a required
-   * sandbox that cannot run, fails the task rather than running it unconfined.
+   * fallback, when the task is not confined; under bubblewrap, the PID namespace of each command's sandbox (and
+   * a cgroup too only when the setting requires one: see confine.ts). A forced cgroup mode without cgroups, or a
+   * required sandbox that cannot run, fails the task rather than running it unconfined.
    */
   get sandbox(): TaskSandbox {
     if (!this.openedSandbox) {
       const confinement = this.dirs.confinement;
       if (confinement.mode === 'refused') throw new TaskFailed(confinement.reason);
       let opened: TaskSandbox;
-      try {
-        opened = openTaskSandbox({
-          owner: this.dirs.owner,
-          taskId: this.task.id,
-          taskDir: this.dirs.task,
-          setting: this.dirs.isolation,
-        });
-      } catch (err) {
-        if (err instanceof IsolationUnavailable) throw new TaskFailed(err.message);
-        throw err;
-      }
       if (confinement.mode === 'bwrap') {
         this.makeTmp();
-        opened = confine(opened, confinement, {
+        opened = confine(this.dirs.isolation === 'cgroup' ? this.openIsolation() : null, confinement, {
           dir: this.dirs.task,
           tmp: this.dirs.tmp,
           home: this.dirs.home,
           binds: () => this.shared,
         });
-      }
+      } else opened = this.openIsolation();
       // A command that cannot be put in the sandbox (e.g. no cgroup can be created) fails the task, unstarted.
       this.openedSandbox = {
         mode: opened.mode,

@@ -53,16 +53,24 @@ const signal = (pid: number, sig: NodeJS.Signals) => {
  * sandbox's init, which holds the command and every process that did not leave its group, as they went to the
  * command's own group without the sandbox; a SIGKILL also ends the init, and with it every process of the PID
  * namespace.
+ *
+ * The PID namespace holds every process of a command, whatever it does (a new session, a double fork, a cleared
+ * environment): when the command ends, its init ends and the kernel ends the rest, and `--die-with-parent` ends it
+ * all with the server. So `inner` (a cgroup or session tracking) is given only when the setting requires a cgroup
+ * anyway: entering a new cgroup waits for an RCU grace period of the kernel (about 10 ms per command where cgroup2
+ * is not mounted with `favordynmods`), and session tracking reads the process table four times a second.
  */
 export function confine(
-  inner: TaskSandbox,
+  inner: TaskSandbox | null,
   confinement: Extract<Confinement, { mode: 'bwrap' }>,
   task: { dir: string; tmp: string; home: string; binds: () => SandboxPath[] },
 ): TaskSandbox {
   const caps = capsFor(confinement.user);
   const userHome = confinement.user?.home ?? userInfo().homedir;
+  /** The commands started and not yet released: a stop of the whole task kills each one's namespace. */
+  const live = new Set<SandboxUnit>();
   return {
-    mode: inner.mode,
+    mode: inner?.mode ?? 'namespace',
     enter(command, args, opts = {}) {
       const wrapped = [
         ...bwrapArgs({
@@ -77,16 +85,21 @@ export function confine(
         ...(confinement.user ? asUser(confinement.user, command, args) : [command, ...args]),
       ];
       if (confinement.user) openMountPoints(task.tmp, [task.dir, ...task.binds(), ...(opts.binds ?? [])]);
-      const unit = inner.enter(confinement.bwrap, wrapped, opts);
+      const unit = inner?.enter(confinement.bwrap, wrapped, opts);
       let outer: number | null = null;
+      let released: Promise<void> | null = null;
       const confined: SandboxUnit = {
-        command: unit.command,
-        args: unit.args,
+        command: unit?.command ?? confinement.bwrap,
+        args: unit?.args ?? wrapped,
         started(pid) {
           outer = pid;
-          unit.started(pid);
+          unit?.started(pid);
         },
-        release: () => unit.release(),
+        release: () =>
+          (released ??= (async () => {
+            live.delete(confined);
+            await unit?.release();
+          })()),
         signal(sig) {
           if (outer === null) return;
           const init = initOf(outer);
@@ -96,8 +109,12 @@ export function confine(
           } else signal(init ? -init : -outer, sig);
         },
       };
+      live.add(confined);
       return confined;
     },
-    killAll: () => inner.killAll(),
+    async killAll() {
+      for (const unit of live) unit.signal?.('SIGKILL');
+      await inner?.killAll();
+    },
   };
 }

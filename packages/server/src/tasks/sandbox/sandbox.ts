@@ -24,7 +24,8 @@ export interface SandboxUnit {
 export type EnterOptions = { cwd?: string; binds?: { path: string; writable: boolean }[] };
 
 export interface TaskSandbox {
-  readonly mode: IsolationMode;
+  /** `namespace`: confined commands only, held by the PID namespace of their sandbox (confine.ts). */
+  readonly mode: IsolationMode | 'namespace';
   enter(command: string, args: string[], opts?: EnterOptions): SandboxUnit;
   /** Kills every process of the task (a stop request). */
   killAll(): Promise<void>;
