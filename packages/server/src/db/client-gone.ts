@@ -40,11 +40,19 @@ export class ReadScope {
 
 const scopes = new AsyncLocalStorage<ReadScope>();
 
-/** What a read of a request whose client has left throws instead of its rows. */
+/**
+ * What a read of a request whose client has left throws instead of its rows. It has no stack: under overload it is
+ * thrown for every read of every client that gave up, nothing logs where it came from, and Kysely's drivers append
+ * their own stack to any error whose `stack` is a string (formatting two traces per stopped read).
+ */
 export class ClientGone extends Error {
   constructor() {
+    const limit = Error.stackTraceLimit;
+    Error.stackTraceLimit = 0;
     super('the client closed the connection before the answer; its database reads were stopped');
+    Error.stackTraceLimit = limit;
     this.name = 'ClientGone';
+    Object.defineProperty(this, 'stack', { value: undefined, writable: true, configurable: true });
   }
 }
 

@@ -31,6 +31,17 @@ describe('the reads of a scope whose client left', () => {
     throw new Error('nothing was running to cancel');
   };
 
+  it('stops them with an error that carries no stack (a driver appends its own to a string stack)', async () => {
+    const scope = new ReadScope();
+    scope.end();
+    const err = await scope.run(() => stoppableRead('select 1', rows, noCancel)).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(ClientGone);
+    expect((err as Error).stack).toBeUndefined();
+    expect(String(err)).toBe(
+      'ClientGone: the client closed the connection before the answer; its database reads were stopped',
+    );
+  });
+
   it('refuses a SELECT not yet started, whatever its case and leading space, and runs every other statement', async () => {
     const scope = new ReadScope();
     scope.end();
