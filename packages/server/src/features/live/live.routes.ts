@@ -188,7 +188,11 @@ export function liveRoutes(app: FastifyInstance, deps: Pick<Deps, 'db' | 'bus' |
     const to = audience(batch.project_id);
     if (!to.length) return;
     const head = `{"type":"log","project_id":${batch.project_id},"task_id":${batch.task_id},"output":`;
-    const texts = batch.lines.map((l) => `${head}${JSON.stringify(l.output)},"time":"${l.time}"}`);
+    // Each line with its position in the log: a client takes the next one as it comes and reads a page only over
+    // a gap (without it, every live line would make every viewer read the stored log again).
+    const texts = batch.lines.map(
+      (l) => `${head}${JSON.stringify(l.output)},"time":"${l.time}","line":${Number(l.line)}}`,
+    );
     for (const c of to) {
       const tcp = (c.socket as unknown as { _socket?: { cork(): void; uncork(): void } })._socket;
       for (let i = 0; i < texts.length; i += CORK_MESSAGES) {

@@ -176,10 +176,14 @@ describe.each(testDialects())('live socket /api/ws on $name', (dialect) => {
         sock.messages.some((m) => m.task_id === id && m.type === 'update' && m.status === 'success'),
       3000,
     );
-    const logs = sock.messages
-      .filter((m) => m.type === 'log' && m.task_id === id)
-      .map((m) => (m as { output: string }).output);
+    const messages = sock.messages.filter((m) => m.type === 'log' && m.task_id === id) as {
+      output: string;
+      line: number;
+    }[];
+    const logs = messages.map((m) => m.output);
     expect(logs).toEqual(await outputOf(h.deps, id));
+    // Each with its position in the stored log, which a viewer follows without reading the log again.
+    expect(messages.map((m) => m.line)).toEqual(logs.map((_, i) => i + 1));
     expect(logs.filter((l) => l.startsWith('line '))).toHaveLength(300);
     const statuses = sock.messages
       .filter((m) => m.type === 'update' && m.task_id === id)
@@ -238,7 +242,7 @@ describe.each(testDialects())('live socket /api/ws on $name', (dialect) => {
       ws.on('message', (d) => {
         const m = JSON.parse(String(d));
         if (m.type !== 'log' || m.task_id !== 4242) return;
-        if (m.output !== 'line ' + n) bad++;
+        if (m.output !== 'line ' + n || m.line !== n + 1) bad++;
         n++;
         if (n === ${BATCHES * BATCH}) { console.log(JSON.stringify({ n, bad })); process.exit(0); }
       });
