@@ -97,6 +97,21 @@ describe('task log dialog', () => {
     await expect.poll(lastTick).toBeGreaterThan(0);
     const seen = await lastTick();
     await expect.poll(lastTick).toBeGreaterThanOrEqual(seen + 3);
+    // Left short of the bottom by no person (a busy browser lays out lines later than they come): the view still
+    // follows, and the next lines bring it back to the tail.
+    const scroller = log.locator('[data-virtuoso-scroller]');
+    await expect
+      .poll(() => scroller.evaluate((el) => el.scrollHeight - el.clientHeight))
+      .toBeGreaterThan(200);
+    const leftBehind = await scroller.evaluate((el) => {
+      el.scrollTop -= 120;
+      return el.scrollHeight - el.scrollTop - el.clientHeight;
+    });
+    expect(leftBehind).toBeGreaterThan(100);
+    const belowView = () => scroller.evaluate((el) => el.scrollHeight - el.scrollTop - el.clientHeight);
+    await expect.poll(belowView).toBeLessThan(5);
+    const behind = await lastTick();
+    await expect.poll(lastTick).toBeGreaterThanOrEqual(behind + 3);
     // The log re-renders as lines arrive: a span read while it is replaced has no style yet, so read again.
     await expect
       .poll(() =>

@@ -94,6 +94,9 @@ const Line = memo(function Line({
   );
 });
 
+/** Scrolls to new lines wherever the view is (Virtuoso asks with whether it is at the bottom). */
+const toTheEnd = () => 'auto' as const;
+
 /** The virtualised log: only the rows on screen are in the DOM, so a million lines stay smooth. */
 export function LogView({
   store,
@@ -159,8 +162,9 @@ export function LogView({
         totalCount={count}
         increaseViewportBy={200}
         // While following, every new line scrolls the view to the end, even when lines came faster than the view
-        // scrolled and it is a little short of the bottom.
-        followOutput={follow ? 'auto' : false}
+        // scrolled and it is short of the bottom (a value rather than a function follows only a view at the bottom,
+        // so one left behind once by a busy browser would never follow again).
+        followOutput={follow ? toTheEnd : false}
         atBottomStateChange={onAtBottom}
         itemContent={(index) => (
           <Line
