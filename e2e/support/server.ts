@@ -31,7 +31,14 @@ function freePort(): Promise<number> {
  * did it already; a browser test run alone would otherwise test an old build).
  */
 export function ensureWebBuild() {
-  if (webBuildIsStale()) execSync('npm run build -w @signalbox/web', { cwd: root, stdio: 'inherit' });
+  if (!webBuildIsStale()) return;
+  // The test runner sets NODE_ENV=test, with which Vite would make React's development build (effects run twice
+  // under StrictMode): the console users get is the production one.
+  execSync('npm run build -w @signalbox/web', {
+    cwd: root,
+    stdio: 'inherit',
+    env: { ...process.env, NODE_ENV: 'production' },
+  });
 }
 
 export type TestServer = {

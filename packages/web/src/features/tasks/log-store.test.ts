@@ -43,6 +43,17 @@ describe('LogStore', () => {
     expect(store.line(24999)).toBe('line 24999');
   });
 
+  it('reads on when opened again while a page closed over is on its way (a view mounted anew)', async () => {
+    serve(['a', 'b', 'c']);
+    const store = new LogStore(1, 2, () => {});
+    const first = store.sync();
+    store.close();
+    store.open();
+    await store.sync();
+    await first;
+    expect(all(store)).toEqual(['a', 'b', 'c']);
+  });
+
   it('follows the next-page link when a page is shorter than asked, and stops without one', async () => {
     const lines = Array.from({ length: 1000 }, (_, i) => `long line ${i}`);
     const fetchMock = serve(lines, 7);

@@ -76,6 +76,11 @@ export class LogStore {
     return this.errors[0] ?? -1;
   }
 
+  /** Reads again after a close (a view mounted anew, as React's StrictMode does with every effect). */
+  open() {
+    this.stopped = false;
+  }
+
   close() {
     this.stopped = true;
   }

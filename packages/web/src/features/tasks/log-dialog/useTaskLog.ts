@@ -45,6 +45,7 @@ export function useTaskLog({
   }, [projectId, taskId]);
 
   useEffect(() => {
+    store.open();
     void store.sync();
     return () => {
       store.close();
