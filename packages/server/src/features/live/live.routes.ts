@@ -189,9 +189,11 @@ export function liveRoutes(app: FastifyInstance, deps: Pick<Deps, 'db' | 'bus' |
     if (!to.length) return;
     const head = `{"type":"log","project_id":${batch.project_id},"task_id":${batch.task_id},"output":`;
     // Each line with its position in the log: a client takes the next one as it comes and reads a page only over
-    // a gap (without it, every live line would make every viewer read the stored log again).
+    // a gap (without it, every live line would make every viewer read the stored log again). A batch relayed from
+    // another instance without a whole-number position sends none rather than a message that is not JSON.
     const texts = batch.lines.map(
-      (l) => `${head}${JSON.stringify(l.output)},"time":"${l.time}","line":${Number(l.line)}}`,
+      (l) =>
+        `${head}${JSON.stringify(l.output)},"time":"${l.time}"${Number.isInteger(l.line) ? `,"line":${l.line}` : ''}}`,
     );
     for (const c of to) {
       const tcp = (c.socket as unknown as { _socket?: { cork(): void; uncork(): void } })._socket;

@@ -192,6 +192,25 @@ describe.each(testDialects())('live socket /api/ws on $name', (dialect) => {
     sock.ws.close();
   });
 
+  it('sends a relayed line without a whole-number position as JSON without one', async () => {
+    const sock = await open({ cookie: owner.cookie });
+    h.deps.bus.emitRelayed('logs', {
+      project_id: projectId,
+      task_id: 4343,
+      lines: [{ output: 'no position', time: now(), line: Number.NaN }],
+    });
+    // A message that is not JSON would fail the socket's parse in the test's client.
+    await waitFor(async () => sock.messages.some((m) => m.task_id === 4343) || undefined, 2000);
+    expect(sock.messages.find((m) => m.task_id === 4343)).toEqual({
+      type: 'log',
+      project_id: projectId,
+      task_id: 4343,
+      output: 'no position',
+      time: expect.any(String),
+    });
+    sock.ws.close();
+  });
+
   it('reports its open sockets in the metrics', async () => {
     const scraped = async () =>
       Number(
