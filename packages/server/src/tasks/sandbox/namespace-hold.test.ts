@@ -1,7 +1,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { testDialects } from '../../../test/support/dialects';
 import {
   escapedPid,
@@ -9,7 +9,6 @@ import {
   insertEscapeTemplate,
 } from '../../../test/support/escaped-tasks';
 import { cgroupOf, killSleepers, sleepers } from '../../../test/support/escapes';
-import type { Harness } from '../../../test/support/harness';
 import { dataDirDbUrl, postForId, serverChild, serverDb } from '../../../test/support/server-child';
 import { cookieApi, serverProcessEnv } from '../../../test/support/server-process';
 import { alive, outputOf, waitFor, waitForStatus } from '../../../test/support/task-fixtures';
@@ -71,14 +70,15 @@ const gone = async (n: number, pid: number) => {
 
 describe('confined tasks under the default isolation', () => {
   let c: Awaited<ReturnType<typeof confinedHarness>>;
-  let h: Harness | undefined;
+  beforeAll(async () => {
+    c = await confinedHarness('auto');
+  });
   afterAll(async () => {
-    await h?.close();
+    // Unset when the harness failed to start.
+    await c?.h.close();
   });
 
   it('enter no cgroup: the escaped process stays in the server’s own', async () => {
-    c = await confinedHarness('auto');
-    h = c.h;
     const { id, n, pid } = await c.startRunning();
     expect(cgroupOf(pid)).toBe(cgroupOf(process.pid));
     expect(cgroupOf(pid)).not.toContain(`signalbox-${c.instanceId}`);
