@@ -48,6 +48,46 @@ describe.runIf(postgres)('PostgreSQL pool', () => {
     }
   });
 
+  it('opens every session without parallel workers or JIT compilation', async () => {
+    const database = await postgres!.create('');
+    const handle = openDb(database.url);
+    try {
+      // The database's own defaults differ: the settings are the server's sessions', not the cluster's.
+      const defaults = await admin(
+        async (c) => (await c.query('show max_parallel_workers_per_gather')).rows[0],
+      );
+      expect(defaults.max_parallel_workers_per_gather).not.toBe('0');
+      const settings = async (db: typeof handle.db) =>
+        (
+          await sql<{
+            workers: string;
+            jit: string;
+          }>`select current_setting('max_parallel_workers_per_gather') as workers,
+            current_setting('jit') as jit, pg_backend_pid() as pid`.execute(db)
+        ).rows[0]!;
+      // Three transactions at once hold three pooled connections: each new one took the settings first.
+      let release = () => {};
+      const gate = new Promise<void>((r) => {
+        release = r;
+      });
+      const seen: { workers: string; jit: string }[] = [];
+      const held = [1, 2, 3].map(() =>
+        handle.db.transaction().execute(async (trx) => {
+          seen.push(await settings(trx as never));
+          if (seen.length === 3) release();
+          await gate;
+        }),
+      );
+      await Promise.all(held);
+      seen.push(await settings(handle.db));
+      expect(new Set(seen.map((s) => (s as unknown as { pid: number }).pid)).size).toBe(3);
+      for (const s of seen) expect({ workers: s.workers, jit: s.jit }).toEqual({ workers: '0', jit: 'off' });
+    } finally {
+      await handle.destroy();
+      await database.drop();
+    }
+  });
+
   it('survives losing a connection held by a transaction, and never hands that connection out again', async () => {
     const database = await postgres!.create('');
     const handle = openDb(database.url);
