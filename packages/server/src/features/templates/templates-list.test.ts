@@ -180,3 +180,42 @@ describe.each(testDialects())('the templates list kept between reads on $name', 
     expect(await rev('template', ids[1]!)).toBe(before + 1);
   });
 });
+
+describe('the templates sort', () => {
+  type T = { id: number; name: string; playbook: string };
+  const fields = (t: T) => ({ ...t, inventory_id: null, environment_id: null, repository_id: null });
+  // Sorts by name and playbook read no other table: no database is needed.
+  const sorted = (list: T[], sort: TemplateSort = {}) =>
+    sortTemplates(undefined as never, 4242, list, sort, fields).then((out) =>
+      out.map((t) => `${t.id}:${t.name}`),
+    );
+
+  it('sorts a list again when its names or templates changed since the same list was sorted', async () => {
+    const list = [
+      { id: 1, name: 'beta', playbook: 'z.yml' },
+      { id: 2, name: 'gamma', playbook: 'y.yml' },
+      { id: 3, name: 'Alpha', playbook: 'x.yml' },
+    ];
+    expect(await sorted(list)).toEqual(['3:Alpha', '1:beta', '2:gamma']);
+    // The same list in another order of rows: the same order.
+    expect(await sorted([list[2]!, list[0]!, list[1]!])).toEqual(['3:Alpha', '1:beta', '2:gamma']);
+    // One renamed: its new place, not the remembered one.
+    expect(await sorted([list[0]!, { ...list[1]!, name: 'aardvark' }, list[2]!])).toEqual([
+      '2:aardvark',
+      '3:Alpha',
+      '1:beta',
+    ]);
+    // As many other templates (other ids, one with a remembered id's name).
+    expect(
+      await sorted([
+        { id: 7, name: 'beta', playbook: 'a.yml' },
+        { id: 8, name: 'Beta', playbook: 'b.yml' },
+        { id: 9, name: 'alpha', playbook: 'c.yml' },
+      ]),
+    ).toEqual(['9:alpha', '7:beta', '8:Beta']);
+    // The other direction and another key are lists of their own.
+    expect(await sorted(list, { order: 'desc' })).toEqual(['2:gamma', '1:beta', '3:Alpha']);
+    expect(await sorted(list, { sort: 'playbook' })).toEqual(['3:Alpha', '2:gamma', '1:beta']);
+    expect(await sorted(list, { sort: 'playbook', order: 'desc' })).toEqual(['1:beta', '2:gamma', '3:Alpha']);
+  });
+});
