@@ -3,7 +3,7 @@ import { parse as parseCsv } from 'csv-parse/sync';
 import type { Download, Page } from 'playwright-core';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { type Api, createUser, login, type SeedUser } from './support/api';
-import { PHONE, screenVariants, shot, userMenuItem } from './support/browser';
+import { chooseOption, PHONE, screenVariants, shot, userMenuItem } from './support/browser';
 import { useSharedServerAsAdmin } from './support/shared';
 
 type Event = {
@@ -78,11 +78,9 @@ describe('project activity', () => {
     await expect.poll(() => page.getByRole('button', { name: 'Load more' }).count()).toBe(0);
 
     // Object type and text filters.
-    await page.getByRole('combobox', { name: 'Object type' }).click();
-    await page.getByRole('option', { name: 'Environment', exact: true }).click();
+    await chooseOption(page, 'Object type', 'Environment');
     await expect.poll(() => descriptions(page)).toEqual(['Environment Staging env created']);
-    await page.getByRole('combobox', { name: 'Object type' }).click();
-    await page.getByRole('option', { name: 'View', exact: true }).click();
+    await chooseOption(page, 'Object type', 'View');
     await page.getByLabel('Search descriptions').fill('nightly');
     await expect.poll(() => descriptions(page)).toEqual(['View Nightly "quoted, builds" created']);
     expect(await rows(page).first().textContent()).toContain(manager.name);
@@ -166,14 +164,12 @@ describe('global activity log', () => {
       'Description',
     ]);
     // Users created by the admin: events of no project, only here.
-    await page.getByRole('combobox', { name: 'Object type' }).click();
-    await page.getByRole('option', { name: 'User', exact: true }).click();
+    await chooseOption(page, 'Object type', 'User');
     await page.getByLabel('Search descriptions').fill(guest.username);
     await globalTable.getByText(`User ${guest.username} created`).waitFor();
     // The project filter.
     await page.getByRole('button', { name: 'Clear filters' }).click();
-    await page.getByRole('combobox', { name: 'Project' }).click();
-    await page.getByRole('option', { name: 'Activity Demo', exact: true }).click();
+    await chooseOption(page, 'Project', 'Activity Demo');
     await expect
       .poll(async () =>
         (await globalTable.locator('tbody tr td:nth-child(3)').allTextContents()).every(
@@ -211,8 +207,7 @@ describe('global activity log', () => {
           .first()
           .waitFor();
         if (name === 'activity-filtered') {
-          await page.getByRole('combobox', { name: 'Object type' }).click();
-          await page.getByRole('option', { name: 'View', exact: true }).click();
+          await chooseOption(page, 'Object type', 'View');
           await page.getByLabel('Search descriptions').fill('board 1');
           await shown(page, 11);
         }

@@ -102,6 +102,29 @@ export async function userMenuItem(page: Page, name: string) {
 }
 
 /**
+ * Picks `option` in the select named `name`: its list is opened by a click on the select once an earlier list has
+ * finished closing, clicked again when a click went unanswered (one that landed while a list closed, as on a busy
+ * machine), then the option is clicked.
+ */
+export async function chooseOption(page: Page, name: string, option: string) {
+  const select = page.getByRole('combobox', { name });
+  const list = page.getByRole('listbox');
+  const deadline = Date.now() + WAIT_MS;
+  await list.waitFor({ state: 'detached' });
+  for (;;) {
+    if (!(await list.isVisible())) await select.click();
+    try {
+      await list.waitFor({ timeout: 5000 });
+      break;
+    } catch (err) {
+      if (Date.now() > deadline) throw err;
+    }
+  }
+  await list.getByRole('option', { name: option, exact: true }).click();
+  await list.waitFor({ state: 'detached' });
+}
+
+/**
  * Goes to `path` inside the loaded console, as a click on one of its links does (the router follows the history
  * entry), instead of loading the whole page again; the first visit of a page loads it.
  */
