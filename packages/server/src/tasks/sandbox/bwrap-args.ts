@@ -104,6 +104,32 @@ function masksOf(secrets: string[], shown: string[]): string[] {
 }
 
 /**
+ * The mounts of the system roots: each one this machine has, bound read-only, or made the same symlink (a merged
+ * /usr). Read again after a few seconds, not for every command: nine `lstat`s took about 1 ms of each command's
+ * start on a slow disk, and the roots change only with the system's layout.
+ */
+function systemRootArgs(): string[] {
+  const now = Date.now();
+  if (systemRoots && now - systemRoots.at < SYSTEM_ROOTS_KEPT_MS) return systemRoots.args;
+  const args: string[] = [];
+  for (const root of SYSTEM_ROOTS) {
+    let link: string | null = null;
+    try {
+      const st = lstatSync(root);
+      if (st.isSymbolicLink()) link = readlinkSync(root);
+    } catch {
+      continue;
+    }
+    if (link !== null) args.push('--symlink', link, root);
+    else args.push('--ro-bind', root, root);
+  }
+  systemRoots = { at: now, args };
+  return args;
+}
+let systemRoots: { at: number; args: string[] } | null = null;
+const SYSTEM_ROOTS_KEPT_MS = 5_000;
+
+/**
  * The bubblewrap arguments (before `--` and the command) for one command of a task. Mount order matters: the
  * system and admin paths first, then the masks over what they must not show, then the task's own paths on top.
  */
@@ -143,17 +169,7 @@ export function bwrapArgs(opts: {
       ...['CAP_SETUID', 'CAP_SETGID', 'CAP_DAC_OVERRIDE'].flatMap((cap) => ['--cap-add', cap]),
     );
   else args.push('--unshare-user');
-  for (const root of SYSTEM_ROOTS) {
-    let link: string | null = null;
-    try {
-      const st = lstatSync(root);
-      if (st.isSymbolicLink()) link = readlinkSync(root);
-    } catch {
-      continue;
-    }
-    if (link !== null) args.push('--symlink', link, root);
-    else args.push('--ro-bind', root, root);
-  }
+  args.push(...systemRootArgs());
   // /etc/resolv.conf may point into /run (systemd-resolved): name resolution must keep working.
   const resolv = realOrSelf('/etc/resolv.conf');
   if (!SYSTEM_ROOTS.some((r) => isUnder(resolv, r)) && existsSync(resolv))

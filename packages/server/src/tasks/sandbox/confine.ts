@@ -48,6 +48,9 @@ const signal = (pid: number, sig: NodeJS.Signals) => {
   }
 };
 
+/** The server user's home as its passwd entry names it (read once: each read asks the user database). */
+let serverHome: string | undefined;
+
 /**
  * Puts every command the isolation sandbox starts under bubblewrap. Signals go to the process group of the
  * sandbox's init, which holds the command and every process that did not leave its group, as they went to the
@@ -66,7 +69,8 @@ export function confine(
   task: { dir: string; tmp: string; home: string; binds: () => SandboxPath[] },
 ): TaskSandbox {
   const caps = capsFor(confinement.user);
-  const userHome = confinement.user?.home ?? userInfo().homedir;
+  serverHome ??= userInfo().homedir;
+  const userHome = confinement.user?.home ?? serverHome;
   /** The commands started and not yet released: a stop of the whole task kills each one's namespace. */
   const live = new Set<SandboxUnit>();
   return {

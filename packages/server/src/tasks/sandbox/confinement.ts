@@ -191,14 +191,33 @@ export function visibleToTasks(confinement: Confinement, path: string): boolean 
   return [...SYSTEM_ROOTS, ...confinement.paths.map((p) => p.path)].some((root) => isUnder(real, root));
 }
 
-/** The PATH a confined task gets: the entries of `path` it can see, in order. */
+/**
+ * The PATH a confined task gets: the entries of `path` it can see, in order. Every command of every task asks with
+ * the server's own PATH, whose entries are resolved (two `realpath`s each, about 2 ms for ten entries on a slow
+ * disk): the answer is kept for a few seconds. What a task can reach is the mounts' doing, not this list's, so a
+ * symlink changed meanwhile only leaves an entry out, or in, that long.
+ */
 export function visiblePath(confinement: Confinement, path: string): string {
   if (confinement.mode !== 'bwrap') return path;
-  return path
+  let kept = keptPaths.get(confinement);
+  if (!kept) {
+    kept = new Map();
+    keptPaths.set(confinement, kept);
+  }
+  const now = Date.now();
+  const last = kept.get(path);
+  if (last && now - last.at < KEPT_PATH_MS) return last.value;
+  const value = path
     .split(':')
     .filter((dir) => isAbsolute(dir) && visibleToTasks(confinement, dir))
     .join(':');
+  if (kept.size >= 16) kept.clear();
+  kept.set(path, { at: now, value });
+  return value;
 }
+
+const KEPT_PATH_MS = 5_000;
+const keptPaths = new WeakMap<Confinement, Map<string, { at: number; value: string }>>();
 
 /** The sandbox of the server's own tasks: its data, install, key files and database hidden from them. */
 export function serverConfinement(
