@@ -125,12 +125,11 @@ async function postgresPool(url: string, log: DbLog, prepared: boolean): Promise
     async connect() {
       const client = await pool.connect();
       let broken: Error | undefined;
-      // A read whose client left: cancelled from a connection of its own (this pool's may all be busy), and this
-      // one is ended rather than reused, so the cancel cannot reach a later statement.
+      // A read whose client left: cancelled by a cancel request (this pool's connections may all be busy), and this
+      // connection is ended rather than reused, so the cancel cannot reach a later statement.
       const cancel = () => {
         broken ??= new Error('a read was cancelled on this connection');
-        // node-postgres keeps the backend's process id from the connection's start; its types leave it out.
-        void cancelBackend(url, (client as { processID?: number }).processID, log);
+        void cancelBackend(url, client, log);
       };
       const query = async (sql: string, parameters: readonly unknown[]) => {
         const name = prepared ? preparedName(sql) : undefined;
@@ -180,20 +179,21 @@ async function keepPreparedBound(client: import('pg').PoolClient, name: string) 
   delete parsed[evicted];
 }
 
-/** Cancels the statement PostgreSQL backend `pid` runs, from a short-lived connection of its own. */
-async function cancelBackend(url: string, pid: number | undefined, log: DbLog) {
-  if (pid === undefined) return;
+/**
+ * Cancels the statement a pooled connection runs with PostgreSQL's cancel request: a connection of its own that
+ * sends the backend's process id and secret key (node-postgres keeps both from the connection's start) and is closed
+ * by the server. No session starts for it: no login, no backend set up, no place among `max_connections` — where a
+ * connection that ran `pg_cancel_backend` took all three for every read a leaving client stopped.
+ */
+async function cancelBackend(url: string, client: import('pg').PoolClient, log: DbLog) {
   const { default: pg } = await import('pg');
-  const client = new pg.Client({ connectionString: url });
-  client.on('error', () => {});
-  try {
-    await client.connect();
-    await client.query('select pg_cancel_backend($1)', [pid]);
-  } catch (err) {
-    log.warn({ reason: describeDbError(err) }, 'could not cancel the read of a request whose client left');
-  } finally {
-    await client.end().catch(() => {});
-  }
+  const canceller = new pg.Client({ connectionString: url });
+  canceller.connection.on('error', (err) =>
+    log.warn({ reason: describeDbError(err) }, 'could not cancel the read of a request whose client left'),
+  );
+  // node-postgres's cancel (not in its types) sends the request for the statement `client` runs now.
+  const internals = canceller as unknown as { cancel(client: unknown, query: unknown): void };
+  internals.cancel(client, (client as unknown as { activeQuery: unknown }).activeQuery);
 }
 
 /**
