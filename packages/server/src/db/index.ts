@@ -187,13 +187,30 @@ async function keepPreparedBound(client: import('pg').PoolClient, name: string) 
  */
 async function cancelBackend(url: string, client: import('pg').PoolClient, log: DbLog) {
   const { default: pg } = await import('pg');
-  const canceller = new pg.Client({ connectionString: url });
-  canceller.connection.on('error', (err) =>
+  // What node-postgres keeps of the connection's start and of its settings (not in its types): its own cancel()
+  // does the same, but reads a property it reports as deprecated.
+  const { processID, secretKey } = client as unknown as {
+    processID: number | null;
+    secretKey: number | null;
+  };
+  if (processID === null || secretKey === null) return;
+  const canceller = new pg.Client({ connectionString: url }) as unknown as {
+    host: string;
+    port: number;
+    connection: {
+      on(event: 'error', listener: (err: Error) => void): void;
+      once(event: 'connect', listener: () => void): void;
+      connect(port: number | string, host?: string): void;
+      cancel(processID: number, secretKey: number): void;
+    };
+  };
+  const { connection, host, port } = canceller;
+  connection.on('error', (err) =>
     log.warn({ reason: describeDbError(err) }, 'could not cancel the read of a request whose client left'),
   );
-  // node-postgres's cancel (not in its types) sends the request for the statement `client` runs now.
-  const internals = canceller as unknown as { cancel(client: unknown, query: unknown): void };
-  internals.cancel(client, (client as unknown as { activeQuery: unknown }).activeQuery);
+  connection.once('connect', () => connection.cancel(processID, secretKey));
+  if (host?.startsWith('/')) connection.connect(`${host}/.s.PGSQL.${port}`);
+  else connection.connect(port, host);
 }
 
 /**
