@@ -69,7 +69,7 @@ const POOL_SIZE = 10;
  * has, so a version without one (JIT came in PostgreSQL 11) is not an error, and per session rather than as startup
  * options, which connection poolers such as PgBouncer refuse.
  */
-export const POSTGRES_SESSION_SETTINGS = `select set_config(name, case name when 'jit' then 'off' else '0' end, false)
+const POSTGRES_SESSION_SETTINGS = `select set_config(name, case name when 'jit' then 'off' else '0' end, false)
   from pg_settings where name in ('max_parallel_workers_per_gather', 'jit')`;
 
 /** Where the pools report lost connections; the app passes its logger (a warning-level pino logger otherwise). */
@@ -129,7 +129,7 @@ async function postgresPool(url: string, log: DbLog, prepared: boolean): Promise
       // connection is ended rather than reused, so the cancel cannot reach a later statement.
       const cancel = () => {
         broken ??= new Error('a read was cancelled on this connection');
-        void cancelBackend(url, client, log);
+        cancelBackend(pg.Client, url, client, log);
       };
       const query = async (sql: string, parameters: readonly unknown[]) => {
         const name = prepared ? preparedName(sql) : undefined;
@@ -185,8 +185,12 @@ async function keepPreparedBound(client: import('pg').PoolClient, name: string) 
  * by the server. No session starts for it: no login, no backend set up, no place among `max_connections` — where a
  * connection that ran `pg_cancel_backend` took all three for every read a leaving client stopped.
  */
-async function cancelBackend(url: string, client: import('pg').PoolClient, log: DbLog) {
-  const { default: pg } = await import('pg');
+function cancelBackend(
+  Client: typeof import('pg').Client,
+  url: string,
+  client: import('pg').PoolClient,
+  log: DbLog,
+) {
   // What node-postgres keeps of the connection's start and of its settings (not in its types): its own cancel()
   // does the same, but reads a property it reports as deprecated.
   const { processID, secretKey } = client as unknown as {
@@ -194,7 +198,7 @@ async function cancelBackend(url: string, client: import('pg').PoolClient, log: 
     secretKey: number | null;
   };
   if (processID === null || secretKey === null) return;
-  const canceller = new pg.Client({ connectionString: url }) as unknown as {
+  const canceller = new Client({ connectionString: url }) as unknown as {
     host: string;
     port: number;
     connection: {

@@ -62,6 +62,7 @@ describe.runIf(postgres)('PostgreSQL pool', () => {
           await sql<{
             workers: string;
             jit: string;
+            pid: number;
           }>`select current_setting('max_parallel_workers_per_gather') as workers,
             current_setting('jit') as jit, pg_backend_pid() as pid`.execute(db)
         ).rows[0]!;
@@ -70,7 +71,7 @@ describe.runIf(postgres)('PostgreSQL pool', () => {
       const gate = new Promise<void>((r) => {
         release = r;
       });
-      const seen: { workers: string; jit: string }[] = [];
+      const seen: { workers: string; jit: string; pid: number }[] = [];
       const held = [1, 2, 3].map(() =>
         handle.db.transaction().execute(async (trx) => {
           seen.push(await settings(trx as never));
@@ -80,7 +81,7 @@ describe.runIf(postgres)('PostgreSQL pool', () => {
       );
       await Promise.all(held);
       seen.push(await settings(handle.db));
-      expect(new Set(seen.map((s) => (s as unknown as { pid: number }).pid)).size).toBe(3);
+      expect(new Set(seen.map((s) => s.pid)).size).toBe(3);
       for (const s of seen) expect({ workers: s.workers, jit: s.jit }).toEqual({ workers: '0', jit: 'off' });
     } finally {
       await handle.destroy();
