@@ -374,13 +374,6 @@ export class Job {
     };
     const proc = this.processes.run(full, this.sink);
     this.current = proc;
-    if (proc.pid) {
-      try {
-        writeFileSync(join(this.dirs.task, 'pid'), String(proc.pid));
-      } catch {
-        // only a hint for orphan cleanup
-      }
-    }
     let result: ExitResult;
     try {
       result = await proc.wait();

@@ -1,7 +1,7 @@
-import { spawn } from 'node:child_process';
-import type { Readable } from 'node:stream';
+import type { Readable, Writable } from 'node:stream';
 import { StringDecoder } from 'node:string_decoder';
 import type { SandboxPath } from './confinement';
+import { launcher } from './launcher';
 import type { TaskSandbox } from './sandbox';
 
 /**
@@ -33,6 +33,7 @@ export type CaptureOptions = { signal?: AbortSignal; timeoutMs?: number; maxByte
 export const CAPTURE_TIMEOUT_MS = 5 * 60_000;
 
 export interface TaskProcess {
+  /** Known once the command has started (a moment after `run` returns when a helper process starts it). */
   readonly pid: number | undefined;
   /** Resolves when the process has exited and both pipes are drained. */
   wait(): Promise<ExitResult>;
@@ -243,37 +244,56 @@ async function drainPipes(pipes: Pipe[], target: LineTarget, exitedAt: number) {
 }
 
 /**
- * The real adapter: child_process with `detached` so each command is its own session and process group, started
- * in the task's sandbox when the spec names one.
+ * The real adapter: each command is its own session and process group (`detached`), started in the task's sandbox
+ * when the spec names one, from the launcher's helper process (launcher.ts) so that the fork never holds the
+ * server's event loop.
  */
 export const systemProcesses: ProcessAdapter = {
   run(spec, target) {
     const unit = spec.sandbox?.enter(spec.command, spec.args, { cwd: spec.cwd, binds: spec.binds });
-    const child = spawn(unit?.command ?? spec.command, unit?.args ?? spec.args, {
-      cwd: spec.cwd,
-      env: spec.env,
-      detached: true,
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    const pid = child.pid;
-    if (pid) unit?.started(pid);
+    let pid: number | undefined;
     let spawnError: Error | null = null;
+    /** A signal asked for before the command had started: sent once it has. */
+    let early: NodeJS.Signals | null = null;
+    const pipes: Pipe[] = [];
+    let resolveExit: (result: ExitResult) => void = () => {};
     const exited = new Promise<ExitResult>((resolve) => {
-      child.on('error', (err) => {
-        spawnError = err;
-        void unit?.release();
-        resolve({ code: 127, signal: null });
-      });
-      child.on('exit', async (code, signal) => {
-        // Whatever the main process left behind, in its group or escaped from it, goes with it.
-        killGroup(pid, 'SIGKILL');
-        await unit?.release();
-        resolve({ code, signal });
-      });
+      resolveExit = resolve;
     });
-    const pipes = [pipeLines(child.stdout, target), pipeLines(child.stderr, target)];
+    const signal = (sig: NodeJS.Signals) => {
+      if (unit?.signal) unit.signal(sig);
+      else killGroup(pid, sig);
+    };
+    launcher.launch(
+      unit?.command ?? spec.command,
+      unit?.args ?? spec.args,
+      { cwd: spec.cwd, env: spec.env, stdin: false },
+      {
+        spawned(started) {
+          pid = started;
+          unit?.started(started);
+          if (early) signal(early);
+        },
+        output(_name, stream) {
+          pipes.push(pipeLines(stream, target));
+        },
+        failed(err) {
+          spawnError = err;
+          void unit?.release();
+          resolveExit({ code: 127, signal: null });
+        },
+        async exited(code, sig) {
+          // Whatever the main process left behind, in its group or escaped from it, goes with it.
+          killGroup(pid, 'SIGKILL');
+          await unit?.release();
+          resolveExit({ code, signal: sig });
+        },
+      },
+    );
     return {
-      pid,
+      get pid() {
+        return pid;
+      },
       async wait() {
         const result = await exited;
         // Every line is read before the task may end; only pipes a grandchild that escaped the group holds open
@@ -282,9 +302,9 @@ export const systemProcesses: ProcessAdapter = {
         if (spawnError) target.line(`Cannot run ${spec.command}: ${(spawnError as Error).message}`);
         return result;
       },
-      kill(signal) {
-        if (unit?.signal) unit.signal(signal);
-        else killGroup(pid, signal);
+      kill(sig) {
+        if (pid === undefined) early = sig;
+        else signal(sig);
       },
     };
   },
@@ -292,50 +312,86 @@ export const systemProcesses: ProcessAdapter = {
   capture(spec, input, opts = {}) {
     return new Promise((resolve) => {
       const unit = spec.sandbox?.enter(spec.command, spec.args, { cwd: spec.cwd, binds: spec.binds });
-      const child = spawn(unit?.command ?? spec.command, unit?.args ?? spec.args, {
-        cwd: spec.cwd,
-        env: spec.env,
-        detached: true,
-        stdio: [input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'],
-        signal: opts.signal,
-        timeout: opts.timeoutMs ?? CAPTURE_TIMEOUT_MS,
-        killSignal: 'SIGKILL',
-      });
-      const pid = child.pid;
-      if (pid) unit?.started(pid);
+      let pid: number | undefined;
       let released: Promise<void> | undefined;
-      child.on('exit', () => {
-        killGroup(pid, 'SIGKILL');
-        released ??= unit?.release();
-      });
+      let exit: ExitResult | null = null;
+      let open = 0;
+      let stdin: Writable | null = null;
+      /** The helper is killed (SIGKILL, its main process) at the timeout or a stop, once it has started. */
+      let doomed = false;
       const out: Buffer[] = [];
       const err: Buffer[] = [];
       let outBytes = 0;
       let overflow = false;
-      child.stdout?.on('data', (b: Buffer) => {
-        outBytes += b.length;
-        if (opts.maxBytes !== undefined && outBytes > opts.maxBytes) overflow = true;
-        else out.push(b);
-      });
-      child.stderr?.on('data', (b: Buffer) => err.push(b));
-      // A command that exits without reading its input (ssh-add that cannot reach its agent) closes the pipe: the
-      // write's EPIPE is that command's failure, reported by its exit code, never an error of the server.
-      child.stdin?.on('error', () => {});
-      if (input !== undefined) child.stdin?.end(input);
-      child.on('error', (e) => {
-        released ??= unit?.release();
-        resolve({ code: 127, signal: null, stdout: '', stderr: String((e as Error).message) });
-      });
-      child.on('close', async (code, signal) => {
+      const end = (result: Awaited<ReturnType<ProcessAdapter['capture']>>) => {
+        clearTimeout(timer);
+        opts.signal?.removeEventListener('abort', stop);
+        resolve(result);
+      };
+      const finish = async () => {
+        if (!exit || open) return;
+        const { code, signal } = exit;
+        exit = null;
         await released;
-        resolve({
+        end({
           code,
           signal,
           stdout: overflow ? '' : Buffer.concat(out).toString('utf8'),
           stderr: Buffer.concat(err).toString('utf8'),
           ...(overflow ? { overflow } : {}),
         });
-      });
+      };
+      const launched = launcher.launch(
+        unit?.command ?? spec.command,
+        unit?.args ?? spec.args,
+        { cwd: spec.cwd, env: spec.env, stdin: input !== undefined },
+        {
+          spawned(started) {
+            pid = started;
+            unit?.started(started);
+            if (doomed) queueMicrotask(stop);
+          },
+          output(name, stream) {
+            open++;
+            if (name === 'stdout')
+              stream.on('data', (b: Buffer) => {
+                outBytes += b.length;
+                if (opts.maxBytes !== undefined && outBytes > opts.maxBytes) overflow = true;
+                else out.push(b);
+              });
+            else stream.on('data', (b: Buffer) => err.push(b));
+            stream.once('close', () => {
+              open--;
+              void finish();
+            });
+          },
+          input(stream) {
+            stdin = stream;
+            // A command that exits without reading its input (ssh-add that cannot reach its agent) closes the pipe:
+            // the write's EPIPE is that command's failure, reported by its exit code, never an error of the server.
+            stream.on('error', () => {});
+            if (input !== undefined) stream.end(input);
+          },
+          failed(e) {
+            released ??= unit?.release();
+            end({ code: 127, signal: null, stdout: '', stderr: e.message });
+          },
+          exited(code, signal) {
+            killGroup(pid, 'SIGKILL');
+            released ??= unit?.release();
+            stdin?.destroy();
+            exit = { code, signal };
+            void finish();
+          },
+        },
+      );
+      function stop() {
+        doomed = true;
+        if (pid !== undefined) launched.kill('SIGKILL');
+      }
+      const timer = setTimeout(stop, opts.timeoutMs ?? CAPTURE_TIMEOUT_MS);
+      if (opts.signal?.aborted) stop();
+      else opts.signal?.addEventListener('abort', stop, { once: true });
     });
   },
 };
