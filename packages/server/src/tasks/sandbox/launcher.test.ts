@@ -176,6 +176,8 @@ describe('the launcher', () => {
     expect(await run(l, 'true')).toMatchObject({ code: 0 });
     await until(() => !alive(helper) && l.helperPid() === 0, 'the idle helper to exit');
     expect(await run(l, 'echo back')).toMatchObject({ stdout: 'back\n', code: 0 });
+    // A helper slower to start than the idle time is not let go before it is ready: idle time counts from then.
+    expect(await fresh(1).whenReady()).toBeGreaterThan(0);
   });
 });
 

@@ -192,7 +192,6 @@ export class Launcher {
     if (!this.ready) {
       this.helper.ref();
       await new Promise<void>((resolve) => this.readyWaiters.push(resolve));
-      this.idle();
     }
     return this.helperPid();
   }
@@ -216,6 +215,7 @@ export class Launcher {
     if (this.idleTimer) clearTimeout(this.idleTimer);
     this.idleTimer = null;
     if (helper.connected) helper.disconnect();
+    for (const resolve of this.readyWaiters.splice(0)) resolve();
   }
 
   private start() {
@@ -235,14 +235,16 @@ export class Launcher {
       if (helper.pid === undefined) this.gone(helper);
     });
     helper.on('exit', () => this.gone(helper));
-    this.idle();
+    // Not waited for while it starts; its idle time counts from when it is ready.
+    helper.unref();
+    helper.channel?.unref();
   }
 
   private reply(m: Reply, handle?: Socket) {
     if ('ready' in m) {
       this.ready = true;
       for (const resolve of this.readyWaiters.splice(0)) resolve();
-      return;
+      return this.idle();
     }
     const entry = this.pending.get(m.id);
     if (!entry) {

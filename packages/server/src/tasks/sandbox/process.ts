@@ -317,7 +317,7 @@ export const systemProcesses: ProcessAdapter = {
       let exit: ExitResult | null = null;
       let open = 0;
       let stdin: Writable | null = null;
-      /** The helper is killed (SIGKILL, its main process) at the timeout or a stop, once it has started. */
+      /** The command is killed (SIGKILL, its main process) at the timeout or a stop, once it has started. */
       let doomed = false;
       const out: Buffer[] = [];
       const err: Buffer[] = [];
