@@ -170,6 +170,20 @@ describe('the launcher', () => {
     expect(await run(l, 'echo again')).toMatchObject({ stdout: 'again\n', code: 0 });
   });
 
+  it('spawns commands itself for good once helpers keep ending', async () => {
+    const l = fresh();
+    for (let i = 0; i < 3; i++) {
+      const helper = await l.whenReady();
+      expect(helper).toBeGreaterThan(0);
+      process.kill(helper, 'SIGKILL');
+      await until(() => l.helperPid() === 0, 'the killed helper to be noticed');
+    }
+    expect(await l.whenReady()).toBe(0);
+    const result = await run(l, 'echo "$PPID"');
+    expect(result).toMatchObject({ stdout: `${process.pid}\n`, code: 0 });
+    expect(l.helperPid()).toBe(0);
+  });
+
   it('lets its helper go once no command has run for a while, and starts it again with the next', async () => {
     const l = fresh(200);
     const helper = await l.whenReady();
