@@ -52,8 +52,8 @@ function run(l: Launcher, script: string, afterLaunch?: (kill: (s: NodeJS.Signal
         failed: reject,
         async exited(code, signal) {
           const [stdout, stderr] = await Promise.all([streams.stdout, streams.stderr]);
-          if (stdout === undefined || stderr === undefined) throw new Error('an output never came');
-          resolve({ pid, stdout, stderr, code, signal });
+          if (stdout === undefined || stderr === undefined) reject(new Error('an output never came'));
+          else resolve({ pid, stdout, stderr, code, signal });
         },
       },
     );
