@@ -16,23 +16,6 @@ const field = (scope: Page | Locator, name: string) => scope.getByRole('textbox'
 const navItems = (page: Page) =>
   page.getByRole('navigation', { name: 'Project navigation' }).getByRole('link').allTextContents();
 
-/**
- * Stops the page's clock half a second ahead of its time and answers that time. A busy machine may take longer
- * than that between reading the time and stopping the clock, which the clock refuses (a time in its past): then
- * again, a little further ahead each time.
- */
-async function pauseSoon(page: Page): Promise<number> {
-  for (let ahead = 500; ; ahead *= 2) {
-    const at = (await page.evaluate(() => Date.now())) + ahead;
-    try {
-      await page.clock.pauseAt(at);
-      return at;
-    } catch (err) {
-      if (ahead >= 4000 || !String(err).includes('to the past')) throw err;
-    }
-  }
-}
-
 describe('projects', () => {
   it('creates a project and a demo project from /project/new', async () => {
     const page = await pageAs(suite.admin);
@@ -71,7 +54,8 @@ describe('projects', () => {
 
     await navigate(page, '/project/new');
     await page.getByRole('button', { name: 'Create Demo Project' }).click();
-    await snackbar(page, 'created');
+    // The first project's message may still be showing: wait for this one's.
+    await snackbar(page, 'Project Demo Project created');
     await page.waitForURL(/\/project\/\d+\//);
     // The page it went to is a new project of the admin (other files create projects on this server too).
     const demoId = Number(/\/project\/(\d+)\//.exec(page.url())?.[1]);
@@ -508,23 +492,25 @@ describe('live updates', () => {
         return fake;
       };
     });
-    // The page's clock is the test's: the banner's 8 s and the reconnects' back-off pass at once when moved on.
+    // The page's clock is the test's, and stands still from before the document loads: however long the page takes
+    // to load on a busy machine, the banner's 8 s pass only as the test moves the clock on, and then the banner's
+    // delay and the reconnects' back-off pass at once.
     await page.clock.install();
-    // The page's (fake) time when its document starts, before any code of the console runs: the banner may start
-    // its delay as soon as it is drawn, before the first socket has even failed. Registered after the clock, so it
-    // reads the clock's time.
-    await page.addInitScript(() => {
-      (window as unknown as { startedAt: number }).startedAt = Date.now();
-    });
+    const pausedAt = Date.now() + 60_000;
+    await page.clock.pauseAt(pausedAt);
     await page.goto(`/project/${project.id}/history`);
     const banner = page.getByRole('status').filter({ hasText: 'Live updates are unavailable' });
     const failed = () => page.evaluate(() => (window as unknown as { failedSockets: number }).failedSockets);
-    await expect.poll(failed).toBeGreaterThan(0);
-    // Not before the banner's delay: a reconnect that succeeds within it says nothing. The clock stops first, so
-    // however long the page took to load, the test knows at most how much of the delay has gone (the banner's
-    // timer starts when it is drawn while no socket is connected, or when one fails: never before the document).
-    const startedAt = await page.evaluate(() => (window as unknown as { startedAt: number }).startedAt);
-    const gone = (await pauseSoon(page)) - startedAt;
+    // The console needs its timers to load (its queries deliver their answers on one), so the clock moves on a
+    // millisecond at a time until the first socket has failed.
+    await expect
+      .poll(async () => {
+        await page.clock.runFor(1);
+        return failed();
+      })
+      .toBeGreaterThan(0);
+    // Not before the banner's delay: a reconnect that succeeds within it says nothing.
+    const gone = (await page.evaluate(() => Date.now())) - pausedAt;
     expect(gone).toBeLessThan(7000);
     await page.clock.runFor(7000 - gone);
     expect(await banner.count()).toBe(0);
