@@ -131,16 +131,21 @@ type Pending = {
   kill?: NodeJS.Signals;
 };
 
-function killGroup(pid: number) {
+/** Sends a signal to a process group the server started (nothing when it has no pid yet or is already gone). */
+export function killGroup(pid: number | undefined, signal: NodeJS.Signals) {
+  if (!pid) return;
   try {
-    process.kill(-pid, 'SIGKILL');
+    process.kill(-pid, signal);
   } catch {
     // the group is already gone
   }
 }
 
+/** How the helper reports a command it could not start. */
+type SpawnFailure = Extract<Reply, { error: unknown }>['error'];
+
 /** Node's spawn error for a failure the helper reports (same message and fields). */
-function spawnError(e: Extract<Reply, { error: unknown }>['error']) {
+function spawnError(e: SpawnFailure) {
   return Object.assign(new Error(e.message), {
     code: e.code,
     errno: e.errno,
@@ -269,7 +274,7 @@ export class Launcher {
   }
 
   /** A command the helper could not start, or could not be asked to. */
-  private finish(id: number, error: Extract<Reply, { error: unknown }>['error']) {
+  private finish(id: number, error: SpawnFailure) {
     const entry = this.pending.get(id);
     if (!entry) return;
     this.pending.delete(id);
@@ -298,7 +303,7 @@ export class Launcher {
         entry.handlers.failed(new Error('the launcher process ended before the command started'));
         continue;
       }
-      killGroup(entry.pid);
+      killGroup(entry.pid, 'SIGKILL');
       entry.handlers.exited(null, 'SIGKILL');
     }
     for (const resolve of this.readyWaiters.splice(0)) resolve();

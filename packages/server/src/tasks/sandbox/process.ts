@@ -1,7 +1,7 @@
 import type { Readable, Writable } from 'node:stream';
 import { StringDecoder } from 'node:string_decoder';
 import type { SandboxPath } from './confinement';
-import { launcher } from './launcher';
+import { killGroup, launcher } from './launcher';
 import type { TaskSandbox } from './sandbox';
 
 /**
@@ -121,15 +121,6 @@ export class LineSplitter {
     if (line.endsWith('\r')) line = line.slice(0, -1);
     if (line.length <= MAX_LINE) return this.emit(line);
     for (let i = 0; i < line.length; i += MAX_LINE) this.emit(line.slice(i, i + MAX_LINE));
-  }
-}
-
-function killGroup(pid: number | undefined, signal: NodeJS.Signals) {
-  if (!pid) return;
-  try {
-    process.kill(-pid, signal);
-  } catch {
-    // the group is already gone
   }
 }
 
