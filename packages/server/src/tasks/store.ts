@@ -357,12 +357,26 @@ export async function taskPageWindow(db: Db, projectId: number, opts: TaskPage):
   return { order: 'asc', limit: end - start, offset: start };
 }
 
-/** The ids of a page of the project's tasks, found on the task table alone (an index walk, `window.offset` long). */
-function taskPageIds(db: Db, projectId: number, opts: TaskPage, window: PageWindow) {
+/**
+ * The rows of a page of the project's tasks, as the table `task` (the columns its heads show). A page past an offset is found on the task table
+ * alone first (an index walk, `window.offset` long) and joined back by id: joined while walking, every skipped row
+ * would be joined too. A page with nothing to skip is the table's rows themselves (joining them back by id cost
+ * PostgreSQL a fifth of the read).
+ */
+function taskPageRows(db: Db, projectId: number, opts: TaskPage, window: PageWindow) {
+  const limit = pageLimit(window.limit);
+  if (!window.offset) {
+    let rows = db
+      .selectFrom('task')
+      .select(['id', 'rev', 'status', 'template_id', 'user_id', 'remote_runner_id', 'build_task_id'])
+      .where('task.project_id', '=', projectId);
+    for (const f of pageFilters(opts)) rows = rows.where(f.column, f.op, f.value);
+    return db.selectFrom(rows.orderBy('task.id', window.order).limit(limit).as('task'));
+  }
   let ids = db.selectFrom('task').select('task.id').where('task.project_id', '=', projectId);
   for (const f of pageFilters(opts)) ids = ids.where(f.column, f.op, f.value);
-  const page = ids.orderBy('task.id', window.order).limit(pageLimit(window.limit));
-  return (window.offset ? page.offset(window.offset) : page).as('page');
+  const page = ids.orderBy('task.id', window.order).limit(limit).offset(window.offset).as('page');
+  return db.selectFrom(page).innerJoin('task', 'task.id', 'page.id');
 }
 
 /**
@@ -385,9 +399,7 @@ export async function readTaskHeads(db: Db, projectId: number, opts: TaskPage): 
   const build = () =>
     jsonRowsQuery(
       db,
-      db
-        .selectFrom(taskPageIds(db, projectId, opts, window))
-        .innerJoin('task', 'task.id', 'page.id')
+      taskPageRows(db, projectId, opts, window)
         .leftJoin('template', 'template.id', 'task.template_id')
         .leftJoin('user', 'user.id', 'task.user_id')
         .leftJoin('remote_runner', 'remote_runner.id', 'task.remote_runner_id')
