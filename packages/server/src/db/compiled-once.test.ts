@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { testDialects } from '../../test/support/dialects';
 import { insertProjects, migratedDb } from '../../test/support/migrated-db';
 import type { DbHandle } from '.';
-import { compiledOnce } from './compiled-once';
+import { compiledOnce, rowById } from './compiled-once';
 
 describe.each(testDialects())('reads compiled once per shape on $name', (dialect) => {
   let handle: DbHandle;
@@ -50,5 +50,18 @@ describe.each(testDialects())('reads compiled once per shape on $name', (dialect
       expect(swapped.builds).toBe(1);
       expect(swapped.names).toEqual((await namesAbove('names above', above, limit)).names);
     }
+  });
+
+  it('finds a row by id with all its columns, in each table by its own read, and nothing for an unknown id', async () => {
+    for (const [i, name] of ['one', 'two', 'three'].entries()) {
+      const row = await rowById(handle.db, 'project', ids[i]!);
+      expect(row).toEqual(
+        await handle.db.selectFrom('project').selectAll().where('id', '=', ids[i]!).executeTakeFirst(),
+      );
+      expect(row?.name).toBe(name);
+    }
+    expect(await rowById(handle.db, 'project', Math.max(...ids) + 1000)).toBeUndefined();
+    // Another table with the same id is read from that table, not from the project read kept above.
+    expect(await rowById(handle.db, 'template', ids[0]!)).toBeUndefined();
   });
 });

@@ -1,5 +1,5 @@
-import { type Compilable, CompiledQuery } from 'kysely';
-import type { Db } from './index';
+import { type Compilable, CompiledQuery, type Kysely, type Selectable } from 'kysely';
+import type { Database, Db } from './index';
 import { namePrepared } from './prepared';
 
 /** The SQL of each shape of read, per database (its dialect writes it). */
@@ -39,4 +39,30 @@ export function compiledOnce(
     namePrepared(compiled.sql);
   }
   return compiled;
+}
+
+/** Tables whose rows are found by an integer `id`. */
+type TableWithId = {
+  [T in keyof Database]: Database[T] extends { id: unknown } ? T : never;
+}[keyof Database];
+
+/**
+ * The row of `table` with this id, all its columns (undefined: none), its SQL compiled once per table and database
+ * (see compiledOnce): a task's start reads its task, template and project rows by id a dozen times, and building
+ * each of those reads cost more than running it.
+ */
+export async function rowById<T extends TableWithId>(
+  db: Db,
+  table: T,
+  id: number,
+): Promise<Selectable<Database[T]> | undefined> {
+  const query = compiledOnce(db, `${table} by id`, [id], () =>
+    // The one table is not known to Kysely's types here; its query is the same for every table.
+    (db as unknown as Kysely<Record<string, { id: number }>>)
+      .selectFrom(table as string)
+      .selectAll()
+      .where('id', '=', id),
+  );
+  const result = await db.executeQuery<Selectable<Database[T]>>(query);
+  return result.rows[0];
 }

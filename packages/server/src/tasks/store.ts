@@ -1,7 +1,7 @@
 import type { PlanSummary } from '@signalbox/contracts';
 import { type Insertable, type Selectable, sql, type Updateable } from 'kysely';
 import type { Db, Dialect } from '../db';
-import { compiledOnce } from '../db/compiled-once';
+import { compiledOnce, rowById } from '../db/compiled-once';
 import { jsonRowsQuery, jsonRowsText } from '../db/json-rows';
 import type {
   AccessKeyTable,
@@ -34,8 +34,7 @@ export const activeStatuses = ['starting', 'running', 'waiting_confirmation', 'c
 export const insertTask = (db: Db, dialect: Dialect, row: Insertable<TaskTable>) =>
   insertReturningId(db, dialect, 'task', row);
 
-export const findTask = (db: Db, id: number) =>
-  db.selectFrom('task').selectAll().where('id', '=', id).executeTakeFirst();
+export const findTask = (db: Db, id: number) => rowById(db, 'task', id);
 
 export const findProjectTask = (db: Db, projectId: number, id: number) =>
   db
@@ -101,8 +100,7 @@ export const activeTasks = (db: Db) =>
     .where('status', 'in', activeStatuses)
     .execute();
 
-export const findTemplate = (db: Db, id: number) =>
-  db.selectFrom('template').selectAll().where('id', '=', id).executeTakeFirst();
+export const findTemplate = (db: Db, id: number) => rowById(db, 'template', id);
 
 export const findTemplates = (db: Db, ids: number[]) =>
   ids.length
@@ -118,8 +116,7 @@ export const findProjects = (db: Db, ids: number[]) =>
     ? db.selectFrom('project').select(['id', 'max_parallel_tasks']).where('id', 'in', ids).execute()
     : Promise.resolve([]);
 
-export const findProject = (db: Db, id: number) =>
-  db.selectFrom('project').selectAll().where('id', '=', id).executeTakeFirst();
+export const findProject = (db: Db, id: number) => rowById(db, 'project', id);
 
 export const findInventory = (db: Db, projectId: number, id: number) =>
   db
@@ -456,11 +453,12 @@ export const listedTasksByIds = (db: Db, projectId: number, ids: number[]): Prom
     : Promise.resolve([]);
 
 /** One task of a project with its template's name/type/app and the starter's name (as the list has them). */
-export const findListedTask = (db: Db, projectId: number, id: number) =>
-  listQuery(db)
-    .where('task.project_id', '=', projectId)
-    .where('task.id', '=', id)
-    .executeTakeFirst() as Promise<TaskListRow | undefined>;
+export async function findListedTask(db: Db, projectId: number, id: number) {
+  const query = compiledOnce(db, 'listed task', [projectId, id], () =>
+    listQuery(db).where('task.project_id', '=', projectId).where('task.id', '=', id),
+  );
+  return (await db.executeQuery(query)).rows[0] as TaskListRow | undefined;
+}
 
 /** Tasks by id, with the columns their views show (the builds a task list names). */
 export const findTasksByIds = (db: Db, ids: number[]): Promise<TaskViewRow[]> =>
