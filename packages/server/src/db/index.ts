@@ -45,6 +45,7 @@ import { terraformStates } from './migrations/0026-terraform-states';
 import { templateTaskCounters } from './migrations/0027-template-task-counters';
 import { taskEnvironmentOverride } from './migrations/0028-task-environment-override';
 import { rowRevisions } from './migrations/0029-row-revisions';
+import { projectTemplateRevisions } from './migrations/0030-project-template-revisions';
 import { PreparedOnConnection, preparedName } from './prepared';
 import { retryReads } from './read-retry';
 import type { Database } from './tables';
@@ -370,6 +371,7 @@ function provider(dialect: Dialect): MigrationProvider {
     '0027-template-task-counters': templateTaskCounters(dialect),
     '0028-task-environment-override': taskEnvironmentOverride(),
     '0029-row-revisions': rowRevisions(dialect),
+    '0030-project-template-revisions': projectTemplateRevisions(dialect),
   };
   return { getMigrations: async () => migrations };
 }

@@ -455,6 +455,12 @@ export interface SignInThrottleTable {
   blocked_until: Time | null;
 }
 
+/** A project's templates' revision, counted up by the database as they change (migration 0030). */
+export interface ProjectTemplateRevTable {
+  project_id: number;
+  rev: number;
+}
+
 export interface Database {
   user: UserTable;
   session: SessionTable;
@@ -468,6 +474,7 @@ export interface Database {
   view: ViewTable;
   option_list: OptionListTable;
   template: TemplateTable;
+  project_template_rev: ProjectTemplateRevTable;
   schedule: ScheduleTable;
   task: TaskTable;
   task_output: TaskOutputTable;

@@ -378,8 +378,10 @@ function taskPageRows(db: Db, projectId: number, opts: TaskPage, window: PageWin
 
 /**
  * A page of the project's tasks as a kept list checks it: each task's revision and status, and the revision or name
- * of everything else its view shows (its template, starter, runner and build task), as the JSON text the database
- * built (`parseTaskHeads` reads it). Narrow: no task column a view shows is read. The same heads give the same text.
+ * of everything else its view shows (its starter, runner and build task; for its template, the revision of all the
+ * project's templates: one row rather than a lookup per task, the dearest part of the read on PostgreSQL), as the
+ * JSON text the database built (`parseTaskHeads` reads it). Narrow: no task column a view shows is read. The same
+ * heads give the same text.
  */
 export async function readTaskHeads(db: Db, projectId: number, opts: TaskPage): Promise<string> {
   const columns = [
@@ -397,7 +399,14 @@ export async function readTaskHeads(db: Db, projectId: number, opts: TaskPage): 
     jsonRowsQuery(
       db,
       taskPageRows(db, projectId, opts, window)
-        .leftJoin('template', 'template.id', 'task.template_id')
+        .leftJoin(
+          db
+            .selectFrom('project_template_rev')
+            .select('project_template_rev.rev')
+            .where('project_template_rev.project_id', '=', projectId)
+            .as('templates'),
+          (join) => join.onTrue(),
+        )
         .leftJoin('user', 'user.id', 'task.user_id')
         .leftJoin('remote_runner', 'remote_runner.id', 'task.remote_runner_id')
         .leftJoin('task as build', 'build.id', 'task.build_task_id')
@@ -405,7 +414,7 @@ export async function readTaskHeads(db: Db, projectId: number, opts: TaskPage): 
           'task.id',
           'task.rev',
           'task.status',
-          'template.rev as template_rev',
+          'templates.rev as template_rev',
           'user.name as user_name',
           'remote_runner.name as runner_name',
           'build.rev as build_rev',
@@ -417,7 +426,12 @@ export async function readTaskHeads(db: Db, projectId: number, opts: TaskPage): 
   // values of the page's query in their order.
   const filters = pageFilters(opts);
   const shape = `task heads ${filters.map((f) => f.column + f.op).join(' ')} ${window.order} limit ${window.limit}${window.offset ? ' offset' : ''}`;
-  const parameters = [projectId, ...filters.map((f) => f.value), ...(window.offset ? [window.offset] : [])];
+  const parameters = [
+    projectId,
+    ...filters.map((f) => f.value),
+    ...(window.offset ? [window.offset] : []),
+    projectId,
+  ];
   const result = await db.executeQuery(compiledOnce(db, shape, parameters, build));
   return jsonRowsText(result.rows[0]);
 }
@@ -429,8 +443,8 @@ export async function readTaskHeads(db: Db, projectId: number, opts: TaskPage): 
 export const parseTaskHeads = (text: string) => (JSON.parse(text) as TaskHead[]).sort((a, b) => b[0] - a[0]);
 
 /**
- * A task of a page as `readTaskHeads` reads it: id, revision, status, its template's revision, its starter's and
- * runner's names, its build task's revision and status.
+ * A task of a page as `readTaskHeads` reads it: id, revision, status, the revision of its project's templates (null
+ * until one changes), its starter's and runner's names, its build task's revision and status.
  */
 export type TaskHead = readonly [
   id: number,

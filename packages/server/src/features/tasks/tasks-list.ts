@@ -75,8 +75,8 @@ const showsWaiting = (h: TaskHead) => h[2] === 'waiting' || h[7] === 'waiting';
 const mayShowWaiting = (heads: string) => heads.includes('"waiting"');
 
 /**
- * Whether a kept entry still shows the task as the narrow read sees it now: the same revision of its row, and the
- * same revision or name of the template, starter, runner and build task it shows.
+ * Whether a kept entry still shows the task as the narrow read sees it now: the same revision of its row and of its
+ * project's templates, and the same name or revision of the starter, runner and build task it shows.
  */
 const sameMaking = (kept: TaskHead, now: TaskHead) =>
   kept[1] === now[1] && kept[3] === now[3] && kept[4] === now[4] && kept[5] === now[5] && kept[6] === now[6];
