@@ -1,6 +1,6 @@
 import type { PlanSummary } from '@signalbox/contracts';
-import { type Insertable, type Selectable, sql, type Updateable } from 'kysely';
-import type { Db, Dialect } from '../db';
+import { type Insertable, type Selectable, type SelectQueryBuilder, sql, type Updateable } from 'kysely';
+import type { Database, Db, Dialect } from '../db';
 import { compiledOnce, rowById } from '../db/compiled-once';
 import { jsonRowsQuery, jsonRowsText } from '../db/json-rows';
 import type {
@@ -355,25 +355,31 @@ export async function taskPageWindow(db: Db, projectId: number, opts: TaskPage):
 }
 
 /**
- * The rows of a page of the project's tasks, as the table `task` (the columns its heads show). A page past an offset is found on the task table
- * alone first (an index walk, `window.offset` long) and joined back by id: joined while walking, every skipped row
- * would be joined too. A page with nothing to skip is the table's rows themselves (joining them back by id cost
- * PostgreSQL a fifth of the read).
+ * The rows of a page of the project's tasks, as the table `task` (the columns its heads show). A page past an
+ * offset is found on the task table alone first (an index walk, `window.offset` long) and joined back by id: joined
+ * while walking, every skipped row would be joined too. A page with nothing to skip is the table's rows themselves
+ * (joining them back by id cost PostgreSQL a fifth of the read).
  */
 function taskPageRows(db: Db, projectId: number, opts: TaskPage, window: PageWindow) {
-  const limit = pageLimit(window.limit);
-  if (!window.offset) {
-    let rows = db
-      .selectFrom('task')
-      .select(['id', 'rev', 'status', 'template_id', 'user_id', 'remote_runner_id', 'build_task_id'])
-      .where('task.project_id', '=', projectId);
+  const page = <O>(q: SelectQueryBuilder<Database, 'task', O>) => {
+    let rows = q.where('task.project_id', '=', projectId);
     for (const f of pageFilters(opts)) rows = rows.where(f.column, f.op, f.value);
-    return db.selectFrom(rows.orderBy('task.id', window.order).limit(limit).as('task'));
+    return rows.orderBy('task.id', window.order).limit(pageLimit(window.limit));
+  };
+  if (!window.offset) {
+    const columns = [
+      'id',
+      'rev',
+      'status',
+      'template_id',
+      'user_id',
+      'remote_runner_id',
+      'build_task_id',
+    ] as const;
+    return db.selectFrom(page(db.selectFrom('task').select(columns)).as('task'));
   }
-  let ids = db.selectFrom('task').select('task.id').where('task.project_id', '=', projectId);
-  for (const f of pageFilters(opts)) ids = ids.where(f.column, f.op, f.value);
-  const page = ids.orderBy('task.id', window.order).limit(limit).offset(window.offset).as('page');
-  return db.selectFrom(page).innerJoin('task', 'task.id', 'page.id');
+  const ids = page(db.selectFrom('task').select('task.id')).offset(window.offset).as('page');
+  return db.selectFrom(ids).innerJoin('task', 'task.id', 'page.id');
 }
 
 /**

@@ -5,7 +5,9 @@ import type { Dialect } from '../dialect';
  * A revision of each project's templates, counted up by the database whenever one of them is added, removed or
  * revised (its `rev` moves: not for its task counters) — whoever writes it. A task list checks what it kept of each
  * task's template by this one row instead of by a lookup of every task's template. A project whose templates never
- * changed since has no row (read as none: the same for every read until the first change).
+ * changed since has no row (read as none: the same for every read until the first change). No key to `project`:
+ * deleting a project deletes its templates, whose triggers count on its row, which then stays (a number under an id
+ * never given again).
  */
 export function projectTemplateRevisions(dialect: Dialect) {
   return {
