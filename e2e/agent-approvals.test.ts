@@ -41,7 +41,7 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   await agent?.close();
-  rmSync(repoPath, { recursive: true, force: true });
+  if (repoPath) rmSync(repoPath, { recursive: true, force: true });
 });
 
 /** A run the assistant starts through MCP; the project asks for approval, so it waits for a person. */

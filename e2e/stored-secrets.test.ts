@@ -57,7 +57,9 @@ beforeAll(async () => {
     await admin.post<{ alias: string }>(`/project/${projectId}/integrations/${integration.id}/aliases`)
   ).alias;
 });
-afterAll(() => rmSync(repoPath, { recursive: true, force: true }));
+afterAll(() => {
+  if (repoPath) rmSync(repoPath, { recursive: true, force: true });
+});
 
 /** The status the webhook answers a request carrying `token`: 204 when it matches the key's password. */
 async function hookStatus(token: string): Promise<number> {

@@ -31,7 +31,7 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   await browser?.close();
-  rmSync(repoPath, { recursive: true, force: true });
+  if (repoPath) rmSync(repoPath, { recursive: true, force: true });
 });
 
 describe('task log dialog actions', () => {

@@ -26,7 +26,9 @@ beforeAll(async () => {
     })
   ).id;
 });
-afterAll(() => rmSync(repoPath, { recursive: true, force: true }));
+afterAll(() => {
+  if (repoPath) rmSync(repoPath, { recursive: true, force: true });
+});
 
 describe('a waiting task', () => {
   it('shows why it waits, and a queued time instead of a start time', async () => {

@@ -1,3 +1,5 @@
+import { randomBytes } from 'node:crypto';
+
 /** A signed-in API client for seeding and for asserting stored state. */
 export type Api = {
   cookie: string;
@@ -46,13 +48,17 @@ export async function login(baseUrl: string, auth: string, password: string): Pr
 export type SeedUser = { id: number; name: string; username: string; password: string };
 
 let counter = 0;
-/** Creates a user through the admin API. */
+/**
+ * Creates a user through the admin API. Test files run in several workers against one shared server, each with its
+ * own counter, so the generated username carries random bytes as well as the time and the counter.
+ */
 export async function createUser(
   admin: Api,
   fields: Partial<{ name: string; username: string; admin: boolean; can_create_project: boolean }> = {},
 ): Promise<SeedUser> {
   counter += 1;
-  const username = fields.username ?? `user${Date.now().toString(36)}${counter}`;
+  const username =
+    fields.username ?? `user${Date.now().toString(36)}${randomBytes(3).toString('hex')}${counter}`;
   const password = 'Secret-pass-1';
   const user = await admin.post<{ id: number; name: string }>('/users', {
     name: fields.name ?? `User ${counter}`,
