@@ -1,7 +1,7 @@
 import { isFinished } from '@signalbox/contracts';
 import type { FastifyBaseLogger } from 'fastify';
-import type { Updateable } from 'kysely';
-import type { Db } from '../db';
+import { sql, type Updateable, type UpdateObject } from 'kysely';
+import type { Database, Db } from '../db';
 import { untilDbAnswers } from '../db/retry';
 import type { TaskTable } from '../db/tables';
 import { now } from '../db/values';
@@ -108,11 +108,10 @@ export function createStatusUpdates(ctx: {
     from?: string[],
     runner?: string | null,
   ) {
-    const fields: Updateable<TaskTable> = { ...extra, status };
-    if (status === 'running' && !extra.start) {
-      const t = await findTask(db, id);
-      if (t && !t.start) fields.start = now();
-    }
+    const fields: UpdateObject<Database, 'task'> = { ...extra, status };
+    // A task's start is its first move to running (one back from a confirmation keeps it), set by the same statement.
+    if (status === 'running' && !extra.start)
+      fields.start = sql<string>`coalesce(${sql.ref('start')}, ${now()})`;
     if (isFinished(status)) {
       fields.end ??= now();
       fields.secret = null;

@@ -1,5 +1,12 @@
 import type { PlanSummary } from '@signalbox/contracts';
-import { type Insertable, type Selectable, type SelectQueryBuilder, sql, type Updateable } from 'kysely';
+import {
+  type Insertable,
+  type Selectable,
+  type SelectQueryBuilder,
+  sql,
+  type Updateable,
+  type UpdateObject,
+} from 'kysely';
 import type { Database, Db, Dialect } from '../db';
 import { compiledOnce, rowById } from '../db/compiled-once';
 import { jsonRowsQuery, jsonRowsText } from '../db/json-rows';
@@ -62,7 +69,7 @@ export async function casStatus(
   db: Db,
   id: number,
   from: string[],
-  fields: Updateable<TaskTable>,
+  fields: UpdateObject<Database, 'task'>,
   runner?: string | null,
 ) {
   let q = db.updateTable('task').set(fields).where('id', '=', id).where('status', 'in', from);

@@ -58,6 +58,7 @@ export type RunCore = {
   findKey(projectId: number, keyId: number): Promise<Key | null>;
   /** The repository of a file inventory kept in another repository. */
   findInventoryRepository(projectId: number, repositoryId: number): Promise<RepositoryRow | null>;
+  /** Keeps the commit the run checked out (with the status change that follows, or on its own). */
   saveCommit(hash: string | null, message: string | null): Promise<void>;
   /**
    * Keeps the outputs the task published (SIGNALBOX_OUTPUTS), before its final status is saved; absent: the run
@@ -185,6 +186,32 @@ async function dispatch(core: RunCore, job: Job) {
 }
 
 /**
+ * Saves the checked-out commit and the move to running once the work under way settles: the run's first command is
+ * handed to its launcher by then (a script's start goes through no I/O), so the statements and the update published
+ * to every watcher take place while its process starts, not before it. A move that cannot be saved (the database gone
+ * past its retries) interrupts the run, which ends as error.
+ */
+function markRunning(
+  core: RunCore,
+  control: RunControl,
+  task: { commit_hash: string | null; commit_message: string | null },
+): Promise<void> {
+  const saved = new Promise<void>((resolve, reject) =>
+    setImmediate(() => {
+      core
+        .saveCommit(task.commit_hash, task.commit_message)
+        .then(() => core.saveStatus('running'))
+        .then(() => resolve(), reject);
+    }),
+  );
+  saved.catch((err) => {
+    core.log.error({ err, taskId: core.taskId }, 'saving the move to running failed');
+    control.interrupt(core.internalErrorLine);
+  });
+  return saved;
+}
+
+/**
  * Runs one task to its end and returns its final status, already saved through `core.saveStatus` (an
  * interruption saves `error` with its reason). The task folder is gone and the output delivered before that.
  */
@@ -199,6 +226,13 @@ export async function runCore(
   let final: FinalStatus = 'error';
   /** The status message of a failure that says its own reason (TaskFailed's `reason`). */
   let failureReason: string | null = null;
+  /** The move to running (with the commit), saved while the first command starts; see markRunning. */
+  let marked: Promise<void> = Promise.resolve();
+  /** Every later status change of the run comes after the move to running, whether that was saved or failed. */
+  const saveStatus = async (status: string, extra?: { message: string }) => {
+    await marked.catch(() => {});
+    return core.saveStatus(status, extra);
+  };
   try {
     // What an earlier run left (a crash), removed off the event loop, as at the end: a directory's removal can take
     // tens of ms on a busy disk. Usually there is none, and the start does not wait for the thread pool for it.
@@ -237,7 +271,7 @@ export async function runCore(
         return key;
       },
       async (status) => {
-        await core.saveStatus(status);
+        await saveStatus(status);
       },
       async () => {
         current.throwIfStopped();
@@ -246,7 +280,7 @@ export async function runCore(
         const answered = new Promise<Decision>((resolve) => {
           control.decider = resolve;
         });
-        await core.saveStatus('waiting_confirmation');
+        await saveStatus('waiting_confirmation');
         sink.line('Waiting for confirmation of the plan');
         if (current.stopRequested) control.decider?.('stopped');
         const decision = await answered;
@@ -254,8 +288,8 @@ export async function runCore(
         if (decision === 'stopped') throw new Stopped();
         if (decision === 'confirmed') {
           sink.line('Plan confirmed');
-          await core.saveStatus('confirmed');
-          await core.saveStatus('running');
+          await saveStatus('confirmed');
+          await saveStatus('running');
         } else {
           // No `rejected` status on the way: it is a finished one (an agent's run declined), and passing through it
           // would end the task (its end time, its secret, its queue slot) while its run still cleans up. The run
@@ -288,10 +322,14 @@ export async function runCore(
       current.repoDir = taskDir;
     }
     current.throwIfStopped();
-    await core.saveCommit(task.commit_hash, task.commit_message);
-    await core.saveStatus('running');
-    current.throwIfStopped();
-    await dispatch(core, current);
+    marked = markRunning(core, control, task);
+    try {
+      await dispatch(core, current);
+    } finally {
+      // A run is not over while its move to running is still being saved (a failure to save it stopped the run).
+      await marked.catch(() => {});
+    }
+    await marked; // a move to running that could not be saved failed the run
     final = 'success';
   } catch (err) {
     if (err instanceof Stopped || control.job?.stopRequested || control.pendingStop) {
@@ -362,7 +400,7 @@ export async function runCore(
       core.log.error({ err, taskId: id }, 'recording what the task did failed');
     }
   }
-  const saved = reason ? await core.saveStatus('error', { message: reason }) : await core.saveStatus(final);
-  if (!saved && final !== 'stopped') await core.saveStatus('stopped');
+  const saved = reason ? await saveStatus('error', { message: reason }) : await saveStatus(final);
+  if (!saved && final !== 'stopped') await saveStatus('stopped');
   return reason ? 'error' : final;
 }

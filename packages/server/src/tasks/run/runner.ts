@@ -19,6 +19,9 @@ import { loadTaskKey } from './job';
 import { reposCacheOf } from './repository-caches';
 import { RunControl, runCore } from './run-core';
 
+/** What a run's status change may save with it. */
+type StatusFields = { message?: string; commit_hash?: string | null; commit_message?: string | null };
+
 /** What a run needs from the engine that started it. */
 export type RunContext = {
   db: Db;
@@ -47,8 +50,11 @@ export type RunContext = {
   owner: string;
   /** A log sink for the task's output (the engine's output writer behind it). */
   openLog(projectId: number, taskId: number): LogSink;
-  /** Saves one of the run's own status changes (see StatusUpdates.saveStatus), with its reason if given. */
-  saveStatus(taskId: number, status: string, extra?: { message: string }): Promise<boolean>;
+  /**
+   * Saves one of the run's own status changes (see StatusUpdates.saveStatus), with its reason and the commit the run
+   * checked out if given.
+   */
+  saveStatus(taskId: number, status: string, extra?: StatusFields): Promise<boolean>;
   /** True once the engine is closing: database work stops being retried. */
   closing(): boolean;
 };
@@ -84,6 +90,14 @@ export function runTask(ctx: RunContext, id: number): RunHandle {
   const persist = <T>(what: string, work: () => Promise<T>) =>
     untilDbAnswers(work, { log: ctx.log, what, taskId: id, giveUp: ctx.closing });
 
+  /** The commit the run checked out, saved with its next status change (the move to running) by one statement. */
+  let commit: Pick<StatusFields, 'commit_hash' | 'commit_message'> | null = null;
+  const saveStatus = async (status: string, extra?: { message: string }) => {
+    const saved = await ctx.saveStatus(id, status, commit ? { ...commit, ...extra } : extra);
+    if (saved) commit = null;
+    return saved;
+  };
+
   async function execute(): Promise<FinishedRun | null> {
     const task = await persist('reading the task', () => findTask(ctx.db, id));
     if (!task) return null;
@@ -117,10 +131,9 @@ export function runTask(ctx: RunContext, id: number): RunHandle {
         },
         findInventoryRepository: async (projectId, repositoryId) =>
           (await findRepository(ctx.db, projectId, repositoryId)) ?? null,
-        saveCommit: (hash, message) =>
-          persist('saving the commit', () =>
-            updateTask(ctx.db, id, { commit_hash: hash, commit_message: message }),
-          ).then(() => {}),
+        saveCommit: async (hash, message) => {
+          commit = { commit_hash: hash, commit_message: message };
+        },
         saveOutputs: (outputs) =>
           persist('saving the outputs', () => updateTask(ctx.db, id, { outputs: JSON.stringify(outputs) })),
         saveSecretOutputs: (outputs) =>
@@ -136,7 +149,7 @@ export function runTask(ctx: RunContext, id: number): RunHandle {
             saveDrift(ctx.db, { id, project_id: task.project_id, template_id: task.template_id }, report),
           ),
         beforeSuccess: () => persist('recording the apply', () => recordApplyOf(ctx.db, id)),
-        saveStatus: (status, extra) => ctx.saveStatus(id, status, extra),
+        saveStatus,
       },
       control,
       {
