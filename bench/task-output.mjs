@@ -1,11 +1,15 @@
 #!/usr/bin/env node
-// Benchmark: one bash task printing N lines (default 1,000,000) through a real Signalbox server.
+// Benchmark: one bash task printing N lines (default 1,000,000) through a real Signalbox server, against the bare
+// pipeline that does the same work without the server.
 //
-//   node bench/task-output.mjs [--lines 1000000] [--write] [--keep] [--profile DIR]
+//   node bench/task-output.mjs [--lines 1000000] [--rounds 3] [--write] [--keep] [--profile DIR]
 //
-// Measures lines/s stored (POST -> task finished with every line in task_output), lines/s delivered to a
-// WebSocket client on /api/ws, time to the last line on the socket, and the server's peak RSS (VmHWM of the
-// server process). A baseline in the same run inserts the same lines with a bare batched better-sqlite3 loop.
+// Each round runs, one after the other so that both meet the same load: the bare pipeline (bash on the same script,
+// its stdout split into lines and inserted by a better-sqlite3 loop in the engine's statement shape, 500 rows per
+// transaction, WAL, synchronous=NORMAL, in this process), then the same task through the server (one server for all
+// rounds). Per round: lines/s stored (POST -> task finished with every line in task_output), lines/s delivered to a
+// WebSocket client on /api/ws, time to the last line on the socket, and the ratio of the server's stored lines/s to
+// the bare pipeline's. The report gives each round and the medians; the server's peak RSS is VmHWM over all rounds.
 // --write adds a row to the results table in bench/README.md; --keep leaves the temp data dir behind;
 // --profile DIR writes a V8 CPU profile of the server (open it in Chrome DevTools) into DIR.
 import { spawn } from 'node:child_process';
@@ -21,6 +25,7 @@ import {
   freePort,
   jsonClient,
   log,
+  machineLabel,
   opt,
   readProc,
   root,
@@ -29,6 +34,7 @@ import {
   serverEnv,
   signInWhenUp,
   sleep,
+  stats,
 } from './lib/bench.mjs';
 
 const LINES = Number(opt('lines', '1000000'));
@@ -36,16 +42,17 @@ const WRITE = args.includes('--write');
 const KEEP = args.includes('--keep');
 const TIMEOUT_MS = Number(opt('timeout', '600')) * 1000;
 const PROFILE = opt('profile', '');
+const ROUNDS = Number(opt('rounds', '3'));
 
 const work = mkdtempSync(join(os.tmpdir(), 'signalbox-bench-'));
-const round = (n) => Math.round(n);
 
 /**
- * The same rows as the engine writes, inserted by a bare loop: 500 rows per transaction in prepared 50-row
- * statements (the engine's own SQLite statement shape), WAL, synchronous=NORMAL. The ceiling for storing.
+ * The bare pipeline: bash on `script`, its stdout split into lines, the same rows as the engine writes inserted by a
+ * bare loop — 500 rows per transaction in prepared 50-row statements (the engine's own SQLite statement shape), WAL,
+ * synchronous=NORMAL — into a fresh table. Timed from the spawn to the last commit.
  */
-function baseline(lines) {
-  const db = new Database(join(work, 'baseline.db'));
+async function barePipeline(script, lines, round) {
+  const db = new Database(join(work, `bare-${round}.db`));
   db.pragma('journal_mode = WAL');
   db.pragma('synchronous = NORMAL');
   db.exec(`CREATE TABLE task_output (id integer PRIMARY KEY AUTOINCREMENT, task_id integer NOT NULL,
@@ -64,28 +71,35 @@ function baseline(lines) {
     for (; i < rows.length; i++) one.run(1, rows[i][0], rows[i][1]);
   });
   const started = performance.now();
+  const child = spawn('bash', [script], { stdio: ['ignore', 'pipe', 'ignore'] });
+  child.stdout.setEncoding('utf8');
+  let rest = '';
   let rows = [];
-  for (let i = 1; i <= lines; i++) {
-    rows.push([new Date().toISOString(), `line ${i}`]);
-    if (rows.length === 500) {
-      batch(rows);
-      rows = [];
+  for await (const chunk of child.stdout) {
+    const parts = (rest + chunk).split('\n');
+    rest = parts.pop() ?? '';
+    const time = new Date().toISOString();
+    for (const line of parts) {
+      rows.push([time, line]);
+      if (rows.length === 500) {
+        batch(rows);
+        rows = [];
+      }
     }
   }
+  if (rest) rows.push([new Date().toISOString(), rest]);
   if (rows.length) batch(rows);
   const seconds = (performance.now() - started) / 1000;
   const count = db.prepare('SELECT count(*) AS n FROM task_output').get().n;
   db.close();
-  if (count !== lines) throw new Error(`baseline stored ${count} of ${lines} lines`);
+  rmSync(join(work, `bare-${round}.db`), { force: true });
+  if (count !== lines) throw new Error(`the bare pipeline stored ${count} of ${lines} lines`);
   return { seconds, linesPerSecond: lines / seconds };
 }
 
 async function main() {
   const loadAtStart = os.loadavg()[0];
-  log(`work dir ${work}; ${LINES.toLocaleString('en')} lines`);
-  log('baseline: bare batched better-sqlite3 loop…');
-  const base = baseline(LINES);
-  log(`baseline ${round(base.linesPerSecond).toLocaleString('en')} lines/s`);
+  log(`work dir ${work}; ${LINES.toLocaleString('en')} lines, ${ROUNDS} rounds`);
 
   // The repository: a local directory (used in place) holding the script that prints the lines.
   const repo = scriptRepo(work, 'print.sh', `#!/bin/bash\nseq -f 'line %.0f' 1 ${LINES}\n`);
@@ -117,14 +131,13 @@ async function main() {
   try {
     cookie = await signInWhenUp(server, base_url, 'bench', password);
     const idleRss = readProc(server.pid, 'VmRSS');
-
     const { path: p, template } = await seedScriptProject(call, cookie, {
       repo,
       playbook: 'print.sh',
       name: 'Print lines',
     });
 
-    // The socket client: counts this task's lines and notes when the last one arrives.
+    // The socket client: counts each task's lines and notes when its first and last ones arrive.
     const ws = new WebSocket(`ws://127.0.0.1:${port}/api/ws`, { headers: { cookie } });
     let socketClosed = null;
     await new Promise((resolve) => {
@@ -135,26 +148,18 @@ async function main() {
         resolve();
       });
     });
-    let taskId = 0;
-    let delivered = 0;
-    let firstLineAt = 0;
-    let lastLineAt = 0;
-    const early = [];
-    const countLog = (msg) => {
-      const n =
-        typeof msg.output === 'string'
-          ? msg.output.split('\n').filter((l) => l.startsWith('line ')).length
-          : 0;
-      if (!n) return;
-      delivered += n;
-      if (!firstLineAt) firstLineAt = performance.now();
-      lastLineAt = performance.now();
-    };
+    /** Per task id: lines received, and when the first and the last arrived. */
+    const received = new Map();
     ws.on('message', (data) => {
       const msg = JSON.parse(data.toString());
-      if (msg.type !== 'log') return;
-      if (!taskId) early.push(msg);
-      else if (msg.task_id === taskId) countLog(msg);
+      if (msg.type !== 'log' || typeof msg.output !== 'string') return;
+      const n = msg.output.split('\n').filter((l) => l.startsWith('line ')).length;
+      if (!n) return;
+      const now = performance.now();
+      const seen = received.get(msg.task_id) ?? { lines: 0, first: now, last: now };
+      seen.lines += n;
+      seen.last = now;
+      received.set(msg.task_id, seen);
     });
     ws.on('close', (code, reason) => {
       socketClosed ??= `${code} ${reason}`;
@@ -165,78 +170,86 @@ async function main() {
     const rssTimer = setInterval(() => {
       peakRssPolled = Math.max(peakRssPolled, readProc(server.pid, 'VmRSS'));
     }, 50);
-
-    const cpuBefore = cpuSeconds(server.pid);
-    const clientCpuBefore = process.cpuUsage();
-    const posted = performance.now();
-    taskId = (await api('POST', `${p}/tasks`, { template_id: template })).json.id;
-    for (const msg of early.splice(0)) if (msg.task_id === taskId) countLog(msg);
-    log(`task ${taskId} posted`);
-
-    let task;
-    let finishedAt = 0;
-    for (;;) {
-      task = (await api('GET', `${p}/tasks/${taskId}`)).json;
-      if (['success', 'error', 'stopped'].includes(task.status)) {
-        finishedAt = performance.now();
-        break;
-      }
-      if (performance.now() - posted > TIMEOUT_MS) throw new Error(`task still ${task.status} after timeout`);
-      await sleep(50);
-    }
-    log(
-      `task ${task.status} after ${((finishedAt - posted) / 1000).toFixed(2)} s; socket has ${delivered} lines`,
+    const db = new Database(join(work, 'data', 'signalbox.db'), { readonly: true });
+    const storedOf = db.prepare(
+      "SELECT count(*) AS n FROM task_output WHERE task_id = ? AND output LIKE 'line %'",
     );
-    // Give the socket a moment to drain what was published before the final status.
-    const drainDeadline = performance.now() + 30_000;
-    while (delivered < LINES && performance.now() < drainDeadline && !socketClosed) await sleep(20);
-    clearInterval(rssTimer);
-    const peakRss = Math.max(readProc(server.pid, 'VmHWM'), peakRssPolled);
-    const socketState = socketClosed ?? 'open until the end';
-    const serverCpu = cpuSeconds(server.pid) - cpuBefore;
-    const clientCpu = process.cpuUsage(clientCpuBefore);
+    const lastOf = db.prepare(
+      "SELECT output FROM task_output WHERE task_id = ? AND output LIKE 'line %' ORDER BY id DESC LIMIT 1",
+    );
 
-    // Verify storage through the API: the last lines are there, in order.
-    const tail = (await api('GET', `${p}/tasks/${taskId}/output?offset=0&limit=5`)).json;
+    const rounds = [];
+    const cpuBefore = cpuSeconds(server.pid);
+    for (let r = 1; r <= ROUNDS; r++) {
+      const bare = await barePipeline(join(repo, 'print.sh'), LINES, r);
+      const posted = performance.now();
+      const taskId = (await api('POST', `${p}/tasks`, { template_id: template })).json.id;
+      let task;
+      let finishedAt = 0;
+      for (;;) {
+        task = (await api('GET', `${p}/tasks/${taskId}`)).json;
+        if (['success', 'error', 'stopped'].includes(task.status)) {
+          finishedAt = performance.now();
+          break;
+        }
+        if (performance.now() - posted > TIMEOUT_MS)
+          throw new Error(`task still ${task.status} after timeout`);
+        await sleep(20);
+      }
+      // What was published before the final status may still be on its way to the socket.
+      const drainDeadline = performance.now() + 30_000;
+      while ((received.get(taskId)?.lines ?? 0) < LINES && performance.now() < drainDeadline && !socketClosed)
+        await sleep(20);
+      const stored = storedOf.get(taskId).n;
+      const lastStored = lastOf.get(taskId)?.output;
+      if (task.status !== 'success' || stored !== LINES || lastStored !== `line ${LINES}`)
+        throw new Error(
+          `task ${taskId} ended ${task.status} with ${stored} lines stored, the last ${lastStored}`,
+        );
+      const seen = received.get(taskId) ?? { lines: 0, first: 0, last: 0 };
+      const storeSeconds = (finishedAt - posted) / 1000;
+      const lastLineSeconds = seen.last ? (seen.last - posted) / 1000 : null;
+      const measured = {
+        taskId,
+        storeSeconds,
+        storedLinesPerSecond: stored / storeSeconds,
+        deliveredLines: seen.lines,
+        deliveredLinesPerSecond: lastLineSeconds ? seen.lines / lastLineSeconds : 0,
+        timeToLastLineSeconds: lastLineSeconds,
+        bareSeconds: bare.seconds,
+        bareLinesPerSecond: bare.linesPerSecond,
+        ratio: stored / storeSeconds / bare.linesPerSecond,
+      };
+      rounds.push(measured);
+      log(
+        `round ${r}: server ${Math.round(measured.storedLinesPerSecond).toLocaleString('en')} lines/s stored, ` +
+          `${Math.round(measured.deliveredLinesPerSecond).toLocaleString('en')} delivered; bare pipeline ` +
+          `${Math.round(bare.linesPerSecond).toLocaleString('en')} lines/s: ${measured.ratio.toFixed(2)} ×`,
+      );
+    }
+    clearInterval(rssTimer);
+    db.close();
+    const peakRss = Math.max(readProc(server.pid, 'VmHWM'), peakRssPolled);
+    const serverCpu = cpuSeconds(server.pid) - cpuBefore;
+    const socket = socketClosed ?? 'open until the end';
     ws.close();
     server.kill('SIGTERM');
     await new Promise((r) => server.once('exit', r));
-    const db = new Database(join(work, 'data', 'signalbox.db'), { readonly: true });
-    const stored = db
-      .prepare("SELECT count(*) AS n FROM task_output WHERE task_id = ? AND output LIKE 'line %'")
-      .get(taskId).n;
-    const ordered = db
-      .prepare(
-        "SELECT output FROM task_output WHERE task_id = ? AND output LIKE 'line %' ORDER BY id DESC LIMIT 1",
-      )
-      .get(taskId)?.output;
-    db.close();
 
-    const storeSeconds = (finishedAt - posted) / 1000;
-    const lastLineSeconds = lastLineAt ? (lastLineAt - posted) / 1000 : null;
+    const median = (key) => stats(rounds.map((r) => r[key])).p50;
     const result = {
       date: new Date().toISOString(),
-      machine: `${os.cpus()[0]?.model ?? 'cpu'} (${os.cpus().length} cores), ${round(os.totalmem() / 2 ** 30)} GB RAM, ${os.platform()} ${os.release()}`,
-      node: process.version,
-      loadAverageAtStart: loadAtStart,
+      machine: machineLabel(loadAtStart),
       lines: LINES,
-      taskStatus: task.status,
-      storedLines: stored,
-      lastStoredLine: ordered,
-      firstApiLines: Array.isArray(tail) ? tail.map((l) => l.output) : tail,
-      storeSeconds,
-      storedLinesPerSecond: stored / storeSeconds,
-      deliveredLines: delivered,
-      socket: socketState,
-      timeToFirstLineSeconds: firstLineAt ? (firstLineAt - posted) / 1000 : null,
-      timeToLastLineSeconds: lastLineSeconds,
-      deliveredLinesPerSecond: lastLineSeconds ? delivered / lastLineSeconds : 0,
-      serverCpuSeconds: serverCpu,
-      clientCpuSeconds: (clientCpu.user + clientCpu.system) / 1e6,
+      rounds,
+      socket,
+      storedLinesPerSecond: median('storedLinesPerSecond'),
+      deliveredLinesPerSecond: median('deliveredLinesPerSecond'),
+      bareLinesPerSecond: median('bareLinesPerSecond'),
+      ratio: median('ratio'),
+      serverCpuSecondsPerTask: serverCpu / ROUNDS,
       serverIdleRssMB: idleRss / 2 ** 20,
       serverPeakRssMB: peakRss / 2 ** 20,
-      baselineSeconds: base.seconds,
-      baselineLinesPerSecond: base.linesPerSecond,
     };
     console.log(JSON.stringify(result, null, 2));
     if (WRITE) writeReadme(result);
@@ -248,10 +261,11 @@ async function main() {
 }
 
 function writeReadme(r) {
-  const fmt = (n) => round(n).toLocaleString('en');
+  const fmt = (n) => Math.round(n).toLocaleString('en');
   const pass = (ok) => (ok ? 'yes' : '**no**');
-  const row = `| ${r.date.slice(0, 16).replace('T', ' ')} UTC | ${r.machine}, Node ${r.node}, load ${r.loadAverageAtStart.toFixed(1)} at start | ${fmt(r.lines)} | ${r.taskStatus} | ${fmt(r.storedLines)} | ${fmt(r.storedLinesPerSecond)} (${pass(r.storedLinesPerSecond >= 200_000)}) | ${fmt(r.deliveredLines)} | ${fmt(r.deliveredLinesPerSecond)} (${pass(r.deliveredLinesPerSecond >= 200_000 && r.deliveredLines === r.lines)}) | ${r.timeToLastLineSeconds?.toFixed(2) ?? '-'} s | ${r.serverPeakRssMB.toFixed(0)} MB (${pass(r.serverPeakRssMB < 300)}) | ${fmt(r.baselineLinesPerSecond)} |`;
-  addReadmeRows('<!-- results:end -->', [row]);
+  const ratios = r.rounds.map((x) => x.ratio.toFixed(2)).join(' / ');
+  const row = `| ${r.date.slice(0, 16).replace('T', ' ')} UTC | ${r.machine} | ${fmt(r.lines)} | ${r.rounds.length} | ${fmt(r.storedLinesPerSecond)} (${pass(r.storedLinesPerSecond >= 200_000)}) | ${fmt(r.deliveredLinesPerSecond)} | ${fmt(r.bareLinesPerSecond)} | ${ratios}: ${r.ratio.toFixed(2)} × (${pass(r.ratio >= 0.8)}) | ${r.serverPeakRssMB.toFixed(0)} MB (${pass(r.serverPeakRssMB < 300)}) |`;
+  addReadmeRows('<!-- output against the bare pipeline:end -->', [row]);
 }
 
 main().catch((err) => {
