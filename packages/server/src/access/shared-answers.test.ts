@@ -292,6 +292,34 @@ describe.each(testDialects())('shared project lists on $name', (dialect) => {
     expect(await statusOf('/tasks')).toBe('success');
   });
 
+  it('shows a task started through the API at once by its own update, and keeps what else is remembered', async () => {
+    stopClock();
+    h.deps.bus.emit('projectChanged', { projectId: null }); // answers kept by earlier tests are not this one's
+    const listed = async () => ((await guest.get(p('/tasks'))).json() as { id: number }[]).map((t) => t.id);
+    const before = await listed();
+    const guestProject = (await projectNames(guest))[0] as string;
+    const announced: (number | null)[] = [];
+    const onChange = ({ projectId: changed }: { projectId: number | null }) => void announced.push(changed);
+    h.deps.bus.on('projectChanged', onChange);
+    try {
+      await renameProjectBehindTheApi(projectId, `${guestProject} (renamed)`);
+      const started = await owner.post(p('/tasks'), { template_id: templateId });
+      expect(started.statusCode, started.body).toBe(201);
+      // The task's update dropped the project's lists: every member sees the new task at once...
+      expect(await listed()).toEqual([started.json().id, ...before]);
+      // ...and nothing else was announced as changed: the callers' projects lists stand.
+      expect(announced).toEqual([]);
+      expect(await projectNames(guest)).toEqual([guestProject]);
+      // Another write in the project is a change of it.
+      expect((await owner.post(p('/views'), { title: 'After a start' })).statusCode).toBe(201);
+      expect(announced).toEqual([projectId]);
+      expect(await projectNames(guest)).toEqual([`${guestProject} (renamed)`]);
+    } finally {
+      h.deps.bus.off('projectChanged', onChange);
+      await renameProjectBehindTheApi(projectId, guestProject);
+    }
+  });
+
   it("a write outside any project (a user renamed) drops every project's answers", async () => {
     stopClock();
     const starter = async () =>

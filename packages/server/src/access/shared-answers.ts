@@ -193,6 +193,12 @@ const PROJECT_PREFIX = '/api/project/:project_id';
  * (a task they start is announced by its own update).
  */
 const UNSHOWN_WRITES = ['/api/auth/', '/api/user/tokens', '/api/integrations/'];
+/**
+ * Writes announced by the update the engine publishes as they happen: a task started (its `waiting` update drops the
+ * project's answers before the answer goes out). Announcing them as project changes as well would also make every
+ * instance forget who its callers are and read the project's schedules again, at every task start.
+ */
+const ANNOUNCED_BY_THEIR_UPDATE = new Set(['POST /api/project/:project_id/tasks']);
 
 /**
  * Every write through the API that succeeded announces a change on the bus before its answer goes out: of its
@@ -204,6 +210,7 @@ export function registerChangeNotices(app: FastifyInstance, deps: Pick<Deps, 'bu
       return done(null, payload);
     if (UNSHOWN_WRITES.some((prefix) => request.url.startsWith(prefix))) return done(null, payload);
     const route = request.routeOptions.url ?? '';
+    if (ANNOUNCED_BY_THEIR_UPDATE.has(`${request.method} ${route}`)) return done(null, payload);
     const projectId = route.startsWith(PROJECT_PREFIX)
       ? Number((request.params as { project_id?: string }).project_id)
       : Number.NaN;
