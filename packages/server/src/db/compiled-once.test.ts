@@ -2,7 +2,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { testDialects } from '../../test/support/dialects';
 import { insertProjects, migratedDb } from '../../test/support/migrated-db';
 import type { DbHandle } from '.';
-import { compiledOnce, rowById } from './compiled-once';
+import { compiledOnce, rowById, rowInProject } from './compiled-once';
+import { insertReturningId } from './values';
 
 describe.each(testDialects())('reads compiled once per shape on $name', (dialect) => {
   let handle: DbHandle;
@@ -63,5 +64,26 @@ describe.each(testDialects())('reads compiled once per shape on $name', (dialect
     expect(await rowById(handle.db, 'project', Math.max(...ids) + 1000)).toBeUndefined();
     // Another table with the same id is read from that table, not from the project read kept above.
     expect(await rowById(handle.db, 'template', ids[0]!)).toBeUndefined();
+  });
+
+  it("finds a project's row by id, and nothing for another project's row, whatever the first read was", async () => {
+    const view = (projectId: number, title: string) =>
+      insertReturningId(handle.db, handle.dialect, 'view', { project_id: projectId, title, position: 0 });
+    // On a fresh database the first view gets the first project's id, so the first read has the same value for both
+    // of its parameters: a read kept with its values in the wrong order would pass it and then read the others wrong.
+    const [first, second] = [ids[0]!, ids[1]!];
+    const views = new Map<number, number>();
+    for (const projectId of [first, second])
+      views.set(projectId, await view(projectId, `view of ${projectId}`));
+    const firstView = views.get(first)!;
+    const secondView = views.get(second)!;
+    expect((await rowInProject(handle.db, 'view', first, firstView))?.title).toBe(`view of ${first}`);
+    expect((await rowInProject(handle.db, 'view', second, secondView))?.title).toBe(`view of ${second}`);
+    expect(await rowInProject(handle.db, 'view', first, secondView)).toBeUndefined();
+    expect(await rowInProject(handle.db, 'view', second, firstView)).toBeUndefined();
+    expect(await rowInProject(handle.db, 'view', first, secondView + 1000)).toBeUndefined();
+    expect(await rowInProject(handle.db, 'view', first, firstView)).toEqual(
+      await handle.db.selectFrom('view').selectAll().where('id', '=', firstView).executeTakeFirst(),
+    );
   });
 });

@@ -66,3 +66,31 @@ export async function rowById<T extends TableWithId>(
   const result = await db.executeQuery<Selectable<Database[T]>>(query);
   return result.rows[0];
 }
+
+/** Tables whose rows belong to a project: an integer `id` and a `project_id`. */
+type ProjectTableWithId = {
+  [T in keyof Database]: Database[T] extends { id: unknown; project_id: unknown } ? T : never;
+}[keyof Database];
+
+/**
+ * The row of `table` with this id in this project, all its columns (undefined: none, or another project's), its SQL
+ * compiled once per table and database like rowById's: a task's start reads its repository, environment, inventory
+ * and keys this way.
+ */
+export async function rowInProject<T extends ProjectTableWithId>(
+  db: Db,
+  table: T,
+  projectId: number,
+  id: number,
+): Promise<Selectable<Database[T]> | undefined> {
+  // The parameters in the order the query takes them: the id, then the project.
+  const query = compiledOnce(db, `${table} by id in project`, [id, projectId], () =>
+    (db as unknown as Kysely<Record<string, { id: number; project_id: number }>>)
+      .selectFrom(table as string)
+      .selectAll()
+      .where('id', '=', id)
+      .where('project_id', '=', projectId),
+  );
+  const result = await db.executeQuery<Selectable<Database[T]>>(query);
+  return result.rows[0];
+}

@@ -1,5 +1,7 @@
 import type { PlanSummary } from '@signalbox/contracts';
 import {
+  type Compilable,
+  type CompiledQuery,
   type Insertable,
   type Selectable,
   type SelectQueryBuilder,
@@ -8,7 +10,7 @@ import {
   type UpdateObject,
 } from 'kysely';
 import type { Database, Db, Dialect } from '../db';
-import { compiledOnce, rowById } from '../db/compiled-once';
+import { compiledOnce, rowById, rowInProject } from '../db/compiled-once';
 import { jsonRowsQuery, jsonRowsText } from '../db/json-rows';
 import type {
   AccessKeyTable,
@@ -44,12 +46,7 @@ export const insertTask = (db: Db, dialect: Dialect, row: Insertable<TaskTable>)
 export const findTask = (db: Db, id: number) => rowById(db, 'task', id);
 
 export const findProjectTask = (db: Db, projectId: number, id: number) =>
-  db
-    .selectFrom('task')
-    .selectAll()
-    .where('id', '=', id)
-    .where('project_id', '=', projectId)
-    .executeTakeFirst();
+  rowInProject(db, 'task', projectId, id);
 
 /** A project's task as far as reading its log needs: whether it is finished, and since when. */
 export const findTaskLogState = (db: Db, projectId: number, id: number) =>
@@ -79,14 +76,28 @@ export async function casStatus(
   return toCount(res.numUpdatedRows) === 1;
 }
 
+/**
+ * A read of the task start path, built and compiled once per shape (see compiledOnce), run with `parameters`: the
+ * values the built query takes, in its order.
+ */
+async function rowsOnce<R>(
+  db: Db,
+  key: string,
+  parameters: readonly unknown[],
+  build: () => Compilable<R>,
+): Promise<R[]> {
+  return (await db.executeQuery(compiledOnce(db, key, parameters, build) as CompiledQuery<R>)).rows;
+}
+
 export const waitingTasks = (db: Db, limit = 1000) =>
-  db
-    .selectFrom('task')
-    .select(['id', 'project_id', 'template_id', 'inventory_id'])
-    .where('status', '=', 'waiting')
-    .orderBy('id')
-    .limit(limit)
-    .execute();
+  rowsOnce(db, `waiting tasks limit ${limit}`, ['waiting'], () =>
+    db
+      .selectFrom('task')
+      .select(['id', 'project_id', 'template_id', 'inventory_id'])
+      .where('status', '=', 'waiting')
+      .orderBy('id')
+      .limit(pageLimit(limit)),
+  );
 
 /** How many tasks wait in the queue (the metrics gauge; the status column is indexed). */
 export const countWaitingTasks = async (db: Db) =>
@@ -101,73 +112,63 @@ export const countWaitingTasks = async (db: Db) =>
   );
 
 export const activeTasks = (db: Db) =>
-  db
-    .selectFrom('task')
-    .select(['id', 'project_id', 'template_id', 'status', 'runner', 'remote_runner_id'])
-    .where('status', 'in', activeStatuses)
-    .execute();
+  rowsOnce(db, 'active tasks', activeStatuses, () =>
+    db
+      .selectFrom('task')
+      .select(['id', 'project_id', 'template_id', 'status', 'runner', 'remote_runner_id'])
+      .where('status', 'in', activeStatuses),
+  );
 
 export const findTemplate = (db: Db, id: number) => rowById(db, 'template', id);
 
-export const findTemplates = (db: Db, ids: number[]) =>
-  ids.length
-    ? db
-        .selectFrom('template')
-        .select(['id', 'allow_parallel_tasks', 'name'])
-        .where('id', 'in', ids)
-        .execute()
-    : Promise.resolve([]);
+/** The key of a read by a list of ids: one shape per count up to a few (a queue pass mostly names one or two). */
+const idsShape = (name: string, ids: readonly number[]) => (ids.length <= 4 ? `${name} ${ids.length}` : null);
 
-export const findProjects = (db: Db, ids: number[]) =>
-  ids.length
-    ? db.selectFrom('project').select(['id', 'max_parallel_tasks']).where('id', 'in', ids).execute()
-    : Promise.resolve([]);
+export const findTemplates = (db: Db, ids: number[]) => {
+  if (!ids.length) return Promise.resolve([]);
+  const build = () =>
+    db.selectFrom('template').select(['id', 'allow_parallel_tasks', 'name']).where('id', 'in', ids);
+  const shape = idsShape('templates by ids', ids);
+  return shape ? rowsOnce(db, shape, ids, build) : build().execute();
+};
+
+export const findProjects = (db: Db, ids: number[]) => {
+  if (!ids.length) return Promise.resolve([]);
+  const build = () => db.selectFrom('project').select(['id', 'max_parallel_tasks']).where('id', 'in', ids);
+  const shape = idsShape('projects by ids', ids);
+  return shape ? rowsOnce(db, shape, ids, build) : build().execute();
+};
 
 export const findProject = (db: Db, id: number) => rowById(db, 'project', id);
 
 export const findInventory = (db: Db, projectId: number, id: number) =>
-  db
-    .selectFrom('inventory')
-    .selectAll()
-    .where('id', '=', id)
-    .where('project_id', '=', projectId)
-    .executeTakeFirst();
+  rowInProject(db, 'inventory', projectId, id);
 
 export const findRepository = (db: Db, projectId: number, id: number) =>
-  db
-    .selectFrom('repository')
-    .selectAll()
-    .where('id', '=', id)
-    .where('project_id', '=', projectId)
-    .executeTakeFirst();
+  rowInProject(db, 'repository', projectId, id);
 
 export const findEnvironment = (db: Db, projectId: number, id: number) =>
-  db
-    .selectFrom('environment')
-    .selectAll()
-    .where('id', '=', id)
-    .where('project_id', '=', projectId)
-    .executeTakeFirst();
+  rowInProject(db, 'environment', projectId, id);
 
 export const findKey = (db: Db, projectId: number, id: number) =>
-  db
-    .selectFrom('access_key')
-    .selectAll()
-    .where('id', '=', id)
-    .where('project_id', '=', projectId)
-    .executeTakeFirst();
+  rowInProject(db, 'access_key', projectId, id);
 
 /** Secrets attached to an environment (owner 'variable' = extra var, 'environment' = process env). */
 export const environmentSecrets = (db: Db, environmentId: number) =>
-  db
-    .selectFrom('access_key')
-    .selectAll()
-    .where('environment_id', '=', environmentId)
-    .where('owner', 'in', ['variable', 'environment'])
-    .execute();
+  rowsOnce(db, 'environment secrets', [environmentId, 'variable', 'environment'], () =>
+    db
+      .selectFrom('access_key')
+      .selectAll()
+      .where('environment_id', '=', environmentId)
+      .where('owner', 'in', ['variable', 'environment']),
+  );
 
-export const findUserName = (db: Db, id: number) =>
-  db.selectFrom('user').select(['username', 'name']).where('id', '=', id).executeTakeFirst();
+export const findUserName = async (db: Db, id: number) =>
+  (
+    await rowsOnce(db, 'user name by id', [id], () =>
+      db.selectFrom('user').select(['username', 'name']).where('id', '=', id),
+    )
+  )[0];
 
 /** The version of the template's newest build task that has one. */
 export async function lastBuildVersion(db: Db, templateId: number): Promise<string | null> {

@@ -1,28 +1,36 @@
-import type { KyselyPlugin, PluginTransformQueryArgs, PluginTransformResultArgs } from 'kysely';
+import type { Compilable, CompiledQuery, Kysely, QueryId } from 'kysely';
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { testDialects } from '../../../test/support/dialects';
 import { migratedDb } from '../../../test/support/migrated-db';
-import type { DbHandle } from '../../db';
+import type { Database, DbHandle } from '../../db';
 import { runnerTimings } from './instances';
 import { createQueue } from './queue';
 
 /** Counts the statements that read the waiting tasks: one per pass of the queue. */
-class PassCounter implements KyselyPlugin {
+class PassCounter {
   passes = 0;
   /** While set, a pass waits for it after reading the waiting tasks (a slow database). */
   hold: Promise<void> | null = null;
-  private readonly reads = new WeakSet<object>();
-  transformQuery(args: PluginTransformQueryArgs) {
-    if (args.node.kind === 'SelectQueryNode' && JSON.stringify(args.node).includes('"waiting"')) {
-      this.passes += 1;
-      this.reads.add(args.queryId);
-    }
-    return args.node;
-  }
-  async transformResult(args: PluginTransformResultArgs) {
-    if (this.reads.has(args.queryId)) await this.hold;
-    return args.result;
+
+  /** `db` with its statements watched: every statement a pass runs goes through executeQuery, built or kept. */
+  watch(db: Kysely<Database>): Kysely<Database> {
+    return new Proxy(db, {
+      get: (target, property) => {
+        if (property === 'executeQuery')
+          return async (query: CompiledQuery | Compilable, queryId?: QueryId) => {
+            const compiled = 'compile' in query ? query.compile() : query;
+            const result = await target.executeQuery(compiled, queryId);
+            if (/^select /i.test(compiled.sql) && compiled.parameters.includes('waiting')) {
+              this.passes += 1;
+              await this.hold;
+            }
+            return result;
+          };
+        const value = Reflect.get(target, property, target);
+        return typeof value === 'function' ? value.bind(target) : value;
+      },
+    });
   }
 }
 
@@ -42,7 +50,7 @@ describe.each(testDialects())('the task queue on $name', (dialect) => {
 
   function queue(counter: PassCounter, running = () => true) {
     return createQueue({
-      db: handle.db.withPlugin(counter),
+      db: counter.watch(handle.db),
       dialect: handle.dialect,
       log: pino({ level: 'silent' }),
       maxParallelTasks: 1,
