@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parse as parseYaml } from 'yaml';
 import { testDialects } from '../../test/support/dialects';
-import { jobIn } from '../../test/support/fake-job';
+import { jobDetails, jobIn } from '../../test/support/fake-job';
 import { fakeProcesses } from '../../test/support/fake-processes';
 import { createHarness } from '../../test/support/harness';
 import { runAnsible } from './executors/ansible';
@@ -85,23 +85,15 @@ function fakeJob(processes: ProcessAdapter, repoDir: string, home: string) {
     allow_override_args_in_task: 0,
     vault_key_id: null,
   } as unknown as TemplateRow;
-  const details: JobDetails = {
+  const details = jobDetails({
     task,
     template,
-    project: { id: 1 } as JobDetails['project'],
     inventory: { id: 4, name: 'inv', type: 'static', inventory: 'localhost' } as JobDetails['inventory'],
     repository: { id: 2, name: 'repo' } as JobDetails['repository'],
-    environment: null,
     extraVars: { a: 1 },
-    envVars: {},
-    secretVars: {},
-    secretEnv: {},
-    surveySecrets: {},
     params: { tags: ['t1'], limit: ['ignored'] },
     templateParams: { allow_debug: true, allow_override_tags: true, limit: ['web'] },
-    incomingVersion: null,
-    userName: 'alice',
-  };
+  });
   const taskDir = mkdtempSync(join(tmpdir(), 'sb-unit-task-'));
   const { job, lines } = jobIn(details, processes, taskDir, home);
   job.repoDir = repoDir;

@@ -2,11 +2,11 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { jobDetails } from '../../../test/support/fake-job';
 import { gitRepo } from '../../../test/support/task-fixtures';
 import { appRegistry } from '../../lib/apps';
 import type { ProcessAdapter, ProcessSpec } from '../sandbox/process';
 import type { RepositoryRow, TaskRow, TemplateRow } from '../store';
-import type { JobDetails } from './job';
 import { RunControl, type RunCore, runCore, type TaskLog } from './run-core';
 
 const internalErrorLine = 'The task failed with an internal error (see the server log)';
@@ -63,23 +63,7 @@ function harness(repoDir: string, running: () => Promise<boolean>) {
     git_branch: 'main',
     ssh_key_id: null,
   } as unknown as RepositoryRow;
-  const details: JobDetails = {
-    task,
-    template,
-    project: { id: 1 } as JobDetails['project'],
-    inventory: null,
-    repository,
-    environment: null,
-    extraVars: {},
-    envVars: {},
-    secretVars: {},
-    secretEnv: {},
-    surveySecrets: {},
-    params: {},
-    templateParams: {},
-    incomingVersion: null,
-    userName: 'alice',
-  };
+  const details = jobDetails({ task, template, repository });
   const work = mkdtempSync(join(tmpdir(), 'sb-run-core-'));
   const core: RunCore = {
     taskId: 7,
