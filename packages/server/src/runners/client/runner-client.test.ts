@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { jobDetails } from '../../../test/support/fake-job';
 import { FakeRunnerServer } from '../../../test/support/fake-runner-server';
 import { serverBin } from '../../../test/support/server-process';
 import { alive, commitFiles, standIn, waitFor } from '../../../test/support/task-fixtures';
@@ -108,7 +109,7 @@ function bashJob(
     git_branch: 'main',
     ssh_key_id: opts.keys ? Number(Object.keys(opts.keys)[0]) : null,
   } as RepositoryRow;
-  const details = {
+  const details = jobDetails({
     task: {
       id,
       project_id: 1,
@@ -130,20 +131,9 @@ function bashJob(
       git_branch: null,
     },
     project: { id: 1, name: 'p' },
-    inventory: null,
     repository,
-    environment: null,
-    extraVars: {},
-    envVars: {},
-    secretVars: {},
-    secretEnv: {},
-    surveySecrets: {},
-    params: {},
-    templateParams: {},
-    incomingVersion: null,
-    userName: 'alice',
     ...opts,
-  } as unknown as JobDetails;
+  } as unknown as Parameters<typeof jobDetails>[0]);
   return { details, keys: opts.keys ?? {}, inventory_repository: null };
 }
 
