@@ -41,6 +41,16 @@ export function compiledOnce(
   return compiled;
 }
 
+/** The rows of a read compiled once per shape (see compiledOnce), run with this call's `parameters`. */
+export async function rowsOnce<R>(
+  db: Db,
+  key: string,
+  parameters: readonly unknown[],
+  build: () => Compilable<R>,
+): Promise<R[]> {
+  return (await db.executeQuery(compiledOnce(db, key, parameters, build) as CompiledQuery<R>)).rows;
+}
+
 /** Tables whose rows are found by an integer `id`. */
 type TableWithId = {
   [T in keyof Database]: Database[T] extends { id: unknown } ? T : never;

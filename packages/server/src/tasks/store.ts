@@ -1,7 +1,5 @@
 import type { PlanSummary } from '@signalbox/contracts';
 import {
-  type Compilable,
-  type CompiledQuery,
   type Insertable,
   type Selectable,
   type SelectQueryBuilder,
@@ -10,7 +8,7 @@ import {
   type UpdateObject,
 } from 'kysely';
 import type { Database, Db, Dialect } from '../db';
-import { compiledOnce, rowById, rowInProject } from '../db/compiled-once';
+import { compiledOnce, rowById, rowInProject, rowsOnce } from '../db/compiled-once';
 import { jsonRowsQuery, jsonRowsText } from '../db/json-rows';
 import type {
   AccessKeyTable,
@@ -74,19 +72,6 @@ export async function casStatus(
     q = runner === null ? q.where('runner', 'is', null) : q.where('runner', '=', runner);
   const res = await q.executeTakeFirst();
   return toCount(res.numUpdatedRows) === 1;
-}
-
-/**
- * A read of the task start path, built and compiled once per shape (see compiledOnce), run with `parameters`: the
- * values the built query takes, in its order.
- */
-async function rowsOnce<R>(
-  db: Db,
-  key: string,
-  parameters: readonly unknown[],
-  build: () => Compilable<R>,
-): Promise<R[]> {
-  return (await db.executeQuery(compiledOnce(db, key, parameters, build) as CompiledQuery<R>)).rows;
 }
 
 export const waitingTasks = (db: Db, limit = 1000) =>
