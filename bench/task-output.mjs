@@ -8,8 +8,9 @@
 // its stdout split into lines and inserted by a better-sqlite3 loop in the engine's statement shape, 500 rows per
 // transaction, WAL, synchronous=NORMAL, in this process), then the same task through the server (one server for all
 // rounds). Per round: lines/s stored (POST -> task finished with every line in task_output), lines/s delivered to a
-// WebSocket client on /api/ws, time to the last line on the socket, and the ratio of the server's stored lines/s to
-// the bare pipeline's. The report gives each round and the medians; the server's peak RSS is VmHWM over all rounds.
+// WebSocket client on /api/ws taking `logs` batches as the console does (lines the server skipped while the client
+// was behind are read as pages, like the console, and counted apart), time to the last line, and the ratio of the
+// server's stored lines/s to the bare pipeline's. The report gives each round and the medians; the server's peak RSS is VmHWM over all rounds.
 // --write adds a row to the results table in bench/README.md; --keep leaves the temp data dir behind;
 // --profile DIR writes a V8 CPU profile of the server (open it in Chrome DevTools) into DIR.
 import { spawn } from 'node:child_process';
@@ -137,8 +138,10 @@ async function main() {
       name: 'Print lines',
     });
 
-    // The socket client: counts each task's lines and notes when its first and last ones arrive.
-    const ws = new WebSocket(`ws://127.0.0.1:${port}/api/ws`, { headers: { cookie } });
+    // The socket client, as the console is: it takes output as `logs` batches and counts each task's lines by
+    // position, noting when the first and the last arrived. A gap (lines the server did not send while the client
+    // was behind) is read through the output API as the console reads it, page by page, and counted apart.
+    const ws = new WebSocket(`ws://127.0.0.1:${port}/api/ws?logs=batches`, { headers: { cookie } });
     let socketClosed = null;
     await new Promise((resolve) => {
       ws.once('open', resolve);
@@ -148,18 +151,55 @@ async function main() {
         resolve();
       });
     });
-    /** Per task id: lines received, and when the first and the last arrived. */
+    /**
+     * Per task id: the next position expected, lines taken from the socket and read as pages, when the first and the
+     * last line arrived, and the gaps still to read ([from, to] positions).
+     */
     const received = new Map();
+    const pageSize = 5000;
+    const readGaps = async (taskId, seen) => {
+      if (seen.reading) return;
+      seen.reading = true;
+      try {
+        while (seen.gaps.length) {
+          const [from, to] = seen.gaps[0];
+          const limit = Math.min(pageSize, to - from + 1);
+          const rows = (await api('GET', `${p}/tasks/${taskId}/output?offset=${from - 1}&limit=${limit}`))
+            .json;
+          if (!rows.length) throw new Error(`task ${taskId}: no stored lines at ${from}`);
+          seen.paged += rows.filter((r) => r.output.startsWith('line ')).length;
+          seen.last = performance.now();
+          if (from + rows.length > to) seen.gaps.shift();
+          else seen.gaps[0] = [from + rows.length, to];
+        }
+      } finally {
+        seen.reading = false;
+      }
+    };
     ws.on('message', (data) => {
       const msg = JSON.parse(data.toString());
-      if (msg.type !== 'log' || typeof msg.output !== 'string') return;
-      const n = msg.output.split('\n').filter((l) => l.startsWith('line ')).length;
-      if (!n) return;
+      if (msg.type !== 'logs' || !Array.isArray(msg.outputs)) return;
       const now = performance.now();
-      const seen = received.get(msg.task_id) ?? { lines: 0, first: now, last: now };
-      seen.lines += n;
-      seen.last = now;
+      const seen = received.get(msg.task_id) ?? {
+        next: 1,
+        lines: 0,
+        paged: 0,
+        first: now,
+        last: now,
+        gaps: [],
+        reading: false,
+      };
       received.set(msg.task_id, seen);
+      if (!Number.isInteger(msg.line)) throw new Error('a batch of lines without a position');
+      msg.outputs.forEach((output, i) => {
+        const line = msg.line + i;
+        if (line < seen.next) return;
+        if (line > seen.next) seen.gaps.push([seen.next, line - 1]);
+        seen.next = line + 1;
+        if (output.startsWith('line ')) seen.lines += 1;
+      });
+      seen.last = now;
+      if (seen.gaps.length) void readGaps(msg.task_id, seen).catch((e) => log('reading a gap', e.message));
     });
     ws.on('close', (code, reason) => {
       socketClosed ??= `${code} ${reason}`;
@@ -198,23 +238,25 @@ async function main() {
       }
       // What was published before the final status may still be on its way to the socket.
       const drainDeadline = performance.now() + 30_000;
-      while ((received.get(taskId)?.lines ?? 0) < LINES && performance.now() < drainDeadline && !socketClosed)
-        await sleep(20);
+      const delivered = () => (received.get(taskId)?.lines ?? 0) + (received.get(taskId)?.paged ?? 0);
+      while (delivered() < LINES && performance.now() < drainDeadline && !socketClosed) await sleep(20);
       const stored = storedOf.get(taskId).n;
       const lastStored = lastOf.get(taskId)?.output;
       if (task.status !== 'success' || stored !== LINES || lastStored !== `line ${LINES}`)
         throw new Error(
           `task ${taskId} ended ${task.status} with ${stored} lines stored, the last ${lastStored}`,
         );
-      const seen = received.get(taskId) ?? { lines: 0, first: 0, last: 0 };
+      const seen = received.get(taskId) ?? { lines: 0, paged: 0, first: 0, last: 0 };
       const storeSeconds = (finishedAt - posted) / 1000;
       const lastLineSeconds = seen.last ? (seen.last - posted) / 1000 : null;
       const measured = {
         taskId,
         storeSeconds,
         storedLinesPerSecond: stored / storeSeconds,
-        deliveredLines: seen.lines,
-        deliveredLinesPerSecond: lastLineSeconds ? seen.lines / lastLineSeconds : 0,
+        deliveredLines: seen.lines + seen.paged,
+        /** Of those, lines read as pages over gaps (not sent while the client was behind). */
+        pagedLines: seen.paged,
+        deliveredLinesPerSecond: lastLineSeconds ? (seen.lines + seen.paged) / lastLineSeconds : 0,
         timeToLastLineSeconds: lastLineSeconds,
         bareSeconds: bare.seconds,
         bareLinesPerSecond: bare.linesPerSecond,
@@ -223,7 +265,8 @@ async function main() {
       rounds.push(measured);
       log(
         `round ${r}: server ${Math.round(measured.storedLinesPerSecond).toLocaleString('en')} lines/s stored, ` +
-          `${Math.round(measured.deliveredLinesPerSecond).toLocaleString('en')} delivered; bare pipeline ` +
+          `${Math.round(measured.deliveredLinesPerSecond).toLocaleString('en')} delivered ` +
+          `(${measured.pagedLines.toLocaleString('en')} of them read as pages); bare pipeline ` +
           `${Math.round(bare.linesPerSecond).toLocaleString('en')} lines/s: ${measured.ratio.toFixed(2)} ×`,
       );
     }

@@ -1,3 +1,5 @@
+import { z } from 'zod';
+
 /** The messages the live socket (/api/ws) sends: one JSON object per WebSocket message. */
 
 /** A task changed (queued, started, finished, …): its status, times and version. */
@@ -28,6 +30,28 @@ export type TaskLogMessage = {
 };
 
 /**
+ * Consecutive output lines of a task in one message: sent in place of separate `log` messages to a socket opened
+ * with `?logs=batches` (the console). `outputs[i]` was written at `times[i]` and is line `line + i` of the log. Such
+ * a socket that falls behind (its unsent messages pile up) is sent no lines until it has caught up, and reads the
+ * positions it missed as a page, as after a reconnect.
+ */
+export type TaskLogBatchMessage = {
+  type: 'logs';
+  project_id: number;
+  task_id: number;
+  /** The first line's position in the log; absent when the server cannot tell (the client reads the log instead). */
+  line?: number;
+  outputs: string[];
+  times: string[];
+};
+
+/** The value of /api/ws's `logs` query parameter that asks for `logs` batches in place of `log` messages. */
+export const LIVE_LOG_BATCHES = 'batches';
+
+/** /api/ws's query: `logs` is `lines` (the default: a `log` message per line) or `batches`. */
+export const liveSocketQuery = z.object({ logs: z.enum(['lines', LIVE_LOG_BATCHES]).optional() });
+
+/**
  * A workflow run changed (started, a node moved on, an approval was given, it ended): a client re-reads the run
  * (GET workflow-runs/{run_id}) and the approvals inbox.
  */
@@ -49,7 +73,11 @@ export type LiveMessage = TaskUpdateMessage | TaskLogMessage;
 export type LiveRelayMessage = { type: 'relay'; connected: boolean };
 
 /** Every message the live socket sends. */
-export type LiveSocketMessage = LiveMessage | LiveRelayMessage | WorkflowRunUpdateMessage;
+export type LiveSocketMessage =
+  | LiveMessage
+  | TaskLogBatchMessage
+  | LiveRelayMessage
+  | WorkflowRunUpdateMessage;
 
 /** How the server closes every live socket when it shuts down; the console says so rather than "disconnected". */
 export const liveShutdownClose = { code: 1001, reason: 'Server shutting down' } as const;

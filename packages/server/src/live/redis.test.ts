@@ -147,13 +147,9 @@ describe.each(testDialects())('live events across two instances through Redis on
       'the last message',
     );
     expect(sock.messages.pop()?.task_id).toBe(5002);
-    expect(sock.messages.map((m) => (m.type === 'log' ? m.output : m.status))).toEqual([
-      'running',
-      'one',
-      'two',
-      'three',
-      'success',
-    ]);
+    expect(
+      sock.messages.map((m) => (m.type === 'log' ? m.output : m.type === 'update' ? m.status : m.type)),
+    ).toEqual(['running', 'one', 'two', 'three', 'success']);
     expect(sock.messages.every((m) => m.task_id === 5001 && m.project_id === projectId)).toBe(true);
     // A's own listeners heard each event once: its messages coming back from Redis are not emitted again.
     expect(seenOnA).toEqual({ live: 3, logs: 1 });

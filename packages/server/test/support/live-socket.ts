@@ -1,3 +1,4 @@
+import type { TaskLogBatchMessage } from '@signalbox/contracts';
 import WebSocket from 'ws';
 import { hubOf } from '../../src/features/live/live.routes';
 import type { LiveMessage } from '../../src/live/bus';
@@ -5,7 +6,7 @@ import type { Harness } from './harness';
 import { waitFor } from './task-fixtures';
 
 export type LiveSocketClient = {
-  messages: LiveMessage[];
+  messages: (LiveMessage | TaskLogBatchMessage)[];
   closed: Promise<{ code: number; reason: string }>;
   ws: WebSocket;
 };
@@ -18,11 +19,13 @@ export async function openLiveSocket(
   h: Harness,
   base: string,
   headers: Record<string, string>,
+  /** The socket's query (`?logs=batches`), if any. */
+  query = '',
 ): Promise<LiveSocketClient> {
   const hub = hubOf(h.app)!;
   const before = hub.registered;
-  const ws = new WebSocket(`${base}/api/ws`, { headers });
-  const messages: LiveMessage[] = [];
+  const ws = new WebSocket(`${base}/api/ws${query}`, { headers });
+  const messages: LiveSocketClient['messages'] = [];
   ws.on('message', (data) => messages.push(JSON.parse(String(data))));
   const closed = new Promise<{ code: number; reason: string }>((resolve) =>
     ws.on('close', (code, reason) => resolve({ code, reason: String(reason) })),

@@ -1,9 +1,9 @@
-import type { LiveMessage, WorkflowRunUpdateMessage } from '@signalbox/contracts';
+import type { LiveMessage, TaskLogBatchMessage, WorkflowRunUpdateMessage } from '@signalbox/contracts';
 import { useEffect, useRef, useState } from 'react';
 import { liveSocket } from './socket';
 
-/** Calls `listener` for every live message of a task while the component is mounted. */
-export function useLiveMessages(listener: (message: LiveMessage) => void) {
+/** Calls `listener` for every live message of a task (updates, output) while the component is mounted. */
+export function useLiveMessages(listener: (message: LiveMessage | TaskLogBatchMessage) => void) {
   const ref = useRef(listener);
   ref.current = listener;
   useEffect(

@@ -38,7 +38,7 @@ describe('LiveSocket', () => {
     live.onState((c, r) => states.push([c, r]));
     live.subscribe((m) => messages.push(m));
     live.start();
-    expect(String(FakeSocket.all[0].url)).toBe('ws://localhost/api/ws');
+    expect(String(FakeSocket.all[0].url)).toBe('ws://localhost/api/ws?logs=batches');
     FakeSocket.all[0].onopen?.();
     FakeSocket.all[0].onmessage?.({
       data: '{"type":"log","task_id":1,"project_id":1,"output":"x","time":""}',

@@ -1,4 +1,4 @@
-import { type LiveSocketMessage, liveShutdownClose } from '@signalbox/contracts';
+import { LIVE_LOG_BATCHES, type LiveSocketMessage, liveShutdownClose } from '@signalbox/contracts';
 import { apiUrl } from './client';
 
 type Listener = (message: Exclude<LiveSocketMessage, { type: 'relay' }>) => void;
@@ -49,7 +49,8 @@ export class LiveSocket {
   start() {
     this.closedOnPurpose = false;
     if (this.ws) return;
-    const url = new URL(apiUrl('/ws'), window.location.href);
+    // Output comes as one message per stored batch; a gap left while the console fell behind is read as a page.
+    const url = new URL(apiUrl(`/ws?logs=${LIVE_LOG_BATCHES}`), window.location.href);
     url.protocol = url.protocol === 'https:' ? 'wss:' : 'ws:';
     const ws = new WebSocket(url);
     this.ws = ws;

@@ -1,4 +1,9 @@
-import { type LiveRelayMessage, liveShutdownClose } from '@signalbox/contracts';
+import {
+  LIVE_LOG_BATCHES,
+  type LiveRelayMessage,
+  liveShutdownClose,
+  liveSocketQuery,
+} from '@signalbox/contracts';
 import type { FastifyInstance } from 'fastify';
 import type { WebSocket } from 'ws';
 import { currentUser } from '../../access/auth-hook';
@@ -14,6 +19,11 @@ import { findUserAdmin, memberProjects } from '../team';
 const MAX_CLIENT_MESSAGE = 64 * 1024;
 /** Bytes a socket may hold unsent before it is dropped (a slow client never slows the tasks). */
 export const MAX_BUFFERED = 4 * 1024 * 1024;
+/**
+ * Bytes unsent past which a socket that takes `logs` batches is sent no more lines until it has caught up: it reads
+ * the positions it missed as a page (the console does over any gap) instead of being dropped.
+ */
+export const LAG_BYTES = 1024 * 1024;
 const REFRESH_MS = 5000;
 /** Messages written per corked round (two buffers each; IOV_MAX is 1024). */
 const CORK_MESSAGES = 256;
@@ -24,6 +34,8 @@ const MAX_TIMER_MS = 2 ** 31 - 1;
 
 type LiveClient = {
   socket: WebSocket;
+  /** Takes output as one `logs` message per batch (and is skipped while behind) rather than a `log` per line. */
+  batches: boolean;
   userId: number;
   /** The session cookie the socket was opened with, or null for an API token. */
   sessionId: number | null;
@@ -55,14 +67,18 @@ export async function closeSocketsOnShutdown(this: FastifyInstance) {
   this.websocketServer.close();
 }
 
-/** Counters of a socket hub: open clients, clients ever registered, clients dropped for falling behind. */
-export type LiveHub = { clients(): number; registered: number; dropped: number };
+/**
+ * Counters of a socket hub: open clients, clients ever registered, clients dropped for falling behind, and output
+ * lines not sent to a batch-taking client while it was behind.
+ */
+export type LiveHub = { clients(): number; registered: number; dropped: number; skippedLines: number };
 const hubs = new WeakMap<FastifyInstance, LiveHub>();
 /** The socket hub of an app (tests read its counters). */
 export const hubOf = (app: FastifyInstance) => hubs.get(app);
 
 /**
- * GET /api/ws: live `update` and `log` messages for the projects the caller belongs to (admins: all).
+ * GET /api/ws: live `update` and `log` messages for the projects the caller belongs to (admins: all); with
+ * `?logs=batches`, output as one `logs` message per stored batch (see LAG_BYTES for such a client falling behind).
  * Authentication is the /api onRequest hook (cookie or Bearer); memberships are cached per socket and refreshed
  * every few seconds, and at once on the bus events that change access. Events that take access away act before
  * the next message goes out: a deleted user's sockets, a signed-out or expired session's and a revoked or
@@ -75,6 +91,7 @@ export function liveRoutes(app: FastifyInstance, deps: Pick<Deps, 'db' | 'bus' |
     clients: () => [...clients].filter((c) => c.ready).length,
     registered: 0,
     dropped: 0,
+    skippedLines: 0,
   };
   hubs.set(app, hub);
   deps.metrics.watchSockets(hub.clients);
@@ -181,21 +198,54 @@ export function liveRoutes(app: FastifyInstance, deps: Pick<Deps, 'db' | 'bus' |
     for (const c of to) c.socket.send(text);
   };
 
-  // A batch of output lines: one `log` message per line (the peer's protocol), serialised once for every
-  // client and written with the TCP socket corked, so every CORK_MESSAGES lines cost one write, not one each.
-  // (Bounded: a writev of thousands of buffers stalls the socket — each message is two, over IOV_MAX.)
-  const onLogs = (batch: TaskLogBatch) => {
-    const to = audience(batch.project_id);
-    if (!to.length) return;
+  /**
+   * A batch as one `logs` message: its lines' outputs and times, and the first one's position when they follow one
+   * another (every batch of this server's; one relayed from another instance might not, and is then sent without
+   * positions, which makes a client read the log instead).
+   */
+  const batchText = (batch: TaskLogBatch) => {
+    const first = batch.lines[0]?.line;
+    const ordered = Number.isInteger(first) && batch.lines.every((l, i) => l.line === (first as number) + i);
+    const outputs = JSON.stringify(batch.lines.map((l) => String(l.output)));
+    const times = JSON.stringify(batch.lines.map((l) => String(l.time)));
+    const line = ordered ? `,"line":${first}` : '';
+    return `{"type":"logs","project_id":${batch.project_id},"task_id":${batch.task_id}${line},"outputs":${outputs},"times":${times}}`;
+  };
+
+  /**
+   * A batch as the peer's protocol sends it, one `log` message per line, each with its position in the log: a client
+   * takes the next one as it comes and reads a page only over a gap (without it, every live line would make every
+   * viewer read the stored log again). A line relayed from another instance without a whole-number position is sent
+   * without one rather than as a message that is not JSON.
+   */
+  const lineTexts = (batch: TaskLogBatch) => {
     const head = `{"type":"log","project_id":${batch.project_id},"task_id":${batch.task_id},"output":`;
-    // Each line with its position in the log: a client takes the next one as it comes and reads a page only over
-    // a gap (without it, every live line would make every viewer read the stored log again). A batch relayed from
-    // another instance without a whole-number position sends none rather than a message that is not JSON.
-    const texts = batch.lines.map(
+    return batch.lines.map(
       (l) =>
         `${head}${JSON.stringify(l.output)},"time":"${l.time}"${Number.isInteger(l.line) ? `,"line":${l.line}` : ''}}`,
     );
+  };
+
+  // A batch of output lines, serialised once for all clients of each kind. A batch-taking client gets one message;
+  // while it is behind it gets none (it reads the gap as a page). Others get a message per line, written with the
+  // TCP socket corked, so every CORK_MESSAGES lines cost one write, not one each (bounded: a writev of thousands of
+  // buffers stalls the socket — each message is two, over IOV_MAX).
+  const onLogs = (batch: TaskLogBatch) => {
+    const to = audience(batch.project_id);
+    if (!to.length) return;
+    let whole: string | undefined;
+    let texts: string[] | undefined;
     for (const c of to) {
+      if (c.batches) {
+        if (c.socket.bufferedAmount > LAG_BYTES) {
+          hub.skippedLines += batch.lines.length;
+          continue;
+        }
+        whole ??= batchText(batch);
+        c.socket.send(whole);
+        continue;
+      }
+      texts ??= lineTexts(batch);
       const tcp = (c.socket as unknown as { _socket?: { cork(): void; uncork(): void } })._socket;
       for (let i = 0; i < texts.length; i += CORK_MESSAGES) {
         tcp?.cork();
@@ -299,54 +349,59 @@ export function liveRoutes(app: FastifyInstance, deps: Pick<Deps, 'db' | 'bus' |
     for (const c of clients) close(c, liveShutdownClose.code, liveShutdownClose.reason);
   });
 
-  app.get('/api/ws', { websocket: true, config: { tokenScope: 'read' } }, (socket, request) => {
-    const user = currentUser(request);
-    const client: LiveClient = {
-      socket,
-      userId: user.id,
-      sessionId: request.sessionId,
-      tokenId: null,
-      tokenExpires: null,
-      expiryTimer: null,
-      admin: false,
-      projects: new Set(),
-      ready: false,
-      generation: 0,
-      refreshedAt: 0,
-      refreshing: null,
-    };
-    // Listed before its first read, so access events arriving meanwhile already reach it.
-    clients.add(client);
-    // Messages are only read and discarded (the protocol is server → client); the server's WebSocket cap is the
-    // runners' (app.ts), a console sends nothing near this.
-    socket.on('message', (data: Buffer | ArrayBuffer | Buffer[]) => {
-      const size = Array.isArray(data) ? data.reduce((n, b) => n + b.length, 0) : data.byteLength;
-      if (size > MAX_CLIENT_MESSAGE) close(client, 1009, 'Message too big');
-    });
-    socket.on('close', () => forget(client));
-    socket.on('error', () => forget(client));
-    void (async () => {
-      const bearer = /^bearer\s+(.+)$/i.exec(request.headers.authorization ?? '');
-      if (request.sessionId === null && bearer) {
-        const token = await findTokenUser(deps.db, bearer[1] ?? '');
-        if (!token || token.user_id !== user.id) return close(client, 1008, 'Token revoked');
-        client.tokenId = token.id;
-      }
-      await refresh(client);
-      if (socket.readyState !== socket.OPEN || !clients.has(client)) return;
-      if (client.tokenExpires !== null && client.tokenExpires - Date.now() < MAX_TIMER_MS) {
-        client.expiryTimer = setTimeout(
-          () => close(client, 1008, 'Token expired'),
-          Math.max(0, client.tokenExpires - Date.now()),
-        );
-        client.expiryTimer.unref();
-      }
-      client.ready = true;
-      hub.registered += 1;
-      if (bridge && !bridge.ready()) socket.send(relayText(false));
-    })().catch((err) => {
-      deps.log.warn({ err }, 'opening a live socket failed');
-      close(client, 1011, 'Internal error');
-    });
-  });
+  app.get<{ Querystring: { logs?: string } }>(
+    '/api/ws',
+    { websocket: true, config: { tokenScope: 'read' }, schema: { querystring: liveSocketQuery } },
+    (socket, request) => {
+      const user = currentUser(request);
+      const client: LiveClient = {
+        socket,
+        batches: request.query.logs === LIVE_LOG_BATCHES,
+        userId: user.id,
+        sessionId: request.sessionId,
+        tokenId: null,
+        tokenExpires: null,
+        expiryTimer: null,
+        admin: false,
+        projects: new Set(),
+        ready: false,
+        generation: 0,
+        refreshedAt: 0,
+        refreshing: null,
+      };
+      // Listed before its first read, so access events arriving meanwhile already reach it.
+      clients.add(client);
+      // Messages are only read and discarded (the protocol is server → client); the server's WebSocket cap is the
+      // runners' (app.ts), a console sends nothing near this.
+      socket.on('message', (data: Buffer | ArrayBuffer | Buffer[]) => {
+        const size = Array.isArray(data) ? data.reduce((n, b) => n + b.length, 0) : data.byteLength;
+        if (size > MAX_CLIENT_MESSAGE) close(client, 1009, 'Message too big');
+      });
+      socket.on('close', () => forget(client));
+      socket.on('error', () => forget(client));
+      void (async () => {
+        const bearer = /^bearer\s+(.+)$/i.exec(request.headers.authorization ?? '');
+        if (request.sessionId === null && bearer) {
+          const token = await findTokenUser(deps.db, bearer[1] ?? '');
+          if (!token || token.user_id !== user.id) return close(client, 1008, 'Token revoked');
+          client.tokenId = token.id;
+        }
+        await refresh(client);
+        if (socket.readyState !== socket.OPEN || !clients.has(client)) return;
+        if (client.tokenExpires !== null && client.tokenExpires - Date.now() < MAX_TIMER_MS) {
+          client.expiryTimer = setTimeout(
+            () => close(client, 1008, 'Token expired'),
+            Math.max(0, client.tokenExpires - Date.now()),
+          );
+          client.expiryTimer.unref();
+        }
+        client.ready = true;
+        hub.registered += 1;
+        if (bridge && !bridge.ready()) socket.send(relayText(false));
+      })().catch((err) => {
+        deps.log.warn({ err }, 'opening a live socket failed');
+        close(client, 1011, 'Internal error');
+      });
+    },
+  );
 }

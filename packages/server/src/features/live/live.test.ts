@@ -1,6 +1,7 @@
 import { spawn } from 'node:child_process';
 import { createRequire } from 'node:module';
 import { connect } from 'node:net';
+import type { TaskLogBatchMessage } from '@signalbox/contracts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { testDialects } from '../../../test/support/dialects';
 import { type Client, createHarness, type Harness } from '../../../test/support/harness';
@@ -42,7 +43,8 @@ describe.each(testDialects())('live socket /api/ws on $name', (dialect) => {
   });
   afterAll(async () => h?.close());
 
-  const open = (headers: Record<string, string>): Promise<Received> => openLiveSocket(h, base, headers);
+  const open = (headers: Record<string, string>, query = ''): Promise<Received> =>
+    openLiveSocket(h, base, headers, query);
 
   const update = (project: number, task: number): LiveMessage => ({
     type: 'update',
@@ -169,13 +171,14 @@ describe.each(testDialects())('live socket /api/ws on $name', (dialect) => {
     const rid = await insertRepository(h.deps, projectId, { git_url: repo });
     const tpl = await insertTemplate(h.deps, projectId, { repository_id: rid });
     const sock = await open({ cookie: owner.cookie });
+    const batched = await open({ cookie: owner.cookie }, '?logs=batches');
     const id = (await owner.post(`/api/project/${projectId}/tasks`, { template_id: tpl })).json().id;
     await waitForStatus(h.deps, id, ['success']);
-    await waitFor(
-      async () =>
-        sock.messages.some((m) => m.task_id === id && m.type === 'update' && m.status === 'success'),
-      3000,
-    );
+    for (const s of [sock, batched])
+      await waitFor(
+        async () => s.messages.some((m) => m.task_id === id && m.type === 'update' && m.status === 'success'),
+        3000,
+      );
     const messages = sock.messages.filter((m) => m.type === 'log' && m.task_id === id) as {
       output: string;
       line: number;
@@ -189,6 +192,71 @@ describe.each(testDialects())('live socket /api/ws on $name', (dialect) => {
       .filter((m) => m.type === 'update' && m.task_id === id)
       .map((m) => (m as { status: string }).status);
     expect(statuses).toEqual(['waiting', 'starting', 'running', 'success']);
+    // A socket that asks for batches gets the same lines as `logs` messages, each batch's first at its position.
+    const batches = batched.messages.filter(
+      (m) => m.task_id === id && m.type === 'logs',
+    ) as TaskLogBatchMessage[];
+    expect(batched.messages.some((m) => m.type === 'log')).toBe(false);
+    expect(batches.length).toBeGreaterThan(0);
+    expect(batches.flatMap((b) => b.outputs)).toEqual(logs);
+    expect(batches.flatMap((b) => b.times)).toHaveLength(logs.length);
+    let next = 1;
+    for (const b of batches) {
+      expect(b.line).toBe(next);
+      next += b.outputs.length;
+    }
+    sock.ws.close();
+    batched.ws.close();
+  });
+
+  it('refuses an unknown kind of output delivery with 400 before the upgrade', async () => {
+    await expect(open({ cookie: owner.cookie }, '?logs=everything')).rejects.toThrow('HTTP 400');
+    const lines = await open({ cookie: owner.cookie }, '?logs=lines');
+    lines.ws.close();
+  });
+
+  it('skips lines for a batch-taking client that falls behind, which then reads on past the gap', async () => {
+    const hub = hubOf(h.app)!;
+    const sock = await open({ cookie: admin.cookie }, '?logs=batches');
+    sock.ws.pause();
+    const dropped = hub.dropped;
+    const skipped = hub.skippedLines;
+    const big = 'x'.repeat(10_000);
+    let line = 0;
+    const publish = (count: number) => {
+      const lines = Array.from({ length: count }, () => ({ output: big, time: now(), line: ++line }));
+      h.deps.bus.publishLogs({ project_id: projectId, task_id: 4444, lines });
+    };
+    // Batches of 0.5 MB for a reader that takes nothing, until the hub stops sending it any (bounded: 60 MB).
+    for (let i = 0; i < 120 && hub.skippedLines === skipped; i++) {
+      publish(50);
+      await new Promise((r) => setImmediate(r));
+    }
+    expect(hub.skippedLines).toBeGreaterThan(skipped);
+    expect(hub.dropped).toBe(dropped);
+    sock.ws.resume();
+    // Once it has caught up, it is sent lines again: the next batch, past the gap.
+    await waitFor(
+      async () => {
+        if (sock.ws.readyState !== sock.ws.OPEN) throw new Error('the lagging client was closed');
+        const got = sock.messages.filter(
+          (m) => m.type === 'logs' && m.task_id === 4444,
+        ) as TaskLogBatchMessage[];
+        if (got.at(-1)?.line === line - 1 && got.at(-1)?.outputs.length === 2) return true;
+        publish(2);
+        await roundTrip(sock);
+        return undefined;
+      },
+      20_000,
+      'the client to be sent lines again',
+    );
+    const got = sock.messages.filter((m) => m.type === 'logs' && m.task_id === 4444) as TaskLogBatchMessage[];
+    const positions = got.flatMap((b) => b.outputs.map((_, i) => (b.line as number) + i));
+    // Whole batches, in order, with the skipped ones missing (the client reads those as a page).
+    expect(positions).toEqual([...positions].sort((a, b) => a - b));
+    expect(positions.length).toBeLessThan(line);
+    expect(positions.at(-1)).toBe(line);
+    expect(hub.dropped).toBe(dropped);
     sock.ws.close();
   });
 
@@ -207,6 +275,27 @@ describe.each(testDialects())('live socket /api/ws on $name', (dialect) => {
       task_id: 4343,
       output: 'no position',
       time: expect.any(String),
+    });
+    sock.ws.close();
+  });
+
+  it('sends a relayed batch whose lines do not follow one another without a position', async () => {
+    const sock = await open({ cookie: owner.cookie }, '?logs=batches');
+    h.deps.bus.emitRelayed('logs', {
+      project_id: projectId,
+      task_id: 4345,
+      lines: [
+        { output: 'one', time: now(), line: 4 },
+        { output: 'two', time: now(), line: 9 },
+      ],
+    });
+    await waitFor(async () => sock.messages.some((m) => m.task_id === 4345) || undefined, 2000);
+    expect(sock.messages.find((m) => m.task_id === 4345)).toEqual({
+      type: 'logs',
+      project_id: projectId,
+      task_id: 4345,
+      outputs: ['one', 'two'],
+      times: [expect.any(String), expect.any(String)],
     });
     sock.ws.close();
   });

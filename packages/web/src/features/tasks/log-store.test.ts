@@ -86,6 +86,35 @@ describe('LogStore', () => {
     expect(store.time(7)).toBe('t7');
   });
 
+  it('takes batches of live lines by position and reads the gap a skipped batch left', async () => {
+    const lines = ['a', 'b'];
+    const fetchMock = serve(lines);
+    let changes = 0;
+    const store = new LogStore(1, 2, () => {
+      changes += 1;
+    });
+    await store.sync();
+    const pagesBefore = fetchMock.mock.calls.length;
+    changes = 0;
+    // One message, one change for the view; a line already held is not taken twice.
+    lines.push('c', 'd', 'e');
+    store.addLiveLines(2, ['b', 'c', 'd', 'e'], ['t1', 't2', 't3', 't4']);
+    expect(all(store)).toEqual(['a', 'b', 'c', 'd', 'e']);
+    expect(changes).toBe(1);
+    expect(store.time(4)).toBe('t4');
+    expect(fetchMock.mock.calls.length).toBe(pagesBefore);
+    // The server skipped lines 6-8 while the console was behind: 9-10 wait, the gap is read as a page.
+    lines.push('f', 'g', 'h', 'i', 'j');
+    store.addLiveLines(9, ['i', 'j'], ['t8', 't9']);
+    expect(store.count).toBe(5);
+    await vi.waitFor(() => expect(all(store)).toEqual([...'abcdefghij']));
+    expect(fetchMock.mock.calls.length).toBeGreaterThan(pagesBefore);
+    // A batch without a position (the server could not tell it) reads the log rather than guessing.
+    lines.push('k');
+    store.addLiveLines(undefined, ['k'], ['t10']);
+    await vi.waitFor(() => expect(store.count).toBe(11));
+  });
+
   it('finds the lines that report a failure as they arrive', async () => {
     serve([
       'ok',

@@ -128,6 +128,36 @@ export class LogStore {
     void this.sync();
   }
 
+  /**
+   * Consecutive lines from the socket (one `logs` message), the first at position `first`: as addLive for each,
+   * telling the view once. A gap before them (lines the server did not send while the console was behind) is read
+   * as a page; without a position the stored pages are read again.
+   */
+  addLiveLines(first: number | undefined, outputs: readonly string[], times: readonly string[]) {
+    if (first === undefined || !Number.isInteger(first)) {
+      void this.sync();
+      return;
+    }
+    let added = false;
+    let gap = false;
+    outputs.forEach((output, i) => {
+      const line = first + i;
+      const time = times[i] ?? '';
+      if (line === this.lines.length + 1) {
+        this.push(output, time);
+        added = true;
+      } else if (line > this.lines.length) {
+        this.ahead.set(line, { output, time });
+        gap = true;
+      }
+    });
+    if (added) {
+      this.drainAhead();
+      this.onChange();
+    }
+    if (gap) void this.sync();
+  }
+
   /** Reads every stored line after the ones already held. Safe to call at any time; calls coalesce. */
   async sync(): Promise<void> {
     if (this.syncing) {

@@ -63,7 +63,9 @@ export function useTaskLog({
 
   useLiveMessages((m) => {
     if (m.task_id !== taskId) return;
-    if (m.type === 'log') {
+    if (m.type === 'logs') {
+      store.addLiveLines(m.line, m.outputs, m.times);
+    } else if (m.type === 'log') {
       store.addLive(m.line, m.output, m.time);
     } else if (m.type === 'update') {
       void applyTaskUpdate(client, projectId, taskId, m);
