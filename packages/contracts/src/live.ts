@@ -31,9 +31,10 @@ export type TaskLogMessage = {
 
 /**
  * Consecutive output lines of a task in one message: sent in place of separate `log` messages to a socket opened
- * with `?logs=batches` (the console). `outputs[i]` was written at `times[i]` and is line `line + i` of the log. Such
- * a socket that falls behind (its unsent messages pile up) is sent no lines until it has caught up, and reads the
- * positions it missed as a page, as after a reconnect.
+ * with `?logs=batches` (the console). `outputs[i]` is line `line + i` of the log; the first `counts[0]` of them were
+ * written at `times[0]`, the next `counts[1]` at `times[1]`, and so on. Such a socket that falls behind (its unsent
+ * messages pile up) is sent no lines until it has caught up, and reads the positions it missed as a page, as after a
+ * reconnect.
  */
 export type TaskLogBatchMessage = {
   type: 'logs';
@@ -43,7 +44,17 @@ export type TaskLogBatchMessage = {
   line?: number;
   outputs: string[];
   times: string[];
+  counts: number[];
 };
+
+/** Each line's time in a `logs` message (its runs of times spelled out). */
+export function batchLineTimes(message: Pick<TaskLogBatchMessage, 'times' | 'counts'>): string[] {
+  const out: string[] = [];
+  message.times.forEach((time, i) => {
+    for (let n = message.counts[i] ?? 0; n > 0; n--) out.push(time);
+  });
+  return out;
+}
 
 /** The value of /api/ws's `logs` query parameter that asks for `logs` batches in place of `log` messages. */
 export const LIVE_LOG_BATCHES = 'batches';

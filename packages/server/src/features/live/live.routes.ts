@@ -199,17 +199,27 @@ export function liveRoutes(app: FastifyInstance, deps: Pick<Deps, 'db' | 'bus' |
   };
 
   /**
-   * A batch as one `logs` message: its lines' outputs and times, and the first one's position when they follow one
-   * another (every batch of this server's; one relayed from another instance might not, and is then sent without
-   * positions, which makes a client read the log instead).
+   * A batch as one `logs` message: its lines' outputs, their times as runs (most lines of a batch share a few times),
+   * and the first line's position when they follow one another (every batch of this server's; one relayed from
+   * another instance might not, and is then sent without positions, which makes a client read the log instead).
    */
   const batchText = (batch: TaskLogBatch) => {
     const first = batch.lines[0]?.line;
     const ordered = Number.isInteger(first) && batch.lines.every((l, i) => l.line === (first as number) + i);
-    const outputs = JSON.stringify(batch.lines.map((l) => String(l.output)));
-    const times = JSON.stringify(batch.lines.map((l) => String(l.time)));
+    const outputs: string[] = [];
+    const times: string[] = [];
+    const counts: number[] = [];
+    for (const l of batch.lines) {
+      outputs.push(String(l.output));
+      const time = String(l.time);
+      if (times.at(-1) === time) counts[counts.length - 1] += 1;
+      else {
+        times.push(time);
+        counts.push(1);
+      }
+    }
     const line = ordered ? `,"line":${first}` : '';
-    return `{"type":"logs","project_id":${batch.project_id},"task_id":${batch.task_id}${line},"outputs":${outputs},"times":${times}}`;
+    return `{"type":"logs","project_id":${batch.project_id},"task_id":${batch.task_id}${line},"outputs":${JSON.stringify(outputs)},"times":${JSON.stringify(times)},"counts":${JSON.stringify(counts)}}`;
   };
 
   /**
@@ -233,7 +243,7 @@ export function liveRoutes(app: FastifyInstance, deps: Pick<Deps, 'db' | 'bus' |
   const onLogs = (batch: TaskLogBatch) => {
     const to = audience(batch.project_id);
     if (!to.length) return;
-    let whole: string | undefined;
+    let whole: Buffer | undefined;
     let texts: string[] | undefined;
     for (const c of to) {
       if (c.batches) {
@@ -241,8 +251,9 @@ export function liveRoutes(app: FastifyInstance, deps: Pick<Deps, 'db' | 'bus' |
           hub.skippedLines += batch.lines.length;
           continue;
         }
-        whole ??= batchText(batch);
-        c.socket.send(whole);
+        // Encoded once for every client (a text frame all the same).
+        whole ??= Buffer.from(batchText(batch));
+        c.socket.send(whole, { binary: false });
         continue;
       }
       texts ??= lineTexts(batch);

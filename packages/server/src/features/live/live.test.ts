@@ -1,7 +1,7 @@
 import { spawn } from 'node:child_process';
 import { createRequire } from 'node:module';
 import { connect } from 'node:net';
-import type { TaskLogBatchMessage } from '@signalbox/contracts';
+import { batchLineTimes, type TaskLogBatchMessage } from '@signalbox/contracts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { testDialects } from '../../../test/support/dialects';
 import { type Client, createHarness, type Harness } from '../../../test/support/harness';
@@ -199,7 +199,13 @@ describe.each(testDialects())('live socket /api/ws on $name', (dialect) => {
     expect(batched.messages.some((m) => m.type === 'log')).toBe(false);
     expect(batches.length).toBeGreaterThan(0);
     expect(batches.flatMap((b) => b.outputs)).toEqual(logs);
-    expect(batches.flatMap((b) => b.times)).toHaveLength(logs.length);
+    const stored = await h.deps.db
+      .selectFrom('task_output')
+      .select('time')
+      .where('task_id', '=', id)
+      .orderBy('id')
+      .execute();
+    expect(batches.flatMap((b) => batchLineTimes(b))).toEqual(stored.map((r) => r.time));
     let next = 1;
     for (const b of batches) {
       expect(b.line).toBe(next);
@@ -285,8 +291,9 @@ describe.each(testDialects())('live socket /api/ws on $name', (dialect) => {
       project_id: projectId,
       task_id: 4345,
       lines: [
-        { output: 'one', time: now(), line: 4 },
-        { output: 'two', time: now(), line: 9 },
+        { output: 'one', time: '2026-12-02T07:00:00.000Z', line: 4 },
+        { output: 'two', time: '2026-12-02T07:00:00.000Z', line: 9 },
+        { output: 'three', time: '2026-12-02T07:00:00.001Z', line: 10 },
       ],
     });
     await waitFor(async () => sock.messages.some((m) => m.task_id === 4345) || undefined, 2000);
@@ -294,8 +301,9 @@ describe.each(testDialects())('live socket /api/ws on $name', (dialect) => {
       type: 'logs',
       project_id: projectId,
       task_id: 4345,
-      outputs: ['one', 'two'],
-      times: [expect.any(String), expect.any(String)],
+      outputs: ['one', 'two', 'three'],
+      times: ['2026-12-02T07:00:00.000Z', '2026-12-02T07:00:00.001Z'],
+      counts: [2, 1],
     });
     sock.ws.close();
   });

@@ -1,3 +1,4 @@
+import { batchLineTimes } from '@signalbox/contracts';
 import { useQueryClient } from '@tanstack/react-query';
 import { useCallback, useEffect, useMemo, useRef, useState } from 'react';
 import type { VirtuosoHandle } from 'react-virtuoso';
@@ -64,7 +65,7 @@ export function useTaskLog({
   useLiveMessages((m) => {
     if (m.task_id !== taskId) return;
     if (m.type === 'logs') {
-      store.addLiveLines(m.line, m.outputs, m.times);
+      store.addLiveLines(m.line, m.outputs, batchLineTimes(m));
     } else if (m.type === 'log') {
       store.addLive(m.line, m.output, m.time);
     } else if (m.type === 'update') {
