@@ -41,7 +41,7 @@ describe.each(testDialects())('task output on $name', (dialect) => {
     expect(lines.slice(at, at + 3)).toEqual(['before\uFFFDafter', '\uFFFD\uFFFD', 'plain']);
   });
 
-  it('stores a line after a quiet spell at once, and trickling lines at most once per 100 ms', async () => {
+  it('stores a line after a quiet spell at once, and trickling lines at most twice per 100 ms', async () => {
     const make = rows(h.deps.db, h.deps.dialect);
     const taskId = await make.task(projectId, await make.template(projectId), {
       status: 'running',
@@ -66,14 +66,20 @@ describe.each(testDialects())('task output on $name', (dialect) => {
       while (writes.length === 0 && Date.now() < deadline) await new Promise((r) => setImmediate(r));
       // Not held for a timer: a task's first line is stored (and published) as soon as it comes.
       expect(writes).toEqual([['first']]);
+      // Nor the next one (its command's first line, after the opening ones).
+      await vi.advanceTimersByTimeAsync(20);
       sink.line('second');
+      await settled();
+      expect(writes).toEqual([['first'], ['second']]);
+      // Two flushes in this spell: what trickles in now waits for its end.
       sink.line('third');
+      sink.line('fourth');
       await vi.advanceTimersByTimeAsync(50);
       await settled();
-      expect(writes).toHaveLength(1);
-      await vi.advanceTimersByTimeAsync(50);
+      expect(writes).toHaveLength(2);
+      await vi.advanceTimersByTimeAsync(30);
       await settled();
-      expect(writes).toEqual([['first'], ['second', 'third']]);
+      expect(writes).toEqual([['first'], ['second'], ['third', 'fourth']]);
       // A quiet spell longer than the interval: the next line goes at once again.
       await vi.advanceTimersByTimeAsync(150);
       sink.line('after a pause');

@@ -13,11 +13,13 @@ const BATCH_ROWS = 500;
 /** Characters held before a flush starts at once (long lines). */
 const BATCH_CHARS = 4 * 1024 * 1024;
 /**
- * At most one flush per this many ms for output that trickles in; a line after a quieter spell (the task's first
- * line among them) is stored and published at once: once the work under way settles (setImmediate), so that a
- * run's opening lines are stored while its first command starts rather than before.
+ * Output that trickles in is flushed at most PROMPT_FLUSHES times at once within this many ms, then at the end of
+ * that spell: a line after a quieter spell (a task's first lines, then its command's first one) is stored and
+ * published at once — once the work under way settles (setImmediate), so that a run's opening lines are stored while
+ * its first command starts rather than before — and a steady trickle costs PROMPT_FLUSHES transactions per spell.
  */
 const FLUSH_MS = 100;
+const PROMPT_FLUSHES = 2;
 /** Above this many unwritten lines or characters the readers pause (bounded memory for chatty tasks). */
 const HIGH_WATER = 20_000;
 const HIGH_WATER_CHARS = 32 * 1024 * 1024;
@@ -34,8 +36,9 @@ export class LogSink extends LineIntake implements LineTarget {
   private timer: NodeJS.Timeout | null = null;
   private soon: NodeJS.Immediate | null = null;
   private flushing: Promise<void> | null = null;
-  /** When the last flush started (performance.now()); a line arriving later than FLUSH_MS after it goes at once. */
-  private lastFlush = Number.NEGATIVE_INFINITY;
+  /** When the current spell of flushes began (performance.now()), and how many flushes started in it. */
+  private spellStart = Number.NEGATIVE_INFINITY;
+  private spellFlushes = 0;
   private drainCallbacks: (() => void)[] = [];
   /** Lines stored so far (tests and benchmarks read it). */
   stored = 0;
@@ -72,8 +75,8 @@ export class LogSink extends LineIntake implements LineTarget {
     this.pendingChars += output.length;
     if (this.pending.length >= BATCH_ROWS || this.pendingChars >= BATCH_CHARS) this.kick();
     else if (!this.timer && !this.soon && !this.flushing) {
-      const wait = this.lastFlush + FLUSH_MS - performance.now();
-      if (wait <= 0) this.soon = setImmediate(() => this.kick());
+      const wait = this.spellStart + FLUSH_MS - performance.now();
+      if (wait <= 0 || this.spellFlushes < PROMPT_FLUSHES) this.soon = setImmediate(() => this.kick());
       else this.timer = setTimeout(() => this.kick(), wait);
     }
   }
@@ -96,7 +99,12 @@ export class LogSink extends LineIntake implements LineTarget {
       this.soon = null;
     }
     if (!this.flushing) {
-      this.lastFlush = performance.now();
+      const now = performance.now();
+      if (now - this.spellStart >= FLUSH_MS) {
+        this.spellStart = now;
+        this.spellFlushes = 0;
+      }
+      this.spellFlushes += 1;
       this.flushing = this.loop().finally(() => {
         this.flushing = null;
       });
