@@ -1,9 +1,14 @@
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import Fastify, { type FastifyInstance, type FastifyRequest } from 'fastify';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { testDialects } from '../../test/support/dialects';
 import { type Client, createHarness, type Harness } from '../../test/support/harness';
 import { rows } from '../../test/support/scheduler-rows';
+import { EventBus } from '../live/bus';
 import {
   CALLER_LISTS,
+  callerSharedAnswer,
   MAX_KEPT_BYTES,
   SHARED_ANSWER_MS,
   SharedAnswers,
@@ -167,6 +172,50 @@ describe('shared answers being computed', () => {
     const waiting = waits(answers.wait('1 /list', 1));
     answers.computed('1 /list', first, undefined);
     expect(await waiting).toBeUndefined();
+  });
+});
+
+describe('a shared answer whose computing client leaves', () => {
+  let app: FastifyInstance;
+  let url: string;
+  const bus = new EventBus();
+  const gates: (() => void)[] = [];
+  const arrivals: (() => void)[] = [];
+
+  beforeAll(async () => {
+    app = Fastify();
+    app.decorateRequest('user', null);
+    app.decorateRequest('tokenLimits', null);
+    app.addHook('onRequest', async (request) => {
+      request.user = { id: 7, admin: 0 } as FastifyRequest['user'];
+    });
+    // The list waits until the test lets it answer; each request's arrival is told.
+    app.get('/api/list', { ...callerSharedAnswer({ bus }) }, async () => {
+      arrivals.shift()?.();
+      await new Promise<void>((resolve) => gates.push(resolve));
+      return ['answer'];
+    });
+    await app.listen({ port: 0, host: '127.0.0.1' });
+    url = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}/api/list`;
+  });
+  afterAll(async () => app?.close());
+
+  it('no longer holds the answer as being computed, so the next request never waits for it', async () => {
+    const key = `${CALLER_LISTS} 7:0:* /api/list`;
+    const arrived = new Promise<void>((resolve) => arrivals.push(resolve));
+    const request = http.request(url, { agent: false });
+    request.on('error', () => {});
+    request.end();
+    await arrived;
+    expect(sharedAnswersOf(bus).pending(key)).toBe(true);
+    // The client leaves while its answer is computed, which then comes after all (a read that ran to its end).
+    const closed = new Promise((resolve) => request.once('close', resolve));
+    request.destroy();
+    await closed;
+    gates.shift()?.();
+    await expect.poll(() => sharedAnswersOf(bus).pending(key)).toBe(false);
+    // What it made (for a client no longer there) is kept for the next one.
+    expect(await (await fetch(url)).json()).toEqual(['answer']);
   });
 });
 

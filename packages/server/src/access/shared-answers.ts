@@ -153,6 +153,11 @@ export class SharedAnswers {
     return { compute };
   }
 
+  /** Whether a request is computing the answer of `key` now (others asking for it wait for that one). */
+  pending(key: string): boolean {
+    return this.computing.has(key);
+  }
+
   /**
    * The request computing `key` (as `compute`) is done: `answer` goes to the requests that waited for it — also one
    * too large to keep, or made while the project changed (they asked before the change: the answer is as new as
@@ -279,6 +284,11 @@ function sharedAnswerHooks(deps: Pick<Deps, 'bus'>, placeOf: (request: FastifyRe
       const turn = answers.wait(key, projectId);
       if ('compute' in turn) {
         request[STAMP] = turn.compute;
+        // Whatever ends the response — sent, failed, or its client gone — the requests waiting look again. Its
+        // 'close' is the one signal every end gives: a reply whose client left runs no onResponse (nor, for a GET
+        // whose request was read, onRequestAbort), nor does one the error handler hijacks after its reads were
+        // stopped; until then every later request for the answer would wait its full bound.
+        reply.raw.once('close', () => computed(request));
         return;
       }
       // Past its time with no change announced, and another request is recomputing it: the last answer stands.
@@ -313,21 +323,13 @@ function sharedAnswerHooks(deps: Pick<Deps, 'bus'>, placeOf: (request: FastifyRe
     }
     next(null, payload);
   };
-  // Whatever the answer (an error included), or none (the client went away): the requests waiting look again.
+  /** The computing request is done: the requests waiting get its answer (none after an error or a client gone). */
   const computed = (request: Placed) => {
     const compute = request[STAMP];
     const place = request[PLACE];
     if (compute && place) answers.computed(place.key, compute, request[MADE]);
   };
-  const onResponse = (request: Placed, _reply: FastifyReply, next: () => void) => {
-    computed(request);
-    next();
-  };
-  const onRequestAbort = (request: Placed, next: () => void) => {
-    computed(request);
-    next();
-  };
-  return { preHandler, onSend, onResponse, onRequestAbort };
+  return { preHandler, onSend };
 }
 type OnSendDone = (err: Error | null, payload?: unknown) => void;
 
@@ -341,8 +343,6 @@ export function serveSharedAnswers(scope: FastifyInstance, deps: Pick<Deps, 'bus
   );
   scope.addHook('preHandler', hooks.preHandler);
   scope.addHook('onSend', hooks.onSend);
-  scope.addHook('onResponse', hooks.onResponse);
-  scope.addHook('onRequestAbort', hooks.onRequestAbort);
 }
 
 /**

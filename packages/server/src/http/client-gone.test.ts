@@ -6,6 +6,7 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { testDialects } from '../../test/support/dialects';
 import { type Client, createHarness, type Harness } from '../../test/support/harness';
+import { CALLER_LISTS, sharedAnswersOf } from '../access/shared-answers';
 import { ClientGone, ReadScope, stoppableRead } from '../db/client-gone';
 import { now } from '../db/values';
 import { stopReadsWhenClientLeaves } from './client-gone';
@@ -166,6 +167,15 @@ describe.each(cancellable)('a request whose client leaves, on $name', (dialect) 
       );
       // Gone while the table is still locked: cancelled, not finished.
       await expect.poll(waiting, { timeout: 30_000, message: 'the read was cancelled' }).toBe(0);
+      // The request computed the caller's shared list: ended so (its reply hijacked, no onResponse), it must not
+      // leave the next readers waiting for an answer that never comes.
+      const key = `${CALLER_LISTS} ${admin.userId}:1:* /api/projects`;
+      await expect
+        .poll(() => sharedAnswersOf(harness.deps.bus).pending(key), {
+          timeout: 30_000,
+          message: 'the list is no longer being computed',
+        })
+        .toBe(false);
     } finally {
       await locker.release();
     }
