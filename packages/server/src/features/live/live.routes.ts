@@ -205,11 +205,12 @@ export function liveRoutes(app: FastifyInstance, deps: Pick<Deps, 'db' | 'bus' |
    */
   const batchText = (batch: TaskLogBatch) => {
     const first = batch.lines[0]?.line;
-    const ordered = Number.isInteger(first) && batch.lines.every((l, i) => l.line === (first as number) + i);
+    let ordered = Number.isInteger(first);
     const outputs: string[] = [];
     const times: string[] = [];
     const counts: number[] = [];
     for (const l of batch.lines) {
+      if (l.line !== (first as number) + outputs.length) ordered = false;
       outputs.push(String(l.output));
       const time = String(l.time);
       if (times.at(-1) === time) counts[counts.length - 1] += 1;

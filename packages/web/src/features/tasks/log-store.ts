@@ -113,19 +113,7 @@ export class LogStore {
    * older server) the stored pages are read again instead.
    */
   addLive(line: number | undefined, output: string, time: string) {
-    if (line === undefined || !Number.isInteger(line)) {
-      void this.sync();
-      return;
-    }
-    if (line <= this.lines.length) return;
-    if (line === this.lines.length + 1) {
-      this.push(output, time);
-      this.drainAhead();
-      this.onChange();
-      return;
-    }
-    this.ahead.set(line, { output, time });
-    void this.sync();
+    this.addLiveLines(line, [output], [time]);
   }
 
   /**
