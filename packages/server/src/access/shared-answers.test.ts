@@ -181,13 +181,18 @@ describe('a shared answer whose computing client leaves', () => {
   const bus = new EventBus();
   const gates: (() => void)[] = [];
   const arrivals: (() => void)[] = [];
+  /** Requests marked `x-slow-sign-in` wait here, as a session read does, before the shared answers' hook runs. */
+  const signIns: { gone: Promise<unknown>; go: () => void }[] = [];
 
   beforeAll(async () => {
     app = Fastify();
     app.decorateRequest('user', null);
     app.decorateRequest('tokenLimits', null);
-    app.addHook('onRequest', async (request) => {
+    app.addHook('onRequest', async (request, reply) => {
       request.user = { id: 7, admin: 0 } as FastifyRequest['user'];
+      if (!request.headers['x-slow-sign-in']) return;
+      const gone = new Promise((resolve) => reply.raw.once('close', resolve));
+      await new Promise<void>((go) => signIns.push({ gone, go }));
     });
     // The list waits until the test lets it answer; each request's arrival is told.
     app.get('/api/list', { ...callerSharedAnswer({ bus }) }, async () => {
@@ -216,6 +221,29 @@ describe('a shared answer whose computing client leaves', () => {
     await expect.poll(() => sharedAnswersOf(bus).pending(key)).toBe(false);
     // What it made (for a client no longer there) is kept for the next one.
     expect(await (await fetch(url)).json()).toEqual(['answer']);
+  });
+
+  it('is not held as being computed by a request whose client left before it was signed in', async () => {
+    const key = `${CALLER_LISTS} 7:0:* /api/list`;
+    sharedAnswersOf(bus).changed(CALLER_LISTS); // the answer kept by the test before is not this one's
+    const request = http.request(url, { agent: false, headers: { 'x-slow-sign-in': '1' } });
+    request.on('error', () => {});
+    request.end();
+    await expect.poll(() => signIns.length).toBe(1);
+    const signIn = signIns.shift();
+    // The client leaves while it is signed in: its response has closed before the list's hooks see the request.
+    request.destroy();
+    await signIn?.gone;
+    signIn?.go();
+    // If it went on to compute the list, it is done with it once its handler answers; if not, it never started.
+    await expect.poll(() => gates.length + (sharedAnswersOf(bus).pending(key) ? 0 : 1)).toBeGreaterThan(0);
+    gates.shift()?.();
+    await expect.poll(() => sharedAnswersOf(bus).pending(key)).toBe(false);
+    // The next client is answered without waiting for a computation no one finishes.
+    const next = fetch(url);
+    await expect.poll(() => gates.length).toBe(1);
+    gates.shift()?.();
+    expect(await (await next).json()).toEqual(['answer']);
   });
 });
 

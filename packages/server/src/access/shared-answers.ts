@@ -281,6 +281,10 @@ function sharedAnswerHooks(deps: Pick<Deps, 'bus'>, placeOf: (request: FastifyRe
         return reply.header('content-type', answer.contentType).send(answer.body);
       };
       if (kept?.fresh) return send(kept.answer);
+      // A client that left (while it was signed in, or while it waited) is not made to compute an answer for the
+      // others: its response's 'close' has gone by, so nothing would end the computation and every later request
+      // would wait its full bound for it, until the list changed.
+      if (reply.raw.closed) return;
       const turn = answers.wait(key, projectId);
       if ('compute' in turn) {
         request[STAMP] = turn.compute;
