@@ -7,6 +7,7 @@ import {
   insertTask,
   type TemplatesProject,
 } from '../../../test/support/template-fixtures';
+import type { Db } from '../../db';
 import { findTemplate, sortTemplates, type TemplateSort } from './templates.service';
 import { templatesListJson } from './templates-list';
 
@@ -61,6 +62,21 @@ describe.each(testDialects())('the templates list kept between reads on $name', 
     expect(JSON.parse((await templatesListJson(db, project.projectId, sort)).toString())).toEqual(built);
     return built as { id: number; name: string; last_task: { id: number; status: string } | null }[];
   };
+  /** The statements the list's second read runs (the first fills what is kept), through a counting connection. */
+  const statementsOfList = async () => {
+    let statements = 0;
+    const counted: Db = h.deps.db.withPlugin({
+      transformQuery: (args) => args.node,
+      transformResult: async (args) => {
+        statements++;
+        return args.result;
+      },
+    });
+    await templatesListJson(counted, project.projectId);
+    statements = 0;
+    await templatesListJson(counted, project.projectId);
+    return statements;
+  };
   const rev = async (table: 'template' | 'task', id: number) =>
     Number(
       (await h.deps.db.selectFrom(table).select('rev').where('id', '=', id).executeTakeFirstOrThrow()).rev,
@@ -77,6 +93,9 @@ describe.each(testDialects())('the templates list kept between reads on $name', 
     expect(res.statusCode, res.body).toBe(200);
     expect(res.headers['content-type']).toMatch(/^application\/json/);
     expect(res.json()).toEqual(await builtAnew({ sort: 'playbook', order: 'desc' }));
+    // While nothing listed changed and no template checks for commits, a list is one statement: the templates'
+    // heads with their drift statuses.
+    expect(await statementsOfList()).toBe(1);
   });
 
   it('shows a change of the template, of its last task and of the task starter at the next read', async () => {
@@ -136,6 +155,8 @@ describe.each(testDialects())('the templates list kept between reads on $name', 
     expect(watched.statusCode, watched.body).toBe(204);
     list = await expectSameList();
     expect(list.find((t) => t.id === ids[1])).toMatchObject({ check_new_commits: true });
+    // The commit-check schedules are read only because a template has one.
+    expect(await statementsOfList()).toBe(2);
     await h.deps.db
       .insertInto('template_drift')
       .values({

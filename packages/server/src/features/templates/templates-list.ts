@@ -3,8 +3,7 @@ import type { Db } from '../../db';
 import { compiledOnce } from '../../db/compiled-once';
 import { jsonRowsQuery, parseJsonRows } from '../../db/json-rows';
 import { jsonArrayParts, Kept, KeptJoins } from '../../lib/kept';
-import { driftStatuses } from '../../tasks/terraform-plans.store';
-import { commitCheckSchedulesOf } from '../schedules';
+import { commitCheckSchedulesOf, DRIFT_SCHEDULE } from '../schedules';
 import { commitCheckOf, type ScheduleLike } from './commit-check';
 import {
   driftOf,
@@ -69,18 +68,45 @@ type Head = {
   last_task_id: number | null;
   task_rev: number | null;
   user_name: string | null;
+  /** Whether the template has a schedule that checks a repository for new commits (read then in full). */
+  checked: boolean;
+  /** Its last drift check's status (null: never checked). */
+  drift: string | null;
 };
 
-/** Each template's revision and task counters, its last task's revision and starter: one narrow indexed read. */
+/**
+ * Each template's revision and task counters, its last task's revision and starter, whether it has commit-check
+ * schedules and its drift status: one narrow indexed read, the list's only one while nothing it shows changed (the
+ * schedules and the drift statuses were two more round trips on every list, each waking a database backend).
+ */
 async function readHeads(db: Db, projectId: number, viewId?: number): Promise<Head[]> {
-  const columns = ['id', 'rev', 'task_count', 'last_task_id', 'task_rev', 'user_name'] as const;
+  const columns = [
+    'id',
+    'rev',
+    'task_count',
+    'last_task_id',
+    'task_rev',
+    'user_name',
+    'checked',
+    'drift',
+  ] as const;
   const build = () => {
+    const checks = db
+      .selectFrom('schedule')
+      .select('schedule.template_id')
+      .where('schedule.project_id', '=', projectId)
+      .where('schedule.repository_id', 'is not', null)
+      .where('schedule.type', '<>', DRIFT_SCHEDULE)
+      .groupBy('schedule.template_id')
+      .as('checks');
     let q = db
       .selectFrom('template')
       .leftJoin('task', (join) =>
         join.onRef('task.id', '=', 'template.last_task_id').on('task.project_id', '=', projectId),
       )
       .leftJoin('user', 'user.id', 'task.user_id')
+      .leftJoin(checks, 'checks.template_id', 'template.id')
+      .leftJoin('template_drift', 'template_drift.template_id', 'template.id')
       .select([
         'template.id',
         'template.rev',
@@ -88,26 +114,42 @@ async function readHeads(db: Db, projectId: number, viewId?: number): Promise<He
         'template.last_task_id',
         'task.rev as task_rev',
         'user.name as user_name',
+        'checks.template_id as checked',
+        'template_drift.status as drift',
       ])
       .where('template.project_id', '=', projectId);
     if (viewId !== undefined) q = q.where('template.view_id', '=', viewId);
     return jsonRowsQuery(db, q, columns);
   };
-  // Read on every list request: its SQL is built once per shape (a view's list or the whole project's).
-  const parameters = viewId === undefined ? [projectId, projectId] : [projectId, projectId, viewId];
+  // Read on every list request: its SQL is built once per shape (a view's list or the whole project's), its
+  // values in the order the SQL names them (the last task's project, the schedules' project and type, the
+  // templates' project, the view).
+  const parameters: unknown[] = [projectId, projectId, DRIFT_SCHEDULE, projectId];
+  if (viewId !== undefined) parameters.push(viewId);
   const key = viewId === undefined ? 'template heads' : 'template heads of a view';
   const result = await db.executeQuery(compiledOnce(db, key, parameters, build));
-  const rows = parseJsonRows<[number, number, number | string, number | null, number | null, string | null]>(
-    result.rows[0],
+  type Row = [
+    number,
+    number,
+    number | string,
+    number | null,
+    number | null,
+    string | null,
+    unknown,
+    string | null,
+  ];
+  return parseJsonRows<Row>(result.rows[0]).map(
+    ([id, rev, task_count, last_task_id, task_rev, user_name, checked, drift]) => ({
+      id,
+      rev,
+      task_count,
+      last_task_id,
+      task_rev,
+      user_name,
+      checked: checked !== null,
+      drift,
+    }),
   );
-  return rows.map(([id, rev, task_count, last_task_id, task_rev, user_name]) => ({
-    id,
-    rev,
-    task_count,
-    last_task_id,
-    task_rev,
-    user_name,
-  }));
 }
 
 /**
@@ -224,14 +266,12 @@ export async function templatesListJson(
   projectId: number,
   opts: TemplateSort & { viewId?: number } = {},
 ): Promise<Buffer> {
-  const [heads, schedules, drift] = await Promise.all([
-    readHeads(db, projectId, opts.viewId),
-    commitCheckSchedulesOf(db, projectId),
-    driftStatuses(db, projectId),
-  ]);
-  const [templates, lastOf] = await Promise.all([
+  const heads = await readHeads(db, projectId, opts.viewId);
+  const [templates, lastOf, schedules] = await Promise.all([
     templatesOf(db, projectId, heads),
     lastTasksOf(db, projectId, heads),
+    // The schedules themselves only when a listed template has one (most lists: none).
+    heads.some((h) => h.checked) ? commitCheckSchedulesOf(db, projectId) : [],
   ]);
   const byTemplate = new Map<number, ScheduleLike[]>();
   for (const s of schedules) byTemplate.set(s.template_id, [...(byTemplate.get(s.template_id) ?? []), s]);
@@ -247,7 +287,7 @@ export async function templatesListJson(
     const commitCheck = own
       ? JSON.stringify(commitCheckOf(own)).slice(1, -1)
       : sharedJson('no schedule', () => JSON.stringify(commitCheckOf([])).slice(1, -1));
-    const driftValue = driftOf(drift.get(h.id));
+    const driftValue = driftOf(h.drift ?? undefined);
     const driftJson = sharedJson(driftValue, () => JSON.stringify(driftValue));
     const tasks = Number(h.task_count);
     const lastJson = last ? last.json : null;
