@@ -181,6 +181,8 @@ describe('a shared answer whose computing client leaves', () => {
   const bus = new EventBus();
   const gates: (() => void)[] = [];
   const arrivals: (() => void)[] = [];
+  /** The caller's answer of the list: the first test sees it computed under this key, the others rely on that. */
+  const key = `${CALLER_LISTS} 7:0:* /api/list`;
   /** How many requests the list's handler has taken. */
   let handled = 0;
   /** Requests marked `x-slow-sign-in` wait here, as a session read does, before the shared answers' hook runs. */
@@ -209,7 +211,6 @@ describe('a shared answer whose computing client leaves', () => {
   afterAll(async () => app?.close());
 
   it('no longer holds the answer as being computed, so the next request never waits for it', async () => {
-    const key = `${CALLER_LISTS} 7:0:* /api/list`;
     const arrived = new Promise<void>((resolve) => arrivals.push(resolve));
     const request = http.request(url, { agent: false });
     request.on('error', () => {});
@@ -227,7 +228,6 @@ describe('a shared answer whose computing client leaves', () => {
   });
 
   it('is not held as being computed by a request whose client left before it was signed in', async () => {
-    const key = `${CALLER_LISTS} 7:0:* /api/list`;
     sharedAnswersOf(bus).changed(CALLER_LISTS); // the answer kept by the test before is not this one's
     const request = http.request(url, { agent: false, headers: { 'x-slow-sign-in': '1' } });
     request.on('error', () => {});

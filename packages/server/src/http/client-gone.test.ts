@@ -160,18 +160,23 @@ describe.each(cancellable)('a request whose client leaves, on $name', (dialect) 
     try {
       const server = await listen(harness.app);
       const waiting = () => readsWaitingOnProjects(url);
+      const key = `${CALLER_LISTS} ${admin.userId}:1:* /api/projects`;
+      const computing = () => sharedAnswersOf(harness.deps.bus).pending(key);
       await leaveEarly(
         `${server}/api/projects`,
         { cookie: admin.cookie },
-        expect.poll(waiting, { timeout: 30_000, message: 'the list read waits on the lock' }).toBe(1),
+        expect
+          .poll(waiting, { timeout: 30_000, message: 'the list read waits on the lock' })
+          .toBe(1)
+          // The request waiting on the lock is the one computing the caller's shared list (under this key).
+          .then(() => expect(computing()).toBe(true)),
       );
       // Gone while the table is still locked: cancelled, not finished.
       await expect.poll(waiting, { timeout: 30_000, message: 'the read was cancelled' }).toBe(0);
       // The request computed the caller's shared list: ended so (its reply hijacked, no onResponse), it must not
       // leave the next readers waiting for an answer that never comes.
-      const key = `${CALLER_LISTS} ${admin.userId}:1:* /api/projects`;
       await expect
-        .poll(() => sharedAnswersOf(harness.deps.bus).pending(key), {
+        .poll(computing, {
           timeout: 30_000,
           message: 'the list is no longer being computed',
         })

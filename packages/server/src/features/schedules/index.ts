@@ -17,5 +17,6 @@ export {
   formSchedule,
   insertSchedule,
   listSchedules,
+  projectCommitChecks,
   updateSchedule,
 } from './schedules.store';

@@ -81,17 +81,22 @@ export function commitCheckSchedules(db: Db, templateId: number) {
     .execute();
 }
 
+/**
+ * The project's schedules that check a repository for new commits, to select from: its values are the project's id
+ * then DRIFT_SCHEDULE (a drift check names a repository too, but is not one).
+ */
+export const projectCommitChecks = (db: Db, projectId: number) =>
+  db
+    .selectFrom('schedule')
+    .where('schedule.project_id', '=', projectId)
+    .where('schedule.repository_id', 'is not', null)
+    .where('schedule.type', '<>', DRIFT_SCHEDULE);
+
 /** Commit-check schedules of many templates at once (for template lists). */
 export async function commitCheckSchedulesOf(db: Db, projectId: number) {
-  // Read on every templates list: built once, run with the project's id.
+  // Read on templates lists: built once, run with the project's id.
   const query = compiledOnce(db, 'commit-check schedules', [projectId, DRIFT_SCHEDULE], () =>
-    db
-      .selectFrom('schedule')
-      .selectAll()
-      .where('project_id', '=', projectId)
-      .where('repository_id', 'is not', null)
-      .where('type', '<>', DRIFT_SCHEDULE)
-      .orderBy('id'),
+    projectCommitChecks(db, projectId).selectAll().orderBy('schedule.id'),
   );
   return (await db.executeQuery<Selectable<ScheduleTable>>(query)).rows;
 }

@@ -3,7 +3,7 @@ import type { Db } from '../../db';
 import { compiledOnce } from '../../db/compiled-once';
 import { jsonRowsQuery, parseJsonRows } from '../../db/json-rows';
 import { jsonArrayParts, Kept, KeptJoins } from '../../lib/kept';
-import { commitCheckSchedulesOf, DRIFT_SCHEDULE } from '../schedules';
+import { commitCheckSchedulesOf, DRIFT_SCHEDULE, projectCommitChecks } from '../schedules';
 import { commitCheckOf, type ScheduleLike } from './commit-check';
 import {
   driftOf,
@@ -91,12 +91,8 @@ async function readHeads(db: Db, projectId: number, viewId?: number): Promise<He
     'drift',
   ] as const;
   const build = () => {
-    const checks = db
-      .selectFrom('schedule')
+    const checks = projectCommitChecks(db, projectId)
       .select('schedule.template_id')
-      .where('schedule.project_id', '=', projectId)
-      .where('schedule.repository_id', 'is not', null)
-      .where('schedule.type', '<>', DRIFT_SCHEDULE)
       .groupBy('schedule.template_id')
       .as('checks');
     let q = db
