@@ -43,6 +43,8 @@ function outageOn(name: TestDialect['name']) {
           'i=0\nwhile [ ! -e "$1" ]; do i=$((i+1)); echo "line $i"; sleep 0.01; done\necho "end $i"\n: > "$1.ended"\n',
         // Waits for the signal, then ends at once.
         'wait.sh': 'echo started\nwhile [ ! -e "$1" ]; do sleep 0.02; done\n',
+        // Waits for the signal, then says one more line and ends.
+        'wait-say.sh': 'echo started\nwhile [ ! -e "$1" ]; do sleep 0.02; done\necho leaving\n',
       };
       ({ id: repoId } = await insertGitRepository(h.deps, projectId, files, { name: 'scripts' }));
     });
@@ -173,11 +175,17 @@ function outageOn(name: TestDialect['name']) {
     it('ends a task whose end could not be saved before the retry cap, once the database is back', async () => {
       dbRetry.capMs = 1500;
       const signal = join(gate, 'end');
-      const id = await startTask('wait.sh', signal);
+      const id = await startTask('wait-say.sh', signal);
       await waitFor(
         orNothing(async () => (await taskRow(id))?.status === 'running'),
         20_000,
         'running',
+      );
+      // The line before the outage is stored; the one after it cannot be.
+      await waitFor(
+        orNothing(async () => (await outputOf(h.deps, id)).includes('started')),
+        20_000,
+        'started',
       );
 
       outage.down();
@@ -200,7 +208,10 @@ function outageOn(name: TestDialect['name']) {
         10_000,
         'the sweep line',
       );
-      expect(h.logLines.some((l) => l.includes('storing task output failed'))).toBe(true);
+      expect(await outputOf(h.deps, id)).not.toContain('leaving');
+      expect(
+        h.logLines.some((l) => l.includes('storing task output failed') && l.includes(`"taskId":${id}`)),
+      ).toBe(true);
     });
   });
 }
