@@ -10,7 +10,6 @@ import {
 } from '@signalbox/contracts';
 import type { Selectable } from 'kysely';
 import type { Db } from '../db';
-import { compiledOnce } from '../db/compiled-once';
 import type { Dialect } from '../db/dialect';
 import type { TaskPlanTable } from '../db/tables';
 import { now, parseJsonObject } from '../db/values';
@@ -357,14 +356,19 @@ export async function findDrift(
   });
 }
 
-/** The drift status of each checked template of a project. */
-export async function driftStatuses(db: Db, projectId: number): Promise<Map<number, string>> {
-  // Read on every templates list: built once, run with the project's id.
-  const query = compiledOnce(db, 'drift statuses', [projectId], () =>
-    db.selectFrom('template_drift').select(['template_id', 'status']).where('project_id', '=', projectId),
-  );
-  const { rows } = await db.executeQuery<{ template_id: number; status: string }>(query);
-  return new Map(rows.map((r) => [r.template_id, r.status]));
+/** The drift status of one template of a project, when it has been checked. */
+export async function driftStatusOf(
+  db: Db,
+  projectId: number,
+  templateId: number,
+): Promise<string | undefined> {
+  const row = await db
+    .selectFrom('template_drift')
+    .select('status')
+    .where('template_id', '=', templateId)
+    .where('project_id', '=', projectId)
+    .executeTakeFirst();
+  return row?.status;
 }
 
 /** Takes the drift alert a task's check left due (once: a second caller gets null). */

@@ -14,7 +14,7 @@ import { fromBool, parseJson, toBool } from '../../db/values';
 import type { Deps } from '../../deps';
 import { fieldError, found, notFound } from '../../lib/errors';
 import { templateSurveyVarsOf } from '../../tasks/run/survey-answers';
-import { driftStatuses } from '../../tasks/terraform-plans.store';
+import { driftStatusOf } from '../../tasks/terraform-plans.store';
 import { assertCron, assertSameProject, commitCheckSchedules, refreshScheduler } from '../schedules';
 import { applyCommitCheck, type CommitCheck, commitCheckOf } from './commit-check';
 import { applyDriftCheck, checkDriftCheck } from './drift-check';
@@ -131,15 +131,9 @@ export async function findTemplate(db: Db, projectId: number, id: number): Promi
   const [schedules, last, drift] = await Promise.all([
     commitCheckSchedules(db, id),
     lastTasks(db, projectId, [id]),
-    driftStatuses(db, projectId),
+    driftStatusOf(db, projectId, id),
   ]);
-  return toTemplate(
-    row,
-    commitCheckOf(schedules),
-    last.get(id) ?? null,
-    Number(row.task_count),
-    drift.get(id),
-  );
+  return toTemplate(row, commitCheckOf(schedules), last.get(id) ?? null, Number(row.task_count), drift);
 }
 
 /** The parsed template (used by the task engine); 404 "Template not found" when it is not in the project. */
