@@ -1,9 +1,13 @@
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { Client as McpClient } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import Fastify from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { testDialects } from '../../../test/support/dialects';
 import { type Client, createHarness, type Harness } from '../../../test/support/harness';
 import { gitRepo, insertRepository, insertTemplate, waitFor } from '../../../test/support/task-fixtures';
+import { mcpRoutes } from './mcp.routes';
 
 const SECRET_ANSWER = 'hunter2-agent-secret-value';
 
@@ -453,5 +457,80 @@ describe('MCP calls per token', () => {
       /^Too many requests/,
     );
     expect((await post(tokens[1]!)).status).toBe(200);
+  });
+});
+
+describe('an MCP call whose client left before it reached the endpoint', () => {
+  let h: Harness;
+  afterAll(async () => h?.close());
+
+  it('is neither run nor answered', async () => {
+    h = await createHarness(testDialects()[0]!);
+    const owner = await h.userClient({ can_create_project: true });
+    const projectId = (await owner.post('/api/projects', { name: 'Left' })).json().id as number;
+    const repo = await insertRepository(h.deps, projectId, { git_url: gitRepo({ 'run.sh': 'echo ran\n' }) });
+    const template = await insertTemplate(h.deps, projectId, { name: 'Job', repository_id: repo });
+    const user = await h.deps.db
+      .selectFrom('user')
+      .selectAll()
+      .where('id', '=', owner.userId)
+      .executeTakeFirstOrThrow();
+
+    // The endpoint alone, signed in as the owner's token; its last hook before the handler waits until the client has
+    // left (as a slow sign-in or the SDK's first load would).
+    const app = Fastify();
+    app.decorateRequest('user', null);
+    app.decorateRequest('apiToken', null);
+    app.decorateRequest('tokenLimits', null);
+    const signIns: { gone: Promise<unknown>; go: () => void }[] = [];
+    app.addHook('onRequest', async (request) => {
+      request.user = user;
+      request.apiToken = { id: 'left-token', name: 'agent' };
+    });
+    app.addHook('preHandler', async (_request, reply) => {
+      const gone = new Promise((resolve) => reply.raw.once('close', resolve));
+      await new Promise<void>((go) => signIns.push({ gone, go }));
+    });
+    const handled: Promise<void>[] = [];
+    app.addHook('onRoute', (route) => {
+      const handler = route.handler;
+      route.handler = function (this: unknown, request, reply) {
+        const run = Promise.resolve(handler.call(this as never, request, reply));
+        handled.push(run.then(() => undefined));
+        return run;
+      } as typeof handler;
+    });
+    mcpRoutes(app, h.deps);
+    await app.listen({ port: 0, host: '127.0.0.1' });
+    try {
+      const body = JSON.stringify({
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'tools/call',
+        params: { name: 'run_template', arguments: { project_id: projectId, template_id: template } },
+      });
+      const request = http.request(`http://127.0.0.1:${(app.server.address() as AddressInfo).port}/api/mcp`, {
+        method: 'POST',
+        agent: false,
+        headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+      });
+      request.on('error', () => {});
+      request.end(body);
+      await expect.poll(() => signIns.length).toBe(1);
+      const signIn = signIns[0]!;
+      request.destroy();
+      await signIn.gone;
+      signIn.go();
+      await expect.poll(() => handled.length).toBe(1);
+      await handled[0];
+      const tasks = await h.deps.db
+        .selectFrom('task')
+        .select('id')
+        .where('template_id', '=', template)
+        .execute();
+      expect(tasks).toEqual([]);
+    } finally {
+      await app.close();
+    }
   });
 });
