@@ -8,6 +8,7 @@ import {
   type TemplatesProject,
 } from '../../../test/support/template-fixtures';
 import type { Db } from '../../db';
+import { insertReturningId } from '../../db/values';
 import { findTemplate, sortTemplates, type TemplateSort } from './templates.service';
 import { templatesListJson } from './templates-list';
 
@@ -98,6 +99,32 @@ describe.each(testDialects())('the templates list kept between reads on $name', 
     expect(await statementsOfList()).toBe(1);
   });
 
+  it('sorted by inventory, shows an inventory renamed at the next read (its name is in no head)', async () => {
+    const zeta = await insertReturningId(h.deps.db, h.deps.dialect, 'inventory', {
+      project_id: project.projectId,
+      name: 'Zeta hosts',
+      type: 'static',
+      inventory: 'localhost',
+      ssh_key_id: project.fx.key,
+      become_key_id: null,
+      repository_id: null,
+    });
+    await h.deps.db.updateTable('template').set({ inventory_id: zeta }).where('id', '=', ids[0]!).execute();
+    try {
+      let list = await expectSameList({ sort: 'inventory' });
+      expect(list.at(-1)?.id).toBe(ids[0]);
+      await h.deps.db.updateTable('inventory').set({ name: 'Alpha hosts' }).where('id', '=', zeta).execute();
+      list = await expectSameList({ sort: 'inventory' });
+      expect(list[0]?.id).toBe(ids[0]);
+    } finally {
+      await h.deps.db
+        .updateTable('template')
+        .set({ inventory_id: project.fx.inventory })
+        .where('id', '=', ids[0]!)
+        .execute();
+    }
+  });
+
   it('shows a change of the template, of its last task and of the task starter at the next read', async () => {
     await expectSameList();
     // A template changed through the API, and one changed by SQL that no server saw.
@@ -157,6 +184,16 @@ describe.each(testDialects())('the templates list kept between reads on $name', 
     expect(list.find((t) => t.id === ids[1])).toMatchObject({ check_new_commits: true });
     // The commit-check schedules are read only because a template has one.
     expect(await statementsOfList()).toBe(2);
+    // The schedule's repository changed (a schedule row, in no head) shows at the next read.
+    await h.deps.db
+      .updateTable('schedule')
+      .set({ repository_id: project.fx.otherRepository })
+      .where('template_id', '=', ids[1]!)
+      .execute();
+    list = await expectSameList();
+    expect(list.find((t) => t.id === ids[1])).toMatchObject({
+      check_new_commits_repository_id: project.fx.otherRepository,
+    });
     await h.deps.db
       .insertInto('template_drift')
       .values({

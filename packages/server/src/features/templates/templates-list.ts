@@ -1,7 +1,7 @@
 import type { TemplateLastTask } from '@signalbox/contracts';
 import type { Db } from '../../db';
 import { compiledOnce } from '../../db/compiled-once';
-import { jsonRowsQuery, parseJsonRows } from '../../db/json-rows';
+import { jsonRowsQuery, jsonRowsText } from '../../db/json-rows';
 import { jsonArrayParts, Kept, KeptJoins } from '../../lib/kept';
 import { commitCheckSchedulesOf, DRIFT_SCHEDULE, projectCommitChecks } from '../schedules';
 import { commitCheckOf, type ScheduleLike } from './commit-check';
@@ -79,7 +79,7 @@ type Head = {
  * schedules and its drift status: one narrow indexed read, the list's only one while nothing it shows changed (the
  * schedules and the drift statuses were two more round trips on every list, each waking a database backend).
  */
-async function readHeads(db: Db, projectId: number, viewId?: number): Promise<Head[]> {
+async function readHeadsText(db: Db, projectId: number, viewId?: number): Promise<string> {
   const columns = [
     'id',
     'rev',
@@ -124,6 +124,11 @@ async function readHeads(db: Db, projectId: number, viewId?: number): Promise<He
   if (viewId !== undefined) parameters.push(viewId);
   const key = viewId === undefined ? 'template heads' : 'template heads of a view';
   const result = await db.executeQuery(compiledOnce(db, key, parameters, build));
+  return jsonRowsText(result.rows[0]);
+}
+
+/** The heads `readHeadsText` read. */
+function parseHeads(text: string): Head[] {
   type Row = [
     number,
     number,
@@ -134,7 +139,7 @@ async function readHeads(db: Db, projectId: number, viewId?: number): Promise<He
     unknown,
     string | null,
   ];
-  return parseJsonRows<Row>(result.rows[0]).map(
+  return (JSON.parse(text) as Row[]).map(
     ([id, rev, task_count, last_task_id, task_rev, user_name, checked, drift]) => ({
       id,
       rev,
@@ -238,6 +243,31 @@ function sharedJson(key: unknown, make: () => string): string {
   return json;
 }
 
+/**
+ * The last answer of each list (per project, view and order) with the heads text it was made from, per database:
+ * the same heads are the same answer, when nothing beyond the heads went into it (see `answerOfHeads`).
+ */
+const answersByDb = new WeakMap<Db, Kept<string, { heads: string; body: Buffer; bytes: number }>>();
+
+function answersFor(db: Db) {
+  let answers = answersByDb.get(db);
+  if (!answers) {
+    answers = new Kept(MAX_KEPT_LIST_BYTES / 2);
+    answersByDb.set(db, answers);
+  }
+  return answers;
+}
+
+/**
+ * Whether an answer follows from its heads alone: they carry each template's revision, task count, last task's
+ * revision and starter, drift and whether it has commit-check schedules. Not when a template has such schedules
+ * (read in full: a schedule's change is not in the heads), nor when sorted by an inventory's, environment's or
+ * repository's name (read from their rows).
+ */
+const answerOfHeads = (heads: Head[], opts: TemplateSort) =>
+  (opts.sort === undefined || opts.sort === 'name' || opts.sort === 'playbook') &&
+  !heads.some((h) => h.checked);
+
 /** The last answer made per project, view and order (see `KeptJoins`), per database. */
 const joinedByDb = new WeakMap<Db, KeptJoins>();
 
@@ -262,7 +292,13 @@ export async function templatesListJson(
   projectId: number,
   opts: TemplateSort & { viewId?: number } = {},
 ): Promise<Buffer> {
-  const heads = await readHeads(db, projectId, opts.viewId);
+  const text = await readHeadsText(db, projectId, opts.viewId);
+  const key = `${projectId}:${opts.viewId ?? ''}:${opts.sort ?? ''}:${opts.order ?? ''}`;
+  const answers = answersFor(db);
+  // The same heads as the last answer's, which followed from its heads alone: that answer again.
+  const last = answers.get(key);
+  if (last && last.heads === text) return last.body;
+  const heads = parseHeads(text);
   const [templates, lastOf, schedules] = await Promise.all([
     templatesOf(db, projectId, heads),
     lastTasksOf(db, projectId, heads),
@@ -307,5 +343,8 @@ export async function templatesListJson(
   }
   const sorted = await sortTemplates(db, projectId, items, opts, (item) => item.fields);
   const parts = jsonArrayParts(sorted.map((item) => item.body));
-  return joined(db, `${projectId}:${opts.viewId ?? ''}:${opts.sort ?? ''}:${opts.order ?? ''}`, parts);
+  const body = joined(db, key, parts);
+  if (answerOfHeads(heads, opts)) answers.set(key, { heads: text, body, bytes: text.length + body.length });
+  else answers.delete(key);
+  return body;
 }
