@@ -37,6 +37,23 @@ describe('KeptJoins', () => {
     expect(joins.join('page', jsonArrayParts([two])).toString()).toBe('[{"id":2}]');
   });
 
+  it('gives the last answer for what it was made of, only while that answer is tagged with it', () => {
+    const joins = new KeptJoins(1024);
+    expect(joins.madeOf('page', 'heads 1')).toBeUndefined();
+    const first = joins.join('page', jsonArrayParts([one, two]), 'heads 1');
+    expect(joins.madeOf('page', 'heads 1')).toBe(first);
+    expect(joins.madeOf('page', 'heads 2')).toBeUndefined();
+    expect(joins.madeOf('other', 'heads 1')).toBeUndefined();
+    // The same parts joined untagged (made of more than the text says): no longer taken by the text.
+    expect(joins.join('page', jsonArrayParts([one, two]))).toBe(first);
+    expect(joins.madeOf('page', 'heads 1')).toBeUndefined();
+    // Another answer under the key replaces the tagged one.
+    joins.join('page', jsonArrayParts([one, two]), 'heads 1');
+    const next = joins.join('page', jsonArrayParts([two]), 'heads 3');
+    expect(joins.madeOf('page', 'heads 1')).toBeUndefined();
+    expect(joins.madeOf('page', 'heads 3')).toBe(next);
+  });
+
   it('keeps each key its own last answer, and drops the oldest past its bound', () => {
     const joins = new KeptJoins(40);
     const a = joins.join('a', jsonArrayParts([one]));

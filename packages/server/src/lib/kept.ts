@@ -43,12 +43,13 @@ export function jsonArrayParts(items: Iterable<Buffer>): Buffer[] {
   return parts;
 }
 
-type Joined = { parts: Buffer[]; body: Buffer; bytes: number };
+type Joined = { parts: Buffer[]; body: Buffer; madeOf: string | null; bytes: number };
 
 /**
  * The last answer joined per key (a list, its page and order), with the parts it joined: parts that are the very
- * same kept buffers in the same order are that answer again, returned without joining (copying) them anew. Answers
- * are dropped oldest first past `maxBytes`.
+ * same kept buffers in the same order are that answer again, returned without joining (copying) them anew. An
+ * answer may also be tagged with the text of what it was made of (`madeOf`), so that a caller finding the same text
+ * again takes the answer without making its parts. Answers are dropped oldest first past `maxBytes`.
  */
 export class KeptJoins {
   private readonly byKey: Kept<string, Joined>;
@@ -57,12 +58,20 @@ export class KeptJoins {
     this.byKey = new Kept(maxBytes);
   }
 
-  join(key: string, parts: Buffer[]): Buffer {
+  /** The last answer under `key`, when it was tagged as made of `madeOf`. */
+  madeOf(key: string, madeOf: string): Buffer | undefined {
     const last = this.byKey.get(key);
-    if (last && last.parts.length === parts.length && last.parts.every((part, i) => part === parts[i]))
-      return last.body;
-    const body = Buffer.concat(parts);
-    this.byKey.set(key, { parts, body, bytes: body.length });
+    return last && last.madeOf === madeOf ? last.body : undefined;
+  }
+
+  /** The parts joined, kept under `key` with what they were made of (null: not to be taken by `madeOf`). */
+  join(key: string, parts: Buffer[], madeOf: string | null = null): Buffer {
+    const last = this.byKey.get(key);
+    const same =
+      last && last.parts.length === parts.length && last.parts.every((part, i) => part === parts[i]);
+    const body = same ? last.body : Buffer.concat(parts);
+    if (!same || last.madeOf !== madeOf)
+      this.byKey.set(key, { parts, body, madeOf, bytes: body.length + (madeOf?.length ?? 0) });
     return body;
   }
 }

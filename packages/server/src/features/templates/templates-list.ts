@@ -244,21 +244,6 @@ function sharedJson(key: unknown, make: () => string): string {
 }
 
 /**
- * The last answer of each list (per project, view and order) with the heads text it was made from, per database:
- * the same heads are the same answer, when nothing beyond the heads went into it (see `answerOfHeads`).
- */
-const answersByDb = new WeakMap<Db, Kept<string, { heads: string; body: Buffer; bytes: number }>>();
-
-function answersFor(db: Db) {
-  let answers = answersByDb.get(db);
-  if (!answers) {
-    answers = new Kept(MAX_KEPT_LIST_BYTES / 2);
-    answersByDb.set(db, answers);
-  }
-  return answers;
-}
-
-/**
  * Whether an answer follows from its heads alone: they carry each template's revision, task count, last task's
  * revision and starter, drift and whether it has commit-check schedules. Not when a template has such schedules
  * (read in full: a schedule's change is not in the heads), nor when sorted by an inventory's, environment's or
@@ -268,16 +253,19 @@ const answerOfHeads = (heads: Head[], opts: TemplateSort) =>
   (opts.sort === undefined || opts.sort === 'name' || opts.sort === 'playbook') &&
   !heads.some((h) => h.checked);
 
-/** The last answer made per project, view and order (see `KeptJoins`), per database. */
+/**
+ * The last answer made per project, view and order (see `KeptJoins`), per database, tagged with the heads text it
+ * was made of when it follows from its heads alone.
+ */
 const joinedByDb = new WeakMap<Db, KeptJoins>();
 
-function joined(db: Db, key: string, parts: Buffer[]): Buffer {
+function joinsFor(db: Db): KeptJoins {
   let joins = joinedByDb.get(db);
   if (!joins) {
     joins = new KeptJoins(MAX_KEPT_LIST_BYTES / 2);
     joinedByDb.set(db, joins);
   }
-  return joins.join(key, parts);
+  return joins;
 }
 
 /**
@@ -294,10 +282,10 @@ export async function templatesListJson(
 ): Promise<Buffer> {
   const text = await readHeadsText(db, projectId, opts.viewId);
   const key = `${projectId}:${opts.viewId ?? ''}:${opts.sort ?? ''}:${opts.order ?? ''}`;
-  const answers = answersFor(db);
+  const joins = joinsFor(db);
   // The same heads as the last answer's, which followed from its heads alone: that answer again.
-  const last = answers.get(key);
-  if (last && last.heads === text) return last.body;
+  const last = joins.madeOf(key, text);
+  if (last) return last;
   const heads = parseHeads(text);
   const [templates, lastOf, schedules] = await Promise.all([
     templatesOf(db, projectId, heads),
@@ -343,8 +331,5 @@ export async function templatesListJson(
   }
   const sorted = await sortTemplates(db, projectId, items, opts, (item) => item.fields);
   const parts = jsonArrayParts(sorted.map((item) => item.body));
-  const body = joined(db, key, parts);
-  if (answerOfHeads(heads, opts)) answers.set(key, { heads: text, body, bytes: text.length + body.length });
-  else answers.delete(key);
-  return body;
+  return joins.join(key, parts, answerOfHeads(heads, opts) ? text : null);
 }
