@@ -49,15 +49,18 @@ export function mcpRoutes(app: FastifyInstance, deps: Deps) {
         .header('retry-after', String(wait))
         .send(rpcError(`Too many requests: try again in ${wait} seconds`));
     const { Transport, build } = await loadMcp();
-    reply.hijack();
     // A caller who left before this point (while it signed in or the SDK loaded) has its call neither run nor
     // answered: its 'close' has gone by, so nothing built for it would ever be closed.
-    if (reply.raw.closed) return;
+    if (reply.raw.closed) {
+      reply.hijack();
+      return;
+    }
     const server = build(deps, { user, limits: request.tokenLimits, token });
     const transport = new Transport({
       sessionIdGenerator: undefined,
       enableJsonResponse: true,
     });
+    reply.hijack();
     reply.raw.on('close', () => {
       void transport.close();
       void server.close();

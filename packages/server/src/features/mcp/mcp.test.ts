@@ -464,7 +464,7 @@ describe('an MCP call whose client left before it reached the endpoint', () => {
   let h: Harness;
   afterAll(async () => h?.close());
 
-  it('is neither run nor answered', async () => {
+  it('runs nothing for it', async () => {
     h = await createHarness(testDialects()[0]!);
     const owner = await h.userClient({ can_create_project: true });
     const projectId = (await owner.post('/api/projects', { name: 'Left' })).json().id as number;
