@@ -46,6 +46,7 @@ import { templateTaskCounters } from './migrations/0027-template-task-counters';
 import { taskEnvironmentOverride } from './migrations/0028-task-environment-override';
 import { rowRevisions } from './migrations/0029-row-revisions';
 import { projectTemplateRevisions } from './migrations/0030-project-template-revisions';
+import { taskListRevisions } from './migrations/0031-task-list-revisions';
 import { PreparedOnConnection, preparedName } from './prepared';
 import { retryReads } from './read-retry';
 import type { Database } from './tables';
@@ -372,6 +373,7 @@ function provider(dialect: Dialect): MigrationProvider {
     '0028-task-environment-override': taskEnvironmentOverride(),
     '0029-row-revisions': rowRevisions(dialect),
     '0030-project-template-revisions': projectTemplateRevisions(dialect),
+    '0031-task-list-revisions': taskListRevisions(dialect),
   };
   return { getMigrations: async () => migrations };
 }

@@ -461,6 +461,15 @@ export interface ProjectTemplateRevTable {
   rev: number;
 }
 
+/**
+ * A revision of what task lists show, counted up by the database (migration 0031): per project (its tasks), and
+ * under scope 0 the names of users and remote runners.
+ */
+export interface TaskListRevTable {
+  scope: number;
+  rev: number;
+}
+
 export interface Database {
   user: UserTable;
   session: SessionTable;
@@ -475,6 +484,7 @@ export interface Database {
   option_list: OptionListTable;
   template: TemplateTable;
   project_template_rev: ProjectTemplateRevTable;
+  task_list_rev: TaskListRevTable;
   schedule: ScheduleTable;
   task: TaskTable;
   task_output: TaskOutputTable;

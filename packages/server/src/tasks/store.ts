@@ -375,14 +375,57 @@ function taskPageRows(db: Db, projectId: number, opts: TaskPage, window: PageWin
   return db.selectFrom(ids).innerJoin('task', 'task.id', 'page.id');
 }
 
+/** The scope of `task_list_rev` that counts the renames and removals of users and remote runners. */
+export const NAMES_SCOPE = 0;
+
+/**
+ * The revisions of what a page of the project's tasks may show besides the tasks' own heads: its tasks (added,
+ * changed, removed), its templates, and the names of users and runners. Read as the same stamp, nothing a page of
+ * the project shows has changed since.
+ */
+const stampColumns = (db: Db, projectId: number) =>
+  [
+    db
+      .selectFrom('task_list_rev')
+      .select('task_list_rev.rev')
+      .where('task_list_rev.scope', '=', projectId)
+      .as('tasks_rev'),
+    db
+      .selectFrom('task_list_rev as names')
+      .select('names.rev')
+      .where('names.scope', '=', sql.lit(NAMES_SCOPE))
+      .as('names_rev'),
+    db
+      .selectFrom('project_template_rev')
+      .select('project_template_rev.rev')
+      .where('project_template_rev.project_id', '=', projectId)
+      .as('templates_rev'),
+  ] as const;
+
+type StampRow = { tasks_rev?: unknown; names_rev?: unknown; templates_rev?: unknown } | undefined;
+const stampText = (row: StampRow) =>
+  `${row?.tasks_rev ?? ''}:${row?.names_rev ?? ''}:${row?.templates_rev ?? ''}`;
+
+/** The stamp of the project's task lists now (see `stampColumns`): one read of three rows by their keys. */
+export async function readTaskListStamp(db: Db, projectId: number): Promise<string> {
+  const query = compiledOnce(db, 'task list stamp', [projectId, projectId], () =>
+    db.selectNoFrom(stampColumns(db, projectId)),
+  );
+  return stampText((await db.executeQuery(query)).rows[0] as StampRow);
+}
+
 /**
  * A page of the project's tasks as a kept list checks it: each task's revision and status, and the revision or name
  * of everything else its view shows (its starter, runner and build task; for its template, the revision of all the
  * project's templates: one row rather than a lookup per task, the dearest part of the read on PostgreSQL), as the
  * JSON text the database built (`parseTaskHeads` reads it). Narrow: no task column a view shows is read. The same
- * heads give the same text.
+ * heads give the same text. Read with it, in the same statement: the project's stamp (`readTaskListStamp`).
  */
-export async function readTaskHeads(db: Db, projectId: number, opts: TaskPage): Promise<string> {
+export async function readTaskHeads(
+  db: Db,
+  projectId: number,
+  opts: TaskPage,
+): Promise<{ text: string; stamp: string }> {
   const columns = [
     'id',
     'rev',
@@ -420,19 +463,21 @@ export async function readTaskHeads(db: Db, projectId: number, opts: TaskPage): 
           'build.status as build_status',
         ]),
       columns,
-    );
-  // Read on every list request: its SQL is built once per shape (which filters the page has), and run with the
-  // values of the page's query in their order.
+    ).select(stampColumns(db, projectId));
+  // Read on every list request that its project's stamp does not settle: its SQL is built once per shape (which
+  // filters the page has), and run with the values of the page's query in their order (the stamp's come first).
   const filters = pageFilters(opts);
   const shape = `task heads ${filters.map((f) => f.column + f.op).join(' ')} ${window.order} limit ${window.limit}${window.offset ? ' offset' : ''}`;
   const parameters = [
+    projectId,
+    projectId,
     projectId,
     ...filters.map((f) => f.value),
     ...(window.offset ? [window.offset] : []),
     projectId,
   ];
   const result = await db.executeQuery(compiledOnce(db, shape, parameters, build));
-  return jsonRowsText(result.rows[0]);
+  return { text: jsonRowsText(result.rows[0]), stamp: stampText(result.rows[0] as StampRow) };
 }
 
 /**

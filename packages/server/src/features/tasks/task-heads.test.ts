@@ -28,7 +28,7 @@ describe.each(testDialects())('a page of task heads on $name', (dialect) => {
   afterAll(async () => close?.());
 
   const idsOf = async (page: Parameters<typeof readTaskHeads>[2]) =>
-    parseTaskHeads(await readTaskHeads(handle.db, projectId, page)).map((head) => head[0]);
+    parseTaskHeads((await readTaskHeads(handle.db, projectId, page)).text).map((head) => head[0]);
 
   it('answers each size, offset and boundary of page with its own tasks, newest first', async () => {
     const newest = [...taskIds].reverse();
@@ -41,7 +41,7 @@ describe.each(testDialects())('a page of task heads on $name', (dialect) => {
   });
 
   it('gives the same text for the same heads and another once a task of the page changes', async () => {
-    const read = () => readTaskHeads(handle.db, projectId, { limit: 5 });
+    const read = async () => (await readTaskHeads(handle.db, projectId, { limit: 5 })).text;
     const before = await read();
     expect(await read()).toBe(before);
     await handle.db
@@ -80,7 +80,7 @@ describe.each(testDialects())('deep pages of a long task list on $name', (dialec
     return (await q.orderBy('id', 'desc').execute()).map((r) => r.id);
   };
   const idsOf = async (page: Parameters<typeof readTaskHeads>[2]) =>
-    parseTaskHeads(await readTaskHeads(handle.db, projectId, page)).map((head) => head[0]);
+    parseTaskHeads((await readTaskHeads(handle.db, projectId, page)).text).map((head) => head[0]);
 
   beforeAll(async () => {
     ({ handle, close } = await migratedDb(dialect, 'task-heads-deep'));
@@ -232,7 +232,7 @@ describe.runIf(postgres)('task pages on PostgreSQL', () => {
     const { handle, projectId } = await database(true, 20_000);
     const plans = await handle.db.connection().execute(async (connection) => {
       for (let i = 0; i < 12; i++) {
-        const heads = parseTaskHeads(await readTaskHeads(connection, projectId, { limit: 10 }));
+        const heads = parseTaskHeads((await readTaskHeads(connection, projectId, { limit: 10 })).text);
         expect(heads).toHaveLength(10);
       }
       return (await preparedOn(connection)).filter((p) => /\btask\b/.test(p.statement));
@@ -250,7 +250,7 @@ describe.runIf(postgres)('task pages on PostgreSQL', () => {
       // 40 page sizes (each its own SQL), twice over: the first ones come back after they were deallocated.
       for (let round = 0; round < 2; round++)
         for (let limit = 1; limit <= 40; limit++) {
-          const heads = parseTaskHeads(await readTaskHeads(connection, projectId, { limit }));
+          const heads = parseTaskHeads((await readTaskHeads(connection, projectId, { limit })).text);
           expect(heads).toHaveLength(limit);
         }
       return preparedOn(connection);

@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { testDialects } from '../../../test/support/dialects';
 import { createHarness, type Harness } from '../../../test/support/harness';
 import { insertRunner } from '../../../test/support/runner-rows';
@@ -121,7 +121,17 @@ describe.each(testDialects())('task lists kept between reads on $name', (dialect
 
   it('shows a change of a task, its template, starter, runner or build task at the next read', async () => {
     const { db } = h.deps;
+    // No task of the page waits (a waiting task's entry is made anew each time): each read after the first is
+    // settled by the project's stamp alone while nothing changes, so each change below must move it.
+    await db
+      .updateTable('task')
+      .set({ status: 'error' })
+      .where('project_id', '=', project.projectId)
+      .where('status', '=', 'waiting')
+      .execute();
     let list = await expectSamePage();
+    const settled = (await tasksListBody(db, project.projectId, { limit: 100 }, detail)).body;
+    expect((await tasksListBody(db, project.projectId, { limit: 100 }, detail)).body).toBe(settled);
     const running = list.find((t) => t.status === 'running')!.id;
     // A status the engine writes, with no server told.
     await db
@@ -159,6 +169,35 @@ describe.each(testDialects())('task lists kept between reads on $name', (dialect
     list = await expectSamePage();
     expect(list.map((t) => t.id)).not.toContain(running);
     expect(list[0]?.id).toBe(newer);
+  });
+
+  it("answers the readers of a project's pages at once from one read of its stamp, and a reader after a change anew", async () => {
+    const { db } = h.deps;
+    const pages: TaskPage[] = [{ limit: 3 }, { limit: 2 }, { limit: 3, templateId: templateIds[0] }];
+    const read = async (page: TaskPage = pages[0]!) =>
+      (await tasksListBody(db, project.projectId, page, detail)).body;
+    const answers: Buffer[] = [];
+    for (const page of pages) answers.push(await read(page));
+    const kept = answers[0]!;
+    for (const answer of answers)
+      expect(JSON.parse(answer.toString()).some((t: { status: string }) => t.status === 'waiting')).toBe(
+        false,
+      );
+    const queries = vi.spyOn(db, 'executeQuery');
+    try {
+      const again = await Promise.all([...Array(10)].flatMap(() => pages.map((page) => read(page))));
+      again.forEach((answer, i) => {
+        expect(answer).toBe(answers[i % pages.length]);
+      });
+      expect(queries).toHaveBeenCalledTimes(1);
+    } finally {
+      queries.mockRestore();
+    }
+    const newest = JSON.parse(kept.toString())[0].id as number;
+    await db.updateTable('task').set({ message: 'read anew' }).where('id', '=', newest).execute();
+    const changed = await read();
+    expect(JSON.parse(changed.toString())[0].message).toBe('read anew');
+    expect(await read()).toBe(changed);
   });
 
   it("reads a waiting task's detail (and its build task's) from the engine for each answer", async () => {

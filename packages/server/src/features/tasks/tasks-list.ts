@@ -1,10 +1,12 @@
 import type { Db } from '../../db';
 import { jsonArrayParts, Kept } from '../../lib/kept';
+import { TurnShared } from '../../lib/turn-shared';
 import {
   findTasksByIds,
   listedTasksByIds,
   parseTaskHeads,
   readTaskHeads,
+  readTaskListStamp,
   type TaskHead,
   type TaskListRow,
   type TaskPage,
@@ -49,16 +51,33 @@ const MAX_KEPT_TASKS_BYTES = 32 * 1024 * 1024;
 /** The most the last joined answers of task pages may take (about 160 KB a page of 200). */
 const MAX_KEPT_PAGES_BYTES = 16 * 1024 * 1024;
 
-/** A page's last answer, with the text of the heads it was made for (see `readTaskHeads`). */
-type KeptPage = { heads: string; body: Buffer; nextBefore: number | null; bytes: number };
+/**
+ * A page's last answer, with the text of the heads it was made for (see `readTaskHeads`) and the project's stamp
+ * read with them (see `readTaskListStamp`), moved on when a later read found the same heads under a newer stamp.
+ */
+type KeptPage = { heads: string; stamp: string; body: Buffer; nextBefore: number | null; bytes: number };
 
-/** What is kept, per database (ids are a database's own): each task's entry, and the last answer of each page. */
-const keptByDb = new WeakMap<Db, { entries: Kept<number, KeptTask>; pages: Kept<string, KeptPage> }>();
+/**
+ * What is kept, per database (ids are a database's own): each task's entry, and the last answer of each page; and
+ * the reads of one turn that its callers share (a project's stamp, a page's answer: see `TurnShared`).
+ */
+type KeptLists = {
+  entries: Kept<number, KeptTask>;
+  pages: Kept<string, KeptPage>;
+  stamps: TurnShared<number, string>;
+  answers: TurnShared<string, KeptPage>;
+};
+const keptByDb = new WeakMap<Db, KeptLists>();
 
-function keptFor(db: Db) {
+function keptFor(db: Db): KeptLists {
   let kept = keptByDb.get(db);
   if (!kept) {
-    kept = { entries: new Kept(MAX_KEPT_TASKS_BYTES), pages: new Kept(MAX_KEPT_PAGES_BYTES) };
+    kept = {
+      entries: new Kept(MAX_KEPT_TASKS_BYTES),
+      pages: new Kept(MAX_KEPT_PAGES_BYTES),
+      stamps: new TurnShared(),
+      answers: new TurnShared(),
+    };
     keptByDb.set(db, kept);
   }
   return kept;
@@ -83,23 +102,45 @@ const sameMaking = (kept: TaskHead, now: TaskHead) =>
 
 /**
  * A page of the project's tasks (newest first) as the JSON bytes its answer sends, and the last id of a full page
- * (the cursor of the next page; null when the page is not full). The page's narrow read (`readTaskHeads`) comes
- * first: the same heads as the page's last answer, none of them waiting, are that answer again (the very same
- * bytes). Otherwise each task's entry is assembled from what was kept while its row's revision (counted by the
- * database on every change) and what else it shows hold: a list after a change reads the full rows of what changed
- * only, rather than every row again.
+ * (the cursor of the next page; null when the page is not full). The readers of a page in one turn of the event
+ * loop share one answer, made after each of them asked (`TurnShared`). A page whose last answer shows no waiting
+ * task (whose entry says what the engine says now) reads the project's stamp first, shared by the readers of all
+ * its pages in the turn: the same stamp is that answer again (the very same bytes, nothing a page of the project
+ * shows having changed since). Otherwise the page's narrow read (`readTaskHeads`): the same heads as the last
+ * answer are that answer again; else each task's entry is assembled from what was kept while its row's revision
+ * (counted by the database on every change) and what else it shows hold: a list after a change reads the full rows
+ * of what changed only, rather than every row again.
  */
-export async function tasksListBody(
+export function tasksListBody(
   db: Db,
   projectId: number,
   page: TaskPage,
   statusDetail: StatusDetail,
 ): Promise<{ body: Buffer; nextBefore: number | null }> {
-  const text = await readTaskHeads(db, projectId, page);
-  const { entries: kept, pages } = keptFor(db);
   const key = pageKey(projectId, page);
+  return keptFor(db).answers.get(key, () => pageAnswer(db, projectId, page, key, statusDetail));
+}
+
+async function pageAnswer(
+  db: Db,
+  projectId: number,
+  page: TaskPage,
+  key: string,
+  statusDetail: StatusDetail,
+): Promise<KeptPage> {
+  const { entries: kept, pages, stamps } = keptFor(db);
+  const answered = pages.get(key);
+  if (answered && !mayShowWaiting(answered.heads)) {
+    const stamp = await stamps.get(projectId, () => readTaskListStamp(db, projectId));
+    if (stamp === answered.stamp) return answered;
+  }
+  const { text, stamp } = await readTaskHeads(db, projectId, page);
   const last = pages.get(key);
-  if (last && last.heads === text && !mayShowWaiting(text)) return last;
+  if (last && last.heads === text && !mayShowWaiting(text)) {
+    // Changes elsewhere in the project: this page's answer holds under the newer stamp too.
+    last.stamp = stamp;
+    return last;
+  }
   const heads = parseTaskHeads(text);
   const bodies = new Map<number, Buffer>();
   const headOf = new Map<number, TaskHead>();
@@ -130,6 +171,7 @@ export async function tasksListBody(
   const body = Buffer.concat(jsonArrayParts(listed));
   const answer = {
     heads: text,
+    stamp,
     body,
     nextBefore: oldest && heads.length === page.limit ? oldest[0] : null,
     bytes: body.length + text.length,
