@@ -13,7 +13,6 @@ import { findTokenOwner, tokenDigest } from './tokens.store';
 
 type TokenOwner = NonNullable<Awaited<ReturnType<typeof findTokenOwner>>>;
 /** A signed-in session (its second factor given, if it needs one) and its user. */
-type SessionUser = { sessionId: number; user: UserRow };
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -73,14 +72,13 @@ export async function identify(deps: Pick<Deps, 'db' | 'bus'>, request: FastifyR
   const bearer = header && /^bearer\s+/i.test(header) ? header.replace(/^bearer\s+/i, '') : basic?.password;
   if (bearer !== undefined) {
     const digest = tokenDigest(bearer);
-    const recent = recentAccessOf<TokenOwner, unknown, SessionUser>(deps.bus);
-    let owner = recent.token(digest);
-    if (owner?.expires && Date.parse(owner.expires) <= Date.now()) owner = undefined;
-    if (!owner) {
-      owner = await findTokenOwner(deps.db, digest);
-      if (owner) recent.rememberToken(digest, owner);
-    }
-    if (!owner) return;
+    const recent = recentAccessOf<TokenOwner, unknown, SessionLookup>(deps.bus);
+    const owner = await recent.tokenThrough(
+      digest,
+      async () => (await findTokenOwner(deps.db, digest)) ?? undefined,
+    );
+    // A remembered token's own expiry is checked on every use (the read leaves expired tokens out).
+    if (!owner || (owner.expires && Date.parse(owner.expires) <= Date.now())) return;
     request.tokenLimits = owner.limits;
     request.apiToken = owner.token;
     // The owner as this request sees them, read now: a token without the admin scope acts as a user who is no
@@ -92,27 +90,30 @@ export async function identify(deps: Pick<Deps, 'db' | 'bus'>, request: FastifyR
   const cookie = request.cookies[SESSION_COOKIE];
   if (!cookie) return;
   const digest = sha256(cookie);
-  const recent = recentAccessOf<TokenOwner, unknown, SessionUser>(deps.bus);
-  const known = recent.session(digest);
-  if (known) {
-    request.user = known.user;
-    request.sessionId = known.sessionId;
-    return;
-  }
+  const recent = recentAccessOf<TokenOwner, unknown, SessionLookup>(deps.bus);
+  // Remembered only with its user; forgotten with every sign-out, ended session, access change or API write (see
+  // RecentAccess).
+  const found = await recent.sessionThrough(
+    digest,
+    () => lookUpSession(deps, cookie),
+    (s) => s.user !== null,
+  );
+  if (!found) return;
+  request.sessionId = found.sessionId;
+  if (found.user) request.user = found.user;
+  // Signed out by its id like any session; nothing else is reached until the second factor is given.
+  else request.halfSignedIn = { sessionId: found.sessionId, userId: found.userId };
+}
+
+/** A session cookie's session, with its user once the session is fully signed in (null while it waits for a code). */
+type SessionLookup = { sessionId: number; userId: number; user: UserRow | null };
+
+async function lookUpSession(deps: Pick<Deps, 'db'>, cookie: string): Promise<SessionLookup | undefined> {
   const session = await resolveSession(deps.db, cookie);
-  if (!session) return;
-  if (session.verified === 0) {
-    // Signed out by its id like any session; nothing else is reached until the second factor is given.
-    request.sessionId = session.id;
-    request.halfSignedIn = { sessionId: session.id, userId: session.user_id };
-    return;
-  }
+  if (!session) return undefined;
+  if (session.verified === 0) return { sessionId: session.id, userId: session.user_id, user: null };
   const user = await findUserById(deps.db, session.user_id);
-  if (!user) return;
-  request.user = user;
-  request.sessionId = session.id;
-  // Forgotten with every sign-out, ended session, access change or API write (see RecentAccess).
-  recent.rememberSession(digest, { sessionId: session.id, user });
+  return user ? { sessionId: session.id, userId: session.user_id, user } : undefined;
 }
 
 /**

@@ -66,11 +66,11 @@ export function projectRoutes(
         // A project a limited token does not reach is none it could know of.
         if (!reachesProject(request, projectId)) throw notFound('project');
         const recent = recentAccessOf<unknown, ProjectWithRole>(deps.bus);
-        let found = recent.project(projectId, user.id);
-        if (!found) {
-          found = await findProjectWithRole(deps.db, projectId, user.id);
-          if (found) recent.rememberProject(projectId, user.id, found);
-        }
+        const found = await recent.projectThrough(
+          projectId,
+          user.id,
+          async () => (await findProjectWithRole(deps.db, projectId, user.id)) ?? undefined,
+        );
         if (!found) throw notFound('project');
         if (!found.role && !user.admin) {
           throw isLimited(request.tokenLimits) ? notFound('project') : forbidden(coded('not_project_member'));

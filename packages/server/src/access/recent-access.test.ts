@@ -23,6 +23,84 @@ describe('recent access, alone', () => {
     expect(recent.token('digest')).toBeUndefined();
   });
 
+  it('one read answers every caller that asks while it runs, and is remembered', async () => {
+    const recent = new RecentAccess<string, string>(() => 0);
+    let reads = 0;
+    let finish!: (owner: string) => void;
+    const read = () => {
+      reads += 1;
+      return new Promise<string | undefined>((resolve) => {
+        finish = resolve;
+      });
+    };
+    const asked = [
+      recent.tokenThrough('d', read),
+      recent.tokenThrough('d', read),
+      recent.tokenThrough('d', read),
+    ];
+    expect(reads).toBe(1);
+    finish('alice');
+    expect(await Promise.all(asked)).toEqual(['alice', 'alice', 'alice']);
+    expect(await recent.tokenThrough('d', read)).toBe('alice');
+    expect(reads).toBe(1);
+    // Another key is another read.
+    const other = recent.projectThrough(1, 7, read);
+    finish('project 1');
+    expect(await other).toBe('project 1');
+    expect(reads).toBe(2);
+  });
+
+  it('a caller after forget() waits for a read of its own, and the older read is not remembered', async () => {
+    const recent = new RecentAccess<string, string>(() => 0);
+    const finishers: ((owner: string) => void)[] = [];
+    const read = () =>
+      new Promise<string | undefined>((resolve) => {
+        finishers.push(resolve);
+      });
+    const before = recent.tokenThrough('d', read);
+    recent.forget(); // say, the token was revoked while the first read ran
+    const after = recent.tokenThrough('d', read);
+    expect(finishers).toHaveLength(2);
+    finishers[0]!('alice as she was');
+    expect(await before).toBe('alice as she was');
+    expect(recent.token('d')).toBeUndefined();
+    finishers[1]!('alice now');
+    expect(await after).toBe('alice now');
+    expect(recent.token('d')).toBe('alice now');
+  });
+
+  it('a failed read fails its waiters, and the next caller reads again', async () => {
+    const recent = new RecentAccess<string, string>(() => 0);
+    let reads = 0;
+    const failing = async (): Promise<string | undefined> => {
+      reads += 1;
+      throw new Error('connection lost');
+    };
+    const asked = [recent.tokenThrough('d', failing), recent.tokenThrough('d', failing)];
+    for (const one of asked) await expect(one).rejects.toThrow('connection lost');
+    expect(reads).toBe(1);
+    expect(await recent.tokenThrough('d', async () => 'alice')).toBe('alice');
+  });
+
+  it('remembers a session only when `keep` accepts it, but shares the read either way', async () => {
+    const recent = new RecentAccess<string, string, { user: string | null }>(() => 0);
+    let reads = 0;
+    const halfSignedIn = async () => {
+      reads += 1;
+      return { user: null };
+    };
+    const keepSignedIn = (s: { user: string | null }) => s.user !== null;
+    const asked = [
+      recent.sessionThrough('d', halfSignedIn, keepSignedIn),
+      recent.sessionThrough('d', halfSignedIn, keepSignedIn),
+    ];
+    expect(await Promise.all(asked)).toEqual([{ user: null }, { user: null }]);
+    expect(reads).toBe(1);
+    expect(recent.session('d')).toBeUndefined();
+    await recent.sessionThrough('d', halfSignedIn, keepSignedIn);
+    expect(reads).toBe(2);
+  });
+
   it('freezes what it keeps: a request cannot change what the next one reads', () => {
     const recent = new RecentAccess<{ user: { admin: boolean } }, unknown>(() => 0);
     recent.rememberToken('digest', { user: { admin: false } });

@@ -22,8 +22,38 @@ export class RecentAccess<Token, Project, Session = unknown> {
   private readonly tokens = new Map<string, Entry<Token>>();
   private readonly projects = new Map<string, Entry<Project>>();
   private readonly sessions = new Map<string, Entry<Session>>();
+  /** Reads running now, by kind and key, with the generation they began in. */
+  private readonly reading = new Map<string, { generation: number; value: Promise<unknown> }>();
+  /** Counts forget() calls: a read begun before the last one may hold what it announced as changed. */
+  private generation = 0;
 
   constructor(private readonly now: () => number = () => Date.now()) {}
+
+  /**
+   * The remembered token owner, or `read()`'s answer, remembered when found. When the memory has lapsed — for every
+   * in-flight request of a busy client at once — the requests that ask while one read runs share it instead of
+   * reading once each; one that asks after a forget() waits for a read of its own.
+   */
+  tokenThrough(digest: string, read: () => Promise<Token | undefined>): Promise<Token | undefined> {
+    return this.through(this.tokens, 't', digest, read, () => true);
+  }
+
+  /** The remembered project with the user's role, or `read()`'s answer, read once for all who ask meanwhile. */
+  projectThrough(projectId: number, userId: number, read: () => Promise<Project | undefined>) {
+    return this.through(this.projects, 'p', `${projectId} ${userId}`, read, () => true);
+  }
+
+  /**
+   * The remembered session, or `read()`'s answer, read once for all who ask meanwhile; only answers `keep` accepts
+   * are remembered (a session still waiting for its second factor is read every time).
+   */
+  sessionThrough(
+    digest: string,
+    read: () => Promise<Session | undefined>,
+    keep: (value: Session) => boolean,
+  ): Promise<Session | undefined> {
+    return this.through(this.sessions, 's', digest, read, keep);
+  }
 
   token(digest: string): Token | undefined {
     return this.fresh(this.tokens, digest);
@@ -50,9 +80,38 @@ export class RecentAccess<Token, Project, Session = unknown> {
   }
 
   forget() {
+    this.generation += 1;
     this.tokens.clear();
     this.projects.clear();
     this.sessions.clear();
+  }
+
+  private through<T>(
+    map: Map<string, Entry<T>>,
+    kind: string,
+    key: string,
+    read: () => Promise<T | undefined>,
+    keep: (value: T) => boolean,
+  ): Promise<T | undefined> {
+    const kept = this.fresh(map, key);
+    if (kept !== undefined) return Promise.resolve(kept);
+    const name = `${kind} ${key}`;
+    const running = this.reading.get(name);
+    if (running && running.generation === this.generation) return running.value as Promise<T | undefined>;
+    const generation = this.generation;
+    const value = read()
+      .then((found) => {
+        if (found === undefined) return found;
+        // Shared by every request that waited for it, remembered or not.
+        freezeTwoLevels(found);
+        if (generation === this.generation && keep(found)) this.remember(map, key, found);
+        return found;
+      })
+      .finally(() => {
+        if (this.reading.get(name)?.value === value) this.reading.delete(name);
+      });
+    this.reading.set(name, { generation, value });
+    return value;
   }
 
   private fresh<T>(map: Map<string, Entry<T>>, key: string): T | undefined {

@@ -98,8 +98,37 @@ const MAX_LOG_STATES = 2000;
  */
 export class RecentLogStates {
   private readonly states = new Map<string, { state: LogState; at: number }>();
+  /** Reads running now, with the generation they began in (each forget starts a new one). */
+  private readonly reading = new Map<string, { generation: number; state: Promise<LogState | undefined> }>();
+  private generation = 0;
 
   constructor(private readonly now: () => number = () => Date.now()) {}
+
+  /**
+   * The remembered state, or `read()`'s answer (remembered when finished). The readers that ask while one read
+   * runs share it — when the memory lapses under 50 readers of a log, one read, not 50 — unless a forget came
+   * between: then a reader waits for a read of its own.
+   */
+  through(projectId: number, taskId: number, read: () => Promise<LogState | undefined>) {
+    const kept = this.get(projectId, taskId);
+    if (kept) return Promise.resolve(kept);
+    const key = `${projectId} ${taskId}`;
+    const running = this.reading.get(key);
+    if (running && running.generation === this.generation) return running.state;
+    const generation = this.generation;
+    const state = read()
+      .then((found) => {
+        if (!found) return found;
+        const frozen = Object.freeze({ ...found });
+        if (generation === this.generation) this.remember(projectId, frozen);
+        return frozen;
+      })
+      .finally(() => {
+        if (this.reading.get(key)?.state === state) this.reading.delete(key);
+      });
+    this.reading.set(key, { generation, state });
+    return state;
+  }
 
   get(projectId: number, taskId: number): LogState | undefined {
     const key = `${projectId} ${taskId}`;
@@ -122,12 +151,14 @@ export class RecentLogStates {
 
   /** Forgets the states of a project's tasks (every project's for null). */
   forgetProject(projectId: number | null) {
+    this.generation += 1;
     if (projectId === null) return this.states.clear();
     const prefix = `${projectId} `;
     for (const key of this.states.keys()) if (key.startsWith(prefix)) this.states.delete(key);
   }
 
   forgetTask(projectId: number, taskId: number) {
+    this.generation += 1;
     this.states.delete(`${projectId} ${taskId}`);
   }
 }

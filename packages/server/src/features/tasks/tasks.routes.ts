@@ -190,12 +190,13 @@ export function tasksRoutes(app: FastifyInstance, deps: Deps) {
         // Only what the log's key needs: a wide task row costs more than a kept page's answer. A finished task's
         // state was likely read a moment ago, by the previous page or another reader.
         const projectId = request.project.id;
-        let task = logStates.get(projectId, request.params.task_id);
-        if (!task) {
-          task = await findTaskLogState(deps.db, projectId, request.params.task_id);
-          if (!task) throw notFound('task');
-          logStates.remember(projectId, task);
-        }
+        const taskId = request.params.task_id;
+        const task = await logStates.through(
+          projectId,
+          taskId,
+          async () => (await findTaskLogState(deps.db, projectId, taskId)) ?? undefined,
+        );
+        if (!task) throw notFound('task');
         const q = parse(outputQuery, request.query);
         const key = FinishedPages.keyOf(task, q);
         const read = () => readOutputPage(deps.db, task.id, q, q.limit);
