@@ -13,6 +13,7 @@ import { currentUser } from '../../access/auth-hook';
 import { projectRoutes } from '../../access/project-guard';
 import { tokenProjects } from '../../access/token-limits';
 import type { Deps } from '../../deps';
+import { linkNextPage } from '../../http/next-page';
 import type { ZodTypeProvider } from '../../http/path-params';
 import { exportChunks, exportFileName, exportMediaType } from './events.export';
 import { type EventFilter, type EventPage, type EventScope, eventBatches, listEvents } from './events.store';
@@ -37,11 +38,7 @@ async function sendPage(
   const events = await listEvents(deps.db, scope, filter, page);
   const last = events[events.length - 1];
   if (last && events.length === page.limit) {
-    const url = new URL(request.url, 'http://signalbox.invalid');
-    url.searchParams.delete('offset');
-    url.searchParams.set('before', String(last.id));
-    url.searchParams.set('limit', String(page.limit));
-    reply.header('link', `<${url.pathname}${url.search}>; rel="next"`);
+    linkNextPage(request.url, reply, last.id, page.limit);
   }
   return events;
 }

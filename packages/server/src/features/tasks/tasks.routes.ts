@@ -26,6 +26,7 @@ import { projectRoutes } from '../../access/project-guard';
 import { recordEvent } from '../../audit/audit.store';
 import { parseJsonObject } from '../../db/values';
 import type { Deps } from '../../deps';
+import { linkNextPage } from '../../http/next-page';
 import { preSerialized } from '../../http/openapi';
 import { noContentResponse, notModified, pathIds } from '../../http/path-params';
 import { stripAnsi } from '../../lib/ansi';
@@ -64,24 +65,6 @@ const afterLookup = <C extends object, S extends object, P extends object>(
   parts: P,
 ) => ({ config: { ...(route.config as C), parsesInHandler: true }, schema: { ...route.schema, ...parts } });
 
-/**
- * A full page of a task list names the next one in a `Link: <…?before=ID…>; rel="next"` header: the same query,
- * its offset replaced by the keyset cursor of this page's last (oldest) task.
- */
-function nextPageLink(
-  request: FastifyRequest,
-  reply: FastifyReply,
-  limit: number,
-  nextBefore: number | null,
-) {
-  if (nextBefore === null) return;
-  const url = new URL(request.url, 'http://signalbox.invalid');
-  url.searchParams.delete('offset');
-  url.searchParams.set('before', String(nextBefore));
-  url.searchParams.set('limit', String(limit));
-  reply.header('link', `<${url.pathname}${url.search}>; rel="next"`);
-}
-
 /** How a request started a task: with an API token (`api`) or from the console (`ui`). */
 const sourceOf = (request: FastifyRequest): TaskSource => (request.apiToken ? 'api' : 'ui');
 const approver = (request: FastifyRequest) => ({
@@ -102,7 +85,8 @@ export function tasksRoutes(app: FastifyInstance, deps: Deps) {
   /** A page of the project's tasks as its answer: the kept list's bytes, the next page named in a Link header. */
   async function taskPage(request: FastifyRequest, reply: FastifyReply, page: TaskPage, link: boolean) {
     const { body, nextBefore } = await tasksListBody(deps.db, request.project.id, page, statusDetail);
-    if (link) nextPageLink(request, reply, page.limit, nextBefore);
+    // A full page names the next one: the same query, its offset replaced by this page's last (oldest) task.
+    if (link && nextBefore !== null) linkNextPage(request.url, reply, nextBefore, page.limit);
     return preSerialized<TaskWithTemplate[]>(body);
   }
 
