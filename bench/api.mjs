@@ -19,7 +19,9 @@
 // tasks (history of 200), the first 300 output
 // lines, and a 10,000-line output page at the start and 980,000 lines deep (the largest page the API serves).
 // The lists are read warm (the same URL again: shared answers), cold (`cold`: every request a different query
-// string, so no answer is shared and each is computed; the bare server answers the same bytes) and in a busy project
+// string, so no one-second shared answer serves it; the bare server answers the same bytes — a list whose data has
+// not changed is still told by a cheap read: the task lists' revision stamp, the templates list's heads, shared by
+// the readers of one turn of the event loop and begun after all of them asked) and in a busy project
 // (`busy`: 20 short tasks of the project starting and ending all the time while the clients read, so every status
 // change drops the project's shared answers — what a team running work meets).
 // Server RSS: idle (after the seeding, a GC and 3 s of quiet) and peak (VmHWM at the end). --write adds the rows
