@@ -1,3 +1,4 @@
+import { ReadsInFlight } from '../lib/reads-in-flight';
 import { accessEvents, type EventBus } from '../live/bus';
 
 /** The longest a remembered lookup is used when no event announced a change (see RecentAccess). */
@@ -22,10 +23,7 @@ export class RecentAccess<Token, Project, Session = unknown> {
   private readonly tokens = new Map<string, Entry<Token>>();
   private readonly projects = new Map<string, Entry<Project>>();
   private readonly sessions = new Map<string, Entry<Session>>();
-  /** Reads running now, by kind and key, with the generation they began in. */
-  private readonly reading = new Map<string, { generation: number; value: Promise<unknown> }>();
-  /** Counts forget() calls: a read begun before the last one may hold what it announced as changed. */
-  private generation = 0;
+  private readonly reading = new ReadsInFlight<string, unknown>();
 
   constructor(private readonly now: () => number = () => Date.now()) {}
 
@@ -80,7 +78,7 @@ export class RecentAccess<Token, Project, Session = unknown> {
   }
 
   forget() {
-    this.generation += 1;
+    this.reading.forget();
     this.tokens.clear();
     this.projects.clear();
     this.sessions.clear();
@@ -95,23 +93,17 @@ export class RecentAccess<Token, Project, Session = unknown> {
   ): Promise<T | undefined> {
     const kept = this.fresh(map, key);
     if (kept !== undefined) return Promise.resolve(kept);
-    const name = `${kind} ${key}`;
-    const running = this.reading.get(name);
-    if (running && running.generation === this.generation) return running.value as Promise<T | undefined>;
-    const generation = this.generation;
-    const value = read()
-      .then((found) => {
-        if (found === undefined) return found;
-        // Shared by every request that waited for it, remembered or not.
-        freezeTwoLevels(found);
-        if (generation === this.generation && keep(found)) this.remember(map, key, found);
-        return found;
-      })
-      .finally(() => {
-        if (this.reading.get(name)?.value === value) this.reading.delete(name);
-      });
-    this.reading.set(name, { generation, value });
-    return value;
+    const settled = (found: T, current: boolean) => {
+      // Shared by every request that waited for it, remembered or not.
+      freezeTwoLevels(found);
+      if (current && keep(found)) this.remember(map, key, found);
+      return found;
+    };
+    return this.reading.get(
+      `${kind} ${key}`,
+      read,
+      settled as (found: unknown, current: boolean) => unknown,
+    ) as Promise<T | undefined>;
   }
 
   private fresh<T>(map: Map<string, Entry<T>>, key: string): T | undefined {

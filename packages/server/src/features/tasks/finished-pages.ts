@@ -1,4 +1,5 @@
 import { finishedStatuses, type TaskStatus } from '@signalbox/contracts';
+import { ReadsInFlight } from '../../lib/reads-in-flight';
 import type { OutputPage } from './task-output';
 
 /** The bytes of pages kept at most; the least recently read go first. */
@@ -98,9 +99,7 @@ const MAX_LOG_STATES = 2000;
  */
 export class RecentLogStates {
   private readonly states = new Map<string, { state: LogState; at: number }>();
-  /** Reads running now, with the generation they began in (each forget starts a new one). */
-  private readonly reading = new Map<string, { generation: number; state: Promise<LogState | undefined> }>();
-  private generation = 0;
+  private readonly reading = new ReadsInFlight<string, LogState>();
 
   constructor(private readonly now: () => number = () => Date.now()) {}
 
@@ -112,22 +111,12 @@ export class RecentLogStates {
   through(projectId: number, taskId: number, read: () => Promise<LogState | undefined>) {
     const kept = this.get(projectId, taskId);
     if (kept) return Promise.resolve(kept);
-    const key = `${projectId} ${taskId}`;
-    const running = this.reading.get(key);
-    if (running && running.generation === this.generation) return running.state;
-    const generation = this.generation;
-    const state = read()
-      .then((found) => {
-        if (!found) return found;
-        const frozen = Object.freeze({ ...found });
-        if (generation === this.generation) this.remember(projectId, frozen);
-        return frozen;
-      })
-      .finally(() => {
-        if (this.reading.get(key)?.state === state) this.reading.delete(key);
-      });
-    this.reading.set(key, { generation, state });
-    return state;
+    const settled = (found: LogState, current: boolean) => {
+      const frozen = Object.freeze({ ...found });
+      if (current) this.remember(projectId, frozen);
+      return frozen;
+    };
+    return this.reading.get(`${projectId} ${taskId}`, read, settled);
   }
 
   get(projectId: number, taskId: number): LogState | undefined {
@@ -151,14 +140,14 @@ export class RecentLogStates {
 
   /** Forgets the states of a project's tasks (every project's for null). */
   forgetProject(projectId: number | null) {
-    this.generation += 1;
+    this.reading.forget();
     if (projectId === null) return this.states.clear();
     const prefix = `${projectId} `;
     for (const key of this.states.keys()) if (key.startsWith(prefix)) this.states.delete(key);
   }
 
   forgetTask(projectId: number, taskId: number) {
-    this.generation += 1;
+    this.reading.forget();
     this.states.delete(`${projectId} ${taskId}`);
   }
 }
